@@ -1,0 +1,86 @@
+use std::path::{Path, PathBuf};
+
+pub use keiri_plan::Lang;
+
+/// Everything a use case needs to know about where it runs.
+///
+/// Built once by each front-end; cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Context {
+    /// The workspace root; relative paths from outside resolve against it.
+    pub workspace: PathBuf,
+    /// Catalog directories, lowest precedence first (bundled, then the user's workspace).
+    pub catalog_dirs: Vec<PathBuf>,
+    /// Where registered plans go.
+    pub designs_dir: PathBuf,
+    /// Default message language when a request does not say.
+    pub lang: Lang,
+    /// Roots outside paths must stay inside (the workspace by default).
+    pub allowed_roots: Vec<PathBuf>,
+}
+
+impl Context {
+    /// A context for `workspace` with the default layout: the bundled catalog (if found),
+    /// then `<workspace>/block_specs`, and `<workspace>/designs`.
+    pub fn new(workspace: impl Into<PathBuf>) -> Self {
+        let workspace = workspace.into();
+        let mut catalog_dirs = Vec::new();
+        if let Some(bundled) = bundled_catalog_dir() {
+            catalog_dirs.push(bundled);
+        }
+        let own = workspace.join("block_specs");
+        if !catalog_dirs.iter().any(|d| same_dir(d, &own)) {
+            catalog_dirs.push(own);
+        }
+        Context {
+            designs_dir: workspace.join("designs"),
+            allowed_roots: vec![workspace.clone()],
+            workspace,
+            catalog_dirs,
+            lang: Lang::Ja,
+        }
+    }
+
+    /// Replaces the catalog directories (used by `--catalog`).
+    pub fn with_catalog_dirs(mut self, dirs: Vec<PathBuf>) -> Self {
+        self.catalog_dirs = dirs;
+        self
+    }
+
+    pub fn with_lang(mut self, lang: Lang) -> Self {
+        self.lang = lang;
+        self
+    }
+
+    pub fn with_designs_dir(mut self, dir: PathBuf) -> Self {
+        self.designs_dir = dir;
+        self
+    }
+
+    /// The path policy for paths that come from outside.
+    pub fn path_policy(&self) -> keiri_fs::PathPolicy {
+        keiri_fs::PathPolicy::new(&self.allowed_roots)
+    }
+}
+
+fn same_dir(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
+/// The catalog shipped with the studio: `KEIRI_BUNDLED_CATALOG`, else `block_specs/` beside
+/// the executable or one of its ancestors (an installed app keeps it next to the binary; a
+/// development build finds the repository's).
+pub fn bundled_catalog_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("KEIRI_BUNDLED_CATALOG") {
+        return Some(PathBuf::from(dir));
+    }
+    let exe = std::env::current_exe().ok()?;
+    exe.ancestors()
+        .skip(1)
+        .take(5)
+        .map(|d| d.join("block_specs"))
+        .find(|d| d.is_dir())
+}

@@ -1,0 +1,95 @@
+use serde::Serialize;
+
+/// Stable error codes; front-ends branch on these, never on message text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[non_exhaustive]
+pub enum ErrorCode {
+    /// The request body or an argument is malformed.
+    InvalidRequest,
+    /// The YAML does not parse (or breaks a size/alias limit).
+    YamlParse,
+    /// The plan has validation errors; details carry the findings.
+    PlanInvalid,
+    /// A file or function does not exist.
+    NotFound,
+    /// A path is outside the allowed roots or denied.
+    PathDenied,
+    /// A file already exists and may not be replaced.
+    AlreadyExists,
+    /// Reading or writing a file failed.
+    IoError,
+    /// Anything unexpected.
+    Internal,
+}
+
+impl ErrorCode {
+    /// The code as the string sent over the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidRequest => "INVALID_REQUEST",
+            ErrorCode::YamlParse => "YAML_PARSE",
+            ErrorCode::PlanInvalid => "PLAN_INVALID",
+            ErrorCode::NotFound => "NOT_FOUND",
+            ErrorCode::PathDenied => "PATH_DENIED",
+            ErrorCode::AlreadyExists => "ALREADY_EXISTS",
+            ErrorCode::IoError => "IO_ERROR",
+            ErrorCode::Internal => "INTERNAL",
+        }
+    }
+
+    /// Maps a lower crate's string code to ours.
+    pub fn from_lower(code: &str) -> ErrorCode {
+        match code {
+            "PATH_DENIED" => ErrorCode::PathDenied,
+            "NOT_FOUND" => ErrorCode::NotFound,
+            "ALREADY_EXISTS" => ErrorCode::AlreadyExists,
+            "INVALID_ARGUMENT" | "INVALID_REQUEST" => ErrorCode::InvalidRequest,
+            "IO_ERROR" => ErrorCode::IoError,
+            _ => ErrorCode::Internal,
+        }
+    }
+}
+
+/// An error crossing the API boundary: `{code, message, details?}`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ApiError {
+    pub code: ErrorCode,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub details: Option<serde_json::Value>,
+}
+
+impl ApiError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        ApiError {
+            code,
+            message: message.into(),
+            details: None,
+        }
+    }
+
+    pub fn with_details(mut self, details: serde_json::Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+
+    /// Builds an error from an `anyhow` chain, keeping every cause in the message.
+    pub fn from_anyhow(code: ErrorCode, err: &anyhow::Error) -> Self {
+        ApiError::new(code, format!("{err:#}"))
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code.as_str(), self.message)
+    }
+}
+
+impl std::error::Error for ApiError {}
+
+impl From<keiri_fs::Error> for ApiError {
+    fn from(e: keiri_fs::Error) -> Self {
+        ApiError::new(ErrorCode::from_lower(e.code()), e.to_string())
+    }
+}

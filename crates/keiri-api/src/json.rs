@@ -1,0 +1,179 @@
+//! Transport DTOs: what crosses the API boundary as JSON (Tauri IPC, HTTP, CLI `--json`).
+//!
+//! Core types are converted explicitly into these, so the core can change without
+//! changing the wire format (see docs/api.md).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::Lang;
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CatalogListRequest {
+    #[serde(default)]
+    pub query: Option<String>,
+    #[serde(default)]
+    pub lang: Option<Lang>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CatalogListResponse {
+    pub blocks: Vec<BlockSummary>,
+    pub issues: Vec<CatalogIssue>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct BlockSummary {
+    pub id: String,
+    pub version: String,
+    pub category: String,
+    pub title_ja: String,
+    pub title_en: String,
+    pub description_ja: String,
+    pub description_en: String,
+    pub tags: Vec<String>,
+    pub inputs: Vec<Port>,
+    pub outputs: Vec<Port>,
+    pub source: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Port {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub ty: String,
+    pub required: bool,
+    pub description: String,
+    pub description_en: String,
+    #[serde(rename = "enum")]
+    pub enum_values: Option<Vec<Value>>,
+    pub default: Option<Value>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CatalogIssue {
+    pub file: String,
+    pub line: Option<usize>,
+    pub column: Option<usize>,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlanRequest {
+    pub yaml: String,
+    #[serde(default)]
+    pub lang: Option<Lang>,
+}
+
+pub type PlanValidateRequest = PlanRequest;
+pub type PlanDryRunRequest = PlanRequest;
+pub type PlanRegisterRequest = PlanRequest;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PlanValidateResponse {
+    pub valid: bool,
+    pub error_count: usize,
+    pub warning_count: usize,
+    pub findings: Vec<Finding>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Finding {
+    pub code: String,
+    pub severity: Severity,
+    pub node_id: Option<String>,
+    pub path: String,
+    pub message: String,
+    pub hint: Option<String>,
+    pub line: Option<usize>,
+    pub column: Option<usize>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PlanDryRunResponse {
+    pub plan_id: String,
+    pub order: Vec<String>,
+    pub nodes: Vec<DryRunNode>,
+    pub findings: Vec<Finding>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DryRunNode {
+    pub id: String,
+    pub kind: String,
+    pub block: Option<String>,
+    pub depends_on: Vec<String>,
+    pub inputs: Value,
+    pub outputs: Value,
+    pub when: Option<String>,
+    pub children: Vec<DryRunNode>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PlanRegisterResponse {
+    pub plan_id: String,
+    pub path: String,
+    pub file_name: String,
+}
+
+impl From<keiri_plan::DryRunNode> for DryRunNode {
+    fn from(n: keiri_plan::DryRunNode) -> Self {
+        DryRunNode {
+            id: n.id,
+            kind: match n.kind {
+                keiri_plan::NodeKind::Block => "block",
+                keiri_plan::NodeKind::Loop => "loop",
+                keiri_plan::NodeKind::Subflow => "subflow",
+                keiri_plan::NodeKind::Unknown => "unknown",
+            }
+            .to_string(),
+            block: n.block,
+            depends_on: n.depends_on,
+            inputs: n.inputs,
+            outputs: n.outputs,
+            when: n.when,
+            children: n.children.into_iter().map(DryRunNode::from).collect(),
+        }
+    }
+}
+
+impl From<&keiri_plan::BlockSpec> for BlockSummary {
+    fn from(b: &keiri_plan::BlockSpec) -> Self {
+        let ports = |ports: &indexmap::IndexMap<String, keiri_plan::PortSpec>| -> Vec<Port> {
+            ports
+                .iter()
+                .map(|(name, p)| Port {
+                    name: name.clone(),
+                    ty: p.ty.display(),
+                    required: p.required,
+                    description: p.description.clone(),
+                    description_en: p.description_en.clone().unwrap_or_default(),
+                    enum_values: p.enum_values.clone(),
+                    default: p.default.clone(),
+                })
+                .collect()
+        };
+        BlockSummary {
+            id: b.id.clone(),
+            version: b.version.clone(),
+            category: b.category.clone(),
+            title_ja: b.title_ja.clone().unwrap_or_default(),
+            title_en: b.title_en.clone().unwrap_or_default(),
+            description_ja: b.description.clone(),
+            description_en: b.description_en.clone().unwrap_or_default(),
+            tags: b.tags.clone(),
+            inputs: ports(&b.inputs),
+            outputs: ports(&b.outputs),
+            source: b.source.display().to_string(),
+        }
+    }
+}

@@ -1,0 +1,75 @@
+//! The one crate every front-end calls: the Tauri commands, the `keiri` CLI, `keiri serve`
+//! and `keiri mcp`.
+//!
+//! Each use case is one function taking a [`Context`] and a request DTO from [`json`] and
+//! returning a response DTO or an [`ApiError`] carrying a stable [`ErrorCode`]. Front-ends
+//! convert their arguments, call the function and convert the result; they never reach into
+//! the lower crates. Lower crates never depend on this one, and only this crate and the
+//! front-ends know the transport (JSON DTO) types.
+//!
+//! [`dispatch`] maps a function name and a JSON body to the same functions, so the HTTP
+//! server and the Tauri shell expose exactly one set of functions.
+
+mod context;
+mod error;
+pub mod json;
+mod plan;
+
+pub use context::{Context, Lang};
+pub use error::{ApiError, ErrorCode};
+pub use plan::{
+    catalog_list, load_catalog, plan_dry_run, plan_register, plan_register_at, plan_validate,
+};
+
+/// Names of the functions [`dispatch`] accepts, in a stable order.
+pub const FUNCTIONS: &[&str] = &[
+    "catalog_list",
+    "plan_validate",
+    "plan_dry_run",
+    "plan_register",
+];
+
+/// Calls the function `name` with a JSON `body` and returns its JSON result.
+///
+/// This is the single entry point of the loopback HTTP API (`POST /api/<name>`); the request
+/// body is untrusted, so a body that does not match the request type is an
+/// [`ErrorCode::InvalidRequest`], never a panic.
+pub fn dispatch(
+    ctx: &Context,
+    name: &str,
+    body: serde_json::Value,
+) -> Result<serde_json::Value, ApiError> {
+    fn run<Req, Res>(
+        body: serde_json::Value,
+        f: impl FnOnce(Req) -> Result<Res, ApiError>,
+    ) -> Result<serde_json::Value, ApiError>
+    where
+        Req: serde::de::DeserializeOwned,
+        Res: serde::Serialize,
+    {
+        let body = if body.is_null() {
+            serde_json::json!({})
+        } else {
+            body
+        };
+        let req: Req = serde_json::from_value(body).map_err(|e| {
+            ApiError::new(
+                ErrorCode::InvalidRequest,
+                format!("invalid request body: {e}"),
+            )
+        })?;
+        let res = f(req)?;
+        serde_json::to_value(res)
+            .map_err(|e| ApiError::new(ErrorCode::Internal, format!("serialising result: {e}")))
+    }
+    match name {
+        "catalog_list" => run(body, |r| catalog_list(ctx, r)),
+        "plan_validate" => run(body, |r| plan_validate(ctx, r)),
+        "plan_dry_run" => run(body, |r| plan_dry_run(ctx, r)),
+        "plan_register" => run(body, |r| plan_register(ctx, r)),
+        _ => Err(ApiError::new(
+            ErrorCode::NotFound,
+            format!("unknown function: {name}"),
+        )),
+    }
+}

@@ -1,0 +1,4 @@
+//! One module per subcommand group.
+
+pub mod plan;
+pub mod serve;

@@ -1,0 +1,208 @@
+//! `keiri validate | dry-run | register | catalog`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use keiri_api::{Context, json};
+
+use crate::output::{print_error, print_findings, print_json};
+
+#[derive(Debug, clap::Args)]
+pub struct PlanArgs {
+    /// The plan YAML file (`-` reads standard input).
+    #[arg(value_name = "PLAN")]
+    pub plan: PathBuf,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CatalogArgs {
+    /// Only blocks whose id, title or description contains this text.
+    #[arg(long, short)]
+    pub query: Option<String>,
+}
+
+fn read_plan(args: &PlanArgs) -> anyhow::Result<(String, String)> {
+    if args.plan.as_os_str() == "-" {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+            .context("reading the plan from standard input")?;
+        return Ok((text, "<stdin>".into()));
+    }
+    let meta = std::fs::metadata(&args.plan)
+        .with_context(|| format!("reading {}", args.plan.display()))?;
+    anyhow::ensure!(
+        meta.len() <= keiri_plan_limit(),
+        "{} is {} bytes, over the plan size limit",
+        args.plan.display(),
+        meta.len()
+    );
+    let text = std::fs::read_to_string(&args.plan)
+        .with_context(|| format!("reading {}", args.plan.display()))?;
+    Ok((text, args.plan.display().to_string()))
+}
+
+/// Plans larger than the YAML loader accepts are refused before reading them whole.
+fn keiri_plan_limit() -> u64 {
+    4 * 1024 * 1024
+}
+
+fn request(ctx: &Context, text: String) -> json::PlanRequest {
+    json::PlanRequest {
+        yaml: text,
+        lang: Some(ctx.lang),
+    }
+}
+
+pub fn validate(ctx: &Context, args: &PlanArgs, json: bool) -> anyhow::Result<ExitCode> {
+    let (text, source) = read_plan(args)?;
+    let res = match keiri_api::plan_validate(ctx, request(ctx, text)) {
+        Ok(r) => r,
+        Err(e) => return print_error(&e, json),
+    };
+    if json {
+        print_json(&res)?;
+    } else {
+        print_findings(&res.findings, &source);
+        if res.valid {
+            println!("ok: {source} ({} warning(s))", res.warning_count);
+        } else {
+            println!(
+                "{} error(s), {} warning(s)",
+                res.error_count, res.warning_count
+            );
+        }
+    }
+    Ok(if res.valid {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+pub fn dry_run(ctx: &Context, args: &PlanArgs, json: bool) -> anyhow::Result<ExitCode> {
+    let (text, source) = read_plan(args)?;
+    let res = match keiri_api::plan_dry_run(ctx, request(ctx, text)) {
+        Ok(r) => r,
+        Err(e) => return findings_or_error(e, &source, json),
+    };
+    if json {
+        print_json(&res)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("plan {}: {} node(s)", res.plan_id, res.order.len());
+    print_nodes(&res.nodes, 0)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_nodes(nodes: &[json::DryRunNode], depth: usize) -> anyhow::Result<()> {
+    let pad = "  ".repeat(depth);
+    for (i, n) in nodes.iter().enumerate() {
+        let what = n.block.clone().unwrap_or_else(|| n.kind.clone());
+        println!("{pad}{}. {} ({what})", i + 1, n.id);
+        if !n.depends_on.is_empty() {
+            println!("{pad}   after: {}", n.depends_on.join(", "));
+        }
+        if let Some(w) = &n.when {
+            println!("{pad}   when: {w}");
+        }
+        if n.inputs.as_object().is_some_and(|m| !m.is_empty()) {
+            println!("{pad}   in: {}", serde_json::to_string(&n.inputs)?);
+        }
+        if !n.children.is_empty() {
+            print_nodes(&n.children, depth + 2)?;
+        }
+    }
+    Ok(())
+}
+
+fn findings_or_error(
+    err: keiri_api::ApiError,
+    source: &str,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    if !json {
+        if let Some(findings) = err.details.as_ref().and_then(|d| d.get("findings")) {
+            if let Ok(findings) = serde_json::from_value::<Vec<FindingIn>>(findings.clone()) {
+                let findings: Vec<json::Finding> = findings.into_iter().map(Into::into).collect();
+                print_findings(&findings, source);
+            }
+        }
+    }
+    print_error(&err, json)
+}
+
+/// Findings read back from an error's details (the DTO is serialise-only).
+#[derive(serde::Deserialize)]
+struct FindingIn {
+    code: String,
+    severity: String,
+    node_id: Option<String>,
+    path: String,
+    message: String,
+    hint: Option<String>,
+    line: Option<usize>,
+    column: Option<usize>,
+}
+
+impl From<FindingIn> for json::Finding {
+    fn from(f: FindingIn) -> Self {
+        json::Finding {
+            code: f.code,
+            severity: if f.severity == "warning" {
+                json::Severity::Warning
+            } else {
+                json::Severity::Error
+            },
+            node_id: f.node_id,
+            path: f.path,
+            message: f.message,
+            hint: f.hint,
+            line: f.line,
+            column: f.column,
+        }
+    }
+}
+
+pub fn register(ctx: &Context, args: &PlanArgs, json: bool) -> anyhow::Result<ExitCode> {
+    let (text, source) = read_plan(args)?;
+    match keiri_api::plan_register(ctx, request(ctx, text)) {
+        Ok(res) => {
+            if json {
+                print_json(&res)?;
+            } else {
+                println!("registered: {}", res.path);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => findings_or_error(e, &source, json),
+    }
+}
+
+pub fn catalog(ctx: &Context, args: &CatalogArgs, json: bool) -> anyhow::Result<ExitCode> {
+    let req = json::CatalogListRequest {
+        query: args.query.clone(),
+        lang: Some(ctx.lang),
+    };
+    let res = match keiri_api::catalog_list(ctx, req) {
+        Ok(r) => r,
+        Err(e) => return print_error(&e, json),
+    };
+    if json {
+        print_json(&res)?;
+    } else {
+        for b in &res.blocks {
+            let title = match ctx.lang {
+                keiri_api::Lang::Ja => &b.title_ja,
+                keiri_api::Lang::En => &b.title_en,
+            };
+            println!("{:<12} {:<36} {}", b.category, b.id, title);
+        }
+        for i in &res.issues {
+            let at = i.line.map(|l| format!(":{l}")).unwrap_or_default();
+            eprintln!("warning: {}{at}: {}", i.file, i.message);
+        }
+        println!("{} block(s)", res.blocks.len());
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,67 @@
+//! Document text for the planner and the chat agent: extraction with limits, a short digest
+//! for prompts, batch extraction of many line ranges from many files, file metrics, and
+//! output as JSON or TOON.
+//!
+//! * [`extract_files`] turns `.txt`/`.md`/`.csv` (UTF-8, UTF-8 with BOM, UTF-16 with BOM,
+//!   Shift_JIS/CP932, EUC-JP — detected, never mojibake), `.pdf` (text of the first pages),
+//!   `.docx` (paragraphs and tables in document order) and `.xlsx`/`.xlsm` (one sheet's
+//!   window of cells as tab-separated rows) into text, within a total and a per-file
+//!   character budget, a size cap and a page cap. Whatever a limit cuts is reported in the
+//!   file's `cuts`, never dropped silently.
+//! * [`digest`] compresses those texts to about 4,000 characters with a fair share per file,
+//!   or says exactly [`NO_DOCUMENTS`].
+//! * [`extract_sections`] reads `requests[{file_path, sections[{start_line, end_line,
+//!   label}]}]` in one call with batch limits, partial success and `fail_fast`.
+//! * [`file_metrics`] measures up to 200 files, four at a time.
+//!
+//! Every path passes the caller's [`keiri_fs::PathPolicy`]. Untrusted bytes never panic or
+//! hang this crate: a corrupt, encrypted or hostile file (zip bomb, PDF stream bomb, looping
+//! PDF structure, binary renamed `.txt`) becomes a per-file error with a stable
+//! [`Error::code`], and the other files of the call still extract.
+//!
+//! This crate must not write files, call the network, or know about plans, prompts or HTTP;
+//! it returns data and the callers decide what to do with it.
+//!
+//! Dependencies and why:
+//! * `calamine` reads workbooks (shared strings, dates, Strict OOXML) through its streaming
+//!   cell reader, so a sparse sheet never becomes a dense grid.
+//! * `zip` + `quick-xml` read `.docx` directly: a pull parser gives document order and
+//!   bounded memory, which the docx crates built on DOM trees do not.
+//! * `flate2` + `weezl` decode PDF streams behind our own size budget; the PDF reader itself
+//!   is ours (see the `pdf` module for why no crate fit).
+//! * `encoding_rs` decodes strictly (no replacement characters) and `chardetng` breaks ties
+//!   between legacy Japanese encodings with byte-pair statistics.
+//! * `sha2` gives the content hash of metrics and the cache.
+//! * `toon-format` is the maintained TOON encoder (spec 4.x, the version the reference
+//!   TypeScript implementation `@toon-format/toon` 4.4 implements; the "v3" predates
+//!   it); we never hand-write TOON.
+//! * `schemars` derives JSON Schemas of the request and response types for the MCP tools.
+
+mod cache;
+mod digest;
+mod docx;
+mod error;
+mod extract;
+mod files;
+mod lines;
+mod metrics;
+mod model;
+mod output;
+mod parallel;
+mod pdf;
+mod sections;
+mod text;
+mod xlsx;
+mod zipguard;
+
+pub use cache::{Cache, CacheStats, Loaded, content_hash};
+pub use digest::NO_DOCUMENTS;
+pub use error::{Error, Result};
+pub use extract::{Cut, ExtractOptions, Extracted, Format, extract_bytes, read_capped};
+pub use files::{MAX_REQUEST_FILES, digest, extract_files};
+pub use lines::count as count_lines;
+pub use metrics::{estimate_tokens, file_metrics};
+pub use model::*;
+pub use output::to_toon;
+pub use sections::{extract_sections, reading_options};
+pub use text::{DecodedText, decode as decode_text};

@@ -1,0 +1,506 @@
+//! The searchable index (BM25 + passage vectors) and the two ways to query it: [`Index::rank`]
+//! scores every eligible document, [`top_k`] turns that into the capped candidate list the
+//! planner sees.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use keiri_plan::Catalog;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::bm25::{Bm25Index, FieldBoosts, QueryTerm, query_words};
+use crate::document::{DocKind, Document};
+use crate::embed::{EmbedKind, Embedder, cosine, l2_normalize};
+use crate::error::Error;
+use crate::fusion::{self, FusionKind};
+
+/// Which scores rank the candidates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// BM25 (+ the port-name vocabulary score) only.
+    Bm25,
+    /// Embedding cosine only.
+    Dense,
+    /// Both, fused.
+    #[default]
+    Hybrid,
+}
+
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Bm25 => "bm25",
+            Mode::Dense => "dense",
+            Mode::Hybrid => "hybrid",
+        }
+    }
+}
+
+impl std::str::FromStr for Mode {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Mode, Error> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "bm25" | "lexical" => Ok(Mode::Bm25),
+            "dense" | "embedding" => Ok(Mode::Dense),
+            "hybrid" => Ok(Mode::Hybrid),
+            other => Err(Error::InvalidArgument(format!(
+                "unknown mode {other:?} (expected bm25, dense or hybrid)"
+            ))),
+        }
+    }
+}
+
+/// Default weight of the dense side in the convex fusion, chosen on the dev set
+/// (`eval/dev.yaml`, see the crate README for the sweep).
+pub const DEFAULT_DENSE_WEIGHT: f32 = 0.5;
+/// Default per-category cap, and its allowed range.
+pub const DEFAULT_PER_CATEGORY: usize = 6;
+pub const PER_CATEGORY_RANGE: std::ops::RangeInclusive<usize> = 5..=8;
+/// At most this many candidates in total (pinned ones included).
+pub const MAX_CANDIDATES: usize = 30;
+/// Weight of attached document text relative to the instruction.
+const DOC_WEIGHT: f32 = 0.3;
+/// Characters used from each attached document, and documents used at most.
+const DOC_CHARS: usize = 4_000;
+const MAX_DOCS: usize = 8;
+/// Distinct query terms kept (the instruction's come first).
+const MAX_QUERY_TERMS: usize = 512;
+/// Weight of the port-name vocabulary score added to BM25.
+const VOCABULARY_WEIGHT: f32 = 1.0;
+/// Matched terms reported per candidate.
+const MATCHED_LIMIT: usize = 12;
+
+/// Index-time settings.
+#[derive(Debug, Clone, Default)]
+pub struct IndexOptions {
+    pub boosts: FieldBoosts,
+}
+
+/// One query.
+#[derive(Debug, Clone)]
+pub struct Query {
+    pub instruction: String,
+    /// Text of attached documents (already extracted); they widen the query at lower weight.
+    pub docs: Vec<String>,
+    pub mode: Mode,
+    pub fusion: FusionKind,
+    pub dense_weight: f32,
+    /// Restrict to one kind of document.
+    pub kind: Option<DocKind>,
+    /// Restrict to one category (within `kind`).
+    pub category: Option<String>,
+}
+
+impl Query {
+    pub fn new(instruction: impl Into<String>) -> Query {
+        Query {
+            instruction: instruction.into(),
+            docs: Vec::new(),
+            mode: Mode::Hybrid,
+            fusion: FusionKind::Convex,
+            dense_weight: DEFAULT_DENSE_WEIGHT,
+            kind: None,
+            category: None,
+        }
+    }
+
+    pub fn with_mode(mut self, mode: Mode) -> Query {
+        self.mode = mode;
+        self
+    }
+}
+
+/// One document with its scores.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scored {
+    /// Position of the document in the index.
+    pub ord: usize,
+    /// Fused score (or the single side's normalised score in bm25/dense mode).
+    pub score: f32,
+    /// Raw BM25 score.
+    pub bm25: f32,
+    /// Port-name vocabulary score (added to BM25 before fusion).
+    pub vocabulary: f32,
+    /// Best cosine over the document's passages, when embeddings ran.
+    pub dense: Option<f32>,
+}
+
+/// Every eligible document, best first.
+#[derive(Debug, Clone)]
+pub struct Ranking {
+    pub scored: Vec<Scored>,
+    /// The mode that actually ran (hybrid or dense fall back to bm25 without embeddings).
+    pub mode: Mode,
+    pub notes: Vec<String>,
+    terms: Vec<QueryTerm>,
+}
+
+/// A searchable set of documents.
+pub struct Index {
+    docs: Vec<Document>,
+    by_id: HashMap<(DocKind, String), usize>,
+    bm25: Bm25Index,
+    embedder: Option<Arc<dyn Embedder>>,
+    /// Passage vectors of each document (empty without an embedder).
+    vectors: Vec<Vec<Vec<f32>>>,
+    notes: Vec<String>,
+}
+
+impl std::fmt::Debug for Index {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Index")
+            .field("docs", &self.docs.len())
+            .field("embedder", &self.embedder_name())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Index {
+    /// Indexes every block of `catalog`.
+    pub fn from_catalog(catalog: &Catalog, embedder: Option<Arc<dyn Embedder>>) -> Result<Index, Error> {
+        let docs = catalog.blocks().map(Document::from_block).collect();
+        Index::build(docs, embedder, &IndexOptions::default())
+    }
+
+    /// Indexes `docs` and embeds their passages. When embedding fails the index still works
+    /// lexically, and [`Index::notes`] says why the dense side is missing.
+    pub fn build(
+        docs: Vec<Document>,
+        embedder: Option<Arc<dyn Embedder>>,
+        options: &IndexOptions,
+    ) -> Result<Index, Error> {
+        let bm25 = Bm25Index::build(&docs, options.boosts)?;
+        let by_id = docs.iter().enumerate().map(|(i, d)| ((d.kind, d.id.clone()), i)).collect();
+        let mut notes = Vec::new();
+        let mut vectors = Vec::new();
+        let mut embedder = embedder;
+        if let Some(e) = &embedder {
+            let passages: Vec<String> = docs.iter().flat_map(|d| d.passages.iter().cloned()).collect();
+            match e.embed(&passages, EmbedKind::Passage) {
+                Ok(flat) if flat.len() == passages.len() => {
+                    let mut flat = flat.into_iter();
+                    vectors = docs
+                        .iter()
+                        .map(|d| flat.by_ref().take(d.passages.len()).collect())
+                        .collect();
+                }
+                Ok(flat) => {
+                    notes.push(format!(
+                        "embedding the catalog with {} returned {} vectors for {} passages; using BM25 only",
+                        e.name(),
+                        flat.len(),
+                        passages.len()
+                    ));
+                    embedder = None;
+                }
+                Err(err) => {
+                    notes.push(format!("embedding the catalog with {} failed ({err}); using BM25 only", e.name()));
+                    embedder = None;
+                }
+            }
+        }
+        Ok(Index { docs, by_id, bm25, embedder, vectors, notes })
+    }
+
+    pub fn docs(&self) -> &[Document] {
+        &self.docs
+    }
+
+    pub fn len(&self) -> usize {
+        self.docs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.docs.is_empty()
+    }
+
+    /// The embedder's model name, when the dense side is available.
+    pub fn embedder_name(&self) -> Option<&str> {
+        self.embedder.as_deref().map(Embedder::name)
+    }
+
+    /// Notes from building the index (a failed catalog embedding).
+    pub fn notes(&self) -> &[String] {
+        &self.notes
+    }
+
+    /// Looks a document up by kind and id.
+    pub fn position(&self, kind: DocKind, id: &str) -> Option<usize> {
+        self.by_id.get(&(kind, id.to_string())).copied()
+    }
+
+    /// Scores every document that passes the query's filters, best first. In bm25 mode a
+    /// document without any lexical evidence is left out rather than ranked arbitrarily.
+    pub fn rank(&self, query: &Query) -> Result<Ranking, Error> {
+        let mut notes = Vec::new();
+        let docs: Vec<String> = query
+            .docs
+            .iter()
+            .take(MAX_DOCS)
+            .map(|d| d.chars().take(DOC_CHARS).collect())
+            .collect();
+        let terms = self.bm25.query_terms(&query.instruction, &docs, DOC_WEIGHT, MAX_QUERY_TERMS);
+        let words = query_words(&query.instruction, 64);
+        let eligible: Vec<usize> = (0..self.docs.len())
+            .filter(|&i| {
+                let d = &self.docs[i];
+                query.kind.is_none_or(|k| d.kind == k)
+                    && query.category.as_deref().is_none_or(|c| d.category == c)
+            })
+            .collect();
+        if let Some(category) = &query.category
+            && eligible.is_empty()
+        {
+            notes.push(format!("no document is in the category {category:?}"));
+        }
+        let bm25_all = self.bm25.scores(&terms, query.kind, query.category.as_deref())?;
+
+        let mut mode = query.mode;
+        let mut dense_all: Option<Vec<f32>> = None;
+        if mode != Mode::Bm25 {
+            match self.dense_scores(&query.instruction, &docs) {
+                Ok(Some(scores)) => dense_all = Some(scores),
+                Ok(None) => {
+                    notes.push(format!(
+                        "no embedding model is available, so {} retrieval ran as BM25 only",
+                        mode.as_str()
+                    ));
+                    mode = Mode::Bm25;
+                }
+                Err(e) => {
+                    notes.push(format!("embedding the query failed ({e}); ran BM25 only"));
+                    mode = Mode::Bm25;
+                }
+            }
+        }
+
+        let vocabulary: Vec<f32> =
+            eligible.iter().map(|&i| self.bm25.vocabulary_score(i, &words)).collect();
+        let bm25: Vec<f32> = eligible.iter().map(|&i| bm25_all[i]).collect();
+        let lexical: Vec<f32> =
+            bm25.iter().zip(&vocabulary).map(|(b, v)| b + VOCABULARY_WEIGHT * v).collect();
+        let dense: Option<Vec<f32>> =
+            dense_all.as_ref().map(|all| eligible.iter().map(|&i| all[i]).collect());
+        let fused: Vec<f32> = match (mode, &dense) {
+            (Mode::Dense, Some(d)) => fusion::min_max(d),
+            (Mode::Hybrid, Some(d)) => match query.fusion {
+                FusionKind::Convex => fusion::convex(&lexical, d, query.dense_weight),
+                FusionKind::Rrf => fusion::rrf(&lexical, d),
+            },
+            _ => fusion::min_max(&lexical),
+        };
+        let mut scored: Vec<Scored> = eligible
+            .iter()
+            .enumerate()
+            .filter(|&(j, _)| mode != Mode::Bm25 || lexical[j] > 0.0)
+            .map(|(j, &ord)| Scored {
+                ord,
+                score: fused[j],
+                bm25: bm25[j],
+                vocabulary: vocabulary[j],
+                dense: dense.as_ref().map(|d| d[j]),
+            })
+            .collect();
+        scored.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then(b.bm25.total_cmp(&a.bm25))
+                .then_with(|| self.docs[a.ord].id.cmp(&self.docs[b.ord].id))
+        });
+        if scored.is_empty() && !eligible.is_empty() {
+            notes.push("no document shares a word with the instruction".into());
+        }
+        Ok(Ranking { scored, mode, notes, terms })
+    }
+
+    /// Best passage cosine of every document, or `None` without an embedder.
+    fn dense_scores(&self, instruction: &str, docs: &[String]) -> Result<Option<Vec<f32>>, Error> {
+        let Some(embedder) = &self.embedder else {
+            return Ok(None);
+        };
+        let mut texts = vec![instruction.to_string()];
+        let joined = docs.join("\n");
+        if !joined.trim().is_empty() {
+            texts.push(joined.chars().take(2_000).collect());
+        }
+        let vectors = embedder.embed(&texts, EmbedKind::Query)?;
+        let mut query = vectors.first().cloned().unwrap_or_default();
+        if let Some(doc_vector) = vectors.get(1) {
+            for (q, d) in query.iter_mut().zip(doc_vector) {
+                *q += DOC_WEIGHT * d;
+            }
+            l2_normalize(&mut query);
+        }
+        let scores = self
+            .vectors
+            .iter()
+            .map(|passages| passages.iter().map(|p| cosine(&query, p)).fold(0.0_f32, f32::max))
+            .collect();
+        Ok(Some(scores))
+    }
+
+    /// The query terms found in document `ord`.
+    pub fn matched(&self, ranking: &Ranking, ord: usize) -> Vec<String> {
+        self.bm25.matched(ord, &ranking.terms, MATCHED_LIMIT)
+    }
+}
+
+/// The `blocks_retrieve` request: the tool contract shared by the API, the CLI and MCP.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RetrieveRequest {
+    /// What the user wants done, in Japanese or English.
+    pub instruction: String,
+    /// Paths of attached documents; the caller resolves them and passes their text.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub docs: Vec<String>,
+    /// Candidates per category, 5 to 8 (default 6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub k: Option<usize>,
+    /// bm25, dense or hybrid (default hybrid; without embeddings it runs as bm25).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<Mode>,
+    /// Block ids that must be in the candidates whatever their score.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pinned: Vec<String>,
+    /// Only candidates of this category.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+    /// convex (default) or rrf.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fusion: Option<FusionKind>,
+    /// Weight of the dense side in convex fusion, 0 to 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dense_weight: Option<f32>,
+}
+
+/// One candidate, with every score the UI shows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Candidate {
+    pub id: String,
+    pub kind: DocKind,
+    pub category: String,
+    pub title: String,
+    /// The fused score used for ranking (0 to 1 for convex fusion).
+    pub score: f32,
+    /// Raw BM25 score.
+    pub bm25: f32,
+    /// Port-name vocabulary score.
+    pub vocabulary: f32,
+    /// Embedding cosine, when embeddings ran.
+    pub dense: Option<f32>,
+    /// Query terms found in the document.
+    pub matched: Vec<String>,
+    /// Whether the user pinned it.
+    pub pinned: bool,
+}
+
+/// The `blocks_retrieve` response.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RetrieveResponse {
+    pub candidates: Vec<Candidate>,
+    /// The mode that actually ran.
+    pub mode: Mode,
+    /// The embedding model used, or null for BM25 only.
+    pub embedder: Option<String>,
+    /// What the user should know (fallbacks, unknown pinned ids).
+    pub notes: Vec<String>,
+}
+
+/// Answers a request: ranks, then keeps at most `k` per (kind, category) and
+/// [`MAX_CANDIDATES`] in total, always including the pinned blocks. `doc_texts` are the
+/// texts of `request.docs`.
+pub fn top_k(index: &Index, request: &RetrieveRequest, doc_texts: &[String]) -> Result<RetrieveResponse, Error> {
+    let k = request.k.unwrap_or(DEFAULT_PER_CATEGORY);
+    if !PER_CATEGORY_RANGE.contains(&k) {
+        return Err(Error::InvalidArgument(format!(
+            "k must be between {} and {}, got {k}",
+            PER_CATEGORY_RANGE.start(),
+            PER_CATEGORY_RANGE.end()
+        )));
+    }
+    let dense_weight = request.dense_weight.unwrap_or(DEFAULT_DENSE_WEIGHT);
+    if !(0.0..=1.0).contains(&dense_weight) {
+        return Err(Error::InvalidArgument(format!("dense_weight must be between 0 and 1, got {dense_weight}")));
+    }
+    if request.instruction.trim().is_empty() && doc_texts.iter().all(|d| d.trim().is_empty()) {
+        return Err(Error::InvalidArgument("the instruction is empty".into()));
+    }
+    let query = Query {
+        instruction: request.instruction.clone(),
+        docs: doc_texts.to_vec(),
+        mode: request.mode.unwrap_or_default(),
+        fusion: request.fusion.unwrap_or_default(),
+        dense_weight,
+        kind: Some(DocKind::Block),
+        category: request.category.clone(),
+    };
+    let ranking = index.rank(&query)?;
+    let mut notes: Vec<String> = index.notes().to_vec();
+    notes.extend(ranking.notes.iter().cloned());
+
+    let mut pinned: Vec<usize> = Vec::new();
+    for id in &request.pinned {
+        match index.position(DocKind::Block, id) {
+            Some(ord) if !pinned.contains(&ord) => pinned.push(ord),
+            Some(_) => {}
+            None => notes.push(format!("the pinned block {id} is not in the catalog")),
+        }
+    }
+    let free_slots = MAX_CANDIDATES.saturating_sub(pinned.len());
+    let mut per_category: HashMap<(DocKind, &str), usize> = HashMap::new();
+    let mut chosen: Vec<&Scored> = Vec::new();
+    for s in &ranking.scored {
+        if chosen.len() >= free_slots {
+            break;
+        }
+        if pinned.contains(&s.ord) {
+            continue;
+        }
+        let doc = &index.docs[s.ord];
+        let count = per_category.entry((doc.kind, doc.category.as_str())).or_default();
+        if *count < k {
+            *count += 1;
+            chosen.push(s);
+        }
+    }
+    let scored_by_ord: HashMap<usize, &Scored> = ranking.scored.iter().map(|s| (s.ord, s)).collect();
+    let pinned_set: HashSet<usize> = pinned.iter().copied().collect();
+    let mut rows: Vec<(Scored, bool)> = chosen.into_iter().map(|s| (s.clone(), false)).collect();
+    for ord in pinned {
+        // A pinned block outside the ranking (filtered out, or without lexical evidence in
+        // bm25 mode) still comes with whatever scores it has: none.
+        let s = scored_by_ord.get(&ord).map_or(
+            Scored { ord, score: 0.0, bm25: 0.0, vocabulary: 0.0, dense: None },
+            |s| (*s).clone(),
+        );
+        rows.push((s, true));
+    }
+    rows.sort_by(|a, b| b.0.score.total_cmp(&a.0.score).then(b.1.cmp(&a.1)));
+    let candidates = rows
+        .into_iter()
+        .map(|(s, _)| {
+            let doc = &index.docs[s.ord];
+            Candidate {
+                id: doc.id.clone(),
+                kind: doc.kind,
+                category: doc.category.clone(),
+                title: doc.title.clone(),
+                score: s.score,
+                bm25: s.bm25,
+                vocabulary: s.vocabulary,
+                dense: s.dense,
+                matched: index.matched(&ranking, s.ord),
+                pinned: pinned_set.contains(&s.ord),
+            }
+        })
+        .collect();
+    Ok(RetrieveResponse {
+        candidates,
+        mode: ranking.mode,
+        embedder: if ranking.mode == Mode::Bm25 { None } else { index.embedder_name().map(str::to_string) },
+        notes,
+    })
+}

@@ -1,0 +1,524 @@
+//! The workbook being patched: its sheets (existing and added), lazily loaded worksheet parts,
+//! the shared strings, and the package changes a save makes.
+
+use std::collections::HashSet;
+
+use unicode_normalization::UnicodeNormalization;
+
+use crate::error::Error;
+use crate::package::{self, Changes, ContentTypes, Package, Rels, WorkbookXml};
+use crate::sheet::SheetDoc;
+use crate::xml;
+
+const WORKSHEET_CONTENT_TYPE: &str = "application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SheetKind {
+    Worksheet,
+    Chartsheet,
+    Dialogsheet,
+    Macrosheet,
+    Unknown,
+}
+
+impl SheetKind {
+    pub fn describe(self) -> &'static str {
+        match self {
+            SheetKind::Worksheet => "a worksheet",
+            SheetKind::Chartsheet => "a chart sheet",
+            SheetKind::Dialogsheet => "a dialog sheet",
+            SheetKind::Macrosheet => "a macro sheet",
+            SheetKind::Unknown => "a sheet whose part is missing",
+        }
+    }
+}
+
+pub(crate) enum Origin {
+    /// A sheet of the original workbook: its index in `workbook.xml` and its part.
+    Existing { original_index: usize, part: Option<String> },
+    /// A sheet added by this patch.
+    Added { part: String, rid: String, sheet_id: u32 },
+}
+
+pub(crate) struct BookSheet {
+    pub name: String,
+    pub kind: SheetKind,
+    pub origin: Origin,
+    pub doc: Option<SheetDoc>,
+}
+
+pub(crate) struct Book {
+    pub pkg: Package,
+    ct_part: String,
+    ct: ContentTypes,
+    wb_part: String,
+    pub wb: WorkbookXml,
+    wb_rels_part: String,
+    wb_rels: Rels,
+    pub sheets: Vec<BookSheet>,
+    /// Original sheets deleted by this patch, by original index.
+    deleted: Vec<(usize, Option<String>)>,
+    sst: Option<Vec<String>>,
+    /// Whether any op changed anything (then the save recalculates and drops calcChain).
+    pub changed: bool,
+}
+
+/// Two sheet names are the same for Excel when they match ignoring case (and, here, Unicode
+/// normalisation form, since names typed on different systems may differ only in that).
+pub(crate) fn same_sheet_name(a: &str, b: &str) -> bool {
+    a == b || normalise_name(a) == normalise_name(b)
+}
+
+fn normalise_name(s: &str) -> String {
+    s.nfc().collect::<String>().to_lowercase()
+}
+
+/// Excel's rules for a sheet name.
+pub(crate) fn check_sheet_name(name: &str) -> Result<(), String> {
+    if name.trim().is_empty() {
+        return Err("the sheet name is empty".to_string());
+    }
+    if name.encode_utf16().count() > 31 {
+        return Err(format!("the sheet name {name:?} is longer than 31 characters"));
+    }
+    if let Some(c) = name.chars().find(|c| matches!(c, '[' | ']' | ':' | '*' | '?' | '/' | '\\')) {
+        return Err(format!("the sheet name {name:?} contains {c:?}; Excel does not allow [ ] : * ? / \\"));
+    }
+    if name.chars().any(char::is_control) {
+        return Err(format!("the sheet name {name:?} contains a control character"));
+    }
+    if name.starts_with('\'') || name.ends_with('\'') {
+        return Err(format!("the sheet name {name:?} begins or ends with an apostrophe"));
+    }
+    if name.eq_ignore_ascii_case("history") {
+        return Err("\"History\" is reserved by Excel".to_string());
+    }
+    Ok(())
+}
+
+impl Book {
+    pub fn open(mut pkg: Package) -> Result<Book, Error> {
+        let display = pkg.display.clone();
+        let ct_part = "[Content_Types].xml".to_string();
+        let ct_text = pkg
+            .read_text(&ct_part)?
+            .ok_or_else(|| Error::unreadable(&display, "no [Content_Types].xml: not an Office package"))?;
+        let ct = package::parse_content_types(&display, ct_text)?;
+        let root_rels_text = pkg
+            .read_text("_rels/.rels")?
+            .ok_or_else(|| Error::unreadable(&display, "no _rels/.rels"))?;
+        let root_rels = package::parse_rels(&display, "_rels/.rels", root_rels_text)?;
+        let office = root_rels
+            .rels
+            .iter()
+            .find(|r| r.kind() == "officeDocument" && !r.external)
+            .ok_or_else(|| Error::unreadable(&display, "no officeDocument relationship"))?;
+        let wb_part = package::resolve_target("", &office.target);
+        let wb_text = pkg
+            .read_text(&wb_part)?
+            .ok_or_else(|| Error::unreadable(&display, format!("the workbook part {wb_part} is missing")))?;
+        let wb = package::parse_workbook(&display, &wb_part, wb_text)?;
+        let wb_rels_part = package::rels_part_of(&wb_part);
+        let wb_rels_text = pkg
+            .read_text(&wb_rels_part)?
+            .ok_or_else(|| Error::unreadable(&display, format!("{wb_rels_part} is missing")))?;
+        let wb_rels = package::parse_rels(&display, &wb_rels_part, wb_rels_text)?;
+        let mut sheets = Vec::with_capacity(wb.sheets.len());
+        for (i, entry) in wb.sheets.iter().enumerate() {
+            let rel = wb_rels.rels.iter().find(|r| r.id == entry.rid && !r.external);
+            let part = rel.map(|r| package::resolve_target(&wb_part, &r.target));
+            let kind = match (rel.map(|r| r.kind()), &part) {
+                (Some(_), Some(p)) if pkg.find(p).is_none() => SheetKind::Unknown,
+                (Some("worksheet"), _) => SheetKind::Worksheet,
+                (Some("chartsheet"), _) => SheetKind::Chartsheet,
+                (Some("dialogsheet"), _) => SheetKind::Dialogsheet,
+                (Some("xlMacrosheet" | "xlIntlMacrosheet"), _) => SheetKind::Macrosheet,
+                _ => SheetKind::Unknown,
+            };
+            sheets.push(BookSheet {
+                name: entry.name.clone(),
+                kind,
+                origin: Origin::Existing { original_index: i, part },
+                doc: None,
+            });
+        }
+        Ok(Book {
+            pkg,
+            ct_part,
+            ct,
+            wb_part,
+            wb,
+            wb_rels_part,
+            wb_rels,
+            sheets,
+            deleted: Vec::new(),
+            sst: None,
+            changed: false,
+        })
+    }
+
+    /// The sheet with this name (exact first, then Excel's case-insensitive match).
+    pub fn find_sheet(&self, name: &str) -> Option<usize> {
+        self.sheets
+            .iter()
+            .position(|s| s.name == name)
+            .or_else(|| self.sheets.iter().position(|s| same_sheet_name(&s.name, name)))
+    }
+
+    /// Makes sure the shared strings and the sheet's part are loaded.
+    pub fn load(&mut self, index: usize) -> Result<(), Error> {
+        if self.sst.is_none() {
+            let part = self
+                .wb_rels
+                .rels
+                .iter()
+                .find(|r| r.kind() == "sharedStrings" && !r.external)
+                .map(|r| package::resolve_target(&self.wb_part, &r.target));
+            let strings = match part {
+                Some(part) => match self.pkg.read_text(&part)? {
+                    Some(text) => sheet_strings(&self.pkg.display, &part, &text)?,
+                    None => Vec::new(),
+                },
+                None => Vec::new(),
+            };
+            self.sst = Some(strings);
+        }
+        let display = self.pkg.display.clone();
+        let Some(sheet) = self.sheets.get(index) else { return Ok(()) };
+        if sheet.doc.is_some() {
+            return Ok(());
+        }
+        let part = match &sheet.origin {
+            Origin::Existing { part: Some(part), .. } => part.clone(),
+            _ => return Ok(()),
+        };
+        let text = self
+            .pkg
+            .read_text(&part)?
+            .ok_or_else(|| Error::unreadable(&display, format!("{part} is missing")))?;
+        let doc = SheetDoc::parse(text).map_err(|e| Error::unreadable(&display, format!("{part}: {e}")))?;
+        if let Some(sheet) = self.sheets.get_mut(index) {
+            sheet.doc = Some(doc);
+        }
+        Ok(())
+    }
+
+    /// The loaded sheet and the shared strings, borrowed together.
+    pub fn doc_mut(&mut self, index: usize) -> Result<(&mut SheetDoc, &[String]), Error> {
+        self.load(index)?;
+        let sst = self.sst.as_deref().unwrap_or(&[]);
+        match self.sheets.get_mut(index).and_then(|s| s.doc.as_mut()) {
+            Some(doc) => Ok((doc, sst)),
+            None => Err(Error::unreadable(&self.pkg.display, "a worksheet part is missing")),
+        }
+    }
+
+    pub fn strings(&self) -> &[String] {
+        self.sst.as_deref().unwrap_or(&[])
+    }
+
+    /// Whether a sheet's part has its own relationships (drawings, comments, tables, …).
+    pub fn has_related_parts(&self, index: usize) -> bool {
+        match self.sheets.get(index).map(|s| &s.origin) {
+            Some(Origin::Existing { part: Some(part), .. }) => self.pkg.find(&package::rels_part_of(part)).is_some(),
+            _ => false,
+        }
+    }
+
+    /// Appends a new empty worksheet.
+    pub fn add_sheet(&mut self, name: &str) -> Result<(), Error> {
+        let dir = self
+            .sheets
+            .iter()
+            .find_map(|s| match &s.origin {
+                Origin::Existing { part: Some(p), .. } if s.kind == SheetKind::Worksheet => {
+                    p.rsplit_once('/').map(|(d, _)| d.to_string())
+                }
+                _ => None,
+            })
+            .unwrap_or_else(|| {
+                let base = self.wb_part.rsplit_once('/').map_or("", |(d, _)| d);
+                if base.is_empty() { "worksheets".to_string() } else { format!("{base}/worksheets") }
+            });
+        let taken: HashSet<String> = self
+            .pkg
+            .names()
+            .iter()
+            .map(|n| n.to_lowercase())
+            .chain(self.sheets.iter().filter_map(|s| match &s.origin {
+                Origin::Added { part, .. } => Some(part.to_lowercase()),
+                _ => None,
+            }))
+            .collect();
+        let part = (1..)
+            .map(|n| format!("{dir}/sheet{n}.xml"))
+            .find(|p| !taken.contains(&p.to_lowercase()))
+            .unwrap_or_default();
+        let used_ids: HashSet<String> = self
+            .wb_rels
+            .rels
+            .iter()
+            .map(|r| r.id.clone())
+            .chain(self.sheets.iter().filter_map(|s| match &s.origin {
+                Origin::Added { rid, .. } => Some(rid.clone()),
+                _ => None,
+            }))
+            .collect();
+        let rid = (1..).map(|n| format!("rId{n}")).find(|id| !used_ids.contains(id)).unwrap_or_default();
+        let sheet_id = self
+            .wb
+            .sheets
+            .iter()
+            .map(|s| s.sheet_id)
+            .chain(self.sheets.iter().filter_map(|s| match &s.origin {
+                Origin::Added { sheet_id, .. } => Some(*sheet_id),
+                _ => None,
+            }))
+            .max()
+            .unwrap_or(0)
+            + 1;
+        let doc = SheetDoc::parse(SheetDoc::empty_xml(&self.wb.main_ns))
+            .map_err(|e| Error::Backend(format!("building a new sheet: {e}")))?;
+        self.sheets.push(BookSheet {
+            name: name.to_string(),
+            kind: SheetKind::Worksheet,
+            origin: Origin::Added { part, rid, sheet_id },
+            doc: Some(doc),
+        });
+        self.changed = true;
+        Ok(())
+    }
+
+    pub fn delete_sheet(&mut self, index: usize) {
+        if index >= self.sheets.len() {
+            return;
+        }
+        let sheet = self.sheets.remove(index);
+        if let Origin::Existing { original_index, part } = sheet.origin {
+            self.deleted.push((original_index, part));
+        }
+        self.changed = true;
+    }
+
+    /// The package changes for a save. Only parts that changed are listed.
+    pub fn changes(&mut self) -> Result<Changes, Error> {
+        let mut changes = Changes::default();
+        if !self.changed {
+            return Ok(changes);
+        }
+        // Worksheets: rewritten when touched, new ones added.
+        let mut added_parts: Vec<(String, String)> = Vec::new(); // (part, rid)
+        for sheet in &self.sheets {
+            match &sheet.origin {
+                Origin::Existing { part: Some(part), .. } => {
+                    if let Some(doc) = sheet.doc.as_ref().filter(|d| d.is_touched())
+                        && let Some(i) = self.pkg.find(part)
+                    {
+                        changes.replaced.insert(i, doc.to_xml().into_bytes());
+                    }
+                }
+                Origin::Added { part, rid, .. } => {
+                    let xml = sheet.doc.as_ref().map(SheetDoc::to_xml).unwrap_or_default();
+                    changes.added.push((part.clone(), xml.into_bytes()));
+                    added_parts.push((part.clone(), rid.clone()));
+                }
+                Origin::Existing { part: None, .. } => {}
+            }
+        }
+        let mut removed_parts: Vec<String> = self.deleted.iter().filter_map(|(_, p)| p.clone()).collect();
+        for part in &removed_parts {
+            if let Some(i) = self.pkg.find(part) {
+                changes.removed.insert(i);
+            }
+        }
+        // Excel must recalculate: drop the calculation chain, which lists formula cells and
+        // would be stale, and ask for a full calculation on load.
+        let calc_chain: Vec<&package::Rel> = self.wb_rels.rels.iter().filter(|r| r.kind() == "calcChain").collect();
+        for rel in &calc_chain {
+            let part = package::resolve_target(&self.wb_part, &rel.target);
+            if let Some(i) = self.pkg.find(&part) {
+                changes.removed.insert(i);
+            }
+            removed_parts.push(part);
+        }
+
+        // workbook.xml.rels
+        let deleted_rids: HashSet<&str> = self
+            .deleted
+            .iter()
+            .filter_map(|(i, _)| self.wb.sheets.get(*i).map(|s| s.rid.as_str()))
+            .collect();
+        let rel_type_base = self
+            .wb_rels
+            .rels
+            .iter()
+            .find(|r| r.kind() == "worksheet")
+            .and_then(|r| r.rel_type.rsplit_once('/').map(|(b, _)| b.to_string()))
+            .unwrap_or_else(|| format!("{}", self.wb.rel_ns));
+        let mut splices: Vec<(usize, usize, String)> = self
+            .wb_rels
+            .rels
+            .iter()
+            .filter(|r| r.kind() == "calcChain" || deleted_rids.contains(r.id.as_str()))
+            .map(|r| (r.span.0, r.span.1, String::new()))
+            .collect();
+        let p = &self.wb_rels.prefix;
+        let new_rels: String = added_parts
+            .iter()
+            .map(|(part, rid)| {
+                format!(
+                    "<{p}Relationship Id=\"{}\" Type=\"{rel_type_base}/worksheet\" Target=\"/{}\"/>",
+                    xml::escape_attr(rid),
+                    xml::escape_attr(part)
+                )
+            })
+            .collect();
+        if !new_rels.is_empty() {
+            splices.push((self.wb_rels.end_tag, self.wb_rels.end_tag, new_rels));
+        }
+        if !splices.is_empty()
+            && let Some(i) = self.pkg.find(&self.wb_rels_part)
+        {
+            changes.replaced.insert(i, xml::splice(&self.wb_rels.text, splices).into_bytes());
+        }
+
+        // [Content_Types].xml
+        let removed_keys: HashSet<String> = removed_parts.iter().map(|p| p.to_lowercase()).collect();
+        let mut splices: Vec<(usize, usize, String)> = self
+            .ct
+            .overrides
+            .iter()
+            .filter(|(key, _)| removed_keys.contains(key))
+            .map(|(_, span)| (span.0, span.1, String::new()))
+            .collect();
+        let p = &self.ct.prefix;
+        let new_types: String = added_parts
+            .iter()
+            .map(|(part, _)| format!("<{p}Override PartName=\"/{}\" ContentType=\"{WORKSHEET_CONTENT_TYPE}\"/>", xml::escape_attr(part)))
+            .collect();
+        if !new_types.is_empty() {
+            splices.push((self.ct.end_tag, self.ct.end_tag, new_types));
+        }
+        if !splices.is_empty()
+            && let Some(i) = self.pkg.find(&self.ct_part)
+        {
+            changes.replaced.insert(i, xml::splice(&self.ct.text, splices).into_bytes());
+        }
+
+        // workbook.xml
+        if let Some(i) = self.pkg.find(&self.wb_part) {
+            changes.replaced.insert(i, self.workbook_xml().into_bytes());
+        }
+        Ok(changes)
+    }
+
+    fn workbook_xml(&self) -> String {
+        let wb = &self.wb;
+        let p = &wb.elem_prefix;
+        let mut splices: Vec<(usize, usize, String)> = Vec::new();
+        let structure_changed = !self.deleted.is_empty() || self.sheets.iter().any(|s| matches!(s.origin, Origin::Added { .. }));
+        if structure_changed {
+            let mut inner = String::new();
+            for sheet in &self.sheets {
+                match &sheet.origin {
+                    Origin::Existing { original_index, .. } => {
+                        if let Some(e) = wb.sheets.get(*original_index) {
+                            inner.push_str(wb.text.get(e.span.0..e.span.1).unwrap_or(""));
+                        }
+                    }
+                    Origin::Added { rid, sheet_id, .. } => {
+                        let (rel_attr, ns_decl) = match &wb.rel_prefix {
+                            Some(prefix) => (format!("{prefix}:id"), String::new()),
+                            None => ("r:id".to_string(), format!(" xmlns:r=\"{}\"", wb.rel_ns)),
+                        };
+                        inner.push_str(&format!(
+                            "<{p}sheet name=\"{}\" sheetId=\"{sheet_id}\"{ns_decl} {rel_attr}=\"{}\"/>",
+                            xml::escape_attr(&sheet.name),
+                            xml::escape_attr(rid)
+                        ));
+                    }
+                }
+            }
+            splices.push((wb.sheets_inner.0, wb.sheets_inner.1, inner));
+        }
+        if !self.deleted.is_empty() {
+            // Sheet-scoped names and the active tab refer to sheets by position.
+            let new_index = |original: usize| -> Option<usize> {
+                self.sheets.iter().position(|s| matches!(s.origin, Origin::Existing { original_index, .. } if original_index == original))
+            };
+            for dn in &wb.defined_names {
+                let Some(local) = dn.local_sheet else { continue };
+                match new_index(local as usize) {
+                    None => splices.push((dn.span.0, dn.span.1, String::new())),
+                    Some(n) if n != local as usize => {
+                        let tag = wb.text.get(dn.start_tag.0..dn.start_tag.1).unwrap_or("");
+                        if let Some(new) = xml::rewrite_start_tag(tag, &[("localSheetId", &n.to_string())], &[], dn.empty) {
+                            splices.push((dn.start_tag.0, dn.start_tag.1, new));
+                        }
+                    }
+                    Some(_) => {}
+                }
+            }
+            let last = self.sheets.len().saturating_sub(1);
+            for (span, empty) in &wb.views {
+                let tag = wb.text.get(span.0..span.1).unwrap_or("");
+                let mut set: Vec<(&str, String)> = Vec::new();
+                for attr in ["activeTab", "firstSheet"] {
+                    if let Some(v) = tag_attr(tag, attr).and_then(|v| v.parse::<usize>().ok()) {
+                        let mapped = new_index(v).unwrap_or(v.min(last)).min(last);
+                        if mapped != v {
+                            set.push((attr, mapped.to_string()));
+                        }
+                    }
+                }
+                if !set.is_empty() {
+                    let pairs: Vec<(&str, &str)> = set.iter().map(|(k, v)| (*k, v.as_str())).collect();
+                    if let Some(new) = xml::rewrite_start_tag(tag, &pairs, &[], *empty) {
+                        splices.push((span.0, span.1, new));
+                    }
+                }
+            }
+        }
+        match wb.calc_pr {
+            Some((span, empty, _)) => {
+                let tag = wb.text.get(span.0..span.1).unwrap_or("");
+                if let Some(new) = xml::rewrite_start_tag(tag, &[("fullCalcOnLoad", "1")], &[], empty) {
+                    splices.push((span.0, span.1, new));
+                }
+            }
+            None => splices.push((wb.calc_pr_insert, wb.calc_pr_insert, format!("<{p}calcPr fullCalcOnLoad=\"1\"/>"))),
+        }
+        xml::splice(&wb.text, splices)
+    }
+}
+
+fn tag_attr(tag: &str, name: &str) -> Option<String> {
+    let mut r = xml::reader(tag);
+    match r.read_event().ok()? {
+        quick_xml::events::Event::Start(e) | quick_xml::events::Event::Empty(e) => xml::attr(&e, name.as_bytes()),
+        _ => None,
+    }
+}
+
+fn sheet_strings(display: &str, part: &str, text: &str) -> Result<Vec<String>, Error> {
+    crate::sheet::parse_shared_strings(text).map_err(|e| Error::unreadable(display, format!("{part}: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sheet_name_rules() {
+        for ok in ["売上集計", "Sheet 2", "2024.12", "a'b", &"x".repeat(31)] {
+            assert!(check_sheet_name(ok).is_ok(), "{ok}");
+        }
+        for (bad, why) in [("", "empty"), ("a/b", "contains"), ("[x]", "contains"), ("'x", "apostrophe"), ("History", "reserved"), (&"x".repeat(32), "longer")] {
+            let err = check_sheet_name(bad).unwrap_err();
+            assert!(err.contains(why), "{bad}: {err}");
+        }
+        assert!(same_sheet_name("Sheet1", "SHEET1"));
+        assert!(same_sheet_name("Ｓｈｅｅｔ", "ｓｈｅｅｔ"));
+        assert!(!same_sheet_name("Sheet1", "Sheet2"));
+    }
+}

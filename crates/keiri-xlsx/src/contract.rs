@@ -1,0 +1,591 @@
+//! The request and response types: the `exstruct_patch` tool contract, field for field.
+//!
+//! These types are the contract shared by the API, the CLI and the MCP server, so they derive
+//! `schemars::JsonSchema` and keep the exact field names of the tool. Operations are read
+//! leniently where old clients differ (an op may arrive as a JSON string holding the object;
+//! irrelevant fields may be sent as `null`) and strictly everywhere else (unknown fields and
+//! non-null fields that an op does not take are refused, so a typo cannot silently turn into a
+//! different edit).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Deserializer, Serialize};
+
+/// A scalar a cell holds or a request gives: text, number or boolean. `null` (an empty cell) is
+/// written as `Option<CellValue>::None`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum CellValue {
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Text(String),
+}
+
+impl CellValue {
+    /// The number, for either numeric variant.
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            CellValue::Int(i) => Some(*i as f64),
+            CellValue::Float(f) => Some(*f),
+            _ => None,
+        }
+    }
+
+    /// A number as the contract shows it: integral values within the exactly representable
+    /// range as integers, everything else as a float.
+    pub fn number(value: f64) -> CellValue {
+        const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+        if value.fract() == 0.0 && value.abs() < EXACT {
+            CellValue::Int(value as i64)
+        } else {
+            CellValue::Float(value)
+        }
+    }
+}
+
+/// What to do when the output file already exists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum OnConflict {
+    /// Replace it (atomically).
+    Overwrite,
+    /// Do not write; the response has an empty diff and a warning saying why.
+    Skip,
+    /// Write `{name}_1`, `{name}_2`, … — the first free name, reserved atomically.
+    Rename,
+}
+
+impl OnConflict {
+    /// Used when neither the request nor the configuration says: the design forbids silent
+    /// overwrites, so an existing output is kept and the new one gets a free name.
+    pub const FALLBACK: OnConflict = OnConflict::Rename;
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OnConflict::Overwrite => "overwrite",
+            OnConflict::Skip => "skip",
+            OnConflict::Rename => "rename",
+        }
+    }
+}
+
+impl std::str::FromStr for OnConflict {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "overwrite" => Ok(OnConflict::Overwrite),
+            "skip" => Ok(OnConflict::Skip),
+            "rename" => Ok(OnConflict::Rename),
+            other => Err(format!("unknown on_conflict {other:?} (expected overwrite, skip or rename)")),
+        }
+    }
+}
+
+/// One operation. Serialised flat with an `op` tag, e.g.
+/// `{"op":"set_value","sheet":"Sheet1","cell":"B2","value":42}`.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum PatchOp {
+    /// Sets a value; `null` clears the cell (its formatting stays).
+    SetValue {
+        sheet: String,
+        cell: String,
+        #[schemars(required)]
+        value: Option<CellValue>,
+    },
+    /// Sets a formula; it must start with `=`.
+    SetFormula { sheet: String, cell: String, formula: String },
+    /// Appends a new, empty worksheet.
+    AddSheet { sheet: String },
+    /// Sets every cell of a range; `values` has exactly the range's rows and columns.
+    SetRangeValues { sheet: String, range: String, values: Vec<Vec<Option<CellValue>>> },
+    /// Writes `formula` (as written for `base_cell`) into every cell of a one-row or one-column
+    /// range, shifting relative references like Excel's fill.
+    FillFormula { sheet: String, range: String, base_cell: String, formula: String },
+    /// Like `set_value`, only when the cell currently holds `expected`.
+    SetValueIf {
+        sheet: String,
+        cell: String,
+        #[serde(default)]
+        expected: Option<CellValue>,
+        #[schemars(required)]
+        value: Option<CellValue>,
+    },
+    /// Like `set_formula`, only when the cell currently holds `expected`.
+    SetFormulaIf {
+        sheet: String,
+        cell: String,
+        #[serde(default)]
+        expected: Option<CellValue>,
+        formula: String,
+    },
+    /// Removes an empty worksheet that has no drawings, comments or other related parts. This
+    /// extension of the tool contract exists so that `add_sheet` has an inverse.
+    DeleteSheet { sheet: String },
+}
+
+/// The operation names, as they appear in `op` fields of diffs and errors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OpKind {
+    SetValue,
+    SetFormula,
+    AddSheet,
+    SetRangeValues,
+    FillFormula,
+    SetValueIf,
+    SetFormulaIf,
+    DeleteSheet,
+}
+
+impl OpKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OpKind::SetValue => "set_value",
+            OpKind::SetFormula => "set_formula",
+            OpKind::AddSheet => "add_sheet",
+            OpKind::SetRangeValues => "set_range_values",
+            OpKind::FillFormula => "fill_formula",
+            OpKind::SetValueIf => "set_value_if",
+            OpKind::SetFormulaIf => "set_formula_if",
+            OpKind::DeleteSheet => "delete_sheet",
+        }
+    }
+
+    fn parse(name: &str) -> Option<OpKind> {
+        Some(match name {
+            "set_value" => OpKind::SetValue,
+            "set_formula" => OpKind::SetFormula,
+            "add_sheet" => OpKind::AddSheet,
+            "set_range_values" => OpKind::SetRangeValues,
+            "fill_formula" => OpKind::FillFormula,
+            "set_value_if" => OpKind::SetValueIf,
+            "set_formula_if" => OpKind::SetFormulaIf,
+            "delete_sheet" => OpKind::DeleteSheet,
+            _ => return None,
+        })
+    }
+}
+
+impl PatchOp {
+    pub fn kind(&self) -> OpKind {
+        match self {
+            PatchOp::SetValue { .. } => OpKind::SetValue,
+            PatchOp::SetFormula { .. } => OpKind::SetFormula,
+            PatchOp::AddSheet { .. } => OpKind::AddSheet,
+            PatchOp::SetRangeValues { .. } => OpKind::SetRangeValues,
+            PatchOp::FillFormula { .. } => OpKind::FillFormula,
+            PatchOp::SetValueIf { .. } => OpKind::SetValueIf,
+            PatchOp::SetFormulaIf { .. } => OpKind::SetFormulaIf,
+            PatchOp::DeleteSheet { .. } => OpKind::DeleteSheet,
+        }
+    }
+
+    pub fn sheet(&self) -> &str {
+        match self {
+            PatchOp::SetValue { sheet, .. }
+            | PatchOp::SetFormula { sheet, .. }
+            | PatchOp::AddSheet { sheet }
+            | PatchOp::SetRangeValues { sheet, .. }
+            | PatchOp::FillFormula { sheet, .. }
+            | PatchOp::SetValueIf { sheet, .. }
+            | PatchOp::SetFormulaIf { sheet, .. }
+            | PatchOp::DeleteSheet { sheet } => sheet,
+        }
+    }
+
+    /// The single cell the op targets, if it targets one.
+    pub fn cell(&self) -> Option<&str> {
+        match self {
+            PatchOp::SetValue { cell, .. }
+            | PatchOp::SetFormula { cell, .. }
+            | PatchOp::SetValueIf { cell, .. }
+            | PatchOp::SetFormulaIf { cell, .. } => Some(cell),
+            _ => None,
+        }
+    }
+
+    /// The range the op targets, if it targets one.
+    pub fn range(&self) -> Option<&str> {
+        match self {
+            PatchOp::SetRangeValues { range, .. } | PatchOp::FillFormula { range, .. } => {
+                Some(range)
+            }
+            _ => None,
+        }
+    }
+
+    /// Reads one op from JSON: an object, or a string holding the object (some MCP clients
+    /// send ops that way).
+    pub fn from_json(value: serde_json::Value) -> Result<PatchOp, String> {
+        let value = match value {
+            serde_json::Value::String(text) => serde_json::from_str::<serde_json::Value>(&text)
+                .map_err(|e| {
+                    format!(
+                        "op is a string that is not valid JSON ({e}); send an object such as \
+                         {{\"op\":\"set_value\",\"sheet\":\"Sheet1\",\"cell\":\"A1\",\"value\":1}}"
+                    )
+                })?,
+            other => other,
+        };
+        let serde_json::Value::Object(map) = value else {
+            return Err("op must be a JSON object".to_string());
+        };
+        let mut fields = OpFields::default();
+        let mut op_name = None;
+        for (key, v) in map {
+            match key.as_str() {
+                "op" => match v {
+                    serde_json::Value::String(s) => op_name = Some(s),
+                    _ => return Err("`op` must be a string".to_string()),
+                },
+                "sheet" => fields.sheet = Some(v),
+                "cell" => fields.cell = Some(v),
+                "range" => fields.range = Some(v),
+                "base_cell" => fields.base_cell = Some(v),
+                "expected" => fields.expected = Some(v),
+                "value" => fields.value = Some(v),
+                "values" => fields.values = Some(v),
+                "formula" => fields.formula = Some(v),
+                other => return Err(format!("unknown field `{other}`")),
+            }
+        }
+        let name = op_name.ok_or("missing field `op`")?;
+        let kind = OpKind::parse(&name).ok_or_else(|| {
+            format!(
+                "unknown op {name:?} (expected set_value, set_formula, add_sheet, \
+                 set_range_values, fill_formula, set_value_if, set_formula_if or delete_sheet)"
+            )
+        })?;
+        fields.build(kind)
+    }
+}
+
+/// The raw fields of an op, before we know which ones the op takes.
+#[derive(Default)]
+struct OpFields {
+    sheet: Option<serde_json::Value>,
+    cell: Option<serde_json::Value>,
+    range: Option<serde_json::Value>,
+    base_cell: Option<serde_json::Value>,
+    expected: Option<serde_json::Value>,
+    value: Option<serde_json::Value>,
+    values: Option<serde_json::Value>,
+    formula: Option<serde_json::Value>,
+}
+
+impl OpFields {
+    fn build(mut self, kind: OpKind) -> Result<PatchOp, String> {
+        let op = kind.as_str();
+        let sheet = take_string(&mut self.sheet, op, "sheet")?;
+        let op = match kind {
+            OpKind::SetValue => PatchOp::SetValue {
+                sheet,
+                cell: take_string(&mut self.cell, op, "cell")?,
+                value: take_value(&mut self.value, op, "value", true)?,
+            },
+            OpKind::SetFormula => PatchOp::SetFormula {
+                sheet,
+                cell: take_string(&mut self.cell, op, "cell")?,
+                formula: take_string(&mut self.formula, op, "formula")?,
+            },
+            OpKind::AddSheet => PatchOp::AddSheet { sheet },
+            OpKind::DeleteSheet => PatchOp::DeleteSheet { sheet },
+            OpKind::SetRangeValues => {
+                let range = take_string(&mut self.range, op, "range")?;
+                let raw = self.values.take().filter(|v| !v.is_null());
+                let raw = raw.ok_or_else(|| format!("{op} requires values"))?;
+                let values: Vec<Vec<Option<CellValue>>> = serde_json::from_value(raw)
+                    .map_err(|e| {
+                        format!("{op}: values must be rows of text, numbers, booleans or null ({e})")
+                    })?;
+                PatchOp::SetRangeValues { sheet, range, values }
+            }
+            OpKind::FillFormula => PatchOp::FillFormula {
+                sheet,
+                range: take_string(&mut self.range, op, "range")?,
+                base_cell: take_string(&mut self.base_cell, op, "base_cell")?,
+                formula: take_string(&mut self.formula, op, "formula")?,
+            },
+            OpKind::SetValueIf => PatchOp::SetValueIf {
+                sheet,
+                cell: take_string(&mut self.cell, op, "cell")?,
+                expected: take_value(&mut self.expected, op, "expected", false)?,
+                value: take_value(&mut self.value, op, "value", true)?,
+            },
+            OpKind::SetFormulaIf => PatchOp::SetFormulaIf {
+                sheet,
+                cell: take_string(&mut self.cell, op, "cell")?,
+                expected: take_value(&mut self.expected, op, "expected", false)?,
+                formula: take_string(&mut self.formula, op, "formula")?,
+            },
+        };
+        // Whatever is left was not taken by this op: harmless as null, refused otherwise.
+        for (name, left) in [
+            ("cell", &self.cell),
+            ("range", &self.range),
+            ("base_cell", &self.base_cell),
+            ("expected", &self.expected),
+            ("value", &self.value),
+            ("values", &self.values),
+            ("formula", &self.formula),
+        ] {
+            if left.as_ref().is_some_and(|v| !v.is_null()) {
+                return Err(format!("{} does not accept {name}", kind.as_str()));
+            }
+        }
+        Ok(op)
+    }
+}
+
+fn take_string(
+    slot: &mut Option<serde_json::Value>,
+    op: &str,
+    field: &str,
+) -> Result<String, String> {
+    match slot.take() {
+        Some(serde_json::Value::String(s)) => Ok(s),
+        None | Some(serde_json::Value::Null) => Err(format!("{op} requires {field}")),
+        Some(_) => Err(format!("{op}: {field} must be a string")),
+    }
+}
+
+/// Reads a scalar field. `required` fields must be present (`null` is a value: it clears);
+/// optional ones default to `null`.
+fn take_value(
+    slot: &mut Option<serde_json::Value>,
+    op: &str,
+    field: &str,
+    required: bool,
+) -> Result<Option<CellValue>, String> {
+    match slot.take() {
+        None if required => Err(format!("{op} requires {field} (use null to clear the cell)")),
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(v) => serde_json::from_value::<CellValue>(v)
+            .map(Some)
+            .map_err(|_| format!("{op}: {field} must be text, a number, a boolean or null")),
+    }
+}
+
+impl<'de> Deserialize<'de> for PatchOp {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = serde_json::Value::deserialize(deserializer)?;
+        PatchOp::from_json(value).map_err(serde::de::Error::custom)
+    }
+}
+
+fn deserialize_ops<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<PatchOp>, D::Error> {
+    let raw = Vec::<serde_json::Value>::deserialize(deserializer)?;
+    raw.into_iter()
+        .enumerate()
+        .map(|(i, v)| PatchOp::from_json(v).map_err(|e| format!("ops[{i}]: {e}")))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(serde::de::Error::custom)
+}
+
+/// A patch request (`exstruct_patch` input).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PatchRequest {
+    /// The workbook (.xlsx or .xlsm), absolute or relative to the workspace.
+    pub xlsx_path: String,
+    /// Operations, applied in order.
+    #[serde(deserialize_with = "deserialize_ops")]
+    #[schemars(with = "Vec<PatchOp>")]
+    pub ops: Vec<PatchOp>,
+    /// Where to save; the workbook's own directory by default. Created if missing.
+    #[serde(default)]
+    pub out_dir: Option<String>,
+    /// File name to save as; `{stem}_patched{suffix}` by default.
+    #[serde(default)]
+    pub out_name: Option<String>,
+    /// What to do when the output exists; the configured default when left out.
+    #[serde(default)]
+    pub on_conflict: Option<OnConflict>,
+    /// Treat `set_value` strings starting with `=` as formulas instead of refusing them.
+    #[serde(default)]
+    pub auto_formula: bool,
+    /// Compute everything but write nothing.
+    #[serde(default)]
+    pub dry_run: bool,
+    /// Return the operations that undo this patch.
+    #[serde(default)]
+    pub return_inverse_ops: bool,
+    /// Evaluate the patched workbook and report formula errors; errors block the save.
+    #[serde(default)]
+    pub preflight_formula_check: bool,
+}
+
+impl PatchRequest {
+    /// A request with the given path and ops and every option at its default.
+    pub fn new(xlsx_path: impl Into<String>, ops: Vec<PatchOp>) -> PatchRequest {
+        PatchRequest {
+            xlsx_path: xlsx_path.into(),
+            ops,
+            out_dir: None,
+            out_name: None,
+            on_conflict: None,
+            auto_formula: false,
+            dry_run: false,
+            return_inverse_ops: false,
+            preflight_formula_check: false,
+        }
+    }
+}
+
+/// What a diff value is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ValueKind {
+    Value,
+    Formula,
+    Sheet,
+}
+
+/// A before or after state in the diff: a value, a formula (`"=SUM(A1:A3)"`) or a sheet name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PatchValue {
+    pub kind: ValueKind,
+    pub value: Option<CellValue>,
+}
+
+/// Whether an op changed the cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DiffStatus {
+    Applied,
+    Skipped,
+}
+
+/// One changed (or skipped) cell or sheet.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PatchDiffItem {
+    pub op: OpKind,
+    pub op_index: usize,
+    pub sheet: String,
+    pub cell: Option<String>,
+    pub before: Option<PatchValue>,
+    pub after: Option<PatchValue>,
+    pub status: DiffStatus,
+}
+
+/// Why the patch was not applied: the failing op (or, for a formula check failure, the op that
+/// wrote the cell; `-1` when no op wrote it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PatchErrorDetail {
+    pub op_index: i64,
+    pub op: OpKind,
+    pub sheet: String,
+    pub cell: Option<String>,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum IssueLevel {
+    Warning,
+    Error,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum IssueCode {
+    InvalidToken,
+    RefError,
+    NameError,
+    Div0Error,
+    ValueError,
+    NaError,
+    CircularRefSuspected,
+}
+
+/// A formula problem found by evaluating the patched workbook.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FormulaIssue {
+    pub sheet: String,
+    pub cell: String,
+    pub level: IssueLevel,
+    pub code: IssueCode,
+    pub message: String,
+}
+
+/// A patch response (`exstruct_patch` output).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PatchResponse {
+    /// Where the workbook was (or, for a dry run or a skip, would be) saved.
+    pub out_path: String,
+    pub patch_diff: Vec<PatchDiffItem>,
+    pub warnings: Vec<String>,
+    pub error: Option<PatchErrorDetail>,
+    #[serde(default)]
+    pub inverse_ops: Vec<PatchOp>,
+    #[serde(default)]
+    pub formula_issues: Vec<FormulaIssue>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn check(input: serde_json::Value, expect: Result<serde_json::Value, &str>) {
+        let got = PatchOp::from_json(input.clone());
+        match (got, expect) {
+            (Ok(op), Ok(want)) => assert_eq!(serde_json::to_value(&op).unwrap(), want, "{input}"),
+            (Err(e), Err(want)) => assert!(e.contains(want), "{input}: {e:?} lacks {want:?}"),
+            (got, want) => panic!("{input}: got {got:?}, want {want:?}"),
+        }
+    }
+
+    #[test]
+    fn ops_parse_strictly_and_serialise_flat() {
+        check(
+            json!({"op":"set_value","sheet":"S","cell":"A1","value":1}),
+            Ok(json!({"op":"set_value","sheet":"S","cell":"A1","value":1})),
+        );
+        check(
+            json!({"op":"set_value","sheet":"S","cell":"A1","value":null,"formula":null,"range":null}),
+            Ok(json!({"op":"set_value","sheet":"S","cell":"A1","value":null})),
+        );
+        check(json!({"op":"set_value","sheet":"S","cell":"A1"}), Err("requires value"));
+        check(json!({"op":"set_value","sheet":"S","cell":"A1","value":1,"formula":"=1"}), Err("does not accept formula"));
+        check(json!({"op":"add_sheet","sheet":"新規"}), Ok(json!({"op":"add_sheet","sheet":"新規"})));
+        check(json!({"op":"add_sheet","sheet":"S","cell":"A1"}), Err("add_sheet does not accept cell"));
+        check(json!({"op":"rename_sheet","sheet":"S"}), Err("unknown op"));
+        check(json!({"op":"set_value","sheet":"S","cell":"A1","value":1,"colour":"red"}), Err("unknown field `colour`"));
+        check(json!({"op":"set_value","sheet":"S","cell":"A1","value":[1]}), Err("value must be"));
+        check(
+            json!("{\"op\":\"set_formula\",\"sheet\":\"S\",\"cell\":\"B1\",\"formula\":\"=A1\"}"),
+            Ok(json!({"op":"set_formula","sheet":"S","cell":"B1","formula":"=A1"})),
+        );
+        check(json!("{not json"), Err("not valid JSON"));
+        check(json!([1]), Err("must be a JSON object"));
+        check(
+            json!({"op":"set_value_if","sheet":"S","cell":"A1","value":2.5}),
+            Ok(json!({"op":"set_value_if","sheet":"S","cell":"A1","expected":null,"value":2.5})),
+        );
+        check(
+            json!({"op":"set_range_values","sheet":"S","range":"A1:B1","values":[[1,"x"]]}),
+            Ok(json!({"op":"set_range_values","sheet":"S","range":"A1:B1","values":[[1,"x"]]})),
+        );
+        check(json!({"op":"set_range_values","sheet":"S","range":"A1:B1","values":[[{}]]}), Err("values must be rows"));
+    }
+
+    #[test]
+    fn request_reports_the_failing_op_index() {
+        let body = json!({"xlsx_path":"a.xlsx","ops":[{"op":"add_sheet","sheet":"x"},{"op":"nope"}]});
+        let err = serde_json::from_value::<PatchRequest>(body).unwrap_err().to_string();
+        assert!(err.contains("ops[1]"), "{err}");
+        let body = json!({"xlsx_path":"a.xlsx","ops":[],"on_conflict":"rename","dry_run":true});
+        let req: PatchRequest = serde_json::from_value(body).unwrap();
+        assert_eq!(req.on_conflict, Some(OnConflict::Rename));
+        assert!(req.dry_run && !req.auto_formula);
+    }
+
+    #[test]
+    fn numbers_show_as_integers_when_exact() {
+        assert_eq!(CellValue::number(3.0), CellValue::Int(3));
+        assert_eq!(CellValue::number(-0.5), CellValue::Float(-0.5));
+        assert_eq!(CellValue::number(1e300), CellValue::Float(1e300));
+    }
+}

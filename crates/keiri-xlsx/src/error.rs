@@ -1,0 +1,59 @@
+use std::io;
+use std::path::PathBuf;
+
+/// Errors that stop a patch request as a whole.
+///
+/// Problems with one operation (a missing sheet, a value that does not fit the range, …) are not
+/// errors of this type: they come back inside the response as
+/// [`PatchErrorDetail`](crate::PatchErrorDetail) with the index of the operation.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The request is malformed: a bad cell or range, a formula without `=`, a bad output name…
+    #[error("invalid request: {0}")]
+    InvalidRequest(String),
+    /// A legacy binary workbook; only Excel itself can edit it faithfully.
+    #[error(
+        "{path}: .xls workbooks require Excel COM (Windows + Excel) to edit; save it as .xlsx \
+         or .xlsm and patch that file"
+    )]
+    LegacyXls { path: String },
+    /// The path policy refused a path, or a path does not resolve.
+    #[error(transparent)]
+    Path(#[from] keiri_fs::Error),
+    /// The file is not a readable workbook package (not a zip, no workbook part, bad XML…).
+    #[error("cannot read workbook {path}: {reason}")]
+    Unreadable { path: String, reason: String },
+    /// Reading or writing a file failed.
+    #[error("{action} {path}")]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    /// The zip writer failed while building the patched package.
+    #[error("workbook backend failed: {0}")]
+    Backend(String),
+}
+
+impl Error {
+    /// A stable machine-readable code; callers branch on it, never on the message.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Error::InvalidRequest(_) | Error::LegacyXls { .. } => "INVALID_REQUEST",
+            Error::Path(e) => match e.code() {
+                "INVALID_ARGUMENT" => "INVALID_REQUEST",
+                other => other,
+            },
+            Error::Unreadable { .. } => "WORKBOOK_UNREADABLE",
+            Error::Io { source, .. } if source.kind() == io::ErrorKind::NotFound => "NOT_FOUND",
+            Error::Io { .. } => "IO_ERROR",
+            Error::Backend(_) => "BACKEND_ERROR",
+        }
+    }
+
+    pub(crate) fn unreadable(path: &str, reason: impl Into<String>) -> Error {
+        Error::Unreadable { path: path.to_string(), reason: reason.into() }
+    }
+}

@@ -1,0 +1,245 @@
+// End-to-end: the built UI served by `keiri serve`, driven in headless Chromium.
+//
+// Needs: the `keiri` binary (KEIRI_BIN, default <repo>/target/debug/keiri), the built UI
+// (ui/dist, `npm run build`) and a Chromium (CHROMIUM_PATH, default /usr/bin/chromium).
+// Playwright never downloads a browser here: playwright-core drives the system one.
+// Screenshots go to ui/test-results/ (gitignored).
+
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const UI_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const REPO = path.resolve(UI_DIR, '..');
+const KEIRI_BIN = path.resolve(REPO, process.env.KEIRI_BIN ?? 'target/debug/keiri');
+const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+const DIST = path.join(UI_DIR, 'dist');
+const CATALOG = path.join(REPO, 'block_specs');
+const SHOTS = path.join(UI_DIR, 'test-results');
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+// Generous: the first request may wait for the catalog to load on a busy 2-core machine.
+const TIMEOUT_MS = 20_000;
+
+// A plan using our catalog's real block ids. `csv.reed` is a typo of `csv.read` (unknown
+// block) and the filter misses its required `condition`.
+const INVALID_PLAN = `apiVersion: v1
+id: e2e_invoices
+version: 0.1.0
+graph:
+  - id: read_invoices
+    block: csv.reed
+    in:
+      path: input/invoices.csv
+    out:
+      rows: invoices
+  - id: large_invoices
+    block: transforms.filter_rows
+    in:
+      rows: "\${read_invoices.invoices}"
+    out:
+      rows: large
+  - id: save_large
+    block: csv.write
+    in:
+      rows: "\${large_invoices.large}"
+`;
+
+const VALID_PLAN = INVALID_PLAN.replace('block: csv.reed', 'block: csv.read').replace(
+  '      rows: "${read_invoices.invoices}"\n',
+  '      rows: "${read_invoices.invoices}"\n      condition: 金額 >= 100000\n',
+);
+
+function requireFile(file, what) {
+  if (!existsSync(file)) {
+    throw new Error(`e2e: ${what} not found at ${file}`);
+  }
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts `keiri serve` and resolves with its URL once it prints `listening on …`. */
+function startServer(workspace, port) {
+  const child = spawn(
+    KEIRI_BIN,
+    ['serve', '--port', String(port), '--workspace', workspace, '--ui-dir', DIST, '--catalog', CATALOG],
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, RUST_BACKTRACE: '1' } },
+  );
+  let stdout = '';
+  let stderr = '';
+  const ready = new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      reject(new Error(`keiri serve did not print "listening on" within ${TIMEOUT_MS} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, TIMEOUT_MS);
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+      const match = /listening on (http:\/\/\S+)/.exec(stdout);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    });
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`keiri serve exited early (code ${code}, signal ${signal})\nstdout: ${stdout}\nstderr: ${stderr}`));
+    });
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+  });
+  return { child, ready };
+}
+
+/** Replaces the editor's whole text the way a person pastes: select all, then insert. */
+async function pasteIntoEditor(page, text) {
+  const editor = page.getByTestId('editor-content');
+  await editor.click();
+  await page.keyboard.press('Control+A');
+  await page.keyboard.insertText(text);
+}
+
+async function editorText(page) {
+  return page.getByTestId('editor-content').evaluate((el) =>
+    [...el.querySelectorAll('.cm-line')].map((line) => line.textContent).join('\n'),
+  );
+}
+
+describe('design tab against keiri serve', () => {
+  let workspace;
+  let server;
+  let browser;
+  let page;
+  let baseUrl;
+  const pageErrors = [];
+
+  before(async () => {
+    requireFile(KEIRI_BIN, 'the keiri binary (build it with `cargo build -p keiri-cli`, or set KEIRI_BIN)');
+    requireFile(path.join(DIST, 'index.html'), 'the built UI (run `npm run build`)');
+    requireFile(CHROMIUM, 'Chromium (install the chromium package, or set CHROMIUM_PATH)');
+    requireFile(CATALOG, 'the block catalog');
+    mkdirSync(SHOTS, { recursive: true });
+    workspace = mkdtempSync(path.join(tmpdir(), 'keiri-e2e-'));
+    server = startServer(workspace, await freePort());
+    baseUrl = await server.ready;
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    page = await browser.newPage({ viewport: { width: 1280, height: 800 }, locale: 'ja-JP' });
+    page.setDefaultTimeout(TIMEOUT_MS);
+    page.on('pageerror', (err) => pageErrors.push(String(err)));
+    await page.goto(baseUrl);
+  });
+
+  after(async () => {
+    await browser?.close();
+    if (server && server.child.exitCode === null) {
+      server.child.kill('SIGTERM');
+    }
+    if (workspace) rmSync(workspace, { recursive: true, force: true });
+  });
+
+  it('opens with the title, the catalog and a valid sample plan', async () => {
+    assert.equal(await page.title(), 'Keiri Studio');
+    await page.locator('[data-testid="catalog-block"][data-block-id="csv.read"]').waitFor();
+    await page.locator('[data-testid="validation-status"][data-tone="ok"]').waitFor();
+    assert.equal(await page.getByTestId('finding').count(), 0);
+    await page.screenshot({ path: path.join(SHOTS, '01-start.png') });
+  });
+
+  it('filters the catalog by the search box', async () => {
+    const search = page.getByTestId('catalog-search');
+    await search.fill('重複');
+    await page.locator('[data-block-id="matching.duplicate_invoices"]').waitFor();
+    assert.equal(await page.locator('[data-block-id="csv.read"]').count(), 0);
+    await search.fill('zzz-no-such-block');
+    await page.getByTestId('catalog-no-match').waitFor();
+    await search.fill('');
+    await page.locator('[data-block-id="csv.read"]').waitFor();
+  });
+
+  it('shows the validator findings for an invalid plan and jumps to them', async () => {
+    await pasteIntoEditor(page, INVALID_PLAN);
+    const unknown = page.locator('[data-testid="finding"][data-code="block.unknown"]');
+    await unknown.waitFor();
+    await page.locator('[data-testid="finding"][data-code="input.missing_required"]').waitFor();
+    assert.equal(await unknown.getAttribute('data-line'), '6');
+    await page.locator('[data-testid="validation-status"][data-tone="error"]').waitFor();
+    // The editor marks the finding inline too.
+    await page.locator('.cm-lintRange-error').first().waitFor();
+    await page.screenshot({ path: path.join(SHOTS, '02-findings.png') });
+
+    await unknown.click();
+    const active = await page.locator('.cm-activeLine').textContent();
+    assert.match(active ?? '', /csv\.reed/);
+  });
+
+  it('refuses to register an invalid plan, by code', async () => {
+    await page.getByTestId('register').click();
+    const result = page.locator('[data-testid="register-result"][data-state="error"]');
+    await result.waitFor();
+    assert.equal(await result.getAttribute('data-code'), 'PLAN_INVALID');
+    assert.equal(readdirSync(workspace).includes('designs') ? readdirSync(path.join(workspace, 'designs')).length : 0, 0);
+  });
+
+  it('clears the findings once the plan is fixed', async () => {
+    await pasteIntoEditor(page, VALID_PLAN);
+    await page.getByTestId('findings-empty').waitFor();
+    await page.locator('[data-testid="validation-status"][data-tone="ok"]').waitFor();
+    assert.equal(await page.getByTestId('finding').count(), 0);
+    assert.equal(await editorText(page), VALID_PLAN);
+  });
+
+  it('registers the plan and saves it under designs/', async () => {
+    await page.getByTestId('register').click();
+    await page.locator('[data-testid="register-result"][data-state="ok"]').waitFor();
+    const fileName = (await page.getByTestId('register-file').textContent())?.trim() ?? '';
+    assert.match(fileName, /^e2e_invoices_\d{12}(_\d+)?\.yaml$/);
+    const saved = path.join(workspace, 'designs', fileName);
+    assert.ok(existsSync(saved), `${saved} should exist`);
+    assert.equal(readFileSync(saved, 'utf8'), VALID_PLAN);
+    await page.screenshot({ path: path.join(SHOTS, '03-registered.png') });
+  });
+
+  it('switches the whole UI and the validator to English', async () => {
+    await page.getByTestId('lang-en').click();
+    assert.equal((await page.getByTestId('register').textContent())?.trim(), 'Register');
+    assert.equal((await page.getByTestId('validate').textContent())?.trim(), 'Validate');
+    await pasteIntoEditor(page, INVALID_PLAN);
+    const message = page.locator('[data-testid="finding"][data-code="block.unknown"] .finding-message');
+    await message.waitFor();
+    assert.match((await message.textContent()) ?? '', /^[\x20-\x7e]+$/, 'an English message');
+    await page.screenshot({ path: path.join(SHOTS, '04-english.png') });
+    await page.getByTestId('lang-ja').click();
+    assert.equal((await page.getByTestId('register').textContent())?.trim(), '登録');
+  });
+
+  it('raised no page errors', () => {
+    assert.deepEqual(pageErrors, []);
+  });
+});

@@ -1,0 +1,30 @@
+// Vite builds the UI into dist/ (served by `keiri serve --ui-dir ui/dist` and embedded by the
+// Tauri shell); Vitest runs the unit tests in jsdom.
+//
+// In `npm run dev` the browser has no Tauri IPC, so /api is proxied to a running
+// `keiri serve` (KEIRI_API_URL, default http://127.0.0.1:8787).
+import react from '@vitejs/plugin-react';
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  plugins: [react()],
+  clearScreen: false,
+  server: {
+    port: 5173,
+    strictPort: true,
+    proxy: {
+      '/api': process.env.KEIRI_API_URL ?? 'http://127.0.0.1:8787',
+    },
+  },
+  build: {
+    outDir: 'dist',
+    emptyOutDir: true,
+    // WebKitGTK (Tauri on Linux) and current Chromium both handle ES2022.
+    target: 'es2022',
+    chunkSizeWarningLimit: 1024,
+  },
+  test: {
+    environment: 'jsdom',
+    include: ['tests/unit/**/*.test.ts', 'tests/unit/**/*.test.tsx'],
+  },
+});
