@@ -11,11 +11,15 @@
 //! server and the Tauri shell expose exactly one set of functions.
 
 mod context;
+mod documents;
 mod error;
 pub mod json;
 mod plan;
 
 pub use context::{Context, Lang};
+pub use documents::{
+    docs, documents_digest, documents_extract, documents_extract_sections, documents_metrics,
+};
 pub use error::{ApiError, ErrorCode};
 pub use plan::{
     catalog_list, load_catalog, plan_dry_run, plan_register, plan_register_at, plan_validate,
@@ -27,6 +31,10 @@ pub const FUNCTIONS: &[&str] = &[
     "plan_validate",
     "plan_dry_run",
     "plan_register",
+    "documents_extract",
+    "documents_digest",
+    "documents_extract_sections",
+    "documents_metrics",
 ];
 
 /// Calls the function `name` with a JSON `body` and returns its JSON result.
@@ -67,6 +75,10 @@ pub fn dispatch(
         "plan_validate" => run(body, |r| plan_validate(ctx, r)),
         "plan_dry_run" => run(body, |r| plan_dry_run(ctx, r)),
         "plan_register" => run(body, |r| plan_register(ctx, r)),
+        "documents_extract" => run(body, |r| documents_extract(ctx, r)),
+        "documents_digest" => run(body, |r| documents_digest(ctx, r)),
+        "documents_extract_sections" => run(body, |r| documents_extract_sections(ctx, r)),
+        "documents_metrics" => run(body, |r| documents_metrics(ctx, r)),
         _ => Err(ApiError::new(
             ErrorCode::NotFound,
             format!("unknown function: {name}"),

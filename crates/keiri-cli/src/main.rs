@@ -59,6 +59,8 @@ pub enum Command {
     Catalog(cmd::plan::CatalogArgs),
     /// Serve the studio UI and API on 127.0.0.1.
     Serve(cmd::serve::ServeArgs),
+    /// Extract document text, a prompt digest, line ranges of many files, or file metrics.
+    Extract(cmd::extract::Args),
 }
 
 impl GlobalArgs {
@@ -107,5 +109,6 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::Register(args) => cmd::plan::register(&ctx, args, json),
         Command::Catalog(args) => cmd::plan::catalog(&ctx, args, json),
         Command::Serve(args) => cmd::serve::run(ctx, args),
+        Command::Extract(args) => cmd::extract::run(&ctx, args, json),
     }
 }

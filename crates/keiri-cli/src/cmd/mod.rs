@@ -1,4 +1,5 @@
 //! One module per subcommand group.
 
+pub mod extract;
 pub mod plan;
 pub mod serve;

@@ -1,0 +1,84 @@
+# Keiri Studio — every command a contributor needs. The README shows the two that matter:
+#   make studio   set up what is missing, build, open the window
+#   make test     set up what is missing, run every check (what CI runs)
+
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+CARGO ?= cargo
+NPM ?= npm
+export CARGO_TERM_COLOR ?= never
+
+.PHONY: help setup setup-system setup-npm setup-models ui build studio test fmt fmt-check lint \
+        test-rust test-ui test-e2e test-toon bench clean
+
+help:
+	@echo "make studio   build and open the desktop window (sets up what is missing)"
+	@echo "make test     run every check: fmt, clippy, Rust tests, UI unit + e2e tests"
+	@echo "make serve    run the studio in a browser at http://127.0.0.1:8710"
+	@echo "make bench    run the benchmarks"
+
+## --- setup: each step installs only what is missing ------------------------------------
+setup: setup-system setup-npm setup-models
+
+setup-system:
+	@bash scripts/setup-system.sh
+
+node_modules/.package-lock.json: package-lock.json package.json ui/package.json
+	$(NPM) ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+setup-npm: node_modules/.package-lock.json
+
+setup-models:
+	@if [ -x scripts/fetch-models.sh ]; then bash scripts/fetch-models.sh; fi
+
+## --- build -------------------------------------------------------------------------------
+ui: setup-npm
+	$(NPM) run build --workspace ui
+
+build: ui
+	$(CARGO) build -p keiri-cli
+
+studio: setup ui
+	$(CARGO) build -p keiri-studio
+	@if [ -z "$${DISPLAY:-}$${WAYLAND_DISPLAY:-}" ]; then \
+	  echo "No display found: run it under Xvfb with"; \
+	  echo "  xvfb-run -a -s '-screen 0 1280x800x24' target/debug/keiri-studio"; \
+	else \
+	  KEIRI_WORKSPACE="$${KEIRI_WORKSPACE:-$(CURDIR)}" target/debug/keiri-studio; \
+	fi
+
+serve: build
+	target/debug/keiri serve --workspace . --ui-dir ui/dist
+
+## --- checks ------------------------------------------------------------------------------
+fmt:
+	$(CARGO) fmt --all
+
+fmt-check:
+	$(CARGO) fmt --all -- --check
+
+lint: ui
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+test-rust: ui
+	$(CARGO) nextest run --workspace --no-fail-fast
+
+test-ui: setup-npm
+	$(NPM) run test:unit --workspace ui
+
+test-e2e: ui
+	$(CARGO) build -p keiri-cli
+	KEIRI_BIN="$(CURDIR)/target/debug/keiri" $(NPM) run test:e2e --workspace ui
+
+test: setup fmt-check lint test-rust test-ui test-e2e
+	@echo "make test: all checks passed"
+
+bench:
+	$(CARGO) bench -p keiri-plan
+
+clean:
+	$(CARGO) clean
+	rm -rf ui/dist node_modules

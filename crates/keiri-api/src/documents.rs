@@ -1,0 +1,137 @@
+//! Document use cases: text extraction, the prompt digest, batch section reads and file
+//! metrics (all in `keiri-docs`).
+//!
+//! The request and response types are the tool contract and live in `keiri-docs` (so the MCP
+//! server derives its schemas from the same types); front-ends reach them through [`docs`].
+//! Paths pass the context's path policy. A file that cannot be read is data in the response
+//! (`errors[]` with a stable code), not an [`ApiError`]; only a malformed request is.
+
+use crate::{ApiError, Context, ErrorCode};
+
+/// Request and response types of the document functions.
+pub mod docs {
+    pub use keiri_docs::{
+        BatchLimits, ContentFormat, Counts, Cut, DigestFile, DigestRequest, DigestResponse,
+        ErrorCount, ExtractLimits, ExtractRequest, ExtractResponse, FileMetrics, FileResult,
+        FileSections, FileText, Format, ItemError, LimitsInfo, MetricsRequest, MetricsResponse,
+        NO_DOCUMENTS, NumberedLine, Output, OutputFormat, Section, SectionContent, SectionRange,
+        SectionsRequest, SectionsResponse, ToonResponse,
+    };
+}
+
+use docs::{
+    BatchLimits, DigestRequest, DigestResponse, ExtractRequest, ExtractResponse, MetricsRequest,
+    MetricsResponse, Output, SectionsRequest, SectionsResponse,
+};
+
+fn api_error(err: keiri_docs::Error) -> ApiError {
+    let code = match &err {
+        keiri_docs::Error::InvalidRequest(_) => ErrorCode::InvalidRequest,
+        keiri_docs::Error::Path(e) => ErrorCode::from_lower(e.code()),
+        _ => ErrorCode::Internal,
+    };
+    ApiError::new(code, err.to_string())
+}
+
+/// Extracts the text of each file, within the request's limits.
+pub fn documents_extract(
+    ctx: &Context,
+    req: ExtractRequest,
+) -> Result<Output<ExtractResponse>, ApiError> {
+    keiri_docs::extract_files(&ctx.path_policy(), &req, keiri_docs::Cache::shared())
+        .map_err(api_error)
+}
+
+/// Digests the files to about `max_chars` characters for a prompt.
+pub fn documents_digest(
+    ctx: &Context,
+    req: DigestRequest,
+) -> Result<Output<DigestResponse>, ApiError> {
+    keiri_docs::digest(&ctx.path_policy(), &req, keiri_docs::Cache::shared()).map_err(api_error)
+}
+
+/// Reads many line ranges from many files in one call (TOON output by default).
+pub fn documents_extract_sections(
+    ctx: &Context,
+    req: SectionsRequest,
+) -> Result<Output<SectionsResponse>, ApiError> {
+    keiri_docs::extract_sections(
+        &ctx.path_policy(),
+        &req,
+        &BatchLimits::default(),
+        keiri_docs::Cache::shared(),
+    )
+    .map_err(api_error)
+}
+
+/// Measures up to 200 files: size, lines, characters, tokens, hash, format, pages/sheets.
+pub fn documents_metrics(
+    ctx: &Context,
+    req: MetricsRequest,
+) -> Result<Output<MetricsResponse>, ApiError> {
+    keiri_docs::file_metrics(
+        &ctx.path_policy(),
+        &req,
+        &BatchLimits::default(),
+        keiri_docs::Cache::shared(),
+    )
+    .map_err(api_error)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use super::*;
+
+    fn check(name: &str, body: serde_json::Value, expect: Result<&str, &str>) {
+        let ws = tempfile::tempdir().unwrap();
+        keiri_fs::write_atomic(&ws.path().join("a.txt"), "一行目\n二行目\n".as_bytes()).unwrap();
+        let ctx = Context::new(ws.path());
+        match (crate::dispatch(&ctx, name, body), expect) {
+            (Ok(v), Ok(pointer_and_value)) => {
+                let (pointer, value) = pointer_and_value.split_once('=').unwrap();
+                assert_eq!(v.pointer(pointer).map(ToString::to_string).as_deref(), Some(value), "{v}");
+            }
+            (Err(e), Err(code)) => assert_eq!(e.code.as_str(), code),
+            (got, want) => panic!("{name}: got {got:?}, want {want:?}"),
+        }
+    }
+
+    #[test]
+    fn dispatch_documents() {
+        use serde_json::json;
+        check(
+            "documents_extract",
+            json!({"file_paths": ["a.txt"]}),
+            Ok("/files/0/text=\"一行目\\n二行目\\n\""),
+        );
+        check(
+            "documents_digest",
+            json!({"file_paths": ["a.txt"]}),
+            Ok("/digest=\"## a.txt\\n一行目\\n二行目\""),
+        );
+        check(
+            "documents_extract_sections",
+            json!({"file_path": "a.txt", "start_line": 2, "output_format": "json"}),
+            Ok("/results/0/sections/0/content=\"二行目\""),
+        );
+        check(
+            "documents_extract_sections",
+            json!({"file_path": "a.txt", "start_line": 1}),
+            Ok("/output_format=\"toon\""),
+        );
+        check("documents_metrics", json!({"file_paths": ["a.txt"]}), Ok("/files/0/lines=2"));
+        check(
+            "documents_metrics",
+            json!({"file_paths": ["/etc/passwd"]}),
+            Ok("/errors/0/code=\"PATH_DENIED\""),
+        );
+        check(
+            "documents_extract_sections",
+            json!({"file_path": "a.txt", "start_line": 1, "requests": []}),
+            Err("INVALID_REQUEST"),
+        );
+        check("documents_extract", json!({"file_paths": "a.txt"}), Err("INVALID_REQUEST"));
+    }
+}

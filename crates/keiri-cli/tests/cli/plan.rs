@@ -1,0 +1,190 @@
+//! validate / dry-run / register / catalog.
+
+use predicates::prelude::*;
+use serde_json::Value;
+
+use super::{VALID_PLAN, keiri, put};
+
+fn invalid_plan() -> String {
+    VALID_PLAN
+        .replace("encoding: cp932", "encoding: euc-jp")
+        .replace("${read.rows}", "${read.records}")
+}
+
+#[test]
+fn validate_valid_plan_exits_0() {
+    let ws = tempfile::tempdir().unwrap();
+    let plan = ws.path().join("p.yaml");
+    put(&plan, VALID_PLAN);
+    keiri(ws.path())
+        .arg("validate")
+        .arg(&plan)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("ok:"));
+}
+
+#[test]
+fn validate_json_prints_findings_and_exits_1() {
+    let ws = tempfile::tempdir().unwrap();
+    let plan = ws.path().join("p.yaml");
+    put(&plan, &invalid_plan());
+    let out = keiri(ws.path())
+        .args(["--lang", "en", "--json", "validate"])
+        .arg(&plan)
+        .assert()
+        .code(1);
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(v["valid"], false);
+    let codes: Vec<&str> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["severity"] == "error")
+        .map(|f| f["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(codes, ["input.enum_mismatch", "ref.unknown_alias"]);
+    let first = &v["findings"][0];
+    assert_eq!(first["path"], "/graph/0/in/encoding");
+    assert_eq!(first["line"], 11);
+    assert!(
+        first["message"]
+            .as_str()
+            .unwrap()
+            .contains("not one of the allowed values")
+    );
+}
+
+#[test]
+fn validate_human_output_in_japanese() {
+    let ws = tempfile::tempdir().unwrap();
+    let plan = ws.path().join("p.yaml");
+    put(&plan, &invalid_plan());
+    keiri(ws.path())
+        .arg("validate")
+        .arg(&plan)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("error[input.enum_mismatch]"))
+        .stdout(predicate::str::contains("選択肢にありません"));
+}
+
+#[test]
+fn usage_and_io_errors_exit_2() {
+    let ws = tempfile::tempdir().unwrap();
+    keiri(ws.path())
+        .arg("validate")
+        .arg(ws.path().join("missing.yaml"))
+        .assert()
+        .code(2);
+    keiri(ws.path()).arg("frobnicate").assert().code(2);
+    keiri(ws.path())
+        .args(["--lang", "fr", "catalog"])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn yaml_syntax_error_is_a_finding() {
+    let ws = tempfile::tempdir().unwrap();
+    let plan = ws.path().join("p.yaml");
+    put(&plan, "id: x\ngraph: [\n");
+    let out = keiri(ws.path())
+        .args(["--json", "validate"])
+        .arg(&plan)
+        .assert()
+        .code(1);
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(v["findings"][0]["code"], "yaml.parse");
+    assert!(v["findings"][0]["line"].is_number());
+}
+
+#[test]
+fn register_refuses_invalid_and_writes_valid_once() {
+    let ws = tempfile::tempdir().unwrap();
+    let plan = ws.path().join("p.yaml");
+    put(&plan, &invalid_plan());
+    keiri(ws.path()).arg("register").arg(&plan).assert().code(1);
+    assert!(
+        !ws.path().join("designs").exists()
+            || std::fs::read_dir(ws.path().join("designs"))
+                .unwrap()
+                .count()
+                == 0
+    );
+
+    put(&plan, VALID_PLAN);
+    let out = keiri(ws.path())
+        .args(["--json", "register"])
+        .arg(&plan)
+        .assert()
+        .success();
+    let first: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let name = first["file_name"].as_str().unwrap();
+    assert!(
+        name.starts_with("invoice_duplicates_") && name.ends_with(".yaml"),
+        "{name}"
+    );
+    let saved = std::fs::read_to_string(first["path"].as_str().unwrap()).unwrap();
+    assert_eq!(saved, VALID_PLAN);
+
+    // A second registration never overwrites the first.
+    let out = keiri(ws.path())
+        .args(["--json", "register"])
+        .arg(&plan)
+        .assert()
+        .success();
+    let second: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_ne!(first["path"], second["path"]);
+    assert_eq!(
+        std::fs::read_dir(ws.path().join("designs"))
+            .unwrap()
+            .count(),
+        2
+    );
+}
+
+#[test]
+fn dry_run_shows_order() {
+    let ws = tempfile::tempdir().unwrap();
+    let plan = ws.path().join("p.yaml");
+    put(&plan, VALID_PLAN);
+    let out = keiri(ws.path())
+        .args(["--json", "dry-run"])
+        .arg(&plan)
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(v["order"], serde_json::json!(["read", "dupes", "report"]));
+    assert_eq!(v["nodes"][0]["inputs"]["path"], "invoices.csv");
+    keiri(ws.path())
+        .arg("dry-run")
+        .arg(&plan)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("1. read (csv.read)"));
+    put(&plan, &invalid_plan());
+    keiri(ws.path()).arg("dry-run").arg(&plan).assert().code(1);
+}
+
+#[test]
+fn catalog_lists_blocks() {
+    let ws = tempfile::tempdir().unwrap();
+    let out = keiri(ws.path())
+        .args(["--json", "catalog", "--query", "請求書"])
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let ids: Vec<&str> = v["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["id"].as_str().unwrap())
+        .collect();
+    assert!(ids.contains(&"matching.duplicate_invoices"), "{ids:?}");
+    keiri(ws.path())
+        .arg("catalog")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("ai.process_llm"));
+}
