@@ -60,7 +60,7 @@ pub enum Command {
     /// Serve the studio UI and API on 127.0.0.1.
     Serve(cmd::serve::ServeArgs),
     /// Extract document text, a prompt digest, line ranges of many files, or file metrics.
-    Extract(cmd::extract::Args),
+    Extract(Box<cmd::extract::Args>),
 }
 
 impl GlobalArgs {

@@ -90,11 +90,10 @@ pub fn designs_index(dir: &Path) -> HashMap<String, (PathBuf, Plan)> {
         let Ok(text) = std::fs::read_to_string(&file) else {
             continue;
         };
-        if let Ok(loaded) = crate::io::load_plan(&text) {
-            if !loaded.plan.id.trim().is_empty() {
+        if let Ok(loaded) = crate::io::load_plan(&text)
+            && !loaded.plan.id.trim().is_empty() {
                 out.insert(loaded.plan.id.clone(), (file, loaded.plan));
             }
-        }
     }
     out
 }

@@ -337,13 +337,12 @@ impl<'a> Validator<'a> {
                 }
             }
         }
-        if let Some(w) = &node.while_loop {
-            if let Some(c) = &w.condition {
+        if let Some(w) = &node.while_loop
+            && let Some(c) = &w.condition {
                 let expr_path = format!("{path}/while/condition");
                 self.check_expr(&c.expr(), id, &expr_path);
                 refs::scan(&Value::String(c.expr()), &expr_path, &mut found, &mut bad);
             }
-        }
         if let Some(call) = &node.call {
             for (k, v) in &call.inputs {
                 let p = format!("{path}/call/inputs/{}", escape_pointer(k));
@@ -472,8 +471,8 @@ impl<'a> Validator<'a> {
                 }
                 continue;
             }
-            if let Some(allowed) = &port.enum_values {
-                if !value.is_null() && !allowed.iter().any(|a| values_equal(a, value)) {
+            if let Some(allowed) = &port.enum_values
+                && !value.is_null() && !allowed.iter().any(|a| values_equal(a, value)) {
                     let list: Vec<String> = allowed.iter().map(short).collect();
                     self.error(
                         "input.enum_mismatch",
@@ -490,7 +489,6 @@ impl<'a> Validator<'a> {
                     );
                     continue;
                 }
-            }
             self.check_literal_type(block, key, port, value, id, &p);
         }
         for (key, port) in &spec.inputs {
@@ -852,8 +850,8 @@ impl<'a> Validator<'a> {
                     if let Some(key) = r.pointer.strip_prefix(&prefix).filter(|k| !k.contains('/'))
                     {
                         let key = key.replace("~1", "/").replace("~0", "~");
-                        if let Some(port) = spec.inputs.get(&key) {
-                            if !port.ty.accepts_any_of(out_ty) {
+                        if let Some(port) = spec.inputs.get(&key)
+                            && !port.ty.accepts_any_of(out_ty) {
                                 let block = node.block.as_deref().unwrap_or_default();
                                 self.error(
                                     "ref.type_mismatch",
@@ -874,7 +872,6 @@ impl<'a> Validator<'a> {
                                     None,
                                 );
                             }
-                        }
                     }
                 }
                 Some((target.clone(), local))

@@ -257,11 +257,10 @@ pub fn parse(text: &str) -> Result<Document, YamlError> {
                 b.expanded += 1;
                 let tag_suffix = tag.as_ref().map(|t| t.suffix.clone());
                 let value = resolve_scalar(&text, style, tag_suffix.as_deref());
-                if !b.is_key_position() {
-                    if let Some(p) = b.child_pointer() {
+                if !b.is_key_position()
+                    && let Some(p) = b.child_pointer() {
                         b.map.positions.insert(p, pos);
                     }
-                }
                 b.push_value(value, 1, Some(anchor), pos)?;
             }
             Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
@@ -308,11 +307,10 @@ pub fn parse(text: &str) -> Result<Document, YamlError> {
                         limit: MAX_EXPANDED_NODES,
                     });
                 }
-                if !b.is_key_position() {
-                    if let Some(p) = b.child_pointer() {
+                if !b.is_key_position()
+                    && let Some(p) = b.child_pointer() {
                         b.map.positions.insert(p, pos);
                     }
-                }
                 b.push_value(value, size, None, pos)?;
             }
             Event::StreamStart | Event::StreamEnd | Event::DocumentEnd | Event::Nothing => {}
