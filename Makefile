@@ -32,7 +32,7 @@ node_modules/.package-lock.json: package-lock.json package.json ui/package.json
 setup-npm: node_modules/.package-lock.json
 
 setup-models:
-	@if [ -x scripts/fetch-models.sh ]; then bash scripts/fetch-models.sh; fi
+	@bash scripts/fetch-models.sh
 
 ## --- build -------------------------------------------------------------------------------
 ui: setup-npm
@@ -77,7 +77,7 @@ test: setup fmt-check lint test-rust test-ui test-e2e
 	@echo "make test: all checks passed"
 
 bench:
-	$(CARGO) bench -p keiri-plan
+	$(CARGO) bench -p keiri-plan -p keiri-xlsx -p keiri-docs -p keiri-search -p keiri-llm
 
 clean:
 	$(CARGO) clean

@@ -2,7 +2,7 @@
 // Tauri shell); Vitest runs the unit tests in jsdom.
 //
 // In `npm run dev` the browser has no Tauri IPC, so /api is proxied to a running
-// `keiri serve` (KEIRI_API_URL, default http://127.0.0.1:8787).
+// `keiri serve` (KEIRI_API_URL, default http://127.0.0.1:8710).
 import react from '@vitejs/plugin-react';
 import { defineConfig } from 'vitest/config';
 
@@ -13,7 +13,7 @@ export default defineConfig({
     port: 5173,
     strictPort: true,
     proxy: {
-      '/api': process.env.KEIRI_API_URL ?? 'http://127.0.0.1:8787',
+      '/api': process.env.KEIRI_API_URL ?? 'http://127.0.0.1:8710',
     },
   },
   build: {

@@ -79,11 +79,18 @@ pub fn setup<R: tauri::Runtime>(
     ])
 }
 
+/// The app's Tauri context: `tauri.conf.json`, the capabilities, the icons and (with the
+/// `custom-protocol` feature) the built UI, all embedded at compile time. Public so the IPC
+/// tests check the real permissions rather than a mock's.
+pub fn tauri_context<R: tauri::Runtime>() -> tauri::Context<R> {
+    tauri::generate_context!()
+}
+
 /// Opens the window and runs until it is closed.
 pub fn run() -> Result<(), Error> {
     let workspace = workspace_dir(std::env::var_os(WORKSPACE_ENV), std::env::current_dir())?;
     let ctx = keiri_api::Context::new(workspace);
     setup(tauri::Builder::default(), ctx)
-        .run(tauri::generate_context!())
+        .run(tauri_context())
         .map_err(Error::Tauri)
 }

@@ -226,6 +226,14 @@ describe('design tab against keiri serve', () => {
     await page.screenshot({ path: path.join(SHOTS, '03-registered.png') });
   });
 
+  it('inserts a node skeleton for a catalog block', async () => {
+    await page.getByTestId('catalog-search').fill('csv.read');
+    await page.locator('[data-block-id="csv.read"] [data-testid="catalog-insert"]').click();
+    const text = await editorText(page);
+    assert.equal(text, `${VALID_PLAN}  - id: csv_read\n    block: csv.read\n    in:\n      path: ""\n`);
+    await page.getByTestId('catalog-search').fill('');
+  });
+
   it('switches the whole UI and the validator to English', async () => {
     await page.getByTestId('lang-en').click();
     assert.equal((await page.getByTestId('register').textContent())?.trim(), 'Register');

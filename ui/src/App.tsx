@@ -106,7 +106,7 @@ export function App() {
     }
   }, []);
 
-  // Validate after typing pauses, and at once when the language changes so the validator's
+  // Validate once typing pauses, and again when the language changes so the validator's
   // messages follow it.
   useEffect(() => {
     const timer = window.setTimeout(() => void validate(text, lang), VALIDATE_DEBOUNCE_MS);

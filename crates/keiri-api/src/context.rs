@@ -17,6 +17,11 @@ pub struct Context {
     pub lang: Lang,
     /// Roots outside paths must stay inside (the workspace by default).
     pub allowed_roots: Vec<PathBuf>,
+    /// What `workbook_patch` does with an existing output when the request does not say
+    /// (the CLI/server `--on-conflict` flag); `None` uses the patch engine's fallback.
+    pub on_conflict_default: Option<keiri_xlsx::OnConflict>,
+    /// Deny globs for outside paths (`--deny`), e.g. `**/.git/**` or `*.key`.
+    pub deny: Vec<String>,
 }
 
 impl Context {
@@ -38,6 +43,8 @@ impl Context {
             workspace,
             catalog_dirs,
             lang: Lang::Ja,
+            on_conflict_default: None,
+            deny: Vec::new(),
         }
     }
 
@@ -58,8 +65,13 @@ impl Context {
     }
 
     /// The path policy for paths that come from outside.
+    ///
+    /// An invalid deny glob fails closed: the policy then has no roots and refuses every path
+    /// (front-ends check the globs when they start, so this only guards a bad context).
     pub fn path_policy(&self) -> keiri_fs::PathPolicy {
         keiri_fs::PathPolicy::new(&self.allowed_roots)
+            .with_deny(self.deny.iter().cloned())
+            .unwrap_or_else(|_| keiri_fs::PathPolicy::new(Vec::<PathBuf>::new()))
     }
 }
 

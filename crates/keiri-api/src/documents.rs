@@ -91,7 +91,11 @@ mod tests {
         match (crate::dispatch(&ctx, name, body), expect) {
             (Ok(v), Ok(pointer_and_value)) => {
                 let (pointer, value) = pointer_and_value.split_once('=').unwrap();
-                assert_eq!(v.pointer(pointer).map(ToString::to_string).as_deref(), Some(value), "{v}");
+                assert_eq!(
+                    v.pointer(pointer).map(ToString::to_string).as_deref(),
+                    Some(value),
+                    "{v}"
+                );
             }
             (Err(e), Err(code)) => assert_eq!(e.code.as_str(), code),
             (got, want) => panic!("{name}: got {got:?}, want {want:?}"),
@@ -121,7 +125,11 @@ mod tests {
             json!({"file_path": "a.txt", "start_line": 1}),
             Ok("/output_format=\"toon\""),
         );
-        check("documents_metrics", json!({"file_paths": ["a.txt"]}), Ok("/files/0/lines=2"));
+        check(
+            "documents_metrics",
+            json!({"file_paths": ["a.txt"]}),
+            Ok("/files/0/lines=2"),
+        );
         check(
             "documents_metrics",
             json!({"file_paths": ["/etc/passwd"]}),
@@ -132,6 +140,10 @@ mod tests {
             json!({"file_path": "a.txt", "start_line": 1, "requests": []}),
             Err("INVALID_REQUEST"),
         );
-        check("documents_extract", json!({"file_paths": "a.txt"}), Err("INVALID_REQUEST"));
+        check(
+            "documents_extract",
+            json!({"file_paths": "a.txt"}),
+            Err("INVALID_REQUEST"),
+        );
     }
 }

@@ -21,6 +21,14 @@ pub enum ErrorCode {
     IoError,
     /// Anything unexpected.
     Internal,
+    /// A workbook file is not a readable .xlsx/.xlsm package.
+    WorkbookUnreadable,
+    /// The workbook backend (zip writer, formula engine) failed.
+    BackendError,
+    /// A file is over a size limit (e.g. 10 MiB for apply_patch).
+    FileTooLarge,
+    /// A patch did not apply and the file is unchanged.
+    ApplyFailed,
 }
 
 impl ErrorCode {
@@ -35,6 +43,10 @@ impl ErrorCode {
             ErrorCode::AlreadyExists => "ALREADY_EXISTS",
             ErrorCode::IoError => "IO_ERROR",
             ErrorCode::Internal => "INTERNAL",
+            ErrorCode::WorkbookUnreadable => "WORKBOOK_UNREADABLE",
+            ErrorCode::BackendError => "BACKEND_ERROR",
+            ErrorCode::FileTooLarge => "FILE_TOO_LARGE",
+            ErrorCode::ApplyFailed => "APPLY_FAILED",
         }
     }
 

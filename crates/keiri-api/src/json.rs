@@ -59,12 +59,21 @@ pub struct CatalogIssue {
     pub message: String,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+/// A plan to check: its YAML text and the message language.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PlanRequest {
+    /// The plan YAML text (keiri_agent v0 format).
     pub yaml: String,
+    /// Message language, `ja` or `en`; the server's default when left out.
     #[serde(default)]
+    #[schemars(schema_with = "lang_schema")]
     pub lang: Option<Lang>,
+}
+
+/// The schema of [`Lang`], which lives in keiri-plan (a crate that knows no schemas).
+fn lang_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": ["string", "null"], "enum": ["ja", "en", null]})
 }
 
 pub type PlanValidateRequest = PlanRequest;

@@ -11,19 +11,27 @@
 //! server and the Tauri shell expose exactly one set of functions.
 
 mod context;
+mod diff;
 mod documents;
 mod error;
 pub mod json;
+mod llm;
 mod plan;
+mod retrieve;
+mod workbook;
 
 pub use context::{Context, Lang};
 pub use documents::{
     docs, documents_digest, documents_extract, documents_extract_sections, documents_metrics,
 };
+pub use diff::{apply_patch, patches};
 pub use error::{ApiError, ErrorCode};
+pub use llm::{LlmProviderKind, LlmStatusProblem, LlmStatusRequest, LlmStatusResponse, llm_status};
 pub use plan::{
     catalog_list, load_catalog, plan_dry_run, plan_register, plan_register_at, plan_validate,
 };
+pub use retrieve::{blocks_retrieve, blocks_retrieve_eval, retrieval};
+pub use workbook::{workbook_patch, xlsx};
 
 /// Names of the functions [`dispatch`] accepts, in a stable order.
 pub const FUNCTIONS: &[&str] = &[
@@ -35,6 +43,11 @@ pub const FUNCTIONS: &[&str] = &[
     "documents_digest",
     "documents_extract_sections",
     "documents_metrics",
+    "workbook_patch",
+    "blocks_retrieve",
+    "blocks_retrieve_eval",
+    "llm_status",
+    "apply_patch",
 ];
 
 /// Calls the function `name` with a JSON `body` and returns its JSON result.
@@ -79,6 +92,11 @@ pub fn dispatch(
         "documents_digest" => run(body, |r| documents_digest(ctx, r)),
         "documents_extract_sections" => run(body, |r| documents_extract_sections(ctx, r)),
         "documents_metrics" => run(body, |r| documents_metrics(ctx, r)),
+        "workbook_patch" => run(body, |r| workbook_patch(ctx, r)),
+        "blocks_retrieve" => run(body, |r| blocks_retrieve(ctx, r)),
+        "blocks_retrieve_eval" => run(body, |r| blocks_retrieve_eval(ctx, r)),
+        "llm_status" => run(body, |r| llm_status(ctx, r)),
+        "apply_patch" => run(body, |r| apply_patch(ctx, r)),
         _ => Err(ApiError::new(
             ErrorCode::NotFound,
             format!("unknown function: {name}"),

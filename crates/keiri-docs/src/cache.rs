@@ -94,32 +94,62 @@ impl Cache {
     }
 
     /// Extracts `path` (canonical) with `opts`, or returns the cached extraction.
-    pub fn load(&self, path: &Path, format: Format, opts: &ExtractOptions, max_bytes: u64) -> Result<Loaded> {
-        let meta = std::fs::metadata(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+    pub fn load(
+        &self,
+        path: &Path,
+        format: Format,
+        opts: &ExtractOptions,
+        max_bytes: u64,
+    ) -> Result<Loaded> {
+        let meta = std::fs::metadata(path).map_err(|source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
         if meta.len() > max_bytes {
-            return Err(Error::FileTooLarge { size: meta.len(), limit: max_bytes });
+            return Err(Error::FileTooLarge {
+                size: meta.len(),
+                limit: max_bytes,
+            });
         }
         let modified = meta.modified().ok();
-        let key = Key { path: path.to_path_buf(), opts: opts.clone() };
-        if let Some(hit) = self.lookup(&key, |e| e.size == meta.len() && e.modified == modified && modified.is_some()) {
+        let key = Key {
+            path: path.to_path_buf(),
+            opts: opts.clone(),
+        };
+        if let Some(hit) = self.lookup(&key, |e| {
+            e.size == meta.len() && e.modified == modified && modified.is_some()
+        }) {
             return Ok(hit);
         }
         let bytes = extract::read_capped(path, max_bytes)?;
         let hash = content_hash(&bytes);
         let size = bytes.len() as u64;
         if let Some(hit) = self.lookup(&key, |e| e.hash == hash) {
-            if let Ok(mut inner) = self.inner.lock() {
-                if let Some(e) = inner.map.get_mut(&key) {
-                    e.size = size;
-                    e.modified = modified;
-                }
+            if let Ok(mut inner) = self.inner.lock()
+                && let Some(e) = inner.map.get_mut(&key)
+            {
+                e.size = size;
+                e.modified = modified;
             }
             return Ok(hit);
         }
         self.misses.fetch_add(1, Ordering::Relaxed);
         let value = Arc::new(extract::extract_bytes(&bytes, format, opts)?);
-        self.insert(key, Entry { size, modified, hash: hash.clone(), value: value.clone(), used: 0 });
-        Ok(Loaded { extracted: value, size, hash })
+        self.insert(
+            key,
+            Entry {
+                size,
+                modified,
+                hash: hash.clone(),
+                value: value.clone(),
+                used: 0,
+            },
+        );
+        Ok(Loaded {
+            extracted: value,
+            size,
+            hash,
+        })
     }
 
     fn lookup(&self, key: &Key, valid: impl Fn(&Entry) -> bool) -> Option<Loaded> {
@@ -132,11 +162,17 @@ impl Cache {
         }
         entry.used = tick;
         self.hits.fetch_add(1, Ordering::Relaxed);
-        Some(Loaded { extracted: entry.value.clone(), size: entry.size, hash: entry.hash.clone() })
+        Some(Loaded {
+            extracted: entry.value.clone(),
+            size: entry.size,
+            hash: entry.hash.clone(),
+        })
     }
 
     fn insert(&self, key: Key, mut entry: Entry) {
-        let Ok(mut inner) = self.inner.lock() else { return };
+        let Ok(mut inner) = self.inner.lock() else {
+            return;
+        };
         let bytes = entry.value.text.len();
         if bytes > self.max_text_bytes {
             return;
@@ -148,7 +184,12 @@ impl Cache {
         }
         inner.text_bytes += bytes;
         while inner.map.len() > self.max_entries || inner.text_bytes > self.max_text_bytes {
-            let Some(oldest) = inner.map.iter().min_by_key(|(_, e)| e.used).map(|(k, _)| k.clone()) else {
+            let Some(oldest) = inner
+                .map
+                .iter()
+                .min_by_key(|(_, e)| e.used)
+                .map(|(k, _)| k.clone())
+            else {
                 break;
             };
             if let Some(old) = inner.map.remove(&oldest) {
@@ -191,14 +232,52 @@ mod tests {
         keiri_fs::write_atomic(&b, b"two").unwrap();
         let cache = Cache::new(1, 1 << 20);
         let opts = ExtractOptions::default();
-        assert_eq!(cache.load(&a, Format::Txt, &opts, 100).unwrap().extracted.text, "one");
-        assert_eq!(cache.load(&a, Format::Txt, &opts, 100).unwrap().extracted.text, "one");
-        assert_eq!(cache.stats(), CacheStats { hits: 1, misses: 1, entries: 1 });
+        assert_eq!(
+            cache
+                .load(&a, Format::Txt, &opts, 100)
+                .unwrap()
+                .extracted
+                .text,
+            "one"
+        );
+        assert_eq!(
+            cache
+                .load(&a, Format::Txt, &opts, 100)
+                .unwrap()
+                .extracted
+                .text,
+            "one"
+        );
+        assert_eq!(
+            cache.stats(),
+            CacheStats {
+                hits: 1,
+                misses: 1,
+                entries: 1
+            }
+        );
         keiri_fs::write_atomic(&a, b"changed").unwrap();
-        assert_eq!(cache.load(&a, Format::Txt, &opts, 100).unwrap().extracted.text, "changed");
+        assert_eq!(
+            cache
+                .load(&a, Format::Txt, &opts, 100)
+                .unwrap()
+                .extracted
+                .text,
+            "changed"
+        );
         // A second file evicts the first (capacity 1).
-        assert_eq!(cache.load(&b, Format::Txt, &opts, 100).unwrap().extracted.text, "two");
+        assert_eq!(
+            cache
+                .load(&b, Format::Txt, &opts, 100)
+                .unwrap()
+                .extracted
+                .text,
+            "two"
+        );
         assert_eq!(cache.stats().entries, 1);
-        assert_eq!(cache.load(&a, Format::Txt, &opts, 3).unwrap_err().code(), "FILE_TOO_LARGE");
+        assert_eq!(
+            cache.load(&a, Format::Txt, &opts, 3).unwrap_err().code(),
+            "FILE_TOO_LARGE"
+        );
     }
 }

@@ -39,15 +39,22 @@ pub(crate) fn build(files: &[(String, String)], max_chars: usize) -> (String, Ve
         .iter()
         .map(|(name, text)| {
             let lines = compress(text);
-            let len = lines.iter().map(|l| l.chars().count()).sum::<usize>() + lines.len().saturating_sub(1);
+            let len = lines.iter().map(|l| l.chars().count()).sum::<usize>()
+                + lines.len().saturating_sub(1);
             (name.clone(), lines, len)
         })
         .collect();
-    let contributing: Vec<usize> = (0..compressed.len()).filter(|&i| compressed[i].2 > 0).collect();
+    let contributing: Vec<usize> = (0..compressed.len())
+        .filter(|&i| compressed[i].2 > 0)
+        .collect();
     if contributing.is_empty() {
         let parts = compressed
             .iter()
-            .map(|_| Part { characters_compressed: 0, characters_in_digest: 0, cut: false })
+            .map(|_| Part {
+                characters_compressed: 0,
+                characters_in_digest: 0,
+                cut: false,
+            })
             .collect();
         return (NO_DOCUMENTS.to_string(), parts);
     }
@@ -72,12 +79,20 @@ pub(crate) fn build(files: &[(String, String)], max_chars: usize) -> (String, Ve
     let mut parts = Vec::new();
     for (i, (name, lines, len)) in compressed.iter().enumerate() {
         if *len == 0 {
-            parts.push(Part { characters_compressed: 0, characters_in_digest: 0, cut: false });
+            parts.push(Part {
+                characters_compressed: 0,
+                characters_in_digest: 0,
+                cut: false,
+            });
             continue;
         }
         let body = take_chars(lines, shares[i]);
         let kept = body.chars().count();
-        parts.push(Part { characters_compressed: *len, characters_in_digest: kept, cut: kept < *len });
+        parts.push(Part {
+            characters_compressed: *len,
+            characters_in_digest: kept,
+            cut: kept < *len,
+        });
         sections.push(format!("## {name}\n{body}"));
     }
     (sections.join("\n\n"), parts)
@@ -117,10 +132,16 @@ mod tests {
     use super::*;
 
     fn check(files: &[(&str, &str)], max: usize, expect: &str) {
-        let files: Vec<(String, String)> = files.iter().map(|(n, t)| (n.to_string(), t.to_string())).collect();
+        let files: Vec<(String, String)> = files
+            .iter()
+            .map(|(n, t)| (n.to_string(), t.to_string()))
+            .collect();
         let (digest, _) = build(&files, max);
         assert_eq!(digest, expect);
-        assert!(digest.chars().count() <= max.max(NO_DOCUMENTS.len()), "{digest}");
+        assert!(
+            digest.chars().count() <= max.max(NO_DOCUMENTS.len()),
+            "{digest}"
+        );
     }
 
     #[test]
@@ -128,18 +149,35 @@ mod tests {
         check(&[], 100, NO_DOCUMENTS);
         check(&[("a.txt", "  \n\t \n")], 100, NO_DOCUMENTS);
         check(&[("a.txt", "x   y\n\nx y\nz\n")], 100, "## a.txt\nx y\nz");
-        check(&[("a.txt", "one"), ("b.txt", "two")], 100, "## a.txt\none\n\n## b.txt\ntwo");
+        check(
+            &[("a.txt", "one"), ("b.txt", "two")],
+            100,
+            "## a.txt\none\n\n## b.txt\ntwo",
+        );
     }
 
     #[test]
     fn fair_shares() {
         // Budget 60 - headers (2 × 9) - separator 2 = 40: the short file keeps its 5 characters,
         // the long one gets the other 35.
-        let long = (0..20).map(|i| format!("line {i:02}")).collect::<Vec<_>>().join("\n");
-        let files = vec![("a.txt".to_string(), long), ("b.txt".to_string(), "short".to_string())];
+        let long = (0..20)
+            .map(|i| format!("line {i:02}"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let files = vec![
+            ("a.txt".to_string(), long),
+            ("b.txt".to_string(), "short".to_string()),
+        ];
         let (digest, parts) = build(&files, 60);
         assert!(digest.ends_with("## b.txt\nshort"), "{digest}");
-        assert_eq!(parts[1], Part { characters_compressed: 5, characters_in_digest: 5, cut: false });
+        assert_eq!(
+            parts[1],
+            Part {
+                characters_compressed: 5,
+                characters_in_digest: 5,
+                cut: false
+            }
+        );
         assert!(parts[0].cut);
         assert!(parts[0].characters_in_digest <= 35);
         assert!(digest.chars().count() <= 60);

@@ -34,7 +34,10 @@ fn main_part_name(
     limits: &ZipLimits,
 ) -> Result<String> {
     const DEFAULT: &str = "word/document.xml";
-    let small = ZipLimits { max_entry_bytes: 1024 * 1024, ..*limits };
+    let small = ZipLimits {
+        max_entry_bytes: 1024 * 1024,
+        ..*limits
+    };
     let Some(rels) = zipguard::read_entry(archive, "_rels/.rels", FORMAT, &small)? else {
         return Ok(DEFAULT.to_string());
     };
@@ -48,7 +51,10 @@ fn main_part_name(
                 let mut is_main = false;
                 let mut target = None;
                 for attr in e.attributes().flatten() {
-                    let value = attr.unescape_value().map(|v| v.into_owned()).unwrap_or_default();
+                    let value = attr
+                        .normalized_value(quick_xml::XmlVersion::Implicit1_0)
+                        .map(|v| v.into_owned())
+                        .unwrap_or_default();
                     match attr.key.local_name().as_ref() {
                         "Type" => is_main = value.ends_with("/officeDocument"),
                         "Target" => target = Some(value),
@@ -110,7 +116,8 @@ impl Builder {
         if self.in_table() {
             // Tabs and line breaks would break the one-row-one-line layout.
             for c in s.chars() {
-                self.paragraph.push(if c == '\t' || c == '\n' { ' ' } else { c });
+                self.paragraph
+                    .push(if c == '\t' || c == '\n' { ' ' } else { c });
             }
         } else {
             self.paragraph.push_str(s);
@@ -143,7 +150,9 @@ impl Builder {
 
     fn end_row(&mut self) {
         let depth = self.tables.len();
-        let Some(table) = self.tables.last_mut() else { return };
+        let Some(table) = self.tables.last_mut() else {
+            return;
+        };
         let mut row = std::mem::take(&mut table.row);
         while row.last().is_some_and(String::is_empty) {
             row.pop();
@@ -171,19 +180,19 @@ impl Builder {
             return;
         }
         let needed = line.chars().count() + usize::from(!self.out.is_empty());
-        if let Some(max) = self.max_chars {
-            if self.chars + needed > max {
-                let room = max.saturating_sub(self.chars + usize::from(!self.out.is_empty()));
-                if room > 0 {
-                    if !self.out.is_empty() {
-                        self.out.push('\n');
-                    }
-                    self.out.extend(line.chars().take(room));
+        if let Some(max) = self.max_chars
+            && self.chars + needed > max
+        {
+            let room = max.saturating_sub(self.chars + usize::from(!self.out.is_empty()));
+            if room > 0 {
+                if !self.out.is_empty() {
+                    self.out.push('\n');
                 }
-                self.chars = max;
-                self.truncated = true;
-                return;
+                self.out.extend(line.chars().take(room));
             }
+            self.chars = max;
+            self.truncated = true;
+            return;
         }
         if !self.out.is_empty() {
             self.out.push('\n');
@@ -230,7 +239,10 @@ pub(crate) fn document_text(xml: &str, max_chars: Option<usize>) -> Result<(Stri
                 match name {
                     "body" => in_body = true,
                     "t" => in_text = true,
-                    "tbl" if in_body => b.tables.push(Table { row: Vec::new(), cell: None }),
+                    "tbl" if in_body => b.tables.push(Table {
+                        row: Vec::new(),
+                        cell: None,
+                    }),
                     "tc" => {
                         if let Some(t) = b.tables.last_mut() {
                             t.cell = Some(String::new());
@@ -347,7 +359,14 @@ mod tests {
 
     #[test]
     fn max_chars_cuts() {
-        let xml = format!("<w:document><w:body>{}{}</w:body></w:document>", p("abcdef"), p("ghij"));
-        assert_eq!(document_text(&xml, Some(8)).unwrap(), ("abcdef\ng".to_string(), true));
+        let xml = format!(
+            "<w:document><w:body>{}{}</w:body></w:document>",
+            p("abcdef"),
+            p("ghij")
+        );
+        assert_eq!(
+            document_text(&xml, Some(8)).unwrap(),
+            ("abcdef\ng".to_string(), true)
+        );
     }
 }

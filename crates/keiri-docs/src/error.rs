@@ -29,7 +29,10 @@ pub enum Error {
     UnknownEncoding,
     /// The file is malformed.
     #[error("corrupt {format} file: {reason}")]
-    Corrupt { format: &'static str, reason: String },
+    Corrupt {
+        format: &'static str,
+        reason: String,
+    },
     /// The file is encrypted or protected by a password.
     #[error("file is encrypted or password-protected")]
     Encrypted,
@@ -88,7 +91,10 @@ impl Error {
     }
 
     pub(crate) fn corrupt(format: &'static str, reason: impl Into<String>) -> Self {
-        Error::Corrupt { format, reason: reason.into() }
+        Error::Corrupt {
+            format,
+            reason: reason.into(),
+        }
     }
 }
 

@@ -25,7 +25,11 @@ pub enum Format {
 impl Format {
     /// The format named by a path's extension (case-insensitive).
     pub fn from_path(path: &Path) -> Result<Format> {
-        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .unwrap_or("")
+            .to_ascii_lowercase();
         Ok(match ext.as_str() {
             "txt" | "text" | "log" => Format::Txt,
             "md" | "markdown" => Format::Md,
@@ -49,10 +53,6 @@ impl Format {
             Format::Xlsx => "xlsx",
             Format::Xlsm => "xlsm",
         }
-    }
-
-    fn is_plain_text(self) -> bool {
-        matches!(self, Format::Txt | Format::Md | Format::Csv)
     }
 }
 
@@ -143,11 +143,11 @@ pub fn extract_bytes(bytes: &[u8], format: Format, opts: &ExtractOptions) -> Res
             let decoded = text::decode(bytes)?;
             out.encoding = Some(decoded.encoding);
             out.text = decoded.text;
-            if let Some(max) = opts.max_chars {
-                if let Some(cut) = lines::cut_chars(&out.text, max) {
-                    out.text.truncate(cut);
-                    out.cuts.push(chars_cut(max));
-                }
+            if let Some(max) = opts.max_chars
+                && let Some(cut) = lines::cut_chars(&out.text, max)
+            {
+                out.text.truncate(cut);
+                out.cuts.push(chars_cut(max));
             }
         }
         Format::Pdf => {
@@ -159,7 +159,10 @@ pub fn extract_bytes(bytes: &[u8], format: Format, opts: &ExtractOptions) -> Res
             if pdf.pages_extracted < pdf.pages_total && !pdf.truncated_chars {
                 out.cuts.push(Cut {
                     limit: "max_pages".into(),
-                    message: format!("extracted {} of {} pages", pdf.pages_extracted, pdf.pages_total),
+                    message: format!(
+                        "extracted {} of {} pages",
+                        pdf.pages_extracted, pdf.pages_total
+                    ),
                 });
             }
             if pdf.truncated_chars {
@@ -190,7 +193,10 @@ pub fn extract_bytes(bytes: &[u8], format: Format, opts: &ExtractOptions) -> Res
             )?;
             match sheet.cut.as_deref() {
                 Some("max_chars") => out.cuts.push(chars_cut(opts.max_chars.unwrap_or(0))),
-                Some(other) => out.cuts.push(Cut { limit: "sheet_window".into(), message: other.to_string() }),
+                Some(other) => out.cuts.push(Cut {
+                    limit: "sheet_window".into(),
+                    message: other.to_string(),
+                }),
                 None => {}
             }
             out.text = sheet.text;
@@ -205,31 +211,27 @@ pub fn extract_bytes(bytes: &[u8], format: Format, opts: &ExtractOptions) -> Res
 /// Reads a file, refusing one larger than `max_bytes` (checked before and while reading, so a
 /// file that grows meanwhile cannot slip through).
 pub fn read_capped(path: &Path, max_bytes: u64) -> Result<Vec<u8>> {
-    let io = |source| Error::Io { path: path.to_path_buf(), source };
+    let io = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
     let file = std::fs::File::open(path).map_err(io)?;
     let size = file.metadata().map_err(io)?.len();
     if size > max_bytes {
-        return Err(Error::FileTooLarge { size, limit: max_bytes });
+        return Err(Error::FileTooLarge {
+            size,
+            limit: max_bytes,
+        });
     }
     let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
-    file.take(max_bytes + 1).read_to_end(&mut bytes).map_err(io)?;
+    file.take(max_bytes + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
     if bytes.len() as u64 > max_bytes {
-        return Err(Error::FileTooLarge { size: bytes.len() as u64, limit: max_bytes });
+        return Err(Error::FileTooLarge {
+            size: bytes.len() as u64,
+            limit: max_bytes,
+        });
     }
     Ok(bytes)
-}
-
-/// The number of pages (PDF) or sheet names (workbooks) without extracting text; used by
-/// metrics when extraction options cap what was read.
-pub(crate) fn structure(bytes: &[u8], format: Format) -> Result<(Option<usize>, Option<Vec<String>>)> {
-    Ok(match format {
-        Format::Pdf => (Some(pdf::page_count(bytes)?), None),
-        Format::Xlsx | Format::Xlsm => (None, Some(xlsx::sheet_names(bytes)?)),
-        _ => (None, None),
-    })
-}
-
-/// True for formats whose text keeps the file's own line endings.
-pub(crate) fn keeps_line_endings(format: Format) -> bool {
-    format.is_plain_text()
 }

@@ -8,10 +8,10 @@ use crate::cache::{Cache, Loaded};
 use crate::error::{Error, Result};
 use crate::extract::{Cut, ExtractOptions, Format};
 use crate::model::{
-    DigestFile, DigestRequest, DigestResponse, ExtractLimits, ExtractRequest, ExtractResponse, FileText,
-    ItemError, Output,
+    DigestFile, DigestRequest, DigestResponse, ExtractLimits, ExtractRequest, ExtractResponse,
+    FileText, ItemError, Output,
 };
-use crate::{digest, lines, output, parallel};
+use crate::{lines, output, parallel};
 
 /// Files one extract, digest or metrics call may name.
 pub const MAX_REQUEST_FILES: usize = 200;
@@ -109,11 +109,21 @@ fn extract_all(
 
 /// Extracts the text of every file in the request, within its limits. A file that fails is
 /// listed in `errors` with a stable code; the others still extract.
-pub fn extract_files(policy: &PathPolicy, req: &ExtractRequest, cache: &Cache) -> Result<Output<ExtractResponse>> {
+pub fn extract_files(
+    policy: &PathPolicy,
+    req: &ExtractRequest,
+    cache: &Cache,
+) -> Result<Output<ExtractResponse>> {
     check_count(&req.file_paths)?;
     let limits = req.limits.clamped();
-    let (files, errors) =
-        extract_all(policy, &req.file_paths, limits, req.sheet.as_deref(), req.range.as_deref(), cache);
+    let (files, errors) = extract_all(
+        policy,
+        &req.file_paths,
+        limits,
+        req.sheet.as_deref(),
+        req.range.as_deref(),
+        cache,
+    );
     let response = ExtractResponse {
         success: errors.is_empty(),
         total_characters: files.iter().map(|f| f.characters).sum(),
@@ -126,11 +136,21 @@ pub fn extract_files(policy: &PathPolicy, req: &ExtractRequest, cache: &Cache) -
 }
 
 /// Extracts the files and digests them to about `max_chars` characters for a prompt.
-pub fn digest(policy: &PathPolicy, req: &DigestRequest, cache: &Cache) -> Result<Output<DigestResponse>> {
+pub fn digest(
+    policy: &PathPolicy,
+    req: &DigestRequest,
+    cache: &Cache,
+) -> Result<Output<DigestResponse>> {
     check_count(&req.file_paths)?;
     let limits = req.limits.clamped();
-    let (files, errors) =
-        extract_all(policy, &req.file_paths, limits, req.sheet.as_deref(), req.range.as_deref(), cache);
+    let (files, errors) = extract_all(
+        policy,
+        &req.file_paths,
+        limits,
+        req.sheet.as_deref(),
+        req.range.as_deref(),
+        cache,
+    );
     let named: Vec<(String, String)> = files
         .iter()
         .map(|f| {
@@ -141,7 +161,7 @@ pub fn digest(policy: &PathPolicy, req: &DigestRequest, cache: &Cache) -> Result
             (name, f.text.clone())
         })
         .collect();
-    let (text, parts) = digest::build(&named, req.max_chars);
+    let (text, parts) = crate::digest::build(&named, req.max_chars);
     let empty = parts.iter().all(|p| p.characters_in_digest == 0);
     let response = DigestResponse {
         success: errors.is_empty(),

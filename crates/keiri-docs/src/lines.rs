@@ -18,12 +18,24 @@ pub(crate) fn spans(text: &str) -> Vec<Span> {
     while i < bytes.len() {
         match bytes[i] {
             b'\n' => {
-                out.push(Span { start, end: i, next: i + 1 });
+                out.push(Span {
+                    start,
+                    end: i,
+                    next: i + 1,
+                });
                 start = i + 1;
             }
             b'\r' => {
-                let next = if bytes.get(i + 1) == Some(&b'\n') { i + 2 } else { i + 1 };
-                out.push(Span { start, end: i, next });
+                let next = if bytes.get(i + 1) == Some(&b'\n') {
+                    i + 2
+                } else {
+                    i + 1
+                };
+                out.push(Span {
+                    start,
+                    end: i,
+                    next,
+                });
                 start = next;
                 i = next;
                 continue;
@@ -33,7 +45,11 @@ pub(crate) fn spans(text: &str) -> Vec<Span> {
         i += 1;
     }
     if start < bytes.len() {
-        out.push(Span { start, end: bytes.len(), next: bytes.len() });
+        out.push(Span {
+            start,
+            end: bytes.len(),
+            next: bytes.len(),
+        });
     }
     out
 }
@@ -83,7 +99,10 @@ mod tests {
         let got: Vec<&str> = spans(text).iter().map(|s| &text[s.start..s.end]).collect();
         assert_eq!(got, expect, "{text:?}");
         assert_eq!(count(text), expect.len());
-        assert_eq!(normalize(text).split_terminator('\n').collect::<Vec<_>>(), expect);
+        assert_eq!(
+            normalize(text).split_terminator('\n').collect::<Vec<_>>(),
+            expect
+        );
     }
 
     #[test]

@@ -42,7 +42,6 @@ pub fn file_metrics(
         let text = ex.normalized();
         Ok(FileMetrics {
             file_path: raw.clone(),
-            resolved_path: resolved.display().to_string(),
             size_bytes: loaded.size,
             lines: lines::count(&text),
             characters: text.chars().count(),
@@ -52,7 +51,6 @@ pub fn file_metrics(
             encoding: ex.encoding.clone(),
             pages: ex.pages_total,
             sheets: ex.sheet_names.as_ref().map(Vec::len),
-            sheet_names: ex.sheet_names.clone(),
         })
     });
     let mut files = Vec::new();
@@ -63,7 +61,11 @@ pub fn file_metrics(
             Err(e) => errors.push(ItemError::file(raw, &e)),
         }
     }
-    let response = MetricsResponse { success: errors.is_empty(), files, errors };
+    let response = MetricsResponse {
+        success: errors.is_empty(),
+        files,
+        errors,
+    };
     output::render(response, req.output_format)
 }
 
@@ -71,7 +73,13 @@ pub fn file_metrics(
 mod tests {
     #[test]
     fn token_estimate() {
-        for (text, tokens) in [("", 0), ("abcd", 1), ("abcde", 2), ("請求書", 3), ("請求書 total", 5)] {
+        for (text, tokens) in [
+            ("", 0),
+            ("abcd", 1),
+            ("abcde", 2),
+            ("請求書", 3),
+            ("請求書 total", 5),
+        ] {
             assert_eq!(super::estimate_tokens(text), tokens, "{text}");
         }
     }

@@ -160,10 +160,21 @@ pub struct ItemError {
 
 impl ItemError {
     pub(crate) fn file(file_path: &str, err: &crate::Error) -> Self {
+        // The whole cause chain: "resolving /x/a.pdf: No such file or directory".
+        let mut message = err.to_string();
+        let mut source = std::error::Error::source(err);
+        while let Some(s) = source {
+            let text = s.to_string();
+            if !message.ends_with(&text) {
+                message.push_str(": ");
+                message.push_str(&text);
+            }
+            source = s.source();
+        }
         ItemError {
             file_path: Some(file_path.to_string()),
             code: err.code().to_string(),
-            message: err.to_string(),
+            message,
             label: None,
             start_line: None,
             end_line: None,
@@ -286,6 +297,9 @@ pub struct SectionRange {
 pub struct FileSections {
     pub file_path: String,
     pub sections: Vec<SectionRange>,
+    /// Workbook sheet to read: a name, or `#2` for the second; the first worksheet by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sheet: Option<String>,
 }
 
 /// Batch section extraction: many files × many ranges in one call, or the single-range form
@@ -303,6 +317,9 @@ pub struct SectionsRequest {
     pub end_line: Option<u64>,
     #[serde(default)]
     pub label: Option<String>,
+    /// Workbook sheet for the single-range form.
+    #[serde(default)]
+    pub sheet: Option<String>,
     #[serde(default)]
     pub format: ContentFormat,
     /// `toon` by default.
@@ -324,6 +341,7 @@ impl Default for SectionsRequest {
             start_line: None,
             end_line: None,
             label: None,
+            sheet: None,
             format: ContentFormat::Text,
             output_format: OutputFormat::Toon,
             allow_truncate: false,
@@ -401,11 +419,14 @@ pub struct MetricsRequest {
     pub output_format: OutputFormat,
 }
 
-/// Measurements of one file. Text figures are of the text a section read sees.
+/// Measurements of one file. Text figures are of the text a section read sees (for a
+/// workbook, its first worksheet).
+///
+/// Every field is a primitive and always present (`null` when it does not apply), so a list
+/// of these is one table: TOON writes it as a header and one row per file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct FileMetrics {
     pub file_path: String,
-    pub resolved_path: String,
     pub size_bytes: u64,
     pub lines: usize,
     pub characters: usize,
@@ -414,14 +435,12 @@ pub struct FileMetrics {
     /// `sha256:<hex>` of the file's bytes.
     pub content_hash: String,
     pub format: Format,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Detected encoding of a text file.
     pub encoding: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Pages of a PDF.
     pub pages: Option<usize>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Sheets of a workbook (read others with `sheet: "#2"` or by name).
     pub sheets: Option<usize>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sheet_names: Option<Vec<String>>,
 }
 
 /// Result of [`crate::file_metrics`] in JSON form.
@@ -497,5 +516,58 @@ impl<T> Output<T> {
             Output::Toon(t) => Some(t),
             Output::Json(_) => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The MCP server derives tool schemas from these types; check the fields it will expose.
+    #[test]
+    fn json_schemas() {
+        fn check<T: JsonSchema>(expect_properties: &[&str]) {
+            let schema = serde_json::to_value(schemars::schema_for!(T)).unwrap();
+            let props: Vec<&str> = schema["properties"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .map(String::as_str)
+                .collect();
+            assert_eq!(props, expect_properties, "{}", std::any::type_name::<T>());
+        }
+        check::<SectionsRequest>(&[
+            "requests",
+            "file_path",
+            "start_line",
+            "end_line",
+            "label",
+            "sheet",
+            "format",
+            "output_format",
+            "allow_truncate",
+            "fail_fast",
+        ]);
+        check::<ExtractRequest>(&["file_paths", "limits", "sheet", "range", "output_format"]);
+        check::<DigestRequest>(&[
+            "file_paths",
+            "max_chars",
+            "limits",
+            "sheet",
+            "range",
+            "output_format",
+        ]);
+        check::<MetricsRequest>(&["file_paths", "output_format"]);
+        check::<ToonResponse>(&[
+            "success",
+            "output_format",
+            "toon_content",
+            "counts",
+            "truncated",
+            "limits",
+            "error_summary",
+        ]);
+        let any_of = serde_json::to_value(schemars::schema_for!(Output<SectionsResponse>)).unwrap();
+        assert_eq!(any_of["anyOf"].as_array().map(Vec::len), Some(2));
     }
 }

@@ -35,7 +35,10 @@ pub(crate) fn render<T: Serialize + Summary>(value: T, format: OutputFormat) -> 
             for e in value.all_errors() {
                 match summary.iter_mut().find(|c| c.code == e.code) {
                     Some(c) => c.count += 1,
-                    None => summary.push(ErrorCount { code: e.code.clone(), count: 1 }),
+                    None => summary.push(ErrorCount {
+                        code: e.code.clone(),
+                        count: 1,
+                    }),
                 }
             }
             summary.sort_by(|a, b| a.code.cmp(&b.code));
@@ -120,7 +123,10 @@ impl Summary for SectionsResponse {
         Some(LimitsInfo::Batch(self.limits))
     }
     fn all_errors(&self) -> Vec<&ItemError> {
-        self.errors.iter().chain(self.results.iter().flat_map(|r| r.errors.iter())).collect()
+        self.errors
+            .iter()
+            .chain(self.results.iter().flat_map(|r| r.errors.iter()))
+            .collect()
     }
 }
 

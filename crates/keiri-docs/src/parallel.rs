@@ -5,7 +5,11 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Maps `f` over `items` on at most `workers` threads; the output order is the input order.
-pub(crate) fn map<T: Sync, R: Send>(items: &[T], workers: usize, f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+pub(crate) fn map<T: Sync, R: Send>(
+    items: &[T],
+    workers: usize,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
     let workers = workers.clamp(1, items.len().max(1));
     if workers == 1 {
         return items.iter().map(f).collect();
@@ -27,7 +31,10 @@ pub(crate) fn map<T: Sync, R: Send>(items: &[T], workers: usize, f: impl Fn(&T) 
         }
     });
     // Every slot is filled: a worker that panicked would have made `scope` panic above.
-    slots.into_iter().filter_map(|m| m.into_inner().ok().flatten()).collect()
+    slots
+        .into_iter()
+        .filter_map(|m| m.into_inner().ok().flatten())
+        .collect()
 }
 
 #[cfg(test)]

@@ -24,33 +24,55 @@ use crate::output;
 /// Extraction settings for reading by line number. Metrics use the same, so the line counts
 /// they report are the lines a section request can address.
 pub fn reading_options() -> ExtractOptions {
-    ExtractOptions { max_pages: 500, max_chars: None, sheet: None, range: None, max_rows: 50_000, max_cols: 512 }
+    ExtractOptions {
+        max_pages: 500,
+        max_chars: None,
+        sheet: None,
+        range: None,
+        max_rows: 50_000,
+        max_cols: 512,
+    }
 }
 
 /// Turns the two request forms into one list, refusing a request that gives both or neither.
 fn normalize(req: &SectionsRequest) -> Result<Vec<FileSections>> {
-    let single = req.file_path.is_some() || req.start_line.is_some() || req.end_line.is_some() || req.label.is_some();
+    let single = req.file_path.is_some()
+        || req.start_line.is_some()
+        || req.end_line.is_some()
+        || req.label.is_some()
+        || req.sheet.is_some();
     match (&req.requests, single) {
         (Some(_), true) => Err(Error::InvalidRequest(
             "give either requests[] or file_path/start_line/end_line, not both".into(),
         )),
-        (None, false) => Err(Error::InvalidRequest("give requests[] or file_path with start_line".into())),
+        (None, false) => Err(Error::InvalidRequest(
+            "give requests[] or file_path with start_line".into(),
+        )),
         (Some(list), false) => {
             if list.is_empty() {
                 return Err(Error::InvalidRequest("requests[] is empty".into()));
             }
             if let Some(i) = list.iter().position(|f| f.sections.is_empty()) {
-                return Err(Error::InvalidRequest(format!("requests[{i}].sections is empty")));
+                return Err(Error::InvalidRequest(format!(
+                    "requests[{i}].sections is empty"
+                )));
             }
             Ok(list.clone())
         }
         (None, true) => {
             let (Some(file_path), Some(start_line)) = (&req.file_path, req.start_line) else {
-                return Err(Error::InvalidRequest("the single-range form needs file_path and start_line".into()));
+                return Err(Error::InvalidRequest(
+                    "the single-range form needs file_path and start_line".into(),
+                ));
             };
             Ok(vec![FileSections {
                 file_path: file_path.clone(),
-                sections: vec![SectionRange { start_line, end_line: req.end_line, label: req.label.clone() }],
+                sections: vec![SectionRange {
+                    start_line,
+                    end_line: req.end_line,
+                    label: req.label.clone(),
+                }],
+                sheet: req.sheet.clone(),
             }])
         }
     }
@@ -85,83 +107,95 @@ pub fn extract_sections(
         errors: Vec::new(),
     };
 
-    // Count limits are known before reading anything.
-    let mut exceeded: Option<ItemError> = None;
+    // Count limits are known before reading anything. Each exceeded one is recorded; with
+    // `allow_truncate` the request is cut to fit, otherwise the call fails naming them.
+    let mut exceeded: Vec<ItemError> = Vec::new();
     if files.len() > limits.max_files {
-        exceeded = Some(ItemError::limit(
+        exceeded.push(ItemError::limit(
             "max_files",
-            format!("{} files requested; max_files is {}", files.len(), limits.max_files),
+            format!(
+                "{} files requested; max_files is {}",
+                files.len(),
+                limits.max_files
+            ),
         ));
         files.truncate(limits.max_files);
     }
-    if exceeded.is_none() || req.allow_truncate {
-        if let Some(f) = files.iter_mut().find(|f| f.sections.len() > limits.max_sections_per_file) {
-            if exceeded.is_none() {
-                exceeded = Some(ItemError {
-                    file_path: Some(f.file_path.clone()),
-                    ..ItemError::limit(
-                        "max_sections_per_file",
-                        format!(
-                            "{} sections requested for one file; max_sections_per_file is {}",
-                            f.sections.len(),
-                            limits.max_sections_per_file
-                        ),
-                    )
-                });
-            }
-        }
+    if let Some(f) = files
+        .iter()
+        .find(|f| f.sections.len() > limits.max_sections_per_file)
+    {
+        exceeded.push(ItemError {
+            file_path: Some(f.file_path.clone()),
+            ..ItemError::limit(
+                "max_sections_per_file",
+                format!(
+                    "{} sections requested for one file; max_sections_per_file is {}",
+                    f.sections.len(),
+                    limits.max_sections_per_file
+                ),
+            )
+        });
         for f in files.iter_mut() {
             f.sections.truncate(limits.max_sections_per_file);
         }
     }
-    if exceeded.is_none() || req.allow_truncate {
-        let total: usize = files.iter().map(|f| f.sections.len()).sum();
-        if total > limits.max_sections_total {
-            if exceeded.is_none() {
-                exceeded = Some(ItemError::limit(
-                    "max_sections_total",
-                    format!("{total} sections requested; max_sections_total is {}", limits.max_sections_total),
-                ));
-            }
-            let mut left = limits.max_sections_total;
-            for f in files.iter_mut() {
-                f.sections.truncate(left);
-                left -= f.sections.len();
-            }
-            files.retain(|f| !f.sections.is_empty());
+    let total: usize = files.iter().map(|f| f.sections.len()).sum();
+    if total > limits.max_sections_total {
+        exceeded.push(ItemError::limit(
+            "max_sections_total",
+            format!(
+                "{total} sections requested; max_sections_total is {}",
+                limits.max_sections_total
+            ),
+        ));
+        let mut left = limits.max_sections_total;
+        for f in files.iter_mut() {
+            f.sections.truncate(left);
+            left -= f.sections.len();
         }
+        files.retain(|f| !f.sections.is_empty());
     }
-    if let Some(limit_error) = exceeded {
+    if !exceeded.is_empty() {
         if !req.allow_truncate {
             response.success = false;
-            response.errors.push(limit_error);
+            response.errors = exceeded;
             return output::render(response, req.output_format);
         }
         response.truncated = true;
-        if let Some(name) = &limit_error.limit {
-            response.truncated_by.push(name.clone());
-        }
+        response.truncated_by = exceeded.iter().filter_map(|e| e.limit.clone()).collect();
     }
 
-    let opts = reading_options();
-    let mut loaded: HashMap<String, std::result::Result<(PathBuf, Loaded), ItemError>> = HashMap::new();
-    let mut budget = Budget { bytes: limits.max_total_bytes, lines: limits.max_total_lines };
+    type Key = (String, Option<String>);
+    let mut loaded: HashMap<Key, std::result::Result<(PathBuf, Loaded), Box<ItemError>>> =
+        HashMap::new();
+    let mut budget = Budget {
+        bytes: limits.max_total_bytes,
+        lines: limits.max_total_lines,
+    };
     let mut stop = false;
     for file in &files {
         if stop {
             break;
         }
-        let entry = loaded.entry(file.file_path.clone()).or_insert_with(|| {
+        let key = (file.file_path.clone(), file.sheet.clone());
+        let entry = loaded.entry(key).or_insert_with(|| {
+            let opts = ExtractOptions {
+                sheet: file.sheet.clone(),
+                ..reading_options()
+            };
             resolve(policy, &file.file_path)
                 .and_then(|(resolved, format)| {
-                    cache.load(&resolved, format, &opts, limits.max_file_size).map(|l| (resolved, l))
+                    cache
+                        .load(&resolved, format, &opts, limits.max_file_size)
+                        .map(|l| (resolved, l))
                 })
-                .map_err(|e| ItemError::file(&file.file_path, &e))
+                .map_err(|e| Box::new(ItemError::file(&file.file_path, &e)))
         });
         let (resolved, file_data) = match entry {
             Ok(ok) => (ok.0.clone(), ok.1.clone()),
             Err(e) => {
-                response.errors.push(e.clone());
+                response.errors.push(ItemError::clone(e));
                 if req.fail_fast {
                     response.success = false;
                     break;
@@ -283,10 +317,10 @@ fn read_range(
     if start == 0 {
         return Err(RangeError::StartZero);
     }
-    if let Some(end) = range.end_line {
-        if end < start {
-            return Err(RangeError::Backwards { start, end });
-        }
+    if let Some(end) = range.end_line
+        && end < start
+    {
+        return Err(RangeError::Backwards { start, end });
     }
     let total = spans.len();
     if start > total as u64 {
@@ -320,14 +354,23 @@ fn read_range(
         let end_index = first + taken - 1;
         let content = match format {
             ContentFormat::Text => SectionContent::Text(
-                spans[first..=end_index].iter().map(|s| &text[s.start..s.end]).collect::<Vec<_>>().join("\n"),
+                spans[first..=end_index]
+                    .iter()
+                    .map(|s| &text[s.start..s.end])
+                    .collect::<Vec<_>>()
+                    .join("\n"),
             ),
-            ContentFormat::Raw => SectionContent::Text(text[spans[first].start..spans[end_index].next].to_string()),
+            ContentFormat::Raw => {
+                SectionContent::Text(text[spans[first].start..spans[end_index].next].to_string())
+            }
             ContentFormat::Json => SectionContent::Lines(
                 spans[first..=end_index]
                     .iter()
                     .enumerate()
-                    .map(|(k, s)| NumberedLine { line: start + k as u64, text: text[s.start..s.end].to_string() })
+                    .map(|(k, s)| NumberedLine {
+                        line: start + k as u64,
+                        text: text[s.start..s.end].to_string(),
+                    })
                     .collect(),
             ),
         };
@@ -345,4 +388,3 @@ fn read_range(
         (None, None) => ReadOutcome::Partial(None, "max_total_lines"),
     })
 }
-

@@ -29,7 +29,10 @@ pub fn decode(bytes: &[u8]) -> Result<DecodedText> {
     if let Some(rest) = bytes.strip_prefix(b"\xEF\xBB\xBF") {
         let text = std::str::from_utf8(rest).map_err(|_| Error::UnknownEncoding)?;
         check_not_binary_text(text)?;
-        return Ok(DecodedText { text: text.to_string(), encoding: "UTF-8 (BOM)".into() });
+        return Ok(DecodedText {
+            text: text.to_string(),
+            encoding: "UTF-8 (BOM)".into(),
+        });
     }
     for (bom, encoding, name) in [
         (&b"\xFF\xFE"[..], UTF_16LE, "UTF-16LE (BOM)"),
@@ -38,12 +41,18 @@ pub fn decode(bytes: &[u8]) -> Result<DecodedText> {
         if let Some(rest) = bytes.strip_prefix(bom) {
             let text = strict(encoding, rest).ok_or(Error::UnknownEncoding)?;
             check_not_binary_text(&text)?;
-            return Ok(DecodedText { text: text.into_owned(), encoding: name.into() });
+            return Ok(DecodedText {
+                text: text.into_owned(),
+                encoding: name.into(),
+            });
         }
     }
     sniff_binary(bytes)?;
     if let Ok(text) = std::str::from_utf8(bytes) {
-        return Ok(DecodedText { text: text.to_string(), encoding: "UTF-8".into() });
+        return Ok(DecodedText {
+            text: text.to_string(),
+            encoding: "UTF-8".into(),
+        });
     }
     let sjis = strict(SHIFT_JIS, bytes);
     let euc = strict(EUC_JP, bytes);
@@ -51,18 +60,28 @@ pub fn decode(bytes: &[u8]) -> Result<DecodedText> {
         (Some(s), Some(e)) => {
             // Both decode cleanly (common for short texts made of kana); the statistical
             // detector, which knows Japanese byte-pair frequencies, breaks the tie.
-            if guess(bytes) == EUC_JP { Some((e, "EUC-JP")) } else { Some((s, "Shift_JIS")) }
+            if guess(bytes) == EUC_JP {
+                Some((e, "EUC-JP"))
+            } else {
+                Some((s, "Shift_JIS"))
+            }
         }
         (Some(s), None) => Some((s, "Shift_JIS")),
         (None, Some(e)) => Some((e, "EUC-JP")),
         (None, None) => None,
     };
     if let Some((text, name)) = chosen {
-        return Ok(DecodedText { text: text.into_owned(), encoding: name.into() });
+        return Ok(DecodedText {
+            text: text.into_owned(),
+            encoding: name.into(),
+        });
     }
     let other = guess(bytes);
     let text = strict(other, bytes).ok_or(Error::UnknownEncoding)?;
-    Ok(DecodedText { text: text.into_owned(), encoding: other.name().to_string() })
+    Ok(DecodedText {
+        text: text.into_owned(),
+        encoding: other.name().to_string(),
+    })
 }
 
 fn strict<'a>(encoding: &'static Encoding, bytes: &'a [u8]) -> Option<Cow<'a, str>> {
@@ -91,7 +110,10 @@ const BINARY_MAGIC: &[&[u8]] = &[
 /// Refuses bytes that are clearly not text: a known binary signature, a NUL byte, or many
 /// control characters in the first [`SNIFF_BYTES`].
 fn sniff_binary(bytes: &[u8]) -> Result<()> {
-    if BINARY_MAGIC.iter().any(|m| bytes.starts_with(m) && m.len() > 2) {
+    if BINARY_MAGIC
+        .iter()
+        .any(|m| bytes.starts_with(m) && m.len() > 2)
+    {
         return Err(Error::BinaryContent);
     }
     let head = &bytes[..bytes.len().min(SNIFF_BYTES)];
@@ -110,7 +132,10 @@ fn check_not_binary_text(text: &str) -> Result<()> {
     if head.contains(&'\0') {
         return Err(Error::BinaryContent);
     }
-    let controls = head.iter().filter(|&&c| c.is_ascii() && is_suspicious_control(c as u8)).count();
+    let controls = head
+        .iter()
+        .filter(|&&c| c.is_ascii() && is_suspicious_control(c as u8))
+        .count();
     if head.len() >= 16 && controls * 10 > head.len() {
         return Err(Error::BinaryContent);
     }
@@ -146,9 +171,15 @@ mod tests {
         check(b"\xFE\xFF\0a\0b", Ok(("ab", "UTF-16BE (BOM)")));
         // 請求書,金額 in Shift_JIS.
         let (sjis, _, _) = SHIFT_JIS.encode("請求書,金額\r\n株式会社テスト,1000\r\n");
-        check(&sjis, Ok(("請求書,金額\r\n株式会社テスト,1000\r\n", "Shift_JIS")));
+        check(
+            &sjis,
+            Ok(("請求書,金額\r\n株式会社テスト,1000\r\n", "Shift_JIS")),
+        );
         let (euc, _, _) = EUC_JP.encode("経理部の請求書です。よろしくお願いします。");
-        check(&euc, Ok(("経理部の請求書です。よろしくお願いします。", "EUC-JP")));
+        check(
+            &euc,
+            Ok(("経理部の請求書です。よろしくお願いします。", "EUC-JP")),
+        );
     }
 
     #[test]
@@ -156,7 +187,10 @@ mod tests {
         check(b"%PDF-1.4 junk", Err("BINARY_CONTENT"));
         check(b"text\0with nul", Err("BINARY_CONTENT"));
         check(b"\x7FELF\x02\x01\x01", Err("BINARY_CONTENT"));
-        check(&[1u8, 2, 3, 4, 5, 6, 7, 8, 14, 15, 16, 17, 18, 19, 20, 21, 22], Err("BINARY_CONTENT"));
+        check(
+            &[1u8, 2, 3, 4, 5, 6, 7, 8, 14, 15, 16, 17, 18, 19, 20, 21, 22],
+            Err("BINARY_CONTENT"),
+        );
         check(b"\xFF\xFE\0\0\0\0", Err("BINARY_CONTENT"));
         check(b"\xEF\xBB\xBF\xFF", Err("UNKNOWN_ENCODING"));
     }

@@ -42,11 +42,6 @@ pub(crate) struct SheetText {
     pub cut: Option<String>,
 }
 
-/// Sheet names only (for metrics), after the same zip checks.
-pub(crate) fn sheet_names(bytes: &[u8]) -> Result<Vec<String>> {
-    Ok(open(bytes)?.sheet_names())
-}
-
 fn open(bytes: &[u8]) -> Result<Xlsx<Cursor<&[u8]>>> {
     let limits = ZipLimits::default();
     let mut archive = zipguard::open(bytes, FORMAT, &limits)?;
@@ -109,10 +104,12 @@ fn resolve_sheet(names: &[String], wanted: &str) -> Result<String> {
     if let Some(name) = names.iter().find(|n| n.as_str() == wanted) {
         return Ok(name.clone());
     }
-    if let Some(index) = wanted.strip_prefix('#').and_then(|n| n.parse::<usize>().ok()) {
-        if let Some(name) = index.checked_sub(1).and_then(|i| names.get(i)) {
-            return Ok(name.clone());
-        }
+    if let Some(index) = wanted
+        .strip_prefix('#')
+        .and_then(|n| n.parse::<usize>().ok())
+        && let Some(name) = index.checked_sub(1).and_then(|i| names.get(i))
+    {
+        return Ok(name.clone());
     }
     Err(Error::SheetNotFound(wanted.to_string()))
 }
@@ -135,12 +132,20 @@ fn read_cells(
 ) -> std::result::Result<Cells, XlsxError> {
     let is_1904 = workbook.has_1904_epoch();
     let mut reader = workbook.worksheet_cells_reader(sheet)?;
-    let max_kept = (opts.max_rows as usize).saturating_mul(opts.max_cols as usize).max(1);
-    let mut out = Cells { cells: Vec::new(), used: None, dropped: false };
+    let max_kept = (opts.max_rows as usize)
+        .saturating_mul(opts.max_cols as usize)
+        .max(1);
+    let mut out = Cells {
+        cells: Vec::new(),
+        used: None,
+        dropped: false,
+    };
     let mut first_row: Option<u32> = None;
     while let Some(cell) = reader.next_cell()? {
         let (row, col) = cell.get_position();
-        let Some(value) = format_value(cell.get_value(), is_1904) else { continue };
+        let Some(value) = format_value(cell.get_value(), is_1904) else {
+            continue;
+        };
         out.used = Some(match out.used {
             None => ((row, col), (row, col)),
             Some(((r0, c0), (r1, c1))) => ((r0.min(row), c0.min(col)), (r1.max(row), c1.max(col))),
@@ -164,7 +169,11 @@ fn read_cells(
 }
 
 fn render(cells: Cells, window: Option<Rect>, opts: &SheetOptions<'_>) -> SheetText {
-    let Cells { mut cells, used, dropped } = cells;
+    let Cells {
+        mut cells,
+        used,
+        dropped,
+    } = cells;
     cells.sort_by_key(|(pos, _)| *pos);
     let rect = match (window, used) {
         (Some(w), _) => Some(w),
@@ -188,7 +197,9 @@ fn render(cells: Cells, window: Option<Rect>, opts: &SheetOptions<'_>) -> SheetT
         }),
         cut: None,
     };
-    let Some(((r0, c0), (r1, c1))) = rect else { return sheet };
+    let Some(((r0, c0), (r1, c1))) = rect else {
+        return sheet;
+    };
     let mut chars = 0usize;
     let mut lines: Vec<String> = Vec::new();
     cells.retain(|((r, c), _)| *r >= r0 && *r <= r1 && *c >= c0 && *c <= c1);
@@ -213,21 +224,22 @@ fn render(cells: Cells, window: Option<Rect>, opts: &SheetOptions<'_>) -> SheetT
             }
         }
         let needed = line.chars().count() + usize::from(!lines.is_empty());
-        if let Some(max) = opts.max_chars {
-            if chars + needed > max {
-                let room = max.saturating_sub(chars + usize::from(!lines.is_empty()));
-                if room > 0 {
-                    lines.push(line.chars().take(room).collect());
-                }
-                truncated_chars = true;
-                break;
+        if let Some(max) = opts.max_chars
+            && chars + needed > max
+        {
+            let room = max.saturating_sub(chars + usize::from(!lines.is_empty()));
+            if room > 0 {
+                lines.push(line.chars().take(room).collect());
             }
+            truncated_chars = true;
+            break;
         }
         chars += needed;
         lines.push(line);
     }
     sheet.text = lines.join("\n");
-    let beyond = used.is_some_and(|((_, _), (ur1, uc1))| window.is_none() && (ur1 > r1 || uc1 > c1));
+    let beyond =
+        used.is_some_and(|((_, _), (ur1, uc1))| window.is_none() && (ur1 > r1 || uc1 > c1));
     sheet.cut = if truncated_chars {
         Some("max_chars".to_string())
     } else if beyond || (dropped && window.is_none()) {
@@ -267,7 +279,15 @@ fn format_value(value: &DataRef<'_>, is_1904: bool) -> Option<String> {
 }
 
 fn clean(s: &str) -> String {
-    s.chars().map(|c| if matches!(c, '\t' | '\n' | '\r') { ' ' } else { c }).collect()
+    s.chars()
+        .map(|c| {
+            if matches!(c, '\t' | '\n' | '\r') {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect()
 }
 
 /// Numbers the way Excel's General format shows them: integers without a fraction, others in
@@ -314,7 +334,13 @@ pub(crate) fn format_serial_date(serial: f64, is_1904: bool) -> String {
     let (y, m, d) = civil_from_days(unix_days);
     let mut out = format!("{y:04}-{m:02}-{d:02}");
     if seconds > 0 {
-        let _ = write!(out, " {:02}:{:02}:{:02}", seconds / 3600, (seconds / 60) % 60, seconds % 60);
+        let _ = write!(
+            out,
+            " {:02}:{:02}:{:02}",
+            seconds / 3600,
+            (seconds / 60) % 60,
+            seconds % 60
+        );
     }
     out
 }
@@ -368,7 +394,8 @@ fn parse_cell(s: &str) -> Option<(u32, u32)> {
     let s = s.trim().replace('$', "");
     let split = s.find(|c: char| c.is_ascii_digit())?;
     let (letters, digits) = s.split_at(split);
-    if letters.is_empty() || letters.len() > 3 || !letters.chars().all(|c| c.is_ascii_alphabetic()) {
+    if letters.is_empty() || letters.len() > 3 || !letters.chars().all(|c| c.is_ascii_alphabetic())
+    {
         return None;
     }
     let mut col: u32 = 0;
@@ -394,7 +421,10 @@ mod tests {
         check("A1", Some(((0, 0), (0, 0))));
         check("B2:D10", Some(((1, 1), (9, 3))));
         check("$D$10:B2", Some(((1, 1), (9, 3))));
-        check("XFD1048576", Some(((1_048_575, 16_383), (1_048_575, 16_383))));
+        check(
+            "XFD1048576",
+            Some(((1_048_575, 16_383), (1_048_575, 16_383))),
+        );
         check("A0", None);
         check("1A", None);
         check("A1:B2:C3", None);
@@ -404,7 +434,14 @@ mod tests {
 
     #[test]
     fn columns_and_dates() {
-        for (c, name) in [(0, "A"), (25, "Z"), (26, "AA"), (701, "ZZ"), (702, "AAA"), (16_383, "XFD")] {
+        for (c, name) in [
+            (0, "A"),
+            (25, "Z"),
+            (26, "AA"),
+            (701, "ZZ"),
+            (702, "AAA"),
+            (16_383, "XFD"),
+        ] {
             assert_eq!(col_name(c), name);
         }
         for (serial, is_1904, text) in [

@@ -80,7 +80,10 @@ pub(crate) fn read_entry(
         return Err(bomb(cap, name));
     }
     let mut out = Vec::with_capacity(usize::try_from(entry.size()).unwrap_or(0).min(1 << 20));
-    let read = entry.take(cap + 1).read_to_end(&mut out).map_err(|e| io_corrupt(format, &e))?;
+    let read = entry
+        .take(cap + 1)
+        .read_to_end(&mut out)
+        .map_err(|e| io_corrupt(format, &e))?;
     if read as u64 > cap {
         return Err(bomb(cap, name));
     }
@@ -103,10 +106,10 @@ pub(crate) fn verify_entries(
             Ok(e) => e,
             Err(e) => return Err(zip_error(format, e)),
         };
-        if entry.is_dir() || !wanted(entry.name()) {
+        let name = entry.name().map(|n| n.into_owned()).unwrap_or_default();
+        if entry.is_dir() || !wanted(&name) {
             continue;
         }
-        let name = entry.name().to_string();
         if entry.size() > limits.max_entry_bytes {
             return Err(bomb(limits.max_entry_bytes, &name));
         }
@@ -130,7 +133,10 @@ pub(crate) fn verify_entries(
 }
 
 fn bomb(limit: u64, what: &str) -> Error {
-    Error::DecompressionLimit { limit, what: format!("zip entry {what}") }
+    Error::DecompressionLimit {
+        limit,
+        what: format!("zip entry {what}"),
+    }
 }
 
 pub(crate) fn zip_error(format: &'static str, e: ZipError) -> Error {

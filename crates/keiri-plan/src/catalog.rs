@@ -86,7 +86,7 @@ impl Default for TypeSpec {
 }
 
 /// The value types the validator reasons about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ValueType {
     String,
@@ -210,18 +210,7 @@ impl Catalog {
             if !dir.is_dir() {
                 continue;
             }
-            let mut files: Vec<PathBuf> = walkdir::WalkDir::new(dir)
-                .min_depth(2)
-                .max_depth(2)
-                .follow_links(false)
-                .into_iter()
-                .filter_map(Result::ok)
-                .filter(|e| e.file_type().is_file())
-                .map(walkdir::DirEntry::into_path)
-                .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")))
-                .collect();
-            files.sort();
-            for file in files {
+            for file in category_files(dir) {
                 match load_spec(&file) {
                     Ok(spec) => catalog.insert(spec, &mut issues),
                     Err(issue) => issues.push(issue),
@@ -281,7 +270,7 @@ impl Catalog {
     }
 }
 
-fn issue(file: &Path, pos: Option<(usize, usize)>, message: String) -> CatalogIssue {
+pub(crate) fn issue(file: &Path, pos: Option<(usize, usize)>, message: String) -> CatalogIssue {
     CatalogIssue {
         file: file.to_path_buf(),
         line: pos.map(|p| p.0),
@@ -292,26 +281,7 @@ fn issue(file: &Path, pos: Option<(usize, usize)>, message: String) -> CatalogIs
 
 /// Loads one spec file; the category is its directory's name.
 pub fn load_spec(file: &Path) -> Result<BlockSpec, CatalogIssue> {
-    let meta = std::fs::metadata(file).map_err(|e| issue(file, None, format!("reading: {e}")))?;
-    if meta.len() > yaml::MAX_DOCUMENT_BYTES as u64 {
-        return Err(issue(
-            file,
-            None,
-            format!("file is {} bytes, too large for a spec", meta.len()),
-        ));
-    }
-    let text =
-        std::fs::read_to_string(file).map_err(|e| issue(file, None, format!("reading: {e}")))?;
-    let doc = yaml::parse(&text).map_err(|e| issue(file, e.position(), e.to_string()))?;
-    let mut spec: BlockSpec = serde_path_to_error::deserialize(&doc.value).map_err(|e| {
-        let pointer = crate::io::path_to_pointer(e.path());
-        let pos = doc.source_map.locate(&pointer).map(|p| (p.line, p.column));
-        issue(
-            file,
-            pos,
-            format!("{}: {}", display_pointer(&pointer), e.inner()),
-        )
-    })?;
+    let mut spec: BlockSpec = read_yaml_file(file, "a spec")?;
     if spec.id.trim().is_empty() {
         return Err(issue(file, Some((1, 1)), "the spec has no id".into()));
     }
@@ -322,6 +292,52 @@ pub fn load_spec(file: &Path) -> Result<BlockSpec, CatalogIssue> {
         .unwrap_or_default();
     spec.source = file.to_path_buf();
     Ok(spec)
+}
+
+/// The `<dir>/<category>/*.yaml` (and `.yml`) files of one directory, sorted, so loading is
+/// deterministic. Shared by the block catalog and the template loader.
+pub(crate) fn category_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = walkdir::WalkDir::new(dir)
+        .min_depth(2)
+        .max_depth(2)
+        .follow_links(false)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(walkdir::DirEntry::into_path)
+        .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Reads one YAML file into `T` with the document limits of [`yaml::parse`]; a failure is
+/// an issue with the file and, when known, the line of the offending part. `what` names the
+/// kind of file in the size message ("a spec", "a template").
+pub(crate) fn read_yaml_file<T: serde::de::DeserializeOwned>(
+    file: &Path,
+    what: &str,
+) -> Result<T, CatalogIssue> {
+    let meta = std::fs::metadata(file).map_err(|e| issue(file, None, format!("reading: {e}")))?;
+    if meta.len() > yaml::MAX_DOCUMENT_BYTES as u64 {
+        return Err(issue(
+            file,
+            None,
+            format!("file is {} bytes, too large for {what}", meta.len()),
+        ));
+    }
+    let text =
+        std::fs::read_to_string(file).map_err(|e| issue(file, None, format!("reading: {e}")))?;
+    let doc = yaml::parse(&text).map_err(|e| issue(file, e.position(), e.to_string()))?;
+    serde_path_to_error::deserialize(&doc.value).map_err(|e| {
+        let pointer = crate::io::path_to_pointer(e.path());
+        let pos = doc.source_map.locate(&pointer).map(|p| (p.line, p.column));
+        issue(
+            file,
+            pos,
+            format!("{}: {}", display_pointer(&pointer), e.inner()),
+        )
+    })
 }
 
 fn display_pointer(pointer: &str) -> &str {
@@ -336,7 +352,7 @@ fn text_or_structure<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D
     })
 }
 
-mod version_string {
+pub(crate) mod version_string {
     use serde::{Deserialize, Deserializer, Serializer};
     use serde_json::Value;
 

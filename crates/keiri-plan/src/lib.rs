@@ -1,5 +1,6 @@
 //! The plan core of Keiri Studio: the plan model and its YAML io, the block catalog, the
-//! validator, the dry-run and registering to `designs/`.
+//! validator, the dry-run, registering to `designs/`, templates with compose, and the
+//! requirements builder.
 //!
 //! This crate is pure: no network, no LLM, no UI. It reads the files it is pointed at and
 //! writes only through [`register`], atomically.
@@ -13,22 +14,43 @@
 //! * `serde_path_to_error` — turns a shape error into the JSON pointer of the bad field.
 //! * `semver` — "latest version wins" in the catalog.
 //! * `keiri-fs` — atomic, never-overwriting writes.
+//! * `regex` — checks answers against a requirement's `validation.regex`; its matching time is
+//!   linear in the input, so a pattern from a template or an LLM cannot hang the process.
+//!
+//! Templates ([`template`]) are reusable subflows with an import/export contract; [`compose`]
+//! merges them into a plan without an LLM, and [`requirements`] turns what a plan lacks into
+//! typed questions and applies the answers.
 
 pub mod catalog;
+pub mod compose;
 pub mod dry_run;
 pub mod expr;
 pub mod io;
 pub mod model;
 pub mod refs;
 pub mod register;
+pub mod requirements;
+pub mod template;
 pub mod validate;
 pub mod yaml;
 
 pub use catalog::{BlockSpec, Catalog, CatalogIssue, PortSpec, TypeSpec, ValueType};
+pub use compose::{
+    ComposeError, ComposeOptions, Composition, Conflict, ImportBinding, PublishedExport,
+    Resolution, UnboundImport, compose,
+};
 pub use dry_run::{DryRun, DryRunNode, dry_run};
 pub use io::{LoadError, LoadedPlan, load_plan, save_plan};
 pub use model::{Node, NodeKind, Plan};
 pub use register::{RegisterError, designs_index, register};
+pub use requirements::{
+    AnswerError, AnswerProblem, AnswerUse, Requirement, RequirementKind, RequirementTarget,
+    SchemaTemplate, Validation, apply_answers, build_requirements, schema_templates,
+};
+pub use template::{
+    ExportSpec, ImportSpec, RequirementHint, TemplateFinding, TemplateSpec, Templates,
+    UiSuggestion, load_template, validate_template, validate_templates,
+};
 pub use validate::{Finding, Options, Severity, has_errors, validate};
 
 /// The language of user-facing messages.

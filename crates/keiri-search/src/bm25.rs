@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
 use tantivy::schema::{
-    Field, IndexRecordOption, STRING, Schema, TextFieldIndexing, TextOptions, FAST,
+    FAST, Field, IndexRecordOption, STRING, Schema, TextFieldIndexing, TextOptions,
 };
 use tantivy::tokenizer::{Language, Stemmer, TextAnalyzer, TokenStream};
 use tantivy::{Index, IndexReader, TantivyDocument, Term};
@@ -47,6 +47,13 @@ impl Default for FieldBoosts {
 const WEIGHT_WORD: f32 = 1.0;
 const WEIGHT_BIGRAM: f32 = 1.0;
 const WEIGHT_CJK_CHAR: f32 = 0.3;
+/// Hiragana-only tokens (を, して, する) are mostly particles and verb endings: they say how
+/// a sentence is built, not what it is about.
+const WEIGHT_HIRAGANA: f32 = 0.1;
+
+fn is_hiragana_only(text: &str) -> bool {
+    text.chars().all(|c| ('\u{3041}'..='\u{309F}').contains(&c))
+}
 
 /// A query token after analysis (stemmed), with the text shown to the user.
 #[derive(Debug, Clone, PartialEq)]
@@ -76,7 +83,6 @@ struct Fields {
 
 /// The BM25 index of one document set.
 pub struct Bm25Index {
-    index: Index,
     reader: IndexReader,
     fields: Fields,
     analyzer: TextAnalyzer,
@@ -91,14 +97,18 @@ pub struct Bm25Index {
 
 impl std::fmt::Debug for Bm25Index {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Bm25Index").field("docs", &self.doc_terms.len()).finish_non_exhaustive()
+        f.debug_struct("Bm25Index")
+            .field("docs", &self.doc_terms.len())
+            .finish_non_exhaustive()
     }
 }
 
 fn new_analyzer() -> TextAnalyzer {
     // English stemming folds invoice/invoices and match/matching; it leaves CJK tokens
     // untouched because the Snowball rules only rewrite Latin suffixes.
-    TextAnalyzer::builder(KeiriTokenizer).filter(Stemmer::new(Language::English)).build()
+    TextAnalyzer::builder(KeiriTokenizer)
+        .filter(Stemmer::new(Language::English))
+        .build()
 }
 
 /// Analyses `text` into (indexed term, surface text, kind) triples.
@@ -109,7 +119,11 @@ fn analyse(analyzer: &mut TextAnalyzer, text: &str) -> Vec<(String, String, Toke
     let mut i = 0;
     while stream.advance() {
         if let Some(original) = detailed.get(i) {
-            out.push((stream.token().text.clone(), original.text.clone(), original.kind));
+            out.push((
+                stream.token().text.clone(),
+                original.text.clone(),
+                original.kind,
+            ));
         }
         i += 1;
     }
@@ -139,7 +153,8 @@ impl Bm25Index {
         };
         let index = Index::create_in_ram(schema.build());
         index.tokenizers().register(TOKENIZER_NAME, new_analyzer());
-        // One thread and a small arena: the catalog is small and other work shares the cores.
+        // One thread and tantivy's smallest arena: other work shares the cores, and a
+        // larger arena measured no faster for 5,000 blocks.
         let mut writer = index.writer_with_num_threads::<TantivyDocument>(1, 15_000_000)?;
         let mut analyzer = new_analyzer();
         let mut doc_terms = Vec::with_capacity(docs.len());
@@ -180,8 +195,11 @@ impl Bm25Index {
             doc_terms.push(terms);
 
             let whole: HashSet<String> = doc.port_names.iter().map(|n| n.to_lowercase()).collect();
-            let parts: HashSet<String> =
-                doc.port_names.iter().flat_map(|n| split_identifier(n)).collect();
+            let parts: HashSet<String> = doc
+                .port_names
+                .iter()
+                .flat_map(|n| split_identifier(n))
+                .collect();
             for word in whole.union(&parts) {
                 *port_df.entry(word.clone()).or_default() += 1;
             }
@@ -195,7 +213,6 @@ impl Bm25Index {
             .map(|(word, df)| (word, (1.0 + (n - df as f32 + 0.5) / (df as f32 + 0.5)).ln()))
             .collect();
         Ok(Bm25Index {
-            index,
             reader,
             fields,
             analyzer: new_analyzer(),
@@ -232,6 +249,7 @@ impl Bm25Index {
             for (term, display, kind) in analyse(&mut analyzer, text) {
                 let kind_weight = match kind {
                     TokenKind::Word => WEIGHT_WORD,
+                    _ if is_hiragana_only(&display) => WEIGHT_HIRAGANA,
                     TokenKind::CjkBigram => WEIGHT_BIGRAM,
                     TokenKind::CjkChar => WEIGHT_CJK_CHAR,
                 };
@@ -242,7 +260,12 @@ impl Bm25Index {
                             continue;
                         }
                         order.push(term.clone());
-                        let qt = QueryTerm { term: term.clone(), display, kind, weight: kind_weight };
+                        let qt = QueryTerm {
+                            term: term.clone(),
+                            display,
+                            kind,
+                            weight: kind_weight,
+                        };
                         by_term.insert(term, (qt, source_weight));
                     }
                 }
@@ -253,7 +276,11 @@ impl Bm25Index {
             .filter_map(|term| by_term.remove(&term))
             // A repeated term counts more, but sub-linearly, as in BM25's own tf saturation.
             .map(|(mut qt, count)| {
-                qt.weight *= if count <= 1.0 { count } else { 1.0 + count.ln() };
+                qt.weight *= if count <= 1.0 {
+                    count
+                } else {
+                    1.0 + count.ln()
+                };
                 qt
             })
             .collect()
@@ -288,24 +315,36 @@ impl Bm25Index {
                 }
                 let term = Term::from_field_text(field, &qt.term);
                 let query = TermQuery::new(term, IndexRecordOption::WithFreqs);
-                should.push((Occur::Should, Box::new(BoostQuery::new(Box::new(query), boost * qt.weight))));
+                should.push((
+                    Occur::Should,
+                    Box::new(BoostQuery::new(Box::new(query), boost * qt.weight)),
+                ));
             }
         }
         let text_query: Box<dyn Query> = Box::new(BooleanQuery::new(should));
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, text_query)];
         if let Some(kind) = kind {
             let term = Term::from_field_text(self.fields.kind, kind.as_str());
-            clauses.push((Occur::Must, Box::new(TermQuery::new(term, IndexRecordOption::Basic))));
+            clauses.push((
+                Occur::Must,
+                Box::new(TermQuery::new(term, IndexRecordOption::Basic)),
+            ));
         }
         if let Some(category) = category {
             let term = Term::from_field_text(self.fields.category, category);
-            clauses.push((Occur::Must, Box::new(TermQuery::new(term, IndexRecordOption::Basic))));
+            clauses.push((
+                Occur::Must,
+                Box::new(TermQuery::new(term, IndexRecordOption::Basic)),
+            ));
         }
         let query = BooleanQuery::new(clauses);
         let searcher = self.reader.searcher();
         let hits = searcher.search(&query, &TopDocs::with_limit(self.len()).order_by_score())?;
         for (score, address) in hits {
-            let column = searcher.segment_reader(address.segment_ord).fast_fields().u64("ord")?;
+            let column = searcher
+                .segment_reader(address.segment_ord)
+                .fast_fields()
+                .u64("ord")?;
             if let Some(ord) = column.first(address.doc_id)
                 && let Some(slot) = scores.get_mut(ord as usize)
             {
@@ -321,7 +360,11 @@ impl Bm25Index {
         let Some(doc) = self.doc_terms.get(ord) else {
             return Vec::new();
         };
-        let hits: Vec<&QueryTerm> = terms.iter().filter(|t| doc.contains(&t.term)).collect();
+        let hits: Vec<&QueryTerm> = terms
+            .iter()
+            .filter(|t| doc.contains(&t.term))
+            .filter(|t| t.kind == TokenKind::Word || !is_hiragana_only(&t.display))
+            .collect();
         let bigrams: Vec<&str> = hits
             .iter()
             .filter(|t| t.kind == TokenKind::CjkBigram)
@@ -329,7 +372,8 @@ impl Bm25Index {
             .collect();
         let mut out: Vec<String> = Vec::new();
         for t in hits {
-            let covered = t.kind == TokenKind::CjkChar && bigrams.iter().any(|b| b.contains(&t.display));
+            let covered =
+                t.kind == TokenKind::CjkChar && bigrams.iter().any(|b| b.contains(&t.display));
             if !covered && !out.contains(&t.display) {
                 out.push(t.display.clone());
             }
@@ -404,8 +448,13 @@ mod tests {
         let index = Bm25Index::build(&docs, FieldBoosts::default()).unwrap();
         let terms = index.query_terms(query, &[], 0.3, 256);
         let scores = index.scores(&terms, None, None).unwrap();
-        let best = (0..docs.len()).max_by(|&a, &b| scores[a].total_cmp(&scores[b])).unwrap();
-        assert_eq!(docs[best].id, expect_best, "query {query:?}: scores {scores:?}");
+        let best = (0..docs.len())
+            .max_by(|&a, &b| scores[a].total_cmp(&scores[b]))
+            .unwrap();
+        assert_eq!(
+            docs[best].id, expect_best,
+            "query {query:?}: scores {scores:?}"
+        );
         assert!(scores[best] > 0.0);
     }
 
@@ -421,7 +470,9 @@ mod tests {
         let docs = docs();
         let index = Bm25Index::build(&docs, FieldBoosts::default()).unwrap();
         let terms = index.query_terms("請求書 CSV", &[], 0.3, 256);
-        let scores = index.scores(&terms, Some(DocKind::Block), Some("input")).unwrap();
+        let scores = index
+            .scores(&terms, Some(DocKind::Block), Some("input"))
+            .unwrap();
         assert_eq!(scores[0], 0.0);
         assert!(scores[1] > 0.0);
     }

@@ -96,13 +96,20 @@ impl Document {
                 }
             }
         }
-        doc.port_text = join_non_empty(&port_text.iter().map(String::as_str).collect::<Vec<_>>(), "\n");
+        doc.port_text = join_non_empty(
+            &port_text.iter().map(String::as_str).collect::<Vec<_>>(),
+            "\n",
+        );
 
         // Japanese passage: title, description and the tags (which mix both languages).
         let ja = join_non_empty(&[&title_ja, spec.description.trim(), &doc.tags], "\n");
         // English passage: title, description and the id words, which are English.
         let en = join_non_empty(&[&title_en, description_en.trim(), &doc.id_words], "\n");
-        for passage in [ja, en] {
+        // Short passages too: a clause of an instruction ("…をExcelに書き出す") is closer to
+        // a title than to a paragraph, and e5 compares texts of similar length best.
+        let ja_title = join_non_empty(&[&title_ja, &doc.tags], " ");
+        let en_title = join_non_empty(&[&title_en, &doc.id_words], " ");
+        for passage in [ja, en, ja_title, en_title] {
             if !passage.trim().is_empty() && !doc.passages.contains(&passage) {
                 doc.passages.push(passage);
             }
@@ -118,7 +125,7 @@ impl Document {
 /// `readCSVFile.v2` → `read`, `csv`, `file`, `v2`.
 pub fn split_identifier(id: &str) -> Vec<String> {
     let mut words = Vec::new();
-    for part in id.split(|c: char| matches!(c, '.' | '_' | '-' | '/' | ' ')) {
+    for part in id.split(['.', '_', '-', '/', ' ']) {
         let chars: Vec<char> = part.chars().collect();
         let mut current = String::new();
         for (i, &c) in chars.iter().enumerate() {
@@ -145,7 +152,11 @@ pub fn split_identifier(id: &str) -> Vec<String> {
 }
 
 fn first_non_empty<'a>(values: &[&'a str]) -> &'a str {
-    values.iter().copied().find(|v| !v.trim().is_empty()).unwrap_or_default()
+    values
+        .iter()
+        .copied()
+        .find(|v| !v.trim().is_empty())
+        .unwrap_or_default()
 }
 
 fn join_non_empty(values: &[&str], separator: &str) -> String {
@@ -162,12 +173,19 @@ mod tests {
     use super::*;
 
     fn check(input: &str, expect: &[&str]) {
-        assert_eq!(split_identifier(input), expect, "split_identifier({input:?})");
+        assert_eq!(
+            split_identifier(input),
+            expect,
+            "split_identifier({input:?})"
+        );
     }
 
     #[test]
     fn identifiers() {
-        check("matching.duplicate_invoices", &["matching", "duplicate", "invoices"]);
+        check(
+            "matching.duplicate_invoices",
+            &["matching", "duplicate", "invoices"],
+        );
         check("readCSVFile.v2", &["read", "csv", "file", "v2"]);
         check("ui.table_review", &["ui", "table", "review"]);
         check("HTTPRequest", &["http", "request"]);

@@ -38,14 +38,26 @@ impl EvalSet {
     /// Reads and checks a set: at least one query, unique ids, every query with a relevant
     /// block.
     pub fn load(path: &Path) -> Result<EvalSet, Error> {
-        let err = |reason: String| Error::EvalSet { path: path.to_path_buf(), reason };
-        let meta = std::fs::metadata(path)
-            .map_err(|source| Error::Io { action: "reading", path: path.to_path_buf(), source })?;
+        let err = |reason: String| Error::EvalSet {
+            path: path.to_path_buf(),
+            reason,
+        };
+        let meta = std::fs::metadata(path).map_err(|source| Error::Io {
+            action: "reading",
+            path: path.to_path_buf(),
+            source,
+        })?;
         if meta.len() > 4 * 1024 * 1024 {
-            return Err(err(format!("{} bytes is too large for an evaluation set", meta.len())));
+            return Err(err(format!(
+                "{} bytes is too large for an evaluation set",
+                meta.len()
+            )));
         }
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| Error::Io { action: "reading", path: path.to_path_buf(), source })?;
+        let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+            action: "reading",
+            path: path.to_path_buf(),
+            source,
+        })?;
         let set: EvalSet = serde_yaml::from_str(&text).map_err(|e| err(e.to_string()))?;
         if set.queries.is_empty() {
             return Err(err("it has no queries".into()));
@@ -56,7 +68,10 @@ impl EvalSet {
                 return Err(err(format!("query id {} is used twice", q.id)));
             }
             if q.relevant.is_empty() || q.instruction.trim().is_empty() {
-                return Err(err(format!("query {} needs an instruction and relevant blocks", q.id)));
+                return Err(err(format!(
+                    "query {} needs an instruction and relevant blocks",
+                    q.id
+                )));
             }
         }
         Ok(set)
@@ -147,7 +162,9 @@ pub fn query_metrics(ranked: &[&str], relevant: &[String]) -> QueryMetrics {
         .filter(|(_, id)| is_relevant(id))
         .map(|(i, _)| 1.0 / ((i + 2) as f64).log2())
         .sum();
-    let ideal: f64 = (0..relevant.len().min(10)).map(|i| 1.0 / ((i + 2) as f64).log2()).sum();
+    let ideal: f64 = (0..relevant.len().min(10))
+        .map(|i| 1.0 / ((i + 2) as f64).log2())
+        .sum();
     QueryMetrics {
         recall_at_5: hits_at(5) / n,
         recall_at_10: hits_at(10) / n,
@@ -194,7 +211,11 @@ pub fn evaluate(
             };
             let ranking = index.rank(&query)?;
             ran &= ranking.mode == mode;
-            let ids: Vec<&str> = ranking.scored.iter().map(|s| index.docs()[s.ord].id.as_str()).collect();
+            let ids: Vec<&str> = ranking
+                .scored
+                .iter()
+                .map(|s| index.docs()[s.ord].id.as_str())
+                .collect();
             let m = query_metrics(&ids, &q.relevant);
             let missing: Vec<(String, Option<usize>)> = q
                 .relevant
@@ -203,19 +224,28 @@ pub fn evaluate(
                 .map(|r| (r.clone(), ids.iter().position(|id| id == r).map(|p| p + 1)))
                 .collect();
             if !missing.is_empty() {
-                misses.push(Miss { query: q.id.clone(), missing });
+                misses.push(Miss {
+                    query: q.id.clone(),
+                    missing,
+                });
             }
             all.push(m);
             by_lang.entry(q.lang.clone()).or_default().push(m);
         }
         if !ran {
-            notes.push(format!("{} ran as BM25 only: no embedding model is available", mode.as_str()));
+            notes.push(format!(
+                "{} ran as BM25 only: no embedding model is available",
+                mode.as_str()
+            ));
         }
         reports.push(ModeReport {
             mode,
             ran,
             all: average(&all),
-            by_lang: by_lang.iter().map(|(k, v)| (k.clone(), average(v))).collect(),
+            by_lang: by_lang
+                .iter()
+                .map(|(k, v)| (k.clone(), average(v)))
+                .collect(),
             misses,
         });
     }
@@ -230,7 +260,13 @@ pub fn evaluate(
 
 /// Evaluates with the default fusion settings in all three modes.
 pub fn evaluate_default(index: &Index, set: &EvalSet) -> Result<EvalReport, Error> {
-    evaluate(index, set, &[Mode::Bm25, Mode::Dense, Mode::Hybrid], FusionKind::Convex, DEFAULT_DENSE_WEIGHT)
+    evaluate(
+        index,
+        set,
+        &[Mode::Bm25, Mode::Dense, Mode::Hybrid],
+        FusionKind::Convex,
+        DEFAULT_DENSE_WEIGHT,
+    )
 }
 
 /// The report as a plain-text table for the terminal.
@@ -247,7 +283,11 @@ pub fn format_report(report: &EvalReport) -> String {
         "mode", "lang", "queries", "recall@5", "recall@10", "MRR", "nDCG@10"
     ));
     for m in &report.modes {
-        let name = if m.ran { m.mode.as_str().to_string() } else { format!("{}*", m.mode.as_str()) };
+        let name = if m.ran {
+            m.mode.as_str().to_string()
+        } else {
+            format!("{}*", m.mode.as_str())
+        };
         let rows = std::iter::once(("all".to_string(), m.all))
             .chain(m.by_lang.iter().map(|(k, v)| (k.clone(), *v)));
         for (lang, x) in rows {
@@ -270,10 +310,18 @@ mod tests {
     fn check(ranked: &[&str], relevant: &[&str], expect: (f64, f64, f64, f64)) {
         let relevant: Vec<String> = relevant.iter().map(|s| s.to_string()).collect();
         let m = query_metrics(ranked, &relevant);
-        let got = (m.recall_at_5, m.recall_at_10, m.reciprocal_rank, m.ndcg_at_10);
+        let got = (
+            m.recall_at_5,
+            m.recall_at_10,
+            m.reciprocal_rank,
+            m.ndcg_at_10,
+        );
         let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
         assert!(
-            close(got.0, expect.0) && close(got.1, expect.1) && close(got.2, expect.2) && close(got.3, expect.3),
+            close(got.0, expect.0)
+                && close(got.1, expect.1)
+                && close(got.2, expect.2)
+                && close(got.3, expect.3),
             "{ranked:?} vs {relevant:?}: got {got:?}, expected {expect:?}"
         );
     }
@@ -282,9 +330,13 @@ mod tests {
     fn metrics() {
         check(&["a", "b"], &["a"], (1.0, 1.0, 1.0, 1.0));
         check(&["x", "a"], &["a"], (1.0, 1.0, 0.5, 1.0 / 3f64.log2()));
-        check(&["x", "x", "x", "x", "x", "a"], &["a", "b"], (0.0, 0.5, 1.0 / 6.0, {
-            (1.0 / 7f64.log2()) / (1.0 + 1.0 / 3f64.log2())
-        }));
+        check(
+            &["x", "x", "x", "x", "x", "a"],
+            &["a", "b"],
+            (0.0, 0.5, 1.0 / 6.0, {
+                (1.0 / 7f64.log2()) / (1.0 + 1.0 / 3f64.log2())
+            }),
+        );
         check(&[], &["a"], (0.0, 0.0, 0.0, 0.0));
     }
 }

@@ -28,7 +28,9 @@ pub const RRF_K: f32 = 60.0;
 pub fn min_max(scores: &[f32]) -> Vec<f32> {
     let (min, max) = scores
         .iter()
-        .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &s| (lo.min(s), hi.max(s)));
+        .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &s| {
+            (lo.min(s), hi.max(s))
+        });
     if scores.is_empty() {
         return Vec::new();
     }
@@ -45,7 +47,10 @@ pub fn convex(lexical: &[f32], dense: &[f32], dense_weight: f32) -> Vec<f32> {
     let w = dense_weight.clamp(0.0, 1.0);
     let l = min_max(lexical);
     let d = min_max(dense);
-    l.iter().zip(&d).map(|(a, b)| (1.0 - w) * a + w * b).collect()
+    l.iter()
+        .zip(&d)
+        .map(|(a, b)| (1.0 - w) * a + w * b)
+        .collect()
 }
 
 /// 1-based ranks by descending score; entries for which `eligible` is false get no rank.
@@ -67,7 +72,8 @@ pub fn rrf(lexical: &[f32], dense: &[f32]) -> Vec<f32> {
     lr.iter()
         .zip(&dr)
         .map(|(a, b)| {
-            a.map_or(0.0, |r| 1.0 / (RRF_K + r as f32)) + b.map_or(0.0, |r| 1.0 / (RRF_K + r as f32))
+            a.map_or(0.0, |r| 1.0 / (RRF_K + r as f32))
+                + b.map_or(0.0, |r| 1.0 / (RRF_K + r as f32))
         })
         .collect()
 }
@@ -102,7 +108,13 @@ mod tests {
     #[test]
     fn rrf_cases() {
         let s = rrf(&[3.0, 0.0, 1.0], &[0.1, 0.9, 0.5]);
-        check(s.clone(), &[1.0 / 61.0 + 1.0 / 63.0, 1.0 / 61.0, 1.0 / 62.0 + 1.0 / 62.0]);
-        assert_eq!(ranks(&[1.0, 3.0, 2.0], |_| true), vec![Some(3), Some(1), Some(2)]);
+        check(
+            s.clone(),
+            &[1.0 / 61.0 + 1.0 / 63.0, 1.0 / 61.0, 1.0 / 62.0 + 1.0 / 62.0],
+        );
+        assert_eq!(
+            ranks(&[1.0, 3.0, 2.0], |_| true),
+            vec![Some(3), Some(1), Some(2)]
+        );
     }
 }

@@ -65,6 +65,9 @@ const DOC_WEIGHT: f32 = 0.3;
 /// Characters used from each attached document, and documents used at most.
 const DOC_CHARS: usize = 4_000;
 const MAX_DOCS: usize = 8;
+/// Characters of the instruction used; an instruction is a few sentences, and the cap keeps
+/// a pasted document from turning into a huge query.
+const MAX_INSTRUCTION_CHARS: usize = 20_000;
 /// Distinct query terms kept (the instruction's come first).
 const MAX_QUERY_TERMS: usize = 512;
 /// Weight of the port-name vocabulary score added to BM25.
@@ -91,6 +94,8 @@ pub struct Query {
     pub kind: Option<DocKind>,
     /// Restrict to one category (within `kind`).
     pub category: Option<String>,
+    /// Also embed each clause of the instruction on the dense side (see [`split_clauses`]).
+    pub clauses: bool,
 }
 
 impl Query {
@@ -103,6 +108,7 @@ impl Query {
             dense_weight: DEFAULT_DENSE_WEIGHT,
             kind: None,
             category: None,
+            clauses: true,
         }
     }
 
@@ -159,7 +165,10 @@ impl std::fmt::Debug for Index {
 
 impl Index {
     /// Indexes every block of `catalog`.
-    pub fn from_catalog(catalog: &Catalog, embedder: Option<Arc<dyn Embedder>>) -> Result<Index, Error> {
+    pub fn from_catalog(
+        catalog: &Catalog,
+        embedder: Option<Arc<dyn Embedder>>,
+    ) -> Result<Index, Error> {
         let docs = catalog.blocks().map(Document::from_block).collect();
         Index::build(docs, embedder, &IndexOptions::default())
     }
@@ -172,12 +181,19 @@ impl Index {
         options: &IndexOptions,
     ) -> Result<Index, Error> {
         let bm25 = Bm25Index::build(&docs, options.boosts)?;
-        let by_id = docs.iter().enumerate().map(|(i, d)| ((d.kind, d.id.clone()), i)).collect();
+        let by_id = docs
+            .iter()
+            .enumerate()
+            .map(|(i, d)| ((d.kind, d.id.clone()), i))
+            .collect();
         let mut notes = Vec::new();
         let mut vectors = Vec::new();
         let mut embedder = embedder;
         if let Some(e) = &embedder {
-            let passages: Vec<String> = docs.iter().flat_map(|d| d.passages.iter().cloned()).collect();
+            let passages: Vec<String> = docs
+                .iter()
+                .flat_map(|d| d.passages.iter().cloned())
+                .collect();
             match e.embed(&passages, EmbedKind::Passage) {
                 Ok(flat) if flat.len() == passages.len() => {
                     let mut flat = flat.into_iter();
@@ -196,12 +212,22 @@ impl Index {
                     embedder = None;
                 }
                 Err(err) => {
-                    notes.push(format!("embedding the catalog with {} failed ({err}); using BM25 only", e.name()));
+                    notes.push(format!(
+                        "embedding the catalog with {} failed ({err}); using BM25 only",
+                        e.name()
+                    ));
                     embedder = None;
                 }
             }
         }
-        Ok(Index { docs, by_id, bm25, embedder, vectors, notes })
+        Ok(Index {
+            docs,
+            by_id,
+            bm25,
+            embedder,
+            vectors,
+            notes,
+        })
     }
 
     pub fn docs(&self) -> &[Document] {
@@ -235,14 +261,21 @@ impl Index {
     /// document without any lexical evidence is left out rather than ranked arbitrarily.
     pub fn rank(&self, query: &Query) -> Result<Ranking, Error> {
         let mut notes = Vec::new();
+        let instruction: String = query
+            .instruction
+            .chars()
+            .take(MAX_INSTRUCTION_CHARS)
+            .collect();
         let docs: Vec<String> = query
             .docs
             .iter()
             .take(MAX_DOCS)
             .map(|d| d.chars().take(DOC_CHARS).collect())
             .collect();
-        let terms = self.bm25.query_terms(&query.instruction, &docs, DOC_WEIGHT, MAX_QUERY_TERMS);
-        let words = query_words(&query.instruction, 64);
+        let terms = self
+            .bm25
+            .query_terms(&instruction, &docs, DOC_WEIGHT, MAX_QUERY_TERMS);
+        let words = query_words(&instruction, 64);
         let eligible: Vec<usize> = (0..self.docs.len())
             .filter(|&i| {
                 let d = &self.docs[i];
@@ -255,12 +288,14 @@ impl Index {
         {
             notes.push(format!("no document is in the category {category:?}"));
         }
-        let bm25_all = self.bm25.scores(&terms, query.kind, query.category.as_deref())?;
+        let bm25_all = self
+            .bm25
+            .scores(&terms, query.kind, query.category.as_deref())?;
 
         let mut mode = query.mode;
         let mut dense_all: Option<Vec<f32>> = None;
         if mode != Mode::Bm25 {
-            match self.dense_scores(&query.instruction, &docs) {
+            match self.dense_scores(&instruction, &docs, query.clauses) {
                 Ok(Some(scores)) => dense_all = Some(scores),
                 Ok(None) => {
                     notes.push(format!(
@@ -276,13 +311,19 @@ impl Index {
             }
         }
 
-        let vocabulary: Vec<f32> =
-            eligible.iter().map(|&i| self.bm25.vocabulary_score(i, &words)).collect();
+        let vocabulary: Vec<f32> = eligible
+            .iter()
+            .map(|&i| self.bm25.vocabulary_score(i, &words))
+            .collect();
         let bm25: Vec<f32> = eligible.iter().map(|&i| bm25_all[i]).collect();
-        let lexical: Vec<f32> =
-            bm25.iter().zip(&vocabulary).map(|(b, v)| b + VOCABULARY_WEIGHT * v).collect();
-        let dense: Option<Vec<f32>> =
-            dense_all.as_ref().map(|all| eligible.iter().map(|&i| all[i]).collect());
+        let lexical: Vec<f32> = bm25
+            .iter()
+            .zip(&vocabulary)
+            .map(|(b, v)| b + VOCABULARY_WEIGHT * v)
+            .collect();
+        let dense: Option<Vec<f32>> = dense_all
+            .as_ref()
+            .map(|all| eligible.iter().map(|&i| all[i]).collect());
         let fused: Vec<f32> = match (mode, &dense) {
             (Mode::Dense, Some(d)) => fusion::min_max(d),
             (Mode::Hybrid, Some(d)) => match query.fusion {
@@ -312,31 +353,67 @@ impl Index {
         if scored.is_empty() && !eligible.is_empty() {
             notes.push("no document shares a word with the instruction".into());
         }
-        Ok(Ranking { scored, mode, notes, terms })
+        Ok(Ranking {
+            scored,
+            mode,
+            notes,
+            terms,
+        })
     }
 
     /// Best passage cosine of every document, or `None` without an embedder.
-    fn dense_scores(&self, instruction: &str, docs: &[String]) -> Result<Option<Vec<f32>>, Error> {
+    fn dense_scores(
+        &self,
+        instruction: &str,
+        docs: &[String],
+        use_clauses: bool,
+    ) -> Result<Option<Vec<f32>>, Error> {
         let Some(embedder) = &self.embedder else {
             return Ok(None);
         };
+        let clauses = if use_clauses {
+            split_clauses(instruction)
+        } else {
+            Vec::new()
+        };
         let mut texts = vec![instruction.to_string()];
         let joined = docs.join("\n");
-        if !joined.trim().is_empty() {
+        let has_docs = !joined.trim().is_empty();
+        if has_docs {
             texts.push(joined.chars().take(2_000).collect());
         }
+        texts.extend(clauses.iter().cloned());
         let vectors = embedder.embed(&texts, EmbedKind::Query)?;
+        if vectors.len() != texts.len() {
+            return Err(Error::Http(format!(
+                "{} returned {} vectors for {} texts",
+                embedder.name(),
+                vectors.len(),
+                texts.len()
+            )));
+        }
         let mut query = vectors.first().cloned().unwrap_or_default();
-        if let Some(doc_vector) = vectors.get(1) {
+        if has_docs && let Some(doc_vector) = vectors.get(1) {
             for (q, d) in query.iter_mut().zip(doc_vector) {
                 *q += DOC_WEIGHT * d;
             }
             l2_normalize(&mut query);
         }
+        let clause_vectors = &vectors[vectors.len() - clauses.len()..];
+        let best = |p: &[f32]| {
+            let whole = cosine(&query, p);
+            // A plan needs one block per step, and one query vector blurs the steps of a
+            // long instruction together, so each clause also gets its own say: a block
+            // scores by its best match among the whole instruction and its clauses.
+            clause_vectors
+                .iter()
+                .map(|c| cosine(c, p))
+                .fold(whole, f32::max)
+        };
         let scores = self
             .vectors
             .iter()
-            .map(|passages| passages.iter().map(|p| cosine(&query, p)).fold(0.0_f32, f32::max))
+            .map(|passages| passages.iter().map(|p| best(p)).fold(0.0_f32, f32::max))
             .collect();
         Ok(Some(scores))
     }
@@ -376,6 +453,33 @@ pub struct RetrieveRequest {
     pub dense_weight: Option<f32>,
 }
 
+impl RetrieveRequest {
+    /// Checks the arguments that do not need the index: `k` in 5..=8, `dense_weight` in
+    /// 0..=1, and an instruction or at least one document.
+    pub fn validate(&self) -> Result<(), Error> {
+        if let Some(k) = self.k
+            && !PER_CATEGORY_RANGE.contains(&k)
+        {
+            return Err(Error::InvalidArgument(format!(
+                "k must be between {} and {}, got {k}",
+                PER_CATEGORY_RANGE.start(),
+                PER_CATEGORY_RANGE.end()
+            )));
+        }
+        if let Some(w) = self.dense_weight
+            && !(0.0..=1.0).contains(&w)
+        {
+            return Err(Error::InvalidArgument(format!(
+                "dense_weight must be between 0 and 1, got {w}"
+            )));
+        }
+        if self.instruction.trim().is_empty() && self.docs.is_empty() {
+            return Err(Error::InvalidArgument("the instruction is empty".into()));
+        }
+        Ok(())
+    }
+}
+
 /// One candidate, with every score the UI shows.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Candidate {
@@ -412,22 +516,17 @@ pub struct RetrieveResponse {
 /// Answers a request: ranks, then keeps at most `k` per (kind, category) and
 /// [`MAX_CANDIDATES`] in total, always including the pinned blocks. `doc_texts` are the
 /// texts of `request.docs`.
-pub fn top_k(index: &Index, request: &RetrieveRequest, doc_texts: &[String]) -> Result<RetrieveResponse, Error> {
-    let k = request.k.unwrap_or(DEFAULT_PER_CATEGORY);
-    if !PER_CATEGORY_RANGE.contains(&k) {
-        return Err(Error::InvalidArgument(format!(
-            "k must be between {} and {}, got {k}",
-            PER_CATEGORY_RANGE.start(),
-            PER_CATEGORY_RANGE.end()
-        )));
-    }
-    let dense_weight = request.dense_weight.unwrap_or(DEFAULT_DENSE_WEIGHT);
-    if !(0.0..=1.0).contains(&dense_weight) {
-        return Err(Error::InvalidArgument(format!("dense_weight must be between 0 and 1, got {dense_weight}")));
-    }
+pub fn top_k(
+    index: &Index,
+    request: &RetrieveRequest,
+    doc_texts: &[String],
+) -> Result<RetrieveResponse, Error> {
+    request.validate()?;
     if request.instruction.trim().is_empty() && doc_texts.iter().all(|d| d.trim().is_empty()) {
         return Err(Error::InvalidArgument("the instruction is empty".into()));
     }
+    let k = request.k.unwrap_or(DEFAULT_PER_CATEGORY);
+    let dense_weight = request.dense_weight.unwrap_or(DEFAULT_DENSE_WEIGHT);
     let query = Query {
         instruction: request.instruction.clone(),
         docs: doc_texts.to_vec(),
@@ -436,6 +535,7 @@ pub fn top_k(index: &Index, request: &RetrieveRequest, doc_texts: &[String]) -> 
         dense_weight,
         kind: Some(DocKind::Block),
         category: request.category.clone(),
+        clauses: true,
     };
     let ranking = index.rank(&query)?;
     let mut notes: Vec<String> = index.notes().to_vec();
@@ -460,20 +560,29 @@ pub fn top_k(index: &Index, request: &RetrieveRequest, doc_texts: &[String]) -> 
             continue;
         }
         let doc = &index.docs[s.ord];
-        let count = per_category.entry((doc.kind, doc.category.as_str())).or_default();
+        let count = per_category
+            .entry((doc.kind, doc.category.as_str()))
+            .or_default();
         if *count < k {
             *count += 1;
             chosen.push(s);
         }
     }
-    let scored_by_ord: HashMap<usize, &Scored> = ranking.scored.iter().map(|s| (s.ord, s)).collect();
+    let scored_by_ord: HashMap<usize, &Scored> =
+        ranking.scored.iter().map(|s| (s.ord, s)).collect();
     let pinned_set: HashSet<usize> = pinned.iter().copied().collect();
     let mut rows: Vec<(Scored, bool)> = chosen.into_iter().map(|s| (s.clone(), false)).collect();
     for ord in pinned {
         // A pinned block outside the ranking (filtered out, or without lexical evidence in
         // bm25 mode) still comes with whatever scores it has: none.
         let s = scored_by_ord.get(&ord).map_or(
-            Scored { ord, score: 0.0, bm25: 0.0, vocabulary: 0.0, dense: None },
+            Scored {
+                ord,
+                score: 0.0,
+                bm25: 0.0,
+                vocabulary: 0.0,
+                dense: None,
+            },
             |s| (*s).clone(),
         );
         rows.push((s, true));
@@ -500,7 +609,92 @@ pub fn top_k(index: &Index, request: &RetrieveRequest, doc_texts: &[String]) -> 
     Ok(RetrieveResponse {
         candidates,
         mode: ranking.mode,
-        embedder: if ranking.mode == Mode::Bm25 { None } else { index.embedder_name().map(str::to_string) },
+        embedder: if ranking.mode == Mode::Bm25 {
+            None
+        } else {
+            index.embedder_name().map(str::to_string)
+        },
         notes,
     })
+}
+
+/// The clauses of an instruction, one per step: split at punctuation, at Japanese
+/// conjunctive て/で forms (`検出して|Excelに`, `読み込んで|`), and at English `then`.
+/// Returns nothing when the instruction is a single clause. Fragments shorter than four
+/// characters are dropped and at most eight clauses are kept.
+pub fn split_clauses(text: &str) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut clauses: Vec<String> = Vec::new();
+    let mut current = String::new();
+    let hiragana = |c: char| ('\u{3041}'..='\u{309F}').contains(&c);
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let prev = i.checked_sub(1).map(|j| chars[j]);
+        let next = chars.get(i + 1).copied();
+        if matches!(
+            c,
+            '、' | '。' | '，' | '．' | ',' | ';' | '；' | '!' | '?' | '！' | '？' | '\n'
+        ) || (c == '.' && next.is_none_or(char::is_whitespace))
+        {
+            clauses.push(std::mem::take(&mut current));
+            i += 1;
+            continue;
+        }
+        current.push(c);
+        let te_form =
+            (c == 'て' && prev.is_some_and(hiragana)) || (c == 'で' && prev == Some('ん'));
+        if te_form && next.is_some() {
+            // `…てから` stays with its clause.
+            if chars.get(i + 1) == Some(&'か') && chars.get(i + 2) == Some(&'ら') {
+                current.push_str("から");
+                i += 2;
+            }
+            clauses.push(std::mem::take(&mut current));
+        }
+        i += 1;
+    }
+    clauses.push(current);
+    let mut out: Vec<String> = Vec::new();
+    for clause in clauses {
+        // English steps joined by "then" are clauses too.
+        for part in clause.split(" then ") {
+            let part = part.trim().trim_start_matches("and ").trim();
+            if part.chars().count() >= 4 && out.len() < 8 {
+                out.push(part.to_string());
+            }
+        }
+    }
+    if out.len() < 2 { Vec::new() } else { out }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(input: &str, expect: &[&str]) {
+        assert_eq!(split_clauses(input), expect, "split_clauses({input:?})");
+    }
+
+    #[test]
+    fn clauses() {
+        check(
+            "請求書CSVから重複を検出してExcelレポートにする",
+            &["請求書CSVから重複を検出して", "Excelレポートにする"],
+        );
+        check(
+            "CSVを読み込んで3点照合し、差異をメールで知らせる",
+            &["CSVを読み込んで", "3点照合し", "差異をメールで知らせる"],
+        );
+        check(
+            "重複を除いてから、並べ替える",
+            &["重複を除いてから", "並べ替える"],
+        );
+        check(
+            "Check the totals, then export them for freee",
+            &["Check the totals", "export them for freee"],
+        );
+        check("重複を検出する", &[]);
+        check("", &[]);
+    }
 }

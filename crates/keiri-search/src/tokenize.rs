@@ -40,7 +40,10 @@ pub struct Token {
 
 /// Tokenizes `text` into lowercase words, CJK characters and CJK bigrams, in text order.
 pub fn tokenize(text: &str) -> Vec<String> {
-    tokenize_detailed(text).into_iter().map(|t| t.text).collect()
+    tokenize_detailed(text)
+        .into_iter()
+        .map(|t| t.text)
+        .collect()
 }
 
 /// Like [`tokenize`], keeping each token's kind and span (in the normalised text).
@@ -96,7 +99,12 @@ pub fn normalize(text: &str) -> String {
 
 fn push_word(tokens: &mut Vec<Token>, text: &str, start: usize, end: usize) {
     if let Some(word) = text.get(start..end) {
-        tokens.push(Token { text: word.to_string(), kind: TokenKind::Word, start, end });
+        tokens.push(Token {
+            text: word.to_string(),
+            kind: TokenKind::Word,
+            start,
+            end,
+        });
     }
 }
 
@@ -161,7 +169,9 @@ impl TokenStream for KeiriTokenStream {
     fn token(&self) -> &TantivyToken {
         // `advance` is called before `token` by contract; before that (or past the end)
         // the last token, or a static empty one, is returned rather than panicking.
-        self.tokens.get(self.next.saturating_sub(1)).unwrap_or(&EMPTY_TOKEN)
+        self.tokens
+            .get(self.next.saturating_sub(1))
+            .unwrap_or(&EMPTY_TOKEN)
     }
 
     fn token_mut(&mut self) -> &mut TantivyToken {
@@ -192,11 +202,20 @@ mod tests {
     #[test]
     fn words_and_bigrams() {
         check("請求書", &["請", "請求", "求", "求書", "書"]);
-        check("Excel レポート", &["excel", "レ", "レポ", "ポ", "ポー", "ー", "ート", "ト"]);
-        check("請求書CSVから", &["請", "請求", "求", "求書", "書", "csv", "か", "から", "ら"]);
+        check(
+            "Excel レポート",
+            &["excel", "レ", "レポ", "ポ", "ポー", "ー", "ート", "ト"],
+        );
+        check(
+            "請求書CSVから",
+            &["請", "請求", "求", "求書", "書", "csv", "か", "から", "ら"],
+        );
         check("ＣＳＶ ｶﾅ", &["csv", "カ", "カナ", "ナ"]);
         check("shift_jis, UTF-8", &["shift", "jis", "utf", "8"]);
-        check("発注書・検収", &["発", "発注", "注", "注書", "書", "検", "検収", "収"]);
+        check(
+            "発注書・検収",
+            &["発", "発注", "注", "注書", "書", "検", "検収", "収"],
+        );
         check("", &[]);
         check("  ... !!", &[]);
     }

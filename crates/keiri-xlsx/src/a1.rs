@@ -116,8 +116,14 @@ impl Area {
     /// The area spanned by two corners, in any order.
     pub fn spanning(a: CellRef, b: CellRef) -> Area {
         Area {
-            first: CellRef { row: a.row.min(b.row), col: a.col.min(b.col) },
-            last: CellRef { row: a.row.max(b.row), col: a.col.max(b.col) },
+            first: CellRef {
+                row: a.row.min(b.row),
+                col: a.col.min(b.col),
+            },
+            last: CellRef {
+                row: a.row.max(b.row),
+                col: a.col.max(b.col),
+            },
         }
     }
 
@@ -145,6 +151,11 @@ impl Area {
     /// Number of cells (fits in u64 even for a whole sheet).
     pub fn len(&self) -> u64 {
         u64::from(self.rows()) * u64::from(self.cols())
+    }
+
+    /// Always false: an area holds at least its corner cell.
+    pub fn is_empty(&self) -> bool {
+        false
     }
 
     pub fn is_single_cell(&self) -> bool {
@@ -203,7 +214,11 @@ mod tests {
     use super::*;
 
     fn check(input: &str, expect: Option<(u32, u32)>) {
-        assert_eq!(CellRef::parse(input).map(|c| (c.row, c.col)), expect, "input {input:?}");
+        assert_eq!(
+            CellRef::parse(input).map(|c| (c.row, c.col)),
+            expect,
+            "input {input:?}"
+        );
     }
 
     #[test]
@@ -227,7 +242,15 @@ mod tests {
 
     #[test]
     fn column_names() {
-        for (n, name) in [(1, "A"), (26, "Z"), (27, "AA"), (52, "AZ"), (702, "ZZ"), (703, "AAA"), (16_384, "XFD")] {
+        for (n, name) in [
+            (1, "A"),
+            (26, "Z"),
+            (27, "AA"),
+            (52, "AZ"),
+            (702, "ZZ"),
+            (703, "AAA"),
+            (16_384, "XFD"),
+        ] {
             assert_eq!(column_name(n), name);
             assert_eq!(column_number(name), Some(n));
         }
@@ -241,7 +264,11 @@ mod tests {
         assert_eq!(Area::parse("$B$2").unwrap().to_a1(), "B2");
         assert!(Area::parse("A1:").is_none());
         assert!(Area::parse("A1:B2:C3").is_none());
-        let cells: Vec<String> = Area::parse("A1:B2").unwrap().cells().map(CellRef::to_a1).collect();
+        let cells: Vec<String> = Area::parse("A1:B2")
+            .unwrap()
+            .cells()
+            .map(CellRef::to_a1)
+            .collect();
         assert_eq!(cells, ["A1", "B1", "A2", "B2"]);
     }
 }

@@ -6,11 +6,12 @@ use std::collections::HashSet;
 use unicode_normalization::UnicodeNormalization;
 
 use crate::error::Error;
-use crate::package::{self, Changes, ContentTypes, Package, Rels, WorkbookXml};
+use crate::package::{self, Changes, ContentTypes, NewPart, Package, Rels, WorkbookXml};
 use crate::sheet::SheetDoc;
 use crate::xml;
 
-const WORKSHEET_CONTENT_TYPE: &str = "application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml";
+const WORKSHEET_CONTENT_TYPE: &str =
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum SheetKind {
@@ -35,9 +36,16 @@ impl SheetKind {
 
 pub(crate) enum Origin {
     /// A sheet of the original workbook: its index in `workbook.xml` and its part.
-    Existing { original_index: usize, part: Option<String> },
+    Existing {
+        original_index: usize,
+        part: Option<String>,
+    },
     /// A sheet added by this patch.
-    Added { part: String, rid: String, sheet_id: u32 },
+    Added {
+        part: String,
+        rid: String,
+        sheet_id: u32,
+    },
 }
 
 pub(crate) struct BookSheet {
@@ -79,16 +87,27 @@ pub(crate) fn check_sheet_name(name: &str) -> Result<(), String> {
         return Err("the sheet name is empty".to_string());
     }
     if name.encode_utf16().count() > 31 {
-        return Err(format!("the sheet name {name:?} is longer than 31 characters"));
+        return Err(format!(
+            "the sheet name {name:?} is longer than 31 characters"
+        ));
     }
-    if let Some(c) = name.chars().find(|c| matches!(c, '[' | ']' | ':' | '*' | '?' | '/' | '\\')) {
-        return Err(format!("the sheet name {name:?} contains {c:?}; Excel does not allow [ ] : * ? / \\"));
+    if let Some(c) = name
+        .chars()
+        .find(|c| matches!(c, '[' | ']' | ':' | '*' | '?' | '/' | '\\'))
+    {
+        return Err(format!(
+            "the sheet name {name:?} contains {c:?}; Excel does not allow [ ] : * ? / \\"
+        ));
     }
     if name.chars().any(char::is_control) {
-        return Err(format!("the sheet name {name:?} contains a control character"));
+        return Err(format!(
+            "the sheet name {name:?} contains a control character"
+        ));
     }
     if name.starts_with('\'') || name.ends_with('\'') {
-        return Err(format!("the sheet name {name:?} begins or ends with an apostrophe"));
+        return Err(format!(
+            "the sheet name {name:?} begins or ends with an apostrophe"
+        ));
     }
     if name.eq_ignore_ascii_case("history") {
         return Err("\"History\" is reserved by Excel".to_string());
@@ -97,12 +116,12 @@ pub(crate) fn check_sheet_name(name: &str) -> Result<(), String> {
 }
 
 impl Book {
-    pub fn open(mut pkg: Package) -> Result<Book, Error> {
+    pub fn open(pkg: Package) -> Result<Book, Error> {
         let display = pkg.display.clone();
         let ct_part = "[Content_Types].xml".to_string();
-        let ct_text = pkg
-            .read_text(&ct_part)?
-            .ok_or_else(|| Error::unreadable(&display, "no [Content_Types].xml: not an Office package"))?;
+        let ct_text = pkg.read_text(&ct_part)?.ok_or_else(|| {
+            Error::unreadable(&display, "no [Content_Types].xml: not an Office package")
+        })?;
         let ct = package::parse_content_types(&display, ct_text)?;
         let root_rels_text = pkg
             .read_text("_rels/.rels")?
@@ -114,9 +133,9 @@ impl Book {
             .find(|r| r.kind() == "officeDocument" && !r.external)
             .ok_or_else(|| Error::unreadable(&display, "no officeDocument relationship"))?;
         let wb_part = package::resolve_target("", &office.target);
-        let wb_text = pkg
-            .read_text(&wb_part)?
-            .ok_or_else(|| Error::unreadable(&display, format!("the workbook part {wb_part} is missing")))?;
+        let wb_text = pkg.read_text(&wb_part)?.ok_or_else(|| {
+            Error::unreadable(&display, format!("the workbook part {wb_part} is missing"))
+        })?;
         let wb = package::parse_workbook(&display, &wb_part, wb_text)?;
         let wb_rels_part = package::rels_part_of(&wb_part);
         let wb_rels_text = pkg
@@ -125,7 +144,10 @@ impl Book {
         let wb_rels = package::parse_rels(&display, &wb_rels_part, wb_rels_text)?;
         let mut sheets = Vec::with_capacity(wb.sheets.len());
         for (i, entry) in wb.sheets.iter().enumerate() {
-            let rel = wb_rels.rels.iter().find(|r| r.id == entry.rid && !r.external);
+            let rel = wb_rels
+                .rels
+                .iter()
+                .find(|r| r.id == entry.rid && !r.external);
             let part = rel.map(|r| package::resolve_target(&wb_part, &r.target));
             let kind = match (rel.map(|r| r.kind()), &part) {
                 (Some(_), Some(p)) if pkg.find(p).is_none() => SheetKind::Unknown,
@@ -138,7 +160,10 @@ impl Book {
             sheets.push(BookSheet {
                 name: entry.name.clone(),
                 kind,
-                origin: Origin::Existing { original_index: i, part },
+                origin: Origin::Existing {
+                    original_index: i,
+                    part,
+                },
                 doc: None,
             });
         }
@@ -159,10 +184,11 @@ impl Book {
 
     /// The sheet with this name (exact first, then Excel's case-insensitive match).
     pub fn find_sheet(&self, name: &str) -> Option<usize> {
-        self.sheets
-            .iter()
-            .position(|s| s.name == name)
-            .or_else(|| self.sheets.iter().position(|s| same_sheet_name(&s.name, name)))
+        self.sheets.iter().position(|s| s.name == name).or_else(|| {
+            self.sheets
+                .iter()
+                .position(|s| same_sheet_name(&s.name, name))
+        })
     }
 
     /// Makes sure the shared strings and the sheet's part are loaded.
@@ -184,19 +210,24 @@ impl Book {
             self.sst = Some(strings);
         }
         let display = self.pkg.display.clone();
-        let Some(sheet) = self.sheets.get(index) else { return Ok(()) };
+        let Some(sheet) = self.sheets.get(index) else {
+            return Ok(());
+        };
         if sheet.doc.is_some() {
             return Ok(());
         }
         let part = match &sheet.origin {
-            Origin::Existing { part: Some(part), .. } => part.clone(),
+            Origin::Existing {
+                part: Some(part), ..
+            } => part.clone(),
             _ => return Ok(()),
         };
         let text = self
             .pkg
             .read_text(&part)?
             .ok_or_else(|| Error::unreadable(&display, format!("{part} is missing")))?;
-        let doc = SheetDoc::parse(text).map_err(|e| Error::unreadable(&display, format!("{part}: {e}")))?;
+        let doc = SheetDoc::parse(text)
+            .map_err(|e| Error::unreadable(&display, format!("{part}: {e}")))?;
         if let Some(sheet) = self.sheets.get_mut(index) {
             sheet.doc = Some(doc);
         }
@@ -209,18 +240,19 @@ impl Book {
         let sst = self.sst.as_deref().unwrap_or(&[]);
         match self.sheets.get_mut(index).and_then(|s| s.doc.as_mut()) {
             Some(doc) => Ok((doc, sst)),
-            None => Err(Error::unreadable(&self.pkg.display, "a worksheet part is missing")),
+            None => Err(Error::unreadable(
+                &self.pkg.display,
+                "a worksheet part is missing",
+            )),
         }
-    }
-
-    pub fn strings(&self) -> &[String] {
-        self.sst.as_deref().unwrap_or(&[])
     }
 
     /// Whether a sheet's part has its own relationships (drawings, comments, tables, …).
     pub fn has_related_parts(&self, index: usize) -> bool {
         match self.sheets.get(index).map(|s| &s.origin) {
-            Some(Origin::Existing { part: Some(part), .. }) => self.pkg.find(&package::rels_part_of(part)).is_some(),
+            Some(Origin::Existing {
+                part: Some(part), ..
+            }) => self.pkg.find(&package::rels_part_of(part)).is_some(),
             _ => false,
         }
     }
@@ -238,7 +270,11 @@ impl Book {
             })
             .unwrap_or_else(|| {
                 let base = self.wb_part.rsplit_once('/').map_or("", |(d, _)| d);
-                if base.is_empty() { "worksheets".to_string() } else { format!("{base}/worksheets") }
+                if base.is_empty() {
+                    "worksheets".to_string()
+                } else {
+                    format!("{base}/worksheets")
+                }
             });
         let taken: HashSet<String> = self
             .pkg
@@ -264,7 +300,10 @@ impl Book {
                 _ => None,
             }))
             .collect();
-        let rid = (1..).map(|n| format!("rId{n}")).find(|id| !used_ids.contains(id)).unwrap_or_default();
+        let rid = (1..)
+            .map(|n| format!("rId{n}"))
+            .find(|id| !used_ids.contains(id))
+            .unwrap_or_default();
         let sheet_id = self
             .wb
             .sheets
@@ -276,13 +315,17 @@ impl Book {
             }))
             .max()
             .unwrap_or(0)
-            + 1;
+            .saturating_add(1);
         let doc = SheetDoc::parse(SheetDoc::empty_xml(&self.wb.main_ns))
             .map_err(|e| Error::Backend(format!("building a new sheet: {e}")))?;
         self.sheets.push(BookSheet {
             name: name.to_string(),
             kind: SheetKind::Worksheet,
-            origin: Origin::Added { part, rid, sheet_id },
+            origin: Origin::Added {
+                part,
+                rid,
+                sheet_id,
+            },
             doc: Some(doc),
         });
         self.changed = true;
@@ -294,14 +337,18 @@ impl Book {
             return;
         }
         let sheet = self.sheets.remove(index);
-        if let Origin::Existing { original_index, part } = sheet.origin {
+        if let Origin::Existing {
+            original_index,
+            part,
+        } = sheet.origin
+        {
             self.deleted.push((original_index, part));
         }
         self.changed = true;
     }
 
     /// The package changes for a save. Only parts that changed are listed.
-    pub fn changes(&mut self) -> Result<Changes, Error> {
+    pub fn changes(&self) -> Result<Changes<'_>, Error> {
         let mut changes = Changes::default();
         if !self.changed {
             return Ok(changes);
@@ -310,22 +357,28 @@ impl Book {
         let mut added_parts: Vec<(String, String)> = Vec::new(); // (part, rid)
         for sheet in &self.sheets {
             match &sheet.origin {
-                Origin::Existing { part: Some(part), .. } => {
+                Origin::Existing {
+                    part: Some(part), ..
+                } => {
                     if let Some(doc) = sheet.doc.as_ref().filter(|d| d.is_touched())
                         && let Some(i) = self.pkg.find(part)
                     {
-                        changes.replaced.insert(i, doc.to_xml().into_bytes());
+                        let write = move |out: &mut dyn std::io::Write| doc.write_xml(out);
+                        changes.replaced.insert(i, NewPart::Stream(Box::new(write)));
                     }
                 }
                 Origin::Added { part, rid, .. } => {
                     let xml = sheet.doc.as_ref().map(SheetDoc::to_xml).unwrap_or_default();
-                    changes.added.push((part.clone(), xml.into_bytes()));
+                    changes
+                        .added
+                        .push((part.clone(), NewPart::Bytes(xml.into_bytes())));
                     added_parts.push((part.clone(), rid.clone()));
                 }
                 Origin::Existing { part: None, .. } => {}
             }
         }
-        let mut removed_parts: Vec<String> = self.deleted.iter().filter_map(|(_, p)| p.clone()).collect();
+        let mut removed_parts: Vec<String> =
+            self.deleted.iter().filter_map(|(_, p)| p.clone()).collect();
         for part in &removed_parts {
             if let Some(i) = self.pkg.find(part) {
                 changes.removed.insert(i);
@@ -333,7 +386,12 @@ impl Book {
         }
         // Excel must recalculate: drop the calculation chain, which lists formula cells and
         // would be stale, and ask for a full calculation on load.
-        let calc_chain: Vec<&package::Rel> = self.wb_rels.rels.iter().filter(|r| r.kind() == "calcChain").collect();
+        let calc_chain: Vec<&package::Rel> = self
+            .wb_rels
+            .rels
+            .iter()
+            .filter(|r| r.kind() == "calcChain")
+            .collect();
         for rel in &calc_chain {
             let part = package::resolve_target(&self.wb_part, &rel.target);
             if let Some(i) = self.pkg.find(&part) {
@@ -354,7 +412,7 @@ impl Book {
             .iter()
             .find(|r| r.kind() == "worksheet")
             .and_then(|r| r.rel_type.rsplit_once('/').map(|(b, _)| b.to_string()))
-            .unwrap_or_else(|| format!("{}", self.wb.rel_ns));
+            .unwrap_or_else(|| self.wb.rel_ns.clone());
         let mut splices: Vec<(usize, usize, String)> = self
             .wb_rels
             .rels
@@ -374,16 +432,20 @@ impl Book {
             })
             .collect();
         if !new_rels.is_empty() {
-            splices.push((self.wb_rels.end_tag, self.wb_rels.end_tag, new_rels));
+            splices.push(self.wb_rels.insertion(new_rels));
         }
         if !splices.is_empty()
             && let Some(i) = self.pkg.find(&self.wb_rels_part)
         {
-            changes.replaced.insert(i, xml::splice(&self.wb_rels.text, splices).into_bytes());
+            changes.replaced.insert(
+                i,
+                NewPart::Bytes(xml::splice(&self.wb_rels.text, splices).into_bytes()),
+            );
         }
 
         // [Content_Types].xml
-        let removed_keys: HashSet<String> = removed_parts.iter().map(|p| p.to_lowercase()).collect();
+        let removed_keys: HashSet<String> =
+            removed_parts.iter().map(|p| p.to_lowercase()).collect();
         let mut splices: Vec<(usize, usize, String)> = self
             .ct
             .overrides
@@ -394,7 +456,12 @@ impl Book {
         let p = &self.ct.prefix;
         let new_types: String = added_parts
             .iter()
-            .map(|(part, _)| format!("<{p}Override PartName=\"/{}\" ContentType=\"{WORKSHEET_CONTENT_TYPE}\"/>", xml::escape_attr(part)))
+            .map(|(part, _)| {
+                format!(
+                    "<{p}Override PartName=\"/{}\" ContentType=\"{WORKSHEET_CONTENT_TYPE}\"/>",
+                    xml::escape_attr(part)
+                )
+            })
             .collect();
         if !new_types.is_empty() {
             splices.push((self.ct.end_tag, self.ct.end_tag, new_types));
@@ -402,12 +469,21 @@ impl Book {
         if !splices.is_empty()
             && let Some(i) = self.pkg.find(&self.ct_part)
         {
-            changes.replaced.insert(i, xml::splice(&self.ct.text, splices).into_bytes());
+            changes.replaced.insert(
+                i,
+                NewPart::Bytes(xml::splice(&self.ct.text, splices).into_bytes()),
+            );
         }
 
-        // workbook.xml
-        if let Some(i) = self.pkg.find(&self.wb_part) {
-            changes.replaced.insert(i, self.workbook_xml().into_bytes());
+        // workbook.xml, only if something in it changes (it may already ask for a full
+        // calculation on load).
+        let workbook = self.workbook_xml();
+        if workbook != self.wb.text
+            && let Some(i) = self.pkg.find(&self.wb_part)
+        {
+            changes
+                .replaced
+                .insert(i, NewPart::Bytes(workbook.into_bytes()));
         }
         Ok(changes)
     }
@@ -416,7 +492,11 @@ impl Book {
         let wb = &self.wb;
         let p = &wb.elem_prefix;
         let mut splices: Vec<(usize, usize, String)> = Vec::new();
-        let structure_changed = !self.deleted.is_empty() || self.sheets.iter().any(|s| matches!(s.origin, Origin::Added { .. }));
+        let structure_changed = !self.deleted.is_empty()
+            || self
+                .sheets
+                .iter()
+                .any(|s| matches!(s.origin, Origin::Added { .. }));
         if structure_changed {
             let mut inner = String::new();
             for sheet in &self.sheets {
@@ -447,12 +527,19 @@ impl Book {
                 self.sheets.iter().position(|s| matches!(s.origin, Origin::Existing { original_index, .. } if original_index == original))
             };
             for dn in &wb.defined_names {
-                let Some(local) = dn.local_sheet else { continue };
+                let Some(local) = dn.local_sheet else {
+                    continue;
+                };
                 match new_index(local as usize) {
                     None => splices.push((dn.span.0, dn.span.1, String::new())),
                     Some(n) if n != local as usize => {
                         let tag = wb.text.get(dn.start_tag.0..dn.start_tag.1).unwrap_or("");
-                        if let Some(new) = xml::rewrite_start_tag(tag, &[("localSheetId", &n.to_string())], &[], dn.empty) {
+                        if let Some(new) = xml::rewrite_start_tag(
+                            tag,
+                            &[("localSheetId", &n.to_string())],
+                            &[],
+                            dn.empty,
+                        ) {
                             splices.push((dn.start_tag.0, dn.start_tag.1, new));
                         }
                     }
@@ -472,7 +559,8 @@ impl Book {
                     }
                 }
                 if !set.is_empty() {
-                    let pairs: Vec<(&str, &str)> = set.iter().map(|(k, v)| (*k, v.as_str())).collect();
+                    let pairs: Vec<(&str, &str)> =
+                        set.iter().map(|(k, v)| (*k, v.as_str())).collect();
                     if let Some(new) = xml::rewrite_start_tag(tag, &pairs, &[], *empty) {
                         splices.push((span.0, span.1, new));
                     }
@@ -482,11 +570,21 @@ impl Book {
         match wb.calc_pr {
             Some((span, empty, _)) => {
                 let tag = wb.text.get(span.0..span.1).unwrap_or("");
-                if let Some(new) = xml::rewrite_start_tag(tag, &[("fullCalcOnLoad", "1")], &[], empty) {
+                let already =
+                    tag_attr(tag, "fullCalcOnLoad").is_some_and(|v| v == "1" || v == "true");
+                if already {
+                    // Nothing to change; keep the tag byte for byte.
+                } else if let Some(new) =
+                    xml::rewrite_start_tag(tag, &[("fullCalcOnLoad", "1")], &[], empty)
+                {
                     splices.push((span.0, span.1, new));
                 }
             }
-            None => splices.push((wb.calc_pr_insert, wb.calc_pr_insert, format!("<{p}calcPr fullCalcOnLoad=\"1\"/>"))),
+            None => splices.push((
+                wb.calc_pr_insert,
+                wb.calc_pr_insert,
+                format!("<{p}calcPr fullCalcOnLoad=\"1\"/>"),
+            )),
         }
         xml::splice(&wb.text, splices)
     }
@@ -495,13 +593,16 @@ impl Book {
 fn tag_attr(tag: &str, name: &str) -> Option<String> {
     let mut r = xml::reader(tag);
     match r.read_event().ok()? {
-        quick_xml::events::Event::Start(e) | quick_xml::events::Event::Empty(e) => xml::attr(&e, name.as_bytes()),
+        quick_xml::events::Event::Start(e) | quick_xml::events::Event::Empty(e) => {
+            xml::attr(&e, name.as_bytes())
+        }
         _ => None,
     }
 }
 
 fn sheet_strings(display: &str, part: &str, text: &str) -> Result<Vec<String>, Error> {
-    crate::sheet::parse_shared_strings(text).map_err(|e| Error::unreadable(display, format!("{part}: {e}")))
+    crate::sheet::parse_shared_strings(text)
+        .map_err(|e| Error::unreadable(display, format!("{part}: {e}")))
 }
 
 #[cfg(test)]
@@ -513,7 +614,14 @@ mod tests {
         for ok in ["売上集計", "Sheet 2", "2024.12", "a'b", &"x".repeat(31)] {
             assert!(check_sheet_name(ok).is_ok(), "{ok}");
         }
-        for (bad, why) in [("", "empty"), ("a/b", "contains"), ("[x]", "contains"), ("'x", "apostrophe"), ("History", "reserved"), (&"x".repeat(32), "longer")] {
+        for (bad, why) in [
+            ("", "empty"),
+            ("a/b", "contains"),
+            ("[x]", "contains"),
+            ("'x", "apostrophe"),
+            ("History", "reserved"),
+            (&"x".repeat(32), "longer"),
+        ] {
             let err = check_sheet_name(bad).unwrap_err();
             assert!(err.contains(why), "{bad}: {err}");
         }

@@ -76,7 +76,9 @@ impl std::str::FromStr for OnConflict {
             "overwrite" => Ok(OnConflict::Overwrite),
             "skip" => Ok(OnConflict::Skip),
             "rename" => Ok(OnConflict::Rename),
-            other => Err(format!("unknown on_conflict {other:?} (expected overwrite, skip or rename)")),
+            other => Err(format!(
+                "unknown on_conflict {other:?} (expected overwrite, skip or rename)"
+            )),
         }
     }
 }
@@ -90,25 +92,38 @@ pub enum PatchOp {
     SetValue {
         sheet: String,
         cell: String,
-        #[schemars(required)]
+        #[schemars(required, schema_with = "nullable_cell")]
         value: Option<CellValue>,
     },
     /// Sets a formula; it must start with `=`.
-    SetFormula { sheet: String, cell: String, formula: String },
+    SetFormula {
+        sheet: String,
+        cell: String,
+        formula: String,
+    },
     /// Appends a new, empty worksheet.
     AddSheet { sheet: String },
     /// Sets every cell of a range; `values` has exactly the range's rows and columns.
-    SetRangeValues { sheet: String, range: String, values: Vec<Vec<Option<CellValue>>> },
+    SetRangeValues {
+        sheet: String,
+        range: String,
+        values: Vec<Vec<Option<CellValue>>>,
+    },
     /// Writes `formula` (as written for `base_cell`) into every cell of a one-row or one-column
     /// range, shifting relative references like Excel's fill.
-    FillFormula { sheet: String, range: String, base_cell: String, formula: String },
+    FillFormula {
+        sheet: String,
+        range: String,
+        base_cell: String,
+        formula: String,
+    },
     /// Like `set_value`, only when the cell currently holds `expected`.
     SetValueIf {
         sheet: String,
         cell: String,
         #[serde(default)]
         expected: Option<CellValue>,
-        #[schemars(required)]
+        #[schemars(required, schema_with = "nullable_cell")]
         value: Option<CellValue>,
     },
     /// Like `set_formula`, only when the cell currently holds `expected`.
@@ -295,11 +310,17 @@ impl OpFields {
                 let range = take_string(&mut self.range, op, "range")?;
                 let raw = self.values.take().filter(|v| !v.is_null());
                 let raw = raw.ok_or_else(|| format!("{op} requires values"))?;
-                let values: Vec<Vec<Option<CellValue>>> = serde_json::from_value(raw)
-                    .map_err(|e| {
-                        format!("{op}: values must be rows of text, numbers, booleans or null ({e})")
+                let values: Vec<Vec<Option<CellValue>>> =
+                    serde_json::from_value(raw).map_err(|e| {
+                        format!(
+                            "{op}: values must be rows of text, numbers, booleans or null ({e})"
+                        )
                     })?;
-                PatchOp::SetRangeValues { sheet, range, values }
+                PatchOp::SetRangeValues {
+                    sheet,
+                    range,
+                    values,
+                }
             }
             OpKind::FillFormula => PatchOp::FillFormula {
                 sheet,
@@ -359,7 +380,9 @@ fn take_value(
     required: bool,
 ) -> Result<Option<CellValue>, String> {
     match slot.take() {
-        None if required => Err(format!("{op} requires {field} (use null to clear the cell)")),
+        None if required => Err(format!(
+            "{op} requires {field} (use null to clear the cell)"
+        )),
         None | Some(serde_json::Value::Null) => Ok(None),
         Some(v) => serde_json::from_value::<CellValue>(v)
             .map(Some)
@@ -374,13 +397,30 @@ impl<'de> Deserialize<'de> for PatchOp {
     }
 }
 
+/// Reads `ops` one element at a time, so a large request never holds all its ops twice.
 fn deserialize_ops<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<PatchOp>, D::Error> {
-    let raw = Vec::<serde_json::Value>::deserialize(deserializer)?;
-    raw.into_iter()
-        .enumerate()
-        .map(|(i, v)| PatchOp::from_json(v).map_err(|e| format!("ops[{i}]: {e}")))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(serde::de::Error::custom)
+    struct Ops;
+    impl<'de> serde::de::Visitor<'de> for Ops {
+        type Value = Vec<PatchOp>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a list of ops")
+        }
+
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Vec<PatchOp>, A::Error> {
+            let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1 << 16));
+            while let Some(value) = seq.next_element::<serde_json::Value>()? {
+                let op = PatchOp::from_json(value)
+                    .map_err(|e| serde::de::Error::custom(format!("ops[{}]: {e}", out.len())))?;
+                out.push(op);
+            }
+            Ok(out)
+        }
+    }
+    deserializer.deserialize_seq(Ops)
 }
 
 /// A patch request (`exstruct_patch` input).
@@ -480,14 +520,18 @@ pub struct PatchErrorDetail {
     pub message: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum IssueLevel {
     Warning,
     Error,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum IssueCode {
     InvalidToken,
@@ -547,13 +591,31 @@ mod tests {
             json!({"op":"set_value","sheet":"S","cell":"A1","value":null,"formula":null,"range":null}),
             Ok(json!({"op":"set_value","sheet":"S","cell":"A1","value":null})),
         );
-        check(json!({"op":"set_value","sheet":"S","cell":"A1"}), Err("requires value"));
-        check(json!({"op":"set_value","sheet":"S","cell":"A1","value":1,"formula":"=1"}), Err("does not accept formula"));
-        check(json!({"op":"add_sheet","sheet":"新規"}), Ok(json!({"op":"add_sheet","sheet":"新規"})));
-        check(json!({"op":"add_sheet","sheet":"S","cell":"A1"}), Err("add_sheet does not accept cell"));
+        check(
+            json!({"op":"set_value","sheet":"S","cell":"A1"}),
+            Err("requires value"),
+        );
+        check(
+            json!({"op":"set_value","sheet":"S","cell":"A1","value":1,"formula":"=1"}),
+            Err("does not accept formula"),
+        );
+        check(
+            json!({"op":"add_sheet","sheet":"新規"}),
+            Ok(json!({"op":"add_sheet","sheet":"新規"})),
+        );
+        check(
+            json!({"op":"add_sheet","sheet":"S","cell":"A1"}),
+            Err("add_sheet does not accept cell"),
+        );
         check(json!({"op":"rename_sheet","sheet":"S"}), Err("unknown op"));
-        check(json!({"op":"set_value","sheet":"S","cell":"A1","value":1,"colour":"red"}), Err("unknown field `colour`"));
-        check(json!({"op":"set_value","sheet":"S","cell":"A1","value":[1]}), Err("value must be"));
+        check(
+            json!({"op":"set_value","sheet":"S","cell":"A1","value":1,"colour":"red"}),
+            Err("unknown field `colour`"),
+        );
+        check(
+            json!({"op":"set_value","sheet":"S","cell":"A1","value":[1]}),
+            Err("value must be"),
+        );
         check(
             json!("{\"op\":\"set_formula\",\"sheet\":\"S\",\"cell\":\"B1\",\"formula\":\"=A1\"}"),
             Ok(json!({"op":"set_formula","sheet":"S","cell":"B1","formula":"=A1"})),
@@ -568,13 +630,19 @@ mod tests {
             json!({"op":"set_range_values","sheet":"S","range":"A1:B1","values":[[1,"x"]]}),
             Ok(json!({"op":"set_range_values","sheet":"S","range":"A1:B1","values":[[1,"x"]]})),
         );
-        check(json!({"op":"set_range_values","sheet":"S","range":"A1:B1","values":[[{}]]}), Err("values must be rows"));
+        check(
+            json!({"op":"set_range_values","sheet":"S","range":"A1:B1","values":[[{}]]}),
+            Err("values must be rows"),
+        );
     }
 
     #[test]
     fn request_reports_the_failing_op_index() {
-        let body = json!({"xlsx_path":"a.xlsx","ops":[{"op":"add_sheet","sheet":"x"},{"op":"nope"}]});
-        let err = serde_json::from_value::<PatchRequest>(body).unwrap_err().to_string();
+        let body =
+            json!({"xlsx_path":"a.xlsx","ops":[{"op":"add_sheet","sheet":"x"},{"op":"nope"}]});
+        let err = serde_json::from_value::<PatchRequest>(body)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("ops[1]"), "{err}");
         let body = json!({"xlsx_path":"a.xlsx","ops":[],"on_conflict":"rename","dry_run":true});
         let req: PatchRequest = serde_json::from_value(body).unwrap();
@@ -583,9 +651,44 @@ mod tests {
     }
 
     #[test]
+    fn schemas_describe_the_contract() {
+        let req = serde_json::to_value(schemars::schema_for!(PatchRequest)).unwrap();
+        let text = req.to_string();
+        for field in [
+            "xlsx_path",
+            "ops",
+            "on_conflict",
+            "preflight_formula_check",
+            "set_range_values",
+            "base_cell",
+        ] {
+            assert!(text.contains(field), "request schema lacks {field}");
+        }
+        assert_eq!(req["required"], json!(["xlsx_path", "ops"]));
+        let res = serde_json::to_value(schemars::schema_for!(PatchResponse))
+            .unwrap()
+            .to_string();
+        for field in [
+            "patch_diff",
+            "inverse_ops",
+            "formula_issues",
+            "circular_ref_suspected",
+            "op_index",
+        ] {
+            assert!(res.contains(field), "response schema lacks {field}");
+        }
+    }
+
+    #[test]
     fn numbers_show_as_integers_when_exact() {
         assert_eq!(CellValue::number(3.0), CellValue::Int(3));
         assert_eq!(CellValue::number(-0.5), CellValue::Float(-0.5));
         assert_eq!(CellValue::number(1e300), CellValue::Float(1e300));
     }
+}
+
+/// The schema of a cell value that may be `null` (clears the cell). `#[schemars(required)]`
+/// on an `Option` alone would drop the null branch, and inverse ops carry null.
+fn nullable_cell(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"anyOf": [g.subschema_for::<CellValue>(), {"type": "null"}]})
 }

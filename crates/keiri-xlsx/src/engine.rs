@@ -7,8 +7,10 @@
 //! implement (other workbooks, 3-D and table references, the intersection operator), a function
 //! it lacks, or the evaluation did not finish in time — the cell falls back to static checks:
 //! references to missing sheets, error literals written in the formula, and division by a
-//! literal zero. The engine runs on its own thread with a time limit and a panic guard, so an
-//! untrusted workbook can neither hang nor crash the caller.
+//! literal zero. The engine runs on its own thread with a time limit, a large stack and a
+//! panic guard, so an untrusted workbook can neither hang nor crash the caller. Whole-column
+//! references are bounded to the used range for the engine (it materialises ranges cell by
+//! cell).
 
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
@@ -78,7 +80,9 @@ pub(crate) fn check(book: &Workbook, timeout: Duration) -> Report {
     let mut not_evaluated: HashMap<&'static str, usize> = HashMap::new();
     for (si, sheet) in book.sheets.iter().enumerate() {
         for (cell, content) in &sheet.cells {
-            let Content::Formula { text, .. } = content else { continue };
+            let Content::Formula { text, .. } = content else {
+                continue;
+            };
             let facts = match formula::check(text) {
                 Ok(facts) => facts,
                 Err(e) => {
@@ -112,7 +116,9 @@ pub(crate) fn check(book: &Workbook, timeout: Duration) -> Report {
                     }
                 },
                 (None, Some(EngineValue::Refused)) => {
-                    *not_evaluated.entry("formulas the engine could not read").or_default() += 1;
+                    *not_evaluated
+                        .entry("formulas the engine could not read")
+                        .or_default() += 1;
                     false
                 }
                 (Some(why), _) => {
@@ -129,7 +135,9 @@ pub(crate) fn check(book: &Workbook, timeout: Duration) -> Report {
     let mut reasons: Vec<(&str, usize)> = not_evaluated.into_iter().collect();
     reasons.sort();
     for (why, n) in reasons {
-        notes.push(format!("{n} formula cell(s) were checked statically only: the engine does not evaluate {why}"));
+        notes.push(format!(
+            "{n} formula cell(s) were checked statically only: the engine does not evaluate {why}"
+        ));
     }
     Report { findings, notes }
 }
@@ -141,12 +149,20 @@ enum Classified {
 
 fn classify(error: &str) -> Classified {
     match error {
-        "#REF!" => Classified::Issue(IssueCode::RefError, false, "a reference that does not exist"),
+        "#REF!" => Classified::Issue(
+            IssueCode::RefError,
+            false,
+            "a reference that does not exist",
+        ),
         "#NAME?" => Classified::Issue(IssueCode::NameError, false, "an unknown function or name"),
         "#DIV/0!" => Classified::Issue(IssueCode::Div0Error, false, "division by zero"),
         "#VALUE!" => Classified::Issue(IssueCode::ValueError, false, "a value of the wrong type"),
         "#N/A" => Classified::Issue(IssueCode::NaError, true, "a value that is not available"),
-        "#CIRC!" => Classified::Issue(IssueCode::CircularRefSuspected, false, "a circular reference"),
+        "#CIRC!" => Classified::Issue(
+            IssueCode::CircularRefSuspected,
+            false,
+            "a circular reference",
+        ),
         "#NUM!" => Classified::Issue(IssueCode::ValueError, true, "an invalid number"),
         "#NULL!" => Classified::Issue(IssueCode::ValueError, true, "ranges that do not intersect"),
         "#N/IMPL" | "#N/IMPL!" => Classified::Unjudged("some functions it does not implement"),
@@ -155,12 +171,33 @@ fn classify(error: &str) -> Classified {
     }
 }
 
-fn static_findings(sheet: usize, cell: CellRef, facts: &formula::Facts, sheet_names: &[&str]) -> Vec<Finding> {
+fn static_findings(
+    sheet: usize,
+    cell: CellRef,
+    facts: &formula::Facts,
+    sheet_names: &[&str],
+) -> Vec<Finding> {
     let mut out = Vec::new();
-    let mut push = |code, mild, message: String| out.push(Finding { sheet, cell, code, mild, message });
+    let mut push = |code, mild, message: String| {
+        out.push(Finding {
+            sheet,
+            cell,
+            code,
+            mild,
+            message,
+        })
+    };
     for name in &facts.sheets {
-        if !name.is_empty() && !sheet_names.iter().any(|s| crate::book::same_sheet_name(s, name)) {
-            push(IssueCode::RefError, false, format!("refers to the sheet {name:?}, which does not exist"));
+        if !name.is_empty()
+            && !sheet_names
+                .iter()
+                .any(|s| crate::book::same_sheet_name(s, name))
+        {
+            push(
+                IssueCode::RefError,
+                false,
+                format!("refers to the sheet {name:?}, which does not exist"),
+            );
         }
     }
     for literal in &facts.error_literals {
@@ -177,7 +214,11 @@ fn static_findings(sheet: usize, cell: CellRef, facts: &formula::Facts, sheet_na
         }
     }
     if facts.divides_by_zero {
-        push(IssueCode::Div0Error, false, "the formula divides by a literal zero".to_string());
+        push(
+            IssueCode::Div0Error,
+            false,
+            "the formula divides by a literal zero".to_string(),
+        );
     }
     out
 }
@@ -195,28 +236,61 @@ type Values = HashMap<(usize, CellRef), EngineValue>;
 fn evaluate(book: &Workbook, timeout: Duration) -> Result<Values, String> {
     // The engine gets its own copy of the input so it can run detached: if it does not finish
     // in time we stop waiting and the thread ends on its own.
-    let sheets: Vec<(String, Vec<(CellRef, Content)>)> =
-        book.sheets.iter().map(|s| (s.name.clone(), s.cells.clone())).collect();
+    let sheets: Vec<(String, Vec<(CellRef, Content)>)> = book
+        .sheets
+        .iter()
+        .map(|s| (s.name.clone(), s.cells.clone()))
+        .collect();
     let names = book.names.clone();
     let date1904 = book.date1904;
     let (tx, rx) = mpsc::channel();
+    // A generous stack: evaluation may recurse through long dependency chains, and running
+    // out of stack would abort the whole process rather than unwind. The reservation is
+    // virtual; only the pages used are committed.
     std::thread::Builder::new()
         .name("keiri-xlsx-engine".to_string())
+        .stack_size(256 << 20)
         .spawn(move || {
-            let result = std::panic::catch_unwind(AssertUnwindSafe(|| run(&sheets, &names, date1904)))
-                .unwrap_or_else(|_| Err("the engine panicked".to_string()));
+            let result =
+                std::panic::catch_unwind(AssertUnwindSafe(|| run(&sheets, &names, date1904)))
+                    .unwrap_or_else(|_| Err("the engine panicked".to_string()));
             let _ = tx.send(result);
         })
         .map_err(|e| format!("cannot start the engine thread: {e}"))?;
     match rx.recv_timeout(timeout) {
         Ok(result) => result,
-        Err(mpsc::RecvTimeoutError::Timeout) => Err(format!("it did not finish within {} s", timeout.as_secs())),
-        Err(mpsc::RecvTimeoutError::Disconnected) => Err("the engine stopped unexpectedly".to_string()),
+        Err(mpsc::RecvTimeoutError::Timeout) => {
+            Err(format!("it did not finish within {} s", timeout.as_secs()))
+        }
+        Err(mpsc::RecvTimeoutError::Disconnected) => {
+            Err("the engine stopped unexpectedly".to_string())
+        }
     }
 }
 
-fn run(sheets: &[(String, Vec<(CellRef, Content)>)], names: &[(String, Option<u32>, String)], date1904: bool) -> Result<Values, String> {
+fn run(
+    sheets: &[(String, Vec<(CellRef, Content)>)],
+    names: &[(String, Option<u32>, String)],
+    date1904: bool,
+) -> Result<Values, String> {
     let mut model = Model::new_empty("preflight", "en", "UTC", "en")?;
+    // Whole-column and whole-row references are bounded to the used range (with room for
+    // INDEX-style offsets past it); see `formula::bound_whole_references`.
+    let used_rows = sheets
+        .iter()
+        .flat_map(|(_, c)| c.iter().map(|(at, _)| at.row))
+        .max()
+        .unwrap_or(1);
+    let used_cols = sheets
+        .iter()
+        .flat_map(|(_, c)| c.iter().map(|(at, _)| at.col))
+        .max()
+        .unwrap_or(1);
+    let bound_rows = used_rows.saturating_add(1).max(10_000);
+    let bound_cols = used_cols.saturating_add(1).max(256);
+    let engine_text = |text: &str| {
+        formula::bound_whole_references(&formula::strip_file_prefixes(text), bound_rows, bound_cols)
+    };
     for (i, (name, _)) in sheets.iter().enumerate() {
         if i == 0 {
             model.rename_sheet_by_index(0, name)?;
@@ -230,7 +304,7 @@ fn run(sheets: &[(String, Vec<(CellRef, Content)>)], names: &[(String, Option<u3
         }
         // A name the engine refuses simply stays undefined; formulas using it then report
         // #NAME?, which the before/after comparison treats as pre-existing.
-        let _ = model.new_defined_name(name, *scope, &formula::strip_file_prefixes(text));
+        let _ = model.new_defined_name(name, *scope, &engine_text(text));
     }
     let mut formulas: Vec<(usize, CellRef)> = Vec::new();
     let mut refused: Vec<(usize, CellRef)> = Vec::new();
@@ -248,8 +322,14 @@ fn run(sheets: &[(String, Vec<(CellRef, Content)>)], names: &[(String, Option<u3
                     Some(n) => model.update_cell_with_number(sheet, row, col, n),
                     None => model.update_cell_with_text(sheet, row, col, d),
                 },
-                Content::Formula { text, array, cached } => {
-                    let unsupported = formula::check(text).map(|f| f.unsupported.is_some()).unwrap_or(true);
+                Content::Formula {
+                    text,
+                    array,
+                    cached,
+                } => {
+                    let unsupported = formula::check(text)
+                        .map(|f| f.unsupported.is_some())
+                        .unwrap_or(true);
                     if unsupported {
                         // Give dependents the value Excel computed last time instead.
                         match cached.as_ref().map(|c| (c.t.as_deref(), c.v.as_str())) {
@@ -257,12 +337,16 @@ fn run(sheets: &[(String, Vec<(CellRef, Content)>)], names: &[(String, Option<u3
                                 Ok(n) => model.update_cell_with_number(sheet, row, col, n),
                                 Err(_) => Ok(()),
                             },
-                            Some((Some("str"), v)) => model.update_cell_with_text(sheet, row, col, v),
-                            Some((Some("b"), v)) => model.update_cell_with_bool(sheet, row, col, v == "1"),
+                            Some((Some("str"), v)) => {
+                                model.update_cell_with_text(sheet, row, col, v)
+                            }
+                            Some((Some("b"), v)) => {
+                                model.update_cell_with_bool(sheet, row, col, v == "1")
+                            }
                             _ => Ok(()),
                         }
                     } else {
-                        let body = format!("={}", formula::strip_file_prefixes(text));
+                        let body = format!("={}", engine_text(text));
                         let set = match array {
                             Some(a) if !a.is_single_cell() => model.set_user_array_formula(
                                 sheet,
@@ -356,21 +440,36 @@ mod tests {
     }
 
     fn f(text: &str) -> Content {
-        Content::Formula { text: text.to_string(), array: None, cached: None }
+        Content::Formula {
+            text: text.to_string(),
+            array: None,
+            cached: None,
+        }
     }
 
     fn check_cells(cells: Vec<(&str, Content)>, expect: &[(&str, IssueCode)]) {
         let book = Workbook {
             sheets: vec![
-                SheetCells { name: "入力".into(), cells: cells.into_iter().map(|(a, c)| (cell(a), c)).collect() },
-                SheetCells { name: "Other".into(), cells: vec![(cell("A1"), Content::Number(4.0))] },
+                SheetCells {
+                    name: "入力".into(),
+                    cells: cells.into_iter().map(|(a, c)| (cell(a), c)).collect(),
+                },
+                SheetCells {
+                    name: "Other".into(),
+                    cells: vec![(cell("A1"), Content::Number(4.0))],
+                },
             ],
             names: vec![("Rate".into(), None, "Other!$A$1".into())],
             date1904: false,
         };
         let report = check(&book, Duration::from_secs(30));
-        let got: Vec<(String, IssueCode)> = report.findings.iter().map(|f| (f.cell.to_a1(), f.code)).collect();
-        let want: Vec<(String, IssueCode)> = expect.iter().map(|(a, c)| (a.to_string(), *c)).collect();
+        let got: Vec<(String, IssueCode)> = report
+            .findings
+            .iter()
+            .map(|f| (f.cell.to_a1(), f.code))
+            .collect();
+        let want: Vec<(String, IssueCode)> =
+            expect.iter().map(|(a, c)| (a.to_string(), *c)).collect();
         assert_eq!(got, want, "notes: {:?}", report.notes);
     }
 
@@ -407,9 +506,37 @@ mod tests {
     #[test]
     fn falls_back_to_static_checks_for_unsupported_formulas() {
         check_cells(
-            vec![("C1", f("[1]Sheet1!A1/0")), ("C2", f("SUM(Missing:Other!A1)")), ("C3", f("Table1[Col]+#REF!"))],
-            &[("C1", IssueCode::Div0Error), ("C2", IssueCode::RefError), ("C3", IssueCode::RefError)],
+            vec![
+                ("C1", f("[1]Sheet1!A1/0")),
+                ("C2", f("SUM(Missing:Other!A1)")),
+                ("C3", f("Table1[Col]+#REF!")),
+            ],
+            &[
+                ("C1", IssueCode::Div0Error),
+                ("C2", IssueCode::RefError),
+                ("C3", IssueCode::RefError),
+            ],
         );
+    }
+
+    #[test]
+    fn long_dependency_chains_do_not_overflow_the_stack() {
+        let n = 50_000u32;
+        let mut cells = vec![(CellRef { row: n + 1, col: 1 }, Content::Number(1.0))];
+        for row in 1..=n {
+            cells.push((CellRef { row, col: 1 }, f(&format!("A{}+1", row + 1))));
+        }
+        let book = Workbook {
+            sheets: vec![SheetCells {
+                name: "S".into(),
+                cells,
+            }],
+            names: Vec::new(),
+            date1904: false,
+        };
+        let report = check(&book, Duration::from_secs(120));
+        assert!(report.findings.is_empty(), "{:?}", report.findings.first());
+        assert!(report.notes.is_empty(), "{:?}", report.notes);
     }
 
     #[test]

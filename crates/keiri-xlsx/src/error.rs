@@ -14,7 +14,7 @@ pub enum Error {
     InvalidRequest(String),
     /// A legacy binary workbook; only Excel itself can edit it faithfully.
     #[error(
-        "{path}: .xls workbooks require Excel COM (Windows + Excel) to edit; save it as .xlsx \
+        "{path}: editing .xls workbooks requires Excel COM (Windows + Excel); save it as .xlsx \
          or .xlsm and patch that file"
     )]
     LegacyXls { path: String },
@@ -54,6 +54,9 @@ impl Error {
     }
 
     pub(crate) fn unreadable(path: &str, reason: impl Into<String>) -> Error {
-        Error::Unreadable { path: path.to_string(), reason: reason.into() }
+        Error::Unreadable {
+            path: path.to_string(),
+            reason: reason.into(),
+        }
     }
 }

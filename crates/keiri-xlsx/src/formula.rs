@@ -23,7 +23,10 @@ impl std::fmt::Display for SyntaxError {
 }
 
 fn syntax(message: impl Into<String>, at: usize) -> SyntaxError {
-    SyntaxError { message: message.into(), at }
+    SyntaxError {
+        message: message.into(),
+        at,
+    }
 }
 
 /// One end of a reference: a column and row, each relative or absolute (`$`).
@@ -153,9 +156,16 @@ impl<'a> Lexer<'a> {
     /// Whether the previous non-space token ends an operand (so `#` after it is the spill
     /// operator, not the start of an error literal).
     fn after_operand(&self) -> bool {
-        self.tokens.iter().rev().find(|t| t.kind != Kind::Space).is_some_and(|t| {
-            matches!(t.kind, Kind::Reference(_) | Kind::Name(_) | Kind::Close | Kind::Structured)
-        })
+        self.tokens
+            .iter()
+            .rev()
+            .find(|t| t.kind != Kind::Space)
+            .is_some_and(|t| {
+                matches!(
+                    t.kind,
+                    Kind::Reference(_) | Kind::Name(_) | Kind::Close | Kind::Structured
+                )
+            })
     }
 
     /// True if a reference may end at `i`: nothing that would extend a name follows.
@@ -215,7 +225,15 @@ impl<'a> Lexer<'a> {
     fn scan_pos(&self, start: usize) -> Option<(Pos, usize)> {
         let (col, i) = self.scan_col(start)?;
         let (row, j) = self.scan_row(i)?;
-        Some((Pos { col: col.n, col_abs: col.abs, row: row.n, row_abs: row.abs }, j))
+        Some((
+            Pos {
+                col: col.n,
+                col_abs: col.abs,
+                row: row.n,
+                row_abs: row.abs,
+            },
+            j,
+        ))
     }
 
     /// A reference area starting at `start`, if one is there.
@@ -249,17 +267,32 @@ impl<'a> Lexer<'a> {
     }
 
     /// What follows a sheet prefix ending just before `i`.
-    fn after_prefix(&mut self, start: usize, i: usize, prefix: Prefix) -> Result<usize, SyntaxError> {
+    fn after_prefix(
+        &mut self,
+        start: usize,
+        i: usize,
+        prefix: Prefix,
+    ) -> Result<usize, SyntaxError> {
         if let Some(rest) = self.f.get(i..)
             && rest.len() >= 5
-            && rest.get(..5).is_some_and(|s| s.eq_ignore_ascii_case("#REF!"))
+            && rest
+                .get(..5)
+                .is_some_and(|s| s.eq_ignore_ascii_case("#REF!"))
         {
-            let kind = Kind::Reference(Reference { prefix: Some(prefix), area: RefArea::Lost, area_start: i });
+            let kind = Kind::Reference(Reference {
+                prefix: Some(prefix),
+                area: RefArea::Lost,
+                area_start: i,
+            });
             self.push(kind, start, i + 5);
             return Ok(i + 5);
         }
         if let Some((area, end)) = self.scan_area(i) {
-            let kind = Kind::Reference(Reference { prefix: Some(prefix), area, area_start: i });
+            let kind = Kind::Reference(Reference {
+                prefix: Some(prefix),
+                area,
+                area_start: i,
+            });
             self.push(kind, start, end);
             return Ok(end);
         }
@@ -274,7 +307,10 @@ impl<'a> Lexer<'a> {
                 self.push(kind, start, end);
                 Ok(end)
             }
-            _ => Err(syntax("expected a reference or name after the sheet name", i)),
+            _ => Err(syntax(
+                "expected a reference or name after the sheet name",
+                i,
+            )),
         }
     }
 
@@ -333,13 +369,21 @@ impl<'a> Lexer<'a> {
         let book = self.f.get(start + 1..close).unwrap_or("").to_string();
         let after = close + 1;
         if self.char_at(after) == Some('!') {
-            let prefix = Prefix { external: Some(book), sheet: String::new(), last_sheet: None };
+            let prefix = Prefix {
+                external: Some(book),
+                sheet: String::new(),
+                last_sheet: None,
+            };
             return self.after_prefix(start, after + 1, prefix);
         }
         let sheet_end = self.scan_ident(after);
         if sheet_end > after && self.char_at(sheet_end) == Some('!') && !book.contains('[') {
             let sheet = self.f.get(after..sheet_end).unwrap_or("").to_string();
-            let prefix = Prefix { external: Some(book), sheet, last_sheet: None };
+            let prefix = Prefix {
+                external: Some(book),
+                sheet,
+                last_sheet: None,
+            };
             return self.after_prefix(start, sheet_end + 1, prefix);
         }
         let end = self.balanced_brackets(start)?;
@@ -398,7 +442,10 @@ impl<'a> Lexer<'a> {
             }
             i = j;
         }
-        if self.char_at(i).is_some_and(|c| is_ident_char(c) && c != '.') {
+        if self
+            .char_at(i)
+            .is_some_and(|c| is_ident_char(c) && c != '.')
+        {
             return Err(syntax("malformed number", start));
         }
         self.push(Kind::Number, start, i);
@@ -414,7 +461,15 @@ impl<'a> Lexer<'a> {
             }
             Some('!') => {
                 let sheet = self.f.get(start..end).unwrap_or("").to_string();
-                self.after_prefix(start, end + 1, Prefix { external: None, sheet, last_sheet: None })
+                self.after_prefix(
+                    start,
+                    end + 1,
+                    Prefix {
+                        external: None,
+                        sheet,
+                        last_sheet: None,
+                    },
+                )
             }
             Some('[') => {
                 let close = self.balanced_brackets(end)?;
@@ -472,7 +527,9 @@ impl<'a> Lexer<'a> {
                     let rest = self.f.get(start..).unwrap_or("");
                     let literal = ERROR_LITERALS.iter().find(|e| {
                         rest.len() >= e.len()
-                            && rest.get(..e.len()).is_some_and(|s| s.eq_ignore_ascii_case(e))
+                            && rest
+                                .get(..e.len())
+                                .is_some_and(|s| s.eq_ignore_ascii_case(e))
                     });
                     match literal {
                         Some(e) if !self.after_operand() => {
@@ -513,7 +570,11 @@ impl<'a> Lexer<'a> {
                 }
                 '$' => match self.scan_area(start) {
                     Some((area, end)) => {
-                        let r = Reference { prefix: None, area, area_start: start };
+                        let r = Reference {
+                            prefix: None,
+                            area,
+                            area_start: start,
+                        };
                         self.push(Kind::Reference(r), start, end);
                         end
                     }
@@ -521,7 +582,11 @@ impl<'a> Lexer<'a> {
                 },
                 '0'..='9' => match self.scan_area(start) {
                     Some((area @ RefArea::Rows(..), end)) => {
-                        let r = Reference { prefix: None, area, area_start: start };
+                        let r = Reference {
+                            prefix: None,
+                            area,
+                            area_start: start,
+                        };
                         self.push(Kind::Reference(r), start, end);
                         end
                     }
@@ -530,7 +595,11 @@ impl<'a> Lexer<'a> {
                 '.' => self.number(start)?,
                 c if is_ident_start(c) => match self.scan_area(start) {
                     Some((area, end)) => {
-                        let r = Reference { prefix: None, area, area_start: start };
+                        let r = Reference {
+                            prefix: None,
+                            area,
+                            area_start: start,
+                        };
                         self.push(Kind::Reference(r), start, end);
                         end
                     }
@@ -546,26 +615,41 @@ impl<'a> Lexer<'a> {
 /// `Sheet1`, `Sheet1:Sheet3`, `[1]Sheet1`, `C:\dir\[Book.xlsx]Sheet1` (quoted prefix content).
 fn split_prefix(name: &str) -> Prefix {
     let (external, rest) = match (name.rfind('['), name.rfind(']')) {
-        (Some(open), Some(close)) if open < close => {
-            (Some(name.get(..close + 1).unwrap_or("").to_string()), name.get(close + 1..).unwrap_or(""))
-        }
+        (Some(open), Some(close)) if open < close => (
+            Some(name.get(..close + 1).unwrap_or("").to_string()),
+            name.get(close + 1..).unwrap_or(""),
+        ),
         _ => (None, name),
     };
     match rest.split_once(':') {
-        Some((a, b)) if external.is_none() => {
-            Prefix { external, sheet: a.to_string(), last_sheet: Some(b.to_string()) }
-        }
-        _ => Prefix { external, sheet: rest.to_string(), last_sheet: None },
+        Some((a, b)) if external.is_none() => Prefix {
+            external,
+            sheet: a.to_string(),
+            last_sheet: Some(b.to_string()),
+        },
+        _ => Prefix {
+            external,
+            sheet: rest.to_string(),
+            last_sheet: None,
+        },
     }
 }
 
 /// Splits a formula body into tokens.
 pub fn tokenize(formula: &str) -> Result<Vec<Token>, SyntaxError> {
-    Lexer { f: formula, tokens: Vec::new() }.run()
+    Lexer {
+        f: formula,
+        tokens: Vec::new(),
+    }
+    .run()
 }
 
 /// Rebuilds the text, replacing the tokens `replace` returns text for.
-fn render(formula: &str, tokens: &[Token], mut replace: impl FnMut(usize, &Token) -> Option<String>) -> String {
+fn render(
+    formula: &str,
+    tokens: &[Token],
+    mut replace: impl FnMut(usize, &Token) -> Option<String>,
+) -> String {
     let mut out = String::with_capacity(formula.len() + 8);
     let mut last = 0;
     for (i, t) in tokens.iter().enumerate() {
@@ -594,13 +678,35 @@ fn shift_axis(a: Axis, by: i64, max: u32) -> Option<Axis> {
         return Some(a);
     }
     let n = i64::from(a.n) + by;
-    (1..=i64::from(max)).contains(&n).then_some(Axis { n: n as u32, abs: false })
+    (1..=i64::from(max)).contains(&n).then_some(Axis {
+        n: n as u32,
+        abs: false,
+    })
 }
 
 fn shift_pos(p: Pos, rows: i64, cols: i64) -> Option<Pos> {
-    let col = shift_axis(Axis { n: p.col, abs: p.col_abs }, cols, MAX_COL)?;
-    let row = shift_axis(Axis { n: p.row, abs: p.row_abs }, rows, MAX_ROW)?;
-    Some(Pos { col: col.n, col_abs: col.abs, row: row.n, row_abs: row.abs })
+    let col = shift_axis(
+        Axis {
+            n: p.col,
+            abs: p.col_abs,
+        },
+        cols,
+        MAX_COL,
+    )?;
+    let row = shift_axis(
+        Axis {
+            n: p.row,
+            abs: p.row_abs,
+        },
+        rows,
+        MAX_ROW,
+    )?;
+    Some(Pos {
+        col: col.n,
+        col_abs: col.abs,
+        row: row.n,
+        row_abs: row.abs,
+    })
 }
 
 /// The area moved by an offset, as text; `None` if it leaves the sheet.
@@ -608,7 +714,11 @@ fn shift_area(area: RefArea, rows: i64, cols: i64) -> Option<String> {
     Some(match area {
         RefArea::Cell(p) => render_pos(shift_pos(p, rows, cols)?),
         RefArea::Range(p, q) => {
-            format!("{}:{}", render_pos(shift_pos(p, rows, cols)?), render_pos(shift_pos(q, rows, cols)?))
+            format!(
+                "{}:{}",
+                render_pos(shift_pos(p, rows, cols)?),
+                render_pos(shift_pos(q, rows, cols)?)
+            )
         }
         RefArea::Columns(a, b) => {
             let a = shift_axis(a, cols, MAX_COL)?;
@@ -650,11 +760,16 @@ pub struct Shifted {
 pub fn shift(formula: &str, rows: i64, cols: i64) -> Result<Shifted, SyntaxError> {
     let tokens = tokenize(formula)?;
     if rows == 0 && cols == 0 {
-        return Ok(Shifted { text: formula.to_string(), lost: Vec::new() });
+        return Ok(Shifted {
+            text: formula.to_string(),
+            lost: Vec::new(),
+        });
     }
     let mut lost = Vec::new();
     let text = render(formula, &tokens, |_, t| {
-        let Kind::Reference(r) = &t.kind else { return None };
+        let Kind::Reference(r) = &t.kind else {
+            return None;
+        };
         let prefix = formula.get(t.start..r.area_start).unwrap_or("");
         let area = formula.get(r.area_start..t.end).unwrap_or("");
         match shift_area(r.area, rows, cols) {
@@ -672,29 +787,165 @@ pub fn shift(formula: &str, rows: i64, cols: i64) -> Result<Shifted, SyntaxError
 /// Functions added to Excel after the 2007 file format; in a file they must be spelled with
 /// the `_xlfn.` prefix (and FILTER/SORT also `_xlws.`), or Excel shows `#NAME?`.
 const FUTURE_FUNCTIONS: &[&str] = &[
-    "ACOT", "ACOTH", "AGGREGATE", "ARABIC", "ARRAYTOTEXT", "BASE", "BETA.DIST", "BETA.INV",
-    "BINOM.DIST", "BINOM.DIST.RANGE", "BINOM.INV", "BITAND", "BITLSHIFT", "BITOR", "BITRSHIFT",
-    "BITXOR", "BYCOL", "BYROW", "CEILING.MATH", "CEILING.PRECISE", "CHISQ.DIST", "CHISQ.DIST.RT",
-    "CHISQ.INV", "CHISQ.INV.RT", "CHISQ.TEST", "CHOOSECOLS", "CHOOSEROWS", "COMBINA", "CONCAT",
-    "CONFIDENCE.NORM", "CONFIDENCE.T", "COT", "COTH", "COVARIANCE.P", "COVARIANCE.S", "CSC",
-    "CSCH", "DAYS", "DECIMAL", "DROP", "ERF.PRECISE", "ERFC.PRECISE", "EXPAND", "EXPON.DIST",
-    "F.DIST", "F.DIST.RT", "F.INV", "F.INV.RT", "F.TEST", "FILTERXML", "FLOOR.MATH",
-    "FLOOR.PRECISE", "FORECAST.ETS", "FORECAST.ETS.CONFINT", "FORECAST.ETS.SEASONALITY",
-    "FORECAST.ETS.STAT", "FORECAST.LINEAR", "FORMULATEXT", "GAMMA", "GAMMA.DIST", "GAMMA.INV",
-    "GAMMALN.PRECISE", "GAUSS", "GROUPBY", "HSTACK", "HYPGEOM.DIST", "IFNA", "IFS", "IMAGE",
-    "IMCOSH", "IMCOT", "IMCSC", "IMCSCH", "IMSEC", "IMSECH", "IMSINH", "IMTAN", "ISFORMULA",
-    "ISOMITTED", "ISOWEEKNUM", "LAMBDA", "LET", "LOGNORM.DIST", "LOGNORM.INV", "MAKEARRAY", "MAP",
-    "MAXIFS", "MINIFS", "MODE.MULT", "MODE.SNGL", "MUNIT", "NEGBINOM.DIST", "NETWORKDAYS.INTL",
-    "NORM.DIST", "NORM.INV", "NORM.S.DIST", "NORM.S.INV", "NUMBERVALUE", "PDURATION",
-    "PERCENTILE.EXC", "PERCENTILE.INC", "PERCENTOF", "PERCENTRANK.EXC", "PERCENTRANK.INC",
-    "PERMUTATIONA", "PHI", "PIVOTBY", "POISSON.DIST", "QUARTILE.EXC", "QUARTILE.INC",
-    "RANDARRAY", "RANK.AVG", "RANK.EQ", "REDUCE", "REGEXEXTRACT", "REGEXREPLACE", "REGEXTEST",
-    "RRI", "SCAN", "SEC", "SECH", "SEQUENCE", "SHEET", "SHEETS", "SKEW.P", "SORTBY",
-    "STDEV.P", "STDEV.S", "SWITCH", "T.DIST", "T.DIST.2T", "T.DIST.RT", "T.INV", "T.INV.2T",
-    "T.TEST", "TAKE", "TEXTAFTER", "TEXTBEFORE", "TEXTJOIN", "TEXTSPLIT", "TOCOL", "TOROW",
-    "TRIMRANGE", "UNICHAR", "UNICODE", "UNIQUE", "VALUETOTEXT", "VAR.P", "VAR.S", "VSTACK",
-    "WEBSERVICE", "WEIBULL.DIST", "WORKDAY.INTL", "WRAPCOLS", "WRAPROWS", "XLOOKUP", "XMATCH",
-    "XOR", "Z.TEST",
+    "ACOT",
+    "ACOTH",
+    "AGGREGATE",
+    "ARABIC",
+    "ARRAYTOTEXT",
+    "BASE",
+    "BETA.DIST",
+    "BETA.INV",
+    "BINOM.DIST",
+    "BINOM.DIST.RANGE",
+    "BINOM.INV",
+    "BITAND",
+    "BITLSHIFT",
+    "BITOR",
+    "BITRSHIFT",
+    "BITXOR",
+    "BYCOL",
+    "BYROW",
+    "CEILING.MATH",
+    "CEILING.PRECISE",
+    "CHISQ.DIST",
+    "CHISQ.DIST.RT",
+    "CHISQ.INV",
+    "CHISQ.INV.RT",
+    "CHISQ.TEST",
+    "CHOOSECOLS",
+    "CHOOSEROWS",
+    "COMBINA",
+    "CONCAT",
+    "CONFIDENCE.NORM",
+    "CONFIDENCE.T",
+    "COT",
+    "COTH",
+    "COVARIANCE.P",
+    "COVARIANCE.S",
+    "CSC",
+    "CSCH",
+    "DAYS",
+    "DECIMAL",
+    "DROP",
+    "ERF.PRECISE",
+    "ERFC.PRECISE",
+    "EXPAND",
+    "EXPON.DIST",
+    "F.DIST",
+    "F.DIST.RT",
+    "F.INV",
+    "F.INV.RT",
+    "F.TEST",
+    "FILTERXML",
+    "FLOOR.MATH",
+    "FLOOR.PRECISE",
+    "FORECAST.ETS",
+    "FORECAST.ETS.CONFINT",
+    "FORECAST.ETS.SEASONALITY",
+    "FORECAST.ETS.STAT",
+    "FORECAST.LINEAR",
+    "FORMULATEXT",
+    "GAMMA",
+    "GAMMA.DIST",
+    "GAMMA.INV",
+    "GAMMALN.PRECISE",
+    "GAUSS",
+    "GROUPBY",
+    "HSTACK",
+    "HYPGEOM.DIST",
+    "IFNA",
+    "IFS",
+    "IMAGE",
+    "IMCOSH",
+    "IMCOT",
+    "IMCSC",
+    "IMCSCH",
+    "IMSEC",
+    "IMSECH",
+    "IMSINH",
+    "IMTAN",
+    "ISFORMULA",
+    "ISOMITTED",
+    "ISOWEEKNUM",
+    "LAMBDA",
+    "LET",
+    "LOGNORM.DIST",
+    "LOGNORM.INV",
+    "MAKEARRAY",
+    "MAP",
+    "MAXIFS",
+    "MINIFS",
+    "MODE.MULT",
+    "MODE.SNGL",
+    "MUNIT",
+    "NEGBINOM.DIST",
+    "NETWORKDAYS.INTL",
+    "NORM.DIST",
+    "NORM.INV",
+    "NORM.S.DIST",
+    "NORM.S.INV",
+    "NUMBERVALUE",
+    "PDURATION",
+    "PERCENTILE.EXC",
+    "PERCENTILE.INC",
+    "PERCENTOF",
+    "PERCENTRANK.EXC",
+    "PERCENTRANK.INC",
+    "PERMUTATIONA",
+    "PHI",
+    "PIVOTBY",
+    "POISSON.DIST",
+    "QUARTILE.EXC",
+    "QUARTILE.INC",
+    "RANDARRAY",
+    "RANK.AVG",
+    "RANK.EQ",
+    "REDUCE",
+    "REGEXEXTRACT",
+    "REGEXREPLACE",
+    "REGEXTEST",
+    "RRI",
+    "SCAN",
+    "SEC",
+    "SECH",
+    "SEQUENCE",
+    "SHEET",
+    "SHEETS",
+    "SKEW.P",
+    "SORTBY",
+    "STDEV.P",
+    "STDEV.S",
+    "SWITCH",
+    "T.DIST",
+    "T.DIST.2T",
+    "T.DIST.RT",
+    "T.INV",
+    "T.INV.2T",
+    "T.TEST",
+    "TAKE",
+    "TEXTAFTER",
+    "TEXTBEFORE",
+    "TEXTJOIN",
+    "TEXTSPLIT",
+    "TOCOL",
+    "TOROW",
+    "TRIMRANGE",
+    "UNICHAR",
+    "UNICODE",
+    "UNIQUE",
+    "VALUETOTEXT",
+    "VAR.P",
+    "VAR.S",
+    "VSTACK",
+    "WEBSERVICE",
+    "WEIBULL.DIST",
+    "WORKDAY.INTL",
+    "WRAPCOLS",
+    "WRAPROWS",
+    "XLOOKUP",
+    "XMATCH",
+    "XOR",
+    "Z.TEST",
 ];
 
 /// Functions that also carry the worksheet-function namespace prefix.
@@ -751,6 +1002,43 @@ pub fn strip_file_prefixes(formula: &str) -> String {
     })
 }
 
+/// The formula with whole-column (`A:K`) and whole-row (`1:3`) references limited to the first
+/// `rows` rows / `cols` columns. For the formula engine only: it materialises every cell of a
+/// range, so `VLOOKUP(x, A:K, …)` would otherwise walk a million rows. Cells past the used
+/// range are empty, so lookups and aggregates give the same result.
+pub fn bound_whole_references(formula: &str, rows: u32, cols: u32) -> String {
+    let Ok(tokens) = tokenize(formula) else {
+        return formula.to_string();
+    };
+    let rows = rows.clamp(1, MAX_ROW);
+    let cols = cols.clamp(1, MAX_COL);
+    render(formula, &tokens, |_, t| {
+        let Kind::Reference(r) = &t.kind else {
+            return None;
+        };
+        let prefix = formula.get(t.start..r.area_start).unwrap_or("");
+        let dollar = |abs: bool| if abs { "$" } else { "" };
+        match r.area {
+            RefArea::Columns(a, b) => Some(format!(
+                "{prefix}{}{}$1:{}{}${rows}",
+                dollar(a.abs),
+                column_name(a.n),
+                dollar(b.abs),
+                column_name(b.n)
+            )),
+            RefArea::Rows(a, b) => Some(format!(
+                "{prefix}$A{}{}:${}{}{}",
+                dollar(a.abs),
+                a.n,
+                column_name(cols),
+                dollar(b.abs),
+                b.n
+            )),
+            _ => None,
+        }
+    })
+}
+
 /// Indexes of Name tokens that are LET/LAMBDA parameters (or uses of them) inside their call.
 fn lambda_params(formula: &str, tokens: &[Token]) -> Vec<usize> {
     struct Call {
@@ -779,7 +1067,14 @@ fn lambda_params(formula: &str, tokens: &[Token]) -> Vec<usize> {
             Kind::Open => {
                 depth += 1;
                 if let Some(let_call) = pending.take() {
-                    calls.push(Call { let_call, start: i, depth, arg: 0, arg_tokens: Vec::new(), candidates: Vec::new() });
+                    calls.push(Call {
+                        let_call,
+                        start: i,
+                        depth,
+                        arg: 0,
+                        arg_tokens: Vec::new(),
+                        candidates: Vec::new(),
+                    });
                 }
             }
             Kind::Comma | Kind::Close => {
@@ -790,7 +1085,8 @@ fn lambda_params(formula: &str, tokens: &[Token]) -> Vec<usize> {
                         && let Some(tok) = tokens.get(*only)
                         && matches!(tok.kind, Kind::Name(None))
                     {
-                        call.candidates.push((call.arg, tok.text(formula).to_ascii_uppercase()));
+                        call.candidates
+                            .push((call.arg, tok.text(formula).to_ascii_uppercase()));
                     }
                     call.arg_tokens.clear();
                     call.arg += 1;
@@ -809,7 +1105,9 @@ fn lambda_params(formula: &str, tokens: &[Token]) -> Vec<usize> {
                             .collect();
                         for (j, tok) in tokens.iter().enumerate().take(i).skip(call.start) {
                             if matches!(tok.kind, Kind::Name(None))
-                                && names.iter().any(|n| **n == tok.text(formula).to_ascii_uppercase())
+                                && names
+                                    .iter()
+                                    .any(|n| **n == tok.text(formula).to_ascii_uppercase())
                             {
                                 out.push(j);
                             }
@@ -860,7 +1158,9 @@ pub fn check(formula: &str) -> Result<Facts, SyntaxError> {
             Kind::Reference(r) => {
                 if let Some(p) = &r.prefix {
                     if p.external.is_some() {
-                        facts.unsupported.get_or_insert("a reference to another workbook");
+                        facts
+                            .unsupported
+                            .get_or_insert("a reference to another workbook");
                     } else {
                         facts.sheets.push(p.sheet.clone());
                         if let Some(last) = &p.last_sheet {
@@ -875,7 +1175,9 @@ pub fn check(formula: &str) -> Result<Facts, SyntaxError> {
             }
             Kind::Name(Some(p)) => {
                 if p.external.is_some() {
-                    facts.unsupported.get_or_insert("a reference to another workbook");
+                    facts
+                        .unsupported
+                        .get_or_insert("a reference to another workbook");
                 } else {
                     facts.sheets.push(p.sheet.clone());
                 }
@@ -883,7 +1185,9 @@ pub fn check(formula: &str) -> Result<Facts, SyntaxError> {
             Kind::Structured => {
                 facts.unsupported.get_or_insert("a table reference");
             }
-            Kind::Error => facts.error_literals.push(t.text(formula).to_ascii_uppercase()),
+            Kind::Error => facts
+                .error_literals
+                .push(t.text(formula).to_ascii_uppercase()),
             _ => {}
         }
     }
@@ -901,7 +1205,14 @@ pub fn check(formula: &str) -> Result<Facts, SyntaxError> {
         }
         v
     };
-    let mut parser = Parser { f: formula, toks: significant, spaced, pos: 0, depth: 0, facts: &mut facts };
+    let mut parser = Parser {
+        f: formula,
+        toks: significant,
+        spaced,
+        pos: 0,
+        depth: 0,
+        facts: &mut facts,
+    };
     parser.expr(false)?;
     if let Some(t) = parser.toks.get(parser.pos) {
         return Err(syntax(format!("unexpected {:?}", t.text(formula)), t.start));
@@ -926,7 +1237,9 @@ impl Parser<'_, '_> {
     }
 
     fn peek_op(&self) -> Option<&str> {
-        self.peek().filter(|t| t.kind == Kind::Op).map(|t| t.text(self.f))
+        self.peek()
+            .filter(|t| t.kind == Kind::Op)
+            .map(|t| t.text(self.f))
     }
 
     fn end_pos(&self) -> usize {
@@ -959,10 +1272,25 @@ impl Parser<'_, '_> {
             return Err(syntax("formula is nested too deeply", self.here()));
         }
         self.unary()?;
-        loop {
-            let Some(t) = self.peek() else { break };
+        while let Some(t) = self.peek() {
             match &t.kind {
-                Kind::Op if matches!(t.text(self.f), "+" | "-" | "*" | "/" | "^" | "&" | "=" | "<" | ">" | "<=" | ">=" | "<>" | ":") => {
+                Kind::Op
+                    if matches!(
+                        t.text(self.f),
+                        "+" | "-"
+                            | "*"
+                            | "/"
+                            | "^"
+                            | "&"
+                            | "="
+                            | "<"
+                            | ">"
+                            | "<="
+                            | ">="
+                            | "<>"
+                            | ":"
+                    ) =>
+                {
                     let is_div = t.text(self.f) == "/";
                     self.pos += 1;
                     if is_div {
@@ -975,7 +1303,9 @@ impl Parser<'_, '_> {
                     self.unary()?;
                 }
                 _ if Self::starts_operand(t) && self.spaced.get(self.pos) == Some(&true) => {
-                    self.facts.unsupported.get_or_insert("the intersection operator");
+                    self.facts
+                        .unsupported
+                        .get_or_insert("the intersection operator");
                     self.unary()?;
                 }
                 _ => break,
@@ -1028,10 +1358,19 @@ impl Parser<'_, '_> {
 
     fn primary(&mut self) -> Result<(), SyntaxError> {
         let Some(t) = self.peek() else {
-            return Err(syntax("the formula ends where a value was expected", self.end_pos()));
+            return Err(syntax(
+                "the formula ends where a value was expected",
+                self.end_pos(),
+            ));
         };
         match &t.kind {
-            Kind::Number | Kind::Text | Kind::Bool | Kind::Error | Kind::Name(_) | Kind::Reference(_) | Kind::Structured => {
+            Kind::Number
+            | Kind::Text
+            | Kind::Bool
+            | Kind::Error
+            | Kind::Name(_)
+            | Kind::Reference(_)
+            | Kind::Structured => {
                 self.pos += 1;
                 Ok(())
             }
@@ -1043,7 +1382,16 @@ impl Parser<'_, '_> {
                     return Ok(());
                 }
                 loop {
-                    if !self.peek().is_some_and(|t| matches!(t.kind, Kind::Comma | Kind::Close)) {
+                    if self.peek().is_none() {
+                        return Err(syntax(
+                            "missing ) at the end of a function call",
+                            self.end_pos(),
+                        ));
+                    }
+                    if !self
+                        .peek()
+                        .is_some_and(|t| matches!(t.kind, Kind::Comma | Kind::Close))
+                    {
                         self.expr(false)?;
                     }
                     match self.peek().map(|t| &t.kind) {
@@ -1069,7 +1417,12 @@ impl Parser<'_, '_> {
                     }
                     match self.peek().map(|t| &t.kind) {
                         Some(Kind::Number | Kind::Text | Kind::Bool | Kind::Error) => self.pos += 1,
-                        _ => return Err(syntax("an array constant holds only numbers, text, booleans and errors", self.here())),
+                        _ => {
+                            return Err(syntax(
+                                "an array constant holds only numbers, text, booleans and errors",
+                                self.here(),
+                            ));
+                        }
                     }
                     match self.peek().map(|t| &t.kind) {
                         Some(Kind::Comma | Kind::Semicolon) => self.pos += 1,
@@ -1106,12 +1459,17 @@ mod tests {
         check_shift("入力!C3*2", 1, 0, "入力!C4*2");
         check_shift("\"A1\"&A1", 1, 0, "\"A1\"&A2");
         check_shift("LOG10(A1)", 1, 0, "LOG10(A2)");
-        check_shift("_xlfn.IFS(B10>=85,\"A\",TRUE,\"D\")", 1, 0, "_xlfn.IFS(B11>=85,\"A\",TRUE,\"D\")");
+        check_shift(
+            "_xlfn.IFS(B10>=85,\"A\",TRUE,\"D\")",
+            1,
+            0,
+            "_xlfn.IFS(B11>=85,\"A\",TRUE,\"D\")",
+        );
         check_shift("Table1[Amount]+A1", 1, 0, "Table1[Amount]+A2");
         check_shift("MyName+A1", 0, 1, "MyName+B1");
         check_shift("A1", -1, 0, "#REF!");
         check_shift("Sheet2!A1+1", 0, -1, "Sheet2!#REF!+1");
-        check_shift("SUM(A1:A3)", -1, 0, "#REF!");
+        check_shift("SUM(A1:A3)", -1, 0, "SUM(#REF!)");
         check_shift("XFD1", 0, 1, "#REF!");
         check_shift("A1 + B1", 0, 0, "A1 + B1");
     }
@@ -1126,7 +1484,9 @@ mod tests {
     fn check_syntax(input: &str, expect: Result<(), &str>) {
         match (check(input), expect) {
             (Ok(_), Ok(())) => {}
-            (Err(e), Err(want)) => assert!(e.message.contains(want), "{input:?}: {e} lacks {want:?}"),
+            (Err(e), Err(want)) => {
+                assert!(e.message.contains(want), "{input:?}: {e} lacks {want:?}")
+            }
             (got, want) => panic!("{input:?}: got {got:?}, want {want:?}"),
         }
     }
@@ -1163,21 +1523,64 @@ mod tests {
         assert_eq!(f.error_literals, ["#REF!"]);
         assert!(f.divides_by_zero);
         assert!(!check("A1/0.5").unwrap().divides_by_zero);
-        assert_eq!(check("[1]Sheet1!A1").unwrap().unsupported, Some("a reference to another workbook"));
-        assert_eq!(check("SUM(S1:S3!A1)").unwrap().sheets, ["S1", "S3"]);
-        assert_eq!(check("Table1[Col]").unwrap().unsupported, Some("a table reference"));
+        assert_eq!(
+            check("[1]Sheet1!A1").unwrap().unsupported,
+            Some("a reference to another workbook")
+        );
+        assert_eq!(check("SUM(Jan:Mar!A1)").unwrap().sheets, ["Jan", "Mar"]);
+        assert_eq!(
+            check("Table1[Col]").unwrap().unsupported,
+            Some("a table reference")
+        );
+    }
+
+    #[test]
+    fn whole_references_are_bounded_for_the_engine() {
+        assert_eq!(
+            bound_whole_references("VLOOKUP(A2,'2024.9'!A:K,2,FALSE)+SUM($B:$B)", 500, 30),
+            "VLOOKUP(A2,'2024.9'!A$1:K$500,2,FALSE)+SUM($B$1:$B$500)"
+        );
+        assert_eq!(
+            bound_whole_references("SUM(2:3)+A1", 500, 30),
+            "SUM($A2:$AD3)+A1"
+        );
+        assert_eq!(bound_whole_references("\"A:A\"", 5, 5), "\"A:A\"");
     }
 
     #[test]
     fn file_spelling_round_trip() {
-        assert_eq!(to_file_spelling("IFS(A1>1,1,TRUE,2)"), "_xlfn.IFS(A1>1,1,TRUE,2)");
+        assert_eq!(
+            to_file_spelling("IFS(A1>1,1,TRUE,2)"),
+            "_xlfn.IFS(A1>1,1,TRUE,2)"
+        );
         assert_eq!(to_file_spelling("_xlfn.IFS(A1>1,1)"), "_xlfn.IFS(A1>1,1)");
-        assert_eq!(to_file_spelling("filter(A1:A3,A1:A3>0)"), "_xlfn._xlws.filter(A1:A3,A1:A3>0)");
-        assert_eq!(to_file_spelling("SUM(A1)+xlookup(1,A:A,B:B)"), "SUM(A1)+_xlfn.xlookup(1,A:A,B:B)");
-        assert_eq!(to_file_spelling("LET(x,1,y,2,x+y+z)"), "_xlfn.LET(_xlpm.x,1,_xlpm.y,2,_xlpm.x+_xlpm.y+z)");
-        assert_eq!(to_file_spelling("LAMBDA(a,a*2)(3)"), "_xlfn.LAMBDA(_xlpm.a,_xlpm.a*2)(3)");
-        assert_eq!(strip_file_prefixes("_xlfn.LET(_xlpm.x,1,_xlpm.x+1)"), "LET(x,1,x+1)");
-        assert_eq!(strip_file_prefixes("_xlfn._xlws.SORT(A1:A3)"), "SORT(A1:A3)");
-        assert!(FUTURE_FUNCTIONS.windows(2).all(|w| w[0] < w[1]), "the list must stay sorted");
+        assert_eq!(
+            to_file_spelling("filter(A1:A3,A1:A3>0)"),
+            "_xlfn._xlws.filter(A1:A3,A1:A3>0)"
+        );
+        assert_eq!(
+            to_file_spelling("SUM(A1)+xlookup(1,A:A,B:B)"),
+            "SUM(A1)+_xlfn.xlookup(1,A:A,B:B)"
+        );
+        assert_eq!(
+            to_file_spelling("LET(x,1,y,2,x+y+z)"),
+            "_xlfn.LET(_xlpm.x,1,_xlpm.y,2,_xlpm.x+_xlpm.y+z)"
+        );
+        assert_eq!(
+            to_file_spelling("LAMBDA(a,a*2)(3)"),
+            "_xlfn.LAMBDA(_xlpm.a,_xlpm.a*2)(3)"
+        );
+        assert_eq!(
+            strip_file_prefixes("_xlfn.LET(_xlpm.x,1,_xlpm.x+1)"),
+            "LET(x,1,x+1)"
+        );
+        assert_eq!(
+            strip_file_prefixes("_xlfn._xlws.SORT(A1:A3)"),
+            "SORT(A1:A3)"
+        );
+        assert!(
+            FUTURE_FUNCTIONS.windows(2).all(|w| w[0] < w[1]),
+            "the list must stay sorted"
+        );
     }
 }

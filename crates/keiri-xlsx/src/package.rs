@@ -6,6 +6,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::{Cursor, Read, Write};
+use std::sync::Arc;
 
 use quick_xml::events::Event;
 use zip::write::SimpleFileOptions;
@@ -19,26 +20,38 @@ const MAX_PART_BYTES: u64 = 1 << 30;
 
 pub(crate) struct Package {
     pub display: String,
-    archive: ZipArchive<Cursor<Vec<u8>>>,
+    /// The archive over the input bytes; cloning it is cheap (the bytes are shared), which
+    /// lets reads and the save work from `&self`.
+    archive: ZipArchive<Cursor<Arc<[u8]>>>,
     /// Entry names in archive order.
     names: Vec<String>,
     /// Lower-cased name → index (part names are case-insensitive in OPC).
     index: HashMap<String, usize>,
 }
 
+/// Writes a new part's content into the (compressing) zip stream.
+pub(crate) type PartWriter<'a> = Box<dyn Fn(&mut dyn Write) -> std::io::Result<()> + 'a>;
+
+/// New content for a part: bytes, or a writer that streams it (a worksheet is written straight
+/// into the compressor rather than built as one more copy in memory).
+pub(crate) enum NewPart<'a> {
+    Bytes(Vec<u8>),
+    Stream(PartWriter<'a>),
+}
+
 /// What a save changes in the package.
 #[derive(Default)]
-pub(crate) struct Changes {
+pub(crate) struct Changes<'a> {
     /// Entry index → new content.
-    pub replaced: BTreeMap<usize, Vec<u8>>,
+    pub replaced: BTreeMap<usize, NewPart<'a>>,
     /// Entry indexes left out.
     pub removed: HashSet<usize>,
     /// New entries, appended in this order.
-    pub added: Vec<(String, Vec<u8>)>,
+    pub added: Vec<(String, NewPart<'a>)>,
 }
 
 impl Package {
-    pub fn open(display: &str, bytes: Vec<u8>) -> Result<Package, Error> {
+    pub fn open(display: &str, bytes: Arc<[u8]>) -> Result<Package, Error> {
         let archive = ZipArchive::new(Cursor::new(bytes))
             .map_err(|e| Error::unreadable(display, format!("not a zip package ({e})")))?;
         let mut names = Vec::with_capacity(archive.len());
@@ -48,7 +61,12 @@ impl Package {
             index.entry(name.to_lowercase()).or_insert(i);
             names.push(name);
         }
-        Ok(Package { display: display.to_string(), archive, names, index })
+        Ok(Package {
+            display: display.to_string(),
+            archive,
+            names,
+            index,
+        })
     }
 
     /// The entry index of a part (`xl/workbook.xml`, no leading slash), case-insensitively.
@@ -56,7 +74,9 @@ impl Package {
         let key = part.trim_start_matches('/').to_lowercase();
         self.index.get(&key).copied().or_else(|| {
             let decoded = percent_decode(&key);
-            (decoded != key).then(|| self.index.get(&decoded).copied()).flatten()
+            (decoded != key)
+                .then(|| self.index.get(&decoded).copied())
+                .flatten()
         })
     }
 
@@ -69,15 +89,18 @@ impl Package {
     }
 
     /// The decompressed bytes of an entry.
-    pub fn read_index(&mut self, index: usize) -> Result<Vec<u8>, Error> {
+    pub fn read_index(&self, index: usize) -> Result<Vec<u8>, Error> {
         let display = self.display.clone();
         let name = self.name(index).to_string();
-        let mut file = self
-            .archive
+        let mut archive = self.archive.clone();
+        let mut file = archive
             .by_index(index)
             .map_err(|e| Error::unreadable(&display, format!("{name}: {e}")))?;
         if file.size() > MAX_PART_BYTES {
-            return Err(Error::unreadable(&display, format!("{name} is larger than {MAX_PART_BYTES} bytes")));
+            return Err(Error::unreadable(
+                &display,
+                format!("{name} is larger than {MAX_PART_BYTES} bytes"),
+            ));
         }
         let mut out = Vec::with_capacity(usize::try_from(file.size()).unwrap_or(0));
         (&mut file)
@@ -85,17 +108,25 @@ impl Package {
             .read_to_end(&mut out)
             .map_err(|e| Error::unreadable(&display, format!("{name}: {e}")))?;
         if out.len() as u64 > MAX_PART_BYTES {
-            return Err(Error::unreadable(&display, format!("{name} is larger than {MAX_PART_BYTES} bytes")));
+            return Err(Error::unreadable(
+                &display,
+                format!("{name} is larger than {MAX_PART_BYTES} bytes"),
+            ));
         }
         Ok(out)
     }
 
     /// A part as UTF-8 text (a UTF-8 byte order mark is kept; other encodings are refused).
-    pub fn read_text(&mut self, part: &str) -> Result<Option<String>, Error> {
-        let Some(i) = self.find(part) else { return Ok(None) };
+    pub fn read_text(&self, part: &str) -> Result<Option<String>, Error> {
+        let Some(i) = self.find(part) else {
+            return Ok(None);
+        };
         let bytes = self.read_index(i)?;
         if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
-            return Err(Error::unreadable(&self.display, format!("{part} is UTF-16, which is not supported")));
+            return Err(Error::unreadable(
+                &self.display,
+                format!("{part} is UTF-16, which is not supported"),
+            ));
         }
         String::from_utf8(bytes)
             .map(Some)
@@ -104,45 +135,63 @@ impl Package {
 
     /// Builds the new package: changed entries recompressed with their original names and
     /// timestamps, every other entry copied raw, new entries appended.
-    pub fn write(&mut self, changes: &Changes) -> Result<Vec<u8>, Error> {
-        let backend = |e: zip::result::ZipError| Error::Backend(format!("writing the package: {e}"));
+    pub fn write(&self, changes: &Changes<'_>) -> Result<Vec<u8>, Error> {
+        let backend =
+            |e: zip::result::ZipError| Error::Backend(format!("writing the package: {e}"));
+        let io = |e: std::io::Error| Error::Backend(format!("writing the package: {e}"));
+        let mut archive = self.archive.clone();
         let mut writer = ZipWriter::new(Cursor::new(Vec::new()));
-        let comment = self.archive.comment().to_vec();
+        let comment = archive.comment().to_vec();
         for i in 0..self.names.len() {
             if changes.removed.contains(&i) {
                 continue;
             }
             if let Some(content) = changes.replaced.get(&i) {
-                let (name, modified) = {
-                    let f = self.archive.by_index_raw(i).map_err(backend)?;
-                    (self.names[i].clone(), f.last_modified())
-                };
-                let mut options = deflate_options(content.len());
+                let modified = archive.by_index_raw(i).map_err(backend)?.last_modified();
+                let mut options = deflate_options();
                 if let Some(m) = modified {
                     options = options.last_modified_time(m);
                 }
-                writer.start_file(name, options).map_err(backend)?;
-                writer.write_all(content).map_err(|e| Error::Backend(format!("writing the package: {e}")))?;
+                writer
+                    .start_file(self.names[i].clone(), options)
+                    .map_err(backend)?;
+                write_part(&mut writer, content).map_err(io)?;
             } else {
-                let f = self.archive.by_index_raw(i).map_err(backend)?;
+                let f = archive.by_index_raw(i).map_err(backend)?;
                 writer.raw_copy_file(f).map_err(backend)?;
             }
         }
         for (name, content) in &changes.added {
-            writer.start_file(name.clone(), deflate_options(content.len())).map_err(backend)?;
-            writer.write_all(content).map_err(|e| Error::Backend(format!("writing the package: {e}")))?;
+            writer
+                .start_file(name.clone(), deflate_options())
+                .map_err(backend)?;
+            write_part(&mut writer, content).map_err(io)?;
         }
         if !comment.is_empty() {
-            writer.set_raw_comment(comment.into_boxed_slice()).map_err(backend)?;
+            writer
+                .set_raw_comment(comment.into_boxed_slice())
+                .map_err(backend)?;
         }
         Ok(writer.finish().map_err(backend)?.into_inner())
     }
 }
 
-fn deflate_options(len: usize) -> SimpleFileOptions {
-    SimpleFileOptions::default()
-        .compression_method(CompressionMethod::Deflated)
-        .large_file(len as u64 >= u64::from(u32::MAX))
+/// Parts are at most [`MAX_PART_BYTES`] when read and grow only by the edited cells, so they
+/// stay far below the 4 GiB that would need zip64 headers.
+fn deflate_options() -> SimpleFileOptions {
+    SimpleFileOptions::default().compression_method(CompressionMethod::Deflated)
+}
+
+fn write_part(writer: &mut dyn Write, content: &NewPart<'_>) -> std::io::Result<()> {
+    match content {
+        NewPart::Bytes(bytes) => writer.write_all(bytes),
+        NewPart::Stream(produce) => {
+            // Deflate works best on larger writes than the many small row pieces.
+            let mut buffered = std::io::BufWriter::with_capacity(64 * 1024, writer);
+            produce(&mut buffered)?;
+            buffered.flush()
+        }
+    }
 }
 
 fn percent_decode(s: &str) -> String {
@@ -218,6 +267,26 @@ pub(crate) struct Rels {
     /// Offset of the closing `</Relationships>` (new relationships go before it).
     pub end_tag: usize,
     pub prefix: String,
+    /// The span of a self-closing `<Relationships/>` root, which must be opened to add to it.
+    pub empty_root: Option<(usize, usize)>,
+}
+
+impl Rels {
+    /// The splice that adds `new` relationship elements.
+    pub fn insertion(&self, new: String) -> (usize, usize, String) {
+        match self.empty_root {
+            Some((start, end)) => {
+                let tag = self.text.get(start..end).unwrap_or("");
+                let open = xml::rewrite_start_tag(tag, &[], &[], false).unwrap_or_default();
+                (
+                    start,
+                    end,
+                    format!("{open}{new}</{}Relationships>", self.prefix),
+                )
+            }
+            None => (self.end_tag, self.end_tag, new),
+        }
+    }
 }
 
 pub(crate) fn parse_rels(display: &str, part: &str, text: String) -> Result<Rels, Error> {
@@ -226,11 +295,15 @@ pub(crate) fn parse_rels(display: &str, part: &str, text: String) -> Result<Rels
     let mut rels = Vec::new();
     let mut end_tag = None;
     let mut prefix = String::new();
+    let mut empty_root = None;
     loop {
         let start = r.buffer_position() as usize;
         match r.read_event().map_err(|e| bad(e.to_string()))? {
-            Event::Start(e) | Event::Empty(e) if xml::local(&e) == b"Relationships" => {
+            Event::Start(e) if xml::local(&e) == b"Relationships" => prefix = xml::prefix_of(&e),
+            Event::Empty(e) if xml::local(&e) == b"Relationships" => {
                 prefix = xml::prefix_of(&e);
+                empty_root = Some((start, r.buffer_position() as usize));
+                end_tag = Some(start);
             }
             Event::Start(e) | Event::Empty(e) if xml::local(&e) == b"Relationship" => {
                 let end = r.buffer_position() as usize;
@@ -247,13 +320,21 @@ pub(crate) fn parse_rels(display: &str, part: &str, text: String) -> Result<Rels
                     last.span.1 = r.buffer_position() as usize;
                 }
             }
-            Event::End(e) if e.local_name().into_inner().as_bytes() == b"Relationships" => end_tag = Some(start),
+            Event::End(e) if e.local_name().into_inner().as_bytes() == b"Relationships" => {
+                end_tag = Some(start)
+            }
             Event::Eof => break,
             _ => {}
         }
     }
     let end_tag = end_tag.ok_or_else(|| bad("no closing </Relationships>".to_string()))?;
-    Ok(Rels { text, rels, end_tag, prefix })
+    Ok(Rels {
+        text,
+        rels,
+        end_tag,
+        prefix,
+        empty_root,
+    })
 }
 
 /// A parsed `[Content_Types].xml`.
@@ -274,7 +355,9 @@ pub(crate) fn parse_content_types(display: &str, text: String) -> Result<Content
     loop {
         let start = r.buffer_position() as usize;
         match r.read_event().map_err(|e| bad(e.to_string()))? {
-            Event::Start(e) | Event::Empty(e) if xml::local(&e) == b"Types" => prefix = xml::prefix_of(&e),
+            Event::Start(e) | Event::Empty(e) if xml::local(&e) == b"Types" => {
+                prefix = xml::prefix_of(&e)
+            }
             Event::Start(e) | Event::Empty(e) if xml::local(&e) == b"Override" => {
                 let part = xml::attr(&e, b"PartName").unwrap_or_default();
                 let key = part.trim_start_matches('/').to_lowercase();
@@ -285,13 +368,20 @@ pub(crate) fn parse_content_types(display: &str, text: String) -> Result<Content
                     last.1.1 = r.buffer_position() as usize;
                 }
             }
-            Event::End(e) if e.local_name().into_inner().as_bytes() == b"Types" => end_tag = Some(start),
+            Event::End(e) if e.local_name().into_inner().as_bytes() == b"Types" => {
+                end_tag = Some(start)
+            }
             Event::Eof => break,
             _ => {}
         }
     }
     let end_tag = end_tag.ok_or_else(|| bad("no closing </Types>".to_string()))?;
-    Ok(ContentTypes { text, overrides, end_tag, prefix })
+    Ok(ContentTypes {
+        text,
+        overrides,
+        end_tag,
+        prefix,
+    })
 }
 
 /// One `<sheet>` of `workbook.xml`.
@@ -338,10 +428,15 @@ pub(crate) struct WorkbookXml {
 }
 
 const TRANSITIONAL_MAIN: &str = "http://schemas.openxmlformats.org/spreadsheetml/2006/main";
-const TRANSITIONAL_REL: &str = "http://schemas.openxmlformats.org/officeDocument/2006/relationships";
+const TRANSITIONAL_REL: &str =
+    "http://schemas.openxmlformats.org/officeDocument/2006/relationships";
 const STRICT_REL: &str = "http://purl.oclc.org/ooxml/officeDocument/relationships";
 
-pub(crate) fn parse_workbook(display: &str, part: &str, text: String) -> Result<WorkbookXml, Error> {
+pub(crate) fn parse_workbook(
+    display: &str,
+    part: &str,
+    text: String,
+) -> Result<WorkbookXml, Error> {
     let bad = |e: String| Error::unreadable(display, format!("{part}: {e}"));
     let mut r = xml::reader(&text);
     let mut wb = WorkbookXml {
@@ -397,13 +492,15 @@ pub(crate) fn parse_workbook(display: &str, part: &str, text: String) -> Result<
                     match name {
                         b"sheets" => sheets_start = Some(end),
                         b"workbookPr" => {
-                            wb.date1904 = xml::attr(e, b"date1904").is_some_and(|v| v == "1" || v == "true");
+                            wb.date1904 =
+                                xml::attr(e, b"date1904").is_some_and(|v| v == "1" || v == "true");
                         }
                         b"functionGroups" | b"externalReferences" | b"definedNames" if empty => {
                             wb.calc_pr_insert = wb.calc_pr_insert.max(end);
                         }
                         b"calcPr" => {
-                            let iterate = xml::attr(e, b"iterate").is_some_and(|v| v == "1" || v == "true");
+                            let iterate =
+                                xml::attr(e, b"iterate").is_some_and(|v| v == "1" || v == "true");
                             wb.calc_pr = Some(((start, end), empty, iterate));
                         }
                         _ => {}
@@ -412,7 +509,9 @@ pub(crate) fn parse_workbook(display: &str, part: &str, text: String) -> Result<
                     match name {
                         b"sheet" => wb.sheets.push(SheetEntry {
                             name: xml::attr(e, b"name").unwrap_or_default(),
-                            sheet_id: xml::attr(e, b"sheetId").and_then(|v| v.parse().ok()).unwrap_or(0),
+                            sheet_id: xml::attr(e, b"sheetId")
+                                .and_then(|v| v.parse().ok())
+                                .unwrap_or(0),
                             rid: rel_id(e).unwrap_or_default(),
                             span: (start, end),
                         }),
@@ -420,7 +519,8 @@ pub(crate) fn parse_workbook(display: &str, part: &str, text: String) -> Result<
                         b"definedName" => {
                             let dn = DefinedName {
                                 name: xml::attr(e, b"name").unwrap_or_default(),
-                                local_sheet: xml::attr(e, b"localSheetId").and_then(|v| v.parse().ok()),
+                                local_sheet: xml::attr(e, b"localSheetId")
+                                    .and_then(|v| v.parse().ok()),
                                 formula: String::new(),
                                 span: (start, end),
                                 start_tag: (start, end),
@@ -442,7 +542,8 @@ pub(crate) fn parse_workbook(display: &str, part: &str, text: String) -> Result<
             Event::End(e) => {
                 depth = depth.saturating_sub(1);
                 let name = e.local_name().into_inner().as_bytes();
-                if depth == 2 && name == b"definedName"
+                if depth == 2
+                    && name == b"definedName"
                     && let Some((mut dn, buf)) = current_name.take()
                 {
                     dn.formula = buf.text;
@@ -491,14 +592,29 @@ mod tests {
     #[test]
     fn resolves_targets() {
         for (src, target, want) in [
-            ("xl/workbook.xml", "worksheets/sheet1.xml", "xl/worksheets/sheet1.xml"),
-            ("xl/workbook.xml", "/xl/worksheets/sheet1.xml", "xl/worksheets/sheet1.xml"),
-            ("xl/worksheets/sheet1.xml", "../drawings/drawing1.xml", "xl/drawings/drawing1.xml"),
+            (
+                "xl/workbook.xml",
+                "worksheets/sheet1.xml",
+                "xl/worksheets/sheet1.xml",
+            ),
+            (
+                "xl/workbook.xml",
+                "/xl/worksheets/sheet1.xml",
+                "xl/worksheets/sheet1.xml",
+            ),
+            (
+                "xl/worksheets/sheet1.xml",
+                "../drawings/drawing1.xml",
+                "xl/drawings/drawing1.xml",
+            ),
             ("", "xl/workbook.xml", "xl/workbook.xml"),
         ] {
             assert_eq!(resolve_target(src, target), want);
         }
-        assert_eq!(rels_part_of("xl/workbook.xml"), "xl/_rels/workbook.xml.rels");
+        assert_eq!(
+            rels_part_of("xl/workbook.xml"),
+            "xl/_rels/workbook.xml.rels"
+        );
         assert_eq!(percent_decode("a%20b"), "a b");
     }
 }

@@ -10,8 +10,8 @@ use unicode_normalization::UnicodeNormalization;
 use crate::a1::{Area, CellRef};
 use crate::book::{self, Book, SheetKind};
 use crate::contract::{
-    CellValue, DiffStatus, FormulaIssue, IssueLevel, OnConflict, OpKind, PatchDiffItem, PatchErrorDetail,
-    PatchOp, PatchRequest, PatchResponse, PatchValue, ValueKind,
+    CellValue, DiffStatus, FormulaIssue, IssueLevel, OnConflict, OpKind, PatchDiffItem,
+    PatchErrorDetail, PatchOp, PatchRequest, PatchResponse, PatchValue, ValueKind,
 };
 use crate::engine;
 use crate::error::Error;
@@ -43,17 +43,32 @@ pub struct PatchEnv {
 
 impl PatchEnv {
     pub fn new(policy: keiri_fs::PathPolicy) -> PatchEnv {
-        PatchEnv { policy, on_conflict_default: None, engine_timeout: Duration::from_secs(60) }
+        PatchEnv {
+            policy,
+            on_conflict_default: None,
+            engine_timeout: Duration::from_secs(60),
+        }
     }
 }
 
 /// An op after request validation: references parsed, formulas checked for `=`.
 enum Planned {
-    Cell { cell: CellRef, write: Write, expected: Option<Option<CellValue>> },
+    Cell {
+        cell: CellRef,
+        write: Write,
+        expected: Option<Option<CellValue>>,
+    },
     AddSheet,
     DeleteSheet,
-    Range { area: Area, values: Vec<Vec<Option<CellValue>>> },
-    Fill { area: Area, base: CellRef, body: String },
+    Range {
+        area: Area,
+        values: Vec<Vec<Option<CellValue>>>,
+    },
+    Fill {
+        area: Area,
+        base: CellRef,
+        body: String,
+    },
 }
 
 enum Write {
@@ -67,23 +82,42 @@ fn request_error(i: usize, op: &PatchOp, message: impl std::fmt::Display) -> Err
 }
 
 fn parse_cell(i: usize, op: &PatchOp, field: &str, text: &str) -> Result<CellRef, Error> {
-    CellRef::parse(text.trim())
-        .ok_or_else(|| request_error(i, op, format!("{field} {text:?} is not an A1 cell reference such as B3")))
+    CellRef::parse(text.trim()).ok_or_else(|| {
+        request_error(
+            i,
+            op,
+            format!("{field} {text:?} is not an A1 cell reference such as B3"),
+        )
+    })
 }
 
 fn parse_area(i: usize, op: &PatchOp, text: &str) -> Result<Area, Error> {
-    Area::parse(text.trim()).ok_or_else(|| request_error(i, op, format!("range {text:?} is not an A1 range such as A1:C3")))
+    Area::parse(text.trim()).ok_or_else(|| {
+        request_error(
+            i,
+            op,
+            format!("range {text:?} is not an A1 range such as A1:C3"),
+        )
+    })
 }
 
 fn formula_body(i: usize, op: &PatchOp, formula: &str) -> Result<String, Error> {
     let Some(body) = formula.strip_prefix('=') else {
-        return Err(request_error(i, op, format!("formula {formula:?} must start with '='")));
+        return Err(request_error(
+            i,
+            op,
+            format!("formula {formula:?} must start with '='"),
+        ));
     };
     if body.trim().is_empty() {
         return Err(request_error(i, op, "formula is empty after '='"));
     }
     if formula.chars().count() > MAX_FORMULA_CHARS {
-        return Err(request_error(i, op, format!("formula is longer than Excel's {MAX_FORMULA_CHARS} characters")));
+        return Err(request_error(
+            i,
+            op,
+            format!("formula is longer than Excel's {MAX_FORMULA_CHARS} characters"),
+        ));
     }
     Ok(body.to_string())
 }
@@ -96,10 +130,17 @@ fn plan(ops: &[PatchOp]) -> Result<Vec<Planned>, Error> {
             return Err(request_error(i, op, "sheet must not be empty"));
         }
         let planned = match op {
-            PatchOp::SetValue { cell, value, .. } => {
-                Planned::Cell { cell: parse_cell(i, op, "cell", cell)?, write: Write::Value(value.clone()), expected: None }
-            }
-            PatchOp::SetValueIf { cell, expected, value, .. } => Planned::Cell {
+            PatchOp::SetValue { cell, value, .. } => Planned::Cell {
+                cell: parse_cell(i, op, "cell", cell)?,
+                write: Write::Value(value.clone()),
+                expected: None,
+            },
+            PatchOp::SetValueIf {
+                cell,
+                expected,
+                value,
+                ..
+            } => Planned::Cell {
                 cell: parse_cell(i, op, "cell", cell)?,
                 write: Write::Value(value.clone()),
                 expected: Some(expected.clone()),
@@ -109,7 +150,12 @@ fn plan(ops: &[PatchOp]) -> Result<Vec<Planned>, Error> {
                 write: Write::Formula(formula_body(i, op, formula)?),
                 expected: None,
             },
-            PatchOp::SetFormulaIf { cell, expected, formula, .. } => Planned::Cell {
+            PatchOp::SetFormulaIf {
+                cell,
+                expected,
+                formula,
+                ..
+            } => Planned::Cell {
                 cell: parse_cell(i, op, "cell", cell)?,
                 write: Write::Formula(formula_body(i, op, formula)?),
                 expected: Some(expected.clone()),
@@ -119,15 +165,31 @@ fn plan(ops: &[PatchOp]) -> Result<Vec<Planned>, Error> {
             PatchOp::SetRangeValues { range, values, .. } => {
                 let area = parse_area(i, op, range)?;
                 if values.is_empty() || values.iter().any(Vec::is_empty) {
-                    return Err(request_error(i, op, "values must be a non-empty list of non-empty rows"));
+                    return Err(request_error(
+                        i,
+                        op,
+                        "values must be a non-empty list of non-empty rows",
+                    ));
                 }
                 let width = values[0].len();
                 if values.iter().any(|r| r.len() != width) {
-                    return Err(request_error(i, op, "values must be rectangular (every row the same length)"));
+                    return Err(request_error(
+                        i,
+                        op,
+                        "values must be rectangular (every row the same length)",
+                    ));
                 }
-                Planned::Range { area, values: values.clone() }
+                Planned::Range {
+                    area,
+                    values: values.clone(),
+                }
             }
-            PatchOp::FillFormula { range, base_cell, formula, .. } => Planned::Fill {
+            PatchOp::FillFormula {
+                range,
+                base_cell,
+                formula,
+                ..
+            } => Planned::Fill {
                 area: parse_area(i, op, range)?,
                 base: parse_cell(i, op, "base_cell", base_cell)?,
                 body: formula_body(i, op, formula)?,
@@ -148,22 +210,35 @@ fn plan(ops: &[PatchOp]) -> Result<Vec<Planned>, Error> {
 }
 
 fn extension_of(path: &str) -> Option<String> {
-    Path::new(path).extension().map(|e| e.to_string_lossy().to_ascii_lowercase())
+    Path::new(path)
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
 }
 
 /// The output file name: `out_name` (plain name; the input's extension added when it has
 /// none) or `{stem}_patched{suffix}`.
 fn output_name(input: &Path, out_name: Option<&str>) -> Result<String, Error> {
-    let stem = input.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let suffix = input.extension().map(|e| format!(".{}", e.to_string_lossy())).unwrap_or_default();
+    let stem = input
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let suffix = input
+        .extension()
+        .map(|e| format!(".{}", e.to_string_lossy()))
+        .unwrap_or_default();
     let Some(name) = out_name else {
         return Ok(format!("{stem}_patched{suffix}"));
     };
     let name = name.trim();
     if name.is_empty() || name == "." || name == ".." || name.contains(['/', '\\', '\0']) {
-        return Err(Error::InvalidRequest(format!("out_name {name:?} must be a plain file name")));
+        return Err(Error::InvalidRequest(format!(
+            "out_name {name:?} must be a plain file name"
+        )));
     }
-    match Path::new(name).extension().map(|e| e.to_string_lossy().to_ascii_lowercase()) {
+    match Path::new(name)
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+    {
         None => Ok(format!("{name}{suffix}")),
         Some(ext) if format!(".{ext}") == suffix.to_ascii_lowercase() => Ok(name.to_string()),
         Some(ext) => Err(Error::InvalidRequest(format!(
@@ -181,19 +256,29 @@ fn first_free(dir: &Path, stem: &str, ext: &str) -> PathBuf {
 }
 
 fn io_error<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> Error + 'a {
-    move |source| Error::Io { action, path: path.to_path_buf(), source }
+    move |source| Error::Io {
+        action,
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 /// Applies a patch request. See the crate documentation for the semantics.
 pub fn patch(req: &PatchRequest, env: &PatchEnv) -> Result<PatchResponse, Error> {
     match extension_of(&req.xlsx_path).as_deref() {
         Some("xlsx" | "xlsm") => {}
-        Some("xls") => return Err(Error::LegacyXls { path: req.xlsx_path.clone() }),
+        Some("xls") => {
+            return Err(Error::LegacyXls {
+                path: req.xlsx_path.clone(),
+            });
+        }
         other => {
             return Err(Error::InvalidRequest(format!(
                 "xlsx_path {:?} has {}; only .xlsx and .xlsm workbooks can be patched",
                 req.xlsx_path,
-                other.map_or("no extension".to_string(), |e| format!("the extension .{e}"))
+                other.map_or("no extension".to_string(), |e| format!(
+                    "the extension .{e}"
+                ))
             )));
         }
     }
@@ -201,10 +286,16 @@ pub fn patch(req: &PatchRequest, env: &PatchEnv) -> Result<PatchResponse, Error>
     let input = env.policy.resolve_existing(&req.xlsx_path)?;
     let meta = std::fs::metadata(&input).map_err(io_error("reading", &input))?;
     if !meta.is_file() {
-        return Err(Error::InvalidRequest(format!("xlsx_path {} is not a file", input.display())));
+        return Err(Error::InvalidRequest(format!(
+            "xlsx_path {} is not a file",
+            input.display()
+        )));
     }
     if meta.len() > MAX_INPUT_BYTES {
-        return Err(Error::InvalidRequest(format!("{} is larger than {MAX_INPUT_BYTES} bytes", input.display())));
+        return Err(Error::InvalidRequest(format!(
+            "{} is larger than {MAX_INPUT_BYTES} bytes",
+            input.display()
+        )));
     }
 
     // Where the result goes.
@@ -214,14 +305,26 @@ pub fn patch(req: &PatchRequest, env: &PatchEnv) -> Result<PatchResponse, Error>
         None => input.parent().map(Path::to_path_buf).unwrap_or_default(),
     };
     if dir.exists() && !dir.is_dir() {
-        return Err(Error::InvalidRequest(format!("out_dir {} is not a directory", dir.display())));
+        return Err(Error::InvalidRequest(format!(
+            "out_dir {} is not a directory",
+            dir.display()
+        )));
     }
     let target = dir.join(&name);
     env.policy.check(&target)?;
-    let conflict = req.on_conflict.or(env.on_conflict_default).unwrap_or(OnConflict::FALLBACK);
+    let conflict = req
+        .on_conflict
+        .or(env.on_conflict_default)
+        .unwrap_or(OnConflict::FALLBACK);
     let exists = target.symlink_metadata().is_ok();
-    let stem = Path::new(&name).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let ext = Path::new(&name).extension().map(|e| format!(".{}", e.to_string_lossy())).unwrap_or_default();
+    let stem = Path::new(&name)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let ext = Path::new(&name)
+        .extension()
+        .map(|e| format!(".{}", e.to_string_lossy()))
+        .unwrap_or_default();
     let mut warnings = Vec::new();
     let mut out_path = target.clone();
     if exists {
@@ -252,10 +355,19 @@ pub fn patch(req: &PatchRequest, env: &PatchEnv) -> Result<PatchResponse, Error>
         }
     }
 
-    let bytes = std::fs::read(&input).map_err(io_error("reading", &input))?;
+    let bytes: std::sync::Arc<[u8]> = std::fs::read(&input)
+        .map_err(io_error("reading", &input))?
+        .into();
     let display = input.display().to_string();
     let mut book = Book::open(Package::open(&display, bytes.clone())?)?;
-    let mut run = Run { book: &mut book, req, diff: Vec::new(), inverse: Vec::new(), warnings, written: HashMap::new() };
+    let mut run = Run {
+        book: &mut book,
+        req,
+        diff: Vec::new(),
+        inverse: Vec::new(),
+        warnings,
+        written: HashMap::new(),
+    };
     for (i, (op, p)) in req.ops.iter().zip(&planned).enumerate() {
         if let Err(message) = run.apply(i, op, p)? {
             let Run { warnings, .. } = run;
@@ -275,9 +387,18 @@ pub fn patch(req: &PatchRequest, env: &PatchEnv) -> Result<PatchResponse, Error>
             });
         }
     }
-    let Run { diff, inverse, mut warnings, written, .. } = run;
-    let inverse_ops: Vec<PatchOp> =
-        if req.return_inverse_ops { inverse.into_iter().rev().flatten().collect() } else { Vec::new() };
+    let Run {
+        diff,
+        inverse,
+        mut warnings,
+        written,
+        ..
+    } = run;
+    let inverse_ops: Vec<PatchOp> = if req.return_inverse_ops {
+        inverse.into_iter().rev().flatten().collect()
+    } else {
+        Vec::new()
+    };
 
     let mut formula_issues = Vec::new();
     if req.preflight_formula_check {
@@ -288,7 +409,10 @@ pub fn patch(req: &PatchRequest, env: &PatchEnv) -> Result<PatchResponse, Error>
         if let Some(issue) = first_error.filter(|_| !req.dry_run) {
             let key = (normalise(&issue.sheet), issue.cell.clone());
             let (op_index, op) = match written.get(&key) {
-                Some(&i) => (i as i64, req.ops.get(i).map_or(OpKind::SetValue, PatchOp::kind)),
+                Some(&i) => (
+                    i as i64,
+                    req.ops.get(i).map_or(OpKind::SetValue, PatchOp::kind),
+                ),
                 None => (-1, req.ops.last().map_or(OpKind::SetValue, PatchOp::kind)),
             };
             return Ok(PatchResponse {
@@ -300,7 +424,10 @@ pub fn patch(req: &PatchRequest, env: &PatchEnv) -> Result<PatchResponse, Error>
                     op,
                     sheet: issue.sheet.clone(),
                     cell: Some(issue.cell.clone()),
-                    message: format!("formula check failed at {}!{}: {}", issue.sheet, issue.cell, issue.message),
+                    message: format!(
+                        "formula check failed at {}!{}: {}",
+                        issue.sheet, issue.cell, issue.message
+                    ),
                 }),
                 inverse_ops: Vec::new(),
                 formula_issues,
@@ -321,10 +448,17 @@ pub fn patch(req: &PatchRequest, env: &PatchEnv) -> Result<PatchResponse, Error>
 
     // An unchanged workbook (every op skipped) is saved as an exact copy.
     let changes = book.changes()?;
-    let new_bytes = if book.changed { book.pkg.write(&changes)? } else { bytes };
+    let new_bytes: std::sync::Arc<[u8]> = if book.changed {
+        book.pkg.write(&changes)?.into()
+    } else {
+        bytes
+    };
+    drop(changes);
     std::fs::create_dir_all(&dir).map_err(io_error("creating", &dir))?;
     let saved = match conflict {
-        OnConflict::Overwrite => keiri_fs::write_atomic(&target, &new_bytes).map(|()| target.clone()),
+        OnConflict::Overwrite => {
+            keiri_fs::write_atomic(&target, &new_bytes).map(|()| target.clone())
+        }
         OnConflict::Rename => keiri_fs::write_unique(&dir, &stem, &ext, 1, &new_bytes),
         OnConflict::Skip => match keiri_fs::write_new(&target, &new_bytes) {
             Ok(()) => Ok(target.clone()),
@@ -382,14 +516,28 @@ impl Run<'_> {
             _ => {}
         }
         let Some(si) = self.book.find_sheet(requested) else {
-            return Ok(Err(format!("sheet {requested:?} does not exist (sheets: {})", self.sheet_list())));
+            return Ok(Err(format!(
+                "sheet {requested:?} does not exist (sheets: {})",
+                self.sheet_list()
+            )));
         };
-        let kind = self.book.sheets.get(si).map_or(SheetKind::Unknown, |s| s.kind);
+        let kind = self
+            .book
+            .sheets
+            .get(si)
+            .map_or(SheetKind::Unknown, |s| s.kind);
         if kind != SheetKind::Worksheet {
-            return Ok(Err(format!("sheet {requested:?} is {}; only worksheet cells can be written", kind.describe())));
+            return Ok(Err(format!(
+                "sheet {requested:?} is {}; only worksheet cells can be written",
+                kind.describe()
+            )));
         }
         match planned {
-            Planned::Cell { cell, write, expected } => self.cell_op(i, op, si, *cell, write, expected.as_ref()),
+            Planned::Cell {
+                cell,
+                write,
+                expected,
+            } => self.cell_op(i, op, si, *cell, write, expected.as_ref()),
             Planned::Range { area, values } => self.range_op(i, op, si, *area, values),
             Planned::Fill { area, base, body } => self.fill_op(i, op, si, *area, *base, body),
             Planned::AddSheet | Planned::DeleteSheet => Ok(Ok(())),
@@ -397,11 +545,20 @@ impl Run<'_> {
     }
 
     fn sheet_list(&self) -> String {
-        self.book.sheets.iter().map(|s| format!("{:?}", s.name)).collect::<Vec<_>>().join(", ")
+        self.book
+            .sheets
+            .iter()
+            .map(|s| format!("{:?}", s.name))
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     fn sheet_name(&self, si: usize) -> String {
-        self.book.sheets.get(si).map(|s| s.name.clone()).unwrap_or_default()
+        self.book
+            .sheets
+            .get(si)
+            .map(|s| s.name.clone())
+            .unwrap_or_default()
     }
 
     fn add_sheet(&mut self, i: usize, name: &str) -> Result<OpResult, Error> {
@@ -409,7 +566,10 @@ impl Run<'_> {
             return Ok(Err(e));
         }
         if let Some(existing) = self.book.find_sheet(name) {
-            return Ok(Err(format!("a sheet named {:?} already exists", self.sheet_name(existing))));
+            return Ok(Err(format!(
+                "a sheet named {:?} already exists",
+                self.sheet_name(existing)
+            )));
         }
         self.book.add_sheet(name)?;
         self.diff.push(PatchDiffItem {
@@ -418,21 +578,36 @@ impl Run<'_> {
             sheet: name.to_string(),
             cell: None,
             before: None,
-            after: Some(PatchValue { kind: ValueKind::Sheet, value: Some(CellValue::Text(name.to_string())) }),
+            after: Some(PatchValue {
+                kind: ValueKind::Sheet,
+                value: Some(CellValue::Text(name.to_string())),
+            }),
             status: DiffStatus::Applied,
         });
-        self.inverse.push(vec![PatchOp::DeleteSheet { sheet: name.to_string() }]);
+        self.inverse.push(vec![PatchOp::DeleteSheet {
+            sheet: name.to_string(),
+        }]);
         Ok(Ok(()))
     }
 
     fn delete_sheet(&mut self, i: usize, name: &str) -> Result<OpResult, Error> {
         let Some(si) = self.book.find_sheet(name) else {
-            return Ok(Err(format!("sheet {name:?} does not exist (sheets: {})", self.sheet_list())));
+            return Ok(Err(format!(
+                "sheet {name:?} does not exist (sheets: {})",
+                self.sheet_list()
+            )));
         };
         let actual = self.sheet_name(si);
-        let kind = self.book.sheets.get(si).map_or(SheetKind::Unknown, |s| s.kind);
+        let kind = self
+            .book
+            .sheets
+            .get(si)
+            .map_or(SheetKind::Unknown, |s| s.kind);
         if kind != SheetKind::Worksheet {
-            return Ok(Err(format!("sheet {actual:?} is {}; only empty worksheets can be deleted", kind.describe())));
+            return Ok(Err(format!(
+                "sheet {actual:?} is {}; only empty worksheets can be deleted",
+                kind.describe()
+            )));
         }
         if self.book.sheets.len() <= 1 {
             return Ok(Err("a workbook must keep at least one sheet".to_string()));
@@ -445,7 +620,9 @@ impl Run<'_> {
         }
         let (doc, sst) = self.book.doc_mut(si)?;
         if doc.has_content(sst) {
-            return Ok(Err(format!("sheet {actual:?} still has values or formulas; clear them first")));
+            return Ok(Err(format!(
+                "sheet {actual:?} still has values or formulas; clear them first"
+            )));
         }
         let last = si + 1 == self.book.sheets.len();
         self.book.delete_sheet(si);
@@ -460,7 +637,10 @@ impl Run<'_> {
             op_index: i,
             sheet: actual.clone(),
             cell: None,
-            before: Some(PatchValue { kind: ValueKind::Sheet, value: Some(CellValue::Text(actual.clone())) }),
+            before: Some(PatchValue {
+                kind: ValueKind::Sheet,
+                value: Some(CellValue::Text(actual.clone())),
+            }),
             after: None,
             status: DiffStatus::Applied,
         });
@@ -469,10 +649,21 @@ impl Run<'_> {
     }
 
     /// The content a write produces, or why it cannot be written.
-    fn content_for(&mut self, i: usize, at: &str, write: &Write) -> Result<(Content, PatchValue), String> {
+    fn content_for(
+        &mut self,
+        i: usize,
+        at: &str,
+        write: &Write,
+    ) -> Result<(Content, PatchValue), String> {
         match write {
             Write::Formula(body) => Ok(self.formula_content(i, at, body)),
-            Write::Value(None) => Ok((Content::Empty, PatchValue { kind: ValueKind::Value, value: None })),
+            Write::Value(None) => Ok((
+                Content::Empty,
+                PatchValue {
+                    kind: ValueKind::Value,
+                    value: None,
+                },
+            )),
             Write::Value(Some(v)) => match v {
                 CellValue::Text(s) if s.starts_with('=') => {
                     if self.req.auto_formula {
@@ -484,25 +675,45 @@ impl Run<'_> {
                         ))
                     }
                 }
-                CellValue::Text(s) if s.chars().count() > MAX_TEXT_CHARS => {
-                    Err(format!("the text is longer than Excel's {MAX_TEXT_CHARS} characters per cell"))
-                }
-                CellValue::Text(s) if s.is_empty() => {
-                    Ok((Content::Empty, PatchValue { kind: ValueKind::Value, value: None }))
-                }
-                CellValue::Text(s) => {
-                    Ok((Content::Text(s.clone()), PatchValue { kind: ValueKind::Value, value: Some(v.clone()) }))
-                }
-                CellValue::Int(n) => {
-                    Ok((Content::Number(*n as f64), PatchValue { kind: ValueKind::Value, value: Some(v.clone()) }))
-                }
-                CellValue::Float(f) if f.is_finite() => {
-                    Ok((Content::Number(*f), PatchValue { kind: ValueKind::Value, value: Some(v.clone()) }))
-                }
+                CellValue::Text(s) if s.chars().count() > MAX_TEXT_CHARS => Err(format!(
+                    "the text is longer than Excel's {MAX_TEXT_CHARS} characters per cell"
+                )),
+                CellValue::Text(s) if s.is_empty() => Ok((
+                    Content::Empty,
+                    PatchValue {
+                        kind: ValueKind::Value,
+                        value: None,
+                    },
+                )),
+                CellValue::Text(s) => Ok((
+                    Content::Text(s.clone()),
+                    PatchValue {
+                        kind: ValueKind::Value,
+                        value: Some(v.clone()),
+                    },
+                )),
+                CellValue::Int(n) => Ok((
+                    Content::Number(*n as f64),
+                    PatchValue {
+                        kind: ValueKind::Value,
+                        value: Some(v.clone()),
+                    },
+                )),
+                CellValue::Float(f) if f.is_finite() => Ok((
+                    Content::Number(*f),
+                    PatchValue {
+                        kind: ValueKind::Value,
+                        value: Some(v.clone()),
+                    },
+                )),
                 CellValue::Float(_) => Err("numbers must be finite".to_string()),
-                CellValue::Bool(b) => {
-                    Ok((Content::Bool(*b), PatchValue { kind: ValueKind::Value, value: Some(v.clone()) }))
-                }
+                CellValue::Bool(b) => Ok((
+                    Content::Bool(*b),
+                    PatchValue {
+                        kind: ValueKind::Value,
+                        value: Some(v.clone()),
+                    },
+                )),
             },
         }
     }
@@ -513,12 +724,28 @@ impl Run<'_> {
                 "op[{i}]: the formula at {at} does not parse ({e}); Excel will refuse it"
             ));
         }
-        let content = Content::Formula { text: formula::to_file_spelling(body), array: None, cached: None };
-        (content, PatchValue { kind: ValueKind::Formula, value: Some(CellValue::Text(format!("={body}"))) })
+        let content = Content::Formula {
+            text: formula::to_file_spelling(body),
+            array: None,
+            cached: None,
+        };
+        (
+            content,
+            PatchValue {
+                kind: ValueKind::Formula,
+                value: Some(CellValue::Text(format!("={body}"))),
+            },
+        )
     }
 
     /// Writes one cell and returns what it held before.
-    fn write_cell(&mut self, i: usize, si: usize, cell: CellRef, content: Content) -> Result<Result<Content, String>, Error> {
+    fn write_cell(
+        &mut self,
+        i: usize,
+        si: usize,
+        cell: CellRef,
+        content: Content,
+    ) -> Result<Result<Content, String>, Error> {
         let (doc, sst) = self.book.doc_mut(si)?;
         if let Some(locked) = doc.locked_at(cell) {
             return Ok(Err(format!(
@@ -538,7 +765,9 @@ impl Run<'_> {
         doc.set(cell, content, sst);
         self.book.changed = true;
         let sheet = self.sheet_name(si);
-        self.written.insert((normalise(&sheet), cell.to_a1()), i);
+        if self.req.preflight_formula_check {
+            self.written.insert((normalise(&sheet), cell.to_a1()), i);
+        }
         Ok(Ok(before))
     }
 
@@ -557,7 +786,7 @@ impl Run<'_> {
             let current = doc.get(cell, sst);
             if !matches_expected(&current, expected.as_ref()) {
                 let found = describe(&current);
-                let wanted = expected.as_ref().map_or("an empty cell".to_string(), |v| format!("{v:?}"));
+                let wanted = expected.as_ref().map_or("an empty cell".to_string(), show);
                 self.warnings.push(format!(
                     "op[{i}] {} skipped at {sheet}!{cell}: expected {wanted} but found {found}",
                     op.kind().as_str()
@@ -584,7 +813,10 @@ impl Run<'_> {
             Ok(b) => b,
             Err(e) => return Ok(Err(e)),
         };
-        let inverse = self.inverse_for(&sheet, cell, &before);
+        let inverse = self
+            .req
+            .return_inverse_ops
+            .then(|| self.inverse_for(&sheet, cell, &before));
         self.diff.push(PatchDiffItem {
             op: op.kind(),
             op_index: i,
@@ -594,11 +826,18 @@ impl Run<'_> {
             after: Some(after),
             status: DiffStatus::Applied,
         });
-        self.inverse.push(vec![inverse]);
+        self.inverse.push(inverse.into_iter().collect());
         Ok(Ok(()))
     }
 
-    fn range_op(&mut self, i: usize, op: &PatchOp, si: usize, area: Area, values: &[Vec<Option<CellValue>>]) -> Result<OpResult, Error> {
+    fn range_op(
+        &mut self,
+        i: usize,
+        op: &PatchOp,
+        si: usize,
+        area: Area,
+        values: &[Vec<Option<CellValue>>],
+    ) -> Result<OpResult, Error> {
         let (rows, cols) = (values.len(), values.first().map_or(0, Vec::len));
         if rows as u32 != area.rows() || cols as u32 != area.cols() {
             return Ok(Err(format!(
@@ -628,16 +867,28 @@ impl Run<'_> {
                 after: Some(after),
                 status: DiffStatus::Applied,
             });
-            befores.push((cell, before));
+            if self.req.return_inverse_ops {
+                befores.push((cell, before));
+            }
         }
         let inverse = self.inverse_for_area(&sheet, area, &befores);
         self.inverse.push(inverse);
         Ok(Ok(()))
     }
 
-    fn fill_op(&mut self, i: usize, op: &PatchOp, si: usize, area: Area, base: CellRef, body: &str) -> Result<OpResult, Error> {
+    fn fill_op(
+        &mut self,
+        i: usize,
+        op: &PatchOp,
+        si: usize,
+        area: Area,
+        base: CellRef,
+        body: &str,
+    ) -> Result<OpResult, Error> {
         if area.rows() != 1 && area.cols() != 1 {
-            return Ok(Err(format!("the fill range {area} must be a single row or a single column")));
+            return Ok(Err(format!(
+                "the fill range {area} must be a single row or a single column"
+            )));
         }
         let sheet = self.sheet_name(si);
         let mut befores = Vec::new();
@@ -646,14 +897,22 @@ impl Run<'_> {
             let cols = i64::from(cell.col) - i64::from(base.col);
             let shifted = match formula::shift(body, rows, cols) {
                 Ok(s) => s,
-                Err(e) => return Ok(Err(format!("the formula cannot be filled because it does not parse: {e}"))),
+                Err(e) => {
+                    return Ok(Err(format!(
+                        "the formula cannot be filled because it does not parse: {e}"
+                    )));
+                }
             };
             for lost in &shifted.lost {
                 self.warnings.push(format!(
                     "op[{i}] fill_formula: at {sheet}!{cell} the reference {lost} would leave the sheet and became #REF!"
                 ));
             }
-            let content = Content::Formula { text: formula::to_file_spelling(&shifted.text), array: None, cached: None };
+            let content = Content::Formula {
+                text: formula::to_file_spelling(&shifted.text),
+                array: None,
+                cached: None,
+            };
             let before = match self.write_cell(i, si, cell, content)? {
                 Ok(b) => b,
                 Err(e) => return Ok(Err(e)),
@@ -664,10 +923,15 @@ impl Run<'_> {
                 sheet: sheet.clone(),
                 cell: Some(cell.to_a1()),
                 before: patch_value(&before),
-                after: Some(PatchValue { kind: ValueKind::Formula, value: Some(CellValue::Text(format!("={}", shifted.text))) }),
+                after: Some(PatchValue {
+                    kind: ValueKind::Formula,
+                    value: Some(CellValue::Text(format!("={}", shifted.text))),
+                }),
                 status: DiffStatus::Applied,
             });
-            befores.push((cell, before));
+            if self.req.return_inverse_ops {
+                befores.push((cell, before));
+            }
         }
         let inverse = self.inverse_for_area(&sheet, area, &befores);
         self.inverse.push(inverse);
@@ -683,7 +947,11 @@ impl Run<'_> {
                         "the inverse op for {sheet}!{cell_a1} restores its array formula as a regular formula"
                     ));
                 }
-                PatchOp::SetFormula { sheet: sheet.to_string(), cell: cell_a1, formula: format!("={text}") }
+                PatchOp::SetFormula {
+                    sheet: sheet.to_string(),
+                    cell: cell_a1,
+                    formula: format!("={text}"),
+                }
             }
             other => {
                 let value = inverse_value(other);
@@ -700,13 +968,26 @@ impl Run<'_> {
                     )),
                     _ => {}
                 }
-                PatchOp::SetValue { sheet: sheet.to_string(), cell: cell_a1, value }
+                PatchOp::SetValue {
+                    sheet: sheet.to_string(),
+                    cell: cell_a1,
+                    value,
+                }
             }
         }
     }
 
-    /// One `set_range_values` when the range held only values, else one op per cell.
-    fn inverse_for_area(&mut self, sheet: &str, area: Area, befores: &[(CellRef, Content)]) -> Vec<PatchOp> {
+    /// One `set_range_values` when the range held only values, else one op per cell (nothing
+    /// when inverse ops were not asked for).
+    fn inverse_for_area(
+        &mut self,
+        sheet: &str,
+        area: Area,
+        befores: &[(CellRef, Content)],
+    ) -> Vec<PatchOp> {
+        if !self.req.return_inverse_ops {
+            return Vec::new();
+        }
         let plain = befores.iter().all(|(_, c)| match c {
             Content::Formula { .. } | Content::Error(_) | Content::Date(_) => false,
             Content::Text(t) => !t.starts_with('='),
@@ -714,11 +995,20 @@ impl Run<'_> {
         });
         if plain {
             let width = area.cols() as usize;
-            let values: Vec<Vec<Option<CellValue>>> =
-                befores.chunks(width.max(1)).map(|row| row.iter().map(|(_, c)| inverse_value(c)).collect()).collect();
-            return vec![PatchOp::SetRangeValues { sheet: sheet.to_string(), range: area.to_a1(), values }];
+            let values: Vec<Vec<Option<CellValue>>> = befores
+                .chunks(width.max(1))
+                .map(|row| row.iter().map(|(_, c)| inverse_value(c)).collect())
+                .collect();
+            return vec![PatchOp::SetRangeValues {
+                sheet: sheet.to_string(),
+                range: area.to_a1(),
+                values,
+            }];
         }
-        befores.iter().map(|(cell, c)| self.inverse_for(sheet, *cell, c)).collect()
+        befores
+            .iter()
+            .map(|(cell, c)| self.inverse_for(sheet, *cell, c))
+            .collect()
     }
 }
 
@@ -735,17 +1025,30 @@ fn inverse_value(c: &Content) -> Option<CellValue> {
 fn patch_value(c: &Content) -> Option<PatchValue> {
     match c {
         Content::Empty => None,
-        Content::Formula { text, .. } => {
-            Some(PatchValue { kind: ValueKind::Formula, value: Some(CellValue::Text(format!("={text}"))) })
-        }
-        other => Some(PatchValue { kind: ValueKind::Value, value: inverse_value(other) }),
+        Content::Formula { text, .. } => Some(PatchValue {
+            kind: ValueKind::Formula,
+            value: Some(CellValue::Text(format!("={text}"))),
+        }),
+        other => Some(PatchValue {
+            kind: ValueKind::Value,
+            value: inverse_value(other),
+        }),
+    }
+}
+
+fn show(v: &CellValue) -> String {
+    match v {
+        CellValue::Bool(b) => b.to_string(),
+        CellValue::Int(i) => i.to_string(),
+        CellValue::Float(f) => f.to_string(),
+        CellValue::Text(t) => format!("{t:?}"),
     }
 }
 
 fn describe(c: &Content) -> String {
     match c {
         Content::Empty => "an empty cell".to_string(),
-        Content::Number(n) => format!("{:?}", CellValue::number(*n)),
+        Content::Number(n) => show(&CellValue::number(*n)),
         Content::Text(t) | Content::Error(t) | Content::Date(t) => format!("{t:?}"),
         Content::Bool(b) => b.to_string(),
         Content::Formula { text, .. } => format!("the formula ={text}"),
@@ -779,7 +1082,11 @@ fn matches_expected(current: &Content, expected: Option<&CellValue>) -> bool {
         Content::Formula { text, .. } => {
             // A formula matches its text, with or without the file-format prefixes.
             let written = Normal::Text(format!("={text}").nfc().collect());
-            let plain = Normal::Text(format!("={}", formula::strip_file_prefixes(text)).nfc().collect());
+            let plain = Normal::Text(
+                format!("={}", formula::strip_file_prefixes(text))
+                    .nfc()
+                    .collect(),
+            );
             want == written || want == plain
         }
         other => normal_of_value(inverse_value(other).as_ref()) == want,
@@ -788,14 +1095,22 @@ fn matches_expected(current: &Content, expected: Option<&CellValue>) -> bool {
 
 /// Runs the formula check on the original and the patched workbook; issues present before the
 /// patch are reported as warnings, so only problems the patch introduces block a save.
-fn preflight(book: &mut Book, timeout: Duration) -> Result<(Vec<FormulaIssue>, Vec<String>), Error> {
+fn preflight(
+    book: &mut Book,
+    timeout: Duration,
+) -> Result<(Vec<FormulaIssue>, Vec<String>), Error> {
     let mut patched = Vec::new();
     let mut original: Vec<(usize, engine::SheetCells)> = Vec::new();
     for si in 0..book.sheets.len() {
-        let Some(sheet) = book.sheets.get(si) else { continue };
+        let Some(sheet) = book.sheets.get(si) else {
+            continue;
+        };
         let name = sheet.name.clone();
         if sheet.kind != SheetKind::Worksheet {
-            patched.push(engine::SheetCells { name, cells: Vec::new() });
+            patched.push(engine::SheetCells {
+                name,
+                cells: Vec::new(),
+            });
             continue;
         }
         let existing = match &sheet.origin {
@@ -805,24 +1120,50 @@ fn preflight(book: &mut Book, timeout: Duration) -> Result<(Vec<FormulaIssue>, V
         let (doc, sst) = book.doc_mut(si)?;
         let cells = doc.cells(sst, true);
         if let Some(idx) = existing {
-            original.push((idx, engine::SheetCells { name: name.clone(), cells: doc.cells(sst, false) }));
+            original.push((
+                idx,
+                engine::SheetCells {
+                    name: name.clone(),
+                    cells: doc.cells(sst, false),
+                },
+            ));
         }
         patched.push(engine::SheetCells { name, cells });
     }
     // Sheets deleted by the patch were empty worksheets; the original evaluation keeps the
     // remaining sheets in their original order.
     original.sort_by_key(|(i, _)| *i);
-    let names: Vec<(String, Option<u32>, String)> =
-        book.wb.defined_names.iter().map(|d| (d.name.clone(), d.local_sheet, d.formula.clone())).collect();
+    let names: Vec<(String, Option<u32>, String)> = book
+        .wb
+        .defined_names
+        .iter()
+        .map(|d| (d.name.clone(), d.local_sheet, d.formula.clone()))
+        .collect();
     let iterate = book.wb.calc_pr.is_some_and(|(_, _, iterate)| iterate);
     let date1904 = book.wb.date1904;
-    let after = engine::check(&engine::Workbook { sheets: patched, names: names.clone(), date1904 }, timeout);
-    let before_book = engine::Workbook { sheets: original.into_iter().map(|(_, s)| s).collect(), names, date1904 };
+    let after = engine::check(
+        &engine::Workbook {
+            sheets: patched,
+            names: names.clone(),
+            date1904,
+        },
+        timeout,
+    );
+    let before_book = engine::Workbook {
+        sheets: original.into_iter().map(|(_, s)| s).collect(),
+        names,
+        date1904,
+    };
     let before = engine::check(&before_book, timeout);
     let existed: std::collections::HashSet<(String, CellRef, crate::contract::IssueCode)> = before
         .findings
         .iter()
-        .filter_map(|f| before_book.sheets.get(f.sheet).map(|s| (normalise(&s.name), f.cell, f.code)))
+        .filter_map(|f| {
+            before_book
+                .sheets
+                .get(f.sheet)
+                .map(|s| (normalise(&s.name), f.cell, f.code))
+        })
         .collect();
     let sheet_names: Vec<String> = book.sheets.iter().map(|s| s.name.clone()).collect();
     let mut issues = Vec::new();
@@ -833,21 +1174,35 @@ fn preflight(book: &mut Book, timeout: Duration) -> Result<(Vec<FormulaIssue>, V
             continue;
         }
         let pre_existing = existed.contains(&(normalise(&sheet), f.cell, f.code));
-        let deliberate_cycle = iterate && f.code == crate::contract::IssueCode::CircularRefSuspected;
-        let level = if pre_existing || f.mild || deliberate_cycle { IssueLevel::Warning } else { IssueLevel::Error };
+        let deliberate_cycle =
+            iterate && f.code == crate::contract::IssueCode::CircularRefSuspected;
+        let level = if pre_existing || f.mild || deliberate_cycle {
+            IssueLevel::Warning
+        } else {
+            IssueLevel::Error
+        };
         let mut message = f.message.clone();
         if pre_existing {
             message = format!("already present before this patch: {message}");
         } else if deliberate_cycle {
             message = format!("{message}; the workbook enables iterative calculation");
         }
-        issues.push(FormulaIssue { sheet, cell: f.cell.to_a1(), level, code: f.code, message });
+        issues.push(FormulaIssue {
+            sheet,
+            cell: f.cell.to_a1(),
+            level,
+            code: f.code,
+            message,
+        });
     }
     // Errors first, so a capped list still shows what blocks the save.
-    issues.sort_by(|a, b| b.level.cmp(&a.level));
+    issues.sort_by_key(|i| std::cmp::Reverse(i.level));
     let mut notes = after.notes;
     if issues.len() > MAX_ISSUES {
-        notes.push(format!("{} more formula issues are not listed", issues.len() - MAX_ISSUES));
+        notes.push(format!(
+            "{} more formula issues are not listed",
+            issues.len() - MAX_ISSUES
+        ));
         issues.truncate(MAX_ISSUES);
     }
     Ok((issues, notes))
@@ -858,7 +1213,11 @@ mod tests {
     use super::*;
 
     fn check(current: Content, expected: Option<CellValue>, want: bool) {
-        assert_eq!(matches_expected(&current, expected.as_ref()), want, "{current:?} vs {expected:?}");
+        assert_eq!(
+            matches_expected(&current, expected.as_ref()),
+            want,
+            "{current:?} vs {expected:?}"
+        );
     }
 
     #[test]
@@ -867,12 +1226,24 @@ mod tests {
         check(Content::Empty, Some(CellValue::Text(String::new())), true);
         check(Content::Number(1.0), Some(CellValue::Int(1)), true);
         check(Content::Number(1.5), Some(CellValue::Float(1.5)), true);
-        check(Content::Number(1.0), Some(CellValue::Text("1".into())), false);
+        check(
+            Content::Number(1.0),
+            Some(CellValue::Text("1".into())),
+            false,
+        );
         // が as one code point (NFC) and as か + combining mark (NFD).
-        check(Content::Text("\u{304C}".into()), Some(CellValue::Text("\u{304B}\u{3099}".into())), true);
+        check(
+            Content::Text("\u{304C}".into()),
+            Some(CellValue::Text("\u{304B}\u{3099}".into())),
+            true,
+        );
         check(Content::Text("a".into()), None, false);
         check(Content::Bool(true), Some(CellValue::Bool(true)), true);
-        let f = Content::Formula { text: "_xlfn.IFS(A1,1)".into(), array: None, cached: None };
+        let f = Content::Formula {
+            text: "_xlfn.IFS(A1,1)".into(),
+            array: None,
+            cached: None,
+        };
         check(f.clone(), Some(CellValue::Text("=IFS(A1,1)".into())), true);
         check(f, Some(CellValue::Text("=_xlfn.IFS(A1,1)".into())), true);
     }

@@ -8,6 +8,7 @@
 //! `<dimension>`) is kept.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::io::Write;
 
 use quick_xml::events::Event;
 
@@ -28,7 +29,11 @@ pub(crate) enum Content {
     Date(String),
     /// A formula body (no `=`), the array range if it is an array formula, and the cached
     /// result as stored (kept when we rewrite a cell without changing its formula).
-    Formula { text: String, array: Option<Area>, cached: Option<Cached> },
+    Formula {
+        text: String,
+        array: Option<Area>,
+        cached: Option<Cached>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -44,22 +49,30 @@ pub(crate) struct Edit {
     pub content: Content,
 }
 
+/// Where a `<c>` is. Offsets are u32 (parts are at most 1 GiB) to keep the index of a large
+/// sheet small: 12 bytes per cell.
 #[derive(Debug, Clone)]
 struct CellPos {
-    col: u32,
-    start: usize,
-    end: usize,
+    start: u32,
+    end: u32,
+    col: u16,
     implicit: bool,
+}
+
+impl CellPos {
+    fn range(&self) -> std::ops::Range<usize> {
+        self.start as usize..self.end as usize
+    }
 }
 
 #[derive(Debug, Clone)]
 struct Row {
     row: u32,
-    start: usize,
-    tag_end: usize,
+    start: u32,
+    tag_end: u32,
     /// Start of `</row>`, or `end` for a self-closing row.
-    close: usize,
-    end: usize,
+    close: u32,
+    end: u32,
     empty: bool,
     implicit: bool,
     style: Option<String>,
@@ -134,6 +147,9 @@ impl SheetDoc {
 
     /// Scans a worksheet part. `Err` carries a reason for an unreadable part.
     pub fn parse(xml: String) -> Result<SheetDoc, String> {
+        if u32::try_from(xml.len()).is_err() {
+            return Err("the worksheet part is larger than 4 GiB".to_string());
+        }
         let mut doc = SheetDoc {
             xml: String::new(),
             prefix: String::new(),
@@ -162,7 +178,9 @@ impl SheetDoc {
         let mut last_row = 0u32;
         loop {
             let start = r.buffer_position() as usize;
-            let event = r.read_event().map_err(|e| format!("{e} near byte {start}"))?;
+            let event = r
+                .read_event()
+                .map_err(|e| format!("{e} near byte {start}"))?;
             let end = r.buffer_position() as usize;
             if let Some(buf) = f_text.as_mut()
                 && buf.push(&event)
@@ -197,12 +215,18 @@ impl SheetDoc {
                             }
                         }
                         2 if parent1 == b"mergeCells" && name == b"mergeCell" => {
-                            doc.merges.extend(xml::attr(e, b"ref").map(|v| parse_area_list(&v)).unwrap_or_default());
+                            doc.merges.extend(
+                                xml::attr(e, b"ref")
+                                    .map(|v| parse_area_list(&v))
+                                    .unwrap_or_default(),
+                            );
                         }
                         2 if parent1 == b"cols" && name == b"col" => {
                             let min = xml::attr(e, b"min").and_then(|v| v.parse().ok());
                             let max = xml::attr(e, b"max").and_then(|v| v.parse().ok());
-                            if let (Some(min), Some(max), Some(style)) = (min, max, xml::attr(e, b"style")) {
+                            if let (Some(min), Some(max), Some(style)) =
+                                (min, max, xml::attr(e, b"style"))
+                            {
                                 doc.col_styles.push((min, max, style));
                             }
                         }
@@ -210,16 +234,22 @@ impl SheetDoc {
                             let explicit = xml::attr(e, b"r").and_then(|v| v.parse::<u32>().ok());
                             let number = explicit.unwrap_or(last_row + 1);
                             if number <= last_row || number == 0 || number > crate::a1::MAX_ROW {
-                                return Err(format!("row {number} is out of order or off the sheet"));
+                                return Err(format!(
+                                    "row {number} is out of order or off the sheet"
+                                ));
                             }
                             last_row = number;
-                            let style = if truthy(xml::attr(e, b"customFormat")) { xml::attr(e, b"s") } else { None };
+                            let style = if truthy(xml::attr(e, b"customFormat")) {
+                                xml::attr(e, b"s")
+                            } else {
+                                None
+                            };
                             let new_row = Row {
                                 row: number,
-                                start,
-                                tag_end: end,
-                                close: end,
-                                end,
+                                start: start as u32,
+                                tag_end: end as u32,
+                                close: end as u32,
+                                end: end as u32,
                                 empty,
                                 implicit: explicit.is_none(),
                                 style,
@@ -234,16 +264,28 @@ impl SheetDoc {
                         }
                         3 if name == b"c" => {
                             if let Some(current) = row.as_mut() {
-                                let prev = current.cells.last().map_or(0, |c| c.col);
+                                let prev = current.cells.last().map_or(0, |c| u32::from(c.col));
                                 let explicit = xml::attr(e, b"r").and_then(|v| CellRef::parse(&v));
                                 let col = explicit.map_or(prev + 1, |c| c.col);
                                 if explicit.is_some_and(|c| c.row != current.row) {
-                                    return Err(format!("cell {} is inside row {}", explicit.map(|c| c.to_a1()).unwrap_or_default(), current.row));
+                                    return Err(format!(
+                                        "cell {} is inside row {}",
+                                        explicit.map(|c| c.to_a1()).unwrap_or_default(),
+                                        current.row
+                                    ));
                                 }
                                 if col <= prev || col > crate::a1::MAX_COL {
-                                    return Err(format!("cells of row {} are out of order", current.row));
+                                    return Err(format!(
+                                        "cells of row {} are out of order",
+                                        current.row
+                                    ));
                                 }
-                                let pos = CellPos { col, start, end, implicit: explicit.is_none() };
+                                let pos = CellPos {
+                                    col: col as u16,
+                                    start: start as u32,
+                                    end: end as u32,
+                                    implicit: explicit.is_none(),
+                                };
                                 if empty {
                                     current.cells.push(pos);
                                 } else {
@@ -275,14 +317,19 @@ impl SheetDoc {
                     let name = e.local_name().into_inner().as_bytes();
                     match (depth, name) {
                         (4, b"f") => {
-                            if let (Some((_, Some(f))), Some(buf)) = (cell.as_mut(), f_text.take()) {
+                            if let (Some((_, Some(f))), Some(buf)) = (cell.as_mut(), f_text.take())
+                            {
                                 f.text = buf.text;
                             }
                         }
                         (3, b"c") => {
-                            if let (Some(current), Some((mut pos, f))) = (row.as_mut(), cell.take()) {
-                                pos.end = end;
-                                let at = CellRef { row: current.row, col: pos.col };
+                            if let (Some(current), Some((mut pos, f))) = (row.as_mut(), cell.take())
+                            {
+                                pos.end = end as u32;
+                                let at = CellRef {
+                                    row: current.row,
+                                    col: u32::from(pos.col),
+                                };
                                 if let Some(f) = f {
                                     doc.note_formula(at, f);
                                 }
@@ -291,8 +338,9 @@ impl SheetDoc {
                         }
                         (2, b"row") => {
                             if let Some(mut done) = row.take() {
-                                done.close = start;
-                                done.end = end;
+                                done.close = start as u32;
+                                done.end = end as u32;
+                                done.cells.shrink_to_fit();
                                 doc.rows.push(done);
                             }
                         }
@@ -305,7 +353,9 @@ impl SheetDoc {
                 }
                 Event::Eof => {
                     if depth != 0 {
-                        return Err("the worksheet XML ends before its elements are closed".to_string());
+                        return Err(
+                            "the worksheet XML ends before its elements are closed".to_string()
+                        );
                     }
                     break;
                 }
@@ -324,14 +374,28 @@ impl SheetDoc {
             Some("shared") => {
                 let Some(si) = f.si else { return };
                 if f.range.is_some() && !f.text.is_empty() {
-                    self.shared.insert(si, Shared { master: at, text: f.text });
+                    self.shared.insert(
+                        si,
+                        Shared {
+                            master: at,
+                            text: f.text,
+                        },
+                    );
                 }
                 self.shared_members.insert(at, si);
             }
             Some(kind @ ("array" | "dataTable")) => {
                 if let Some(area) = f.range.as_deref().and_then(Area::parse) {
-                    let what = if kind == "array" { "an array formula" } else { "a data table" };
-                    self.locked.push(Locked { area, anchor: at, what });
+                    let what = if kind == "array" {
+                        "an array formula"
+                    } else {
+                        "a data table"
+                    };
+                    self.locked.push(Locked {
+                        area,
+                        anchor: at,
+                        what,
+                    });
                 }
             }
             _ => {}
@@ -345,19 +409,25 @@ impl SheetDoc {
 
     /// The merged range covering a cell when the cell is not its top-left cell.
     pub fn merged_cover(&self, cell: CellRef) -> Option<Area> {
-        self.merges.iter().find(|m| m.contains(cell) && m.first != cell).copied()
+        self.merges
+            .iter()
+            .find(|m| m.contains(cell) && m.first != cell)
+            .copied()
     }
 
     fn find_original(&self, cell: CellRef) -> Option<&CellPos> {
         let r = self.rows.binary_search_by_key(&cell.row, |r| r.row).ok()?;
         let row = self.rows.get(r)?;
-        let c = row.cells.binary_search_by_key(&cell.col, |c| c.col).ok()?;
+        let c = row
+            .cells
+            .binary_search_by_key(&cell.col, |c| u32::from(c.col))
+            .ok()?;
         row.cells.get(c)
     }
 
     fn original_xml(&self, cell: CellRef) -> Option<CellXml> {
         let pos = self.find_original(cell)?;
-        parse_cell(self.xml.get(pos.start..pos.end)?)
+        parse_cell(self.xml.get(pos.range())?)
     }
 
     /// What the cell holds now (after earlier edits of this patch).
@@ -373,7 +443,9 @@ impl SheetDoc {
 
     /// Whether the sheet has a value or formula anywhere (after edits).
     pub fn has_content(&self, sst: &[String]) -> bool {
-        self.cells(sst, true).iter().any(|(_, c)| *c != Content::Empty)
+        self.cells(sst, true)
+            .iter()
+            .any(|(_, c)| *c != Content::Empty)
     }
 
     fn content_of(&self, cell: CellRef, x: CellXml, sst: &[String]) -> Content {
@@ -388,7 +460,11 @@ impl SheetDoc {
                 Some("array") => f.range.as_deref().and_then(Area::parse),
                 _ => None,
             };
-            return Content::Formula { text, array, cached };
+            return Content::Formula {
+                text,
+                array,
+                cached,
+            };
         }
         let v = x.v.unwrap_or_default();
         match x.t.as_deref() {
@@ -465,7 +541,13 @@ impl SheetDoc {
                 }
                 let current = self.get(member, sst);
                 let style = self.style_for(member);
-                self.edits.insert(member, Edit { style, content: current });
+                self.edits.insert(
+                    member,
+                    Edit {
+                        style,
+                        content: current,
+                    },
+                );
             }
         }
         let style = self.style_for(cell);
@@ -481,11 +563,14 @@ impl SheetDoc {
         let mut out: BTreeMap<CellRef, Content> = BTreeMap::new();
         for row in &self.rows {
             for c in &row.cells {
-                let at = CellRef { row: row.row, col: c.col };
+                let at = CellRef {
+                    row: row.row,
+                    col: u32::from(c.col),
+                };
                 if with_edits && self.edits.contains_key(&at) {
                     continue;
                 }
-                if let Some(x) = self.xml.get(c.start..c.end).and_then(parse_cell) {
+                if let Some(x) = self.xml.get(c.range()).and_then(parse_cell) {
                     let content = self.content_of(at, x, sst);
                     if content != Content::Empty {
                         out.insert(at, content);
@@ -503,49 +588,57 @@ impl SheetDoc {
         out.into_iter().collect()
     }
 
-    /// The new part: the original text with touched rows (and the dimension) replaced.
+    /// The new part as a string (tests and new sheets; saves stream with [`Self::write_xml`]).
     pub fn to_xml(&self) -> String {
+        let mut out = Vec::with_capacity(self.xml.len() + 256);
+        // Writing into a Vec cannot fail.
+        let _ = self.write_xml(&mut out);
+        String::from_utf8(out).unwrap_or_default()
+    }
+
+    /// Writes the new part: the original text with touched rows (and the dimension) replaced.
+    /// Rows are rebuilt one at a time as the output reaches them, so a large patch never holds
+    /// a second copy of the sheet.
+    pub fn write_xml(&self, out: &mut dyn Write) -> std::io::Result<()> {
         let p = &self.prefix;
-        let mut splices: Vec<(usize, usize, String)> = Vec::new();
         let mut by_row: BTreeMap<u32, Vec<(CellRef, &Edit)>> = BTreeMap::new();
         for (at, edit) in &self.edits {
             by_row.entry(at.row).or_default().push((*at, edit));
         }
-        let mut new_rows_text = String::new();
-        for (number, edits) in &by_row {
+        let mut plan: Vec<(usize, usize, Piece<'_>)> = Vec::new();
+        let mut wrapped: Vec<(u32, Vec<(CellRef, &Edit)>)> = Vec::new();
+        for (number, edits) in by_row.iter() {
             match self.rows.binary_search_by_key(number, |r| r.row) {
                 Ok(i) => {
                     if let Some(row) = self.rows.get(i) {
-                        splices.push((row.start, row.end, self.rebuild_row(row, edits)));
+                        plan.push((
+                            row.start as usize,
+                            row.end as usize,
+                            Piece::Row(row, edits.clone()),
+                        ));
                     }
                 }
+                Err(_) if self.data_empty => wrapped.push((*number, edits.clone())),
                 Err(i) => {
-                    let cells: String = edits
-                        .iter()
-                        .filter_map(|(at, e)| render_cell(p, *at, e.style.as_deref(), &e.content))
-                        .collect();
-                    if cells.is_empty() {
-                        continue;
-                    }
-                    let text = format!("<{p}row r=\"{number}\">{cells}</{p}row>");
-                    if self.data_empty {
-                        new_rows_text.push_str(&text);
-                    } else {
-                        let at = self.rows.get(i).map_or(self.data_end, |r| r.start);
-                        splices.push((at, at, text));
-                    }
+                    let at = self.rows.get(i).map_or(self.data_end, |r| r.start as usize);
+                    plan.push((at, at, Piece::NewRow(*number, edits.clone())));
                 }
             }
         }
-        if self.data_empty && !new_rows_text.is_empty() {
-            splices.push((self.data_start, self.data_end, format!("<{p}sheetData>{new_rows_text}</{p}sheetData>")));
+        if !wrapped.is_empty() {
+            plan.push((self.data_start, self.data_end, Piece::NewSheetData(wrapped)));
         }
         if self.implicit_rows {
             for row in &self.rows {
                 if row.implicit && !by_row.contains_key(&row.row) {
-                    let tag = self.xml.get(row.start..row.tag_end).unwrap_or("");
-                    if let Some(new) = xml::rewrite_start_tag(tag, &[("r", &row.row.to_string())], &[], row.empty) {
-                        splices.push((row.start, row.tag_end, new));
+                    let tag = self
+                        .xml
+                        .get(row.start as usize..row.tag_end as usize)
+                        .unwrap_or("");
+                    if let Some(new) =
+                        xml::rewrite_start_tag(tag, &[("r", &row.row.to_string())], &[], row.empty)
+                    {
+                        plan.push((row.start as usize, row.tag_end as usize, Piece::Text(new)));
                     }
                 }
             }
@@ -559,26 +652,63 @@ impl SheetDoc {
                 .reduce(|a, b| a.union(&b));
             if let Some(written) = written {
                 let new = match old {
-                    Some(old) if !(old.is_single_cell() && old.first == CellRef { row: 1, col: 1 } && self.rows.is_empty()) => {
+                    Some(old)
+                        if !(old.is_single_cell()
+                            && old.first == CellRef { row: 1, col: 1 }
+                            && self.rows.is_empty()) =>
+                    {
                         old.union(&written)
                     }
                     _ => written,
                 };
                 if Some(new) != old {
-                    splices.push((start, end, format!("<{p}dimension ref=\"{}\"/>", new.to_a1())));
+                    let text = format!("<{p}dimension ref=\"{}\"/>", new.to_a1());
+                    plan.push((start, end, Piece::Text(text)));
                 }
             }
         }
-        xml::splice(&self.xml, splices)
+        plan.sort_by_key(|(start, end, _)| (*start, *end));
+        let mut last = 0;
+        for (start, end, piece) in plan {
+            if start < last {
+                continue;
+            }
+            out.write_all(self.xml.get(last..start).unwrap_or("").as_bytes())?;
+            match piece {
+                Piece::Text(t) => out.write_all(t.as_bytes())?,
+                Piece::Row(row, edits) => {
+                    out.write_all(self.rebuild_row(row, &edits).as_bytes())?
+                }
+                Piece::NewRow(number, edits) => {
+                    out.write_all(new_row(p, number, &edits).as_bytes())?
+                }
+                Piece::NewSheetData(rows) => {
+                    out.write_all(format!("<{p}sheetData>").as_bytes())?;
+                    for (number, edits) in rows {
+                        out.write_all(new_row(p, number, &edits).as_bytes())?;
+                    }
+                    out.write_all(format!("</{p}sheetData>").as_bytes())?;
+                }
+            }
+            last = end;
+        }
+        out.write_all(self.xml.get(last..).unwrap_or("").as_bytes())
     }
 
     fn rebuild_row(&self, row: &Row, edits: &[(CellRef, &Edit)]) -> String {
         let p = &self.prefix;
-        let mut cols: Vec<u32> = row.cells.iter().map(|c| c.col).collect();
-        cols.extend(edits.iter().filter(|(_, e)| e.content != Content::Empty || e.style.is_some()).map(|(c, _)| c.col));
+        let mut cols: Vec<u32> = row.cells.iter().map(|c| u32::from(c.col)).collect();
+        cols.extend(
+            edits
+                .iter()
+                .filter(|(_, e)| e.content != Content::Empty || e.style.is_some())
+                .map(|(c, _)| c.col),
+        );
         let min = cols.iter().min().copied();
         let max = cols.iter().max().copied();
-        let tag = self.xml.get(row.start..row.tag_end).unwrap_or("");
+        let (row_start, tag_end, close) =
+            (row.start as usize, row.tag_end as usize, row.close as usize);
+        let tag = self.xml.get(row_start..tag_end).unwrap_or("");
         let mut set: Vec<(&str, String)> = Vec::new();
         if row.implicit {
             set.push(("r", row.row.to_string()));
@@ -591,7 +721,10 @@ impl SheetDoc {
                 .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)))
                 .unwrap_or((min, max));
             if min < old_min || max > old_max {
-                set.push(("spans", format!("{}:{}", min.min(old_min), max.max(old_max))));
+                set.push((
+                    "spans",
+                    format!("{}:{}", min.min(old_min), max.max(old_max)),
+                ));
             }
         }
         let mut out = String::new();
@@ -599,42 +732,75 @@ impl SheetDoc {
             out.push_str(tag);
         } else {
             let pairs: Vec<(&str, &str)> = set.iter().map(|(k, v)| (*k, v.as_str())).collect();
-            out.push_str(&xml::rewrite_start_tag(tag, &pairs, &[], false).unwrap_or_else(|| tag.to_string()));
+            out.push_str(
+                &xml::rewrite_start_tag(tag, &pairs, &[], false).unwrap_or_else(|| tag.to_string()),
+            );
         }
         let mut pending = edits.iter().peekable();
-        let mut last = row.tag_end;
-        let content_end = if row.empty { row.tag_end } else { row.close };
+        let mut last = tag_end;
+        let content_end = if row.empty { tag_end } else { close };
         for c in &row.cells {
-            out.push_str(self.xml.get(last..c.start).unwrap_or(""));
+            out.push_str(self.xml.get(last..c.start as usize).unwrap_or(""));
             while let Some((at, e)) = pending.peek() {
-                if at.col >= c.col {
+                if at.col >= u32::from(c.col) {
                     break;
                 }
-                out.push_str(&render_cell(p, *at, e.style.as_deref(), &e.content).unwrap_or_default());
+                out.push_str(
+                    &render_cell(p, *at, e.style.as_deref(), &e.content).unwrap_or_default(),
+                );
                 pending.next();
             }
-            let at = CellRef { row: row.row, col: c.col };
-            if pending.peek().is_some_and(|(a, _)| a.col == c.col) {
+            let at = CellRef {
+                row: row.row,
+                col: u32::from(c.col),
+            };
+            if pending
+                .peek()
+                .is_some_and(|(a, _)| a.col == u32::from(c.col))
+            {
                 if let Some((_, e)) = pending.next() {
-                    out.push_str(&render_cell(p, at, e.style.as_deref(), &e.content).unwrap_or_default());
+                    out.push_str(
+                        &render_cell(p, at, e.style.as_deref(), &e.content).unwrap_or_default(),
+                    );
                 }
             } else {
-                let original = self.xml.get(c.start..c.end).unwrap_or("");
+                let original = self.xml.get(c.range()).unwrap_or("");
                 if c.implicit {
                     out.push_str(&inject_r(original, at));
                 } else {
                     out.push_str(original);
                 }
             }
-            last = c.end;
+            last = c.end as usize;
         }
         for (at, e) in pending {
             out.push_str(&render_cell(p, *at, e.style.as_deref(), &e.content).unwrap_or_default());
         }
-        out.push_str(self.xml.get(last.max(row.tag_end)..content_end).unwrap_or(""));
+        out.push_str(self.xml.get(last.max(tag_end)..content_end).unwrap_or(""));
         out.push_str(&format!("</{p}row>"));
         out
     }
+}
+
+/// One replacement in the written part.
+enum Piece<'a> {
+    Text(String),
+    Row(&'a Row, Vec<(CellRef, &'a Edit)>),
+    NewRow(u32, Vec<(CellRef, &'a Edit)>),
+    /// New rows for a sheet whose `<sheetData/>` was empty.
+    NewSheetData(Vec<(u32, Vec<(CellRef, &'a Edit)>)>),
+}
+
+/// A `<row>` for a row number the sheet did not have (empty when no cell needs writing).
+fn new_row(p: &str, number: u32, edits: &[(CellRef, &Edit)]) -> String {
+    let cells: String = edits
+        .iter()
+        .filter_map(|(at, e)| render_cell(p, *at, e.style.as_deref(), &e.content))
+        .collect();
+    if cells.is_empty() {
+        return String::new();
+    }
+    format!("<{p}row r=\"{number}\">{cells}</{p}row>")
 }
 
 fn tag_attr(tag: &str, name: &[u8]) -> Option<String> {
@@ -646,7 +812,9 @@ fn tag_attr(tag: &str, name: &[u8]) -> Option<String> {
 }
 
 fn inject_r(cell_xml: &str, at: CellRef) -> String {
-    let Some(tag_end) = cell_xml.find('>') else { return cell_xml.to_string() };
+    let Some(tag_end) = cell_xml.find('>') else {
+        return cell_xml.to_string();
+    };
     let empty = cell_xml.get(..tag_end).is_some_and(|t| t.ends_with('/'));
     let tag = cell_xml.get(..=tag_end).unwrap_or("");
     match xml::rewrite_start_tag(tag, &[("r", &at.to_a1())], &[], empty) {
@@ -670,29 +838,57 @@ pub(crate) fn format_number(n: f64) -> String {
 /// The `<c>` element for a content, or `None` for an empty unstyled cell (it is left out).
 fn render_cell(p: &str, at: CellRef, style: Option<&str>, content: &Content) -> Option<String> {
     let r = format!("{}{}", column_name(at.col), at.row);
-    let s = style.map(|s| format!(" s=\"{}\"", xml::escape_attr(s))).unwrap_or_default();
+    let s = style
+        .map(|s| format!(" s=\"{}\"", xml::escape_attr(s)))
+        .unwrap_or_default();
     Some(match content {
         Content::Empty => {
             style?;
             format!("<{p}c r=\"{r}\"{s}/>")
         }
-        Content::Number(n) => format!("<{p}c r=\"{r}\"{s}><{p}v>{}</{p}v></{p}c>", format_number(*n)),
-        Content::Bool(b) => format!("<{p}c r=\"{r}\"{s} t=\"b\"><{p}v>{}</{p}v></{p}c>", u8::from(*b)),
+        Content::Number(n) => format!(
+            "<{p}c r=\"{r}\"{s}><{p}v>{}</{p}v></{p}c>",
+            format_number(*n)
+        ),
+        Content::Bool(b) => format!(
+            "<{p}c r=\"{r}\"{s} t=\"b\"><{p}v>{}</{p}v></{p}c>",
+            u8::from(*b)
+        ),
         Content::Text(t) => {
-            let space = if t.trim() != t || t.contains('\n') { " xml:space=\"preserve\"" } else { "" };
+            let space = if t.trim() != t || t.contains('\n') {
+                " xml:space=\"preserve\""
+            } else {
+                ""
+            };
             let body = xml::escape_text(&xml::encode_xstring(t));
-            format!("<{p}c r=\"{r}\"{s} t=\"inlineStr\"><{p}is><{p}t{space}>{body}</{p}t></{p}is></{p}c>")
+            format!(
+                "<{p}c r=\"{r}\"{s} t=\"inlineStr\"><{p}is><{p}t{space}>{body}</{p}t></{p}is></{p}c>"
+            )
         }
-        Content::Error(e) => format!("<{p}c r=\"{r}\"{s} t=\"e\"><{p}v>{}</{p}v></{p}c>", xml::escape_text(e)),
-        Content::Date(d) => format!("<{p}c r=\"{r}\"{s} t=\"d\"><{p}v>{}</{p}v></{p}c>", xml::escape_text(d)),
-        Content::Formula { text, array, cached } => {
+        Content::Error(e) => format!(
+            "<{p}c r=\"{r}\"{s} t=\"e\"><{p}v>{}</{p}v></{p}c>",
+            xml::escape_text(e)
+        ),
+        Content::Date(d) => format!(
+            "<{p}c r=\"{r}\"{s} t=\"d\"><{p}v>{}</{p}v></{p}c>",
+            xml::escape_text(d)
+        ),
+        Content::Formula {
+            text,
+            array,
+            cached,
+        } => {
             let t = cached
                 .as_ref()
                 .and_then(|c| c.t.as_deref())
                 .map(|t| format!(" t=\"{}\"", xml::escape_attr(t)))
                 .unwrap_or_default();
             let f = match array {
-                Some(a) => format!("<{p}f t=\"array\" ref=\"{}\">{}</{p}f>", a.to_a1(), xml::escape_text(text)),
+                Some(a) => format!(
+                    "<{p}f t=\"array\" ref=\"{}\">{}</{p}f>",
+                    a.to_a1(),
+                    xml::escape_text(text)
+                ),
                 None => format!("<{p}f>{}</{p}f>", xml::escape_text(text)),
             };
             let v = cached
@@ -848,10 +1044,15 @@ mod tests {
         assert_eq!(d.get(at("A1"), &sst), Content::Text("共有".into()));
         assert_eq!(d.get(at("B1"), &sst), Content::Number(2.5));
         assert_eq!(d.get(at("C1"), &sst), Content::Text("インライン".into()));
-        assert!(matches!(d.get(at("B3"), &sst), Content::Formula { ref text, .. } if text == "B1*2"));
+        assert!(
+            matches!(d.get(at("B3"), &sst), Content::Formula { ref text, .. } if text == "B1*2")
+        );
         assert_eq!(d.get(at("Z9"), &sst), Content::Empty);
         assert!(d.locked_at(at("C3")).is_some());
-        assert_eq!(d.merged_cover(at("B6")).map(|a| a.to_a1()), Some("A5:B6".into()));
+        assert_eq!(
+            d.merged_cover(at("B6")).map(|a| a.to_a1()),
+            Some("A5:B6".into())
+        );
         assert_eq!(d.merged_cover(at("A5")), None);
     }
 
@@ -862,12 +1063,19 @@ mod tests {
         d.set(at("B2"), Content::Number(7.0), &sst);
         d.set(at("D1"), Content::Text(" x ".into()), &sst);
         let out = d.to_xml();
-        assert!(out.contains(r#"<row r="2"><c r="B2"><v>7</v></c></row>"#), "{out}");
+        assert!(
+            out.contains(r#"<row r="2"><c r="B2"><v>7</v></c></row>"#),
+            "{out}"
+        );
         assert!(out.contains(r#"<row r="1" spans="1:4">"#), "{out}");
         assert!(out.contains(r#"<c r="D1" s="9" t="inlineStr"><is><t xml:space="preserve"> x </t></is></c></row>"#), "{out}");
         assert!(out.contains(r#"<dimension ref="A1:D3"/>"#), "{out}");
-        let row3 = &SHEET[SHEET.find(r#"<row r="3""#).unwrap()..SHEET.find("</sheetData>").unwrap()];
-        assert!(out.contains(row3), "untouched row 3 must stay byte-identical");
+        let row3 =
+            &SHEET[SHEET.find(r#"<row r="3""#).unwrap()..SHEET.find("</sheetData>").unwrap()];
+        assert!(
+            out.contains(row3),
+            "untouched row 3 must stay byte-identical"
+        );
     }
 
     #[test]
@@ -875,7 +1083,10 @@ mod tests {
         let mut d = doc();
         d.set(at("A3"), Content::Number(1.0), &[]);
         let out = d.to_xml();
-        assert!(out.contains(r#"<c r="B3"><f>B1*2</f><v>5</v></c>"#), "{out}");
+        assert!(
+            out.contains(r#"<c r="B3"><f>B1*2</f><v>5</v></c>"#),
+            "{out}"
+        );
         assert!(out.contains(r#"<c r="A3"><v>1</v></c>"#), "{out}");
     }
 
@@ -885,7 +1096,10 @@ mod tests {
         d.set(at("A1"), Content::Empty, &[]);
         d.set(at("B1"), Content::Empty, &[]);
         let out = d.to_xml();
-        assert!(out.contains(r#"<row r="1" spans="1:3"><c r="A1" s="1"/><c r="C1""#), "{out}");
+        assert!(
+            out.contains(r#"<row r="1" spans="1:3"><c r="A1" s="1"/><c r="C1""#),
+            "{out}"
+        );
     }
 
     #[test]
@@ -893,7 +1107,10 @@ mod tests {
         let mut d = SheetDoc::parse(SheetDoc::empty_xml("m")).unwrap();
         d.set(at("B2"), Content::Bool(true), &[]);
         let out = d.to_xml();
-        assert!(out.contains(r#"<sheetData><row r="2"><c r="B2" t="b"><v>1</v></c></row></sheetData>"#), "{out}");
+        assert!(
+            out.contains(r#"<sheetData><row r="2"><c r="B2" t="b"><v>1</v></c></row></sheetData>"#),
+            "{out}"
+        );
         assert!(out.contains(r#"<dimension ref="B2"/>"#), "{out}");
 
         let xml = r#"<worksheet><sheetData><row><c><v>1</v></c></row><row><c><v>2</v></c></row></sheetData></worksheet>"#;
@@ -901,7 +1118,10 @@ mod tests {
         assert_eq!(d.get(at("A2"), &[]), Content::Number(2.0));
         d.set(at("B1"), Content::Number(3.0), &[]);
         let out = d.to_xml();
-        assert_eq!(out, r#"<worksheet><sheetData><row r="1"><c r="A1"><v>1</v></c><c r="B1"><v>3</v></c></row><row r="2"><c><v>2</v></c></row></sheetData></worksheet>"#);
+        assert_eq!(
+            out,
+            r#"<worksheet><sheetData><row r="1"><c r="A1"><v>1</v></c><c r="B1"><v>3</v></c></row><row r="2"><c><v>2</v></c></row></sheetData></worksheet>"#
+        );
     }
 
     #[test]
@@ -915,12 +1135,22 @@ mod tests {
     #[test]
     fn shared_strings_skip_phonetic_runs() {
         let sst = r#"<sst><si><t>漢字</t><rPh sb="0" eb="2"><t>カンジ</t></rPh></si><si><r><t>a</t></r><r><t xml:space="preserve"> b</t></r></si><si/><si><t>x_x000D_y&amp;</t></si></sst>"#;
-        assert_eq!(parse_shared_strings(sst).unwrap(), ["漢字", "a b", "", "x\ry&"]);
+        assert_eq!(
+            parse_shared_strings(sst).unwrap(),
+            ["漢字", "a b", "", "x\ry&"]
+        );
     }
 
     #[test]
     fn numbers_format_for_the_file() {
-        for (n, s) in [(7.0, "7"), (0.1, "0.1"), (-2.5, "-2.5"), (1e20, "1E20"), (1.5e-9, "1.5E-9"), (0.0, "0")] {
+        for (n, s) in [
+            (7.0, "7"),
+            (0.1, "0.1"),
+            (-2.5, "-2.5"),
+            (1e20, "1E20"),
+            (1.5e-9, "1.5E-9"),
+            (0.0, "0"),
+        ] {
             assert_eq!(format_number(n), s);
             assert_eq!(s.parse::<f64>().unwrap(), n);
         }

@@ -42,17 +42,11 @@ pub fn attr(e: &BytesStart<'_>, name: &[u8]) -> Option<String> {
             None => key,
         };
         if local == name {
-            return Some(a.unescape_value().map(|v| v.into_owned()).unwrap_or_else(|_| a.value.into_owned()));
-        }
-    }
-    None
-}
-
-/// The unescaped value of an attribute with this exact qualified name (`r:id`, `xmlns:r`).
-pub fn attr_exact(e: &BytesStart<'_>, name: &[u8]) -> Option<String> {
-    for a in e.attributes().with_checks(false).flatten() {
-        if a.key.into_inner().as_bytes() == name {
-            return Some(a.unescape_value().map(|v| v.into_owned()).unwrap_or_else(|_| a.value.into_owned()));
+            return Some(
+                a.normalized_value(quick_xml::XmlVersion::Implicit1_0)
+                    .map(|v| v.into_owned())
+                    .unwrap_or_else(|_| a.value.into_owned()),
+            );
         }
     }
     None
@@ -194,7 +188,12 @@ pub fn decode_xstring(s: &str) -> String {
 /// Rewrites one start tag: attributes keep their order and raw text, `set` replaces or appends
 /// values (given unescaped), `remove` drops attributes (by qualified name). `empty` chooses
 /// between `<x ... />` and `<x ...>`.
-pub fn rewrite_start_tag(tag: &str, set: &[(&str, &str)], remove: &[&str], empty: bool) -> Option<String> {
+pub fn rewrite_start_tag(
+    tag: &str,
+    set: &[(&str, &str)],
+    remove: &[&str],
+    empty: bool,
+) -> Option<String> {
     let mut r = reader(tag);
     let e = match r.read_event().ok()? {
         Event::Start(e) | Event::Empty(e) => e,
@@ -254,7 +253,14 @@ mod tests {
 
     #[test]
     fn xstring_round_trip() {
-        for s in ["plain", "tab\there", "ctl\u{1}x", "_x0041_", "a_x12", "日本語_x00ZZ_"] {
+        for s in [
+            "plain",
+            "tab\there",
+            "ctl\u{1}x",
+            "_x0041_",
+            "a_x12",
+            "日本語_x00ZZ_",
+        ] {
             let enc = encode_xstring(s);
             assert!(enc.chars().all(is_xml_char), "{enc:?}");
             assert_eq!(decode_xstring(&enc), s, "via {enc:?}");
@@ -264,17 +270,40 @@ mod tests {
 
     #[test]
     fn rewrites_tags() {
-        let t = rewrite_start_tag(r#"<row r="3" spans="1:3" x14ac:dyDescent="0.45">"#, &[("spans", "1:5")], &[], false);
-        assert_eq!(t.as_deref(), Some(r#"<row r="3" spans="1:5" x14ac:dyDescent="0.45">"#));
-        let t = rewrite_start_tag(r#"<calcPr calcId="191029"/>"#, &[("fullCalcOnLoad", "1")], &[], true);
-        assert_eq!(t.as_deref(), Some(r#"<calcPr calcId="191029" fullCalcOnLoad="1"/>"#));
+        let t = rewrite_start_tag(
+            r#"<row r="3" spans="1:3" x14ac:dyDescent="0.45">"#,
+            &[("spans", "1:5")],
+            &[],
+            false,
+        );
+        assert_eq!(
+            t.as_deref(),
+            Some(r#"<row r="3" spans="1:5" x14ac:dyDescent="0.45">"#)
+        );
+        let t = rewrite_start_tag(
+            r#"<calcPr calcId="191029"/>"#,
+            &[("fullCalcOnLoad", "1")],
+            &[],
+            true,
+        );
+        assert_eq!(
+            t.as_deref(),
+            Some(r#"<calcPr calcId="191029" fullCalcOnLoad="1"/>"#)
+        );
         let t = rewrite_start_tag(r#"<a b='say "hi"' c="1" />"#, &[], &["c"], true);
         assert_eq!(t.as_deref(), Some(r#"<a b='say "hi"'/>"#));
     }
 
     #[test]
     fn splices_in_order() {
-        let s = splice("abcdef", vec![(4, 5, "E".into()), (1, 1, "+".into()), (2, 3, String::new())]);
+        let s = splice(
+            "abcdef",
+            vec![
+                (4, 5, "E".into()),
+                (1, 1, "+".into()),
+                (2, 3, String::new()),
+            ],
+        );
         assert_eq!(s, "a+bdEf");
     }
 }

@@ -2,7 +2,9 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 use tauri::ipc::{CallbackFn, InvokeBody};
-use tauri::test::{INVOKE_KEY, MockRuntime, get_ipc_response, mock_builder, mock_context, noop_assets};
+use tauri::test::{
+    INVOKE_KEY, MockRuntime, get_ipc_response, mock_builder, mock_context, noop_assets,
+};
 use tauri::webview::InvokeRequest;
 use tauri::{App, WebviewWindow, WebviewWindowBuilder};
 
@@ -45,7 +47,7 @@ graph:
 ";
 
 struct Studio {
-    _app: App<MockRuntime>,
+    app: App<MockRuntime>,
     window: WebviewWindow<MockRuntime>,
     workspace: tempfile::TempDir,
 }
@@ -56,9 +58,49 @@ fn studio() -> Studio {
     crate::write_file(&catalog.join("input/demo.read.yaml"), READ_SPEC);
     crate::write_file(&catalog.join("output/demo.write.yaml"), WRITE_SPEC);
     let ctx = keiri_api::Context::new(workspace.path()).with_catalog_dirs(vec![catalog]);
-    let app = keiri_studio::setup(mock_builder(), ctx).build(mock_context(noop_assets())).unwrap();
-    let window = WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap();
-    Studio { _app: app, window, workspace }
+    let app = keiri_studio::setup(mock_builder(), ctx)
+        .build(mock_context(noop_assets()))
+        .unwrap();
+    let window = WebviewWindowBuilder::new(&app, "main", Default::default())
+        .build()
+        .unwrap();
+    Studio {
+        app,
+        window,
+        workspace,
+    }
+}
+
+/// The app as shipped: the real `tauri.conf.json` and capabilities, which create the main
+/// window themselves.
+fn shipped_studio() -> Studio {
+    let workspace = tempfile::tempdir().unwrap();
+    let catalog = workspace.path().join("block_specs");
+    crate::write_file(&catalog.join("input/demo.read.yaml"), READ_SPEC);
+    crate::write_file(&catalog.join("output/demo.write.yaml"), WRITE_SPEC);
+    let ctx = keiri_api::Context::new(workspace.path()).with_catalog_dirs(vec![catalog]);
+    let app = keiri_studio::setup(mock_builder(), ctx)
+        .build(keiri_studio::tauri_context())
+        .unwrap();
+    // `build` leaves window creation to the event loop, which the mock runtime never starts;
+    // open the configured window the way the app's start-up would.
+    let config = app
+        .config()
+        .app
+        .windows
+        .first()
+        .expect("tauri.conf.json declares a window")
+        .clone();
+    let window = WebviewWindowBuilder::from_config(&app, &config)
+        .unwrap()
+        .build()
+        .unwrap();
+    assert_eq!(window.label(), "main");
+    Studio {
+        app,
+        window,
+        workspace,
+    }
 }
 
 /// Sends `invoke(cmd, body)` as the UI does and returns the JSON result or error.
@@ -67,7 +109,15 @@ fn invoke(studio: &Studio, cmd: &str, body: Value) -> Result<Value, Value> {
         cmd: cmd.into(),
         callback: CallbackFn(0),
         error: CallbackFn(1),
-        url: "http://tauri.localhost".parse().unwrap(),
+        // The app's own origin; anything else counts as remote content, which may not call
+        // app commands at all.
+        url: if cfg!(any(windows, target_os = "android")) {
+            "http://tauri.localhost"
+        } else {
+            "tauri://localhost"
+        }
+        .parse()
+        .unwrap(),
         body: InvokeBody::Json(body),
         headers: Default::default(),
         invoke_key: INVOKE_KEY.to_string(),
@@ -87,8 +137,12 @@ fn codes(response: &Value) -> Vec<String> {
 // check(yaml, expected valid, expected finding codes)
 fn check_validate(yaml: &str, valid: bool, expect: &[&str]) {
     let studio = studio();
-    let response = invoke(&studio, "plan_validate", json!({"request": {"yaml": yaml, "lang": "en"}}))
-        .unwrap_or_else(|e| panic!("plan_validate failed: {e}"));
+    let response = invoke(
+        &studio,
+        "plan_validate",
+        json!({"request": {"yaml": yaml, "lang": "en"}}),
+    )
+    .unwrap_or_else(|e| panic!("plan_validate failed: {e}"));
     assert_eq!(response["valid"], json!(valid), "{response:#}");
     assert_eq!(codes(&response), expect, "{response:#}");
 }
@@ -103,8 +157,12 @@ fn plan_validate_reports_an_unknown_block_with_its_line() {
     let yaml = VALID_PLAN.replace("block: demo.write", "block: demo.nope");
     check_validate(&yaml, false, &["block.unknown"]);
     let studio = studio();
-    let response =
-        invoke(&studio, "plan_validate", json!({"request": {"yaml": yaml, "lang": "en"}})).unwrap();
+    let response = invoke(
+        &studio,
+        "plan_validate",
+        json!({"request": {"yaml": yaml, "lang": "en"}}),
+    )
+    .unwrap();
     let finding = &response["findings"][0];
     assert_eq!(finding["node_id"], json!("write"));
     assert_eq!(finding["line"], json!(12), "{finding:#}");
@@ -123,10 +181,16 @@ fn plan_validate_speaks_the_requested_language() {
     let studio = studio();
     let yaml = VALID_PLAN.replace("block: demo.write", "block: demo.nope");
     let message = |lang: &str| {
-        let response =
-            invoke(&studio, "plan_validate", json!({"request": {"yaml": yaml, "lang": lang}}))
-                .unwrap();
-        response["findings"][0]["message"].as_str().unwrap().to_string()
+        let response = invoke(
+            &studio,
+            "plan_validate",
+            json!({"request": {"yaml": yaml, "lang": lang}}),
+        )
+        .unwrap();
+        response["findings"][0]["message"]
+            .as_str()
+            .unwrap()
+            .to_string()
     };
     let (ja, en) = (message("ja"), message("en"));
     assert_ne!(ja, en);
@@ -143,9 +207,16 @@ fn a_yaml_syntax_error_is_a_finding_not_an_error() {
 fn a_request_of_the_wrong_shape_is_rejected_by_the_command() {
     let studio = studio();
     // No `request` key at all, and a request missing `yaml`: Tauri refuses to call the command.
-    for body in [json!({}), json!({"request": {"lang": "en"}}), json!({"request": {"yaml": 42}})] {
+    for body in [
+        json!({}),
+        json!({"request": {"lang": "en"}}),
+        json!({"request": {"yaml": 42}}),
+    ] {
         let err = invoke(&studio, "plan_validate", body.clone()).unwrap_err();
-        assert!(err.as_str().is_some_and(|m| m.contains("plan_validate")), "{body}: {err}");
+        assert!(
+            err.as_str().is_some_and(|m| m.contains("plan_validate")),
+            "{body}: {err}"
+        );
     }
 }
 
@@ -153,8 +224,12 @@ fn a_request_of_the_wrong_shape_is_rejected_by_the_command() {
 fn catalog_list_returns_the_workspace_catalog() {
     let studio = studio();
     let response = invoke(&studio, "catalog_list", json!({"request": {}})).unwrap();
-    let ids: Vec<&str> =
-        response["blocks"].as_array().unwrap().iter().map(|b| b["id"].as_str().unwrap()).collect();
+    let ids: Vec<&str> = response["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["id"].as_str().unwrap())
+        .collect();
     assert_eq!(ids, ["demo.read", "demo.write"]);
     let read = &response["blocks"][0];
     assert_eq!(read["category"], json!("input"));
@@ -163,7 +238,12 @@ fn catalog_list_returns_the_workspace_catalog() {
     assert_eq!(read["inputs"][0]["required"], json!(true));
     assert_eq!(response["issues"], json!([]));
 
-    let filtered = invoke(&studio, "catalog_list", json!({"request": {"query": "WRITE"}})).unwrap();
+    let filtered = invoke(
+        &studio,
+        "catalog_list",
+        json!({"request": {"query": "WRITE"}}),
+    )
+    .unwrap();
     assert_eq!(filtered["blocks"].as_array().unwrap().len(), 1);
     assert_eq!(filtered["blocks"][0]["id"], json!("demo.write"));
 }
@@ -178,8 +258,14 @@ fn plan_register_saves_under_designs_without_overwriting() {
     let designs = studio.workspace.path().join("designs");
     for saved in [&first, &second] {
         let name = saved["file_name"].as_str().unwrap();
-        assert!(name.starts_with("ipc_demo_") && name.ends_with(".yaml"), "{name}");
-        assert_eq!(std::fs::read_to_string(designs.join(name)).unwrap(), VALID_PLAN);
+        assert!(
+            name.starts_with("ipc_demo_") && name.ends_with(".yaml"),
+            "{name}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(designs.join(name)).unwrap(),
+            VALID_PLAN
+        );
     }
     assert_ne!(first["file_name"], second["file_name"]);
 }
@@ -191,15 +277,29 @@ fn plan_register_refuses_an_invalid_plan_with_its_findings() {
     let err = invoke(&studio, "plan_register", json!({"request": {"yaml": yaml}})).unwrap_err();
     assert_eq!(err["code"], json!("PLAN_INVALID"), "{err:#}");
     assert!(err["message"].is_string());
-    assert_eq!(err["details"]["findings"][0]["code"], json!("block.unknown"), "{err:#}");
-    assert!(!studio.workspace.path().join("designs").exists_and_has_files());
+    assert_eq!(
+        err["details"]["findings"][0]["code"],
+        json!("block.unknown"),
+        "{err:#}"
+    );
+    assert!(
+        !studio
+            .workspace
+            .path()
+            .join("designs")
+            .exists_and_has_files()
+    );
 }
 
 #[test]
 fn plan_dry_run_orders_the_nodes() {
     let studio = studio();
-    let response =
-        invoke(&studio, "plan_dry_run", json!({"request": {"yaml": VALID_PLAN}})).unwrap();
+    let response = invoke(
+        &studio,
+        "plan_dry_run",
+        json!({"request": {"yaml": VALID_PLAN}}),
+    )
+    .unwrap();
     assert_eq!(response["plan_id"], json!("ipc_demo"));
     assert_eq!(response["order"], json!(["read", "write"]));
     assert_eq!(response["nodes"][1]["depends_on"], json!(["read"]));
@@ -213,4 +313,39 @@ impl DirExt for Path {
     fn exists_and_has_files(&self) -> bool {
         std::fs::read_dir(self).is_ok_and(|mut d| d.next().is_some())
     }
+}
+
+#[test]
+fn the_shipped_config_and_capabilities_let_the_main_window_call_every_command() {
+    let studio = shipped_studio();
+    assert_eq!(
+        studio.app.config().product_name.as_deref(),
+        Some("Keiri Studio")
+    );
+    let window = &studio.app.config().app.windows[0];
+    assert_eq!(
+        (window.title.as_str(), window.width, window.height),
+        ("Keiri Studio", 1280.0, 800.0)
+    );
+    let calls = [
+        ("catalog_list", json!({})),
+        ("plan_validate", json!({"yaml": VALID_PLAN})),
+        ("plan_dry_run", json!({"yaml": VALID_PLAN})),
+        ("plan_register", json!({"yaml": VALID_PLAN})),
+    ];
+    for (cmd, request) in calls {
+        let result = invoke(&studio, cmd, json!({ "request": request }));
+        assert!(result.is_ok(), "{cmd}: {result:?}");
+    }
+}
+
+/// With `custom-protocol` (a default feature) the built UI is inside the binary; without it a
+/// plain `cargo build` would ship a window that points at the dev server.
+#[cfg(feature = "custom-protocol")]
+#[test]
+fn a_default_build_embeds_the_built_ui() {
+    let context = keiri_studio::tauri_context::<MockRuntime>();
+    let index = context.assets().get(&"index.html".into()).expect("ui/dist/index.html embedded");
+    let html = String::from_utf8_lossy(&index);
+    assert!(html.contains("<title>Keiri Studio</title>"), "{html}");
 }

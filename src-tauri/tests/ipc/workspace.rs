@@ -20,12 +20,24 @@ fn workspace_comes_from_the_env_then_the_current_dir() {
 
     check(None, Ok(root.clone()), Ok(root.clone()));
     check(Some(""), Ok(root.clone()), Ok(root.clone()));
-    check(Some(abs.to_str().unwrap()), Ok(root.clone()), Ok(abs.clone()));
+    check(
+        Some(abs.to_str().unwrap()),
+        Ok(root.clone()),
+        Ok(abs.clone()),
+    );
     check(Some("books"), Ok(root.clone()), Ok(root.join("books")));
     // An absolute path needs no current directory.
     check(Some(abs.to_str().unwrap()), Err(()), Ok(abs.clone()));
     check(None, Err(()), Err("WORKSPACE_UNKNOWN"));
     check(Some("books"), Err(()), Err("WORKSPACE_UNKNOWN"));
-    check(Some("missing"), Ok(root.clone()), Err("WORKSPACE_NOT_A_DIRECTORY"));
-    check(Some("file.txt"), Ok(root.clone()), Err("WORKSPACE_NOT_A_DIRECTORY"));
+    check(
+        Some("missing"),
+        Ok(root.clone()),
+        Err("WORKSPACE_NOT_A_DIRECTORY"),
+    );
+    check(
+        Some("file.txt"),
+        Ok(root.clone()),
+        Err("WORKSPACE_NOT_A_DIRECTORY"),
+    );
 }

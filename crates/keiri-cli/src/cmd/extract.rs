@@ -97,7 +97,8 @@ pub struct Args {
     #[arg(long, value_name = "LIST", requires = "metrics_only")]
     pub files_from: Option<PathBuf>,
 
-    /// Workbook sheet to read (name, or #2 for the second sheet).
+    /// Workbook sheet to read (name, or #2 for the second sheet); also for the single-range
+    /// form of --partial-read.
     #[arg(long)]
     pub sheet: Option<String>,
     /// Workbook range to read, in A1 notation (e.g. A1:F40).
@@ -140,19 +141,20 @@ fn limits(args: &Args) -> ExtractLimits {
     limits
 }
 
-/// Exit code for a response's `success`.
-fn exit(success: bool) -> ExitCode {
-    if success {
+/// 0 when everything succeeded, 1 when the response reports a failure or any error.
+fn exit(clean: bool) -> ExitCode {
+    if clean {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     }
 }
 
-fn success_of<T>(out: &Output<T>, json_success: impl Fn(&T) -> bool) -> bool {
+/// Whether a response is clean: `success` and no errors, in either output format.
+fn clean<T>(out: &Output<T>, json_clean: impl Fn(&T) -> bool) -> bool {
     match out {
-        Output::Json(t) => json_success(t),
-        Output::Toon(t) => t.success,
+        Output::Json(t) => json_clean(t),
+        Output::Toon(t) => t.success && t.counts.errors == 0,
     }
 }
 
@@ -274,6 +276,7 @@ fn partial_read(ctx: &Context, args: &Args) -> anyhow::Result<ExitCode> {
             file_path: Some(file.clone()),
             start_line: Some(start),
             end_line: args.end_line,
+            sheet: args.sheet.clone(),
             ..SectionsRequest::default()
         }
     };
@@ -292,7 +295,9 @@ fn partial_read(ctx: &Context, args: &Args) -> anyhow::Result<ExitCode> {
     match keiri_api::documents_extract_sections(ctx, req) {
         Ok(out) => {
             print_json(&out)?;
-            Ok(exit(success_of(&out, |r| r.success)))
+            Ok(exit(clean(&out, |r| {
+                r.success && r.errors.is_empty() && r.results.iter().all(|f| f.errors.is_empty())
+            })))
         }
         Err(e) => print_error(&e, true),
     }
@@ -320,7 +325,7 @@ fn metrics(ctx: &Context, args: &Args) -> anyhow::Result<ExitCode> {
     match keiri_api::documents_metrics(ctx, req) {
         Ok(out) => {
             print_json(&out)?;
-            Ok(exit(success_of(&out, |r| r.success)))
+            Ok(exit(clean(&out, |r| r.success && r.errors.is_empty())))
         }
         Err(e) => print_error(&e, true),
     }

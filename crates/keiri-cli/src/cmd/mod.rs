@@ -1,5 +1,10 @@
 //! One module per subcommand group.
 
+pub mod apply_patch;
 pub mod extract;
+pub mod llm;
+pub mod mcp;
+pub mod patch;
 pub mod plan;
+pub mod retrieve;
 pub mod serve;

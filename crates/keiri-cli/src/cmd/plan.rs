@@ -121,14 +121,12 @@ fn findings_or_error(
     source: &str,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
-    if !json {
-        if let Some(findings) = err.details.as_ref().and_then(|d| d.get("findings")) {
-            if let Ok(findings) = serde_json::from_value::<Vec<FindingIn>>(findings.clone()) {
+    if !json
+        && let Some(findings) = err.details.as_ref().and_then(|d| d.get("findings"))
+            && let Ok(findings) = serde_json::from_value::<Vec<FindingIn>>(findings.clone()) {
                 let findings: Vec<json::Finding> = findings.into_iter().map(Into::into).collect();
                 print_findings(&findings, source);
             }
-        }
-    }
     print_error(&err, json)
 }
 

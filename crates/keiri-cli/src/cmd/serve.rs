@@ -126,7 +126,10 @@ fn error_response(err: ApiError) -> Response {
         ErrorCode::PathDenied => StatusCode::FORBIDDEN,
         ErrorCode::NotFound => StatusCode::NOT_FOUND,
         ErrorCode::AlreadyExists => StatusCode::CONFLICT,
-        ErrorCode::PlanInvalid => StatusCode::UNPROCESSABLE_ENTITY,
+        ErrorCode::PlanInvalid | ErrorCode::WorkbookUnreadable | ErrorCode::ApplyFailed => {
+            StatusCode::UNPROCESSABLE_ENTITY
+        }
+        ErrorCode::FileTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     };
     (status, axum::Json(err)).into_response()

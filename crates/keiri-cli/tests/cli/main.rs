@@ -1,7 +1,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! CLI journeys: the `keiri` binary as a user runs it.
 
+mod apply_patch;
+mod extract;
+mod llm;
+mod mcp;
+mod patch;
 mod plan;
+mod retrieve;
 mod serve;
 
 use std::path::{Path, PathBuf};

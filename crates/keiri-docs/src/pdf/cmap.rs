@@ -45,11 +45,12 @@ impl CMap {
                     }
                 }
                 Token::Keyword(b"beginbfchar") => {
-                    loop {
-                        let Some(src) = string_or_end(&mut lx, b"endbfchar") else { break };
+                    while let Some(src) = string_or_end(&mut lx, b"endbfchar") {
                         let dest = match lx.next_token() {
                             Some(Token::String(d)) => utf16be(&d),
-                            Some(Token::Name(n)) => super::font::glyph_to_unicode(&n).unwrap_or_default(),
+                            Some(Token::Name(n)) => {
+                                super::font::glyph_to_unicode(&n).unwrap_or_default()
+                            }
                             _ => break,
                         };
                         if (1..=4).contains(&src.len()) {
@@ -59,8 +60,7 @@ impl CMap {
                     }
                 }
                 Token::Keyword(b"beginbfrange") => {
-                    loop {
-                        let Some((lo, hi)) = pair(&mut lx, b"endbfrange") else { break };
+                    while let Some((lo, hi)) = pair(&mut lx, b"endbfrange") {
                         let dest = match lx.next_token() {
                             Some(Token::String(d)) => RangeDest::Start(
                                 d.chunks(2)
@@ -135,9 +135,15 @@ impl CMap {
                 matched = Some(default_len.min(bytes.len() - i).max(1));
             } else {
                 for len in 1..=4 {
-                    let Some(chunk) = bytes.get(i..i + len) else { break };
+                    let Some(chunk) = bytes.get(i..i + len) else {
+                        break;
+                    };
                     let v = be(chunk);
-                    if self.codespace.iter().any(|(l, lo, hi)| *l == len && v >= *lo && v <= *hi) {
+                    if self
+                        .codespace
+                        .iter()
+                        .any(|(l, lo, hi)| *l == len && v >= *lo && v <= *hi)
+                    {
                         matched = Some(len);
                         break;
                     }
@@ -152,12 +158,17 @@ impl CMap {
 }
 
 fn be(bytes: &[u8]) -> u32 {
-    bytes.iter().take(4).fold(0u32, |acc, &b| acc << 8 | u32::from(b))
+    bytes
+        .iter()
+        .take(4)
+        .fold(0u32, |acc, &b| acc << 8 | u32::from(b))
 }
 
 fn utf16be(bytes: &[u8]) -> String {
-    let units: Vec<u16> =
-        bytes.chunks(2).map(|c| u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)])).collect();
+    let units: Vec<u16> = bytes
+        .chunks(2)
+        .map(|c| u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)]))
+        .collect();
     String::from_utf16_lossy(&units)
 }
 
@@ -199,6 +210,9 @@ mod tests {
         check(0x0030, Some("書"));
         check(0x0031, Some("😀"));
         check(0x0040, None);
-        assert_eq!(cmap.split_codes(&[0, 0x10, 0, 0x20, 7], 2), vec![(2, 0x10), (2, 0x20), (1, 7)]);
+        assert_eq!(
+            cmap.split_codes(&[0, 0x10, 0, 0x20, 7], 2),
+            vec![(2, 0x10), (2, 0x20), (1, 7)]
+        );
     }
 }

@@ -27,7 +27,10 @@ impl Matrix {
         if ops.len() < 6 {
             return None;
         }
-        let v: Vec<f64> = ops[ops.len() - 6..].iter().filter_map(Object::as_f64).collect();
+        let v: Vec<f64> = ops[ops.len() - 6..]
+            .iter()
+            .filter_map(Object::as_f64)
+            .collect();
         let arr: [f64; 6] = v.try_into().ok()?;
         Some(Matrix(arr))
     }
@@ -89,7 +92,13 @@ struct LastGlyph {
 
 impl Sink {
     pub fn new(max_chars: Option<usize>) -> Sink {
-        Sink { out: String::new(), chars: 0, max_chars, truncated: false, last: None }
+        Sink {
+            out: String::new(),
+            chars: 0,
+            max_chars,
+            truncated: false,
+            last: None,
+        }
     }
 
     fn push(&mut self, s: &str) {
@@ -164,7 +173,13 @@ pub(crate) struct Interpreter<'d, 'a> {
 
 impl<'d, 'a> Interpreter<'d, 'a> {
     pub fn new(doc: &'d Document<'a>) -> Self {
-        Interpreter { doc, fonts: HashMap::new(), operators: 0, unmapped: 0, forms: Vec::new() }
+        Interpreter {
+            doc,
+            fonts: HashMap::new(),
+            operators: 0,
+            unmapped: 0,
+            forms: Vec::new(),
+        }
     }
 
     pub fn page(&mut self, page: &Page, sink: &mut Sink) -> Result<()> {
@@ -228,7 +243,13 @@ impl<'d, 'a> Interpreter<'d, 'a> {
         Some(Rc::new(Font::load(self.doc, dict.as_dict()?)))
     }
 
-    fn run(&mut self, content: &[u8], resources: &Dict, mut state: State, sink: &mut Sink) -> Result<()> {
+    fn run(
+        &mut self,
+        content: &[u8],
+        resources: &Dict,
+        mut state: State,
+        sink: &mut Sink,
+    ) -> Result<()> {
         let mut lx = Lexer::new(content, 0);
         let mut operands: Vec<Object> = Vec::new();
         let mut stack: Vec<State> = Vec::new();
@@ -272,10 +293,8 @@ impl<'d, 'a> Interpreter<'d, 'a> {
                     .unwrap_or(0.0)
             };
             match op {
-                b"q" => {
-                    if stack.len() < MAX_STATE_STACK {
-                        stack.push(state.clone());
-                    }
+                b"q" if stack.len() < MAX_STATE_STACK => {
+                    stack.push(state.clone());
                 }
                 b"Q" => {
                     if let Some(s) = stack.pop() {
@@ -293,7 +312,11 @@ impl<'d, 'a> Interpreter<'d, 'a> {
                 }
                 b"Tf" => {
                     state.size = num(1);
-                    let name = operands.len().checked_sub(2).and_then(|k| operands.get(k)).and_then(Object::as_name);
+                    let name = operands
+                        .len()
+                        .checked_sub(2)
+                        .and_then(|k| operands.get(k))
+                        .and_then(Object::as_name);
                     state.font = name.and_then(|n| self.font(resources, n));
                 }
                 b"Tc" => state.char_spacing = num(1),
@@ -362,7 +385,10 @@ impl<'d, 'a> Interpreter<'d, 'a> {
     }
 
     fn show(&mut self, bytes: &[u8], state: &State, tm: &mut Matrix, sink: &mut Sink) {
-        let font = state.font.clone().unwrap_or_else(|| Rc::new(Font::fallback()));
+        let font = state
+            .font
+            .clone()
+            .unwrap_or_else(|| Rc::new(Font::fallback()));
         let glyphs = font.decode(bytes, &mut self.unmapped);
         let start = Matrix::translate(0.0, state.rise).mul(tm).mul(&state.ctm);
         let (x, y) = start.apply(0.0, 0.0);
@@ -370,7 +396,11 @@ impl<'d, 'a> Interpreter<'d, 'a> {
         let size = (state.size * (c * c + d * d).sqrt()).abs();
         let [a, b, ..] = start.0;
         let norm = (a * a + b * b).sqrt();
-        let dir = if norm > 1e-9 { (a / norm, b / norm) } else { (1.0, 0.0) };
+        let dir = if norm > 1e-9 {
+            (a / norm, b / norm)
+        } else {
+            (1.0, 0.0)
+        };
         sink.position(x, y, size, dir);
         for g in glyphs {
             if let Some(t) = &g.text {
@@ -387,9 +417,19 @@ impl<'d, 'a> Interpreter<'d, 'a> {
         sink.advance_to(ex, ey);
     }
 
-    fn form(&mut self, resources: &Dict, name: &[u8], state: &State, sink: &mut Sink) -> Result<()> {
-        let Ok(xobjects) = self.doc.get_key(resources, b"XObject") else { return Ok(()) };
-        let Some(entry) = xobjects.as_dict().and_then(|d| d.get(name)).cloned() else { return Ok(()) };
+    fn form(
+        &mut self,
+        resources: &Dict,
+        name: &[u8],
+        state: &State,
+        sink: &mut Sink,
+    ) -> Result<()> {
+        let Ok(xobjects) = self.doc.get_key(resources, b"XObject") else {
+            return Ok(());
+        };
+        let Some(entry) = xobjects.as_dict().and_then(|d| d.get(name)).cloned() else {
+            return Ok(());
+        };
         let num = match entry {
             Object::Ref(n, _) => n,
             _ => return Ok(()),
@@ -398,7 +438,9 @@ impl<'d, 'a> Interpreter<'d, 'a> {
         if self.forms.contains(&num) || self.forms.len() >= MAX_FORM_DEPTH {
             return Ok(());
         }
-        let Object::Stream(stream) = self.doc.get(num)? else { return Ok(()) };
+        let Object::Stream(stream) = self.doc.get(num)? else {
+            return Ok(());
+        };
         if stream.dict.name(b"Subtype") != Some(b"Form") {
             return Ok(());
         }
@@ -408,10 +450,10 @@ impl<'d, 'a> Interpreter<'d, 'a> {
             None => resources.clone(),
         };
         let mut inner = state.clone();
-        if let Some(Object::Array(m)) = stream.dict.get(b"Matrix") {
-            if let Some(m) = Matrix::from_operands(m) {
-                inner.ctm = m.mul(&state.ctm);
-            }
+        if let Some(Object::Array(m)) = stream.dict.get(b"Matrix")
+            && let Some(m) = Matrix::from_operands(m)
+        {
+            inner.ctm = m.mul(&state.ctm);
         }
         self.forms.push(num);
         let result = self.run(&content, &own, inner, sink);
@@ -431,8 +473,12 @@ fn skip_inline_image(lx: &mut Lexer<'_>) {
     let mut i = lx.pos + 1;
     while i + 2 <= data.len() {
         if &data[i..i + 2] == b"EI"
-            && data.get(i.wrapping_sub(1)).is_some_and(|&b| super::lexer::is_whitespace(b))
-            && data.get(i + 2).is_none_or(|&b| super::lexer::is_whitespace(b))
+            && data
+                .get(i.wrapping_sub(1))
+                .is_some_and(|&b| super::lexer::is_whitespace(b))
+            && data
+                .get(i + 2)
+                .is_none_or(|&b| super::lexer::is_whitespace(b))
         {
             lx.pos = i + 2;
             return;

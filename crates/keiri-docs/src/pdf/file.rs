@@ -66,9 +66,8 @@ impl<'a> Document<'a> {
         }
         // Offsets that point at the wrong place are common in files edited by hand or by
         // broken tools; if the catalog or the pages cannot be reached, rebuild from a scan.
-        let usable = parsed.is_ok()
-            && doc.catalog().is_some()
-            && doc.pages().is_ok_and(|p| !p.is_empty());
+        let usable =
+            parsed.is_ok() && doc.catalog().is_some() && doc.pages().is_ok_and(|p| !p.is_empty());
         if !usable {
             doc.repair()?;
         }
@@ -82,7 +81,9 @@ impl<'a> Document<'a> {
     }
 
     fn is_encrypted(&self) -> bool {
-        self.trailer.get(b"Encrypt").is_some_and(|e| !matches!(e, Object::Null))
+        self.trailer
+            .get(b"Encrypt")
+            .is_some_and(|e| !matches!(e, Object::Null))
     }
 
     fn startxref(&self) -> Option<usize> {
@@ -110,7 +111,10 @@ impl<'a> Document<'a> {
                     let _ = self.read_xref_stream(offset);
                 }
             }
-            next = trailer.get(b"Prev").and_then(Object::as_int).and_then(|p| usize::try_from(p).ok());
+            next = trailer
+                .get(b"Prev")
+                .and_then(Object::as_int)
+                .and_then(|p| usize::try_from(p).ok());
             if first {
                 self.trailer = trailer;
                 first = false;
@@ -134,8 +138,11 @@ impl<'a> Document<'a> {
             let save = lx.pos;
             match lx.next_token() {
                 Some(Token::Int(start)) => {
-                    let Some(Token::Int(count)) = lx.next_token() else { return Err(()) };
-                    let (Ok(start), Ok(count)) = (u32::try_from(start), usize::try_from(count)) else {
+                    let Some(Token::Int(count)) = lx.next_token() else {
+                        return Err(());
+                    };
+                    let (Ok(start), Ok(count)) = (u32::try_from(start), usize::try_from(count))
+                    else {
                         return Err(());
                     };
                     // Each entry takes at least 18 bytes, so a larger count is a lie.
@@ -143,21 +150,28 @@ impl<'a> Document<'a> {
                         return Err(());
                     }
                     for i in 0..count {
-                        let (Some(Token::Int(off)), Some(Token::Int(_gen)), Some(Token::Keyword(kind))) =
-                            (lx.next_token(), lx.next_token(), lx.next_token())
+                        let (
+                            Some(Token::Int(off)),
+                            Some(Token::Int(_gen)),
+                            Some(Token::Keyword(kind)),
+                        ) = (lx.next_token(), lx.next_token(), lx.next_token())
                         else {
                             return Err(());
                         };
-                        let Some(num) = start.checked_add(i as u32) else { return Err(()) };
-                        if kind == b"n" {
-                            if let Ok(off) = usize::try_from(off) {
-                                self.xref.entry(num).or_insert(Entry::Offset(off));
-                            }
+                        let Some(num) = start.checked_add(i as u32) else {
+                            return Err(());
+                        };
+                        if kind == b"n"
+                            && let Ok(off) = usize::try_from(off)
+                        {
+                            self.xref.entry(num).or_insert(Entry::Offset(off));
                         }
                     }
                 }
                 Some(Token::Keyword(b"trailer")) => {
-                    let Some(Token::DictStart) = lx.next_token() else { return Err(()) };
+                    let Some(Token::DictStart) = lx.next_token() else {
+                        return Err(());
+                    };
                     return lx.parse_dict_body(1).map_err(|_| ());
                 }
                 _ => {
@@ -170,14 +184,19 @@ impl<'a> Document<'a> {
 
     fn read_xref_stream(&mut self, offset: usize) -> std::result::Result<Dict, ()> {
         let (_, object) = self.parse_indirect_at(offset).map_err(|_| ())?;
-        let Object::Stream(stream) = object else { return Err(()) };
+        let Object::Stream(stream) = object else {
+            return Err(());
+        };
         let dict = &stream.dict;
         if dict.name(b"Type") != Some(b"XRef") {
             return Err(());
         }
         let data = self.decode_stream(&stream).map_err(|_| ())?;
         let widths: Vec<usize> = match dict.get(b"W") {
-            Some(Object::Array(a)) => a.iter().map(|w| w.as_int().unwrap_or(0).clamp(0, 8) as usize).collect(),
+            Some(Object::Array(a)) => a
+                .iter()
+                .map(|w| w.as_int().unwrap_or(0).clamp(0, 8) as usize)
+                .collect(),
             _ => return Err(()),
         };
         if widths.len() < 3 {
@@ -187,26 +206,36 @@ impl<'a> Document<'a> {
         if row == 0 {
             return Err(());
         }
-        let size = dict.get(b"Size").and_then(Object::as_int).unwrap_or(0).max(0);
+        let size = dict
+            .get(b"Size")
+            .and_then(Object::as_int)
+            .unwrap_or(0)
+            .max(0);
         let index: Vec<i64> = match dict.get(b"Index") {
             Some(Object::Array(a)) => a.iter().filter_map(Object::as_int).collect(),
             _ => vec![0, size],
         };
         let mut rows = data.chunks_exact(row);
         for pair in index.chunks_exact(2) {
-            let (Ok(start), Ok(count)) = (u32::try_from(pair[0]), u32::try_from(pair[1])) else { break };
+            let (Ok(start), Ok(count)) = (u32::try_from(pair[0]), u32::try_from(pair[1])) else {
+                break;
+            };
             for i in 0..count {
                 let Some(r) = rows.next() else { break };
                 let field = |from: usize, width: usize, default: u64| -> u64 {
                     if width == 0 {
                         return default;
                     }
-                    r[from..from + width].iter().fold(0u64, |acc, &b| acc << 8 | u64::from(b))
+                    r[from..from + width]
+                        .iter()
+                        .fold(0u64, |acc, &b| acc << 8 | u64::from(b))
                 };
                 let kind = field(0, widths[0], 1);
                 let f2 = field(widths[0], widths[1], 0);
                 let f3 = field(widths[0] + widths[1], widths[2], 0);
-                let Some(num) = start.checked_add(i) else { break };
+                let Some(num) = start.checked_add(i) else {
+                    break;
+                };
                 let entry = match kind {
                     1 => usize::try_from(f2).ok().map(Entry::Offset),
                     2 => match (u32::try_from(f2), u32::try_from(f3)) {
@@ -246,13 +275,12 @@ impl<'a> Document<'a> {
         let mut j = data.len();
         while let Some(found) = rfind(&data[..j], b"trailer") {
             let mut lx = Lexer::new(data, found + b"trailer".len());
-            if let Some(Token::DictStart) = lx.next_token() {
-                if let Ok(d) = lx.parse_dict_body(1) {
-                    if d.get(b"Root").is_some() {
-                        trailer = Some(d);
-                        break;
-                    }
-                }
+            if let Some(Token::DictStart) = lx.next_token()
+                && let Ok(d) = lx.parse_dict_body(1)
+                && d.get(b"Root").is_some()
+            {
+                trailer = Some(d);
+                break;
             }
             j = found;
         }
@@ -266,9 +294,10 @@ impl<'a> Document<'a> {
                     Some(b"ObjStm") => {
                         if let Some(os) = self.object_stream(num) {
                             for (index, (inner, _)) in os.offsets.iter().enumerate() {
-                                self.xref
-                                    .entry(*inner)
-                                    .or_insert(Entry::Compressed { container: num, index: index as u32 });
+                                self.xref.entry(*inner).or_insert(Entry::Compressed {
+                                    container: num,
+                                    index: index as u32,
+                                });
                             }
                         }
                     }
@@ -286,12 +315,20 @@ impl<'a> Document<'a> {
                 let mut numbers: Vec<u32> = self.xref.keys().copied().collect();
                 numbers.sort_unstable();
                 let root = numbers.into_iter().find(|&n| {
-                    self.get(n).ok().and_then(|o| o.as_dict().and_then(|d| d.name(b"Type")).map(<[u8]>::to_vec))
-                        == Some(b"Catalog".to_vec())
+                    self.get(n).ok().and_then(|o| {
+                        o.as_dict()
+                            .and_then(|d| d.name(b"Type"))
+                            .map(<[u8]>::to_vec)
+                    }) == Some(b"Catalog".to_vec())
                 });
                 match root {
                     Some(n) => Dict(vec![(b"Root".to_vec(), Object::Ref(n, 0))]),
-                    None => return Err(Error::corrupt(FORMAT, "no cross-reference data and no catalog")),
+                    None => {
+                        return Err(Error::corrupt(
+                            FORMAT,
+                            "no cross-reference data and no catalog",
+                        ));
+                    }
                 }
             }
         };
@@ -306,11 +343,13 @@ impl<'a> Document<'a> {
         let (Some(Token::Int(num)), Some(Token::Int(_)), Some(Token::Keyword(b"obj"))) =
             (lx.next_token(), lx.next_token(), lx.next_token())
         else {
-            return Err(Error::corrupt(FORMAT, format!("no object at offset {offset}")));
+            return Err(Error::corrupt(
+                FORMAT,
+                format!("no object at offset {offset}"),
+            ));
         };
         let num = u32::try_from(num).map_err(|_| Error::corrupt(FORMAT, "bad object number"))?;
         let object = lx.parse_object(0).map_err(parse_error)?;
-        let save = lx.pos;
         if let (Object::Dict(dict), Some(Token::Keyword(b"stream"))) = (&object, lx.next_token()) {
             let mut start = lx.pos;
             // The keyword is followed by CRLF or LF (a lone CR is tolerated).
@@ -321,9 +360,14 @@ impl<'a> Document<'a> {
                 start += 1;
             }
             let end = self.stream_end(dict, start);
-            return Ok((num, Object::Stream(Rc::new(Stream { dict: dict.clone(), data: start..end }))));
+            return Ok((
+                num,
+                Object::Stream(Rc::new(Stream {
+                    dict: dict.clone(),
+                    data: start..end,
+                })),
+            ));
         }
-        lx.pos = save;
         Ok((num, object))
     }
 
@@ -332,17 +376,20 @@ impl<'a> Document<'a> {
     fn stream_end(&self, dict: &Dict, start: usize) -> usize {
         let length = match dict.get(b"Length") {
             Some(Object::Int(n)) => usize::try_from(*n).ok(),
-            Some(Object::Ref(num, _)) => self.get(*num).ok().and_then(|o| o.as_int()).and_then(|n| usize::try_from(n).ok()),
+            Some(Object::Ref(num, _)) => self
+                .get(*num)
+                .ok()
+                .and_then(|o| o.as_int())
+                .and_then(|n| usize::try_from(n).ok()),
             _ => None,
         };
-        if let Some(len) = length {
-            if let Some(end) = start.checked_add(len) {
-                if end <= self.data.len() {
-                    let tail = &self.data[end..self.data.len().min(end + 32)];
-                    if find(tail, b"endstream").is_some() {
-                        return end;
-                    }
-                }
+        if let Some(len) = length
+            && let Some(end) = start.checked_add(len)
+            && end <= self.data.len()
+        {
+            let tail = &self.data[end..self.data.len().min(end + 32)];
+            if find(tail, b"endstream").is_some() {
+                return end;
             }
         }
         match find(&self.data[start.min(self.data.len())..], b"endstream") {
@@ -386,11 +433,16 @@ impl<'a> Document<'a> {
                 Err(e) => Err(e),
             },
             Some(Entry::Compressed { container, index }) => {
-                let Some(os) = self.object_stream(container) else { return Ok(Object::Null) };
-                let Some(&(found, start)) = os.offsets.get(index as usize) else { return Ok(Object::Null) };
-                let Some(start) = (found == num).then_some(start).or_else(|| {
-                    os.offsets.iter().find(|(n, _)| *n == num).map(|(_, s)| *s)
-                }) else {
+                let Some(os) = self.object_stream(container) else {
+                    return Ok(Object::Null);
+                };
+                let Some(&(found, start)) = os.offsets.get(index as usize) else {
+                    return Ok(Object::Null);
+                };
+                let Some(start) = (found == num)
+                    .then_some(start)
+                    .or_else(|| os.offsets.iter().find(|(n, _)| *n == num).map(|(_, s)| *s))
+                else {
                     return Ok(Object::Null);
                 };
                 let mut lx = Lexer::new(&os.data, start);
@@ -413,23 +465,39 @@ impl<'a> Document<'a> {
             Some(Entry::Offset(_)) => self.parse_object_stream(container),
             _ => None,
         };
-        self.object_streams.borrow_mut().insert(container, parsed.clone());
+        self.object_streams
+            .borrow_mut()
+            .insert(container, parsed.clone());
         parsed
     }
 
     fn parse_object_stream(&self, container: u32) -> Option<Rc<ObjectStream>> {
-        let Ok(Object::Stream(stream)) = self.get(container) else { return None };
+        let Ok(Object::Stream(stream)) = self.get(container) else {
+            return None;
+        };
         let data = self.decode_stream(&stream).ok()?;
-        let n = stream.dict.get(b"N").and_then(Object::as_int)?.clamp(0, 1_000_000) as usize;
+        let n = stream
+            .dict
+            .get(b"N")
+            .and_then(Object::as_int)?
+            .clamp(0, 1_000_000) as usize;
         let first = usize::try_from(stream.dict.get(b"First").and_then(Object::as_int)?).ok()?;
         let mut lx = Lexer::new(&data, 0);
         let mut offsets = Vec::with_capacity(n.min(data.len() / 4 + 1));
         for _ in 0..n {
-            let (Some(Token::Int(num)), Some(Token::Int(off))) = (lx.next_token(), lx.next_token()) else { break };
-            let (Ok(num), Ok(off)) = (u32::try_from(num), usize::try_from(off)) else { break };
+            let (Some(Token::Int(num)), Some(Token::Int(off))) = (lx.next_token(), lx.next_token())
+            else {
+                break;
+            };
+            let (Ok(num), Ok(off)) = (u32::try_from(num), usize::try_from(off)) else {
+                break;
+            };
             offsets.push((num, first.saturating_add(off)));
         }
-        Some(Rc::new(ObjectStream { data: Rc::new(data), offsets }))
+        Some(Rc::new(ObjectStream {
+            data: Rc::new(data),
+            offsets,
+        }))
     }
 
     /// Follows references until a direct object.
@@ -476,17 +544,19 @@ impl<'a> Document<'a> {
 
     /// The pages in order, each with its inherited `/Resources`, capped at [`MAX_PAGES`].
     pub fn pages(&self) -> Result<Vec<Page>> {
-        let catalog = self.catalog().ok_or_else(|| Error::corrupt(FORMAT, "no catalog"))?;
+        let catalog = self
+            .catalog()
+            .ok_or_else(|| Error::corrupt(FORMAT, "no catalog"))?;
         let root = catalog.get(b"Pages").cloned().unwrap_or(Object::Null);
         let mut pages = Vec::new();
         let mut visited: HashSet<u32> = HashSet::new();
         // An explicit stack instead of recursion: page trees can be deep.
         let mut stack: Vec<(Object, Option<Object>)> = vec![(root, None)];
         while let Some((node_ref, inherited)) = stack.pop() {
-            if let Object::Ref(num, _) = node_ref {
-                if !visited.insert(num) {
-                    continue;
-                }
+            if let Object::Ref(num, _) = node_ref
+                && !visited.insert(num)
+            {
+                continue;
             }
             let node = match self.resolve(&node_ref)? {
                 Object::Dict(d) => d,
@@ -505,7 +575,10 @@ impl<'a> Document<'a> {
                     }
                 }
                 _ => {
-                    pages.push(Page { dict: node, resources });
+                    pages.push(Page {
+                        dict: node,
+                        resources,
+                    });
                     if pages.len() >= MAX_PAGES {
                         break;
                     }
@@ -561,7 +634,10 @@ fn object_header_before(data: &[u8], obj_at: usize) -> Option<(u32, usize)> {
         return None;
     }
     let num_end = digits(&mut i)?;
-    if i > 0 && !super::lexer::is_whitespace(data[i - 1]) && !super::lexer::is_delimiter(data[i - 1]) {
+    if i > 0
+        && !super::lexer::is_whitespace(data[i - 1])
+        && !super::lexer::is_delimiter(data[i - 1])
+    {
         return None;
     }
     let num: u32 = std::str::from_utf8(&data[i..num_end]).ok()?.parse().ok()?;
@@ -593,5 +669,7 @@ fn rfind(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     if needle.is_empty() || haystack.len() < needle.len() {
         return None;
     }
-    (0..=haystack.len() - needle.len()).rev().find(|&i| &haystack[i..i + needle.len()] == needle)
+    (0..=haystack.len() - needle.len())
+        .rev()
+        .find(|&i| &haystack[i..i + needle.len()] == needle)
 }

@@ -37,8 +37,15 @@ pub(crate) struct Font {
 
 #[derive(Debug, Clone)]
 enum Widths {
-    Simple { first: u32, widths: Vec<f64>, missing: f64 },
-    Composite { default: f64, ranges: Vec<(u32, u32, WidthSpec)> },
+    Simple {
+        first: u32,
+        widths: Vec<f64>,
+        missing: f64,
+    },
+    Composite {
+        default: f64,
+        ranges: Vec<(u32, u32, WidthSpec)>,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -65,7 +72,11 @@ impl Font {
             codespace: CMap::default(),
             to_unicode: None,
             code_text: CodeText::Simple(Box::new(table(WINDOWS_1252))),
-            widths: Widths::Simple { first: 0, widths: Vec::new(), missing: 500.0 },
+            widths: Widths::Simple {
+                first: 0,
+                widths: Vec::new(),
+                missing: 500.0,
+            },
         }
     }
 
@@ -73,7 +84,11 @@ impl Font {
     pub fn load(doc: &Document<'_>, dict: &Dict) -> Font {
         let subtype = dict.name(b"Subtype").unwrap_or(b"Type1");
         let to_unicode = match doc.get_key(dict, b"ToUnicode") {
-            Ok(Object::Stream(s)) => doc.decode_stream(&s).ok().map(|d| CMap::parse(&d)).filter(|c| !c.is_empty()),
+            Ok(Object::Stream(s)) => doc
+                .decode_stream(&s)
+                .ok()
+                .map(|d| CMap::parse(&d))
+                .filter(|c| !c.is_empty()),
             _ => None,
         };
         if subtype == b"Type0" {
@@ -83,9 +98,18 @@ impl Font {
         if to_unicode.is_none() && codes.iter().all(Option::is_none) {
             codes = table(WINDOWS_1252);
         }
-        let first = doc.get_key(dict, b"FirstChar").ok().and_then(|o| o.as_int()).unwrap_or(0).clamp(0, 255) as u32;
+        let first = doc
+            .get_key(dict, b"FirstChar")
+            .ok()
+            .and_then(|o| o.as_int())
+            .unwrap_or(0)
+            .clamp(0, 255) as u32;
         let widths = match doc.get_key(dict, b"Widths") {
-            Ok(Object::Array(a)) => a.iter().take(256).map(|w| doc.resolve(w).ok().and_then(|w| w.as_f64()).unwrap_or(0.0)).collect(),
+            Ok(Object::Array(a)) => a
+                .iter()
+                .take(256)
+                .map(|w| doc.resolve(w).ok().and_then(|w| w.as_f64()).unwrap_or(0.0))
+                .collect(),
             _ => Vec::new(),
         };
         let missing = match doc.get_key(dict, b"FontDescriptor") {
@@ -99,7 +123,11 @@ impl Font {
             codespace: CMap::default(),
             to_unicode,
             code_text: CodeText::Simple(Box::new(codes)),
-            widths: Widths::Simple { first, widths, missing },
+            widths: Widths::Simple {
+                first,
+                widths,
+                missing,
+            },
         }
     }
 
@@ -107,7 +135,11 @@ impl Font {
         let (codespace, code_text) = match doc.get_key(dict, b"Encoding") {
             Ok(Object::Name(name)) => predefined_cmap(&name),
             Ok(Object::Stream(s)) => {
-                let cmap = doc.decode_stream(&s).ok().map(|d| CMap::parse(&d)).unwrap_or_default();
+                let cmap = doc
+                    .decode_stream(&s)
+                    .ok()
+                    .map(|d| CMap::parse(&d))
+                    .unwrap_or_default();
                 (cmap, CodeText::None)
             }
             _ => (two_byte_codespace(), CodeText::None),
@@ -159,7 +191,11 @@ impl Font {
                 if text.is_none() {
                     *unmapped += 1;
                 }
-                Glyph { text, width: self.width(code), is_space_code: len == 1 && code == 32 }
+                Glyph {
+                    text,
+                    width: self.width(code),
+                    is_space_code: len == 1 && code == 32,
+                }
             })
             .collect()
     }
@@ -175,7 +211,10 @@ impl Font {
         match &self.code_text {
             CodeText::Simple(t) => t.get(code as usize).copied().flatten().map(String::from),
             CodeText::Utf16 => {
-                let units: Vec<u16> = bytes.chunks(2).map(|c| u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)])).collect();
+                let units: Vec<u16> = bytes
+                    .chunks(2)
+                    .map(|c| u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)]))
+                    .collect();
                 String::from_utf16(&units).ok()
             }
             CodeText::Legacy(enc) => enc
@@ -188,7 +227,11 @@ impl Font {
 
     fn width(&self, code: u32) -> f64 {
         match &self.widths {
-            Widths::Simple { first, widths, missing } => code
+            Widths::Simple {
+                first,
+                widths,
+                missing,
+            } => code
                 .checked_sub(*first)
                 .and_then(|i| widths.get(i as usize).copied())
                 .filter(|w| *w > 0.0)
@@ -198,7 +241,9 @@ impl Font {
                     if code >= *lo && code <= *hi {
                         return match spec {
                             WidthSpec::Same(w) => *w,
-                            WidthSpec::Each(list) => list.get((code - lo) as usize).copied().unwrap_or(*default),
+                            WidthSpec::Each(list) => {
+                                list.get((code - lo) as usize).copied().unwrap_or(*default)
+                            }
                         };
                     }
                 }
@@ -251,7 +296,9 @@ fn parse_cid_widths(doc: &Document<'_>, w: &[Object]) -> Vec<(u32, u32, WidthSpe
     let mut out = Vec::new();
     let mut i = 0;
     while i < w.len() && out.len() < 100_000 {
-        let Some(first) = w[i].as_int().and_then(|v| u32::try_from(v).ok()) else { break };
+        let Some(first) = w[i].as_int().and_then(|v| u32::try_from(v).ok()) else {
+            break;
+        };
         match w.get(i + 1).map(|o| doc.resolve(o).unwrap_or(Object::Null)) {
             Some(Object::Array(list)) => {
                 let list: Vec<f64> = list.iter().map(|x| x.as_f64().unwrap_or(0.0)).collect();
@@ -260,9 +307,10 @@ fn parse_cid_widths(doc: &Document<'_>, w: &[Object]) -> Vec<(u32, u32, WidthSpe
                 i += 2;
             }
             Some(other) => {
-                let (Some(last), Some(width)) =
-                    (other.as_int().and_then(|v| u32::try_from(v).ok()), w.get(i + 2).and_then(Object::as_f64))
-                else {
+                let (Some(last), Some(width)) = (
+                    other.as_int().and_then(|v| u32::try_from(v).ok()),
+                    w.get(i + 2).and_then(Object::as_f64),
+                ) else {
                     break;
                 };
                 out.push((first, last, WidthSpec::Same(width)));
@@ -275,11 +323,20 @@ fn parse_cid_widths(doc: &Document<'_>, w: &[Object]) -> Vec<(u32, u32, WidthSpe
 }
 
 fn simple_encoding(doc: &Document<'_>, dict: &Dict, subtype: &[u8]) -> [Option<char>; 256] {
-    let default_base = || if subtype == b"TrueType" { table(WINDOWS_1252) } else { standard_encoding() };
+    let default_base = || {
+        if subtype == b"TrueType" {
+            table(WINDOWS_1252)
+        } else {
+            standard_encoding()
+        }
+    };
     match doc.get_key(dict, b"Encoding") {
         Ok(Object::Name(n)) => base_encoding(&n).unwrap_or_else(default_base),
         Ok(Object::Dict(enc)) => {
-            let mut codes = enc.name(b"BaseEncoding").and_then(base_encoding).unwrap_or_else(default_base);
+            let mut codes = enc
+                .name(b"BaseEncoding")
+                .and_then(base_encoding)
+                .unwrap_or_else(default_base);
             if let Ok(Object::Array(diffs)) = doc.get_key(&enc, b"Differences") {
                 let mut code: Option<usize> = None;
                 for item in diffs {
@@ -333,14 +390,60 @@ fn standard_encoding() -> [Option<char>; 256] {
     t[0x27] = Some('\u{2019}');
     t[0x60] = Some('\u{2018}');
     const HIGH: &[(u8, char)] = &[
-        (0xA1, '¡'), (0xA2, '¢'), (0xA3, '£'), (0xA4, '⁄'), (0xA5, '¥'), (0xA6, 'ƒ'), (0xA7, '§'),
-        (0xA8, '¤'), (0xA9, '\''), (0xAA, '“'), (0xAB, '«'), (0xAC, '‹'), (0xAD, '›'), (0xAE, 'ﬁ'),
-        (0xAF, 'ﬂ'), (0xB1, '–'), (0xB2, '†'), (0xB3, '‡'), (0xB4, '·'), (0xB6, '¶'), (0xB7, '•'),
-        (0xB8, '‚'), (0xB9, '„'), (0xBA, '”'), (0xBB, '»'), (0xBC, '…'), (0xBD, '‰'), (0xBF, '¿'),
-        (0xC1, '`'), (0xC2, '´'), (0xC3, 'ˆ'), (0xC4, '˜'), (0xC5, '¯'), (0xC6, '˘'), (0xC7, '˙'),
-        (0xC8, '¨'), (0xCA, '˚'), (0xCB, '¸'), (0xCD, '˝'), (0xCE, '˛'), (0xCF, 'ˇ'), (0xD0, '—'),
-        (0xE1, 'Æ'), (0xE3, 'ª'), (0xE8, 'Ł'), (0xE9, 'Ø'), (0xEA, 'Œ'), (0xEB, 'º'), (0xF1, 'æ'),
-        (0xF5, 'ı'), (0xF8, 'ł'), (0xF9, 'ø'), (0xFA, 'œ'), (0xFB, 'ß'),
+        (0xA1, '¡'),
+        (0xA2, '¢'),
+        (0xA3, '£'),
+        (0xA4, '⁄'),
+        (0xA5, '¥'),
+        (0xA6, 'ƒ'),
+        (0xA7, '§'),
+        (0xA8, '¤'),
+        (0xA9, '\''),
+        (0xAA, '“'),
+        (0xAB, '«'),
+        (0xAC, '‹'),
+        (0xAD, '›'),
+        (0xAE, 'ﬁ'),
+        (0xAF, 'ﬂ'),
+        (0xB1, '–'),
+        (0xB2, '†'),
+        (0xB3, '‡'),
+        (0xB4, '·'),
+        (0xB6, '¶'),
+        (0xB7, '•'),
+        (0xB8, '‚'),
+        (0xB9, '„'),
+        (0xBA, '”'),
+        (0xBB, '»'),
+        (0xBC, '…'),
+        (0xBD, '‰'),
+        (0xBF, '¿'),
+        (0xC1, '`'),
+        (0xC2, '´'),
+        (0xC3, 'ˆ'),
+        (0xC4, '˜'),
+        (0xC5, '¯'),
+        (0xC6, '˘'),
+        (0xC7, '˙'),
+        (0xC8, '¨'),
+        (0xCA, '˚'),
+        (0xCB, '¸'),
+        (0xCD, '˝'),
+        (0xCE, '˛'),
+        (0xCF, 'ˇ'),
+        (0xD0, '—'),
+        (0xE1, 'Æ'),
+        (0xE3, 'ª'),
+        (0xE8, 'Ł'),
+        (0xE9, 'Ø'),
+        (0xEA, 'Œ'),
+        (0xEB, 'º'),
+        (0xF1, 'æ'),
+        (0xF5, 'ı'),
+        (0xF8, 'ł'),
+        (0xF9, 'ø'),
+        (0xFA, 'œ'),
+        (0xFB, 'ß'),
     ];
     for &(code, c) in HIGH {
         t[usize::from(code)] = Some(c);
@@ -369,10 +472,27 @@ otilde odieresis divide oslash ugrave uacute ucircumflex udieresis yacute thorn 
 
 /// Glyph names outside WinAnsiEncoding that office fonts use.
 const EXTRA_NAMES: &[(&str, char)] = &[
-    ("fi", 'ﬁ'), ("fl", 'ﬂ'), ("ff", 'ﬀ'), ("ffi", 'ﬃ'), ("ffl", 'ﬄ'), ("minus", '−'),
-    ("fraction", '⁄'), ("dotlessi", 'ı'), ("Lslash", 'Ł'), ("lslash", 'ł'), ("nbspace", '\u{A0}'),
-    ("sfthyphen", '\u{AD}'), ("bullet", '•'), ("quotesingle", '\''), ("ring", '˚'), ("caron", 'ˇ'),
-    ("breve", '˘'), ("dotaccent", '˙'), ("hungarumlaut", '˝'), ("ogonek", '˛'), ("yen", '¥'),
+    ("fi", 'ﬁ'),
+    ("fl", 'ﬂ'),
+    ("ff", 'ﬀ'),
+    ("ffi", 'ﬃ'),
+    ("ffl", 'ﬄ'),
+    ("minus", '−'),
+    ("fraction", '⁄'),
+    ("dotlessi", 'ı'),
+    ("Lslash", 'Ł'),
+    ("lslash", 'ł'),
+    ("nbspace", '\u{A0}'),
+    ("sfthyphen", '\u{AD}'),
+    ("bullet", '•'),
+    ("quotesingle", '\''),
+    ("ring", '˚'),
+    ("caron", 'ˇ'),
+    ("breve", '˘'),
+    ("dotaccent", '˙'),
+    ("hungarumlaut", '˝'),
+    ("ogonek", '˛'),
+    ("yen", '¥'),
 ];
 
 /// The Unicode text of an Adobe glyph name: `A`, `uni8ACB`, `u1F600`, or a known name.
@@ -380,19 +500,20 @@ pub(crate) fn glyph_to_unicode(name: &[u8]) -> Option<String> {
     let name = std::str::from_utf8(name).ok()?;
     // "a.sc" or "T_h" variants: the part before the first period names the base glyph.
     let base = name.split('.').next().unwrap_or(name);
-    if let Some(hex) = base.strip_prefix("uni") {
-        if hex.len() >= 4 && hex.len() % 4 == 0 {
-            let units: Option<Vec<u16>> =
-                (0..hex.len() / 4).map(|i| u16::from_str_radix(hex.get(i * 4..i * 4 + 4)?, 16).ok()).collect();
-            return units.and_then(|u| String::from_utf16(&u).ok());
-        }
+    if let Some(hex) = base.strip_prefix("uni")
+        && hex.len() >= 4
+        && hex.len() % 4 == 0
+    {
+        let units: Option<Vec<u16>> = (0..hex.len() / 4)
+            .map(|i| u16::from_str_radix(hex.get(i * 4..i * 4 + 4)?, 16).ok())
+            .collect();
+        return units.and_then(|u| String::from_utf16(&u).ok());
     }
-    if let Some(hex) = base.strip_prefix('u') {
-        if (4..=6).contains(&hex.len()) {
-            if let Some(c) = u32::from_str_radix(hex, 16).ok().and_then(char::from_u32) {
-                return Some(c.to_string());
-            }
-        }
+    if let Some(hex) = base.strip_prefix('u')
+        && (4..=6).contains(&hex.len())
+        && let Some(c) = u32::from_str_radix(hex, 16).ok().and_then(char::from_u32)
+    {
+        return Some(c.to_string());
     }
     if base.len() == 1 && base.chars().all(|c| c.is_ascii_alphabetic()) {
         return Some(base.to_string());
@@ -400,7 +521,10 @@ pub(crate) fn glyph_to_unicode(name: &[u8]) -> Option<String> {
     if let Some((_, c)) = EXTRA_NAMES.iter().find(|(n, _)| *n == base) {
         return Some(c.to_string());
     }
-    let (_, code) = WIN_ANSI_NAMES.split_whitespace().zip(0x20u8..=0xFF).find(|(n, _)| *n == base)?;
+    let (_, code) = WIN_ANSI_NAMES
+        .split_whitespace()
+        .zip(0x20u8..=0xFF)
+        .find(|(n, _)| *n == base)?;
     WINDOWS_1252
         .decode_without_bom_handling_and_without_replacement(&[code])
         .map(|s| s.into_owned())
@@ -414,7 +538,11 @@ mod tests {
     #[test]
     fn glyph_names() {
         fn check(name: &str, expect: Option<&str>) {
-            assert_eq!(glyph_to_unicode(name.as_bytes()).as_deref(), expect, "{name}");
+            assert_eq!(
+                glyph_to_unicode(name.as_bytes()).as_deref(),
+                expect,
+                "{name}"
+            );
         }
         check("A", Some("A"));
         check("space", Some(" "));
@@ -439,7 +567,11 @@ mod tests {
         let win = table(WINDOWS_1252);
         for (name, code) in WIN_ANSI_NAMES.split_whitespace().zip(0x20usize..) {
             if name != "." && code != 0xA0 && code != 0xAD {
-                assert_eq!(glyph_to_unicode(name.as_bytes()).and_then(|s| s.chars().next()), win[code], "{name}");
+                assert_eq!(
+                    glyph_to_unicode(name.as_bytes()).and_then(|s| s.chars().next()),
+                    win[code],
+                    "{name}"
+                );
             }
         }
     }

@@ -102,7 +102,10 @@ pub(crate) fn is_whitespace(b: u8) -> bool {
 }
 
 pub(crate) fn is_delimiter(b: u8) -> bool {
-    matches!(b, b'(' | b')' | b'<' | b'>' | b'[' | b']' | b'{' | b'}' | b'/' | b'%')
+    matches!(
+        b,
+        b'(' | b')' | b'<' | b'>' | b'[' | b']' | b'{' | b'}' | b'/' | b'%'
+    )
 }
 
 fn is_regular(b: u8) -> bool {
@@ -127,11 +130,10 @@ pub(crate) struct Lexer<'a> {
 
 impl<'a> Lexer<'a> {
     pub fn new(data: &'a [u8], pos: usize) -> Self {
-        Lexer { data, pos: pos.min(data.len()) }
-    }
-
-    pub fn at_end(&self) -> bool {
-        self.pos >= self.data.len()
+        Lexer {
+            data,
+            pos: pos.min(data.len()),
+        }
     }
 
     pub fn peek_byte(&self) -> Option<u8> {
@@ -249,15 +251,19 @@ impl<'a> Lexer<'a> {
         while s.starts_with("--") {
             s = &s[1..];
         }
-        if !s.contains('.') {
-            if let Ok(i) = s.parse::<i64>() {
-                return Token::Int(i);
-            }
+        if !s.contains('.')
+            && let Ok(i) = s.parse::<i64>()
+        {
+            return Token::Int(i);
         }
         let mut end = s.len();
         while end > 0 {
             if let Ok(f) = s[..end].parse::<f64>() {
-                return if f.is_finite() { Token::Real(f) } else { Token::Real(0.0) };
+                return if f.is_finite() {
+                    Token::Real(f)
+                } else {
+                    Token::Real(0.0)
+                };
             }
             end -= 1;
         }
@@ -362,10 +368,12 @@ impl<'a> Lexer<'a> {
         Ok(match token {
             Token::Int(i) => {
                 let save = self.pos;
-                if let (Ok(num), Some(Token::Int(gen))) = (u32::try_from(i), self.next_token()) {
-                    if let (Ok(gen), Some(Token::Keyword(b"R"))) = (u16::try_from(gen), self.next_token()) {
-                        return Ok(Object::Ref(num, gen));
-                    }
+                if let (Ok(num), Some(Token::Int(generation))) =
+                    (u32::try_from(i), self.next_token())
+                    && let (Ok(generation), Some(Token::Keyword(b"R"))) =
+                        (u16::try_from(generation), self.next_token())
+                {
+                    return Ok(Object::Ref(num, generation));
                 }
                 self.pos = save;
                 Object::Int(i)
@@ -446,13 +454,20 @@ mod tests {
         check(".5", Ok(Object::Real(0.5)));
         check("--7", Ok(Object::Int(-7)));
         check("/A#20B", Ok(name("A B")));
-        check("(a\\(b\\)c (nested) \\101\\n)", Ok(Object::String(b"a(b)c (nested) A\n".to_vec())));
+        check(
+            "(a\\(b\\)c (nested) \\101\\n)",
+            Ok(Object::String(b"a(b)c (nested) A\n".to_vec())),
+        );
         check("<48 65 6C6C 6F>", Ok(Object::String(b"Hello".to_vec())));
         check("<1>", Ok(Object::String(vec![0x10])));
         check("12 0 R", Ok(Object::Ref(12, 0)));
         check(
             "[1 2 0 R /N]",
-            Ok(Object::Array(vec![Object::Int(1), Object::Ref(2, 0), name("N")])),
+            Ok(Object::Array(vec![
+                Object::Int(1),
+                Object::Ref(2, 0),
+                name("N"),
+            ])),
         );
         check(
             "<< /Type /Page /Kids [] /Bad ) /Len 3 >>",

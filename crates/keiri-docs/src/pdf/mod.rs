@@ -64,9 +64,3 @@ pub(crate) fn extract(bytes: &[u8], max_pages: usize, max_chars: Option<usize>) 
         truncated_chars: sink.truncated,
     })
 }
-
-/// The number of pages, without interpreting any content.
-pub(crate) fn page_count(bytes: &[u8]) -> Result<usize> {
-    let doc = Document::load(bytes, Budget::new(STREAM_BUDGET, DOCUMENT_BUDGET))?;
-    Ok(doc.pages()?.len())
-}

@@ -3,10 +3,14 @@
 
 mod catalog;
 mod compat;
+mod compose;
 mod dry_run;
 mod io;
 mod register;
+mod requirements;
+mod template;
 mod validate;
+mod scratch_timing;
 
 use std::path::{Path, PathBuf};
 

@@ -36,12 +36,25 @@ impl DiskCache {
             hasher.update((part.len() as u64).to_le_bytes());
             hasher.update(part);
         }
-        let hex: String = hasher.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        let hex: String = hasher
+            .finalize()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
         let model_dir: String = model
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                    c
+                } else {
+                    '_'
+                }
+            })
             .collect();
-        self.dir.join(model_dir).join(&hex[..2]).join(format!("{hex}.vec"))
+        self.dir
+            .join(model_dir)
+            .join(&hex[..2])
+            .join(format!("{hex}.vec"))
     }
 
     /// The cached vector, or `None` when absent or unreadable (a damaged entry is a miss).
@@ -51,7 +64,13 @@ impl DiskCache {
     }
 
     /// Stores a vector.
-    pub fn put(&self, model: &str, kind: EmbedKind, text: &str, vector: &[f32]) -> Result<(), Error> {
+    pub fn put(
+        &self,
+        model: &str,
+        kind: EmbedKind,
+        text: &str,
+        vector: &[f32],
+    ) -> Result<(), Error> {
         if vector.len() > MAX_DIM {
             return Ok(());
         }
@@ -119,8 +138,10 @@ impl Embedder for CachedEmbedder {
 
     fn embed(&self, texts: &[String], kind: EmbedKind) -> Result<Vec<Vec<f32>>, Error> {
         let model = self.inner.name();
-        let mut out: Vec<Option<Vec<f32>>> =
-            texts.iter().map(|t| self.cache.get(model, kind, t)).collect();
+        let mut out: Vec<Option<Vec<f32>>> = texts
+            .iter()
+            .map(|t| self.cache.get(model, kind, t))
+            .collect();
         let missing: Vec<usize> = (0..texts.len()).filter(|&i| out[i].is_none()).collect();
         if !missing.is_empty() {
             let batch: Vec<String> = missing.iter().map(|&i| texts[i].clone()).collect();
@@ -186,8 +207,13 @@ mod tests {
         cache.put("m", EmbedKind::Query, "t", &[1.0, 2.0]).unwrap();
         assert_eq!(cache.get("m", EmbedKind::Query, "t"), Some(vec![1.0, 2.0]));
         let path = cache.path("m", EmbedKind::Query, "t");
-        for bad in [&b""[..], b"KEV1", b"KEV1\x02\0\0\0\0\0\x80?", b"XXXX\x01\0\0\0\0\0\x80?"] {
-            std::fs::write(&path, bad).unwrap();
+        for bad in [
+            &b""[..],
+            b"KEV1",
+            b"KEV1\x02\0\0\0\0\0\x80?",
+            b"XXXX\x01\0\0\0\0\0\x80?",
+        ] {
+            keiri_fs::write_atomic(&path, bad).unwrap();
             assert_eq!(cache.get("m", EmbedKind::Query, "t"), None, "{bad:?}");
         }
     }

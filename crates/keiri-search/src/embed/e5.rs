@@ -57,7 +57,9 @@ pub struct E5Embedder {
 
 impl std::fmt::Debug for E5Embedder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("E5Embedder").field("name", &self.name).finish_non_exhaustive()
+        f.debug_struct("E5Embedder")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
     }
 }
 
@@ -101,13 +103,19 @@ impl E5Embedder {
                 )));
             }
         }
-        Ok(E5Embedder { model, tokenizer, name: "local:multilingual-e5-small-q4".to_string() })
+        Ok(E5Embedder {
+            model,
+            tokenizer,
+            name: "local:multilingual-e5-small-q4".to_string(),
+        })
     }
 
     /// The process-wide instance for `dir`, loading it on first use.
     pub fn shared(dir: &Path) -> Result<Arc<E5Embedder>, Error> {
         let key = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
-        let mut guard = LOADED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut guard = LOADED
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let map = guard.get_or_insert_with(HashMap::new);
         if let Some(model) = map.get(&key) {
             return Ok(model.clone());
@@ -124,11 +132,15 @@ impl E5Embedder {
             EmbedKind::Query => format!("query: {text}"),
             EmbedKind::Passage => format!("passage: {text}"),
         };
-        let encoding =
-            self.tokenizer.encode(prefixed, true).map_err(|e| Error::Tokenizer(e.to_string()))?;
+        let encoding = self
+            .tokenizer
+            .encode(prefixed, true)
+            .map_err(|e| Error::Tokenizer(e.to_string()))?;
         let ids = encoding.get_ids().to_vec();
         if let Some(bad) = ids.iter().find(|&&id| id as usize >= self.model.vocab) {
-            return Err(Error::Tokenizer(format!("token id {bad} is outside the model's vocabulary")));
+            return Err(Error::Tokenizer(format!(
+                "token id {bad} is outside the model's vocabulary"
+            )));
         }
         Ok(ids)
     }
@@ -207,7 +219,10 @@ struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     fn err(&self, reason: impl Into<String>) -> Error {
-        Error::ModelFormat { path: self.path.to_path_buf(), reason: reason.into() }
+        Error::ModelFormat {
+            path: self.path.to_path_buf(),
+            reason: reason.into(),
+        }
     }
 
     fn take(&mut self, n: usize) -> Result<&'a [u8], Error> {
@@ -271,7 +286,11 @@ struct Entry<'a> {
 
 impl E5Model {
     fn parse(bytes: &[u8], path: &Path) -> Result<E5Model, Error> {
-        let mut r = Reader { bytes, pos: 0, path };
+        let mut r = Reader {
+            bytes,
+            pos: 0,
+            path,
+        };
         if r.take(4)? != MAGIC {
             return Err(r.err("not an e5 model file (bad magic)"));
         }
@@ -288,8 +307,15 @@ impl E5Model {
         let type_vocab = r.count("token type count", 16)?;
         let eps = r.f32()?;
         let block = r.count("quantisation block", 1024)?;
-        if hidden == 0 || heads == 0 || hidden % heads != 0 || hidden % BLOCK != 0 || ffn % BLOCK != 0 {
-            return Err(r.err(format!("inconsistent sizes: hidden {hidden}, heads {heads}, ffn {ffn}")));
+        if hidden == 0
+            || heads == 0
+            || hidden % heads != 0
+            || hidden % BLOCK != 0
+            || ffn % BLOCK != 0
+        {
+            return Err(r.err(format!(
+                "inconsistent sizes: hidden {hidden}, heads {heads}, ffn {ffn}"
+            )));
         }
         if block != BLOCK || layers == 0 || vocab == 0 || max_positions < 3 || type_vocab == 0 {
             return Err(r.err("unsupported quantisation block or empty dimension"));
@@ -330,7 +356,14 @@ impl E5Model {
                 .zip(usize::try_from(byte_len).ok())
                 .and_then(|(o, n)| bytes.get(o..o.checked_add(n)?))
                 .ok_or_else(|| r.err(format!("tensor {name} lies outside the file")))?;
-            dir.insert(name, Entry { dtype, elements, data });
+            dir.insert(
+                name,
+                Entry {
+                    dtype,
+                    elements,
+                    data,
+                },
+            );
         }
 
         let get = |name: &str, dtype: DType, elements: usize| -> Result<&Entry<'_>, Error> {
@@ -342,7 +375,10 @@ impl E5Model {
                 DType::F32 => elements * 4,
                 DType::Q4 => elements / BLOCK * BLOCK_BYTES,
             };
-            if entry.dtype != dtype || entry.elements != elements || entry.data.len() != expected_bytes {
+            if entry.dtype != dtype
+                || entry.elements != elements
+                || entry.data.len() != expected_bytes
+            {
                 return Err(Error::ModelFormat {
                     path: path.to_path_buf(),
                     reason: format!(
@@ -359,18 +395,26 @@ impl E5Model {
             Ok(decode_f32(get(name, DType::F32, elements)?.data))
         };
         let vector = |name: &str, elements: usize| -> Result<Tensor, Error> {
-            Ok(Tensor::from_vec(f32s(name, elements)?, elements, &Device::Cpu)?)
+            Ok(Tensor::from_vec(
+                f32s(name, elements)?,
+                elements,
+                &Device::Cpu,
+            )?)
         };
         let linear = |prefix: &str, out: usize, inp: usize| -> Result<Linear, Error> {
             let q4 = get(&format!("{prefix}.w"), DType::Q4, out * inp)?;
-            let weight = Tensor::from_vec(dequantize(q4.data, out * inp), (out, inp), &Device::Cpu)?;
+            let weight =
+                Tensor::from_vec(dequantize(q4.data, out * inp), (out, inp), &Device::Cpu)?;
             Ok(Linear {
                 weight_t: weight.t()?.contiguous()?,
                 bias: vector(&format!("{prefix}.b"), out)?,
             })
         };
         let norm = |prefix: &str| -> Result<Norm, Error> {
-            Ok(Norm { weight: vector(&format!("{prefix}.w"), hidden)?, bias: vector(&format!("{prefix}.b"), hidden)? })
+            Ok(Norm {
+                weight: vector(&format!("{prefix}.w"), hidden)?,
+                bias: vector(&format!("{prefix}.b"), hidden)?,
+            })
         };
 
         let word_q4 = get("emb.word", DType::Q4, vocab * hidden)?.data.to_vec();
@@ -435,14 +479,20 @@ impl E5Model {
         let scale = 1.0 / (head_dim as f64).sqrt();
         for layer in &self.layers {
             let split = |t: Tensor| -> Result<Tensor, Error> {
-                Ok(t.reshape((len, heads, head_dim))?.transpose(0, 1)?.contiguous()?)
+                Ok(t.reshape((len, heads, head_dim))?
+                    .transpose(0, 1)?
+                    .contiguous()?)
             };
             let q = split(layer.q.forward(&x)?)?;
             let k = split(layer.k.forward(&x)?)?;
             let v = split(layer.v.forward(&x)?)?;
             let scores = (q.matmul(&k.t()?.contiguous()?)? * scale)?;
             let probs = candle_nn::ops::softmax_last_dim(&scores)?;
-            let context = probs.matmul(&v)?.transpose(0, 1)?.contiguous()?.reshape((len, h))?;
+            let context = probs
+                .matmul(&v)?
+                .transpose(0, 1)?
+                .contiguous()?
+                .reshape((len, h))?;
             let attention = layer.attention_out.forward(&context)?;
             x = layer_norm(&(x + attention)?, &layer.attention_norm, self.eps)?;
             let mid = layer.ffn_in.forward(&x)?.gelu_erf()?;
@@ -454,11 +504,19 @@ impl E5Model {
 }
 
 fn layer_norm(x: &Tensor, norm: &Norm, eps: f32) -> Result<Tensor, Error> {
-    Ok(candle_nn::ops::layer_norm(x, &norm.weight, &norm.bias, eps)?)
+    Ok(candle_nn::ops::layer_norm(
+        x,
+        &norm.weight,
+        &norm.bias,
+        eps,
+    )?)
 }
 
 fn decode_f32(bytes: &[u8]) -> Vec<f32> {
-    bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+    bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
 }
 
 /// Dequantises `elements` q4_0 weights.
@@ -470,7 +528,10 @@ fn dequantize(bytes: &[u8], elements: usize) -> Vec<f32> {
 
 /// Dequantises q4_0 blocks into `out` (as many as both hold).
 fn dequantize_into(bytes: &[u8], out: &mut [f32]) {
-    for (block, out) in bytes.chunks_exact(BLOCK_BYTES).zip(out.chunks_exact_mut(BLOCK)) {
+    for (block, out) in bytes
+        .chunks_exact(BLOCK_BYTES)
+        .zip(out.chunks_exact_mut(BLOCK))
+    {
         let d = half::f16::from_bits(u16::from_le_bytes([block[0], block[1]])).to_f32();
         let (low, high) = out.split_at_mut(BLOCK / 2);
         for ((q, lo), hi) in block[2..].iter().zip(low).zip(high) {

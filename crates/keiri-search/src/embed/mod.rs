@@ -84,8 +84,15 @@ impl EmbedConfig {
     /// * `KEIRI_EMBED_CACHE_DIR`, else the user cache directory (`~/.cache/keiri-studio/
     ///   embeddings` on Linux).
     pub fn from_env(var: impl Fn(&str) -> Option<String>) -> EmbedConfig {
-        let get = |k: &str| var(k).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
-        let preference = match get("KEIRI_EMBEDDER").map(|v| v.to_ascii_lowercase()).as_deref() {
+        let get = |k: &str| {
+            var(k)
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+        };
+        let preference = match get("KEIRI_EMBEDDER")
+            .map(|v| v.to_ascii_lowercase())
+            .as_deref()
+        {
             Some("local") => EmbedPreference::Local,
             Some("openai" | "azure") => EmbedPreference::OpenAi,
             Some("none" | "off" | "bm25") => EmbedPreference::None,
@@ -110,11 +117,18 @@ impl EmbedConfig {
                 model: model.clone(),
             })
         };
-        let local_model_dir = get("KEIRI_EMBED_MODEL_DIR").map(PathBuf::from).or_else(find_local_model_dir);
+        let local_model_dir = get("KEIRI_EMBED_MODEL_DIR")
+            .map(PathBuf::from)
+            .or_else(find_local_model_dir);
         let cache_dir = get("KEIRI_EMBED_CACHE_DIR")
             .map(PathBuf::from)
             .or_else(|| dirs::cache_dir().map(|d| d.join("keiri-studio").join("embeddings")));
-        EmbedConfig { preference, openai, local_model_dir, cache_dir }
+        EmbedConfig {
+            preference,
+            openai,
+            local_model_dir,
+            cache_dir,
+        }
     }
 }
 
@@ -125,7 +139,13 @@ pub fn find_local_model_dir() -> Option<PathBuf> {
     let cwd = std::env::current_dir().ok();
     let starts = exe.iter().chain(cwd.iter());
     starts
-        .flat_map(|start| start.ancestors().take(8).map(Path::to_path_buf).collect::<Vec<_>>())
+        .flat_map(|start| {
+            start
+                .ancestors()
+                .take(8)
+                .map(Path::to_path_buf)
+                .collect::<Vec<_>>()
+        })
         .map(|dir| dir.join("models").join(LOCAL_MODEL_DIR_NAME))
         .find(|dir| dir.join(MODEL_FILE).is_file())
 }
@@ -134,12 +154,15 @@ pub fn find_local_model_dir() -> Option<PathBuf> {
 /// `None` for BM25-only retrieval; `notes` says what was chosen and why, for the user.
 pub fn select_embedder(config: &EmbedConfig, notes: &mut Vec<String>) -> Option<Arc<dyn Embedder>> {
     let remote = || -> Option<Arc<dyn Embedder>> {
-        config.openai.clone().map(|e| Arc::new(OpenAiEmbedder::new(e)) as Arc<dyn Embedder>)
+        config
+            .openai
+            .clone()
+            .map(|e| Arc::new(OpenAiEmbedder::new(e)) as Arc<dyn Embedder>)
     };
     let local = |notes: &mut Vec<String>| -> Option<Arc<dyn Embedder>> {
         let Some(dir) = &config.local_model_dir else {
             notes.push(
-                "the local embedding model is not installed (run `make models` or set KEIRI_EMBED_MODEL_DIR)"
+                "the local embedding model is not installed (run scripts/fetch-models.sh or set KEIRI_EMBED_MODEL_DIR)"
                     .into(),
             );
             return None;
@@ -147,7 +170,9 @@ pub fn select_embedder(config: &EmbedConfig, notes: &mut Vec<String>) -> Option<
         match E5Embedder::shared(dir) {
             Ok(model) => Some(model as Arc<dyn Embedder>),
             Err(e) => {
-                notes.push(format!("the local embedding model could not be loaded: {e}"));
+                notes.push(format!(
+                    "the local embedding model could not be loaded: {e}"
+                ));
                 None
             }
         }
@@ -196,8 +221,10 @@ mod tests {
     use std::collections::HashMap;
 
     fn config(vars: &[(&str, &str)]) -> EmbedConfig {
-        let map: HashMap<String, String> =
-            vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let map: HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         EmbedConfig::from_env(|k| map.get(k).cloned())
     }
 
@@ -217,7 +244,9 @@ mod tests {
             ("AZURE_OPENAI_API_KEY", "az"),
             ("AZURE_OPENAI_ENDPOINT", "https://r.example"),
         ]);
-        assert!(matches!(c.openai, Some(OpenAiEndpoint::Azure { ref deployment, .. }) if deployment == DEFAULT_OPENAI_MODEL));
+        assert!(
+            matches!(c.openai, Some(OpenAiEndpoint::Azure { ref deployment, .. }) if deployment == DEFAULT_OPENAI_MODEL)
+        );
         let c = config(&[("KEIRI_EMBEDDER", "none"), ("KEIRI_EMBED_CACHE_DIR", "/c")]);
         assert_eq!(c.preference, EmbedPreference::None);
         assert_eq!(c.cache_dir, Some(PathBuf::from("/c")));
@@ -227,11 +256,17 @@ mod tests {
     #[test]
     fn selection_notes_when_nothing_is_available() {
         let mut notes = Vec::new();
-        let c = EmbedConfig { preference: EmbedPreference::Local, ..EmbedConfig::default() };
+        let c = EmbedConfig {
+            preference: EmbedPreference::Local,
+            ..EmbedConfig::default()
+        };
         assert!(select_embedder(&c, &mut notes).is_none());
         assert!(notes[0].contains("not installed"), "{notes:?}");
         let mut notes = Vec::new();
-        let c = EmbedConfig { preference: EmbedPreference::OpenAi, ..EmbedConfig::default() };
+        let c = EmbedConfig {
+            preference: EmbedPreference::OpenAi,
+            ..EmbedConfig::default()
+        };
         assert!(select_embedder(&c, &mut notes).is_none());
         assert!(notes[0].contains("key"), "{notes:?}");
     }

@@ -26,22 +26,38 @@ const TIMEOUT: Duration = Duration::from_secs(60);
 #[derive(Clone, PartialEq, Eq)]
 pub enum OpenAiEndpoint {
     /// OpenAI or any OpenAI-compatible server: `{base_url}/embeddings`, bearer key.
-    OpenAi { base_url: String, api_key: String, model: String },
+    OpenAi {
+        base_url: String,
+        api_key: String,
+        model: String,
+    },
     /// Azure OpenAI: `{endpoint}/openai/deployments/{deployment}/embeddings?api-version=…`,
     /// `api-key` header; the deployment fixes the model.
-    Azure { endpoint: String, deployment: String, api_version: String, api_key: String },
+    Azure {
+        endpoint: String,
+        deployment: String,
+        api_version: String,
+        api_key: String,
+    },
 }
 
 impl std::fmt::Debug for OpenAiEndpoint {
     // Never print the key.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            OpenAiEndpoint::OpenAi { base_url, model, .. } => f
+            OpenAiEndpoint::OpenAi {
+                base_url, model, ..
+            } => f
                 .debug_struct("OpenAi")
                 .field("base_url", base_url)
                 .field("model", model)
                 .finish_non_exhaustive(),
-            OpenAiEndpoint::Azure { endpoint, deployment, api_version, .. } => f
+            OpenAiEndpoint::Azure {
+                endpoint,
+                deployment,
+                api_version,
+                ..
+            } => f
                 .debug_struct("Azure")
                 .field("endpoint", endpoint)
                 .field("deployment", deployment)
@@ -85,17 +101,30 @@ impl OpenAiEmbedder {
             // The API rejects empty strings.
             .map(|t| {
                 let t: String = t.chars().take(MAX_TEXT_CHARS).collect();
-                if t.trim().is_empty() { " ".to_string() } else { t }
+                if t.trim().is_empty() {
+                    " ".to_string()
+                } else {
+                    t
+                }
             })
             .collect();
         let (url, header, value, body) = match &self.endpoint {
-            OpenAiEndpoint::OpenAi { base_url, api_key, model } => (
+            OpenAiEndpoint::OpenAi {
+                base_url,
+                api_key,
+                model,
+            } => (
                 format!("{}/embeddings", base_url.trim_end_matches('/')),
                 "Authorization",
                 format!("Bearer {api_key}"),
                 json!({"model": model, "input": inputs, "encoding_format": "float"}),
             ),
-            OpenAiEndpoint::Azure { endpoint, deployment, api_version, api_key } => (
+            OpenAiEndpoint::Azure {
+                endpoint,
+                deployment,
+                api_version,
+                api_key,
+            } => (
                 format!(
                     "{}/openai/deployments/{deployment}/embeddings?api-version={api_version}",
                     endpoint.trim_end_matches('/')
@@ -117,12 +146,15 @@ impl OpenAiEmbedder {
                 .send()
                 .map_err(|e| Error::Http(format!("POST {url}: {e}")))?;
             let status = response.status();
-            let text = response.text().map_err(|e| Error::Http(format!("reading the response: {e}")))?;
+            let text = response
+                .text()
+                .map_err(|e| Error::Http(format!("reading the response: {e}")))?;
             if !status.is_success() {
                 let excerpt: String = text.chars().take(300).collect();
                 return Err(Error::Http(format!("POST {url}: HTTP {status}: {excerpt}")));
             }
-            serde_json::from_str(&text).map_err(|e| Error::Http(format!("unexpected response: {e}")))
+            serde_json::from_str(&text)
+                .map_err(|e| Error::Http(format!("unexpected response: {e}")))
         };
         let response = std::thread::scope(|s| s.spawn(send).join())
             .map_err(|_| Error::Http("the request thread failed".into()))??;
@@ -140,7 +172,9 @@ impl OpenAiEmbedder {
                 .get_mut(index)
                 .ok_or_else(|| Error::Http(format!("embedding index {index} out of range")))?;
             if item.embedding.is_empty() || item.embedding.iter().any(|x| !x.is_finite()) {
-                return Err(Error::Http(format!("embedding {index} is empty or not finite")));
+                return Err(Error::Http(format!(
+                    "embedding {index} is empty or not finite"
+                )));
             }
             let mut v = item.embedding;
             l2_normalize(&mut v);

@@ -1,1 +1,8 @@
+//! Integration tests of the workbook patch engine.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod fidelity;
+mod props;
+mod robustness;
+mod semantics;
+mod support;

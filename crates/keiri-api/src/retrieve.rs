@@ -1,0 +1,215 @@
+//! Retrieval use cases (in `keiri-search`): the Top-K block candidates for an instruction,
+//! and the retrieval eval harness.
+//!
+//! The request and response types are the tool contract and live in `keiri-search`; they are
+//! re-exported in [`retrieval`]. Attached documents are paths: they pass the context's path
+//! policy and are digested by `keiri-docs`, and an unreadable one becomes a note, not an
+//! error. The embedder comes from the environment (`OPENAI_API_KEY` / Azure, else the local
+//! model, else none); without one retrieval runs BM25-only and the response says so.
+
+use keiri_search::{EmbedConfig, Index, Mode};
+
+use crate::{ApiError, Context, ErrorCode};
+
+/// Request and response types of the retrieval functions.
+pub mod retrieval {
+    pub use keiri_search::eval::{EvalReport, Metrics, Miss, ModeReport, format_report};
+    pub use keiri_search::{
+        Candidate, DocKind, FusionKind, Mode, RetrieveRequest, RetrieveResponse,
+    };
+
+    /// The `blocks_retrieve_eval` request: a labelled set and the fusion settings.
+    #[derive(Debug, Clone, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct RetrieveEvalRequest {
+        /// Path of the evaluation set (YAML, see `crates/keiri-search/eval/dev.yaml`).
+        pub file: String,
+        /// convex (default) or rrf.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub fusion: Option<FusionKind>,
+        /// Weight of the dense side in convex fusion, 0 to 1.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub dense_weight: Option<f32>,
+    }
+}
+
+use retrieval::{EvalReport, RetrieveEvalRequest, RetrieveRequest, RetrieveResponse};
+
+fn api_error(err: keiri_search::Error) -> ApiError {
+    let code = match err.code() {
+        "INVALID_ARGUMENT" | "EVAL_SET" => ErrorCode::InvalidRequest,
+        other => ErrorCode::from_lower(other),
+    };
+    ApiError::new(code, err.to_string())
+}
+
+/// Builds the index of the context's catalog with the configured embedder (none for a
+/// BM25-only request, so it never loads a model it will not use).
+fn build_index(
+    ctx: &Context,
+    want_dense: bool,
+    notes: &mut Vec<String>,
+) -> Result<Index, ApiError> {
+    let (catalog, issues) = crate::load_catalog(ctx);
+    if !issues.is_empty() {
+        notes.push(format!(
+            "{} block spec(s) could not be loaded and are not searched",
+            issues.len()
+        ));
+    }
+    let embedder = if want_dense {
+        keiri_search::select_embedder(&EmbedConfig::from_env(|k| std::env::var(k).ok()), notes)
+    } else {
+        None
+    };
+    Index::from_catalog(&catalog, embedder).map_err(api_error)
+}
+
+/// The Top-K block candidates for an instruction (and attached documents), with their
+/// scores and matched terms.
+pub fn blocks_retrieve(ctx: &Context, req: RetrieveRequest) -> Result<RetrieveResponse, ApiError> {
+    req.validate().map_err(api_error)?;
+    let mut notes = Vec::new();
+    let doc_texts = if req.docs.is_empty() {
+        Vec::new()
+    } else {
+        let digest_req = crate::docs::DigestRequest {
+            file_paths: req.docs.clone(),
+            max_chars: 4_000,
+            limits: Default::default(),
+            sheet: None,
+            range: None,
+            output_format: crate::docs::OutputFormat::Json,
+        };
+        match crate::documents_digest(ctx, digest_req)? {
+            crate::docs::Output::Json(digest) => {
+                for e in &digest.errors {
+                    let file = e.file_path.as_deref().unwrap_or("?");
+                    notes.push(format!(
+                        "attached document {file} not used: {}: {}",
+                        e.code, e.message
+                    ));
+                }
+                if digest.empty {
+                    Vec::new()
+                } else {
+                    vec![digest.digest]
+                }
+            }
+            crate::docs::Output::Toon(_) => Vec::new(),
+        }
+    };
+    let want_dense = req.mode != Some(Mode::Bm25);
+    let index = build_index(ctx, want_dense, &mut notes)?;
+    let mut response = keiri_search::top_k(&index, &req, &doc_texts).map_err(api_error)?;
+    notes.append(&mut response.notes);
+    response.notes = notes;
+    Ok(response)
+}
+
+/// Recall@5, recall@10, MRR and nDCG@10 of BM25-only, dense-only and hybrid retrieval on a
+/// labelled evaluation set.
+pub fn blocks_retrieve_eval(
+    ctx: &Context,
+    req: RetrieveEvalRequest,
+) -> Result<EvalReport, ApiError> {
+    let path = ctx.path_policy().resolve_existing(&req.file)?;
+    let set = keiri_search::EvalSet::load(&path).map_err(api_error)?;
+    let dense_weight = req
+        .dense_weight
+        .unwrap_or(keiri_search::index::DEFAULT_DENSE_WEIGHT);
+    if !(0.0..=1.0).contains(&dense_weight) {
+        return Err(ApiError::new(
+            ErrorCode::InvalidRequest,
+            format!("dense_weight must be between 0 and 1, got {dense_weight}"),
+        ));
+    }
+    let mut notes = Vec::new();
+    let index = build_index(ctx, true, &mut notes)?;
+    let mut report = keiri_search::evaluate(
+        &index,
+        &set,
+        &[Mode::Bm25, Mode::Dense, Mode::Hybrid],
+        req.fusion.unwrap_or_default(),
+        dense_weight,
+    )
+    .map_err(api_error)?;
+    notes.append(&mut report.notes);
+    report.notes = notes;
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use super::*;
+    use serde_json::json;
+
+    fn ctx(ws: &std::path::Path) -> Context {
+        let catalog = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../block_specs");
+        Context::new(ws).with_catalog_dirs(vec![catalog])
+    }
+
+    fn check(body: serde_json::Value, expect: Result<&str, &str>) {
+        let ws = tempfile::tempdir().unwrap();
+        match (
+            crate::dispatch(&ctx(ws.path()), "blocks_retrieve", body),
+            expect,
+        ) {
+            (Ok(v), Ok(first_id)) => {
+                assert_eq!(v["candidates"][0]["id"], first_id, "{v}");
+                assert_eq!(v["mode"], "bm25", "{v}");
+            }
+            (Err(e), Err(code)) => assert_eq!(e.code.as_str(), code),
+            (got, want) => panic!("got {got:?}, want {want:?}"),
+        }
+    }
+
+    #[test]
+    fn dispatch_blocks_retrieve() {
+        check(
+            json!({"instruction": "入金消込", "mode": "bm25"}),
+            Ok("matching.bank_reconciliation"),
+        );
+        check(json!({"instruction": "x", "k": 3}), Err("INVALID_REQUEST"));
+        check(
+            json!({"instruction": "x", "mode": "fast"}),
+            Err("INVALID_REQUEST"),
+        );
+    }
+
+    #[test]
+    fn attached_documents_are_digested_into_the_query() {
+        let ws = tempfile::tempdir().unwrap();
+        keiri_fs::write_atomic(
+            &ws.path().join("list.csv"),
+            "vendor,invoice_no,amount\n".as_bytes(),
+        )
+        .unwrap();
+        let body = json!({"instruction": "重複チェック", "mode": "bm25", "docs": ["list.csv"]});
+        let v = crate::dispatch(&ctx(ws.path()), "blocks_retrieve", body).unwrap();
+        let duplicates = v["candidates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"] == "matching.duplicate_invoices")
+            .unwrap();
+        // "vendor" and "invoice" come from the attached CSV's header, not the instruction.
+        let matched = duplicates["matched"].to_string();
+        assert!(
+            matched.contains("vendor") && matched.contains("invoice"),
+            "{matched}"
+        );
+    }
+
+    #[test]
+    fn a_document_outside_the_workspace_is_not_read() {
+        let ws = tempfile::tempdir().unwrap();
+        let body = json!({"instruction": "入金消込", "mode": "bm25", "docs": ["/etc/passwd"]});
+        let v = crate::dispatch(&ctx(ws.path()), "blocks_retrieve", body).unwrap();
+        let notes = v["notes"].to_string();
+        assert!(notes.contains("PATH_DENIED"), "{notes}");
+        assert_eq!(v["candidates"][0]["id"], "matching.bank_reconciliation");
+    }
+}

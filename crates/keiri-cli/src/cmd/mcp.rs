@@ -1,0 +1,561 @@
+//! `keiri mcp`: the workbook, document and plan tools as a Model Context Protocol server over
+//! stdio, for AI assistants (Claude Desktop, VS Code agents, any MCP client).
+//!
+//! The server is built on `rmcp`, the official Rust SDK, which owns the protocol: version
+//! negotiation, JSON-RPC framing and the lifecycle. This module only implements
+//! `tools/list` and `tools/call` over the table in [`tools`]; each tool converts its arguments,
+//! calls one `keiri-api` function on a blocking thread and converts the result. Input schemas
+//! are generated with `schemars` from the API's own request types.
+//!
+//! A failure the caller can act on (bad arguments, a path outside the roots, an unreadable
+//! workbook, an invalid plan) is a *tool error*: `isError: true` with the JSON body
+//! `{code, message, details?}` carrying our stable code. Only an unknown tool name is a
+//! protocol error. Stdout belongs to the protocol: this module writes nothing there, and its
+//! own messages go to stderr.
+
+mod tools;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use keiri_api::xlsx::OnConflict;
+use keiri_api::{ApiError, Context, ErrorCode};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+
+pub use tools::{Effect, ToolSpec};
+
+#[derive(Debug, clap::Args)]
+pub struct McpArgs {
+    /// A directory the tools may read and write under (repeatable). Relative paths in tool
+    /// calls resolve against the first. Default: the current directory.
+    #[arg(long = "root", value_name = "DIR")]
+    pub roots: Vec<PathBuf>,
+    /// What exstruct_patch does when its output file exists and the request does not say.
+    /// Default: rename (never overwrite silently).
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub on_conflict: Option<OnConflictArg>,
+    /// Refuse paths matching this glob (repeatable), e.g. '**/.git/**' or '*.key'. Matched
+    /// against the absolute path and the path relative to its root.
+    #[arg(long = "deny", value_name = "GLOB")]
+    pub deny: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum OnConflictArg {
+    Overwrite,
+    Skip,
+    Rename,
+}
+
+impl From<OnConflictArg> for OnConflict {
+    fn from(arg: OnConflictArg) -> Self {
+        match arg {
+            OnConflictArg::Overwrite => OnConflict::Overwrite,
+            OnConflictArg::Skip => OnConflict::Skip,
+            OnConflictArg::Rename => OnConflict::Rename,
+        }
+    }
+}
+
+/// Applies the flags to the context: the allowed roots (canonical, each an existing
+/// directory), the deny globs (checked here so a typo stops the server instead of silently
+/// refusing every path) and the default conflict mode.
+pub fn configure(mut ctx: Context, args: &McpArgs) -> anyhow::Result<Context> {
+    let roots = if args.roots.is_empty() {
+        vec![std::env::current_dir().context("reading the current directory")?]
+    } else {
+        args.roots.clone()
+    };
+    ctx.allowed_roots = roots
+        .iter()
+        .map(|r| {
+            let canonical = r
+                .canonicalize()
+                .with_context(|| format!("--root {} is not a readable directory", r.display()))?;
+            anyhow::ensure!(
+                canonical.is_dir(),
+                "--root {} is not a directory",
+                r.display()
+            );
+            Ok(canonical)
+        })
+        .collect::<anyhow::Result<_>>()?;
+    ctx.path_policy()
+        .with_deny(args.deny.iter().cloned())
+        .map_err(|e| anyhow::anyhow!("--deny: {e}"))?;
+    ctx.deny = args.deny.clone();
+    ctx.on_conflict_default = args.on_conflict.map(OnConflict::from);
+    Ok(ctx)
+}
+
+/// The MCP server: the context every tool runs in and the tool table with its MCP
+/// definitions, built once at start.
+#[derive(Debug, Clone)]
+pub struct Server {
+    ctx: Arc<Context>,
+    tools: Arc<Vec<(ToolSpec, Tool)>>,
+}
+
+impl Server {
+    /// Builds the server; fails if a tool's schema cannot be generated.
+    pub fn new(ctx: Context) -> anyhow::Result<Server> {
+        let tools = tools::all()
+            .into_iter()
+            .map(|spec| {
+                let tool =
+                    definition(&spec).map_err(|e| anyhow::anyhow!("tool {}: {e}", spec.name))?;
+                Ok((spec, tool))
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        Ok(Server {
+            ctx: Arc::new(ctx),
+            tools: Arc::new(tools),
+        })
+    }
+
+    /// The MCP definitions of every tool, in table order.
+    pub fn tools(&self) -> Vec<Tool> {
+        self.tools.iter().map(|(_, t)| t.clone()).collect()
+    }
+
+    /// Calls a tool by name. An unknown name is a protocol error; everything else, failures
+    /// included, is a tool result.
+    pub async fn call(
+        &self,
+        name: &str,
+        arguments: Option<rmcp::model::JsonObject>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let Some(index) = self.tools.iter().position(|(spec, _)| spec.name == name) else {
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool: {name}"),
+                None,
+            ));
+        };
+        let args = serde_json::Value::Object(arguments.unwrap_or_default());
+        let ctx = Arc::clone(&self.ctx);
+        let tools = Arc::clone(&self.tools);
+        // The API functions do blocking file I/O (and the workbook engine evaluates
+        // formulas); keep them off the async workers that read and write the protocol.
+        let joined = tokio::task::spawn_blocking(move || match tools.get(index) {
+            Some((spec, _)) => (spec.call)(&ctx, args),
+            None => Err(ApiError::new(ErrorCode::Internal, "tool table changed")),
+        })
+        .await;
+        let result = joined.unwrap_or_else(|e| {
+            Err(ApiError::new(
+                ErrorCode::Internal,
+                format!("the tool failed: {e}"),
+            ))
+        });
+        Ok(match result {
+            Ok(value) => CallToolResult::structured(value),
+            Err(err) => CallToolResult::structured_error(error_body(&err)),
+        })
+    }
+}
+
+/// The tool error body: `{code, message}` plus `details` when the API gave some (e.g. the
+/// findings of an invalid plan).
+pub fn error_body(err: &ApiError) -> serde_json::Value {
+    let mut body = serde_json::json!({"code": err.code.as_str(), "message": err.message});
+    if let (Some(details), Some(map)) = (&err.details, body.as_object_mut()) {
+        map.insert("details".to_string(), details.clone());
+    }
+    body
+}
+
+fn definition(spec: &ToolSpec) -> Result<Tool, String> {
+    let input = (spec.input_schema)()?;
+    let annotations = ToolAnnotations::with_title(spec.title)
+        .read_only(spec.effect == Effect::ReadOnly)
+        // `on_conflict: overwrite` can replace an earlier output, so a writing tool is
+        // marked destructive; nothing the tools do reaches beyond the local roots.
+        .destructive(spec.effect == Effect::Writes)
+        .idempotent(spec.effect == Effect::ReadOnly)
+        .open_world(false);
+    let mut tool = Tool::new(spec.name, spec.description.clone(), input)
+        .with_title(spec.title)
+        .with_annotations(annotations);
+    if let Some(output) = spec.output_schema {
+        tool = tool.with_raw_output_schema(output());
+    }
+    Ok(tool)
+}
+
+impl ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        let mut implementation = Implementation::new("keiri", env!("CARGO_PKG_VERSION"));
+        implementation.title = Some("Keiri Studio".to_string());
+        let roots: Vec<String> = self
+            .ctx
+            .allowed_roots
+            .iter()
+            .map(|r| r.display().to_string())
+            .collect();
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(implementation)
+            .with_instructions(format!(
+                "Keiri Studio tools for accountants: patch Excel workbooks (exstruct_patch), read \
+                 line ranges and measure documents (extract_code_section, check_code_scale), \
+                 apply a unified diff to a file (apply_patch), find catalog blocks for a job \
+                 (retrieve_blocks), and validate or dry-run plans (validate_plan, dry_run_plan). \
+                 Paths are absolute or relative to {}; only files under these roots are \
+                 reachable: {}.",
+                roots.first().map(String::as_str).unwrap_or("(no root)"),
+                roots.join(", ")
+            ))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.tools()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.call(&request.name, request.arguments)
+            .await
+            .map(CallToolResponse::from)
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.tools
+            .iter()
+            .find(|(spec, _)| spec.name == name)
+            .map(|(_, tool)| tool.clone())
+    }
+}
+
+/// Serves MCP on stdin/stdout until the client closes the connection.
+pub fn run(ctx: Context, args: &McpArgs) -> anyhow::Result<ExitCode> {
+    let ctx = configure(ctx, args)?;
+    if ctx.allowed_roots.iter().any(|r| r.parent().is_none()) {
+        eprintln!(
+            "keiri mcp: warning: a root is the filesystem root, so every file is reachable; \
+             MCP clients often start servers in /, pass --root"
+        );
+    }
+    let server = Server::new(ctx)?;
+    eprintln!(
+        "keiri mcp: serving {} tools on stdio (roots: {})",
+        server.tools.len(),
+        server
+            .ctx
+            .allowed_roots
+            .iter()
+            .map(|r| r.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let result = runtime.block_on(async move {
+        let service = server
+            .serve(rmcp::transport::stdio())
+            .await
+            .context("starting the MCP session")?;
+        service.waiting().await.context("running the MCP session")?;
+        anyhow::Ok(())
+    });
+    // A read of stdin cannot be cancelled; do not let it hold the process after the session.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    result.map(|()| ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    fn server(ws: &std::path::Path, args: McpArgs) -> Server {
+        let ctx = configure(Context::new(ws), &args).unwrap();
+        Server::new(ctx).unwrap()
+    }
+
+    fn args(roots: &[&std::path::Path], deny: &[&str]) -> McpArgs {
+        McpArgs {
+            roots: roots.iter().map(|r| r.to_path_buf()).collect(),
+            on_conflict: None,
+            deny: deny.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    /// Calls `tool` with `arguments`; `expect` is `Ok("<json pointer>=<json value>")` for a
+    /// successful result or `Err("<code>")` for a tool error.
+    async fn check(server: &Server, tool: &str, arguments: Value, expect: Result<&str, &str>) {
+        let Value::Object(map) = arguments else {
+            panic!("arguments must be an object")
+        };
+        let result = server.call(tool, Some(map)).await.unwrap();
+        let body = result.structured_content.clone().unwrap();
+        match expect {
+            Ok(pointer_and_value) => {
+                assert_eq!(result.is_error, Some(false), "{tool}: {body}");
+                let (pointer, value) = pointer_and_value.split_once('=').unwrap();
+                let want: Value = serde_json::from_str(value).unwrap();
+                assert_eq!(body.pointer(pointer), Some(&want), "{tool}: {body}");
+            }
+            Err(code) => {
+                assert_eq!(result.is_error, Some(true), "{tool}: {body}");
+                assert_eq!(body["code"], code, "{tool}: {body}");
+                assert!(body["message"].as_str().is_some_and(|m| !m.is_empty()));
+            }
+        }
+        // The text content is the same JSON, for clients that read only text.
+        let text = result.content[0].as_text().unwrap().text.clone();
+        assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), body);
+    }
+
+    #[tokio::test]
+    async fn tools_return_results_and_coded_errors() {
+        let ws = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        keiri_fs_put(&ws.path().join("a.txt"), "one\ntwo\nthree\n");
+        keiri_fs_put(&ws.path().join("id.key"), "secret\n");
+        keiri_fs_put(&outside.path().join("b.txt"), "x\n");
+        keiri_fs_put(&outside.path().join("b.xlsx"), "");
+        let s = server(ws.path(), args(&[ws.path()], &["*.key"]));
+        let b = outside.path().join("b.txt").display().to_string();
+
+        check(
+            &s,
+            "check_code_scale",
+            json!({"file_paths": ["a.txt"], "output_format": "json"}),
+            Ok("/files/0/lines=3"),
+        )
+        .await;
+        check(
+            &s,
+            "check_code_scale",
+            json!({"file_paths": ["a.txt"]}),
+            Ok("/output_format=\"toon\""),
+        )
+        .await;
+        check(
+            &s,
+            "check_code_scale",
+            json!({"file_paths": [b], "output_format": "json"}),
+            Ok("/errors/0/code=\"PATH_DENIED\""),
+        )
+        .await;
+        check(
+            &s,
+            "check_code_scale",
+            json!({"file_paths": ["id.key"], "output_format": "json"}),
+            Ok("/errors/0/code=\"PATH_DENIED\""),
+        )
+        .await;
+        check(
+            &s,
+            "check_code_scale",
+            json!({"file_paths": ["a.txt"], "metrics_only": false}),
+            Err("INVALID_REQUEST"),
+        )
+        .await;
+        check(
+            &s,
+            "check_code_scale",
+            json!({"paths": ["a.txt"]}),
+            Err("INVALID_REQUEST"),
+        )
+        .await;
+        check(
+            &s,
+            "extract_code_section",
+            json!({"file_path": "a.txt", "start_line": 2, "end_line": 2, "output_format": "json"}),
+            Ok("/results/0/sections/0/content=\"two\""),
+        )
+        .await;
+        check(&s, "extract_code_section", json!({"requests": [{"file_path": "a.txt", "sections": [{"start_line": 3}]}], "output_format": "json"}), Ok("/results/0/sections/0/content=\"three\"")).await;
+        check(
+            &s,
+            "extract_code_section",
+            json!({"file_path": "a.txt", "start_line": 1}),
+            Ok("/output_format=\"toon\""),
+        )
+        .await;
+        check(
+            &s,
+            "extract_code_section",
+            json!({"file_path": "a.txt", "start_line": 1, "requests": []}),
+            Err("INVALID_REQUEST"),
+        )
+        .await;
+        check(
+            &s,
+            "exstruct_patch",
+            json!({"xlsx_path": b.replace("b.txt", "b.xlsx"), "ops": []}),
+            Err("PATH_DENIED"),
+        )
+        .await;
+        check(
+            &s,
+            "exstruct_patch",
+            json!({"xlsx_path": "missing.xlsx", "ops": []}),
+            Err("NOT_FOUND"),
+        )
+        .await;
+        check(
+            &s,
+            "exstruct_patch",
+            json!({"xlsx_path": "a.xlsx", "ops": [{"op": "set_value"}]}),
+            Err("INVALID_REQUEST"),
+        )
+        .await;
+        let patch = "@@ -1,3 +1,3 @@\n one\n-two\n+2\n three\n";
+        check(
+            &s,
+            "apply_patch",
+            json!({"filePath": b, "patch": patch}),
+            Err("PATH_DENIED"),
+        )
+        .await;
+        check(
+            &s,
+            "apply_patch",
+            json!({"filePath": "a.txt", "patch": 7}),
+            Err("INVALID_REQUEST"),
+        )
+        .await;
+        check(
+            &s,
+            "apply_patch",
+            json!({"filePath": "a.txt", "patch": "@@ -1 +1 @@\n-x\n+y\n"}),
+            Err("APPLY_FAILED"),
+        )
+        .await;
+        check(
+            &s,
+            "apply_patch",
+            json!({"filePath": "a.txt", "patch": patch}),
+            Ok("/written=true"),
+        )
+        .await;
+        assert_eq!(
+            std::fs::read_to_string(ws.path().join("a.txt")).unwrap(),
+            "one\n2\nthree\n"
+        );
+        check(
+            &s,
+            "validate_plan",
+            json!({"yaml": "id: [unclosed"}),
+            Ok("/valid=false"),
+        )
+        .await;
+        check(
+            &s,
+            "dry_run_plan",
+            json!({"yaml": "id: [unclosed"}),
+            Err("YAML_PARSE"),
+        )
+        .await;
+        check(
+            &s,
+            "validate_plan",
+            json!({"yaml": "id: x", "lang": "fr"}),
+            Err("INVALID_REQUEST"),
+        )
+        .await;
+    }
+
+    #[tokio::test]
+    async fn unknown_tool_is_a_protocol_error() {
+        let ws = tempfile::tempdir().unwrap();
+        let s = server(ws.path(), args(&[ws.path()], &[]));
+        let err = s.call("rm_rf", None).await.unwrap_err();
+        assert_eq!(err.code, rmcp::model::ErrorCode::INVALID_PARAMS);
+    }
+
+    #[test]
+    fn flags_configure_the_context() {
+        let ws = tempfile::tempdir().unwrap();
+        let other = tempfile::tempdir().unwrap();
+        let mut a = args(&[ws.path(), other.path()], &["**/.git/**"]);
+        a.on_conflict = Some(OnConflictArg::Skip);
+        let ctx = configure(Context::new(ws.path()), &a).unwrap();
+        assert_eq!(
+            ctx.allowed_roots,
+            [
+                ws.path().canonicalize().unwrap(),
+                other.path().canonicalize().unwrap()
+            ]
+        );
+        assert_eq!(ctx.on_conflict_default, Some(OnConflict::Skip));
+        assert_eq!(ctx.deny, ["**/.git/**"]);
+
+        let missing = ws.path().join("missing");
+        let err = configure(Context::new(ws.path()), &args(&[&missing], &[])).unwrap_err();
+        assert!(format!("{err:#}").contains("--root"), "{err:#}");
+        let err = configure(Context::new(ws.path()), &args(&[ws.path()], &["a{"])).unwrap_err();
+        assert!(format!("{err:#}").contains("a{"), "{err:#}");
+    }
+
+    #[test]
+    fn error_body_carries_code_message_and_details() {
+        let plain = ApiError::new(ErrorCode::PathDenied, "outside the roots");
+        assert_eq!(
+            error_body(&plain),
+            json!({"code": "PATH_DENIED", "message": "outside the roots"})
+        );
+        let detailed = plain.with_details(json!({"findings": []}));
+        assert_eq!(error_body(&detailed)["details"], json!({"findings": []}));
+    }
+
+    #[test]
+    fn definitions_carry_schemas_and_annotations() {
+        let ws = tempfile::tempdir().unwrap();
+        let s = server(ws.path(), args(&[ws.path()], &[]));
+        let tools = s.tools();
+        let patch = tools.iter().find(|t| t.name == "exstruct_patch").unwrap();
+        let props = patch.input_schema["properties"].as_object().unwrap();
+        for field in [
+            "xlsx_path",
+            "ops",
+            "out_dir",
+            "out_name",
+            "on_conflict",
+            "dry_run",
+        ] {
+            assert!(props.contains_key(field), "{field}");
+        }
+        assert_eq!(patch.input_schema["required"], json!(["xlsx_path", "ops"]));
+        let retrieve = tools.iter().find(|t| t.name == "retrieve_blocks").unwrap();
+        let output = retrieve.output_schema.as_ref().unwrap();
+        assert!(
+            output["properties"]
+                .as_object()
+                .unwrap()
+                .contains_key("candidates")
+        );
+        let annotations = patch.annotations.as_ref().unwrap();
+        assert_eq!(annotations.read_only_hint, Some(false));
+        let scale = tools.iter().find(|t| t.name == "check_code_scale").unwrap();
+        assert_eq!(
+            scale.annotations.as_ref().unwrap().read_only_hint,
+            Some(true)
+        );
+    }
+
+    /// Writes a test input file (setup only; product writes go through keiri-fs).
+    fn keiri_fs_put(path: &std::path::Path, text: &str) {
+        #[allow(clippy::disallowed_methods)]
+        std::fs::write(path, text).unwrap();
+    }
+}

@@ -1,0 +1,307 @@
+//! The tool table: one entry per MCP tool. An entry names the tool, describes it for the model,
+//! names the request type its input schema is generated from (the same type the API function
+//! takes, so the schema cannot drift from what is accepted) and calls one `keiri-api`
+//! function. Adding a tool is adding an entry.
+
+use std::sync::Arc;
+
+use keiri_api::docs::{BatchLimits, MetricsRequest, OutputFormat, SectionsRequest};
+use keiri_api::json::PlanRequest;
+use keiri_api::patches::{self, ApplyPatchInput, ApplyPatchRequest, ApplyPatchResult};
+use keiri_api::retrieval::{RetrieveRequest, RetrieveResponse};
+use keiri_api::xlsx::{PatchRequest, PatchResponse};
+use keiri_api::{ApiError, Context, ErrorCode};
+use rmcp::handler::server::common::{schema_for_input, schema_for_output};
+use rmcp::model::JsonObject;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+/// What a tool does to the files it is given, for the client's tool annotations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    /// Reads only.
+    ReadOnly,
+    /// Writes new files; replaces one only when the request (or `--on-conflict`) says so.
+    Writes,
+}
+
+/// One MCP tool.
+pub struct ToolSpec {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub description: String,
+    pub effect: Effect,
+    /// The JSON Schema of the arguments, generated from the request type.
+    pub input_schema: fn() -> Result<Arc<JsonObject>, String>,
+    /// The JSON Schema of a successful result, where the response is one object type.
+    pub output_schema: Option<fn() -> Arc<JsonObject>>,
+    /// Runs the tool: arguments in, the API's JSON response out.
+    pub call: fn(&Context, Value) -> Result<Value, ApiError>,
+}
+
+impl std::fmt::Debug for ToolSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolSpec")
+            .field("name", &self.name)
+            .finish()
+    }
+}
+
+/// Every tool the server offers, in the order `tools/list` shows them.
+pub fn all() -> Vec<ToolSpec> {
+    let limits = BatchLimits::default();
+    vec![
+        ToolSpec {
+            name: "exstruct_patch",
+            title: "Patch an Excel workbook",
+            description: EXSTRUCT_PATCH.to_string(),
+            effect: Effect::Writes,
+            input_schema: schema_for_input::<PatchRequest>,
+            output_schema: Some(schema_for_output::<PatchResponse>),
+            call: |ctx, args| run(ctx, args, keiri_api::workbook_patch),
+        },
+        ToolSpec {
+            name: "extract_code_section",
+            title: "Read line ranges of files",
+            description: extract_code_section_description(&limits),
+            effect: Effect::ReadOnly,
+            input_schema: schema_for_input::<SectionsRequest>,
+            // The response is TOON or JSON depending on the request: no single object schema.
+            output_schema: None,
+            call: |ctx, args| run(ctx, args, keiri_api::documents_extract_sections),
+        },
+        ToolSpec {
+            name: "check_code_scale",
+            title: "Measure files",
+            description: CHECK_CODE_SCALE.to_string(),
+            effect: Effect::ReadOnly,
+            input_schema: schema_for_input::<CheckCodeScaleRequest>,
+            output_schema: None,
+            call: |ctx, args| run(ctx, args, check_code_scale),
+        },
+        ToolSpec {
+            // The tool's definition is fixed word for word by its contract (keiri-diff), so
+            // its name, description and parameters come from there rather than from schemars.
+            name: patches::TOOL_NAME,
+            title: "Apply a unified diff to a file",
+            description: patches::TOOL_DESCRIPTION.to_string(),
+            effect: Effect::Writes,
+            input_schema: apply_patch_parameters,
+            output_schema: Some(schema_for_output::<ApplyPatchResult>),
+            call: |ctx, args| {
+                let input = ApplyPatchInput::from_json(&args)
+                    .map_err(|e| ApiError::new(ErrorCode::InvalidRequest, e.to_string()))?;
+                let req = ApplyPatchRequest {
+                    file_path: input.file_path,
+                    patch: input.patch,
+                    backend: Default::default(),
+                    dry_run: false,
+                };
+                to_json(keiri_api::apply_patch(ctx, req)?)
+            },
+        },
+        ToolSpec {
+            name: "validate_plan",
+            title: "Validate a plan",
+            description: VALIDATE_PLAN.to_string(),
+            effect: Effect::ReadOnly,
+            input_schema: schema_for_input::<PlanRequest>,
+            output_schema: None,
+            call: |ctx, args| run(ctx, args, keiri_api::plan_validate),
+        },
+        ToolSpec {
+            name: "retrieve_blocks",
+            title: "Find catalog blocks for a job",
+            description: RETRIEVE_BLOCKS.to_string(),
+            effect: Effect::ReadOnly,
+            input_schema: schema_for_input::<RetrieveRequest>,
+            output_schema: Some(schema_for_output::<RetrieveResponse>),
+            call: |ctx, args| run(ctx, args, keiri_api::blocks_retrieve),
+        },
+        ToolSpec {
+            name: "dry_run_plan",
+            title: "Dry-run a plan",
+            description: DRY_RUN_PLAN.to_string(),
+            effect: Effect::ReadOnly,
+            input_schema: schema_for_input::<PlanRequest>,
+            output_schema: None,
+            call: |ctx, args| run(ctx, args, keiri_api::plan_dry_run),
+        },
+    ]
+}
+
+/// Deserialises the arguments into the API's request type, calls the API function and
+/// serialises its response. Arguments that do not match the type are an `INVALID_REQUEST`
+/// tool error whose message names the offending field.
+fn run<Req, Res>(
+    ctx: &Context,
+    args: Value,
+    f: fn(&Context, Req) -> Result<Res, ApiError>,
+) -> Result<Value, ApiError>
+where
+    Req: DeserializeOwned,
+    Res: Serialize,
+{
+    let req: Req = serde_json::from_value(args)
+        .map_err(|e| ApiError::new(ErrorCode::InvalidRequest, format!("invalid arguments: {e}")))?;
+    to_json(f(ctx, req)?)
+}
+
+fn to_json(res: impl Serialize) -> Result<Value, ApiError> {
+    serde_json::to_value(res)
+        .map_err(|e| ApiError::new(ErrorCode::Internal, format!("serialising the result: {e}")))
+}
+
+/// The fixed parameters of `apply_patch` (`filePath`, `patch`), as its contract states them.
+fn apply_patch_parameters() -> Result<Arc<JsonObject>, String> {
+    match patches::tool_definition().parameters {
+        Value::Object(map) => Ok(Arc::new(map)),
+        other => Err(format!("apply_patch parameters are not an object: {other}")),
+    }
+}
+
+/// `check_code_scale` arguments: the batch metrics form of the tool (`file_paths` with
+/// `metrics_only: true`). This server measures files; it does not parse code structure, so
+/// `metrics_only: false` is refused rather than silently answered with metrics.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CheckCodeScaleRequest {
+    /// Files to measure (at most 200), absolute or relative to the first root.
+    pub file_paths: Vec<String>,
+    /// Must be `true` (the default): only file metrics are offered.
+    #[serde(default = "yes")]
+    pub metrics_only: bool,
+    /// `toon` (the default: compact, for models) or `json`.
+    #[serde(default = "toon")]
+    pub output_format: OutputFormat,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn toon() -> OutputFormat {
+    OutputFormat::Toon
+}
+
+fn check_code_scale(
+    ctx: &Context,
+    req: CheckCodeScaleRequest,
+) -> Result<keiri_api::docs::Output<keiri_api::docs::MetricsResponse>, ApiError> {
+    if !req.metrics_only {
+        return Err(ApiError::new(
+            ErrorCode::InvalidRequest,
+            "only metrics_only: true is supported (code structure analysis is not offered)",
+        ));
+    }
+    keiri_api::documents_metrics(
+        ctx,
+        MetricsRequest {
+            file_paths: req.file_paths,
+            output_format: req.output_format,
+        },
+    )
+}
+
+const EXSTRUCT_PATCH: &str = "\
+Edit an Excel workbook (.xlsx/.xlsm) with cell and sheet operations. Ops apply in order: \
+set_value, set_formula, add_sheet, set_range_values, fill_formula, set_value_if, \
+set_formula_if, delete_sheet. The result is saved atomically to a new file, \
+{stem}_patched{suffix} next to the workbook unless out_dir/out_name say otherwise; the \
+original is never modified. on_conflict (overwrite | skip | rename) decides what happens when \
+the output exists; when left out, the server's --on-conflict default applies. dry_run computes \
+everything and writes nothing. Returns out_path, patch_diff (per-cell before/after), warnings, \
+error (the op that could not apply, with op_index; nothing is saved then), inverse_ops (with \
+return_inverse_ops) and formula_issues (with preflight_formula_check). Paths are absolute or \
+relative to the server's first root and must stay inside its roots.";
+
+fn extract_code_section_description(limits: &BatchLimits) -> String {
+    format!(
+        "Read line ranges (1-based, inclusive) from text, code and documents (PDF, Word, Excel) \
+         in one call. Single-range form: file_path, start_line and optional end_line (the end \
+         of the file when left out). Batch form: requests: [{{file_path, sections: \
+         [{{start_line, end_line, label}}]}}]; give one form, not both. Limits per call: {} \
+         files, {} sections per file, {} sections in all, {} bytes and {} lines of content, \
+         files up to {} bytes; allow_truncate returns what fits instead of failing, fail_fast \
+         stops at the first failing file. format: text | json (numbered lines) | raw (original \
+         line endings). output_format: toon (the default, compact) or json. A file that cannot \
+         be read is reported in errors[] with a stable code.",
+        limits.max_files,
+        limits.max_sections_per_file,
+        limits.max_sections_total,
+        limits.max_total_bytes,
+        limits.max_total_lines,
+        limits.max_file_size,
+    )
+}
+
+const CHECK_CODE_SCALE: &str = "\
+Measure files before reading them: size in bytes, lines, characters, estimated tokens, a \
+sha256 content hash, the detected format and encoding, PDF pages and workbook sheets. Give \
+file_paths (at most 200) with metrics_only: true. output_format: toon (the default) or json. \
+A file that cannot be measured is reported in errors[] with a stable code (e.g. PATH_DENIED, \
+NOT_FOUND).";
+
+const VALIDATE_PLAN: &str = "\
+Validate a Keiri Studio plan (a YAML DAG of typed blocks) against the block catalog. Returns \
+valid, error_count, warning_count and findings, each with a stable code, severity, node_id, \
+JSON path, line/column, message and hint. A YAML syntax error is a finding, not a tool error.";
+
+const RETRIEVE_BLOCKS: &str = "\
+Find the catalog blocks and templates that fit a job described in Japanese or English (and \
+optionally attached documents, given as paths): the top candidates per category, ranked by \
+BM25 with Japanese-aware tokenisation fused with embedding similarity when an embedder is \
+configured (mode: bm25 | dense | hybrid; without embeddings it runs as bm25 and says so in \
+notes). Each candidate has its id, kind, category, title, scores and matched terms; pinned ids \
+are always included. k: 5 to 8 per category (default 6).";
+
+const DRY_RUN_PLAN: &str = "\
+Dry-run a Keiri Studio plan without executing any block: returns the execution order and, per \
+node, its kind, block, dependencies and resolved inputs and outputs (references such as \
+${node.alias} shown symbolically). A plan with errors is a tool error with code PLAN_INVALID \
+(or YAML_PARSE) whose details carry the findings.";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_input_schema_is_an_object_with_properties() {
+        for tool in all() {
+            let schema = (tool.input_schema)().unwrap_or_else(|e| panic!("{}: {e}", tool.name));
+            assert_eq!(
+                schema.get("type"),
+                Some(&Value::from("object")),
+                "{}",
+                tool.name
+            );
+            assert!(
+                schema.get("properties").is_some_and(Value::is_object),
+                "{}",
+                tool.name
+            );
+        }
+    }
+
+    #[test]
+    fn apply_patch_keeps_its_fixed_definition() {
+        let fixed = patches::tool_definition();
+        let tools = all();
+        let tool = tools.iter().find(|t| t.name == fixed.name).unwrap();
+        assert_eq!(tool.description, fixed.description);
+        let schema = (tool.input_schema)().unwrap();
+        assert_eq!(Value::Object(schema.as_ref().clone()), fixed.parameters);
+    }
+
+    #[test]
+    fn tool_names_are_unique() {
+        let mut names: Vec<_> = all().into_iter().map(|t| t.name).collect();
+        let count = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), count);
+    }
+}

@@ -1,0 +1,1092 @@
+//! The generation pipeline: extracting → retrieving → skeleton → questions → wiring →
+//! validating → repair n/N, or the offline compose path.
+
+use std::collections::HashSet;
+
+use indexmap::IndexMap;
+use keiri_llm::{
+    CallOptions, Event, EventLog, Llm, Message, OutputSchema, StructuredRequest, Usage,
+};
+use keiri_plan::model::When;
+use keiri_plan::{
+    Catalog, ComposeOptions, Finding, Lang, Node, Plan, Requirement, RequirementKind,
+    RequirementTarget, Severity, TemplateSpec, Templates, apply_answers, build_requirements,
+    compose, validate,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use tokio::sync::mpsc::UnboundedSender;
+
+use crate::Error;
+use crate::prompt::{self, RepairFinding};
+use crate::schema::{self, ContractProblem, Skeleton, Wiring, check_wiring, parse_value};
+
+/// How templates are used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ApplyMode {
+    /// Merge templates by their contracts, no LLM (works offline).
+    Compose,
+    /// Templates' summaries and snippets go into the prompt as constraints.
+    #[default]
+    Hint,
+    /// The LLM alone, from the retrieved candidates.
+    LlmOnly,
+}
+
+impl ApplyMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApplyMode::Compose => "compose",
+            ApplyMode::Hint => "hint",
+            ApplyMode::LlmOnly => "llm-only",
+        }
+    }
+}
+
+impl std::str::FromStr for ApplyMode {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<ApplyMode, Error> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "compose" => Ok(ApplyMode::Compose),
+            "hint" => Ok(ApplyMode::Hint),
+            "llm-only" | "llm_only" => Ok(ApplyMode::LlmOnly),
+            other => Err(Error::InvalidArgument(format!(
+                "unknown apply mode {other:?} (expected compose, hint or llm-only)"
+            ))),
+        }
+    }
+}
+
+/// Whether a `KEIRI_AGENT_LLM_FALLBACK` value allows the fallback plan (`1`, `true`, `yes`).
+/// The library never reads the process environment; front-ends pass the value in.
+pub fn fallback_allowed(value: Option<&str>) -> bool {
+    value.is_some_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "1" | "true" | "yes"))
+}
+
+/// Default number of repair rounds after the first wiring.
+pub const DEFAULT_MAX_REPAIR_ATTEMPTS: u32 = 2;
+/// Default size of the document digest in the prompt.
+pub const DEFAULT_MAX_DOCS_CHARS: usize = 4_000;
+
+/// Options of one generation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GenerateOptions {
+    /// The id of the generated plan.
+    pub plan_id: String,
+    /// Candidates per category (5 to 8; retrieval's default when absent).
+    pub topk_per_category: Option<usize>,
+    pub max_docs_chars: usize,
+    pub max_repair_attempts: u32,
+    pub apply_mode: ApplyMode,
+    /// Template ids to use; empty = chosen by retrieval.
+    pub templates: Vec<String>,
+    /// Blocks that must be candidates.
+    pub pinned_blocks: Vec<String>,
+    /// `KEIRI_AGENT_LLM_FALLBACK`: a safe fallback plan when repair fails.
+    pub allow_fallback: bool,
+    /// Answers to requirements (by requirement id), from an earlier round.
+    pub answers: Map<String, Value>,
+    pub lang: Lang,
+}
+
+impl Default for GenerateOptions {
+    fn default() -> Self {
+        GenerateOptions {
+            plan_id: "generated_plan".into(),
+            topk_per_category: None,
+            max_docs_chars: DEFAULT_MAX_DOCS_CHARS,
+            max_repair_attempts: DEFAULT_MAX_REPAIR_ATTEMPTS,
+            apply_mode: ApplyMode::default(),
+            templates: Vec::new(),
+            pinned_blocks: Vec::new(),
+            allow_fallback: false,
+            answers: Map::new(),
+            lang: Lang::default(),
+        }
+    }
+}
+
+/// What a generation works with besides its options.
+pub struct Context<'a> {
+    pub catalog: &'a Catalog,
+    pub templates: &'a Templates,
+    /// None = no provider configured (only compose works).
+    pub llm: Option<&'a Llm>,
+    /// Cancellation for the model calls.
+    pub call_options: CallOptions,
+    /// Stage events (validation counts, repair iterations, block distribution, usage).
+    pub log: Option<EventLog>,
+    /// Progress for the UI / CLI; a closed receiver is ignored.
+    pub progress: Option<UnboundedSender<Progress>>,
+}
+
+impl<'a> Context<'a> {
+    pub fn new(catalog: &'a Catalog, templates: &'a Templates) -> Context<'a> {
+        Context {
+            catalog,
+            templates,
+            llm: None,
+            call_options: CallOptions::new(),
+            log: None,
+            progress: None,
+        }
+    }
+
+    pub fn with_llm(mut self, llm: &'a Llm) -> Context<'a> {
+        self.llm = Some(llm);
+        self
+    }
+
+    pub fn with_progress(mut self, tx: UnboundedSender<Progress>) -> Context<'a> {
+        self.progress = Some(tx);
+        self
+    }
+
+    pub fn with_log(mut self, log: EventLog) -> Context<'a> {
+        self.call_options = self.call_options.with_log(log.clone());
+        self.log = Some(log);
+        self
+    }
+
+    fn report(&self, stage: Stage, repair: Option<(u32, u32)>, message: impl Into<String>) {
+        if let Some(tx) = &self.progress {
+            // A UI that went away must not stop the generation.
+            let _ = tx.send(Progress {
+                stage,
+                repair: repair.map(|(n, of)| RepairRound { n, of }),
+                message: message.into(),
+            });
+        }
+    }
+
+    fn record(&self, event: Event) {
+        if let Some(log) = &self.log {
+            log.record_lossy(event);
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    Extracting,
+    Retrieving,
+    Composing,
+    Skeleton,
+    Questions,
+    Wiring,
+    Validating,
+    Repair,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RepairRound {
+    pub n: u32,
+    pub of: u32,
+}
+
+/// One progress event.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Progress {
+    pub stage: Stage,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repair: Option<RepairRound>,
+    pub message: String,
+}
+
+/// The outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Zero validation errors.
+    Valid,
+    /// Only the user can fill what is missing: answer `requirements` and generate again.
+    NeedsAnswers,
+    /// Errors remain after every repair; see `errors` and `suggestions`.
+    Invalid,
+    /// Repair failed and the fallback was allowed: `plan` is the safe fallback plan.
+    Fallback,
+}
+
+/// A finding or a contract problem, as returned.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Issue {
+    pub code: String,
+    /// `error` or `warning`.
+    pub severity: String,
+    pub node_id: Option<String>,
+    pub path: String,
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+impl Issue {
+    fn is_error(&self) -> bool {
+        self.severity == "error"
+    }
+}
+
+impl From<&Finding> for Issue {
+    fn from(f: &Finding) -> Self {
+        Issue {
+            code: f.code.to_string(),
+            severity: match f.severity {
+                Severity::Error => "error",
+                Severity::Warning => "warning",
+            }
+            .into(),
+            node_id: f.node_id.clone(),
+            path: f.path.clone(),
+            message: f.message.clone(),
+            hint: f.hint.clone(),
+        }
+    }
+}
+
+impl From<&ContractProblem> for Issue {
+    fn from(p: &ContractProblem) -> Self {
+        Issue {
+            code: p.code.clone(),
+            severity: "error".into(),
+            node_id: Some(p.node_id.clone()),
+            path: p.path.clone(),
+            message: p.message.clone(),
+            hint: None,
+        }
+    }
+}
+
+/// One wiring or repair attempt, kept whatever its outcome.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Attempt {
+    pub n: u32,
+    /// `wiring` or `repair`.
+    pub stage: String,
+    pub plan: Plan,
+    pub issues: Vec<Issue>,
+    pub errors: usize,
+    /// How the structured output was obtained (`json_schema`, `function_call`, `free_form`).
+    pub strategy: String,
+    pub usage: Usage,
+}
+
+/// The result of [`generate_plan`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GeneratedPlan {
+    pub plan: Plan,
+    pub status: Status,
+    pub mode: ApplyMode,
+    /// True when `plan` is the fallback plan, not what was asked for.
+    pub fallback: bool,
+    pub reasoning: String,
+    /// Candidate block ids offered to the model (or used by the composition).
+    pub candidates: Vec<String>,
+    /// Template ids used.
+    pub templates: Vec<String>,
+    pub attempts: Vec<Attempt>,
+    /// Questions for the user; answer them through `GenerateOptions::answers`.
+    pub requirements: Vec<Requirement>,
+    /// Remaining errors of the final plan.
+    pub errors: Vec<Issue>,
+    pub suggestions: Vec<String>,
+    pub notes: Vec<String>,
+    pub usage: Usage,
+}
+
+const OFFLINE_NOTE: &str = "composed offline from templates without an LLM; configuring an LLM \
+(OPENAI_API_KEY, AZURE_OPENAI_API_KEY + AZURE_OPENAI_ENDPOINT + AZURE_OPENAI_DEPLOYMENT, or \
+KEIRI_LLM_BASE_URL) gives better plans";
+
+/// Generates a plan for `instruction`. `digest` is the document digest
+/// ([`crate::digest_documents`]), or empty.
+pub async fn generate_plan(
+    instruction: &str,
+    digest: &str,
+    options: &GenerateOptions,
+    ctx: &Context<'_>,
+) -> Result<GeneratedPlan, Error> {
+    if instruction.trim().is_empty() {
+        return Err(Error::InvalidArgument("the instruction is empty".into()));
+    }
+    if options.plan_id.trim().is_empty() {
+        return Err(Error::InvalidArgument("the plan id is empty".into()));
+    }
+    ctx.report(Stage::Extracting, None, "reading the document digest");
+    let digest = truncate_chars(digest, options.max_docs_chars);
+
+    if options.apply_mode == ApplyMode::Compose {
+        return compose_plan(instruction, &digest, options, ctx, Vec::new());
+    }
+    let Some(llm) = ctx.llm else {
+        return Err(Error::LlmRequired {
+            mode: options.apply_mode.as_str(),
+        });
+    };
+
+    ctx.report(Stage::Retrieving, None, "retrieving candidate blocks");
+    let mut candidate_ids = retrieve_blocks(instruction, &digest, options, ctx.catalog)?;
+    let templates: Vec<&TemplateSpec> = if options.apply_mode == ApplyMode::Hint {
+        select_templates(instruction, &digest, options, ctx.templates)?
+    } else {
+        Vec::new()
+    };
+    for t in &templates {
+        for n in &t.graph_snippet {
+            if let Some(b) = &n.block
+                && !candidate_ids.contains(b)
+            {
+                candidate_ids.push(b.clone());
+            }
+        }
+    }
+    let candidates = schema::candidate_blocks(ctx.catalog, &candidate_ids);
+    if candidates.is_empty() {
+        return Err(Error::NoCandidates);
+    }
+    let candidate_ids: Vec<String> = candidates.iter().map(|c| c.id.clone()).collect();
+    let rows = prompt::catalog_rows(ctx.catalog, &candidate_ids);
+    let context = prompt::context(
+        instruction,
+        &digest,
+        &prompt::encode_catalog(&rows),
+        &templates,
+    );
+    let mut usage = Usage::default();
+
+    // Stage 1: skeleton.
+    ctx.report(Stage::Skeleton, None, "asking for the skeleton");
+    let base = vec![
+        Message::system(prompt::SYSTEM_RULES),
+        Message::user(format!("{context}\n\n{}", prompt::skeleton_task())),
+    ];
+    let request = StructuredRequest::new(
+        base.clone(),
+        OutputSchema::new("plan_skeleton", schema::skeleton_schema(&candidates)),
+    );
+    let options_for = |stage: &str| ctx.call_options.clone().with_stage(stage);
+    let out = llm
+        .structured::<Skeleton>(&request, &options_for("skeleton"))
+        .await
+        .map_err(|source| Error::Llm {
+            stage: "skeleton",
+            source,
+        })?;
+    usage += out.usage;
+    let mut skeleton = out.value;
+    // The schema already forbids unknown blocks; this guards providers that ignore it.
+    skeleton
+        .nodes
+        .retain(|n| candidate_ids.iter().any(|c| c == &n.block));
+    let skeleton_json = serde_json::to_string(&skeleton).unwrap_or_default();
+
+    // Questions: the skeleton's open points, answered now or asked later.
+    ctx.report(
+        Stage::Questions,
+        None,
+        format!("{} open question(s)", skeleton.questions.len()),
+    );
+    let question_reqs: Vec<Requirement> = skeleton
+        .questions
+        .iter()
+        .map(question_requirement)
+        .collect();
+    let answered: Vec<(String, String)> = skeleton
+        .questions
+        .iter()
+        .filter_map(|q| {
+            options
+                .answers
+                .get(&q.var)
+                .map(|v| (q.var.clone(), v.to_string()))
+        })
+        .collect();
+
+    // Stage 2: wiring, then validate / repair.
+    ctx.report(Stage::Wiring, None, "asking for the wiring");
+    let wiring_messages = vec![
+        Message::system(prompt::SYSTEM_RULES),
+        Message::user(context.clone()),
+        Message::assistant(skeleton_json),
+        Message::user(prompt::wiring_task(&skeleton, &answered)),
+    ];
+    let wiring_schema = OutputSchema::new("plan_wiring", schema::wiring_schema(&candidates));
+    let request = StructuredRequest::new(wiring_messages.clone(), wiring_schema.clone());
+    let out = llm
+        .structured::<Wiring>(&request, &options_for("wiring"))
+        .await
+        .map_err(|source| Error::Llm {
+            stage: "wiring",
+            source,
+        })?;
+    usage += out.usage;
+    let mut reasoning = format!("{}\n{}", skeleton.reasoning, out.value.reasoning)
+        .trim()
+        .to_string();
+    let mut wiring = out.value;
+    let mut strategy = out.strategy.as_str().to_string();
+    let mut attempt_usage = out.usage;
+    let mut previous = skeleton_plan(&skeleton, &options.plan_id);
+    let mut attempts: Vec<Attempt> = Vec::new();
+    let max = options.max_repair_attempts;
+    let mut repairs = 0u32;
+
+    loop {
+        let n = attempts.len() as u32 + 1;
+        ctx.report(Stage::Validating, None, format!("validating attempt {n}"));
+        let (checked, problems) = check_wiring(&wiring, &candidates);
+        let mut plan = to_plan(&checked, &options.plan_id, instruction);
+        for (var, value) in &options.answers {
+            if skeleton.questions.iter().any(|q| &q.var == var) {
+                plan.vars.insert(var.clone(), value.clone());
+            }
+        }
+        let evaluated = evaluate(plan, &problems, options, ctx.catalog, &question_reqs)?;
+        ctx.record(
+            Event::new("validating", "validation")
+                .attempt(n)
+                .validation_errors(evaluated.errors().count() as u32)
+                .repair_iteration(repairs)
+                .block_distribution(
+                    evaluated
+                        .plan
+                        .graph
+                        .iter()
+                        .filter_map(|g| g.block.as_deref()),
+                )
+                .usage(attempt_usage),
+        );
+        attempts.push(Attempt {
+            n,
+            stage: if n == 1 { "wiring" } else { "repair" }.into(),
+            plan: evaluated.plan.clone(),
+            issues: evaluated.issues.clone(),
+            errors: evaluated.errors().count(),
+            strategy: strategy.clone(),
+            usage: attempt_usage,
+        });
+        let repairable: Vec<&Issue> = evaluated
+            .errors()
+            .filter(|i| !answerable(i, &evaluated.requirements))
+            .collect();
+        let done = evaluated.errors().count() == 0 || repairable.is_empty();
+        if done || repairs >= max {
+            let status = if evaluated.errors().count() == 0 {
+                Status::Valid
+            } else if repairable.is_empty() {
+                Status::NeedsAnswers
+            } else {
+                Status::Invalid
+            };
+            let mut result = GeneratedPlan {
+                plan: evaluated.plan.clone(),
+                status,
+                mode: options.apply_mode,
+                fallback: false,
+                reasoning,
+                candidates: candidate_ids,
+                templates: templates.iter().map(|t| t.id.clone()).collect(),
+                attempts,
+                requirements: evaluated.requirements.clone(),
+                errors: evaluated.errors().cloned().collect(),
+                suggestions: Vec::new(),
+                notes: Vec::new(),
+                usage,
+            };
+            if status == Status::Invalid {
+                result.suggestions = suggestions(
+                    &result.errors,
+                    &result.plan,
+                    &result.requirements,
+                    ctx.templates,
+                );
+                if options.allow_fallback {
+                    return fallback(result, instruction, &digest, options, ctx);
+                }
+                result.notes.push(format!(
+                    "the plan still has errors after {repairs} repair attempt(s); no fallback \
+                     plan was made (set KEIRI_AGENT_LLM_FALLBACK=1 to allow one)"
+                ));
+            }
+            return Ok(result);
+        }
+
+        // Repair n/N.
+        repairs += 1;
+        ctx.report(
+            Stage::Repair,
+            Some((repairs, max)),
+            format!("repair {repairs}/{max}: {} error(s)", repairable.len()),
+        );
+        let findings: Vec<RepairFinding> = repairable
+            .iter()
+            .map(|i| RepairFinding {
+                code: i.code.clone(),
+                node: i.node_id.clone(),
+                path: i.path.clone(),
+                message: i.message.clone(),
+            })
+            .collect();
+        let involved = involved_blocks(&repairable, &evaluated.plan, &wiring);
+        let excerpts = prompt::catalog_rows(ctx.catalog, &involved);
+        let diff = node_diff(&previous, &evaluated.plan);
+        let contracts: Vec<String> = templates
+            .iter()
+            .filter(|t| {
+                t.graph_snippet
+                    .iter()
+                    .any(|n| n.block.as_ref().is_some_and(|b| involved.contains(b)))
+            })
+            .map(|t| prompt::template_summary(t))
+            .collect();
+        let mut messages = wiring_messages.clone();
+        messages.push(Message::assistant(
+            serde_json::to_string(&wiring).unwrap_or_default(),
+        ));
+        messages.push(Message::user(prompt::repair_message(
+            repairs, max, &findings, &excerpts, &diff, &contracts,
+        )));
+        previous = evaluated.plan;
+        let request = StructuredRequest::new(messages, wiring_schema.clone());
+        let out = llm
+            .structured::<Wiring>(&request, &options_for("repair"))
+            .await
+            .map_err(|source| Error::Llm {
+                stage: "repair",
+                source,
+            })?;
+        usage += out.usage;
+        attempt_usage = out.usage;
+        strategy = out.strategy.as_str().to_string();
+        if !out.value.reasoning.trim().is_empty() {
+            reasoning = format!("{reasoning}\n{}", out.value.reasoning);
+        }
+        wiring = out.value;
+    }
+}
+
+fn truncate_chars(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    text.chars().take(max).collect()
+}
+
+/// BM25 over the catalog (the dense side needs a model the library does not load here).
+fn retrieve_blocks(
+    instruction: &str,
+    digest: &str,
+    options: &GenerateOptions,
+    catalog: &Catalog,
+) -> Result<Vec<String>, Error> {
+    let index = keiri_search::Index::from_catalog(catalog, None).map_err(Error::Search)?;
+    let request = keiri_search::RetrieveRequest {
+        instruction: instruction.to_string(),
+        k: options.topk_per_category,
+        pinned: options.pinned_blocks.clone(),
+        mode: Some(keiri_search::Mode::Bm25),
+        ..Default::default()
+    };
+    let docs: Vec<String> = if digest.trim().is_empty() {
+        Vec::new()
+    } else {
+        vec![digest.to_string()]
+    };
+    let response = keiri_search::top_k(&index, &request, &docs).map_err(Error::Search)?;
+    Ok(response.candidates.into_iter().map(|c| c.id).collect())
+}
+
+/// The templates named in the options, or those retrieval finds: the best match, plus the
+/// runner-up when it scores at least 60 % of it (two related flows, e.g. read + report).
+pub fn select_templates<'t>(
+    instruction: &str,
+    digest: &str,
+    options: &GenerateOptions,
+    templates: &'t Templates,
+) -> Result<Vec<&'t TemplateSpec>, Error> {
+    if !options.templates.is_empty() {
+        return options
+            .templates
+            .iter()
+            .map(|id| {
+                templates
+                    .get(id)
+                    .ok_or_else(|| Error::InvalidArgument(format!("unknown template {id:?}")))
+            })
+            .collect();
+    }
+    let query: HashSet<String> = keiri_search::tokenize(&format!("{instruction}\n{digest}"))
+        .into_iter()
+        .collect();
+    let mut scored: Vec<(usize, &TemplateSpec)> = templates
+        .iter()
+        .map(|t| {
+            let text = format!(
+                "{} {} {} {} {}",
+                t.id,
+                t.title,
+                t.description,
+                t.description_en.as_deref().unwrap_or_default(),
+                t.tags.join(" ")
+            );
+            let terms: HashSet<String> = keiri_search::tokenize(&text).into_iter().collect();
+            (terms.intersection(&query).count(), t)
+        })
+        .filter(|(score, _)| *score > 0)
+        .collect();
+    scored.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.id.cmp(&b.1.id)));
+    let mut chosen = Vec::new();
+    if let Some(&(top, first)) = scored.first() {
+        chosen.push(first);
+        if let Some(&(second, t)) = scored.get(1)
+            && second * 10 >= top * 6
+        {
+            chosen.push(t);
+        }
+    }
+    Ok(chosen)
+}
+
+fn question_requirement(q: &schema::Question) -> Requirement {
+    let kind = match q.kind.as_str() {
+        "file" => RequirementKind::File,
+        "select" => RequirementKind::Select,
+        "number" => RequirementKind::Number,
+        "boolean" => RequirementKind::Boolean,
+        _ => RequirementKind::Text,
+    };
+    Requirement {
+        id: q.var.clone(),
+        kind,
+        label: q.label.clone(),
+        label_en: None,
+        description: q.label.clone(),
+        description_en: None,
+        options: q.options.iter().cloned().map(Value::String).collect(),
+        required: true,
+        accept: None,
+        hint: None,
+        hint_en: None,
+        validation: None,
+        default: None,
+        value_type: None,
+        answer_use: Default::default(),
+        target: RequirementTarget {
+            var: Some(q.var.clone()),
+            node_id: None,
+            input: None,
+        },
+    }
+}
+
+/// The skeleton as a plan without wiring: the baseline of the first repair's diff.
+fn skeleton_plan(skeleton: &Skeleton, plan_id: &str) -> Plan {
+    let mut plan = empty_plan(plan_id, "");
+    plan.graph = skeleton
+        .nodes
+        .iter()
+        .map(|n| Node {
+            id: n.id.clone(),
+            block: Some(n.block.clone()),
+            ..Node::default()
+        })
+        .collect();
+    plan
+}
+
+fn empty_plan(plan_id: &str, description: &str) -> Plan {
+    Plan {
+        api_version: None,
+        id: plan_id.to_string(),
+        description: (!description.trim().is_empty()).then(|| description.trim().to_string()),
+        version: Some("0.1.0".into()),
+        vars: IndexMap::new(),
+        policy: None,
+        ui: None,
+        graph: Vec::new(),
+        extra: IndexMap::new(),
+    }
+}
+
+/// The plan of a (checked) wiring. Vars whose value is `null` stay undefined: they are what
+/// only the user can answer, and the validator's `ref.undefined_var` turns into a question.
+pub fn to_plan(wiring: &Wiring, plan_id: &str, instruction: &str) -> Plan {
+    let mut plan = empty_plan(plan_id, instruction);
+    for v in &wiring.vars {
+        let value = parse_value(&v.value_json);
+        if !value.is_null() && !v.name.trim().is_empty() {
+            plan.vars.insert(v.name.clone(), value);
+        }
+    }
+    plan.graph = wiring
+        .nodes
+        .iter()
+        .map(|n| Node {
+            id: n.id.clone(),
+            block: Some(n.block.clone()),
+            inputs: n
+                .inputs
+                .iter()
+                .map(|i| (i.key.clone(), parse_value(&i.value_json)))
+                .collect(),
+            out: n
+                .outputs
+                .iter()
+                .map(|o| (o.key.clone(), Value::String(o.alias.clone())))
+                .collect(),
+            when: n
+                .when
+                .as_ref()
+                .filter(|w| !w.trim().is_empty())
+                .map(|w| When::Expr {
+                    expr: Value::String(w.clone()),
+                }),
+            ..Node::default()
+        })
+        .collect();
+    plan
+}
+
+struct Evaluated {
+    plan: Plan,
+    issues: Vec<Issue>,
+    requirements: Vec<Requirement>,
+}
+
+impl Evaluated {
+    fn errors(&self) -> impl Iterator<Item = &Issue> {
+        self.issues.iter().filter(|i| i.is_error())
+    }
+}
+
+/// Validates, builds the requirements, applies the answers that fit them, and validates again.
+fn evaluate(
+    plan: Plan,
+    problems: &[ContractProblem],
+    options: &GenerateOptions,
+    catalog: &Catalog,
+    extra_requirements: &[Requirement],
+) -> Result<Evaluated, Error> {
+    let validate_options = keiri_plan::Options {
+        lang: options.lang,
+        ..Default::default()
+    };
+    let mut plan = plan;
+    let mut findings = validate(&plan, catalog, &validate_options);
+    let mut requirements = build_requirements(&plan, &findings, catalog);
+    let to_apply: Vec<Requirement> = requirements
+        .iter()
+        .filter(|r| options.answers.contains_key(&r.id))
+        .cloned()
+        .collect();
+    if !to_apply.is_empty() {
+        plan = apply_answers(&plan, &to_apply, &options.answers).map_err(Error::Answers)?;
+        findings = validate(&plan, catalog, &validate_options);
+        requirements = build_requirements(&plan, &findings, catalog);
+    }
+    for r in extra_requirements {
+        let var = r.target.var.as_deref();
+        let asked = requirements
+            .iter()
+            .any(|x| x.id == r.id || x.target.var.as_deref() == var);
+        let answered = var.is_some_and(|v| plan.vars.contains_key(v));
+        if !asked && !answered && !options.answers.contains_key(&r.id) {
+            requirements.push(r.clone());
+        }
+    }
+    let mut issues: Vec<Issue> = problems.iter().map(Issue::from).collect();
+    issues.extend(findings.iter().map(Issue::from));
+    Ok(Evaluated {
+        plan,
+        issues,
+        requirements,
+    })
+}
+
+/// An error that an answer fixes (an undefined var someone must supply): repairing it with
+/// the model would only make a value up.
+fn answerable(issue: &Issue, requirements: &[Requirement]) -> bool {
+    issue.code == "ref.undefined_var"
+        && requirements.iter().any(|r| {
+            r.target
+                .var
+                .as_deref()
+                .is_some_and(|v| issue.message.contains(v))
+        })
+}
+
+fn involved_blocks(issues: &[&Issue], plan: &Plan, wiring: &Wiring) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for issue in issues {
+        let Some(node_id) = &issue.node_id else {
+            continue;
+        };
+        let block = plan
+            .graph
+            .iter()
+            .find(|n| &n.id == node_id)
+            .and_then(|n| n.block.clone())
+            .or_else(|| {
+                wiring
+                    .nodes
+                    .iter()
+                    .find(|n| &n.id == node_id)
+                    .map(|n| n.block.clone())
+            });
+        if let Some(b) = block
+            && !out.contains(&b)
+        {
+            out.push(b);
+        }
+    }
+    out
+}
+
+/// Node-level diff, one line per node: `+ id (block)`, `- id (block)`, or `~ id: ...` listing
+/// what changed (block, inputs added / removed / changed, outputs).
+pub fn node_diff(before: &Plan, after: &Plan) -> Vec<String> {
+    let mut lines = Vec::new();
+    let find = |plan: &Plan, id: &str| plan.graph.iter().find(|n| n.id == id).cloned();
+    for old in &before.graph {
+        if find(after, &old.id).is_none() {
+            lines.push(format!(
+                "- {} ({})",
+                old.id,
+                old.block.as_deref().unwrap_or("-")
+            ));
+        }
+    }
+    for new in &after.graph {
+        let Some(old) = find(before, &new.id) else {
+            lines.push(format!(
+                "+ {} ({})",
+                new.id,
+                new.block.as_deref().unwrap_or("-")
+            ));
+            continue;
+        };
+        let mut changes = Vec::new();
+        if old.block != new.block {
+            changes.push(format!(
+                "block {} -> {}",
+                old.block.as_deref().unwrap_or("-"),
+                new.block.as_deref().unwrap_or("-")
+            ));
+        }
+        for (k, v) in &new.inputs {
+            match old.inputs.get(k) {
+                None => changes.push(format!("in.{k} added = {v}")),
+                Some(o) if o != v => changes.push(format!("in.{k} {o} -> {v}")),
+                _ => {}
+            }
+        }
+        for k in old.inputs.keys() {
+            if !new.inputs.contains_key(k) {
+                changes.push(format!("in.{k} removed"));
+            }
+        }
+        for (k, v) in &new.out {
+            match old.out.get(k) {
+                None => changes.push(format!("out.{k} added = {v}")),
+                Some(o) if o != v => changes.push(format!("out.{k} {o} -> {v}")),
+                _ => {}
+            }
+        }
+        for k in old.out.keys() {
+            if !new.out.contains_key(k) {
+                changes.push(format!("out.{k} removed"));
+            }
+        }
+        if !changes.is_empty() {
+            lines.push(format!("~ {}: {}", new.id, changes.join("; ")));
+        }
+    }
+    lines
+}
+
+fn suggestions(
+    errors: &[Issue],
+    plan: &Plan,
+    requirements: &[Requirement],
+    templates: &Templates,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in requirements {
+        out.push(format!("answer the question {:?}: {}", r.id, r.label));
+    }
+    let failing: HashSet<&str> = errors
+        .iter()
+        .filter_map(|e| e.node_id.as_deref())
+        .filter_map(|id| plan.graph.iter().find(|n| n.id == id))
+        .filter_map(|n| n.block.as_deref())
+        .collect();
+    for t in templates.iter() {
+        let covers: Vec<&str> = t
+            .graph_snippet
+            .iter()
+            .filter_map(|n| n.block.as_deref())
+            .filter(|b| failing.contains(b))
+            .collect();
+        if !covers.is_empty() {
+            out.push(format!(
+                "the template {} ({}) wires {} already: try --templates {} (hint or compose)",
+                t.id,
+                t.title,
+                covers.join(", "),
+                t.id
+            ));
+        }
+    }
+    out
+}
+
+/// Repair failed and the fallback is allowed: the offline composition, marked as such. It is
+/// "safe" because it is built only from our templates' reviewed wiring; if it does not
+/// validate either, the invalid result stands.
+fn fallback(
+    failed: GeneratedPlan,
+    instruction: &str,
+    digest: &str,
+    options: &GenerateOptions,
+    ctx: &Context<'_>,
+) -> Result<GeneratedPlan, Error> {
+    let composed = compose_plan(instruction, digest, options, ctx, Vec::new());
+    match composed {
+        Ok(mut plan) if plan.status != Status::Invalid => {
+            plan.status = Status::Fallback;
+            plan.fallback = true;
+            plan.mode = failed.mode;
+            plan.attempts = failed.attempts;
+            plan.usage = failed.usage;
+            plan.candidates = failed.candidates;
+            plan.notes.insert(
+                0,
+                "FALLBACK PLAN: the LLM's plan did not validate after repair; this plan is \
+                 composed from templates (KEIRI_AGENT_LLM_FALLBACK is set)"
+                    .into(),
+            );
+            plan.suggestions.extend(failed.suggestions);
+            Ok(plan)
+        }
+        _ => {
+            let mut failed = failed;
+            failed.notes.push(
+                "the fallback was allowed, but no template composition validates either".into(),
+            );
+            Ok(failed)
+        }
+    }
+}
+
+/// The offline path: templates (named or retrieved) composed by their contracts, validated,
+/// with questions for what they import and nobody supplied.
+pub fn compose_plan(
+    instruction: &str,
+    digest: &str,
+    options: &GenerateOptions,
+    ctx: &Context<'_>,
+    mut notes: Vec<String>,
+) -> Result<GeneratedPlan, Error> {
+    ctx.report(Stage::Retrieving, None, "choosing templates");
+    let templates = select_templates(instruction, digest, options, ctx.templates)?;
+    if templates.is_empty() {
+        return Err(Error::InvalidArgument(
+            "no template matches the instruction: name templates explicitly, or configure an \
+             LLM (OPENAI_API_KEY, AZURE_OPENAI_*, KEIRI_LLM_BASE_URL)"
+                .into(),
+        ));
+    }
+    ctx.report(
+        Stage::Composing,
+        None,
+        format!(
+            "composing {}",
+            templates
+                .iter()
+                .map(|t| t.id.as_str())
+                .collect::<Vec<_>>()
+                .join(" + ")
+        ),
+    );
+    let composition = compose(
+        &templates,
+        &ComposeOptions {
+            plan_id: options.plan_id.clone(),
+            ..Default::default()
+        },
+    )
+    .map_err(Error::Compose)?;
+    for c in &composition.conflicts {
+        notes.push(format!("{}: {}", c.code(), c.message(options.lang)));
+    }
+    ctx.report(Stage::Validating, None, "validating the composition");
+    let validate_options = keiri_plan::Options {
+        lang: options.lang,
+        ..Default::default()
+    };
+    let mut plan = composition.plan.clone();
+    plan.description = Some(instruction.trim().to_string());
+    let mut findings = validate(&plan, ctx.catalog, &validate_options);
+    let mut requirements = composition.requirements(&findings, ctx.catalog);
+    let to_apply: Vec<Requirement> = requirements
+        .iter()
+        .filter(|r| options.answers.contains_key(&r.id))
+        .cloned()
+        .collect();
+    if !to_apply.is_empty() {
+        ctx.report(Stage::Questions, None, "applying the answers");
+        plan = apply_answers(&plan, &to_apply, &options.answers).map_err(Error::Answers)?;
+        findings = validate(&plan, ctx.catalog, &validate_options);
+        requirements = build_requirements(&plan, &findings, ctx.catalog);
+    }
+    let issues: Vec<Issue> = findings.iter().map(Issue::from).collect();
+    let errors: Vec<Issue> = issues.iter().filter(|i| i.is_error()).cloned().collect();
+    let status = if errors.is_empty() {
+        Status::Valid
+    } else if errors.iter().all(|e| answerable(e, &requirements)) {
+        Status::NeedsAnswers
+    } else {
+        Status::Invalid
+    };
+    notes.push(OFFLINE_NOTE.into());
+    let mut candidates: Vec<String> = Vec::new();
+    for n in &plan.graph {
+        if let Some(b) = &n.block
+            && !candidates.contains(b)
+        {
+            candidates.push(b.clone());
+        }
+    }
+    let suggestions = if status == Status::Invalid {
+        suggestions(&errors, &plan, &requirements, ctx.templates)
+    } else {
+        Vec::new()
+    };
+    ctx.record(
+        Event::new("validating", "compose")
+            .validation_errors(errors.len() as u32)
+            .block_distribution(plan.graph.iter().filter_map(|g| g.block.as_deref())),
+    );
+    Ok(GeneratedPlan {
+        plan,
+        status,
+        mode: ApplyMode::Compose,
+        fallback: false,
+        reasoning: format!(
+            "composed from templates {} by their import/export contracts",
+            templates
+                .iter()
+                .map(|t| t.id.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        candidates,
+        templates: templates.iter().map(|t| t.id.clone()).collect(),
+        attempts: Vec::new(),
+        requirements,
+        errors,
+        suggestions,
+        notes,
+        usage: Usage::default(),
+    })
+}

@@ -1,0 +1,67 @@
+//! The planner of Keiri Studio: an instruction, the attached documents' digest and our
+//! templates become a plan that validates.
+//!
+//! * [`generate_plan`] runs extracting → retrieving → skeleton → questions → wiring →
+//!   validating → repair n/N, sending [`Progress`] on a channel. Stage 1 asks for the skeleton
+//!   (nodes with purposes, plus open points as typed questions); stage 2 wires inputs and
+//!   outputs, turning anything ambiguous into `${vars.*}`. Both requests carry schemas built
+//!   from the candidates ([`schema`]): `block` is an enum of the candidate ids and each node
+//!   variant's keys are that block's ports, so nothing unknown can be sent under a strict
+//!   provider, and [`schema::check_wiring`] enforces the same whitelists (and the
+//!   `ai.process_llm` contract) on free-form answers. Findings go back to the model with the
+//!   spec excerpts, the node-level diff and the template contracts involved, up to
+//!   `max_repair_attempts` times; every attempt is kept. Errors that only the user can fix
+//!   (an undefined `${vars.*}`) become [`keiri_plan::Requirement`]s instead of a repair.
+//! * [`ApplyMode::Compose`] needs no model: templates (named or retrieved) are merged by
+//!   their contracts with [`keiri_plan::compose`], validated, and the questions built.
+//!
+//! This crate must not read the process environment (the fallback flag is an option, the
+//! provider comes in as an [`keiri_llm::Llm`]), must not write plans (the caller registers
+//! them through `keiri-plan`), and never returns a fallback plan unless asked to, and then
+//! marked as one.
+//!
+//! Dependencies and why:
+//! * `keiri-llm`: the only way to a model (structured output with strategy fallbacks,
+//!   retries, the event log, and the fake server for the tests).
+//! * `keiri-plan`: plan model, validator, templates, compose and requirements.
+//! * `keiri-search`: BM25 retrieval of the candidate blocks, and its tokenizer to choose
+//!   templates; `keiri-docs`: the document digest.
+//! * `toon-format`: the maintained TOON encoder for the catalog in the prompt (fewer tokens
+//!   than JSON, measured in the README).
+//! * `tokio`: the progress channel (`mpsc::UnboundedSender`), usable from the CLI and the UI.
+
+mod error;
+mod generate;
+pub mod prompt;
+pub mod schema;
+
+pub use error::Error;
+pub use generate::{
+    ApplyMode, Attempt, Context, DEFAULT_MAX_DOCS_CHARS, DEFAULT_MAX_REPAIR_ATTEMPTS,
+    GenerateOptions, GeneratedPlan, Issue, Progress, RepairRound, Stage, Status, compose_plan,
+    fallback_allowed, generate_plan, node_diff, select_templates, to_plan,
+};
+
+/// The digest of the documents at `paths` (through the caller's path policy), about
+/// `max_chars` long, for the prompt. An empty list gives an empty digest.
+pub fn digest_documents(
+    policy: &keiri_fs::PathPolicy,
+    paths: &[String],
+    max_chars: usize,
+) -> Result<String, Error> {
+    if paths.is_empty() {
+        return Ok(String::new());
+    }
+    let request: keiri_docs::DigestRequest = serde_json::from_value(serde_json::json!({
+        "file_paths": paths,
+        "max_chars": max_chars,
+    }))
+    .map_err(|e| Error::InvalidArgument(format!("digest request: {e}")))?;
+    match keiri_docs::digest(policy, &request, keiri_docs::Cache::shared()) {
+        Ok(keiri_docs::Output::Json(response)) => Ok(response.digest),
+        Ok(keiri_docs::Output::Toon(_)) => Err(Error::InvalidArgument(
+            "the digest came back as TOON; JSON was asked for".into(),
+        )),
+        Err(e) => Err(Error::Documents(e)),
+    }
+}

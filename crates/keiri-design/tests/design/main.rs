@@ -1,0 +1,118 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! keiri-design against the fake OpenAI-compatible server (no key, no network), asserting on
+//! the requests sent as well as on the plans returned.
+
+mod compose;
+mod inquire;
+mod repair;
+mod schema;
+mod transport;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use keiri_design::{ApplyMode, Context, GenerateOptions};
+use keiri_llm::testkit::{RecordedRequest, TestClock};
+use keiri_llm::{Env, Llm, NoJitter};
+use keiri_plan::{Catalog, Templates};
+use serde_json::{Value, json};
+
+fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The repository's block catalog and templates (both are part of the repo).
+pub fn catalog() -> Catalog {
+    let dir = repo_root().join("block_specs");
+    assert!(dir.is_dir(), "block catalog missing at {}", dir.display());
+    let (catalog, issues) = Catalog::load(&[dir]);
+    assert!(issues.is_empty(), "catalog issues: {issues:?}");
+    catalog
+}
+
+pub fn templates() -> Templates {
+    let dir = repo_root().join("templates");
+    assert!(dir.is_dir(), "templates missing at {}", dir.display());
+    let (templates, issues) = Templates::load(&[dir]);
+    assert!(issues.is_empty(), "template issues: {issues:?}");
+    templates
+}
+
+/// A model on the fake server: test clock (sleeps return at once), no jitter, short timeout.
+pub fn llm(base_url: &str) -> (Llm, Arc<TestClock>) {
+    let env = Env::from_pairs([
+        ("KEIRI_LLM_BASE_URL", base_url),
+        ("KEIRI_LLM_MODEL", "test-model"),
+    ]);
+    let clock = Arc::new(TestClock::fixed());
+    let llm = Llm::from_env(&env)
+        .unwrap()
+        .with_clock(clock.clone())
+        .with_jitter(Arc::new(NoJitter))
+        .with_timeout(Duration::from_secs(5));
+    (llm, clock)
+}
+
+pub const INSTRUCTION: &str = "請求書一覧のCSVを読み込んで、重複している請求書を検出してください";
+
+/// LLM-only options with the two blocks of the test flow pinned as candidates.
+pub fn options() -> GenerateOptions {
+    GenerateOptions {
+        plan_id: "dup_check".into(),
+        apply_mode: ApplyMode::LlmOnly,
+        pinned_blocks: vec!["csv.read".into(), "matching.duplicate_invoices".into()],
+        ..GenerateOptions::default()
+    }
+}
+
+pub fn ctx<'a>(catalog: &'a Catalog, templates: &'a Templates, llm: &'a Llm) -> Context<'a> {
+    Context::new(catalog, templates).with_llm(llm)
+}
+
+pub fn skeleton(questions: Value) -> Value {
+    json!({
+        "reasoning": "read the CSV, then find duplicates",
+        "nodes": [
+            {"id": "read", "block": "csv.read", "purpose": "read the invoice list"},
+            {"id": "detect", "block": "matching.duplicate_invoices", "purpose": "find duplicates"}
+        ],
+        "questions": questions
+    })
+}
+
+/// A wiring of the test flow; `rows_ref` is what `detect.rows` reads, `path` what
+/// `read.path` gets, `vars` the vars list.
+pub fn wiring(path: &str, rows_ref: &str, vars: Value) -> Value {
+    json!({
+        "reasoning": "wired by type",
+        "vars": vars,
+        "nodes": [
+            {"id": "read", "block": "csv.read",
+             "inputs": [{"key": "path", "value_json": serde_json::to_string(path).unwrap()}],
+             "outputs": [{"key": "rows", "alias": "rows"}], "when": null},
+            {"id": "detect", "block": "matching.duplicate_invoices",
+             "inputs": [{"key": "rows", "value_json": serde_json::to_string(rows_ref).unwrap()}],
+             "outputs": [{"key": "duplicates", "alias": "duplicates"}], "when": null}
+        ]
+    })
+}
+
+/// The text of every message of a recorded chat request, joined.
+pub fn messages_text(request: &RecordedRequest) -> String {
+    request.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The text of the last message of a recorded chat request.
+pub fn last_message(request: &RecordedRequest) -> String {
+    request.body["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}

@@ -1,0 +1,92 @@
+//! `apply_patch`: applies one unified diff to one file in the workspace, once.
+//!
+//! This is the edit tool of the chat agent (a model proposes a patch to a plan, a template or
+//! any text file) and of `keiri apply-patch`. The pipeline ([`apply_patch`]) is fixed:
+//! validate the input → resolve the path through the workspace's [`keiri_fs::PathPolicy`]
+//! (inside the workspace after canonicalisation, no symlink escape) and check that it is a file
+//! of at most 10 MiB, before any process starts → SHA-256 of the content → apply → SHA-256
+//! again → decide → write atomically. Errors carry stable codes ([`Error::code`]):
+//! `INVALID_ARGUMENT`, `PATH_DENIED`, `NOT_FOUND`, `FILE_TOO_LARGE`, `APPLY_FAILED`, `INTERNAL`.
+//!
+//! Two [`Backend`]s apply the patch, behind one decision logic:
+//!
+//! * [`NativeBackend`] (the default; accountants' PCs have no git) is a port of
+//!   `git apply --whitespace=fix` for UTF-8 text: hunk offsets, anchoring, whitespace
+//!   correction of added lines and of context that only matches after correction, blank lines
+//!   at the end of the file. It refuses files that are not UTF-8.
+//! * [`GitBackend`] runs `git apply --whitespace=fix --include <file> -` through an injectable
+//!   [`Spawner`], in a scratch directory with git's configuration switched off.
+//!
+//! Before either runs, the patch is parsed and reduced to the hunks for the target file (see
+//! [`patch`]); creating, deleting, renaming, mode changes and binary patches are refused, and
+//! the hunks are fitted to the file's line endings and byte order mark, which are kept as the
+//! file has them. On `git diff` output the two backends write byte-identical files; the
+//! conformance test holds them to that over a scripted repository history.
+//!
+//! The crate must not know about plans, the agent's scopes or approval; it offers a dry run
+//! ([`Mode::DryRun`]) and [`commit`] so that an approval gate can show a change first and
+//! write it later. It must not write anywhere but the target file, and only through
+//! `keiri-fs`.
+//!
+//! Dependencies: `diffy` parses unified and `git diff` patches (quoted names, extended
+//! headers, binary markers), so only the applier is ours; `sha2` gives the SHA-256 of the
+//! decision; `tempfile` makes the git backend's scratch directory; `serde`/`schemars` give the
+//! tool contract's JSON and schemas; `keiri-fs` the path policy and atomic writes.
+
+mod apply;
+mod error;
+pub mod git;
+pub mod hash;
+pub mod native;
+pub mod patch;
+mod tool;
+mod whitespace;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+pub use apply::{
+    Applied, Backend, MAX_FILE_BYTES, MAX_PATCH_BYTES, Mode, NativeBackend, Options, Run,
+    TargetFile, apply_patch, backend, commit,
+};
+pub use error::Error;
+pub use git::{GitBackend, Invocation, ProcessOutput, Spawner, SystemSpawner};
+pub use hash::{ContentHasher, Sha256Hasher};
+pub use tool::{
+    ApplyPatchInput, ApplyPatchRequest, ApplyPatchResult, TOOL_DESCRIPTION, TOOL_NAME,
+    ToolDefinition, tool_definition, tool_parameters,
+};
+
+/// Which backend applies a patch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendKind {
+    /// The built-in applier (no git needed).
+    #[default]
+    Native,
+    /// `git apply`.
+    Git,
+}
+
+impl BackendKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BackendKind::Native => "native",
+            BackendKind::Git => "git",
+        }
+    }
+}
+
+impl std::str::FromStr for BackendKind {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "native" => Ok(BackendKind::Native),
+            "git" => Ok(BackendKind::Git),
+            other => Err(format!(
+                "unknown backend {other:?} (expected native or git)"
+            )),
+        }
+    }
+}

@@ -1,0 +1,201 @@
+//! Token cost of TOON vs JSON on real responses (the shared accounting fixtures), counted with
+//! the GPT-4o (`o200k_base`) and GPT-4 (`cl100k_base`) tokenizers.
+//!
+//! `cargo bench -p keiri-docs --bench toon_tokens`. JSON is measured compact (what the HTTP
+//! API returns) and pretty-printed; TOON is the `toon_content` of the same call.
+
+// A benchmark is test tooling: failing loudly on a broken fixture is what we want.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::Path;
+
+use keiri_docs::{
+    BatchLimits, Cache, ContentFormat, DigestRequest, ExtractRequest, FileSections, MetricsRequest,
+    OutputFormat, SectionRange, SectionsRequest,
+};
+use keiri_fs::PathPolicy;
+use serde::Serialize;
+
+fn fixtures() -> std::path::PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures");
+    assert!(dir.is_dir(), "shared fixtures missing at {}", dir.display());
+    dir
+}
+
+fn whole(file: &str) -> FileSections {
+    FileSections {
+        file_path: file.into(),
+        sections: vec![SectionRange {
+            start_line: 1,
+            end_line: None,
+            label: None,
+        }],
+        sheet: None,
+    }
+}
+
+fn main() {
+    let dir = fixtures();
+    let policy = PathPolicy::new([&dir]);
+    let cache = Cache::new(64, 64 << 20);
+    let o200k = tiktoken_rs::o200k_base().unwrap();
+    let cl100k = tiktoken_rs::cl100k_base().unwrap();
+    let files: Vec<String> = [
+        "accounting/invoices.csv",
+        "accounting/po_data.csv",
+        "accounting/multi_sheet_ja.xlsx",
+        "accounting/retirement_ledger_strict.xlsx",
+        "accounting/payroll_pivot.xlsx",
+        "docs/invoice_ja.pdf",
+    ]
+    .map(String::from)
+    .to_vec();
+
+    // (response, compact JSON, pretty JSON, TOON)
+    let mut rows: Vec<(String, String, String, String)> = Vec::new();
+    let mut push = |name: &str, json: &dyn erased::Json, toon: String| {
+        rows.push((name.to_string(), json.compact(), json.pretty(), toon));
+    };
+
+    for format in [ContentFormat::Text, ContentFormat::Json] {
+        let req = |output_format| SectionsRequest {
+            requests: Some(files.iter().map(|f| whole(f)).collect()),
+            format,
+            output_format,
+            ..SectionsRequest::default()
+        };
+        let json = keiri_docs::extract_sections(
+            &policy,
+            &req(OutputFormat::Json),
+            &BatchLimits::default(),
+            &cache,
+        )
+        .unwrap();
+        let toon = keiri_docs::extract_sections(
+            &policy,
+            &req(OutputFormat::Toon),
+            &BatchLimits::default(),
+            &cache,
+        )
+        .unwrap();
+        push(
+            &format!("extract_sections ({format:?} content)"),
+            json.json().unwrap(),
+            toon.toon().unwrap().toon_content.clone(),
+        );
+    }
+    let mut all: Vec<String> = Vec::new();
+    for sub in ["accounting", "docs", "xlsx"] {
+        let mut names: Vec<String> = std::fs::read_dir(dir.join(sub))
+            .unwrap()
+            .map(|e| format!("{sub}/{}", e.unwrap().file_name().to_string_lossy()))
+            .collect();
+        names.sort();
+        all.extend(names.into_iter().filter(|n| !n.ends_with(".txt")));
+    }
+    let req = |output_format| MetricsRequest {
+        file_paths: all.clone(),
+        output_format,
+    };
+    let json = keiri_docs::file_metrics(
+        &policy,
+        &req(OutputFormat::Json),
+        &BatchLimits::default(),
+        &cache,
+    )
+    .unwrap();
+    let toon = keiri_docs::file_metrics(
+        &policy,
+        &req(OutputFormat::Toon),
+        &BatchLimits::default(),
+        &cache,
+    )
+    .unwrap();
+    push(
+        &format!("file_metrics ({} files)", all.len()),
+        json.json().unwrap(),
+        toon.toon().unwrap().toon_content.clone(),
+    );
+
+    let req = |output_format| ExtractRequest {
+        file_paths: files.clone(),
+        output_format,
+        ..ExtractRequest::default()
+    };
+    let json = keiri_docs::extract_files(&policy, &req(OutputFormat::Json), &cache).unwrap();
+    let toon = keiri_docs::extract_files(&policy, &req(OutputFormat::Toon), &cache).unwrap();
+    push(
+        "extract_files",
+        json.json().unwrap(),
+        toon.toon().unwrap().toon_content.clone(),
+    );
+
+    let req = |output_format| DigestRequest {
+        file_paths: files.clone(),
+        max_chars: 4000,
+        output_format,
+        ..DigestRequest::default()
+    };
+    let json = keiri_docs::digest(&policy, &req(OutputFormat::Json), &cache).unwrap();
+    let toon = keiri_docs::digest(&policy, &req(OutputFormat::Toon), &cache).unwrap();
+    push(
+        "digest",
+        json.json().unwrap(),
+        toon.toon().unwrap().toon_content.clone(),
+    );
+
+    if std::env::var_os("KEIRI_TOON_DELIMITERS").is_some() {
+        for (name, compact, _, _) in &rows {
+            let value: serde_json::Value = serde_json::from_str(compact).unwrap();
+            let count = |d| {
+                let opts = toon_format::EncodeOptions::default().with_delimiter(d);
+                o200k
+                    .encode_ordinary(&toon_format::encode(&value, &opts).unwrap())
+                    .len()
+            };
+            println!(
+                "{name}: comma {} pipe {} tab {}",
+                count(toon_format::Delimiter::Comma),
+                count(toon_format::Delimiter::Pipe),
+                count(toon_format::Delimiter::Tab)
+            );
+        }
+    }
+    println!(
+        "| response | JSON compact | JSON pretty | TOON | saving vs compact | saving vs pretty | (cl100k: compact / TOON) |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|");
+    for (name, compact, pretty, toon) in &rows {
+        let count = |bpe: &tiktoken_rs::CoreBPE, s: &str| bpe.encode_ordinary(s).len();
+        let (c, p, t) = (
+            count(&o200k, compact),
+            count(&o200k, pretty),
+            count(&o200k, toon),
+        );
+        let saving = |from: usize| 100.0 * (from as f64 - t as f64) / from as f64;
+        println!(
+            "| {name} | {c} | {p} | {t} | {:.1}% | {:.1}% | {} / {} |",
+            saving(c),
+            saving(p),
+            count(&cl100k, compact),
+            count(&cl100k, toon)
+        );
+    }
+}
+
+/// Serialising a response without naming its type.
+mod erased {
+    pub trait Json {
+        fn compact(&self) -> String;
+        fn pretty(&self) -> String;
+    }
+
+    impl<T: super::Serialize> Json for T {
+        fn compact(&self) -> String {
+            serde_json::to_string(self).unwrap()
+        }
+        fn pretty(&self) -> String {
+            serde_json::to_string_pretty(self).unwrap()
+        }
+    }
+}

@@ -1,0 +1,907 @@
+//! Templates: reusable subflows in `templates/<category>/<id>.yaml`, with a contract.
+//!
+//! A template is a `graph_snippet` (plan nodes) plus the contract [`crate::compose`] needs to
+//! merge it with others: `imports` (what the snippet needs from outside, referenced inside it
+//! as `${vars.<import>}`), `exports` (which snippet outputs others may use, as
+//! `from: "${node.alias}"`) and `vars_defaults` (values for imports and tunables). The
+//! category is the directory name, like block specs.
+//!
+//! Loading follows the block catalog: directories lowest precedence first, the highest semver
+//! wins, equal versions go to the later directory, and a broken file is an issue with its
+//! line while the others still load.
+//!
+//! [`validate_template`] checks a template on its own: the snippet is validated by the plan
+//! validator as a synthetic plan whose vars are the imports and the defaults, and the
+//! contract is checked against the snippet. Findings carry stable `template.*` codes.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use indexmap::IndexMap;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::Lang;
+use crate::catalog::{self, Catalog, CatalogIssue, TypeSpec};
+use crate::model::{Node, NodeKind, Plan};
+use crate::refs::{self, Target};
+use crate::requirements::{RequirementKind, Validation};
+use crate::validate::{Finding, Options, Severity, validate};
+use crate::yaml::escape_pointer;
+
+/// A template's declaration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TemplateSpec {
+    pub id: String,
+    /// Semver; the loader keeps the highest version of each id.
+    #[serde(default, with = "catalog::version_string")]
+    pub version: String,
+    /// The Japanese title.
+    #[serde(default)]
+    pub title: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title_en: Option<String>,
+    /// The Japanese description.
+    #[serde(default)]
+    pub description: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description_en: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    /// What the snippet needs from outside, by name; used inside as `${vars.<name>}`.
+    #[serde(default)]
+    pub imports: IndexMap<String, ImportSpec>,
+    /// What the snippet offers to later templates, by name.
+    #[serde(default)]
+    pub exports: IndexMap<String, ExportSpec>,
+    /// Values for imports (used when they are not bound) and for the snippet's tunables.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub vars_defaults: IndexMap<String, Value>,
+    /// UI steps worth adding around the snippet (the planner's hint mode shows them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ui_suggestions: Vec<UiSuggestion>,
+    /// The nodes, written like a plan's `graph`.
+    #[serde(default)]
+    pub graph_snippet: Vec<Node>,
+    /// The directory the template was found in (`templates/<category>/…`).
+    #[serde(skip)]
+    pub category: String,
+    /// The file it was loaded from.
+    #[serde(skip)]
+    pub source: PathBuf,
+    #[serde(flatten)]
+    pub extra: IndexMap<String, Value>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// One import of a template.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ImportSpec {
+    #[serde(rename = "type", default)]
+    pub ty: TypeSpec,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description_en: Option<String>,
+    /// A required import must be bound or answered; an optional one needs a default.
+    #[serde(default = "yes")]
+    pub required: bool,
+    /// How to ask for the value when nothing binds the import.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requirement: Option<RequirementHint>,
+    /// Export names (of earlier templates) this import may bind to besides its own name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub accepts: Vec<String>,
+    #[serde(flatten)]
+    pub extra: IndexMap<String, Value>,
+}
+
+/// How to ask for an unbound import; every field refines what the requirements builder
+/// derives from the block input the import feeds.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct RequirementHint {
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<RequirementKind>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label_en: Option<String>,
+    /// File extensions for `file`, e.g. `.xlsx,.xlsm`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accept: Option<String>,
+    /// Choices for `select` / `enum`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub options: Vec<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hint_en: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validation: Option<Validation>,
+}
+
+/// One export of a template.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExportSpec {
+    /// A whole reference into the snippet: `${node.alias}` (optionally `.path`).
+    pub from: String,
+    #[serde(rename = "type", default)]
+    pub ty: TypeSpec,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description_en: Option<String>,
+    #[serde(flatten)]
+    pub extra: IndexMap<String, Value>,
+}
+
+/// A UI step the template suggests but does not force.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UiSuggestion {
+    /// A block id, usually a `ui.*` block.
+    pub block: String,
+    /// The snippet node after which the step fits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
+    #[serde(default)]
+    pub reason: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason_en: Option<String>,
+    #[serde(flatten)]
+    pub extra: IndexMap<String, Value>,
+}
+
+impl TemplateSpec {
+    /// Where an export points: the snippet node, the alias and the optional path inside it.
+    /// `None` when `from` is not exactly one `${node.alias[.path]}` reference.
+    pub fn export_target(&self, name: &str) -> Option<(String, String, Option<String>)> {
+        self.exports
+            .get(name)
+            .and_then(|e| parse_export_from(&e.from))
+    }
+}
+
+/// Parses an export's `from`: exactly one whole reference to a node.
+pub(crate) fn parse_export_from(from: &str) -> Option<(String, String, Option<String>)> {
+    let (mut found, mut bad) = (Vec::new(), Vec::new());
+    refs::scan_str(from, "", &mut found, &mut bad);
+    match (found.as_slice(), bad.is_empty()) {
+        ([r], true) if r.whole => match &r.target {
+            Target::Node { node, alias, path } => Some((node.clone(), alias.clone(), path.clone())),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// All loaded templates, by id.
+#[derive(Debug, Clone, Default)]
+pub struct Templates {
+    templates: BTreeMap<String, TemplateSpec>,
+}
+
+impl Templates {
+    /// Loads every `<dir>/<category>/*.yaml` (and `.yml`) of `dirs`, lowest precedence first.
+    /// Missing directories are skipped.
+    pub fn load(dirs: &[PathBuf]) -> (Templates, Vec<CatalogIssue>) {
+        let mut set = Templates::default();
+        let mut issues = Vec::new();
+        for dir in dirs {
+            if !dir.is_dir() {
+                continue;
+            }
+            for file in catalog::category_files(dir) {
+                match load_template(&file) {
+                    Ok(t) => set.insert(t, &mut issues),
+                    Err(issue) => issues.push(issue),
+                }
+            }
+        }
+        (set, issues)
+    }
+
+    /// Builds a set from templates already in memory (tests, generated templates).
+    pub fn from_specs(specs: impl IntoIterator<Item = TemplateSpec>) -> Templates {
+        let mut set = Templates::default();
+        let mut issues = Vec::new();
+        for spec in specs {
+            set.insert(spec, &mut issues);
+        }
+        set
+    }
+
+    fn insert(&mut self, spec: TemplateSpec, issues: &mut Vec<CatalogIssue>) {
+        let new_version = match semver::Version::parse(&spec.version) {
+            Ok(v) => v,
+            Err(e) => {
+                issues.push(CatalogIssue {
+                    file: spec.source.clone(),
+                    line: None,
+                    column: None,
+                    message: format!("version {:?} is not semver: {e}", spec.version),
+                });
+                return;
+            }
+        };
+        let replace = match self.templates.get(&spec.id) {
+            None => true,
+            Some(old) => semver::Version::parse(&old.version).map_or(true, |v| new_version >= v),
+        };
+        if replace {
+            self.templates.insert(spec.id.clone(), spec);
+        }
+    }
+
+    pub fn get(&self, id: &str) -> Option<&TemplateSpec> {
+        self.templates.get(id)
+    }
+
+    /// All templates, sorted by id.
+    pub fn iter(&self) -> impl Iterator<Item = &TemplateSpec> {
+        self.templates.values()
+    }
+
+    pub fn len(&self) -> usize {
+        self.templates.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.templates.is_empty()
+    }
+}
+
+/// Loads one template file; the category is its directory's name.
+pub fn load_template(file: &Path) -> Result<TemplateSpec, CatalogIssue> {
+    let mut spec: TemplateSpec = catalog::read_yaml_file(file, "a template")?;
+    if spec.id.trim().is_empty() {
+        return Err(catalog::issue(
+            file,
+            Some((1, 1)),
+            "the template has no id".into(),
+        ));
+    }
+    spec.category = file
+        .parent()
+        .and_then(Path::file_name)
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    spec.source = file.to_path_buf();
+    Ok(spec)
+}
+
+/// One problem found in a template.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TemplateFinding {
+    /// The stable rule code, always `template.*`.
+    pub code: &'static str,
+    pub severity: Severity,
+    pub template_id: String,
+    /// The snippet node it concerns, if any.
+    pub node_id: Option<String>,
+    /// JSON pointer into the template document (`/graph_snippet/2/in/rows`, `/exports/x`).
+    pub path: String,
+    pub message: String,
+    pub hint: Option<String>,
+    /// For findings from the plan validator on the snippet: that validator's rule code.
+    pub plan_code: Option<&'static str>,
+}
+
+/// Characters allowed in a template id: it becomes the prefix of node ids, and a node id
+/// must stay usable as the head of a `${node.alias}` reference.
+fn is_valid_template_id(id: &str) -> bool {
+    !id.is_empty()
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// A name usable as a node id, a var name or an export name inside `${…}`.
+pub(crate) fn is_reference_name(name: &str) -> bool {
+    !name.trim().is_empty()
+        && !name
+            .chars()
+            .any(|c| c == '.' || c == '$' || c == '{' || c == '}' || c.is_whitespace())
+}
+
+struct Checker<'a> {
+    template: &'a TemplateSpec,
+    lang: Lang,
+    findings: Vec<TemplateFinding>,
+}
+
+impl Checker<'_> {
+    fn push(
+        &mut self,
+        code: &'static str,
+        severity: Severity,
+        node_id: Option<&str>,
+        path: String,
+        message: (String, String),
+        hint: Option<(String, String)>,
+    ) {
+        let pick = |t: (String, String)| match self.lang {
+            Lang::Ja => t.0,
+            Lang::En => t.1,
+        };
+        self.findings.push(TemplateFinding {
+            code,
+            severity,
+            template_id: self.template.id.clone(),
+            node_id: node_id.map(str::to_string),
+            path,
+            message: pick(message),
+            hint: hint.map(pick),
+            plan_code: None,
+        });
+    }
+
+    fn error(&mut self, code: &'static str, node: Option<&str>, path: String, m: (String, String)) {
+        self.push(code, Severity::Error, node, path, m, None);
+    }
+}
+
+/// Validates one template against the block catalog.
+pub fn validate_template(
+    template: &TemplateSpec,
+    catalog: &Catalog,
+    options: &Options,
+) -> Vec<TemplateFinding> {
+    let mut c = Checker {
+        template,
+        lang: options.lang,
+        findings: Vec::new(),
+    };
+    check_header(&mut c);
+    let snippet = snippet_plan(template);
+    check_snippet(&mut c, &snippet, catalog, options);
+    check_imports(&mut c, catalog);
+    check_exports(&mut c, catalog);
+    check_ui_suggestions(&mut c, catalog);
+    c.findings
+}
+
+/// Validates every template of a set; findings are grouped by template id.
+pub fn validate_templates(
+    templates: &Templates,
+    catalog: &Catalog,
+    options: &Options,
+) -> Vec<TemplateFinding> {
+    templates
+        .iter()
+        .flat_map(|t| validate_template(t, catalog, options))
+        .collect()
+}
+
+/// The synthetic plan the snippet is validated as: its vars are the imports (bound or
+/// answered later, so they count as defined) and the defaults.
+fn snippet_plan(template: &TemplateSpec) -> Plan {
+    let mut vars: IndexMap<String, Value> = template
+        .imports
+        .keys()
+        .map(|k| (k.clone(), Value::Null))
+        .collect();
+    for (k, v) in &template.vars_defaults {
+        vars.insert(k.clone(), v.clone());
+    }
+    Plan {
+        api_version: None,
+        id: if template.id.trim().is_empty() {
+            "template".into()
+        } else {
+            template.id.clone()
+        },
+        description: None,
+        version: None,
+        vars,
+        policy: None,
+        ui: None,
+        graph: template.graph_snippet.clone(),
+        extra: IndexMap::new(),
+    }
+}
+
+fn check_header(c: &mut Checker<'_>) {
+    let t = c.template;
+    let id = t.id.clone();
+    if id.trim().is_empty() {
+        c.error(
+            "template.missing_id",
+            None,
+            "/id".into(),
+            (
+                "テンプレートに id がありません".into(),
+                "the template has no id".into(),
+            ),
+        );
+    } else if !is_valid_template_id(&id) {
+        c.error(
+            "template.invalid_id",
+            None,
+            "/id".into(),
+            (
+                format!("テンプレート id {id} には英数字・_・- だけが使えます"),
+                format!("template id {id} may only contain letters, digits, _ and -"),
+            ),
+        );
+    }
+    if semver::Version::parse(&t.version).is_err() {
+        let v = t.version.clone();
+        c.error(
+            "template.invalid_version",
+            None,
+            "/version".into(),
+            (
+                format!("version {v:?} は semver（例 1.0.0）ではありません"),
+                format!("version {v:?} is not semver (e.g. 1.0.0)"),
+            ),
+        );
+    }
+    if t.title.trim().is_empty() {
+        c.push(
+            "template.missing_title",
+            Severity::Warning,
+            None,
+            "/title".into(),
+            (
+                "title（日本語のタイトル）がありません".into(),
+                "the template has no title".into(),
+            ),
+            None,
+        );
+    }
+    if t.description.trim().is_empty() {
+        c.push(
+            "template.missing_description",
+            Severity::Warning,
+            None,
+            "/description".into(),
+            (
+                "description（日本語の説明）がありません".into(),
+                "the template has no description".into(),
+            ),
+            None,
+        );
+    }
+    if t.graph_snippet.is_empty() {
+        c.error(
+            "template.empty_snippet",
+            None,
+            "/graph_snippet".into(),
+            (
+                "graph_snippet にノードがありません".into(),
+                "graph_snippet has no nodes".into(),
+            ),
+        );
+    }
+}
+
+/// The plan validator's findings on the snippet, re-addressed into the template document.
+fn check_snippet(c: &mut Checker<'_>, snippet: &Plan, catalog: &Catalog, options: &Options) {
+    // Node ids become `${node.alias}` heads after prefixing, so they need the same care.
+    for (path, node) in all_nodes(&snippet.graph, "/graph_snippet") {
+        if !node.id.is_empty() && !is_reference_name(&node.id) {
+            let id = node.id.clone();
+            c.error(
+                "template.invalid_node_id",
+                Some(&id),
+                format!("{path}/id"),
+                (
+                    format!("ノード id {id} は参照に使えません（. $ {{ }} 空白は不可）"),
+                    format!("node id {id} cannot be referenced (no . $ {{ }} or spaces)"),
+                ),
+            );
+        }
+    }
+    let exported = exported_aliases(c.template);
+    for f in validate(snippet, catalog, options) {
+        if f.severity == Severity::Warning && warns_about_exported(&f, snippet, &exported) {
+            // Exports are used by the templates composed after this one. A node the plan
+            // validator saw as feeding nothing does feed them, so only its other outputs are
+            // unused.
+            if f.code == "node.feeds_nothing" {
+                unused_besides_exports(c, &f, snippet, &exported);
+            }
+            continue;
+        }
+        let code = match f.code {
+            "node.duplicate_id" => "template.duplicate_node_id",
+            _ => "template.snippet",
+        };
+        let path = match f.path.strip_prefix("/graph") {
+            Some(rest) => format!("/graph_snippet{rest}"),
+            None => f.path.clone(),
+        };
+        c.findings.push(TemplateFinding {
+            code,
+            severity: f.severity,
+            template_id: c.template.id.clone(),
+            node_id: f.node_id.clone(),
+            path,
+            message: f.message.clone(),
+            hint: f.hint.clone(),
+            plan_code: Some(f.code),
+        });
+    }
+}
+
+/// `output.unused` for the outputs of `f`'s node that no export publishes.
+fn unused_besides_exports(
+    c: &mut Checker<'_>,
+    f: &Finding,
+    snippet: &Plan,
+    exported: &HashSet<(String, String)>,
+) {
+    let Some(node_id) = &f.node_id else {
+        return;
+    };
+    let Some(node) = snippet.graph.iter().find(|n| &n.id == node_id) else {
+        return;
+    };
+    let base = match f.path.strip_prefix("/graph") {
+        Some(rest) => format!("/graph_snippet{rest}"),
+        None => f.path.clone(),
+    };
+    for (local, alias) in node.aliases() {
+        if exported.contains(&(node_id.clone(), alias.to_string())) {
+            continue;
+        }
+        c.push(
+            "template.snippet",
+            Severity::Warning,
+            Some(node_id),
+            format!("{base}/out/{}", escape_pointer(local)),
+            (
+                format!("出力 {node_id}.{alias} は使われておらず、export もされていません"),
+                format!("output {node_id}.{alias} is neither used nor exported"),
+            ),
+            None,
+        );
+        if let Some(last) = c.findings.last_mut() {
+            last.plan_code = Some("output.unused");
+        }
+    }
+}
+
+/// (node id, alias) pairs named by well-formed exports.
+fn exported_aliases(t: &TemplateSpec) -> HashSet<(String, String)> {
+    t.exports
+        .values()
+        .filter_map(|e| parse_export_from(&e.from))
+        .map(|(node, alias, _)| (node, alias))
+        .collect()
+}
+
+/// Whether an unused-output warning is about an output an export publishes.
+fn warns_about_exported(f: &Finding, snippet: &Plan, exported: &HashSet<(String, String)>) -> bool {
+    let Some(node_id) = &f.node_id else {
+        return false;
+    };
+    match f.code {
+        "node.feeds_nothing" => exported.iter().any(|(n, _)| n == node_id),
+        "output.unused" => {
+            let local = f.path.rsplit('/').next().unwrap_or_default();
+            let local = local.replace("~1", "/").replace("~0", "~");
+            snippet
+                .graph
+                .iter()
+                .find(|n| &n.id == node_id)
+                .and_then(|n| n.out.get(&local))
+                .and_then(Value::as_str)
+                .is_some_and(|alias| exported.contains(&(node_id.clone(), alias.to_string())))
+        }
+        _ => false,
+    }
+}
+
+/// Every node of a graph with its pointer, loop bodies right after their loop (pre-order).
+/// Recursion depth is bounded like the validator's: loaded documents are at most
+/// [`crate::yaml::MAX_DEPTH`] levels deep.
+pub(crate) fn all_nodes<'n>(graph: &'n [Node], base: &str) -> Vec<(String, &'n Node)> {
+    fn walk<'n>(graph: &'n [Node], base: &str, out: &mut Vec<(String, &'n Node)>) {
+        for (i, node) in graph.iter().enumerate() {
+            let path = format!("{base}/{i}");
+            out.push((path.clone(), node));
+            if let Some(body) = &node.body {
+                walk(&body.plan.graph, &format!("{path}/body/plan/graph"), out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(graph, base, &mut out);
+    out
+}
+
+/// Every `${vars.x}` name used anywhere in the snippet's values.
+fn used_vars(graph: &[Node]) -> HashSet<String> {
+    let mut names = HashSet::new();
+    for (_, node) in all_nodes(graph, "") {
+        let mut found = Vec::new();
+        let mut bad = Vec::new();
+        for value in node_values(node) {
+            refs::scan(&value, "", &mut found, &mut bad);
+        }
+        for r in found {
+            if let Target::Var { name, .. } = r.target {
+                names.insert(name);
+            }
+        }
+    }
+    names
+}
+
+/// The values of one node that may hold references (not its loop body's nodes).
+pub(crate) fn node_values(node: &Node) -> Vec<Value> {
+    let mut values: Vec<Value> = node.inputs.values().cloned().collect();
+    if let Some(w) = &node.when {
+        values.push(Value::String(w.expr()));
+    }
+    if let Some(f) = &node.foreach {
+        values.extend(f.input.iter().cloned());
+        values.extend(f.items.iter().cloned());
+        values.extend(f.extra.values().cloned());
+    }
+    if let Some(w) = &node.while_loop {
+        if let Some(c) = &w.condition {
+            values.push(Value::String(c.expr()));
+        }
+        values.extend(w.extra.values().cloned());
+    }
+    if let Some(call) = &node.call {
+        values.extend(call.inputs.values().cloned());
+        values.extend(call.extra.values().cloned());
+    }
+    if let Some(p) = &node.policy {
+        values.extend(p.extra.values().cloned());
+    }
+    if let Some(body) = &node.body {
+        values.extend(body.plan.vars.values().cloned());
+        values.extend(body.extra.values().cloned());
+    }
+    values.extend(node.extra.values().cloned());
+    values
+}
+
+fn check_imports(c: &mut Checker<'_>, catalog: &Catalog) {
+    let t = c.template;
+    let used = used_vars(&t.graph_snippet);
+    for (name, import) in &t.imports {
+        let path = format!("/imports/{}", escape_pointer(name));
+        if !is_reference_name(name) {
+            c.error(
+                "template.invalid_import_name",
+                None,
+                path.clone(),
+                (
+                    format!("import 名 {name} は ${{vars.…}} に使えません"),
+                    format!("import name {name} cannot be used in ${{vars.…}}"),
+                ),
+            );
+            continue;
+        }
+        if !used.contains(name) {
+            c.error(
+                "template.import_unused",
+                None,
+                path.clone(),
+                (
+                    format!("import {name} は graph_snippet のどこでも ${{vars.{name}}} として使われていません"),
+                    format!("import {name} is never used as ${{vars.{name}}} in graph_snippet"),
+                ),
+            );
+        }
+        if !import.required && !t.vars_defaults.contains_key(name) {
+            c.error(
+                "template.import_default_missing",
+                None,
+                path.clone(),
+                (
+                    format!("任意の import {name} には vars_defaults に既定値が必要です"),
+                    format!("optional import {name} needs a value in vars_defaults"),
+                ),
+            );
+        }
+    }
+    // An import's declared type must fit every block input it feeds as a whole value.
+    for (path, node) in all_nodes(&t.graph_snippet, "/graph_snippet") {
+        if node.kind() != NodeKind::Block {
+            continue;
+        }
+        let Some(spec) = node.block.as_deref().and_then(|b| catalog.get(b)) else {
+            continue;
+        };
+        for (key, value) in &node.inputs {
+            let Some(name) = whole_var(value) else {
+                continue;
+            };
+            let (Some(import), Some(port)) = (t.imports.get(&name), spec.inputs.get(key)) else {
+                continue;
+            };
+            if !port.ty.accepts_any_of(&import.ty) {
+                let id = node.id.clone();
+                let block = spec.id.clone();
+                c.error(
+                    "template.import_type_mismatch",
+                    Some(&id),
+                    format!("{path}/in/{}", escape_pointer(key)),
+                    (
+                        format!(
+                            "import {name} は {} 型ですが、{block} の {key} は {} 型です",
+                            import.ty.display(),
+                            port.ty.display()
+                        ),
+                        format!(
+                            "import {name} is {} but {key} of {block} expects {}",
+                            import.ty.display(),
+                            port.ty.display()
+                        ),
+                    ),
+                );
+            }
+        }
+    }
+    for name in t.vars_defaults.keys() {
+        if !used.contains(name) && !t.imports.contains_key(name) {
+            c.push(
+                "template.default_unused",
+                Severity::Warning,
+                None,
+                format!("/vars_defaults/{}", escape_pointer(name)),
+                (
+                    format!("vars_defaults の {name} はどこでも使われていません"),
+                    format!("vars_defaults entry {name} is never used"),
+                ),
+                None,
+            );
+        }
+    }
+}
+
+/// The var name of a value that is exactly one `${vars.x}` reference.
+pub(crate) fn whole_var(value: &Value) -> Option<String> {
+    let Value::String(s) = value else {
+        return None;
+    };
+    let (mut found, mut bad) = (Vec::new(), Vec::new());
+    refs::scan_str(s, "", &mut found, &mut bad);
+    match found.as_slice() {
+        [r] if r.whole && bad.is_empty() => match &r.target {
+            Target::Var { name, path: None } => Some(name.clone()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn check_exports(c: &mut Checker<'_>, catalog: &Catalog) {
+    let t = c.template;
+    let top: HashMap<&str, &Node> = t.graph_snippet.iter().map(|n| (n.id.as_str(), n)).collect();
+    for (name, export) in &t.exports {
+        let path = format!("/exports/{}", escape_pointer(name));
+        if !is_reference_name(name) {
+            c.error(
+                "template.invalid_export_name",
+                None,
+                path.clone(),
+                (
+                    format!("export 名 {name} は参照に使えません"),
+                    format!("export name {name} cannot be referenced"),
+                ),
+            );
+        }
+        let Some((node_id, alias, sub_path)) = parse_export_from(&export.from) else {
+            let from = export.from.clone();
+            c.error(
+                "template.export_malformed",
+                None,
+                format!("{path}/from"),
+                (
+                    format!(
+                        "export {name} の from {from:?} は ${{ノード.別名}} の形ではありません"
+                    ),
+                    format!("from {from:?} of export {name} is not a ${{node.alias}} reference"),
+                ),
+            );
+            continue;
+        };
+        let Some(node) = top.get(node_id.as_str()) else {
+            // Loop-body nodes are not visible outside their loop, so only top-level ones count.
+            c.error(
+                "template.export_unknown_node",
+                None,
+                format!("{path}/from"),
+                (
+                    format!("export {name} の参照先ノード {node_id} は graph_snippet の最上位にありません"),
+                    format!("export {name} points at node {node_id}, which is not a top-level snippet node"),
+                ),
+            );
+            continue;
+        };
+        let Some((local, _)) = node.aliases().find(|(_, a)| *a == alias) else {
+            let known: Vec<&str> = node.aliases().map(|(_, a)| a).collect();
+            c.push(
+                "template.export_unknown_alias",
+                Severity::Error,
+                Some(&node_id),
+                format!("{path}/from"),
+                (
+                    format!("export {name}: ノード {node_id} は {alias} を出力していません"),
+                    format!("export {name}: node {node_id} publishes no alias {alias}"),
+                ),
+                Some((
+                    format!("{node_id} の out: {}", known.join(", ")),
+                    format!("{node_id} out: {}", known.join(", ")),
+                )),
+            );
+            continue;
+        };
+        if sub_path.is_some() || node.kind() != NodeKind::Block {
+            continue;
+        }
+        let out_ty = node
+            .block
+            .as_deref()
+            .and_then(|b| catalog.get(b))
+            .and_then(|s| s.outputs.get(local))
+            .map(|p| p.ty.clone());
+        if let Some(out_ty) = out_ty
+            && !export.ty.accepts_any_of(&out_ty)
+        {
+            c.error(
+                "template.export_type_mismatch",
+                Some(&node_id),
+                format!("{path}/type"),
+                (
+                    format!(
+                        "export {name} は {} 型と宣言されていますが、{node_id}.{alias} は {} 型です",
+                        export.ty.display(),
+                        out_ty.display()
+                    ),
+                    format!(
+                        "export {name} is declared {} but {node_id}.{alias} is {}",
+                        export.ty.display(),
+                        out_ty.display()
+                    ),
+                ),
+            );
+        }
+    }
+}
+
+fn check_ui_suggestions(c: &mut Checker<'_>, catalog: &Catalog) {
+    let t = c.template;
+    let ids: HashSet<&str> = t.graph_snippet.iter().map(|n| n.id.as_str()).collect();
+    for (i, s) in t.ui_suggestions.iter().enumerate() {
+        let path = format!("/ui_suggestions/{i}");
+        if catalog.get(&s.block).is_none() {
+            let block = s.block.clone();
+            c.error(
+                "template.ui_suggestion_unknown_block",
+                None,
+                format!("{path}/block"),
+                (
+                    format!("ui_suggestions のブロック {block} はカタログにありません"),
+                    format!("suggested block {block} is not in the catalog"),
+                ),
+            );
+        }
+        if let Some(after) = &s.after
+            && !ids.contains(after.as_str())
+        {
+            let after = after.clone();
+            c.error(
+                "template.ui_suggestion_unknown_node",
+                None,
+                format!("{path}/after"),
+                (
+                    format!(
+                        "ui_suggestions の after {after} は graph_snippet のノードではありません"
+                    ),
+                    format!("after {after} is not a snippet node"),
+                ),
+            );
+        }
+    }
+}

@@ -1,0 +1,89 @@
+//! Paths and shared setup: the repository's catalog, the fixtures, the local model.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+use keiri_plan::Catalog;
+use keiri_search::embed::{CachedEmbedder, DiskCache, E5Embedder};
+use keiri_search::{Embedder, Index};
+
+pub fn manifest_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The repository's block catalog (`block_specs/`).
+pub fn catalog() -> Catalog {
+    let dir = manifest_dir().join("../../block_specs");
+    let (catalog, issues) = Catalog::load(std::slice::from_ref(&dir));
+    assert!(issues.is_empty(), "catalog issues: {issues:?}");
+    assert!(
+        catalog.len() >= 50,
+        "expected the block catalog in {}",
+        dir.display()
+    );
+    catalog
+}
+
+/// A file of the shared fixtures (`<repo>/../shared/fixtures`).
+pub fn fixture(rel: &str) -> PathBuf {
+    let path = manifest_dir().join("../../../shared/fixtures").join(rel);
+    assert!(
+        path.is_file(),
+        "fixture {} is missing: the shared fixtures must be checked out beside the repository",
+        path.display()
+    );
+    path
+}
+
+/// The local model directory, or `None` (with a visible message) when it has not been
+/// fetched. In CI (`CI=true`) a missing model is a failure, because CI fetches it.
+pub fn model_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("KEIRI_EMBED_MODEL_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| manifest_dir().join("../../models/multilingual-e5-small"));
+    let present = dir.join("e5-small-q4.bin").is_file() && dir.join("tokenizer.json").is_file();
+    if present {
+        return Some(dir);
+    }
+    if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
+        panic!(
+            "CI=true but the embedding model is missing in {}: run scripts/fetch-models.sh",
+            dir.display()
+        );
+    }
+    // Written to the real stderr, not the captured test output, so the skip is visible.
+    let _ = writeln!(
+        std::io::stderr(),
+        "SKIPPED: the local embedding model is not in {} (run scripts/fetch-models.sh)",
+        dir.display()
+    );
+    None
+}
+
+/// The local model behind a disk cache under the target directory, so repeated test runs
+/// embed the catalog once.
+pub fn local_embedder() -> Option<Arc<dyn Embedder>> {
+    let dir = model_dir()?;
+    let model = E5Embedder::shared(&dir).unwrap();
+    let cache =
+        DiskCache::new(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("keiri-search-embeddings"));
+    Some(Arc::new(CachedEmbedder::new(model, cache)))
+}
+
+/// The catalog index with the local model (built once per test binary).
+pub fn hybrid_index() -> Option<&'static Index> {
+    static INDEX: OnceLock<Option<Index>> = OnceLock::new();
+    INDEX
+        .get_or_init(|| {
+            let embedder = local_embedder()?;
+            Some(Index::from_catalog(&catalog(), Some(embedder)).unwrap())
+        })
+        .as_ref()
+}
+
+/// The catalog index without embeddings.
+pub fn bm25_index() -> &'static Index {
+    static INDEX: OnceLock<Index> = OnceLock::new();
+    INDEX.get_or_init(|| Index::from_catalog(&catalog(), None).unwrap())
+}

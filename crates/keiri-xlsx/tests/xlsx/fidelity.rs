@@ -1,0 +1,227 @@
+//! Patching one cell of every fixture leaves every part the op has no reason to touch
+//! byte-identical, compressed bytes included.
+
+use serde_json::json;
+
+use crate::support::{Workspace, cells, entries, fixtures_dir, raw_entries};
+
+/// Parts a one-cell patch may rewrite (besides the touched worksheet); calcChain must go.
+fn may_change(name: &str) -> bool {
+    matches!(
+        name,
+        "[Content_Types].xml" | "xl/workbook.xml" | "xl/_rels/workbook.xml.rels"
+    )
+}
+
+fn all_fixtures() -> Vec<String> {
+    let mut out = Vec::new();
+    for sub in ["xlsx", "accounting"] {
+        let mut names: Vec<String> = std::fs::read_dir(fixtures_dir().join(sub))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".xlsx"))
+            .map(|n| format!("{sub}/{n}"))
+            .collect();
+        names.sort();
+        out.extend(names);
+    }
+    assert!(
+        out.len() >= 12,
+        "expected the 12 fixture workbooks, found {out:?}"
+    );
+    out
+}
+
+fn first_sheet(path: &std::path::Path) -> String {
+    use calamine::Reader;
+    match calamine::open_workbook_auto(path) {
+        Ok(wb) => wb.sheet_names().first().cloned().unwrap(),
+        Err(_) => String::new(),
+    }
+}
+
+/// Patches `sheet!cell` and checks every other part.
+fn check(rel: &str, sheet: &str, cell: &str, value: serde_json::Value) {
+    let ws = Workspace::new();
+    let name = ws.add_fixture(rel);
+    let res = ws.ok(json!({
+        "xlsx_path": name,
+        "ops": [{"op": "set_value", "sheet": sheet, "cell": cell, "value": value}],
+        "on_conflict": "overwrite",
+    }));
+    assert_eq!(res.patch_diff.len(), 1, "{rel}");
+    let before = entries(&ws.path(&name));
+    let after = entries(std::path::Path::new(&res.out_path));
+    let before_raw = raw_entries(&ws.path(&name));
+    let after_raw = raw_entries(std::path::Path::new(&res.out_path));
+    let touched: Vec<&String> = before
+        .keys()
+        .filter(|k| before.get(*k) != after.get(*k))
+        .collect();
+    let mut sheets_changed = 0;
+    for name in &touched {
+        if name.starts_with("xl/worksheets/sheet") {
+            sheets_changed += 1;
+            continue;
+        }
+        if name.as_str() == "xl/calcChain.xml" {
+            assert!(
+                !after.contains_key(*name),
+                "{rel}: calcChain must be dropped"
+            );
+            continue;
+        }
+        assert!(
+            may_change(name),
+            "{rel}: {name} changed but a one-cell patch has no reason to touch it"
+        );
+    }
+    assert_eq!(
+        sheets_changed, 1,
+        "{rel}: exactly one worksheet part changes ({touched:?})"
+    );
+    assert!(
+        after.keys().all(|k| before.contains_key(k)),
+        "{rel}: no new parts"
+    );
+    let mut identical = 0;
+    for (name, (crc, raw)) in &before_raw {
+        if touched.contains(&name) {
+            continue;
+        }
+        assert_eq!(
+            after_raw.get(name),
+            Some(&(*crc, raw.clone())),
+            "{rel}: {name} must be copied raw"
+        );
+        identical += 1;
+    }
+    let workbook = String::from_utf8(after["xl/workbook.xml"].clone()).unwrap();
+    assert!(
+        workbook.contains("fullCalcOnLoad=\"1\""),
+        "{rel}: Excel must recalculate on open"
+    );
+    for part in ["[Content_Types].xml", "xl/_rels/workbook.xml.rels"] {
+        let text = String::from_utf8_lossy(&after[part]).into_owned();
+        assert!(
+            !text.contains("calcChain"),
+            "{rel}: {part} still mentions calcChain"
+        );
+    }
+    assert!(identical >= 5, "{rel}: only {identical} parts compared");
+}
+
+#[test]
+fn one_cell_patch_keeps_every_other_part_of_every_fixture() {
+    for rel in all_fixtures() {
+        let sheet = first_sheet(&fixtures_dir().join(&rel));
+        let sheet = if sheet.is_empty() {
+            "退職給付金勘定元帳".to_string()
+        } else {
+            sheet
+        };
+        check(&rel, &sheet, "AZ500", json!("検証"));
+    }
+}
+
+#[test]
+fn overwriting_existing_cells_keeps_parts_and_reads_back() {
+    check(
+        "accounting/retirement_benefit_workbook.xlsx",
+        "2024.12",
+        "B5",
+        json!(12345),
+    );
+    check("xlsx/formula_array_shared.xlsx", "Sheet1", "B3", json!(999));
+    check(
+        "accounting/multi_sheet_ja.xlsx",
+        "入力データ",
+        "D2",
+        json!("備考あり"),
+    );
+    check("xlsx/ja_form_merged.xlsx", "Sheet1", "A1", json!("申請書"));
+    check(
+        "accounting/retirement_ledger_strict.xlsx",
+        "退職給付金勘定元帳",
+        "C3",
+        json!("摘要を変更"),
+    );
+}
+
+#[test]
+fn shared_and_array_formulas_keep_working() {
+    let ws = Workspace::new();
+    let name = ws.add_fixture("xlsx/formula_array_shared.xlsx");
+    // C10 is the master of the shared formula C10:C12; the others must keep their formulas.
+    let res = ws.ok(json!({
+        "xlsx_path": name,
+        "ops": [{"op": "set_value", "sheet": "Sheet1", "cell": "C10", "value": "手入力"}],
+        "return_inverse_ops": true,
+    }));
+    let before = &res.patch_diff[0].before;
+    assert_eq!(
+        serde_json::to_value(before).unwrap(),
+        json!({"kind": "formula", "value": "=_xlfn.IFS(B10>=85,\"A\",B10>=70,\"B\",B10>=60,\"C\",TRUE,\"D\")"})
+    );
+    let out = std::path::Path::new(&res.out_path);
+    let got = cells(out);
+    let f = |a1: &str| {
+        got.get(&("Sheet1".to_string(), a1.to_string()))
+            .cloned()
+            .unwrap_or_default()
+    };
+    assert_eq!(f("C10"), "手入力");
+    assert!(
+        f("C11").contains("B11>=85"),
+        "C11 keeps its own formula: {}",
+        f("C11")
+    );
+    assert!(
+        f("C12").contains("B12>=85"),
+        "C12 keeps its own formula: {}",
+        f("C12")
+    );
+    assert_eq!(
+        f("C5"),
+        "=SUM(B2:B4*C2:C4)",
+        "the array formula is untouched"
+    );
+    let sheet = String::from_utf8(entries(out)["xl/worksheets/sheet1.xml"].clone()).unwrap();
+    assert!(
+        sheet.contains(r#"<f t="array" ref="C5">SUM(B2:B4*C2:C4)</f>"#),
+        "{sheet}"
+    );
+
+    // Writing into the array formula is refused, and nothing is written.
+    let res = ws
+        .run(json!({
+            "xlsx_path": name,
+            "ops": [{"op": "set_value", "sheet": "Sheet1", "cell": "C5", "value": 1}],
+            "out_name": "refused.xlsx",
+        }))
+        .unwrap();
+    let err = res.error.expect("writing into an array formula must fail");
+    assert_eq!(err.op_index, 0);
+    assert!(err.message.contains("array formula"), "{}", err.message);
+    assert!(!ws.path("refused.xlsx").exists());
+}
+
+#[test]
+fn merged_cells_take_writes_at_their_top_left_cell_only() {
+    let ws = Workspace::new();
+    let name = ws.add_fixture("xlsx/formula_array_shared.xlsx");
+    let res = ws
+        .run(json!({"xlsx_path": name, "ops": [{"op": "set_value", "sheet": "Sheet1", "cell": "B5", "value": "x"}]}))
+        .unwrap();
+    let err = res.error.expect("B5 is covered by the merge A5:B5");
+    assert!(
+        err.message.contains("A5:B5") && err.message.contains("A5"),
+        "{}",
+        err.message
+    );
+    let res = ws.ok(json!({"xlsx_path": name, "ops": [{"op": "set_value", "sheet": "Sheet1", "cell": "A5", "value": "合計"}], "out_name": "merged.xlsx"}));
+    assert_eq!(
+        crate::support::cell(std::path::Path::new(&res.out_path), "Sheet1", "A5").as_deref(),
+        Some("合計")
+    );
+}
