@@ -21,10 +21,10 @@ mod retrieve;
 mod workbook;
 
 pub use context::{Context, Lang};
+pub use diff::{apply_patch, patches};
 pub use documents::{
     docs, documents_digest, documents_extract, documents_extract_sections, documents_metrics,
 };
-pub use diff::{apply_patch, patches};
 pub use error::{ApiError, ErrorCode};
 pub use llm::{LlmProviderKind, LlmStatusProblem, LlmStatusRequest, LlmStatusResponse, llm_status};
 pub use plan::{

@@ -42,15 +42,26 @@ pub use generate::{
     fallback_allowed, generate_plan, node_diff, select_templates, to_plan,
 };
 
+/// The document digest for the prompt, and the files that could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub struct DocumentDigest {
+    /// About `max_chars` characters; empty when no document was given or none had text.
+    pub digest: String,
+    /// One entry per file that failed (`path: CODE message`), so the caller can say which
+    /// documents the plan was made without.
+    pub unreadable: Vec<String>,
+}
+
 /// The digest of the documents at `paths` (through the caller's path policy), about
-/// `max_chars` long, for the prompt. An empty list gives an empty digest.
+/// `max_chars` long. A file that cannot be read is listed in `unreadable`; the others are
+/// still digested.
 pub fn digest_documents(
     policy: &keiri_fs::PathPolicy,
     paths: &[String],
     max_chars: usize,
-) -> Result<String, Error> {
+) -> Result<DocumentDigest, Error> {
     if paths.is_empty() {
-        return Ok(String::new());
+        return Ok(DocumentDigest::default());
     }
     let request: keiri_docs::DigestRequest = serde_json::from_value(serde_json::json!({
         "file_paths": paths,
@@ -58,7 +69,25 @@ pub fn digest_documents(
     }))
     .map_err(|e| Error::InvalidArgument(format!("digest request: {e}")))?;
     match keiri_docs::digest(policy, &request, keiri_docs::Cache::shared()) {
-        Ok(keiri_docs::Output::Json(response)) => Ok(response.digest),
+        Ok(keiri_docs::Output::Json(response)) => Ok(DocumentDigest {
+            digest: if response.empty {
+                String::new()
+            } else {
+                response.digest
+            },
+            unreadable: response
+                .errors
+                .iter()
+                .map(|e| {
+                    format!(
+                        "{}: {} {}",
+                        e.file_path.as_deref().unwrap_or("-"),
+                        e.code,
+                        e.message
+                    )
+                })
+                .collect(),
+        }),
         Ok(keiri_docs::Output::Toon(_)) => Err(Error::InvalidArgument(
             "the digest came back as TOON; JSON was asked for".into(),
         )),

@@ -385,9 +385,15 @@ pub fn apply_patch(
 /// approval gate can run the pipeline as a dry run and write after the user agrees.
 pub fn commit(applied: &Applied) -> Result<(), Error> {
     let path = &applied.path;
+    let changed_on_disk = || {
+        Error::internal(format!(
+            "{} changed on disk since the patch was applied to it; nothing was written",
+            path.display()
+        ))
+    };
     let current = match read_limited(path, applied.before.len() as u64) {
         Ok(bytes) => bytes,
-        Err(ReadError::TooLarge) => Vec::new(),
+        Err(ReadError::TooLarge) => return Err(changed_on_disk()),
         Err(ReadError::Io(source)) => {
             return Err(Error::Io {
                 action: "reading",
@@ -397,10 +403,7 @@ pub fn commit(applied: &Applied) -> Result<(), Error> {
         }
     };
     if current != applied.before {
-        return Err(Error::internal(format!(
-            "{} changed on disk since the patch was applied to it; nothing was written",
-            path.display()
-        )));
+        return Err(changed_on_disk());
     }
     let permissions = std::fs::metadata(path)
         .map_err(Error::io("reading metadata of", path))?

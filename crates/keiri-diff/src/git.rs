@@ -112,13 +112,15 @@ impl Spawner for SystemSpawner {
         let deadline = Instant::now() + invocation.timeout;
         let mut pause = Duration::from_millis(1);
         let (status, timed_out) = loop {
-            if let Some(status) = child.try_wait()? {
+            let waited = child.try_wait();
+            if let Ok(Some(status)) = waited {
                 break (Some(status), false);
             }
-            if Instant::now() >= deadline {
+            if waited.is_err() || Instant::now() >= deadline {
+                // Waiting failed or took too long: do not leave the process running.
                 let _ = child.kill();
                 let _ = child.wait();
-                break (None, true);
+                break (None, waited.is_ok());
             }
             std::thread::sleep(pause);
             pause = (pause * 2).min(Duration::from_millis(20));

@@ -29,7 +29,9 @@ use crate::catalog::{Catalog, TypeSpec};
 use crate::model::{Node, Plan};
 use crate::refs::{self, Target};
 use crate::requirements::{Requirement, build_requirements};
-use crate::template::{RequirementHint, TemplateSpec, UiSuggestion, parse_export_from};
+use crate::template::{
+    RequirementHint, TemplateSpec, UiSuggestion, is_valid_template_id, parse_export_from,
+};
 use crate::validate::{DEFAULT_LOOP_VAR, Finding};
 
 /// Joins a template id and a snippet node id into a plan node id.
@@ -286,7 +288,7 @@ pub fn compose(
     let mut seen: HashSet<&str> = HashSet::new();
     let mut repeated: HashSet<&str> = HashSet::new();
     for t in templates {
-        if !is_valid_prefix(&t.id) {
+        if !is_valid_template_id(&t.id) {
             return Err(ComposeError::InvalidTemplateId(t.id.clone()));
         }
         if !seen.insert(t.id.as_str()) {
@@ -573,14 +575,6 @@ impl Composition {
     }
 }
 
-/// A template id must be a plain name: it becomes part of every node id.
-fn is_valid_prefix(id: &str) -> bool {
-    !id.is_empty()
-        && id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-}
-
 fn incompatible(
     t: &TemplateSpec,
     import: &str,
@@ -720,11 +714,7 @@ fn collect_ids(graph: &[Node], template_id: &str, map: &mut HashMap<String, Stri
 
 /// Rewrites one node in place: its id, the ids of its body's nodes, and every reference.
 /// `vars` maps a bound import to the `${…}` inside that replaces `${vars.<import>}`.
-pub(crate) fn rewrite_node(
-    node: &mut Node,
-    ids: &HashMap<String, String>,
-    vars: &HashMap<String, String>,
-) {
+fn rewrite_node(node: &mut Node, ids: &HashMap<String, String>, vars: &HashMap<String, String>) {
     if let Some(new) = ids.get(&node.id) {
         node.id = new.clone();
     }
@@ -836,7 +826,7 @@ fn rewrite_when(w: &mut crate::model::When, f: &mut dyn FnMut(&Target) -> Option
 
 /// Applies `f` to every reference in a value, recursively; `f` returns the new text between
 /// `${` and `}`, or `None` to keep the reference as it is.
-pub(crate) fn rewrite_value(value: &mut Value, f: &mut dyn FnMut(&Target) -> Option<String>) {
+fn rewrite_value(value: &mut Value, f: &mut dyn FnMut(&Target) -> Option<String>) {
     match value {
         Value::String(s) => {
             if let Some(new) = rewrite_str(s, f) {
@@ -859,7 +849,7 @@ pub(crate) fn rewrite_value(value: &mut Value, f: &mut dyn FnMut(&Target) -> Opt
 
 /// Rewrites the references in one string; `None` when nothing changed. Malformed references
 /// are kept verbatim (the validator reports them).
-pub(crate) fn rewrite_str(s: &str, f: &mut dyn FnMut(&Target) -> Option<String>) -> Option<String> {
+fn rewrite_str(s: &str, f: &mut dyn FnMut(&Target) -> Option<String>) -> Option<String> {
     if !s.contains("${") {
         return None;
     }

@@ -353,9 +353,10 @@ fn collect_deps(node: &Node, ids: &HashMap<&str, usize>, deps: &mut BTreeSet<usi
     }
     for r in found {
         if let Target::Node { node, .. } = r.target
-            && let Some(&i) = ids.get(node.as_str()) {
-                deps.insert(i);
-            }
+            && let Some(&i) = ids.get(node.as_str())
+        {
+            deps.insert(i);
+        }
     }
     if let Some(body) = &node.body {
         for inner in &body.plan.graph {

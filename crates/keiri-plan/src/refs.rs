@@ -116,10 +116,9 @@ pub fn scan_str(s: &str, pointer: &str, refs: &mut Vec<Reference>, bad: &mut Vec
 /// Finds every reference in `value` (recursively); pointers start with `base`.
 pub fn scan(value: &Value, base: &str, refs: &mut Vec<Reference>, bad: &mut Vec<Malformed>) {
     match value {
-        Value::String(s)
-            if s.contains("${") => {
-                scan_str(s, base, refs, bad);
-            }
+        Value::String(s) if s.contains("${") => {
+            scan_str(s, base, refs, bad);
+        }
         Value::Array(items) => {
             for (i, item) in items.iter().enumerate() {
                 scan(item, &format!("{base}/{i}"), refs, bad);

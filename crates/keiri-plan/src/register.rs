@@ -91,9 +91,10 @@ pub fn designs_index(dir: &Path) -> HashMap<String, (PathBuf, Plan)> {
             continue;
         };
         if let Ok(loaded) = crate::io::load_plan(&text)
-            && !loaded.plan.id.trim().is_empty() {
-                out.insert(loaded.plan.id.clone(), (file, loaded.plan));
-            }
+            && !loaded.plan.id.trim().is_empty()
+        {
+            out.insert(loaded.plan.id.clone(), (file, loaded.plan));
+        }
     }
     out
 }

@@ -291,7 +291,7 @@ pub struct TemplateFinding {
 
 /// Characters allowed in a template id: it becomes the prefix of node ids, and a node id
 /// must stay usable as the head of a `${node.alias}` reference.
-fn is_valid_template_id(id: &str) -> bool {
+pub(crate) fn is_valid_template_id(id: &str) -> bool {
     !id.is_empty()
         && id
             .chars()

@@ -338,11 +338,12 @@ impl<'a> Validator<'a> {
             }
         }
         if let Some(w) = &node.while_loop
-            && let Some(c) = &w.condition {
-                let expr_path = format!("{path}/while/condition");
-                self.check_expr(&c.expr(), id, &expr_path);
-                refs::scan(&Value::String(c.expr()), &expr_path, &mut found, &mut bad);
-            }
+            && let Some(c) = &w.condition
+        {
+            let expr_path = format!("{path}/while/condition");
+            self.check_expr(&c.expr(), id, &expr_path);
+            refs::scan(&Value::String(c.expr()), &expr_path, &mut found, &mut bad);
+        }
         if let Some(call) = &node.call {
             for (k, v) in &call.inputs {
                 let p = format!("{path}/call/inputs/{}", escape_pointer(k));
@@ -472,23 +473,25 @@ impl<'a> Validator<'a> {
                 continue;
             }
             if let Some(allowed) = &port.enum_values
-                && !value.is_null() && !allowed.iter().any(|a| values_equal(a, value)) {
-                    let list: Vec<String> = allowed.iter().map(short).collect();
-                    self.error(
-                        "input.enum_mismatch",
-                        id,
-                        p.clone(),
-                        (
-                            &format!("{key} の値 {} は選択肢にありません", short(value)),
-                            &format!("{key}: {} is not one of the allowed values", short(value)),
-                        ),
-                        Some((
-                            &format!("選択肢: {}", list.join(", ")),
-                            &format!("allowed: {}", list.join(", ")),
-                        )),
-                    );
-                    continue;
-                }
+                && !value.is_null()
+                && !allowed.iter().any(|a| values_equal(a, value))
+            {
+                let list: Vec<String> = allowed.iter().map(short).collect();
+                self.error(
+                    "input.enum_mismatch",
+                    id,
+                    p.clone(),
+                    (
+                        &format!("{key} の値 {} は選択肢にありません", short(value)),
+                        &format!("{key}: {} is not one of the allowed values", short(value)),
+                    ),
+                    Some((
+                        &format!("選択肢: {}", list.join(", ")),
+                        &format!("allowed: {}", list.join(", ")),
+                    )),
+                );
+                continue;
+            }
             self.check_literal_type(block, key, port, value, id, &p);
         }
         for (key, port) in &spec.inputs {
@@ -851,9 +854,10 @@ impl<'a> Validator<'a> {
                     {
                         let key = key.replace("~1", "/").replace("~0", "~");
                         if let Some(port) = spec.inputs.get(&key)
-                            && !port.ty.accepts_any_of(out_ty) {
-                                let block = node.block.as_deref().unwrap_or_default();
-                                self.error(
+                            && !port.ty.accepts_any_of(out_ty)
+                        {
+                            let block = node.block.as_deref().unwrap_or_default();
+                            self.error(
                                     "ref.type_mismatch",
                                     id,
                                     r.pointer.clone(),
@@ -871,7 +875,7 @@ impl<'a> Validator<'a> {
                                     ),
                                     None,
                                 );
-                            }
+                        }
                     }
                 }
                 Some((target.clone(), local))

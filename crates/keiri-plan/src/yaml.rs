@@ -258,9 +258,10 @@ pub fn parse(text: &str) -> Result<Document, YamlError> {
                 let tag_suffix = tag.as_ref().map(|t| t.suffix.clone());
                 let value = resolve_scalar(&text, style, tag_suffix.as_deref());
                 if !b.is_key_position()
-                    && let Some(p) = b.child_pointer() {
-                        b.map.positions.insert(p, pos);
-                    }
+                    && let Some(p) = b.child_pointer()
+                {
+                    b.map.positions.insert(p, pos);
+                }
                 b.push_value(value, 1, Some(anchor), pos)?;
             }
             Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
@@ -308,9 +309,10 @@ pub fn parse(text: &str) -> Result<Document, YamlError> {
                     });
                 }
                 if !b.is_key_position()
-                    && let Some(p) = b.child_pointer() {
-                        b.map.positions.insert(p, pos);
-                    }
+                    && let Some(p) = b.child_pointer()
+                {
+                    b.map.positions.insert(p, pos);
+                }
                 b.push_value(value, size, None, pos)?;
             }
             Event::StreamStart | Event::StreamEnd | Event::DocumentEnd | Event::Nothing => {}

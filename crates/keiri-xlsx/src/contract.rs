@@ -567,6 +567,12 @@ pub struct PatchResponse {
     pub formula_issues: Vec<FormulaIssue>,
 }
 
+/// The schema of a cell value that may be `null` (clears the cell). `#[schemars(required)]`
+/// on an `Option` alone would drop the null branch, and inverse ops carry null.
+fn nullable_cell(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"anyOf": [g.subschema_for::<CellValue>(), {"type": "null"}]})
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -685,10 +691,4 @@ mod tests {
         assert_eq!(CellValue::number(-0.5), CellValue::Float(-0.5));
         assert_eq!(CellValue::number(1e300), CellValue::Float(1e300));
     }
-}
-
-/// The schema of a cell value that may be `null` (clears the cell). `#[schemars(required)]`
-/// on an `Option` alone would drop the null branch, and inverse ops carry null.
-fn nullable_cell(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({"anyOf": [g.subschema_for::<CellValue>(), {"type": "null"}]})
 }

@@ -345,7 +345,10 @@ fn the_shipped_config_and_capabilities_let_the_main_window_call_every_command() 
 #[test]
 fn a_default_build_embeds_the_built_ui() {
     let context = keiri_studio::tauri_context::<MockRuntime>();
-    let index = context.assets().get(&"index.html".into()).expect("ui/dist/index.html embedded");
+    let index = context
+        .assets()
+        .get(&"index.html".into())
+        .expect("ui/dist/index.html embedded");
     let html = String::from_utf8_lossy(&index);
     assert!(html.contains("<title>Keiri Studio</title>"), "{html}");
 }

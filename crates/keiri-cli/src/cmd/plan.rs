@@ -123,10 +123,11 @@ fn findings_or_error(
 ) -> anyhow::Result<ExitCode> {
     if !json
         && let Some(findings) = err.details.as_ref().and_then(|d| d.get("findings"))
-            && let Ok(findings) = serde_json::from_value::<Vec<FindingIn>>(findings.clone()) {
-                let findings: Vec<json::Finding> = findings.into_iter().map(Into::into).collect();
-                print_findings(&findings, source);
-            }
+        && let Ok(findings) = serde_json::from_value::<Vec<FindingIn>>(findings.clone())
+    {
+        let findings: Vec<json::Finding> = findings.into_iter().map(Into::into).collect();
+        print_findings(&findings, source);
+    }
     print_error(&err, json)
 }
 

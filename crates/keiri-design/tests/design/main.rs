@@ -3,6 +3,7 @@
 //! the requests sent as well as on the plans returned.
 
 mod compose;
+mod documents;
 mod inquire;
 mod repair;
 mod schema;

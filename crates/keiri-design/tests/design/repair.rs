@@ -165,3 +165,43 @@ fn fallback_flag_values() {
         assert_eq!(keiri_design::fallback_allowed(value), expect, "{value:?}");
     }
 }
+
+#[tokio::test]
+async fn validation_counts_and_repair_iterations_are_logged() {
+    let (url, _server) = FakeServer::start(vec![
+        Reply::json_content(&skeleton(json!([]))),
+        Reply::json_content(&wiring("invoices.csv", "${reader.rows}", json!([]))),
+        Reply::json_content(&wiring("invoices.csv", "${read.rows}", json!([]))),
+    ])
+    .await
+    .unwrap();
+    let (llm, clock) = llm(&url);
+    let dir = tempfile::tempdir().unwrap();
+    let log =
+        keiri_llm::EventLog::create(dir.path(), "run-1", keiri_llm::Redactor::default(), clock)
+            .unwrap();
+    let (catalog, templates) = (catalog(), templates());
+    let ctx = ctx(&catalog, &templates, &llm).with_log(log.clone());
+    let result = keiri_design::generate_plan(INSTRUCTION, "", &options(), &ctx)
+        .await
+        .unwrap();
+    assert_eq!(result.status, Status::Valid);
+    let text = std::fs::read_to_string(log.run_path()).unwrap();
+    let events: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|e: &serde_json::Value| e["event"] == "validation")
+        .collect();
+    assert_eq!(events.len(), 2, "{text}");
+    assert!(events[0]["validation_errors"].as_u64().unwrap() > 0);
+    assert_eq!(events[1]["validation_errors"], json!(0));
+    assert_eq!(events[1]["repair_iteration"], json!(1));
+    assert!(
+        events[1]["block_distribution"]
+            .to_string()
+            .contains("csv.read")
+    );
+    // The model calls were logged under their stages.
+    assert!(text.contains("\"stage\":\"skeleton\""));
+    assert!(text.contains("\"stage\":\"repair\""));
+}

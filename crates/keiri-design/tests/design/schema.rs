@@ -243,3 +243,41 @@ async fn an_unknown_block_id_is_rejected_with_a_clear_error_under_free_form() {
     assert!(last.body.get("response_format").is_none_or(Value::is_null));
     assert!(last.body.get("tools").is_none_or(Value::is_null));
 }
+
+#[tokio::test]
+async fn hint_mode_puts_template_summaries_and_blocks_into_the_request() {
+    let (url, server) = FakeServer::start(vec![
+        Reply::json_content(&skeleton(json!([]))),
+        Reply::json_content(&wiring("invoices.csv", "${read.rows}", json!([]))),
+    ])
+    .await
+    .unwrap();
+    let (llm, _) = llm(&url);
+    let (catalog, templates) = (catalog(), templates());
+    let options = GenerateOptions {
+        apply_mode: keiri_design::ApplyMode::Hint,
+        templates: vec!["invoice_duplicate_detection".into()],
+        pinned_blocks: Vec::new(),
+        ..options()
+    };
+    let result =
+        keiri_design::generate_plan(INSTRUCTION, "", &options, &ctx(&catalog, &templates, &llm))
+            .await
+            .unwrap();
+    assert_eq!(result.templates, ["invoice_duplicate_detection"]);
+    let spec = templates.get("invoice_duplicate_detection").unwrap();
+    for n in &spec.graph_snippet {
+        let block = n.block.clone().unwrap();
+        assert!(
+            result.candidates.contains(&block),
+            "{block} not a candidate"
+        );
+    }
+    let text = messages_text(&server.requests()[0]);
+    assert!(text.contains("## Templates to follow"), "{text}");
+    assert!(
+        text.contains("- invoice_duplicate_detection: 請求書の重複検出"),
+        "{text}"
+    );
+    assert!(text.contains("imports: invoice_csv"), "{text}");
+}

@@ -464,3 +464,39 @@ fn tool_definition_text() {
         })
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn the_system_spawner_feeds_stdin_keeps_stderr_and_enforces_the_timeout() {
+    use std::time::{Duration, Instant};
+
+    use keiri_diff::SystemSpawner;
+
+    let dir = tempfile::tempdir().unwrap();
+    let invocation = |script: &str, timeout_ms: u64| Invocation {
+        program: "sh".into(),
+        args: vec!["-c".into(), script.into()],
+        cwd: dir.path().to_path_buf(),
+        env: vec![("KEIRI_TEST".into(), "set".into())],
+        env_remove: vec!["HOME".into()],
+        // More than a pipe buffer, so a spawner that wrote stdin before reading would block.
+        stdin: vec![b'x'; 1 << 20],
+        timeout: Duration::from_millis(timeout_ms),
+    };
+    let out = SystemSpawner
+        .run(&invocation(
+            "wc -c >&2; echo \"$KEIRI_TEST ${HOME:-unset}\" >&2; exit 3",
+            10_000,
+        ))
+        .unwrap();
+    assert_eq!(out.exit_code, Some(3));
+    assert!(!out.timed_out);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("1048576"), "{stderr}");
+    assert!(stderr.contains("set unset"), "{stderr}");
+
+    let started = Instant::now();
+    let out = SystemSpawner.run(&invocation("sleep 30", 200)).unwrap();
+    assert_eq!((out.exit_code, out.timed_out), (None, true));
+    assert!(started.elapsed() < Duration::from_secs(10));
+}

@@ -10,7 +10,6 @@ mod register;
 mod requirements;
 mod template;
 mod validate;
-mod scratch_timing;
 
 use std::path::{Path, PathBuf};
 
