@@ -8,6 +8,8 @@ SHELL := bash
 
 CARGO ?= cargo
 NPM ?= npm
+# Where cargo puts binaries (honours CARGO_TARGET_DIR).
+TARGET_DIR := $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)
 export CARGO_TERM_COLOR ?= never
 
 .PHONY: help setup setup-system setup-npm setup-models ui build studio test fmt fmt-check lint \
@@ -45,13 +47,13 @@ studio: setup ui
 	$(CARGO) build -p keiri-studio
 	@if [ -z "$${DISPLAY:-}$${WAYLAND_DISPLAY:-}" ]; then \
 	  echo "No display found: run it under Xvfb with"; \
-	  echo "  xvfb-run -a -s '-screen 0 1280x800x24' target/debug/keiri-studio"; \
+	  echo "  xvfb-run -a -s '-screen 0 1280x800x24' $(TARGET_DIR)/debug/keiri-studio"; \
 	else \
-	  KEIRI_WORKSPACE="$${KEIRI_WORKSPACE:-$(CURDIR)}" target/debug/keiri-studio; \
+	  KEIRI_WORKSPACE="$${KEIRI_WORKSPACE:-$(CURDIR)}" $(TARGET_DIR)/debug/keiri-studio; \
 	fi
 
 serve: build
-	target/debug/keiri serve --workspace . --ui-dir ui/dist
+	$(TARGET_DIR)/debug/keiri serve --workspace . --ui-dir ui/dist
 
 ## --- checks ------------------------------------------------------------------------------
 fmt:
@@ -71,7 +73,7 @@ test-ui: setup-npm
 
 test-e2e: ui
 	$(CARGO) build -p keiri-cli
-	KEIRI_BIN="$(CURDIR)/target/debug/keiri" $(NPM) run test:e2e --workspace ui
+	KEIRI_BIN="$(TARGET_DIR)/debug/keiri" $(NPM) run test:e2e --workspace ui
 
 test: setup fmt-check lint test-rust test-ui test-e2e
 	@echo "make test: all checks passed"

@@ -27,6 +27,9 @@ pub const DEFAULT_GIT_TIMEOUT: Duration = Duration::from_secs(60);
 /// Stderr kept from a process; the rest is read and dropped so the child never blocks.
 const MAX_STDERR: usize = 64 * 1024;
 
+/// How long to wait for the end of stderr once the process has ended.
+const STDERR_GRACE: Duration = Duration::from_secs(2);
+
 /// One process to run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Invocation {
@@ -89,24 +92,31 @@ impl Spawner for SystemSpawner {
         let mut child = command.spawn()?;
 
         // Standard input and error are served from their own threads: a child blocked writing
-        // a full stderr pipe while we block writing its stdin would deadlock.
+        // a full stderr pipe while we block writing its stdin would deadlock. The threads are
+        // never joined unconditionally: a grandchild that inherited the pipes could keep them
+        // open long after the child is gone, and that must not hang us.
         let stdin = child.stdin.take();
         let input = invocation.stdin.clone();
-        let writer = std::thread::spawn(move || {
+        std::thread::spawn(move || {
             if let Some(mut pipe) = stdin {
                 // A child that exits early closes the pipe; its exit status tells the story.
                 let _ = pipe.write_all(&input);
             }
         });
         let stderr = child.stderr.take();
-        let reader = std::thread::spawn(move || {
+        let (sender, receiver) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
             let mut kept = Vec::new();
             if let Some(pipe) = stderr {
                 let mut limited = pipe.take(MAX_STDERR as u64);
                 let _ = limited.read_to_end(&mut kept);
+                // Hand over what we have now; the rest is only drained so the writer never
+                // blocks.
+                let _ = sender.send(kept);
                 let _ = std::io::copy(&mut limited.into_inner(), &mut std::io::sink());
+            } else {
+                let _ = sender.send(kept);
             }
-            kept
         });
 
         let deadline = Instant::now() + invocation.timeout;
@@ -125,8 +135,7 @@ impl Spawner for SystemSpawner {
             std::thread::sleep(pause);
             pause = (pause * 2).min(Duration::from_millis(20));
         };
-        let _ = writer.join();
-        let stderr = reader.join().unwrap_or_default();
+        let stderr = receiver.recv_timeout(STDERR_GRACE).unwrap_or_default();
         Ok(ProcessOutput {
             exit_code: status.and_then(|s| s.code()),
             stderr,
