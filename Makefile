@@ -27,8 +27,10 @@ setup: setup-system setup-npm setup-models
 setup-system:
 	@bash scripts/setup-system.sh
 
+# `npm install`, not `npm ci`: npm leaves the Tauri CLI's other-platform optional packages out
+# of a lockfile written on Linux, and `npm ci` then refuses the lockfile as out of sync.
 node_modules/.package-lock.json: package-lock.json package.json ui/package.json
-	$(NPM) ci --no-audit --no-fund --loglevel=error
+	$(NPM) install --no-audit --no-fund --loglevel=error
 	@touch $@
 
 setup-npm: node_modules/.package-lock.json
