@@ -11,6 +11,8 @@ pub struct Context {
     pub workspace: PathBuf,
     /// Catalog directories, lowest precedence first (bundled, then the user's workspace).
     pub catalog_dirs: Vec<PathBuf>,
+    /// Template directories, lowest precedence first (bundled, then the user's workspace).
+    pub template_dirs: Vec<PathBuf>,
     /// Where registered plans go.
     pub designs_dir: PathBuf,
     /// Default message language when a request does not say.
@@ -37,7 +39,13 @@ impl Context {
         if !catalog_dirs.iter().any(|d| same_dir(d, &own)) {
             catalog_dirs.push(own);
         }
+        let mut template_dirs: Vec<PathBuf> = bundled_templates_dir().into_iter().collect();
+        let own_templates = workspace.join("templates");
+        if !template_dirs.iter().any(|d| same_dir(d, &own_templates)) {
+            template_dirs.push(own_templates);
+        }
         Context {
+            template_dirs,
             designs_dir: workspace.join("designs"),
             allowed_roots: vec![workspace.clone()],
             workspace,
@@ -86,13 +94,23 @@ fn same_dir(a: &Path, b: &Path) -> bool {
 /// the executable or one of its ancestors (an installed app keeps it next to the binary; a
 /// development build finds the repository's).
 pub fn bundled_catalog_dir() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("KEIRI_BUNDLED_CATALOG") {
+    bundled_dir("KEIRI_BUNDLED_CATALOG", "block_specs")
+}
+
+/// The templates shipped with the studio: `KEIRI_BUNDLED_TEMPLATES`, else `templates/`
+/// beside the executable or one of its ancestors.
+pub fn bundled_templates_dir() -> Option<PathBuf> {
+    bundled_dir("KEIRI_BUNDLED_TEMPLATES", "templates")
+}
+
+fn bundled_dir(env: &str, name: &str) -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os(env) {
         return Some(PathBuf::from(dir));
     }
     let exe = std::env::current_exe().ok()?;
     exe.ancestors()
         .skip(1)
         .take(5)
-        .map(|d| d.join("block_specs"))
+        .map(|d| d.join(name))
         .find(|d| d.is_dir())
 }

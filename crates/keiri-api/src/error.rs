@@ -29,6 +29,10 @@ pub enum ErrorCode {
     FileTooLarge,
     /// A patch did not apply and the file is unchanged.
     ApplyFailed,
+    /// A mode that needs an LLM was asked for and none is configured.
+    LlmNotConfigured,
+    /// The LLM call failed (timeout, rate limit, invalid output…); details carry its code.
+    LlmFailed,
 }
 
 impl ErrorCode {
@@ -47,6 +51,8 @@ impl ErrorCode {
             ErrorCode::BackendError => "BACKEND_ERROR",
             ErrorCode::FileTooLarge => "FILE_TOO_LARGE",
             ErrorCode::ApplyFailed => "APPLY_FAILED",
+            ErrorCode::LlmNotConfigured => "LLM_NOT_CONFIGURED",
+            ErrorCode::LlmFailed => "LLM_FAILED",
         }
     }
 

@@ -14,6 +14,7 @@ mod context;
 mod diff;
 mod documents;
 mod error;
+mod generate;
 pub mod json;
 mod llm;
 mod plan;
@@ -26,6 +27,11 @@ pub use documents::{
     docs, documents_digest, documents_extract, documents_extract_sections, documents_metrics,
 };
 pub use error::{ApiError, ErrorCode};
+pub use generate::{
+    ApplyMode, GeneratedPlan, PlanGenerateRequest, PlanGenerateResponse, Progress, Stage, Status,
+    TemplatesListRequest, TemplatesListResponse, plan_generate, plan_generate_with_progress,
+    templates_list,
+};
 pub use llm::{LlmProviderKind, LlmStatusProblem, LlmStatusRequest, LlmStatusResponse, llm_status};
 pub use plan::{
     catalog_list, load_catalog, plan_dry_run, plan_register, plan_register_at, plan_validate,
@@ -48,6 +54,8 @@ pub const FUNCTIONS: &[&str] = &[
     "blocks_retrieve_eval",
     "llm_status",
     "apply_patch",
+    "templates_list",
+    "plan_generate",
 ];
 
 /// Calls the function `name` with a JSON `body` and returns its JSON result.
@@ -97,6 +105,8 @@ pub fn dispatch(
         "blocks_retrieve_eval" => run(body, |r| blocks_retrieve_eval(ctx, r)),
         "llm_status" => run(body, |r| llm_status(ctx, r)),
         "apply_patch" => run(body, |r| apply_patch(ctx, r)),
+        "templates_list" => run(body, |r| templates_list(ctx, r)),
+        "plan_generate" => run(body, |r| plan_generate(ctx, r)),
         _ => Err(ApiError::new(
             ErrorCode::NotFound,
             format!("unknown function: {name}"),

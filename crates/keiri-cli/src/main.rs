@@ -71,6 +71,9 @@ pub enum Command {
     Retrieve(Box<cmd::retrieve::Args>),
     /// LLM provider configuration: `keiri llm status`.
     Llm(cmd::llm::Args),
+    /// Generate a plan from an instruction (+ documents, templates): offline from templates
+    /// (--apply-mode compose) or with an LLM.
+    Generate(Box<cmd::generate::Args>),
     /// Apply a unified diff to one file of the workspace (prints the JSON result).
     ApplyPatch(cmd::apply_patch::Args),
 }
@@ -126,6 +129,7 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::Mcp(args) => cmd::mcp::run(ctx, args),
         Command::Retrieve(args) => cmd::retrieve::run(&ctx, args, json),
         Command::Llm(args) => cmd::llm::run(&ctx, args, json),
+        Command::Generate(args) => cmd::generate::run(&ctx, args, json),
         Command::ApplyPatch(args) => cmd::apply_patch::run(&ctx, args),
     }
 }

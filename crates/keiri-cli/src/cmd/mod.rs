@@ -2,6 +2,7 @@
 
 pub mod apply_patch;
 pub mod extract;
+pub mod generate;
 pub mod llm;
 pub mod mcp;
 pub mod patch;

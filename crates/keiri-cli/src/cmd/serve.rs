@@ -130,6 +130,8 @@ fn error_response(err: ApiError) -> Response {
             StatusCode::UNPROCESSABLE_ENTITY
         }
         ErrorCode::FileTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+        ErrorCode::LlmNotConfigured => StatusCode::SERVICE_UNAVAILABLE,
+        ErrorCode::LlmFailed => StatusCode::BAD_GATEWAY,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     };
     (status, axum::Json(err)).into_response()

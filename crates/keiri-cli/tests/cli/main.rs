@@ -3,6 +3,7 @@
 
 mod apply_patch;
 mod extract;
+mod generate;
 mod llm;
 mod mcp;
 mod patch;

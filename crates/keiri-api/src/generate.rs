@@ -1,0 +1,256 @@
+//! Plan generation use cases: `templates_list` and `plan_generate`.
+//!
+//! `plan_generate` runs the two-stage planner of `keiri-design` with the workspace's
+//! catalog, templates and LLM configuration (process environment over `<workspace>/.env`).
+//! With no LLM configured, `compose` mode still works offline. The planner is async; the API
+//! is synchronous, so each generation runs on its own thread with its own runtime — safe to
+//! call from the CLI, from `keiri serve`'s blocking pool and from the desktop shell alike.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::{ApiError, Context, ErrorCode, Lang};
+
+pub use keiri_design::{ApplyMode, GeneratedPlan, Progress, Stage, Status};
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TemplatesListRequest {
+    #[serde(default)]
+    pub query: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TemplatesListResponse {
+    pub templates: Vec<TemplateSummary>,
+    pub issues: Vec<crate::json::CatalogIssue>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TemplateSummary {
+    pub id: String,
+    pub version: String,
+    pub category: String,
+    pub title: String,
+    pub title_en: String,
+    pub description: String,
+    pub description_en: String,
+    pub tags: Vec<String>,
+    pub imports: Vec<String>,
+    pub exports: Vec<String>,
+}
+
+/// Lists the templates, optionally filtered by a query over id, titles, descriptions and tags.
+pub fn templates_list(
+    ctx: &Context,
+    req: TemplatesListRequest,
+) -> Result<TemplatesListResponse, ApiError> {
+    let (templates, issues) = keiri_plan::Templates::load(&ctx.template_dirs);
+    let query = req.query.unwrap_or_default().trim().to_lowercase();
+    let templates = templates
+        .iter()
+        .filter(|t| {
+            query.is_empty()
+                || [
+                    Some(t.id.as_str()),
+                    Some(t.title.as_str()),
+                    t.title_en.as_deref(),
+                    Some(t.description.as_str()),
+                    t.description_en.as_deref(),
+                ]
+                .into_iter()
+                .flatten()
+                .chain(t.tags.iter().map(String::as_str))
+                .any(|s| s.to_lowercase().contains(&query))
+        })
+        .map(|t| TemplateSummary {
+            id: t.id.clone(),
+            version: t.version.clone(),
+            category: t.category.clone(),
+            title: t.title.clone(),
+            title_en: t.title_en.clone().unwrap_or_default(),
+            description: t.description.clone(),
+            description_en: t.description_en.clone().unwrap_or_default(),
+            tags: t.tags.clone(),
+            imports: t.imports.keys().cloned().collect(),
+            exports: t.exports.keys().cloned().collect(),
+        })
+        .collect();
+    let issues = issues
+        .into_iter()
+        .map(|i| crate::json::CatalogIssue {
+            file: i.file.display().to_string(),
+            line: i.line,
+            column: i.column,
+            message: i.message,
+        })
+        .collect();
+    Ok(TemplatesListResponse { templates, issues })
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlanGenerateRequest {
+    pub instruction: String,
+    /// Reference documents (paths inside the workspace).
+    #[serde(default)]
+    pub docs: Vec<String>,
+    /// Template ids; empty = chosen by retrieval.
+    #[serde(default)]
+    pub templates: Vec<String>,
+    #[serde(default)]
+    pub apply_mode: Option<ApplyMode>,
+    /// Allow a marked fallback plan when repair fails (else `KEIRI_AGENT_LLM_FALLBACK`).
+    #[serde(default)]
+    pub fallback: Option<bool>,
+    #[serde(default)]
+    pub max_repair: Option<u32>,
+    /// Answers to earlier requirements, by requirement id.
+    #[serde(default)]
+    pub answers: Map<String, Value>,
+    #[serde(default)]
+    pub plan_id: Option<String>,
+    #[serde(default)]
+    pub pinned_blocks: Vec<String>,
+    #[serde(default)]
+    pub lang: Option<Lang>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PlanGenerateResponse {
+    #[serde(flatten)]
+    pub generated: GeneratedPlan,
+    /// The plan as YAML, ready for the editor, `keiri validate` or `plan_register`.
+    pub yaml: String,
+    /// Documents that could not be read (the plan was made without them).
+    pub unreadable_docs: Vec<String>,
+}
+
+/// Generates a plan (see the module docs).
+pub fn plan_generate(
+    ctx: &Context,
+    req: PlanGenerateRequest,
+) -> Result<PlanGenerateResponse, ApiError> {
+    plan_generate_with_progress(ctx, req, &mut |_| {})
+}
+
+/// [`plan_generate`], calling `on_progress` for every stage event as it happens.
+pub fn plan_generate_with_progress(
+    ctx: &Context,
+    req: PlanGenerateRequest,
+    on_progress: &mut dyn FnMut(&Progress),
+) -> Result<PlanGenerateResponse, ApiError> {
+    if req.instruction.trim().is_empty() {
+        return Err(ApiError::new(
+            ErrorCode::InvalidRequest,
+            "the instruction is empty",
+        ));
+    }
+    let env = keiri_llm::Env::load(&ctx.workspace).map_err(|e| {
+        ApiError::new(ErrorCode::InvalidRequest, e.to_string())
+            .with_details(serde_json::json!({"code": e.code()}))
+    })?;
+    let digest = keiri_design::digest_documents(
+        &ctx.path_policy(),
+        &req.docs,
+        keiri_design::DEFAULT_MAX_DOCS_CHARS,
+    )
+    .map_err(design_error)?;
+    let (catalog, _) = crate::load_catalog(ctx);
+    let (templates, _) = keiri_plan::Templates::load(&ctx.template_dirs);
+    let options = keiri_design::GenerateOptions {
+        plan_id: req
+            .plan_id
+            .clone()
+            .unwrap_or_else(|| "generated_plan".into()),
+        max_repair_attempts: req
+            .max_repair
+            .unwrap_or(keiri_design::DEFAULT_MAX_REPAIR_ATTEMPTS),
+        apply_mode: req.apply_mode.unwrap_or_default(),
+        templates: req.templates.clone(),
+        pinned_blocks: req.pinned_blocks.clone(),
+        allow_fallback: req
+            .fallback
+            .unwrap_or_else(|| keiri_design::fallback_allowed(env.get("KEIRI_AGENT_LLM_FALLBACK"))),
+        answers: req.answers.clone(),
+        lang: req.lang.unwrap_or(ctx.lang),
+        ..keiri_design::GenerateOptions::default()
+    };
+    // No provider is not an error here: compose mode works without one, and the planner
+    // says clearly when a mode needs one.
+    let llm = keiri_llm::Llm::from_env(&env).ok();
+    // The JSONL event log of this run; a log that cannot be opened must not stop the work.
+    let clock: std::sync::Arc<dyn keiri_llm::Clock> =
+        std::sync::Arc::new(keiri_llm::SystemClock::default());
+    let run_id = keiri_llm::new_run_id(clock.as_ref());
+    let log = keiri_llm::EventLog::create(
+        &ctx.workspace.join("logs"),
+        &run_id,
+        keiri_llm::Redactor::from_env(&env),
+        clock,
+    )
+    .ok();
+    let instruction = req.instruction.clone();
+    let (tx, rx) = std::sync::mpsc::channel::<Progress>();
+    let result = std::thread::scope(|scope| {
+        // `move`: the worker owns the only sender, so the progress loop below ends with it.
+        let worker = scope.spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| ApiError::new(ErrorCode::Internal, format!("async runtime: {e}")))?;
+            runtime.block_on(async {
+                let (ptx, mut prx) = tokio::sync::mpsc::unbounded_channel::<Progress>();
+                let mut dctx = keiri_design::Context::new(&catalog, &templates).with_progress(ptx);
+                if let Some(llm) = &llm {
+                    dctx = dctx.with_llm(llm);
+                }
+                if let Some(log) = log {
+                    dctx = dctx.with_log(log);
+                }
+                let forward = async {
+                    while let Some(p) = prx.recv().await {
+                        let _ = tx.send(p);
+                    }
+                };
+                let generate = async {
+                    let out =
+                        keiri_design::generate_plan(&instruction, &digest.digest, &options, &dctx)
+                            .await;
+                    // Dropping the context drops the progress sender, ending `forward`.
+                    drop(dctx);
+                    out
+                };
+                let (out, ()) = tokio::join!(generate, forward);
+                out.map_err(design_error)
+            })
+        });
+        for p in rx {
+            on_progress(&p);
+        }
+        worker.join().unwrap_or_else(|_| {
+            Err(ApiError::new(
+                ErrorCode::Internal,
+                "the generation thread failed",
+            ))
+        })
+    })?;
+    let yaml = keiri_plan::save_plan(&result.plan)
+        .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
+    Ok(PlanGenerateResponse {
+        generated: result,
+        yaml,
+        unreadable_docs: digest.unreadable,
+    })
+}
+
+fn design_error(e: keiri_design::Error) -> ApiError {
+    let lower = e.code();
+    let code = match lower {
+        "INVALID_ARGUMENT" | "ANSWER_INVALID" => ErrorCode::InvalidRequest,
+        "LLM_NOT_CONFIGURED" => ErrorCode::LlmNotConfigured,
+        c if c.starts_with("LLM_") => ErrorCode::LlmFailed,
+        other => ErrorCode::from_lower(other),
+    };
+    ApiError::new(code, e.to_string()).with_details(serde_json::json!({"code": lower}))
+}

@@ -1,0 +1,92 @@
+//! `keiri generate`: offline compose end to end, and a clear error when a mode needs an LLM.
+
+use serde_json::Value;
+
+use super::{keiri, put};
+
+const LLM_VARS: &[&str] = &[
+    "OPENAI_API_KEY",
+    "AZURE_OPENAI_API_KEY",
+    "AZURE_OPENAI_ENDPOINT",
+    "AZURE_OPENAI_DEPLOYMENT",
+    "KEIRI_LLM_BASE_URL",
+    "KEIRI_LLM_API_KEY",
+    "KEIRI_AGENT_LLM_FALLBACK",
+];
+
+fn generate(ws: &std::path::Path) -> assert_cmd::Command {
+    let mut cmd = keiri(ws);
+    for v in LLM_VARS {
+        cmd.env_remove(v);
+    }
+    cmd.args([
+        "--json",
+        "generate",
+        "--instruction",
+        "請求書CSVから重複を検出してレポートにする",
+    ]);
+    cmd
+}
+
+#[test]
+fn compose_asks_then_registers_a_valid_plan() {
+    let ws = tempfile::tempdir().unwrap();
+    let out = generate(ws.path())
+        .args([
+            "--apply-mode",
+            "compose",
+            "--templates",
+            "invoice_duplicate_detection",
+        ])
+        .assert()
+        .code(1);
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(v["result"]["status"], "needs_answers");
+    let questions: Vec<&str> = v["result"]["requirements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert!(questions.contains(&"invoice_csv"), "{questions:?}");
+    assert!(v["result"]["notes"][0].as_str().unwrap().contains("LLM"));
+
+    let answers: serde_json::Map<String, Value> = questions
+        .iter()
+        .map(|q| (q.to_string(), Value::String("invoices.csv".into())))
+        .collect();
+    let answers_file = ws.path().join("answers.json");
+    put(&answers_file, &serde_json::to_string(&answers).unwrap());
+    let out = generate(ws.path())
+        .args([
+            "--apply-mode",
+            "compose",
+            "--templates",
+            "invoice_duplicate_detection",
+        ])
+        .arg("--answers")
+        .arg(&answers_file)
+        .arg("--register")
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(v["result"]["status"], "valid");
+    let path = v["registered"]["path"].as_str().unwrap();
+    let saved = std::fs::read_to_string(path).unwrap();
+    assert!(saved.contains("invoice_duplicate_detection__"), "{saved}");
+}
+
+#[test]
+fn a_mode_that_needs_an_llm_names_the_env_vars() {
+    let ws = tempfile::tempdir().unwrap();
+    let out = generate(ws.path())
+        .args(["--apply-mode", "llm-only"])
+        .assert()
+        .code(2);
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(v["code"], "LLM_NOT_CONFIGURED");
+    assert!(
+        v["message"].as_str().unwrap().contains("OPENAI_API_KEY"),
+        "{v}"
+    );
+}
