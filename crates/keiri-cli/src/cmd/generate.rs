@@ -107,11 +107,9 @@ pub fn run(ctx: &Context, args: &Args, json: bool) -> anyhow::Result<ExitCode> {
     };
     let generated = &res.generated;
     let valid = matches!(generated.status, Status::Valid);
-    if valid {
-        if let Some(out) = &args.out {
-            keiri_fs::write_new(out, res.yaml.as_bytes())
-                .with_context(|| format!("writing {}", out.display()))?;
-        }
+    if valid && let Some(out) = &args.out {
+        keiri_fs::write_new(out, res.yaml.as_bytes())
+            .with_context(|| format!("writing {}", out.display()))?;
     }
     let registered = if valid && args.register {
         let r = keiri_api::plan_register(
