@@ -497,3 +497,15 @@ fn findings_carry_json_pointers() {
     assert_eq!(f[0].path, "/graph/0/in/encoding");
     assert_eq!(f[0].node_id.as_deref(), Some("a"));
 }
+
+#[test]
+fn out_aliases_must_be_strings() {
+    check(
+        &plan("graph:\n  - {id: a, block: csv.read, in: {path: x}, out: {rows: [r]}}\n"),
+        &["out.alias_invalid@a"],
+    );
+    check(
+        &plan("graph:\n  - {id: a, block: csv.read, in: {path: x}, out: {rows: r}}\n"),
+        &[],
+    );
+}
