@@ -254,3 +254,115 @@ fn design_error(e: keiri_design::Error) -> ApiError {
     };
     ApiError::new(code, e.to_string()).with_details(serde_json::json!({"code": lower}))
 }
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RequirementsAnswerRequest {
+    /// The plan the questions were asked about.
+    pub yaml: String,
+    /// Answers by requirement id.
+    #[serde(default)]
+    pub answers: Map<String, Value>,
+    #[serde(default)]
+    pub lang: Option<Lang>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RequirementsAnswerResponse {
+    /// The plan with the answers filled into `vars` and wired into the nodes that needed
+    /// them (re-serialised, so comments of the input are not kept).
+    pub yaml: String,
+    pub valid: bool,
+    pub findings: Vec<crate::json::Finding>,
+    /// Questions still open after these answers.
+    pub requirements: Vec<keiri_plan::Requirement>,
+}
+
+/// Applies answers to the questions a plan raises (its open `${vars.*}`, Excel reads without
+/// a path or sheet, an `ai.process_llm` without an output schema): each answer is checked
+/// against its requirement, then the plan is validated again.
+pub fn requirements_answer(
+    ctx: &Context,
+    req: RequirementsAnswerRequest,
+) -> Result<RequirementsAnswerResponse, ApiError> {
+    let lang = req.lang.unwrap_or(ctx.lang);
+    let loaded = keiri_plan::load_plan(&req.yaml)
+        .map_err(|e| ApiError::new(ErrorCode::YamlParse, e.to_string()))?;
+    let (catalog, _) = crate::load_catalog(ctx);
+    let options = keiri_plan::Options {
+        lang,
+        known_plans: keiri_plan::designs_index(&ctx.designs_dir)
+            .into_keys()
+            .collect(),
+    };
+    let findings = keiri_plan::validate(&loaded.plan, &catalog, &options);
+    let requirements = keiri_plan::build_requirements(&loaded.plan, &findings, &catalog);
+    // Questions are answered one at a time in the Design chat: apply the answers given and
+    // leave the other questions open.
+    let given: Vec<keiri_plan::Requirement> = requirements
+        .into_iter()
+        .filter(|r| req.answers.contains_key(&r.id))
+        .collect();
+    let answered = keiri_plan::apply_answers(&loaded.plan, &given, &req.answers)
+        .map_err(|e| ApiError::new(ErrorCode::InvalidRequest, e.to_string()))?;
+    let yaml = keiri_plan::save_plan(&answered)
+        .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
+    let after = keiri_plan::validate(&answered, &catalog, &options);
+    let remaining = keiri_plan::build_requirements(&answered, &after, &catalog);
+    let checked = crate::plan_validate(
+        ctx,
+        crate::json::PlanValidateRequest {
+            yaml: yaml.clone(),
+            lang: Some(lang),
+        },
+    )?;
+    Ok(RequirementsAnswerResponse {
+        yaml,
+        valid: checked.valid,
+        findings: checked.findings,
+        requirements: remaining,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx(dir: &std::path::Path) -> Context {
+        let catalog = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../block_specs");
+        Context::new(dir).with_catalog_dirs(vec![catalog])
+    }
+
+    const PLAN: &str = "id: p\ngraph:\n  - id: read\n    block: csv.read\n    in: {path: \"${vars.src}\", encoding: \"${vars.enc}\"}\n    out: {rows: rows}\n  - id: out\n    block: csv.write\n    in: {rows: \"${read.rows}\"}\n";
+
+    fn answer(answers: serde_json::Value) -> Result<RequirementsAnswerResponse, ApiError> {
+        let dir = tempfile::tempdir().unwrap();
+        let answers = answers.as_object().cloned().unwrap();
+        requirements_answer(
+            &ctx(dir.path()),
+            RequirementsAnswerRequest {
+                yaml: PLAN.into(),
+                answers,
+                lang: Some(Lang::En),
+            },
+        )
+    }
+
+    #[test]
+    fn answers_fill_vars_and_the_plan_validates() {
+        let res = answer(serde_json::json!({"src": "invoices.csv", "enc": "cp932"})).unwrap();
+        assert!(res.valid, "{:?}", res.findings);
+        assert!(res.requirements.is_empty(), "{:?}", res.requirements);
+        assert!(res.yaml.contains("src: invoices.csv"), "{}", res.yaml);
+    }
+
+    #[test]
+    fn unanswered_questions_stay_open_and_bad_answers_are_refused() {
+        let res = answer(serde_json::json!({"src": "invoices.csv"})).unwrap();
+        assert!(!res.valid);
+        let open: Vec<&str> = res.requirements.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(open, ["enc"]);
+        let err = answer(serde_json::json!({"src": "invoices.csv", "enc": "ebcdic"})).unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidRequest);
+    }
+}

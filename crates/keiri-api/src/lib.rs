@@ -28,8 +28,9 @@ pub use documents::{
 };
 pub use error::{ApiError, ErrorCode};
 pub use generate::{
-    ApplyMode, GeneratedPlan, PlanGenerateRequest, PlanGenerateResponse, Progress, Stage, Status,
-    TemplatesListRequest, TemplatesListResponse, plan_generate, plan_generate_with_progress,
+    ApplyMode, GeneratedPlan, PlanGenerateRequest, PlanGenerateResponse, Progress,
+    RequirementsAnswerRequest, RequirementsAnswerResponse, Stage, Status, TemplatesListRequest,
+    TemplatesListResponse, plan_generate, plan_generate_with_progress, requirements_answer,
     templates_list,
 };
 pub use llm::{LlmProviderKind, LlmStatusProblem, LlmStatusRequest, LlmStatusResponse, llm_status};
@@ -56,6 +57,7 @@ pub const FUNCTIONS: &[&str] = &[
     "apply_patch",
     "templates_list",
     "plan_generate",
+    "requirements_answer",
 ];
 
 /// Calls the function `name` with a JSON `body` and returns its JSON result.
@@ -107,6 +109,7 @@ pub fn dispatch(
         "apply_patch" => run(body, |r| apply_patch(ctx, r)),
         "templates_list" => run(body, |r| templates_list(ctx, r)),
         "plan_generate" => run(body, |r| plan_generate(ctx, r)),
+        "requirements_answer" => run(body, |r| requirements_answer(ctx, r)),
         _ => Err(ApiError::new(
             ErrorCode::NotFound,
             format!("unknown function: {name}"),
