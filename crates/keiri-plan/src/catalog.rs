@@ -204,52 +204,18 @@ impl Catalog {
     /// Loads every `<dir>/<category>/*.yaml` (and `.yml`) of `dirs`, lowest precedence first.
     /// Missing directories are skipped.
     pub fn load(dirs: &[PathBuf]) -> (Catalog, Vec<CatalogIssue>) {
-        let mut catalog = Catalog::default();
-        let mut issues = Vec::new();
-        for dir in dirs {
-            if !dir.is_dir() {
-                continue;
-            }
-            for file in category_files(dir) {
-                match load_spec(&file) {
-                    Ok(spec) => catalog.insert(spec, &mut issues),
-                    Err(issue) => issues.push(issue),
-                }
-            }
-        }
-        (catalog, issues)
+        let (blocks, issues) = load_latest(dirs, load_spec);
+        (Catalog { blocks }, issues)
     }
 
     /// Builds a catalog from specs already in memory (tests, benchmarks).
     pub fn from_specs(specs: impl IntoIterator<Item = BlockSpec>) -> Catalog {
-        let mut catalog = Catalog::default();
+        let mut blocks = BTreeMap::new();
         let mut issues = Vec::new();
         for spec in specs {
-            catalog.insert(spec, &mut issues);
+            insert_latest(&mut blocks, spec, &mut issues);
         }
-        catalog
-    }
-
-    fn insert(&mut self, spec: BlockSpec, issues: &mut Vec<CatalogIssue>) {
-        let new_version = match semver::Version::parse(&spec.version) {
-            Ok(v) => v,
-            Err(e) => {
-                issues.push(CatalogIssue {
-                    file: spec.source.clone(),
-                    line: None,
-                    column: None,
-                    message: format!("version {:?} is not semver: {e}", spec.version),
-                });
-                return;
-            }
-        };
-        let replace = match self.blocks.get(&spec.id) {
-            None => true,
-            Some(old) => semver::Version::parse(&old.version).map_or(true, |v| new_version >= v),
-        };
-        if replace {
-            self.blocks.insert(spec.id.clone(), spec);
-        }
+        Catalog { blocks }
     }
 
     pub fn get(&self, id: &str) -> Option<&BlockSpec> {
@@ -267,6 +233,73 @@ impl Catalog {
 
     pub fn is_empty(&self) -> bool {
         self.blocks.is_empty()
+    }
+}
+
+/// A spec loaded from a catalog-style directory (`<dir>/<category>/<id>.yaml`): block specs
+/// and templates share the loading and the "latest semver wins" rule.
+pub(crate) trait Versioned {
+    fn id(&self) -> &str;
+    fn version(&self) -> &str;
+    fn source(&self) -> &Path;
+}
+
+impl Versioned for BlockSpec {
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn version(&self) -> &str {
+        &self.version
+    }
+    fn source(&self) -> &Path {
+        &self.source
+    }
+}
+
+/// Loads every file of `dirs` (lowest precedence first) with `load_one`; a broken file becomes
+/// an issue and the others still load.
+pub(crate) fn load_latest<T: Versioned>(
+    dirs: &[PathBuf],
+    load_one: fn(&Path) -> Result<T, CatalogIssue>,
+) -> (BTreeMap<String, T>, Vec<CatalogIssue>) {
+    let mut out = BTreeMap::new();
+    let mut issues = Vec::new();
+    for dir in dirs.iter().filter(|d| d.is_dir()) {
+        for file in category_files(dir) {
+            match load_one(&file) {
+                Ok(spec) => insert_latest(&mut out, spec, &mut issues),
+                Err(issue) => issues.push(issue),
+            }
+        }
+    }
+    (out, issues)
+}
+
+/// Inserts `spec` unless a higher version of its id is already there (equal versions: the
+/// later one wins, so a workspace overrides the bundled copy).
+pub(crate) fn insert_latest<T: Versioned>(
+    map: &mut BTreeMap<String, T>,
+    spec: T,
+    issues: &mut Vec<CatalogIssue>,
+) {
+    let new_version = match semver::Version::parse(spec.version()) {
+        Ok(v) => v,
+        Err(e) => {
+            issues.push(CatalogIssue {
+                file: spec.source().to_path_buf(),
+                line: None,
+                column: None,
+                message: format!("version {:?} is not semver: {e}", spec.version()),
+            });
+            return;
+        }
+    };
+    let replace = match map.get(spec.id()) {
+        None => true,
+        Some(old) => semver::Version::parse(old.version()).map_or(true, |v| new_version >= v),
+    };
+    if replace {
+        map.insert(spec.id().to_string(), spec);
     }
 }
 

@@ -187,52 +187,18 @@ impl Templates {
     /// Loads every `<dir>/<category>/*.yaml` (and `.yml`) of `dirs`, lowest precedence first.
     /// Missing directories are skipped.
     pub fn load(dirs: &[PathBuf]) -> (Templates, Vec<CatalogIssue>) {
-        let mut set = Templates::default();
-        let mut issues = Vec::new();
-        for dir in dirs {
-            if !dir.is_dir() {
-                continue;
-            }
-            for file in catalog::category_files(dir) {
-                match load_template(&file) {
-                    Ok(t) => set.insert(t, &mut issues),
-                    Err(issue) => issues.push(issue),
-                }
-            }
-        }
-        (set, issues)
+        let (templates, issues) = catalog::load_latest(dirs, load_template);
+        (Templates { templates }, issues)
     }
 
     /// Builds a set from templates already in memory (tests, generated templates).
     pub fn from_specs(specs: impl IntoIterator<Item = TemplateSpec>) -> Templates {
-        let mut set = Templates::default();
+        let mut templates = BTreeMap::new();
         let mut issues = Vec::new();
         for spec in specs {
-            set.insert(spec, &mut issues);
+            catalog::insert_latest(&mut templates, spec, &mut issues);
         }
-        set
-    }
-
-    fn insert(&mut self, spec: TemplateSpec, issues: &mut Vec<CatalogIssue>) {
-        let new_version = match semver::Version::parse(&spec.version) {
-            Ok(v) => v,
-            Err(e) => {
-                issues.push(CatalogIssue {
-                    file: spec.source.clone(),
-                    line: None,
-                    column: None,
-                    message: format!("version {:?} is not semver: {e}", spec.version),
-                });
-                return;
-            }
-        };
-        let replace = match self.templates.get(&spec.id) {
-            None => true,
-            Some(old) => semver::Version::parse(&old.version).map_or(true, |v| new_version >= v),
-        };
-        if replace {
-            self.templates.insert(spec.id.clone(), spec);
-        }
+        Templates { templates }
     }
 
     pub fn get(&self, id: &str) -> Option<&TemplateSpec> {
@@ -250,6 +216,18 @@ impl Templates {
 
     pub fn is_empty(&self) -> bool {
         self.templates.is_empty()
+    }
+}
+
+impl catalog::Versioned for TemplateSpec {
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn version(&self) -> &str {
+        &self.version
+    }
+    fn source(&self) -> &Path {
+        &self.source
     }
 }
 
