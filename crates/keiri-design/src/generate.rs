@@ -842,6 +842,25 @@ fn involved_blocks(issues: &[&Issue], plan: &Plan, wiring: &Wiring) -> Vec<Strin
     out
 }
 
+/// Appends `prefix.key added/changed/removed` lines for the differences of two maps.
+fn map_changes(
+    prefix: &str,
+    old: &indexmap::IndexMap<String, Value>,
+    new: &indexmap::IndexMap<String, Value>,
+    changes: &mut Vec<String>,
+) {
+    for (k, v) in new {
+        match old.get(k) {
+            None => changes.push(format!("{prefix}.{k} added = {v}")),
+            Some(o) if o != v => changes.push(format!("{prefix}.{k} {o} -> {v}")),
+            _ => {}
+        }
+    }
+    for k in old.keys().filter(|k| !new.contains_key(*k)) {
+        changes.push(format!("{prefix}.{k} removed"));
+    }
+}
+
 /// Node-level diff, one line per node: `+ id (block)`, `- id (block)`, or `~ id: ...` listing
 /// what changed (block, inputs added / removed / changed, outputs).
 pub fn node_diff(before: &Plan, after: &Plan) -> Vec<String> {
@@ -873,30 +892,8 @@ pub fn node_diff(before: &Plan, after: &Plan) -> Vec<String> {
                 new.block.as_deref().unwrap_or("-")
             ));
         }
-        for (k, v) in &new.inputs {
-            match old.inputs.get(k) {
-                None => changes.push(format!("in.{k} added = {v}")),
-                Some(o) if o != v => changes.push(format!("in.{k} {o} -> {v}")),
-                _ => {}
-            }
-        }
-        for k in old.inputs.keys() {
-            if !new.inputs.contains_key(k) {
-                changes.push(format!("in.{k} removed"));
-            }
-        }
-        for (k, v) in &new.out {
-            match old.out.get(k) {
-                None => changes.push(format!("out.{k} added = {v}")),
-                Some(o) if o != v => changes.push(format!("out.{k} {o} -> {v}")),
-                _ => {}
-            }
-        }
-        for k in old.out.keys() {
-            if !new.out.contains_key(k) {
-                changes.push(format!("out.{k} removed"));
-            }
-        }
+        map_changes("in", &old.inputs, &new.inputs, &mut changes);
+        map_changes("out", &old.out, &new.out, &mut changes);
         if !changes.is_empty() {
             lines.push(format!("~ {}: {}", new.id, changes.join("; ")));
         }
