@@ -364,14 +364,7 @@ pub async fn generate_plan(
         base.clone(),
         OutputSchema::new("plan_skeleton", schema::skeleton_schema(&candidates)),
     );
-    let options_for = |stage: &str| ctx.call_options.clone().with_stage(stage);
-    let out = llm
-        .structured::<Skeleton>(&request, &options_for("skeleton"))
-        .await
-        .map_err(|source| Error::Llm {
-            stage: "skeleton",
-            source,
-        })?;
+    let out = ask::<Skeleton>(llm, ctx, "skeleton", &request).await?;
     usage += out.usage;
     let mut skeleton = out.value;
     // The schema already forbids unknown blocks; this guards providers that ignore it.
@@ -412,13 +405,7 @@ pub async fn generate_plan(
     ];
     let wiring_schema = OutputSchema::new("plan_wiring", schema::wiring_schema(&candidates));
     let request = StructuredRequest::new(wiring_messages.clone(), wiring_schema.clone());
-    let out = llm
-        .structured::<Wiring>(&request, &options_for("wiring"))
-        .await
-        .map_err(|source| Error::Llm {
-            stage: "wiring",
-            source,
-        })?;
+    let out = ask::<Wiring>(llm, ctx, "wiring", &request).await?;
     usage += out.usage;
     let mut reasoning = format!("{}\n{}", skeleton.reasoning, out.value.reasoning)
         .trim()
@@ -548,13 +535,7 @@ pub async fn generate_plan(
         )));
         previous = evaluated.plan;
         let request = StructuredRequest::new(messages, wiring_schema.clone());
-        let out = llm
-            .structured::<Wiring>(&request, &options_for("repair"))
-            .await
-            .map_err(|source| Error::Llm {
-                stage: "repair",
-                source,
-            })?;
+        let out = ask::<Wiring>(llm, ctx, "repair", &request).await?;
         usage += out.usage;
         attempt_usage = out.usage;
         strategy = out.strategy.as_str().to_string();
@@ -859,6 +840,18 @@ fn map_changes(
     for k in old.keys().filter(|k| !new.contains_key(*k)) {
         changes.push(format!("{prefix}.{k} removed"));
     }
+}
+
+/// One structured LLM call of a planner stage, with the stage's call options and error.
+async fn ask<T: serde::de::DeserializeOwned>(
+    llm: &Llm,
+    ctx: &Context<'_>,
+    stage: &'static str,
+    request: &StructuredRequest,
+) -> Result<keiri_llm::Structured<T>, Error> {
+    llm.structured::<T>(request, &ctx.call_options.clone().with_stage(stage))
+        .await
+        .map_err(|source| Error::Llm { stage, source })
 }
 
 /// Node-level diff, one line per node: `+ id (block)`, `- id (block)`, or `~ id: ...` listing
