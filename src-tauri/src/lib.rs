@@ -1,19 +1,26 @@
 //! The Keiri Studio desktop shell: a Tauri 2 window around the web UI in `ui/`.
 //!
 //! The shell owns no behaviour. It builds one [`keiri_api::Context`] for the workspace
-//! (`KEIRI_WORKSPACE`, else the current directory), puts it in Tauri's managed state and
-//! exposes the keiri-api functions as commands of the same names ([`commands`]). The UI
-//! reaches the same functions over HTTP when served by `keiri serve`, so the desktop and the
-//! browser never diverge.
+//! (`KEIRI_WORKSPACE`, else the folder saved in the settings, else the current directory),
+//! puts it in Tauri's managed state and exposes the keiri-api functions as commands of the
+//! same names ([`commands`]). The UI reaches the same functions over HTTP when served by
+//! `keiri serve`, so the desktop and the browser never diverge.
 //!
 //! It must not grow logic of its own: anything a command does beyond converting arguments
 //! belongs in keiri-api, where the CLI, the HTTP server and MCP get it too. It must not read
 //! or write user files itself either; keiri-api applies the path policy.
 //!
+//! Besides the keiri-api functions it has three commands of its own: `call_stream` /
+//! `cancel_stream` ([`stream`]: a streaming keiri-api function's events over a Tauri channel)
+//! and `pick_files` ([`dialog`]: the native file dialog).
+//!
 //! Dependencies: `tauri` 2 (the stable line; the registry also carries 3.0 alphas) for the
-//! window, IPC and asset serving; `thiserror` for the typed start-up error.
+//! window, IPC and asset serving; `thiserror` for the typed start-up error; `rfd` for the
+//! native file dialog; `serde`/`serde_json`/`tokio` (sync) for the commands' own arguments.
 
 pub mod commands;
+pub mod dialog;
+pub mod stream;
 
 use std::path::PathBuf;
 
@@ -71,12 +78,38 @@ pub fn setup<R: tauri::Runtime>(
     builder: tauri::Builder<R>,
     ctx: keiri_api::Context,
 ) -> tauri::Builder<R> {
-    builder.manage(ctx).invoke_handler(tauri::generate_handler![
-        commands::catalog_list,
-        commands::plan_validate,
-        commands::plan_dry_run,
-        commands::plan_register,
-    ])
+    builder
+        .manage(ctx)
+        .manage(stream::Streams::default())
+        .invoke_handler(tauri::generate_handler![
+            commands::catalog_list,
+            commands::plan_validate,
+            commands::plan_dry_run,
+            commands::plan_register,
+            commands::documents_extract,
+            commands::documents_digest,
+            commands::documents_extract_sections,
+            commands::documents_metrics,
+            commands::workbook_patch,
+            commands::blocks_retrieve,
+            commands::blocks_retrieve_eval,
+            commands::llm_status,
+            commands::apply_patch,
+            commands::templates_list,
+            commands::plan_generate,
+            commands::requirements_answer,
+            commands::documents_upload,
+            commands::planner_eval,
+            commands::settings_get,
+            commands::settings_save,
+            commands::chat_send,
+            commands::chat_approve,
+            commands::chat_undo,
+            commands::skills_list,
+            stream::call_stream,
+            stream::cancel_stream,
+            dialog::pick_files,
+        ])
 }
 
 /// The app's Tauri context: `tauri.conf.json`, the capabilities, the icons and (with the
@@ -88,7 +121,14 @@ pub fn tauri_context<R: tauri::Runtime>() -> tauri::Context<R> {
 
 /// Opens the window and runs until it is closed.
 pub fn run() -> Result<(), Error> {
-    let workspace = workspace_dir(std::env::var_os(WORKSPACE_ENV), std::env::current_dir())?;
+    // `KEIRI_WORKSPACE` wins; else the folder saved in the settings dialog, if it still exists.
+    let saved = keiri_api::settings::default_config_dir()
+        .and_then(|dir| keiri_api::settings::saved_workspace(&dir))
+        .map(std::ffi::OsString::from);
+    let chosen = std::env::var_os(WORKSPACE_ENV)
+        .filter(|v| !v.is_empty())
+        .or(saved);
+    let workspace = workspace_dir(chosen, std::env::current_dir())?;
     let ctx = keiri_api::Context::new(workspace);
     setup(tauri::Builder::default(), ctx)
         .run(tauri_context())

@@ -1,21 +1,67 @@
-// The studio window: header with language switch, and the Design tab (catalog, YAML editor
-// with live validation, findings, register).
+// The studio window: header (tabs, settings, language) and the Design tab in three columns:
+// inputs, generation and candidates | the plan as YAML or graph | questions and chat, findings,
+// missing items, attempts and dry-run.
 
-import { useCallback, useEffect, useRef, useState } from 'react';
-import { ApiError, catalogList, isTauri, planRegister, planValidate } from './api';
-import type { BlockSummary, Finding, Lang, PlanValidateResponse } from './api/types';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { invoke } from '@tauri-apps/api/core';
+import {
+  ApiError,
+  blocksRetrieve,
+  catalogList,
+  documentsExtract,
+  documentsMetrics,
+  documentsUpload,
+  isTauri,
+  planGenerate,
+  planRegister,
+  planValidate,
+  requirementsAnswer,
+  templatesList,
+} from './api';
+import type {
+  ApplyMode,
+  BlockSummary,
+  Finding,
+  Lang,
+  PlanGenerateResponse,
+  PlanValidateResponse,
+  Requirement,
+} from './api/types';
 import { insertNode } from './catalog';
+import { AttemptsPanel } from './components/AttemptsPanel';
+import { CandidatesPanel, type CandidatesState } from './components/CandidatesPanel';
+import { ChatPanel } from './components/ChatPanel';
 import { CatalogPanel, type CatalogState } from './components/CatalogPanel';
+import { DryRunPanel } from './components/DryRunPanel';
 import { FindingsPanel, type FindingsState } from './components/FindingsPanel';
+import { GeneratePanel, type GenerateOutcome } from './components/GeneratePanel';
+import { GraphView } from './components/GraphView';
+import { InputsPanel, type TemplatesState } from './components/InputsPanel';
+import { MissingItemsPanel } from './components/MissingItemsPanel';
+import { QuestionsPanel } from './components/QuestionsPanel';
+import { SettingsDialog } from './components/SettingsDialog';
 import { YamlEditor, type YamlEditorHandle } from './components/YamlEditor';
-import { LANGS, errorText, initialLang, messageParts, t } from './i18n';
+import { baseName, errorFor, toBase64, type DocumentEntry } from './documents';
+import { EMPTY_PROGRESS, addProgress, finishProgress, readProgress, type ProgressState } from './generation';
+import { LANGS, errorText, initialLang, messageParts, t, type MessageKey } from './i18n';
+import { planIdOf, targetFileName } from './register';
 import { SAMPLE_PLAN } from './samplePlan';
+import { isMac, shortcutFor, shortcutLabel, type ShortcutAction } from './shortcuts';
 
 /** How long typing must pause before the plan is validated again. */
 export const VALIDATE_DEBOUNCE_MS = 400;
+/** How long the instruction must rest before the candidates are searched again. */
+const RETRIEVE_DEBOUNCE_MS = 700;
+/** The largest document the server accepts (documents_upload). */
+const MAX_UPLOAD_BYTES = 50 * 1024 * 1024;
 const LANG_STORAGE_KEY = 'keiri.lang';
 
-type Notice = { kind: 'saved'; fileName: string } | { kind: 'error'; code: string; message: string };
+type Notice =
+  | { kind: 'saved'; fileName: string; path: string }
+  | { kind: 'error'; code: string; message: string };
+type LeftTab = 'candidates' | 'catalog';
+type CenterView = 'editor' | 'graph';
+type RightTab = 'questions' | 'findings' | 'missing' | 'attempts' | 'dryrun';
 
 function asApiError(err: unknown): ApiError {
   return err instanceof ApiError ? err : new ApiError('INTERNAL', String(err));
@@ -36,6 +82,17 @@ function findingsFromDetails(details: unknown): Finding[] | null {
   return Array.isArray(findings) ? (findings as Finding[]) : null;
 }
 
+/** The lower crate's code an API error carries in `details.code` (e.g. `LLM_CONNECTION`). */
+function detailCode(error: ApiError): string | null {
+  if (typeof error.details !== 'object' || error.details === null) return null;
+  const code = (error.details as { code?: unknown }).code;
+  return typeof code === 'string' && code !== '' ? code : null;
+}
+
+function platform(): string {
+  return typeof navigator === 'undefined' ? '' : navigator.platform || navigator.userAgent;
+}
+
 export function App() {
   const [lang, setLang] = useState<Lang>(() => initialLang(readStoredLang()));
   const [catalog, setCatalog] = useState<CatalogState>({ kind: 'loading' });
@@ -52,6 +109,40 @@ export function App() {
   const textRef = useRef(text);
   const langRef = useRef(lang);
   langRef.current = lang;
+  const mac = useMemo(() => isMac(platform()), []);
+
+  // Inputs.
+  const [instruction, setInstruction] = useState('');
+  const [documents, setDocuments] = useState<DocumentEntry[]>([]);
+  const [templates, setTemplates] = useState<TemplatesState>({ kind: 'loading' });
+  const [selectedTemplates, setSelectedTemplates] = useState<string[]>([]);
+  const [candidates, setCandidates] = useState<CandidatesState>({ kind: 'idle' });
+  const [pinned, setPinned] = useState<string[]>([]);
+  const [applyMode, setApplyMode] = useState<ApplyMode>('hint');
+  const documentCounter = useRef(0);
+
+  // Generation.
+  const [running, setRunning] = useState(false);
+  const [startedAt, setStartedAt] = useState<number | null>(null);
+  const [progress, setProgress] = useState<ProgressState>(EMPTY_PROGRESS);
+  const [outcome, setOutcome] = useState<GenerateOutcome>({ kind: 'none' });
+  const [generation, setGeneration] = useState<PlanGenerateResponse | null>(null);
+  const abort = useRef<AbortController | null>(null);
+
+  // Questions.
+  const [planRequirements, setPlanRequirements] = useState<Requirement[]>([]);
+  const [answers, setAnswers] = useState<Record<string, unknown>>({});
+  const [regenerateIds, setRegenerateIds] = useState<string[]>([]);
+  const [questionBusy, setQuestionBusy] = useState(false);
+  const [questionError, setQuestionError] = useState<{ code: string; message: string } | null>(null);
+  const [focusQuestion, setFocusQuestion] = useState<string | null>(null);
+
+  // Layout.
+  const [leftTab, setLeftTab] = useState<LeftTab>('catalog');
+  const [centerView, setCenterView] = useState<CenterView>('editor');
+  const [rightTab, setRightTab] = useState<RightTab>('findings');
+  const [selectedNode, setSelectedNode] = useState<string | null>(null);
+  const [settingsOpen, setSettingsOpen] = useState(false);
 
   useEffect(() => {
     document.title = t(lang, 'app.title');
@@ -73,6 +164,13 @@ export function App() {
         const error = asApiError(err);
         if (!cancelled) setCatalog({ kind: 'failed', message: `${errorText(langRef.current, error.code)} (${error.code})` });
       });
+    templatesList({})
+      .then((response) => {
+        if (!cancelled) setTemplates({ kind: 'ready', templates: response.templates });
+      })
+      .catch((err: unknown) => {
+        if (!cancelled) setTemplates({ kind: 'failed', code: asApiError(err).code });
+      });
     return () => {
       cancelled = true;
     };
@@ -84,6 +182,7 @@ export function App() {
     if (yaml.trim() === '') {
       setFindingsState({ kind: 'empty-doc' });
       setSummary(null);
+      setPlanRequirements([]);
       setValidating(false);
       return;
     }
@@ -93,6 +192,13 @@ export function App() {
       if (id !== sequence.current) return;
       setFindingsState({ kind: 'done', findings: response.findings });
       setSummary(response);
+      // The questions this plan raises (open vars, missing inputs); none when it is valid.
+      if (response.error_count === 0) {
+        setPlanRequirements([]);
+      } else {
+        const asked = await requirementsAnswer({ yaml, answers: {}, lang: language }).catch(() => null);
+        if (id === sequence.current && asked !== null) setPlanRequirements(asked.requirements);
+      }
     } catch (err) {
       if (id !== sequence.current) return;
       const error = asApiError(err);
@@ -121,6 +227,257 @@ export function App() {
     setNotice(null);
   }, []);
 
+  // ---- Documents ----
+
+  const updateDocument = (key: string, patch: Partial<DocumentEntry>) =>
+    setDocuments((list) => list.map((entry) => (entry.key === key ? { ...entry, ...patch } : entry)));
+
+  const readDocument = useCallback(async (key: string, path: string) => {
+    updateDocument(key, { path, status: 'reading' });
+    try {
+      const [extracted, metrics] = await Promise.all([
+        documentsExtract({ file_paths: [path] }),
+        documentsMetrics({ file_paths: [path] }).catch(() => null),
+      ]);
+      const error = errorFor(extracted.errors, path) ?? extracted.errors[0] ?? null;
+      updateDocument(key, {
+        status: error === null ? 'ready' : 'failed',
+        text: extracted.files[0] ?? null,
+        metrics: metrics?.files[0] ?? null,
+        error: error === null ? null : { code: error.code, message: error.message },
+      });
+    } catch (err) {
+      const error = asApiError(err);
+      updateDocument(key, { status: 'failed', error: { code: error.code, message: error.message } });
+    }
+  }, []);
+
+  const newEntry = (name: string, status: DocumentEntry['status']): DocumentEntry => {
+    documentCounter.current += 1;
+    return { key: `${name}#${documentCounter.current}`, name, path: null, status, text: null, metrics: null, error: null };
+  };
+
+  /** Files the browser holds as bytes: upload each to `<workspace>/inputs/`, then read it. */
+  const addFiles = useCallback(
+    (files: File[]) => {
+      for (const file of files) {
+        const entry = newEntry(file.name, 'uploading');
+        setDocuments((list) => [...list, entry]);
+        if (file.size > MAX_UPLOAD_BYTES) {
+          updateDocument(entry.key, { status: 'failed', error: { code: 'FILE_TOO_LARGE', message: `${file.size} bytes` } });
+          continue;
+        }
+        void (async () => {
+          try {
+            const bytes = new Uint8Array(await file.arrayBuffer());
+            const uploaded = await documentsUpload({ name: file.name, content_base64: toBase64(bytes) });
+            await readDocument(entry.key, uploaded.path);
+          } catch (err) {
+            const error = asApiError(err);
+            // The HTTP server's own body limit answers 413 before the API sees the request.
+            const status = (error.details as { status?: unknown } | undefined)?.status;
+            const code = status === 413 ? 'FILE_TOO_LARGE' : error.code;
+            updateDocument(entry.key, { status: 'failed', error: { code, message: error.message } });
+          }
+        })();
+      }
+    },
+    [readDocument],
+  );
+
+  /** Paths the desktop shell gives (file dialog, drop): read them where they are. */
+  const addPaths = useCallback(
+    (paths: string[]) => {
+      for (const path of paths) {
+        const entry = newEntry(baseName(path), 'reading');
+        setDocuments((list) => [...list, entry]);
+        void readDocument(entry.key, path);
+      }
+    },
+    [readDocument],
+  );
+
+  const pickFiles = useCallback(async () => {
+    try {
+      const paths = await invoke<string[]>('pick_files', {});
+      if (Array.isArray(paths) && paths.length > 0) addPaths(paths);
+    } catch (err) {
+      const entry = newEntry('—', 'failed');
+      const error = asApiError(err);
+      setDocuments((list) => [...list, { ...entry, error: { code: error.code || 'TRANSPORT_ERROR', message: String(err) } }]);
+    }
+  }, [addPaths]);
+
+  // In the desktop window a drop from the file manager arrives as paths, not as DOM files.
+  useEffect(() => {
+    if (!isTauri()) return undefined;
+    let unlisten: (() => void) | null = null;
+    let disposed = false;
+    void import('@tauri-apps/api/webview')
+      .then(({ getCurrentWebview }) =>
+        getCurrentWebview().onDragDropEvent((event) => {
+          if (event.payload.type === 'drop' && event.payload.paths.length > 0) addPaths(event.payload.paths);
+        }),
+      )
+      .then((stop) => {
+        if (disposed) stop();
+        else unlisten = stop;
+      })
+      .catch(() => undefined);
+    return () => {
+      disposed = true;
+      unlisten?.();
+    };
+  }, [addPaths]);
+
+  const readyDocs = documents.filter((entry) => entry.status === 'ready' && entry.path !== null).map((entry) => entry.path as string);
+  const readyDocsKey = readyDocs.join('\n');
+  // A generation waits for the documents still on their way (it would run without them).
+  const documentsPending = documents.some((entry) => entry.status === 'uploading' || entry.status === 'reading');
+
+  // ---- Candidates ----
+
+  useEffect(() => {
+    if (instruction.trim() === '') {
+      setCandidates({ kind: 'idle' });
+      return undefined;
+    }
+    let cancelled = false;
+    const timer = window.setTimeout(() => {
+      // A refresh keeps the current list on screen (pinning re-runs the search).
+      setCandidates((previous) => (previous.kind === 'ready' ? previous : { kind: 'loading' }));
+      blocksRetrieve({ instruction, docs: readyDocsKey === '' ? [] : readyDocsKey.split('\n'), pinned })
+        .then((response) => {
+          if (cancelled) return;
+          setCandidates({ kind: 'ready', response });
+          setLeftTab('candidates');
+        })
+        .catch((err: unknown) => {
+          const error = asApiError(err);
+          if (!cancelled) setCandidates({ kind: 'failed', code: error.code, message: error.message });
+        });
+    }, RETRIEVE_DEBOUNCE_MS);
+    return () => {
+      cancelled = true;
+      window.clearTimeout(timer);
+    };
+  }, [instruction, readyDocsKey, pinned]);
+
+  const togglePin = (id: string) => setPinned((list) => (list.includes(id) ? list.filter((other) => other !== id) : [...list, id]));
+
+  // ---- Generation ----
+
+  const generate = useCallback(
+    async (withAnswers: Record<string, unknown> = {}) => {
+      if (abort.current !== null || instruction.trim() === '' || documentsPending) return;
+      const controller = new AbortController();
+      abort.current = controller;
+      const started = performance.now();
+      setStartedAt(started);
+      setProgress(EMPTY_PROGRESS);
+      setOutcome({ kind: 'none' });
+      setRunning(true);
+      try {
+        const response = await planGenerate(
+          {
+            instruction,
+            docs: readyDocs,
+            templates: selectedTemplates,
+            pinned_blocks: pinned,
+            apply_mode: applyMode,
+            answers: withAnswers,
+            lang,
+          },
+          {
+            signal: controller.signal,
+            onProgress: (event) => {
+              const read = readProgress(event);
+              if (read !== null) setProgress((state) => addProgress(state, read, performance.now() - started));
+            },
+          },
+        );
+        setProgress((state) => finishProgress(state, performance.now() - started));
+        setGeneration(response);
+        setOutcome({ kind: 'done', status: response.status, notes: response.notes, unreadable: response.unreadable_docs });
+        setAnswers(withAnswers);
+        setRegenerateIds([]);
+        setQuestionError(null);
+        setFocusQuestion(null);
+        setSelectedNode(null);
+        editor.current?.setText(response.yaml, 0);
+        if (response.requirements.length > 0) setRightTab('questions');
+        else if (response.attempts.length > 1) setRightTab('attempts');
+        else setRightTab('findings');
+      } catch (err) {
+        const error = asApiError(err);
+        setProgress((state) => finishProgress(state, performance.now() - started));
+        setOutcome({ kind: 'failed', code: error.code, detailCode: detailCode(error), message: error.message });
+      } finally {
+        abort.current = null;
+        setRunning(false);
+      }
+    },
+    [instruction, readyDocs, documentsPending, selectedTemplates, pinned, applyMode, lang],
+  );
+
+  const cancelGeneration = () => abort.current?.abort();
+
+  // ---- Questions ----
+
+  const planIds = new Set(planRequirements.map((requirement) => requirement.id));
+  const plannerOnly = (generation?.requirements ?? []).filter((requirement) => !planIds.has(requirement.id));
+  const questions = [...planRequirements, ...plannerOnly.filter((requirement) => !(requirement.id in answers))];
+  const knownRequirements = [...planRequirements, ...(generation?.requirements ?? [])];
+
+  const answer = async (requirement: Requirement, value: unknown) => {
+    setQuestionError(null);
+    setFocusQuestion(null);
+    setQuestionBusy(true);
+    try {
+      const yaml = textRef.current;
+      // Ask the plan itself which questions it can take (the validation that keeps
+      // `planRequirements` fresh may still be on its way).
+      const open = await requirementsAnswer({ yaml, answers: {}, lang });
+      if (!open.requirements.some((candidate) => candidate.id === requirement.id)) {
+        // The planner asked it but the plan has no place for it yet: a new generation takes it.
+        setAnswers((all) => ({ ...all, [requirement.id]: value }));
+        setRegenerateIds((ids) => (ids.includes(requirement.id) ? ids : [...ids, requirement.id]));
+        return;
+      }
+      const response = await requirementsAnswer({ yaml, answers: { [requirement.id]: value }, lang });
+      setAnswers((all) => ({ ...all, [requirement.id]: value }));
+      editor.current?.setText(response.yaml, 0);
+      setPlanRequirements(response.requirements);
+      setFindingsState({ kind: 'done', findings: response.findings });
+    } catch (err) {
+      const error = asApiError(err);
+      setQuestionError({ code: error.code, message: error.message });
+    } finally {
+      setQuestionBusy(false);
+    }
+  };
+
+  const regenerate = () => void generate({ ...answers });
+
+  /** A file answer: uploaded from the browser, or picked with the desktop dialog. */
+  const chooseAnswerFile = async (file: File | null): Promise<string | null> => {
+    try {
+      if (file === null) {
+        const paths = await invoke<string[]>('pick_files', {});
+        return Array.isArray(paths) ? (paths[0] ?? null) : null;
+      }
+      if (file.size > MAX_UPLOAD_BYTES) throw new ApiError('FILE_TOO_LARGE', `${file.size} bytes`);
+      const uploaded = await documentsUpload({ name: file.name, content_base64: toBase64(new Uint8Array(await file.arrayBuffer())) });
+      return uploaded.path;
+    } catch (err) {
+      const error = asApiError(err);
+      setQuestionError({ code: error.code, message: error.message });
+      return null;
+    }
+  };
+
+  // ---- Validate / register ----
+
   const onValidateNow = () => void validate(textRef.current, lang);
 
   const onRegister = async () => {
@@ -130,17 +487,24 @@ export function App() {
     setNotice(null);
     try {
       const response = await planRegister({ yaml, lang });
-      setNotice({ kind: 'saved', fileName: response.file_name });
+      setNotice({ kind: 'saved', fileName: response.file_name, path: response.path });
     } catch (err) {
       const error = asApiError(err);
       setNotice({ kind: 'error', code: error.code, message: error.message });
       const findings = error.code === 'PLAN_INVALID' ? findingsFromDetails(error.details) : null;
       if (findings !== null && id === sequence.current) {
         setFindingsState({ kind: 'done', findings });
+        setRightTab('findings');
       }
     } finally {
       setRegistering(false);
     }
+  };
+
+  /** Selects a plan node in both views: the graph highlights it, the editor shows its line. */
+  const selectNode = (id: string) => {
+    setSelectedNode(id);
+    editor.current?.revealNode(id);
   };
 
   const onInsert = (block: BlockSummary) => {
@@ -148,7 +512,35 @@ export function App() {
     editor.current?.setText(next, cursor);
   };
 
+  // ---- Shortcuts ----
+
+  const actions = useRef<Record<ShortcutAction, () => void>>({ generate: () => {}, validate: () => {}, register: () => {} });
+  actions.current = {
+    generate: () => void generate(),
+    validate: onValidateNow,
+    register: () => {
+      if (!registering) void onRegister();
+    },
+  };
+  useEffect(() => {
+    // Capture phase: the editor binds Mod-Enter itself, and the studio's shortcuts win.
+    const onKey = (event: KeyboardEvent) => {
+      const action = shortcutFor(event, mac);
+      if (action === null) return;
+      event.preventDefault();
+      event.stopPropagation();
+      actions.current[action]();
+    };
+    window.addEventListener('keydown', onKey, true);
+    return () => window.removeEventListener('keydown', onKey, true);
+  }, [mac]);
+
+  const titled = (key: MessageKey, action: ShortcutAction) => `${t(lang, key)} (${shortcutLabel(action, mac)})`;
+
+  // ---- Render ----
+
   const findings = findingsState.kind === 'done' ? findingsState.findings : [];
+  const errorCount = summary?.error_count ?? 0;
   let status: { tone: string; text: string };
   if (validating) {
     status = { tone: 'busy', text: t(lang, 'status.validating') };
@@ -162,6 +554,17 @@ export function App() {
       text: t(lang, 'status.counts', { errors: summary.error_count, warnings: summary.warning_count }),
     };
   }
+  const planId = planIdOf(text);
+  const blocks = catalog.kind === 'ready' ? catalog.blocks : [];
+  const attempts = generation?.attempts ?? [];
+
+  const rightTabs: { id: RightTab; label: string; count: number | null }[] = [
+    { id: 'questions', label: t(lang, 'right.questions'), count: questions.length || null },
+    { id: 'findings', label: t(lang, 'right.findings'), count: findings.length || null },
+    { id: 'missing', label: t(lang, 'right.missing'), count: null },
+    { id: 'attempts', label: t(lang, 'right.attempts'), count: attempts.length || null },
+    { id: 'dryrun', label: t(lang, 'right.dryrun'), count: null },
+  ];
 
   return (
     <div className="app">
@@ -182,6 +585,9 @@ export function App() {
           <span className="mode-badge" data-testid="mode">
             {t(lang, isTauri() ? 'mode.desktop' : 'mode.browser')}
           </span>
+          <button type="button" className="button button-small" data-testid="open-settings" onClick={() => setSettingsOpen(true)}>
+            {t(lang, 'settings.open')}
+          </button>
           <div className="segmented" role="group" aria-label={t(lang, 'lang.label')}>
             {LANGS.map((code) => (
               <button
@@ -199,12 +605,97 @@ export function App() {
         </div>
       </header>
 
-      <main className="design">
-        <CatalogPanel state={catalog} lang={lang} onInsert={onInsert} />
+      <SettingsDialog lang={lang} open={settingsOpen} onClose={() => setSettingsOpen(false)} onLangChange={setLang} />
 
-        <section className="panel editor-panel" aria-label={t(lang, 'editor.title')}>
+      <main className="design studio">
+        <aside className="column column-left">
+          <div className="panel inputs-panel">
+            <InputsPanel
+              lang={lang}
+              instruction={instruction}
+              onInstructionChange={setInstruction}
+              documents={documents}
+              onAddFiles={addFiles}
+              {...(isTauri() ? { onPickFiles: () => void pickFiles() } : {})}
+              onRemoveDocument={(key) => setDocuments((list) => list.filter((entry) => entry.key !== key))}
+              templates={templates}
+              selectedTemplates={selectedTemplates}
+              onToggleTemplate={(id) =>
+                setSelectedTemplates((list) => (list.includes(id) ? list.filter((other) => other !== id) : [...list, id]))
+              }
+              generateTitle={titled('generate.title', 'generate')}
+            />
+            <div className="mode-row">
+              <label className="muted" htmlFor="apply-mode">
+                {t(lang, 'generate.mode')}
+              </label>
+              <select
+                id="apply-mode"
+                className="input input-small"
+                value={applyMode}
+                data-testid="apply-mode"
+                onChange={(event) => setApplyMode(event.target.value as ApplyMode)}
+              >
+                <option value="hint">{t(lang, 'generate.mode.hint')}</option>
+                <option value="llm-only">{t(lang, 'generate.mode.llm-only')}</option>
+                <option value="compose">{t(lang, 'generate.mode.compose')}</option>
+              </select>
+            </div>
+            <GeneratePanel
+              lang={lang}
+              running={running}
+              startedAt={startedAt}
+              progress={progress}
+              outcome={outcome}
+              canGenerate={instruction.trim() !== '' && !documentsPending}
+              title={titled('generate.button', 'generate')}
+              onGenerate={() => void generate()}
+              onCancel={cancelGeneration}
+            />
+          </div>
+          <div className="panel side-panel">
+            <div className="subtabs" role="tablist">
+              {(['candidates', 'catalog'] as const).map((id) => (
+                <button
+                  key={id}
+                  type="button"
+                  role="tab"
+                  aria-selected={leftTab === id}
+                  className={leftTab === id ? 'subtab subtab-active' : 'subtab'}
+                  data-testid={`left-tab-${id}`}
+                  onClick={() => setLeftTab(id)}
+                >
+                  {t(lang, id === 'candidates' ? 'side.candidates' : 'side.catalog')}
+                </button>
+              ))}
+            </div>
+            <div className="side-body">
+              {leftTab === 'candidates' ? (
+                <CandidatesPanel lang={lang} state={candidates} blocks={blocks} pinned={pinned} onTogglePin={togglePin} />
+              ) : (
+                <CatalogPanel state={catalog} lang={lang} onInsert={onInsert} />
+              )}
+            </div>
+          </div>
+        </aside>
+
+        <section className="panel editor-panel column-center" aria-label={t(lang, 'editor.title')}>
           <header className="panel-header toolbar">
-            <h2>{t(lang, 'editor.title')}</h2>
+            <div className="subtabs" role="tablist">
+              {(['editor', 'graph'] as const).map((id) => (
+                <button
+                  key={id}
+                  type="button"
+                  role="tab"
+                  aria-selected={centerView === id}
+                  className={centerView === id ? 'subtab subtab-active' : 'subtab'}
+                  data-testid={`view-${id}`}
+                  onClick={() => setCenterView(id)}
+                >
+                  {t(lang, id === 'editor' ? 'view.editor' : 'view.graph')}
+                </button>
+              ))}
+            </div>
             <span className={`status status-${status.tone}`} data-testid="validation-status" data-tone={status.tone}>
               {status.text}
             </span>
@@ -212,7 +703,7 @@ export function App() {
               <button
                 type="button"
                 className="button"
-                title={t(lang, 'action.validateTitle')}
+                title={titled('action.validateTitle', 'validate')}
                 data-testid="validate"
                 onClick={onValidateNow}
               >
@@ -221,7 +712,7 @@ export function App() {
               <button
                 type="button"
                 className="button button-primary"
-                title={t(lang, 'action.registerTitle')}
+                title={titled('action.registerTitle', 'register')}
                 data-testid="register"
                 disabled={registering}
                 onClick={() => void onRegister()}
@@ -230,6 +721,18 @@ export function App() {
               </button>
             </div>
           </header>
+          <div className="register-line" data-testid="register-target" data-blocked={errorCount > 0}>
+            {planId === null ? (
+              <span className="muted">{t(lang, 'register.noId')}</span>
+            ) : (
+              <span className="muted">
+                {messageParts(lang, 'register.target').map((part, index) =>
+                  'text' in part ? <span key={index}>{part.text}</span> : <code key={index}>{targetFileName(planId, new Date())}</code>,
+                )}
+              </span>
+            )}
+            {errorCount > 0 ? <span className="register-blocked">{t(lang, 'register.blocked')}</span> : null}
+          </div>
           {notice !== null ? (
             <div
               className={`notice notice-${notice.kind === 'saved' ? 'ok' : 'error'}`}
@@ -249,6 +752,9 @@ export function App() {
                       </code>
                     ),
                   )}
+                  <span className="notice-detail" data-testid="register-path">
+                    {notice.path}
+                  </span>
                 </span>
               ) : (
                 <span title={notice.message}>
@@ -260,7 +766,8 @@ export function App() {
               </button>
             </div>
           ) : null}
-          <div className="editor-frame">
+          {/* The editor stays mounted under the graph: its cursor, selection and undo history survive. */}
+          <div className="editor-frame" hidden={centerView !== 'editor'}>
             <YamlEditor
               ref={editor}
               initialText={SAMPLE_PLAN}
@@ -268,11 +775,87 @@ export function App() {
               lang={lang}
               label={t(lang, 'editor.label')}
               onChange={onChange}
+              onCursorNode={setSelectedNode}
             />
           </div>
+          {centerView === 'graph' ? (
+            <div className="graph-frame" data-testid="graph-frame" data-selected-node={selectedNode ?? ''}>
+              <GraphView lang={lang} yaml={text} findings={findings} blocks={blocks} selectedNodeId={selectedNode} onSelectNode={selectNode} />
+            </div>
+          ) : null}
         </section>
 
-        <FindingsPanel state={findingsState} lang={lang} onSelect={(finding) => editor.current?.reveal(finding)} />
+        <aside className="panel column-right" aria-label={t(lang, 'right.questions')}>
+          <div className="subtabs subtabs-wrap" role="tablist">
+            {rightTabs.map((tab) => (
+              <button
+                key={tab.id}
+                type="button"
+                role="tab"
+                aria-selected={rightTab === tab.id}
+                className={rightTab === tab.id ? 'subtab subtab-active' : 'subtab'}
+                data-testid={`right-tab-${tab.id}`}
+                onClick={() => setRightTab(tab.id)}
+              >
+                {tab.label}
+                {tab.count !== null ? <span className="count-badge">{tab.count}</span> : null}
+              </button>
+            ))}
+          </div>
+          <div className="right-body">
+            {rightTab === 'questions' ? (
+              <div className="chat-stack">
+                <div className="panel-body questions-body">
+                  <QuestionsPanel
+                    lang={lang}
+                    questions={questions}
+                    known={knownRequirements}
+                    answers={answers}
+                    focusId={focusQuestion}
+                    documents={documents}
+                    busy={questionBusy}
+                    error={questionError}
+                    regenerate={regenerateIds.length > 0 ? { count: regenerateIds.length, running } : null}
+                    onAnswer={(requirement, value) => void answer(requirement, value)}
+                    onRegenerate={regenerate}
+                    onChooseFile={chooseAnswerFile}
+                    nativePicker={isTauri()}
+                  />
+                </div>
+                {/* The Design chat: the questions above, free messages to the agent below. */}
+                <ChatPanel lang={lang} planYaml={text} onPlanChange={(yaml) => editor.current?.setText(yaml)} />
+              </div>
+            ) : null}
+            {rightTab === 'findings' ? (
+              <FindingsPanel state={findingsState} lang={lang} onSelect={(finding) => editor.current?.reveal(finding)} />
+            ) : null}
+            {rightTab === 'missing' ? (
+              <MissingItemsPanel
+                lang={lang}
+                yaml={text}
+                findings={findings}
+                requirements={questions}
+                onAsk={(id) => {
+                  setFocusQuestion(id);
+                  setRightTab('questions');
+                }}
+                onOpenNode={(id) => {
+                  setCenterView('editor');
+                  selectNode(id);
+                }}
+                onPinBlock={(id) => setPinned((list) => (list.includes(id) ? list : [...list, id]))}
+              />
+            ) : null}
+            {rightTab === 'attempts' ? (
+              <div className="panel-body">
+                <AttemptsPanel lang={lang} attempts={attempts} suggestions={generation?.suggestions ?? []} reasoning={generation?.reasoning ?? ''} />
+              </div>
+            ) : null}
+            {rightTab === 'dryrun' ? (
+              <DryRunPanel lang={lang} yaml={text} />
+            ) : null}
+          </div>
+        </aside>
       </main>
     </div>
   );

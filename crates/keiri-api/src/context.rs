@@ -1,4 +1,7 @@
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::settings::SecretStore;
 
 pub use keiri_plan::Lang;
 
@@ -13,6 +16,9 @@ pub struct Context {
     pub catalog_dirs: Vec<PathBuf>,
     /// Template directories, lowest precedence first (bundled, then the user's workspace).
     pub template_dirs: Vec<PathBuf>,
+    /// Chat skillpack directories, lowest precedence first (bundled, then the user's
+    /// workspace `skillpacks/`).
+    pub skillpack_dirs: Vec<PathBuf>,
     /// Where registered plans go.
     pub designs_dir: PathBuf,
     /// Default message language when a request does not say.
@@ -24,6 +30,11 @@ pub struct Context {
     pub on_conflict_default: Option<keiri_xlsx::OnConflict>,
     /// Deny globs for outside paths (`--deny`), e.g. `**/.git/**` or `*.key`.
     pub deny: Vec<String>,
+    /// Where the studio's settings file lives ([`crate::settings`]); `None` when the platform
+    /// has no user config directory and `KEIRI_CONFIG_DIR` is unset.
+    pub config_dir: Option<PathBuf>,
+    /// Where API keys are kept: the OS keychain, unless a test injects its own store.
+    pub secrets: Arc<dyn SecretStore>,
 }
 
 impl Context {
@@ -44,8 +55,14 @@ impl Context {
         if !template_dirs.iter().any(|d| same_dir(d, &own_templates)) {
             template_dirs.push(own_templates);
         }
+        let mut skillpack_dirs: Vec<PathBuf> = bundled_skillpacks_dir().into_iter().collect();
+        let own_skillpacks = workspace.join("skillpacks");
+        if !skillpack_dirs.iter().any(|d| same_dir(d, &own_skillpacks)) {
+            skillpack_dirs.push(own_skillpacks);
+        }
         Context {
             template_dirs,
+            skillpack_dirs,
             designs_dir: workspace.join("designs"),
             allowed_roots: vec![workspace.clone()],
             workspace,
@@ -53,7 +70,21 @@ impl Context {
             lang: Lang::Ja,
             on_conflict_default: None,
             deny: Vec::new(),
+            config_dir: crate::settings::default_config_dir(),
+            secrets: crate::settings::default_secret_store(),
         }
+    }
+
+    /// Replaces the settings directory (tests; `KEIRI_CONFIG_DIR` does the same from outside).
+    pub fn with_config_dir(mut self, dir: PathBuf) -> Self {
+        self.config_dir = Some(dir);
+        self
+    }
+
+    /// Replaces the secret store (tests inject an in-memory one).
+    pub fn with_secrets(mut self, secrets: Arc<dyn SecretStore>) -> Self {
+        self.secrets = secrets;
+        self
     }
 
     /// Replaces the catalog directories (used by `--catalog`).
@@ -101,6 +132,12 @@ pub fn bundled_catalog_dir() -> Option<PathBuf> {
 /// beside the executable or one of its ancestors.
 pub fn bundled_templates_dir() -> Option<PathBuf> {
     bundled_dir("KEIRI_BUNDLED_TEMPLATES", "templates")
+}
+
+/// The chat skillpacks shipped with the studio: `KEIRI_BUNDLED_SKILLPACKS`, else
+/// `skillpacks/` beside the executable or one of its ancestors.
+pub fn bundled_skillpacks_dir() -> Option<PathBuf> {
+    bundled_dir("KEIRI_BUNDLED_SKILLPACKS", "skillpacks")
 }
 
 fn bundled_dir(env: &str, name: &str) -> Option<PathBuf> {

@@ -33,6 +33,14 @@ pub enum ErrorCode {
     LlmNotConfigured,
     /// The LLM call failed (timeout, rate limit, invalid output…); details carry its code.
     LlmFailed,
+    /// The caller cancelled a streaming call (closed the connection, pressed Cancel).
+    Cancelled,
+    /// The OS keychain cannot be reached (no Secret Service, locked, unsupported), so an API
+    /// key cannot be saved or read; nothing is written in its place.
+    KeychainUnavailable,
+    /// A chat change cannot be approved or undone because its file changed since it was
+    /// proposed (or approved); nothing was written.
+    ChangeConflict,
 }
 
 impl ErrorCode {
@@ -53,6 +61,9 @@ impl ErrorCode {
             ErrorCode::ApplyFailed => "APPLY_FAILED",
             ErrorCode::LlmNotConfigured => "LLM_NOT_CONFIGURED",
             ErrorCode::LlmFailed => "LLM_FAILED",
+            ErrorCode::Cancelled => "CANCELLED",
+            ErrorCode::KeychainUnavailable => "KEYCHAIN_UNAVAILABLE",
+            ErrorCode::ChangeConflict => "CHANGE_CONFLICT",
         }
     }
 

@@ -140,6 +140,18 @@ pub fn plan_generate_with_progress(
     req: PlanGenerateRequest,
     on_progress: &mut dyn FnMut(&Progress),
 ) -> Result<PlanGenerateResponse, ApiError> {
+    plan_generate_cancellable(ctx, req, on_progress, &keiri_llm::CancellationToken::new())
+}
+
+/// [`plan_generate_with_progress`] that stops as soon as `cancel` fires: the model call in
+/// flight is aborted and the result is [`ErrorCode::Cancelled`]. Nothing is written by a
+/// generation, so a cancelled one leaves nothing behind but its event log.
+pub fn plan_generate_cancellable(
+    ctx: &Context,
+    req: PlanGenerateRequest,
+    on_progress: &mut dyn FnMut(&Progress),
+    cancel: &keiri_llm::CancellationToken,
+) -> Result<PlanGenerateResponse, ApiError> {
     if req.instruction.trim().is_empty() {
         return Err(ApiError::new(
             ErrorCode::InvalidRequest,
@@ -202,6 +214,7 @@ pub fn plan_generate_with_progress(
             runtime.block_on(async {
                 let (ptx, mut prx) = tokio::sync::mpsc::unbounded_channel::<Progress>();
                 let mut dctx = keiri_design::Context::new(&catalog, &templates).with_progress(ptx);
+                dctx.call_options = dctx.call_options.clone().with_cancel(cancel.clone());
                 if let Some(llm) = &llm {
                     dctx = dctx.with_llm(llm);
                 }
@@ -214,15 +227,24 @@ pub fn plan_generate_with_progress(
                     }
                 };
                 let generate = async {
-                    let out =
-                        keiri_design::generate_plan(&instruction, &digest.digest, &options, &dctx)
-                            .await;
+                    // Stages without a model call (retrieval, compose, validation) do not look
+                    // at the token, so the whole generation races it.
+                    let out = tokio::select! {
+                        out = keiri_design::generate_plan(
+                            &instruction, &digest.digest, &options, &dctx,
+                        ) => Some(out),
+                        () = cancel.cancelled() => None,
+                    };
                     // Dropping the context drops the progress sender, ending `forward`.
                     drop(dctx);
                     out
                 };
                 let (out, ()) = tokio::join!(generate, forward);
-                out.map_err(design_error)
+                match out {
+                    Some(Err(e)) if e.code() == "LLM_CANCELLED" => Err(cancelled()),
+                    Some(out) => out.map_err(design_error),
+                    None => Err(cancelled()),
+                }
             })
         });
         for p in rx {
@@ -242,6 +264,10 @@ pub fn plan_generate_with_progress(
         yaml,
         unreadable_docs: digest.unreadable,
     })
+}
+
+fn cancelled() -> ApiError {
+    ApiError::new(ErrorCode::Cancelled, "the generation was cancelled")
 }
 
 fn design_error(e: keiri_design::Error) -> ApiError {

@@ -125,6 +125,37 @@ pub struct DryRunNode {
     pub outputs: Value,
     pub when: Option<String>,
     pub children: Vec<DryRunNode>,
+    /// For a workbook patch node (`excel.patch_workbook`): the per-cell preview of its ops;
+    /// `null` for every other node.
+    pub workbook: Option<WorkbookPreview>,
+}
+
+/// Whether a workbook patch node could be previewed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WorkbookPreviewStatus {
+    /// The ops were dry-run against the workbook: see `response`.
+    Ready,
+    /// An input depends on something only known at run time (another node's output, an
+    /// environment value, a loop item or an undefined var): nothing was read.
+    Unresolved,
+    /// The request could not be built or the workbook could not be read: see `code`.
+    Failed,
+}
+
+/// The dry-run of a workbook patch node's ops (`workbook_patch` with `dry_run: true`).
+#[derive(Debug, Clone, Serialize)]
+pub struct WorkbookPreview {
+    pub status: WorkbookPreviewStatus,
+    /// Why there is no preview (`unresolved`, `failed`), in the request's language.
+    pub message: Option<String>,
+    /// The API error code of a `failed` preview.
+    pub code: Option<crate::ErrorCode>,
+    /// The request that applies the node for real (`dry_run: false`, with inverse ops and the
+    /// formula check); a client sends it to `workbook_patch` after the person confirms.
+    pub request: Option<keiri_xlsx::PatchRequest>,
+    /// The dry-run's diff, warnings, op error, inverse ops and formula issues.
+    pub response: Option<keiri_xlsx::PatchResponse>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -151,6 +182,7 @@ impl From<keiri_plan::DryRunNode> for DryRunNode {
             outputs: n.outputs,
             when: n.when,
             children: n.children.into_iter().map(DryRunNode::from).collect(),
+            workbook: None,
         }
     }
 }

@@ -10,34 +10,61 @@
 //! [`dispatch`] maps a function name and a JSON body to the same functions, so the HTTP
 //! server and the Tauri shell expose exactly one set of functions.
 
+mod chat;
 mod context;
 mod diff;
 mod documents;
 mod error;
+mod eval;
 mod generate;
 pub mod json;
 mod llm;
 mod plan;
 mod retrieve;
+pub mod settings;
+mod stream;
+mod upload;
 mod workbook;
 
+pub use chat::{
+    ChatApproveRequest, ChatApproveResponse, ChatSendRequest, ChatSendResponse, ChatUndoRequest,
+    ChatUndoResponse, PendingChangeSummary, SkillIssue, SkillSummary, SkillsListRequest,
+    SkillsListResponse, chat_approve, chat_send, chat_send_stream, chat_undo, load_skills,
+    skills_list,
+};
 pub use context::{Context, Lang};
 pub use diff::{apply_patch, patches};
 pub use documents::{
     docs, documents_digest, documents_extract, documents_extract_sections, documents_metrics,
 };
 pub use error::{ApiError, ErrorCode};
+pub use eval::{
+    EvalProgress, PlanEvalRequest, PlanEvalResponse, planner_eval, planner_eval_report,
+    planner_eval_with_progress,
+};
 pub use generate::{
     ApplyMode, GeneratedPlan, PlanGenerateRequest, PlanGenerateResponse, Progress,
     RequirementsAnswerRequest, RequirementsAnswerResponse, Stage, Status, TemplatesListRequest,
-    TemplatesListResponse, plan_generate, plan_generate_with_progress, requirements_answer,
-    templates_list,
+    TemplatesListResponse, plan_generate, plan_generate_cancellable, plan_generate_with_progress,
+    requirements_answer, templates_list,
 };
+pub use keiri_llm::CancellationToken;
+/// The typed questions a generation asks (`GeneratedPlan::requirements`), for front-ends that
+/// ask them themselves (the CLI's terminal prompts).
+pub use keiri_plan::{Requirement, RequirementKind, ValueType};
 pub use llm::{LlmProviderKind, LlmStatusProblem, LlmStatusRequest, LlmStatusResponse, llm_status};
 pub use plan::{
     catalog_list, load_catalog, plan_dry_run, plan_register, plan_register_at, plan_validate,
 };
 pub use retrieve::{blocks_retrieve, blocks_retrieve_eval, retrieval};
+pub use settings::{
+    SettingsGetRequest, SettingsGetResponse, SettingsSaveRequest, llm_env, settings_get,
+    settings_save,
+};
+pub use stream::{Frame, STREAMING_FUNCTIONS, dispatch_stream};
+pub use upload::{
+    DocumentsUploadRequest, DocumentsUploadResponse, MAX_UPLOAD_BYTES, documents_upload,
+};
 pub use workbook::{workbook_patch, xlsx};
 
 /// Names of the functions [`dispatch`] accepts, in a stable order.
@@ -58,6 +85,14 @@ pub const FUNCTIONS: &[&str] = &[
     "templates_list",
     "plan_generate",
     "requirements_answer",
+    "planner_eval",
+    "documents_upload",
+    "settings_get",
+    "settings_save",
+    "chat_send",
+    "chat_approve",
+    "chat_undo",
+    "skills_list",
 ];
 
 /// Calls the function `name` with a JSON `body` and returns its JSON result.
@@ -110,6 +145,14 @@ pub fn dispatch(
         "templates_list" => run(body, |r| templates_list(ctx, r)),
         "plan_generate" => run(body, |r| plan_generate(ctx, r)),
         "requirements_answer" => run(body, |r| requirements_answer(ctx, r)),
+        "planner_eval" => run(body, |r| planner_eval(ctx, r)),
+        "documents_upload" => run(body, |r| documents_upload(ctx, r)),
+        "settings_get" => run(body, |r| settings_get(ctx, r)),
+        "settings_save" => run(body, |r| settings_save(ctx, r)),
+        "chat_send" => run(body, |r| chat_send(ctx, r)),
+        "chat_approve" => run(body, |r| chat_approve(ctx, r)),
+        "chat_undo" => run(body, |r| chat_undo(ctx, r)),
+        "skills_list" => run(body, |r| skills_list(ctx, r)),
         _ => Err(ApiError::new(
             ErrorCode::NotFound,
             format!("unknown function: {name}"),

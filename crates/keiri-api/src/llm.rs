@@ -2,8 +2,8 @@
 //! (and `keiri llm status` can print it).
 //!
 //! The request and response types are the tool contract and live in `keiri-llm`. The status is
-//! resolved from the process environment over `<workspace>/.env`; a configuration problem is
-//! data in the response (`configured: false` with a code and a message naming the variables),
+//! resolved from the process environment over `<workspace>/.env` over the saved settings; a
+//! configuration problem is data in the response (`configured: false` with a code and a message naming the variables),
 //! not an error. Nothing here ever returns a key.
 
 use crate::{ApiError, Context};
@@ -14,6 +14,33 @@ pub use keiri_llm::{
 };
 
 /// Whether an LLM is configured: provider, model and base URL (no secrets).
+///
+/// Resolved from [`crate::llm_env`]: the process environment, then `<workspace>/.env`, then
+/// the saved settings with the keychain's key. A problem reading those is reported in the
+/// response like any other configuration problem.
 pub fn llm_status(ctx: &Context, _req: LlmStatusRequest) -> Result<LlmStatusResponse, ApiError> {
-    Ok(keiri_llm::status_for_workspace(&ctx.workspace))
+    match crate::llm_env(ctx) {
+        Ok(env) => Ok(keiri_llm::status(&env)),
+        Err(e) => {
+            let code = e
+                .details
+                .as_ref()
+                .and_then(|d| d.get("code"))
+                .and_then(|c| c.as_str())
+                .map_or_else(|| e.code.as_str().to_string(), str::to_string);
+            Ok(LlmStatusResponse {
+                configured: false,
+                provider: None,
+                model: keiri_llm::DEFAULT_MODEL.to_string(),
+                base_url: None,
+                deployment: None,
+                api_version: None,
+                api_key_set: false,
+                problem: Some(LlmStatusProblem {
+                    code,
+                    message: e.message,
+                }),
+            })
+        }
+    }
 }

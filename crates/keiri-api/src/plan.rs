@@ -1,4 +1,7 @@
-//! Plan use cases: catalog listing, validation, dry-run and registering.
+//! Plan use cases: catalog listing, validation, dry-run (with per-cell previews of workbook
+//! patch nodes) and registering.
+
+use std::collections::HashSet;
 
 use keiri_plan::{Catalog, LoadedPlan, Severity as CoreSeverity};
 
@@ -164,12 +167,150 @@ pub fn plan_dry_run(
         .map(|(id, (_, plan))| (id, plan))
         .collect();
     let run = keiri_plan::dry_run(&loaded.plan, &catalog, &subflows);
+    let mut nodes: Vec<json::DryRunNode> =
+        run.nodes.into_iter().map(json::DryRunNode::from).collect();
+    let vars: HashSet<&str> = loaded.plan.vars.keys().map(String::as_str).collect();
+    let lang = req.lang.unwrap_or(ctx.lang);
+    attach_workbook_previews(ctx, lang, &mut nodes, &loaded.plan.graph, &vars);
     Ok(json::PlanDryRunResponse {
         plan_id: run.plan_id,
         order: run.order,
-        nodes: run.nodes.into_iter().map(json::DryRunNode::from).collect(),
+        nodes,
         findings: checked.findings,
     })
+}
+
+/// The block whose nodes get a workbook preview in a dry-run: it applies `exstruct_patch`
+/// operations (keiri-xlsx) to an existing workbook.
+pub const WORKBOOK_PATCH_BLOCK: &str = "excel.patch_workbook";
+
+/// Gives every workbook patch node of `nodes` (and of loop bodies) its preview. `raw` is the
+/// plan level the nodes come from; `vars` are the vars whose values the dry-run knows.
+/// Subflow children are left without one: their inputs come from the call, not the file.
+fn attach_workbook_previews(
+    ctx: &Context,
+    lang: Lang,
+    nodes: &mut [json::DryRunNode],
+    raw: &[keiri_plan::Node],
+    vars: &HashSet<&str>,
+) {
+    for node in nodes {
+        let Some(source) = raw.iter().find(|r| r.id == node.id) else {
+            continue;
+        };
+        if node.kind == "block" && node.block.as_deref() == Some(WORKBOOK_PATCH_BLOCK) {
+            node.workbook = Some(workbook_preview(ctx, lang, source, &node.inputs, vars));
+        }
+        if node.kind == "loop"
+            && let Some(body) = &source.body
+        {
+            let mut inner = vars.clone();
+            inner.extend(body.plan.vars.keys().map(String::as_str));
+            attach_workbook_previews(ctx, lang, &mut node.children, &body.plan.graph, &inner);
+        }
+    }
+}
+
+/// Dry-runs one workbook patch node's ops. Only inputs that are literal or come from known
+/// vars are concrete in a dry-run (everything else is a sample such as `<read.rows>`), so a
+/// node that references anything else is `unresolved` rather than previewed with samples.
+fn workbook_preview(
+    ctx: &Context,
+    lang: Lang,
+    source: &keiri_plan::Node,
+    inputs: &serde_json::Value,
+    vars: &HashSet<&str>,
+) -> json::WorkbookPreview {
+    let (mut found, mut malformed) = (Vec::new(), Vec::new());
+    for value in source.inputs.values() {
+        keiri_plan::refs::scan(value, "", &mut found, &mut malformed);
+    }
+    let pending: Vec<String> = found
+        .iter()
+        .filter(|r| match &r.target {
+            keiri_plan::refs::Target::Var { name, .. } => !vars.contains(name.as_str()),
+            _ => true,
+        })
+        .map(|r| format!("${{{}}}", r.raw))
+        .collect();
+    if !pending.is_empty() {
+        let list = pending.join(", ");
+        return preview_without(
+            json::WorkbookPreviewStatus::Unresolved,
+            None,
+            match lang {
+                Lang::Ja => {
+                    format!("実行時にしか決まらない入力があるため、プレビューできません: {list}")
+                }
+                Lang::En => format!("inputs depend on values known only at run time: {list}"),
+            },
+        );
+    }
+    let request = match patch_request(inputs) {
+        Ok(r) => r,
+        Err(e) => {
+            return preview_without(
+                json::WorkbookPreviewStatus::Failed,
+                Some(ErrorCode::InvalidRequest),
+                match lang {
+                    Lang::Ja => {
+                        format!("ブロックの入力から workbook_patch の要求を作れません: {e}")
+                    }
+                    Lang::En => format!("the inputs do not make a workbook_patch request: {e}"),
+                },
+            );
+        }
+    };
+    let mut preview = request.clone();
+    preview.dry_run = true;
+    match crate::workbook_patch(ctx, preview) {
+        Ok(response) => json::WorkbookPreview {
+            status: json::WorkbookPreviewStatus::Ready,
+            message: None,
+            code: None,
+            request: Some(request),
+            response: Some(response),
+        },
+        Err(e) => preview_without(json::WorkbookPreviewStatus::Failed, Some(e.code), e.message),
+    }
+}
+
+fn preview_without(
+    status: json::WorkbookPreviewStatus,
+    code: Option<ErrorCode>,
+    message: String,
+) -> json::WorkbookPreview {
+    json::WorkbookPreview {
+        status,
+        message: Some(message),
+        code,
+        request: None,
+        response: None,
+    }
+}
+
+/// The `workbook_patch` request that applies a workbook patch node for real, from its resolved
+/// inputs (the block's `operations` are the contract's `ops`). Inverse ops and the formula
+/// check are always on: the studio offers Undo, and a formula error should block the save.
+fn patch_request(inputs: &serde_json::Value) -> Result<keiri_xlsx::PatchRequest, String> {
+    let empty = serde_json::Map::new();
+    let inputs = inputs.as_object().unwrap_or(&empty);
+    let mut body = serde_json::Map::new();
+    for (from, to) in [
+        ("xlsx_path", "xlsx_path"),
+        ("operations", "ops"),
+        ("out_dir", "out_dir"),
+        ("out_name", "out_name"),
+        ("on_conflict", "on_conflict"),
+        ("auto_formula", "auto_formula"),
+    ] {
+        if let Some(value) = inputs.get(from).filter(|v| !v.is_null()) {
+            body.insert(to.to_string(), value.clone());
+        }
+    }
+    body.insert("return_inverse_ops".into(), true.into());
+    body.insert("preflight_formula_check".into(), true.into());
+    serde_json::from_value(serde_json::Value::Object(body)).map_err(|e| e.to_string())
 }
 
 /// Registers a valid plan to the designs directory, using the current local time.
@@ -211,4 +352,146 @@ pub fn plan_register_at(
             .unwrap_or_default(),
         path: path.display().to_string(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    fn ctx(dir: &std::path::Path) -> Context {
+        let catalog = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../block_specs");
+        Context::new(dir).with_catalog_dirs(vec![catalog])
+    }
+
+    /// A fixture workbook copied into the test workspace (fixtures live in ../shared beside
+    /// the repository and are never copied into it).
+    fn workbook(ws: &std::path::Path) -> std::path::PathBuf {
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/fixtures/accounting/multi_sheet_ja.xlsx");
+        assert!(
+            src.is_file(),
+            "the shared fixtures are missing: expected {}",
+            src.display()
+        );
+        let dst = ws.join("book.xlsx");
+        std::fs::copy(&src, &dst).unwrap();
+        dst
+    }
+
+    fn plan(xlsx_path: &str) -> String {
+        format!(
+            "id: p\nvars:\n  book: book.xlsx\ngraph:\n  - id: patch\n    block: excel.patch_workbook\n    in:\n      xlsx_path: \"{xlsx_path}\"\n      operations:\n        - {{op: set_value, sheet: 入力データ, cell: D2, value: 確認済}}\n"
+        )
+    }
+
+    fn dry_run_json(ctx: &Context, yaml: String) -> Value {
+        let res = plan_dry_run(
+            ctx,
+            json::PlanRequest {
+                yaml,
+                lang: Some(Lang::En),
+            },
+        )
+        .unwrap();
+        serde_json::to_value(res).unwrap()
+    }
+
+    #[test]
+    fn dry_run_previews_workbook_patch_nodes_without_writing() {
+        let ws = tempfile::tempdir().unwrap();
+        let book = workbook(ws.path());
+        let before = std::fs::read(&book).unwrap();
+        let v = dry_run_json(&ctx(ws.path()), plan("${vars.book}"));
+        let preview = &v["nodes"][0]["workbook"];
+        assert_eq!(preview["status"], "ready", "{preview:#}");
+        let diff = &preview["response"]["patch_diff"][0];
+        assert_eq!(diff["sheet"], "入力データ");
+        assert_eq!(diff["cell"], "D2");
+        assert_eq!(diff["after"], json!({"kind": "value", "value": "確認済"}));
+        assert_eq!(diff["status"], "applied");
+        assert_eq!(
+            preview["response"]["inverse_ops"][0],
+            json!({"op": "set_value", "sheet": "入力データ", "cell": "D2", "value": null})
+        );
+        // The request to apply for real: not a dry run, with inverse ops and the check.
+        let request = &preview["request"];
+        assert_eq!(request["xlsx_path"], "book.xlsx");
+        assert_eq!(request["dry_run"], false);
+        assert_eq!(request["return_inverse_ops"], true);
+        assert_eq!(request["preflight_formula_check"], true);
+        assert_eq!(request["ops"][0]["cell"], "D2");
+        assert_eq!(std::fs::read(&book).unwrap(), before);
+        assert!(!ws.path().join("book_patched.xlsx").exists());
+
+        // Applying the returned request and then its inverse ops restores the cell.
+        let ctx = ctx(ws.path());
+        let apply: keiri_xlsx::PatchRequest = serde_json::from_value(request.clone()).unwrap();
+        let applied = crate::workbook_patch(&ctx, apply).unwrap();
+        assert!(applied.error.is_none(), "{:?}", applied.error);
+        let out = std::path::PathBuf::from(&applied.out_path);
+        let mut undo = keiri_xlsx::PatchRequest::new(&applied.out_path, applied.inverse_ops);
+        undo.out_name = out.file_name().map(|n| n.to_string_lossy().into_owned());
+        undo.on_conflict = Some(keiri_xlsx::OnConflict::Overwrite);
+        undo.dry_run = true;
+        let undone = crate::workbook_patch(&ctx, undo).unwrap();
+        assert_eq!(
+            undone.patch_diff[0].before,
+            Some(keiri_xlsx::PatchValue {
+                kind: keiri_xlsx::ValueKind::Value,
+                value: Some(keiri_xlsx::CellValue::Text("確認済".into())),
+            })
+        );
+        assert_eq!(
+            undone.patch_diff[0].after,
+            Some(keiri_xlsx::PatchValue {
+                kind: keiri_xlsx::ValueKind::Value,
+                value: None,
+            })
+        );
+    }
+
+    #[test]
+    fn workbook_preview_is_unresolved_when_inputs_are_known_only_at_run_time() {
+        let ws = tempfile::tempdir().unwrap();
+        workbook(ws.path());
+        let v = dry_run_json(&ctx(ws.path()), plan("${env.BOOK}"));
+        let preview = &v["nodes"][0]["workbook"];
+        assert_eq!(preview["status"], "unresolved", "{preview:#}");
+        assert!(
+            preview["message"].as_str().unwrap().contains("${env.BOOK}"),
+            "{preview:#}"
+        );
+        assert!(preview["response"].is_null() && preview["request"].is_null());
+    }
+
+    #[test]
+    fn workbook_preview_failure_carries_the_api_code() {
+        let ws = tempfile::tempdir().unwrap();
+        let v = dry_run_json(&ctx(ws.path()), plan("missing.xlsx"));
+        let preview = &v["nodes"][0]["workbook"];
+        assert_eq!(preview["status"], "failed", "{preview:#}");
+        assert_eq!(preview["code"], "NOT_FOUND");
+    }
+
+    #[test]
+    fn nodes_of_other_blocks_have_no_workbook_preview() {
+        let ws = tempfile::tempdir().unwrap();
+        let yaml = "id: p\ngraph:\n  - id: read\n    block: csv.read\n    in: {path: a.csv}\n    out: {rows: rows}\n  - id: save\n    block: csv.write\n    in: {rows: \"${read.rows}\"}\n";
+        let v = dry_run_json(&ctx(ws.path()), yaml.to_string());
+        for node in v["nodes"].as_array().unwrap() {
+            assert!(node["workbook"].is_null(), "{node:#}");
+        }
+    }
+
+    #[test]
+    fn loop_body_patch_nodes_fed_by_the_loop_item_are_unresolved() {
+        let ws = tempfile::tempdir().unwrap();
+        workbook(ws.path());
+        let yaml = "id: p\nvars:\n  books: [book.xlsx]\ngraph:\n  - id: each\n    type: loop\n    foreach: {input: \"${vars.books}\", var: item}\n    body:\n      plan:\n        id: inner\n        graph:\n          - id: patch\n            block: excel.patch_workbook\n            in:\n              xlsx_path: \"${vars.item}\"\n              operations: [{op: add_sheet, sheet: 追加}]\n";
+        let v = dry_run_json(&ctx(ws.path()), yaml.to_string());
+        let inner = &v["nodes"][0]["children"][0];
+        assert_eq!(inner["id"], "patch");
+        assert_eq!(inner["workbook"]["status"], "unresolved", "{v:#}");
+    }
 }

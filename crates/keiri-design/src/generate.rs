@@ -452,9 +452,10 @@ pub async fn generate_plan(
             strategy: strategy.clone(),
             usage: attempt_usage,
         });
+        let json = plan_json(&evaluated.plan);
         let repairable: Vec<&Issue> = evaluated
             .errors()
-            .filter(|i| !answerable(i, &evaluated.requirements))
+            .filter(|i| !answerable(i, &json, &evaluated.plan, &evaluated.requirements))
             .collect();
         let done = evaluated.errors().count() == 0 || repairable.is_empty();
         if done || repairs >= max {
@@ -577,8 +578,39 @@ fn retrieve_blocks(
     Ok(response.candidates.into_iter().map(|c| c.id).collect())
 }
 
-/// The templates named in the options, or those retrieval finds: the best match, plus the
-/// runner-up when it scores at least 60 % of it (two related flows, e.g. read + report).
+/// A runner-up template is chosen too when its BM25 score is at least this share of the best.
+const RUNNER_UP_SHARE: f32 = 0.6;
+
+/// The search document of a template: its id, titles, descriptions and tags, in the same
+/// fields (and so with the same tokenizer and boosts) as a block's.
+fn template_document(t: &TemplateSpec) -> keiri_search::Document {
+    let mut doc = keiri_search::Document::new(keiri_search::DocKind::Template, &t.id, &t.category);
+    let title_en = t.title_en.clone().unwrap_or_default();
+    let description_en = t.description_en.clone().unwrap_or_default();
+    if !t.title.trim().is_empty() {
+        doc.title = t.title.clone();
+    }
+    doc.titles = [t.title.as_str(), title_en.as_str()]
+        .iter()
+        .filter(|s| !s.trim().is_empty())
+        .copied()
+        .collect::<Vec<_>>()
+        .join("\n");
+    doc.tags = t.tags.join(" ");
+    doc.description = [t.description.as_str(), description_en.as_str()]
+        .iter()
+        .filter(|s| !s.trim().is_empty())
+        .copied()
+        .collect::<Vec<_>>()
+        .join("\n");
+    doc.passages = vec![format!("{}\n{}\n{}", t.title, t.description, doc.tags)];
+    doc
+}
+
+/// The templates named in the options, or those retrieval finds (BM25 over the templates'
+/// ids, titles, descriptions and tags, with the block retrieval's tokenizer): the best match,
+/// plus the runner-up when it scores at least 60 % of it (two related flows, e.g. read +
+/// report).
 pub fn select_templates<'t>(
     instruction: &str,
     digest: &str,
@@ -596,31 +628,43 @@ pub fn select_templates<'t>(
             })
             .collect();
     }
-    let query: HashSet<String> = keiri_search::tokenize(&format!("{instruction}\n{digest}"))
-        .into_iter()
-        .collect();
-    let mut scored: Vec<(usize, &TemplateSpec)> = templates
+    let docs: Vec<keiri_search::Document> = templates.iter().map(template_document).collect();
+    if docs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let index =
+        keiri_search::Index::build(docs, None, &keiri_search::index::IndexOptions::default())
+            .map_err(Error::Search)?;
+    let mut query = keiri_search::Query::new(instruction).with_mode(keiri_search::Mode::Bm25);
+    query.kind = Some(keiri_search::DocKind::Template);
+    if !digest.trim().is_empty() {
+        query.docs = vec![digest.to_string()];
+    }
+    let ranking = index.rank(&query).map_err(Error::Search)?;
+    // The raw BM25 score, not the min-max normalised one: the runner-up rule compares the two
+    // best matches with each other, and normalising by the weakest template would distort it.
+    let scored: Vec<(f32, &TemplateSpec)> = ranking
+        .scored
         .iter()
-        .map(|t| {
-            let text = format!(
-                "{} {} {} {} {}",
-                t.id,
-                t.title,
-                t.description,
-                t.description_en.as_deref().unwrap_or_default(),
-                t.tags.join(" ")
-            );
-            let terms: HashSet<String> = keiri_search::tokenize(&text).into_iter().collect();
-            (terms.intersection(&query).count(), t)
+        .filter(|s| s.bm25 > 0.0)
+        // A lone shared kanji ("日") is no evidence that a template fits; a shared word or
+        // bigram is.
+        .filter(|s| {
+            index
+                .matched(&ranking, s.ord)
+                .iter()
+                .any(|term| term.chars().count() >= 2)
         })
-        .filter(|(score, _)| *score > 0)
+        .filter_map(|s| {
+            let id = &index.docs()[s.ord].id;
+            templates.get(id).map(|t| (s.bm25, t))
+        })
         .collect();
-    scored.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.id.cmp(&b.1.id)));
     let mut chosen = Vec::new();
     if let Some(&(top, first)) = scored.first() {
         chosen.push(first);
         if let Some(&(second, t)) = scored.get(1)
-            && second * 10 >= top * 6
+            && second >= top * RUNNER_UP_SHARE
         {
             chosen.push(t);
         }
@@ -785,15 +829,32 @@ fn evaluate(
 }
 
 /// An error that an answer fixes (an undefined var someone must supply): repairing it with
-/// the model would only make a value up.
-fn answerable(issue: &Issue, requirements: &[Requirement]) -> bool {
-    issue.code == "ref.undefined_var"
-        && requirements.iter().any(|r| {
-            r.target
-                .var
-                .as_deref()
-                .is_some_and(|v| issue.message.contains(v))
-        })
+/// the model would only make a value up. Decided on the finding's stable code and JSON
+/// pointer, never its (translated) message: the value at `issue.path` is scanned for its
+/// `${vars.*}` references, and one of them that is undefined must be asked by a requirement.
+fn answerable(issue: &Issue, plan_json: &Value, plan: &Plan, requirements: &[Requirement]) -> bool {
+    if issue.code != "ref.undefined_var" {
+        return false;
+    }
+    let Some(value) = plan_json.pointer(&issue.path) else {
+        return false;
+    };
+    let (mut refs, mut malformed) = (Vec::new(), Vec::new());
+    keiri_plan::refs::scan(value, "", &mut refs, &mut malformed);
+    refs.iter().any(|r| match &r.target {
+        keiri_plan::refs::Target::Var { name, .. } => {
+            !plan.vars.contains_key(name)
+                && requirements
+                    .iter()
+                    .any(|q| q.target.var.as_deref() == Some(name.as_str()))
+        }
+        _ => false,
+    })
+}
+
+/// The plan as JSON, for looking findings up by their pointer.
+fn plan_json(plan: &Plan) -> Value {
+    serde_json::to_value(plan).unwrap_or(Value::Null)
 }
 
 fn involved_blocks(issues: &[&Issue], plan: &Plan, wiring: &Wiring) -> Vec<String> {
@@ -1031,9 +1092,13 @@ pub fn compose_plan(
     }
     let issues: Vec<Issue> = findings.iter().map(Issue::from).collect();
     let errors: Vec<Issue> = issues.iter().filter(|i| i.is_error()).cloned().collect();
+    let json = plan_json(&plan);
     let status = if errors.is_empty() {
         Status::Valid
-    } else if errors.iter().all(|e| answerable(e, &requirements)) {
+    } else if errors
+        .iter()
+        .all(|e| answerable(e, &json, &plan, &requirements))
+    {
         Status::NeedsAnswers
     } else {
         Status::Invalid
@@ -1079,4 +1144,80 @@ pub fn compose_plan(
         notes,
         usage: Usage::default(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn catalog() -> Catalog {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../block_specs");
+        Catalog::load(&[dir]).0
+    }
+
+    /// Whether the first `ref.undefined_var` finding of `yaml` is answerable, in both
+    /// message languages (the decision must not depend on the message text).
+    fn check(yaml: &str, expect: bool) {
+        let plan = keiri_plan::load_plan(yaml).unwrap().plan;
+        let catalog = catalog();
+        for lang in [Lang::Ja, Lang::En] {
+            let findings = validate(
+                &plan,
+                &catalog,
+                &keiri_plan::Options {
+                    lang,
+                    ..Default::default()
+                },
+            );
+            let requirements = build_requirements(&plan, &findings, &catalog);
+            let issue = findings
+                .iter()
+                .find(|f| f.code == "ref.undefined_var")
+                .map(Issue::from)
+                .unwrap();
+            assert_eq!(
+                answerable(&issue, &plan_json(&plan), &plan, &requirements),
+                expect,
+                "{lang:?}: {yaml}"
+            );
+            // A message that names the var but is not at its pointer changes nothing.
+            let mut moved = issue.clone();
+            moved.path = "/graph/0/out/rows".into();
+            assert!(!answerable(&moved, &plan_json(&plan), &plan, &requirements));
+        }
+    }
+
+    #[test]
+    fn an_undefined_var_with_a_question_is_answerable() {
+        check(
+            "id: p\ngraph:\n  - id: read\n    block: csv.read\n    in: {path: '${vars.src}'}\n    out: {rows: rows}\n",
+            true,
+        );
+        // Inside a longer string too.
+        check(
+            "id: p\ngraph:\n  - id: read\n    block: csv.read\n    in: {path: 'data/${vars.month}.csv'}\n    out: {rows: rows}\n",
+            true,
+        );
+    }
+
+    #[test]
+    fn other_errors_are_not_answerable() {
+        let plan = keiri_plan::load_plan(
+            "id: p\ngraph:\n  - id: read\n    block: csv.read\n    in: {path: '${vars.src}'}\n",
+        )
+        .unwrap()
+        .plan;
+        let issue = Issue {
+            code: "ref.unknown_node".into(),
+            severity: "error".into(),
+            node_id: Some("read".into()),
+            path: "/graph/0/in/path".into(),
+            message: "src".into(),
+            hint: None,
+        };
+        let catalog = catalog();
+        let findings = validate(&plan, &catalog, &keiri_plan::Options::default());
+        let requirements = build_requirements(&plan, &findings, &catalog);
+        assert!(!answerable(&issue, &plan_json(&plan), &plan, &requirements));
+    }
 }

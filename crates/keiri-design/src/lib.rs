@@ -14,6 +14,10 @@
 //!   (an undefined `${vars.*}`) become [`keiri_plan::Requirement`]s instead of a repair.
 //! * [`ApplyMode::Compose`] needs no model: templates (named or retrieved) are merged by
 //!   their contracts with [`keiri_plan::compose`], validated, and the questions built.
+//!   [`select_templates`] retrieves templates with a small in-memory BM25 index over their
+//!   ids, titles, descriptions and tags (the block retrieval's tokenizer and field boosts).
+//! * [`eval`]: the planner eval harness behind `keiri eval planner` (case file, first-pass
+//!   validity, validity after repair, unknown ids / keys, consistency over runs).
 //!
 //! This crate must not read the process environment (the fallback flag is an option, the
 //! provider comes in as an [`keiri_llm::Llm`]), must not write plans (the caller registers
@@ -24,13 +28,16 @@
 //! * `keiri-llm`: the only way to a model (structured output with strategy fallbacks,
 //!   retries, the event log, and the fake server for the tests).
 //! * `keiri-plan`: plan model, validator, templates, compose and requirements.
-//! * `keiri-search`: BM25 retrieval of the candidate blocks, and its tokenizer to choose
-//!   templates; `keiri-docs`: the document digest.
+//! * `keiri-search`: BM25 retrieval of the candidate blocks and of the templates;
+//!   `keiri-docs`: the document digest.
+//! * `serde_path_to_error`: the JSON pointer (and so the line) of a bad field in an eval case
+//!   file, as keiri-plan does for specs.
 //! * `toon-format`: the maintained TOON encoder for the catalog in the prompt (fewer tokens
 //!   than JSON, measured in the README).
 //! * `tokio`: the progress channel (`mpsc::UnboundedSender`), usable from the CLI and the UI.
 
 mod error;
+pub mod eval;
 mod generate;
 pub mod prompt;
 pub mod schema;

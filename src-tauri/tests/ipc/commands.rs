@@ -46,18 +46,21 @@ graph:
       rows: \"${read.rows}\"
 ";
 
-struct Studio {
-    app: App<MockRuntime>,
-    window: WebviewWindow<MockRuntime>,
-    workspace: tempfile::TempDir,
+pub struct Studio {
+    pub app: App<MockRuntime>,
+    pub window: WebviewWindow<MockRuntime>,
+    pub workspace: tempfile::TempDir,
 }
 
-fn studio() -> Studio {
+pub fn studio() -> Studio {
     let workspace = tempfile::tempdir().unwrap();
     let catalog = workspace.path().join("block_specs");
     crate::write_file(&catalog.join("input/demo.read.yaml"), READ_SPEC);
     crate::write_file(&catalog.join("output/demo.write.yaml"), WRITE_SPEC);
-    let ctx = keiri_api::Context::new(workspace.path()).with_catalog_dirs(vec![catalog]);
+    let ctx = keiri_api::Context::new(workspace.path())
+        .with_catalog_dirs(vec![catalog])
+        .with_config_dir(workspace.path().join("config"))
+        .with_secrets(crate::MemorySecrets::shared());
     let app = keiri_studio::setup(mock_builder(), ctx)
         .build(mock_context(noop_assets()))
         .unwrap();
@@ -104,7 +107,7 @@ fn shipped_studio() -> Studio {
 }
 
 /// Sends `invoke(cmd, body)` as the UI does and returns the JSON result or error.
-fn invoke(studio: &Studio, cmd: &str, body: Value) -> Result<Value, Value> {
+pub fn invoke(studio: &Studio, cmd: &str, body: Value) -> Result<Value, Value> {
     let request = InvokeRequest {
         cmd: cmd.into(),
         callback: CallbackFn(0),

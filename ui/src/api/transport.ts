@@ -6,7 +6,7 @@
 // or reject with an `ApiError` carrying the API's stable `code`, so the rest of the UI never
 // knows which transport it runs on and branches on codes, never on message text.
 
-import { invoke } from '@tauri-apps/api/core';
+import { Channel, invoke } from '@tauri-apps/api/core';
 import type { ApiFunction } from './types';
 
 /**
@@ -15,6 +15,8 @@ import type { ApiFunction } from './types';
  */
 export const TRANSPORT_ERROR = 'TRANSPORT_ERROR';
 export const INVALID_RESPONSE = 'INVALID_RESPONSE';
+/** The caller aborted a streamed call (the server's code for the same thing). */
+export const CANCELLED = 'CANCELLED';
 
 /** An error crossing the API boundary: `{code, message, details?}` (docs/api.md). */
 export class ApiError extends Error {
@@ -101,4 +103,171 @@ async function callHttp<Res>(fn: ApiFunction, request: unknown): Promise<Res> {
 /** Calls the API function `fn` with `request` over whichever transport this page runs on. */
 export function call<Res>(fn: ApiFunction, request: unknown): Promise<Res> {
   return isTauri() ? callTauri<Res>(fn, request) : callHttp<Res>(fn, request);
+}
+
+/**
+ * One message of a streamed call, on both transports (docs/api.md): any number of events,
+ * then exactly one result or error.
+ */
+type Frame = { event: unknown } | { result: unknown } | { error: unknown };
+
+/** Receives a streamed call's frames in order and settles once the last one arrives. */
+class FrameSink<Res> {
+  private settled = false;
+  readonly done: Promise<Res>;
+  private resolve!: (value: Res) => void;
+  private reject!: (error: ApiError) => void;
+
+  constructor(private readonly onEvent: (event: unknown) => void) {
+    this.done = new Promise<Res>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+    // An error frame can settle the promise before the caller awaits it (the reader loop is
+    // still draining the body); mark it handled so the page reports no unhandled rejection.
+    // The caller still receives the rejection through `done`.
+    this.done.catch(() => undefined);
+  }
+
+  push(frame: unknown): void {
+    if (this.settled) return;
+    if (!isRecord(frame)) {
+      this.fail(new ApiError(INVALID_RESPONSE, 'a streamed frame is not an object'));
+    } else if ('event' in frame) {
+      this.onEvent(frame.event);
+    } else if ('result' in frame) {
+      this.settled = true;
+      this.resolve(frame.result as Res);
+    } else if ('error' in frame) {
+      this.fail(parseApiError(frame.error) ?? new ApiError(INVALID_RESPONSE, 'a streamed error has no code'));
+    } else {
+      this.fail(new ApiError(INVALID_RESPONSE, 'a streamed frame has no event, result or error'));
+    }
+  }
+
+  fail(error: ApiError): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.reject(error);
+  }
+
+  get isSettled(): boolean {
+    return this.settled;
+  }
+}
+
+function cancelledError(): ApiError {
+  return new ApiError(CANCELLED, 'cancelled');
+}
+
+let streamSequence = 0;
+
+async function callStreamTauri<Res>(
+  fn: ApiFunction,
+  request: unknown,
+  onEvent: (event: unknown) => void,
+  signal?: AbortSignal,
+): Promise<Res> {
+  const sink = new FrameSink<Res>(onEvent);
+  streamSequence += 1;
+  const streamId = `${Date.now().toString(36)}-${streamSequence}`;
+  const channel = new Channel<Frame>();
+  channel.onmessage = (frame) => sink.push(frame);
+  const abort = () => {
+    sink.fail(cancelledError());
+    // The shell cancels the call; its last frame then finds the sink settled.
+    void invoke('cancel_stream', { streamId }).catch(() => undefined);
+  };
+  if (signal?.aborted) throw cancelledError();
+  signal?.addEventListener('abort', abort, { once: true });
+  try {
+    await invoke('call_stream', { function: fn, request, streamId, onEvent: channel });
+  } catch (err) {
+    sink.fail(parseApiError(err) ?? new ApiError(TRANSPORT_ERROR, String(err)));
+  } finally {
+    signal?.removeEventListener('abort', abort);
+  }
+  return sink.done;
+}
+
+async function callStreamHttp<Res>(
+  fn: ApiFunction,
+  request: unknown,
+  onEvent: (event: unknown) => void,
+  signal?: AbortSignal,
+): Promise<Res> {
+  const sink = new FrameSink<Res>(onEvent);
+  let response: Response;
+  try {
+    response = await fetch(`/api/${fn}/stream`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(request ?? {}),
+      signal,
+    });
+  } catch (err) {
+    if (signal?.aborted) throw cancelledError();
+    throw new ApiError(TRANSPORT_ERROR, err instanceof Error ? err.message : String(err));
+  }
+  if (!response.ok || response.body === null) {
+    const body = await readJson(response);
+    throw (
+      parseApiError(body) ??
+      new ApiError(INVALID_RESPONSE, `HTTP ${response.status} ${response.statusText}`.trim(), {
+        status: response.status,
+      })
+    );
+  }
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffered = '';
+  const take = (line: string) => {
+    if (line.trim() === '') return;
+    let frame: unknown;
+    try {
+      frame = JSON.parse(line) as unknown;
+    } catch {
+      sink.fail(new ApiError(INVALID_RESPONSE, 'a streamed line is not JSON'));
+      return;
+    }
+    sink.push(frame);
+  };
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      buffered += decoder.decode(value, { stream: true });
+      let newline = buffered.indexOf('\n');
+      while (newline >= 0) {
+        take(buffered.slice(0, newline));
+        buffered = buffered.slice(newline + 1);
+        newline = buffered.indexOf('\n');
+      }
+    }
+    take(buffered + decoder.decode());
+  } catch (err) {
+    sink.fail(
+      signal?.aborted ? cancelledError() : new ApiError(TRANSPORT_ERROR, err instanceof Error ? err.message : String(err)),
+    );
+  }
+  if (!sink.isSettled) {
+    sink.fail(signal?.aborted ? cancelledError() : new ApiError(INVALID_RESPONSE, 'the stream ended without a result'));
+  }
+  return sink.done;
+}
+
+/**
+ * Calls the streaming API function `fn` (`plan_generate`, `chat_send`): `onEvent` gets each
+ * event as it happens, the promise settles with the response or rejects with an `ApiError`.
+ * Aborting `signal` cancels the call on the server too and rejects with code `CANCELLED`.
+ */
+export function callStream<Res>(
+  fn: ApiFunction,
+  request: unknown,
+  onEvent: (event: unknown) => void,
+  signal?: AbortSignal,
+): Promise<Res> {
+  return isTauri()
+    ? callStreamTauri<Res>(fn, request, onEvent, signal)
+    : callStreamHttp<Res>(fn, request, onEvent, signal);
 }

@@ -5,7 +5,25 @@
 export type Lang = 'ja' | 'en';
 
 /** The functions every transport exposes, named like the Tauri commands and HTTP routes. */
-export type ApiFunction = 'catalog_list' | 'plan_validate' | 'plan_dry_run' | 'plan_register';
+export type ApiFunction =
+  | 'catalog_list'
+  | 'plan_validate'
+  | 'plan_dry_run'
+  | 'plan_register'
+  | 'templates_list'
+  | 'plan_generate'
+  | 'requirements_answer'
+  | 'blocks_retrieve'
+  | 'documents_extract'
+  | 'documents_metrics'
+  | 'documents_upload'
+  | 'settings_get'
+  | 'settings_save'
+  | 'workbook_patch'
+  | 'chat_send'
+  | 'chat_approve'
+  | 'chat_undo'
+  | 'skills_list';
 
 export interface Port {
   name: string;
@@ -85,6 +103,8 @@ export interface DryRunNode {
   outputs: Record<string, unknown>;
   when: string | null;
   children: DryRunNode[];
+  /** For a workbook patch node (`excel.patch_workbook`): the per-cell preview of its ops. */
+  workbook?: WorkbookPreview | null;
 }
 
 export interface PlanDryRunRequest {
@@ -108,4 +128,524 @@ export interface PlanRegisterResponse {
   plan_id: string;
   path: string;
   file_name: string;
+}
+
+// ---- Design tab: templates, generation, requirements, retrieval, documents ----
+
+export interface TemplateSummary {
+  id: string;
+  version: string;
+  category: string;
+  title: string;
+  title_en: string;
+  description: string;
+  description_en: string;
+  tags: string[];
+  imports: string[];
+  exports: string[];
+}
+
+export interface TemplatesListRequest {
+  query?: string;
+}
+
+export interface TemplatesListResponse {
+  templates: TemplateSummary[];
+  issues: CatalogIssue[];
+}
+
+/** The control a requirement wants (`ui.interactive_input`'s item types). */
+export type RequirementKind = 'text' | 'select' | 'boolean' | 'number' | 'file' | 'table' | 'enum';
+
+/** One question about a plan (keiri_plan::Requirement). */
+export interface Requirement {
+  id: string;
+  type: RequirementKind;
+  label: string;
+  label_en?: string;
+  description: string;
+  description_en?: string;
+  options?: unknown[];
+  required: boolean;
+  /** Accepted extensions for `file`, e.g. `.xlsx,.xlsm`. */
+  accept?: string;
+  hint?: string;
+  hint_en?: string;
+  validation?: { regex?: string };
+  default?: unknown;
+  /** The JSON type a `text` answer becomes (`object`, `array`), or `integer` for a number. */
+  value_type?: string;
+  answer_use?: 'value' | 'schema_template';
+  target: { var?: string; node_id?: string; input?: string };
+}
+
+export interface RequirementsAnswerRequest {
+  yaml: string;
+  answers: Record<string, unknown>;
+  lang?: Lang;
+}
+
+export interface RequirementsAnswerResponse {
+  yaml: string;
+  valid: boolean;
+  findings: Finding[];
+  requirements: Requirement[];
+}
+
+export type ApplyMode = 'compose' | 'hint' | 'llm-only';
+
+export interface PlanGenerateRequest {
+  instruction: string;
+  /** Reference documents: paths inside the workspace. */
+  docs?: string[];
+  /** Template ids; empty = chosen by retrieval. */
+  templates?: string[];
+  apply_mode?: ApplyMode;
+  fallback?: boolean;
+  max_repair?: number;
+  /** Answers to earlier requirements, by requirement id. */
+  answers?: Record<string, unknown>;
+  plan_id?: string;
+  pinned_blocks?: string[];
+  lang?: Lang;
+}
+
+export type GenerationStage =
+  | 'extracting'
+  | 'retrieving'
+  | 'composing'
+  | 'skeleton'
+  | 'questions'
+  | 'wiring'
+  | 'validating'
+  | 'repair';
+
+/** One streamed progress event of `plan_generate`. */
+export interface GenerationProgress {
+  stage: GenerationStage;
+  repair?: { n: number; of: number } | null;
+  message: string;
+  /** Time since the generation started. */
+  elapsed_ms?: number;
+}
+
+export type GenerationStatus = 'valid' | 'needs_answers' | 'invalid' | 'fallback';
+
+/** A finding or a planner contract problem, as the planner returns it. */
+export interface GenerationIssue {
+  code: string;
+  severity: Severity;
+  node_id: string | null;
+  path: string;
+  message: string;
+  hint: string | null;
+}
+
+/** A plan as JSON (the same fields as the YAML). */
+export interface PlanJson {
+  id: string;
+  vars?: Record<string, unknown>;
+  graph?: PlanNodeJson[];
+  [key: string]: unknown;
+}
+
+export interface PlanNodeJson {
+  id: string;
+  block?: string;
+  type?: string;
+  in?: Record<string, unknown>;
+  out?: Record<string, unknown>;
+  [key: string]: unknown;
+}
+
+export interface TokenUsage {
+  prompt_tokens?: number;
+  completion_tokens?: number;
+  total_tokens?: number;
+  [key: string]: unknown;
+}
+
+/** One wiring or repair attempt, kept whatever its outcome. */
+export interface GenerationAttempt {
+  n: number;
+  /** `wiring` or `repair`. */
+  stage: string;
+  plan: PlanJson;
+  issues: GenerationIssue[];
+  errors: number;
+  strategy: string;
+  usage: TokenUsage;
+}
+
+export interface PlanGenerateResponse {
+  plan: PlanJson;
+  status: GenerationStatus;
+  mode: ApplyMode;
+  fallback: boolean;
+  reasoning: string;
+  candidates: string[];
+  templates: string[];
+  attempts: GenerationAttempt[];
+  requirements: Requirement[];
+  errors: GenerationIssue[];
+  suggestions: string[];
+  notes: string[];
+  usage: TokenUsage;
+  /** The plan as YAML, ready for the editor. */
+  yaml: string;
+  unreadable_docs: string[];
+}
+
+export interface RetrieveRequest {
+  instruction: string;
+  docs?: string[];
+  k?: number;
+  mode?: 'bm25' | 'dense' | 'hybrid';
+  pinned?: string[];
+  category?: string;
+}
+
+export interface RetrieveCandidate {
+  id: string;
+  /** `block` or `template`. */
+  kind: string;
+  category: string;
+  title: string;
+  score: number;
+  bm25: number;
+  vocabulary: number;
+  dense: number | null;
+  matched: string[];
+  pinned: boolean;
+}
+
+export interface RetrieveResponse {
+  candidates: RetrieveCandidate[];
+  mode: string;
+  embedder: string | null;
+  notes: string[];
+}
+
+export type DocumentFormat = 'txt' | 'md' | 'csv' | 'pdf' | 'docx' | 'xlsx' | 'xlsm';
+
+export interface DocumentCut {
+  /** The limit that cut: `max_pages`, `max_chars_per_file`, `max_total_chars`, `sheet_window`. */
+  limit: string;
+  message: string;
+}
+
+export interface DocumentItemError {
+  file_path?: string;
+  code: string;
+  message: string;
+  limit?: string;
+}
+
+export interface DocumentText {
+  file_path: string;
+  resolved_path: string;
+  format: DocumentFormat;
+  encoding?: string;
+  pages_total?: number;
+  pages_extracted?: number;
+  sheet?: string;
+  sheet_names?: string[];
+  range?: string;
+  unmapped_glyphs?: number;
+  characters: number;
+  lines: number;
+  text: string;
+  cuts: DocumentCut[];
+}
+
+export interface DocumentsExtractRequest {
+  file_paths: string[];
+  output_format?: 'json';
+}
+
+export interface DocumentsExtractResponse {
+  success: boolean;
+  files: DocumentText[];
+  errors: DocumentItemError[];
+  total_characters: number;
+  truncated: boolean;
+}
+
+export interface DocumentMetrics {
+  file_path: string;
+  size_bytes: number;
+  lines: number;
+  characters: number;
+  estimated_tokens: number;
+  content_hash: string;
+  format: DocumentFormat;
+  encoding: string | null;
+  pages: number | null;
+  sheets: number | null;
+}
+
+export interface DocumentsMetricsRequest {
+  file_paths: string[];
+  output_format?: 'json';
+}
+
+export interface DocumentsMetricsResponse {
+  success: boolean;
+  files: DocumentMetrics[];
+  errors: DocumentItemError[];
+}
+
+export interface DocumentsUploadRequest {
+  name: string;
+  content_base64: string;
+}
+
+export interface DocumentsUploadResponse {
+  /** Relative to the workspace, e.g. `inputs/invoices.csv`. */
+  path: string;
+  size_bytes: number;
+}
+
+// ---- Workbook patch (keiri-xlsx, the exstruct_patch contract) and its dry-run preview ----
+
+/** A scalar a cell holds: text, number or boolean (`null` is an empty cell). */
+export type CellValue = string | number | boolean;
+
+export type PatchOpKind =
+  | 'set_value'
+  | 'set_formula'
+  | 'add_sheet'
+  | 'set_range_values'
+  | 'fill_formula'
+  | 'set_value_if'
+  | 'set_formula_if'
+  | 'delete_sheet';
+
+/** One operation, flat with its `op` tag, e.g. `{op: "set_value", sheet, cell, value}`. */
+export interface PatchOp {
+  op: PatchOpKind;
+  sheet: string;
+  cell?: string;
+  range?: string;
+  base_cell?: string;
+  value?: CellValue | null;
+  values?: (CellValue | null)[][];
+  formula?: string;
+  expected?: CellValue | null;
+}
+
+export type OnConflict = 'overwrite' | 'skip' | 'rename';
+
+export interface WorkbookPatchRequest {
+  xlsx_path: string;
+  ops: PatchOp[];
+  out_dir?: string | null;
+  out_name?: string | null;
+  on_conflict?: OnConflict | null;
+  auto_formula?: boolean;
+  dry_run?: boolean;
+  return_inverse_ops?: boolean;
+  preflight_formula_check?: boolean;
+}
+
+/** A before or after state: a value, a formula (`"=SUM(A1:A3)"`) or a sheet name. */
+export interface PatchValue {
+  kind: 'value' | 'formula' | 'sheet';
+  value: CellValue | null;
+}
+
+export interface PatchDiffItem {
+  op: PatchOpKind;
+  op_index: number;
+  sheet: string;
+  cell: string | null;
+  before: PatchValue | null;
+  after: PatchValue | null;
+  status: 'applied' | 'skipped';
+}
+
+export interface PatchErrorDetail {
+  /** `-1` when a formula check failed on a cell no op wrote. */
+  op_index: number;
+  op: PatchOpKind;
+  sheet: string;
+  cell: string | null;
+  message: string;
+}
+
+export type FormulaIssueCode =
+  | 'invalid_token'
+  | 'ref_error'
+  | 'name_error'
+  | 'div0_error'
+  | 'value_error'
+  | 'na_error'
+  | 'circular_ref_suspected';
+
+export interface FormulaIssue {
+  sheet: string;
+  cell: string;
+  level: 'warning' | 'error';
+  code: FormulaIssueCode;
+  message: string;
+}
+
+export interface WorkbookPatchResponse {
+  /** Where the workbook was (or, for a dry run or a skip, would be) saved. */
+  out_path: string;
+  patch_diff: PatchDiffItem[];
+  warnings: string[];
+  /** An op that could not apply; nothing was saved. */
+  error: PatchErrorDetail | null;
+  inverse_ops: PatchOp[];
+  formula_issues: FormulaIssue[];
+}
+
+export type WorkbookPreviewStatus = 'ready' | 'unresolved' | 'failed';
+
+/** The dry-run of a workbook patch node (plan_dry_run). */
+export interface WorkbookPreview {
+  status: WorkbookPreviewStatus;
+  /** Why there is no preview (`unresolved`, `failed`). */
+  message: string | null;
+  /** The API error code of a `failed` preview. */
+  code: string | null;
+  /** The request that applies the node for real (not a dry run, inverse ops and formula check on). */
+  request: WorkbookPatchRequest | null;
+  response: WorkbookPatchResponse | null;
+}
+
+// --- settings (crates/keiri-api/src/settings.rs) ----------------------------------------
+
+/** The LLM provider the settings select; `none` leaves it to the environment. */
+export type SettingsProvider = 'none' | 'openai' | 'azure' | 'compatible';
+
+/** Where retrieval's embeddings come from (`KEIRI_EMBEDDER`). */
+export type EmbeddingSource = 'local' | 'openai' | 'azure' | 'bm25-only';
+
+/** The saved, non-secret settings. Absent text fields are unset. */
+export interface Settings {
+  provider: SettingsProvider;
+  model?: string;
+  base_url?: string;
+  azure_endpoint?: string;
+  azure_deployment?: string;
+  azure_api_version?: string;
+  /** Unset: a remote key if one is configured, else the local model. */
+  embedding?: EmbeddingSource;
+  lang: Lang;
+  /** The folder the desktop app opens at its next start. */
+  workspace?: string;
+}
+
+export type SettingsGetRequest = Record<string, never>;
+
+/** The saved settings and whether a key is stored. The key itself is never sent back. */
+export interface SettingsResponse extends Settings {
+  api_key_set: boolean;
+  /** False when the OS keychain cannot be reached: no key can be saved right now. */
+  keychain_available: boolean;
+  /** The settings file. */
+  path: string;
+}
+
+export interface SettingsSaveRequest extends Settings {
+  /** Absent or null keeps the stored key; `''` deletes it; anything else replaces it. */
+  api_key?: string | null;
+}
+
+/** What the desktop file dialog offers (`pick_files`). */
+export interface PickFilesRequest {
+  title?: string;
+  /** Extensions without the dot, e.g. `['pdf', 'xlsx']`; every file when absent. */
+  extensions?: string[];
+  filter_name?: string;
+}
+
+// --- chat (keiri-agent; crates/keiri-agent/README.md) -------------------------------------
+
+/** One step of a chat turn, streamed as it happens (in this order per tool call). */
+export type ChatEvent =
+  | { type: 'route'; skill: string; reason: 'explicit' | 'command' | 'score' | 'fallback'; score: number; allowed_tools: string[] }
+  | { type: 'tool_call_start'; call_id: string; tool: string; arguments: unknown }
+  | { type: 'tool_call_end'; call_id: string; tool: string; ok: boolean; error_code?: string; result: unknown }
+  | { type: 'approval_required'; change_id: string; file: string; tool: string; diff: string }
+  | { type: 'reply'; text: string }
+  | { type: 'error'; code: string; message: string };
+
+export interface ChatSendRequest {
+  /** Continue this session; a new one starts when absent. */
+  session_id?: string;
+  message: string;
+  /** Use this skill; else the router chooses (`/skill-name` in the message also works). */
+  skill?: string;
+  /** The editor's plan text: the agent edits a working copy of it. */
+  plan_yaml?: string;
+  plan_path?: string;
+  files?: string[];
+  lang?: Lang;
+}
+
+/** A change proposed by a tool: written only after `chat_approve`. */
+export interface ChatPendingChange {
+  change_id: string;
+  file: string;
+  /** Unified diff. */
+  diff: string;
+  tool: string;
+}
+
+export interface ChatSendResponse {
+  session_id: string;
+  skill: string;
+  reply: string;
+  events: ChatEvent[];
+  pending: ChatPendingChange[];
+  /** `TOOL_FAILURE_LIMIT` or `MAX_ITERATIONS` when the turn stopped early. */
+  stopped?: string;
+  undo_available: boolean;
+}
+
+export interface ChatApproveRequest {
+  session_id: string;
+  change_id: string;
+  /** false rejects the change. */
+  approve: boolean;
+}
+
+export interface ChatApproveResponse {
+  applied: boolean;
+  file: string;
+  /** The new plan text when the change was to the chat's plan. */
+  plan_yaml?: string;
+  undo_available: boolean;
+  pending: ChatPendingChange[];
+}
+
+export interface ChatUndoRequest {
+  session_id: string;
+}
+
+export interface ChatUndoResponse {
+  change_id: string;
+  file: string;
+  plan_yaml?: string;
+  undo_available: boolean;
+}
+
+export type SkillsListRequest = Record<string, never>;
+
+export interface SkillSummary {
+  name: string;
+  description: string;
+  triggers: string[];
+  file_patterns: string[];
+  allowed_tools: string[];
+  priority: number;
+  version: string;
+}
+
+export interface SkillsListResponse {
+  skills: SkillSummary[];
+  issues: { file: string; line?: number; message: string }[];
 }

@@ -25,6 +25,7 @@ import {
 import { useEffect, useImperativeHandle, useRef, type Ref } from 'react';
 import type { Finding, Lang } from '../api/types';
 import { findingRange, findingsToDiagnostics } from '../diagnostics';
+import { nodeIdAtLine, nodeIdLine } from '../graph';
 
 export interface YamlEditorHandle {
   /** Puts the cursor where `finding` points, scrolls it into view and focuses the editor. */
@@ -32,6 +33,12 @@ export interface YamlEditorHandle {
   /** Replaces the whole document (one undoable change) and puts the cursor at `cursor`. */
   setText(text: string, cursor?: number): void;
   getText(): string;
+  /**
+   * Selects the line that names plan node `id` (`- id: id`) and scrolls it to the middle,
+   * without taking the focus (the graph view calls this when a node is chosen there).
+   * Returns false when no node has that id.
+   */
+  revealNode(id: string): boolean;
 }
 
 interface Props {
@@ -41,6 +48,8 @@ interface Props {
   lang: Lang;
   label: string;
   onChange(text: string): void;
+  /** The id of the plan node under the cursor, whenever it changes (null outside nodes). */
+  onCursorNode?(id: string | null): void;
   ref?: Ref<YamlEditorHandle>;
 }
 
@@ -62,12 +71,22 @@ const theme = EditorView.theme({
   '.cm-tooltip-lint': { maxWidth: '480px', whiteSpace: 'pre-wrap' },
 });
 
-export function YamlEditor({ initialText, findings, lang, label, onChange, ref }: Props) {
+function lineTexts(state: EditorState): string[] {
+  const lines: string[] = [];
+  for (let n = 1; n <= state.doc.lines; n += 1) lines.push(state.doc.line(n).text);
+  return lines;
+}
+
+export function YamlEditor({ initialText, findings, lang, label, onChange, onCursorNode, ref }: Props) {
   const host = useRef<HTMLDivElement>(null);
   const view = useRef<EditorView | null>(null);
   // The listener is captured once by the editor; a ref keeps it pointing at the latest prop.
   const onChangeRef = useRef(onChange);
   onChangeRef.current = onChange;
+  const onCursorNodeRef = useRef(onCursorNode);
+  onCursorNodeRef.current = onCursorNode;
+  // The last node reported, so moving inside one node does not report it again.
+  const cursorNode = useRef<string | null>(null);
 
   useEffect(() => {
     if (host.current === null) return undefined;
@@ -92,6 +111,15 @@ export function YamlEditor({ initialText, findings, lang, label, onChange, ref }
           EditorView.contentAttributes.of({ 'aria-label': label, 'data-testid': 'editor-content' }),
           EditorView.updateListener.of((update) => {
             if (update.docChanged) onChangeRef.current(update.state.doc.toString());
+            if ((update.docChanged || update.selectionSet) && onCursorNodeRef.current !== undefined) {
+              const state = update.state;
+              const line = state.doc.lineAt(state.selection.main.head).number;
+              const id = nodeIdAtLine(lineTexts(state), line);
+              if (id !== cursorNode.current) {
+                cursorNode.current = id;
+                onCursorNodeRef.current(id);
+              }
+            }
           }),
           theme,
         ],
@@ -140,6 +168,19 @@ export function YamlEditor({ initialText, findings, lang, label, onChange, ref }
       },
       getText() {
         return view.current?.state.doc.toString() ?? '';
+      },
+      revealNode(id) {
+        const editor = view.current;
+        if (editor === null) return false;
+        const number = nodeIdLine(lineTexts(editor.state), id);
+        if (number === null) return false;
+        const line = editor.state.doc.line(number);
+        const from = line.from + (line.text.length - line.text.trimStart().length);
+        editor.dispatch({
+          selection: { anchor: from, head: line.to },
+          effects: EditorView.scrollIntoView(from, { y: 'center' }),
+        });
+        return true;
       },
     }),
     [],

@@ -1,11 +1,25 @@
 //! `keiri generate`: an instruction (+ documents, templates) → a plan that validates.
+//!
+//! On a terminal (stdin and stderr are TTYs, no `--answers`, no `--json`) the open questions
+//! of a generation are asked right there, one prompt per requirement type (validated text,
+//! a select list, yes/no, a number, an existing file), and the generation runs again with the
+//! answers until none remain or the user stops (Esc on a choice, an empty answer to an optional
+//! question, or Ctrl-C). Progress is one `indicatif` spinner line per stage with its elapsed
+//! time; plain lines when stderr is not a terminal. The question → prompt mapping
+//! ([`question`]) and the answer conversion ([`answer_value`]) are pure functions; only
+//! [`ask_all`] touches the terminal (through `dialoguer`).
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::Context as _;
-use keiri_api::{ApplyMode, Context, PlanGenerateRequest, Progress, Stage, Status};
+use keiri_api::{
+    ApplyMode, Context, Lang, PlanGenerateRequest, Progress, Requirement, RequirementKind, Stage,
+    Status, ValueType,
+};
+use serde_json::{Map, Value};
 
 use crate::output::{print_error, print_json};
 
@@ -73,6 +87,9 @@ fn describe(p: &Progress) -> String {
     }
 }
 
+/// Most rounds of questions on a terminal before the last result stands.
+const MAX_QUESTION_ROUNDS: usize = 8;
+
 pub fn run(ctx: &Context, args: &Args, json: bool) -> anyhow::Result<ExitCode> {
     let answers = match &args.answers {
         Some(path) => {
@@ -83,7 +100,7 @@ pub fn run(ctx: &Context, args: &Args, json: bool) -> anyhow::Result<ExitCode> {
         }
         None => serde_json::Map::new(),
     };
-    let req = PlanGenerateRequest {
+    let mut req = PlanGenerateRequest {
         instruction: args.instruction.clone(),
         docs: args.docs.clone(),
         templates: args.templates.clone(),
@@ -95,15 +112,37 @@ pub fn run(ctx: &Context, args: &Args, json: bool) -> anyhow::Result<ExitCode> {
         pinned_blocks: Vec::new(),
         lang: Some(ctx.lang),
     };
+    let stderr_tty = std::io::stderr().is_terminal();
+    let interactive =
+        args.answers.is_none() && !json && stderr_tty && std::io::stdin().is_terminal();
     // Progress goes to stderr so stdout stays the plan (or the JSON result).
-    let show = std::io::stderr().is_terminal() || !json;
-    let res = match keiri_api::plan_generate_with_progress(ctx, req, &mut |p| {
-        if show {
-            eprintln!("{}", describe(p));
+    let show = stderr_tty || !json;
+    let mut rounds = 0;
+    let res = loop {
+        let mut view = ProgressView::new(show, stderr_tty);
+        let result =
+            keiri_api::plan_generate_with_progress(ctx, req.clone(), &mut |p| view.show(p));
+        view.finish();
+        let res = match result {
+            Ok(r) => r,
+            Err(e) => return print_error(&e, json),
+        };
+        rounds += 1;
+        let open = &res.generated.requirements;
+        if !interactive
+            || res.generated.status != Status::NeedsAnswers
+            || open.is_empty()
+            || rounds > MAX_QUESTION_ROUNDS
+        {
+            break res;
         }
-    }) {
-        Ok(r) => r,
-        Err(e) => return print_error(&e, json),
+        eprintln!("{}", questions_intro(ctx.lang, open.len()));
+        let exists = |p: &str| file_exists(&ctx.workspace, p);
+        match ask_all(open, ctx.lang, &exists)? {
+            Some(new) if !new.is_empty() => req.answers.extend(new),
+            // Aborted, or every open question skipped: the open questions are printed below.
+            _ => break res,
+        }
     };
     let generated = &res.generated;
     let valid = matches!(generated.status, Status::Valid);
@@ -175,4 +214,574 @@ pub fn run(ctx: &Context, args: &Args, json: bool) -> anyhow::Result<ExitCode> {
         Status::Fallback => ExitCode::SUCCESS,
         Status::NeedsAnswers | Status::Invalid => ExitCode::from(1),
     })
+}
+
+/// Progress on stderr: a spinner line per stage with its elapsed time on a terminal, plain
+/// lines otherwise, nothing when hidden.
+struct ProgressView {
+    show: bool,
+    spinners: bool,
+    current: Option<indicatif::ProgressBar>,
+}
+
+impl ProgressView {
+    fn new(show: bool, terminal: bool) -> ProgressView {
+        ProgressView {
+            show,
+            spinners: show && terminal,
+            current: None,
+        }
+    }
+
+    fn show(&mut self, p: &Progress) {
+        if !self.show {
+            return;
+        }
+        if !self.spinners {
+            eprintln!("{}", describe(p));
+            return;
+        }
+        self.finish();
+        let style = indicatif::ProgressStyle::with_template("{spinner} {msg} {elapsed:.dim}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner());
+        let bar = indicatif::ProgressBar::new_spinner()
+            .with_style(style)
+            .with_message(describe(p));
+        bar.enable_steady_tick(Duration::from_millis(120));
+        self.current = Some(bar);
+    }
+
+    /// Ends the running stage's line, keeping it with its final elapsed time.
+    fn finish(&mut self) {
+        if let Some(bar) = self.current.take() {
+            if let Ok(done) = indicatif::ProgressStyle::with_template("✓ {msg} {elapsed:.dim}") {
+                bar.set_style(done);
+            }
+            bar.finish();
+        }
+    }
+}
+
+fn questions_intro(lang: Lang, n: usize) -> String {
+    match lang {
+        Lang::Ja => format!(
+            "{n} 件の質問に答えてください（選択肢は Esc で中断、任意の質問は空のまま Enter で飛ばせます）"
+        ),
+        Lang::En => format!(
+            "{n} question(s) to answer (Esc on a choice stops; Enter on an empty optional answer skips it)"
+        ),
+    }
+}
+
+/// A file answer exists relative to the workspace or the current directory.
+fn file_exists(workspace: &Path, path: &str) -> bool {
+    let p = Path::new(path.trim());
+    workspace.join(p).is_file() || p.is_file()
+}
+
+/// How one requirement is asked on the terminal.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Question {
+    /// A line of text (also numbers, file paths and JSON), checked by [`answer_value`].
+    Text {
+        prompt: String,
+        default: Option<String>,
+        optional: bool,
+    },
+    /// One of `items` (select / enum with options).
+    Choice {
+        prompt: String,
+        items: Vec<String>,
+        default: usize,
+    },
+    /// Yes or no.
+    YesNo {
+        prompt: String,
+        default: Option<bool>,
+    },
+}
+
+/// What the user gave for a [`Question`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Raw {
+    Text(String),
+    Choice(usize),
+    YesNo(bool),
+}
+
+fn pick<'a>(lang: Lang, ja: &'a str, en: Option<&'a str>) -> &'a str {
+    match (lang, en) {
+        (Lang::En, Some(en)) if !en.trim().is_empty() => en,
+        _ => ja,
+    }
+}
+
+/// A scalar as the user would type it (strings without quotes).
+fn plain(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The prompt of a requirement: its label, the description when it says more, and what the
+/// answer must look like (type, file extensions, pattern, hint).
+pub fn question(r: &Requirement, lang: Lang) -> Question {
+    let label = pick(lang, &r.label, r.label_en.as_deref());
+    let description = pick(lang, &r.description, r.description_en.as_deref());
+    // Generated descriptions often repeat the label ("X" / "X (columns …)"): say it once.
+    let mut prompt = if description.trim().starts_with(label.trim()) {
+        description.trim().to_string()
+    } else {
+        format!("{label} — {}", description.trim())
+    };
+    if description.trim().is_empty() {
+        prompt = label.to_string();
+    }
+    let mut notes: Vec<String> = Vec::new();
+    match r.kind {
+        RequirementKind::Number => notes.push(
+            match (lang, r.value_type == Some(ValueType::Integer)) {
+                (Lang::Ja, true) => "整数",
+                (Lang::Ja, false) => "数値",
+                (Lang::En, true) => "integer",
+                (Lang::En, false) => "number",
+            }
+            .into(),
+        ),
+        RequirementKind::File => {
+            notes.push(match lang {
+                Lang::Ja => "ファイルのパス".into(),
+                Lang::En => "file path".into(),
+            });
+            if let Some(accept) = &r.accept {
+                notes.push(accept.clone());
+            }
+        }
+        RequirementKind::Table => notes.push(match lang {
+            Lang::Ja => "JSON の行の配列".into(),
+            Lang::En => "JSON array of rows".into(),
+        }),
+        _ => {}
+    }
+    if let Some(pattern) = r.validation.as_ref().and_then(|v| v.regex.as_deref()) {
+        notes.push(pattern.to_string());
+    }
+    if let Some(hint) = r.hint.as_deref() {
+        notes.push(pick(lang, hint, r.hint_en.as_deref()).to_string());
+    }
+    if !r.required {
+        notes.push(match lang {
+            Lang::Ja => "任意".into(),
+            Lang::En => "optional".into(),
+        });
+    }
+    if !notes.is_empty() {
+        prompt.push_str(&format!(" [{}]", notes.join(", ")));
+    }
+    let choice = matches!(r.kind, RequirementKind::Select | RequirementKind::Enum);
+    match r.kind {
+        _ if choice && !r.options.is_empty() => {
+            let items: Vec<String> = r.options.iter().map(plain).collect();
+            let default = r
+                .default
+                .as_ref()
+                .and_then(|d| r.options.iter().position(|o| o == d))
+                .unwrap_or(0);
+            Question::Choice {
+                prompt,
+                items,
+                default,
+            }
+        }
+        RequirementKind::Boolean => Question::YesNo {
+            prompt,
+            default: r.default.as_ref().and_then(Value::as_bool),
+        },
+        _ => Question::Text {
+            prompt,
+            default: r.default.as_ref().map(|d| match d {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            }),
+            optional: !r.required,
+        },
+    }
+}
+
+/// The largest compiled size of a requirement's pattern (it may come from an LLM).
+const PATTERN_SIZE_LIMIT: usize = 1 << 20;
+
+/// Converts and checks an answer the way the planner will (`keiri_plan::apply_answers`), so
+/// a bad answer is asked again instead of failing the next generation. `exists` says
+/// whether a file answer names an existing file.
+pub fn answer_value(
+    r: &Requirement,
+    raw: &Raw,
+    exists: &dyn Fn(&str) -> bool,
+) -> Result<Value, String> {
+    let value =
+        match (raw, r.kind) {
+            (Raw::Choice(i), _) => r.options.get(*i).cloned().ok_or_else(|| {
+                format!("choice {i} is not one of the {} options", r.options.len())
+            })?,
+            (Raw::YesNo(b), _) => Value::Bool(*b),
+            (Raw::Text(text), kind) => {
+                let text = text.trim();
+                if text.is_empty() {
+                    return Err("an answer is needed".into());
+                }
+                match kind {
+                    RequirementKind::Number => {
+                        let n = text
+                            .replace([',', '，'], "")
+                            .parse::<f64>()
+                            .ok()
+                            .filter(|n| n.is_finite())
+                            .ok_or("a number is expected")?;
+                        let integral = n.fract() == 0.0 && n.abs() < 9.0e15;
+                        if r.value_type == Some(ValueType::Integer) && !integral {
+                            return Err("an integer is expected".into());
+                        }
+                        if integral {
+                            // Inside i64's exact range (checked above), so the cast is lossless.
+                            Value::from(n as i64)
+                        } else {
+                            serde_json::Number::from_f64(n)
+                                .map(Value::Number)
+                                .ok_or("a number is expected")?
+                        }
+                    }
+                    RequirementKind::Boolean => match text.to_lowercase().as_str() {
+                        "y" | "yes" | "true" | "1" | "はい" => Value::Bool(true),
+                        "n" | "no" | "false" | "0" | "いいえ" => Value::Bool(false),
+                        _ => return Err("yes or no is expected".into()),
+                    },
+                    RequirementKind::File => {
+                        if let Some(accept) = &r.accept {
+                            let lower = text.to_lowercase();
+                            let ok = accept
+                                .split(',')
+                                .map(|e| e.trim().to_lowercase())
+                                .filter(|e| !e.is_empty())
+                                .any(|e| lower.ends_with(&e));
+                            if !ok {
+                                return Err(format!("the file must end with one of {accept}"));
+                            }
+                        }
+                        if !exists(text) {
+                            return Err(format!("{text} is not an existing file"));
+                        }
+                        Value::String(text.to_string())
+                    }
+                    RequirementKind::Table => match serde_json::from_str::<Value>(text) {
+                        Ok(v @ Value::Array(_))
+                            if v.as_array()
+                                .is_some_and(|rows| rows.iter().all(Value::is_object)) =>
+                        {
+                            v
+                        }
+                        _ => return Err("a JSON array of rows (objects) is expected".into()),
+                    },
+                    RequirementKind::Select | RequirementKind::Enum if !r.options.is_empty() => r
+                        .options
+                        .iter()
+                        .find(|o| plain(o) == text)
+                        .cloned()
+                        .ok_or_else(|| {
+                            let list: Vec<String> = r.options.iter().map(plain).collect();
+                            format!("choose one of {}", list.join(", "))
+                        })?,
+                    _ => match r.value_type {
+                        Some(ValueType::Object) => match serde_json::from_str::<Value>(text) {
+                            Ok(v @ Value::Object(_)) => v,
+                            _ => return Err("a JSON object is expected".into()),
+                        },
+                        Some(ValueType::Array) => match serde_json::from_str::<Value>(text) {
+                            Ok(v @ Value::Array(_)) => v,
+                            _ => Value::Array(
+                                text.split([',', '、', '，'])
+                                    .map(str::trim)
+                                    .filter(|p| !p.is_empty())
+                                    .map(Value::from)
+                                    .collect(),
+                            ),
+                        },
+                        _ => Value::String(text.to_string()),
+                    },
+                }
+            }
+        };
+    if let Some(pattern) = r.validation.as_ref().and_then(|v| v.regex.as_deref()) {
+        let re = regex::RegexBuilder::new(pattern)
+            .size_limit(PATTERN_SIZE_LIMIT)
+            .build()
+            .map_err(|e| format!("the check {pattern:?} is invalid: {e}"))?;
+        let text = plain(&value);
+        if !re.is_match(&text) {
+            return Err(format!("{text:?} does not match {pattern}"));
+        }
+    }
+    Ok(value)
+}
+
+/// Asks every requirement on the terminal. `Ok(None)`: the user stopped (Esc on a choice or a
+/// yes/no); skipped optional questions are left out of the answers.
+fn ask_all(
+    requirements: &[Requirement],
+    lang: Lang,
+    exists: &dyn Fn(&str) -> bool,
+) -> anyhow::Result<Option<Map<String, Value>>> {
+    use dialoguer::theme::ColorfulTheme;
+    let theme = ColorfulTheme::default();
+    let mut answers = Map::new();
+    for r in requirements {
+        let raw = match question(r, lang) {
+            Question::Choice {
+                prompt,
+                items,
+                default,
+            } => match dialoguer::Select::with_theme(&theme)
+                .with_prompt(prompt)
+                .items(&items)
+                .default(default)
+                .interact_opt()?
+            {
+                Some(i) => Raw::Choice(i),
+                None => return Ok(None),
+            },
+            Question::YesNo { prompt, default } => {
+                let mut confirm = dialoguer::Confirm::with_theme(&theme).with_prompt(prompt);
+                if let Some(d) = default {
+                    confirm = confirm.default(d);
+                }
+                match confirm.interact_opt()? {
+                    Some(b) => Raw::YesNo(b),
+                    None => return Ok(None),
+                }
+            }
+            Question::Text {
+                prompt,
+                default,
+                optional,
+            } => {
+                let mut input = dialoguer::Input::<String>::with_theme(&theme)
+                    .with_prompt(prompt)
+                    .allow_empty(optional)
+                    .validate_with(|s: &String| -> Result<(), String> {
+                        if optional && s.trim().is_empty() {
+                            return Ok(());
+                        }
+                        answer_value(r, &Raw::Text(s.clone()), exists).map(|_| ())
+                    });
+                if let Some(d) = default {
+                    input = input.default(d);
+                }
+                let text = input.interact()?;
+                if text.trim().is_empty() {
+                    continue;
+                }
+                Raw::Text(text)
+            }
+        };
+        match answer_value(r, &raw, exists) {
+            Ok(value) => {
+                answers.insert(r.id.clone(), value);
+            }
+            // Validated while typing; a choice or yes/no cannot be wrong. Say so and go on.
+            Err(message) => eprintln!("{}: {message}", r.id),
+        }
+    }
+    Ok(Some(answers))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn requirement(v: Value) -> Requirement {
+        let mut base = json!({
+            "id": "q", "type": "text", "label": "ラベル", "label_en": "Label",
+            "description": "", "required": true, "target": {"var": "q"}
+        });
+        for (k, val) in v.as_object().unwrap() {
+            base[k] = val.clone();
+        }
+        serde_json::from_value(base).unwrap()
+    }
+
+    fn no_file(_: &str) -> bool {
+        false
+    }
+
+    fn some_file(p: &str) -> bool {
+        p == "data/invoices.csv"
+    }
+
+    /// `answer_value` of `raw` for the requirement `r`: `Ok(json)` or `Err(substring)`.
+    fn check(r: Value, raw: Raw, expect: Result<Value, &str>) {
+        let req = requirement(r.clone());
+        let got = answer_value(&req, &raw, &some_file);
+        match (got, expect) {
+            (Ok(v), Ok(want)) => assert_eq!(v, want, "{r} {raw:?}"),
+            (Err(e), Err(part)) => assert!(e.contains(part), "{r} {raw:?}: {e}"),
+            (got, want) => panic!("{r} {raw:?}: got {got:?}, expected {want:?}"),
+        }
+    }
+
+    fn text(s: &str) -> Raw {
+        Raw::Text(s.into())
+    }
+
+    #[test]
+    fn answers_are_converted_and_checked_by_type() {
+        check(json!({}), text(" 経理部 "), Ok(json!("経理部")));
+        check(json!({}), text("  "), Err("an answer is needed"));
+        check(
+            json!({"validation": {"regex": "^[A-Z]+![0-9]+$"}}),
+            text("Sheet!1"),
+            Err("does not match"),
+        );
+        check(
+            json!({"validation": {"regex": "^[A-Za-z]+![0-9]+$"}}),
+            text("Sheet!1"),
+            Ok(json!("Sheet!1")),
+        );
+        check(
+            json!({"validation": {"regex": "("}}),
+            text("x"),
+            Err("invalid"),
+        );
+        check(json!({"type": "number"}), text("1,200"), Ok(json!(1200)));
+        check(json!({"type": "number"}), text("0.5"), Ok(json!(0.5)));
+        check(json!({"type": "number"}), text("abc"), Err("a number"));
+        check(
+            json!({"type": "number", "value_type": "integer"}),
+            text("1.5"),
+            Err("an integer"),
+        );
+        check(
+            json!({"type": "boolean"}),
+            Raw::YesNo(true),
+            Ok(json!(true)),
+        );
+        check(json!({"type": "boolean"}), text("いいえ"), Ok(json!(false)));
+        check(json!({"type": "boolean"}), text("maybe"), Err("yes or no"));
+        let select = json!({"type": "select", "options": ["cp932", "utf-8"]});
+        check(select.clone(), Raw::Choice(1), Ok(json!("utf-8")));
+        check(select.clone(), Raw::Choice(5), Err("not one of"));
+        check(select.clone(), text("cp932"), Ok(json!("cp932")));
+        check(select, text("ebcdic"), Err("choose one of cp932, utf-8"));
+        let file = json!({"type": "file", "accept": ".csv,.tsv"});
+        check(
+            file.clone(),
+            text("data/invoices.csv"),
+            Ok(json!("data/invoices.csv")),
+        );
+        check(
+            file.clone(),
+            text("data/missing.csv"),
+            Err("not an existing file"),
+        );
+        check(file, text("data/invoices.xlsx"), Err(".csv,.tsv"));
+        check(
+            json!({"type": "table"}),
+            text(r#"[{"a": 1}]"#),
+            Ok(json!([{"a": 1}])),
+        );
+        check(json!({"type": "table"}), text("[1]"), Err("rows"));
+        check(
+            json!({"value_type": "array"}),
+            text("請求番号、金額, 日付"),
+            Ok(json!(["請求番号", "金額", "日付"])),
+        );
+        check(json!({"value_type": "object"}), text("[]"), Err("object"));
+        assert!(
+            answer_value(
+                &requirement(json!({"type": "file"})),
+                &text("a.csv"),
+                &no_file
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn each_requirement_type_gets_its_prompt() {
+        let q = |v: Value, lang: Lang| question(&requirement(v), lang);
+        assert_eq!(
+            q(
+                json!({"type": "select", "options": ["a", 2], "default": 2}),
+                Lang::Ja
+            ),
+            Question::Choice {
+                prompt: "ラベル".into(),
+                items: vec!["a".into(), "2".into()],
+                default: 1
+            }
+        );
+        assert_eq!(
+            q(json!({"type": "enum", "options": ["x"]}), Lang::En),
+            Question::Choice {
+                prompt: "Label".into(),
+                items: vec!["x".into()],
+                default: 0
+            }
+        );
+        // A select without options is typed in.
+        assert!(matches!(
+            q(json!({"type": "select"}), Lang::Ja),
+            Question::Text { .. }
+        ));
+        assert_eq!(
+            q(json!({"type": "boolean", "default": true}), Lang::En),
+            Question::YesNo {
+                prompt: "Label".into(),
+                default: Some(true)
+            }
+        );
+        assert_eq!(
+            q(
+                json!({"type": "file", "accept": ".xlsx", "required": false, "description": "売上の表"}),
+                Lang::Ja
+            ),
+            Question::Text {
+                prompt: "ラベル — 売上の表 [ファイルのパス, .xlsx, 任意]".into(),
+                default: None,
+                optional: true
+            }
+        );
+        assert_eq!(
+            q(json!({"description": "ラベルの説明"}), Lang::Ja),
+            Question::Text {
+                prompt: "ラベルの説明".into(),
+                default: None,
+                optional: false
+            }
+        );
+        assert_eq!(
+            q(
+                json!({"type": "number", "value_type": "integer", "default": 30}),
+                Lang::En
+            ),
+            Question::Text {
+                prompt: "Label [integer]".into(),
+                default: Some("30".into()),
+                optional: false
+            }
+        );
+        assert_eq!(
+            q(
+                json!({"validation": {"regex": "^[A-Z]+$"}, "hint": "列名", "hint_en": "column"}),
+                Lang::En
+            ),
+            Question::Text {
+                prompt: "Label [^[A-Z]+$, column]".into(),
+                default: None,
+                optional: false
+            }
+        );
+    }
 }

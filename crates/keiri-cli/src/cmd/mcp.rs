@@ -206,7 +206,9 @@ impl ServerHandler for Server {
                 "Keiri Studio tools for accountants: patch Excel workbooks (exstruct_patch), read \
                  line ranges and measure documents (extract_code_section, check_code_scale), \
                  apply a unified diff to a file (apply_patch), find catalog blocks for a job \
-                 (retrieve_blocks), and validate or dry-run plans (validate_plan, dry_run_plan). \
+                 (retrieve_blocks), validate or dry-run plans (validate_plan, dry_run_plan), \
+                 and generate plans from an instruction and templates (templates_list, \
+                 plan_generate, requirements_answer). \
                  Paths are absolute or relative to {}; only files under these roots are \
                  reachable: {}.",
                 roots.first().map(String::as_str).unwrap_or("(no root)"),
@@ -516,6 +518,60 @@ mod tests {
         );
         let detailed = plain.with_details(json!({"findings": []}));
         assert_eq!(error_body(&detailed)["details"], json!({"findings": []}));
+    }
+
+    #[tokio::test]
+    async fn planner_tools_list_templates_compose_and_answer() {
+        let ws = tempfile::tempdir().unwrap();
+        let s = server(ws.path(), args(&[ws.path()], &[]));
+        check(
+            &s,
+            "templates_list",
+            json!({"query": "invoice_duplicate"}),
+            Ok("/templates/0/id=\"invoice_duplicate_detection\""),
+        )
+        .await;
+        check(
+            &s,
+            "plan_generate",
+            json!({
+                "instruction": "請求書の重複を検出してExcelに出力",
+                "apply_mode": "compose",
+                "templates": ["invoice_duplicate_detection"],
+                "lang": "en"
+            }),
+            Ok("/status=\"needs_answers\""),
+        )
+        .await;
+        check(
+            &s,
+            "plan_generate",
+            json!({"instruction": "x", "apply_mode": "magic"}),
+            Err("INVALID_REQUEST"),
+        )
+        .await;
+        check(
+            &s,
+            "plan_generate",
+            json!({"instruction": "x", "unknown": 1}),
+            Err("INVALID_REQUEST"),
+        )
+        .await;
+        let plan = "id: p\ngraph:\n  - id: read\n    block: csv.read\n    in: {path: \"${vars.src}\"}\n    out: {rows: rows}\n";
+        check(
+            &s,
+            "requirements_answer",
+            json!({"yaml": plan, "answers": {"src": "invoices.csv"}}),
+            Ok("/valid=true"),
+        )
+        .await;
+        check(
+            &s,
+            "requirements_answer",
+            json!({"yaml": plan, "answers": {"src": "invoices.csv"}, "lang": "fr"}),
+            Err("INVALID_REQUEST"),
+        )
+        .await;
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! One module per subcommand group.
 
 pub mod apply_patch;
+pub mod chat;
+pub mod eval;
 pub mod extract;
 pub mod generate;
 pub mod llm;

@@ -72,12 +72,17 @@ fn find_ui_dir() -> Option<PathBuf> {
         .find(|d| d.join("index.html").is_file())
 }
 
+/// The largest request body: a `documents_upload` of the largest allowed file, base64-encoded
+/// (4/3 of 50 MiB), plus room for the JSON around it.
+pub const MAX_BODY_BYTES: usize = keiri_api::MAX_UPLOAD_BYTES / 3 * 4 + 1024 * 1024;
+
 /// Builds the router (also used by tests).
 pub fn router(ctx: Context, ui_dir: Option<PathBuf>, origins: &[String]) -> Router {
     let api = Router::new()
         .route("/api/{function}", post(call))
+        .route("/api/{function}/stream", post(call_stream))
         .with_state(Arc::new(ctx))
-        .layer(DefaultBodyLimit::max(16 * 1024 * 1024));
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES));
     let app = match ui_dir {
         Some(dir) => {
             let index = dir.join("index.html");
@@ -120,6 +125,73 @@ async fn call(
     }
 }
 
+/// `POST /api/<function>/stream`: the streamed call as NDJSON, one [`keiri_api::Frame`] a
+/// line — events as they happen, then the result or the error. The HTTP status is 200 once
+/// streaming starts (errors arrive in the last line); only an unknown function or a body that
+/// is not JSON is refused up front with the usual error status. The call runs on the blocking
+/// pool; when the client goes away the body stream is dropped, which cancels the call.
+async fn call_stream(
+    State(ctx): State<Arc<Context>>,
+    Path(function): Path<String>,
+    body: axum::body::Bytes,
+) -> Response {
+    if !keiri_api::STREAMING_FUNCTIONS.contains(&function.as_str()) {
+        return error_response(ApiError::new(
+            ErrorCode::NotFound,
+            format!("unknown streaming function: {function}"),
+        ));
+    }
+    let body: serde_json::Value = if body.is_empty() {
+        serde_json::Value::Null
+    } else {
+        match serde_json::from_slice(&body) {
+            Ok(v) => v,
+            Err(e) => {
+                return error_response(ApiError::new(
+                    ErrorCode::InvalidRequest,
+                    format!("the request body is not JSON: {e}"),
+                ));
+            }
+        }
+    };
+    let cancel = keiri_api::CancellationToken::new();
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<keiri_api::Frame>();
+    let worker_cancel = cancel.clone();
+    tokio::task::spawn_blocking(move || {
+        let events = tx.clone();
+        let result = keiri_api::dispatch_stream(
+            &ctx,
+            &function,
+            body,
+            &mut |event| {
+                // A closed receiver means the client left; the drop guard has cancelled.
+                let _ = events.send(keiri_api::Frame::Event(event));
+            },
+            &worker_cancel,
+        );
+        let _ = tx.send(keiri_api::Frame::end(result));
+    });
+    // The guard lives as long as the body stream: dropping it (client gone) cancels the call.
+    let guard = cancel.drop_guard();
+    let stream = futures_util::stream::unfold((rx, guard), |(mut rx, guard)| async move {
+        let frame = rx.recv().await?;
+        let mut line = frame.to_json().to_string();
+        line.push('\n');
+        Some((
+            Ok::<_, std::convert::Infallible>(axum::body::Bytes::from(line)),
+            (rx, guard),
+        ))
+    });
+    (
+        [
+            (header::CONTENT_TYPE, "application/x-ndjson"),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        axum::body::Body::from_stream(stream),
+    )
+        .into_response()
+}
+
 fn error_response(err: ApiError) -> Response {
     let status = match err.code {
         ErrorCode::InvalidRequest | ErrorCode::YamlParse => StatusCode::BAD_REQUEST,
@@ -132,6 +204,8 @@ fn error_response(err: ApiError) -> Response {
         ErrorCode::FileTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
         ErrorCode::LlmNotConfigured => StatusCode::SERVICE_UNAVAILABLE,
         ErrorCode::LlmFailed => StatusCode::BAD_GATEWAY,
+        // 499 (nginx's "client closed request"): only seen if a plain call is cancelled.
+        ErrorCode::Cancelled => StatusCode::from_u16(499).unwrap_or(StatusCode::BAD_REQUEST),
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     };
     (status, axum::Json(err)).into_response()

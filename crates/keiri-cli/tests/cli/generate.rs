@@ -4,15 +4,7 @@ use serde_json::Value;
 
 use super::{keiri, put};
 
-const LLM_VARS: &[&str] = &[
-    "OPENAI_API_KEY",
-    "AZURE_OPENAI_API_KEY",
-    "AZURE_OPENAI_ENDPOINT",
-    "AZURE_OPENAI_DEPLOYMENT",
-    "KEIRI_LLM_BASE_URL",
-    "KEIRI_LLM_API_KEY",
-    "KEIRI_AGENT_LLM_FALLBACK",
-];
+use super::LLM_ENV as LLM_VARS;
 
 fn generate(ws: &std::path::Path) -> assert_cmd::Command {
     let mut cmd = keiri(ws);

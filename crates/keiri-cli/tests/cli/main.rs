@@ -2,8 +2,11 @@
 //! CLI journeys: the `keiri` binary as a user runs it.
 
 mod apply_patch;
+mod chat;
+mod eval;
 mod extract;
 mod generate;
+mod generate_tty;
 mod llm;
 mod mcp;
 mod patch;
@@ -33,6 +36,17 @@ pub fn keiri(workspace: &Path) -> Command {
     cmd.env_remove("KEIRI_CORS_ALLOW_ORIGINS");
     cmd
 }
+
+/// The variables that configure an LLM provider: removed so a test sees only what it sets.
+pub const LLM_ENV: &[&str] = &[
+    "OPENAI_API_KEY",
+    "AZURE_OPENAI_API_KEY",
+    "AZURE_OPENAI_ENDPOINT",
+    "AZURE_OPENAI_DEPLOYMENT",
+    "KEIRI_LLM_BASE_URL",
+    "KEIRI_LLM_API_KEY",
+    "KEIRI_AGENT_LLM_FALLBACK",
+];
 
 /// Writes a file for a test (setup only; product writes go through keiri-fs).
 pub fn put(path: &Path, text: &str) {

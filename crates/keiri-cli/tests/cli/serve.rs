@@ -20,6 +20,10 @@ impl Drop for Server {
 }
 
 fn start(workspace: &std::path::Path, cors: Option<&str>) -> Server {
+    start_with_env(workspace, cors, &[])
+}
+
+fn start_with_env(workspace: &std::path::Path, cors: Option<&str>, env: &[(&str, &str)]) -> Server {
     let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("keiri"));
     cmd.arg("--workspace")
         .arg(workspace)
@@ -33,6 +37,12 @@ fn start(workspace: &std::path::Path, cors: Option<&str>) -> Server {
         None => cmd.env_remove("KEIRI_CORS_ALLOW_ORIGINS"),
     };
     cmd.env_remove("KEIRI_UI_DIR");
+    for name in super::LLM_ENV {
+        cmd.env_remove(name);
+    }
+    for (name, value) in env {
+        cmd.env(name, value);
+    }
     let mut child = cmd.spawn().unwrap();
     let mut line = String::new();
     BufReader::new(child.stdout.take().unwrap())
@@ -168,4 +178,106 @@ async fn cors_from_env_and_empty_means_none() {
     )
     .await;
     assert!(res.headers().get("access-control-allow-origin").is_none());
+}
+
+/// The NDJSON frames of a streamed call's body.
+fn frames(body: &str) -> Vec<Value> {
+    body.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+#[tokio::test]
+async fn plan_generate_streams_stage_events_then_the_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path(), None);
+    let res = reqwest::Client::new()
+        .post(format!("{}/api/plan_generate/stream", server.base))
+        .json(&json!({"instruction": "請求書の重複を検出してExcelに出力", "apply_mode": "compose"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(
+        res.headers()["content-type"].to_str().unwrap(),
+        "application/x-ndjson"
+    );
+    let frames = frames(&res.text().await.unwrap());
+    let (last, events) = frames.split_last().unwrap();
+    assert!(last["result"]["yaml"].is_string(), "{last}");
+    assert!(!events.is_empty());
+    for e in events {
+        assert!(e["event"]["stage"].is_string(), "{e}");
+        assert!(e["event"]["elapsed_ms"].is_u64(), "{e}");
+    }
+}
+
+#[tokio::test]
+async fn streamed_errors_arrive_as_the_last_frame_and_unknown_names_are_404() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path(), None);
+    let client = reqwest::Client::new();
+    let res = client
+        .post(format!("{}/api/plan_generate/stream", server.base))
+        .json(&json!({"instruction": "請求書の重複を検出", "apply_mode": "llm-only"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let frames = frames(&res.text().await.unwrap());
+    let last = frames.last().unwrap();
+    assert_eq!(last["error"]["code"], "LLM_NOT_CONFIGURED", "{last}");
+    let res = client
+        .post(format!("{}/api/catalog_list/stream", server.base))
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 404);
+    assert_eq!(res.json::<Value>().await.unwrap()["code"], "NOT_FOUND");
+}
+
+/// Closing the HTTP connection must stop the generation, including the model call in flight:
+/// a "model" that accepts the connection and never answers sees it closed by keiri.
+#[tokio::test]
+async fn closing_a_streamed_call_cancels_the_model_call_in_flight() {
+    use tokio::io::AsyncReadExt;
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let model_url = format!("http://{}/v1", silent.local_addr().unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    let server = start_with_env(
+        dir.path(),
+        None,
+        &[
+            ("KEIRI_LLM_BASE_URL", model_url.as_str()),
+            ("KEIRI_LLM_TIMEOUT_SECS", "300"),
+        ],
+    );
+    let res = reqwest::Client::new()
+        .post(format!("{}/api/plan_generate/stream", server.base))
+        .json(&json!({"instruction": "請求書の重複を検出", "apply_mode": "llm-only"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    // Wait until keiri is talking to the model, then hang up on keiri.
+    let (mut model_side, _) =
+        tokio::time::timeout(std::time::Duration::from_secs(60), silent.accept())
+            .await
+            .expect("keiri called the model")
+            .unwrap();
+    drop(res);
+    // Read the request, then expect EOF: keiri dropped the call. Bounded, so a regression
+    // fails instead of hanging (the model timeout above is far longer).
+    let mut buf = vec![0u8; 64 * 1024];
+    let closed = tokio::time::timeout(std::time::Duration::from_secs(30), async {
+        loop {
+            match model_side.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+        }
+    })
+    .await;
+    assert!(closed.is_ok(), "the model call was not cancelled");
 }

@@ -4,9 +4,11 @@
 
 mod compose;
 mod documents;
+mod eval;
 mod inquire;
 mod repair;
 mod schema;
+mod select;
 mod transport;
 
 use std::path::PathBuf;

@@ -1,0 +1,376 @@
+//! Tools, the registry and scopes.
+//!
+//! A [`Tool`] has a name, a description, a JSON Schema of its arguments and a `call` that
+//! takes the model's (untrusted) JSON arguments. [`ToolRegistry::call`] is the only place that
+//! decides whether a call is allowed: a tool outside the skill's [`Scope`] fails with
+//! [`ToolError::NotAllowed`] before anything runs. Every failure becomes a JSON object the
+//! model reads as the tool's result ([`ToolError::to_model_json`]), so the conversation goes on.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use keiri_fs::PathPolicy;
+use keiri_llm::ToolSpec;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use crate::approval::{ChangeKind, PendingChange};
+
+/// A tool call that did not produce a result. The model sees it as
+/// `{error_code, tool, message, …}` (see [`ToolError::to_model_json`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ToolError {
+    /// The tool exists but the active skill does not allow it.
+    #[error("the tool {tool} is not allowed in the skill {skill}; allowed tools: {}", allowed_tools.join(", "))]
+    NotAllowed {
+        tool: String,
+        skill: String,
+        allowed_tools: Vec<String>,
+    },
+    /// No tool has this name.
+    #[error("there is no tool named {tool:?}")]
+    Unknown {
+        tool: String,
+        available: Vec<String>,
+    },
+    /// The arguments are not valid JSON or do not match the schema.
+    #[error("invalid arguments: {message}")]
+    InvalidArgument { message: String },
+    /// The tool ran and failed; `cause` is the lower crate's stable code (e.g. `NOT_FOUND`,
+    /// `PATH_DENIED`, `APPLY_FAILED`).
+    #[error("{message}")]
+    Failed { cause: String, message: String },
+}
+
+impl ToolError {
+    /// The stable code the model and the events carry.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ToolError::NotAllowed { .. } => "TOOL_NOT_ALLOWED",
+            ToolError::Unknown { .. } => "UNKNOWN_TOOL",
+            ToolError::InvalidArgument { .. } => "INVALID_ARGUMENT",
+            ToolError::Failed { .. } => "TOOL_FAILED",
+        }
+    }
+
+    pub fn invalid(message: impl Into<String>) -> ToolError {
+        ToolError::InvalidArgument {
+            message: message.into(),
+        }
+    }
+
+    pub fn failed(cause: impl Into<String>, message: impl Into<String>) -> ToolError {
+        ToolError::Failed {
+            cause: cause.into(),
+            message: message.into(),
+        }
+    }
+
+    /// A lower crate's error: its `INVALID_ARGUMENT` is the model's argument problem, anything
+    /// else a failure with that cause.
+    pub(crate) fn from_code(code: &str, message: impl Into<String>) -> ToolError {
+        match code {
+            "INVALID_ARGUMENT" | "INVALID_REQUEST" => ToolError::invalid(message),
+            other => ToolError::failed(other, message),
+        }
+    }
+
+    /// What the model reads as the result of the failed call.
+    pub fn to_model_json(&self, tool: &str) -> Value {
+        let mut v = json!({
+            "error_code": self.code(),
+            "tool": tool,
+            "message": self.to_string(),
+        });
+        match self {
+            ToolError::NotAllowed { allowed_tools, .. } => {
+                v["allowed_tools"] = json!(allowed_tools);
+            }
+            ToolError::Unknown { available, .. } => v["available_tools"] = json!(available),
+            ToolError::Failed { cause, .. } => v["cause"] = json!(cause),
+            ToolError::InvalidArgument { .. } => {}
+        }
+        v
+    }
+}
+
+/// One tool the model can call.
+pub trait Tool: Send + Sync {
+    /// `[a-zA-Z0-9_-]{1,64}`, unique in a registry.
+    fn name(&self) -> &str;
+    fn description(&self) -> &str;
+    /// The JSON Schema of the arguments object.
+    fn parameters(&self) -> Value;
+    /// Whether the tool only reads (the fallback skill gets only these).
+    fn read_only(&self) -> bool;
+    /// Runs the tool. `args` come from the model: parse them, never trust them.
+    fn call(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError>;
+}
+
+/// The tools one skill may call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scope {
+    /// The skill the scope belongs to (named in errors).
+    pub skill: String,
+    pub allowed: Vec<String>,
+}
+
+impl Scope {
+    pub fn new(skill: impl Into<String>, allowed: Vec<String>) -> Scope {
+        Scope {
+            skill: skill.into(),
+            allowed,
+        }
+    }
+
+    pub fn allows(&self, tool: &str) -> bool {
+        self.allowed.iter().any(|t| t == tool)
+    }
+}
+
+/// Every tool by name.
+#[derive(Default)]
+pub struct ToolRegistry {
+    tools: BTreeMap<String, Box<dyn Tool>>,
+}
+
+impl std::fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolRegistry")
+            .field("tools", &self.tools.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+impl ToolRegistry {
+    pub fn new() -> ToolRegistry {
+        ToolRegistry::default()
+    }
+
+    /// Adds (or replaces) a tool.
+    pub fn register(&mut self, tool: Box<dyn Tool>) {
+        self.tools.insert(tool.name().to_string(), tool);
+    }
+
+    pub fn with(mut self, tool: impl Tool + 'static) -> ToolRegistry {
+        self.register(Box::new(tool));
+        self
+    }
+
+    pub fn get(&self, name: &str) -> Option<&dyn Tool> {
+        self.tools.get(name).map(|t| t.as_ref())
+    }
+
+    /// Tool names in order.
+    pub fn names(&self) -> Vec<String> {
+        self.tools.keys().cloned().collect()
+    }
+
+    /// The read-only tool names.
+    pub fn read_only_names(&self) -> Vec<String> {
+        self.tools
+            .values()
+            .filter(|t| t.read_only())
+            .map(|t| t.name().to_string())
+            .collect()
+    }
+
+    /// The tool specs the model is offered for `scope` (only tools that exist and are allowed).
+    pub fn specs(&self, scope: &Scope) -> Vec<ToolSpec> {
+        self.tools
+            .values()
+            .filter(|t| scope.allows(t.name()))
+            .map(|t| ToolSpec {
+                name: t.name().to_string(),
+                description: Some(t.description().to_string()),
+                parameters: t.parameters(),
+                strict: false,
+            })
+            .collect()
+    }
+
+    /// Calls `name` with `args` if `scope` allows it. This is the only authorization check.
+    pub fn call(
+        &self,
+        name: &str,
+        args: &Value,
+        scope: &Scope,
+        ctx: &ToolContext,
+    ) -> Result<Value, ToolError> {
+        let Some(tool) = self.tools.get(name) else {
+            return Err(ToolError::Unknown {
+                tool: name.to_string(),
+                available: scope.allowed.clone(),
+            });
+        };
+        if !scope.allows(name) {
+            return Err(ToolError::NotAllowed {
+                tool: name.to_string(),
+                skill: scope.skill.clone(),
+                allowed_tools: scope.allowed.clone(),
+            });
+        }
+        tool.call(args, ctx)
+    }
+}
+
+/// Parses a tool's arguments into its typed form; any mismatch is `INVALID_ARGUMENT` with
+/// serde's message (which names the field).
+pub fn parse_args<A: DeserializeOwned>(args: &Value) -> Result<A, ToolError> {
+    let args = if args.is_null() {
+        json!({})
+    } else {
+        args.clone()
+    };
+    serde_json::from_value(args).map_err(|e| ToolError::invalid(e.to_string()))
+}
+
+/// The JSON Schema of `A` as a tool's parameters (without the `$schema` and `title` keys that
+/// function-calling APIs do not want).
+pub fn schema_of<A: schemars::JsonSchema>() -> Value {
+    let mut v = serde_json::to_value(schemars::schema_for!(A)).unwrap_or_else(|_| json!({}));
+    if let Some(obj) = v.as_object_mut() {
+        obj.remove("$schema");
+        obj.remove("title");
+    }
+    v
+}
+
+/// What tools may use: the workspace, its path policy, the catalog, the current plan, and the
+/// approval gate's proposals.
+#[derive(Debug)]
+pub struct ToolContext {
+    pub workspace: PathBuf,
+    pub policy: PathPolicy,
+    pub catalog_dirs: Vec<PathBuf>,
+    pub designs_dir: PathBuf,
+    pub lang: keiri_plan::Lang,
+    /// The current plan (the session's working copy), relative to the workspace.
+    pub plan_path: Option<String>,
+    state: Mutex<ProposalState>,
+}
+
+#[derive(Debug, Default)]
+struct ProposalState {
+    next_change: u64,
+    /// Pending changes of the session, and those proposed by this turn.
+    pending: Vec<PendingChange>,
+    /// Ids proposed since the last [`ToolContext::take_fresh`].
+    fresh: Vec<String>,
+}
+
+impl ToolContext {
+    pub fn new(workspace: impl Into<PathBuf>, policy: PathPolicy) -> ToolContext {
+        let workspace = workspace.into();
+        ToolContext {
+            designs_dir: workspace.join("designs"),
+            workspace,
+            policy,
+            catalog_dirs: Vec::new(),
+            lang: keiri_plan::Lang::Ja,
+            plan_path: None,
+            state: Mutex::new(ProposalState::default()),
+        }
+    }
+
+    pub fn with_catalog_dirs(mut self, dirs: Vec<PathBuf>) -> ToolContext {
+        self.catalog_dirs = dirs;
+        self
+    }
+
+    pub fn with_designs_dir(mut self, dir: PathBuf) -> ToolContext {
+        self.designs_dir = dir;
+        self
+    }
+
+    pub fn with_lang(mut self, lang: keiri_plan::Lang) -> ToolContext {
+        self.lang = lang;
+        self
+    }
+
+    pub fn with_plan_path(mut self, path: Option<String>) -> ToolContext {
+        self.plan_path = path;
+        self
+    }
+
+    /// Starts from the session's pending changes and change counter ([`crate::chat()`] does
+    /// this at the start of a turn).
+    pub fn seed(&self, pending: Vec<PendingChange>, next_change: u64) {
+        let mut state = lock(&self.state);
+        state.pending = pending;
+        state.next_change = next_change;
+        state.fresh.clear();
+    }
+
+    /// The pending changes (the session's and this turn's) and the next change number.
+    pub fn take_pending(&self) -> (Vec<PendingChange>, u64) {
+        let mut state = lock(&self.state);
+        (std::mem::take(&mut state.pending), state.next_change)
+    }
+
+    /// The text a pending change would give `file` (workspace-relative), so that tools read
+    /// and patch what the user will see, not the file on disk.
+    pub fn pending_text(&self, file: &str) -> Option<(String, String)> {
+        let state = lock(&self.state);
+        state.pending.iter().rev().find_map(|p| match &p.kind {
+            ChangeKind::Text { after, .. } if p.file == file => {
+                Some((p.change_id.clone(), after.clone()))
+            }
+            _ => None,
+        })
+    }
+
+    /// Records a proposed change and returns its id. A newer text change of the same file
+    /// replaces the older one (it already contains it).
+    pub fn propose(&self, mut change: PendingChange) -> String {
+        let mut state = lock(&self.state);
+        state.next_change += 1;
+        let id = format!("chg-{}", state.next_change);
+        change.change_id = id.clone();
+        if matches!(change.kind, ChangeKind::Text { .. }) {
+            state
+                .pending
+                .retain(|p| !(p.file == change.file && matches!(p.kind, ChangeKind::Text { .. })));
+        }
+        state.pending.push(change);
+        state.fresh.push(id.clone());
+        id
+    }
+
+    /// The changes proposed since the last call (for `approval_required` events).
+    pub fn take_fresh(&self) -> Vec<PendingChange> {
+        let mut state = lock(&self.state);
+        let fresh = std::mem::take(&mut state.fresh);
+        state
+            .pending
+            .iter()
+            .filter(|p| fresh.contains(&p.change_id))
+            .cloned()
+            .collect()
+    }
+
+    /// The workspace-relative, `/`-separated form of a canonical path inside a root.
+    pub fn relative(&self, canonical: &std::path::Path) -> String {
+        let rest = self
+            .policy
+            .roots()
+            .iter()
+            .find_map(|root| canonical.strip_prefix(root).ok())
+            .unwrap_or(canonical);
+        rest.components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/")
+    }
+
+    /// Loads the catalog of the context's directories.
+    pub fn catalog(&self) -> keiri_plan::Catalog {
+        keiri_plan::Catalog::load(&self.catalog_dirs).0
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}

@@ -1,0 +1,675 @@
+//! The built-in tools.
+//!
+//! | tool | reads / proposes | backed by |
+//! |---|---|---|
+//! | `read_file` | reads a workspace text file (line range) | `keiri-fs`, `keiri-docs` decoding |
+//! | `extract_sections` | reads line ranges of many documents | `keiri-docs` |
+//! | `file_metrics` | sizes, lines, tokens of files | `keiri-docs` |
+//! | `retrieve_blocks` | Top-K catalog blocks for a task (BM25) | `keiri-search` |
+//! | `describe_block` | one block spec of the catalog | `keiri-plan` |
+//! | `validate_plan` | findings of a plan | `keiri-plan` |
+//! | `dry_run_plan` | execution order and inputs | `keiri-plan` |
+//! | `workbook_patch` | a workbook dry run; with `apply: true` proposes it | `keiri-xlsx` |
+//! | `apply_patch` | proposes a unified diff to a file | `keiri-diff` |
+//!
+//! Tools that read a file see a pending change of it (what the user will get on approval),
+//! so a model can edit a plan in several steps. No tool writes a file: `apply_patch` and
+//! `workbook_patch` record a [`PendingChange`] for the approval gate.
+
+use keiri_diff::{Backend, NativeBackend, Run, TargetFile};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::approval::{ChangeKind, PendingChange, sha256, unified_diff};
+use crate::tool::{Tool, ToolContext, ToolError, ToolRegistry, parse_args, schema_of};
+
+/// Files no tool may touch, whatever the skill: `.env` files hold API keys, and what a tool
+/// reads is sent to the model. Front-ends add these to the tools' path policy
+/// (`PathPolicy::with_deny`).
+pub const SECRET_GLOBS: &[&str] = &["**/.env", "**/.env.*"];
+
+/// The largest file `read_file` reads.
+pub const MAX_READ_BYTES: u64 = 2 * 1024 * 1024;
+/// Lines `read_file` returns when no range is given.
+pub const DEFAULT_READ_LINES: usize = 400;
+
+/// A registry with every built-in tool.
+pub fn builtin_registry() -> ToolRegistry {
+    ToolRegistry::new()
+        .with(ReadFile)
+        .with(ExtractSections)
+        .with(FileMetrics)
+        .with(RetrieveBlocks)
+        .with(DescribeBlock)
+        .with(ValidatePlan)
+        .with(DryRunPlan)
+        .with(WorkbookPatch)
+        .with(ApplyPatch)
+}
+
+fn path_error(e: keiri_fs::Error) -> ToolError {
+    ToolError::from_code(e.code(), e.to_string())
+}
+
+/// Resolves `raw` and reads it as text: the pending change's text when there is one.
+fn read_text(ctx: &ToolContext, raw: &str) -> Result<(String, String, Option<String>), ToolError> {
+    let path = ctx.policy.resolve_existing(raw).map_err(path_error)?;
+    let rel = ctx.relative(&path);
+    if let Some((change_id, text)) = ctx.pending_text(&rel) {
+        return Ok((rel, text, Some(change_id)));
+    }
+    let meta =
+        std::fs::metadata(&path).map_err(|e| ToolError::failed("IO_ERROR", e.to_string()))?;
+    if !meta.is_file() {
+        return Err(ToolError::failed(
+            "NOT_FOUND",
+            format!("{rel} is not a file"),
+        ));
+    }
+    if meta.len() > MAX_READ_BYTES {
+        return Err(ToolError::failed(
+            "FILE_TOO_LARGE",
+            format!(
+                "{rel} is {} bytes, over the {MAX_READ_BYTES}-byte limit of read_file; use extract_sections",
+                meta.len()
+            ),
+        ));
+    }
+    let bytes = std::fs::read(&path).map_err(|e| ToolError::failed("IO_ERROR", e.to_string()))?;
+    let text = keiri_docs::decode_text(&bytes)
+        .map_err(|e| ToolError::failed(e.code(), format!("{rel}: {e}")))?
+        .text;
+    Ok((rel, text, None))
+}
+
+// ---- read_file ----------------------------------------------------------------------------
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ReadFileArgs {
+    /// File path, relative to the workspace.
+    path: String,
+    /// First line to return (1-based, default 1).
+    #[serde(default)]
+    start_line: Option<usize>,
+    /// Last line to return (inclusive; default start_line + 399).
+    #[serde(default)]
+    end_line: Option<usize>,
+}
+
+/// `read_file`: a text file of the workspace, optionally a line range.
+#[derive(Debug, Clone, Copy)]
+pub struct ReadFile;
+
+impl Tool for ReadFile {
+    fn name(&self) -> &str {
+        "read_file"
+    }
+    fn description(&self) -> &str {
+        "Reads a text file of the workspace (UTF-8, Shift_JIS, …), optionally only lines start_line..end_line. Shows a pending change's text when the file has one."
+    }
+    fn parameters(&self) -> Value {
+        schema_of::<ReadFileArgs>()
+    }
+    fn read_only(&self) -> bool {
+        true
+    }
+    fn call(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let args: ReadFileArgs = parse_args(args)?;
+        let start = args.start_line.unwrap_or(1);
+        if start == 0 {
+            return Err(ToolError::invalid("start_line is 1-based"));
+        }
+        let end = args.end_line.unwrap_or(start + DEFAULT_READ_LINES - 1);
+        if end < start {
+            return Err(ToolError::invalid("end_line is before start_line"));
+        }
+        let (rel, text, pending) = read_text(ctx, &args.path)?;
+        let lines: Vec<&str> = text.lines().collect();
+        let total = lines.len();
+        let content: String = lines
+            .iter()
+            .skip(start - 1)
+            .take(end - start + 1)
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let mut out = json!({
+            "path": rel,
+            "start_line": start,
+            "end_line": end.min(total),
+            "total_lines": total,
+            "content": content,
+        });
+        if let Some(id) = pending {
+            out["pending_change"] = json!(id);
+        }
+        Ok(out)
+    }
+}
+
+// ---- documents ----------------------------------------------------------------------------
+
+fn docs_output<T: serde::Serialize>(
+    out: keiri_docs::Result<keiri_docs::Output<T>>,
+) -> Result<Value, ToolError> {
+    let out = out.map_err(|e| match &e {
+        keiri_docs::Error::InvalidRequest(_) => ToolError::invalid(e.to_string()),
+        keiri_docs::Error::Path(p) => path_error_ref(p, &e),
+        _ => ToolError::failed("INTERNAL", e.to_string()),
+    })?;
+    serde_json::to_value(out).map_err(|e| ToolError::failed("INTERNAL", e.to_string()))
+}
+
+fn path_error_ref(p: &keiri_fs::Error, whole: &keiri_docs::Error) -> ToolError {
+    ToolError::from_code(p.code(), whole.to_string())
+}
+
+/// `extract_sections`: line ranges of many documents in one call.
+#[derive(Debug, Clone, Copy)]
+pub struct ExtractSections;
+
+impl Tool for ExtractSections {
+    fn name(&self) -> &str {
+        "extract_sections"
+    }
+    fn description(&self) -> &str {
+        "Reads line ranges from documents (text, PDF, Word, Excel) in one call: file_path + start_line/end_line, or requests[] of files with sections. Output TOON by default; output_format json for JSON."
+    }
+    fn parameters(&self) -> Value {
+        schema_of::<keiri_docs::SectionsRequest>()
+    }
+    fn read_only(&self) -> bool {
+        true
+    }
+    fn call(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let req: keiri_docs::SectionsRequest = parse_args(args)?;
+        docs_output(keiri_docs::extract_sections(
+            &ctx.policy,
+            &req,
+            &keiri_docs::BatchLimits::default(),
+            keiri_docs::Cache::shared(),
+        ))
+    }
+}
+
+/// `file_metrics`: size, lines, characters, estimated tokens, hash and format of files.
+#[derive(Debug, Clone, Copy)]
+pub struct FileMetrics;
+
+impl Tool for FileMetrics {
+    fn name(&self) -> &str {
+        "file_metrics"
+    }
+    fn description(&self) -> &str {
+        "Measures files: size, lines, characters, estimated tokens, content hash, format, pages or sheets. Use before reading large documents."
+    }
+    fn parameters(&self) -> Value {
+        schema_of::<keiri_docs::MetricsRequest>()
+    }
+    fn read_only(&self) -> bool {
+        true
+    }
+    fn call(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let req: keiri_docs::MetricsRequest = parse_args(args)?;
+        docs_output(keiri_docs::file_metrics(
+            &ctx.policy,
+            &req,
+            &keiri_docs::BatchLimits::default(),
+            keiri_docs::Cache::shared(),
+        ))
+    }
+}
+
+// ---- catalog ------------------------------------------------------------------------------
+
+/// `retrieve_blocks`: the catalog blocks that fit a task (BM25, no model download).
+#[derive(Debug, Clone, Copy)]
+pub struct RetrieveBlocks;
+
+impl Tool for RetrieveBlocks {
+    fn name(&self) -> &str {
+        "retrieve_blocks"
+    }
+    fn description(&self) -> &str {
+        "Finds the catalog blocks that fit a task described in Japanese or English (Top-K per category, with scores and matched terms)."
+    }
+    fn parameters(&self) -> Value {
+        schema_of::<keiri_search::RetrieveRequest>()
+    }
+    fn read_only(&self) -> bool {
+        true
+    }
+    fn call(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let mut req: keiri_search::RetrieveRequest = parse_args(args)?;
+        // Documents would need reading and a dense model; the chat passes text instead.
+        req.docs.clear();
+        req.mode = Some(keiri_search::Mode::Bm25);
+        let index = keiri_search::Index::from_catalog(&ctx.catalog(), None)
+            .map_err(|e| ToolError::from_code(e.code(), e.to_string()))?;
+        let res = keiri_search::top_k(&index, &req, &[])
+            .map_err(|e| ToolError::from_code(e.code(), e.to_string()))?;
+        serde_json::to_value(res).map_err(|e| ToolError::failed("INTERNAL", e.to_string()))
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct DescribeBlockArgs {
+    /// The block id, e.g. csv.read.
+    id: String,
+}
+
+/// `describe_block`: one block spec (inputs, outputs, descriptions).
+#[derive(Debug, Clone, Copy)]
+pub struct DescribeBlock;
+
+impl Tool for DescribeBlock {
+    fn name(&self) -> &str {
+        "describe_block"
+    }
+    fn description(&self) -> &str {
+        "Returns one block of the catalog by id: titles, description, inputs and outputs with types."
+    }
+    fn parameters(&self) -> Value {
+        schema_of::<DescribeBlockArgs>()
+    }
+    fn read_only(&self) -> bool {
+        true
+    }
+    fn call(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let args: DescribeBlockArgs = parse_args(args)?;
+        let catalog = ctx.catalog();
+        let Some(spec) = catalog.get(&args.id) else {
+            return Err(ToolError::failed(
+                "NOT_FOUND",
+                format!(
+                    "no block {:?} in the catalog; use retrieve_blocks to find ids",
+                    args.id
+                ),
+            ));
+        };
+        let mut v =
+            serde_json::to_value(spec).map_err(|e| ToolError::failed("INTERNAL", e.to_string()))?;
+        v["category"] = json!(spec.category);
+        Ok(v)
+    }
+}
+
+// ---- plans --------------------------------------------------------------------------------
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct PlanArgs {
+    /// The plan file, relative to the workspace (default: the current plan).
+    #[serde(default)]
+    path: Option<String>,
+    /// Plan YAML text instead of a file.
+    #[serde(default)]
+    yaml: Option<String>,
+}
+
+fn plan_text(ctx: &ToolContext, args: &PlanArgs) -> Result<(Option<String>, String), ToolError> {
+    if let Some(yaml) = &args.yaml {
+        return Ok((None, yaml.clone()));
+    }
+    let Some(path) = args.path.as_ref().or(ctx.plan_path.as_ref()) else {
+        return Err(ToolError::invalid(
+            "give path or yaml: there is no current plan in this chat",
+        ));
+    };
+    let (rel, text, _) = read_text(ctx, path)?;
+    Ok((Some(rel), text))
+}
+
+/// Loads and validates plan text: the plan (when it parses) and findings with lines.
+fn check_plan(
+    ctx: &ToolContext,
+    text: &str,
+) -> (
+    Option<keiri_plan::LoadedPlan>,
+    Vec<Value>,
+    usize,
+    keiri_plan::Catalog,
+) {
+    let catalog = ctx.catalog();
+    let loaded = match keiri_plan::load_plan(text) {
+        Ok(l) => l,
+        Err(e) => {
+            let pos = e.position();
+            let finding = json!({
+                "code": e.code(), "severity": "error", "path": e.pointer(),
+                "message": e.to_string(), "line": pos.map(|p| p.line),
+            });
+            return (None, vec![finding], 1, catalog);
+        }
+    };
+    let options = keiri_plan::Options {
+        lang: ctx.lang,
+        known_plans: keiri_plan::designs_index(&ctx.designs_dir)
+            .into_keys()
+            .collect(),
+    };
+    let findings = keiri_plan::validate(&loaded.plan, &catalog, &options);
+    let errors = findings
+        .iter()
+        .filter(|f| f.severity == keiri_plan::Severity::Error)
+        .count();
+    let findings = findings
+        .into_iter()
+        .map(|f| {
+            let line = loaded.source_map.locate(&f.path).map(|p| p.line);
+            let mut v = serde_json::to_value(&f).unwrap_or(Value::Null);
+            v["line"] = json!(line);
+            v
+        })
+        .collect();
+    (Some(loaded), findings, errors, catalog)
+}
+
+/// `validate_plan`: the validator's findings for the current plan (or a path / YAML text).
+#[derive(Debug, Clone, Copy)]
+pub struct ValidatePlan;
+
+impl Tool for ValidatePlan {
+    fn name(&self) -> &str {
+        "validate_plan"
+    }
+    fn description(&self) -> &str {
+        "Validates a plan against the block catalog (unknown blocks or keys, types, references, cycles) and returns the findings with codes and lines. Defaults to the current plan, including a pending change."
+    }
+    fn parameters(&self) -> Value {
+        schema_of::<PlanArgs>()
+    }
+    fn read_only(&self) -> bool {
+        true
+    }
+    fn call(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let args: PlanArgs = parse_args(args)?;
+        let (path, text) = plan_text(ctx, &args)?;
+        let (_, findings, errors, _) = check_plan(ctx, &text);
+        Ok(json!({
+            "path": path,
+            "valid": errors == 0,
+            "error_count": errors,
+            "findings": findings,
+        }))
+    }
+}
+
+/// `dry_run_plan`: execution order and resolved inputs of a valid plan.
+#[derive(Debug, Clone, Copy)]
+pub struct DryRunPlan;
+
+impl Tool for DryRunPlan {
+    fn name(&self) -> &str {
+        "dry_run_plan"
+    }
+    fn description(&self) -> &str {
+        "Dry-runs a valid plan: the execution order and each node's resolved inputs, without running anything. Defaults to the current plan."
+    }
+    fn parameters(&self) -> Value {
+        schema_of::<PlanArgs>()
+    }
+    fn read_only(&self) -> bool {
+        true
+    }
+    fn call(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let args: PlanArgs = parse_args(args)?;
+        let (_, text) = plan_text(ctx, &args)?;
+        let (loaded, findings, errors, catalog) = check_plan(ctx, &text);
+        let Some(loaded) = loaded.filter(|_| errors == 0) else {
+            return Err(ToolError::failed(
+                "PLAN_INVALID",
+                format!(
+                    "the plan has {errors} error(s); fix them first: {}",
+                    Value::Array(findings)
+                ),
+            ));
+        };
+        let subflows = keiri_plan::designs_index(&ctx.designs_dir)
+            .into_iter()
+            .map(|(id, (_, plan))| (id, plan))
+            .collect();
+        let run = keiri_plan::dry_run(&loaded.plan, &catalog, &subflows);
+        serde_json::to_value(run).map_err(|e| ToolError::failed("INTERNAL", e.to_string()))
+    }
+}
+
+// ---- workbook_patch -----------------------------------------------------------------------
+
+/// `workbook_patch`: a dry run of workbook operations with the per-cell diff; with
+/// `apply: true` the patch is proposed and runs only when the user approves.
+#[derive(Debug, Clone, Copy)]
+pub struct WorkbookPatch;
+
+impl Tool for WorkbookPatch {
+    fn name(&self) -> &str {
+        "workbook_patch"
+    }
+    fn description(&self) -> &str {
+        "Previews operations on an .xlsx/.xlsm workbook (set_value, set_formula, fill_formula, add_sheet, …): returns the per-cell before/after diff without writing. With apply: true the patch is proposed to the user and written only after approval."
+    }
+    fn parameters(&self) -> Value {
+        let mut schema = schema_of::<keiri_xlsx::PatchRequest>();
+        if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+            props.insert(
+                "apply".into(),
+                json!({"type": "boolean", "description": "Propose the patch for writing (the user approves it); default false: preview only."}),
+            );
+        }
+        schema
+    }
+    fn read_only(&self) -> bool {
+        false
+    }
+    fn call(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let mut args = args.clone();
+        let apply = match args.as_object_mut().and_then(|o| o.remove("apply")) {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(b)) => b,
+            Some(_) => return Err(ToolError::invalid("apply must be a boolean")),
+        };
+        let mut req: keiri_xlsx::PatchRequest = parse_args(&args)?;
+        req.dry_run = true;
+        let env = keiri_xlsx::PatchEnv::new(ctx.policy.clone());
+        let res = keiri_xlsx::patch(&req, &env)
+            .map_err(|e| ToolError::from_code(e.code(), e.to_string()))?;
+        let mut out =
+            serde_json::to_value(&res).map_err(|e| ToolError::failed("INTERNAL", e.to_string()))?;
+        let applied = res
+            .patch_diff
+            .iter()
+            .any(|d| d.status == keiri_xlsx::DiffStatus::Applied);
+        if !apply || res.error.is_some() || !applied {
+            out["status"] = json!("preview");
+            return Ok(out);
+        }
+        let source = ctx
+            .policy
+            .resolve_existing(&req.xlsx_path)
+            .map_err(path_error)?;
+        let source_bytes =
+            std::fs::read(&source).map_err(|e| ToolError::failed("IO_ERROR", e.to_string()))?;
+        let out_rel = ctx
+            .policy
+            .resolve_new(&res.out_path)
+            .map(|p| ctx.relative(&p))
+            .unwrap_or_else(|_| res.out_path.clone());
+        let mut request = req.clone();
+        request.dry_run = false;
+        let change_id = ctx.propose(PendingChange {
+            change_id: String::new(),
+            file: out_rel.clone(),
+            tool: self.name().into(),
+            args: args.clone(),
+            diff: workbook_diff(&ctx.relative(&source), &out_rel, &res),
+            kind: ChangeKind::Workbook {
+                source: ctx.relative(&source),
+                source_sha256: sha256(&source_bytes),
+                request: serde_json::to_value(&request)
+                    .map_err(|e| ToolError::failed("INTERNAL", e.to_string()))?,
+            },
+        });
+        out["status"] = json!("pending_approval");
+        out["change_id"] = json!(change_id);
+        Ok(out)
+    }
+}
+
+/// A unified-diff-like text of a workbook patch: one hunk per changed cell or sheet.
+fn workbook_diff(source: &str, out: &str, res: &keiri_xlsx::PatchResponse) -> String {
+    let show = |v: &Option<keiri_xlsx::PatchValue>| match v {
+        None => String::new(),
+        Some(v) => v
+            .value
+            .as_ref()
+            .map(|c| match c {
+                keiri_xlsx::CellValue::Text(t) => t.clone(),
+                other => serde_json::to_string(other).unwrap_or_default(),
+            })
+            .unwrap_or_default(),
+    };
+    let mut text = format!("--- a/{source}\n+++ b/{out}\n");
+    for d in res
+        .patch_diff
+        .iter()
+        .filter(|d| d.status == keiri_xlsx::DiffStatus::Applied)
+    {
+        let place = match &d.cell {
+            Some(cell) => format!("{}!{cell}", d.sheet),
+            None => d.sheet.clone(),
+        };
+        text.push_str(&format!("@@ {place} ({}) @@\n", d.op.as_str()));
+        if d.before.is_some() {
+            text.push_str(&format!("-{}\n", show(&d.before)));
+        }
+        if d.after.is_some() {
+            text.push_str(&format!("+{}\n", show(&d.after)));
+        }
+    }
+    text
+}
+
+// ---- apply_patch --------------------------------------------------------------------------
+
+/// `apply_patch` (keiri-diff's definition, word for word): computes the patched file in
+/// memory with the native applier and proposes it; nothing is written before approval.
+#[derive(Debug, Clone, Copy)]
+pub struct ApplyPatch;
+
+/// The native applier run on a file's pending text instead of its saved content, so that a
+/// second patch builds on the first. A failed run reports the saved content unchanged, which
+/// keiri-diff's decision turns into `APPLY_FAILED`.
+struct OnPending<'a> {
+    inner: NativeBackend,
+    pending: Option<&'a [u8]>,
+}
+
+impl Backend for OnPending<'_> {
+    fn kind(&self) -> keiri_diff::BackendKind {
+        keiri_diff::BackendKind::Native
+    }
+
+    fn apply(
+        &self,
+        file: &TargetFile<'_>,
+        patch: &keiri_diff::patch::PreparedPatch,
+    ) -> Result<Run, keiri_diff::Error> {
+        let Some(pending) = self.pending else {
+            return self.inner.apply(file, patch);
+        };
+        let pending = pending.strip_prefix(b"\xef\xbb\xbf").unwrap_or(pending);
+        let run = self.inner.apply(
+            &TargetFile {
+                path: file.path,
+                rel: file.rel,
+                content: pending,
+                output_limit: file.output_limit,
+            },
+            patch,
+        )?;
+        if run.exit_code == 0 {
+            Ok(run)
+        } else {
+            Ok(Run {
+                content: file.content.to_vec(),
+                ..run
+            })
+        }
+    }
+}
+
+impl Tool for ApplyPatch {
+    fn name(&self) -> &str {
+        keiri_diff::TOOL_NAME
+    }
+    fn description(&self) -> &str {
+        keiri_diff::TOOL_DESCRIPTION
+    }
+    fn parameters(&self) -> Value {
+        keiri_diff::tool_parameters()
+    }
+    fn read_only(&self) -> bool {
+        false
+    }
+    fn call(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let input = keiri_diff::ApplyPatchInput::from_json(args)
+            .map_err(|e| ToolError::from_code(e.code(), e.to_string()))?;
+        let resolved = ctx
+            .policy
+            .resolve_existing(&input.file_path)
+            .map_err(path_error)?;
+        let pending = ctx.pending_text(&ctx.relative(&resolved));
+        let backend = OnPending {
+            inner: NativeBackend::default(),
+            pending: pending.as_ref().map(|(_, t)| t.as_bytes()),
+        };
+        let options = keiri_diff::Options {
+            mode: keiri_diff::Mode::DryRun,
+            ..keiri_diff::Options::default()
+        };
+        let applied = keiri_diff::apply_patch(
+            &ctx.policy,
+            &input,
+            &backend,
+            &keiri_diff::Sha256Hasher,
+            &options,
+        )
+        .map_err(|e| ToolError::from_code(e.code(), e.to_string()))?;
+        let rel = applied.result.path.clone();
+        if !applied.result.changed {
+            return Ok(
+                json!({"status": "unchanged", "path": rel, "messages": applied.result.messages}),
+            );
+        }
+        let (Ok(before), Ok(after)) = (
+            std::str::from_utf8(&applied.before),
+            String::from_utf8(applied.after.clone()),
+        ) else {
+            return Err(ToolError::failed(
+                "INTERNAL",
+                "the patched file is not UTF-8",
+            ));
+        };
+        let change_id = ctx.propose(PendingChange {
+            change_id: String::new(),
+            file: rel.clone(),
+            tool: self.name().into(),
+            args: args.clone(),
+            diff: unified_diff(&rel, before, &after),
+            kind: ChangeKind::Text {
+                sha256_before: sha256(&applied.before),
+                after,
+            },
+        });
+        Ok(json!({
+            "status": "pending_approval",
+            "change_id": change_id,
+            "path": rel,
+            "hunks": applied.result.hunks,
+            "messages": applied.result.messages,
+            "note": "the change is shown to the user as a diff and written only after approval",
+        }))
+    }
+}

@@ -1,0 +1,251 @@
+//! The planner eval use case: `planner_eval` runs a case file (see
+//! `keiri_design::eval`) against whatever provider is configured (process environment over
+//! `<workspace>/.env`), each case `runs` times, and returns the metrics per case and in
+//! total: first-pass validity, validity after repair, unknown ids / keys (must be zero),
+//! what the guards rejected, and consistency over the runs.
+//!
+//! Unlike `plan_generate`, a missing provider is an error here (`LLM_NOT_CONFIGURED`, naming
+//! the variables): there is nothing to evaluate offline.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{ApiError, Context, ErrorCode, Lang};
+
+/// The report types and the text formatter of the planner eval.
+pub mod planner_eval_report {
+    pub use keiri_design::eval::{
+        CaseReport, EvalCase, EvalReport, RunError, RunOutcome, Totals, UnknownCounts,
+        format_report,
+    };
+}
+
+use keiri_design::eval::{DEFAULT_RUNS, EvalReport, RunOutcome};
+
+/// Most runs per case one call may ask for (each run is two model calls or more).
+pub const MAX_RUNS: u32 = 20;
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PlanEvalRequest {
+    /// The case file (YAML, see `evals/planner_cases.yaml`), inside the workspace.
+    pub cases: String,
+    /// Runs per case (default 3, at most 20).
+    #[serde(default)]
+    pub runs: Option<u32>,
+    /// Repair rounds after the first wiring (default 2).
+    #[serde(default)]
+    pub max_repair: Option<u32>,
+    /// Only the cases with these ids (default: all).
+    #[serde(default)]
+    pub only: Vec<String>,
+    /// Message language, `ja` or `en`; the server's default when left out.
+    #[serde(default)]
+    #[schemars(schema_with = "lang_schema")]
+    pub lang: Option<Lang>,
+}
+
+/// The schema of [`Lang`], which lives in keiri-plan (a crate that knows no schemas).
+fn lang_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": ["string", "null"], "enum": ["ja", "en", null]})
+}
+
+/// One progress event of an eval.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum EvalProgress {
+    /// Case `index` (1-based) of `of` starts.
+    Case {
+        index: usize,
+        of: usize,
+        id: String,
+        runs: u32,
+    },
+    /// A run of the current case ended.
+    Run { case: String, outcome: RunOutcome },
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PlanEvalResponse {
+    #[serde(flatten)]
+    pub report: EvalReport,
+    /// The provider and model the cases ran against (secrets redacted).
+    pub provider: String,
+    pub model: String,
+    /// Documents of a case that could not be read, as `case: path: CODE message`.
+    pub notes: Vec<String>,
+}
+
+impl PlanEvalResponse {
+    /// True when an unknown block id or key reached a plan: the eval fails.
+    pub fn has_unknown(&self) -> bool {
+        self.report.total.unknown.total() > 0
+    }
+}
+
+/// Runs the case file (see the module docs).
+pub fn planner_eval(ctx: &Context, req: PlanEvalRequest) -> Result<PlanEvalResponse, ApiError> {
+    planner_eval_with_progress(ctx, req, &mut |_| {})
+}
+
+fn cases_error(e: keiri_design::eval::CaseFileError) -> ApiError {
+    let code = match e.code() {
+        "NOT_FOUND" => ErrorCode::NotFound,
+        "IO_ERROR" => ErrorCode::IoError,
+        "EVAL_CASES_TOO_LARGE" => ErrorCode::FileTooLarge,
+        _ => ErrorCode::InvalidRequest,
+    };
+    let line = e.line();
+    ApiError::new(code, e.to_string())
+        .with_details(serde_json::json!({"code": e.code(), "line": line}))
+}
+
+/// [`planner_eval`], calling `on_progress` as cases start and runs end.
+pub fn planner_eval_with_progress(
+    ctx: &Context,
+    req: PlanEvalRequest,
+    on_progress: &mut dyn FnMut(&EvalProgress),
+) -> Result<PlanEvalResponse, ApiError> {
+    let runs = req.runs.unwrap_or(DEFAULT_RUNS);
+    if runs == 0 || runs > MAX_RUNS {
+        return Err(ApiError::new(
+            ErrorCode::InvalidRequest,
+            format!("runs must be 1 to {MAX_RUNS}, got {runs}"),
+        ));
+    }
+    let path = ctx.path_policy().resolve_existing(&req.cases)?;
+    let mut cases = keiri_design::eval::load_cases(&path).map_err(cases_error)?;
+    if !req.only.is_empty() {
+        if let Some(missing) = req
+            .only
+            .iter()
+            .find(|id| !cases.iter().any(|c| &c.id == *id))
+        {
+            return Err(ApiError::new(
+                ErrorCode::InvalidRequest,
+                format!("no case {missing:?} in {}", req.cases),
+            ));
+        }
+        cases.retain(|c| req.only.contains(&c.id));
+    }
+    let env = keiri_llm::Env::load(&ctx.workspace).map_err(|e| {
+        ApiError::new(ErrorCode::InvalidRequest, e.to_string())
+            .with_details(serde_json::json!({"code": e.code()}))
+    })?;
+    let llm = keiri_llm::Llm::from_env(&env).map_err(|e| {
+        let code = if e.code() == "LLM_NOT_CONFIGURED" {
+            ErrorCode::LlmNotConfigured
+        } else {
+            ErrorCode::InvalidRequest
+        };
+        ApiError::new(code, format!("the planner eval needs an LLM: {e}"))
+            .with_details(serde_json::json!({"code": e.code()}))
+    })?;
+    let status = keiri_llm::status(&env);
+    let (catalog, _) = crate::load_catalog(ctx);
+    let unknown = keiri_design::eval::unknown_expected_blocks(&cases, &catalog);
+    if !unknown.is_empty() {
+        let list: Vec<String> = unknown.iter().map(|(c, b)| format!("{c}: {b}")).collect();
+        return Err(ApiError::new(
+            ErrorCode::InvalidRequest,
+            format!(
+                "expect_blocks names blocks the catalog does not have: {}",
+                list.join(", ")
+            ),
+        ));
+    }
+    let (templates, _) = keiri_plan::Templates::load(&ctx.template_dirs);
+    let mut notes = Vec::new();
+    let mut digests = Vec::new();
+    for case in &cases {
+        let digest = keiri_design::digest_documents(
+            &ctx.path_policy(),
+            &case.docs,
+            keiri_design::DEFAULT_MAX_DOCS_CHARS,
+        )
+        .map_err(|e| ApiError::new(ErrorCode::from_lower(e.code()), e.to_string()))?;
+        notes.extend(
+            digest
+                .unreadable
+                .iter()
+                .map(|u| format!("{}: {u}", case.id)),
+        );
+        digests.push(digest.digest);
+    }
+    let base = keiri_design::GenerateOptions {
+        max_repair_attempts: req
+            .max_repair
+            .unwrap_or(keiri_design::DEFAULT_MAX_REPAIR_ATTEMPTS),
+        lang: req.lang.unwrap_or(ctx.lang),
+        ..keiri_design::GenerateOptions::default()
+    };
+    // One JSONL event log for the whole eval; a log that cannot be opened must not stop it.
+    let clock: std::sync::Arc<dyn keiri_llm::Clock> =
+        std::sync::Arc::new(keiri_llm::SystemClock::default());
+    let run_id = keiri_llm::new_run_id(clock.as_ref());
+    let log = keiri_llm::EventLog::create(
+        &ctx.workspace.join("logs"),
+        &run_id,
+        keiri_llm::Redactor::from_env(&env),
+        clock,
+    )
+    .ok();
+
+    // The planner is async and the API synchronous: the eval runs on its own thread with its
+    // own runtime, and its progress comes back over a channel to the caller's thread.
+    let (tx, rx) = std::sync::mpsc::channel::<EvalProgress>();
+    let reports = std::thread::scope(|scope| {
+        let worker = scope.spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| ApiError::new(ErrorCode::Internal, format!("async runtime: {e}")))?;
+            runtime.block_on(async {
+                let mut dctx = keiri_design::Context::new(&catalog, &templates).with_llm(&llm);
+                if let Some(log) = log {
+                    dctx = dctx.with_log(log);
+                }
+                let mut reports = Vec::new();
+                for (i, (case, digest)) in cases.iter().zip(&digests).enumerate() {
+                    let _ = tx.send(EvalProgress::Case {
+                        index: i + 1,
+                        of: cases.len(),
+                        id: case.id.clone(),
+                        runs,
+                    });
+                    let tx = tx.clone();
+                    let mut on_run = move |o: &RunOutcome| {
+                        let _ = tx.send(EvalProgress::Run {
+                            case: case.id.clone(),
+                            outcome: o.clone(),
+                        });
+                    };
+                    let outcomes =
+                        keiri_design::eval::run_case(case, digest, runs, &base, &dctx, &mut on_run)
+                            .await
+                            .map_err(|e| {
+                                ApiError::new(ErrorCode::LlmNotConfigured, e.to_string())
+                                    .with_details(serde_json::json!({"code": e.code()}))
+                            })?;
+                    reports.push(keiri_design::eval::case_report(case, outcomes));
+                }
+                drop(tx);
+                Ok::<_, ApiError>(reports)
+            })
+        });
+        for p in rx {
+            on_progress(&p);
+        }
+        worker
+            .join()
+            .unwrap_or_else(|_| Err(ApiError::new(ErrorCode::Internal, "the eval thread failed")))
+    })?;
+    Ok(PlanEvalResponse {
+        report: keiri_design::eval::summarize(reports),
+        provider: status
+            .provider
+            .map(|p| p.as_str().to_string())
+            .unwrap_or_default(),
+        model: status.model,
+        notes,
+    })
+}

@@ -1,0 +1,108 @@
+//! `keiri eval planner`: runs a case file of instructions against the configured LLM and
+//! prints how good the planner is (first-pass validity, validity after repair, unknown ids /
+//! keys, consistency over the runs).
+//!
+//! Exit codes: 0 when no unknown block id or key reached a plan, 1 when one did (the schema
+//! constraints promise zero), 2 for usage errors, an unusable case file or no provider.
+
+use std::process::ExitCode;
+
+use keiri_api::planner_eval_report::format_report;
+use keiri_api::{Context, EvalProgress, PlanEvalRequest};
+
+use crate::output::{print_error, print_json};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    pub command: EvalCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum EvalCommand {
+    /// Evaluate the planner on a case file (needs an LLM provider).
+    Planner(PlannerArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct PlannerArgs {
+    /// The case file (YAML; e.g. evals/planner_cases.yaml), inside the workspace.
+    #[arg(long, value_name = "FILE")]
+    pub cases: String,
+    /// Runs per case (consistency is measured over them).
+    #[arg(long, default_value_t = 3)]
+    pub runs: u32,
+    /// Repair rounds after the first wiring (default 2).
+    #[arg(long)]
+    pub max_repair: Option<u32>,
+    /// Only these case ids (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    pub only: Vec<String>,
+}
+
+/// One progress line (stderr, so stdout stays the report).
+fn describe(p: &EvalProgress) -> String {
+    match p {
+        EvalProgress::Case {
+            index,
+            of,
+            id,
+            runs,
+        } => format!("[{index}/{of}] {id}: {runs} run(s)"),
+        EvalProgress::Run { case, outcome } => {
+            let result = match (&outcome.error, outcome.valid) {
+                (Some(e), _) => format!("error {}", e.code),
+                (None, true) if outcome.first_pass_valid => "valid on the first pass".into(),
+                (None, true) => format!("valid after {} repair(s)", outcome.repairs),
+                (None, false) => format!(
+                    "{} after {} repair(s)",
+                    outcome
+                        .status
+                        .map(|s| serde_json::to_value(s)
+                            .ok()
+                            .and_then(|v| v.as_str().map(str::to_string))
+                            .unwrap_or_default())
+                        .unwrap_or_default(),
+                    outcome.repairs
+                ),
+            };
+            format!("  {case} run {}: {result}", outcome.run)
+        }
+    }
+}
+
+pub fn run(ctx: &Context, args: &Args, json: bool) -> anyhow::Result<ExitCode> {
+    match &args.command {
+        EvalCommand::Planner(a) => planner(ctx, a, json),
+    }
+}
+
+fn planner(ctx: &Context, args: &PlannerArgs, json: bool) -> anyhow::Result<ExitCode> {
+    let req = PlanEvalRequest {
+        cases: args.cases.clone(),
+        runs: Some(args.runs),
+        max_repair: args.max_repair,
+        only: args.only.clone(),
+        lang: Some(ctx.lang),
+    };
+    let res = match keiri_api::planner_eval_with_progress(ctx, req, &mut |p| {
+        eprintln!("{}", describe(p));
+    }) {
+        Ok(r) => r,
+        Err(e) => return print_error(&e, json),
+    };
+    if json {
+        print_json(&res)?;
+    } else {
+        println!("provider: {} ({})", res.provider, res.model);
+        for note in &res.notes {
+            println!("note: {note}");
+        }
+        print!("{}", format_report(&res.report));
+    }
+    Ok(if res.has_unknown() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

@@ -1,0 +1,183 @@
+//! `keiri eval planner`: a whole eval against the fake OpenAI-compatible server, and its
+//! errors (no provider, a bad case file).
+
+use keiri_llm::testkit::{FakeServer, Reply};
+use serde_json::{Value, json};
+
+use super::{LLM_ENV, keiri, put};
+
+const CASES: &str = "cases:
+  - id: dup
+    instruction: 請求書一覧のCSVを読み込んで、重複している請求書を検出してください
+    apply_mode: llm-only
+    expect_blocks: [csv.read, matching.duplicate_invoices]
+  - id: magic
+    instruction: 請求書一覧のCSVを読み込んで、重複している請求書を検出してください
+    apply_mode: llm-only
+    expect_blocks: [matching.duplicate_invoices]
+";
+
+fn skeleton() -> Value {
+    json!({
+        "reasoning": "read the CSV, then find duplicates",
+        "nodes": [
+            {"id": "read", "block": "csv.read", "purpose": "read the invoice list"},
+            {"id": "detect", "block": "matching.duplicate_invoices", "purpose": "find duplicates"}
+        ],
+        "questions": []
+    })
+}
+
+fn wiring(detect_block: &str) -> Value {
+    json!({
+        "reasoning": "wired by type",
+        "vars": [],
+        "nodes": [
+            {"id": "read", "block": "csv.read",
+             "inputs": [{"key": "path", "value_json": "\"invoices.csv\""}],
+             "outputs": [{"key": "rows", "alias": "rows"}], "when": null},
+            {"id": "detect", "block": detect_block,
+             "inputs": [{"key": "rows", "value_json": "\"${read.rows}\""}],
+             "outputs": [{"key": "duplicates", "alias": "duplicates"}], "when": null}
+        ]
+    })
+}
+
+fn eval_cmd(ws: &std::path::Path, base_url: Option<&str>) -> assert_cmd::Command {
+    let mut cmd = keiri(ws);
+    for v in LLM_ENV {
+        cmd.env_remove(v);
+    }
+    cmd.env_remove("KEIRI_LLM_MODEL");
+    if let Some(url) = base_url {
+        cmd.env("KEIRI_LLM_BASE_URL", url)
+            .env("KEIRI_LLM_MODEL", "test-model")
+            .env("KEIRI_LLM_MAX_RETRIES", "0");
+    }
+    cmd
+}
+
+#[test]
+fn eval_planner_prints_validity_unknowns_and_consistency() {
+    let good = wiring("matching.duplicate_invoices");
+    // An unknown block id: no schema accepts it, so every strategy (json_schema,
+    // function_call, free_form) fails and the run is rejected before a plan exists.
+    let magic = wiring("matching.magic_dedupe");
+    let mut replies = Vec::new();
+    for _ in 0..2 {
+        replies.push(Reply::json_content(&skeleton()));
+        replies.push(Reply::json_content(&good));
+    }
+    for _ in 0..2 {
+        replies.push(Reply::json_content(&skeleton()));
+        for _ in 0..3 {
+            replies.push(Reply::content(magic.to_string()));
+        }
+    }
+    let (url, server) = FakeServer::start_background(replies).unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    put(&ws.path().join("cases.yaml"), CASES);
+
+    let out = eval_cmd(ws.path(), Some(&url))
+        .args(["eval", "planner", "--cases", "cases.yaml", "--runs", "2"])
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert_eq!(server.remaining(), 0, "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("first-pass validity:   2/4 (50%)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("validity after repair: 2/4 (50%)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("unknown ids/keys:      0 "), "{stdout}");
+    assert!(stdout.contains("rejected by the guards: 2"), "{stdout}");
+    assert!(stdout.contains("run 1: LLM_OUTPUT_INVALID"), "{stdout}");
+    // dup: the same plan twice; magic: no plan at all.
+    let dup = stdout.lines().find(|l| l.starts_with("dup ")).unwrap();
+    assert!(dup.contains("100%") && dup.contains("1.00"), "{dup}");
+    // Progress goes to stderr, one line per case and per run.
+    assert!(stderr.contains("[1/2] dup: 2 run(s)"), "{stderr}");
+    assert!(
+        stderr.contains("magic run 2: error LLM_OUTPUT_INVALID"),
+        "{stderr}"
+    );
+    // The model saw the schema-constrained requests.
+    let first = &server.requests()[1];
+    assert_eq!(first.body["response_format"]["type"], "json_schema");
+}
+
+#[test]
+fn eval_planner_json_reports_per_case_numbers() {
+    let good = wiring("matching.duplicate_invoices");
+    let (url, _server) = FakeServer::start_background(vec![
+        Reply::json_content(&skeleton()),
+        Reply::json_content(&good),
+    ])
+    .unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    put(&ws.path().join("cases.yaml"), CASES);
+    let out = eval_cmd(ws.path(), Some(&url))
+        .args([
+            "--json",
+            "eval",
+            "planner",
+            "--cases",
+            "cases.yaml",
+            "--runs",
+            "1",
+            "--only",
+            "dup",
+        ])
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(v["total"]["runs"], 1);
+    assert_eq!(v["total"]["first_pass_valid"], 1);
+    assert_eq!(
+        v["total"]["unknown"],
+        json!({"blocks": 0, "inputs": 0, "outputs": 0})
+    );
+    assert_eq!(v["cases"][0]["id"], "dup");
+    assert_eq!(v["cases"][0]["expected_found"], 1.0);
+    assert_eq!(v["model"], "test-model");
+}
+
+#[test]
+fn eval_planner_without_a_provider_names_the_env_vars() {
+    let ws = tempfile::tempdir().unwrap();
+    put(&ws.path().join("cases.yaml"), CASES);
+    let out = eval_cmd(ws.path(), None)
+        .args(["--json", "eval", "planner", "--cases", "cases.yaml"])
+        .assert()
+        .code(2);
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(v["code"], "LLM_NOT_CONFIGURED");
+    let message = v["message"].as_str().unwrap();
+    for var in [
+        "OPENAI_API_KEY",
+        "AZURE_OPENAI_API_KEY",
+        "KEIRI_LLM_BASE_URL",
+    ] {
+        assert!(message.contains(var), "{message}");
+    }
+}
+
+#[test]
+fn a_bad_case_file_is_reported_with_its_line() {
+    let ws = tempfile::tempdir().unwrap();
+    put(
+        &ws.path().join("cases.yaml"),
+        "cases:\n  - id: a\n    instruction: x\n    expect_blokcs: [csv.read]\n",
+    );
+    let out = eval_cmd(ws.path(), Some("http://127.0.0.1:9/v1"))
+        .args(["eval", "planner", "--cases", "cases.yaml"])
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(stderr.contains("cases.yaml:4"), "{stderr}");
+    assert!(stderr.contains("expect_blokcs"), "{stderr}");
+}

@@ -1,0 +1,76 @@
+//! The eval harness: the shipped case file, and one case run against the fake server.
+
+use keiri_design::eval::{self, load_cases, unknown_expected_blocks};
+use keiri_llm::testkit::{FakeServer, Reply};
+
+use super::*;
+
+#[test]
+fn every_shipped_case_parses_and_expects_only_catalog_blocks() {
+    let path = repo_root().join("evals/planner_cases.yaml");
+    let cases = load_cases(&path).unwrap_or_else(|e| panic!("{e}"));
+    assert!(cases.len() >= 20, "{} cases", cases.len());
+    let catalog = catalog();
+    assert_eq!(unknown_expected_blocks(&cases, &catalog), Vec::new());
+    let templates = templates();
+    for case in &cases {
+        assert!(
+            case.instruction.chars().any(|c| c > '\u{3000}'),
+            "{}: the instruction should be Japanese",
+            case.id
+        );
+        assert!(!case.expect_blocks.is_empty(), "{}", case.id);
+        for t in &case.templates {
+            assert!(templates.get(t).is_some(), "{}: template {t}", case.id);
+        }
+    }
+}
+
+#[tokio::test]
+async fn run_case_counts_first_pass_validity_and_consistency() {
+    let good = wiring("invoices.csv", "${read.rows}", json!([]));
+    let broken = wiring("invoices.csv", "${nowhere.rows}", json!([]));
+    let (url, server) = FakeServer::start(vec![
+        // Run 1: valid on the first pass.
+        Reply::json_content(&skeleton(json!([]))),
+        Reply::json_content(&good),
+        // Run 2: a broken reference, repaired once.
+        Reply::json_content(&skeleton(json!([]))),
+        Reply::json_content(&broken),
+        Reply::json_content(&good),
+    ])
+    .await
+    .unwrap();
+    let (llm, _) = llm(&url);
+    let (catalog, templates) = (catalog(), templates());
+    let case = eval::EvalCase {
+        id: "dup".into(),
+        instruction: INSTRUCTION.into(),
+        docs: Vec::new(),
+        templates: Vec::new(),
+        apply_mode: Some(ApplyMode::LlmOnly),
+        expect_blocks: vec!["matching.duplicate_invoices".into()],
+        answers: Default::default(),
+    };
+    let mut seen = Vec::new();
+    let runs = eval::run_case(
+        &case,
+        "",
+        2,
+        &options(),
+        &ctx(&catalog, &templates, &llm),
+        &mut |o| seen.push(o.run),
+    )
+    .await
+    .unwrap();
+    assert_eq!(seen, [1, 2]);
+    assert_eq!(server.request_count(), 5);
+    let report = eval::case_report(&case, runs);
+    assert_eq!(report.first_pass_valid, 1);
+    assert_eq!(report.valid_after_repair, 2);
+    assert_eq!(report.unknown.total(), 0);
+    assert_eq!(report.consistency, Some(1.0));
+    assert_eq!(report.jaccard, Some(1.0));
+    assert_eq!(report.expected_found, Some(1.0));
+    assert_eq!(report.runs[1].repairs, 1);
+}

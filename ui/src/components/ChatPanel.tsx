@@ -1,0 +1,323 @@
+// アシスタント: the chat with the studio's agent (keiri-agent). The conversation, each tool
+// call as a collapsible step (tool, arguments, result or error code), and every proposed edit
+// as a unified diff with 承認 / 却下; 元に戻す after an approval. The agent edits a working copy
+// of the editor's plan, so nothing changes in the editor until a change is approved, and
+// then the editor gets the approved text through `onPlanChange`.
+//
+// `/skill NAME` (or the selector) picks the skill for the next messages; `/skill auto` lets
+// the router choose again. Any other `/skill-name …` message goes to the agent, whose router
+// reads it as a one-off skill command.
+
+import { useEffect, useRef, useState } from 'react';
+import { ApiError, chatApprove, chatSend, chatUndo, skillsList } from '../api';
+import type { ChatEvent, ChatPendingChange, Lang, SkillSummary } from '../api/types';
+import { errorText, t } from '../i18n';
+
+interface Props {
+  lang: Lang;
+  planYaml: string;
+  onPlanChange(yaml: string): void;
+}
+
+/** One tool call of a turn. */
+export interface ChatStep {
+  callId: string;
+  tool: string;
+  arguments: unknown;
+  status: 'running' | 'ok' | 'error';
+  errorCode?: string;
+  result?: unknown;
+}
+
+/** One entry of the conversation. */
+export type ChatItem =
+  | { kind: 'user'; text: string }
+  | { kind: 'assistant'; skill?: string; steps: ChatStep[]; text?: string; stopped?: string }
+  | { kind: 'notice'; text: string; tone: 'info' | 'error' };
+
+/** The assistant entry after `event` (pure, so the event order is tested without a DOM). */
+export function applyEvent(item: Extract<ChatItem, { kind: 'assistant' }>, event: ChatEvent): Extract<ChatItem, { kind: 'assistant' }> {
+  switch (event.type) {
+    case 'route':
+      return { ...item, skill: event.skill };
+    case 'tool_call_start':
+      return {
+        ...item,
+        steps: [...item.steps, { callId: event.call_id, tool: event.tool, arguments: event.arguments, status: 'running' }],
+      };
+    case 'tool_call_end':
+      return {
+        ...item,
+        steps: item.steps.map((s) =>
+          s.callId === event.call_id && s.status === 'running'
+            ? { ...s, status: event.ok ? 'ok' : 'error', errorCode: event.error_code, result: event.result }
+            : s,
+        ),
+      };
+    case 'reply':
+      return { ...item, text: event.text };
+    case 'error':
+      return { ...item, stopped: event.code };
+    case 'approval_required':
+      return item;
+  }
+}
+
+/** `/skill NAME` → the skill name (`''` for auto), else null. */
+export function skillCommand(text: string): string | null {
+  const match = /^\/skill(?:\s+(\S+))?\s*$/.exec(text.trim());
+  if (match === null) return null;
+  const name = match[1] ?? '';
+  return name === 'auto' ? '' : name;
+}
+
+function asApiError(err: unknown): ApiError {
+  return err instanceof ApiError ? err : new ApiError('INTERNAL', String(err));
+}
+
+function pretty(value: unknown): string {
+  if (typeof value === 'string') return value;
+  try {
+    return JSON.stringify(value, null, 2);
+  } catch {
+    return String(value);
+  }
+}
+
+function DiffView({ diff }: { diff: string }) {
+  return (
+    <pre className="chat-diff" data-testid="chat-diff">
+      {diff.split('\n').map((line, i) => {
+        const tone = line.startsWith('+++') || line.startsWith('---') ? 'meta' : line.startsWith('+') ? 'add' : line.startsWith('-') ? 'del' : line.startsWith('@@') ? 'hunk' : 'context';
+        return (
+          <span key={i} className={`chat-diff-line chat-diff-${tone}`} data-tone={tone}>
+            {line}
+            {'\n'}
+          </span>
+        );
+      })}
+    </pre>
+  );
+}
+
+export function ChatPanel({ lang, planYaml, onPlanChange }: Props) {
+  const [items, setItems] = useState<ChatItem[]>([]);
+  const [input, setInput] = useState('');
+  const [skills, setSkills] = useState<SkillSummary[]>([]);
+  const [skill, setSkill] = useState('');
+  const [sessionId, setSessionId] = useState<string | undefined>(undefined);
+  const [pending, setPending] = useState<ChatPendingChange[]>([]);
+  const [undoAvailable, setUndoAvailable] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const abort = useRef<AbortController | null>(null);
+
+  useEffect(() => {
+    let live = true;
+    skillsList()
+      .then((res) => live && setSkills(res.skills))
+      .catch(() => undefined);
+    return () => {
+      live = false;
+      abort.current?.abort();
+    };
+  }, []);
+
+  const notice = (text: string, tone: 'info' | 'error' = 'info') => setItems((prev) => [...prev, { kind: 'notice', text, tone }]);
+  const failure = (err: unknown) => {
+    const error = asApiError(err);
+    notice(t(lang, 'chat.failed', { message: errorText(lang, error.code) }), 'error');
+  };
+
+  const send = async () => {
+    const text = input.trim();
+    if (text === '' || busy) return;
+    const picked = skillCommand(text);
+    if (picked !== null) {
+      setInput('');
+      if (picked !== '' && !skills.some((s) => s.name === picked)) {
+        notice(t(lang, 'chat.unknownSkill', { name: picked }), 'error');
+      } else {
+        setSkill(picked);
+        notice(picked === '' ? t(lang, 'chat.skillAutoSelected') : t(lang, 'chat.skillSelected', { skill: picked }));
+      }
+      return;
+    }
+    setInput('');
+    setBusy(true);
+    const controller = new AbortController();
+    abort.current = controller;
+    setItems((prev) => [...prev, { kind: 'user', text }, { kind: 'assistant', steps: [] }]);
+    const update = (event: ChatEvent) =>
+      setItems((prev) => {
+        const last = prev[prev.length - 1];
+        if (last === undefined || last.kind !== 'assistant') return prev;
+        return [...prev.slice(0, -1), applyEvent(last, event)];
+      });
+    try {
+      const res = await chatSend(
+        { session_id: sessionId, message: text, skill: skill === '' ? undefined : skill, plan_yaml: planYaml, lang },
+        { onEvent: update, signal: controller.signal },
+      );
+      setSessionId(res.session_id);
+      setPending(res.pending);
+      setUndoAvailable(res.undo_available);
+      // The reply event may not have streamed (e.g. a transport without events).
+      update({ type: 'reply', text: res.reply });
+    } catch (err) {
+      failure(err);
+    } finally {
+      setBusy(false);
+      abort.current = null;
+    }
+  };
+
+  const decide = async (change: ChatPendingChange, approve: boolean) => {
+    if (sessionId === undefined) return;
+    try {
+      const res = await chatApprove({ session_id: sessionId, change_id: change.change_id, approve });
+      setPending(res.pending);
+      setUndoAvailable(res.undo_available);
+      if (res.plan_yaml !== undefined) onPlanChange(res.plan_yaml);
+      notice(t(lang, res.applied ? 'chat.approved' : 'chat.rejected', { file: res.file }));
+    } catch (err) {
+      failure(err);
+    }
+  };
+
+  const undo = async () => {
+    if (sessionId === undefined) return;
+    try {
+      const res = await chatUndo({ session_id: sessionId });
+      setUndoAvailable(res.undo_available);
+      if (res.plan_yaml !== undefined) onPlanChange(res.plan_yaml);
+      notice(t(lang, 'chat.undone', { file: res.file }));
+    } catch (err) {
+      failure(err);
+    }
+  };
+
+  return (
+    <section className="panel chat-panel" data-testid="chat-panel" aria-label={t(lang, 'chat.title')}>
+      <header className="panel-header">
+        <h2>{t(lang, 'chat.title')}</h2>
+        <label className="chat-skill">
+          <span className="muted">{t(lang, 'chat.skill')}</span>{' '}
+          <select data-testid="chat-skill" value={skill} onChange={(e) => setSkill(e.target.value)}>
+            <option value="">{t(lang, 'chat.skillAuto')}</option>
+            {skills.map((s) => (
+              <option key={s.name} value={s.name} title={s.description}>
+                {s.name}
+              </option>
+            ))}
+          </select>
+        </label>
+      </header>
+      <div className="panel-body chat-body">
+        {items.length === 0 && <p className="muted">{t(lang, 'chat.intro')}</p>}
+        <ol className="chat-log" data-testid="chat-log">
+          {items.map((item, i) => (
+            <li key={i} className={`chat-item chat-${item.kind}`} data-testid={`chat-${item.kind}`}>
+              {item.kind === 'user' && (
+                <>
+                  <strong>{t(lang, 'chat.you')}</strong> <span>{item.text}</span>
+                </>
+              )}
+              {item.kind === 'notice' && (
+                <span data-tone={item.tone} role={item.tone === 'error' ? 'alert' : 'status'}>
+                  {item.text}
+                </span>
+              )}
+              {item.kind === 'assistant' && (
+                <>
+                  <strong>{t(lang, 'chat.assistant')}</strong>
+                  {item.skill !== undefined && (
+                    <span className="muted" data-testid="chat-route">
+                      {' '}
+                      {t(lang, 'chat.route', { skill: item.skill })}
+                    </span>
+                  )}
+                  {item.steps.map((step) => (
+                    <details key={step.callId} className="chat-step" data-testid="chat-step" data-status={step.status}>
+                      <summary>
+                        <code>{step.tool}</code>{' '}
+                        <span data-testid="chat-step-status">
+                          {step.status === 'running'
+                            ? t(lang, 'chat.stepRunning')
+                            : step.status === 'ok'
+                              ? t(lang, 'chat.stepOk')
+                              : step.errorCode}
+                        </span>
+                      </summary>
+                      <div className="muted">{t(lang, 'chat.arguments')}</div>
+                      <pre>{pretty(step.arguments)}</pre>
+                      {step.result !== undefined && (
+                        <>
+                          <div className="muted">{t(lang, 'chat.result')}</div>
+                          <pre>{pretty(step.result)}</pre>
+                        </>
+                      )}
+                    </details>
+                  ))}
+                  {item.text !== undefined && <p className="chat-reply" data-testid="chat-reply">{item.text}</p>}
+                  {item.stopped !== undefined && (
+                    <p className="muted" role="status">
+                      {t(lang, 'chat.stopped', { code: item.stopped })}
+                    </p>
+                  )}
+                </>
+              )}
+            </li>
+          ))}
+        </ol>
+        {pending.map((change) => (
+          <div key={change.change_id} className="chat-pending" data-testid="chat-pending">
+            <p>{t(lang, 'chat.pending', { file: change.file })}</p>
+            <DiffView diff={change.diff} />
+            <button type="button" className="button button-primary" data-testid="chat-approve" onClick={() => void decide(change, true)}>
+              {t(lang, 'chat.approve')}
+            </button>{' '}
+            <button type="button" className="button" data-testid="chat-reject" onClick={() => void decide(change, false)}>
+              {t(lang, 'chat.reject')}
+            </button>
+          </div>
+        ))}
+        {undoAvailable && (
+          <button type="button" className="button" data-testid="chat-undo" onClick={() => void undo()}>
+            {t(lang, 'chat.undo')}
+          </button>
+        )}
+        <form
+          className="chat-form"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void send();
+          }}
+        >
+          <textarea
+            data-testid="chat-input"
+            value={input}
+            placeholder={t(lang, 'chat.placeholder')}
+            aria-label={t(lang, 'chat.placeholder')}
+            rows={2}
+            onChange={(e) => setInput(e.target.value)}
+            onKeyDown={(e) => {
+              if (e.key === 'Enter' && !e.shiftKey && !e.nativeEvent.isComposing) {
+                e.preventDefault();
+                void send();
+              }
+            }}
+          />
+          {busy ? (
+            <button type="button" className="button" data-testid="chat-cancel" onClick={() => abort.current?.abort()}>
+              {t(lang, 'chat.cancel')}
+            </button>
+          ) : (
+            <button type="submit" className="button button-primary" data-testid="chat-send" disabled={input.trim() === ''}>
+              {t(lang, 'chat.send')}
+            </button>
+          )}
+        </form>
+      </div>
+    </section>
+  );
+}

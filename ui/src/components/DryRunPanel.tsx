@@ -1,0 +1,533 @@
+// 検証/ドライラン: the execution order and resolved inputs per node, and for workbook patch
+// nodes a spreadsheet-style grid per sheet with the changed cells, the skipped ops and the
+// formula issues. A previewed patch can be applied for real after a confirmation, and an
+// applied one undone with the inverse ops the apply returned.
+
+import { useState } from 'react';
+import { ApiError, planDryRun, workbookPatch } from '../api';
+import type {
+  DryRunNode,
+  Lang,
+  PlanDryRunResponse,
+  WorkbookPatchResponse,
+  WorkbookPreview,
+} from '../api/types';
+import { errorText, t } from '../i18n';
+import {
+  buildSheetGrids,
+  columnName,
+  formatPatchValue,
+  skippedItems,
+  undoRequest,
+  type GridCell,
+  type SheetGrid,
+} from '../workbookGrid';
+
+interface Props {
+  lang: Lang;
+  yaml: string;
+}
+
+type RunState =
+  | { kind: 'idle' }
+  | { kind: 'running' }
+  | { kind: 'done'; run: number; yaml: string; response: PlanDryRunResponse }
+  | { kind: 'failed'; code: string; message: string; findings: number | null };
+
+function asApiError(err: unknown): ApiError {
+  return err instanceof ApiError ? err : new ApiError('INTERNAL', String(err));
+}
+
+function findingCount(details: unknown): number | null {
+  if (typeof details !== 'object' || details === null) return null;
+  const findings = (details as { findings?: unknown }).findings;
+  return Array.isArray(findings) ? findings.length : null;
+}
+
+export function DryRunPanel({ lang, yaml }: Props) {
+  const [state, setState] = useState<RunState>({ kind: 'idle' });
+  const [runs, setRuns] = useState(0);
+
+  const run = async () => {
+    const text = yaml;
+    const id = runs + 1;
+    setRuns(id);
+    setState({ kind: 'running' });
+    try {
+      const response = await planDryRun({ yaml: text, lang });
+      setState({ kind: 'done', run: id, yaml: text, response });
+    } catch (err) {
+      const error = asApiError(err);
+      setState({ kind: 'failed', code: error.code, message: error.message, findings: findingCount(error.details) });
+    }
+  };
+
+  const stale = state.kind === 'done' && state.yaml !== yaml;
+  let body;
+  switch (state.kind) {
+    case 'idle':
+      body = (
+        <div className="empty empty-muted" data-testid="dryrun-empty">
+          <p>{t(lang, 'dryrun.hint')}</p>
+        </div>
+      );
+      break;
+    case 'running':
+      body = (
+        <div className="empty empty-muted">
+          <p>{t(lang, 'dryrun.running')}</p>
+        </div>
+      );
+      break;
+    case 'failed':
+      body = (
+        <div className="notice notice-error dryrun-error" role="alert" data-testid="dryrun-error" data-code={state.code}>
+          <span title={state.message}>
+            {state.code === 'PLAN_INVALID' && state.findings !== null
+              ? t(lang, 'dryrun.invalid', { count: state.findings })
+              : t(lang, 'dryrun.failed', { message: errorText(lang, state.code) })}{' '}
+            <code>{state.code}</code>
+          </span>
+        </div>
+      );
+      break;
+    case 'done':
+      body = <DryRunResult lang={lang} run={state.run} response={state.response} stale={stale} />;
+      break;
+  }
+
+  return (
+    <section className="panel dryrun-panel" data-testid="dryrun" aria-label={t(lang, 'dryrun.title')}>
+      <header className="panel-header toolbar">
+        <h2>{t(lang, 'dryrun.title')}</h2>
+        <div className="toolbar-actions">
+          <button
+            type="button"
+            className="button"
+            data-testid="dryrun-run"
+            title={t(lang, 'dryrun.runTitle')}
+            disabled={state.kind === 'running'}
+            onClick={() => void run()}
+          >
+            {state.kind === 'running' ? t(lang, 'dryrun.running') : t(lang, 'dryrun.run')}
+          </button>
+        </div>
+      </header>
+      <div className="panel-body dryrun-body">{body}</div>
+    </section>
+  );
+}
+
+function DryRunResult({ lang, run, response, stale }: { lang: Lang; run: number; response: PlanDryRunResponse; stale: boolean }) {
+  const blocks = new Map<string, DryRunNode>();
+  for (const node of response.nodes) blocks.set(node.id, node);
+  return (
+    <div className="dryrun-result" data-testid="dryrun-result" data-stale={stale ? 'true' : 'false'}>
+      {stale ? (
+        <div className="notice notice-warning" role="status" data-testid="dryrun-stale">
+          {t(lang, 'dryrun.stale')}
+        </div>
+      ) : null}
+      <h3 className="dryrun-heading">{t(lang, 'dryrun.order')}</h3>
+      <ol className="dryrun-order" data-testid="dryrun-order">
+        {response.order.map((id) => (
+          <li key={id} data-testid="dryrun-order-item" data-node-id={id}>
+            <code>{id}</code>
+            {blocks.get(id)?.block ? <span className="dryrun-block">{blocks.get(id)?.block}</span> : null}
+          </li>
+        ))}
+      </ol>
+      <h3 className="dryrun-heading">{t(lang, 'dryrun.nodes')}</h3>
+      <div className="dryrun-nodes">
+        {response.nodes.map((node) => (
+          <NodeCard key={`${run}:${node.id}`} lang={lang} run={run} node={node} stale={stale} />
+        ))}
+      </div>
+    </div>
+  );
+}
+
+function kindText(lang: Lang, node: DryRunNode): string {
+  if (node.kind === 'loop') return t(lang, 'graph.kind.loop');
+  if (node.kind === 'subflow') return t(lang, 'graph.kind.subflow');
+  return node.block ?? t(lang, 'graph.kind.unknown');
+}
+
+function json(value: unknown): string {
+  return JSON.stringify(value, null, 2) ?? '';
+}
+
+function isEmptyObject(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && Object.keys(value).length === 0;
+}
+
+function NodeCard({ lang, run, node, stale }: { lang: Lang; run: number; node: DryRunNode; stale: boolean }) {
+  const workbook = node.workbook ?? null;
+  return (
+    <details className="dryrun-node" data-testid="dryrun-node" data-node-id={node.id} open={workbook !== null}>
+      <summary>
+        <code className="dryrun-node-id">{node.id}</code>
+        <span className="dryrun-block">{kindText(lang, node)}</span>
+        {node.depends_on.length > 0 ? (
+          <span className="dryrun-deps">{t(lang, 'dryrun.dependsOn', { nodes: node.depends_on.join(', ') })}</span>
+        ) : null}
+      </summary>
+      {node.when !== null ? <p className="dryrun-when">{t(lang, 'dryrun.when', { expr: node.when })}</p> : null}
+      <div className="dryrun-io">
+        <div>
+          <h4>{t(lang, 'dryrun.inputs')}</h4>
+          {isEmptyObject(node.inputs) ? (
+            <p className="muted">{t(lang, 'dryrun.noInputs')}</p>
+          ) : (
+            <pre className="dryrun-json" data-testid="dryrun-inputs">
+              {json(node.inputs)}
+            </pre>
+          )}
+        </div>
+        {!isEmptyObject(node.outputs) ? (
+          <div>
+            <h4>{t(lang, 'dryrun.outputs')}</h4>
+            <pre className="dryrun-json" data-testid="dryrun-outputs">
+              {json(node.outputs)}
+            </pre>
+          </div>
+        ) : null}
+      </div>
+      {workbook !== null ? <WorkbookPreviewView lang={lang} preview={workbook} stale={stale} /> : null}
+      {node.children.length > 0 ? (
+        <div className="dryrun-children">
+          <h4>{t(lang, node.kind === 'loop' ? 'dryrun.body' : 'dryrun.called')}</h4>
+          {node.children.map((child) => (
+            <NodeCard key={`${run}:${node.id}/${child.id}`} lang={lang} run={run} node={child} stale={stale} />
+          ))}
+        </div>
+      ) : null}
+    </details>
+  );
+}
+
+type ApplyState =
+  | { kind: 'idle' }
+  | { kind: 'confirming' }
+  | { kind: 'applying' }
+  | { kind: 'applied'; response: WorkbookPatchResponse }
+  | { kind: 'undoing'; applied: WorkbookPatchResponse }
+  | { kind: 'undone'; response: WorkbookPatchResponse }
+  | { kind: 'failed'; message: string; code: string; applied: WorkbookPatchResponse | null };
+
+function WorkbookPreviewView({ lang, preview, stale }: { lang: Lang; preview: WorkbookPreview; stale: boolean }) {
+  const [apply, setApply] = useState<ApplyState>({ kind: 'idle' });
+  const response = preview.response;
+
+  if (preview.status !== 'ready' || response === null) {
+    return (
+      <div className="workbook-preview" data-testid="workbook-preview" data-status={preview.status}>
+        <h4>{t(lang, 'dryrun.workbook')}</h4>
+        <p className={preview.status === 'failed' ? 'workbook-message workbook-message-error' : 'workbook-message'}>
+          {preview.status === 'failed'
+            ? t(lang, 'dryrun.previewFailed', { message: errorText(lang, preview.code ?? 'INTERNAL') })
+            : t(lang, 'dryrun.previewUnresolved')}
+          {preview.message !== null ? <span className="workbook-detail">{preview.message}</span> : null}
+        </p>
+      </div>
+    );
+  }
+
+  const grids = buildSheetGrids(response.patch_diff);
+  const skipped = skippedItems(response.patch_diff);
+  const request = preview.request;
+
+  const doApply = async () => {
+    if (request === null) return;
+    setApply({ kind: 'applying' });
+    try {
+      const applied = await workbookPatch({ ...request, dry_run: false, return_inverse_ops: true });
+      if (applied.error !== null) {
+        setApply({ kind: 'failed', code: 'APPLY_FAILED', message: opErrorText(lang, applied.error), applied: null });
+      } else {
+        setApply({ kind: 'applied', response: applied });
+      }
+    } catch (err) {
+      const error = asApiError(err);
+      setApply({ kind: 'failed', code: error.code, message: errorText(lang, error.code), applied: null });
+    }
+  };
+
+  const doUndo = async (applied: WorkbookPatchResponse) => {
+    setApply({ kind: 'undoing', applied });
+    try {
+      const undone = await workbookPatch(undoRequest(applied));
+      if (undone.error !== null) {
+        setApply({ kind: 'failed', code: 'APPLY_FAILED', message: opErrorText(lang, undone.error), applied });
+      } else {
+        setApply({ kind: 'undone', response: undone });
+      }
+    } catch (err) {
+      const error = asApiError(err);
+      setApply({ kind: 'failed', code: error.code, message: errorText(lang, error.code), applied });
+    }
+  };
+
+  return (
+    <div className="workbook-preview" data-testid="workbook-preview" data-status="ready">
+      <h4>{t(lang, 'dryrun.workbook')}</h4>
+      <p className="workbook-target">
+        {t(lang, 'dryrun.saveTo', { path: response.out_path })}
+      </p>
+      {response.error !== null ? (
+        <p className="workbook-message workbook-message-error" role="alert" data-testid="workbook-op-error">
+          {opErrorText(lang, response.error)}
+        </p>
+      ) : null}
+      {response.formula_issues.length > 0 ? (
+        <div className="workbook-list">
+          <h5>{t(lang, 'dryrun.formulaIssues')}</h5>
+          <ul data-testid="workbook-formula-issues">
+            {response.formula_issues.map((issue, index) => (
+              <li
+                key={`${issue.sheet}!${issue.cell}:${index}`}
+                className={`workbook-issue workbook-issue-${issue.level}`}
+                data-testid="workbook-formula-issue"
+                data-level={issue.level}
+                data-code={issue.code}
+              >
+                <span className={`severity severity-${issue.level}`}>
+                  {t(lang, issue.level === 'error' ? 'findings.error' : 'findings.warning')}
+                </span>{' '}
+                <code>
+                  {issue.sheet}!{issue.cell}
+                </code>{' '}
+                <code className="finding-code">{issue.code}</code> {issue.message}
+              </li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
+      {skipped.length > 0 ? (
+        <div className="workbook-list">
+          <h5>{t(lang, 'dryrun.skipped')}</h5>
+          <ul data-testid="workbook-skipped">
+            {skipped.map((item, index) => (
+              <li key={`${item.op_index}:${item.cell ?? ''}:${index}`} data-testid="workbook-skipped-op" data-op-index={item.op_index}>
+                {t(lang, 'dryrun.skippedItem', {
+                  index: item.op_index,
+                  op: item.op,
+                  cell: item.cell !== null ? `${item.sheet}!${item.cell}` : item.sheet,
+                })}
+              </li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
+      {response.warnings.length > 0 ? (
+        <div className="workbook-list">
+          <h5>{t(lang, 'dryrun.warnings')}</h5>
+          <ul data-testid="workbook-warnings">
+            {response.warnings.map((warning, index) => (
+              <li key={index}>{warning}</li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
+      {grids.length === 0 && response.error === null ? <p className="muted">{t(lang, 'dryrun.noCellChanges')}</p> : null}
+      {grids.map((grid) => (
+        <SheetGridView key={grid.sheet} lang={lang} grid={grid} />
+      ))}
+      <ApplyControls
+        lang={lang}
+        state={apply}
+        canApply={request !== null && response.error === null && !stale}
+        stale={stale}
+        target={response.out_path}
+        onStart={() => setApply({ kind: 'confirming' })}
+        onCancel={() => setApply({ kind: 'idle' })}
+        onConfirm={() => void doApply()}
+        onUndo={(applied) => void doUndo(applied)}
+      />
+    </div>
+  );
+}
+
+function opErrorText(lang: Lang, error: NonNullable<WorkbookPatchResponse['error']>): string {
+  return t(lang, 'dryrun.opError', {
+    index: error.op_index,
+    op: error.op,
+    cell: error.cell !== null ? `${error.sheet}!${error.cell}` : error.sheet,
+    message: error.message,
+  });
+}
+
+function cellTitle(lang: Lang, cell: GridCell): string {
+  const show = (text: string) => (text === '' ? t(lang, 'dryrun.emptyCell') : text);
+  return t(lang, 'dryrun.cellTitle', {
+    cell: cell.a1,
+    before: show(formatPatchValue(cell.before)),
+    after: show(formatPatchValue(cell.after)),
+  });
+}
+
+function SheetGridView({ lang, grid }: { lang: Lang; grid: SheetGrid }) {
+  const changed = [...grid.cells.values(), ...grid.overflow].filter((c) => c.change !== 'unchanged' && c.change !== 'skipped').length;
+  return (
+    <div className="workbook-sheet" data-testid="workbook-sheet" data-sheet={grid.sheet} data-sheet-change={grid.sheetChange ?? ''}>
+      <div className="workbook-sheet-head">
+        <span className="workbook-sheet-tab">{grid.sheet}</span>
+        {grid.sheetChange !== null ? (
+          <span className={`workbook-sheet-badge workbook-sheet-${grid.sheetChange}`}>
+            {t(lang, grid.sheetChange === 'added' ? 'dryrun.sheetAdded' : 'dryrun.sheetDeleted')}
+          </span>
+        ) : null}
+        {changed > 0 ? <span className="workbook-sheet-count">{t(lang, 'dryrun.changeCount', { count: changed })}</span> : null}
+      </div>
+      {grid.rows.length > 0 ? (
+        <div className="workbook-grid-scroll">
+          <table className="workbook-grid" data-testid="workbook-grid">
+            <thead>
+              <tr>
+                <th className="workbook-corner" aria-hidden="true" />
+                {grid.cols.map((col) => (
+                  <th key={col} scope="col" className="workbook-col">
+                    {columnName(col)}
+                  </th>
+                ))}
+              </tr>
+            </thead>
+            <tbody>
+              {grid.rows.map((row) => (
+                <tr key={row}>
+                  <th scope="row" className="workbook-row">
+                    {row}
+                  </th>
+                  {grid.cols.map((col) => {
+                    const a1 = `${columnName(col)}${row}`;
+                    const cell = grid.cells.get(a1);
+                    if (cell === undefined) return <td key={col} className="workbook-cell" />;
+                    return <CellView key={col} lang={lang} cell={cell} />;
+                  })}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+      {grid.overflow.length > 0 ? (
+        <details className="workbook-overflow" data-testid="workbook-overflow">
+          <summary>{t(lang, 'dryrun.overflow', { count: grid.overflow.length })}</summary>
+          <ul>
+            {grid.overflow.map((cell) => (
+              <li key={cell.a1} data-testid="workbook-overflow-cell" data-cell={cell.a1}>
+                {cellTitle(lang, cell)}
+              </li>
+            ))}
+          </ul>
+        </details>
+      ) : null}
+    </div>
+  );
+}
+
+function CellView({ lang, cell }: { lang: Lang; cell: GridCell }) {
+  const after = formatPatchValue(cell.after);
+  const before = formatPatchValue(cell.before);
+  const isFormula = cell.after?.kind === 'formula';
+  return (
+    <td
+      className={`workbook-cell workbook-cell-${cell.change}${isFormula ? ' workbook-cell-formula' : ''}`}
+      data-testid="workbook-cell"
+      data-cell={cell.a1}
+      data-change={cell.change}
+      title={cellTitle(lang, cell)}
+      aria-label={cellTitle(lang, cell)}
+    >
+      {cell.change === 'changed' || cell.change === 'removed' ? (
+        <span className="workbook-before" data-testid="workbook-before">
+          {before}
+        </span>
+      ) : null}
+      <span className="workbook-after" data-testid="workbook-after">
+        {cell.change === 'skipped' ? before : after}
+      </span>
+    </td>
+  );
+}
+
+interface ApplyProps {
+  lang: Lang;
+  state: ApplyState;
+  canApply: boolean;
+  stale: boolean;
+  target: string;
+  onStart(): void;
+  onCancel(): void;
+  onConfirm(): void;
+  onUndo(applied: WorkbookPatchResponse): void;
+}
+
+function ApplyControls({ lang, state, canApply, stale, target, onStart, onCancel, onConfirm, onUndo }: ApplyProps) {
+  switch (state.kind) {
+    case 'idle':
+      return (
+        <div className="workbook-actions">
+          <button
+            type="button"
+            className="button button-primary"
+            data-testid="workbook-apply"
+            title={stale ? t(lang, 'dryrun.stale') : t(lang, 'dryrun.applyTitle')}
+            disabled={!canApply}
+            onClick={onStart}
+          >
+            {t(lang, 'dryrun.apply')}
+          </button>
+        </div>
+      );
+    case 'confirming':
+      return (
+        <div className="workbook-actions workbook-confirm" role="alertdialog" data-testid="workbook-confirm">
+          <p>{t(lang, 'dryrun.confirm', { path: target })}</p>
+          <button type="button" className="button button-primary" data-testid="workbook-apply-confirm" onClick={onConfirm}>
+            {t(lang, 'dryrun.confirmYes')}
+          </button>
+          <button type="button" className="button" data-testid="workbook-apply-cancel" onClick={onCancel}>
+            {t(lang, 'dryrun.confirmNo')}
+          </button>
+        </div>
+      );
+    case 'applying':
+      return <p className="workbook-actions muted">{t(lang, 'dryrun.applying')}</p>;
+    case 'applied':
+      return (
+        <div className="workbook-actions notice notice-ok" role="status" data-testid="workbook-applied" data-path={state.response.out_path}>
+          <span>{t(lang, 'dryrun.applied', { path: state.response.out_path })}</span>
+          <button
+            type="button"
+            className="button"
+            data-testid="workbook-undo"
+            title={t(lang, 'dryrun.undoTitle')}
+            disabled={state.response.inverse_ops.length === 0}
+            onClick={() => onUndo(state.response)}
+          >
+            {t(lang, 'dryrun.undo')}
+          </button>
+        </div>
+      );
+    case 'undoing':
+      return <p className="workbook-actions muted">{t(lang, 'dryrun.undoing')}</p>;
+    case 'undone':
+      return (
+        <div className="workbook-actions notice notice-ok" role="status" data-testid="workbook-undone" data-path={state.response.out_path}>
+          {t(lang, 'dryrun.undone', { path: state.response.out_path })}
+        </div>
+      );
+    case 'failed':
+      return (
+        <div className="workbook-actions notice notice-error" role="alert" data-testid="workbook-apply-error" data-code={state.code}>
+          <span>{t(lang, state.applied !== null ? 'dryrun.undoFailed' : 'dryrun.applyFailed', { message: state.message })}</span>
+          {state.applied !== null ? (
+            <button type="button" className="button" data-testid="workbook-undo" onClick={() => state.applied && onUndo(state.applied)}>
+              {t(lang, 'dryrun.undo')}
+            </button>
+          ) : null}
+        </div>
+      );
+  }
+}

@@ -1,0 +1,115 @@
+// The 自動生成 button and the generation's progress: one row per stage with its time, a
+// running clock, and Cancel. The work runs on the server (or the desktop shell's thread), and
+// progress arrives as streamed events, so typing never waits for it.
+
+import { useEffect, useState } from 'react';
+import type { GenerationStatus, Lang } from '../api/types';
+import { formatElapsed, type ProgressState } from '../generation';
+import { errorText, t } from '../i18n';
+
+export type GenerateOutcome =
+  | { kind: 'none' }
+  | { kind: 'done'; status: GenerationStatus; notes: string[]; unreadable: string[] }
+  | { kind: 'failed'; code: string; detailCode: string | null; message: string };
+
+interface Props {
+  lang: Lang;
+  running: boolean;
+  /** When the running generation started (performance.now()). */
+  startedAt: number | null;
+  progress: ProgressState;
+  outcome: GenerateOutcome;
+  canGenerate: boolean;
+  title: string;
+  onGenerate(): void;
+  onCancel(): void;
+}
+
+function useClock(running: boolean, startedAt: number | null): number {
+  const [now, setNow] = useState(() => performance.now());
+  useEffect(() => {
+    if (!running) return undefined;
+    const timer = window.setInterval(() => setNow(performance.now()), 100);
+    return () => window.clearInterval(timer);
+  }, [running]);
+  return running && startedAt !== null ? Math.max(0, now - startedAt) : 0;
+}
+
+export function GeneratePanel({ lang, running, startedAt, progress, outcome, canGenerate, title, onGenerate, onCancel }: Props) {
+  const clock = useClock(running, startedAt);
+  const total = running ? Math.max(clock, progress.elapsedMs) : progress.elapsedMs;
+  return (
+    <section className="generate" aria-label={t(lang, 'generate.title')}>
+      <div className="generate-actions">
+        <button
+          type="button"
+          className="button button-primary button-generate"
+          data-testid="generate"
+          title={title}
+          disabled={running || !canGenerate}
+          onClick={onGenerate}
+        >
+          {running ? t(lang, 'generate.running') : t(lang, 'generate.button')}
+        </button>
+        {running ? (
+          <button type="button" className="button" data-testid="generate-cancel" onClick={onCancel}>
+            {t(lang, 'generate.cancel')}
+          </button>
+        ) : null}
+        {progress.steps.length > 0 ? (
+          <span className="elapsed" data-testid="generate-elapsed">
+            {formatElapsed(total)}
+          </span>
+        ) : null}
+      </div>
+      {progress.steps.length > 0 ? (
+        <ol className="stages" data-testid="progress">
+          {progress.steps.map((step, index) => {
+            const current = running && step.durationMs === null;
+            const label =
+              step.stage === 'repair' && step.repair
+                ? t(lang, 'stage.repairN', { n: step.repair.n, of: step.repair.of })
+                : t(lang, `stage.${step.stage}`);
+            return (
+              <li
+                key={index}
+                className={current ? 'stage stage-current' : 'stage'}
+                data-testid="progress-step"
+                data-stage={step.stage}
+                title={step.message}
+              >
+                <span className="stage-dot" aria-hidden="true" />
+                <span className="stage-label">{label}</span>
+                <span className="stage-time">
+                  {step.durationMs === null ? (current ? formatElapsed(Math.max(0, total - step.startedMs)) : '') : formatElapsed(step.durationMs)}
+                </span>
+              </li>
+            );
+          })}
+        </ol>
+      ) : null}
+      {outcome.kind === 'failed' ? (
+        <div className="notice notice-error" role="alert" data-testid="generate-error" data-code={outcome.code} data-detail-code={outcome.detailCode ?? ''}>
+          <span>
+            {errorText(lang, outcome.detailCode ?? outcome.code)} <code>{outcome.code}</code>
+            {outcome.detailCode !== null && outcome.detailCode !== outcome.code ? <code>{outcome.detailCode}</code> : null}
+            <span className="notice-detail">{outcome.message}</span>
+          </span>
+        </div>
+      ) : null}
+      {outcome.kind === 'done' ? (
+        <div className={`notice notice-${outcome.status === 'valid' ? 'ok' : 'warning'}`} role="status" data-testid="generate-result" data-status={outcome.status}>
+          <span>
+            {t(lang, `generate.status.${outcome.status}`)}
+            {outcome.unreadable.length > 0 ? <span className="notice-detail">{t(lang, 'generate.unreadable', { files: outcome.unreadable.join(', ') })}</span> : null}
+            {outcome.notes.map((note, index) => (
+              <span key={index} className="notice-detail">
+                {note}
+              </span>
+            ))}
+          </span>
+        </div>
+      ) : null}
+    </section>
+  );
+}

@@ -1,0 +1,253 @@
+// The plan as a graph (React Flow): nodes coloured by category, edges from references, loop
+// bodies drawn inside their loop, each node's findings on it. The YAML is parsed here in the
+// browser on every edit; while it does not parse, the last good graph stays up with a notice.
+// Choosing a node reports its id; the selected id is highlighted and centred.
+
+import {
+  Background,
+  Controls,
+  Handle,
+  MarkerType,
+  Position,
+  ReactFlow,
+  ReactFlowProvider,
+  useReactFlow,
+  type Edge,
+  type Node,
+  type NodeProps,
+} from '@xyflow/react';
+import '@xyflow/react/dist/style.css';
+import { useEffect, useMemo, useRef, useState, type CSSProperties } from 'react';
+import type { BlockSummary, Finding, Lang } from '../api/types';
+import {
+  absoluteCenter,
+  categoryColour,
+  findingsByNode,
+  layoutGraph,
+  nodeById,
+  parsePlanGraph,
+  type GraphNode,
+  type NodeFindings,
+  type PlanGraph,
+} from '../graph';
+import { categoryLabel, t } from '../i18n';
+
+interface Props {
+  lang: Lang;
+  yaml: string;
+  /** The validator's findings for `yaml` (matched to nodes by path, then node id). */
+  findings: readonly Finding[];
+  selectedNodeId: string | null;
+  onSelectNode(id: string): void;
+  /** The catalog, when known: colours by catalog category instead of the id's prefix. */
+  blocks?: readonly BlockSummary[];
+}
+
+type PlanNodeData = {
+  node: GraphNode;
+  issues: NodeFindings | null;
+  lang: Lang;
+  selected: boolean;
+  group: boolean;
+};
+
+type PlanFlowNode = Node<PlanNodeData, 'plan'>;
+
+function kindLabel(lang: Lang, node: GraphNode): string {
+  if (node.kind === 'loop') return t(lang, 'graph.kind.loop');
+  if (node.kind === 'subflow') return t(lang, 'graph.kind.subflow');
+  if (node.kind === 'unknown') return t(lang, 'graph.kind.unknown');
+  return categoryLabel(lang, node.category);
+}
+
+function PlanNodeView({ data }: NodeProps<PlanFlowNode>) {
+  const { node, issues, lang, selected, group } = data;
+  const colour = categoryColour(node.category);
+  const classes = ['graph-node', group ? 'graph-node-group' : '', selected ? 'graph-node-selected' : ''];
+  if (issues !== null) classes.push(issues.errors > 0 ? 'graph-node-error' : 'graph-node-warning');
+  const detail =
+    node.kind === 'subflow'
+      ? t(lang, 'graph.calls', { plan: node.callPlanId ?? '?' })
+      : node.block ?? (node.kind === 'loop' ? null : t(lang, 'graph.noBlock'));
+  return (
+    <div
+      className={classes.filter((c) => c !== '').join(' ')}
+      style={{ '--node-colour': colour } as CSSProperties}
+      data-testid={group ? 'graph-group' : 'graph-node'}
+      data-node-id={node.id}
+      data-node-key={node.key}
+      data-category={node.category}
+      data-kind={node.kind}
+      data-errors={issues?.errors ?? 0}
+      data-warnings={issues?.warnings ?? 0}
+      data-selected={selected ? 'true' : 'false'}
+      title={node.when !== null ? t(lang, 'graph.when', { expr: node.when }) : undefined}
+    >
+      <Handle type="target" position={Position.Top} isConnectable={false} />
+      <div className="graph-node-head">
+        <span className="graph-node-category">{kindLabel(lang, node)}</span>
+        {node.when !== null ? (
+          <span className="graph-node-when" aria-label={t(lang, 'graph.when', { expr: node.when })}>
+            ?
+          </span>
+        ) : null}
+        {issues !== null ? (
+          <span
+            className={`graph-node-badge ${issues.errors > 0 ? 'graph-node-badge-error' : 'graph-node-badge-warning'}`}
+            data-testid="graph-node-badge"
+          >
+            {issues.errors > 0
+              ? t(lang, 'graph.errors', { count: issues.errors })
+              : t(lang, 'graph.warnings', { count: issues.warnings })}
+          </span>
+        ) : null}
+      </div>
+      <div className="graph-node-id">{node.id !== '' ? node.id : t(lang, 'graph.noId')}</div>
+      {detail !== null ? <div className="graph-node-block">{detail}</div> : null}
+      {issues !== null ? (
+        <div className="graph-node-issue" data-testid="graph-node-issue" title={issues.first.message}>
+          {issues.first.message}
+        </div>
+      ) : null}
+      <Handle type="source" position={Position.Bottom} isConnectable={false} />
+    </div>
+  );
+}
+
+const NODE_TYPES = { plan: PlanNodeView };
+
+function toFlow(
+  graph: PlanGraph,
+  findings: readonly Finding[],
+  lang: Lang,
+  selectedKey: string | null,
+): { nodes: PlanFlowNode[]; edges: Edge[]; boxes: ReturnType<typeof layoutGraph> } {
+  const boxes = layoutGraph(graph);
+  const issues = findingsByNode(graph, findings);
+  const parents = new Set(graph.nodes.map((n) => n.parent).filter((p): p is string => p !== null));
+  const nodes = graph.nodes.map((node): PlanFlowNode => {
+    const box = boxes.get(node.key) ?? { x: 0, y: 0, width: 210, height: 72 };
+    const group = parents.has(node.key);
+    const selected = node.key === selectedKey;
+    return {
+      id: node.key,
+      type: 'plan',
+      position: { x: box.x, y: box.y },
+      width: box.width,
+      height: box.height,
+      ...(node.parent !== null ? { parentId: node.parent, extent: 'parent' as const } : {}),
+      data: { node, issues: issues.get(node.key) ?? null, lang, selected, group },
+      selected,
+      draggable: false,
+      connectable: false,
+      // A group sits under its body nodes and edges.
+      zIndex: group ? 0 : 1,
+    };
+  });
+  const edges = graph.edges.map(
+    (edge): Edge => ({
+      id: edge.key,
+      source: edge.source,
+      target: edge.target,
+      label: edge.label,
+      type: 'smoothstep',
+      className: `graph-edge graph-edge-${edge.kind}`,
+      markerEnd: { type: MarkerType.ArrowClosed },
+      zIndex: 2,
+      data: { kind: edge.kind },
+    }),
+  );
+  return { nodes, edges, boxes };
+}
+
+function GraphCanvas({ lang, yaml, findings, selectedNodeId, onSelectNode, blocks }: Props) {
+  const categories = useMemo(
+    () => (blocks !== undefined ? new Map(blocks.map((b) => [b.id, b.category])) : undefined),
+    [blocks],
+  );
+  const parsed = useMemo(() => parsePlanGraph(yaml, categories), [yaml, categories]);
+  // The last graph that parsed, kept while the text is broken (derived state, updated while
+  // rendering as React recommends for values that follow a prop).
+  const [lastGood, setLastGood] = useState<PlanGraph | null>(parsed.ok ? parsed.graph : null);
+  if (parsed.ok && parsed.graph !== lastGood) setLastGood(parsed.graph);
+  const graph = parsed.ok ? parsed.graph : lastGood;
+
+  const selectedKey = graph !== null && selectedNodeId !== null ? (nodeById(graph, selectedNodeId)?.key ?? null) : null;
+  const flow = useMemo(
+    () => (graph !== null ? toFlow(graph, findings, lang, selectedKey) : null),
+    [graph, findings, lang, selectedKey],
+  );
+  const instance = useReactFlow();
+
+  // Centre the selected node when the selection changes (not on every edit of the text).
+  const centred = useRef<string | null>(null);
+  useEffect(() => {
+    if (selectedKey === null || graph === null || flow === null) {
+      centred.current = null;
+      return;
+    }
+    if (centred.current === selectedKey) return;
+    centred.current = selectedKey;
+    const centre = absoluteCenter(graph, flow.boxes, selectedKey);
+    if (centre !== null) void instance.setCenter(centre.x, centre.y, { zoom: Math.max(instance.getZoom(), 0.8), duration: 250 });
+  }, [selectedKey, graph, flow, instance]);
+
+  // Fit the whole graph again when its set of nodes changes (a node added or removed).
+  const shape = graph?.nodes.map((n) => n.key).join('|') ?? '';
+  const fitted = useRef(shape);
+  useEffect(() => {
+    if (fitted.current === shape) return;
+    fitted.current = shape;
+    if (selectedKey === null) void instance.fitView({ padding: 0.15, duration: 200 });
+  }, [shape, selectedKey, instance]);
+
+  let notice: string | null = null;
+  if (!parsed.ok) {
+    const where = parsed.line !== null ? t(lang, 'graph.line', { line: parsed.line }) : '';
+    notice = graph !== null ? t(lang, 'graph.stale', { where }) : t(lang, 'graph.broken', { where });
+  }
+
+  return (
+    <div className="graph-view" data-testid="graph-view" data-state={parsed.ok ? 'ok' : graph !== null ? 'stale' : 'broken'}>
+      {notice !== null ? (
+        <div className="graph-notice" role="status" data-testid="graph-notice" title={parsed.ok ? undefined : parsed.message}>
+          {notice}
+        </div>
+      ) : null}
+      {graph !== null && graph.nodes.length === 0 ? (
+        <div className="graph-empty" data-testid="graph-empty">
+          {t(lang, 'graph.empty')}
+        </div>
+      ) : null}
+      {flow !== null ? (
+        <ReactFlow<PlanFlowNode>
+          nodes={flow.nodes}
+          edges={flow.edges}
+          nodeTypes={NODE_TYPES}
+          onNodeClick={(_, node) => {
+            if (node.data.node.id !== '') onSelectNode(node.data.node.id);
+          }}
+          nodesDraggable={false}
+          nodesConnectable={false}
+          edgesFocusable={false}
+          fitView
+          fitViewOptions={{ padding: 0.15 }}
+          minZoom={0.2}
+          maxZoom={2}
+          aria-label={t(lang, 'graph.label')}
+        >
+          <Background gap={20} size={1} />
+          <Controls showInteractive={false} />
+        </ReactFlow>
+      ) : null}
+    </div>
+  );
+}
+
+export function GraphView(props: Props) {
+  return (
+    <ReactFlowProvider>
+      <GraphCanvas {...props} />
+    </ReactFlowProvider>
+  );
+}

@@ -1,0 +1,359 @@
+// The settings dialog: the AI model's provider, model and API key, the embedding source, the
+// language and the workspace folder. The API key goes to the OS keychain through
+// `settings_save`; once saved the dialog only ever shows "保存済み / saved" — the key never
+// comes back from the API, so it cannot be shown even by mistake.
+
+import { useEffect, useId, useRef, useState } from 'react';
+import { ApiError, settingsGet, settingsSave } from '../api';
+import type { EmbeddingSource, Lang, SettingsProvider, SettingsResponse, SettingsSaveRequest } from '../api/types';
+import { errorText, t, type MessageKey } from '../i18n';
+
+interface Props {
+  lang: Lang;
+  open: boolean;
+  onClose(): void;
+  /** Called after a save that changed the language. */
+  onLangChange(lang: Lang): void;
+}
+
+const PROVIDERS: readonly SettingsProvider[] = ['none', 'openai', 'azure', 'compatible'];
+const EMBEDDINGS: readonly (EmbeddingSource | 'auto')[] = ['auto', 'local', 'openai', 'azure', 'bm25-only'];
+/** Fields the API names in `details.field` when it refuses a value. */
+const FIELDS = ['base_url', 'azure_endpoint', 'azure_deployment', 'api_key', 'workspace'] as const;
+type Field = (typeof FIELDS)[number];
+
+interface Form {
+  provider: SettingsProvider;
+  model: string;
+  base_url: string;
+  azure_endpoint: string;
+  azure_deployment: string;
+  azure_api_version: string;
+  embedding: EmbeddingSource | 'auto';
+  lang: Lang;
+  workspace: string;
+}
+
+/** What happens to the stored key on save. */
+type KeyEdit = { kind: 'keep' } | { kind: 'replace'; key: string } | { kind: 'delete' };
+
+type Status =
+  | { kind: 'loading' }
+  | { kind: 'idle' }
+  | { kind: 'saving' }
+  | { kind: 'saved' }
+  | { kind: 'failed'; text: string; field: Field | null };
+
+function formOf(settings: SettingsResponse): Form {
+  return {
+    provider: settings.provider,
+    model: settings.model ?? '',
+    base_url: settings.base_url ?? '',
+    azure_endpoint: settings.azure_endpoint ?? '',
+    azure_deployment: settings.azure_deployment ?? '',
+    azure_api_version: settings.azure_api_version ?? '',
+    embedding: settings.embedding ?? 'auto',
+    lang: settings.lang,
+    workspace: settings.workspace ?? '',
+  };
+}
+
+/** The request for `form`; blank texts are left out (the API treats them as unset). */
+export function saveRequest(form: Form, key: KeyEdit): SettingsSaveRequest {
+  const text = (value: string) => (value.trim() === '' ? undefined : value.trim());
+  const request: SettingsSaveRequest = {
+    provider: form.provider,
+    model: text(form.model),
+    base_url: form.provider === 'compatible' || form.provider === 'openai' ? text(form.base_url) : undefined,
+    azure_endpoint: form.provider === 'azure' ? text(form.azure_endpoint) : undefined,
+    azure_deployment: form.provider === 'azure' ? text(form.azure_deployment) : undefined,
+    azure_api_version: form.provider === 'azure' ? text(form.azure_api_version) : undefined,
+    embedding: form.embedding === 'auto' ? undefined : form.embedding,
+    lang: form.lang,
+    workspace: text(form.workspace),
+  };
+  if (key.kind === 'replace' && key.key.trim() !== '') request.api_key = key.key;
+  if (key.kind === 'delete') request.api_key = '';
+  return request;
+}
+
+function failure(lang: Lang, err: unknown, prefix: 'settings.loadFailed' | 'settings.saveFailed'): Status {
+  const code = err instanceof ApiError ? err.code : 'INTERNAL';
+  const details = err instanceof ApiError ? err.details : null;
+  const named = typeof details === 'object' && details !== null ? (details as { field?: unknown }).field : null;
+  const field = FIELDS.find((f) => f === named) ?? null;
+  const text = field ? t(lang, `settings.field.${field}` as MessageKey) : errorText(lang, code);
+  return { kind: 'failed', text: t(lang, prefix, { message: text }), field };
+}
+
+export function SettingsDialog({ lang, open, onClose, onLangChange }: Props) {
+  const [form, setForm] = useState<Form | null>(null);
+  const [keySet, setKeySet] = useState(false);
+  const [keychain, setKeychain] = useState(true);
+  const [key, setKey] = useState<KeyEdit>({ kind: 'keep' });
+  const [status, setStatus] = useState<Status>({ kind: 'loading' });
+  const id = useId();
+  const first = useRef<HTMLSelectElement>(null);
+
+  useEffect(() => {
+    if (!open) return undefined;
+    let live = true;
+    setStatus({ kind: 'loading' });
+    setKey({ kind: 'keep' });
+    settingsGet()
+      .then((settings) => {
+        if (!live) return;
+        setForm(formOf(settings));
+        setKeySet(settings.api_key_set);
+        setKeychain(settings.keychain_available);
+        setStatus({ kind: 'idle' });
+      })
+      .catch((err: unknown) => {
+        if (live) setStatus(failure(lang, err, 'settings.loadFailed'));
+      });
+    return () => {
+      live = false;
+    };
+    // Reload only when the dialog opens; the language only changes labels.
+  }, [open]);
+
+  useEffect(() => {
+    if (open && form) first.current?.focus();
+  }, [open, form === null]);
+
+  if (!open) return null;
+
+  const update = (patch: Partial<Form>) => {
+    setForm((f) => (f ? { ...f, ...patch } : f));
+    if (status.kind === 'saved' || status.kind === 'failed') setStatus({ kind: 'idle' });
+  };
+
+  const save = async () => {
+    if (!form) return;
+    setStatus({ kind: 'saving' });
+    try {
+      const saved = await settingsSave(saveRequest(form, key));
+      setForm(formOf(saved));
+      setKeySet(saved.api_key_set);
+      setKeychain(saved.keychain_available);
+      // The typed key is dropped from memory as soon as the keychain has it.
+      setKey({ kind: 'keep' });
+      setStatus({ kind: 'saved' });
+      if (saved.lang !== lang) onLangChange(saved.lang);
+    } catch (err) {
+      setStatus(failure(lang, err, 'settings.saveFailed'));
+    }
+  };
+
+  const field = (name: Field) => (status.kind === 'failed' && status.field === name ? true : undefined);
+  const busy = status.kind === 'saving' || status.kind === 'loading';
+  const needsKey = form !== null && form.provider !== 'none';
+
+  return (
+    <div className="settings-backdrop" onMouseDown={(e) => e.target === e.currentTarget && onClose()}>
+      <div
+        className="settings-dialog"
+        role="dialog"
+        aria-modal="true"
+        aria-labelledby={`${id}-title`}
+        data-testid="settings-dialog"
+        onKeyDown={(e) => {
+          if (e.key === 'Escape') onClose();
+        }}
+      >
+        <h2 id={`${id}-title`} className="settings-title">
+          {t(lang, 'settings.title')}
+        </h2>
+        {form === null ? (
+          <p className="settings-status" data-testid="settings-status" data-tone={status.kind === 'failed' ? 'error' : 'info'}>
+            {status.kind === 'failed' ? status.text : t(lang, 'settings.loading')}
+          </p>
+        ) : (
+          <form
+            className="settings-form"
+            onSubmit={(e) => {
+              e.preventDefault();
+              void save();
+            }}
+          >
+            <label className="settings-field">
+              <span>{t(lang, 'settings.provider')}</span>
+              <select
+                ref={first}
+                data-testid="settings-provider"
+                value={form.provider}
+                onChange={(e) => update({ provider: e.target.value as SettingsProvider })}
+              >
+                {PROVIDERS.map((p) => (
+                  <option key={p} value={p}>
+                    {t(lang, `settings.provider.${p}` as MessageKey)}
+                  </option>
+                ))}
+              </select>
+            </label>
+
+            {form.provider === 'compatible' || form.provider === 'openai' ? (
+              <label className="settings-field">
+                <span>{t(lang, 'settings.baseUrl')}</span>
+                <input
+                  type="url"
+                  data-testid="settings-base-url"
+                  aria-invalid={field('base_url')}
+                  placeholder={t(lang, 'settings.baseUrlPlaceholder')}
+                  value={form.base_url}
+                  onChange={(e) => update({ base_url: e.target.value })}
+                />
+              </label>
+            ) : null}
+
+            {form.provider === 'azure' ? (
+              <>
+                <label className="settings-field">
+                  <span>{t(lang, 'settings.azureEndpoint')}</span>
+                  <input
+                    type="url"
+                    data-testid="settings-azure-endpoint"
+                    aria-invalid={field('azure_endpoint')}
+                    placeholder="https://example.openai.azure.com"
+                    value={form.azure_endpoint}
+                    onChange={(e) => update({ azure_endpoint: e.target.value })}
+                  />
+                </label>
+                <label className="settings-field">
+                  <span>{t(lang, 'settings.azureDeployment')}</span>
+                  <input
+                    data-testid="settings-azure-deployment"
+                    aria-invalid={field('azure_deployment')}
+                    value={form.azure_deployment}
+                    onChange={(e) => update({ azure_deployment: e.target.value })}
+                  />
+                </label>
+                <label className="settings-field">
+                  <span>{t(lang, 'settings.azureApiVersion')}</span>
+                  <input
+                    data-testid="settings-azure-api-version"
+                    placeholder="2024-10-21"
+                    value={form.azure_api_version}
+                    onChange={(e) => update({ azure_api_version: e.target.value })}
+                  />
+                </label>
+              </>
+            ) : null}
+
+            {form.provider !== 'none' ? (
+              <label className="settings-field">
+                <span>{t(lang, 'settings.model')}</span>
+                <input
+                  data-testid="settings-model"
+                  placeholder={t(lang, 'settings.modelPlaceholder')}
+                  value={form.model}
+                  onChange={(e) => update({ model: e.target.value })}
+                />
+              </label>
+            ) : null}
+
+            {needsKey ? (
+              <div className="settings-field">
+                <span id={`${id}-key`}>{t(lang, 'settings.apiKey')}</span>
+                {!keychain ? (
+                  <p className="settings-warning" data-testid="settings-keychain-unavailable">
+                    {t(lang, 'settings.keychainUnavailable')}
+                  </p>
+                ) : keySet && key.kind === 'keep' ? (
+                  <div className="settings-key-saved">
+                    <span className="settings-badge" data-testid="settings-api-key-saved">
+                      {t(lang, 'settings.apiKeySaved')}
+                    </span>
+                    <button type="button" className="button" data-testid="settings-api-key-replace" onClick={() => setKey({ kind: 'replace', key: '' })}>
+                      {t(lang, 'settings.apiKeyReplace')}
+                    </button>
+                    <button type="button" className="button" data-testid="settings-api-key-delete" onClick={() => setKey({ kind: 'delete' })}>
+                      {t(lang, 'settings.apiKeyDelete')}
+                    </button>
+                  </div>
+                ) : key.kind === 'delete' ? (
+                  <p className="settings-hint">{t(lang, 'settings.apiKeyDelete')}…</p>
+                ) : (
+                  <input
+                    type="password"
+                    autoComplete="off"
+                    spellCheck={false}
+                    aria-labelledby={`${id}-key`}
+                    aria-invalid={field('api_key')}
+                    data-testid="settings-api-key"
+                    placeholder={t(lang, 'settings.apiKeyPlaceholder')}
+                    value={key.kind === 'replace' ? key.key : ''}
+                    onChange={(e) => {
+                      setKey({ kind: 'replace', key: e.target.value });
+                      if (status.kind === 'saved' || status.kind === 'failed') setStatus({ kind: 'idle' });
+                    }}
+                  />
+                )}
+                <small className="settings-hint">{t(lang, 'settings.apiKeyHint')}</small>
+              </div>
+            ) : null}
+
+            <label className="settings-field">
+              <span>{t(lang, 'settings.embedding')}</span>
+              <select
+                data-testid="settings-embedding"
+                value={form.embedding}
+                onChange={(e) => update({ embedding: e.target.value as EmbeddingSource | 'auto' })}
+              >
+                {EMBEDDINGS.map((source) => (
+                  <option key={source} value={source}>
+                    {t(lang, `settings.embedding.${source}` as MessageKey)}
+                  </option>
+                ))}
+              </select>
+            </label>
+
+            <label className="settings-field">
+              <span>{t(lang, 'settings.lang')}</span>
+              <select data-testid="settings-lang" value={form.lang} onChange={(e) => update({ lang: e.target.value as Lang })}>
+                <option value="ja">{t(lang, 'lang.ja')}</option>
+                <option value="en">{t(lang, 'lang.en')}</option>
+              </select>
+            </label>
+
+            <label className="settings-field">
+              <span>{t(lang, 'settings.workspace')}</span>
+              <input
+                data-testid="settings-workspace"
+                aria-invalid={field('workspace')}
+                placeholder={t(lang, 'settings.workspacePlaceholder')}
+                value={form.workspace}
+                onChange={(e) => update({ workspace: e.target.value })}
+              />
+              <small className="settings-hint">{t(lang, 'settings.workspaceHint')}</small>
+            </label>
+
+            <p
+              className="settings-status"
+              role="status"
+              data-testid="settings-status"
+              data-tone={status.kind === 'failed' ? 'error' : status.kind === 'saved' ? 'ok' : 'info'}
+            >
+              {status.kind === 'failed'
+                ? status.text
+                : status.kind === 'saved'
+                  ? t(lang, 'settings.saved')
+                  : status.kind === 'saving'
+                    ? t(lang, 'settings.saving')
+                    : ''}
+            </p>
+
+            <div className="settings-actions">
+              <button type="button" className="button" data-testid="settings-cancel" onClick={onClose}>
+                {t(lang, 'settings.cancel')}
+              </button>
+              <button type="submit" className="button button-primary" data-testid="settings-save" disabled={busy}>
+                {status.kind === 'saving' ? t(lang, 'settings.saving') : t(lang, 'settings.save')}
+              </button>
+            </div>
+          </form>
+        )}
+      </div>
+    </div>
+  );
+}

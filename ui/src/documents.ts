@@ -1,0 +1,62 @@
+// Reference documents of a generation: each file's journey from the dialog or a drop to an
+// extracted text (upload in the browser → extraction → ready or failed), and the line that
+// says what was read and what was cut.
+
+import type { DocumentItemError, DocumentMetrics, DocumentText, Lang } from './api/types';
+import { t } from './i18n';
+
+export type DocumentStatus = 'uploading' | 'reading' | 'ready' | 'failed';
+
+export interface DocumentEntry {
+  /** Stable key for the list (the path once known, else the name plus a counter). */
+  key: string;
+  name: string;
+  /** Workspace-relative or absolute path, once the file is on the server's disk. */
+  path: string | null;
+  status: DocumentStatus;
+  text: DocumentText | null;
+  metrics: DocumentMetrics | null;
+  error: { code: string; message: string } | null;
+}
+
+/** The file name of a path (either separator). */
+export function baseName(path: string): string {
+  return path.split(/[\\/]/).pop() || path;
+}
+
+/** Reads a browser `File` as standard base64, in chunks (no giant intermediate string). */
+export function toBase64(bytes: Uint8Array): string {
+  let binary = '';
+  const chunk = 0x8000;
+  for (let i = 0; i < bytes.length; i += chunk) {
+    binary += String.fromCharCode(...bytes.subarray(i, i + chunk));
+  }
+  return btoa(binary);
+}
+
+/** The first error reported for `path` in an extract/metrics response, if any. */
+export function errorFor(errors: readonly DocumentItemError[], path: string): DocumentItemError | null {
+  return errors.find((error) => error.file_path === path) ?? null;
+}
+
+/**
+ * One line about what was read: pages (read of total) for a PDF, sheets for a workbook,
+ * characters otherwise.
+ */
+export function extractionSummary(lang: Lang, entry: DocumentEntry): string {
+  const text = entry.text;
+  const metrics = entry.metrics;
+  const parts: string[] = [];
+  if (text?.pages_total !== undefined) {
+    parts.push(t(lang, 'docs.pages', { read: text.pages_extracted ?? text.pages_total, total: text.pages_total }));
+  } else if (metrics?.pages != null) {
+    parts.push(t(lang, 'docs.pages', { read: metrics.pages, total: metrics.pages }));
+  }
+  const sheets = text?.sheet_names?.length ?? metrics?.sheets ?? null;
+  if (sheets !== null && sheets !== undefined) {
+    parts.push(t(lang, 'docs.sheets', { count: sheets, sheet: text?.sheet ?? '' }));
+  }
+  const characters = text?.characters ?? metrics?.characters;
+  if (characters !== undefined) parts.push(t(lang, 'docs.characters', { count: characters.toLocaleString() }));
+  return parts.join(' · ');
+}

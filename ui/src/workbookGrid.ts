@@ -1,0 +1,200 @@
+// The spreadsheet-style view of a workbook patch diff: A1 helpers and the per-sheet cell grid
+// model the dry-run panel draws. Pure functions, tested without a DOM.
+
+import type { CellValue, PatchDiffItem, PatchOp, PatchOpKind, PatchValue, WorkbookPatchRequest, WorkbookPatchResponse } from './api/types';
+
+/** Excel's limits. */
+export const MAX_ROW = 1_048_576;
+export const MAX_COL = 16_384;
+
+/** The column letters of a 1-based column number (1 → A, 27 → AA); '' when out of range. */
+export function columnName(col: number): string {
+  if (!Number.isInteger(col) || col < 1 || col > MAX_COL) return '';
+  let n = col;
+  let name = '';
+  while (n > 0) {
+    const rem = (n - 1) % 26;
+    name = String.fromCharCode(65 + rem) + name;
+    n = Math.floor((n - 1) / 26);
+  }
+  return name;
+}
+
+/** The 1-based number of column letters (case-insensitive); null when not a column. */
+export function columnNumber(name: string): number | null {
+  if (!/^[A-Za-z]{1,3}$/.test(name)) return null;
+  let n = 0;
+  for (const ch of name.toUpperCase()) n = n * 26 + (ch.charCodeAt(0) - 64);
+  return n <= MAX_COL ? n : null;
+}
+
+export interface CellPosition {
+  row: number;
+  col: number;
+}
+
+/** Parses `B2`, `$B$2` or `b2` (a sheet prefix is not accepted); null when not a cell. */
+export function parseCell(a1: string): CellPosition | null {
+  const match = /^\$?([A-Za-z]{1,3})\$?([1-9][0-9]{0,6})$/.exec(a1.trim());
+  if (match === null) return null;
+  const col = columnNumber(match[1] ?? '');
+  const row = Number(match[2]);
+  if (col === null || row > MAX_ROW) return null;
+  return { row, col };
+}
+
+/** The A1 name of a cell. */
+export function cellName(position: CellPosition): string {
+  return `${columnName(position.col)}${position.row}`;
+}
+
+/** How a value shows in a cell or a tooltip: formulas as written, booleans as Excel does. */
+export function formatCellValue(value: CellValue | null | undefined): string {
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';
+  return String(value);
+}
+
+export function formatPatchValue(value: PatchValue | null | undefined): string {
+  return value === null || value === undefined ? '' : formatCellValue(value.value);
+}
+
+function isEmpty(value: PatchValue | null | undefined): boolean {
+  return value === null || value === undefined || value.value === null || value.value === '';
+}
+
+function sameValue(a: PatchValue | null | undefined, b: PatchValue | null | undefined): boolean {
+  if (isEmpty(a) && isEmpty(b)) return true;
+  return (a?.kind ?? null) === (b?.kind ?? null) && (a?.value ?? null) === (b?.value ?? null);
+}
+
+/** What happened to a cell: written into an empty cell, cleared, changed, or skipped. */
+export type CellChange = 'added' | 'removed' | 'changed' | 'unchanged' | 'skipped';
+
+export interface GridCell {
+  a1: string;
+  row: number;
+  col: number;
+  /** The cell before the first op that touched it, and after the last. */
+  before: PatchValue | null;
+  after: PatchValue | null;
+  change: CellChange;
+  /** The ops that touched the cell, in order. */
+  ops: { index: number; op: PatchOpKind; status: 'applied' | 'skipped' }[];
+}
+
+export interface SheetGrid {
+  sheet: string;
+  /** `add_sheet` / `delete_sheet` in this patch. */
+  sheetChange: 'added' | 'deleted' | null;
+  /** The window drawn: consecutive rows and columns around the changed cells. */
+  rows: number[];
+  cols: number[];
+  /** Changed (or skipped) cells by A1 name. */
+  cells: Map<string, GridCell>;
+  /** Cells outside the drawn window (listed instead of drawn). */
+  overflow: GridCell[];
+}
+
+export interface GridOptions {
+  /** Unchanged rows and columns shown around the changes. */
+  context: number;
+  maxRows: number;
+  maxCols: number;
+}
+
+export const DEFAULT_GRID: GridOptions = { context: 1, maxRows: 40, maxCols: 16 };
+
+function changeOf(cell: Omit<GridCell, 'change'>): CellChange {
+  if (cell.ops.every((op) => op.status === 'skipped')) return 'skipped';
+  if (sameValue(cell.before, cell.after)) return 'unchanged';
+  if (isEmpty(cell.before)) return 'added';
+  if (isEmpty(cell.after)) return 'removed';
+  return 'changed';
+}
+
+function range(from: number, to: number): number[] {
+  const out: number[] = [];
+  for (let i = from; i <= to; i += 1) out.push(i);
+  return out;
+}
+
+/**
+ * One grid per sheet the diff touches, in the order sheets first appear. Several ops on one
+ * cell merge into one cell (first before, last applied after). The window spans the changed
+ * cells plus `context` rows and columns, capped at `maxRows` × `maxCols` from the first change;
+ * what does not fit is in `overflow`.
+ */
+export function buildSheetGrids(diff: readonly PatchDiffItem[], options: GridOptions = DEFAULT_GRID): SheetGrid[] {
+  const sheets = new Map<string, { sheetChange: SheetGrid['sheetChange']; cells: Map<string, Omit<GridCell, 'change'>> }>();
+  const sheetOf = (name: string) => {
+    let entry = sheets.get(name);
+    if (entry === undefined) {
+      entry = { sheetChange: null, cells: new Map() };
+      sheets.set(name, entry);
+    }
+    return entry;
+  };
+  for (const item of diff) {
+    const entry = sheetOf(item.sheet);
+    if (item.cell === null) {
+      if (item.status === 'applied' && item.op === 'add_sheet') entry.sheetChange = 'added';
+      if (item.status === 'applied' && item.op === 'delete_sheet') entry.sheetChange = 'deleted';
+      continue;
+    }
+    const position = parseCell(item.cell);
+    if (position === null) continue;
+    const a1 = cellName(position);
+    const op = { index: item.op_index, op: item.op, status: item.status };
+    const existing = entry.cells.get(a1);
+    if (existing === undefined) {
+      entry.cells.set(a1, { a1, ...position, before: item.before, after: item.status === 'applied' ? item.after : item.before, ops: [op] });
+    } else {
+      existing.ops.push(op);
+      if (item.status === 'applied') existing.after = item.after;
+    }
+  }
+  return [...sheets.entries()].map(([sheet, entry]) => {
+    const cells = [...entry.cells.values()].map((cell): GridCell => ({ ...cell, change: changeOf(cell) }));
+    if (cells.length === 0) return { sheet, sheetChange: entry.sheetChange, rows: [], cols: [], cells: new Map(), overflow: [] };
+    const minRow = Math.max(1, Math.min(...cells.map((c) => c.row)) - options.context);
+    const minCol = Math.max(1, Math.min(...cells.map((c) => c.col)) - options.context);
+    const maxRow = Math.min(MAX_ROW, Math.max(...cells.map((c) => c.row)) + options.context, minRow + options.maxRows - 1);
+    const maxCol = Math.min(MAX_COL, Math.max(...cells.map((c) => c.col)) + options.context, minCol + options.maxCols - 1);
+    const inside = new Map<string, GridCell>();
+    const overflow: GridCell[] = [];
+    for (const cell of cells) {
+      if (cell.row <= maxRow && cell.col <= maxCol) inside.set(cell.a1, cell);
+      else overflow.push(cell);
+    }
+    overflow.sort((a, b) => a.row - b.row || a.col - b.col);
+    return { sheet, sheetChange: entry.sheetChange, rows: range(minRow, maxRow), cols: range(minCol, maxCol), cells: inside, overflow };
+  });
+}
+
+/** The diff items whose op did not change anything (a `*_if` whose cell did not match). */
+export function skippedItems(diff: readonly PatchDiffItem[]): PatchDiffItem[] {
+  return diff.filter((item) => item.status === 'skipped');
+}
+
+/** The file name part of a path (either separator). */
+export function baseName(path: string): string {
+  const parts = path.split(/[\\/]/u);
+  return parts[parts.length - 1] ?? path;
+}
+
+/**
+ * The request that undoes an applied patch: the inverse ops, applied to the file the patch
+ * saved and written back over it (the original workbook was never changed, so that file is
+ * the one to restore). It asks for inverse ops again, so the undo can itself be undone.
+ */
+export function undoRequest(applied: WorkbookPatchResponse): WorkbookPatchRequest {
+  const ops: PatchOp[] = applied.inverse_ops;
+  return {
+    xlsx_path: applied.out_path,
+    ops,
+    out_name: baseName(applied.out_path),
+    on_conflict: 'overwrite',
+    return_inverse_ops: true,
+  };
+}

@@ -1,0 +1,177 @@
+// The settings dialog against a mocked `keiri serve`: what it loads and sends, that a saved
+// API key is only ever shown as "保存済み", and how refusals (a bad field, no keychain) read.
+
+import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/react';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { SettingsResponse } from '../../src/api/types';
+import { SettingsDialog, saveRequest } from '../../src/components/SettingsDialog';
+
+const KEY = 'sk-test-SECRET-0123456789';
+
+const STORED: SettingsResponse = {
+  provider: 'openai',
+  model: 'gpt-4.1',
+  lang: 'ja',
+  api_key_set: false,
+  keychain_available: true,
+  path: '/home/u/.config/keiri-studio/settings.json',
+};
+
+interface Call {
+  fn: string;
+  body: Record<string, unknown>;
+}
+
+/** Answers `settings_get` with `stored` and `settings_save` with `onSave`; records every call. */
+function server(stored: SettingsResponse, onSave: (body: Record<string, unknown>) => [number, unknown]) {
+  const calls: Call[] = [];
+  vi.stubGlobal(
+    'fetch',
+    vi.fn(async (url: string, init: RequestInit) => {
+      const fn = url.replace('/api/', '');
+      const body = JSON.parse(String(init.body)) as Record<string, unknown>;
+      calls.push({ fn, body });
+      const [status, answer] = fn === 'settings_get' ? [200, stored] : onSave(body);
+      return new Response(JSON.stringify(answer), { status });
+    }),
+  );
+  return calls;
+}
+
+function open(props: Partial<Parameters<typeof SettingsDialog>[0]> = {}) {
+  const onClose = vi.fn();
+  const onLangChange = vi.fn();
+  render(<SettingsDialog lang="ja" open onClose={onClose} onLangChange={onLangChange} {...props} />);
+  return { onClose, onLangChange };
+}
+
+afterEach(() => {
+  cleanup();
+  vi.unstubAllGlobals();
+});
+
+describe('SettingsDialog', () => {
+  it('renders nothing while closed', () => {
+    const calls = server(STORED, () => [200, STORED]);
+    render(<SettingsDialog lang="ja" open={false} onClose={() => {}} onLangChange={() => {}} />);
+    expect(screen.queryByTestId('settings-dialog')).toBeNull();
+    expect(calls).toEqual([]);
+  });
+
+  it('loads the saved settings into the form', async () => {
+    server({ ...STORED, embedding: 'bm25-only', workspace: '/books' }, () => [200, STORED]);
+    open();
+    const provider = (await screen.findByTestId('settings-provider')) as HTMLSelectElement;
+    expect(provider.value).toBe('openai');
+    expect((screen.getByTestId('settings-model') as HTMLInputElement).value).toBe('gpt-4.1');
+    expect((screen.getByTestId('settings-embedding') as HTMLSelectElement).value).toBe('bm25-only');
+    expect((screen.getByTestId('settings-workspace') as HTMLInputElement).value).toBe('/books');
+    expect((screen.getByTestId('settings-lang') as HTMLSelectElement).value).toBe('ja');
+    const key = screen.getByTestId('settings-api-key') as HTMLInputElement;
+    expect(key.type).toBe('password');
+    expect(screen.getByText('設定')).toBeTruthy();
+  });
+
+  it('sends a typed key once and afterwards only shows that one is saved', async () => {
+    const calls = server(STORED, (body) => [200, { ...STORED, model: body.model, api_key_set: true }]);
+    open();
+    fireEvent.change(await screen.findByTestId('settings-api-key'), { target: { value: KEY } });
+    fireEvent.change(screen.getByTestId('settings-model'), { target: { value: ' gpt-4.1-mini ' } });
+    fireEvent.click(screen.getByTestId('settings-save'));
+
+    expect(await screen.findByTestId('settings-api-key-saved')).toBeTruthy();
+    expect(screen.getByTestId('settings-api-key-saved').textContent).toBe('保存済み');
+    expect(screen.queryByTestId('settings-api-key')).toBeNull();
+    expect(document.body.innerHTML).not.toContain(KEY);
+    expect(screen.getByTestId('settings-status').textContent).toBe('設定を保存しました');
+    const save = calls.find((c) => c.fn === 'settings_save');
+    expect(save?.body).toMatchObject({ provider: 'openai', model: 'gpt-4.1-mini', api_key: KEY, lang: 'ja' });
+
+    // Saving again without touching the key leaves it out: the stored key is kept.
+    fireEvent.click(screen.getByTestId('settings-save'));
+    await waitFor(() => expect(calls.filter((c) => c.fn === 'settings_save')).toHaveLength(2));
+    expect(calls[calls.length - 1]?.body).not.toHaveProperty('api_key');
+  });
+
+  it('deletes a saved key with an empty api_key', async () => {
+    const calls = server({ ...STORED, api_key_set: true }, () => [200, STORED]);
+    open();
+    fireEvent.click(await screen.findByTestId('settings-api-key-delete'));
+    fireEvent.click(screen.getByTestId('settings-save'));
+    await waitFor(() => expect(calls.some((c) => c.fn === 'settings_save')).toBe(true));
+    expect(calls.find((c) => c.fn === 'settings_save')?.body.api_key).toBe('');
+  });
+
+  it('names the field the API refused', async () => {
+    server({ ...STORED, provider: 'none' }, () => [
+      400,
+      { code: 'INVALID_REQUEST', message: 'base_url: …', details: { field: 'base_url' } },
+    ]);
+    open({ lang: 'en' });
+    fireEvent.change(await screen.findByTestId('settings-provider'), { target: { value: 'compatible' } });
+    fireEvent.click(screen.getByTestId('settings-save'));
+    const status = await screen.findByText(/Could not save: Enter the server URL/);
+    expect(status.getAttribute('data-tone')).toBe('error');
+    expect(screen.getByTestId('settings-base-url').getAttribute('aria-invalid')).toBe('true');
+  });
+
+  it('says so when the keychain is unavailable', async () => {
+    server(STORED, () => [500, { code: 'KEYCHAIN_UNAVAILABLE', message: 'the OS keychain is not available: …' }]);
+    open();
+    fireEvent.change(await screen.findByTestId('settings-api-key'), { target: { value: KEY } });
+    fireEvent.click(screen.getByTestId('settings-save'));
+    expect(await screen.findByText('保存できませんでした: OSのキーチェーンを利用できません')).toBeTruthy();
+  });
+
+  it('disables the key field when the keychain cannot be reached', async () => {
+    server({ ...STORED, keychain_available: false }, () => [200, STORED]);
+    open();
+    expect(await screen.findByTestId('settings-keychain-unavailable')).toBeTruthy();
+    expect(screen.queryByTestId('settings-api-key')).toBeNull();
+  });
+
+  it('reports a saved language change and closes on Escape', async () => {
+    server(STORED, (body) => [200, { ...STORED, lang: body.lang }]);
+    const { onLangChange, onClose } = open();
+    fireEvent.change(await screen.findByTestId('settings-lang'), { target: { value: 'en' } });
+    fireEvent.click(screen.getByTestId('settings-save'));
+    await waitFor(() => expect(onLangChange).toHaveBeenCalledWith('en'));
+    fireEvent.keyDown(screen.getByTestId('settings-dialog'), { key: 'Escape' });
+    expect(onClose).toHaveBeenCalled();
+  });
+});
+
+describe('saveRequest', () => {
+  const form = {
+    provider: 'azure' as const,
+    model: '',
+    base_url: 'http://left-over',
+    azure_endpoint: ' https://r.openai.azure.com ',
+    azure_deployment: 'gpt4',
+    azure_api_version: '',
+    embedding: 'auto' as const,
+    lang: 'en' as const,
+    workspace: '',
+  };
+
+  it('sends only the fields of the chosen provider, trimmed', () => {
+    expect(saveRequest(form, { kind: 'keep' })).toEqual({
+      provider: 'azure',
+      model: undefined,
+      base_url: undefined,
+      azure_endpoint: 'https://r.openai.azure.com',
+      azure_deployment: 'gpt4',
+      azure_api_version: undefined,
+      embedding: undefined,
+      lang: 'en',
+      workspace: undefined,
+    });
+  });
+
+  it('replaces, keeps or deletes the key', () => {
+    expect(saveRequest(form, { kind: 'replace', key: KEY }).api_key).toBe(KEY);
+    expect(saveRequest(form, { kind: 'replace', key: '  ' })).not.toHaveProperty('api_key');
+    expect(saveRequest(form, { kind: 'keep' })).not.toHaveProperty('api_key');
+    expect(saveRequest(form, { kind: 'delete' }).api_key).toBe('');
+  });
+});
