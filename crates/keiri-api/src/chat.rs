@@ -270,13 +270,7 @@ pub fn chat_send_stream(
     let lang = req.lang.unwrap_or(ctx.lang);
     // The JSONL event log of the session (`logs/runs/chat-<session>.jsonl`); a log that
     // cannot be opened must not stop the chat.
-    let log = keiri_llm::EventLog::create(
-        &ctx.workspace.join("logs"),
-        &format!("chat-{session_id}"),
-        keiri_llm::Redactor::from_env(&env),
-        std::sync::Arc::new(keiri_llm::SystemClock::default()),
-    )
-    .ok();
+    let log = crate::llm::event_log(ctx, &env, Some(format!("chat-{session_id}")));
     let registry = keiri_agent::builtin_registry();
     // The globs are constants, so this cannot fail in practice; if it did, the chat stops
     // rather than run its tools without them.
@@ -298,10 +292,7 @@ pub fn chat_send_stream(
     let session_ref = &mut session;
     let outcome = std::thread::scope(|scope| {
         let worker = scope.spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map_err(|e| ApiError::new(ErrorCode::Internal, format!("async runtime: {e}")))?;
+            let runtime = crate::llm::run_runtime()?;
             runtime.block_on(async {
                 let mut agent = keiri_agent::Agent::new(&llm, &registry, &skills);
                 agent.lang = lang;

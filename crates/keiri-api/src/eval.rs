@@ -127,10 +127,8 @@ pub fn planner_eval_with_progress(
         }
         cases.retain(|c| req.only.contains(&c.id));
     }
-    let env = keiri_llm::Env::load(&ctx.workspace).map_err(|e| {
-        ApiError::new(ErrorCode::InvalidRequest, e.to_string())
-            .with_details(serde_json::json!({"code": e.code()}))
-    })?;
+    // The process environment over `<workspace>/.env` over the saved settings and keychain.
+    let env = crate::settings::llm_env(ctx)?;
     let llm = keiri_llm::Llm::from_env(&env).map_err(|e| {
         let code = if e.code() == "LLM_NOT_CONFIGURED" {
             ErrorCode::LlmNotConfigured
@@ -179,26 +177,14 @@ pub fn planner_eval_with_progress(
         ..keiri_design::GenerateOptions::default()
     };
     // One JSONL event log for the whole eval; a log that cannot be opened must not stop it.
-    let clock: std::sync::Arc<dyn keiri_llm::Clock> =
-        std::sync::Arc::new(keiri_llm::SystemClock::default());
-    let run_id = keiri_llm::new_run_id(clock.as_ref());
-    let log = keiri_llm::EventLog::create(
-        &ctx.workspace.join("logs"),
-        &run_id,
-        keiri_llm::Redactor::from_env(&env),
-        clock,
-    )
-    .ok();
+    let log = crate::llm::event_log(ctx, &env, None);
 
     // The planner is async and the API synchronous: the eval runs on its own thread with its
     // own runtime, and its progress comes back over a channel to the caller's thread.
     let (tx, rx) = std::sync::mpsc::channel::<EvalProgress>();
     let reports = std::thread::scope(|scope| {
         let worker = scope.spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map_err(|e| ApiError::new(ErrorCode::Internal, format!("async runtime: {e}")))?;
+            let runtime = crate::llm::run_runtime()?;
             runtime.block_on(async {
                 let mut dctx = keiri_design::Context::new(&catalog, &templates).with_llm(&llm);
                 if let Some(log) = log {

@@ -158,10 +158,8 @@ pub fn plan_generate_cancellable(
             "the instruction is empty",
         ));
     }
-    let env = keiri_llm::Env::load(&ctx.workspace).map_err(|e| {
-        ApiError::new(ErrorCode::InvalidRequest, e.to_string())
-            .with_details(serde_json::json!({"code": e.code()}))
-    })?;
+    // The process environment over `<workspace>/.env` over the saved settings and keychain.
+    let env = crate::settings::llm_env(ctx)?;
     let digest = keiri_design::digest_documents(
         &ctx.path_policy(),
         &req.docs,
@@ -192,25 +190,13 @@ pub fn plan_generate_cancellable(
     // says clearly when a mode needs one.
     let llm = keiri_llm::Llm::from_env(&env).ok();
     // The JSONL event log of this run; a log that cannot be opened must not stop the work.
-    let clock: std::sync::Arc<dyn keiri_llm::Clock> =
-        std::sync::Arc::new(keiri_llm::SystemClock::default());
-    let run_id = keiri_llm::new_run_id(clock.as_ref());
-    let log = keiri_llm::EventLog::create(
-        &ctx.workspace.join("logs"),
-        &run_id,
-        keiri_llm::Redactor::from_env(&env),
-        clock,
-    )
-    .ok();
+    let log = crate::llm::event_log(ctx, &env, None);
     let instruction = req.instruction.clone();
     let (tx, rx) = std::sync::mpsc::channel::<Progress>();
     let result = std::thread::scope(|scope| {
         // `move`: the worker owns the only sender, so the progress loop below ends with it.
         let worker = scope.spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map_err(|e| ApiError::new(ErrorCode::Internal, format!("async runtime: {e}")))?;
+            let runtime = crate::llm::run_runtime()?;
             runtime.block_on(async {
                 let (ptx, mut prx) = tokio::sync::mpsc::unbounded_channel::<Progress>();
                 let mut dctx = keiri_design::Context::new(&catalog, &templates).with_progress(ptx);

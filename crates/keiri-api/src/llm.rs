@@ -44,3 +44,35 @@ pub fn llm_status(ctx: &Context, _req: LlmStatusRequest) -> Result<LlmStatusResp
         }
     }
 }
+
+/// The JSONL event log of one run (`logs/keiri_agent.log` and `logs/runs/<run_id>.jsonl`),
+/// with secrets from `env` redacted; `run_id` defaults to a fresh time-based id. A log that
+/// cannot be opened must not stop the work, so that is `None`.
+pub(crate) fn event_log(
+    ctx: &Context,
+    env: &keiri_llm::Env,
+    run_id: Option<String>,
+) -> Option<keiri_llm::EventLog> {
+    let clock: std::sync::Arc<dyn keiri_llm::Clock> =
+        std::sync::Arc::new(keiri_llm::SystemClock::default());
+    let run_id = run_id.unwrap_or_else(|| keiri_llm::new_run_id(clock.as_ref()));
+    keiri_llm::EventLog::create(
+        &ctx.workspace.join("logs"),
+        &run_id,
+        keiri_llm::Redactor::from_env(env),
+        clock,
+    )
+    .ok()
+}
+
+/// A single-threaded async runtime for one planner or agent run. The API is synchronous and
+/// each run gets its own thread and runtime, so it can be called from the CLI, from
+/// `keiri serve`'s blocking pool and from the desktop shell alike.
+pub(crate) fn run_runtime() -> Result<tokio::runtime::Runtime, crate::ApiError> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            crate::ApiError::new(crate::ErrorCode::Internal, format!("async runtime: {e}"))
+        })
+}

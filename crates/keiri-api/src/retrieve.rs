@@ -58,7 +58,22 @@ fn build_index(
         ));
     }
     let embedder = if want_dense {
-        keiri_search::select_embedder(&EmbedConfig::from_env(|k| std::env::var(k).ok()), notes)
+        // The embedding source follows the same layers as the LLM (process, `.env`, saved
+        // settings); if those cannot be read, the process environment alone still works.
+        let env = match crate::settings::llm_env(ctx) {
+            Ok(env) => env,
+            Err(e) => {
+                notes.push(format!(
+                    "saved settings not used for embeddings: {}",
+                    e.message
+                ));
+                keiri_llm::Env::process()
+            }
+        };
+        keiri_search::select_embedder(
+            &EmbedConfig::from_env(|k| env.get(k).map(str::to_string)),
+            notes,
+        )
     } else {
         None
     };
