@@ -100,6 +100,14 @@ function DiffView({ diff }: { diff: string }) {
   );
 }
 
+/**
+ * How a changed file is named to the user: the session's working copy of the editor's plan
+ * (`.keiri/chat/<session>/plan.yaml`) is "the plan in the editor", not an internal path.
+ */
+export function fileLabel(lang: Lang, file: string): string {
+  return /^\.keiri\/chat\/[^/]+\/plan\.yaml$/.test(file.replace(/\\/g, '/')) ? t(lang, 'chat.editorPlan') : file;
+}
+
 export function ChatPanel({ lang, planYaml, onPlanChange }: Props) {
   const [items, setItems] = useState<ChatItem[]>([]);
   const [input, setInput] = useState('');
@@ -178,7 +186,7 @@ export function ChatPanel({ lang, planYaml, onPlanChange }: Props) {
       setPending(res.pending);
       setUndoAvailable(res.undo_available);
       if (res.plan_yaml !== undefined) onPlanChange(res.plan_yaml);
-      notice(t(lang, res.applied ? 'chat.approved' : 'chat.rejected', { file: res.file }));
+      notice(t(lang, res.applied ? 'chat.approved' : 'chat.rejected', { file: fileLabel(lang, res.file) }));
     } catch (err) {
       failure(err);
     }
@@ -190,7 +198,7 @@ export function ChatPanel({ lang, planYaml, onPlanChange }: Props) {
       const res = await chatUndo({ session_id: sessionId });
       setUndoAvailable(res.undo_available);
       if (res.plan_yaml !== undefined) onPlanChange(res.plan_yaml);
-      notice(t(lang, 'chat.undone', { file: res.file }));
+      notice(t(lang, 'chat.undone', { file: fileLabel(lang, res.file) }));
     } catch (err) {
       failure(err);
     }
@@ -271,7 +279,7 @@ export function ChatPanel({ lang, planYaml, onPlanChange }: Props) {
         </ol>
         {pending.map((change) => (
           <div key={change.change_id} className="chat-pending" data-testid="chat-pending">
-            <p>{t(lang, 'chat.pending', { file: change.file })}</p>
+            <p title={change.file}>{t(lang, 'chat.pending', { file: fileLabel(lang, change.file) })}</p>
             <DiffView diff={change.diff} />
             <button type="button" className="button button-primary" data-testid="chat-approve" onClick={() => void decide(change, true)}>
               {t(lang, 'chat.approve')}

@@ -5,7 +5,7 @@
 import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ChatEvent, ChatSendResponse } from '../../src/api/types';
-import { ChatPanel, applyEvent, skillCommand } from '../../src/components/ChatPanel';
+import { ChatPanel, applyEvent, fileLabel, skillCommand } from '../../src/components/ChatPanel';
 
 const PLAN = 'id: p\ngraph: []\n';
 const NEW_PLAN = 'id: p\ngraph:\n  - id: approve\n';
@@ -135,7 +135,7 @@ describe('ChatPanel', () => {
     await waitFor(() => expect(screen.queryByTestId('chat-diff')).toBeNull());
     expect(calls.find((c) => c.url === '/api/chat_approve')?.body).toMatchObject({ approve: false });
     expect(onPlanChange).not.toHaveBeenCalled();
-    expect(screen.getByText('変更を却下しました: .keiri/chat/s1/plan.yaml')).toBeTruthy();
+    expect(screen.getByText('変更を却下しました: エディタのプラン')).toBeTruthy();
   });
 
   it('a conflicting approval shows the error and keeps the change', async () => {
@@ -189,5 +189,16 @@ describe('skillCommand', () => {
     ['hello', null],
   ])('%s → %s', (text, expected) => {
     expect(skillCommand(text)).toBe(expected);
+  });
+});
+
+describe('fileLabel', () => {
+  it.each([
+    ['.keiri/chat/s1/plan.yaml', 'エディタのプラン'],
+    ['.keiri\\chat\\s1\\plan.yaml', 'エディタのプラン'],
+    ['designs/p_202611221700.yaml', 'designs/p_202611221700.yaml'],
+    ['.keiri/chat/s1/other.yaml', '.keiri/chat/s1/other.yaml'],
+  ])('%s → %s', (file, expected) => {
+    expect(fileLabel('ja', file)).toBe(expected);
   });
 });
