@@ -1,8 +1,12 @@
 //! The native file dialog: `pick_files` lets the user choose reference documents.
 //!
 //! This is the one command that is not a keiri-api function: only the desktop has a native
-//! dialog (the browser uses `<input type=file>` and `documents_upload`). It returns absolute
-//! paths, which the UI then passes to keiri-api functions, where the path policy applies.
+//! dialog (the browser uses `<input type=file>` and `documents_upload`). The user may choose
+//! files anywhere (`~/Downloads`), which the path policy of the document functions refuses, so
+//! the chosen files go through [`keiri_api::documents_import`] (copied into
+//! `<workspace>/inputs/`; a file already in the workspace stays where it is) and the command
+//! returns their workspace-relative paths. Only the user's own choice reaches that function:
+//! the UI never names the paths (the request has no path in it).
 //!
 //! Threading: GTK may only be touched by the thread that runs its main loop, which in Tauri
 //! is the main thread. As Tauri's own dialog plugin does, the command creates rfd's
@@ -16,9 +20,9 @@
 
 use std::path::PathBuf;
 
-use keiri_api::{ApiError, ErrorCode};
+use keiri_api::{ApiError, Context, DocumentsImportRequest, ErrorCode};
 use serde::Deserialize;
-use tauri::{AppHandle, Runtime};
+use tauri::{AppHandle, Manager, Runtime};
 
 /// What `pick_files` shows.
 #[derive(Debug, Default, Deserialize)]
@@ -36,13 +40,15 @@ pub struct PickFilesRequest {
     pub filter_name: Option<String>,
 }
 
-/// Opens the native multi-file dialog and returns the chosen files' absolute paths, or an
-/// empty list when the user cancels.
+/// Opens the native multi-file dialog, imports the chosen files into the workspace and returns
+/// their workspace-relative paths (e.g. `inputs/invoices.csv`), or an empty list when the user
+/// cancels. A file that cannot be imported (a folder, too large, unreadable) fails the whole
+/// pick with its code, before anything is copied; `details.source` names it.
 #[tauri::command]
 pub async fn pick_files<R: Runtime>(
     app: AppHandle<R>,
     request: PickFilesRequest,
-) -> Result<Vec<PathBuf>, ApiError> {
+) -> Result<Vec<String>, ApiError> {
     let (tx, rx) = tokio::sync::oneshot::channel();
     app.run_on_main_thread(move || {
         let mut dialog = rfd::AsyncFileDialog::new();
@@ -71,9 +77,20 @@ pub async fn pick_files<R: Runtime>(
             )
         })?
         .await;
-    Ok(chosen
+    let paths: Vec<PathBuf> = chosen
         .unwrap_or_default()
         .into_iter()
         .map(|file| file.path().to_path_buf())
-        .collect())
+        .collect();
+    if paths.is_empty() {
+        return Ok(Vec::new());
+    }
+    // Copying is blocking file IO: it runs on the blocking pool, not on an async worker.
+    let ctx = app.state::<Context>().inner().clone();
+    let imported = tauri::async_runtime::spawn_blocking(move || {
+        keiri_api::documents_import(&ctx, DocumentsImportRequest { paths })
+    })
+    .await
+    .map_err(|e| ApiError::new(ErrorCode::Internal, format!("importing the files: {e}")))??;
+    Ok(imported.files.into_iter().map(|file| file.path).collect())
 }

@@ -12,7 +12,11 @@
 //!
 //! Besides the keiri-api functions it has three commands of its own: `call_stream` /
 //! `cancel_stream` ([`stream`]: a streaming keiri-api function's events over a Tauri channel)
-//! and `pick_files` ([`dialog`]: the native file dialog).
+//! and `pick_files` ([`dialog`]: the native file dialog, whose files are imported into the
+//! workspace). Files dropped on the window are imported too and announced to the UI with the
+//! `documents-imported` event ([`import`]). Both import through keiri-api's
+//! `documents_import`, which only the shell may call: it reads whatever path it is given, so it
+//! is not a command, an HTTP route or an MCP tool.
 //!
 //! Dependencies: `tauri` 2 (the stable line; the registry also carries 3.0 alphas) for the
 //! window, IPC and asset serving; `thiserror` for the typed start-up error; `rfd` for the
@@ -20,6 +24,7 @@
 
 pub mod commands;
 pub mod dialog;
+pub mod import;
 pub mod stream;
 
 use std::path::PathBuf;
@@ -81,6 +86,7 @@ pub fn setup<R: tauri::Runtime>(
     builder
         .manage(ctx)
         .manage(stream::Streams::default())
+        .on_window_event(import::on_window_event)
         .invoke_handler(tauri::generate_handler![
             commands::catalog_list,
             commands::plan_validate,

@@ -63,7 +63,8 @@ pub use settings::{
 };
 pub use stream::{Frame, STREAMING_FUNCTIONS, dispatch_stream};
 pub use upload::{
-    DocumentsUploadRequest, DocumentsUploadResponse, MAX_UPLOAD_BYTES, documents_upload,
+    DocumentsImportRequest, DocumentsImportResponse, DocumentsUploadRequest,
+    DocumentsUploadResponse, ImportedFile, MAX_UPLOAD_BYTES, documents_import, documents_upload,
 };
 pub use workbook::{workbook_patch, xlsx};
 

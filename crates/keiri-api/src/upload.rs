@@ -1,23 +1,33 @@
-//! `documents_upload`: stores a file the browser sent as bytes under `<workspace>/inputs/`.
+//! Bringing documents into the workspace: `documents_upload` stores a file the browser sent as
+//! bytes, and `documents_import` copies files the desktop shell names by path. Both put them
+//! under `<workspace>/inputs/`, where the document and generation functions (and their path
+//! policy) accept them.
 //!
-//! In the desktop app a file dialog or a drop gives absolute paths, which the document
-//! functions read directly. A browser served by `keiri serve` only gets bytes from
-//! `<input type=file>` or a drop, so it uploads them here first and uses the returned path.
-//! The body is base64 inside JSON (the API is JSON only); the `base64` crate decodes it
-//! (it was already in the dependency tree, through the HTTP and LLM clients).
+//! A browser served by `keiri serve` only gets bytes from `<input type=file>` or a drop, so it
+//! uploads them here first and uses the returned path. The body is base64 inside JSON (the API
+//! is JSON only); the `base64` crate decodes it (it was already in the dependency tree, through
+//! the HTTP and LLM clients).
+//!
+//! In the desktop app the native file dialog and a drop from the file manager give absolute
+//! paths, often outside the workspace (`~/Downloads`), which the path policy rightly refuses.
+//! The shell imports them first with [`documents_import`]; that function trusts its paths, so
+//! it is deliberately not reachable through [`crate::dispatch`] (see its docs).
 //!
 //! The name is untrusted: only its last path component is kept, characters that are not safe
 //! in a file name on any platform are replaced, and the file is created with
 //! [`keiri_fs::write_unique`], so an existing file is never replaced (`a.pdf`, `a_2.pdf`, …).
+
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 
 use crate::{ApiError, Context, ErrorCode};
 
-/// The largest file accepted, decoded.
+/// The largest file accepted (decoded upload or imported file).
 pub const MAX_UPLOAD_BYTES: usize = 50 * 1024 * 1024;
-/// The directory, inside the workspace, that receives uploads.
+/// The directory, inside the workspace, that receives uploads and imports.
 pub const UPLOAD_DIR: &str = "inputs";
 /// Longest kept file stem, in characters.
 const MAX_STEM_CHARS: usize = 120;
@@ -62,6 +72,194 @@ pub fn documents_upload(
     if bytes.len() > MAX_UPLOAD_BYTES {
         return Err(too_large(bytes.len()));
     }
+    let path = store(ctx, &stem, &ext, &bytes)?;
+    Ok(DocumentsUploadResponse {
+        path,
+        size_bytes: bytes.len() as u64,
+    })
+}
+
+/// What [`documents_import`] copies: files the desktop shell got from the native file dialog or
+/// a drop. Not a JSON request type on purpose (see [`documents_import`]).
+#[derive(Debug, Clone, Default)]
+pub struct DocumentsImportRequest {
+    /// The files, usually absolute paths anywhere on the user's machine.
+    pub paths: Vec<PathBuf>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DocumentsImportResponse {
+    /// One entry per requested path, in the request's order.
+    pub files: Vec<ImportedFile>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ImportedFile {
+    /// The path as given.
+    pub source: String,
+    /// Where the document now is, relative to the workspace (e.g. `inputs/invoices.csv`), as
+    /// [`documents_upload`] answers: what the document and generation functions take.
+    pub path: String,
+    /// The file's size in bytes.
+    pub size_bytes: u64,
+}
+
+/// Copies files named by path into `<workspace>/inputs/`, stored as [`documents_upload`] stores
+/// uploads (sanitised name, never overwriting), and returns their workspace-relative paths. A
+/// file already inside the workspace is not copied: its own relative path is returned.
+///
+/// Every path is checked before anything is copied (a regular file, at most
+/// [`MAX_UPLOAD_BYTES`]), so a refused path copies nothing; the error's `details.source` names
+/// the path. A caller that wants one outcome per file calls it once per path.
+///
+/// # Security
+///
+/// This function TRUSTS its paths: it reads any file the process can read. That is right for
+/// the desktop shell, whose paths come from the user's own dialog or drop, and wrong for
+/// anything else. It is therefore not in [`crate::FUNCTIONS`] and not reachable through
+/// [`crate::dispatch`], so the HTTP server, MCP and LLM tool calls can never make the process
+/// read arbitrary files; keep it that way.
+pub fn documents_import(
+    ctx: &Context,
+    req: DocumentsImportRequest,
+) -> Result<DocumentsImportResponse, ApiError> {
+    let workspace = std::fs::canonicalize(&ctx.workspace).map_err(|e| {
+        ApiError::new(
+            ErrorCode::IoError,
+            format!("resolving the workspace {}: {e}", ctx.workspace.display()),
+        )
+    })?;
+    let checked = req
+        .paths
+        .iter()
+        .map(|source| check_importable(&workspace, source).map_err(|e| with_source(e, source)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut files = Vec::with_capacity(checked.len());
+    for (source, importable) in req.paths.iter().zip(checked) {
+        let file = match importable {
+            Importable::InWorkspace { path, size_bytes } => ImportedFile {
+                source: source.display().to_string(),
+                path,
+                size_bytes,
+            },
+            Importable::Outside {
+                canonical,
+                stem,
+                ext,
+            } => {
+                let bytes = read_limited(&canonical).map_err(|e| with_source(e, source))?;
+                ImportedFile {
+                    source: source.display().to_string(),
+                    path: store(ctx, &stem, &ext, &bytes).map_err(|e| with_source(e, source))?,
+                    size_bytes: bytes.len() as u64,
+                }
+            }
+        };
+        files.push(file);
+    }
+    Ok(DocumentsImportResponse { files })
+}
+
+/// A path [`documents_import`] accepted, before anything is copied.
+enum Importable {
+    /// Already in the workspace: its relative path (with `/`) and size.
+    InWorkspace { path: String, size_bytes: u64 },
+    /// Elsewhere: the canonical path to copy from, and the stored name's stem and extension.
+    Outside {
+        canonical: PathBuf,
+        stem: String,
+        ext: String,
+    },
+}
+
+fn check_importable(workspace: &Path, source: &Path) -> Result<Importable, ApiError> {
+    let canonical = std::fs::canonicalize(source).map_err(|e| {
+        let code = if e.kind() == std::io::ErrorKind::NotFound {
+            ErrorCode::NotFound
+        } else {
+            ErrorCode::IoError
+        };
+        ApiError::new(code, format!("resolving {}: {e}", source.display()))
+    })?;
+    let meta = std::fs::metadata(&canonical).map_err(|e| {
+        ApiError::new(
+            ErrorCode::IoError,
+            format!("reading {}: {e}", canonical.display()),
+        )
+    })?;
+    if !meta.is_file() {
+        let what = if meta.is_dir() {
+            "a folder"
+        } else {
+            "not a regular file"
+        };
+        return Err(ApiError::new(
+            ErrorCode::InvalidRequest,
+            format!("{} is {what}; only files can be attached", source.display()),
+        ));
+    }
+    if meta.len() > MAX_UPLOAD_BYTES as u64 {
+        return Err(too_large(usize::try_from(meta.len()).unwrap_or(usize::MAX)));
+    }
+    Ok(match canonical.strip_prefix(workspace) {
+        Ok(relative) => Importable::InWorkspace {
+            path: relative
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy())
+                .collect::<Vec<_>>()
+                .join("/"),
+            size_bytes: meta.len(),
+        },
+        Err(_) => {
+            let name = canonical
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let (stem, ext) = sanitise_name(&name)?;
+            Importable::Outside {
+                canonical,
+                stem,
+                ext,
+            }
+        }
+    })
+}
+
+/// Reads at most one byte more than the limit, so a file that grew after the check is refused
+/// rather than read whole.
+fn read_limited(path: &Path) -> Result<Vec<u8>, ApiError> {
+    let io_error = |e: std::io::Error| {
+        ApiError::new(
+            ErrorCode::IoError,
+            format!("reading {}: {e}", path.display()),
+        )
+    };
+    let file = std::fs::File::open(path).map_err(io_error)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_UPLOAD_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io_error)?;
+    if bytes.len() > MAX_UPLOAD_BYTES {
+        return Err(too_large(bytes.len()));
+    }
+    Ok(bytes)
+}
+
+/// Adds `source` to an error's details, keeping what was there.
+fn with_source(mut error: ApiError, source: &Path) -> ApiError {
+    let source = serde_json::Value::String(source.display().to_string());
+    match &mut error.details {
+        Some(serde_json::Value::Object(map)) => {
+            map.insert("source".into(), source);
+        }
+        _ => error.details = Some(serde_json::json!({ "source": source })),
+    }
+    error
+}
+
+/// Writes `bytes` under `<workspace>/inputs/` as `stem` + `ext` (from [`sanitise_name`]), or the
+/// first free `stem_2` + `ext`, … , and returns the workspace-relative path.
+fn store(ctx: &Context, stem: &str, ext: &str, bytes: &[u8]) -> Result<String, ApiError> {
     let dir = ctx.workspace.join(UPLOAD_DIR);
     std::fs::create_dir_all(&dir).map_err(|e| {
         ApiError::new(
@@ -69,21 +267,18 @@ pub fn documents_upload(
             format!("creating {}: {e}", dir.display()),
         )
     })?;
-    let stored = keiri_fs::write_unique(&dir, &stem, &ext, 2, &bytes)?;
+    let stored = keiri_fs::write_unique(&dir, stem, ext, 2, bytes)?;
     let file_name = stored
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    Ok(DocumentsUploadResponse {
-        path: format!("{UPLOAD_DIR}/{file_name}"),
-        size_bytes: bytes.len() as u64,
-    })
+    Ok(format!("{UPLOAD_DIR}/{file_name}"))
 }
 
 fn too_large(size: usize) -> ApiError {
     ApiError::new(
         ErrorCode::FileTooLarge,
-        format!("the file is {size} bytes; uploads are limited to {MAX_UPLOAD_BYTES} bytes"),
+        format!("the file is {size} bytes; documents are limited to {MAX_UPLOAD_BYTES} bytes"),
     )
     .with_details(serde_json::json!({"limit_bytes": MAX_UPLOAD_BYTES}))
 }
@@ -212,5 +407,111 @@ mod tests {
         )
         .unwrap();
         assert_eq!(text["files"][0]["text"], "メモ");
+    }
+
+    fn import(ctx: &Context, paths: &[&Path]) -> Result<DocumentsImportResponse, ApiError> {
+        documents_import(
+            ctx,
+            DocumentsImportRequest {
+                paths: paths.iter().map(|p| p.to_path_buf()).collect(),
+            },
+        )
+    }
+
+    /// Writes a fixture file; atomicity does not matter in a fresh temporary directory.
+    #[allow(clippy::disallowed_methods)]
+    fn fixture(path: &Path, bytes: &[u8]) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    }
+
+    #[test]
+    fn import_is_never_reachable_from_http_or_mcp() {
+        // documents_import reads any path it is given: only the desktop shell may call it.
+        assert!(!crate::FUNCTIONS.contains(&"documents_import"));
+        let ws = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let secret = outside.path().join("secret.txt");
+        fixture(&secret, b"secret");
+        let ctx = Context::new(ws.path());
+        let err = crate::dispatch(
+            &ctx,
+            "documents_import",
+            serde_json::json!({"paths": [secret]}),
+        )
+        .unwrap_err();
+        assert_eq!(err.code, ErrorCode::NotFound);
+        assert!(!ws.path().join(UPLOAD_DIR).exists());
+    }
+
+    #[test]
+    fn import_copies_outside_files_into_inputs() {
+        let ws = tempfile::tempdir().unwrap();
+        let downloads = tempfile::tempdir().unwrap();
+        let source = downloads.path().join("請求書 一覧.csv");
+        fixture(&source, "番号,金額\n1,100\n".as_bytes());
+        let ctx = Context::new(ws.path());
+        let first = import(&ctx, &[&source]).unwrap();
+        let second = import(&ctx, &[&source]).unwrap();
+        assert_eq!(first.files.len(), 1);
+        assert_eq!(first.files[0].path, "inputs/請求書 一覧.csv");
+        assert_eq!(first.files[0].source, source.display().to_string());
+        assert_eq!(first.files[0].size_bytes, "番号,金額\n1,100\n".len() as u64);
+        // Like uploads, an import never replaces an earlier one.
+        assert_eq!(second.files[0].path, "inputs/請求書 一覧_2.csv");
+        assert_eq!(
+            std::fs::read(ws.path().join(&first.files[0].path)).unwrap(),
+            "番号,金額\n1,100\n".as_bytes()
+        );
+        // The document functions, behind the path policy, now read it.
+        let text = crate::dispatch(
+            &ctx,
+            "documents_extract",
+            serde_json::json!({"file_paths": [first.files[0].path]}),
+        )
+        .unwrap();
+        assert_eq!(text["files"][0]["text"], "番号,金額\n1,100\n");
+        // The original is untouched.
+        assert!(source.is_file());
+    }
+
+    #[test]
+    fn import_returns_a_file_inside_the_workspace_as_is() {
+        let ws = tempfile::tempdir().unwrap();
+        let inside = ws.path().join("docs/memo.txt");
+        fixture(&inside, b"memo");
+        let ctx = Context::new(ws.path());
+        let res = import(&ctx, &[&inside]).unwrap();
+        assert_eq!(res.files[0].path, "docs/memo.txt");
+        assert_eq!(res.files[0].size_bytes, 4);
+        assert!(!ws.path().join(UPLOAD_DIR).exists(), "nothing is copied");
+    }
+
+    #[test]
+    fn import_refuses_folders_missing_and_oversized_files_before_copying_any() {
+        let ws = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let good = outside.path().join("good.txt");
+        fixture(&good, b"ok");
+        let folder = outside.path().join("folder");
+        std::fs::create_dir_all(&folder).unwrap();
+        let big = outside.path().join("big.bin");
+        fixture(&big, &vec![0u8; MAX_UPLOAD_BYTES + 1]);
+        let missing = outside.path().join("missing.pdf");
+        let ctx = Context::new(ws.path());
+        for (bad, code) in [
+            (&folder, ErrorCode::InvalidRequest),
+            (&big, ErrorCode::FileTooLarge),
+            (&missing, ErrorCode::NotFound),
+        ] {
+            // The good file comes first: it must not be copied when a later path is refused.
+            let err = import(&ctx, &[&good, bad]).unwrap_err();
+            assert_eq!(err.code, code, "{}", bad.display());
+            assert_eq!(
+                err.details.as_ref().unwrap()["source"],
+                bad.display().to_string()
+            );
+        }
+        assert!(!ws.path().join(UPLOAD_DIR).exists());
     }
 }

@@ -4,6 +4,7 @@
 
 mod commands;
 mod functions;
+mod import;
 mod stream;
 mod workspace;
 

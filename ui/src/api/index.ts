@@ -116,8 +116,9 @@ export function settingsSave(request: SettingsSaveRequest): Promise<SettingsResp
 }
 
 /**
- * Opens the desktop app's native file dialog and resolves to the chosen absolute paths (empty
- * when cancelled). Desktop only: in a browser use `<input type=file>` and `documentsUpload`.
+ * Opens the desktop app's native file dialog; the chosen files are copied into the workspace's
+ * `inputs/` and the promise resolves to their workspace paths (empty when cancelled). Desktop
+ * only: in a browser use `<input type=file>` and `documentsUpload`.
  */
 export async function pickFiles(request: PickFilesRequest = {}): Promise<string[]> {
   if (!inDesktop()) throw new DesktopError(DESKTOP_TRANSPORT_ERROR, 'the file dialog is only available in the desktop app');
