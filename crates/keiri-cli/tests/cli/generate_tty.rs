@@ -61,7 +61,8 @@ fn generate_on_a_terminal_asks_the_questions_and_continues() {
             "--apply-mode",
             "compose",
         ])
-        .env("TERM", "xterm");
+        .env("TERM", "xterm")
+        .env("KEIRI_CONFIG_DIR", super::test_config_dir(ws.path()));
     for v in LLM_ENV {
         cmd.env_remove(v);
     }

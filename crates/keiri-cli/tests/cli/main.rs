@@ -34,7 +34,15 @@ pub fn keiri(workspace: &Path) -> Command {
         .arg("--catalog")
         .arg(catalog_dir());
     cmd.env_remove("KEIRI_CORS_ALLOW_ORIGINS");
+    // Saved settings (and the keychain key they name) of whoever runs the tests must not leak
+    // in: a settings folder inside the workspace that does not exist means none.
+    cmd.env("KEIRI_CONFIG_DIR", test_config_dir(workspace));
     cmd
+}
+
+/// The settings folder of a test's `keiri`: inside its workspace, empty.
+pub fn test_config_dir(workspace: &Path) -> PathBuf {
+    workspace.join(".keiri-test-config")
 }
 
 /// The variables that configure an LLM provider: removed so a test sees only what it sets.

@@ -37,6 +37,7 @@ fn start_with_env(workspace: &std::path::Path, cors: Option<&str>, env: &[(&str,
         None => cmd.env_remove("KEIRI_CORS_ALLOW_ORIGINS"),
     };
     cmd.env_remove("KEIRI_UI_DIR");
+    cmd.env("KEIRI_CONFIG_DIR", super::test_config_dir(workspace));
     for name in super::LLM_ENV {
         cmd.env_remove(name);
     }
