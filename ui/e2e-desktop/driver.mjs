@@ -3,17 +3,15 @@
 // library: a session, find an element, click, type, read, run a script, take a screenshot.
 //
 // Shared by the smoke test (window.test.mjs) and the cold-start benchmark
-// (scripts/bench-cold-start.mjs).
+// (scripts/bench-cold-start.mjs). The app inherits no LLM variable (../e2e/support.mjs).
 
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { REPO, freePort, inheritedEnv } from '../e2e/support.mjs';
 
-export const UI_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-export const REPO = path.resolve(UI_DIR, '..');
+export { REPO, UI_DIR, configDir, freePort } from '../e2e/support.mjs';
 const TARGET_DIR = process.env.CARGO_TARGET_DIR ? path.resolve(REPO, process.env.CARGO_TARGET_DIR) : path.join(REPO, 'target');
 /** The desktop binary under test (`make test-desktop` builds it with the built UI inside). */
 export const APP = path.resolve(REPO, process.env.KEIRI_STUDIO_BIN ?? path.join(TARGET_DIR, 'debug', 'keiri-studio'));
@@ -25,18 +23,6 @@ export const NATIVE_DRIVER = process.env.WEBKIT_WEBDRIVER ?? '/usr/bin/WebKitWeb
 export const CONTROL = '\uE009';
 /** An element reference's id: the value under the W3C web element identifier key. */
 const elementId = (reference) => Object.values(reference)[0];
-
-export function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 export function requireFile(file, what) {
   if (!existsSync(file)) throw new Error(`missing ${what}: ${file}`);
@@ -51,7 +37,8 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Starts tauri-driver under `xvfb-run` in its own process group, with `env` added to the
- * environment the app inherits. Resolves once the driver answers `/status`.
+ * environment the app inherits (this process's, without any LLM variable). Resolves once the
+ * driver answers `/status`.
  */
 export async function startDriver(env = {}) {
   requireCommand('xvfb-run', 'xvfb-run (Debian package xvfb)');
@@ -73,7 +60,7 @@ export async function startDriver(env = {}) {
       '--native-driver',
       NATIVE_DRIVER,
     ],
-    { env: { ...process.env, ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] },
+    { env: { ...inheritedEnv(), ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let output = '';
   child.stdout.on('data', (chunk) => (output += chunk));

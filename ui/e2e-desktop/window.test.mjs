@@ -12,7 +12,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { APP, CONTROL, UI_DIR, newSession, requireFile, startDriver } from './driver.mjs';
+import { APP, CONTROL, UI_DIR, configDir, newSession, requireFile, startDriver } from './driver.mjs';
 
 const SHOTS = path.join(UI_DIR, 'test-results');
 
@@ -25,7 +25,7 @@ describe('desktop window', () => {
     requireFile(APP, 'the keiri-studio binary (run `make test-desktop`, or set KEIRI_STUDIO_BIN)');
     workspace = mkdtempSync(path.join(tmpdir(), 'keiri-desktop-'));
     // The app's own settings live in the test's directory: never the user's.
-    driver = await startDriver({ KEIRI_WORKSPACE: workspace, KEIRI_CONFIG_DIR: path.join(workspace, '.config') });
+    driver = await startDriver({ KEIRI_WORKSPACE: workspace, KEIRI_CONFIG_DIR: configDir(workspace) });
     try {
       session = await newSession(driver);
     } catch (err) {

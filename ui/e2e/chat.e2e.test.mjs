@@ -1,7 +1,7 @@
 // End-to-end: the Design chat (ChatPanel → keiri-api chat_send / chat_approve / chat_undo) in
-// headless Chromium against `keiri serve`, with a fake OpenAI-compatible LLM server written
-// here (node:http on 127.0.0.1:0) that answers tool calls from a script and records every
-// request, so the test asserts on the tools offered and the tool results sent back.
+// headless Chromium against `keiri serve`, with a fake OpenAI-compatible LLM server
+// (support.mjs, on 127.0.0.1:0) that answers tool calls from a script written here and records
+// every request, so the test asserts on the tools offered and the tool results sent back.
 //
 // Journey: 「承認ステップを追加して」 → the plan-editing skill reads the session's working copy
 // of the plan, proposes an `apply_patch` and validates it → the steps (collapsible) and the
@@ -13,34 +13,11 @@
 // and Chromium (CHROMIUM_PATH). Screenshots go to ui/test-results/screenshots/ (gitignored).
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import http from 'node:http';
-import net from 'node:net';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
-
-const UI_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const REPO = path.resolve(UI_DIR, '..');
-const KEIRI_BIN = path.resolve(REPO, process.env.KEIRI_BIN ?? 'target/debug/keiri');
-const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
-const DIST = path.join(UI_DIR, 'dist');
-const CATALOG = path.join(REPO, 'block_specs');
-const SHOTS = path.join(UI_DIR, 'test-results', 'screenshots');
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-const TIMEOUT_MS = 20_000;
+import { REPO, completion, launchChromium, openPage, requirePrerequisites, screenshot, startFakeLlm, startServe } from './support.mjs';
 
 /** The tools the plan-editing skill allows, read from its SKILL.md (the bundled skillpack). */
 function allowedTools(skill) {
@@ -101,17 +78,6 @@ function unifiedDiff(file, before, after) {
 
 // ---- The fake LLM ----
 
-function completion(message, finishReason) {
-  return {
-    id: 'chatcmpl-e2e',
-    object: 'chat.completion',
-    created: 1_700_000_000,
-    model: 'fake-model',
-    choices: [{ index: 0, message: { role: 'assistant', ...message }, finish_reason: finishReason }],
-    usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
-  };
-}
-
 const toolCall = (id, name, args) =>
   completion({ content: null, tool_calls: [{ id, type: 'function', function: { name, arguments: JSON.stringify(args) } }] }, 'tool_calls');
 const text = (content) => completion({ content }, 'stop');
@@ -150,111 +116,11 @@ function editScript(turn) {
   ];
 }
 
-/**
- * An OpenAI-compatible chat-completions server answering from `script` in order (each item a
- * function of the request body); requests are recorded. Extra requests get a 500.
- */
-function startFakeLlm(script) {
-  const requests = [];
-  const server = http.createServer((req, res) => {
-    let raw = '';
-    req.on('data', (chunk) => {
-      raw += chunk;
-    });
-    req.on('end', () => {
-      let body = null;
-      try {
-        body = JSON.parse(raw);
-      } catch {
-        // Recorded as null; the assertions say what was expected.
-      }
-      requests.push({ method: req.method, url: req.url, body });
-      const step = req.url.endsWith('/chat/completions') ? script[requests.length - 1] : undefined;
-      let reply;
-      let failure = 'the e2e script has no reply for this request';
-      try {
-        reply = step?.(body);
-      } catch (err) {
-        reply = undefined;
-        failure = `the e2e script failed: ${err}`;
-      }
-      if (reply === undefined) {
-        res.writeHead(500, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ error: { message: failure } }));
-        return;
-      }
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(reply));
-    });
-  });
-  return new Promise((resolve) => {
-    server.listen(0, '127.0.0.1', () => resolve({ server, requests, url: `http://127.0.0.1:${server.address().port}/v1` }));
-  });
-}
-
 // ---- keiri serve and the browser ----
 
-function requireFile(file, what) {
-  if (!existsSync(file)) throw new Error(`e2e: ${what} not found at ${file}`);
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** The environment of `keiri serve`: the fake LLM only, never a real key from the caller. */
-function serveEnv(llmBaseUrl) {
-  const env = {
-    ...process.env,
-    RUST_BACKTRACE: '1',
-    KEIRI_LLM_BASE_URL: llmBaseUrl,
-    KEIRI_LLM_MODEL: 'fake-model',
-    KEIRI_LLM_MAX_RETRIES: '0',
-  };
-  for (const name of ['OPENAI_API_KEY', 'AZURE_OPENAI_API_KEY', 'AZURE_OPENAI_ENDPOINT', 'AZURE_OPENAI_DEPLOYMENT', 'KEIRI_AGENT_LLM_FALLBACK']) {
-    delete env[name];
-  }
-  return env;
-}
-
-async function startServe(workspace, llmBaseUrl) {
-  const port = await freePort();
-  const args = ['serve', '--port', String(port), '--workspace', workspace, '--ui-dir', DIST, '--catalog', CATALOG];
-  const child = spawn(KEIRI_BIN, args, { stdio: ['ignore', 'pipe', 'pipe'], env: serveEnv(llmBaseUrl) });
-  let stdout = '';
-  let stderr = '';
-  const url = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`keiri serve did not start\nstdout: ${stdout}\nstderr: ${stderr}`)), TIMEOUT_MS);
-    child.stdout.on('data', (chunk) => {
-      stdout += chunk;
-      const match = /listening on (http:\/\/\S+)/.exec(stdout);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1]);
-      }
-    });
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk;
-    });
-    child.on('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`keiri serve exited early (code ${code}, signal ${signal})\nstderr: ${stderr}`));
-    });
-  });
-  return { child, url };
-}
-
-function stop(serve) {
-  if (serve && serve.child.exitCode === null) serve.child.kill('SIGTERM');
-}
+/** `keiri serve` on `workspace` talking to the fake LLM only, without retries. */
+const startStudio = (workspace, llmBaseUrl) =>
+  startServe(workspace, { llmBaseUrl, env: { KEIRI_LLM_MODEL: 'fake-model', KEIRI_LLM_MAX_RETRIES: '0' } });
 
 /** The editor's text, line by line from CodeMirror's DOM (the plan is short: all lines render). */
 function editorText(page) {
@@ -287,10 +153,7 @@ describe('the Design chat edits the plan only after approval', () => {
   }
 
   before(async () => {
-    requireFile(KEIRI_BIN, 'the keiri binary (build it with `cargo build -p keiri-cli`, or set KEIRI_BIN)');
-    requireFile(path.join(DIST, 'index.html'), 'the built UI (run `npm run build`)');
-    requireFile(CHROMIUM, 'Chromium (install the chromium package, or set CHROMIUM_PATH)');
-    mkdirSync(SHOTS, { recursive: true });
+    requirePrerequisites();
     workspace = mkdtempSync(path.join(tmpdir(), 'keiri-studio-e2e-chat-'));
     llm = await startFakeLlm([
       // 1: approved, then undone.
@@ -301,12 +164,9 @@ describe('the Design chat edits the plan only after approval', () => {
       () => toolCall('t3-workbook', 'workbook_patch', { path: 'inputs/report.xlsx', operations: [] }),
       () => text('ブックの編集はこのスキルではできません。プランの編集なら承認ステップの追加などができます。'),
     ]);
-    serve = await startServe(workspace, llm.url);
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
-    page = await browser.newPage({ viewport: { width: 1280, height: 800 }, locale: 'ja-JP' });
-    page.setDefaultTimeout(TIMEOUT_MS);
-    page.on('pageerror', (err) => pageErrors.push(String(err)));
-    await page.goto(serve.url);
+    serve = await startStudio(workspace, llm.url);
+    browser = await launchChromium();
+    page = await openPage(browser, serve.url, pageErrors);
     await page.locator('.cm-content', { hasText: 'save_large' }).waitFor();
     await page.locator('[data-testid="validation-status"][data-tone="ok"]').waitFor();
     original = await editorText(page);
@@ -316,8 +176,8 @@ describe('the Design chat edits the plan only after approval', () => {
 
   after(async () => {
     await browser?.close();
-    stop(serve);
-    llm?.server.close();
+    await serve?.stop();
+    llm?.close();
     if (workspace) rmSync(workspace, { recursive: true, force: true });
   });
 
@@ -374,7 +234,7 @@ describe('the Design chat edits the plan only after approval', () => {
     // The editor still shows the original plan.
     assert.equal(await editorText(page), original);
     await pending.scrollIntoViewIfNeeded();
-    await page.screenshot({ path: path.join(SHOTS, '08-chat-diff.png') });
+    await screenshot(page, 'screenshots/08-chat-diff.png');
   });
 
   it('approves: the editor shows the edited plan and the validation follows', async () => {

@@ -2,38 +2,15 @@
 //
 // Needs: the `keiri` binary (KEIRI_BIN, default <repo>/target/debug/keiri), the built UI
 // (ui/dist, `npm run build`) and a Chromium (CHROMIUM_PATH, default /usr/bin/chromium).
-// Playwright never downloads a browser here: playwright-core drives the system one.
-// Screenshots go to ui/test-results/ (gitignored).
+// Playwright never downloads a browser here: playwright-core drives the system one
+// (support.mjs holds what the e2e tests share). Screenshots go to ui/test-results/ (gitignored).
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import net from 'node:net';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
-
-const UI_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const REPO = path.resolve(UI_DIR, '..');
-const KEIRI_BIN = path.resolve(REPO, process.env.KEIRI_BIN ?? 'target/debug/keiri');
-const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
-const DIST = path.join(UI_DIR, 'dist');
-const CATALOG = path.join(REPO, 'block_specs');
-const SHOTS = path.join(UI_DIR, 'test-results');
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-// Generous: the first request may wait for the catalog to load on a busy 2-core machine.
-const TIMEOUT_MS = 20_000;
+import { launchChromium, openPage, requirePrerequisites, screenshot, startServe } from './support.mjs';
 
 // A plan using our catalog's real block ids. `csv.reed` is a typo of `csv.read` (unknown
 // block) and the filter misses its required `condition`.
@@ -64,60 +41,6 @@ const VALID_PLAN = INVALID_PLAN.replace('block: csv.reed', 'block: csv.read').re
   '      rows: "${read_invoices.invoices}"\n      condition: 金額 >= 100000\n',
 );
 
-function requireFile(file, what) {
-  if (!existsSync(file)) {
-    throw new Error(`e2e: ${what} not found at ${file}`);
-  }
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** Starts `keiri serve` and resolves with its URL once it prints `listening on …`. */
-function startServer(workspace, port) {
-  const child = spawn(
-    KEIRI_BIN,
-    ['serve', '--port', String(port), '--workspace', workspace, '--ui-dir', DIST, '--catalog', CATALOG],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, RUST_BACKTRACE: '1' } },
-  );
-  let stdout = '';
-  let stderr = '';
-  const ready = new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      reject(new Error(`keiri serve did not print "listening on" within ${TIMEOUT_MS} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
-    }, TIMEOUT_MS);
-    child.stdout.on('data', (chunk) => {
-      stdout += chunk;
-      const match = /listening on (http:\/\/\S+)/.exec(stdout);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1]);
-      }
-    });
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk;
-    });
-    child.on('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`keiri serve exited early (code ${code}, signal ${signal})\nstdout: ${stdout}\nstderr: ${stderr}`));
-    });
-    child.on('error', (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-  });
-  return { child, ready };
-}
-
 /** Replaces the editor's whole text the way a person pastes: select all, then insert. */
 async function pasteIntoEditor(page, text) {
   const editor = page.getByTestId('editor-content');
@@ -137,30 +60,19 @@ describe('design tab against keiri serve', () => {
   let server;
   let browser;
   let page;
-  let baseUrl;
   const pageErrors = [];
 
   before(async () => {
-    requireFile(KEIRI_BIN, 'the keiri binary (build it with `cargo build -p keiri-cli`, or set KEIRI_BIN)');
-    requireFile(path.join(DIST, 'index.html'), 'the built UI (run `npm run build`)');
-    requireFile(CHROMIUM, 'Chromium (install the chromium package, or set CHROMIUM_PATH)');
-    requireFile(CATALOG, 'the block catalog');
-    mkdirSync(SHOTS, { recursive: true });
+    requirePrerequisites();
     workspace = mkdtempSync(path.join(tmpdir(), 'keiri-e2e-'));
-    server = startServer(workspace, await freePort());
-    baseUrl = await server.ready;
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
-    page = await browser.newPage({ viewport: { width: 1280, height: 800 }, locale: 'ja-JP' });
-    page.setDefaultTimeout(TIMEOUT_MS);
-    page.on('pageerror', (err) => pageErrors.push(String(err)));
-    await page.goto(baseUrl);
+    server = await startServe(workspace);
+    browser = await launchChromium();
+    page = await openPage(browser, server.url, pageErrors);
   });
 
   after(async () => {
     await browser?.close();
-    if (server && server.child.exitCode === null) {
-      server.child.kill('SIGTERM');
-    }
+    await server?.stop();
     if (workspace) rmSync(workspace, { recursive: true, force: true });
   });
 
@@ -169,7 +81,7 @@ describe('design tab against keiri serve', () => {
     await page.locator('[data-testid="catalog-block"][data-block-id="csv.read"]').waitFor();
     await page.locator('[data-testid="validation-status"][data-tone="ok"]').waitFor();
     assert.equal(await page.getByTestId('finding').count(), 0);
-    await page.screenshot({ path: path.join(SHOTS, '01-start.png') });
+    await screenshot(page, '01-start.png');
   });
 
   it('filters the catalog by the search box', async () => {
@@ -192,7 +104,7 @@ describe('design tab against keiri serve', () => {
     await page.locator('[data-testid="validation-status"][data-tone="error"]').waitFor();
     // The editor marks the finding inline too.
     await page.locator('.cm-lintRange-error').first().waitFor();
-    await page.screenshot({ path: path.join(SHOTS, '02-findings.png') });
+    await screenshot(page, '02-findings.png');
 
     await unknown.click();
     const active = await page.locator('.cm-activeLine').textContent();
@@ -223,7 +135,7 @@ describe('design tab against keiri serve', () => {
     const saved = path.join(workspace, 'designs', fileName);
     assert.ok(existsSync(saved), `${saved} should exist`);
     assert.equal(readFileSync(saved, 'utf8'), VALID_PLAN);
-    await page.screenshot({ path: path.join(SHOTS, '03-registered.png') });
+    await screenshot(page, '03-registered.png');
   });
 
   it('inserts a node skeleton for a catalog block', async () => {
@@ -242,7 +154,7 @@ describe('design tab against keiri serve', () => {
     const message = page.locator('[data-testid="finding"][data-code="block.unknown"] .finding-message');
     await message.waitFor();
     assert.match((await message.textContent()) ?? '', /^[\x20-\x7e]+$/, 'an English message');
-    await page.screenshot({ path: path.join(SHOTS, '04-english.png') });
+    await screenshot(page, '04-english.png');
     await page.getByTestId('lang-ja').click();
     assert.equal((await page.getByTestId('register').textContent())?.trim(), '登録');
   });

@@ -1,6 +1,6 @@
 // End-to-end: the whole Design tab flow in headless Chromium against `keiri serve`, with a
-// fake OpenAI-compatible LLM server written here (node:http on 127.0.0.1:0) that replies from
-// a script, in order, and records every request so the test asserts on what was sent.
+// fake OpenAI-compatible LLM server (support.mjs, on 127.0.0.1:0) that replies from a script
+// written here, in order, and records every request so the test asserts on what was sent.
 //
 // Journey: instruction + an uploaded document → 自動生成 (Ctrl+Enter) → the first wiring is
 // invalid and a repair attempt is visible in Attempts → two questions answered → the plan
@@ -11,37 +11,25 @@
 // and Chromium (CHROMIUM_PATH). Screenshots go to ui/test-results/screenshots/ (gitignored).
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import zlib from 'node:zlib';
-import { chromium } from 'playwright-core';
+import {
+  REPO,
+  completion,
+  freePort,
+  launchChromium,
+  openPage,
+  requireFile,
+  requirePrerequisites,
+  screenshot,
+  startFakeLlm,
+  startServe,
+} from './support.mjs';
 
-const UI_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const REPO = path.resolve(UI_DIR, '..');
-const KEIRI_BIN = path.resolve(REPO, process.env.KEIRI_BIN ?? 'target/debug/keiri');
-const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
-const DIST = path.join(UI_DIR, 'dist');
-const CATALOG = path.join(REPO, 'block_specs');
 const TEMPLATES = path.join(REPO, 'templates');
-const SHOTS = path.join(UI_DIR, 'test-results', 'screenshots');
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-const TIMEOUT_MS = 20_000;
-
 const INSTRUCTION = '請求書一覧のCSVを読み込んで重複している請求書を検出し、Excelの報告書ブックに結果を書き込んでください';
 const INVOICES_CSV = '請求書番号,取引先,金額,請求日\nINV-7781,東京商事,120000,2026-04-01\nINV-7781,東京商事,120000,2026-04-01\nINV-7790,大阪物産,56000,2026-04-03\n';
 const BLOCKS = ['csv.read', 'matching.duplicate_invoices', 'excel.patch_workbook'];
@@ -101,55 +89,8 @@ function wiring(rowsRef) {
   };
 }
 
-function completion(content) {
-  return {
-    id: 'chatcmpl-e2e',
-    object: 'chat.completion',
-    created: 1_700_000_000,
-    model: 'fake-model',
-    choices: [{ index: 0, message: { role: 'assistant', content: JSON.stringify(content) }, finish_reason: 'stop' }],
-    usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
-  };
-}
-
-/**
- * An OpenAI-compatible chat-completions server answering from `script` in order (each item:
- * `{body, delayMs?}`); requests are recorded. Extra requests get a 500.
- */
-function startFakeLlm(script) {
-  const requests = [];
-  const server = http.createServer((req, res) => {
-    let raw = '';
-    req.on('data', (chunk) => {
-      raw += chunk;
-    });
-    req.on('end', () => {
-      let body = null;
-      try {
-        body = JSON.parse(raw);
-      } catch {
-        // Recorded as null; the assertions say what was expected.
-      }
-      requests.push({ method: req.method, url: req.url, body });
-      const reply = req.url.endsWith('/chat/completions') ? script[requests.length - 1] : undefined;
-      const send = () => {
-        if (res.destroyed) return;
-        if (reply === undefined) {
-          res.writeHead(500, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ error: { message: 'the e2e script has no reply for this request' } }));
-          return;
-        }
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(reply.body));
-      };
-      if (reply?.delayMs) setTimeout(send, reply.delayMs);
-      else send();
-    });
-  });
-  return new Promise((resolve) => {
-    server.listen(0, '127.0.0.1', () => resolve({ server, requests, url: `http://127.0.0.1:${server.address().port}/v1` }));
-  });
-}
+/** A structured-output answer: `content` as the assistant's JSON text. */
+const answer = (content) => completion({ content: JSON.stringify(content) }, 'stop');
 
 // ---- A tiny .xlsx (stored zip entries) for the workbook patch node. ----
 
@@ -227,71 +168,10 @@ function reportWorkbook() {
 
 // ---- keiri serve and the browser ----
 
-function requireFile(file, what) {
-  if (!existsSync(file)) throw new Error(`e2e: ${what} not found at ${file}`);
-}
+/** `keiri serve` on `workspace` talking to the fake LLM only (as model `fake-model`). */
+const startStudio = (workspace, llmBaseUrl) => startServe(workspace, { llmBaseUrl, env: { KEIRI_LLM_MODEL: 'fake-model' } });
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** The environment of `keiri serve`: the fake LLM only, never a real key from the caller. */
-function serveEnv(llmBaseUrl) {
-  const env = { ...process.env, RUST_BACKTRACE: '1', KEIRI_LLM_BASE_URL: llmBaseUrl, KEIRI_LLM_MODEL: 'fake-model' };
-  for (const name of ['OPENAI_API_KEY', 'AZURE_OPENAI_API_KEY', 'AZURE_OPENAI_ENDPOINT', 'AZURE_OPENAI_DEPLOYMENT', 'KEIRI_AGENT_LLM_FALLBACK']) {
-    delete env[name];
-  }
-  return env;
-}
-
-async function startServe(workspace, llmBaseUrl) {
-  const port = await freePort();
-  const args = ['serve', '--port', String(port), '--workspace', workspace, '--ui-dir', DIST, '--catalog', CATALOG];
-  const child = spawn(KEIRI_BIN, args, { stdio: ['ignore', 'pipe', 'pipe'], env: serveEnv(llmBaseUrl) });
-  let stdout = '';
-  let stderr = '';
-  const url = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`keiri serve did not start\nstdout: ${stdout}\nstderr: ${stderr}`)), TIMEOUT_MS);
-    child.stdout.on('data', (chunk) => {
-      stdout += chunk;
-      const match = /listening on (http:\/\/\S+)/.exec(stdout);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1]);
-      }
-    });
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk;
-    });
-    child.on('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`keiri serve exited early (code ${code}, signal ${signal})\nstderr: ${stderr}`));
-    });
-  });
-  return { child, url };
-}
-
-function stop(serve) {
-  if (serve && serve.child.exitCode === null) serve.child.kill('SIGTERM');
-}
-
-async function newPage(browser, url, pageErrors) {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 800 }, locale: 'ja-JP' });
-  page.setDefaultTimeout(TIMEOUT_MS);
-  page.on('pageerror', (err) => pageErrors.push(String(err)));
-  await page.goto(url);
-  return page;
-}
-
-const shot = (page, name) => page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
+const shot = (page, name) => screenshot(page, `screenshots/${name}.png`);
 
 function messagesText(request) {
   return (request.body?.messages ?? []).map((message) => (typeof message.content === 'string' ? message.content : '')).join('\n');
@@ -306,31 +186,28 @@ describe('the Design tab flow against keiri serve and a fake LLM', () => {
   const pageErrors = [];
 
   before(async () => {
-    requireFile(KEIRI_BIN, 'the keiri binary (build it with `cargo build -p keiri-cli`, or set KEIRI_BIN)');
-    requireFile(path.join(DIST, 'index.html'), 'the built UI (run `npm run build`)');
-    requireFile(CHROMIUM, 'Chromium (install the chromium package, or set CHROMIUM_PATH)');
+    requirePrerequisites();
     requireFile(TEMPLATES, 'the templates');
-    mkdirSync(SHOTS, { recursive: true });
     workspace = mkdtempSync(path.join(tmpdir(), 'keiri-studio-e2e-'));
     mkdirSync(path.join(workspace, 'inputs'));
     writeFileSync(path.join(workspace, 'inputs', 'report.xlsx'), reportWorkbook());
     llm = await startFakeLlm([
       // Cancelled while this one is still on its way.
-      { body: completion(SKELETON), delayMs: 4_000 },
-      { body: completion(SKELETON) },
+      { body: answer(SKELETON), delayMs: 4_000 },
+      { body: answer(SKELETON) },
       // `reader` is no node: ref.unknown_node, so a repair round follows.
-      { body: completion(wiring('${reader.rows}')) },
-      { body: completion(wiring('${read.rows}')) },
+      { body: answer(wiring('${reader.rows}')) },
+      { body: answer(wiring('${read.rows}')) },
     ]);
-    serve = await startServe(workspace, llm.url);
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
-    page = await newPage(browser, serve.url, pageErrors);
+    serve = await startStudio(workspace, llm.url);
+    browser = await launchChromium();
+    page = await openPage(browser, serve.url, pageErrors);
   });
 
   after(async () => {
     await browser?.close();
-    stop(serve);
-    llm?.server.close();
+    await serve?.stop();
+    llm?.close();
     if (workspace) rmSync(workspace, { recursive: true, force: true });
   });
 
@@ -524,18 +401,18 @@ describe('an unreachable LLM', () => {
   before(async () => {
     workspace = mkdtempSync(path.join(tmpdir(), 'keiri-studio-e2e-down-'));
     // A port that was free a moment ago: nothing listens there.
-    serve = await startServe(workspace, `http://127.0.0.1:${await freePort()}/v1`);
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    serve = await startStudio(workspace, `http://127.0.0.1:${await freePort()}/v1`);
+    browser = await launchChromium();
   });
 
   after(async () => {
     await browser?.close();
-    stop(serve);
+    await serve?.stop();
     if (workspace) rmSync(workspace, { recursive: true, force: true });
   });
 
   it('shows the failure by code with a human message, and nothing is registered', async () => {
-    const page = await newPage(browser, serve.url, pageErrors);
+    const page = await openPage(browser, serve.url, pageErrors);
     await page.getByTestId('instruction').fill(INSTRUCTION);
     await page.getByTestId('apply-mode').selectOption('llm-only');
     await page.getByTestId('generate').click();

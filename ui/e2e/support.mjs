@@ -1,0 +1,267 @@
+// What the end-to-end tests share: where the binary, the built UI, the catalog and Chromium are;
+// a free port; `keiri serve` started on a temporary workspace and stopped again; headless
+// Chromium through playwright-core (never a downloaded browser); pages that record their
+// errors; screenshots under ui/test-results/ (gitignored); a fake OpenAI-compatible LLM.
+//
+// Every process under test runs isolated from the developer's machine: no LLM variable is
+// inherited (a test names its fake server itself) and `KEIRI_CONFIG_DIR` points into the test's
+// workspace, so saved settings or a keychain key never reach a test. The desktop driver
+// (../e2e-desktop/driver.mjs) uses the same environment.
+
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+export const UI_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const REPO = path.resolve(UI_DIR, '..');
+/** The `keiri` binary: `KEIRI_BIN` (relative to the repository root or absolute). */
+export const KEIRI_BIN = path.resolve(REPO, process.env.KEIRI_BIN ?? 'target/debug/keiri');
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+export const DIST = path.join(UI_DIR, 'dist');
+export const CATALOG = path.join(REPO, 'block_specs');
+/** Where screenshots go; `screenshot` takes names relative to it. */
+export const TEST_RESULTS = path.join(UI_DIR, 'test-results');
+// Generous: the first request may wait for the catalog to load on a busy 2-core machine.
+export const TIMEOUT_MS = 20_000;
+
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+/**
+ * Every variable that chooses or configures an LLM provider (keiri-llm's `ENV_VARS`, plus the
+ * planner's fallback switch): none is inherited by a process under test.
+ */
+export const LLM_VARS = [
+  'OPENAI_API_KEY',
+  'OPENAI_BASE_URL',
+  'AZURE_OPENAI_API_KEY',
+  'AZURE_OPENAI_ENDPOINT',
+  'AZURE_OPENAI_DEPLOYMENT',
+  'AZURE_OPENAI_API_VERSION',
+  'KEIRI_LLM_BASE_URL',
+  'KEIRI_LLM_API_KEY',
+  'KEIRI_LLM_MODEL',
+  'KEIRI_LLM_TIMEOUT_SECS',
+  'KEIRI_LLM_MAX_RETRIES',
+  'KEIRI_AGENT_LLM_FALLBACK',
+];
+
+export function requireFile(file, what) {
+  if (!existsSync(file)) throw new Error(`e2e: ${what} not found at ${file}`);
+}
+
+/** Fails early, with what to do, when the binary, the built UI, Chromium or the catalog is missing. */
+export function requirePrerequisites() {
+  requireFile(KEIRI_BIN, 'the keiri binary (build it with `cargo build -p keiri-cli`, or set KEIRI_BIN)');
+  requireFile(path.join(DIST, 'index.html'), 'the built UI (run `npm run build`)');
+  requireFile(CHROMIUM_PATH, 'Chromium (install the chromium package, or set CHROMIUM_PATH)');
+  requireFile(CATALOG, 'the block catalog');
+}
+
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** The settings directory of a test: inside its workspace; it need not exist. */
+export const configDir = (workspace) => path.join(workspace, '.config-test');
+
+/** This process's environment without any LLM variable. */
+export function inheritedEnv() {
+  const env = { ...process.env };
+  for (const name of LLM_VARS) delete env[name];
+  return env;
+}
+
+/**
+ * The environment of a keiri process on `workspace`: `inheritedEnv()` with the settings in
+ * `configDir(workspace)`, `KEIRI_LLM_BASE_URL` when the test has a (fake) LLM, then `extra`.
+ */
+export function serveEnv(workspace, { llmBaseUrl, extra = {} } = {}) {
+  const env = { ...inheritedEnv(), RUST_BACKTRACE: '1', KEIRI_CONFIG_DIR: configDir(workspace) };
+  if (llmBaseUrl !== undefined) env.KEIRI_LLM_BASE_URL = llmBaseUrl;
+  return { ...env, ...extra };
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// Killed when this test process exits however it ends, so no server outlives its test file.
+const running = new Set();
+process.on('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+/**
+ * Starts `keiri serve` on a free port for `workspace` and resolves once it prints
+ * `listening on …`: `{url, child, logs(), stop()}`. `llmBaseUrl` and `env` go to `serveEnv`.
+ */
+export async function startServe(workspace, { llmBaseUrl, env } = {}) {
+  const port = await freePort();
+  const args = ['serve', '--port', String(port), '--workspace', workspace, '--ui-dir', DIST, '--catalog', CATALOG];
+  const child = spawn(KEIRI_BIN, args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: serveEnv(workspace, { llmBaseUrl, extra: env }),
+  });
+  running.add(child);
+  let stdout = '';
+  let stderr = '';
+  const logs = () => `stdout: ${stdout}\nstderr: ${stderr}`;
+  const exited = new Promise((resolve) => {
+    child.on('exit', () => {
+      running.delete(child);
+      resolve();
+    });
+  });
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    if ((await Promise.race([exited.then(() => true), sleep(5_000).then(() => false)])) === false) {
+      child.kill('SIGKILL');
+      await exited;
+    }
+  };
+  try {
+    const url = await new Promise((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`keiri serve did not print "listening on" within ${TIMEOUT_MS} ms\n${logs()}`)),
+        TIMEOUT_MS,
+      );
+      child.stdout.on('data', (chunk) => {
+        stdout += chunk;
+        const match = /listening on (http:\/\/\S+)/.exec(stdout);
+        if (match) {
+          clearTimeout(timer);
+          resolve(match[1]);
+        }
+      });
+      child.stderr.on('data', (chunk) => {
+        stderr += chunk;
+      });
+      child.on('exit', (code, signal) => {
+        clearTimeout(timer);
+        reject(new Error(`keiri serve exited early (code ${code}, signal ${signal})\n${logs()}`));
+      });
+      child.on('error', (err) => {
+        clearTimeout(timer);
+        reject(err);
+      });
+    });
+    return { url, child, logs, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+/** Debian's Chromium, headless, through playwright-core. */
+export function launchChromium() {
+  return chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS });
+}
+
+/** Records every uncaught error of `page` in `errors` (returned). */
+export function collectPageErrors(page, errors = []) {
+  page.on('pageerror', (err) => errors.push(String(err)));
+  return errors;
+}
+
+/** A 1280×800 Japanese page at `url` whose uncaught errors go to `pageErrors`. */
+export async function openPage(browser, url, pageErrors) {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 }, locale: 'ja-JP' });
+  page.setDefaultTimeout(TIMEOUT_MS);
+  collectPageErrors(page, pageErrors);
+  await page.goto(url);
+  return page;
+}
+
+/** Saves a screenshot of `page` to `ui/test-results/<file>` (e.g. `screenshots/01-inputs.png`). */
+export async function screenshot(page, file) {
+  const target = path.join(TEST_RESULTS, file);
+  mkdirSync(path.dirname(target), { recursive: true });
+  await page.screenshot({ path: target });
+}
+
+/** An OpenAI chat-completions response whose one choice is the assistant's `message`. */
+export function completion(message, finishReason) {
+  return {
+    id: 'chatcmpl-e2e',
+    object: 'chat.completion',
+    created: 1_700_000_000,
+    model: 'fake-model',
+    choices: [{ index: 0, message: { role: 'assistant', ...message }, finish_reason: finishReason }],
+    usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+  };
+}
+
+/**
+ * An OpenAI-compatible chat-completions server on 127.0.0.1 answering from `script` in order:
+ * each entry is `{body, delayMs?}`, or a function of the request's JSON body returning the reply
+ * body. Every request is recorded in `requests`; one the script has no reply for (or whose
+ * function throws) gets a 500. Resolves with `{url, requests, server, close()}`.
+ */
+export function startFakeLlm(script) {
+  const requests = [];
+  const server = http.createServer((req, res) => {
+    let raw = '';
+    req.on('data', (chunk) => {
+      raw += chunk;
+    });
+    req.on('end', () => {
+      let body = null;
+      try {
+        body = JSON.parse(raw);
+      } catch {
+        // Recorded as null; the assertions say what was expected.
+      }
+      requests.push({ method: req.method, url: req.url, body });
+      const step = req.url.endsWith('/chat/completions') ? script[requests.length - 1] : undefined;
+      let reply;
+      let failure = 'the e2e script has no reply for this request';
+      try {
+        reply = typeof step === 'function' ? { body: step(body) } : step;
+      } catch (err) {
+        reply = undefined;
+        failure = `the e2e script failed: ${err}`;
+      }
+      const send = () => {
+        if (res.destroyed) return;
+        if (reply?.body === undefined) {
+          res.writeHead(500, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ error: { message: failure } }));
+          return;
+        }
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(reply.body));
+      };
+      if (reply?.delayMs) setTimeout(send, reply.delayMs);
+      else send();
+    });
+  });
+  const close = () => {
+    server.closeAllConnections();
+    server.close();
+  };
+  return new Promise((resolve) => {
+    server.listen(0, '127.0.0.1', () =>
+      resolve({ server, requests, close, url: `http://127.0.0.1:${server.address().port}/v1` }),
+    );
+  });
+}
