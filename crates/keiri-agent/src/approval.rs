@@ -246,25 +246,13 @@ fn approve_workbook(
         return Err(workbook_error("PATCH_FAILED", err.message));
     }
     let written = policy.resolve_existing(&done.out_path)?;
-    let rel = relative(policy, &written);
+    let rel = policy.relative(&written);
     Ok(UndoRecord {
         change_id: change_id.to_string(),
         file: rel,
         existed: existed && written == out,
         sha256_after: sha256(&read(&written)?),
     })
-}
-
-fn relative(policy: &keiri_fs::PathPolicy, canonical: &Path) -> String {
-    let rest = policy
-        .roots()
-        .iter()
-        .find_map(|root| canonical.strip_prefix(root).ok())
-        .unwrap_or(canonical);
-    rest.components()
-        .map(|c| c.as_os_str().to_string_lossy())
-        .collect::<Vec<_>>()
-        .join("/")
 }
 
 /// Restores the file of the last approved change of `session`. The caller saves the session.

@@ -353,16 +353,7 @@ impl ToolContext {
 
     /// The workspace-relative, `/`-separated form of a canonical path inside a root.
     pub fn relative(&self, canonical: &std::path::Path) -> String {
-        let rest = self
-            .policy
-            .roots()
-            .iter()
-            .find_map(|root| canonical.strip_prefix(root).ok())
-            .unwrap_or(canonical);
-        rest.components()
-            .map(|c| c.as_os_str().to_string_lossy())
-            .collect::<Vec<_>>()
-            .join("/")
+        self.policy.relative(canonical)
     }
 
     /// Loads the catalog of the context's directories.

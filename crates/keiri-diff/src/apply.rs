@@ -200,19 +200,6 @@ pub(crate) fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError
     Ok(bytes)
 }
 
-/// `canonical` relative to the policy root it lies in, `/`-separated.
-fn relative(policy: &PathPolicy, canonical: &Path) -> String {
-    let rest = policy
-        .roots()
-        .iter()
-        .find_map(|root| canonical.strip_prefix(root).ok())
-        .unwrap_or(canonical);
-    rest.components()
-        .map(|c| c.as_os_str().to_string_lossy())
-        .collect::<Vec<_>>()
-        .join("/")
-}
-
 const BOM: &[u8] = b"\xef\xbb\xbf";
 
 struct Attempt {
@@ -277,7 +264,7 @@ pub fn apply_patch(
     let hash_before = hasher.sha256(&before);
 
     // 4. Apply.
-    let rel = relative(policy, &path);
+    let rel = policy.relative(&path);
     let aliases = [
         input.file_path.clone(),
         input.file_path.replace('\\', "/"),

@@ -233,6 +233,22 @@ impl PathPolicy {
         &self.roots
     }
 
+    /// How a canonical path inside a root is shown to users and models: relative to the root
+    /// it lies in, `/`-separated on every platform. A path outside every root is shown whole.
+    pub fn relative(&self, canonical: &Path) -> String {
+        let Some(rest) = self
+            .roots
+            .iter()
+            .find_map(|root| canonical.strip_prefix(root).ok())
+        else {
+            return canonical.to_string_lossy().into_owned();
+        };
+        rest.components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/")
+    }
+
     /// Resolves an existing path from outside: relative paths are taken against the first
     /// root; the result is canonical and inside a root.
     pub fn resolve_existing(&self, raw: &str) -> Result<PathBuf, Error> {
@@ -367,6 +383,18 @@ mod tests {
             .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
             .collect();
         assert_eq!(names, ["plan.yaml", "plan_2.yaml", "plan_3.yaml"]);
+    }
+
+    #[test]
+    fn relative_paths_are_slash_separated_from_their_root() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join("designs/sub")).unwrap();
+        std::fs::File::create(root.path().join("designs/sub/p.yaml")).unwrap();
+        let policy = PathPolicy::new([root.path()]);
+        let canonical = policy.resolve_existing("designs/sub/p.yaml").unwrap();
+        assert_eq!(policy.relative(&canonical), "designs/sub/p.yaml");
+        let outside = Path::new("/elsewhere/x.txt");
+        assert_eq!(policy.relative(outside), outside.to_string_lossy());
     }
 
     #[test]
