@@ -144,10 +144,19 @@ fn bundled_dir(env: &str, name: &str) -> Option<PathBuf> {
     if let Some(dir) = std::env::var_os(env) {
         return Some(PathBuf::from(dir));
     }
-    let exe = std::env::current_exe().ok()?;
-    exe.ancestors()
-        .skip(1)
-        .take(5)
-        .map(|d| d.join(name))
-        .find(|d| d.is_dir())
+    let beside_exe = std::env::current_exe().ok().and_then(|exe| {
+        exe.ancestors()
+            .skip(1)
+            .take(5)
+            .map(|d| d.join(name))
+            .find(|d| d.is_dir())
+    });
+    // A development build whose target directory is outside the repository
+    // (`CARGO_TARGET_DIR`) still finds the repository it was built from.
+    beside_exe.or_else(|| {
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../..")
+            .join(name);
+        repo.is_dir().then_some(repo)
+    })
 }
