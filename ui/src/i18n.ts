@@ -347,6 +347,7 @@ const ja = {
   'chat.stopped': '処理を中断しました ({code})',
   'chat.failed': 'エラー: {message}',
   'error.CHANGE_CONFLICT': '提案の後にファイルが変更されたため、書き込みませんでした',
+  'error.SESSION_BUSY': 'このチャットは別の操作を処理中です。終わってからもう一度お試しください',
   'error.TOOL_NOT_ALLOWED': 'このスキルでは使えないツールです',
 } as const;
 
@@ -694,6 +695,7 @@ const en: Record<MessageKey, string> = {
   'chat.stopped': 'Stopped ({code})',
   'chat.failed': 'Error: {message}',
   'error.CHANGE_CONFLICT': 'The file changed after the proposal, so nothing was written',
+  'error.SESSION_BUSY': 'This chat is busy with another request; try again when it has finished',
   'error.TOOL_NOT_ALLOWED': 'This skill may not use that tool',
 };
 

@@ -248,6 +248,7 @@ pub fn chat_send_stream(
         }
         None => keiri_llm::new_run_id(&keiri_llm::SystemClock::default()),
     };
+    let _busy = SessionClaim::take(ctx, &session_id)?;
     let mut session = store.load_or_new(&session_id).map_err(api_error)?;
     let policy = ctx.path_policy();
     if let Some(yaml) = &req.plan_yaml {
@@ -350,12 +351,52 @@ fn plan_text(
         .map_err(|e| ApiError::new(ErrorCode::IoError, format!("reading {file}: {e}")))
 }
 
+/// The sessions a call of this process is working on, by workspace. A session is loaded,
+/// changed and saved whole, so two calls on the same session at once (two browser tabs, a
+/// double click) would lose one's changes: the second is refused with `SESSION_BUSY`.
+static ACTIVE_SESSIONS: std::sync::Mutex<Vec<(std::path::PathBuf, String)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// A session claimed for one call; released when dropped, whatever the call's outcome.
+struct SessionClaim {
+    key: (std::path::PathBuf, String),
+}
+
+impl SessionClaim {
+    fn take(ctx: &Context, session_id: &str) -> Result<SessionClaim, ApiError> {
+        let key = (ctx.workspace.clone(), session_id.to_string());
+        // A poisoned lock only means another call panicked while holding it; the list
+        // itself is still consistent (pushes and removals are single operations).
+        let mut active = ACTIVE_SESSIONS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if active.contains(&key) {
+            return Err(ApiError::new(
+                ErrorCode::SessionBusy,
+                format!("chat session {session_id} is busy with another call; try again"),
+            ));
+        }
+        active.push(key.clone());
+        Ok(SessionClaim { key })
+    }
+}
+
+impl Drop for SessionClaim {
+    fn drop(&mut self) {
+        let mut active = ACTIVE_SESSIONS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        active.retain(|k| k != &self.key);
+    }
+}
+
 /// Approves (writes) or rejects a pending change.
 pub fn chat_approve(
     ctx: &Context,
     req: ChatApproveRequest,
 ) -> Result<ChatApproveResponse, ApiError> {
     let store = keiri_agent::SessionStore::new(&ctx.workspace);
+    let _busy = SessionClaim::take(ctx, &req.session_id)?;
     let mut session = store.load(&req.session_id).map_err(api_error)?;
     let approval = keiri_agent::approve(
         &store,
@@ -383,6 +424,7 @@ pub fn chat_approve(
 /// Restores the file of the last approved change.
 pub fn chat_undo(ctx: &Context, req: ChatUndoRequest) -> Result<ChatUndoResponse, ApiError> {
     let store = keiri_agent::SessionStore::new(&ctx.workspace);
+    let _busy = SessionClaim::take(ctx, &req.session_id)?;
     let mut session = store.load(&req.session_id).map_err(api_error)?;
     let undone = keiri_agent::undo(&store, &mut session, &ctx.path_policy()).map_err(api_error)?;
     store.save(&session).map_err(api_error)?;
@@ -433,6 +475,30 @@ mod tests {
     fn patch_call() -> Reply {
         let args = json!({"filePath": ".keiri/chat/s1/plan.yaml", "patch": HUNK}).to_string();
         Reply::tool_calls(&[("c1", "apply_patch", &args)])
+    }
+
+    #[test]
+    fn a_session_in_use_is_refused_as_busy_until_its_call_ends() {
+        let ws = tempfile::tempdir().unwrap();
+        let ctx = Context::new(ws.path());
+        let held = SessionClaim::take(&ctx, "busy1").unwrap();
+        for (function, body) in [
+            ("chat_send", json!({"session_id": "busy1", "message": "hi"})),
+            (
+                "chat_approve",
+                json!({"session_id": "busy1", "change_id": "c", "approve": true}),
+            ),
+            ("chat_undo", json!({"session_id": "busy1"})),
+        ] {
+            let err = crate::dispatch(&ctx, function, body).unwrap_err();
+            assert_eq!(err.code, ErrorCode::SessionBusy, "{function}: {err}");
+        }
+        // Another session, or the same id in another workspace, is not affected.
+        assert!(SessionClaim::take(&ctx, "busy2").is_ok());
+        let other = tempfile::tempdir().unwrap();
+        assert!(SessionClaim::take(&Context::new(other.path()), "busy1").is_ok());
+        drop(held);
+        assert!(SessionClaim::take(&ctx, "busy1").is_ok());
     }
 
     #[test]

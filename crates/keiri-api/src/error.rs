@@ -41,6 +41,8 @@ pub enum ErrorCode {
     /// A chat change cannot be approved or undone because its file changed since it was
     /// proposed (or approved); nothing was written.
     ChangeConflict,
+    /// Another call is working on the same chat session; try again when it has finished.
+    SessionBusy,
 }
 
 impl ErrorCode {
@@ -64,6 +66,7 @@ impl ErrorCode {
             ErrorCode::Cancelled => "CANCELLED",
             ErrorCode::KeychainUnavailable => "KEYCHAIN_UNAVAILABLE",
             ErrorCode::ChangeConflict => "CHANGE_CONFLICT",
+            ErrorCode::SessionBusy => "SESSION_BUSY",
         }
     }
 

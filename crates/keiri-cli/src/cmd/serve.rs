@@ -197,7 +197,9 @@ fn error_response(err: ApiError) -> Response {
         ErrorCode::InvalidRequest | ErrorCode::YamlParse => StatusCode::BAD_REQUEST,
         ErrorCode::PathDenied => StatusCode::FORBIDDEN,
         ErrorCode::NotFound => StatusCode::NOT_FOUND,
-        ErrorCode::AlreadyExists => StatusCode::CONFLICT,
+        ErrorCode::AlreadyExists | ErrorCode::ChangeConflict | ErrorCode::SessionBusy => {
+            StatusCode::CONFLICT
+        }
         ErrorCode::PlanInvalid | ErrorCode::WorkbookUnreadable | ErrorCode::ApplyFailed => {
             StatusCode::UNPROCESSABLE_ENTITY
         }
