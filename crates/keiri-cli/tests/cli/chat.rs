@@ -1,29 +1,22 @@
 //! `keiri chat` against the fake OpenAI-compatible server: one turn with `--message`, approval
 //! with `--yes` or later with `/approve`, `/undo`, `/skills`, and the JSON output.
 
-use keiri_llm::testkit::{FakeServer, Reply};
-use serde_json::{Value, json};
+use std::path::Path;
 
-use super::{LLM_ENV, keiri, put};
+use keiri_llm::testkit::{FakeHandle, FakeServer, Reply};
+use serde_json::json;
+use tempfile::TempDir;
+
+use super::{
+    assert_llm_not_configured, keiri_with_llm, put, stderr_text, stdout_json, stdout_text,
+};
 
 const PLAN: &str = "id: p\ngraph:\n  - id: read\n    block: csv.read\n    in: {path: invoices.csv, encoding: utf-8}\n    out: {rows: rows}\n";
 const HUNK: &str = "@@ -4,3 +4,6 @@\n     block: csv.read\n     in: {path: invoices.csv, encoding: utf-8}\n     out: {rows: rows}\n+  - id: out\n+    block: csv.write\n+    in: {rows: \"${read.rows}\"}\n";
 
-fn chat_cmd(
-    ws: &std::path::Path,
-    config: &std::path::Path,
-    base_url: Option<&str>,
-) -> assert_cmd::Command {
-    let mut cmd = keiri(ws);
-    for v in LLM_ENV {
-        cmd.env_remove(v);
-    }
+fn chat_cmd(ws: &Path, config: &Path, base_url: Option<&str>) -> assert_cmd::Command {
+    let mut cmd = keiri_with_llm(ws, base_url);
     cmd.env("KEIRI_CONFIG_DIR", config);
-    if let Some(url) = base_url {
-        cmd.env("KEIRI_LLM_BASE_URL", url)
-            .env("KEIRI_LLM_MODEL", "test-model")
-            .env("KEIRI_LLM_MAX_RETRIES", "0");
-    }
     cmd
 }
 
@@ -35,17 +28,45 @@ fn patch_replies() -> Vec<Reply> {
     ]
 }
 
-fn plan(ws: &std::path::Path) -> String {
+fn plan(ws: &Path) -> String {
     std::fs::read_to_string(ws.join("plan.yaml")).unwrap()
+}
+
+/// A workspace holding [`PLAN`] as plan.yaml, its own settings folder, and the fake server
+/// ready to play [`patch_replies`].
+struct PatchTurn {
+    ws: TempDir,
+    config: TempDir,
+    url: String,
+    server: FakeHandle,
+}
+
+impl PatchTurn {
+    fn start() -> PatchTurn {
+        let (url, server) = FakeServer::start_background(patch_replies()).unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        let config = tempfile::tempdir().unwrap();
+        put(&ws.path().join("plan.yaml"), PLAN);
+        PatchTurn {
+            ws,
+            config,
+            url,
+            server,
+        }
+    }
+
+    /// `keiri` on this workspace and settings folder; `with_llm` points it at the fake server.
+    fn keiri(&self, with_llm: bool) -> assert_cmd::Command {
+        let url = with_llm.then_some(self.url.as_str());
+        chat_cmd(self.ws.path(), self.config.path(), url)
+    }
 }
 
 #[test]
 fn one_turn_streams_events_and_yes_approves_the_edit() {
-    let (url, server) = FakeServer::start_background(patch_replies()).unwrap();
-    let ws = tempfile::tempdir().unwrap();
-    let config = tempfile::tempdir().unwrap();
-    put(&ws.path().join("plan.yaml"), PLAN);
-    let out = chat_cmd(ws.path(), config.path(), Some(&url))
+    let turn = PatchTurn::start();
+    let out = turn
+        .keiri(true)
         .args([
             "chat",
             "--plan",
@@ -56,9 +77,8 @@ fn one_turn_streams_events_and_yes_approves_the_edit() {
         ])
         .assert()
         .success();
-    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
-    assert_eq!(server.remaining(), 0, "{stdout}\n{stderr}");
+    let (stdout, stderr) = (stdout_text(&out), stderr_text(&out));
+    assert_eq!(turn.server.remaining(), 0, "{stdout}\n{stderr}");
     assert!(
         stdout.contains("csv.write を追加する変更を提案しました。"),
         "{stdout}"
@@ -81,19 +101,17 @@ fn one_turn_streams_events_and_yes_approves_the_edit() {
     .collect();
     assert!(order.windows(2).all(|w| w[0] < w[1]), "{stderr}");
     assert!(
-        plan(ws.path()).ends_with("    in: {rows: \"${read.rows}\"}\n"),
+        plan(turn.ws.path()).ends_with("    in: {rows: \"${read.rows}\"}\n"),
         "{}",
-        plan(ws.path())
+        plan(turn.ws.path())
     );
 }
 
 #[test]
 fn without_yes_the_edit_waits_and_approve_and_undo_work_later() {
-    let (url, _server) = FakeServer::start_background(patch_replies()).unwrap();
-    let ws = tempfile::tempdir().unwrap();
-    let config = tempfile::tempdir().unwrap();
-    put(&ws.path().join("plan.yaml"), PLAN);
-    let out = chat_cmd(ws.path(), config.path(), Some(&url))
+    let turn = PatchTurn::start();
+    let out = turn
+        .keiri(true)
         .args([
             "chat",
             "--session",
@@ -105,43 +123,43 @@ fn without_yes_the_edit_waits_and_approve_and_undo_work_later() {
         ])
         .assert()
         .success();
-    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    let stderr = stderr_text(&out);
     assert!(stderr.contains("承認待ち: /approve chg-1"), "{stderr}");
-    assert_eq!(plan(ws.path()), PLAN);
+    assert_eq!(plan(turn.ws.path()), PLAN);
 
-    let out = chat_cmd(ws.path(), config.path(), None)
+    let out = turn
+        .keiri(false)
         .args(["chat", "--session", "s1"])
         .write_stdin("/approve chg-1\n")
         .assert()
         .success();
-    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    let stderr = stderr_text(&out);
     assert!(
         stderr.contains("承認しました。書き込み: plan.yaml"),
         "{stderr}"
     );
-    assert_ne!(plan(ws.path()), PLAN);
+    assert_ne!(plan(turn.ws.path()), PLAN);
 
-    let out = chat_cmd(ws.path(), config.path(), None)
+    let out = turn
+        .keiri(false)
         .args(["--lang", "en", "chat", "--session", "s1"])
         .write_stdin("/undo\n/undo\n/quit\nnever sent\n")
         .assert()
         .success();
-    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    let stderr = stderr_text(&out);
     assert!(stderr.contains("Undone: plan.yaml (chg-1)"), "{stderr}");
     assert!(
         stderr.contains("keiri: NOT_FOUND: there is no approved change to undo"),
         "{stderr}"
     );
-    assert_eq!(plan(ws.path()), PLAN);
+    assert_eq!(plan(turn.ws.path()), PLAN);
 }
 
 #[test]
 fn json_output_has_the_events_pending_changes_and_approvals() {
-    let (url, _server) = FakeServer::start_background(patch_replies()).unwrap();
-    let ws = tempfile::tempdir().unwrap();
-    let config = tempfile::tempdir().unwrap();
-    put(&ws.path().join("plan.yaml"), PLAN);
-    let out = chat_cmd(ws.path(), config.path(), Some(&url))
+    let turn = PatchTurn::start();
+    let out = turn
+        .keiri(true)
         .args([
             "--json",
             "chat",
@@ -155,7 +173,7 @@ fn json_output_has_the_events_pending_changes_and_approvals() {
         ])
         .assert()
         .success();
-    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let v = stdout_json(&out);
     assert_eq!(v["skill"], "plan-editing");
     assert_eq!(v["events"][0]["reason"], "explicit");
     assert_eq!(v["pending"][0]["change_id"], "chg-1");
@@ -172,7 +190,7 @@ fn the_repl_lists_skills() {
         .write_stdin("/skills\n")
         .assert()
         .success();
-    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    let stdout = stdout_text(&out);
     for name in [
         "/plan-editing",
         "/workbook-preview",
@@ -192,10 +210,5 @@ fn without_an_llm_chat_names_the_env_vars() {
         .args(["--json", "chat", "-m", "こんにちは"])
         .assert()
         .code(2);
-    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
-    assert_eq!(v["code"], "LLM_NOT_CONFIGURED");
-    assert!(
-        v["message"].as_str().unwrap().contains("OPENAI_API_KEY"),
-        "{v}"
-    );
+    assert_llm_not_configured(&out, &["OPENAI_API_KEY"]);
 }

@@ -4,7 +4,9 @@
 use keiri_llm::testkit::{FakeServer, Reply};
 use serde_json::{Value, json};
 
-use super::{LLM_ENV, keiri, put};
+use super::{
+    assert_llm_not_configured, keiri_with_llm, put, stderr_text, stdout_json, stdout_text,
+};
 
 const CASES: &str = "cases:
   - id: dup
@@ -43,18 +45,11 @@ fn wiring(detect_block: &str) -> Value {
     })
 }
 
-fn eval_cmd(ws: &std::path::Path, base_url: Option<&str>) -> assert_cmd::Command {
-    let mut cmd = keiri(ws);
-    for v in LLM_ENV {
-        cmd.env_remove(v);
-    }
-    cmd.env_remove("KEIRI_LLM_MODEL");
-    if let Some(url) = base_url {
-        cmd.env("KEIRI_LLM_BASE_URL", url)
-            .env("KEIRI_LLM_MODEL", "test-model")
-            .env("KEIRI_LLM_MAX_RETRIES", "0");
-    }
-    cmd
+/// A workspace holding [`CASES`] as cases.yaml.
+fn workspace_with_cases() -> tempfile::TempDir {
+    let ws = tempfile::tempdir().unwrap();
+    put(&ws.path().join("cases.yaml"), CASES);
+    ws
 }
 
 #[test]
@@ -75,15 +70,13 @@ fn eval_planner_prints_validity_unknowns_and_consistency() {
         }
     }
     let (url, server) = FakeServer::start_background(replies).unwrap();
-    let ws = tempfile::tempdir().unwrap();
-    put(&ws.path().join("cases.yaml"), CASES);
+    let ws = workspace_with_cases();
 
-    let out = eval_cmd(ws.path(), Some(&url))
+    let out = keiri_with_llm(ws.path(), Some(&url))
         .args(["eval", "planner", "--cases", "cases.yaml", "--runs", "2"])
         .assert()
         .success();
-    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    let (stdout, stderr) = (stdout_text(&out), stderr_text(&out));
     assert_eq!(server.remaining(), 0, "{stdout}\n{stderr}");
     assert!(
         stdout.contains("first-pass validity:   2/4 (50%)"),
@@ -118,9 +111,8 @@ fn eval_planner_json_reports_per_case_numbers() {
         Reply::json_content(&good),
     ])
     .unwrap();
-    let ws = tempfile::tempdir().unwrap();
-    put(&ws.path().join("cases.yaml"), CASES);
-    let out = eval_cmd(ws.path(), Some(&url))
+    let ws = workspace_with_cases();
+    let out = keiri_with_llm(ws.path(), Some(&url))
         .args([
             "--json",
             "eval",
@@ -134,7 +126,7 @@ fn eval_planner_json_reports_per_case_numbers() {
         ])
         .assert()
         .success();
-    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let v = stdout_json(&out);
     assert_eq!(v["total"]["runs"], 1);
     assert_eq!(v["total"]["first_pass_valid"], 1);
     assert_eq!(
@@ -148,22 +140,19 @@ fn eval_planner_json_reports_per_case_numbers() {
 
 #[test]
 fn eval_planner_without_a_provider_names_the_env_vars() {
-    let ws = tempfile::tempdir().unwrap();
-    put(&ws.path().join("cases.yaml"), CASES);
-    let out = eval_cmd(ws.path(), None)
+    let ws = workspace_with_cases();
+    let out = keiri_with_llm(ws.path(), None)
         .args(["--json", "eval", "planner", "--cases", "cases.yaml"])
         .assert()
         .code(2);
-    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
-    assert_eq!(v["code"], "LLM_NOT_CONFIGURED");
-    let message = v["message"].as_str().unwrap();
-    for var in [
-        "OPENAI_API_KEY",
-        "AZURE_OPENAI_API_KEY",
-        "KEIRI_LLM_BASE_URL",
-    ] {
-        assert!(message.contains(var), "{message}");
-    }
+    assert_llm_not_configured(
+        &out,
+        &[
+            "OPENAI_API_KEY",
+            "AZURE_OPENAI_API_KEY",
+            "KEIRI_LLM_BASE_URL",
+        ],
+    );
 }
 
 #[test]
@@ -173,11 +162,11 @@ fn a_bad_case_file_is_reported_with_its_line() {
         &ws.path().join("cases.yaml"),
         "cases:\n  - id: a\n    instruction: x\n    expect_blokcs: [csv.read]\n",
     );
-    let out = eval_cmd(ws.path(), Some("http://127.0.0.1:9/v1"))
+    let out = keiri_with_llm(ws.path(), Some("http://127.0.0.1:9/v1"))
         .args(["eval", "planner", "--cases", "cases.yaml"])
         .assert()
         .code(2);
-    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    let stderr = stderr_text(&out);
     assert!(stderr.contains("cases.yaml:4"), "{stderr}");
     assert!(stderr.contains("expect_blokcs"), "{stderr}");
 }

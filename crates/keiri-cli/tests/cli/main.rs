@@ -17,6 +17,8 @@ mod serve;
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
+use assert_cmd::assert::Assert;
+use serde_json::Value;
 
 /// The repository's own catalog.
 pub fn catalog_dir() -> PathBuf {
@@ -55,6 +57,45 @@ pub const LLM_ENV: &[&str] = &[
     "KEIRI_LLM_API_KEY",
     "KEIRI_AGENT_LLM_FALLBACK",
 ];
+
+/// [`keiri`] that sees only the LLM the test gives it: every provider variable removed and,
+/// with `base_url`, the fake server's model with no retries.
+pub fn keiri_with_llm(workspace: &Path, base_url: Option<&str>) -> Command {
+    let mut cmd = keiri(workspace);
+    for v in LLM_ENV {
+        cmd.env_remove(v);
+    }
+    cmd.env_remove("KEIRI_LLM_MODEL");
+    if let Some(url) = base_url {
+        cmd.env("KEIRI_LLM_BASE_URL", url)
+            .env("KEIRI_LLM_MODEL", "test-model")
+            .env("KEIRI_LLM_MAX_RETRIES", "0");
+    }
+    cmd
+}
+
+pub fn stdout_text(out: &Assert) -> String {
+    String::from_utf8_lossy(&out.get_output().stdout).into_owned()
+}
+
+pub fn stderr_text(out: &Assert) -> String {
+    String::from_utf8_lossy(&out.get_output().stderr).into_owned()
+}
+
+pub fn stdout_json(out: &Assert) -> Value {
+    serde_json::from_slice(&out.get_output().stdout).unwrap()
+}
+
+/// Checks a `--json` run without a provider: the error code, and that its message names each
+/// of `vars`.
+pub fn assert_llm_not_configured(out: &Assert, vars: &[&str]) {
+    let v = stdout_json(out);
+    assert_eq!(v["code"], "LLM_NOT_CONFIGURED");
+    let message = v["message"].as_str().unwrap();
+    for var in vars {
+        assert!(message.contains(var), "{var}: {v}");
+    }
+}
 
 /// Writes a file for a test (setup only; product writes go through keiri-fs).
 pub fn put(path: &Path, text: &str) {

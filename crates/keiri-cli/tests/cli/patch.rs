@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use super::{keiri, put};
+use super::{keiri, put, stdout_json};
 
 /// A fixture workbook copied into the test workspace (fixtures live in ../shared beside the
 /// repository and are never copied into it).
@@ -28,8 +28,14 @@ fn keiri_in(ws: &Path) -> assert_cmd::Command {
     cmd
 }
 
-fn stdout_json(out: &assert_cmd::assert::Assert) -> Value {
-    serde_json::from_slice(&out.get_output().stdout).unwrap()
+/// Runs `keiri patch <args>` in `ws`, checks its exit code and returns the JSON it printed.
+fn check(ws: &Path, args: &[&str], expect_code: i32) -> Value {
+    let out = keiri_in(ws)
+        .arg("patch")
+        .args(args)
+        .assert()
+        .code(expect_code);
+    stdout_json(&out)
 }
 
 const SET_B2: &str = r#"[{"op":"set_value","sheet":"入力データ","cell":"D2","value":"確認済"}]"#;
@@ -40,19 +46,18 @@ fn flags_dry_run_prints_the_diff_and_writes_nothing() {
     let book = workbook(ws.path());
     let before = std::fs::read(&book).unwrap();
     put(&ws.path().join("ops.json"), SET_B2);
-    let out = keiri_in(ws.path())
-        .args([
-            "patch",
+    let v = check(
+        ws.path(),
+        &[
             "--xlsx-path",
             "book.xlsx",
             "--ops",
             "ops.json",
             "--dry-run",
             "--return-inverse-ops",
-        ])
-        .assert()
-        .code(0);
-    let v = stdout_json(&out);
+        ],
+        0,
+    );
     assert_eq!(v["patch_diff"][0]["cell"], "D2");
     assert_eq!(
         v["patch_diff"][0]["after"],
@@ -73,118 +78,75 @@ fn request_file_and_on_conflict_default() {
     workbook(ws.path());
     let req = json!({"xlsx_path": "book.xlsx", "ops": serde_json::from_str::<Value>(SET_B2).unwrap(), "out_name": "out.xlsx"});
     put(&ws.path().join("req.json"), &req.to_string());
-    keiri_in(ws.path())
-        .args(["patch", "--request", "req.json"])
-        .assert()
-        .code(0);
-    // The flag is the default: it applies because the request says nothing …
-    let v = stdout_json(
-        &keiri_in(ws.path())
-            .args([
-                "patch",
-                "--request",
-                "req.json",
-                "--on-conflict",
-                "overwrite",
-            ])
-            .assert()
-            .code(0),
-    );
-    assert!(
-        v["out_path"].as_str().unwrap().ends_with("/out.xlsx"),
-        "{v}"
-    );
-    // … and a value in the request wins over it.
-    let mut req = req;
-    req["on_conflict"] = json!("rename");
-    put(&ws.path().join("req.json"), &req.to_string());
-    let v = stdout_json(
-        &keiri_in(ws.path())
-            .args([
-                "patch",
-                "--request",
-                "req.json",
-                "--on-conflict",
-                "overwrite",
-            ])
-            .assert()
-            .code(0),
-    );
-    assert!(
-        v["out_path"].as_str().unwrap().ends_with("/out_1.xlsx"),
-        "{v}"
-    );
+    check(ws.path(), &["--request", "req.json"], 0);
+    for (on_conflict, expect_out) in [
+        // The flag is the default: it applies because the request says nothing …
+        (None, "/out.xlsx"),
+        // … and a value in the request wins over it.
+        (Some("rename"), "/out_1.xlsx"),
+    ] {
+        let mut req = req.clone();
+        if let Some(value) = on_conflict {
+            req["on_conflict"] = json!(value);
+        }
+        put(&ws.path().join("req.json"), &req.to_string());
+        let v = check(
+            ws.path(),
+            &["--request", "req.json", "--on-conflict", "overwrite"],
+            0,
+        );
+        assert!(v["out_path"].as_str().unwrap().ends_with(expect_out), "{v}");
+    }
 }
 
 #[test]
 fn op_errors_exit_1_and_request_errors_exit_2() {
     let ws = tempfile::tempdir().unwrap();
     workbook(ws.path());
-    put(
-        &ws.path().join("bad_sheet.json"),
-        r#"[{"op":"set_value","sheet":"無い","cell":"A1","value":1}]"#,
-    );
-    let v = stdout_json(
-        &keiri_in(ws.path())
-            .args([
-                "patch",
-                "--xlsx-path",
-                "book.xlsx",
-                "--ops",
-                "bad_sheet.json",
-            ])
-            .assert()
-            .code(1),
-    );
-    assert_eq!(v["error"]["op_index"], 0);
-
-    put(
-        &ws.path().join("div0.json"),
-        r#"[{"op":"set_formula","sheet":"入力データ","cell":"E2","formula":"=C2/0"}]"#,
-    );
-    let v = stdout_json(
-        &keiri_in(ws.path())
-            .args([
-                "patch",
-                "--xlsx-path",
-                "book.xlsx",
-                "--ops",
-                "div0.json",
-                "--preflight-formula-check",
-            ])
-            .assert()
-            .code(1),
-    );
-    assert_eq!(v["formula_issues"][0]["code"], "div0_error");
-    assert!(!ws.path().join("book_patched.xlsx").exists());
+    // Ops that fail on the workbook exit 1, a request that cannot be run exits 2; neither
+    // writes the workbook.
+    for (name, ops, extra, expect_code, pointer, expect) in [
+        (
+            "bad_sheet.json",
+            r#"[{"op":"set_value","sheet":"無い","cell":"A1","value":1}]"#,
+            &[][..],
+            1,
+            "/error/op_index",
+            json!(0),
+        ),
+        (
+            "div0.json",
+            r#"[{"op":"set_formula","sheet":"入力データ","cell":"E2","formula":"=C2/0"}]"#,
+            &["--preflight-formula-check"][..],
+            1,
+            "/formula_issues/0/code",
+            json!("div0_error"),
+        ),
+        (
+            "bad_cell.json",
+            r#"[{"op":"set_value","sheet":"入力データ","cell":"A0","value":1}]"#,
+            &[][..],
+            2,
+            "/code",
+            json!("INVALID_REQUEST"),
+        ),
+    ] {
+        put(&ws.path().join(name), ops);
+        let args = [&["--xlsx-path", "book.xlsx", "--ops", name][..], extra].concat();
+        let v = check(ws.path(), &args, expect_code);
+        assert_eq!(v.pointer(pointer), Some(&expect), "{name}: {v}");
+        assert!(!ws.path().join("book_patched.xlsx").exists(), "{name}");
+    }
 
     put(&ws.path().join("old.xls"), "legacy");
-    let v = stdout_json(
-        &keiri_in(ws.path())
-            .args(["patch", "--xlsx-path", "old.xls", "--ops", "bad_sheet.json"])
-            .assert()
-            .code(2),
+    let v = check(
+        ws.path(),
+        &["--xlsx-path", "old.xls", "--ops", "bad_sheet.json"],
+        2,
     );
     assert_eq!(v["code"], "INVALID_REQUEST");
     assert!(v["message"].as_str().unwrap().contains("Excel COM"));
 
-    put(
-        &ws.path().join("bad_cell.json"),
-        r#"[{"op":"set_value","sheet":"入力データ","cell":"A0","value":1}]"#,
-    );
-    let v = stdout_json(
-        &keiri_in(ws.path())
-            .args([
-                "patch",
-                "--xlsx-path",
-                "book.xlsx",
-                "--ops",
-                "bad_cell.json",
-            ])
-            .assert()
-            .code(2),
-    );
-    assert_eq!(v["code"], "INVALID_REQUEST");
     keiri_in(ws.path())
         .args(["patch", "--xlsx-path", "book.xlsx"])
         .assert()

@@ -1,7 +1,7 @@
 //! The eval harness: the shipped case file, and one case run against the fake server.
 
 use keiri_design::eval::{self, load_cases, unknown_expected_blocks};
-use keiri_llm::testkit::{FakeServer, Reply};
+use keiri_llm::testkit::Reply;
 
 use super::*;
 
@@ -30,7 +30,7 @@ fn every_shipped_case_parses_and_expects_only_catalog_blocks() {
 async fn run_case_counts_first_pass_validity_and_consistency() {
     let good = wiring("invoices.csv", "${read.rows}", json!([]));
     let broken = wiring("invoices.csv", "${nowhere.rows}", json!([]));
-    let (url, server) = FakeServer::start(vec![
+    let scripted = Scripted::start(vec![
         // Run 1: valid on the first pass.
         Reply::json_content(&skeleton(json!([]))),
         Reply::json_content(&good),
@@ -39,10 +39,7 @@ async fn run_case_counts_first_pass_validity_and_consistency() {
         Reply::json_content(&broken),
         Reply::json_content(&good),
     ])
-    .await
-    .unwrap();
-    let (llm, _) = llm(&url);
-    let (catalog, templates) = (catalog(), templates());
+    .await;
     let case = eval::EvalCase {
         id: "dup".into(),
         instruction: INSTRUCTION.into(),
@@ -53,18 +50,13 @@ async fn run_case_counts_first_pass_validity_and_consistency() {
         answers: Default::default(),
     };
     let mut seen = Vec::new();
-    let runs = eval::run_case(
-        &case,
-        "",
-        2,
-        &options(),
-        &ctx(&catalog, &templates, &llm),
-        &mut |o| seen.push(o.run),
-    )
+    let runs = eval::run_case(&case, "", 2, &options(), &scripted.ctx(), &mut |o| {
+        seen.push(o.run)
+    })
     .await
     .unwrap();
     assert_eq!(seen, [1, 2]);
-    assert_eq!(server.request_count(), 5);
+    assert_eq!(scripted.server.request_count(), 5);
     let report = eval::case_report(&case, runs);
     assert_eq!(report.first_pass_valid, 1);
     assert_eq!(report.valid_after_repair, 2);

@@ -2,7 +2,7 @@
 //! valid plan.
 
 use keiri_design::Status;
-use keiri_llm::testkit::{FakeServer, Reply};
+use keiri_llm::testkit::Reply;
 use keiri_plan::RequirementKind;
 use serde_json::{Map, json};
 
@@ -17,29 +17,19 @@ async fn missing_information_becomes_requirements_then_answers_make_it_valid() {
         "${read.rows}",
         json!([{"name": "invoice_csv", "value_json": "null"}]),
     );
-    let (url, server) = FakeServer::start(vec![
+    let scripted = Scripted::start(vec![
         Reply::json_content(&skeleton(questions.clone())),
         Reply::json_content(&wired),
         Reply::json_content(&skeleton(questions)),
         Reply::json_content(&wired),
     ])
-    .await
-    .unwrap();
-    let (llm, _) = llm(&url);
-    let (catalog, templates) = (catalog(), templates());
+    .await;
 
     // Round 1: nobody knows the file; no repair is attempted for it.
-    let first = keiri_design::generate_plan(
-        INSTRUCTION,
-        "",
-        &options(),
-        &ctx(&catalog, &templates, &llm),
-    )
-    .await
-    .unwrap();
+    let first = scripted.generate(&options()).await.unwrap();
     assert_eq!(first.status, Status::NeedsAnswers, "{:?}", first.errors);
     assert_eq!(first.attempts.len(), 1);
-    assert_eq!(server.request_count(), 2);
+    assert_eq!(scripted.server.request_count(), 2);
     let r = first
         .requirements
         .iter()
@@ -55,14 +45,11 @@ async fn missing_information_becomes_requirements_then_answers_make_it_valid() {
         answers,
         ..options()
     };
-    let second =
-        keiri_design::generate_plan(INSTRUCTION, "", &options, &ctx(&catalog, &templates, &llm))
-            .await
-            .unwrap();
+    let second = scripted.generate(&options).await.unwrap();
     assert_eq!(second.status, Status::Valid, "{:?}", second.errors);
     assert_eq!(second.plan.vars["invoice_csv"], json!("data/invoices.csv"));
     assert!(second.requirements.is_empty(), "{:?}", second.requirements);
     // The answer reached the wiring prompt.
-    let requests = server.requests();
+    let requests = scripted.server.requests();
     assert!(last_message(&requests[3]).contains("invoice_csv = \"data/invoices.csv\""));
 }

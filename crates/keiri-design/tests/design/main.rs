@@ -15,8 +15,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use keiri_design::{ApplyMode, Context, GenerateOptions};
-use keiri_llm::testkit::{RecordedRequest, TestClock};
+use keiri_design::{ApplyMode, Context, GenerateOptions, GeneratedPlan};
+use keiri_llm::testkit::{FakeHandle, FakeServer, RecordedRequest, Script, TestClock};
 use keiri_llm::{Env, Llm, NoJitter};
 use keiri_plan::{Catalog, Templates};
 use serde_json::{Value, json};
@@ -69,8 +69,54 @@ pub fn options() -> GenerateOptions {
     }
 }
 
-pub fn ctx<'a>(catalog: &'a Catalog, templates: &'a Templates, llm: &'a Llm) -> Context<'a> {
-    Context::new(catalog, templates).with_llm(llm)
+/// The planner on the fake server: the server playing its script, a model on it (see [`llm`])
+/// and the repository's catalog and templates.
+pub struct Scripted {
+    pub server: FakeHandle,
+    pub llm: Llm,
+    pub clock: Arc<TestClock>,
+    pub catalog: Catalog,
+    pub templates: Templates,
+}
+
+impl Scripted {
+    pub async fn start(script: impl Into<Script>) -> Scripted {
+        let (url, server) = FakeServer::start(script).await.unwrap();
+        let (llm, clock) = llm(&url);
+        Scripted {
+            server,
+            llm,
+            clock,
+            catalog: catalog(),
+            templates: templates(),
+        }
+    }
+
+    pub fn ctx(&self) -> Context<'_> {
+        Context::new(&self.catalog, &self.templates).with_llm(&self.llm)
+    }
+
+    /// One `generate_plan` of [`INSTRUCTION`] (no document digest) with `options`.
+    pub async fn generate(
+        &self,
+        options: &GenerateOptions,
+    ) -> Result<GeneratedPlan, keiri_design::Error> {
+        keiri_design::generate_plan(INSTRUCTION, "", options, &self.ctx()).await
+    }
+}
+
+/// One planner run against a fake server playing `script`: the result, and the requests the
+/// server received.
+pub async fn run_scripted(
+    script: impl Into<Script>,
+    options: &GenerateOptions,
+) -> (
+    Result<GeneratedPlan, keiri_design::Error>,
+    Vec<RecordedRequest>,
+) {
+    let scripted = Scripted::start(script).await;
+    let result = scripted.generate(options).await;
+    (result, scripted.server.requests())
 }
 
 pub fn skeleton(questions: Value) -> Value {

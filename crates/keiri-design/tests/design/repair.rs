@@ -2,25 +2,22 @@
 //! no fallback unless allowed.
 
 use keiri_design::{Stage, Status};
-use keiri_llm::testkit::{FakeServer, Reply};
+use keiri_llm::testkit::Reply;
 use serde_json::json;
 
 use super::*;
 
 #[tokio::test]
 async fn an_invalid_plan_is_repaired_on_attempt_2() {
-    let (url, server) = FakeServer::start(vec![
+    let scripted = Scripted::start(vec![
         Reply::json_content(&skeleton(json!([]))),
         // `reader` is not a node: ref.unknown_node.
         Reply::json_content(&wiring("invoices.csv", "${reader.rows}", json!([]))),
         Reply::json_content(&wiring("invoices.csv", "${read.rows}", json!([]))),
     ])
-    .await
-    .unwrap();
-    let (llm, _) = llm(&url);
-    let (catalog, templates) = (catalog(), templates());
+    .await;
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let ctx = ctx(&catalog, &templates, &llm).with_progress(tx);
+    let ctx = scripted.ctx().with_progress(tx);
     let result = keiri_design::generate_plan(INSTRUCTION, "", &options(), &ctx)
         .await
         .unwrap();
@@ -36,7 +33,7 @@ async fn an_invalid_plan_is_repaired_on_attempt_2() {
     assert_eq!(result.attempts[1].errors, 0);
     assert_eq!(result.plan.graph[1].inputs["rows"], json!("${read.rows}"));
 
-    let requests = server.requests();
+    let requests = scripted.server.requests();
     assert_eq!(requests.len(), 3);
     let repair = last_message(&requests[2]);
     assert!(repair.contains("Repair 1/2"), "{repair}");
@@ -80,28 +77,21 @@ async fn an_invalid_plan_is_repaired_on_attempt_2() {
 #[tokio::test]
 async fn still_invalid_after_n_attempts_gives_errors_and_suggestions_without_fallback() {
     let bad = Reply::json_content(&wiring("invoices.csv", "${reader.rows}", json!([])));
-    let (url, server) = FakeServer::start(vec![
-        Reply::json_content(&skeleton(json!([]))),
-        bad.clone(),
-        bad.clone(),
-        bad,
-    ])
-    .await
-    .unwrap();
-    let (llm, _) = llm(&url);
-    let (catalog, templates) = (catalog(), templates());
-    let result = keiri_design::generate_plan(
-        INSTRUCTION,
-        "",
+    let (result, requests) = run_scripted(
+        vec![
+            Reply::json_content(&skeleton(json!([]))),
+            bad.clone(),
+            bad.clone(),
+            bad,
+        ],
         &options(),
-        &ctx(&catalog, &templates, &llm),
     )
-    .await
-    .unwrap();
+    .await;
+    let result = result.unwrap();
     assert_eq!(result.status, Status::Invalid);
     assert!(!result.fallback);
     assert_eq!(result.attempts.len(), 3, "1 wiring + 2 repairs");
-    assert_eq!(server.request_count(), 4);
+    assert_eq!(requests.len(), 4);
     assert!(result.errors.iter().any(|e| e.code == "ref.unknown_node"));
     // The template that already wires the failing block is suggested.
     assert!(
@@ -119,31 +109,23 @@ async fn still_invalid_after_n_attempts_gives_errors_and_suggestions_without_fal
             .any(|n| n.contains("KEIRI_AGENT_LLM_FALLBACK"))
     );
     // The second repair's diff is against attempt 2, which did not change.
-    let requests = server.requests();
     assert!(last_message(&requests[3]).contains("(no node changed)"));
 }
 
 #[tokio::test]
 async fn the_fallback_flag_gives_a_marked_fallback_plan() {
     let bad = Reply::json_content(&wiring("invoices.csv", "${reader.rows}", json!([])));
-    let (url, _server) = FakeServer::start(vec![
-        Reply::json_content(&skeleton(json!([]))),
-        bad.clone(),
-        bad,
-    ])
-    .await
-    .unwrap();
-    let (llm, _) = llm(&url);
-    let (catalog, templates) = (catalog(), templates());
     let options = GenerateOptions {
         max_repair_attempts: 1,
         allow_fallback: keiri_design::fallback_allowed(Some("yes")),
         ..options()
     };
-    let result =
-        keiri_design::generate_plan(INSTRUCTION, "", &options, &ctx(&catalog, &templates, &llm))
-            .await
-            .unwrap();
+    let (result, _) = run_scripted(
+        vec![Reply::json_content(&skeleton(json!([]))), bad.clone(), bad],
+        &options,
+    )
+    .await;
+    let result = result.unwrap();
     assert_eq!(result.status, Status::Fallback, "{:?}", result.notes);
     assert!(result.fallback);
     assert_eq!(result.attempts.len(), 2, "the failed attempts are kept");
@@ -168,20 +150,21 @@ fn fallback_flag_values() {
 
 #[tokio::test]
 async fn validation_counts_and_repair_iterations_are_logged() {
-    let (url, _server) = FakeServer::start(vec![
+    let scripted = Scripted::start(vec![
         Reply::json_content(&skeleton(json!([]))),
         Reply::json_content(&wiring("invoices.csv", "${reader.rows}", json!([]))),
         Reply::json_content(&wiring("invoices.csv", "${read.rows}", json!([]))),
     ])
-    .await
-    .unwrap();
-    let (llm, clock) = llm(&url);
+    .await;
     let dir = tempfile::tempdir().unwrap();
-    let log =
-        keiri_llm::EventLog::create(dir.path(), "run-1", keiri_llm::Redactor::default(), clock)
-            .unwrap();
-    let (catalog, templates) = (catalog(), templates());
-    let ctx = ctx(&catalog, &templates, &llm).with_log(log.clone());
+    let log = keiri_llm::EventLog::create(
+        dir.path(),
+        "run-1",
+        keiri_llm::Redactor::default(),
+        scripted.clock.clone(),
+    )
+    .unwrap();
+    let ctx = scripted.ctx().with_log(log.clone());
     let result = keiri_design::generate_plan(INSTRUCTION, "", &options(), &ctx)
         .await
         .unwrap();

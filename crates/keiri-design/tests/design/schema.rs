@@ -5,7 +5,7 @@ use keiri_design::schema::{
     CandidateBlock, WiredInput, WiredNode, WiredOutput, Wiring, check_wiring, skeleton_schema,
     wiring_schema,
 };
-use keiri_llm::testkit::{FakeServer, Reply, Script};
+use keiri_llm::testkit::{Reply, Script};
 use serde_json::{Value, json};
 
 use super::*;
@@ -160,29 +160,21 @@ fn enum_of(v: &Value) -> Vec<String> {
 
 #[tokio::test]
 async fn the_requests_carry_the_candidate_enum_and_key_whitelists() {
-    let (url, server) = FakeServer::start(vec![
-        Reply::json_content(&skeleton(json!([]))),
-        Reply::json_content(&wiring("invoices.csv", "${read.rows}", json!([]))),
-    ])
-    .await
-    .unwrap();
-    let (llm, _) = llm(&url);
-    let (catalog, templates) = (catalog(), templates());
-    let result = keiri_design::generate_plan(
-        INSTRUCTION,
-        "",
+    let (result, requests) = run_scripted(
+        vec![
+            Reply::json_content(&skeleton(json!([]))),
+            Reply::json_content(&wiring("invoices.csv", "${read.rows}", json!([]))),
+        ],
         &options(),
-        &ctx(&catalog, &templates, &llm),
     )
-    .await
-    .unwrap();
+    .await;
+    let result = result.unwrap();
     assert_eq!(
         result.status,
         keiri_design::Status::Valid,
         "{:?}",
         result.errors
     );
-    let requests = server.requests();
     assert_eq!(requests.len(), 2);
 
     let skeleton_schema = &requests[0].body["response_format"]["json_schema"]["schema"];
@@ -204,6 +196,7 @@ async fn the_requests_carry_the_candidate_enum_and_key_whitelists() {
         .find(|v| enum_of(&v["properties"]["block"]) == ["csv.read"])
         .unwrap();
     let in_keys = enum_of(&csv["properties"]["inputs"]["items"]["properties"]["key"]);
+    let catalog = catalog();
     let spec = catalog.get("csv.read").unwrap();
     assert_eq!(in_keys, spec.inputs.keys().cloned().collect::<Vec<_>>());
     let out_keys = enum_of(&csv["properties"]["outputs"]["items"]["properties"]["key"]);
@@ -218,53 +211,42 @@ async fn the_requests_carry_the_candidate_enum_and_key_whitelists() {
 async fn an_unknown_block_id_is_rejected_with_a_clear_error_under_free_form() {
     let mut bad = wiring("invoices.csv", "${read.rows}", json!([]));
     bad["nodes"][1]["block"] = json!("matching.magic_dedupe");
-    let (url, server) = FakeServer::start(
+    let (result, mut requests) = run_scripted(
         Script::new(vec![Reply::json_content(&skeleton(json!([])))])
             .then_repeat(Reply::content(bad.to_string())),
-    )
-    .await
-    .unwrap();
-    let (llm, _) = llm(&url);
-    let (catalog, templates) = (catalog(), templates());
-    let err = keiri_design::generate_plan(
-        INSTRUCTION,
-        "",
         &options(),
-        &ctx(&catalog, &templates, &llm),
     )
-    .await
-    .unwrap_err();
+    .await;
+    let err = result.unwrap_err();
     assert_eq!(err.code(), "LLM_OUTPUT_INVALID", "{err}");
     let message = err.to_string();
     assert!(message.contains("wiring"), "{message}");
     assert!(message.contains("free_form"), "{message}");
     // The last request was the free-form one: no response_format, no tools.
-    let last = server.requests().pop().unwrap();
+    let last = requests.pop().unwrap();
     assert!(last.body.get("response_format").is_none_or(Value::is_null));
     assert!(last.body.get("tools").is_none_or(Value::is_null));
 }
 
 #[tokio::test]
 async fn hint_mode_puts_template_summaries_and_blocks_into_the_request() {
-    let (url, server) = FakeServer::start(vec![
-        Reply::json_content(&skeleton(json!([]))),
-        Reply::json_content(&wiring("invoices.csv", "${read.rows}", json!([]))),
-    ])
-    .await
-    .unwrap();
-    let (llm, _) = llm(&url);
-    let (catalog, templates) = (catalog(), templates());
     let options = GenerateOptions {
         apply_mode: keiri_design::ApplyMode::Hint,
         templates: vec!["invoice_duplicate_detection".into()],
         pinned_blocks: Vec::new(),
         ..options()
     };
-    let result =
-        keiri_design::generate_plan(INSTRUCTION, "", &options, &ctx(&catalog, &templates, &llm))
-            .await
-            .unwrap();
+    let (result, requests) = run_scripted(
+        vec![
+            Reply::json_content(&skeleton(json!([]))),
+            Reply::json_content(&wiring("invoices.csv", "${read.rows}", json!([]))),
+        ],
+        &options,
+    )
+    .await;
+    let result = result.unwrap();
     assert_eq!(result.templates, ["invoice_duplicate_detection"]);
+    let templates = templates();
     let spec = templates.get("invoice_duplicate_detection").unwrap();
     for n in &spec.graph_snippet {
         let block = n.block.clone().unwrap();
@@ -273,7 +255,7 @@ async fn hint_mode_puts_template_summaries_and_blocks_into_the_request() {
             "{block} not a candidate"
         );
     }
-    let text = messages_text(&server.requests()[0]);
+    let text = messages_text(&requests[0]);
     assert!(text.contains("## Templates to follow"), "{text}");
     assert!(
         text.contains("- invoice_duplicate_detection: 請求書の重複検出"),

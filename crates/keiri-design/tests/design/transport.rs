@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use keiri_design::{ApplyMode, Context, Status};
-use keiri_llm::testkit::{FakeServer, Reply};
+use keiri_llm::testkit::Reply;
 use keiri_llm::{Env, Llm, RetryPolicy};
 use serde_json::json;
 
@@ -11,48 +11,31 @@ use super::*;
 
 #[tokio::test]
 async fn a_429_then_success_is_retried() {
-    let (url, server) = FakeServer::start(vec![
+    let scripted = Scripted::start(vec![
         Reply::rate_limited("2"),
         Reply::json_content(&skeleton(json!([]))),
         Reply::json_content(&wiring("invoices.csv", "${read.rows}", json!([]))),
     ])
-    .await
-    .unwrap();
-    let (llm, clock) = llm(&url);
-    let (catalog, templates) = (catalog(), templates());
-    let result = keiri_design::generate_plan(
-        INSTRUCTION,
-        "",
-        &options(),
-        &ctx(&catalog, &templates, &llm),
-    )
-    .await
-    .unwrap();
+    .await;
+    let result = scripted.generate(&options()).await.unwrap();
     assert_eq!(result.status, Status::Valid, "{:?}", result.errors);
-    assert_eq!(server.request_count(), 3);
-    assert_eq!(clock.sleeps(), vec![Duration::from_secs(2)]);
+    assert_eq!(scripted.server.request_count(), 3);
+    assert_eq!(scripted.clock.sleeps(), vec![Duration::from_secs(2)]);
 }
 
 #[tokio::test]
 async fn a_timeout_is_a_typed_error() {
     let slow = Reply::json_content(&skeleton(json!([]))).with_delay(Duration::from_secs(10));
-    let (url, _server) = FakeServer::start(vec![slow.clone(), slow]).await.unwrap();
-    let (llm, _) = llm(&url);
-    let llm = llm
+    let mut scripted = Scripted::start(vec![slow.clone(), slow]).await;
+    scripted.llm = scripted
+        .llm
+        .clone()
         .with_timeout(Duration::from_millis(200))
         .with_retry(RetryPolicy {
             max_retries: 1,
             ..RetryPolicy::default()
         });
-    let (catalog, templates) = (catalog(), templates());
-    let err = keiri_design::generate_plan(
-        INSTRUCTION,
-        "",
-        &options(),
-        &ctx(&catalog, &templates, &llm),
-    )
-    .await
-    .unwrap_err();
+    let err = scripted.generate(&options()).await.unwrap_err();
     assert_eq!(err.code(), "LLM_TIMEOUT", "{err}");
     assert!(
         matches!(
