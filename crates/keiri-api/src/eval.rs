@@ -40,13 +40,8 @@ pub struct PlanEvalRequest {
     pub only: Vec<String>,
     /// Message language, `ja` or `en`; the server's default when left out.
     #[serde(default)]
-    #[schemars(schema_with = "lang_schema")]
+    #[schemars(schema_with = "crate::json::lang_schema")]
     pub lang: Option<Lang>,
-}
-
-/// The schema of [`Lang`], which lives in keiri-plan (a crate that knows no schemas).
-fn lang_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({"type": ["string", "null"], "enum": ["ja", "en", null]})
 }
 
 /// One progress event of an eval.

@@ -13,9 +13,10 @@ use crate::{ApiError, Context, ErrorCode, Lang};
 
 pub use keiri_design::{ApplyMode, GeneratedPlan, Progress, Stage, Status};
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TemplatesListRequest {
+    /// Only templates whose id, titles, descriptions or tags contain this text.
     #[serde(default)]
     pub query: Option<String>,
 }
@@ -88,31 +89,40 @@ pub fn templates_list(
     Ok(TemplatesListResponse { templates, issues })
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PlanGenerateRequest {
+    /// What the plan should do, in plain Japanese or English.
     pub instruction: String,
-    /// Reference documents (paths inside the workspace).
+    /// Reference documents (paths inside the workspace) whose digest goes into the prompt.
     #[serde(default)]
     pub docs: Vec<String>,
-    /// Template ids; empty = chosen by retrieval.
+    /// Template ids to use (see templates_list); empty: chosen by retrieval.
     #[serde(default)]
     pub templates: Vec<String>,
+    /// compose (offline, from templates), hint (the default: an LLM with templates as
+    /// constraints) or llm-only.
     #[serde(default)]
+    #[schemars(schema_with = "crate::json::apply_mode_schema")]
     pub apply_mode: Option<ApplyMode>,
-    /// Allow a marked fallback plan when repair fails (else `KEIRI_AGENT_LLM_FALLBACK`).
+    /// Allow a marked fallback plan when repair fails (default: KEIRI_AGENT_LLM_FALLBACK).
     #[serde(default)]
     pub fallback: Option<bool>,
+    /// Repair rounds after the first wiring (default 2).
     #[serde(default)]
     pub max_repair: Option<u32>,
-    /// Answers to earlier requirements, by requirement id.
+    /// Answers to the requirements of an earlier call, by requirement id.
     #[serde(default)]
     pub answers: Map<String, Value>,
+    /// The plan id (default generated_plan).
     #[serde(default)]
     pub plan_id: Option<String>,
+    /// Block ids that must be candidates.
     #[serde(default)]
     pub pinned_blocks: Vec<String>,
+    /// Message language, `ja` or `en`; the server's default when left out.
     #[serde(default)]
+    #[schemars(schema_with = "crate::json::lang_schema")]
     pub lang: Option<Lang>,
 }
 
@@ -267,15 +277,17 @@ fn design_error(e: keiri_design::Error) -> ApiError {
     ApiError::new(code, e.to_string()).with_details(serde_json::json!({"code": lower}))
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RequirementsAnswerRequest {
-    /// The plan the questions were asked about.
+    /// The plan YAML the questions were asked about.
     pub yaml: String,
     /// Answers by requirement id.
     #[serde(default)]
     pub answers: Map<String, Value>,
+    /// Message language, `ja` or `en`; the server's default when left out.
     #[serde(default)]
+    #[schemars(schema_with = "crate::json::lang_schema")]
     pub lang: Option<Lang>,
 }
 

@@ -72,8 +72,13 @@ pub struct PlanRequest {
 }
 
 /// The schema of [`Lang`], which lives in keiri-plan (a crate that knows no schemas).
-fn lang_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+pub(crate) fn lang_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     schemars::json_schema!({"type": ["string", "null"], "enum": ["ja", "en", null]})
+}
+
+/// The schema of the planner's `ApplyMode` (keiri-design knows no schemas either).
+pub(crate) fn apply_mode_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": ["string", "null"], "enum": ["compose", "hint", "llm-only", null]})
 }
 
 pub type PlanValidateRequest = PlanRequest;
