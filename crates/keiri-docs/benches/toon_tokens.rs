@@ -11,7 +11,7 @@ use std::path::Path;
 
 use keiri_docs::{
     BatchLimits, Cache, ContentFormat, DigestRequest, ExtractRequest, FileSections, MetricsRequest,
-    OutputFormat, SectionRange, SectionsRequest,
+    Output, OutputFormat, SectionRange, SectionsRequest,
 };
 use keiri_fs::PathPolicy;
 use serde::Serialize;
@@ -53,36 +53,20 @@ fn main() {
 
     // (response, compact JSON, pretty JSON, TOON)
     let mut rows: Vec<(String, String, String, String)> = Vec::new();
-    let mut push = |name: &str, json: &dyn erased::Json, toon: String| {
-        rows.push((name.to_string(), json.compact(), json.pretty(), toon));
-    };
 
     for format in [ContentFormat::Text, ContentFormat::Json] {
-        let req = |output_format| SectionsRequest {
-            requests: Some(files.iter().map(|f| whole(f)).collect()),
-            format,
-            output_format,
-            ..SectionsRequest::default()
-        };
-        let json = keiri_docs::extract_sections(
-            &policy,
-            &req(OutputFormat::Json),
-            &BatchLimits::default(),
-            &cache,
-        )
-        .unwrap();
-        let toon = keiri_docs::extract_sections(
-            &policy,
-            &req(OutputFormat::Toon),
-            &BatchLimits::default(),
-            &cache,
-        )
-        .unwrap();
-        push(
+        rows.push(measure(
             &format!("extract_sections ({format:?} content)"),
-            json.json().unwrap(),
-            toon.toon().unwrap().toon_content.clone(),
-        );
+            |output_format| {
+                let req = SectionsRequest {
+                    requests: Some(files.iter().map(|f| whole(f)).collect()),
+                    format,
+                    output_format,
+                    ..SectionsRequest::default()
+                };
+                keiri_docs::extract_sections(&policy, &req, &BatchLimits::default(), &cache)
+            },
+        ));
     }
     let mut all: Vec<String> = Vec::new();
     for sub in ["accounting", "docs", "xlsx"] {
@@ -93,56 +77,33 @@ fn main() {
         names.sort();
         all.extend(names.into_iter().filter(|n| !n.ends_with(".txt")));
     }
-    let req = |output_format| MetricsRequest {
-        file_paths: all.clone(),
-        output_format,
-    };
-    let json = keiri_docs::file_metrics(
-        &policy,
-        &req(OutputFormat::Json),
-        &BatchLimits::default(),
-        &cache,
-    )
-    .unwrap();
-    let toon = keiri_docs::file_metrics(
-        &policy,
-        &req(OutputFormat::Toon),
-        &BatchLimits::default(),
-        &cache,
-    )
-    .unwrap();
-    push(
+    rows.push(measure(
         &format!("file_metrics ({} files)", all.len()),
-        json.json().unwrap(),
-        toon.toon().unwrap().toon_content.clone(),
-    );
-
-    let req = |output_format| ExtractRequest {
-        file_paths: files.clone(),
-        output_format,
-        ..ExtractRequest::default()
-    };
-    let json = keiri_docs::extract_files(&policy, &req(OutputFormat::Json), &cache).unwrap();
-    let toon = keiri_docs::extract_files(&policy, &req(OutputFormat::Toon), &cache).unwrap();
-    push(
-        "extract_files",
-        json.json().unwrap(),
-        toon.toon().unwrap().toon_content.clone(),
-    );
-
-    let req = |output_format| DigestRequest {
-        file_paths: files.clone(),
-        max_chars: 4000,
-        output_format,
-        ..DigestRequest::default()
-    };
-    let json = keiri_docs::digest(&policy, &req(OutputFormat::Json), &cache).unwrap();
-    let toon = keiri_docs::digest(&policy, &req(OutputFormat::Toon), &cache).unwrap();
-    push(
-        "digest",
-        json.json().unwrap(),
-        toon.toon().unwrap().toon_content.clone(),
-    );
+        |output_format| {
+            let req = MetricsRequest {
+                file_paths: all.clone(),
+                output_format,
+            };
+            keiri_docs::file_metrics(&policy, &req, &BatchLimits::default(), &cache)
+        },
+    ));
+    rows.push(measure("extract_files", |output_format| {
+        let req = ExtractRequest {
+            file_paths: files.clone(),
+            output_format,
+            ..ExtractRequest::default()
+        };
+        keiri_docs::extract_files(&policy, &req, &cache)
+    }));
+    rows.push(measure("digest", |output_format| {
+        let req = DigestRequest {
+            file_paths: files.clone(),
+            max_chars: 4000,
+            output_format,
+            ..DigestRequest::default()
+        };
+        keiri_docs::digest(&policy, &req, &cache)
+    }));
 
     if std::env::var_os("KEIRI_TOON_DELIMITERS").is_some() {
         for (name, compact, _, _) in &rows {
@@ -183,19 +144,18 @@ fn main() {
     }
 }
 
-/// Serialising a response without naming its type.
-mod erased {
-    pub trait Json {
-        fn compact(&self) -> String;
-        fn pretty(&self) -> String;
-    }
-
-    impl<T: super::Serialize> Json for T {
-        fn compact(&self) -> String {
-            serde_json::to_string(self).unwrap()
-        }
-        fn pretty(&self) -> String {
-            serde_json::to_string_pretty(self).unwrap()
-        }
-    }
+/// One row of the table: the same call answered as JSON (compact and pretty) and as TOON.
+fn measure<T: Serialize, E: std::fmt::Debug>(
+    name: &str,
+    call: impl Fn(OutputFormat) -> Result<Output<T>, E>,
+) -> (String, String, String, String) {
+    let json = call(OutputFormat::Json).unwrap();
+    let json = json.json().unwrap();
+    let toon = call(OutputFormat::Toon).unwrap();
+    (
+        name.to_string(),
+        serde_json::to_string(json).unwrap(),
+        serde_json::to_string_pretty(json).unwrap(),
+        toon.toon().unwrap().toon_content.clone(),
+    )
 }
