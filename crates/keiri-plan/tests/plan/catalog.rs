@@ -47,18 +47,9 @@ fn a_broken_spec_is_reported_with_file_and_line_and_others_load() {
             ("misc/bad_version.yaml", "id: bad3\nversion: one\n"),
         ],
     );
-    let (c, mut issues) = Catalog::load(&[dir.path().to_path_buf()]);
+    let (c, issues) = Catalog::load(&[dir.path().to_path_buf()]);
     assert_eq!(c.len(), 1);
-    issues.sort_by(|a, b| a.file.cmp(&b.file));
-    let summary: Vec<(String, Option<usize>)> = issues
-        .iter()
-        .map(|i| {
-            (
-                i.file.file_name().unwrap().to_string_lossy().into_owned(),
-                i.line,
-            )
-        })
-        .collect();
+    let summary = super::issue_summary(&issues);
     assert_eq!(
         summary,
         [

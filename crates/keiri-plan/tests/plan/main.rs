@@ -15,6 +15,21 @@ use std::path::{Path, PathBuf};
 
 use keiri_plan::Catalog;
 
+/// Load problems as (file name, line), sorted by file: what a loader test compares.
+pub fn issue_summary(issues: &[keiri_plan::CatalogIssue]) -> Vec<(String, Option<usize>)> {
+    let mut got: Vec<(String, Option<usize>)> = issues
+        .iter()
+        .map(|i| {
+            (
+                i.file.file_name().unwrap().to_string_lossy().into_owned(),
+                i.line,
+            )
+        })
+        .collect();
+    got.sort();
+    got
+}
+
 /// A small catalog written for these tests, so rule tests do not depend on the shipped one.
 pub const TEST_SPECS: &[(&str, &str)] = &[
     (

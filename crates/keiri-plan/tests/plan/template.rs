@@ -288,20 +288,11 @@ fn loader_precedence_and_broken_files() {
             ("a/notes.txt", "not a template"),
         ],
     );
-    let (set, mut issues) = Templates::load(&[bundled.path().to_path_buf()]);
+    let (set, issues) = Templates::load(&[bundled.path().to_path_buf()]);
     assert_eq!(set.len(), 1);
     assert_eq!(set.get("t").unwrap().version, "2.0.0");
     assert_eq!(set.get("t").unwrap().category, "a");
-    issues.sort_by(|a, b| a.file.cmp(&b.file));
-    let got: Vec<(String, Option<usize>)> = issues
-        .iter()
-        .map(|i| {
-            (
-                i.file.file_name().unwrap().to_string_lossy().into_owned(),
-                i.line,
-            )
-        })
-        .collect();
+    let got = super::issue_summary(&issues);
     assert_eq!(
         got,
         [
