@@ -1,0 +1,20 @@
+//! The plan runtime: executes a validated plan, node by node, with the builtin block
+//! implementations that every `entrypoint: builtin:<id>` in `block_specs/` names.
+//!
+//! * [`value`]: what flows between nodes — a [`value::Value`] is either JSON or a table
+//!   (a Polars `DataFrame`), converted on demand so a 1,000,000-row table never becomes
+//!   JSON between two table blocks.
+//! * [`block`]: the block interface ([`block::BlockFn`]), its inputs/outputs, the
+//!   [`block::Registry`] of builtins and the typed [`block::BlockError`].
+//! * [`blocks`]: the builtin implementations, one module per catalog category.
+//!
+//! This crate must not know about transport (JSON DTOs, HTTP, Tauri) and must never
+//! modify a run's inputs: everything a run writes goes under its run directory.
+//!
+//! Why Polars: it is the table engine the field uses for this job (columnar, lazy,
+//! multi-threaded) and what beats keiri_agent v0's pandas; only the features the blocks
+//! use are enabled to keep the build small.
+
+pub mod block;
+pub mod blocks;
+pub mod value;

@@ -1,0 +1,1 @@
+//! Integration tests of keiri-run: the engine and every builtin block.
