@@ -1,9 +1,17 @@
 //! File-system primitives every Keiri crate shares: atomic writes and the path policy.
 //!
-//! * [`write_atomic`] writes a temp file in the target's directory, fsyncs it and renames it
-//!   over the target, so an interrupted save leaves the old file intact.
+//! * [`write_atomic`] writes a temp file `.<name>.keiri-tmp-<random>` in the target's
+//!   directory, fsyncs it and renames it over the target, so an interrupted save leaves the old
+//!   file intact; an existing file keeps its permissions (0644 stays 0644).
 //! * [`write_new`] does the same but never replaces an existing file; [`write_unique`] picks
 //!   the first free `name`, `name_2`, `name_3`, … and reserves it atomically.
+//! * [`lock`] takes a target's write lock (per path in this process, a `.<name>.keiri-lock`
+//!   file across processes) so a read-modify-write can end in
+//!   [`Lock::write_if_unchanged`]: compare-and-swap, refused with `CHANGE_CONFLICT` when the
+//!   file changed since it was read.
+//! * [`sweep`] removes the temp and lock files a killed writer left in a directory; callers
+//!   run it before they write there. See the `write` module for the naming, the lock protocol
+//!   and the window a writer that takes no lock still has.
 //! * [`PathPolicy`] resolves a path that came from outside (UI, HTTP, MCP, an LLM tool call)
 //!   and refuses it unless it lies inside one of the allowed roots after canonicalisation,
 //!   so `..` and symlinks cannot escape.
@@ -12,9 +20,12 @@
 //! temp file because it creates it with `O_EXCL` and a random name and cleans it up on drop;
 //! `globset` gives gitignore-style deny globs without a hand-written matcher.
 
-use std::fs::File;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Component, Path, PathBuf};
+
+mod write;
+
+pub use write::{LOCK_SUFFIX, Lock, TEMP_MARK, lock, sweep, write_atomic, write_new, write_unique};
 
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error)]
@@ -39,6 +50,9 @@ pub enum Error {
     /// The target exists and the call must not replace it.
     #[error("file already exists: {path}")]
     AlreadyExists { path: PathBuf },
+    /// A compare-and-swap write found the file changed since it was read; nothing was written.
+    #[error("{path} changed on disk since it was read; nothing was written")]
+    Changed { path: PathBuf },
     /// Any other I/O failure, with what we were doing.
     #[error("{action} {path}")]
     Io {
@@ -56,13 +70,17 @@ impl Error {
             Error::OutsideRoots { .. } | Error::Denied { .. } => "PATH_DENIED",
             Error::InvalidPath { .. } | Error::InvalidPattern { .. } => "INVALID_ARGUMENT",
             Error::AlreadyExists { .. } => "ALREADY_EXISTS",
+            Error::Changed { .. } => "CHANGE_CONFLICT",
             Error::Io { source, .. } if source.kind() == io::ErrorKind::NotFound => "NOT_FOUND",
             Error::Io { .. } => "IO_ERROR",
         }
     }
 }
 
-fn io_err<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> Error + 'a {
+pub(crate) fn io_err<'a>(
+    action: &'static str,
+    path: &'a Path,
+) -> impl FnOnce(io::Error) -> Error + 'a {
     move |source| Error::Io {
         action,
         path: path.to_path_buf(),
@@ -70,101 +88,11 @@ fn io_err<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(io::Error) ->
     }
 }
 
-fn parent_dir(path: &Path) -> &Path {
+pub(crate) fn parent_dir(path: &Path) -> &Path {
     match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     }
-}
-
-/// Writes a fully flushed temp file beside `path` and returns it, not yet renamed.
-fn write_temp(path: &Path, bytes: &[u8]) -> Result<tempfile::NamedTempFile, Error> {
-    let dir = parent_dir(path);
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".keiri-")
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(io_err("creating a temp file in", dir))?;
-    tmp.write_all(bytes)
-        .map_err(io_err("writing", tmp.path()))?;
-    tmp.as_file()
-        .sync_all()
-        .map_err(io_err("syncing", tmp.path()))?;
-    Ok(tmp)
-}
-
-fn sync_dir(dir: &Path) {
-    // Syncing the directory makes the rename durable. Not every platform lets a directory be
-    // opened for this; the data itself is already synced, so a failure here is not an error.
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
-    }
-}
-
-/// Atomically replaces (or creates) `path` with `bytes`: temp file, fsync, rename.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
-    let tmp = write_temp(path, bytes)?;
-    tmp.persist(path).map_err(|e| Error::Io {
-        action: "renaming a temp file onto",
-        path: path.to_path_buf(),
-        source: e.error,
-    })?;
-    sync_dir(parent_dir(path));
-    Ok(())
-}
-
-/// Atomically creates `path` with `bytes`; fails with [`Error::AlreadyExists`] if it exists.
-/// The check and the rename are one operation (a hard link), so two writers cannot both win.
-pub fn write_new(path: &Path, bytes: &[u8]) -> Result<(), Error> {
-    let tmp = write_temp(path, bytes)?;
-    match tmp.persist_noclobber(path) {
-        Ok(_) => {
-            sync_dir(parent_dir(path));
-            Ok(())
-        }
-        Err(e) if e.error.kind() == io::ErrorKind::AlreadyExists => Err(Error::AlreadyExists {
-            path: path.to_path_buf(),
-        }),
-        Err(e) => Err(Error::Io {
-            action: "creating",
-            path: path.to_path_buf(),
-            source: e.error,
-        }),
-    }
-}
-
-/// Writes `bytes` to the first free name among `stem.ext`, `stem{sep}2.ext`, `stem{sep}3.ext`, …
-/// in `dir` (`first_suffix` sets the number tried after the bare name) and returns the path.
-/// Never overwrites anything, even with a concurrent writer.
-pub fn write_unique(
-    dir: &Path,
-    stem: &str,
-    ext: &str,
-    first_suffix: u32,
-    bytes: &[u8],
-) -> Result<PathBuf, Error> {
-    const MAX_TRIES: u32 = 10_000;
-    for n in 0..MAX_TRIES {
-        let name = if n == 0 {
-            format!("{stem}{ext}")
-        } else {
-            format!("{stem}_{}{ext}", first_suffix + n - 1)
-        };
-        let path = dir.join(name);
-        match write_new(&path, bytes) {
-            Ok(()) => return Ok(path),
-            Err(Error::AlreadyExists { .. }) => continue,
-            Err(e) => return Err(e),
-        }
-    }
-    Err(Error::Io {
-        action: "finding a free file name in",
-        path: dir.to_path_buf(),
-        source: io::Error::new(
-            io::ErrorKind::AlreadyExists,
-            "too many files with this name",
-        ),
-    })
 }
 
 /// Where outside paths may point: a set of roots and optional deny globs.
@@ -350,40 +278,6 @@ impl PathPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn write_atomic_replaces_and_leaves_no_temp() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("a.txt");
-        write_atomic(&p, b"one").unwrap();
-        write_atomic(&p, b"two").unwrap();
-        assert_eq!(std::fs::read(&p).unwrap(), b"two");
-        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
-        assert_eq!(names.len(), 1);
-    }
-
-    #[test]
-    fn write_new_never_overwrites() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("a.txt");
-        write_new(&p, b"one").unwrap();
-        let err = write_new(&p, b"two").unwrap_err();
-        assert_eq!(err.code(), "ALREADY_EXISTS");
-        assert_eq!(std::fs::read(&p).unwrap(), b"one");
-    }
-
-    #[test]
-    fn write_unique_suffixes() {
-        let dir = tempfile::tempdir().unwrap();
-        let a = write_unique(dir.path(), "plan", ".yaml", 2, b"1").unwrap();
-        let b = write_unique(dir.path(), "plan", ".yaml", 2, b"2").unwrap();
-        let c = write_unique(dir.path(), "plan", ".yaml", 2, b"3").unwrap();
-        let names: Vec<_> = [a, b, c]
-            .iter()
-            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
-            .collect();
-        assert_eq!(names, ["plan.yaml", "plan_2.yaml", "plan_3.yaml"]);
-    }
 
     #[test]
     fn relative_paths_are_slash_separated_from_their_root() {
