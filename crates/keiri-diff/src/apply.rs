@@ -7,6 +7,14 @@
 //! unchanged → `APPLY_FAILED` with the exit code and a summary of the diagnostics. The write is
 //! a separate step ([`commit`]), atomic through `keiri-fs`, and only happens after a decision
 //! for "applied"; a dry run stops before it, which is what an approval gate needs.
+//!
+//! A write is a compare-and-swap. Before reading, the pipeline takes the file's write lock
+//! ([`keiri_fs::lock`]: per path inside this process, a lock file across keiri processes) and
+//! holds it until the rename, so concurrent calls queue up and each one applies to the content
+//! the previous one left. The write itself re-reads the file just before the rename and refuses
+//! with `CHANGE_CONFLICT` when it no longer holds what the patch was applied to — which only a
+//! writer that ignores the lock (an editor) can cause. Before it writes, the pipeline sweeps
+//! the file's directory of temp files that killed writers left ([`keiri_fs::sweep`]).
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -235,6 +243,18 @@ pub fn apply_patch(
     let path = policy
         .resolve_existing(&input.file_path)
         .map_err(Error::Path)?;
+    // A write holds the file's lock from the read to the rename, so that a concurrent call
+    // applies its patch to what this one wrote instead of overwriting it.
+    let guard = match options.mode {
+        Mode::Write => {
+            if let Some(dir) = path.parent() {
+                // Leftovers of a killed writer; failing to remove them must not stop this write.
+                let _ = keiri_fs::sweep(dir);
+            }
+            Some(keiri_fs::lock(&path).map_err(Error::Path)?)
+        }
+        Mode::DryRun => None,
+    };
     let metadata = std::fs::metadata(&path).map_err(Error::io("reading metadata of", &path))?;
     if !metadata.is_file() {
         return Err(Error::NotAFile { path });
@@ -360,43 +380,27 @@ pub fn apply_patch(
     };
 
     // 7. Write.
-    if changed && options.mode == Mode::Write {
-        commit(&applied)?;
+    if let Some(guard) = guard.as_ref().filter(|_| changed) {
+        commit_locked(guard, &applied)?;
         applied.result.written = true;
     }
     Ok(applied)
 }
 
-/// Writes `applied.after` atomically, provided the file still holds `applied.before`; keeps
-/// the file's permissions. This is the write step of [`apply_patch`], public so that an
-/// approval gate can run the pipeline as a dry run and write after the user agrees.
+/// Writes `applied.after` atomically, provided the file still holds `applied.before`
+/// (otherwise `CHANGE_CONFLICT` and nothing is written); keeps the file's permissions. This is
+/// the write step of [`apply_patch`], public so that an approval gate can run the pipeline as a
+/// dry run and write after the user agrees.
 pub fn commit(applied: &Applied) -> Result<(), Error> {
-    let path = &applied.path;
-    let changed_on_disk = || {
-        Error::internal(format!(
-            "{} changed on disk since the patch was applied to it; nothing was written",
-            path.display()
-        ))
-    };
-    let current = match read_limited(path, applied.before.len() as u64) {
-        Ok(bytes) => bytes,
-        Err(ReadError::TooLarge) => return Err(changed_on_disk()),
-        Err(ReadError::Io(source)) => {
-            return Err(Error::Io {
-                action: "reading",
-                path: path.clone(),
-                source,
-            });
-        }
-    };
-    if current != applied.before {
-        return Err(changed_on_disk());
-    }
-    let permissions = std::fs::metadata(path)
-        .map_err(Error::io("reading metadata of", path))?
-        .permissions();
-    keiri_fs::write_atomic(path, &applied.after)
-        .map_err(|e| Error::internal(format!("writing {}: {e}", path.display())))?;
-    // The atomic write creates a new file (owner-only on Unix); give it the old permissions.
-    std::fs::set_permissions(path, permissions).map_err(Error::io("restoring permissions of", path))
+    let guard = keiri_fs::lock(&applied.path).map_err(Error::Path)?;
+    commit_locked(&guard, applied)
+}
+
+fn commit_locked(guard: &keiri_fs::Lock, applied: &Applied) -> Result<(), Error> {
+    guard
+        .write_if_unchanged(&applied.before, &applied.after)
+        .map_err(|e| match e {
+            keiri_fs::Error::Changed { path } => Error::Conflict { path },
+            other => Error::internal(format!("writing {}: {other}", applied.path.display())),
+        })
 }

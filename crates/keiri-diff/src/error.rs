@@ -39,8 +39,11 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
-    /// Anything else unexpected: the backend could not run, was killed, or the file changed
-    /// on disk while the patch was being applied.
+    /// The file changed on disk between the read and the write (a writer outside keiri got
+    /// there first); nothing was written. Reading it again and re-applying is safe.
+    #[error("{} changed on disk since the patch was applied to it; nothing was written", .path.display())]
+    Conflict { path: PathBuf },
+    /// Anything else unexpected: the backend could not run or was killed.
     #[error("{message}")]
     Internal { message: String },
 }
@@ -66,7 +69,7 @@ fn apply_failed_message(
 
 impl Error {
     /// The stable machine-readable code: `INVALID_ARGUMENT`, `PATH_DENIED`, `NOT_FOUND`,
-    /// `FILE_TOO_LARGE`, `APPLY_FAILED` or `INTERNAL`.
+    /// `FILE_TOO_LARGE`, `APPLY_FAILED`, `CHANGE_CONFLICT` or `INTERNAL`.
     pub fn code(&self) -> &'static str {
         match self {
             Error::InvalidArgument { .. } => "INVALID_ARGUMENT",
@@ -79,6 +82,7 @@ impl Error {
             Error::NotAFile { .. } => "NOT_FOUND",
             Error::FileTooLarge { .. } => "FILE_TOO_LARGE",
             Error::ApplyFailed { .. } => "APPLY_FAILED",
+            Error::Conflict { .. } => "CHANGE_CONFLICT",
             Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
                 "NOT_FOUND"
             }

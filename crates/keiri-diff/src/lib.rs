@@ -6,7 +6,17 @@
 //! (inside the workspace after canonicalisation, no symlink escape) and check that it is a file
 //! of at most 10 MiB, before any process starts → SHA-256 of the content → apply → SHA-256
 //! again → decide → write atomically. Errors carry stable codes ([`Error::code`]):
-//! `INVALID_ARGUMENT`, `PATH_DENIED`, `NOT_FOUND`, `FILE_TOO_LARGE`, `APPLY_FAILED`, `INTERNAL`.
+//! `INVALID_ARGUMENT`, `PATH_DENIED`, `NOT_FOUND`, `FILE_TOO_LARGE`, `APPLY_FAILED`,
+//! `CHANGE_CONFLICT`, `INTERNAL`.
+//!
+//! The write is a compare-and-swap and never loses an update: the file's write lock
+//! ([`keiri_fs::lock`]) is held from the read to the rename, so concurrent calls (threads of one
+//! `keiri serve`, or several keiri processes) queue up and each applies to the current content;
+//! just before the rename the file is compared with what was read, and a change by a writer
+//! that takes no lock (an editor) is refused with `CHANGE_CONFLICT` instead of being
+//! overwritten. The one remaining window is that writer replacing the file between the
+//! comparison and the rename (see `keiri-fs`). Temp files are `.<name>.keiri-tmp-<random>`
+//! beside the file; a write first sweeps the directory of those a killed writer left.
 //!
 //! Two [`Backend`]s apply the patch, behind one decision logic:
 //!

@@ -436,7 +436,7 @@ fn dry_run_then_commit() {
     .unwrap();
     put(&ws.path().join(FILE), b"edited elsewhere\n");
     let err = keiri_diff::commit(&again).unwrap_err();
-    assert_eq!(err.code(), "INTERNAL");
+    assert_eq!(err.code(), "CHANGE_CONFLICT");
     assert!(err.to_string().contains("changed on disk"), "{err}");
     assert_eq!(
         std::fs::read_to_string(ws.path().join(FILE)).unwrap(),
@@ -499,4 +499,81 @@ fn the_system_spawner_feeds_stdin_keeps_stderr_and_enforces_the_timeout() {
     let out = SystemSpawner.run(&invocation("sleep 30", 200)).unwrap();
     assert_eq!((out.exit_code, out.timed_out), (None, true));
     assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+/// A backend that lets an editor (a writer that takes no keiri lock) save the file while the
+/// patch is being applied, then applies it with the native applier.
+struct EditorMeanwhile {
+    file: std::path::PathBuf,
+}
+
+impl keiri_diff::Backend for EditorMeanwhile {
+    fn kind(&self) -> keiri_diff::BackendKind {
+        keiri_diff::BackendKind::Native
+    }
+
+    fn apply(
+        &self,
+        file: &keiri_diff::TargetFile<'_>,
+        patch: &keiri_diff::patch::PreparedPatch,
+    ) -> Result<keiri_diff::Run, keiri_diff::Error> {
+        use std::io::Write;
+        let mut f = std::fs::File::create(&self.file).unwrap();
+        f.write_all(b"one\ntwo\nthree\nsaved by an editor\n")
+            .unwrap();
+        keiri_diff::NativeBackend::default().apply(file, patch)
+    }
+}
+
+#[test]
+fn a_change_by_a_writer_that_takes_no_lock_is_a_conflict_not_a_lost_update() {
+    let ws = workspace(FILE, BEFORE.as_bytes());
+    let editor = EditorMeanwhile {
+        file: ws.path().join(FILE),
+    };
+    let err = super::run(ws.path(), FILE, PATCH, &editor, Mode::Write).unwrap_err();
+    assert_eq!(err.code(), "CHANGE_CONFLICT", "{err}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join(FILE)).unwrap(),
+        "one\ntwo\nthree\nsaved by an editor\n",
+        "the editor's save is kept"
+    );
+    let left: Vec<_> = std::fs::read_dir(ws.path().join("dir"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, ["a.txt"], "no temp or lock file stays");
+}
+
+#[test]
+fn concurrent_calls_in_one_process_each_apply_to_the_current_content() {
+    const LINES: usize = 40;
+    let text: String = (0..LINES).map(|i| format!("key {i}\nold {i}\n")).collect();
+    let ws = workspace("many.txt", text.as_bytes());
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            let root = ws.path();
+            s.spawn(move || {
+                for i in (t..LINES).step_by(4) {
+                    let line = 2 * i + 1;
+                    let patch = format!(
+                        "@@ -{line},3 +{line},3 @@\n key {i}\n-old {i}\n+new {i}\n key {}\n",
+                        i + 1
+                    );
+                    let patch = if i + 1 == LINES {
+                        format!("@@ -{line},2 +{line},2 @@\n key {i}\n-old {i}\n+new {i}\n")
+                    } else {
+                        patch
+                    };
+                    let native = keiri_diff::NativeBackend::default();
+                    let applied = super::run(root, "many.txt", &patch, &native, Mode::Write)
+                        .unwrap_or_else(|e| panic!("{i}: {e}"));
+                    assert!(applied.result.written);
+                }
+            });
+        }
+    });
+    let after = std::fs::read_to_string(ws.path().join("many.txt")).unwrap();
+    let expected: String = (0..LINES).map(|i| format!("key {i}\nnew {i}\n")).collect();
+    assert_eq!(after, expected, "every call's change is in the file");
 }
