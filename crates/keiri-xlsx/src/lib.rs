@@ -34,7 +34,14 @@
 //! # Semantics
 //!
 //! Ops apply in order; the file is saved only if all succeed, with a temp file in the target
-//! directory, fsync and rename ([`keiri_fs`]). A bad path, cell, range or formula is an
+//! directory (`.<name>.keiri-tmp-<random>`), fsync and rename ([`keiri_fs`]); a real run first
+//! sweeps that directory of temp files a killed writer left. An overwrite is a compare-and-swap:
+//! the target's write lock ([`keiri_fs::lock`]: per path in this process, a lock file across
+//! keiri processes) is held from reading the workbook to the rename, so concurrent patches of
+//! one workbook queue up and each applies to the current content; patching in place re-reads
+//! the workbook just before the rename and refuses with `CHANGE_CONFLICT` (nothing written) when
+//! a writer that takes no lock (Excel) saved it meanwhile. An overwritten file keeps its
+//! permissions. A bad path, cell, range or formula is an
 //! [`Error`] (nothing touched); a missing sheet or an op that cannot apply is reported in
 //! [`PatchResponse::error`] with its `op_index`. `dry_run` reads only. See [`patch`] for the
 //! output path and conflict rules and [`PatchOp`] for each op.
@@ -68,6 +75,7 @@ mod contract;
 mod engine;
 mod error;
 mod formula;
+mod guard;
 mod package;
 mod patch;
 mod sheet;
@@ -80,4 +88,11 @@ pub use contract::{
 };
 pub use error::Error;
 pub use formula::{Shifted, SyntaxError, shift as shift_formula};
-pub use patch::{PatchEnv, patch};
+pub use patch::PatchEnv;
+
+/// Applies a patch request; see the crate documentation for the semantics and
+/// [`PatchEnv`] for the roots and defaults. A panic while processing the workbook is
+/// `WORKBOOK_UNREADABLE`, never the end of the process.
+pub fn patch(req: &PatchRequest, env: &PatchEnv) -> Result<PatchResponse, Error> {
+    guard::guarded(&req.xlsx_path, || patch::patch(req, env))
+}

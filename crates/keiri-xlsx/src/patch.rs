@@ -355,6 +355,17 @@ pub fn patch(req: &PatchRequest, env: &PatchEnv) -> Result<PatchResponse, Error>
         }
     }
 
+    // A real run first removes the temp files a killed writer left in the output directory.
+    // An overwrite holds the target's write lock from this read to the rename, so concurrent
+    // patches of one workbook queue up and each applies to what the previous one saved (the
+    // directory must exist for the lock file; a new one is locked once it is created).
+    let mut guard = None;
+    if !req.dry_run {
+        let _ = keiri_fs::sweep(&dir);
+        if conflict == OnConflict::Overwrite && dir.is_dir() {
+            guard = Some(keiri_fs::lock(&target)?);
+        }
+    }
     let bytes: std::sync::Arc<[u8]> = std::fs::read(&input)
         .map_err(io_error("reading", &input))?
         .into();
@@ -451,13 +462,25 @@ pub fn patch(req: &PatchRequest, env: &PatchEnv) -> Result<PatchResponse, Error>
     let new_bytes: std::sync::Arc<[u8]> = if book.changed {
         book.pkg.write(&changes)?.into()
     } else {
-        bytes
+        // The original stays for the compare-and-swap below (an Arc: no copy).
+        bytes.clone()
     };
     drop(changes);
     std::fs::create_dir_all(&dir).map_err(io_error("creating", &dir))?;
     let saved = match conflict {
         OnConflict::Overwrite => {
-            keiri_fs::write_atomic(&target, &new_bytes).map(|()| target.clone())
+            let guard = match guard {
+                Some(guard) => guard,
+                None => keiri_fs::lock(&target)?,
+            };
+            // Patching in place is a compare-and-swap: the workbook must still be the one the
+            // ops were applied to, or the save is refused with CHANGE_CONFLICT.
+            let written = if target == input {
+                guard.write_if_unchanged(&bytes, &new_bytes)
+            } else {
+                guard.write(&new_bytes)
+            };
+            written.map(|()| target.clone())
         }
         OnConflict::Rename => keiri_fs::write_unique(&dir, &stem, &ext, 1, &new_bytes),
         OnConflict::Skip => match keiri_fs::write_new(&target, &new_bytes) {
@@ -1141,6 +1164,13 @@ fn preflight(
         .collect();
     let iterate = book.wb.calc_pr.is_some_and(|(_, _, iterate)| iterate);
     let date1904 = book.wb.date1904;
+    // One time budget for both evaluations; running out of it is a coded error, not a wait.
+    let deadline = std::time::Instant::now() + timeout;
+    let out_of_time = |engine::OutOfTime(_)| Error::Budget(format!(
+        "the formula check did not finish within {} s; patch without preflight_formula_check, \
+         or check a smaller workbook",
+        timeout.as_secs()
+    ));
     let after = engine::check(
         &engine::Workbook {
             sheets: patched,
@@ -1148,13 +1178,15 @@ fn preflight(
             date1904,
         },
         timeout,
-    );
+    )
+    .map_err(out_of_time)?;
     let before_book = engine::Workbook {
         sheets: original.into_iter().map(|(_, s)| s).collect(),
         names,
         date1904,
     };
-    let before = engine::check(&before_book, timeout);
+    let remaining = deadline.saturating_duration_since(std::time::Instant::now());
+    let before = engine::check(&before_book, remaining).map_err(out_of_time)?;
     let existed: std::collections::HashSet<(String, CellRef, crate::contract::IssueCode)> = before
         .findings
         .iter()

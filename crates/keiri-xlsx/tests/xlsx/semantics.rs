@@ -695,3 +695,61 @@ fn unchanged_workbook_is_saved_as_an_exact_copy() {
         std::fs::read(ws.path(&name)).unwrap()
     );
 }
+
+#[test]
+fn concurrent_in_place_patches_each_apply_to_the_saved_workbook() {
+    const CALLS: usize = 24;
+    let ws = Workspace::new();
+    let name = ws.add_file("book.xlsx", &ledger());
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            let ws = &ws;
+            let name = &name;
+            s.spawn(move || {
+                for i in (t..CALLS).step_by(4) {
+                    ws.ok(json!({
+                        "xlsx_path": name,
+                        "out_name": name,
+                        "on_conflict": "overwrite",
+                        "ops": [{"op": "set_value", "sheet": "明細", "cell": format!("D{}", i + 1), "value": format!("call {i}")}],
+                    }));
+                }
+            });
+        }
+    });
+    let after = cells(&ws.path(&name));
+    for i in 0..CALLS {
+        let key = ("明細".to_string(), format!("D{}", i + 1));
+        assert_eq!(
+            after.get(&key).map(String::as_str),
+            Some(format!("call {i}").as_str())
+        );
+    }
+    let mut left: Vec<_> = std::fs::read_dir(ws.dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["book.xlsx"], "no temp or lock file stays");
+}
+
+#[cfg(unix)]
+#[test]
+fn overwriting_a_workbook_keeps_its_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let ws = Workspace::new();
+    let name = ws.add_file("book.xlsx", &ledger());
+    std::fs::set_permissions(ws.path(&name), std::fs::Permissions::from_mode(0o644)).unwrap();
+    ws.ok(json!({
+        "xlsx_path": name,
+        "out_name": name,
+        "on_conflict": "overwrite",
+        "ops": [{"op": "set_value", "sheet": "明細", "cell": "D1", "value": "x"}],
+    }));
+    let mode = std::fs::metadata(ws.path(&name))
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(mode, 0o644);
+}
