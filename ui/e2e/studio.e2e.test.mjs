@@ -39,9 +39,9 @@ const BLOCKS = ['csv.read', 'matching.duplicate_invoices', 'excel.patch_workbook
 const SKELETON = {
   reasoning: '請求書CSVを読み、重複を検出し、報告書ブックに書き込む',
   nodes: [
-    { id: 'read', block: 'csv.read', purpose: '請求書一覧を読む' },
-    { id: 'detect', block: 'matching.duplicate_invoices', purpose: '重複を検出する' },
-    { id: 'report', block: 'excel.patch_workbook', purpose: '報告書に件数を書く' },
+    { id: 'read', block: 'csv.read', purpose: '請求書一覧を読む', repeat: null, calls_plan: null },
+    { id: 'detect', block: 'matching.duplicate_invoices', purpose: '重複を検出する', repeat: null, calls_plan: null },
+    { id: 'report', block: 'excel.patch_workbook', purpose: '報告書に件数を書く', repeat: null, calls_plan: null },
   ],
   questions: [],
 };
@@ -52,6 +52,9 @@ const input = (key, value) => ({ key, value_json: JSON.stringify(value) });
 function wiring(rowsRef) {
   return {
     reasoning: '型に合わせて接続',
+    policy: null,
+    node_policies: [],
+    ui_layout: [],
     vars: [
       { name: 'invoice_csv', value_json: 'null' },
       { name: 'encoding', value_json: 'null' },

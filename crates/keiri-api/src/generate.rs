@@ -105,7 +105,8 @@ pub struct PlanGenerateRequest {
     #[serde(default)]
     #[schemars(schema_with = "crate::json::apply_mode_schema")]
     pub apply_mode: Option<ApplyMode>,
-    /// Allow a marked fallback plan when repair fails (default: KEIRI_AGENT_LLM_FALLBACK).
+    /// Allow a marked fallback plan when repair fails or the LLM cannot be used (default:
+    /// KEIRI_AGENT_LLM_FALLBACK).
     #[serde(default)]
     pub fallback: Option<bool>,
     /// Repair rounds after the first wiring (default 2).
@@ -124,6 +125,21 @@ pub struct PlanGenerateRequest {
     #[serde(default)]
     #[schemars(schema_with = "crate::json::lang_schema")]
     pub lang: Option<Lang>,
+    /// Candidates per category, 5 to 8 (default: retrieval's).
+    #[serde(default)]
+    pub topk_per_category: Option<usize>,
+    /// Characters of the document digest in the prompt (default 4,000).
+    #[serde(default)]
+    pub max_docs_chars: Option<usize>,
+    /// Whether the model may put `when` conditions on nodes (default true).
+    #[serde(default)]
+    pub suggest_when: Option<bool>,
+    /// Whether the model may make loop nodes, foreach / while (default true).
+    #[serde(default)]
+    pub suggest_foreach: Option<bool>,
+    /// The loop variable's name the model is asked to use (default `item`).
+    #[serde(default)]
+    pub foreach_var_name: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -170,15 +186,24 @@ pub fn plan_generate_cancellable(
     }
     // The process environment over `<workspace>/.env` over the saved settings and keychain.
     let env = crate::settings::llm_env(ctx)?;
-    let digest = keiri_design::digest_documents(
-        &ctx.path_policy(),
-        &req.docs,
-        keiri_design::DEFAULT_MAX_DOCS_CHARS,
-    )
-    .map_err(design_error)?;
+    let max_docs_chars = req
+        .max_docs_chars
+        .unwrap_or(keiri_design::DEFAULT_MAX_DOCS_CHARS);
+    let digest = keiri_design::digest_documents(&ctx.path_policy(), &req.docs, max_docs_chars)
+        .map_err(design_error)?;
     let (catalog, _) = crate::load_catalog(ctx);
     let (templates, _) = keiri_plan::Templates::load(&ctx.template_dirs);
+    let defaults = keiri_design::GenerateOptions::default();
     let options = keiri_design::GenerateOptions {
+        topk_per_category: req.topk_per_category,
+        max_docs_chars,
+        suggest_when: req.suggest_when.unwrap_or(defaults.suggest_when),
+        suggest_foreach: req.suggest_foreach.unwrap_or(defaults.suggest_foreach),
+        foreach_var_name: req
+            .foreach_var_name
+            .clone()
+            .filter(|n| !n.trim().is_empty())
+            .unwrap_or_else(|| defaults.foreach_var_name.clone()),
         plan_id: req
             .plan_id
             .clone()
@@ -194,7 +219,7 @@ pub fn plan_generate_cancellable(
             .unwrap_or_else(|| keiri_design::fallback_allowed(env.get("KEIRI_AGENT_LLM_FALLBACK"))),
         answers: req.answers.clone(),
         lang: req.lang.unwrap_or(ctx.lang),
-        ..keiri_design::GenerateOptions::default()
+        ..defaults
     };
     // No provider is not an error here: compose mode works without one, and the planner
     // says clearly when a mode needs one.
@@ -202,6 +227,7 @@ pub fn plan_generate_cancellable(
     // The JSONL event log of this run; a log that cannot be opened must not stop the work.
     let log = crate::llm::event_log(ctx, &env, None);
     let instruction = req.instruction.clone();
+    let subflow_plans = registered_plan_ids(ctx);
     let (tx, rx) = std::sync::mpsc::channel::<Progress>();
     let result = std::thread::scope(|scope| {
         // `move`: the worker owns the only sender, so the progress loop below ends with it.
@@ -209,7 +235,9 @@ pub fn plan_generate_cancellable(
             let runtime = crate::llm::run_runtime()?;
             runtime.block_on(async {
                 let (ptx, mut prx) = tokio::sync::mpsc::unbounded_channel::<Progress>();
-                let mut dctx = keiri_design::Context::new(&catalog, &templates).with_progress(ptx);
+                let mut dctx = keiri_design::Context::new(&catalog, &templates)
+                    .with_progress(ptx)
+                    .with_subflow_plans(subflow_plans);
                 dctx.call_options = dctx.call_options.clone().with_cancel(cancel.clone());
                 if let Some(llm) = &llm {
                     dctx = dctx.with_llm(llm);
@@ -346,6 +374,15 @@ pub fn requirements_answer(
         findings: checked.findings,
         requirements: remaining,
     })
+}
+
+/// Ids of the plans registered in `designs/`, sorted: what a generated plan may call.
+fn registered_plan_ids(ctx: &Context) -> Vec<String> {
+    let mut ids: Vec<String> = keiri_plan::designs_index(&ctx.designs_dir)
+        .into_keys()
+        .collect();
+    ids.sort();
+    ids
 }
 
 #[cfg(test)]

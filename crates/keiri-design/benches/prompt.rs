@@ -50,7 +50,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     let started = Instant::now();
     let mut size = 0;
     for _ in 0..runs {
-        size += wiring_schema(&candidates).to_string().len();
+        size += wiring_schema(&candidates, &keiri_design::schema::Shapes::default()).to_string().len();
     }
     println!(
         "\nwiring_schema for {} candidates: {:.1} µs per build ({} bytes)",
@@ -81,19 +81,18 @@ fn main() -> Result<(), Box<dyn Error>> {
                         alias: k.clone(),
                     })
                     .collect(),
-                when: None,
+                ..WiredNode::default()
             }
         })
         .collect();
     let wiring = Wiring {
-        reasoning: String::new(),
-        vars: Vec::new(),
         nodes,
+        ..Wiring::default()
     };
     let started = Instant::now();
     let mut problems = 0;
     for _ in 0..runs {
-        problems += check_wiring(&wiring, &candidates).1.len();
+        problems += check_wiring(&wiring, &candidates, &[]).1.len();
     }
     println!(
         "check_wiring, 200-node answer: {:.1} µs per check ({} problems per run)",

@@ -51,9 +51,64 @@ pub struct EvalCase {
     /// Blocks a good plan should contain.
     #[serde(default)]
     pub expect_blocks: Vec<String>,
+    /// Plan shapes a good plan should have: `loop`, `subflow`, `policy`, `when`.
+    #[serde(default)]
+    pub expect_shapes: Vec<Shape>,
     /// Answers to the questions the planner may ask, by requirement id.
     #[serde(default)]
     pub answers: Map<String, Value>,
+}
+
+/// A plan shape beyond block nodes that a case can expect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Shape {
+    Loop,
+    Subflow,
+    Policy,
+    When,
+}
+
+impl Shape {
+    /// How the shape is named among the expected blocks of a run (`shape:loop`, …).
+    pub fn label(self) -> &'static str {
+        match self {
+            Shape::Loop => "shape:loop",
+            Shape::Subflow => "shape:subflow",
+            Shape::Policy => "shape:policy",
+            Shape::When => "shape:when",
+        }
+    }
+}
+
+impl EvalCase {
+    /// The expected blocks, then the expected shapes as `shape:<name>`.
+    pub fn expectations(&self) -> Vec<String> {
+        self.expect_blocks
+            .iter()
+            .cloned()
+            .chain(self.expect_shapes.iter().map(|s| s.label().to_string()))
+            .collect()
+    }
+}
+
+/// The shapes `plan` has, as `shape:<name>` labels.
+pub fn plan_shapes(plan: &Plan) -> Vec<String> {
+    let mut shapes = Vec::new();
+    let nodes = crate::generate::all_nodes(&plan.graph);
+    if nodes.iter().any(|n| n.kind() == keiri_plan::NodeKind::Loop) {
+        shapes.push(Shape::Loop);
+    }
+    if nodes.iter().any(|n| n.kind() == keiri_plan::NodeKind::Subflow) {
+        shapes.push(Shape::Subflow);
+    }
+    if plan.policy.is_some() || nodes.iter().any(|n| n.policy.is_some()) {
+        shapes.push(Shape::Policy);
+    }
+    if nodes.iter().any(|n| n.when.is_some()) {
+        shapes.push(Shape::When);
+    }
+    shapes.into_iter().map(|s| s.label().to_string()).collect()
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -376,9 +431,12 @@ const GUARD_CODES: &[&str] = &[
     "design.unknown_input",
     "design.unknown_output",
     "design.process_llm_contract",
+    "design.unknown_plan",
+    "design.unknown_node_type",
 ];
 
-/// The outcome of run `run` of a case expecting `expect_blocks`.
+/// The outcome of run `run` of a case expecting `expect_blocks` (block ids, and shapes as
+/// `shape:<name>`, see [`EvalCase::expectations`]).
 pub fn run_outcome(
     run: u32,
     result: Result<&GeneratedPlan, &Error>,
@@ -418,6 +476,7 @@ pub fn run_outcome(
                 unknown.add(unknown_in_plan(&generated.plan, catalog));
             }
             let blocks = block_multiset(&generated.plan);
+            let shapes = plan_shapes(&generated.plan);
             RunOutcome {
                 run,
                 status: Some(generated.status),
@@ -429,7 +488,7 @@ pub fn run_outcome(
                 rejected,
                 missing_expected: expect_blocks
                     .iter()
-                    .filter(|b| !blocks.contains(b))
+                    .filter(|b| !blocks.contains(b) && !shapes.contains(b))
                     .cloned()
                     .collect(),
                 blocks,
@@ -454,7 +513,8 @@ pub struct CaseReport {
     pub consistency: Option<f64>,
     /// Mean pairwise Jaccard of the block sets of the runs that made a plan.
     pub jaccard: Option<f64>,
-    /// Share of the expected blocks found, averaged over the runs; `None` without any.
+    /// Share of the expected blocks and shapes found, averaged over the runs; `None`
+    /// without any.
     pub expected_found: Option<f64>,
 }
 
@@ -469,8 +529,9 @@ pub fn case_report(case: &EvalCase, runs: Vec<RunOutcome>) -> CaseReport {
         .map(|r| r.error.is_none().then(|| r.blocks.clone()))
         .collect();
     let made: Vec<Vec<String>> = multisets.iter().flatten().cloned().collect();
-    let expected_found = (!case.expect_blocks.is_empty() && !runs.is_empty()).then(|| {
-        let total = case.expect_blocks.len() as f64;
+    let expectations = case.expectations();
+    let expected_found = (!expectations.is_empty() && !runs.is_empty()).then(|| {
+        let total = expectations.len() as f64;
         runs.iter()
             .map(|r| (total - r.missing_expected.len() as f64) / total)
             .sum::<f64>()
@@ -660,7 +721,7 @@ pub async fn run_case(
         if let Err(e @ Error::LlmRequired { .. }) = result {
             return Err(e);
         }
-        let outcome = run_outcome(run, result.as_ref(), &case.expect_blocks, ctx.catalog);
+        let outcome = run_outcome(run, result.as_ref(), &case.expectations(), ctx.catalog);
         on_run(&outcome);
         outcomes.push(outcome);
     }
@@ -805,6 +866,7 @@ mod tests {
             templates: Vec::new(),
             apply_mode: None,
             expect_blocks: strings(&["csv.read", "matching.duplicate_invoices"]),
+            expect_shapes: Vec::new(),
             answers: Map::new(),
         };
         let ok = |run: u32, first: bool, blocks: &[&str]| RunOutcome {

@@ -7,7 +7,7 @@ use indexmap::IndexMap;
 use keiri_llm::{
     CallOptions, Event, EventLog, Llm, Message, OutputSchema, StructuredRequest, Usage,
 };
-use keiri_plan::model::When;
+use keiri_plan::model::{Policy, When};
 use keiri_plan::{
     Catalog, ComposeOptions, Finding, Lang, Node, Plan, Requirement, RequirementKind,
     RequirementTarget, Severity, TemplateSpec, Templates, apply_answers, build_requirements,
@@ -83,11 +83,18 @@ pub struct GenerateOptions {
     pub templates: Vec<String>,
     /// Blocks that must be candidates.
     pub pinned_blocks: Vec<String>,
-    /// `KEIRI_AGENT_LLM_FALLBACK`: a safe fallback plan when repair fails.
+    /// `KEIRI_AGENT_LLM_FALLBACK`: a safe fallback plan when repair fails or the LLM cannot
+    /// be used (unreachable, timeout, 5xx, a bad key, none configured).
     pub allow_fallback: bool,
     /// Answers to requirements (by requirement id), from an earlier round.
     pub answers: Map<String, Value>,
     pub lang: Lang,
+    /// Whether the model may put `when` conditions on nodes.
+    pub suggest_when: bool,
+    /// Whether the model may make loop nodes (foreach / while).
+    pub suggest_foreach: bool,
+    /// The loop variable's name the model is asked to use (read as `${vars.<name>}`).
+    pub foreach_var_name: String,
 }
 
 impl Default for GenerateOptions {
@@ -103,6 +110,9 @@ impl Default for GenerateOptions {
             allow_fallback: false,
             answers: Map::new(),
             lang: Lang::default(),
+            suggest_when: true,
+            suggest_foreach: true,
+            foreach_var_name: keiri_plan::validate::DEFAULT_LOOP_VAR.to_string(),
         }
     }
 }
@@ -119,6 +129,8 @@ pub struct Context<'a> {
     pub log: Option<EventLog>,
     /// Progress for the UI / CLI; a closed receiver is ignored.
     pub progress: Option<UnboundedSender<Progress>>,
+    /// Ids of the registered plans (`designs/`) a generated plan may call as subflows.
+    pub subflow_plans: Vec<String>,
 }
 
 impl<'a> Context<'a> {
@@ -130,7 +142,14 @@ impl<'a> Context<'a> {
             call_options: CallOptions::new(),
             log: None,
             progress: None,
+            subflow_plans: Vec::new(),
         }
+    }
+
+    /// The registered plans a generated plan may call as subflows.
+    pub fn with_subflow_plans(mut self, plans: Vec<String>) -> Context<'a> {
+        self.subflow_plans = plans;
+        self
     }
 
     pub fn with_llm(mut self, llm: &'a Llm) -> Context<'a> {
@@ -318,6 +337,49 @@ pub async fn generate_plan(
     if options.apply_mode == ApplyMode::Compose {
         return compose_plan(instruction, &digest, options, ctx, Vec::new());
     }
+    match generate_with_llm(instruction, &digest, options, ctx).await {
+        // The fallback flag covers a model that cannot be reached or answers nothing usable
+        // (timeout, 5xx, a bad key, no provider), not only a plan that failed repair. A
+        // cancellation is the user's decision and stays one.
+        Err(error) if options.allow_fallback && fallback_covers(&error) => {
+            let why = format!(
+                "FALLBACK PLAN: the LLM could not be used ({}: {error}); this plan is composed                  from templates (KEIRI_AGENT_LLM_FALLBACK is set)",
+                error.code()
+            );
+            match compose_plan(instruction, &digest, options, ctx, Vec::new()) {
+                Ok(mut plan) if plan.status != Status::Invalid => {
+                    plan.status = Status::Fallback;
+                    plan.fallback = true;
+                    plan.mode = options.apply_mode;
+                    plan.notes.insert(0, why);
+                    Ok(plan)
+                }
+                // No template composition serves the instruction either: the model's error
+                // is the one the user can act on.
+                _ => Err(error),
+            }
+        }
+        other => other,
+    }
+}
+
+/// Whether a failed LLM generation may fall back to composed templates.
+fn fallback_covers(error: &Error) -> bool {
+    match error {
+        Error::LlmRequired { .. } => true,
+        Error::Llm { source, .. } => !matches!(source, keiri_llm::Error::Cancelled),
+        _ => false,
+    }
+}
+
+/// The hint / llm-only path: retrieve, skeleton, questions, wiring, validate and repair.
+async fn generate_with_llm(
+    instruction: &str,
+    digest: &str,
+    options: &GenerateOptions,
+    ctx: &Context<'_>,
+) -> Result<GeneratedPlan, Error> {
+    let digest = digest.to_string();
     let Some(llm) = ctx.llm else {
         return Err(Error::LlmRequired {
             mode: options.apply_mode.as_str(),
@@ -346,13 +408,23 @@ pub async fn generate_plan(
     }
     let candidate_ids: Vec<String> = candidates.iter().map(|c| c.id.clone()).collect();
     let rows = prompt::catalog_rows(ctx.catalog, &candidate_ids);
-    let context = prompt::context(
+    let mut context = prompt::context(
         instruction,
         &digest,
         &prompt::encode_catalog(&rows),
         &templates,
     );
+    if !ctx.subflow_plans.is_empty() {
+        context.push_str("\n\n## Registered plans (a node may call one as a subflow)\n");
+        context.push_str(&ctx.subflow_plans.join(", "));
+    }
     let mut usage = Usage::default();
+
+    let shapes = schema::Shapes {
+        plans: &ctx.subflow_plans,
+        loops: options.suggest_foreach,
+        conditions: options.suggest_when,
+    };
 
     // Stage 1: skeleton.
     ctx.report(Stage::Skeleton, None, "asking for the skeleton");
@@ -362,15 +434,21 @@ pub async fn generate_plan(
     ];
     let request = StructuredRequest::new(
         base.clone(),
-        OutputSchema::new("plan_skeleton", schema::skeleton_schema(&candidates)),
+        OutputSchema::new(
+            "plan_skeleton",
+            schema::skeleton_schema(&candidates, &shapes),
+        ),
     );
     let out = ask::<Skeleton>(llm, ctx, "skeleton", &request).await?;
     usage += out.usage;
     let mut skeleton = out.value;
-    // The schema already forbids unknown blocks; this guards providers that ignore it.
-    skeleton
-        .nodes
-        .retain(|n| candidate_ids.iter().any(|c| c == &n.block));
+    // The schema already forbids unknown blocks and plans; this guards providers that ignore
+    // it.
+    skeleton.nodes.retain(|n| match (&n.block, &n.calls_plan) {
+        (_, Some(plan)) => ctx.subflow_plans.contains(plan),
+        (Some(block), None) => candidate_ids.contains(block),
+        (None, None) => false,
+    });
     let skeleton_json = serde_json::to_string(&skeleton).unwrap_or_default();
 
     // Questions: the skeleton's open points, answered now or asked later.
@@ -401,9 +479,12 @@ pub async fn generate_plan(
         Message::system(prompt::SYSTEM_RULES),
         Message::user(context.clone()),
         Message::assistant(skeleton_json),
-        Message::user(prompt::wiring_task(&skeleton, &answered)),
+        Message::user(prompt::wiring_task(&skeleton, &answered, options)),
     ];
-    let wiring_schema = OutputSchema::new("plan_wiring", schema::wiring_schema(&candidates));
+    let wiring_schema = OutputSchema::new(
+        "plan_wiring",
+        schema::wiring_schema(&candidates, &shapes),
+    );
     let request = StructuredRequest::new(wiring_messages.clone(), wiring_schema.clone());
     let out = ask::<Wiring>(llm, ctx, "wiring", &request).await?;
     usage += out.usage;
@@ -421,14 +502,23 @@ pub async fn generate_plan(
     loop {
         let n = attempts.len() as u32 + 1;
         ctx.report(Stage::Validating, None, format!("validating attempt {n}"));
-        let (checked, problems) = check_wiring(&wiring, &candidates);
+        let (checked, problems) = check_wiring(&wiring, &candidates, &ctx.subflow_plans);
         let mut plan = to_plan(&checked, &options.plan_id, instruction);
-        for (var, value) in &options.answers {
-            if skeleton.questions.iter().any(|q| &q.var == var) {
-                plan.vars.insert(var.clone(), value.clone());
+        // Every open point of the skeleton is a var the plan defines: the answer when there
+        // is one, else what the wiring put there, else null — so the plan validates without
+        // answers and an answer only replaces a default. Its question stays asked until
+        // answered.
+        for q in &skeleton.questions {
+            match options.answers.get(&q.var) {
+                Some(answer) => {
+                    plan.vars.insert(q.var.clone(), answer.clone());
+                }
+                None => {
+                    plan.vars.entry(q.var.clone()).or_insert(Value::Null);
+                }
             }
         }
-        let evaluated = evaluate(plan, &problems, options, ctx.catalog, &question_reqs)?;
+        let evaluated = evaluate(plan, &problems, options, ctx, &question_reqs)?;
         ctx.record(
             Event::new("validating", "validation")
                 .attempt(n)
@@ -459,13 +549,21 @@ pub async fn generate_plan(
             .collect();
         let done = evaluated.errors().count() == 0 || repairable.is_empty();
         if done || repairs >= max {
-            let status = if evaluated.errors().count() == 0 {
+            let unanswered = evaluated.requirements.iter().any(|r| {
+                r.required
+                    && r.target
+                        .var
+                        .as_deref()
+                        .is_some_and(|v| evaluated.plan.vars.get(v).is_none_or(Value::is_null))
+            });
+            let status = if evaluated.errors().count() == 0 && !unanswered {
                 Status::Valid
-            } else if repairable.is_empty() {
+            } else if evaluated.errors().count() == 0 || repairable.is_empty() {
                 Status::NeedsAnswers
             } else {
                 Status::Invalid
             };
+            record_dry_run(ctx, &evaluated.plan);
             let mut result = GeneratedPlan {
                 plan: evaluated.plan.clone(),
                 status,
@@ -712,7 +810,12 @@ fn skeleton_plan(skeleton: &Skeleton, plan_id: &str) -> Plan {
         .iter()
         .map(|n| Node {
             id: n.id.clone(),
-            block: Some(n.block.clone()),
+            block: n.block.clone(),
+            kind: n.calls_plan.as_ref().map(|_| "subflow".to_string()),
+            call: n.calls_plan.as_ref().map(|plan_id| keiri_plan::model::Call {
+                plan_id: plan_id.clone(),
+                ..Default::default()
+            }),
             ..Node::default()
         })
         .collect();
@@ -733,8 +836,9 @@ fn empty_plan(plan_id: &str, description: &str) -> Plan {
     }
 }
 
-/// The plan of a (checked) wiring. Vars whose value is `null` stay undefined: they are what
-/// only the user can answer, and the validator's `ref.undefined_var` turns into a question.
+/// The plan of a (checked) wiring. Vars whose value is `null` stay undefined here: the
+/// caller defines the skeleton's open points (see the question vars in [`generate_plan`]),
+/// and any other undefined var is the validator's `ref.undefined_var`.
 pub fn to_plan(wiring: &Wiring, plan_id: &str, instruction: &str) -> Plan {
     let mut plan = empty_plan(plan_id, instruction);
     for v in &wiring.vars {
@@ -743,33 +847,120 @@ pub fn to_plan(wiring: &Wiring, plan_id: &str, instruction: &str) -> Plan {
             plan.vars.insert(v.name.clone(), value);
         }
     }
-    plan.graph = wiring
-        .nodes
+    plan.graph = wiring.nodes.iter().map(wired_node).collect();
+    plan.policy = wiring.policy.as_ref().map(to_policy).filter(|p| *p != Policy::default());
+    for np in &wiring.node_policies {
+        let policy = to_policy(&schema::WiredPolicy {
+            on_error: np.on_error.clone(),
+            retries: np.retries,
+            timeout_ms: np.timeout_ms,
+            concurrency: None,
+        });
+        if policy == Policy::default() {
+            continue;
+        }
+        if let Some(node) = plan.graph.iter_mut().find(|n| n.id == np.node_id) {
+            node.policy = Some(policy);
+        }
+    }
+    let layout: Vec<String> = wiring
+        .ui_layout
         .iter()
-        .map(|n| Node {
+        .filter(|id| !id.trim().is_empty())
+        .cloned()
+        .collect();
+    if !layout.is_empty() {
+        plan.ui = Some(keiri_plan::model::Ui {
+            layout,
+            extra: IndexMap::new(),
+        });
+    }
+    plan
+}
+
+fn to_policy(p: &schema::WiredPolicy) -> Policy {
+    Policy {
+        on_error: p.on_error.clone().filter(|s| !s.trim().is_empty()),
+        retries: p.retries,
+        timeout_ms: p.timeout_ms,
+        concurrency: p.concurrency,
+        extra: IndexMap::new(),
+    }
+}
+
+fn wired_when(when: &Option<String>) -> Option<When> {
+    when.as_ref()
+        .filter(|w| !w.trim().is_empty())
+        .map(|w| When::Expr {
+            expr: Value::String(w.clone()),
+        })
+}
+
+fn wired_outputs(n: &schema::WiredNode) -> IndexMap<String, Value> {
+    n.outputs
+        .iter()
+        .map(|o| (o.key.clone(), Value::String(o.alias.clone())))
+        .collect()
+}
+
+fn wired_inputs(n: &schema::WiredNode) -> IndexMap<String, Value> {
+    n.inputs
+        .iter()
+        .map(|i| (i.key.clone(), parse_value(&i.value_json)))
+        .collect()
+}
+
+/// One wired node as a plan node: a block call, a loop with its body plan, or a subflow.
+fn wired_node(n: &schema::WiredNode) -> Node {
+    match n.kind.as_deref() {
+        Some("loop") => Node {
+            id: n.id.clone(),
+            kind: Some("loop".into()),
+            out: wired_outputs(n),
+            when: wired_when(&n.when),
+            foreach: n.foreach.as_ref().map(|f| keiri_plan::model::Foreach {
+                input: Some(parse_value(&f.input_json)),
+                var: Some(f.var.clone()).filter(|v| !v.trim().is_empty()),
+                max_concurrency: f.max_concurrency,
+                ..Default::default()
+            }),
+            while_loop: n.while_loop.as_ref().map(|w| keiri_plan::model::While {
+                condition: Some(When::Expr {
+                    expr: Value::String(w.condition.clone()),
+                }),
+                max_iterations: Some(w.max_iterations),
+                ..Default::default()
+            }),
+            body: Some(keiri_plan::model::Body {
+                plan: Box::new(Plan {
+                    graph: n.body.iter().map(wired_node).collect(),
+                    ..empty_plan(&format!("{}_body", n.id), "")
+                }),
+                extra: IndexMap::new(),
+            }),
+            ..Node::default()
+        },
+        Some("subflow") => Node {
+            id: n.id.clone(),
+            kind: Some("subflow".into()),
+            out: wired_outputs(n),
+            when: wired_when(&n.when),
+            call: Some(keiri_plan::model::Call {
+                plan_id: n.plan_id.clone().unwrap_or_default(),
+                inputs: wired_inputs(n),
+                extra: IndexMap::new(),
+            }),
+            ..Node::default()
+        },
+        _ => Node {
             id: n.id.clone(),
             block: Some(n.block.clone()),
-            inputs: n
-                .inputs
-                .iter()
-                .map(|i| (i.key.clone(), parse_value(&i.value_json)))
-                .collect(),
-            out: n
-                .outputs
-                .iter()
-                .map(|o| (o.key.clone(), Value::String(o.alias.clone())))
-                .collect(),
-            when: n
-                .when
-                .as_ref()
-                .filter(|w| !w.trim().is_empty())
-                .map(|w| When::Expr {
-                    expr: Value::String(w.clone()),
-                }),
+            inputs: wired_inputs(n),
+            out: wired_outputs(n),
+            when: wired_when(&n.when),
             ..Node::default()
-        })
-        .collect();
-    plan
+        },
+    }
 }
 
 struct Evaluated {
@@ -789,12 +980,13 @@ fn evaluate(
     plan: Plan,
     problems: &[ContractProblem],
     options: &GenerateOptions,
-    catalog: &Catalog,
+    ctx: &Context<'_>,
     extra_requirements: &[Requirement],
 ) -> Result<Evaluated, Error> {
+    let catalog = ctx.catalog;
     let validate_options = keiri_plan::Options {
         lang: options.lang,
-        ..Default::default()
+        known_plans: ctx.subflow_plans.iter().cloned().collect(),
     };
     let mut plan = plan;
     let mut findings = validate(&plan, catalog, &validate_options);
@@ -809,14 +1001,36 @@ fn evaluate(
         findings = validate(&plan, catalog, &validate_options);
         requirements = build_requirements(&plan, &findings, catalog);
     }
+    // Every open value the plan reads is defined in vars — its default, else null — so the
+    // plan validates before the questions are answered; the answers replace these values.
+    let referenced = referenced_vars(&plan);
+    let mut defined = false;
+    for r in &requirements {
+        if let Some(var) = r.target.var.as_deref()
+            && referenced.contains(var)
+            && !plan.vars.contains_key(var)
+        {
+            let value = r.default.clone().unwrap_or(Value::Null);
+            plan.vars.insert(var.to_string(), value);
+            defined = true;
+        }
+    }
+    if defined {
+        findings = validate(&plan, catalog, &validate_options);
+    }
     for r in extra_requirements {
         let var = r.target.var.as_deref();
         let asked = requirements
             .iter()
             .any(|x| x.id == r.id || x.target.var.as_deref() == var);
-        let answered = var.is_some_and(|v| plan.vars.contains_key(v));
+        let answered = var.is_some_and(|v| options.answers.contains_key(v));
         if !asked && !answered && !options.answers.contains_key(&r.id) {
-            requirements.push(r.clone());
+            let mut r = r.clone();
+            // What the plan holds until answered is the pre-filled answer.
+            if let Some(default) = var.and_then(|v| plan.vars.get(v)).filter(|d| !d.is_null()) {
+                r.default = Some(default.clone());
+            }
+            requirements.push(r);
         }
     }
     let mut issues: Vec<Issue> = problems.iter().map(Issue::from).collect();
@@ -850,6 +1064,47 @@ fn answerable(issue: &Issue, plan_json: &Value, plan: &Plan, requirements: &[Req
         }
         _ => false,
     })
+}
+
+/// Every node of `graph`, loop bodies included, depth first.
+pub(crate) fn all_nodes(graph: &[Node]) -> Vec<&Node> {
+    let mut out = Vec::new();
+    for node in graph {
+        out.push(node);
+        if let Some(body) = &node.body {
+            out.extend(all_nodes(&body.plan.graph));
+        }
+    }
+    out
+}
+
+/// Dry-runs the final plan and records how long that took (the `dry_run` event of the
+/// metrics log), so the log shows every stage's cost, not only the model calls.
+fn record_dry_run(ctx: &Context<'_>, plan: &Plan) {
+    if ctx.log.is_none() {
+        return;
+    }
+    let started = std::time::Instant::now();
+    let run = keiri_plan::dry_run(plan, ctx.catalog, &Default::default());
+    let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    ctx.record(
+        Event::new("validating", "dry_run")
+            .with("duration_ms", duration_ms)
+            .with("nodes", run.nodes.len()),
+    );
+}
+
+/// The names of the plan vars its nodes read (`${vars.x}` anywhere in the graph).
+fn referenced_vars(plan: &Plan) -> HashSet<String> {
+    let graph = serde_json::to_value(&plan.graph).unwrap_or(Value::Null);
+    let (mut refs, mut malformed) = (Vec::new(), Vec::new());
+    keiri_plan::refs::scan(&graph, "", &mut refs, &mut malformed);
+    refs.into_iter()
+        .filter_map(|r| match r.target {
+            keiri_plan::refs::Target::Var { name, .. } => Some(name),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The plan as JSON, for looking findings up by their pointer.

@@ -101,7 +101,8 @@ pub fn context(
     s.push_str(instruction.trim());
     s.push_str("\n\n## Documents (digest)\n");
     s.push_str(if digest.trim().is_empty() {
-        "(none)"
+        "No documents provided: the user attached none, so every file, sheet and column the \
+flow needs is a question."
     } else {
         digest.trim()
     });
@@ -153,19 +154,62 @@ pub fn template_summary(t: &TemplateSpec) -> String {
 pub fn skeleton_task() -> &'static str {
     "## Task (stage 1: skeleton)\nList the nodes of the flow, input → transform → output, with \
 the UI steps the user needs (review, confirmation). For each node give an id, the block and \
-its purpose. List as questions what only the user can tell (a file to read, a sheet, a \
-threshold), each with the var name that will hold the answer."
+its purpose; repeat when it runs once per item of a list (kind foreach, over: which list) or \
+until a condition holds (kind while, until: which condition), else null; calls_plan when it \
+runs a registered plan instead of a block (then block is null), else null. List as questions \
+what only the user can tell (a file to read, a sheet, a threshold), each with the var name \
+that will hold the answer."
 }
 
-pub fn wiring_task(skeleton: &Skeleton, answered: &[(String, String)]) -> String {
+pub fn wiring_task(
+    skeleton: &Skeleton,
+    answered: &[(String, String)],
+    options: &crate::GenerateOptions,
+) -> String {
     let mut s = String::from(
         "## Task (stage 2: wiring)\nThe skeleton below is fixed: keep its nodes and blocks. \
 Connect each node's inputs to earlier outputs by type and meaning, publish the outputs later \
 nodes read, and turn anything ambiguous into a ${vars.<name>} defined in vars.\n\nSkeleton:\n",
     );
     for n in &skeleton.nodes {
-        s.push_str(&format!("- {} ({}) — {}\n", n.id, n.block, n.purpose));
+        let what = match (&n.calls_plan, &n.block) {
+            (Some(plan), _) => format!("subflow calling plan {plan}"),
+            (None, Some(block)) => block.clone(),
+            (None, None) => "-".into(),
+        };
+        s.push_str(&format!("- {} ({what}) — {}", n.id, n.purpose));
+        if let Some(r) = &n.repeat {
+            match r.kind.as_str() {
+                "while" => s.push_str(&format!(
+                    " [repeats while: until {}]",
+                    r.until.as_deref().unwrap_or("?")
+                )),
+                _ => s.push_str(&format!(
+                    " [repeats foreach over {}]",
+                    r.over.as_deref().unwrap_or("?")
+                )),
+            }
+        }
+        s.push('\n');
     }
+    if options.suggest_foreach {
+        s.push_str(&format!(
+            "\nName the loop variable of a foreach {:?} unless the flow needs another name.",
+            options.foreach_var_name
+        ));
+    }
+    if !options.suggest_when {
+        s.push_str("\nDo not put when conditions on nodes: set when to null.");
+    }
+    s.push_str(
+        "\nA node marked [repeats …] becomes a loop node (type loop) whose body holds the \
+block node(s) run per item: foreach {input_json: the list (a ${node.alias} reference), var: \
+the item's name, read in the body as ${vars.<var>}} or while {condition, max_iterations}; the \
+loop publishes the body's results as its output collect. A subflow node (type subflow) calls \
+a registered plan with plan_id and inputs. Set policy (on_error stop|continue, retries, \
+timeout_ms, concurrency) only when the instruction asks for it, node_policies for single \
+nodes, and ui_layout to the ids of the UI nodes in the order the user sees them.\n",
+    );
     if !answered.is_empty() {
         s.push_str("\nThe user already answered (use these values in vars):\n");
         for (var, value) in answered {

@@ -262,10 +262,20 @@ pub(crate) fn load_latest<T: Versioned>(
     dirs: &[PathBuf],
     load_one: fn(&Path) -> Result<T, CatalogIssue>,
 ) -> (BTreeMap<String, T>, Vec<CatalogIssue>) {
+    load_latest_from(dirs, 2, load_one)
+}
+
+/// [`load_latest`] over the YAML files `min_depth..=2` levels below each directory: 2 for
+/// `<dir>/<category>/<id>.yaml` only, 1 to also take files directly in the directory.
+pub(crate) fn load_latest_from<T: Versioned>(
+    dirs: &[PathBuf],
+    min_depth: usize,
+    load_one: fn(&Path) -> Result<T, CatalogIssue>,
+) -> (BTreeMap<String, T>, Vec<CatalogIssue>) {
     let mut out = BTreeMap::new();
     let mut issues = Vec::new();
     for dir in dirs.iter().filter(|d| d.is_dir()) {
-        for file in category_files(dir) {
+        for file in yaml_files(dir, min_depth) {
             match load_one(&file) {
                 Ok(spec) => insert_latest(&mut out, spec, &mut issues),
                 Err(issue) => issues.push(issue),
@@ -329,9 +339,9 @@ pub fn load_spec(file: &Path) -> Result<BlockSpec, CatalogIssue> {
 
 /// The `<dir>/<category>/*.yaml` (and `.yml`) files of one directory, sorted, so loading is
 /// deterministic. Shared by the block catalog and the template loader.
-pub(crate) fn category_files(dir: &Path) -> Vec<PathBuf> {
+fn yaml_files(dir: &Path, min_depth: usize) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = walkdir::WalkDir::new(dir)
-        .min_depth(2)
+        .min_depth(min_depth)
         .max_depth(2)
         .follow_links(false)
         .into_iter()

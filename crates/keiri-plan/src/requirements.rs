@@ -86,6 +86,10 @@ impl AnswerUse {
     }
 }
 
+fn required_by_default() -> bool {
+    true
+}
+
 /// One question.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Requirement {
@@ -103,7 +107,9 @@ pub struct Requirement {
     /// Choices for `select` / `enum`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub options: Vec<Value>,
-    #[serde(default)]
+    /// Whether an answer is needed before the plan can run; the spec's default is `true`,
+    /// so a requirement written without the key is required.
+    #[serde(default = "required_by_default")]
     pub required: bool,
     /// Accepted extensions for `file`, e.g. `.xlsx,.xlsm`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -57,8 +57,14 @@ pub struct TemplateSpec {
     /// Values for imports (used when they are not bound) and for the snippet's tunables.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub vars_defaults: IndexMap<String, Value>,
-    /// UI steps worth adding around the snippet (the planner's hint mode shows them).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// UI steps worth adding around the snippet (the planner's hint mode shows them). Read
+    /// from either shape the formats allow: a list of suggestions, or the spec's
+    /// `{layout: [...]}` whose entries are suggestions or bare block ids.
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "ui_suggestions_either_shape"
+    )]
     pub ui_suggestions: Vec<UiSuggestion>,
     /// The nodes, written like a plan's `graph`.
     #[serde(default)]
@@ -126,7 +132,11 @@ pub struct RequirementHint {
 /// One export of a template.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExportSpec {
-    /// A whole reference into the snippet: `${node.alias}` (optionally `.path`).
+    /// A whole reference into the snippet: `${node.alias}` (optionally `.path`). Optional in
+    /// the file: when absent it is inferred from the snippet's last node (see
+    /// [`TemplateSpec::infer_export_sources`]); empty when that is ambiguous, which the
+    /// template validator reports.
+    #[serde(default)]
     pub from: String,
     #[serde(rename = "type", default)]
     pub ty: TypeSpec,
@@ -154,7 +164,66 @@ pub struct UiSuggestion {
     pub extra: IndexMap<String, Value>,
 }
 
+fn ui_suggestions_either_shape<'de, D>(deserializer: D) -> Result<Vec<UiSuggestion>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Entry {
+        Block(String),
+        Full(UiSuggestion),
+    }
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Shape {
+        List(Vec<Entry>),
+        Layout { layout: Vec<Entry> },
+    }
+    let entries = match Shape::deserialize(deserializer)? {
+        Shape::List(entries) | Shape::Layout { layout: entries } => entries,
+    };
+    Ok(entries
+        .into_iter()
+        .map(|entry| match entry {
+            Entry::Full(suggestion) => suggestion,
+            Entry::Block(block) => UiSuggestion {
+                block,
+                after: None,
+                reason: String::new(),
+                reason_en: None,
+                extra: IndexMap::new(),
+            },
+        })
+        .collect())
+}
+
 impl TemplateSpec {
+    /// Fills every export written without `from` from the snippet's last node: its alias
+    /// named like the export, else its only alias. An export that stays ambiguous keeps an
+    /// empty `from`, reported by [`validate_template`] as `template.export_from_ambiguous`.
+    pub fn infer_export_sources(&mut self) {
+        let Some(last) = self.graph_snippet.last() else {
+            return;
+        };
+        let aliases: Vec<&str> = last.aliases().map(|(_, alias)| alias).collect();
+        for (name, export) in self.exports.iter_mut() {
+            if !export.from.trim().is_empty() {
+                continue;
+            }
+            let alias = if aliases.contains(&name.as_str()) {
+                Some(name.as_str())
+            } else if let [only] = aliases.as_slice() {
+                Some(*only)
+            } else {
+                None
+            };
+            if let Some(alias) = alias {
+                export.from = format!("${{{}.{alias}}}", last.id);
+            }
+        }
+    }
+
     /// Where an export points: the snippet node, the alias and the optional path inside it.
     /// `None` when `from` is not exactly one `${node.alias[.path]}` reference.
     pub fn export_target(&self, name: &str) -> Option<(String, String, Option<String>)> {
@@ -184,10 +253,12 @@ pub struct Templates {
 }
 
 impl Templates {
-    /// Loads every `<dir>/<category>/*.yaml` (and `.yml`) of `dirs`, lowest precedence first.
-    /// Missing directories are skipped.
+    /// Loads every `<dir>/<category>/*.yaml` (and `.yml`) of `dirs`, lowest precedence first,
+    /// and the files directly in a directory too (`designs/templates/<id>.yaml`, where
+    /// users keep their own; the category is then the directory's name). Missing
+    /// directories are skipped.
     pub fn load(dirs: &[PathBuf]) -> (Templates, Vec<CatalogIssue>) {
-        let (templates, issues) = catalog::load_latest(dirs, load_template);
+        let (templates, issues) = catalog::load_latest_from(dirs, 1, load_template);
         (Templates { templates }, issues)
     }
 
@@ -195,7 +266,8 @@ impl Templates {
     pub fn from_specs(specs: impl IntoIterator<Item = TemplateSpec>) -> Templates {
         let mut templates = BTreeMap::new();
         let mut issues = Vec::new();
-        for spec in specs {
+        for mut spec in specs {
+            spec.infer_export_sources();
             catalog::insert_latest(&mut templates, spec, &mut issues);
         }
         Templates { templates }
@@ -247,6 +319,7 @@ pub fn load_template(file: &Path) -> Result<TemplateSpec, CatalogIssue> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     spec.source = file.to_path_buf();
+    spec.infer_export_sources();
     Ok(spec)
 }
 
@@ -768,6 +841,22 @@ fn check_exports(c: &mut Checker<'_>, catalog: &Catalog) {
                     format!("export name {name} cannot be referenced"),
                 ),
             );
+        }
+        if export.from.trim().is_empty() {
+            c.error(
+                "template.export_from_ambiguous",
+                None,
+                path.clone(),
+                (
+                    format!(
+                        "export {name} に from がなく、最後のノードの出力から一つに決められません。from: \"${{ノード.別名}}\" を書いてください"
+                    ),
+                    format!(
+                        "export {name} has no from and the snippet's last node does not determine one; write from: \"${{node.alias}}\""
+                    ),
+                ),
+            );
+            continue;
         }
         let Some((node_id, alias, sub_path)) = parse_export_from(&export.from) else {
             let from = export.from.clone();

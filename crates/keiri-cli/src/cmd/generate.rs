@@ -38,7 +38,8 @@ pub struct Args {
     /// llm-only.
     #[arg(long, value_parser = parse_mode)]
     pub apply_mode: Option<ApplyMode>,
-    /// 1 allows a marked fallback plan when repair fails (default: KEIRI_AGENT_LLM_FALLBACK).
+    /// 1 allows a marked fallback plan (composed from templates) when repair fails or the LLM
+    /// cannot be used (default: KEIRI_AGENT_LLM_FALLBACK).
     #[arg(long, value_parser = parse_flag)]
     pub fallback: Option<bool>,
     /// How many repair rounds after the first wiring (default 2).
@@ -56,6 +57,21 @@ pub struct Args {
     /// Register the plan to designs/ when it validates.
     #[arg(long)]
     pub register: bool,
+    /// Candidates per category, 5 to 8 (default: retrieval's).
+    #[arg(long, value_name = "N")]
+    pub topk_per_category: Option<usize>,
+    /// Characters of the document digest in the prompt (default 4000).
+    #[arg(long, value_name = "N")]
+    pub max_docs_chars: Option<usize>,
+    /// 0 keeps the model from putting `when` conditions on nodes (default 1).
+    #[arg(long, value_parser = parse_flag, value_name = "0|1")]
+    pub suggest_when: Option<bool>,
+    /// 0 keeps the model from making loop nodes (default 1).
+    #[arg(long, value_parser = parse_flag, value_name = "0|1")]
+    pub suggest_foreach: Option<bool>,
+    /// The loop variable's name the model is asked to use (default: item).
+    #[arg(long, value_name = "NAME")]
+    pub foreach_var_name: Option<String>,
 }
 
 fn parse_mode(s: &str) -> Result<ApplyMode, String> {
@@ -111,6 +127,11 @@ pub fn run(ctx: &Context, args: &Args, json: bool) -> anyhow::Result<ExitCode> {
         plan_id: args.plan_id.clone(),
         pinned_blocks: Vec::new(),
         lang: Some(ctx.lang),
+        topk_per_category: args.topk_per_category,
+        max_docs_chars: args.max_docs_chars,
+        suggest_when: args.suggest_when,
+        suggest_foreach: args.suggest_foreach,
+        foreach_var_name: args.foreach_var_name.clone(),
     };
     let stderr_tty = std::io::stderr().is_terminal();
     let interactive =

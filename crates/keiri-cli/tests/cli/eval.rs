@@ -23,8 +23,8 @@ fn skeleton() -> Value {
     json!({
         "reasoning": "read the CSV, then find duplicates",
         "nodes": [
-            {"id": "read", "block": "csv.read", "purpose": "read the invoice list"},
-            {"id": "detect", "block": "matching.duplicate_invoices", "purpose": "find duplicates"}
+            {"id": "read", "block": "csv.read", "purpose": "read the invoice list", "repeat": null, "calls_plan": null},
+            {"id": "detect", "block": "matching.duplicate_invoices", "purpose": "find duplicates", "repeat": null, "calls_plan": null}
         ],
         "questions": []
     })
@@ -33,6 +33,9 @@ fn skeleton() -> Value {
 fn wiring(detect_block: &str) -> Value {
     json!({
         "reasoning": "wired by type",
+        "policy": null,
+        "node_policies": [],
+        "ui_layout": [],
         "vars": [],
         "nodes": [
             {"id": "read", "block": "csv.read",

@@ -82,3 +82,49 @@ fn a_mode_that_needs_an_llm_names_the_env_vars() {
         "{v}"
     );
 }
+
+/// A base URL on loopback where nothing listens: every connection is refused at once.
+fn unreachable_llm() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    format!("http://127.0.0.1:{port}/v1")
+}
+
+#[test]
+fn unreachable_llm_falls_back_only_with_the_flag() {
+    let ws = tempfile::tempdir().unwrap();
+    let url = unreachable_llm();
+    let with = |cmd: &mut assert_cmd::Command| {
+        cmd.env("KEIRI_LLM_BASE_URL", &url)
+            .env("KEIRI_LLM_MAX_RETRIES", "0")
+            .env("KEIRI_LLM_TIMEOUT_SECS", "5")
+            .args(["--apply-mode", "hint"]);
+    };
+
+    let mut cmd = generate(ws.path());
+    with(&mut cmd);
+    let out = cmd.assert().code(2);
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert!(v["code"].as_str().unwrap().starts_with("LLM_"), "{v}");
+
+    let mut cmd = generate(ws.path());
+    with(&mut cmd);
+    let out = cmd
+        .env("KEIRI_AGENT_LLM_FALLBACK", "1")
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(v["result"]["status"], "fallback", "{v}");
+    assert_eq!(v["result"]["fallback"], true);
+    let why = v["result"]["notes"][0].as_str().unwrap();
+    assert!(why.starts_with("FALLBACK PLAN") && why.contains("LLM_"), "{why}");
+    assert!(
+        v["result"]["templates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t == "invoice_duplicate_detection"),
+        "{v}"
+    );
+}

@@ -24,6 +24,13 @@ fn every_shipped_case_parses_and_expects_only_catalog_blocks() {
             assert!(templates.get(t).is_some(), "{}: template {t}", case.id);
         }
     }
+    // The file covers the plan shapes beyond block nodes.
+    for shape in [eval::Shape::Loop, eval::Shape::Policy, eval::Shape::When] {
+        assert!(
+            cases.iter().any(|c| c.expect_shapes.contains(&shape)),
+            "no case expects {shape:?}"
+        );
+    }
 }
 
 #[tokio::test]
@@ -47,6 +54,7 @@ async fn run_case_counts_first_pass_validity_and_consistency() {
         templates: Vec::new(),
         apply_mode: Some(ApplyMode::LlmOnly),
         expect_blocks: vec!["matching.duplicate_invoices".into()],
+        expect_shapes: vec![eval::Shape::Loop],
         answers: Default::default(),
     };
     let mut seen = Vec::new();
@@ -63,6 +71,8 @@ async fn run_case_counts_first_pass_validity_and_consistency() {
     assert_eq!(report.unknown.total(), 0);
     assert_eq!(report.consistency, Some(1.0));
     assert_eq!(report.jaccard, Some(1.0));
-    assert_eq!(report.expected_found, Some(1.0));
+    // The block is there, the expected loop is not: half of the expectations are met.
+    assert_eq!(report.expected_found, Some(0.5));
+    assert_eq!(report.runs[0].missing_expected, ["shape:loop"]);
     assert_eq!(report.runs[1].repairs, 1);
 }

@@ -8,6 +8,7 @@ mod eval;
 mod inquire;
 mod repair;
 mod schema;
+mod shapes;
 mod select;
 mod transport;
 
@@ -123,8 +124,8 @@ pub fn skeleton(questions: Value) -> Value {
     json!({
         "reasoning": "read the CSV, then find duplicates",
         "nodes": [
-            {"id": "read", "block": "csv.read", "purpose": "read the invoice list"},
-            {"id": "detect", "block": "matching.duplicate_invoices", "purpose": "find duplicates"}
+            {"id": "read", "block": "csv.read", "purpose": "read the invoice list", "repeat": null, "calls_plan": null},
+            {"id": "detect", "block": "matching.duplicate_invoices", "purpose": "find duplicates", "repeat": null, "calls_plan": null}
         ],
         "questions": questions
     })
@@ -135,6 +136,9 @@ pub fn skeleton(questions: Value) -> Value {
 pub fn wiring(path: &str, rows_ref: &str, vars: Value) -> Value {
     json!({
         "reasoning": "wired by type",
+        "policy": null,
+        "node_policies": [],
+        "ui_layout": [],
         "vars": vars,
         "nodes": [
             {"id": "read", "block": "csv.read",

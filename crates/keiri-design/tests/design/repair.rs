@@ -184,6 +184,15 @@ async fn validation_counts_and_repair_iterations_are_logged() {
             .to_string()
             .contains("csv.read")
     );
+    // The final plan's dry-run is measured too.
+    let dry_run: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|e| e["event"] == "dry_run")
+        .collect();
+    assert_eq!(dry_run.len(), 1, "{text}");
+    assert!(dry_run[0]["duration_ms"].is_u64());
+    assert_eq!(dry_run[0]["nodes"], json!(2));
     // The model calls were logged under their stages.
     assert!(text.contains("\"stage\":\"skeleton\""));
     assert!(text.contains("\"stage\":\"repair\""));

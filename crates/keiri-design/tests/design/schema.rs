@@ -2,7 +2,7 @@
 //! that break them never reach the validator.
 
 use keiri_design::schema::{
-    CandidateBlock, WiredInput, WiredNode, WiredOutput, Wiring, check_wiring, skeleton_schema,
+    CandidateBlock, Shapes, WiredInput, WiredNode, WiredOutput, Wiring, check_wiring, skeleton_schema,
     wiring_schema,
 };
 use keiri_llm::testkit::{Reply, Script};
@@ -47,7 +47,7 @@ fn node(id: &str, block: &str, inputs: &[(&str, &str)], outputs: &[&str]) -> Wir
                 alias: (*k).into(),
             })
             .collect(),
-        when: None,
+        ..WiredNode::default()
     }
 }
 
@@ -57,8 +57,9 @@ fn check(n: WiredNode, expect_codes: &[&str], expect_kept_inputs: &[&str]) {
         reasoning: String::new(),
         vars: Vec::new(),
         nodes: vec![n],
+        ..Wiring::default()
     };
-    let (kept, problems) = check_wiring(&wiring, &candidates());
+    let (kept, problems) = check_wiring(&wiring, &candidates(), &[]);
     let codes: Vec<&str> = problems.iter().map(|p| p.code.as_str()).collect();
     assert_eq!(codes, expect_codes, "{problems:?}");
     let inputs: Vec<&str> = kept
@@ -128,7 +129,7 @@ fn whitelists_and_the_process_llm_contract() {
 
 #[test]
 fn schemas_pass_the_strict_mode_rules() {
-    for schema in [skeleton_schema(&candidates()), wiring_schema(&candidates())] {
+    for schema in [skeleton_schema(&candidates(), &Shapes::default()), wiring_schema(&candidates(), &Shapes::default())] {
         let problems = keiri_llm::schema::strict_problems(&schema);
         assert!(problems.is_empty(), "{problems:?}");
     }
@@ -136,11 +137,11 @@ fn schemas_pass_the_strict_mode_rules() {
 
 #[test]
 fn an_unknown_block_breaks_the_wiring_schema() {
-    let schema = wiring_schema(&candidates());
-    let answer = json!({"reasoning": "", "vars": [], "nodes": [
+    let schema = wiring_schema(&candidates(), &Shapes::default());
+    let answer = json!({"reasoning": "", "vars": [], "policy": null, "node_policies": [], "ui_layout": [], "nodes": [
         {"id": "x", "block": "csv.bogus", "inputs": [], "outputs": [], "when": null}]});
     assert!(!keiri_llm::schema::validate(&schema, &answer).is_empty());
-    let answer = json!({"reasoning": "", "vars": [], "nodes": [
+    let answer = json!({"reasoning": "", "vars": [], "policy": null, "node_policies": [], "ui_layout": [], "nodes": [
         {"id": "x", "block": "csv.read", "inputs": [{"key": "prompt", "value_json": "1"}],
          "outputs": [], "when": null}]});
     assert!(
@@ -150,11 +151,12 @@ fn an_unknown_block_breaks_the_wiring_schema() {
 }
 
 fn enum_of(v: &Value) -> Vec<String> {
+    // A nullable enum ends in null (the skeleton's `block` of a subflow node): not an id.
     v["enum"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|x| x.as_str().unwrap().to_string())
+        .filter_map(|x| x.as_str().map(str::to_string))
         .collect()
 }
 
@@ -190,7 +192,13 @@ async fn the_requests_carry_the_candidate_enum_and_key_whitelists() {
     let variants = wiring_schema["properties"]["nodes"]["items"]["anyOf"]
         .as_array()
         .unwrap();
-    assert_eq!(variants.len(), ids.len());
+    // One variant per candidate block, plus the loop variant (no plan is registered, so no
+    // subflow variant).
+    let blocks = variants
+        .iter()
+        .filter(|v| v["properties"].get("block").is_some())
+        .count();
+    assert_eq!((blocks, variants.len()), (ids.len(), ids.len() + 1));
     let csv = variants
         .iter()
         .find(|v| enum_of(&v["properties"]["block"]) == ["csv.read"])

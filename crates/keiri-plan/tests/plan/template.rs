@@ -366,3 +366,99 @@ fn shipped_templates_validate_cleanly() {
         }
     }
 }
+
+/// A template written to the spec's TemplateSpec shape: `ui_suggestions {layout: [...]}`,
+/// exports without `from`, kept flat in `designs/templates/` (no category directory).
+const SPEC_SHAPED: &str = r#"
+id: spec_shaped
+version: 1.0.0
+title: 仕様どおりのテンプレート
+description: テスト用
+imports:
+  src: {type: string, description: 入力CSV}
+exports:
+  kept: {type: array, description: 残った行}
+vars_defaults:
+  condition: amount > 0
+ui_suggestions:
+  layout:
+    - ui.confirm
+    - {block: ui.confirm, after: filter, reason: 確認}
+graph_snippet:
+  - id: read
+    block: csv.read
+    in: {path: "${vars.src}"}
+    out: {rows: rows}
+  - id: filter
+    block: transforms.filter
+    in: {rows: "${read.rows}", condition: "${vars.condition}"}
+    out: {rows: kept}
+"#;
+
+#[test]
+fn spec_shaped_template_in_designs_templates_loads_and_composes() {
+    let workspace = tempfile::tempdir().unwrap();
+    let dir = workspace.path().join("designs/templates");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("spec_shaped.yaml"), SPEC_SHAPED).unwrap();
+    let (set, issues) = Templates::load(&[dir.clone()]);
+    assert!(issues.is_empty(), "{issues:#?}");
+    let t = set.get("spec_shaped").expect("the flat template loads");
+    assert_eq!(t.category, "templates");
+    // `from` inferred from the last node's only alias.
+    assert_eq!(t.exports["kept"].from, "${filter.kept}");
+    let suggestions: Vec<(&str, Option<&str>)> = t
+        .ui_suggestions
+        .iter()
+        .map(|s| (s.block.as_str(), s.after.as_deref()))
+        .collect();
+    assert_eq!(
+        suggestions,
+        [("ui.confirm", None), ("ui.confirm", Some("filter"))]
+    );
+    let options = Options {
+        lang: Lang::En,
+        ..Options::default()
+    };
+    let errors: Vec<_> = validate_template(t, &test_catalog(), &options)
+        .into_iter()
+        .filter(|f| f.severity == Severity::Error)
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    let composition = keiri_plan::compose(
+        &[t],
+        &keiri_plan::ComposeOptions {
+            plan_id: "from_spec".into(),
+            bindings: Default::default(),
+            vars: Default::default(),
+        },
+    )
+    .expect("composes");
+    assert_eq!(composition.plan.graph.len(), 2);
+}
+
+#[test]
+fn export_without_from_on_an_ambiguous_last_node_is_a_finding() {
+    // The last node has two aliases, neither named like the export.
+    let yaml = CLEAN.replace(
+        "kept: {from: \"${filter.kept}\", type: array, description: 残った行}",
+        "rest: {type: array, description: 残った行}",
+    );
+    check(&yaml, &["template.export_from_ambiguous@/exports/rest"]);
+    // Named like one of the aliases: that one, no finding.
+    let yaml = CLEAN.replace(
+        "kept: {from: \"${filter.kept}\", type: array, description: 残った行}",
+        "kept: {type: array, description: 残った行}",
+    );
+    check(&yaml, &[]);
+}
+
+#[test]
+fn requirement_without_required_is_required() {
+    let r: keiri_plan::Requirement = serde_json::from_value(serde_json::json!({
+        "id": "q", "type": "text", "label": "質問",
+        "target": {"var": "q"}
+    }))
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(r.required);
+}

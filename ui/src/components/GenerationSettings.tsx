@@ -1,0 +1,105 @@
+// The generation's options beyond the method, behind a disclosure: how many candidate blocks
+// per category, how much of the documents goes to the model, and whether the model may add
+// conditions (when) and repetitions (loops), with the loop variable's name. The defaults are
+// the planner's; only what the user changed is sent.
+
+import type { Lang, PlanGenerateRequest } from '../api/types';
+import { t } from '../i18n';
+
+export interface GenerationSettingsValue {
+  topkPerCategory: number;
+  maxDocsChars: number;
+  suggestWhen: boolean;
+  suggestForeach: boolean;
+  foreachVarName: string;
+}
+
+export const DEFAULT_GENERATION_SETTINGS: GenerationSettingsValue = {
+  topkPerCategory: 6,
+  maxDocsChars: 4000,
+  suggestWhen: true,
+  suggestForeach: true,
+  foreachVarName: 'item',
+};
+
+/** The request fields of the settings that differ from the defaults. */
+export function generationRequestFields(value: GenerationSettingsValue): Partial<PlanGenerateRequest> {
+  const d = DEFAULT_GENERATION_SETTINGS;
+  const fields: Partial<PlanGenerateRequest> = {};
+  if (value.topkPerCategory !== d.topkPerCategory) fields.topk_per_category = value.topkPerCategory;
+  if (value.maxDocsChars !== d.maxDocsChars) fields.max_docs_chars = value.maxDocsChars;
+  if (value.suggestWhen !== d.suggestWhen) fields.suggest_when = value.suggestWhen;
+  if (value.suggestForeach !== d.suggestForeach) fields.suggest_foreach = value.suggestForeach;
+  const name = value.foreachVarName.trim();
+  if (name !== '' && name !== d.foreachVarName) fields.foreach_var_name = name;
+  return fields;
+}
+
+interface Props {
+  lang: Lang;
+  value: GenerationSettingsValue;
+  onChange(value: GenerationSettingsValue): void;
+}
+
+export function GenerationSettings({ lang, value, onChange }: Props) {
+  const set = (patch: Partial<GenerationSettingsValue>) => onChange({ ...value, ...patch });
+  return (
+    <details className="generation-settings" data-testid="generation-settings">
+      <summary className="muted">{t(lang, 'generateSettings.title')}</summary>
+      <label className="settings-row">
+        <span>{t(lang, 'generateSettings.topk')}</span>
+        <input
+          type="number"
+          className="input input-small"
+          min={5}
+          max={8}
+          value={value.topkPerCategory}
+          data-testid="generation-topk"
+          onChange={(event) => set({ topkPerCategory: Math.min(8, Math.max(5, Number(event.target.value) || 6)) })}
+        />
+      </label>
+      <label className="settings-row">
+        <span>{t(lang, 'generateSettings.maxDocsChars')}</span>
+        <input
+          type="number"
+          className="input input-small"
+          min={500}
+          max={20000}
+          step={500}
+          value={value.maxDocsChars}
+          data-testid="generation-max-docs"
+          onChange={(event) => set({ maxDocsChars: Math.max(500, Number(event.target.value) || 4000) })}
+        />
+      </label>
+      <label className="settings-row">
+        <input
+          type="checkbox"
+          checked={value.suggestWhen}
+          data-testid="generation-suggest-when"
+          onChange={(event) => set({ suggestWhen: event.target.checked })}
+        />
+        <span>{t(lang, 'generateSettings.suggestWhen')}</span>
+      </label>
+      <label className="settings-row">
+        <input
+          type="checkbox"
+          checked={value.suggestForeach}
+          data-testid="generation-suggest-foreach"
+          onChange={(event) => set({ suggestForeach: event.target.checked })}
+        />
+        <span>{t(lang, 'generateSettings.suggestForeach')}</span>
+      </label>
+      <label className="settings-row">
+        <span>{t(lang, 'generateSettings.foreachVar')}</span>
+        <input
+          type="text"
+          className="input input-small"
+          value={value.foreachVarName}
+          disabled={!value.suggestForeach}
+          data-testid="generation-foreach-var"
+          onChange={(event) => set({ foreachVarName: event.target.value })}
+        />
+      </label>
+    </details>
+  );
+}
