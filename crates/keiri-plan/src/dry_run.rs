@@ -13,6 +13,7 @@ use serde_json::{Map, Value, json};
 use crate::catalog::{Catalog, TypeSpec, ValueType};
 use crate::model::{Node, NodeKind, Plan};
 use crate::refs::{self, Target};
+use crate::resolve::{self, ResolveError};
 use crate::validate::{DEFAULT_LOOP_VAR, node_info};
 
 /// One node as it would run.
@@ -110,69 +111,52 @@ impl<'p> Samples<'p> {
             .or_else(|| self.parent.and_then(|p| p.var(name)))
     }
 
-    fn resolve(&self, raw: &str) -> Value {
-        let unresolved = || Value::String(format!("<unresolved ${{{raw}}}>"));
-        match refs::parse_target(raw) {
-            Ok(Target::Node { node, alias, path }) => match self.output(&node, &alias) {
-                Some(v) => {
-                    path.map_or_else(|| v.clone(), |p| descend(v, &p, &format!("{node}.{alias}")))
-                }
-                None => unresolved(),
-            },
-            Ok(Target::Var { name, path }) => match self.var(&name) {
-                Some(v) => {
-                    path.map_or_else(|| v.clone(), |p| descend(v, &p, &format!("vars.{name}")))
-                }
-                None => Value::String(format!("<vars.{name}>")),
-            },
-            Ok(Target::Env { name }) => Value::String(format!("<env.{name}>")),
-            Ok(Target::Config { name, .. }) => Value::String(format!("<config.{name}>")),
-            Err(_) => unresolved(),
-        }
-    }
-
-    /// Replaces references in `value` by samples: a whole reference keeps the sample's type,
-    /// an interpolated one is spliced in as text.
+    /// Replaces references in `value` by samples through the one resolver: a whole
+    /// reference keeps the sample's type, an interpolated one is spliced in as text.
     fn substitute(&self, value: &Value) -> Value {
-        match value {
-            Value::String(s) if s.contains("${") => {
-                let t = s.trim();
-                if t.starts_with("${") && t.ends_with('}') && t.matches("${").count() == 1 {
-                    return self.resolve(&t[2..t.len() - 1]);
-                }
-                let mut out = String::new();
-                let mut rest = s.as_str();
-                while let Some(start) = rest.find("${") {
-                    out.push_str(&rest[..start]);
-                    let after = &rest[start + 2..];
-                    match after.find('}') {
-                        Some(end) => {
-                            match self.resolve(&after[..end]) {
-                                Value::String(v) => out.push_str(&v),
-                                other => out.push_str(&other.to_string()),
-                            }
-                            rest = &after[end + 1..];
-                        }
-                        None => {
-                            out.push_str(&rest[start..]);
-                            rest = "";
-                        }
-                    }
-                }
-                out.push_str(rest);
-                Value::String(out)
-            }
-            Value::Array(items) => Value::Array(items.iter().map(|v| self.substitute(v)).collect()),
-            Value::Object(map) => Value::Object(
-                map.iter()
-                    .map(|(k, v)| (k.clone(), self.substitute(v)))
-                    .collect(),
-            ),
-            other => other.clone(),
-        }
+        // The lookup below never fails: what it cannot answer becomes a placeholder.
+        resolve::resolve(value, self).unwrap_or_else(|_| value.clone())
     }
 }
 
+impl resolve::Lookup for Samples<'_> {
+    type Value = Value;
+
+    fn lookup(&self, raw: &str, target: &Target) -> Result<Value, ResolveError> {
+        let unresolved = || Value::String(format!("<unresolved ${{{raw}}}>"));
+        Ok(match target {
+            Target::Node { node, alias, path } => match self.output(node, alias) {
+                Some(v) => path
+                    .as_ref()
+                    .map_or_else(|| v.clone(), |p| descend(v, p, &format!("{node}.{alias}"))),
+                None => unresolved(),
+            },
+            Target::Var { name, path } => match self.var(name) {
+                Some(v) => path
+                    .as_ref()
+                    .map_or_else(|| v.clone(), |p| descend(v, p, &format!("vars.{name}"))),
+                None => Value::String(format!("<vars.{name}>")),
+            },
+            Target::Env { name } => Value::String(format!("<env.{name}>")),
+            Target::Config { name, .. } => Value::String(format!("<config.{name}>")),
+        })
+    }
+
+    fn malformed(&self, raw: &str, _reason: &str) -> Result<Value, ResolveError> {
+        Ok(Value::String(format!("<unresolved ${{{raw}}}>")))
+    }
+
+    fn literal(&self, value: Value) -> Value {
+        value
+    }
+
+    fn to_json(&self, _raw: &str, value: Value) -> Result<Value, ResolveError> {
+        Ok(value)
+    }
+}
+
+/// Follows `path` into a sample; a list stands for its first item when the index is not a
+/// number (`rows.amount` on a sample list of rows), since a sample shows one item's shape.
 fn descend(value: &Value, path: &str, label: &str) -> Value {
     let mut cur = value;
     for part in path.split('.') {
@@ -317,7 +301,7 @@ fn child_nodes(
 }
 
 /// Node ids of this plan level that `node` references (directly or from its body).
-fn dependencies(node: &Node, plan: &Plan) -> Vec<String> {
+pub fn dependencies(node: &Node, plan: &Plan) -> Vec<String> {
     let ids: HashMap<&str, usize> = plan
         .graph
         .iter()

@@ -30,6 +30,7 @@ pub mod model;
 pub mod refs;
 pub mod register;
 pub mod requirements;
+pub mod resolve;
 pub mod template;
 pub mod validate;
 pub mod yaml;
@@ -42,6 +43,7 @@ pub use compose::{
 pub use dry_run::{DryRun, DryRunNode, dry_run};
 pub use io::{LoadError, LoadedPlan, load_plan, save_plan};
 pub use model::{Node, NodeKind, Plan};
+pub use resolve::{Lookup, ResolveError, resolve, resolve_json};
 pub use register::{RegisterError, designs_index, register};
 pub use requirements::{
     AnswerError, AnswerProblem, AnswerUse, Requirement, RequirementKind, RequirementTarget,
