@@ -292,6 +292,7 @@ impl<'a> Validator<'a> {
                 );
             }
         }
+        self.check_loop_keys(node, id, path);
         for (local, alias) in &node.out {
             if !alias.is_string() {
                 self.error(
@@ -639,6 +640,83 @@ impl<'a> Validator<'a> {
         }
     }
 
+    /// Loop keys wherever they appear: on a node that is not a loop they would be silently
+    /// ignored by the runtime, and `foreach` with `while` or a bound below 1 can never mean
+    /// what the author wanted.
+    fn check_loop_keys(&mut self, node: &Node, id: Option<&str>, path: &str) {
+        if !matches!(node.kind(), NodeKind::Loop) {
+            let present = [
+                ("foreach", node.foreach.is_some()),
+                ("while", node.while_loop.is_some()),
+                ("body", node.body.is_some()),
+            ];
+            for (key, _) in present.iter().filter(|(_, here)| *here) {
+                self.error(
+                    "node.loop_key_on_non_loop",
+                    id,
+                    format!("{path}/{key}"),
+                    (
+                        &format!("{key} は type: loop のノードでしか使えません"),
+                        &format!("{key} is only allowed on a node with type: loop"),
+                    ),
+                    Some((
+                        "繰り返すなら type: loop にして処理を body.plan に入れ、そうでなければこのキーを削除してください",
+                        "to repeat, make it type: loop with the work in body.plan; otherwise remove the key",
+                    )),
+                );
+            }
+        }
+        if node.foreach.is_some() && node.while_loop.is_some() {
+            self.error(
+                "loop.foreach_and_while",
+                id,
+                path.to_string(),
+                (
+                    "foreach と while は同時に使えません",
+                    "a loop cannot have both foreach and while",
+                ),
+                Some((
+                    "配列を順に処理するなら foreach、条件が満たされるまで繰り返すなら while のどちらか一方にしてください",
+                    "keep foreach to go through a list, or while to repeat until a condition holds, not both",
+                )),
+            );
+        }
+        if let Some(w) = &node.while_loop
+            && w.max_iterations.is_none_or(|m| m < 1)
+        {
+            self.error(
+                "loop.while_max_iterations",
+                id,
+                format!("{path}/while/max_iterations"),
+                (
+                    "while には 1 以上の max_iterations が必要です",
+                    "while needs max_iterations of at least 1",
+                ),
+                Some((
+                    "繰り返しの上限回数（例: 100）を指定してください",
+                    "set an upper bound on the iterations, e.g. 100",
+                )),
+            );
+        }
+        if let Some(f) = &node.foreach
+            && f.max_concurrency.is_some_and(|m| m < 1)
+        {
+            self.error(
+                "loop.max_concurrency",
+                id,
+                format!("{path}/foreach/max_concurrency"),
+                (
+                    "foreach の max_concurrency は 1 以上にしてください",
+                    "foreach max_concurrency must be at least 1",
+                ),
+                Some((
+                    "同時に処理する件数です。順番に処理するなら 1 にしてください",
+                    "it is how many items run at once; use 1 to go one by one",
+                )),
+            );
+        }
+    }
+
     fn check_loop<'p>(
         &mut self,
         node: &'p Node,
@@ -648,16 +726,8 @@ impl<'a> Validator<'a> {
         found: &[Reference],
     ) -> Vec<(String, bool)> {
         match (&node.foreach, &node.while_loop) {
-            (Some(_), Some(_)) => self.error(
-                "loop.foreach_and_while",
-                id,
-                path.to_string(),
-                (
-                    "foreach と while は同時に使えません",
-                    "a loop cannot have both foreach and while",
-                ),
-                None,
-            ),
+            // Both at once is reported by `check_loop_keys`, for every kind of node.
+            (Some(_), Some(_)) => {}
             (None, None) => self.error(
                 "loop.missing_iteration",
                 id,
@@ -700,31 +770,21 @@ impl<'a> Validator<'a> {
                 );
             }
         }
-        if let Some(w) = &node.while_loop {
-            if w.max_iterations.is_none_or(|m| m <= 0) {
-                self.error(
-                    "loop.while_max_iterations",
-                    id,
-                    format!("{path}/while/max_iterations"),
-                    (
-                        "while には 1 以上の max_iterations が必要です",
-                        "while needs max_iterations > 0",
-                    ),
-                    None,
-                );
-            }
-            if w.condition.is_none() {
-                self.error(
-                    "when.invalid_expr",
-                    id,
-                    format!("{path}/while/condition"),
-                    (
-                        "while に condition.expr がありません",
-                        "while has no condition.expr",
-                    ),
-                    None,
-                );
-            }
+        if node
+            .while_loop
+            .as_ref()
+            .is_some_and(|w| w.condition.is_none())
+        {
+            self.error(
+                "when.invalid_expr",
+                id,
+                format!("{path}/while/condition"),
+                (
+                    "while に condition.expr がありません",
+                    "while has no condition.expr",
+                ),
+                None,
+            );
         }
         let Some(body) = &node.body else {
             self.error(

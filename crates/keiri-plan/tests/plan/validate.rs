@@ -414,6 +414,65 @@ fn loops() {
 }
 
 #[test]
+fn loop_keys_on_a_non_loop_node_and_loop_bounds() {
+    // The case: a block node with foreach and while at once and max_iterations 0.
+    check(
+        &plan(
+            "graph:\n  - id: b\n    block: ui.confirm\n    foreach: {items: [1]}\n    while: {condition: {expr: 'true'}, max_iterations: 0}\n",
+        ),
+        &[
+            "node.loop_key_on_non_loop@b",
+            "node.loop_key_on_non_loop@b",
+            "loop.foreach_and_while@b",
+            "loop.while_max_iterations@b",
+        ],
+    );
+    check(
+        &plan("graph:\n  - id: b\n    block: ui.confirm\n    body: {plan: {id: i, graph: []}}\n"),
+        &["node.loop_key_on_non_loop@b"],
+    );
+    check_with(
+        &plan(
+            "graph:\n  - {id: s, type: subflow, call: {plan_id: p}, while: {condition: {expr: 'true'}, max_iterations: 2}}\n",
+        ),
+        &["p"],
+        &["node.loop_key_on_non_loop@s"],
+    );
+    check(
+        &plan(&LOOP.replace(
+            "foreach: {input: \"${read.rows}\", var: row}",
+            "foreach: {input: \"${read.rows}\", var: row, max_concurrency: 0}",
+        )),
+        &["loop.max_concurrency@each"],
+    );
+    check(
+        &plan(&LOOP.replace(
+            "foreach: {input: \"${read.rows}\", var: row}",
+            "foreach: {input: \"${read.rows}\", var: row, max_concurrency: 1}",
+        )),
+        &[],
+    );
+    // Every new finding has both languages' text, a hint and a pointer to the key.
+    let yaml = plan(
+        "graph:\n  - id: b\n    block: ui.confirm\n    foreach: {items: [1], max_concurrency: 0}\n",
+    );
+    let found: Vec<_> = findings(&yaml, &[])
+        .into_iter()
+        .filter(|f| f.severity == Severity::Error)
+        .collect();
+    let codes: Vec<&str> = found.iter().map(|f| f.code).collect();
+    assert_eq!(codes, ["node.loop_key_on_non_loop", "loop.max_concurrency"]);
+    assert_eq!(found[0].path, "/graph/0/foreach");
+    assert_eq!(found[1].path, "/graph/0/foreach/max_concurrency");
+    assert!(found.iter().all(|f| f.hint.is_some()));
+    assert!(
+        found[0].message.contains("type: loop"),
+        "{}",
+        found[0].message
+    );
+}
+
+#[test]
 fn subflows() {
     let yaml = plan(
         "graph:\n  - {id: s, type: subflow, call: {plan_id: monthly_close, inputs: {month: 4}}}\n",
