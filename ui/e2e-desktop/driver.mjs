@@ -16,7 +16,13 @@ const TARGET_DIR = process.env.CARGO_TARGET_DIR ? path.resolve(REPO, process.env
 /** The desktop binary under test (`make test-desktop` builds it with the built UI inside). */
 export const APP = path.resolve(REPO, process.env.KEIRI_STUDIO_BIN ?? path.join(TARGET_DIR, 'debug', 'keiri-studio'));
 export const TAURI_DRIVER =
-  process.env.TAURI_DRIVER ?? [path.join(os.homedir(), '.cargo', 'bin', 'tauri-driver')].find(existsSync) ?? 'tauri-driver';
+  process.env.TAURI_DRIVER ??
+  // CARGO_HOME first: CI runs with an empty HOME while cargo (and tauri-driver) stay put.
+  [process.env.CARGO_HOME ?? '', path.join(os.homedir(), '.cargo')]
+    .filter((dir) => dir !== '')
+    .map((dir) => path.join(dir, 'bin', 'tauri-driver'))
+    .find(existsSync) ??
+  'tauri-driver';
 export const NATIVE_DRIVER = process.env.WEBKIT_WEBDRIVER ?? '/usr/bin/WebKitWebDriver';
 
 /** The W3C key code of Control (held until released by sending it again). */

@@ -24,8 +24,12 @@ describe('desktop window', () => {
   before(async () => {
     requireFile(APP, 'the keiri-studio binary (run `make test-desktop`, or set KEIRI_STUDIO_BIN)');
     workspace = mkdtempSync(path.join(tmpdir(), 'keiri-desktop-'));
-    // The app's own settings live in the test's directory: never the user's.
-    driver = await startDriver({ KEIRI_WORKSPACE: workspace, KEIRI_CONFIG_DIR: configDir(workspace) });
+    // Settings and the embedding cache live in the test's directory: never the user's.
+    driver = await startDriver({
+      KEIRI_WORKSPACE: workspace,
+      KEIRI_CONFIG_DIR: configDir(workspace),
+      KEIRI_EMBED_CACHE_DIR: path.join(configDir(workspace), 'embeddings'),
+    });
     try {
       session = await newSession(driver);
     } catch (err) {

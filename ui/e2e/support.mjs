@@ -97,7 +97,13 @@ export function inheritedEnv() {
  * `configDir(workspace)`, `KEIRI_LLM_BASE_URL` when the test has a (fake) LLM, then `extra`.
  */
 export function serveEnv(workspace, { llmBaseUrl, extra = {} } = {}) {
-  const env = { ...inheritedEnv(), RUST_BACKTRACE: '1', KEIRI_CONFIG_DIR: configDir(workspace) };
+  // Settings and the embedding cache live in the test's workspace, never the user's home.
+  const env = {
+    ...inheritedEnv(),
+    RUST_BACKTRACE: '1',
+    KEIRI_CONFIG_DIR: configDir(workspace),
+    KEIRI_EMBED_CACHE_DIR: path.join(configDir(workspace), 'embeddings'),
+  };
   if (llmBaseUrl !== undefined) env.KEIRI_LLM_BASE_URL = llmBaseUrl;
   return { ...env, ...extra };
 }

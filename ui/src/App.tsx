@@ -52,6 +52,8 @@ import { isMac, shortcutFor, shortcutLabel, type ShortcutAction } from './shortc
 export const VALIDATE_DEBOUNCE_MS = 400;
 /** How long the instruction must rest before the candidates are searched again. */
 const RETRIEVE_DEBOUNCE_MS = 700;
+/** How often the candidates are asked for again while the background embedding runs. */
+const EMBEDDING_POLL_MS = 1000;
 /** The largest document the server accepts (documents_upload). */
 const MAX_UPLOAD_BYTES = 50 * 1024 * 1024;
 const LANG_STORAGE_KEY = 'keiri.lang';
@@ -143,8 +145,12 @@ export function App() {
   const [templates, setTemplates] = useState<TemplatesState>({ kind: 'loading' });
   const [selectedTemplates, setSelectedTemplates] = useState<string[]>([]);
   const [candidates, setCandidates] = useState<CandidatesState>({ kind: 'idle' });
+  // Bumped to search again while the workspace's own blocks are embedded in the background.
+  const [retrieveRound, setRetrieveRound] = useState(0);
+  const retrievePolling = useRef(false);
   const [pinned, setPinned] = useState<string[]>([]);
   const [applyMode, setApplyMode] = useState<ApplyMode>('hint');
+  const [generationSettings, setGenerationSettings] = useState<GenerationSettingsValue>(DEFAULT_GENERATION_SETTINGS);
   const documentCounter = useRef(0);
 
   // Generation.
@@ -390,14 +396,25 @@ export function App() {
       return undefined;
     }
     let cancelled = false;
+    let again: number | undefined;
     const timer = window.setTimeout(() => {
-      // A refresh keeps the current list on screen (pinning re-runs the search).
+      // A refresh keeps the current list on screen (pinning re-runs the search); a poll does not
+      // pull the user back to the candidates tab.
+      const polled = retrievePolling.current;
+      retrievePolling.current = false;
       setCandidates((previous) => (previous.kind === 'ready' ? previous : { kind: 'loading' }));
       blocksRetrieve({ instruction, docs: readyDocsKey === '' ? [] : readyDocsKey.split('\n'), pinned })
         .then((response) => {
           if (cancelled) return;
           setCandidates({ kind: 'ready', response });
-          setLeftTab('candidates');
+          if (!polled) setLeftTab('candidates');
+          // Keyword results now; the hybrid ranking once the background embedding is done.
+          if (response.embedding_progress) {
+            again = window.setTimeout(() => {
+              retrievePolling.current = true;
+              setRetrieveRound((n) => n + 1);
+            }, EMBEDDING_POLL_MS);
+          }
         })
         .catch((err: unknown) => {
           const error = asApiError(err);
@@ -407,8 +424,9 @@ export function App() {
     return () => {
       cancelled = true;
       window.clearTimeout(timer);
+      window.clearTimeout(again);
     };
-  }, [instruction, readyDocsKey, pinned]);
+  }, [instruction, readyDocsKey, pinned, retrieveRound]);
 
   const togglePin = (id: string) => setPinned((list) => (list.includes(id) ? list.filter((other) => other !== id) : [...list, id]));
 

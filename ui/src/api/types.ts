@@ -324,6 +324,9 @@ export interface RetrieveResponse {
   mode: string;
   embedder: string | null;
   notes: string[];
+  /** Present while the workspace's own blocks are embedded in the background: the
+   * candidates are keyword-only until then; ask again to get the hybrid ranking. */
+  embedding_progress?: { done: number; total: number };
 }
 
 export type DocumentFormat = 'txt' | 'md' | 'csv' | 'pdf' | 'docx' | 'xlsx' | 'xlsm';
@@ -531,7 +534,7 @@ export interface Settings {
   azure_endpoint?: string;
   azure_deployment?: string;
   azure_api_version?: string;
-  /** Unset: a remote key if one is configured, else the local model. */
+  /** Unset: the local model when installed, else keyword search; cloud only when chosen. */
   embedding?: EmbeddingSource;
   lang: Lang;
   /** The folder the desktop app opens at its next start. */

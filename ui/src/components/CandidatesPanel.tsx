@@ -102,8 +102,14 @@ export function CandidatesPanel({ lang, state, blocks, pinned, onTogglePin }: Pr
       const candidates = state.response.candidates.filter((candidate) => candidate.kind === 'block');
       const listed = new Set(candidates.map((candidate) => candidate.id));
       const extraPinned = pinned.filter((id) => !listed.has(id));
+      const progress = state.response.embedding_progress;
       body = (
         <>
+          {progress ? (
+            <p className="muted" data-testid="candidates-embedding" role="status">
+              {t(lang, 'candidates.embedding', { done: progress.done, total: progress.total })}
+            </p>
+          ) : null}
           {state.response.notes.length > 0 ? <p className="muted">{state.response.notes.join(' ')}</p> : null}
           <ul className="candidate-list" data-testid="candidates">
             {extraPinned.map((id) => (
