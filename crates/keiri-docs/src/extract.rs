@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::{docx, lines, pdf, text, xlsx};
+use crate::{docx, guard, lines, pdf, text, xlsx};
 
 /// A document format this crate reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
@@ -121,7 +121,14 @@ impl Extracted {
 }
 
 /// Extracts the text of `bytes`, which hold a file of `format`.
+///
+/// The parsers run behind a panic guard: a parser panicking on a hostile file is
+/// `CORRUPT_FILE` for this file, never the end of the process (see the `guard` module).
 pub fn extract_bytes(bytes: &[u8], format: Format, opts: &ExtractOptions) -> Result<Extracted> {
+    guard::parse(format.as_str(), || extract_unguarded(bytes, format, opts))
+}
+
+fn extract_unguarded(bytes: &[u8], format: Format, opts: &ExtractOptions) -> Result<Extracted> {
     let mut out = Extracted {
         format,
         encoding: None,

@@ -16,15 +16,24 @@
 //!
 //! Every path passes the caller's [`keiri_fs::PathPolicy`]. Untrusted bytes never panic or
 //! hang this crate: a corrupt, encrypted or hostile file (zip bomb, PDF stream bomb, looping
-//! PDF structure, binary renamed `.txt`) becomes a per-file error with a stable
-//! [`Error::code`], and the other files of the call still extract.
+//! PDF structure, binary renamed `.txt`, a workbook declaring two billion shared strings or a
+//! row number past Excel's grid) becomes a per-file error with a stable [`Error::code`], and
+//! the other files of the call still extract. A panic inside any parser is `CORRUPT_FILE` for
+//! that file (which needs the default `panic = "unwind"`; the workspace's profiles keep it).
 //!
 //! This crate must not write files, call the network, or know about plans, prompts or HTTP;
 //! it returns data and the callers decide what to do with it.
 //!
 //! Dependencies and why:
 //! * `calamine` reads workbooks (shared strings, dates, Strict OOXML) through its streaming
-//!   cell reader, so a sparse sheet never becomes a dense grid.
+//!   cell reader, so a sparse sheet never becomes a dense grid. calamine 0.38 trusts the
+//!   numbers a file declares: it reserves the shared-string table by `uniqueCount` (a crafted
+//!   2 KB file aborts the process asking for ~51 GB) and multiplies row numbers and column
+//!   letters without overflow checks ("attempt to multiply with overflow" in debug builds). So
+//!   the `bounds` module checks those numbers before calamine parses anything, and every parser
+//!   runs behind a panic guard (`guard`). The overflow is to be reported upstream; the report,
+//!   with a minimal file, is written out in `docs/upstream/calamine-overflow.md` — pin the fixed
+//!   version once there is one.
 //! * `zip` + `quick-xml` read `.docx` directly: a pull parser gives document order and
 //!   bounded memory, which the docx crates built on DOM trees do not.
 //! * `flate2` + `weezl` decode PDF streams behind our own size budget; the PDF reader itself
@@ -37,12 +46,14 @@
 //!   it); we never hand-write TOON.
 //! * `schemars` derives JSON Schemas of the request and response types for the MCP tools.
 
+mod bounds;
 mod cache;
 mod digest;
 mod docx;
 mod error;
 mod extract;
 mod files;
+mod guard;
 mod lines;
 mod metrics;
 mod model;

@@ -4,13 +4,16 @@
 //! `A1` and `XFD1048576` would ask for 17 billion cells. We use its streaming cell reader
 //! instead and keep only the cells inside the window we render. Every XML entry calamine may
 //! parse is first inflated through a counter ([`zipguard::verify_entries`]) so a zip bomb is
-//! refused before calamine allocates anything.
+//! refused before calamine allocates anything, and the counts and cell references the parts
+//! declare are checked on the way ([`crate::bounds`]): calamine 0.38 reserves memory by the
+//! shared strings' `uniqueCount` and converts cell references with unchecked arithmetic.
 
 use std::fmt::Write as _;
 use std::io::Cursor;
 
 use calamine::{DataRef, Reader, Xlsx, XlsxError};
 
+use crate::bounds::Declared;
 use crate::error::{Error, Result};
 use crate::zipguard::{self, ZipLimits};
 
@@ -45,10 +48,16 @@ pub(crate) struct SheetText {
 fn open(bytes: &[u8]) -> Result<Xlsx<Cursor<&[u8]>>> {
     let limits = ZipLimits::default();
     let mut archive = zipguard::open(bytes, FORMAT, &limits)?;
-    zipguard::verify_entries(&mut archive, FORMAT, &limits, |name| {
-        let lower = name.to_ascii_lowercase();
-        (lower.ends_with(".xml") || lower.ends_with(".rels")) && !lower.contains("/media/")
-    })?;
+    zipguard::verify_entries(
+        &mut archive,
+        FORMAT,
+        &limits,
+        |name| {
+            let lower = name.to_ascii_lowercase();
+            (lower.ends_with(".xml") || lower.ends_with(".rels")) && !lower.contains("/media/")
+        },
+        &mut Declared::default(),
+    )?;
     Xlsx::new(Cursor::new(bytes)).map_err(xlsx_error)
 }
 

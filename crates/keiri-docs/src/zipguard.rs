@@ -5,11 +5,12 @@
 //! are not zips at all but OLE compound files holding an `EncryptedPackage` stream; they are
 //! recognised by their signature and reported as [`Error::Encrypted`].
 
-use std::io::{Cursor, Read};
+use std::io::{BufReader, Cursor, Read};
 
 use zip::ZipArchive;
 use zip::result::ZipError;
 
+use crate::bounds::Declared;
 use crate::error::{Error, Result};
 
 /// Caps for one archive.
@@ -92,17 +93,19 @@ pub(crate) fn read_entry(
 
 /// Inflates every entry that `wanted` selects into a counter, so a later reader of those
 /// entries (calamine) cannot be made to allocate more than the caps. Decompression is
-/// deterministic, so the sizes measured here are the sizes that reader will see.
+/// deterministic, so the sizes measured here are the sizes that reader will see. While an entry
+/// inflates, `declared` reads the numbers it declares (see [`crate::bounds`]) and checks them
+/// against the entry's real size.
 pub(crate) fn verify_entries(
     archive: &mut ZipArchive<Cursor<&[u8]>>,
     format: &'static str,
     limits: &ZipLimits,
     wanted: impl Fn(&str) -> bool,
+    declared: &mut Declared,
 ) -> Result<()> {
     let mut total: u64 = 0;
-    let mut buf = vec![0u8; 64 * 1024];
     for i in 0..archive.len() {
-        let mut entry = match archive.by_index(i) {
+        let entry = match archive.by_index(i) {
             Ok(e) => e,
             Err(e) => return Err(zip_error(format, e)),
         };
@@ -113,23 +116,69 @@ pub(crate) fn verify_entries(
         if entry.size() > limits.max_entry_bytes {
             return Err(bomb(limits.max_entry_bytes, &name));
         }
-        let mut size: u64 = 0;
-        loop {
-            let n = entry.read(&mut buf).map_err(|e| io_corrupt(format, &e))?;
-            if n == 0 {
-                break;
-            }
-            size += n as u64;
-            total += n as u64;
-            if size > limits.max_entry_bytes {
-                return Err(bomb(limits.max_entry_bytes, &name));
-            }
-            if total > limits.max_total_bytes {
-                return Err(bomb(limits.max_total_bytes, "all entries together"));
-            }
+        let mut counted = Counted {
+            inner: entry,
+            size: 0,
+            before: total,
+            limits,
+            over: None,
+        };
+        let mut reader = BufReader::with_capacity(64 * 1024, &mut counted);
+        let scanned = declared.scan(&name, &mut reader);
+        // The scan stops early on broken XML; the rest of the entry still counts.
+        let drained = scanned
+            .as_ref()
+            .map_or(Ok(0), |_| std::io::copy(&mut reader, &mut std::io::sink()));
+        drop(reader);
+        if let Some(limit) = counted.over {
+            return Err(match limit {
+                Over::Entry => bomb(limits.max_entry_bytes, &name),
+                Over::Total => bomb(limits.max_total_bytes, "all entries together"),
+            });
         }
+        let part = scanned?;
+        drained.map_err(|e| io_corrupt(format, &e))?;
+        total += counted.size;
+        declared.finish_part(&name, &part, counted.size)?;
     }
-    Ok(())
+    declared.finish(total)
+}
+
+/// Which cap an entry went over.
+#[derive(Debug, Clone, Copy)]
+enum Over {
+    Entry,
+    Total,
+}
+
+/// A reader that counts inflated bytes and fails once an entry or all entries together go
+/// over their cap.
+struct Counted<'l, R> {
+    inner: R,
+    size: u64,
+    /// Bytes of the entries before this one.
+    before: u64,
+    limits: &'l ZipLimits,
+    over: Option<Over>,
+}
+
+impl<R: Read> Read for Counted<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.over.is_some() {
+            return Err(std::io::Error::other("decompression limit"));
+        }
+        let n = self.inner.read(buf)?;
+        self.size += n as u64;
+        if self.size > self.limits.max_entry_bytes {
+            self.over = Some(Over::Entry);
+        } else if self.before + self.size > self.limits.max_total_bytes {
+            self.over = Some(Over::Total);
+        }
+        if self.over.is_some() {
+            return Err(std::io::Error::other("decompression limit"));
+        }
+        Ok(n)
+    }
 }
 
 fn bomb(limit: u64, what: &str) -> Error {

@@ -9,10 +9,17 @@
 //! references to missing sheets, error literals written in the formula, and division by a
 //! literal zero. The engine runs on its own thread with a time limit, a large stack and a
 //! panic guard, so an untrusted workbook can neither hang nor crash the caller. Whole-column
-//! references are bounded to the used range for the engine (it materialises ranges cell by
-//! cell).
+//! references are bounded for the engine (it materialises ranges cell by cell) by the data of
+//! their own sheet and columns, so one far-away cell (`XFD1048576`) does not stretch every
+//! `A:K` in the workbook to a million rows.
+//!
+//! Two budgets keep the check in proportion to the workbook's cells rather than its extent:
+//! a work estimate (the cells every formula's references cover, after bounding) above
+//! [`MAX_ENGINE_WORK`] leaves the engine out and only the static checks run, with a note; and
+//! the engine's time limit, which ends the check with [`OutOfTime`] (the caller turns it into a
+//! coded error) instead of a long wait.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::panic::AssertUnwindSafe;
 use std::sync::mpsc;
 use std::time::Duration;
@@ -27,6 +34,18 @@ use crate::sheet::Content;
 
 /// Cells beyond this are not handed to the engine (static checks still run).
 const MAX_ENGINE_CELLS: usize = 3_000_000;
+/// Cells the formulas' references may cover together (after whole-column bounding) for the
+/// engine to run; past it only the static checks run. IronCalc visits every cell of a range,
+/// so this is its work; see the `preflight` bench in README.md for the measured rate.
+pub(crate) const MAX_ENGINE_WORK: u64 = 20_000_000;
+/// Whole-column references keep at least this many rows, and whole-row references this many
+/// columns, so `INDEX`/`OFFSET` a little past the data still finds empty cells, not `#REF!`.
+const MIN_BOUND_ROWS: u32 = 10_000;
+const MIN_BOUND_COLS: u32 = 256;
+
+/// The engine did not finish within its time limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct OutOfTime(pub Duration);
 
 pub(crate) struct SheetCells {
     pub name: String,
@@ -56,8 +75,8 @@ pub(crate) struct Report {
     pub notes: Vec<String>,
 }
 
-/// Checks every formula of the workbook.
-pub(crate) fn check(book: &Workbook, timeout: Duration) -> Report {
+/// Checks every formula of the workbook. Fails only when the engine ran out of time.
+pub(crate) fn check(book: &Workbook, timeout: Duration) -> Result<Report, OutOfTime> {
     let mut notes = Vec::new();
     let total: usize = book.sheets.iter().map(|s| s.cells.len()).sum();
     let engine = if total > MAX_ENGINE_CELLS {
@@ -67,11 +86,22 @@ pub(crate) fn check(book: &Workbook, timeout: Duration) -> Report {
         ));
         None
     } else {
-        match evaluate(book, timeout) {
-            Ok(values) => Some(values),
-            Err(reason) => {
-                notes.push(format!("the formula engine could not evaluate the workbook ({reason}); only static formula checks ran"));
-                None
+        let input = EngineInput::new(book);
+        if input.work > MAX_ENGINE_WORK {
+            notes.push(format!(
+                "the formulas' references cover about {} cells, more than the {MAX_ENGINE_WORK} \
+                 the formula engine is given; only static formula checks ran",
+                input.work
+            ));
+            None
+        } else {
+            match evaluate(input, timeout) {
+                Ok(values) => Some(values),
+                Err(Failure::OutOfTime) => return Err(OutOfTime(timeout)),
+                Err(Failure::Other(reason)) => {
+                    notes.push(format!("the formula engine could not evaluate the workbook ({reason}); only static formula checks ran"));
+                    None
+                }
             }
         }
     };
@@ -139,7 +169,7 @@ pub(crate) fn check(book: &Workbook, timeout: Duration) -> Report {
             "{n} formula cell(s) were checked statically only: the engine does not evaluate {why}"
         ));
     }
-    Report { findings, notes }
+    Ok(Report { findings, notes })
 }
 
 enum Classified {
@@ -233,16 +263,148 @@ enum EngineValue {
 
 type Values = HashMap<(usize, CellRef), EngineValue>;
 
-fn evaluate(book: &Workbook, timeout: Duration) -> Result<Values, String> {
+/// Where each sheet has data: the last row of each column and the last column of each row.
+#[derive(Default)]
+struct Extent {
+    last_row_of_col: BTreeMap<u32, u32>,
+    last_col_of_row: BTreeMap<u32, u32>,
+}
+
+impl Extent {
+    fn of(cells: &[(CellRef, Content)]) -> Extent {
+        let mut extent = Extent::default();
+        for (at, _) in cells {
+            let row = extent.last_row_of_col.entry(at.col).or_default();
+            *row = (*row).max(at.row);
+            let col = extent.last_col_of_row.entry(at.row).or_default();
+            *col = (*col).max(at.col);
+        }
+        extent
+    }
+
+    /// The last row with data in columns `a..=b`, or 0.
+    fn rows_in(&self, a: u32, b: u32) -> u32 {
+        self.last_row_of_col
+            .range(a..=b)
+            .map(|(_, r)| *r)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The last column with data in rows `a..=b`, or 0.
+    fn cols_in(&self, a: u32, b: u32) -> u32 {
+        self.last_col_of_row
+            .range(a..=b)
+            .map(|(_, c)| *c)
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// What the engine thread gets: its own copy of the cells, the formula texts it evaluates
+/// (file prefixes stripped, whole references bounded) and the work they stand for.
+struct EngineInput {
+    sheets: Vec<(String, Vec<(CellRef, Content)>)>,
+    /// The engine text of every formula cell, parallel to `sheets[i].1`.
+    texts: Vec<Vec<Option<String>>>,
+    names: Vec<(String, Option<u32>, String)>,
+    date1904: bool,
+    /// Cells the references of all formulas and names cover.
+    work: u64,
+}
+
+impl EngineInput {
+    fn new(book: &Workbook) -> EngineInput {
+        let extents: Vec<Extent> = book.sheets.iter().map(|s| Extent::of(&s.cells)).collect();
+        let sheet_index = |name: &str| {
+            book.sheets
+                .iter()
+                .position(|s| crate::book::same_sheet_name(&s.name, name))
+        };
+        // The last row (or column) with data that a whole reference from `own` can see.
+        let bound = |own: Option<usize>,
+                     prefix: Option<&formula::Prefix>,
+                     area: formula::WholeArea| {
+            let target = match prefix {
+                None => own,
+                Some(p) if p.external.is_none() && p.last_sheet.is_none() => sheet_index(&p.sheet),
+                Some(_) => None,
+            };
+            let chosen: Vec<&Extent> = match target {
+                Some(i) => extents.get(i).into_iter().collect(),
+                None => extents.iter().collect(),
+            };
+            match area {
+                formula::WholeArea::Columns(a, b) => chosen
+                    .iter()
+                    .map(|e| e.rows_in(a, b))
+                    .max()
+                    .unwrap_or(0)
+                    .saturating_add(1)
+                    .max(MIN_BOUND_ROWS),
+                formula::WholeArea::Rows(a, b) => chosen
+                    .iter()
+                    .map(|e| e.cols_in(a, b))
+                    .max()
+                    .unwrap_or(0)
+                    .saturating_add(1)
+                    .max(MIN_BOUND_COLS),
+            }
+        };
+        let engine_text = |own: Option<usize>, text: &str| {
+            formula::bound_whole_references_with(&formula::strip_file_prefixes(text), |p, a| {
+                bound(own, p, a)
+            })
+        };
+        let mut work: u64 = 0;
+        let mut texts = Vec::with_capacity(book.sheets.len());
+        for (si, sheet) in book.sheets.iter().enumerate() {
+            let sheet_texts: Vec<Option<String>> = sheet
+                .cells
+                .iter()
+                .map(|(_, content)| match content {
+                    Content::Formula { text, .. } => {
+                        let t = engine_text(Some(si), text);
+                        work = work.saturating_add(formula::referenced_cells(&t));
+                        Some(t)
+                    }
+                    _ => None,
+                })
+                .collect();
+            texts.push(sheet_texts);
+        }
+        let names = book
+            .names
+            .iter()
+            .map(|(name, scope, text)| {
+                let own = scope.and_then(|s| usize::try_from(s).ok());
+                let t = engine_text(own, text);
+                work = work.saturating_add(formula::referenced_cells(&t));
+                (name.clone(), *scope, t)
+            })
+            .collect();
+        EngineInput {
+            sheets: book
+                .sheets
+                .iter()
+                .map(|s| (s.name.clone(), s.cells.clone()))
+                .collect(),
+            texts,
+            names,
+            date1904: book.date1904,
+            work,
+        }
+    }
+}
+
+enum Failure {
+    OutOfTime,
+    Other(String),
+}
+
+fn evaluate(input: EngineInput, timeout: Duration) -> Result<Values, Failure> {
     // The engine gets its own copy of the input so it can run detached: if it does not finish
     // in time we stop waiting and the thread ends on its own.
-    let sheets: Vec<(String, Vec<(CellRef, Content)>)> = book
-        .sheets
-        .iter()
-        .map(|s| (s.name.clone(), s.cells.clone()))
-        .collect();
-    let names = book.names.clone();
-    let date1904 = book.date1904;
     let (tx, rx) = mpsc::channel();
     // A generous stack: evaluation may recurse through long dependency chains, and running
     // out of stack would abort the whole process rather than unwind. The reservation is
@@ -251,46 +413,30 @@ fn evaluate(book: &Workbook, timeout: Duration) -> Result<Values, String> {
         .name("keiri-xlsx-engine".to_string())
         .stack_size(256 << 20)
         .spawn(move || {
-            let result =
-                std::panic::catch_unwind(AssertUnwindSafe(|| run(&sheets, &names, date1904)))
-                    .unwrap_or_else(|_| Err("the engine panicked".to_string()));
+            let result = std::panic::catch_unwind(AssertUnwindSafe(|| run(&input)))
+                .unwrap_or_else(|_| Err("the engine panicked".to_string()));
             let _ = tx.send(result);
         })
-        .map_err(|e| format!("cannot start the engine thread: {e}"))?;
+        .map_err(|e| Failure::Other(format!("cannot start the engine thread: {e}")))?;
     match rx.recv_timeout(timeout) {
-        Ok(result) => result,
-        Err(mpsc::RecvTimeoutError::Timeout) => {
-            Err(format!("it did not finish within {} s", timeout.as_secs()))
-        }
-        Err(mpsc::RecvTimeoutError::Disconnected) => {
-            Err("the engine stopped unexpectedly".to_string())
-        }
+        Ok(result) => result.map_err(Failure::Other),
+        Err(mpsc::RecvTimeoutError::Timeout) => Err(Failure::OutOfTime),
+        Err(mpsc::RecvTimeoutError::Disconnected) => Err(Failure::Other(
+            "the engine stopped unexpectedly".to_string(),
+        )),
     }
 }
 
-fn run(
-    sheets: &[(String, Vec<(CellRef, Content)>)],
-    names: &[(String, Option<u32>, String)],
-    date1904: bool,
-) -> Result<Values, String> {
+fn run(input: &EngineInput) -> Result<Values, String> {
+    let EngineInput {
+        sheets,
+        texts,
+        names,
+        date1904,
+        ..
+    } = input;
+    let date1904 = *date1904;
     let mut model = Model::new_empty("preflight", "en", "UTC", "en")?;
-    // Whole-column and whole-row references are bounded to the used range (with room for
-    // INDEX-style offsets past it); see `formula::bound_whole_references`.
-    let used_rows = sheets
-        .iter()
-        .flat_map(|(_, c)| c.iter().map(|(at, _)| at.row))
-        .max()
-        .unwrap_or(1);
-    let used_cols = sheets
-        .iter()
-        .flat_map(|(_, c)| c.iter().map(|(at, _)| at.col))
-        .max()
-        .unwrap_or(1);
-    let bound_rows = used_rows.saturating_add(1).max(10_000);
-    let bound_cols = used_cols.saturating_add(1).max(256);
-    let engine_text = |text: &str| {
-        formula::bound_whole_references(&formula::strip_file_prefixes(text), bound_rows, bound_cols)
-    };
     for (i, (name, _)) in sheets.iter().enumerate() {
         if i == 0 {
             model.rename_sheet_by_index(0, name)?;
@@ -304,13 +450,14 @@ fn run(
         }
         // A name the engine refuses simply stays undefined; formulas using it then report
         // #NAME?, which the before/after comparison treats as pre-existing.
-        let _ = model.new_defined_name(name, *scope, &engine_text(text));
+        let _ = model.new_defined_name(name, *scope, text);
     }
     let mut formulas: Vec<(usize, CellRef)> = Vec::new();
     let mut refused: Vec<(usize, CellRef)> = Vec::new();
     for (si, (_, cells)) in sheets.iter().enumerate() {
         let sheet = si as u32;
-        for (cell, content) in cells {
+        let sheet_texts = texts.get(si).map_or(&[][..], Vec::as_slice);
+        for (ci, (cell, content)) in cells.iter().enumerate() {
             let (row, col) = (cell.row as i32, cell.col as i32);
             let result = match content {
                 Content::Empty => Ok(()),
@@ -346,7 +493,8 @@ fn run(
                             _ => Ok(()),
                         }
                     } else {
-                        let body = format!("={}", engine_text(text));
+                        let engine_text = sheet_texts.get(ci).cloned().flatten();
+                        let body = format!("={}", engine_text.as_deref().unwrap_or(text));
                         let set = match array {
                             Some(a) if !a.is_single_cell() => model.set_user_array_formula(
                                 sheet,
@@ -462,7 +610,7 @@ mod tests {
             names: vec![("Rate".into(), None, "Other!$A$1".into())],
             date1904: false,
         };
-        let report = check(&book, Duration::from_secs(30));
+        let report = check(&book, Duration::from_secs(30)).unwrap();
         let got: Vec<(String, IssueCode)> = report
             .findings
             .iter()
@@ -534,7 +682,7 @@ mod tests {
             names: Vec::new(),
             date1904: false,
         };
-        let report = check(&book, Duration::from_secs(120));
+        let report = check(&book, Duration::from_secs(120)).unwrap();
         assert!(report.findings.is_empty(), "{:?}", report.findings.first());
         assert!(report.notes.is_empty(), "{:?}", report.notes);
     }

@@ -35,6 +35,9 @@ pub enum Error {
     /// The zip writer failed while building the patched package.
     #[error("workbook backend failed: {0}")]
     Backend(String),
+    /// The formula check ran out of its time budget; nothing was written.
+    #[error("formula check out of time: {0}")]
+    Budget(String),
 }
 
 impl Error {
@@ -49,7 +52,8 @@ impl Error {
             Error::Unreadable { .. } => "WORKBOOK_UNREADABLE",
             Error::Io { source, .. } if source.kind() == io::ErrorKind::NotFound => "NOT_FOUND",
             Error::Io { .. } => "IO_ERROR",
-            Error::Backend(_) => "BACKEND_ERROR",
+            // The API documents BACKEND_ERROR as "the zip writer or the formula engine failed".
+            Error::Backend(_) | Error::Budget(_) => "BACKEND_ERROR",
         }
     }
 

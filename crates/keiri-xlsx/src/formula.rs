@@ -1002,16 +1002,30 @@ pub fn strip_file_prefixes(formula: &str) -> String {
     })
 }
 
-/// The formula with whole-column (`A:K`) and whole-row (`1:3`) references limited to the first
-/// `rows` rows / `cols` columns. For the formula engine only: it materialises every cell of a
-/// range, so `VLOOKUP(x, A:K, …)` would otherwise walk a million rows. Cells past the used
-/// range are empty, so lookups and aggregates give the same result.
-pub fn bound_whole_references(formula: &str, rows: u32, cols: u32) -> String {
+/// A whole-column or whole-row reference, one-based and inclusive, for
+/// [`bound_whole_references_with`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WholeArea {
+    /// Columns `from..=to` (`A:K` is `Columns(1, 11)`).
+    Columns(u32, u32),
+    /// Rows `from..=to`.
+    Rows(u32, u32),
+}
+
+/// The formula with whole-column (`A:K`) and whole-row (`1:3`) references limited: `bound`
+/// gives the last row a whole-column reference keeps, or the last column of a whole-row one.
+/// For the formula engine only: it materialises every cell of a range, so `VLOOKUP(x, A:K, …)`
+/// would otherwise walk a million rows; cells past the data are empty, so lookups and
+/// aggregates give the same result. `bound` gets the reference's sheet prefix (`None` for the
+/// formula's own sheet), so each reference can be bounded by the data of its own sheet and
+/// columns rather than by the largest extent anywhere in the workbook.
+pub fn bound_whole_references_with(
+    formula: &str,
+    bound: impl Fn(Option<&Prefix>, WholeArea) -> u32,
+) -> String {
     let Ok(tokens) = tokenize(formula) else {
         return formula.to_string();
     };
-    let rows = rows.clamp(1, MAX_ROW);
-    let cols = cols.clamp(1, MAX_COL);
     render(formula, &tokens, |_, t| {
         let Kind::Reference(r) = &t.kind else {
             return None;
@@ -1019,24 +1033,54 @@ pub fn bound_whole_references(formula: &str, rows: u32, cols: u32) -> String {
         let prefix = formula.get(t.start..r.area_start).unwrap_or("");
         let dollar = |abs: bool| if abs { "$" } else { "" };
         match r.area {
-            RefArea::Columns(a, b) => Some(format!(
-                "{prefix}{}{}$1:{}{}${rows}",
-                dollar(a.abs),
-                column_name(a.n),
-                dollar(b.abs),
-                column_name(b.n)
-            )),
-            RefArea::Rows(a, b) => Some(format!(
-                "{prefix}$A{}{}:${}{}{}",
-                dollar(a.abs),
-                a.n,
-                column_name(cols),
-                dollar(b.abs),
-                b.n
-            )),
+            RefArea::Columns(a, b) => {
+                let area = WholeArea::Columns(a.n.min(b.n), a.n.max(b.n));
+                let rows = bound(r.prefix.as_ref(), area).clamp(1, MAX_ROW);
+                Some(format!(
+                    "{prefix}{}{}$1:{}{}${rows}",
+                    dollar(a.abs),
+                    column_name(a.n),
+                    dollar(b.abs),
+                    column_name(b.n)
+                ))
+            }
+            RefArea::Rows(a, b) => {
+                let area = WholeArea::Rows(a.n.min(b.n), a.n.max(b.n));
+                let cols = bound(r.prefix.as_ref(), area).clamp(1, MAX_COL);
+                Some(format!(
+                    "{prefix}$A{}{}:${}{}{}",
+                    dollar(a.abs),
+                    a.n,
+                    column_name(cols),
+                    dollar(b.abs),
+                    b.n
+                ))
+            }
             _ => None,
         }
     })
+}
+
+/// How many cells the references of a formula cover (a whole column counts a million rows):
+/// an estimate of the work an engine that materialises ranges does for it. A formula that does
+/// not tokenize counts as one cell.
+pub(crate) fn referenced_cells(formula: &str) -> u64 {
+    let Ok(tokens) = tokenize(formula) else {
+        return 1;
+    };
+    let span = |a: u32, b: u32| u64::from(a.abs_diff(b)) + 1;
+    tokens
+        .iter()
+        .map(|t| match &t.kind {
+            Kind::Reference(r) => match r.area {
+                RefArea::Cell(_) | RefArea::Lost => 1,
+                RefArea::Range(a, b) => span(a.row, b.row) * span(a.col, b.col),
+                RefArea::Columns(a, b) => span(a.n, b.n) * u64::from(MAX_ROW),
+                RefArea::Rows(a, b) => span(a.n, b.n) * u64::from(MAX_COL),
+            },
+            _ => 0,
+        })
+        .fold(0u64, u64::saturating_add)
 }
 
 /// Indexes of Name tokens that are LET/LAMBDA parameters (or uses of them) inside their call.
@@ -1534,6 +1578,13 @@ mod tests {
         );
     }
 
+    fn bound_whole_references(formula: &str, rows: u32, cols: u32) -> String {
+        bound_whole_references_with(formula, |_, area| match area {
+            WholeArea::Columns(..) => rows,
+            WholeArea::Rows(..) => cols,
+        })
+    }
+
     #[test]
     fn whole_references_are_bounded_for_the_engine() {
         assert_eq!(
@@ -1545,6 +1596,25 @@ mod tests {
             "SUM($A2:$AD3)+A1"
         );
         assert_eq!(bound_whole_references("\"A:A\"", 5, 5), "\"A:A\"");
+        let by_area = |_: Option<&Prefix>, area| match area {
+            WholeArea::Columns(1, 1) => 7,
+            WholeArea::Columns(..) => 70,
+            WholeArea::Rows(..) => 3,
+        };
+        assert_eq!(
+            bound_whole_references_with("SUM(A:A)+SUM(S!C:B)+SUM(5:5)", by_area),
+            "SUM(A$1:A$7)+SUM(S!C$1:B$70)+SUM($A5:$C5)"
+        );
+    }
+
+    #[test]
+    fn referenced_cells_estimate_the_engine_work() {
+        assert_eq!(referenced_cells("1+2"), 0);
+        assert_eq!(referenced_cells("A1+S!B2"), 2);
+        assert_eq!(referenced_cells("SUM(B3:A1)"), 6);
+        assert_eq!(referenced_cells("SUM(A:B)"), 2 * 1_048_576);
+        assert_eq!(referenced_cells("SUM(1:1)"), 16_384);
+        assert_eq!(referenced_cells("SUM(A1:XFD1048576)"), 1_048_576 * 16_384);
     }
 
     #[test]

@@ -75,6 +75,7 @@ mod contract;
 mod engine;
 mod error;
 mod formula;
+mod guard;
 mod package;
 mod patch;
 mod sheet;
@@ -87,4 +88,11 @@ pub use contract::{
 };
 pub use error::Error;
 pub use formula::{Shifted, SyntaxError, shift as shift_formula};
-pub use patch::{PatchEnv, patch};
+pub use patch::PatchEnv;
+
+/// Applies a patch request; see the crate documentation for the semantics and
+/// [`PatchEnv`] for the roots and defaults. A panic while processing the workbook is
+/// `WORKBOOK_UNREADABLE`, never the end of the process.
+pub fn patch(req: &PatchRequest, env: &PatchEnv) -> Result<PatchResponse, Error> {
+    guard::guarded(&req.xlsx_path, || patch::patch(req, env))
+}

@@ -17,6 +17,9 @@ use crate::xml;
 
 /// Largest part we decompress into memory; a zip bomb stops here instead of exhausting memory.
 const MAX_PART_BYTES: u64 = 1 << 30;
+/// All parts one patch decompresses together (the preflight check reads every worksheet): a
+/// package of many parts each just under [`MAX_PART_BYTES`] stops here.
+const MAX_TOTAL_PART_BYTES: u64 = 2 << 30;
 
 pub(crate) struct Package {
     pub display: String,
@@ -27,6 +30,8 @@ pub(crate) struct Package {
     names: Vec<String>,
     /// Lower-cased name → index (part names are case-insensitive in OPC).
     index: HashMap<String, usize>,
+    /// Bytes decompressed so far, against [`MAX_TOTAL_PART_BYTES`].
+    inflated: std::sync::atomic::AtomicU64,
 }
 
 /// Writes a new part's content into the (compressing) zip stream.
@@ -66,6 +71,7 @@ impl Package {
             archive,
             names,
             index,
+            inflated: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
@@ -102,9 +108,17 @@ impl Package {
                 format!("{name} is larger than {MAX_PART_BYTES} bytes"),
             ));
         }
-        let mut out = Vec::with_capacity(usize::try_from(file.size()).unwrap_or(0));
+        use std::sync::atomic::Ordering;
+        let before = self.inflated.load(Ordering::Relaxed);
+        let room = MAX_TOTAL_PART_BYTES.saturating_sub(before);
+        if file.size() > room {
+            return Err(total_limit(&display));
+        }
+        // The declared size can lie: reserve at most 1 MiB up front and let the vector grow
+        // with what really inflates.
+        let mut out = Vec::with_capacity(usize::try_from(file.size().min(1 << 20)).unwrap_or(0));
         (&mut file)
-            .take(MAX_PART_BYTES + 1)
+            .take(MAX_PART_BYTES.min(room) + 1)
             .read_to_end(&mut out)
             .map_err(|e| Error::unreadable(&display, format!("{name}: {e}")))?;
         if out.len() as u64 > MAX_PART_BYTES {
@@ -113,6 +127,10 @@ impl Package {
                 format!("{name} is larger than {MAX_PART_BYTES} bytes"),
             ));
         }
+        if out.len() as u64 > room {
+            return Err(total_limit(&display));
+        }
+        self.inflated.fetch_add(out.len() as u64, Ordering::Relaxed);
         Ok(out)
     }
 
@@ -192,6 +210,13 @@ fn write_part(writer: &mut dyn Write, content: &NewPart<'_>) -> std::io::Result<
             buffered.flush()
         }
     }
+}
+
+fn total_limit(display: &str) -> Error {
+    Error::unreadable(
+        display,
+        format!("its parts decompress to more than {MAX_TOTAL_PART_BYTES} bytes together"),
+    )
 }
 
 fn percent_decode(s: &str) -> String {

@@ -1164,6 +1164,15 @@ fn preflight(
         .collect();
     let iterate = book.wb.calc_pr.is_some_and(|(_, _, iterate)| iterate);
     let date1904 = book.wb.date1904;
+    // One time budget for both evaluations; running out of it is a coded error, not a wait.
+    let deadline = std::time::Instant::now() + timeout;
+    let out_of_time = |engine::OutOfTime(limit): engine::OutOfTime| {
+        Error::Budget(format!(
+            "the formula check did not finish within {:.1} s; patch without \
+             preflight_formula_check, or check a smaller workbook",
+            limit.as_secs_f64()
+        ))
+    };
     let after = engine::check(
         &engine::Workbook {
             sheets: patched,
@@ -1171,13 +1180,15 @@ fn preflight(
             date1904,
         },
         timeout,
-    );
+    )
+    .map_err(out_of_time)?;
     let before_book = engine::Workbook {
         sheets: original.into_iter().map(|(_, s)| s).collect(),
         names,
         date1904,
     };
-    let before = engine::check(&before_book, timeout);
+    let remaining = deadline.saturating_duration_since(std::time::Instant::now());
+    let before = engine::check(&before_book, remaining).map_err(out_of_time)?;
     let existed: std::collections::HashSet<(String, CellRef, crate::contract::IssueCode)> = before
         .findings
         .iter()

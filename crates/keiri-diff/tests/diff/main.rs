@@ -5,6 +5,7 @@
 mod behaviour;
 mod conformance;
 mod decision;
+mod fuzz;
 mod props;
 
 use std::path::{Path, PathBuf};

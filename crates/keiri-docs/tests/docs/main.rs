@@ -2,9 +2,11 @@
 //! keiri-docs end to end: every format, hostile input, limits, digest, batch sections,
 //! metrics, the shared accounting fixtures, TOON conformance and random-bytes robustness.
 
+mod crafted;
 mod digest;
 mod fixtures;
 mod formats;
+mod fuzz;
 mod generate;
 mod hostile;
 mod limits;

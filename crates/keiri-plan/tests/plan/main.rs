@@ -5,6 +5,7 @@ mod catalog;
 mod compat;
 mod compose;
 mod dry_run;
+mod fuzz;
 mod io;
 mod register;
 mod requirements;

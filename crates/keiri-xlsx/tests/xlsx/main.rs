@@ -1,7 +1,9 @@
 //! Integration tests of the workbook patch engine.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod bounds;
 mod fidelity;
+mod fuzz;
 mod props;
 mod robustness;
 mod semantics;

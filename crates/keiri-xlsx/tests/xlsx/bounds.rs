@@ -1,0 +1,160 @@
+//! The preflight check works in proportion to the cells a patch touches, not to the sheet's
+//! extent, and ends in a coded error when it runs out of time.
+//!
+//! The hang guards run the patch on a thread and fail when it has not answered in 30 s: a
+//! guard against hangs (the old code took the engine's full 60 s limit per workbook here), not a
+//! speed assertion. The time it really takes is measured by the `preflight` bench (README.md).
+
+use std::sync::mpsc;
+use std::time::Duration;
+
+use calamine::Reader;
+use serde_json::json;
+
+use crate::support::{Cell, Workspace, build_xlsx, fixtures_dir};
+
+const HANG_GUARD: Duration = Duration::from_secs(30);
+
+/// Every workbook among the shared fixtures, relative to the fixtures directory.
+fn fixture_workbooks() -> Vec<String> {
+    let mut out = Vec::new();
+    for dir in ["accounting", "xlsx"] {
+        for entry in std::fs::read_dir(fixtures_dir().join(dir)).unwrap() {
+            let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+            if name.ends_with(".xlsx") {
+                out.push(format!("{dir}/{name}"));
+            }
+        }
+    }
+    out.sort();
+    assert!(out.len() >= 12, "{out:?}");
+    out
+}
+
+/// Runs `request` in `ws` on another thread; `None` if it did not answer within the guard.
+fn run_guarded(
+    ws: Workspace,
+    request: serde_json::Value,
+) -> Option<Result<keiri_xlsx::PatchResponse, keiri_xlsx::Error>> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(ws.run(request));
+    });
+    rx.recv_timeout(HANG_GUARD).ok()
+}
+
+#[test]
+fn far_corner_write_with_preflight_answers_on_every_fixture() {
+    for rel in fixture_workbooks() {
+        let book: calamine::Xlsx<_> = calamine::open_workbook(fixtures_dir().join(&rel)).unwrap();
+        for sheet in book.sheet_names() {
+            let ws = Workspace::new();
+            let name = ws.add_fixture(&rel);
+            let request = json!({
+                "xlsx_path": name,
+                "ops": [{"op": "set_value", "sheet": sheet, "cell": "XFD1048576", "value": 1}],
+                "preflight_formula_check": true,
+                "dry_run": true,
+            });
+            let answer = run_guarded(ws, request)
+                .unwrap_or_else(|| panic!("{rel} {sheet}: no answer within {HANG_GUARD:?}"));
+            let res = answer.unwrap_or_else(|e| panic!("{rel} {sheet}: {e}"));
+            assert!(res.error.is_none(), "{rel} {sheet}: {:?}", res.error);
+            assert_eq!(res.patch_diff.len(), 1, "{rel} {sheet}");
+        }
+    }
+}
+
+/// A sheet of lookups over whole columns and rows, like the retirement workbooks: writing one
+/// cell far below or to the right must not stretch every `A:K` to the grid's last row.
+fn lookup_book(rows: usize) -> Vec<u8> {
+    let mut cells: Vec<(&'static str, Cell)> = Vec::new();
+    for r in 1..=rows {
+        cells.push((format!("A{r}").leak(), Cell::N(r as f64)));
+        cells.push((format!("B{r}").leak(), Cell::N((r * 10) as f64)));
+        if r > 1 {
+            cells.push((
+                format!("D{r}").leak(),
+                Cell::F(format!("VLOOKUP({r},A:B,2,FALSE)+SUM(B:B)+COUNT(1:1)").leak()),
+            ));
+        }
+    }
+    build_xlsx(&[("S", cells)])
+}
+
+#[test]
+fn far_writes_keep_whole_column_lookups_bounded() {
+    for cell in ["XFD1048576", "XFD1", "E1048576"] {
+        let ws = Workspace::new();
+        let name = ws.add_file("book.xlsx", &lookup_book(100));
+        let request = json!({
+            "xlsx_path": name,
+            "ops": [{"op": "set_value", "sheet": "S", "cell": cell, "value": 5}],
+            "preflight_formula_check": true,
+            "dry_run": true,
+        });
+        let res = run_guarded(ws, request)
+            .unwrap_or_else(|| panic!("{cell}: no answer within {HANG_GUARD:?}"))
+            .unwrap();
+        assert!(res.error.is_none(), "{cell}: {:?}", res.error);
+        assert!(
+            res.formula_issues.is_empty(),
+            "{cell}: {:?}",
+            res.formula_issues
+        );
+        // The engine ran (no "only static formula checks ran" note).
+        assert!(
+            !res.warnings.iter().any(|w| w.contains("only static")),
+            "{cell}: {:?}",
+            res.warnings
+        );
+    }
+}
+
+#[test]
+fn a_formula_over_the_whole_grid_is_checked_statically() {
+    let ws = Workspace::new();
+    let name = ws.add_file("book.xlsx", &lookup_book(3));
+    let request = json!({
+        "xlsx_path": name,
+        "ops": [
+            {"op": "set_formula", "sheet": "S", "cell": "F1", "formula": "=SUM(A1:XFD1048576)"},
+            {"op": "set_formula", "sheet": "S", "cell": "F2", "formula": "=1/0"},
+        ],
+        "preflight_formula_check": true,
+        "dry_run": true,
+    });
+    let res = run_guarded(ws, request)
+        .expect("no answer within the hang guard")
+        .unwrap();
+    assert!(
+        res.warnings.iter().any(|w| w.contains("only static")),
+        "{:?}",
+        res.warnings
+    );
+    // The static checks still find what they can.
+    let found: Vec<(&str, keiri_xlsx::IssueCode)> = res
+        .formula_issues
+        .iter()
+        .map(|i| (i.cell.as_str(), i.code))
+        .collect();
+    assert_eq!(found, [("F2", keiri_xlsx::IssueCode::Div0Error)]);
+}
+
+#[test]
+fn running_out_of_time_is_a_coded_error_and_writes_nothing() {
+    let ws = Workspace::new();
+    let name = ws.add_file("book.xlsx", &lookup_book(300));
+    let mut env = ws.env.clone();
+    env.engine_timeout = Duration::from_millis(1);
+    let req: keiri_xlsx::PatchRequest = serde_json::from_value(json!({
+        "xlsx_path": name,
+        "ops": [{"op": "set_value", "sheet": "S", "cell": "C1", "value": 1}],
+        "preflight_formula_check": true,
+    }))
+    .unwrap();
+    let err = keiri_xlsx::patch(&req, &env).unwrap_err();
+    assert_eq!(err.code(), "BACKEND_ERROR", "{err}");
+    assert!(err.to_string().contains("did not finish"), "{err}");
+    assert!(!ws.path("book_patched.xlsx").exists());
+}
