@@ -108,6 +108,14 @@ bench-cold-start: ui
 bench:
 	$(CARGO) bench -p keiri-plan -p keiri-xlsx -p keiri-docs -p keiri-search -p keiri-llm
 
+# The proptest fuzz harnesses (fuzz/README.md) with a large budget; `make test` runs them with
+# the small default. FUZZ_CASES=n sets the cases per harness.
+.PHONY: fuzz
+FUZZ_CASES ?= 20000
+fuzz:
+	KEIRI_FUZZ_CASES=$(FUZZ_CASES) $(CARGO) nextest run --no-fail-fast \
+	  -p keiri-docs -p keiri-xlsx -p keiri-plan -p keiri-diff -E 'test(/fuzz_/)'
+
 clean:
 	$(CARGO) clean
 	rm -rf ui/dist node_modules
