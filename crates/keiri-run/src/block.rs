@@ -24,6 +24,16 @@ pub enum ErrorCode {
     Timeout,
     /// The spec names an entrypoint that has no implementation.
     UnknownBlock,
+    /// A `${…}` reference has no value (a missing node output, var or config key).
+    RefUnresolved,
+    /// `${env.X}` where X is not on the run's allowlist.
+    EnvNotAllowed,
+    /// A `when`/`while` condition cannot be evaluated.
+    ExprInvalid,
+    /// A subflow calls a plan that is not registered in `designs/`.
+    SubflowNotFound,
+    /// A subflow calls itself, directly or through other subflows.
+    SubflowCycle,
 }
 
 impl ErrorCode {
@@ -35,6 +45,11 @@ impl ErrorCode {
             ErrorCode::Cancelled => "CANCELLED",
             ErrorCode::Timeout => "TIMEOUT",
             ErrorCode::UnknownBlock => "UNKNOWN_BLOCK",
+            ErrorCode::RefUnresolved => "REF_UNRESOLVED",
+            ErrorCode::EnvNotAllowed => "ENV_NOT_ALLOWED",
+            ErrorCode::ExprInvalid => "EXPR_INVALID",
+            ErrorCode::SubflowNotFound => "SUBFLOW_NOT_FOUND",
+            ErrorCode::SubflowCycle => "SUBFLOW_CYCLE",
         }
     }
 }
@@ -78,6 +93,9 @@ pub struct BlockContext<'a> {
     pub out_dir: &'a Path,
     /// Cancelled when the run is cancelled or the node times out; long loops check it.
     pub cancel: &'a CancellationToken,
+    /// The user allowed writes outside the run directory (`keiri run --write`): only then
+    /// may a block write to an output path the plan names (else it writes under `out_dir`).
+    pub write: bool,
 }
 
 /// The resolved inputs of one node, spec defaults already applied by the engine.

@@ -7,6 +7,9 @@
 //! * [`block`]: the block interface ([`block::BlockFn`]), its inputs/outputs, the
 //!   [`block::Registry`] of builtins and the typed [`block::BlockError`].
 //! * [`blocks`]: the builtin implementations, one module per catalog category.
+//! * [`engine`]: runs a plan (levels, policy, conditions, loops, subflows, cancellation);
+//!   [`records`] and [`state`]: what a run leaves under `runs/<plan_id>/<run_id>/` and how
+//!   it is resumed. See the crate README for the layout and the error codes.
 //!
 //! This crate must not know about transport (JSON DTOs, HTTP, Tauri) and must never
 //! modify a run's inputs: everything a run writes goes under its run directory.
@@ -17,4 +20,11 @@
 
 pub mod block;
 pub mod blocks;
+pub mod engine;
+pub mod records;
+pub mod state;
 pub mod value;
+
+pub use engine::{EventSink, RunOptions, RunOutcome, plan_sha256, run};
+pub use records::{Event, RunDir, RunError};
+pub use state::{NodeFailure, NodeStatus, RunState, RunStatus};

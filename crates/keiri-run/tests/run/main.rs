@@ -1,1 +1,2 @@
 //! Integration tests of keiri-run: the engine and every builtin block.
+mod engine;

@@ -1,0 +1,1410 @@
+//! The engine: runs a validated plan level by level.
+//!
+//! * **Levels.** Nodes are grouped by dependency depth (keiri-plan's topological order and
+//!   dependencies); the nodes of one level run in parallel, at most `policy.concurrency` at
+//!   a time (default 1), on scoped threads — blocks are plain synchronous functions.
+//! * **Policy.** `on_error` (`stop` default | `continue`), `retries` and `timeout_ms`, per
+//!   node, falling back to the plan's, then to the root plan's. After a failure under `stop`,
+//!   no further level starts; under `continue`, nodes that depend on a failed or skipped node
+//!   are skipped and independent branches go on.
+//! * **Conditions.** `when {expr}` and `while {condition}` go through keiri-plan's one
+//!   evaluator; in conditions a reference to an output that does not exist (a skipped node,
+//!   the first `while` iteration) reads as `null`.
+//! * **Loops.** `foreach` runs the body plan once per item with `${vars.<var>}` (default
+//!   `item`) and `${vars.index}` bound, at most `max_concurrency` items at a time; `while`
+//!   runs it while the condition holds (with `${vars.iteration}` and the previous iteration's
+//!   outputs visible), at most `max_iterations` times. The loop's `collect` output is the list
+//!   of per-iteration objects `{alias: value}`; any other `out` key names a body alias and
+//!   gives the list of its values (`foreach`) or its last value (`while`).
+//! * **Subflows.** `call {plan_id, inputs}` runs the latest registered plan of that id from
+//!   the designs directory with `inputs` as its vars; its `out` keys name the called plan's
+//!   aliases. A call back into a plan already on the call stack fails with `SUBFLOW_CYCLE`.
+//! * **Inputs.** References are resolved by keiri-plan's one resolver; `${env.X}` only for
+//!   allowlisted names. Spec defaults are applied, then every input is checked against its
+//!   spec (unknown key, missing required, wrong type, outside `enum` → `INPUT_INVALID`).
+//! * **Blocks** run on their own thread so that a timeout (`TIMEOUT`) or a cancellation
+//!   (`CANCELLED`) returns at once; the block's cancellation token is cancelled and a block
+//!   that keeps running is left to finish on its own, its result discarded.
+//! * **Records and resume** ([`crate::records`], [`crate::state`]): every top-level node's
+//!   outputs and the state are saved as soon as it finishes; a resume reloads finished nodes
+//!   from disk and runs the rest.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock, mpsc};
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use indexmap::IndexMap;
+use keiri_plan::model::{Node, NodeKind, Plan, Policy};
+use keiri_plan::refs::Target;
+use keiri_plan::resolve::{self, Lookup, ResolveError};
+use keiri_plan::{Catalog, ValueType};
+use serde_json::Value as Json;
+use sha2::{Digest, Sha256};
+use tokio_util::sync::CancellationToken;
+
+use crate::block::{BlockContext, BlockError, BlockFn, ErrorCode, Inputs, Outputs, Registry};
+use crate::records::{self, Event, RunDir, RunError};
+use crate::state::{NodeFailure, NodeState, NodeStatus, RunState, RunStatus};
+use crate::value::Value;
+
+/// How a run is started.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Where `runs/<plan_id>/<run_id>/` go (usually `<workspace>/runs`).
+    pub runs_dir: PathBuf,
+    /// Where relative input paths resolve (the workspace).
+    pub base_dir: PathBuf,
+    /// Registered plans for subflow calls (`<workspace>/designs`).
+    pub designs_dir: PathBuf,
+    /// Vars that override the plan's `vars` (`--var`, `--vars-file`, `--input`).
+    pub vars: IndexMap<String, Json>,
+    /// Environment variable names `${env.X}` may read.
+    pub env_allow: BTreeSet<String>,
+    /// The values of those variables (the caller reads the environment; tests pass their own).
+    pub env: HashMap<String, String>,
+    /// `${config.x}` values.
+    pub config: serde_json::Map<String, Json>,
+    /// The start time (run id, `run_start`), passed in so tests are deterministic.
+    pub now: DateTime<Utc>,
+    /// Randomness for the run id suffix.
+    pub random: u64,
+    /// Continue this earlier run instead of starting a new one.
+    pub resume: Option<String>,
+    /// Blocks may write to output paths the plan names (`--write`).
+    pub write: bool,
+    pub cancel: CancellationToken,
+}
+
+impl RunOptions {
+    /// Options for `workspace` with its `runs/` and `designs/`; the rest empty.
+    pub fn new(workspace: &Path, now: DateTime<Utc>, random: u64) -> RunOptions {
+        RunOptions {
+            runs_dir: workspace.join("runs"),
+            base_dir: workspace.to_path_buf(),
+            designs_dir: workspace.join("designs"),
+            vars: IndexMap::new(),
+            env_allow: BTreeSet::new(),
+            env: HashMap::new(),
+            config: serde_json::Map::new(),
+            now,
+            random,
+            resume: None,
+            write: false,
+            cancel: CancellationToken::new(),
+        }
+    }
+}
+
+/// What a run did.
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    pub run_id: String,
+    pub plan_id: String,
+    pub run_dir: PathBuf,
+    pub status: RunStatus,
+    /// The failures of this attempt (top-level node ids; nested failures are reported at
+    /// their loop or subflow node).
+    pub failures: Vec<NodeFailure>,
+    /// Top-level node id → what happened (nodes that never started are absent).
+    pub nodes: IndexMap<String, NodeStatus>,
+}
+
+/// Receives every event as it happens (besides `events.jsonl`).
+pub type EventSink<'a> = &'a (dyn Fn(&Event) + Sync);
+
+/// The hex SHA-256 of a plan text (recorded in `run_start` and `state.json`).
+pub fn plan_sha256(text: &str) -> String {
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Runs `plan` (already validated; `plan_text` is what gets recorded) or, with
+/// `options.resume`, continues that run.
+pub fn run(
+    plan: &Plan,
+    plan_text: &str,
+    catalog: &Catalog,
+    registry: &Registry,
+    options: &RunOptions,
+    sink: EventSink<'_>,
+) -> Result<RunOutcome, RunError> {
+    let started = Instant::now();
+    let sha = plan_sha256(plan_text);
+    let (dir, state, resumed) = match &options.resume {
+        Some(run_id) => {
+            let dir = RunDir::open(&options.runs_dir, &plan.id, run_id)?;
+            let mut state = RunState::load(dir.path())?;
+            dir.clean_staging()?;
+            // Only finished nodes are kept; failed and skipped ones run again.
+            state.nodes.retain(|_, n| n.status == NodeStatus::Finished);
+            for (k, v) in &options.vars {
+                state.vars.insert(k.clone(), v.clone());
+            }
+            state.env_allow.extend(options.env_allow.iter().cloned());
+            state.env_allow.sort();
+            state.env_allow.dedup();
+            state.plan_sha256 = sha.clone();
+            state.status = RunStatus::Running;
+            state.write = options.write;
+            (dir, state, true)
+        }
+        None => {
+            let run_id = records::new_run_id(options.now, options.random);
+            let dir = RunDir::create(&options.runs_dir, &plan.id, &run_id)?;
+            let state = RunState {
+                run_id,
+                plan_id: plan.id.clone(),
+                plan_sha256: sha.clone(),
+                status: RunStatus::Running,
+                started_at: options.now.to_rfc3339(),
+                vars: options.vars.clone(),
+                env_allow: options.env_allow.iter().cloned().collect(),
+                write: options.write,
+                nodes: Default::default(),
+            };
+            (dir, state, false)
+        }
+    };
+    dir.save_plan(plan_text)?;
+    state.save(dir.path())?;
+    let mut env_allow: BTreeSet<String> = state.env_allow.iter().cloned().collect();
+    env_allow.extend(options.env_allow.iter().cloned());
+    let vars = state.vars.clone();
+    let reused: HashMap<String, Vec<String>> = state
+        .nodes
+        .iter()
+        .map(|(k, v)| (k.clone(), v.outputs.clone()))
+        .collect();
+    let runner = Runner {
+        catalog,
+        registry,
+        options,
+        env_allow,
+        sink,
+        dir: &dir,
+        state: Mutex::new(state),
+        designs: OnceLock::new(),
+        record_error: Mutex::new(None),
+    };
+    let run_id = runner.lock_state().run_id.clone();
+    runner.emit(Event::RunStart {
+        run_id: run_id.clone(),
+        plan_id: plan.id.clone(),
+        plan_sha256: sha,
+        plan_text: plan_text.to_string(),
+        started_at: options.now.to_rfc3339(),
+        resumed,
+    });
+    let mut root = Scope::root(plan, &vars);
+    let frame = Frame {
+        prefix: Vec::new(),
+        stack: vec![plan.id.clone()],
+        top: Some(&reused),
+    };
+    let policy = plan.policy.clone().unwrap_or_default();
+    let result = runner.run_graph(plan, &policy, &mut root, &frame);
+    if let Some(err) = runner.take_record_error() {
+        return Err(err);
+    }
+    let status = if result.cancelled || options.cancel.is_cancelled() {
+        RunStatus::Cancelled
+    } else if result.failures.is_empty() {
+        RunStatus::Finished
+    } else {
+        RunStatus::Failed
+    };
+    let state = {
+        let mut state = runner.lock_state();
+        state.status = status;
+        state.clone()
+    };
+    state.save(dir.path())?;
+    runner.emit(Event::RunFinish {
+        status,
+        duration_ms: millis(started.elapsed()),
+        failed: result.failures.iter().map(|f| f.node.clone()).collect(),
+    });
+    if let Some(err) = runner.take_record_error() {
+        return Err(err);
+    }
+    Ok(RunOutcome {
+        run_id,
+        plan_id: plan.id.clone(),
+        run_dir: dir.path().to_path_buf(),
+        status,
+        failures: result.failures,
+        nodes: result.statuses,
+    })
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Values visible at one plan level: node outputs by alias and vars, plus the outer level.
+struct Scope<'p> {
+    outputs: HashMap<String, IndexMap<String, Value>>,
+    vars: IndexMap<String, Value>,
+    parent: Option<&'p Scope<'p>>,
+}
+
+impl<'p> Scope<'p> {
+    fn root(plan: &Plan, overrides: &IndexMap<String, Json>) -> Scope<'p> {
+        let mut vars: IndexMap<String, Value> = plan
+            .vars
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::Json(v.clone())))
+            .collect();
+        for (k, v) in overrides {
+            vars.insert(k.clone(), Value::Json(v.clone()));
+        }
+        Scope {
+            outputs: HashMap::new(),
+            vars,
+            parent: None,
+        }
+    }
+
+    fn output(&self, node: &str, alias: &str) -> Option<&Value> {
+        match self.outputs.get(node) {
+            Some(aliases) => aliases.get(alias),
+            None => self.parent.and_then(|p| p.output(node, alias)),
+        }
+    }
+
+    fn var(&self, name: &str) -> Option<&Value> {
+        self.vars
+            .get(name)
+            .or_else(|| self.parent.and_then(|p| p.var(name)))
+    }
+
+    /// Publishes a node's outputs under its `out` aliases.
+    fn publish(&mut self, node: &Node, outputs: &Outputs) {
+        let aliases = node
+            .aliases()
+            .filter_map(|(local, alias)| {
+                outputs.0.get(local).map(|v| (alias.to_string(), v.clone()))
+            })
+            .collect();
+        self.outputs.insert(node.id.clone(), aliases);
+    }
+}
+
+/// The runtime's side of the one resolver.
+struct RefLookup<'a> {
+    scope: &'a Scope<'a>,
+    runner: &'a Runner<'a>,
+    /// In conditions, a missing output or var reads as null.
+    lenient: bool,
+}
+
+impl Lookup for RefLookup<'_> {
+    type Value = Value;
+
+    fn lookup(&self, raw: &str, target: &Target) -> Result<Value, ResolveError> {
+        let unresolved = || ResolveError::Unresolved {
+            raw: raw.to_string(),
+        };
+        let (base, path) = match target {
+            Target::Node { node, alias, path } => (self.scope.output(node, alias).cloned(), path),
+            Target::Var { name, path } => (self.scope.var(name).cloned(), path),
+            Target::Config { name, path } => (
+                self.runner
+                    .options
+                    .config
+                    .get(name)
+                    .cloned()
+                    .map(Value::Json),
+                path,
+            ),
+            Target::Env { name } => {
+                if !self.runner.env_allow.contains(name) {
+                    return Err(ResolveError::EnvNotAllowed { name: name.clone() });
+                }
+                return match self.runner.options.env.get(name) {
+                    Some(v) => Ok(Value::Json(Json::String(v.clone()))),
+                    None if self.lenient => Ok(Value::Json(Json::Null)),
+                    None => Err(unresolved()),
+                };
+            }
+        };
+        let found = match (base, path) {
+            (Some(v), None) => Some(v),
+            (Some(v), Some(path)) => {
+                let json = value_json(&v).map_err(|e| ResolveError::Unusable {
+                    raw: raw.to_string(),
+                    reason: e.message_en,
+                })?;
+                resolve::descend(&json, path).cloned().map(Value::Json)
+            }
+            (None, _) => None,
+        };
+        match found {
+            Some(v) => Ok(v),
+            None if self.lenient => Ok(Value::Json(Json::Null)),
+            None => Err(unresolved()),
+        }
+    }
+
+    fn literal(&self, value: Json) -> Value {
+        Value::Json(value)
+    }
+
+    fn to_json(&self, raw: &str, value: Value) -> Result<Json, ResolveError> {
+        value_json(&value).map_err(|e| ResolveError::Unusable {
+            raw: raw.to_string(),
+            reason: e.message_en,
+        })
+    }
+}
+
+/// A value as JSON: tables become arrays of row objects.
+fn value_json(value: &Value) -> Result<Json, BlockError> {
+    match value {
+        Value::Json(j) => Ok(j.clone()),
+        Value::Table(df) => table_json(df),
+    }
+}
+
+fn table_json(df: &polars::prelude::DataFrame) -> Result<Json, BlockError> {
+    use polars::prelude::AnyValue;
+    let columns = df.columns();
+    let mut rows = Vec::with_capacity(df.height());
+    for i in 0..df.height() {
+        let mut row = serde_json::Map::new();
+        for column in columns {
+            let cell = column.get(i).map_err(|e| {
+                BlockError::new(
+                    ErrorCode::BlockFailed,
+                    format!("表の読み取りに失敗しました: {e}"),
+                    format!("reading a table failed: {e}"),
+                )
+            })?;
+            let json = match cell {
+                AnyValue::Null => Json::Null,
+                AnyValue::Boolean(b) => Json::Bool(b),
+                AnyValue::String(s) => Json::String(s.to_string()),
+                AnyValue::StringOwned(s) => Json::String(s.to_string()),
+                AnyValue::Int8(v) => Json::from(v),
+                AnyValue::Int16(v) => Json::from(v),
+                AnyValue::Int32(v) => Json::from(v),
+                AnyValue::Int64(v) => Json::from(v),
+                AnyValue::UInt8(v) => Json::from(v),
+                AnyValue::UInt16(v) => Json::from(v),
+                AnyValue::UInt32(v) => Json::from(v),
+                AnyValue::UInt64(v) => Json::from(v),
+                AnyValue::Float32(v) => Json::from(f64::from(v)),
+                AnyValue::Float64(v) => Json::from(v),
+                other => Json::String(other.to_string()),
+            };
+            row.insert(column.name().to_string(), json);
+        }
+        rows.push(Json::Object(row));
+    }
+    Ok(Json::Array(rows))
+}
+
+fn resolve_error(node: &str, err: &ResolveError) -> BlockError {
+    let code = match err {
+        ResolveError::EnvNotAllowed { .. } => ErrorCode::EnvNotAllowed,
+        _ => ErrorCode::RefUnresolved,
+    };
+    let ja = match err {
+        ResolveError::EnvNotAllowed { name } => {
+            format!("ノード {node}: 環境変数 {name} は許可リストにありません")
+        }
+        ResolveError::Unresolved { raw } => {
+            format!("ノード {node}: 参照 ${{{raw}}} の値がありません")
+        }
+        other => format!("ノード {node}: 参照を解決できません（{other}）"),
+    };
+    let error = BlockError::new(code, ja, format!("node {node}: {err}"));
+    match err {
+        ResolveError::EnvNotAllowed { name } => error.with_hint(
+            format!("実行時に --allow-env {name} を指定してください"),
+            format!("pass --allow-env {name} to the run"),
+        ),
+        _ => error,
+    }
+}
+
+/// Where a graph runs: its node id prefix, the subflow call stack, and (top level only) the
+/// finished nodes of the run being resumed.
+struct Frame<'f> {
+    prefix: Vec<String>,
+    stack: Vec<String>,
+    top: Option<&'f HashMap<String, Vec<String>>>,
+}
+
+impl Frame<'_> {
+    fn qualified(&self, node: &str) -> String {
+        let mut parts = self.prefix.clone();
+        parts.push(node.to_string());
+        parts.join("/")
+    }
+}
+
+/// What one graph run produced.
+#[derive(Default)]
+struct GraphResult {
+    failures: Vec<NodeFailure>,
+    cancelled: bool,
+    statuses: IndexMap<String, NodeStatus>,
+}
+
+enum NodeResult {
+    Done(Outputs),
+    Failed(BlockError),
+    /// Not started: the run was cancelled first.
+    NotRun,
+}
+
+struct Runner<'a> {
+    catalog: &'a Catalog,
+    registry: &'a Registry,
+    options: &'a RunOptions,
+    env_allow: BTreeSet<String>,
+    sink: EventSink<'a>,
+    dir: &'a RunDir,
+    state: Mutex<RunState>,
+    designs: OnceLock<HashMap<String, (PathBuf, Plan)>>,
+    /// The first failure to write the records; the run stops reporting success after it.
+    record_error: Mutex<Option<RunError>>,
+}
+
+/// The effective policy of a node: its own fields, else the plan's.
+fn merge(node: Option<&Policy>, plan: &Policy) -> Policy {
+    let node = node.cloned().unwrap_or_default();
+    Policy {
+        on_error: node.on_error.or_else(|| plan.on_error.clone()),
+        retries: node.retries.or(plan.retries),
+        timeout_ms: node.timeout_ms.or(plan.timeout_ms),
+        concurrency: node.concurrency.or(plan.concurrency),
+        extra: node.extra,
+    }
+}
+
+impl<'a> Runner<'a> {
+    fn lock_state(&self) -> std::sync::MutexGuard<'_, RunState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn note_record_error(&self, err: RunError) {
+        let mut slot = self.record_error.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() {
+            *slot = Some(err);
+        }
+    }
+
+    fn take_record_error(&self) -> Option<RunError> {
+        self.record_error
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+    }
+
+    fn emit(&self, event: Event) {
+        if let Err(e) = self.dir.append_event(&event) {
+            self.note_record_error(e);
+        }
+        (self.sink)(&event);
+    }
+
+    fn designs(&self) -> &HashMap<String, (PathBuf, Plan)> {
+        self.designs
+            .get_or_init(|| keiri_plan::designs_index(&self.options.designs_dir))
+    }
+
+    /// Runs the nodes of one plan level into `scope`.
+    fn run_graph(
+        &self,
+        plan: &Plan,
+        inherited: &Policy,
+        scope: &mut Scope<'_>,
+        frame: &Frame<'_>,
+    ) -> GraphResult {
+        let policy = merge(plan.policy.as_ref(), inherited);
+        let levels = levels(plan);
+        let mut result = GraphResult::default();
+        let mut stopped = false;
+        for level in levels {
+            if self.options.cancel.is_cancelled() {
+                result.cancelled = true;
+                break;
+            }
+            if stopped {
+                break;
+            }
+            // Decide, in file order, which nodes of the level run.
+            let mut runnable = Vec::new();
+            for &i in &level {
+                let node = &plan.graph[i];
+                let qid = frame.qualified(&node.id);
+                // A node finished in an earlier attempt of this run: reload its outputs. If
+                // they cannot be read, the node simply runs again.
+                if frame.top.is_some_and(|t| t.contains_key(&node.id))
+                    && let Ok(outputs) = self.dir.load_outputs(&node.id)
+                {
+                    self.emit(Event::NodeReused { node: qid });
+                    scope.publish(node, &outputs);
+                    result
+                        .statuses
+                        .insert(node.id.clone(), NodeStatus::Finished);
+                    continue;
+                }
+                let blocked = keiri_plan::dry_run::dependencies(node, plan)
+                    .into_iter()
+                    .find(|d| {
+                        matches!(
+                            result.statuses.get(d),
+                            Some(NodeStatus::Failed | NodeStatus::Skipped)
+                        )
+                    });
+                if let Some(dep) = blocked {
+                    self.skip(
+                        &mut result,
+                        node,
+                        &qid,
+                        format!("dependency {dep} did not finish"),
+                        frame,
+                    );
+                    continue;
+                }
+                if let Some(when) = &node.when {
+                    let lookup = RefLookup {
+                        scope,
+                        runner: self,
+                        lenient: true,
+                    };
+                    match keiri_plan::expr::evaluate(&when.expr(), &lookup) {
+                        Ok(true) => {}
+                        Ok(false) => {
+                            self.skip(&mut result, node, &qid, "when is false".into(), frame);
+                            continue;
+                        }
+                        Err(e) => {
+                            let error = BlockError::new(
+                                ErrorCode::ExprInvalid,
+                                format!("ノード {qid}: when の条件を評価できません（{e}）"),
+                                format!("node {qid}: cannot evaluate when ({e})"),
+                            );
+                            self.fail(&mut result, node, &qid, &error, 1, false, frame);
+                            if merge(node.policy.as_ref(), &policy).on_error.as_deref()
+                                != Some("continue")
+                            {
+                                stopped = true;
+                            }
+                            continue;
+                        }
+                    }
+                }
+                runnable.push(i);
+            }
+            let limit = policy.concurrency.unwrap_or(1).max(1) as usize;
+            let scope_ref: &Scope<'_> = scope;
+            let outcomes = parallel(&runnable, limit, |&i| {
+                let node = &plan.graph[i];
+                if self.options.cancel.is_cancelled() {
+                    return NodeResult::NotRun;
+                }
+                self.run_node(node, &policy, scope_ref, frame)
+            });
+            for (&i, outcome) in runnable.iter().zip(outcomes) {
+                let node = &plan.graph[i];
+                match outcome {
+                    NodeResult::Done(outputs) => {
+                        scope.publish(node, &outputs);
+                        result
+                            .statuses
+                            .insert(node.id.clone(), NodeStatus::Finished);
+                    }
+                    NodeResult::Failed(error) => {
+                        let qid = frame.qualified(&node.id);
+                        if error.code == ErrorCode::Cancelled {
+                            result.cancelled = true;
+                        }
+                        result.statuses.insert(node.id.clone(), NodeStatus::Failed);
+                        result.failures.push(failure(&qid, &error));
+                        if merge(node.policy.as_ref(), &policy).on_error.as_deref()
+                            != Some("continue")
+                        {
+                            stopped = true;
+                        }
+                    }
+                    NodeResult::NotRun => result.cancelled = true,
+                }
+            }
+        }
+        result
+    }
+
+    fn skip(
+        &self,
+        result: &mut GraphResult,
+        node: &Node,
+        qid: &str,
+        reason: String,
+        frame: &Frame<'_>,
+    ) {
+        self.emit(Event::NodeSkipped {
+            node: qid.to_string(),
+            reason,
+        });
+        result.statuses.insert(node.id.clone(), NodeStatus::Skipped);
+        if frame.top.is_some() {
+            self.record_state(
+                &node.id,
+                NodeState {
+                    status: NodeStatus::Skipped,
+                    outputs: Vec::new(),
+                    error: None,
+                },
+            );
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn fail(
+        &self,
+        result: &mut GraphResult,
+        node: &Node,
+        qid: &str,
+        error: &BlockError,
+        attempt: u32,
+        retrying: bool,
+        frame: &Frame<'_>,
+    ) {
+        self.emit_error(qid, error, attempt, retrying);
+        result.statuses.insert(node.id.clone(), NodeStatus::Failed);
+        result.failures.push(failure(qid, error));
+        if frame.top.is_some() {
+            self.record_failure(&node.id, qid, error);
+        }
+    }
+
+    fn emit_error(&self, qid: &str, error: &BlockError, attempt: u32, retrying: bool) {
+        self.emit(Event::NodeError {
+            node: qid.to_string(),
+            code: error.code.as_str().to_string(),
+            message_ja: error.message_ja.clone(),
+            message_en: error.message_en.clone(),
+            attempt,
+            retrying,
+        });
+    }
+
+    fn record_state(&self, node: &str, node_state: NodeState) {
+        let snapshot = {
+            let mut state = self.lock_state();
+            state.nodes.insert(node.to_string(), node_state);
+            state.clone()
+        };
+        if let Err(e) = snapshot.save(self.dir.path()) {
+            self.note_record_error(e);
+        }
+    }
+
+    fn record_failure(&self, node: &str, qid: &str, error: &BlockError) {
+        self.record_state(
+            node,
+            NodeState {
+                status: NodeStatus::Failed,
+                outputs: Vec::new(),
+                error: Some(failure(qid, error)),
+            },
+        );
+    }
+
+    /// Runs one node with its retries; emits its events and (top level) saves its records.
+    fn run_node(
+        &self,
+        node: &Node,
+        plan_policy: &Policy,
+        scope: &Scope<'_>,
+        frame: &Frame<'_>,
+    ) -> NodeResult {
+        let policy = merge(node.policy.as_ref(), plan_policy);
+        let qid = frame.qualified(&node.id);
+        let attempts = policy.retries.unwrap_or(0).saturating_add(1);
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            self.emit(Event::NodeStart {
+                node: qid.clone(),
+                attempt,
+            });
+            let started = Instant::now();
+            let result = match node.kind() {
+                NodeKind::Block => self.run_block(node, &qid, &policy, scope, frame),
+                NodeKind::Loop => self.run_loop(node, &qid, &policy, scope, frame),
+                NodeKind::Subflow => self.run_subflow(node, &qid, &policy, scope, frame),
+                NodeKind::Unknown => Err(BlockError::new(
+                    ErrorCode::UnknownBlock,
+                    format!("ノード {qid}: 不明な type です"),
+                    format!("node {qid}: unknown node type"),
+                )),
+            };
+            let duration_ms = millis(started.elapsed());
+            match result {
+                Ok(outputs) => {
+                    let summary = outputs
+                        .0
+                        .iter()
+                        .map(|(k, v)| (k.clone(), records::summarize(v)))
+                        .collect();
+                    if frame.top.is_some() {
+                        match self.dir.save_outputs(&node.id, &outputs) {
+                            Ok(files) => self.record_state(
+                                &node.id,
+                                NodeState {
+                                    status: NodeStatus::Finished,
+                                    outputs: files,
+                                    error: None,
+                                },
+                            ),
+                            Err(e) => self.note_record_error(e),
+                        }
+                    }
+                    self.emit(Event::NodeFinish {
+                        node: qid.clone(),
+                        duration_ms,
+                        rows: records::rows(&outputs),
+                        outputs: summary,
+                    });
+                    return NodeResult::Done(outputs);
+                }
+                Err(error) => {
+                    let retryable = !matches!(
+                        error.code,
+                        ErrorCode::Cancelled
+                            | ErrorCode::InputInvalid
+                            | ErrorCode::UnknownBlock
+                            | ErrorCode::RefUnresolved
+                            | ErrorCode::EnvNotAllowed
+                            | ErrorCode::SubflowCycle
+                            | ErrorCode::SubflowNotFound
+                    ) && !self.options.cancel.is_cancelled();
+                    let retrying = retryable && attempt < attempts;
+                    self.emit_error(&qid, &error, attempt, retrying);
+                    if retrying {
+                        continue;
+                    }
+                    if frame.top.is_some() {
+                        self.record_failure(&node.id, &qid, &error);
+                    }
+                    return NodeResult::Failed(error);
+                }
+            }
+        }
+    }
+
+    fn resolve_inputs(
+        &self,
+        entries: &IndexMap<String, Json>,
+        qid: &str,
+        scope: &Scope<'_>,
+    ) -> Result<IndexMap<String, Value>, BlockError> {
+        let lookup = RefLookup {
+            scope,
+            runner: self,
+            lenient: false,
+        };
+        entries
+            .iter()
+            .map(|(k, v)| {
+                resolve::resolve(v, &lookup)
+                    .map(|v| (k.clone(), v))
+                    .map_err(|e| resolve_error(qid, &e))
+            })
+            .collect()
+    }
+
+    fn run_block(
+        &self,
+        node: &Node,
+        qid: &str,
+        policy: &Policy,
+        scope: &Scope<'_>,
+        frame: &Frame<'_>,
+    ) -> Result<Outputs, BlockError> {
+        let block_id = node.block.as_deref().unwrap_or_default();
+        let unknown = || {
+            BlockError::new(
+                ErrorCode::UnknownBlock,
+                format!("ノード {qid}: ブロック {block_id} の実装がありません"),
+                format!("node {qid}: block {block_id} has no implementation"),
+            )
+        };
+        let spec = self.catalog.get(block_id).ok_or_else(unknown)?;
+        let entry = spec
+            .entrypoint
+            .as_deref()
+            .and_then(|e| e.strip_prefix("builtin:"))
+            .unwrap_or(block_id);
+        let f = self
+            .registry
+            .get(entry)
+            .or_else(|| self.registry.get(block_id))
+            .ok_or_else(unknown)?;
+        let mut inputs = self.resolve_inputs(&node.inputs, qid, scope)?;
+        check_inputs(spec, &mut inputs, qid)?;
+        let mut parts = frame.prefix.clone();
+        parts.push(node.id.clone());
+        let out_dir = self.dir.files_dir(&parts);
+        self.invoke(f, qid, Inputs(inputs), out_dir, policy.timeout_ms)
+    }
+
+    /// Calls a block on its own thread, returning early on timeout or cancellation.
+    fn invoke(
+        &self,
+        f: BlockFn,
+        qid: &str,
+        inputs: Inputs,
+        out_dir: PathBuf,
+        timeout_ms: Option<u64>,
+    ) -> Result<Outputs, BlockError> {
+        std::fs::create_dir_all(&out_dir).map_err(|e| {
+            BlockError::new(
+                ErrorCode::BlockFailed,
+                format!("ノード {qid}: 出力フォルダを作れません: {e}"),
+                format!("node {qid}: cannot create its output folder: {e}"),
+            )
+        })?;
+        let token = self.options.cancel.child_token();
+        let (tx, rx) = mpsc::channel();
+        let thread_token = token.clone();
+        let node_id = qid.to_string();
+        let base_dir = self.options.base_dir.clone();
+        let write = self.options.write;
+        let spawned = std::thread::Builder::new()
+            .name(format!("block {qid}"))
+            .spawn(move || {
+                let ctx = BlockContext {
+                    node_id: &node_id,
+                    base_dir: &base_dir,
+                    out_dir: &out_dir,
+                    cancel: &thread_token,
+                    write,
+                };
+                let _ = tx.send(f(&ctx, &inputs));
+            });
+        if let Err(e) = spawned {
+            return Err(BlockError::new(
+                ErrorCode::BlockFailed,
+                format!("ノード {qid}: スレッドを開始できません: {e}"),
+                format!("node {qid}: cannot start a thread: {e}"),
+            ));
+        }
+        let started = Instant::now();
+        let deadline = timeout_ms.map(Duration::from_millis);
+        loop {
+            match rx.recv_timeout(Duration::from_millis(10)) {
+                Ok(result) => {
+                    return result.map_err(|mut e| {
+                        if !e.message_en.contains(qid) {
+                            e.message_ja = format!("ノード {qid}: {}", e.message_ja);
+                            e.message_en = format!("node {qid}: {}", e.message_en);
+                        }
+                        e
+                    });
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err(BlockError::new(
+                        ErrorCode::BlockFailed,
+                        format!("ノード {qid}: ブロックが異常終了しました"),
+                        format!("node {qid}: the block crashed"),
+                    ));
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+            }
+            if self.options.cancel.is_cancelled() {
+                token.cancel();
+                return Err(cancelled(qid));
+            }
+            if let Some(limit) = deadline
+                && started.elapsed() >= limit
+            {
+                token.cancel();
+                return Err(BlockError::new(
+                    ErrorCode::Timeout,
+                    format!(
+                        "ノード {qid}: {} ms 以内に終わりませんでした",
+                        limit.as_millis()
+                    ),
+                    format!("node {qid}: did not finish within {} ms", limit.as_millis()),
+                )
+                .with_hint(
+                    "policy.timeout_ms を増やすか、入力を小さくしてください",
+                    "raise policy.timeout_ms or make the input smaller",
+                ));
+            }
+        }
+    }
+
+    fn run_loop(
+        &self,
+        node: &Node,
+        qid: &str,
+        policy: &Policy,
+        scope: &Scope<'_>,
+        frame: &Frame<'_>,
+    ) -> Result<Outputs, BlockError> {
+        let Some(body) = &node.body else {
+            return Err(invalid(
+                qid,
+                "loop に body.plan がありません",
+                "the loop has no body.plan",
+            ));
+        };
+        let body_plan = &body.plan;
+        let mut iterations: Vec<IndexMap<String, Value>> = Vec::new();
+        let foreach = node.foreach.is_some();
+        if let Some(f) = &node.foreach {
+            let source = f
+                .input
+                .as_ref()
+                .or(f.items.as_ref())
+                .cloned()
+                .unwrap_or(Json::Null);
+            let lookup = RefLookup {
+                scope,
+                runner: self,
+                lenient: false,
+            };
+            let items =
+                match resolve::resolve(&source, &lookup).map_err(|e| resolve_error(qid, &e))? {
+                    Value::Json(Json::Array(items)) => items,
+                    Value::Table(df) => match table_json(&df)? {
+                        Json::Array(items) => items,
+                        _ => Vec::new(),
+                    },
+                    Value::Json(other) => {
+                        return Err(invalid(
+                            qid,
+                            &format!(
+                                "foreach の対象が配列ではありません（{}）",
+                                ValueType::of(&other).as_str()
+                            ),
+                            &format!(
+                                "foreach needs a list, got {}",
+                                ValueType::of(&other).as_str()
+                            ),
+                        ));
+                    }
+                };
+            let var = f
+                .var
+                .clone()
+                .unwrap_or_else(|| keiri_plan::validate::DEFAULT_LOOP_VAR.to_string());
+            let limit = f.max_concurrency.unwrap_or(1).max(1) as usize;
+            let indexes: Vec<usize> = (0..items.len()).collect();
+            let results = parallel(&indexes, limit, |&i| {
+                if self.options.cancel.is_cancelled() {
+                    return Err(cancelled(qid));
+                }
+                let mut vars: IndexMap<String, Value> = body_plan
+                    .vars
+                    .iter()
+                    .map(|(k, v)| (k.clone(), Value::Json(v.clone())))
+                    .collect();
+                vars.insert(var.clone(), Value::Json(items[i].clone()));
+                vars.insert("index".into(), Value::Json(Json::from(i)));
+                self.iterate(node, qid, i, body_plan, policy, scope, vars, frame)
+            });
+            for r in results {
+                iterations.push(r?);
+            }
+        } else if let Some(w) = &node.while_loop {
+            let max = w.max_iterations.unwrap_or(0).max(0) as usize;
+            let condition = w.condition.as_ref().map(|c| c.expr()).unwrap_or_default();
+            let mut i = 0usize;
+            while i < max {
+                if self.options.cancel.is_cancelled() {
+                    return Err(cancelled(qid));
+                }
+                let mut view = Scope {
+                    outputs: HashMap::new(),
+                    vars: IndexMap::new(),
+                    parent: Some(scope),
+                };
+                view.vars
+                    .insert("iteration".into(), Value::Json(Json::from(i)));
+                if let Some(last) = iterations.last() {
+                    // The previous iteration's outputs, by alias, under each body node id.
+                    for body_node in &body_plan.graph {
+                        let aliases: IndexMap<String, Value> = body_node
+                            .aliases()
+                            .filter_map(|(_, a)| last.get(a).map(|v| (a.to_string(), v.clone())))
+                            .collect();
+                        view.outputs.insert(body_node.id.clone(), aliases);
+                    }
+                }
+                let lookup = RefLookup {
+                    scope: &view,
+                    runner: self,
+                    lenient: true,
+                };
+                let go = keiri_plan::expr::evaluate(&condition, &lookup).map_err(|e| {
+                    BlockError::new(
+                        ErrorCode::ExprInvalid,
+                        format!("ノード {qid}: while の条件を評価できません（{e}）"),
+                        format!("node {qid}: cannot evaluate the while condition ({e})"),
+                    )
+                })?;
+                if !go {
+                    break;
+                }
+                let mut vars: IndexMap<String, Value> = body_plan
+                    .vars
+                    .iter()
+                    .map(|(k, v)| (k.clone(), Value::Json(v.clone())))
+                    .collect();
+                vars.insert("iteration".into(), Value::Json(Json::from(i)));
+                iterations.push(self.iterate(node, qid, i, body_plan, policy, scope, vars, frame)?);
+                i += 1;
+            }
+        }
+        let mut collect = Vec::with_capacity(iterations.len());
+        for it in &iterations {
+            let mut obj = serde_json::Map::new();
+            for (alias, v) in it {
+                obj.insert(alias.clone(), value_json(v)?);
+            }
+            collect.push(Json::Object(obj));
+        }
+        let mut outputs = Outputs::default();
+        outputs
+            .0
+            .insert("collect".into(), Value::Json(Json::Array(collect)));
+        for (local, _) in node.aliases() {
+            if local == "collect" {
+                continue;
+            }
+            let value = if foreach {
+                let mut list = Vec::new();
+                for it in &iterations {
+                    list.push(
+                        it.get(local)
+                            .map(value_json)
+                            .transpose()?
+                            .unwrap_or(Json::Null),
+                    );
+                }
+                Value::Json(Json::Array(list))
+            } else {
+                iterations
+                    .last()
+                    .and_then(|it| it.get(local).cloned())
+                    .unwrap_or(Value::Json(Json::Null))
+            };
+            outputs.0.insert(local.to_string(), value);
+        }
+        Ok(outputs)
+    }
+
+    /// One loop iteration: the body plan in its own scope; returns its aliases.
+    #[allow(clippy::too_many_arguments)]
+    fn iterate(
+        &self,
+        node: &Node,
+        qid: &str,
+        index: usize,
+        body: &Plan,
+        policy: &Policy,
+        scope: &Scope<'_>,
+        vars: IndexMap<String, Value>,
+        frame: &Frame<'_>,
+    ) -> Result<IndexMap<String, Value>, BlockError> {
+        let mut inner = Scope {
+            outputs: HashMap::new(),
+            vars,
+            parent: Some(scope),
+        };
+        let mut prefix = frame.prefix.clone();
+        prefix.push(format!("{}[{index}]", node.id));
+        let inner_frame = Frame {
+            prefix,
+            stack: frame.stack.clone(),
+            top: None,
+        };
+        let result = self.run_graph(body, policy, &mut inner, &inner_frame);
+        if let Some(f) = result.failures.first() {
+            return Err(nested_failure(qid, f));
+        }
+        if result.cancelled {
+            return Err(cancelled(qid));
+        }
+        Ok(flatten(body, inner.outputs))
+    }
+
+    fn run_subflow(
+        &self,
+        node: &Node,
+        qid: &str,
+        policy: &Policy,
+        scope: &Scope<'_>,
+        frame: &Frame<'_>,
+    ) -> Result<Outputs, BlockError> {
+        let Some(call) = &node.call else {
+            return Err(invalid(
+                qid,
+                "subflow に call がありません",
+                "the subflow has no call",
+            ));
+        };
+        let plan_id = call.plan_id.trim();
+        if frame.stack.iter().any(|p| p == plan_id) {
+            let chain = format!("{} → {plan_id}", frame.stack.join(" → "));
+            return Err(BlockError::new(
+                ErrorCode::SubflowCycle,
+                format!("ノード {qid}: サブフローの呼び出しが循環しています: {chain}"),
+                format!("node {qid}: subflow calls form a cycle: {chain}"),
+            ));
+        }
+        let Some((_, called)) = self.designs().get(plan_id) else {
+            return Err(BlockError::new(
+                ErrorCode::SubflowNotFound,
+                format!("ノード {qid}: 呼び出すプラン {plan_id} が designs/ にありません"),
+                format!("node {qid}: plan {plan_id} is not registered in designs/"),
+            )
+            .with_hint(
+                "呼び出すプランを先に登録してください",
+                "register the called plan first",
+            ));
+        };
+        let inputs = self.resolve_inputs(&call.inputs, qid, scope)?;
+        let mut vars: IndexMap<String, Value> = called
+            .vars
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::Json(v.clone())))
+            .collect();
+        vars.extend(inputs);
+        let mut inner = Scope {
+            outputs: HashMap::new(),
+            vars,
+            parent: None,
+        };
+        let mut prefix = frame.prefix.clone();
+        prefix.push(node.id.clone());
+        let mut stack = frame.stack.clone();
+        stack.push(plan_id.to_string());
+        let inner_frame = Frame {
+            prefix,
+            stack,
+            top: None,
+        };
+        let inherited = called.policy.clone().unwrap_or_else(|| policy.clone());
+        let result = self.run_graph(called, &inherited, &mut inner, &inner_frame);
+        if let Some(f) = result.failures.first() {
+            return Err(nested_failure(qid, f));
+        }
+        if result.cancelled {
+            return Err(cancelled(qid));
+        }
+        Ok(Outputs(flatten(called, inner.outputs)))
+    }
+}
+
+/// Every alias a plan level published, in graph order (a later node's alias wins).
+fn flatten(
+    plan: &Plan,
+    mut outputs: HashMap<String, IndexMap<String, Value>>,
+) -> IndexMap<String, Value> {
+    let mut out = IndexMap::new();
+    for node in &plan.graph {
+        if let Some(aliases) = outputs.remove(&node.id) {
+            out.extend(aliases);
+        }
+    }
+    out
+}
+
+fn failure(qid: &str, error: &BlockError) -> NodeFailure {
+    NodeFailure {
+        node: qid.to_string(),
+        code: error.code.as_str().to_string(),
+        message_ja: error.message_ja.clone(),
+        message_en: error.message_en.clone(),
+    }
+}
+
+/// A failure inside a loop body or subflow, reported at the loop/subflow node with its code.
+fn nested_failure(qid: &str, inner: &NodeFailure) -> BlockError {
+    let code = [
+        ErrorCode::BlockFailed,
+        ErrorCode::InputInvalid,
+        ErrorCode::FileNotFound,
+        ErrorCode::Cancelled,
+        ErrorCode::Timeout,
+        ErrorCode::UnknownBlock,
+        ErrorCode::RefUnresolved,
+        ErrorCode::EnvNotAllowed,
+        ErrorCode::ExprInvalid,
+        ErrorCode::SubflowNotFound,
+        ErrorCode::SubflowCycle,
+    ]
+    .into_iter()
+    .find(|c| c.as_str() == inner.code)
+    .unwrap_or(ErrorCode::BlockFailed);
+    BlockError::new(
+        code,
+        format!(
+            "ノード {qid}: {} で失敗しました: {}",
+            inner.node, inner.message_ja
+        ),
+        format!("node {qid}: {} failed: {}", inner.node, inner.message_en),
+    )
+}
+
+fn cancelled(qid: &str) -> BlockError {
+    BlockError::new(
+        ErrorCode::Cancelled,
+        format!("ノード {qid}: 実行は取り消されました"),
+        format!("node {qid}: the run was cancelled"),
+    )
+}
+
+fn invalid(qid: &str, ja: &str, en: &str) -> BlockError {
+    BlockError::new(
+        ErrorCode::InputInvalid,
+        format!("ノード {qid}: {ja}"),
+        format!("node {qid}: {en}"),
+    )
+}
+
+/// Applies spec defaults and checks every input against the spec.
+fn check_inputs(
+    spec: &keiri_plan::BlockSpec,
+    inputs: &mut IndexMap<String, Value>,
+    qid: &str,
+) -> Result<(), BlockError> {
+    let block = &spec.id;
+    if let Some(key) = inputs.keys().find(|k| !spec.inputs.contains_key(*k)) {
+        let known: Vec<&str> = spec.inputs.keys().map(String::as_str).collect();
+        return Err(invalid(
+            qid,
+            &format!("{block} に入力 {key} はありません"),
+            &format!("{block} has no input {key}"),
+        )
+        .with_hint(
+            format!("使える入力: {}", known.join(", ")),
+            format!("inputs: {}", known.join(", ")),
+        ));
+    }
+    for (key, port) in &spec.inputs {
+        let missing = matches!(inputs.get(key), None | Some(Value::Json(Json::Null)));
+        if missing {
+            if let Some(default) = &port.default {
+                inputs.insert(key.clone(), Value::Json(default.clone()));
+                continue;
+            }
+            if port.required {
+                return Err(invalid(
+                    qid,
+                    &format!("{block} の必須入力 {key} がありません"),
+                    &format!("{block} needs input {key}"),
+                ));
+            }
+            continue;
+        }
+        let Some(value) = inputs.get(key) else {
+            continue;
+        };
+        let actual = match value {
+            Value::Table(_) => ValueType::Array,
+            Value::Json(j) => ValueType::of(j),
+        };
+        if !port.ty.accepts(actual) {
+            return Err(invalid(
+                qid,
+                &format!(
+                    "{block} の入力 {key} は {} 型ですが {} が渡されました",
+                    port.ty.display(),
+                    actual.as_str()
+                ),
+                &format!(
+                    "input {key} of {block} expects {} but got {}",
+                    port.ty.display(),
+                    actual.as_str()
+                ),
+            ));
+        }
+        if let (Some(allowed), Value::Json(j)) = (&port.enum_values, value)
+            && !allowed.contains(j)
+        {
+            let list: Vec<String> = allowed.iter().map(Json::to_string).collect();
+            return Err(invalid(
+                qid,
+                &format!(
+                    "{block} の入力 {key} の値 {j} は {} のどれでもありません",
+                    list.join(", ")
+                ),
+                &format!(
+                    "input {key} of {block}: {j} is not one of {}",
+                    list.join(", ")
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Nodes grouped by dependency depth; each level in file order.
+fn levels(plan: &Plan) -> Vec<Vec<usize>> {
+    let order = keiri_plan::dry_run::topological_order(plan);
+    let index: HashMap<&str, usize> = plan
+        .graph
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.id.as_str(), i))
+        .collect();
+    let mut depth = vec![0usize; plan.graph.len()];
+    for &i in &order {
+        let deps = keiri_plan::dry_run::dependencies(&plan.graph[i], plan);
+        depth[i] = deps
+            .iter()
+            .filter_map(|d| index.get(d.as_str()))
+            .filter(|&&d| d != i)
+            .map(|&d| depth[d] + 1)
+            .max()
+            .unwrap_or(0);
+    }
+    let max = depth.iter().copied().max().unwrap_or(0);
+    let mut levels = vec![Vec::new(); if plan.graph.is_empty() { 0 } else { max + 1 }];
+    for (i, d) in depth.into_iter().enumerate() {
+        levels[d].push(i);
+    }
+    levels
+}
+
+/// Maps `f` over `items` on at most `limit` scoped threads; results in item order.
+fn parallel<T: Sync, R: Send>(items: &[T], limit: usize, f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    if limit <= 1 || items.len() <= 1 {
+        return items.iter().map(&f).collect();
+    }
+    let next = AtomicUsize::new(0);
+    let slots: Vec<Mutex<Option<R>>> = items.iter().map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|s| {
+        for _ in 0..limit.min(items.len()) {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    let Some(item) = items.get(i) else {
+                        break;
+                    };
+                    let r = f(item);
+                    *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
+                }
+            });
+        }
+    });
+    slots
+        .into_iter()
+        .filter_map(|m| m.into_inner().unwrap_or_else(|p| p.into_inner()))
+        .collect()
+}

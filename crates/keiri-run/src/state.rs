@@ -1,0 +1,118 @@
+//! `state.json`: what a resume needs — the run's vars and allowlist, and which top-level
+//! nodes finished (their outputs are in `outputs/<node>/`). It is replaced atomically
+//! (keiri-fs) after every node, so a killed run always leaves a complete state behind.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use indexmap::IndexMap;
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
+
+use crate::records::RunError;
+
+/// How a run ended (or that it has not).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Started and not finished: still going, or killed.
+    Running,
+    Finished,
+    /// At least one node failed.
+    Failed,
+    Cancelled,
+}
+
+/// What happened to one top-level node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeStatus {
+    Finished,
+    Failed,
+    Skipped,
+}
+
+/// A failed node's error as recorded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeFailure {
+    pub node: String,
+    pub code: String,
+    pub message_ja: String,
+    pub message_en: String,
+}
+
+/// One top-level node in `state.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodeState {
+    pub status: NodeStatus,
+    /// Files under `outputs/<node>/` (finished nodes).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outputs: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<NodeFailure>,
+}
+
+/// The content of `state.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunState {
+    pub run_id: String,
+    pub plan_id: String,
+    pub plan_sha256: String,
+    pub status: RunStatus,
+    pub started_at: String,
+    /// The run's vars after overrides (`--var`, `--input`), reused on resume.
+    #[serde(default)]
+    pub vars: IndexMap<String, Json>,
+    /// Environment variable names the run may read.
+    #[serde(default)]
+    pub env_allow: Vec<String>,
+    /// Whether the user allowed writes outside the run directory.
+    #[serde(default)]
+    pub write: bool,
+    #[serde(default)]
+    pub nodes: BTreeMap<String, NodeState>,
+}
+
+impl RunState {
+    pub fn path(run_dir: &Path) -> PathBuf {
+        run_dir.join("state.json")
+    }
+
+    /// Replaces `state.json` atomically.
+    pub fn save(&self, run_dir: &Path) -> Result<(), RunError> {
+        let path = RunState::path(run_dir);
+        let bytes = serde_json::to_vec_pretty(self)
+            .map_err(|e| RunError::StateInvalid(format!("serialising the state: {e}")))?;
+        keiri_fs::write_atomic(&path, &bytes).map_err(|e| RunError::Write(path, e))
+    }
+
+    pub fn load(run_dir: &Path) -> Result<RunState, RunError> {
+        let path = RunState::path(run_dir);
+        let bytes = std::fs::read(&path).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                RunError::RunNotFound(
+                    run_dir
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default(),
+                )
+            } else {
+                RunError::Io {
+                    action: "reading",
+                    path: path.clone(),
+                    source: e,
+                }
+            }
+        })?;
+        serde_json::from_slice(&bytes)
+            .map_err(|e| RunError::StateInvalid(format!("{}: {e}", path.display())))
+    }
+
+    /// Failed nodes, in id order.
+    pub fn failures(&self) -> Vec<NodeFailure> {
+        self.nodes
+            .values()
+            .filter_map(|n| n.error.clone())
+            .collect()
+    }
+}
