@@ -33,6 +33,10 @@ pub enum ErrorCode {
     LlmNotConfigured,
     /// The LLM call failed (timeout, rate limit, invalid output…); details carry its code.
     LlmFailed,
+    /// No run with that id exists for that plan (`run_get`, `run_resume`).
+    RunNotFound,
+    /// A run's `state.json` or saved outputs cannot be read, so it cannot be resumed.
+    RunStateInvalid,
     /// The caller cancelled a streaming call (closed the connection, pressed Cancel).
     Cancelled,
     /// The OS keychain cannot be reached (no Secret Service, locked, unsupported), so an API
@@ -63,6 +67,8 @@ impl ErrorCode {
             ErrorCode::ApplyFailed => "APPLY_FAILED",
             ErrorCode::LlmNotConfigured => "LLM_NOT_CONFIGURED",
             ErrorCode::LlmFailed => "LLM_FAILED",
+            ErrorCode::RunNotFound => "RUN_NOT_FOUND",
+            ErrorCode::RunStateInvalid => "RUN_STATE_INVALID",
             ErrorCode::Cancelled => "CANCELLED",
             ErrorCode::KeychainUnavailable => "KEYCHAIN_UNAVAILABLE",
             ErrorCode::ChangeConflict => "CHANGE_CONFLICT",

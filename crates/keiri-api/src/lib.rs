@@ -21,6 +21,7 @@ pub mod json;
 mod llm;
 mod plan;
 mod retrieve;
+mod run;
 pub mod settings;
 mod stream;
 mod upload;
@@ -57,6 +58,11 @@ pub use plan::{
     catalog_list, load_catalog, plan_dry_run, plan_register, plan_register_at, plan_validate,
 };
 pub use retrieve::{blocks_retrieve, blocks_retrieve_eval, retrieval};
+pub use run::{
+    PlanRunRequest, PlanRunResponse, RunEventSink, RunFailure, RunGetRequest, RunGetResponse,
+    RunListRequest, RunListResponse, RunNode, RunResumeRequest, RunSummary, parse_vars, plan_run,
+    run_get, run_list, run_resume,
+};
 pub use settings::{
     SettingsGetRequest, SettingsGetResponse, SettingsSaveRequest, llm_env, settings_get,
     settings_save,

@@ -51,13 +51,13 @@ pub fn catalog_list(
 
 /// The result of loading and validating plan text: either a plan with findings, or the
 /// finding that explains why it could not be read.
-struct Checked {
-    loaded: Option<LoadedPlan>,
-    findings: Vec<Finding>,
+pub(crate) struct Checked {
+    pub(crate) loaded: Option<LoadedPlan>,
+    pub(crate) findings: Vec<Finding>,
 }
 
 impl Checked {
-    fn error_count(&self) -> usize {
+    pub(crate) fn error_count(&self) -> usize {
         self.findings
             .iter()
             .filter(|f| f.severity == Severity::Error)
@@ -65,7 +65,7 @@ impl Checked {
     }
 }
 
-fn check(ctx: &Context, yaml: &str, lang: Lang) -> Checked {
+pub(crate) fn check(ctx: &Context, yaml: &str, lang: Lang) -> Checked {
     let loaded = match keiri_plan::load_plan(yaml) {
         Ok(l) => l,
         Err(e) => {
@@ -118,7 +118,7 @@ fn check(ctx: &Context, yaml: &str, lang: Lang) -> Checked {
     }
 }
 
-fn invalid(checked: &Checked) -> ApiError {
+pub(crate) fn invalid(checked: &Checked) -> ApiError {
     let code = if checked.loaded.is_none() {
         ErrorCode::YamlParse
     } else {

@@ -83,6 +83,8 @@ pub enum Command {
     Chat(Box<cmd::chat::Args>),
     /// Evaluate the planner on a case file against the configured LLM: `keiri eval planner`.
     Eval(cmd::eval::Args),
+    /// Run a plan with the builtin blocks; records go to runs/<plan_id>/<run_id>/.
+    Run(Box<cmd::run::Args>),
 }
 
 impl GlobalArgs {
@@ -140,5 +142,6 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::ApplyPatch(args) => cmd::apply_patch::run(&ctx, args),
         Command::Chat(args) => cmd::chat::run(&ctx, args, json),
         Command::Eval(args) => cmd::eval::run(&ctx, args, json),
+        Command::Run(args) => cmd::run::run(&ctx, args, json),
     }
 }

@@ -10,4 +10,5 @@ pub mod mcp;
 pub mod patch;
 pub mod plan;
 pub mod retrieve;
+pub mod run;
 pub mod serve;

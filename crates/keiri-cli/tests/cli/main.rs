@@ -12,6 +12,7 @@ mod mcp;
 mod patch;
 mod plan;
 mod retrieve;
+mod run;
 mod serve;
 
 use std::path::{Path, PathBuf};

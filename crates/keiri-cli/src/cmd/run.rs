@@ -1,0 +1,267 @@
+//! `keiri run PLAN.yaml`: runs a plan with the builtin blocks and records it under
+//! `runs/<plan_id>/<run_id>/`.
+//!
+//! On a terminal each node gets an `indicatif` line (spinner while it runs, then ✓/✗/–);
+//! otherwise one plain line per event on stderr. Exit codes: 0 the run finished, 1 a node
+//! failed (or the run was cancelled, or the plan is invalid), 2 usage or I/O error.
+
+use std::collections::HashMap;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use indexmap::IndexMap;
+use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
+use keiri_api::{CancellationToken, Context, PlanRunRequest, PlanRunResponse, RunResumeRequest};
+use serde_json::Value;
+
+use crate::output::{print_error, print_json};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The plan YAML file (relative paths here and in --input/--out-dir are relative to the
+    /// workspace).
+    #[arg(value_name = "PLAN")]
+    pub plan: PathBuf,
+    /// Set a plan var (`NAME=VALUE`; the value is read as JSON when it parses, else as text).
+    #[arg(long = "var", value_name = "NAME=VALUE")]
+    pub vars: Vec<String>,
+    /// A YAML or JSON file of vars (a mapping); `--var` wins over it.
+    #[arg(long = "vars-file", value_name = "FILE")]
+    pub vars_file: Option<PathBuf>,
+    /// An input file: sets `vars.NAME` to PATH. Inputs are read, never modified.
+    #[arg(long = "input", value_name = "NAME=PATH")]
+    pub inputs: Vec<String>,
+    /// Where runs are recorded instead of <workspace>/runs.
+    #[arg(long = "out-dir", value_name = "DIR")]
+    pub out_dir: Option<PathBuf>,
+    /// Let output blocks write to the paths the plan names; without it every file the run
+    /// writes stays in its run directory.
+    #[arg(long)]
+    pub write: bool,
+    /// Continue this run after its last finished node.
+    #[arg(long, value_name = "RUN_ID")]
+    pub resume: Option<String>,
+    /// An environment variable `${env.NAME}` may read (repeatable); others are refused.
+    #[arg(long = "allow-env", value_name = "NAME")]
+    pub allow_env: Vec<String>,
+}
+
+fn split_pair<'a>(raw: &'a str, what: &str) -> anyhow::Result<(&'a str, &'a str)> {
+    raw.split_once('=')
+        .filter(|(k, _)| !k.trim().is_empty())
+        .map(|(k, v)| (k.trim(), v))
+        .with_context(|| format!("{what} {raw:?} is not NAME=VALUE"))
+}
+
+/// `--vars-file` then `--var`; `--var` values are JSON when they parse (`10`, `true`,
+/// `[1,2]`), else text.
+fn vars(args: &Args) -> anyhow::Result<IndexMap<String, Value>> {
+    let mut vars = IndexMap::new();
+    if let Some(file) = &args.vars_file {
+        let text =
+            std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+        vars = keiri_api::parse_vars(&text).map_err(|e| anyhow::anyhow!("{e}"))?;
+    }
+    for raw in &args.vars {
+        let (k, v) = split_pair(raw, "--var")?;
+        let value = serde_json::from_str(v).unwrap_or_else(|_| Value::String(v.to_string()));
+        vars.insert(k.to_string(), value);
+    }
+    Ok(vars)
+}
+
+fn inputs(args: &Args) -> anyhow::Result<IndexMap<String, String>> {
+    args.inputs
+        .iter()
+        .map(|raw| split_pair(raw, "--input").map(|(k, v)| (k.to_string(), v.to_string())))
+        .collect()
+}
+
+/// Shows the events: a progress line per node on a terminal, plain lines otherwise.
+struct Progress {
+    multi: Option<MultiProgress>,
+    bars: Mutex<HashMap<String, ProgressBar>>,
+}
+
+impl Progress {
+    fn new() -> Progress {
+        let multi = std::io::stderr().is_terminal().then(MultiProgress::new);
+        Progress {
+            multi,
+            bars: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn show(&self, event: &Value) {
+        let kind = event
+            .get("event")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let node = event
+            .get("node")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let text = match kind {
+            "run_start" => format!(
+                "run {} ({})",
+                event
+                    .get("run_id")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default(),
+                event
+                    .get("plan_id")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+            ),
+            "node_start" => format!("… {node}"),
+            "node_finish" => {
+                let ms = event
+                    .get("duration_ms")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0);
+                match event.get("rows").and_then(Value::as_u64) {
+                    Some(rows) => format!("✓ {node} ({ms} ms, {rows} rows)"),
+                    None => format!("✓ {node} ({ms} ms)"),
+                }
+            }
+            "node_error" => {
+                let code = event
+                    .get("code")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                let msg = event
+                    .get("message_en")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                let retry = if event.get("retrying") == Some(&Value::Bool(true)) {
+                    " (retrying)"
+                } else {
+                    ""
+                };
+                format!("✗ {node} {code}: {msg}{retry}")
+            }
+            "node_skipped" => format!(
+                "– {node} skipped: {}",
+                event
+                    .get("reason")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+            ),
+            "node_reused" => format!("✓ {node} (from the earlier run)"),
+            "run_finish" => format!(
+                "run {}",
+                event
+                    .get("status")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+            ),
+            _ => return,
+        };
+        let Some(multi) = &self.multi else {
+            eprintln!("{text}");
+            return;
+        };
+        let mut bars = self.bars.lock().unwrap_or_else(|p| p.into_inner());
+        match kind {
+            "node_start" => {
+                let bar = multi.add(ProgressBar::new_spinner());
+                bar.set_style(
+                    ProgressStyle::with_template("{spinner} {msg} {elapsed}")
+                        .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+                );
+                bar.set_message(node.clone());
+                bar.enable_steady_tick(Duration::from_millis(100));
+                if let Some(old) = bars.insert(node, bar) {
+                    old.finish_and_clear();
+                }
+            }
+            "node_finish" | "node_error" | "node_skipped" | "node_reused" => {
+                let bar = bars
+                    .remove(&node)
+                    .unwrap_or_else(|| multi.add(ProgressBar::new_spinner()));
+                bar.set_style(
+                    ProgressStyle::with_template("{msg}")
+                        .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+                );
+                bar.finish_with_message(text);
+            }
+            _ => {
+                let _ = multi.println(text);
+            }
+        }
+    }
+}
+
+pub fn run(ctx: &Context, args: &Args, json: bool) -> anyhow::Result<ExitCode> {
+    let vars = vars(args)?;
+    let inputs = inputs(args)?;
+    let plan_path = Some(args.plan.to_string_lossy().into_owned());
+    let runs_dir = args
+        .out_dir
+        .as_ref()
+        .map(|d| d.to_string_lossy().into_owned());
+    let progress = Progress::new();
+    let sink = |event: &Value| progress.show(event);
+    let cancel = CancellationToken::new();
+    let result = match &args.resume {
+        None => keiri_api::plan_run(
+            ctx,
+            PlanRunRequest {
+                plan_path,
+                yaml: None,
+                vars,
+                inputs,
+                allow_env: args.allow_env.clone(),
+                write: args.write,
+                runs_dir,
+                lang: Some(ctx.lang),
+            },
+            &sink,
+            cancel,
+        ),
+        Some(run_id) => keiri_api::run_resume(
+            ctx,
+            RunResumeRequest {
+                run_id: run_id.clone(),
+                plan_path,
+                yaml: None,
+                plan_id: None,
+                vars,
+                inputs,
+                allow_env: args.allow_env.clone(),
+                write: args.write,
+                runs_dir,
+                lang: Some(ctx.lang),
+            },
+            &sink,
+            cancel,
+        ),
+    };
+    match result {
+        Ok(res) => report(&res, json),
+        Err(err) => print_error(&err, json),
+    }
+}
+
+fn report(res: &PlanRunResponse, json: bool) -> anyhow::Result<ExitCode> {
+    if json {
+        print_json(res)?;
+    } else {
+        println!("run_id: {}", res.run_id);
+        println!("run_dir: {}", res.run_dir);
+        println!("status: {}", res.status);
+        for f in &res.failures {
+            println!("failed: {} {}: {}", f.node, f.code, f.message);
+        }
+    }
+    Ok(if res.status == "finished" {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
