@@ -6,7 +6,9 @@ use std::path::Path;
 use indexmap::IndexMap;
 use tokio_util::sync::CancellationToken;
 
-use crate::value::Value;
+use polars::prelude::DataFrame;
+
+use crate::value::{Row, Value};
 
 /// Stable codes of block failures (serialised as `BLOCK_FAILED`, `INPUT_INVALID`, …).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -66,7 +68,11 @@ pub struct BlockError {
 }
 
 impl BlockError {
-    pub fn new(code: ErrorCode, message_ja: impl Into<String>, message_en: impl Into<String>) -> BlockError {
+    pub fn new(
+        code: ErrorCode,
+        message_ja: impl Into<String>,
+        message_en: impl Into<String>,
+    ) -> BlockError {
         BlockError {
             code,
             message_ja: message_ja.into(),
@@ -136,6 +142,205 @@ impl Registry {
     }
 }
 
-// Typed accessors on `Inputs` (`get`, `str`, `require_str`, `bool`, `i64`, `f64`,
-// `strings`, `rows`, `table`) live here; each returns `BlockError` with code
-// `INPUT_INVALID` naming the key when the value has the wrong type.
+impl BlockError {
+    /// `INPUT_INVALID` for input `key`: `expected` says what it should have been.
+    pub fn input_invalid(key: &str, expected_ja: &str, expected_en: &str) -> BlockError {
+        BlockError::new(
+            ErrorCode::InputInvalid,
+            format!("入力 {key} が不正です: {expected_ja}"),
+            format!("input {key} is invalid: {expected_en}"),
+        )
+    }
+
+    /// `BLOCK_FAILED` with a message in both languages.
+    pub fn failed(message_ja: impl Into<String>, message_en: impl Into<String>) -> BlockError {
+        BlockError::new(ErrorCode::BlockFailed, message_ja, message_en)
+    }
+
+    /// `BLOCK_FAILED` for a column that does not exist; the hint lists the real columns.
+    pub fn missing_column(column: &str, columns: &[String]) -> BlockError {
+        let list = columns.join(", ");
+        BlockError::failed(
+            format!("列 {column} がありません"),
+            format!("column {column} does not exist"),
+        )
+        .with_hint(
+            format!("存在する列: {list}"),
+            format!("existing columns: {list}"),
+        )
+    }
+}
+
+/// Typed accessors. A JSON `null` counts as absent. Each accessor returns `INPUT_INVALID`
+/// naming the key when the value has the wrong type. Strings that spell a boolean or a
+/// number are accepted for `bool`/`i64`/`f64`, because `--var k=v` and `${…}` inside text
+/// resolve to strings.
+impl Inputs {
+    /// The value of `key`, or `None` when it is absent or null.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.0.get(key).filter(|v| !v.is_null())
+    }
+
+    /// Whether `key` is present and not null.
+    pub fn has(&self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+
+    fn json_ref(&self, key: &str) -> Option<&serde_json::Value> {
+        match self.get(key) {
+            Some(Value::Json(v)) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// An optional string.
+    pub fn str(&self, key: &str) -> Result<Option<&str>, BlockError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(Value::Json(serde_json::Value::String(s))) => Ok(Some(s.as_str())),
+            Some(_) => Err(BlockError::input_invalid(
+                key,
+                "文字列が必要です",
+                "expected a string",
+            )),
+        }
+    }
+
+    /// A required string.
+    pub fn require_str(&self, key: &str) -> Result<&str, BlockError> {
+        self.str(key)?
+            .ok_or_else(|| BlockError::input_invalid(key, "必須です", "it is required"))
+    }
+
+    /// An optional boolean (`true`/`false`, or the strings `"true"`/`"false"`).
+    pub fn bool(&self, key: &str) -> Result<Option<bool>, BlockError> {
+        let bad = || BlockError::input_invalid(key, "真偽値が必要です", "expected a boolean");
+        match (self.get(key), self.json_ref(key)) {
+            (None, _) => Ok(None),
+            (_, Some(serde_json::Value::Bool(b))) => Ok(Some(*b)),
+            (_, Some(serde_json::Value::String(s))) => match s.trim().to_ascii_lowercase().as_str()
+            {
+                "true" => Ok(Some(true)),
+                "false" => Ok(Some(false)),
+                _ => Err(bad()),
+            },
+            _ => Err(bad()),
+        }
+    }
+
+    /// An optional integer (a whole JSON number or a string that parses as one).
+    pub fn i64(&self, key: &str) -> Result<Option<i64>, BlockError> {
+        let bad = || BlockError::input_invalid(key, "整数が必要です", "expected an integer");
+        match (self.get(key), self.json_ref(key)) {
+            (None, _) => Ok(None),
+            (_, Some(serde_json::Value::Number(n))) => match n.as_i64() {
+                Some(i) => Ok(Some(i)),
+                None => match n.as_f64() {
+                    Some(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Ok(Some(f as i64)),
+                    _ => Err(bad()),
+                },
+            },
+            (_, Some(serde_json::Value::String(s))) => {
+                s.trim().parse().map(Some).map_err(|_| bad())
+            }
+            _ => Err(bad()),
+        }
+    }
+
+    /// An optional number (a JSON number or a string that parses as one).
+    pub fn f64(&self, key: &str) -> Result<Option<f64>, BlockError> {
+        let bad = || BlockError::input_invalid(key, "数値が必要です", "expected a number");
+        match (self.get(key), self.json_ref(key)) {
+            (None, _) => Ok(None),
+            (_, Some(serde_json::Value::Number(n))) => n.as_f64().map(Some).ok_or_else(bad),
+            (_, Some(serde_json::Value::String(s))) => {
+                s.trim().parse().map(Some).map_err(|_| bad())
+            }
+            _ => Err(bad()),
+        }
+    }
+
+    /// An optional list of strings (a single string counts as a list of one).
+    pub fn strings(&self, key: &str) -> Result<Option<Vec<String>>, BlockError> {
+        let bad = || {
+            BlockError::input_invalid(key, "文字列の配列が必要です", "expected a list of strings")
+        };
+        match (self.get(key), self.json_ref(key)) {
+            (None, _) => Ok(None),
+            (_, Some(serde_json::Value::String(s))) => Ok(Some(vec![s.clone()])),
+            (_, Some(serde_json::Value::Array(items))) => items
+                .iter()
+                .map(|v| v.as_str().map(str::to_owned).ok_or_else(bad))
+                .collect::<Result<Vec<_>, _>>()
+                .map(Some),
+            _ => Err(bad()),
+        }
+    }
+
+    /// Required rows (a table or a JSON array of objects).
+    pub fn rows(&self, key: &str) -> Result<Vec<Row>, BlockError> {
+        let value = self
+            .get(key)
+            .ok_or_else(|| BlockError::input_invalid(key, "必須です", "it is required"))?;
+        value.to_rows().map_err(|e| rename_input_error(key, e))
+    }
+
+    /// A required table (a table, or a JSON array of objects converted to one).
+    pub fn table(&self, key: &str) -> Result<DataFrame, BlockError> {
+        let value = self
+            .get(key)
+            .ok_or_else(|| BlockError::input_invalid(key, "必須です", "it is required"))?;
+        value.to_table().map_err(|e| rename_input_error(key, e))
+    }
+
+    /// An optional value as JSON (a table becomes its rows).
+    pub fn json(&self, key: &str) -> Option<serde_json::Value> {
+        self.get(key).map(Value::to_json)
+    }
+}
+
+fn rename_input_error(key: &str, e: BlockError) -> BlockError {
+    if e.code == ErrorCode::InputInvalid {
+        BlockError::new(
+            ErrorCode::InputInvalid,
+            format!("入力 {key} が不正です: {}", e.message_ja),
+            format!("input {key} is invalid: {}", e.message_en),
+        )
+    } else {
+        e
+    }
+}
+
+impl Inputs {
+    /// Inputs from `(key, value)` pairs (for tests and for blocks that call blocks).
+    pub fn from_pairs<K: Into<String>, V: Into<Value>>(
+        pairs: impl IntoIterator<Item = (K, V)>,
+    ) -> Inputs {
+        Inputs(
+            pairs
+                .into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+        )
+    }
+}
+
+impl Outputs {
+    pub fn new() -> Outputs {
+        Outputs::default()
+    }
+
+    /// Adds (or replaces) output `key`.
+    pub fn with(mut self, key: &str, value: impl Into<Value>) -> Outputs {
+        self.0.insert(key.to_owned(), value.into());
+        self
+    }
+
+    pub fn insert(&mut self, key: &str, value: impl Into<Value>) {
+        self.0.insert(key.to_owned(), value.into());
+    }
+
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.0.get(key)
+    }
+}

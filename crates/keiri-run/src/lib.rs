@@ -21,6 +21,7 @@
 pub mod block;
 pub mod blocks;
 pub mod engine;
+pub mod jp;
 pub mod records;
 pub mod state;
 pub mod value;

@@ -3,7 +3,15 @@
 
 use crate::block::Registry;
 
+mod input;
+mod matching;
+mod output;
+mod transforms;
+
 /// Adds every builtin to `registry`.
 pub fn register_all(registry: &mut Registry) {
-    let _ = registry;
+    input::register(registry);
+    transforms::register(registry);
+    matching::register(registry);
+    output::register(registry);
 }
