@@ -1539,9 +1539,17 @@ fn join(_ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
     }
     let left_on: Vec<Expr> = keys.iter().map(|k| col(k.0.as_str())).collect();
     let right_on: Vec<Expr> = keys.iter().map(|k| col(k.1.as_str())).collect();
-    let args = JoinArgs::new(how)
+    // Rows come out in the order of the side that keeps all its rows (Polars' default
+    // order is unspecified), so a report built from the join is stable run to run.
+    let order = match how {
+        JoinType::Right => MaintainOrderJoin::Right,
+        JoinType::Full => MaintainOrderJoin::LeftRight,
+        _ => MaintainOrderJoin::Left,
+    };
+    let mut args = JoinArgs::new(how)
         .with_coalesce(JoinCoalesce::CoalesceColumns)
         .with_suffix(Some(suffixes[1].as_str().into()));
+    args.maintain_order = order;
     let out = left
         .lazy()
         .join(right.lazy(), left_on, right_on, args)
