@@ -4,6 +4,11 @@
 //! and the MCP server use the same types; front-ends reach them through [`patches`]. The
 //! workspace's path policy is the root; the native applier is the default backend, `git` is
 //! used when the request asks for it.
+//!
+//! A write is a compare-and-swap (see `keiri-diff`): concurrent calls on one file queue on its
+//! write lock and each applies to the current content; a change by a writer outside keiri
+//! between the read and the rename is `CHANGE_CONFLICT` (409 over HTTP), never a reported
+//! write that is lost.
 
 use crate::{ApiError, Context, ErrorCode};
 
@@ -24,6 +29,7 @@ fn api_error(err: keiri_diff::Error) -> ApiError {
         "NOT_FOUND" => ErrorCode::NotFound,
         "FILE_TOO_LARGE" => ErrorCode::FileTooLarge,
         "APPLY_FAILED" => ErrorCode::ApplyFailed,
+        "CHANGE_CONFLICT" => ErrorCode::ChangeConflict,
         _ => ErrorCode::Internal,
     };
     let api = ApiError::new(code, err.to_string());
@@ -131,5 +137,13 @@ mod tests {
             json!({"filePath": "a.txt", "patch": PATCH, "backend": "svn"}),
             Err("INVALID_REQUEST"),
         );
+    }
+
+    #[test]
+    fn a_conflict_is_change_conflict() {
+        let err = api_error(keiri_diff::Error::Conflict {
+            path: "a.txt".into(),
+        });
+        assert_eq!(err.code, ErrorCode::ChangeConflict);
     }
 }

@@ -5,6 +5,10 @@
 //! server derives its schemas from the same types; front-ends reach them through [`xlsx`].
 //! A request error (bad path, cell, range or formula, unreadable workbook) is an [`ApiError`];
 //! an op that cannot apply is data: `PatchResponse.error` with its `op_index`.
+//!
+//! An overwrite is a compare-and-swap (see `keiri-xlsx`): concurrent patches of one workbook
+//! queue on its write lock and each applies to the current content; a save by a writer outside
+//! keiri while patching in place is `CHANGE_CONFLICT`, never a reported write that is lost.
 
 use crate::{ApiError, Context, ErrorCode};
 
@@ -28,6 +32,7 @@ fn api_error(err: keiri_xlsx::Error) -> ApiError {
         "IO_ERROR" => ErrorCode::IoError,
         "WORKBOOK_UNREADABLE" => ErrorCode::WorkbookUnreadable,
         "BACKEND_ERROR" => ErrorCode::BackendError,
+        "CHANGE_CONFLICT" => ErrorCode::ChangeConflict,
         _ => ErrorCode::Internal,
     };
     ApiError::new(code, err.to_string())
@@ -66,5 +71,9 @@ mod tests {
         let err = crate::dispatch(&ctx, "workbook_patch", body).unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidRequest);
         assert!(err.message.contains("ops[0]"), "{}", err.message);
+        let changed = keiri_xlsx::Error::from(keiri_fs::Error::Changed {
+            path: "book.xlsx".into(),
+        });
+        assert_eq!(api_error(changed).code, ErrorCode::ChangeConflict);
     }
 }

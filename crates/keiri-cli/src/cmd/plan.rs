@@ -164,6 +164,8 @@ impl From<FindingIn> for json::Finding {
 }
 
 pub fn register(ctx: &Context, args: &PlanArgs, json: bool) -> anyhow::Result<ExitCode> {
+    // Temp files of a register that was killed mid-save; a failed sweep must not stop this one.
+    let _ = keiri_fs::sweep(&ctx.designs_dir);
     let (text, source) = read_plan(args)?;
     match keiri_api::plan_register(ctx, request(ctx, text)) {
         Ok(res) => {

@@ -3,16 +3,17 @@
 
 mod apply_patch;
 mod chat;
+mod concurrency;
 mod eval;
 mod extract;
 mod generate;
 mod generate_tty;
+mod kill;
 mod llm;
 mod mcp;
 mod patch;
 mod plan;
 mod retrieve;
-mod run;
 mod serve;
 
 use std::path::{Path, PathBuf};
