@@ -14,6 +14,7 @@ mod mcp;
 mod patch;
 mod plan;
 mod retrieve;
+mod run;
 mod serve;
 
 use std::path::{Path, PathBuf};
