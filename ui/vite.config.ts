@@ -13,7 +13,8 @@ export default defineConfig({
     port: 5173,
     strictPort: true,
     proxy: {
-      '/api': process.env.KEIRI_API_URL ?? 'http://127.0.0.1:8710',
+      // `keiri serve` answers only to its own Host, so the proxy must rewrite it.
+      '/api': { target: process.env.KEIRI_API_URL ?? 'http://127.0.0.1:8710', changeOrigin: true },
     },
   },
   build: {

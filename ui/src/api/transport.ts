@@ -52,6 +52,54 @@ export function isTauri(): boolean {
   return typeof window !== 'undefined' && '__TAURI_INTERNALS__' in window;
 }
 
+/** Where the page keeps `keiri serve`'s per-launch token for the life of the tab. */
+export const TOKEN_STORAGE_KEY = 'keiri.serverToken';
+
+let serverToken: string | null | undefined;
+
+/**
+ * The per-launch token `keiri serve` printed in the URL it asked to open (`?token=…`), which
+ * every API call must carry as `X-Keiri-Token`. Read from the address once, kept in
+ * sessionStorage (so a reload of the tab keeps working) and removed from the address bar, so it
+ * does not end up in bookmarks, history or a screenshot. Null when the page was opened
+ * without one (the server then refuses API calls with `TOKEN_INVALID`).
+ */
+export function browserToken(): string | null {
+  if (serverToken !== undefined) return serverToken;
+  serverToken = null;
+  if (typeof window === 'undefined') return serverToken;
+  try {
+    const url = new URL(window.location.href);
+    const fromUrl = url.searchParams.get('token');
+    if (fromUrl) {
+      serverToken = fromUrl;
+      window.sessionStorage.setItem(TOKEN_STORAGE_KEY, fromUrl);
+      url.searchParams.delete('token');
+      window.history.replaceState(window.history.state, '', `${url.pathname}${url.search}${url.hash}`);
+    } else {
+      serverToken = window.sessionStorage.getItem(TOKEN_STORAGE_KEY);
+    }
+  } catch {
+    // No sessionStorage (privacy mode) or a read-only history: keep what the URL gave.
+  }
+  return serverToken;
+}
+
+/** Forgets the token read so far (tests change the page URL between cases). */
+export function resetBrowserToken(): void {
+  serverToken = undefined;
+}
+
+function httpHeaders(): Record<string, string> {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  const token = browserToken();
+  if (token) headers['x-keiri-token'] = token;
+  return headers;
+}
+
+// Take the token off the address bar as soon as the page loads, not at the first call.
+if (typeof window !== 'undefined' && !isTauri()) browserToken();
+
 async function callTauri<Res>(fn: ApiFunction, request: unknown): Promise<Res> {
   try {
     return await invoke<Res>(fn, { request });
@@ -77,7 +125,7 @@ async function callHttp<Res>(fn: ApiFunction, request: unknown): Promise<Res> {
   try {
     response = await fetch(`/api/${fn}`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: httpHeaders(),
       body: JSON.stringify(request ?? {}),
     });
   } catch (err) {
@@ -201,7 +249,7 @@ async function callStreamHttp<Res>(
   try {
     response = await fetch(`/api/${fn}/stream`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: httpHeaders(),
       body: JSON.stringify(request ?? {}),
       signal,
     });
