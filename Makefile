@@ -13,13 +13,17 @@ TARGET_DIR := $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)
 export CARGO_TERM_COLOR ?= never
 
 .PHONY: help setup setup-system setup-npm setup-models ui build studio test fmt fmt-check lint \
-        test-rust test-ui test-e2e test-desktop test-toon bench bench-cold-start clean
+        test-rust test-ui test-e2e test-desktop test-toon bench bench-cold-start clean \
+        package package-smoke embeddings embeddings-check studio-build
 
 help:
 	@echo "make studio   build and open the desktop window (sets up what is missing)"
 	@echo "make test     run every check: fmt, clippy, Rust tests, UI unit + e2e tests"
 	@echo "make serve    run the studio in a browser at http://127.0.0.1:8710"
 	@echo "make bench    run the benchmarks"
+	@echo "make package  build the installable Linux package (.deb) of the desktop app"
+	@echo "make embeddings  regenerate the bundled catalog embeddings (block_specs/.embeddings)"
+	@echo "make bench-cold-start  desktop cold start + first candidate search (BUILD=release|debug)"
 	@echo "make eval-planner  evaluate the planner on evals/planner_cases.yaml (needs an LLM)"
 
 ## --- setup: each step installs only what is missing ------------------------------------
@@ -40,20 +44,54 @@ setup-models:
 	@bash scripts/fetch-models.sh
 
 ## --- build -------------------------------------------------------------------------------
-ui: setup-npm
+# ui/dist is a file target on the UI's sources, so the stages of `make test` (each its own
+# make) build it once, not once per stage.
+UI_SOURCES := $(shell find ui/src ui/public ui/index.html ui/vite.config.* ui/tsconfig*.json \
+                ui/package.json -type f 2>/dev/null)
+ui/dist/index.html: $(UI_SOURCES) node_modules/.package-lock.json
 	$(NPM) run build --workspace ui
+	@touch $@
+
+ui: ui/dist/index.html
 
 build: ui
 	$(CARGO) build -p keiri-cli
 
-studio: setup ui
-	$(CARGO) build -p keiri-studio
+# `make studio` runs the optimised (release) build: the debug build embeds the catalog and
+# answers searches with unoptimised code, which an accountant would take for the app being
+# slow. The release profile is the one `make package` ships, so the two share one build.
+studio-build: setup ui
+	@echo "make studio: building the optimised (release) app; the first build takes a while"
+	$(CARGO) build --release -p keiri-studio
+
+studio: studio-build
 	@if [ -z "$${DISPLAY:-}$${WAYLAND_DISPLAY:-}" ]; then \
 	  echo "No display found: run it under Xvfb with"; \
-	  echo "  xvfb-run -a -s '-screen 0 1280x800x24' $(TARGET_DIR)/debug/keiri-studio"; \
+	  echo "  xvfb-run -a -s '-screen 0 1280x800x24' $(TARGET_DIR)/release/keiri-studio"; \
 	else \
-	  KEIRI_WORKSPACE="$${KEIRI_WORKSPACE:-$(CURDIR)}" $(TARGET_DIR)/debug/keiri-studio; \
+	  echo "make studio: starting $(TARGET_DIR)/release/keiri-studio (release build)"; \
+	  KEIRI_WORKSPACE="$${KEIRI_WORKSPACE:-$(CURDIR)}" $(TARGET_DIR)/release/keiri-studio; \
 	fi
+
+# The installable Linux package of the desktop app (Tauri's bundler; docs/packaging.md): a .deb
+# with the icon, the version, the catalog, templates, skillpacks, the embedding pack and the
+# local model. Nothing is downloaded (the deb bundler needs only dpkg tools).
+package: setup ui embeddings-check
+	$(NPM) exec --no -- tauri build --ci --bundles deb --config src-tauri/tauri.bundle.json
+	@ls -1 $(TARGET_DIR)/release/bundle/deb/*.deb
+
+# Installs that .deb into a clean Debian chroot and screenshots the installed app under Xvfb
+# (root and debootstrap; ui/test-results/deb-installed.png).
+package-smoke:
+	bash scripts/deb-smoke.sh
+
+# The bundled catalog's and templates' passage vectors for the local model. Run it after
+# changing block_specs/ or templates/ (a test fails while the pack is stale).
+embeddings: setup-models
+	$(CARGO) run -p keiri-search --example embeddings_pack -- $(CURDIR)
+
+embeddings-check:
+	$(CARGO) run -q -p keiri-search --example embeddings_pack -- --check $(CURDIR)
 
 serve: build
 	$(TARGET_DIR)/debug/keiri serve --workspace . --ui-dir ui/dist
@@ -68,8 +106,15 @@ fmt-check:
 lint: ui
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
+# Tests never touch the user's state: settings and the embedding cache of every process the
+# Rust tests start go to a fresh directory under the target dir (tests that need their own
+# set them explicitly; the e2e and desktop tests use their temporary workspaces).
+TEST_STATE := $(TARGET_DIR)/test-state
 test-rust: ui
-	$(CARGO) nextest run --workspace --no-fail-fast
+	rm -rf "$(TEST_STATE)" && mkdir -p "$(TEST_STATE)"
+	KEIRI_CONFIG_DIR="$(TEST_STATE)/config" KEIRI_EMBED_CACHE_DIR="$(TEST_STATE)/embeddings" \
+	  XDG_CONFIG_HOME="$(TEST_STATE)/xdg-config" XDG_CACHE_HOME="$(TEST_STATE)/xdg-cache" \
+	  $(CARGO) nextest run --workspace --no-fail-fast
 
 test-ui: setup-npm
 	$(NPM) run test:unit --workspace ui
@@ -82,14 +127,22 @@ test-e2e: ui
 	$(if $(filter 1,$(E2E_BUILD)),$(CARGO) build -p keiri-cli)
 	KEIRI_BIN="$(TARGET_DIR)/debug/keiri" $(NPM) run test:e2e --workspace ui
 
-test: E2E_BUILD = 0
 # The real desktop window under Xvfb, driven by tauri-driver + WebKitWebDriver. The binary
 # embeds the freshly built ui/dist (the default `custom-protocol` feature), like a release.
+# Inside `make test` it reuses the keiri-studio binary test-rust built (nextest builds the
+# package's binary for its integration tests, with the same ui/dist) instead of compiling the
+# Tauri chain a second time without the dev-only `test` feature.
+DESKTOP_BUILD ?= 1
 test-desktop: ui
-	$(CARGO) build -p keiri-studio
+	$(if $(filter 1,$(DESKTOP_BUILD)),$(CARGO) build -p keiri-studio)
 	KEIRI_STUDIO_BIN="$(TARGET_DIR)/debug/keiri-studio" $(NPM) run test:desktop --workspace ui
 
-test: setup fmt-check lint test-rust test-ui test-e2e test-desktop
+# Each stage is its own make (scripts/stages.sh), which prints the time of every stage at the
+# end. clippy builds check metadata and nextest test binaries, which cannot be shared; the e2e
+# and desktop stages reuse the binaries nextest built.
+TEST_STAGES := setup fmt-check lint test-rust test-ui test-e2e test-desktop
+test:
+	@bash scripts/stages.sh E2E_BUILD=0 DESKTOP_BUILD=0 $(TEST_STAGES)
 	@echo "make test: all checks passed"
 
 # Not part of `make test`: it needs an LLM provider (OPENAI_API_KEY, AZURE_OPENAI_*, or
@@ -100,10 +153,12 @@ eval-planner:
 	$(CARGO) build -p keiri-cli
 	$(TARGET_DIR)/debug/keiri --workspace . eval planner --cases evals/planner_cases.yaml --runs $(RUNS)
 
-# Launch to interactive window, 5 runs, median (numbers go to src-tauri/README.md).
+# Launch to interactive window and to the first candidate list, 5 runs, medians (numbers go
+# to src-tauri/README.md). BUILD=debug measures the debug build instead of the release one.
+BUILD ?= release
 bench-cold-start: ui
-	$(CARGO) build -p keiri-studio
-	KEIRI_STUDIO_BIN="$(TARGET_DIR)/debug/keiri-studio" node scripts/bench-cold-start.mjs
+	$(CARGO) build $(if $(filter release,$(BUILD)),--release) -p keiri-studio
+	KEIRI_STUDIO_BIN="$(TARGET_DIR)/$(BUILD)/keiri-studio" node scripts/bench-cold-start.mjs
 
 bench:
 	$(CARGO) bench -p keiri-plan -p keiri-xlsx -p keiri-docs -p keiri-search -p keiri-llm

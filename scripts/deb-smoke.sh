@@ -32,6 +32,13 @@ for fs in proc sys dev; do
     mounted+=("$root/$fs")
   fi
 done
+# WebKit's processes share memory through /dev/shm; without it the window stays blank.
+for fs in dev/shm dev/pts; do
+  if ! mountpoint -q "$root/$fs"; then
+    mount -t "$([ "$fs" = dev/shm ] && echo tmpfs || echo devpts)" none "$root/$fs"
+    mounted=("$root/$fs" "${mounted[@]}")
+  fi
+done
 cp /etc/resolv.conf "$root/etc/resolv.conf"
 
 cp "$deb" "$root/tmp/keiri-studio.deb"
@@ -51,11 +58,11 @@ chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin bash -c '
   sleep 1
   DISPLAY=:97 keiri-studio >/tmp/keiri-studio.log 2>&1 &
   app=$!
-  sleep 12
+  sleep 25
   DISPLAY=:97 import -window root /tmp/deb-installed.png
   alive=no; kill -0 $app 2>/dev/null && alive=yes
   kill $app $xvfb 2>/dev/null || true
-  echo "app still running after 12 s: $alive"
+  echo "app still running after 25 s: $alive"
   tail -5 /tmp/keiri-studio.log'
 mkdir -p "$repo_root/ui/test-results"
 cp "$root/tmp/deb-installed.png" "$repo_root/ui/test-results/deb-installed.png"

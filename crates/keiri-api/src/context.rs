@@ -151,6 +151,14 @@ fn bundled_dir(env: &str, name: &str) -> Option<PathBuf> {
             .map(|d| d.join(name))
             .find(|d| d.is_dir())
     });
+    // An installed app keeps its bundled files in the installer's resource directory
+    // (`/usr/lib/Keiri Studio/` for the .deb, `Contents/Resources/` on macOS).
+    let beside_exe = beside_exe.or_else(|| {
+        keiri_search::embed::installed_resource_dirs()
+            .into_iter()
+            .map(|d| d.join(name))
+            .find(|d| d.is_dir())
+    });
     // A development build whose target directory is outside the repository
     // (`CARGO_TARGET_DIR`) still finds the repository it was built from.
     beside_exe.or_else(|| {

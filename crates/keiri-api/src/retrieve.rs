@@ -4,10 +4,17 @@
 //! The request and response types are the tool contract and live in `keiri-search`; they are
 //! re-exported in [`retrieval`]. Attached documents are paths: they pass the context's path
 //! policy and are digested by `keiri-docs`, and an unreadable one becomes a note, not an
-//! error. The embedder comes from the environment (`OPENAI_API_KEY` / Azure, else the local
-//! model, else none); without one retrieval runs BM25-only and the response says so.
+//! error. The embedder comes from the configuration: the local model (when installed) unless
+//! cloud embeddings are switched on explicitly (`KEIRI_EMBEDDER=openai|azure`, or the
+//! setting), else none; without one retrieval runs BM25-only and the response says so.
+//!
+//! The bundled catalog's passage vectors come from the pack beside it
+//! (`block_specs/.embeddings/`), so the first search embeds only the query. Passages the pack
+//! and the cache lack (the workspace's own blocks) are embedded in the background: meanwhile
+//! `blocks_retrieve` answers with BM25 candidates and `embedding_progress`.
 
-use keiri_search::{EmbedConfig, Index, Mode};
+use keiri_search::index::IndexOptions;
+use keiri_search::{Document, EmbedConfig, Index, Mode, Progress};
 
 use crate::{ApiError, Context, ErrorCode};
 
@@ -43,13 +50,44 @@ fn api_error(err: keiri_search::Error) -> ApiError {
     ApiError::new(code, err.to_string())
 }
 
+/// How [`build_index`] gets the passage vectors it lacks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Embedding {
+    /// Not at all: BM25 only, no model loaded.
+    Off,
+    /// Now, before answering (the eval harness needs every vector).
+    Wait,
+    /// In the background, answering with BM25 meanwhile.
+    Background,
+}
+
+/// The embedding configuration of `ctx`: the same layers as the LLM's (process, `.env`,
+/// saved settings), with the packs beside the catalog directories.
+pub fn embed_config(ctx: &Context, notes: &mut Vec<String>) -> EmbedConfig {
+    // If the layers cannot be read, the process environment alone still works.
+    let env = match crate::settings::llm_env(ctx) {
+        Ok(env) => env,
+        Err(e) => {
+            notes.push(format!(
+                "saved settings not used for embeddings: {}",
+                e.message
+            ));
+            keiri_llm::Env::process()
+        }
+    };
+    let mut config = EmbedConfig::from_env(|k| env.get(k).map(str::to_string));
+    config.packs = ctx.catalog_dirs.clone();
+    config
+}
+
 /// Builds the index of the context's catalog with the configured embedder (none for a
-/// BM25-only request, so it never loads a model it will not use).
+/// BM25-only request, so it never loads a model it will not use), and the progress of the
+/// background embedding when it is still running.
 fn build_index(
     ctx: &Context,
-    want_dense: bool,
+    embedding: Embedding,
     notes: &mut Vec<String>,
-) -> Result<Index, ApiError> {
+) -> Result<(Index, Option<Progress>), ApiError> {
     let (catalog, issues) = crate::load_catalog(ctx);
     if !issues.is_empty() {
         notes.push(format!(
@@ -57,27 +95,20 @@ fn build_index(
             issues.len()
         ));
     }
-    let embedder = if want_dense {
-        // The embedding source follows the same layers as the LLM (process, `.env`, saved
-        // settings); if those cannot be read, the process environment alone still works.
-        let env = match crate::settings::llm_env(ctx) {
-            Ok(env) => env,
-            Err(e) => {
-                notes.push(format!(
-                    "saved settings not used for embeddings: {}",
-                    e.message
-                ));
-                keiri_llm::Env::process()
-            }
-        };
-        keiri_search::select_embedder(
-            &EmbedConfig::from_env(|k| env.get(k).map(str::to_string)),
-            notes,
-        )
-    } else {
+    let embedder = if embedding == Embedding::Off {
         None
+    } else {
+        let config = embed_config(ctx, notes);
+        keiri_search::select_embedder(&config, notes)
     };
-    Index::from_catalog(&catalog, embedder).map_err(api_error)
+    let docs = catalog.blocks().map(Document::from_block).collect();
+    let options = IndexOptions::default();
+    if embedding == Embedding::Background {
+        Index::build_background(docs, embedder, &options).map_err(api_error)
+    } else {
+        let index = Index::build(docs, embedder, &options).map_err(api_error)?;
+        Ok((index, None))
+    }
 }
 
 /// The Top-K block candidates for an instruction (and attached documents), with their
@@ -114,11 +145,16 @@ pub fn blocks_retrieve(ctx: &Context, req: RetrieveRequest) -> Result<RetrieveRe
             crate::docs::Output::Toon(_) => Vec::new(),
         }
     };
-    let want_dense = req.mode != Some(Mode::Bm25);
-    let index = build_index(ctx, want_dense, &mut notes)?;
+    let embedding = if req.mode == Some(Mode::Bm25) {
+        Embedding::Off
+    } else {
+        Embedding::Background
+    };
+    let (index, progress) = build_index(ctx, embedding, &mut notes)?;
     let mut response = keiri_search::top_k(&index, &req, &doc_texts).map_err(api_error)?;
     notes.append(&mut response.notes);
     response.notes = notes;
+    response.embedding_progress = progress;
     Ok(response)
 }
 
@@ -140,7 +176,7 @@ pub fn blocks_retrieve_eval(
         ));
     }
     let mut notes = Vec::new();
-    let index = build_index(ctx, true, &mut notes)?;
+    let (index, _) = build_index(ctx, Embedding::Wait, &mut notes)?;
     let mut report = keiri_search::evaluate(
         &index,
         &set,
@@ -216,6 +252,82 @@ mod tests {
             matched.contains("vendor") && matched.contains("invoice"),
             "{matched}"
         );
+    }
+
+    /// A workspace whose `.env` points the embedding cache (and the settings) into it.
+    fn isolated(extra_env: &str) -> (tempfile::TempDir, Context) {
+        let ws = tempfile::tempdir().unwrap();
+        let env = format!(
+            "KEIRI_EMBED_CACHE_DIR={}\n{extra_env}",
+            ws.path().join("cache").display()
+        );
+        keiri_fs::write_atomic(&ws.path().join(".env"), env.as_bytes()).unwrap();
+        let ctx = ctx(ws.path()).with_config_dir(ws.path().join("config"));
+        (ws, ctx)
+    }
+
+    #[test]
+    fn an_llm_key_alone_keeps_embeddings_local() {
+        let (_ws, ctx) =
+            isolated("OPENAI_API_KEY=sk-test\nKEIRI_LLM_BASE_URL=http://127.0.0.1:9/v1\n");
+        let mut notes = Vec::new();
+        let config = embed_config(&ctx, &mut notes);
+        assert_eq!(
+            config.preference,
+            keiri_search::embed::EmbedPreference::Auto
+        );
+        assert_eq!(
+            config.packs, ctx.catalog_dirs,
+            "the packs beside the catalogs"
+        );
+        if let Some(chosen) = keiri_search::select_embedder(&config, &mut notes) {
+            assert!(chosen.name().starts_with("local:"), "{}", chosen.name());
+        }
+        // Switched on explicitly, it goes to the configured server, not api.openai.com.
+        let (_ws, ctx) = isolated(
+            "KEIRI_EMBEDDER=openai\nOPENAI_API_KEY=sk-test\nKEIRI_LLM_BASE_URL=http://127.0.0.1:9/v1\n",
+        );
+        let config = embed_config(&ctx, &mut notes);
+        assert!(
+            matches!(&config.openai, Some(keiri_search::embed::OpenAiEndpoint::OpenAi { base_url, .. })
+                if base_url == "http://127.0.0.1:9/v1"),
+            "{:?}",
+            config.openai
+        );
+    }
+
+    #[test]
+    fn a_first_hybrid_search_embeds_only_the_query() {
+        let (ws, ctx) = isolated("KEIRI_EMBEDDER=local\n");
+        let body = json!({"instruction": "請求書の重複を検出する"});
+        let v = crate::dispatch(&ctx, "blocks_retrieve", body).unwrap();
+        if v["embedder"].is_null() {
+            // No local model here (CI fetches it): BM25 with a note, nothing to check.
+            assert_eq!(v["mode"], "bm25", "{v}");
+            return;
+        }
+        assert_eq!(v["mode"], "hybrid", "{v}");
+        assert!(v.get("embedding_progress").is_none(), "{v}");
+        // The bundled pack served every catalog passage: the cache holds only the query's
+        // vectors (the instruction, and no clauses for a one-clause instruction).
+        let cached = walk_files(&ws.path().join("cache"));
+        assert_eq!(cached, 1, "{cached} vectors cached");
+    }
+
+    fn walk_files(dir: &std::path::Path) -> usize {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return 0;
+        };
+        entries
+            .flatten()
+            .map(|e| {
+                if e.path().is_dir() {
+                    walk_files(&e.path())
+                } else {
+                    1
+                }
+            })
+            .sum()
     }
 
     #[test]

@@ -100,7 +100,8 @@ pub struct Settings {
     pub azure_deployment: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub azure_api_version: Option<String>,
-    /// Unset: keiri-search chooses (a remote key if any, else the local model).
+    /// Unset: the local model when installed, else BM25 only; a cloud endpoint only when
+    /// chosen here (or `KEIRI_EMBEDDER`), never because an LLM key exists.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub embedding: Option<EmbeddingChoice>,
     pub lang: Lang,

@@ -2,7 +2,7 @@
 //! `TemplateSpec`, per template), flattened into the text fields the BM25 index and the
 //! embedder read.
 
-use keiri_plan::BlockSpec;
+use keiri_plan::{BlockSpec, Catalog, TemplateSpec, Templates};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -119,6 +119,39 @@ impl Document {
         }
         doc
     }
+}
+
+impl Document {
+    /// The document of a template: its id, titles, descriptions and tags in the same fields
+    /// (and so with the same tokenizer and boosts) as a block's, one passage for the dense
+    /// side. The planner's template search and the bundled pack both build it here.
+    pub fn from_template(t: &TemplateSpec) -> Document {
+        let mut doc = Document::new(DocKind::Template, &t.id, &t.category);
+        let title_en = t.title_en.clone().unwrap_or_default();
+        let description_en = t.description_en.clone().unwrap_or_default();
+        if !t.title.trim().is_empty() {
+            doc.title = t.title.clone();
+        }
+        doc.titles = join_non_empty(&[&t.title, &title_en], "\n");
+        doc.tags = t.tags.join(" ");
+        doc.description = join_non_empty(&[&t.description, &description_en], "\n");
+        doc.passages = vec![format!("{}\n{}\n{}", t.title, t.description, doc.tags)];
+        doc
+    }
+}
+
+/// Every passage of the blocks of `catalog` and of `templates`, sorted and without
+/// duplicates: what the bundled embedding pack must hold.
+pub fn passages_of(catalog: &Catalog, templates: &Templates) -> Vec<String> {
+    let mut passages: Vec<String> = catalog
+        .blocks()
+        .map(Document::from_block)
+        .chain(templates.iter().map(Document::from_template))
+        .flat_map(|d| d.passages)
+        .collect();
+    passages.sort();
+    passages.dedup();
+    passages
 }
 
 /// Splits an identifier on `.`, `_`, `-`, spaces and camelCase boundaries, lowercased:

@@ -29,6 +29,9 @@ pub enum Error {
     /// The evaluation set does not parse or names blocks that do not exist.
     #[error("evaluation set {path}: {reason}")]
     EvalSet { path: PathBuf, reason: String },
+    /// The bundled embedding pack is damaged or not a pack.
+    #[error("invalid embedding pack {path}: {reason}")]
+    Pack { path: PathBuf, reason: String },
     /// Reading a file failed.
     #[error("{action} {path}")]
     Io {
@@ -54,6 +57,7 @@ impl Error {
             Error::Http(_) => "EMBEDDINGS_HTTP",
             Error::Index(_) => "INDEX",
             Error::EvalSet { .. } => "EVAL_SET",
+            Error::Pack { .. } => "EMBEDDING_PACK",
             Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
                 "NOT_FOUND"
             }

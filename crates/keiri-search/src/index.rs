@@ -11,7 +11,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::bm25::{Bm25Index, FieldBoosts, QueryTerm, query_words};
 use crate::document::{DocKind, Document};
-use crate::embed::{EmbedKind, Embedder, cosine, l2_normalize};
+use crate::embed::{
+    EmbedKind, Embedder, Prepared, Progress, cosine, l2_normalize, prepare_passages,
+};
 use crate::error::Error;
 use crate::fusion::{self, FusionKind};
 
@@ -180,6 +182,57 @@ impl Index {
         embedder: Option<Arc<dyn Embedder>>,
         options: &IndexOptions,
     ) -> Result<Index, Error> {
+        let flat = embedder.as_ref().map(|e| {
+            let passages = passages(&docs);
+            e.embed(&passages, EmbedKind::Passage)
+                .map(|flat| (flat, passages.len()))
+        });
+        Index::assemble(docs, embedder, flat, options)
+    }
+
+    /// Like [`Index::build`], but passages that the embedder does not hold already (bundled
+    /// pack, disk cache) are embedded in the background ([`prepare_passages`]): until they
+    /// are all there the index is BM25-only and the progress is returned, so the caller can
+    /// answer at once and ask again later.
+    pub fn build_background(
+        docs: Vec<Document>,
+        embedder: Option<Arc<dyn Embedder>>,
+        options: &IndexOptions,
+    ) -> Result<(Index, Option<Progress>), Error> {
+        let Some(e) = embedder else {
+            return Ok((Index::assemble(docs, None, None, options)?, None));
+        };
+        let passages = passages(&docs);
+        match prepare_passages(&e, &passages) {
+            Ok(Prepared::Ready(flat)) => {
+                let flat = Some(Ok((flat, passages.len())));
+                Ok((Index::assemble(docs, Some(e), flat, options)?, None))
+            }
+            Ok(Prepared::Pending(progress)) => {
+                let mut index = Index::assemble(docs, None, None, options)?;
+                index.notes.push(format!(
+                    "embedding {} of the workspace's passages with {} in the background ({} done); BM25 results meanwhile",
+                    progress.total,
+                    e.name(),
+                    progress.done
+                ));
+                Ok((index, Some(progress)))
+            }
+            Err(err) => {
+                let flat = Some(Err(err));
+                Ok((Index::assemble(docs, Some(e), flat, options)?, None))
+            }
+        }
+    }
+
+    /// The index of `docs` with the passage vectors `flat` (all passages in document order,
+    /// with their count), or without a dense side when there are none or they failed.
+    fn assemble(
+        docs: Vec<Document>,
+        embedder: Option<Arc<dyn Embedder>>,
+        flat: Option<Result<(Vec<Vec<f32>>, usize), Error>>,
+        options: &IndexOptions,
+    ) -> Result<Index, Error> {
         let bm25 = Bm25Index::build(&docs, options.boosts)?;
         let by_id = docs
             .iter()
@@ -189,25 +242,24 @@ impl Index {
         let mut notes = Vec::new();
         let mut vectors = Vec::new();
         let mut embedder = embedder;
-        if let Some(e) = &embedder {
-            let passages: Vec<String> = docs
-                .iter()
-                .flat_map(|d| d.passages.iter().cloned())
-                .collect();
-            match e.embed(&passages, EmbedKind::Passage) {
-                Ok(flat) if flat.len() == passages.len() => {
+        if flat.is_none() {
+            embedder = None;
+        }
+        if let (Some(e), Some(result)) = (&embedder, flat) {
+            match result {
+                Ok((flat, count)) if flat.len() == count => {
                     let mut flat = flat.into_iter();
                     vectors = docs
                         .iter()
                         .map(|d| flat.by_ref().take(d.passages.len()).collect())
                         .collect();
                 }
-                Ok(flat) => {
+                Ok((flat, count)) => {
                     notes.push(format!(
                         "embedding the catalog with {} returned {} vectors for {} passages; using BM25 only",
                         e.name(),
                         flat.len(),
-                        passages.len()
+                        count
                     ));
                     embedder = None;
                 }
@@ -424,6 +476,13 @@ impl Index {
     }
 }
 
+/// Every passage of `docs`, in document order.
+fn passages(docs: &[Document]) -> Vec<String> {
+    docs.iter()
+        .flat_map(|d| d.passages.iter().cloned())
+        .collect()
+}
+
 /// The `blocks_retrieve` request: the tool contract shared by the API, the CLI and MCP.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -511,6 +570,10 @@ pub struct RetrieveResponse {
     pub embedder: Option<String>,
     /// What the user should know (fallbacks, unknown pinned ids).
     pub notes: Vec<String>,
+    /// Set while the workspace's own blocks are being embedded in the background: the
+    /// candidates are BM25-only meanwhile; ask again for hybrid results once it is done.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embedding_progress: Option<Progress>,
 }
 
 /// Answers a request: ranks, then keeps at most `k` per (kind, category) and
@@ -615,6 +678,7 @@ pub fn top_k(
             index.embedder_name().map(str::to_string)
         },
         notes,
+        embedding_progress: None,
     })
 }
 

@@ -7,7 +7,9 @@
 //! * [`bm25`]: an in-memory tantivy BM25 index with field boosts, a port-name vocabulary
 //!   score and a category filter.
 //! * [`embed`]: the [`Embedder`] trait with OpenAI / Azure OpenAI and a local
-//!   multilingual-e5-small (4-bit weights, run with candle), behind a disk cache.
+//!   multilingual-e5-small (4-bit weights, run with candle), behind the bundled pack of the
+//!   shipped catalog's vectors and a disk cache; passages neither holds are embedded in the
+//!   background ([`Index::build_background`]) while BM25 answers.
 //! * [`fusion`] + [`index`]: min-max convex fusion (or RRF) and the capped Top-K
 //!   ([`top_k`]) with per-candidate scores and matched terms.
 //! * [`eval`]: recall@5/10, MRR and nDCG@10 on a labelled dev set (`eval/dev.yaml`).
@@ -38,8 +40,8 @@ pub mod fusion;
 pub mod index;
 pub mod tokenize;
 
-pub use document::{DocKind, Document};
-pub use embed::{EmbedConfig, EmbedKind, Embedder, select_embedder};
+pub use document::{DocKind, Document, passages_of};
+pub use embed::{EmbedConfig, EmbedKind, Embedder, Progress, select_embedder};
 pub use error::Error;
 pub use eval::{EvalReport, EvalSet, Metrics, evaluate, evaluate_default, format_report};
 pub use fusion::FusionKind;

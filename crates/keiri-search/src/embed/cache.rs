@@ -31,26 +31,11 @@ impl DiskCache {
     }
 
     fn path(&self, model: &str, kind: EmbedKind, text: &str) -> PathBuf {
-        let mut hasher = Sha256::new();
-        for part in [model.as_bytes(), kind.as_str().as_bytes(), text.as_bytes()] {
-            hasher.update((part.len() as u64).to_le_bytes());
-            hasher.update(part);
-        }
-        let hex: String = hasher
-            .finalize()
+        let hex: String = text_key(model, kind, text)
             .iter()
             .map(|b| format!("{b:02x}"))
             .collect();
-        let model_dir: String = model
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
+        let model_dir = file_stem(model);
         self.dir
             .join(model_dir)
             .join(&hex[..2])
@@ -91,6 +76,33 @@ impl DiskCache {
         keiri_fs::write_atomic(&path, &bytes)?;
         Ok(())
     }
+}
+
+/// The key of one vector: a SHA-256 over the model name, the kind and the text, each
+/// length-prefixed so no two different triples share a key. The disk cache names its files
+/// after it and the bundled pack ([`super::pack`]) indexes its vectors by it.
+pub fn text_key(model: &str, kind: EmbedKind, text: &str) -> [u8; 32] {
+    let mut hasher = Sha256::new();
+    for part in [model.as_bytes(), kind.as_str().as_bytes(), text.as_bytes()] {
+        hasher.update((part.len() as u64).to_le_bytes());
+        hasher.update(part);
+    }
+    hasher.finalize().into()
+}
+
+/// A model name as a file or directory name: ASCII letters, digits, `-` and `.` kept, the
+/// rest (`:` of `local:…`, which Windows refuses in names) replaced by `_`.
+pub fn file_stem(model: &str) -> String {
+    model
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 fn decode(bytes: &[u8]) -> Option<Vec<f32>> {
@@ -134,6 +146,18 @@ impl CachedEmbedder {
 impl Embedder for CachedEmbedder {
     fn name(&self) -> &str {
         self.inner.name()
+    }
+
+    fn lookup(&self, texts: &[String], kind: EmbedKind) -> Vec<Option<Vec<f32>>> {
+        let model = self.inner.name();
+        let found: Vec<Option<Vec<f32>>> = texts
+            .iter()
+            .map(|t| self.cache.get(model, kind, t))
+            .collect();
+        super::pack::fill_missing(texts, found.clone(), |batch| {
+            Ok(self.inner.lookup(batch, kind))
+        })
+        .unwrap_or(found)
     }
 
     fn embed(&self, texts: &[String], kind: EmbedKind) -> Result<Vec<Vec<f32>>, Error> {

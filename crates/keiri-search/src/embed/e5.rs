@@ -40,6 +40,9 @@ use crate::error::Error;
 pub const MODEL_FILE: &str = "e5-small-q4.bin";
 /// The tokenizer file name inside the model directory.
 pub const TOKENIZER_FILE: &str = "tokenizer.json";
+/// The [`Embedder::name`] of the local model: part of every cache key and of the bundled
+/// pack's file name.
+pub const LOCAL_MODEL_NAME: &str = "local:multilingual-e5-small-q4";
 
 const MAGIC: &[u8; 4] = b"E5S1";
 const BLOCK: usize = 32;
@@ -106,7 +109,7 @@ impl E5Embedder {
         Ok(E5Embedder {
             model,
             tokenizer,
-            name: "local:multilingual-e5-small-q4".to_string(),
+            name: LOCAL_MODEL_NAME.to_string(),
         })
     }
 

@@ -1,17 +1,27 @@
 //! Dense embeddings: the [`Embedder`] trait, its two implementations (OpenAI / Azure OpenAI
-//! over HTTP, and the local multilingual-e5-small model), a disk cache keyed by model and
-//! text hash, and the choice between them from the configuration.
+//! over HTTP, and the local multilingual-e5-small model), the bundled pack of the shipped
+//! catalog's vectors ([`pack`]), a disk cache keyed by model and text hash, background
+//! embedding with progress ([`background`]), and the choice between them from the
+//! configuration.
+//!
+//! Embeddings stay on this machine unless the user switches cloud embeddings on
+//! explicitly (`KEIRI_EMBEDDER=openai|azure`, or the setting): an LLM key alone never sends
+//! the catalog or the user's instructions to an embeddings endpoint.
 
+pub mod background;
 mod cache;
 mod e5;
 mod openai;
+pub mod pack;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-pub use cache::{CachedEmbedder, DiskCache};
-pub use e5::{E5Embedder, MODEL_FILE, TOKENIZER_FILE};
+pub use background::{Prepared, Progress, prepare_passages};
+pub use cache::{CachedEmbedder, DiskCache, text_key};
+pub use e5::{E5Embedder, LOCAL_MODEL_NAME, MODEL_FILE, TOKENIZER_FILE};
 pub use openai::{OpenAiEmbedder, OpenAiEndpoint};
+pub use pack::{PACK_DIR, Pack, PackedEmbedder};
 
 use crate::error::Error;
 
@@ -40,13 +50,19 @@ pub trait Embedder: Send + Sync {
 
     /// Embeds `texts` in order.
     fn embed(&self, texts: &[String], kind: EmbedKind) -> Result<Vec<Vec<f32>>, Error>;
+
+    /// The vectors this embedder has at hand without computing anything (from a pack or a
+    /// cache), `None` for the others, in order. A model alone has none.
+    fn lookup(&self, texts: &[String], _kind: EmbedKind) -> Vec<Option<Vec<f32>>> {
+        vec![None; texts.len()]
+    }
 }
 
 /// Which embedder to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum EmbedPreference {
-    /// OpenAI / Azure when a key is configured, else the local model when its files are
-    /// present, else none (BM25 only).
+    /// The local model when its files are present, else none (BM25 only). Never a cloud
+    /// endpoint: sending texts to one needs the user's explicit [`EmbedPreference::OpenAi`].
     #[default]
     Auto,
     Local,
@@ -63,6 +79,9 @@ pub struct EmbedConfig {
     pub local_model_dir: Option<PathBuf>,
     /// The embedding cache; `None` disables it.
     pub cache_dir: Option<PathBuf>,
+    /// Bundled embedding packs to consult first, read-only: pack files, or catalog
+    /// directories whose `.embeddings/` holds the pack of the chosen model.
+    pub packs: Vec<PathBuf>,
 }
 
 /// The default OpenAI embedding model.
@@ -74,8 +93,11 @@ impl EmbedConfig {
     /// Reads the configuration through `var` (normally `std::env::var`), so tests can pass
     /// their own environment:
     ///
-    /// * `KEIRI_EMBEDDER` = `auto` (default) | `local` | `openai` | `none`;
-    /// * `OPENAI_API_KEY` (+ `KEIRI_EMBED_BASE_URL` for an OpenAI-compatible server), or
+    /// * `KEIRI_EMBEDDER` = `auto` (default: the local model when present) | `local` |
+    ///   `openai` | `azure` | `none`; only `openai`/`azure` ever send texts off the machine;
+    /// * for `openai`: the key `OPENAI_API_KEY` (else `KEIRI_LLM_API_KEY`) and the base URL
+    ///   `KEIRI_EMBED_BASE_URL`, else the configured LLM's (`KEIRI_LLM_BASE_URL`, then
+    ///   `OPENAI_BASE_URL`), else the public OpenAI endpoint; for `azure`:
     ///   `AZURE_OPENAI_API_KEY` + `AZURE_OPENAI_ENDPOINT` (+ `AZURE_OPENAI_EMBED_DEPLOYMENT`,
     ///   `AZURE_OPENAI_API_VERSION`);
     /// * `KEIRI_EMBED_MODEL` (default `text-embedding-3-small`);
@@ -99,8 +121,11 @@ impl EmbedConfig {
             _ => EmbedPreference::Auto,
         };
         let model = get("KEIRI_EMBED_MODEL").unwrap_or_else(|| DEFAULT_OPENAI_MODEL.to_string());
-        let openai = if let (Some(key), Some(endpoint)) =
-            (get("AZURE_OPENAI_API_KEY"), get("AZURE_OPENAI_ENDPOINT"))
+        let wants_azure = get("KEIRI_EMBEDDER").is_some_and(|v| v.eq_ignore_ascii_case("azure"));
+        let openai_key = get("OPENAI_API_KEY").or_else(|| get("KEIRI_LLM_API_KEY"));
+        let azure = (get("AZURE_OPENAI_API_KEY"), get("AZURE_OPENAI_ENDPOINT"));
+        let openai = if let (Some(key), Some(endpoint)) = azure
+            && (wants_azure || openai_key.is_none())
         {
             Some(OpenAiEndpoint::Azure {
                 endpoint,
@@ -110,8 +135,10 @@ impl EmbedConfig {
                 api_key: key,
             })
         } else {
-            get("OPENAI_API_KEY").map(|key| OpenAiEndpoint::OpenAi {
+            openai_key.map(|key| OpenAiEndpoint::OpenAi {
                 base_url: get("KEIRI_EMBED_BASE_URL")
+                    .or_else(|| get("KEIRI_LLM_BASE_URL"))
+                    .or_else(|| get("OPENAI_BASE_URL"))
                     .unwrap_or_else(|| openai::DEFAULT_OPENAI_BASE_URL.to_string()),
                 api_key: key,
                 model: model.clone(),
@@ -128,26 +155,60 @@ impl EmbedConfig {
             openai,
             local_model_dir,
             cache_dir,
+            packs: Vec::new(),
         }
     }
 }
 
 /// `models/multilingual-e5-small` in the nearest ancestor of the executable or of the
-/// current directory that has the model file.
+/// current directory that has the model file, or in an installed app's resource directory
+/// ([`installed_resource_dirs`]).
 pub fn find_local_model_dir() -> Option<PathBuf> {
     let exe = std::env::current_exe().ok();
     let cwd = std::env::current_dir().ok();
     let starts = exe.iter().chain(cwd.iter());
-    starts
-        .flat_map(|start| {
-            start
-                .ancestors()
-                .take(8)
-                .map(Path::to_path_buf)
-                .collect::<Vec<_>>()
-        })
+    let ancestors = starts.flat_map(|start| {
+        start
+            .ancestors()
+            .take(8)
+            .map(Path::to_path_buf)
+            .collect::<Vec<_>>()
+    });
+    ancestors
+        .chain(installed_resource_dirs())
         .map(|dir| dir.join("models").join(LOCAL_MODEL_DIR_NAME))
         .find(|dir| dir.join(MODEL_FILE).is_file())
+}
+
+/// The product name the installers use for the resource directory (`tauri.conf.json`'s
+/// `productName`).
+pub const PRODUCT_NAME: &str = "Keiri Studio";
+
+/// Where an installed desktop app keeps its bundled files (catalog, templates, skillpacks,
+/// model), relative to its executable, in the layouts of Tauri's bundler: the executable's
+/// own directory (Windows .msi/NSIS), `../lib/Keiri Studio` (Linux .deb, .rpm and AppImage:
+/// `/usr/bin/keiri-studio` + `/usr/lib/Keiri Studio/`) and `../Resources` (macOS .app:
+/// `Contents/MacOS/` + `Contents/Resources/`). Only directories that exist are returned.
+pub fn installed_resource_dirs() -> Vec<PathBuf> {
+    let Some(exe_dir) = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(Path::to_path_buf))
+    else {
+        return Vec::new();
+    };
+    resource_dirs_for(&exe_dir)
+        .into_iter()
+        .filter(|d| d.is_dir())
+        .collect()
+}
+
+/// [`installed_resource_dirs`] for an executable in `exe_dir`, existing or not.
+pub fn resource_dirs_for(exe_dir: &Path) -> Vec<PathBuf> {
+    vec![
+        exe_dir.to_path_buf(),
+        exe_dir.join("..").join("lib").join(PRODUCT_NAME),
+        exe_dir.join("..").join("Resources"),
+    ]
 }
 
 /// The embedder chosen by `config` (wrapped in the disk cache when one is configured), or
@@ -189,14 +250,55 @@ pub fn select_embedder(config: &EmbedConfig, notes: &mut Vec<String>) -> Option<
             }
             e
         }
-        EmbedPreference::Local => local(notes),
-        EmbedPreference::Auto => remote().or_else(|| local(notes)),
+        EmbedPreference::Local | EmbedPreference::Auto => local(notes),
     };
     let chosen = chosen?;
-    Some(match &config.cache_dir {
+    let model = chosen.name().to_string();
+    let cached: Arc<dyn Embedder> = match &config.cache_dir {
         Some(dir) => Arc::new(CachedEmbedder::new(chosen, DiskCache::new(dir.clone()))),
         None => chosen,
-    })
+    };
+    let packs = load_packs(&config.packs, &model, notes);
+    if packs.is_empty() {
+        return Some(cached);
+    }
+    Some(Arc::new(PackedEmbedder::new(cached, packs)))
+}
+
+/// The packs of `model` named by `sources` (pack files, or catalog directories whose
+/// `.embeddings/` may hold one), each loaded once per process. A missing pack is normal (a
+/// workspace catalog has none); a damaged one becomes a note and is skipped.
+fn load_packs(sources: &[PathBuf], model: &str, notes: &mut Vec<String>) -> Vec<Arc<Pack>> {
+    type Loaded = std::sync::Mutex<std::collections::HashMap<PathBuf, Option<Arc<Pack>>>>;
+    static LOADED: std::sync::OnceLock<Loaded> = std::sync::OnceLock::new();
+    let mut loaded = LOADED
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut packs = Vec::new();
+    for source in sources {
+        let path = if source.is_dir() {
+            Pack::path_in(source, model)
+        } else {
+            source.clone()
+        };
+        if !path.is_file() {
+            continue;
+        }
+        let key = path.canonicalize().unwrap_or_else(|_| path.clone());
+        let pack = loaded
+            .entry(key)
+            .or_insert_with(|| match Pack::load(&path) {
+                Ok(pack) => Some(Arc::new(pack)),
+                Err(e) => {
+                    notes.push(format!("the bundled embeddings are not used: {e}"));
+                    None
+                }
+            })
+            .clone();
+        packs.extend(pack.filter(|p| p.model() == model));
+    }
+    packs
 }
 
 /// Scales `v` to unit length (a zero vector stays zero).
@@ -240,10 +342,12 @@ mod tests {
             })
         );
         let c = config(&[
+            ("KEIRI_EMBEDDER", "azure"),
             ("OPENAI_API_KEY", "sk-x"),
             ("AZURE_OPENAI_API_KEY", "az"),
             ("AZURE_OPENAI_ENDPOINT", "https://r.example"),
         ]);
+        assert_eq!(c.preference, EmbedPreference::OpenAi);
         assert!(
             matches!(c.openai, Some(OpenAiEndpoint::Azure { ref deployment, .. }) if deployment == DEFAULT_OPENAI_MODEL)
         );
@@ -251,6 +355,73 @@ mod tests {
         assert_eq!(c.preference, EmbedPreference::None);
         assert_eq!(c.cache_dir, Some(PathBuf::from("/c")));
         assert!(config(&[("OPENAI_API_KEY", "  ")]).openai.is_none());
+    }
+
+    fn base_url(c: &EmbedConfig) -> Option<&str> {
+        match &c.openai {
+            Some(OpenAiEndpoint::OpenAi { base_url, .. }) => Some(base_url),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn cloud_embeddings_use_the_configured_base_url() {
+        let check = |vars: &[(&str, &str)], expect: &str| {
+            let mut all = vec![("KEIRI_EMBEDDER", "openai"), ("OPENAI_API_KEY", "sk-x")];
+            all.extend_from_slice(vars);
+            assert_eq!(base_url(&config(&all)), Some(expect), "{vars:?}");
+        };
+        check(&[], openai::DEFAULT_OPENAI_BASE_URL);
+        check(&[("OPENAI_BASE_URL", "http://proxy/v1")], "http://proxy/v1");
+        check(
+            &[
+                ("OPENAI_BASE_URL", "http://proxy/v1"),
+                ("KEIRI_LLM_BASE_URL", "http://127.0.0.1:8080/v1"),
+            ],
+            "http://127.0.0.1:8080/v1",
+        );
+        check(
+            &[
+                ("KEIRI_LLM_BASE_URL", "http://127.0.0.1:8080/v1"),
+                ("KEIRI_EMBED_BASE_URL", "http://embed/v1"),
+            ],
+            "http://embed/v1",
+        );
+        // An OpenAI-compatible server's own key serves its embeddings too.
+        let c = config(&[
+            ("KEIRI_EMBEDDER", "openai"),
+            ("KEIRI_LLM_BASE_URL", "http://127.0.0.1:8080/v1"),
+            ("KEIRI_LLM_API_KEY", "local-key"),
+        ]);
+        assert_eq!(base_url(&c), Some("http://127.0.0.1:8080/v1"));
+    }
+
+    #[test]
+    fn an_llm_key_alone_never_selects_cloud_embeddings() {
+        // Auto with a key and no local model: nothing leaves the machine, BM25 only.
+        let mut c = config(&[
+            ("OPENAI_API_KEY", "sk-x"),
+            ("AZURE_OPENAI_API_KEY", "az"),
+            ("AZURE_OPENAI_ENDPOINT", "https://r.example"),
+        ]);
+        assert_eq!(c.preference, EmbedPreference::Auto);
+        c.local_model_dir = None;
+        c.cache_dir = None;
+        let mut notes = Vec::new();
+        assert!(select_embedder(&c, &mut notes).is_none());
+        assert!(notes[0].contains("not installed"), "{notes:?}");
+        // The same key with cloud embeddings switched on does select them.
+        c.preference = EmbedPreference::OpenAi;
+        let chosen = select_embedder(&c, &mut Vec::new()).unwrap();
+        assert!(chosen.name().starts_with("openai:"), "{}", chosen.name());
+    }
+
+    #[test]
+    fn installed_layouts_are_searched_beside_the_executable() {
+        let dirs = resource_dirs_for(Path::new("/usr/bin"));
+        assert!(dirs.contains(&PathBuf::from("/usr/bin/../lib/Keiri Studio")));
+        assert!(dirs.contains(&PathBuf::from("/usr/bin/../Resources")));
+        assert!(dirs.contains(&PathBuf::from("/usr/bin")));
     }
 
     #[test]

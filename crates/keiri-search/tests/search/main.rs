@@ -4,6 +4,7 @@
 mod eval;
 mod local_model;
 mod openai;
+mod pack;
 mod retrieve;
 mod support;
 mod tokenizer;
