@@ -230,7 +230,7 @@ impl Index {
     fn assemble(
         docs: Vec<Document>,
         embedder: Option<Arc<dyn Embedder>>,
-        flat: Option<Result<(Vec<Vec<f32>>, usize), Error>>,
+        flat: Option<Result<FlatVectors, Error>>,
         options: &IndexOptions,
     ) -> Result<Index, Error> {
         let bm25 = Bm25Index::build(&docs, options.boosts)?;
@@ -475,6 +475,9 @@ impl Index {
         self.bm25.matched(ord, &ranking.terms, MATCHED_LIMIT)
     }
 }
+
+/// Every passage's vector in document order, with the number of passages they are for.
+type FlatVectors = (Vec<Vec<f32>>, usize);
 
 /// Every passage of `docs`, in document order.
 fn passages(docs: &[Document]) -> Vec<String> {

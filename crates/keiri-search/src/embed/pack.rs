@@ -258,7 +258,7 @@ impl PackedEmbedder {
         PackedEmbedder { inner, packs }
     }
 
-    fn from_packs(&self, texts: &[String], kind: EmbedKind) -> Vec<Option<Vec<f32>>> {
+    fn in_packs(&self, texts: &[String], kind: EmbedKind) -> Vec<Option<Vec<f32>>> {
         texts
             .iter()
             .map(|t| {
@@ -302,7 +302,7 @@ impl Embedder for PackedEmbedder {
     }
 
     fn embed(&self, texts: &[String], kind: EmbedKind) -> Result<Vec<Vec<f32>>, Error> {
-        let found = fill_missing(texts, self.from_packs(texts, kind), |batch| {
+        let found = fill_missing(texts, self.in_packs(texts, kind), |batch| {
             Ok(self
                 .inner
                 .embed(batch, kind)?
@@ -314,7 +314,7 @@ impl Embedder for PackedEmbedder {
     }
 
     fn lookup(&self, texts: &[String], kind: EmbedKind) -> Vec<Option<Vec<f32>>> {
-        let found = self.from_packs(texts, kind);
+        let found = self.in_packs(texts, kind);
         fill_missing(texts, found.clone(), |batch| {
             Ok(self.inner.lookup(batch, kind))
         })
