@@ -349,6 +349,11 @@ const ja = {
   'chat.failed': 'エラー: {message}',
   'error.CHANGE_CONFLICT': '提案の後にファイルが変更されたため、書き込みませんでした',
   'error.SESSION_BUSY': 'このチャットは別の操作を処理中です。終わってからもう一度お試しください',
+  'error.HOST_NOT_ALLOWED': 'このアドレスからは利用できません。keiri serve が表示した URL を開いてください',
+  'error.ORIGIN_NOT_ALLOWED': 'このページからの操作は許可されていません',
+  'error.TOKEN_INVALID': 'アクセス用トークンがありません。keiri serve が表示した URL（?token=…）を開き直してください',
+  'error.UNSUPPORTED_MEDIA_TYPE': 'リクエストの形式が JSON ではありません',
+  'error.WORKSPACE_NOT_ALLOWED': 'このフォルダーはワークスペースにできません（ルート・ホーム・システムフォルダー）',
   'error.TOOL_NOT_ALLOWED': 'このスキルでは使えないツールです',
 } as const;
 
@@ -703,6 +708,11 @@ const en: Record<MessageKey, string> = {
   'chat.failed': 'Error: {message}',
   'error.CHANGE_CONFLICT': 'The file changed after the proposal, so nothing was written',
   'error.SESSION_BUSY': 'This chat is busy with another request; try again when it has finished',
+  'error.HOST_NOT_ALLOWED': 'Not available at this address; open the URL keiri serve printed',
+  'error.ORIGIN_NOT_ALLOWED': 'Requests from this page are not allowed',
+  'error.TOKEN_INVALID': 'The access token is missing; open the URL keiri serve printed (?token=…) again',
+  'error.UNSUPPORTED_MEDIA_TYPE': 'The request is not JSON',
+  'error.WORKSPACE_NOT_ALLOWED': 'This folder cannot be the workspace (the root, your home folder or a system folder)',
   'error.TOOL_NOT_ALLOWED': 'This skill may not use that tool',
 };
 
