@@ -360,11 +360,6 @@ const ja = {
 export type MessageKey = keyof typeof ja;
 
 // Typed as a full record so a key missing in English is a compile error, not a blank label.
-  'error.HOST_NOT_ALLOWED': 'このアドレスからは利用できません。keiri serve が表示した URL を開いてください',
-  'error.ORIGIN_NOT_ALLOWED': 'このページからの操作は許可されていません',
-  'error.TOKEN_INVALID': 'アクセス用トークンがありません。keiri serve が表示した URL（?token=…）を開き直してください',
-  'error.UNSUPPORTED_MEDIA_TYPE': 'リクエストの形式が JSON ではありません',
-  'error.WORKSPACE_NOT_ALLOWED': 'このフォルダーはワークスペースにできません（ルート・ホーム・システムフォルダー）',
 const en: Record<MessageKey, string> = {
   'app.title': 'Keiri Studio',
   'app.tagline': 'Design studio for accounting workflows',
@@ -725,11 +720,6 @@ export function t(lang: Lang, key: MessageKey, params: Record<string, string | n
   return messages[lang][key].replace(/\{(\w+)\}/g, (whole, name: string) =>
     Object.prototype.hasOwnProperty.call(params, name) ? String(params[name]) : whole,
   );
-  'error.HOST_NOT_ALLOWED': 'Not available at this address; open the URL keiri serve printed',
-  'error.ORIGIN_NOT_ALLOWED': 'Requests from this page are not allowed',
-  'error.TOKEN_INVALID': 'The access token is missing; open the URL keiri serve printed (?token=…) again',
-  'error.UNSUPPORTED_MEDIA_TYPE': 'The request is not JSON',
-  'error.WORKSPACE_NOT_ALLOWED': 'This folder cannot be the workspace (the root, your home folder or a system folder)',
 }
 
 /** A message split at its placeholders, for rendering a placeholder as an element. */
