@@ -118,7 +118,10 @@ process.on('exit', () => {
 
 /**
  * Starts `keiri serve` on a free port for `workspace` and resolves once it prints
- * `listening on …`: `{url, child, logs(), stop()}`. `llmBaseUrl` and `env` go to `serveEnv`.
+ * `listening on http://127.0.0.1:<port>/?token=<token>`: `{url, base, token, child, logs(),
+ * stop(), api()}`. `url` is the page to open (it carries the per-launch token, which the UI
+ * keeps); `base` is the bare origin; `api(fn, request)` posts to `/api/<fn>` the way the UI
+ * does (JSON, `X-Keiri-Token`). `llmBaseUrl` and `env` go to `serveEnv`.
  */
 export async function startServe(workspace, { llmBaseUrl, env } = {}) {
   const port = await freePort();
@@ -171,7 +174,16 @@ export async function startServe(workspace, { llmBaseUrl, env } = {}) {
         reject(err);
       });
     });
-    return { url, child, logs, stop };
+    const { origin: base, searchParams } = new URL(url);
+    const token = searchParams.get('token');
+    if (!token) throw new Error(`keiri serve printed no token in its URL\n${logs()}`);
+    const api = (fn, request = {}) =>
+      fetch(`${base}/api/${fn}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-keiri-token': token },
+        body: JSON.stringify(request),
+      });
+    return { url, base, token, child, logs, stop, api };
   } catch (err) {
     await stop();
     throw err;

@@ -35,6 +35,12 @@ import { CatalogPanel, type CatalogState } from './components/CatalogPanel';
 import { DryRunPanel } from './components/DryRunPanel';
 import { FindingsPanel, type FindingsState } from './components/FindingsPanel';
 import { GeneratePanel, type GenerateOutcome } from './components/GeneratePanel';
+import {
+  DEFAULT_GENERATION_SETTINGS,
+  GenerationSettings,
+  generationRequestFields,
+  type GenerationSettingsValue,
+} from './components/GenerationSettings';
 import { GraphView } from './components/GraphView';
 import { InputsPanel, type TemplatesState } from './components/InputsPanel';
 import { MissingItemsPanel } from './components/MissingItemsPanel';
@@ -452,6 +458,7 @@ export function App() {
             apply_mode: applyMode,
             answers: withAnswers,
             lang,
+            ...generationRequestFields(generationSettings),
           },
           {
             signal: controller.signal,
@@ -482,7 +489,7 @@ export function App() {
         setRunning(false);
       }
     },
-    [instruction, readyDocs, documentsPending, selectedTemplates, pinned, applyMode, lang],
+    [instruction, readyDocs, documentsPending, selectedTemplates, pinned, applyMode, generationSettings, lang],
   );
 
   const cancelGeneration = () => abort.current?.abort();
@@ -706,6 +713,7 @@ export function App() {
                 <option value="compose">{t(lang, 'generate.mode.compose')}</option>
               </select>
             </div>
+            <GenerationSettings lang={lang} value={generationSettings} onChange={setGenerationSettings} />
             <GeneratePanel
               lang={lang}
               running={running}

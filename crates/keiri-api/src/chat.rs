@@ -250,7 +250,7 @@ pub fn chat_send_stream(
     };
     let _busy = SessionClaim::take(ctx, &session_id)?;
     let mut session = store.load_or_new(&session_id).map_err(api_error)?;
-    let policy = ctx.path_policy();
+    let policy = ctx.tool_path_policy();
     if let Some(yaml) = &req.plan_yaml {
         let rel = store.plan_rel(&session_id).map_err(api_error)?;
         let previous = std::fs::read_to_string(ctx.workspace.join(&rel)).ok();
@@ -345,7 +345,7 @@ fn plan_text(
     if session.plan_path.as_deref() != Some(file) {
         return Ok(None);
     }
-    let path = ctx.path_policy().resolve_existing(file)?;
+    let path = ctx.tool_path_policy().resolve_existing(file)?;
     std::fs::read_to_string(&path)
         .map(Some)
         .map_err(|e| ApiError::new(ErrorCode::IoError, format!("reading {file}: {e}")))
@@ -401,7 +401,7 @@ pub fn chat_approve(
     let approval = keiri_agent::approve(
         &store,
         &mut session,
-        &ctx.path_policy(),
+        &ctx.tool_path_policy(),
         &req.change_id,
         req.approve,
     )
@@ -426,7 +426,8 @@ pub fn chat_undo(ctx: &Context, req: ChatUndoRequest) -> Result<ChatUndoResponse
     let store = keiri_agent::SessionStore::new(&ctx.workspace);
     let _busy = SessionClaim::take(ctx, &req.session_id)?;
     let mut session = store.load(&req.session_id).map_err(api_error)?;
-    let undone = keiri_agent::undo(&store, &mut session, &ctx.path_policy()).map_err(api_error)?;
+    let undone =
+        keiri_agent::undo(&store, &mut session, &ctx.tool_path_policy()).map_err(api_error)?;
     store.save(&session).map_err(api_error)?;
     let plan_yaml = plan_text(ctx, &session, &undone.file)?;
     Ok(ChatUndoResponse {

@@ -30,6 +30,10 @@ pub struct Context {
     pub on_conflict_default: Option<keiri_xlsx::OnConflict>,
     /// Deny globs for outside paths (`--deny`), e.g. `**/.git/**` or `*.key`.
     pub deny: Vec<String>,
+    /// True when request paths are the user's own command-line arguments (the CLI without
+    /// `--root`): [`Context::path_policy`] then accepts any location. Never set by the HTTP
+    /// server, the MCP server or the desktop app, whose callers stay inside the roots.
+    pub trust_arguments: bool,
     /// Where the studio's settings file lives ([`crate::settings`]); `None` when the platform
     /// has no user config directory and `KEIRI_CONFIG_DIR` is unset.
     pub config_dir: Option<PathBuf>,
@@ -55,6 +59,8 @@ impl Context {
         if !template_dirs.iter().any(|d| same_dir(d, &own_templates)) {
             template_dirs.push(own_templates);
         }
+        // The agreed place for a user's own templates, beside the plans they registered.
+        template_dirs.push(workspace.join("designs").join("templates"));
         let mut skillpack_dirs: Vec<PathBuf> = bundled_skillpacks_dir().into_iter().collect();
         let own_skillpacks = workspace.join("skillpacks");
         if !skillpack_dirs.iter().any(|d| same_dir(d, &own_skillpacks)) {
@@ -70,6 +76,7 @@ impl Context {
             lang: Lang::Ja,
             on_conflict_default: None,
             deny: Vec::new(),
+            trust_arguments: false,
             config_dir: crate::settings::default_config_dir(),
             secrets: crate::settings::default_secret_store(),
         }
@@ -103,16 +110,45 @@ impl Context {
         self
     }
 
-    /// The path policy for paths that come from outside.
+    /// The path policy for the paths in a request: [`Context::tool_path_policy`], except on
+    /// the command line without `--root` ([`Context::trust_arguments`]), where the user's own
+    /// arguments may name any file (their `--deny` globs still apply).
     ///
     /// An invalid deny glob fails closed: the policy then has no roots and refuses every path
     /// (front-ends check the globs when they start, so this only guards a bad context).
     pub fn path_policy(&self) -> keiri_fs::PathPolicy {
-        keiri_fs::PathPolicy::new(&self.allowed_roots)
+        if !self.trust_arguments {
+            return self.tool_path_policy();
+        }
+        keiri_fs::PathPolicy::trusted(&self.workspace)
             .with_deny(self.deny.iter().cloned())
             .unwrap_or_else(|_| keiri_fs::PathPolicy::new(Vec::<PathBuf>::new()))
     }
+
+    /// The path policy for callers that are not the user at a terminal — HTTP, MCP and the
+    /// chat agent's tools, whatever front-end runs them: inside the allowed roots, and never
+    /// a `.env` file ([`DEFAULT_DENY`]) or the settings folder. These denials are built in,
+    /// not settings, so no request can lift them.
+    pub fn tool_path_policy(&self) -> keiri_fs::PathPolicy {
+        let policy = keiri_fs::PathPolicy::new(&self.allowed_roots)
+            .with_deny(
+                DEFAULT_DENY
+                    .iter()
+                    .map(|s| s.to_string())
+                    .chain(self.deny.iter().cloned()),
+            )
+            .unwrap_or_else(|_| keiri_fs::PathPolicy::new(Vec::<PathBuf>::new()));
+        match &self.config_dir {
+            Some(dir) => policy.with_denied_dir(dir),
+            None => policy,
+        }
+    }
 }
+
+/// Globs no HTTP, MCP or agent caller may read or write, whatever the flags: `.env` files
+/// hold API keys and the LLM base URL, so writing one redirects every later model call (with
+/// the key) to whoever wrote it.
+pub const DEFAULT_DENY: &[&str] = &["**/.env", "**/.env.*"];
 
 fn same_dir(a: &Path, b: &Path) -> bool {
     match (a.canonicalize(), b.canonicalize()) {

@@ -47,6 +47,20 @@ pub enum ErrorCode {
     ChangeConflict,
     /// Another call is working on the same chat session; try again when it has finished.
     SessionBusy,
+    /// `keiri serve`: the request's `Host` is not this server's loopback address (DNS
+    /// rebinding); answered with 421.
+    HostNotAllowed,
+    /// `keiri serve`: the request's `Origin` is neither the studio itself nor an allowed CORS
+    /// origin; answered with 403.
+    OriginNotAllowed,
+    /// `keiri serve`: the per-launch token is missing or wrong; answered with 401.
+    TokenInvalid,
+    /// `keiri serve`: an API call whose `Content-Type` is not `application/json`; answered
+    /// with 415.
+    UnsupportedMediaType,
+    /// The folder cannot be the workspace: the file-system root, the home folder itself or a
+    /// system folder; nothing is saved.
+    WorkspaceNotAllowed,
 }
 
 impl ErrorCode {
@@ -73,6 +87,11 @@ impl ErrorCode {
             ErrorCode::KeychainUnavailable => "KEYCHAIN_UNAVAILABLE",
             ErrorCode::ChangeConflict => "CHANGE_CONFLICT",
             ErrorCode::SessionBusy => "SESSION_BUSY",
+            ErrorCode::HostNotAllowed => "HOST_NOT_ALLOWED",
+            ErrorCode::OriginNotAllowed => "ORIGIN_NOT_ALLOWED",
+            ErrorCode::TokenInvalid => "TOKEN_INVALID",
+            ErrorCode::UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
+            ErrorCode::WorkspaceNotAllowed => "WORKSPACE_NOT_ALLOWED",
         }
     }
 

@@ -219,7 +219,6 @@ pub fn plan_generate_cancellable(
             .unwrap_or_else(|| keiri_design::fallback_allowed(env.get("KEIRI_AGENT_LLM_FALLBACK"))),
         answers: req.answers.clone(),
         lang: req.lang.unwrap_or(ctx.lang),
-        ..defaults
     };
     // No provider is not an error here: compose mode works without one, and the planner
     // says clearly when a mode needs one.

@@ -335,6 +335,9 @@ pub fn plan_register_at(
     else {
         return Err(invalid(&checked));
     };
+    // Leftovers of a register that was killed mid-save (the CLI's `keiri register` sweeps
+    // the same way); a sweep that fails only leaves them for the next one.
+    let _ = keiri_fs::sweep(&ctx.designs_dir);
     let path = keiri_plan::register(&loaded.plan, &req.yaml, 0, &ctx.designs_dir, now).map_err(
         |e| match e {
             keiri_plan::RegisterError::Write(inner) => ApiError::from(inner),

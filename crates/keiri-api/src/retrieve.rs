@@ -115,6 +115,17 @@ fn build_index(
 /// scores and matched terms.
 pub fn blocks_retrieve(ctx: &Context, req: RetrieveRequest) -> Result<RetrieveResponse, ApiError> {
     req.validate().map_err(api_error)?;
+    // Attached documents pass the context's path policy like every other request path, and
+    // a refused one refuses the call: as a mere note it still answered whether a file outside
+    // the roots exists. A missing or unreadable file inside the roots stays a note.
+    let policy = ctx.path_policy();
+    for doc in &req.docs {
+        if let Err(e) = policy.resolve_existing(doc)
+            && matches!(e.code(), "PATH_DENIED" | "INVALID_ARGUMENT")
+        {
+            return Err(e.into());
+        }
+    }
     let mut notes = Vec::new();
     let doc_texts = if req.docs.is_empty() {
         Vec::new()
@@ -309,9 +320,30 @@ mod tests {
         assert_eq!(v["mode"], "hybrid", "{v}");
         assert!(v.get("embedding_progress").is_none(), "{v}");
         // The bundled pack served every catalog passage: the cache holds only the query's
-        // vectors (the instruction, and no clauses for a one-clause instruction).
-        let cached = walk_files(&ws.path().join("cache"));
-        assert_eq!(cached, 1, "{cached} vectors cached");
+        // vectors (the instruction, and no clauses for a one-clause instruction). When the
+        // process environment names a cache for every test (`make test`), it wins over the
+        // workspace's .env and is shared: there, the query's own vector is what is checked.
+        let mut notes = Vec::new();
+        let config = embed_config(&ctx, &mut notes);
+        let own = ws.path().join("cache");
+        if config.cache_dir.as_deref() == Some(own.as_path()) {
+            let cached = walk_files(&own);
+            assert_eq!(cached, 1, "{cached} vectors cached");
+        } else {
+            let dir = config.cache_dir.clone().unwrap();
+            let model = v["embedder"].as_str().unwrap();
+            let cache = keiri_search::embed::DiskCache::new(dir);
+            assert!(
+                cache
+                    .get(
+                        model,
+                        keiri_search::EmbedKind::Query,
+                        "請求書の重複を検出する"
+                    )
+                    .is_some(),
+                "the query vector is cached"
+            );
+        }
     }
 
     fn walk_files(dir: &std::path::Path) -> usize {
@@ -333,10 +365,21 @@ mod tests {
     #[test]
     fn a_document_outside_the_workspace_is_not_read() {
         let ws = tempfile::tempdir().unwrap();
-        let body = json!({"instruction": "入金消込", "mode": "bm25", "docs": ["/etc/passwd"]});
+        for doc in [
+            "/etc/passwd",
+            "../x.txt",
+            "..\\x.txt",
+            "file:///etc/passwd",
+            "~/x",
+        ] {
+            let body = json!({"instruction": "入金消込", "mode": "bm25", "docs": [doc]});
+            let err = crate::dispatch(&ctx(ws.path()), "blocks_retrieve", body).unwrap_err();
+            assert_eq!(err.code, crate::ErrorCode::PathDenied, "{doc}");
+        }
+        let body = json!({"instruction": "入金消込", "mode": "bm25", "docs": ["missing.txt"]});
         let v = crate::dispatch(&ctx(ws.path()), "blocks_retrieve", body).unwrap();
         let notes = v["notes"].to_string();
-        assert!(notes.contains("PATH_DENIED"), "{notes}");
+        assert!(notes.contains("NOT_FOUND"), "{notes}");
         assert_eq!(v["candidates"][0]["id"], "matching.bank_reconciliation");
     }
 }

@@ -435,7 +435,82 @@ fn checked_settings(req: &SettingsSaveRequest) -> Result<Settings, ApiError> {
             "the workspace must be an existing folder (absolute path)",
         ));
     }
+    if let Some(dir) = &settings.workspace
+        && let Some(what) = forbidden_workspace(dir, dirs::home_dir().as_deref())
+    {
+        return Err(ApiError::new(
+            ErrorCode::WorkspaceNotAllowed,
+            format!(
+                "workspace: {} is {what}; choose a project folder",
+                dir.display()
+            ),
+        )
+        .with_details(serde_json::json!({ "field": "workspace" })));
+    }
     Ok(settings)
+}
+
+/// Folders that hold the operating system: a workspace there would put system files in reach
+/// of every tool. Compared without regard to case (Windows, macOS).
+const SYSTEM_DIRS: &[&str] = &[
+    "/etc",
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/boot",
+    "/proc",
+    "/sys",
+    "/dev",
+    "/run",
+    "/var/lib",
+    "/var/run",
+    "/System",
+    "/Library",
+    "/private/etc",
+    "/private/var/db",
+    "C:\\Windows",
+    "C:\\Program Files",
+    "C:\\Program Files (x86)",
+    "C:\\ProgramData",
+];
+
+/// What makes `dir` unfit as the workspace, if anything: the file-system root, the home folder
+/// itself (every dotfile and key in reach), or a system folder or anything inside one. The
+/// workspace is the root every HTTP, MCP and agent path must stay inside, so it must be a
+/// project folder.
+fn forbidden_workspace(dir: &Path, home: Option<&Path>) -> Option<&'static str> {
+    let canonical = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    let lower = |p: &Path| -> Vec<String> {
+        p.components()
+            .map(|c| c.as_os_str().to_string_lossy().to_lowercase())
+            .collect()
+    };
+    let same = |a: &Path, b: &Path| lower(a) == lower(b);
+    let inside = |p: &Path, prefix: &Path| {
+        let (p, prefix) = (lower(p), lower(prefix));
+        p.len() >= prefix.len() && p[..prefix.len()] == prefix[..]
+    };
+    for candidate in [dir, canonical.as_path()] {
+        if candidate.parent().is_none() {
+            return Some("the file-system root");
+        }
+        if let Some(home) = home
+            && (same(candidate, home) || home.canonicalize().is_ok_and(|h| same(candidate, &h)))
+        {
+            return Some("the home folder itself");
+        }
+        if SYSTEM_DIRS
+            .iter()
+            .any(|sys| inside(candidate, Path::new(sys)))
+        {
+            return Some("a system folder");
+        }
+    }
+    None
 }
 
 /// The variables the saved settings stand for, with the key from `secrets`.
@@ -718,6 +793,28 @@ mod tests {
         let f = fixture();
         let err = save(&f.ctx, json!({"provider": "gemini"})).unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidRequest);
+    }
+
+    #[test]
+    fn the_root_the_home_folder_and_system_folders_are_refused_as_workspace() {
+        let f = fixture();
+        let home = f.dir.path().join("home");
+        std::fs::create_dir_all(home.join("project")).unwrap();
+        for dir in ["/", "/etc", "/usr/share", "/proc", "/dev", "/sys"] {
+            assert!(
+                forbidden_workspace(Path::new(dir), Some(home.as_path())).is_some(),
+                "{dir}"
+            );
+        }
+        assert!(forbidden_workspace(&home, Some(home.as_path())).is_some());
+        assert!(forbidden_workspace(&home.join("project"), Some(home.as_path())).is_none());
+        assert!(forbidden_workspace(Path::new("C:\\windows"), None).is_some());
+        for dir in ["/", "/etc", "/usr"] {
+            let err = save(&f.ctx, json!({"provider": "none", "workspace": dir})).unwrap_err();
+            assert_eq!(err.code, ErrorCode::WorkspaceNotAllowed, "{dir}");
+            assert_eq!(err.details.unwrap()["field"], json!("workspace"));
+            assert!(!f.dir.path().join("config").join(SETTINGS_FILE).exists());
+        }
     }
 
     #[test]

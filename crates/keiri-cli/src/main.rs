@@ -46,6 +46,12 @@ pub struct GlobalArgs {
     /// Print machine-readable JSON (the API's response) instead of text.
     #[arg(long, global = true)]
     pub json: bool,
+    /// Keep file paths inside DIR (repeatable; relative paths resolve against the first).
+    /// Without it the command line trusts the paths you give it; `keiri serve` and
+    /// `keiri mcp` always keep their callers inside the roots (default: the workspace for
+    /// serve, the current directory for mcp).
+    #[arg(long = "root", global = true, value_name = "DIR")]
+    pub roots: Vec<PathBuf>,
 }
 
 fn parse_lang(s: &str) -> Result<keiri_api::Lang, String> {
@@ -104,6 +110,17 @@ impl GlobalArgs {
         if !self.catalogs.is_empty() {
             ctx = ctx.with_catalog_dirs(self.catalogs.clone());
         }
+        if !self.roots.is_empty() {
+            ctx.allowed_roots = self
+                .roots
+                .iter()
+                .map(|r| {
+                    r.canonicalize().map_err(|e| {
+                        anyhow::anyhow!("--root {} is not a readable directory: {e}", r.display())
+                    })
+                })
+                .collect::<anyhow::Result<_>>()?;
+        }
         Ok(ctx)
     }
 }
@@ -125,7 +142,11 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
-    let ctx = cli.global.context()?;
+    let mut ctx = cli.global.context()?;
+    // The user's own arguments name any file they like, unless they asked for a root; the
+    // servers' callers are not the user and always stay inside the roots.
+    ctx.trust_arguments =
+        cli.global.roots.is_empty() && !matches!(cli.command, Command::Serve(_) | Command::Mcp(_));
     let json = cli.global.json;
     match &cli.command {
         Command::Validate(args) => cmd::plan::validate(&ctx, args, json),
@@ -135,7 +156,11 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::Serve(args) => cmd::serve::run(ctx, args),
         Command::Extract(args) => cmd::extract::run(&ctx, args, json),
         Command::Patch(args) => cmd::patch::run(&ctx, args),
-        Command::Mcp(args) => cmd::mcp::run(ctx, args),
+        Command::Mcp(args) => {
+            let mut args = args.clone();
+            args.roots = cli.global.roots.clone();
+            cmd::mcp::run(ctx, &args)
+        }
         Command::Retrieve(args) => cmd::retrieve::run(&ctx, args, json),
         Command::Llm(args) => cmd::llm::run(&ctx, args, json),
         Command::Generate(args) => cmd::generate::run(&ctx, args, json),

@@ -50,7 +50,9 @@ fn main() -> Result<(), Box<dyn Error>> {
     let started = Instant::now();
     let mut size = 0;
     for _ in 0..runs {
-        size += wiring_schema(&candidates, &keiri_design::schema::Shapes::default()).to_string().len();
+        size += wiring_schema(&candidates, &keiri_design::schema::Shapes::default())
+            .to_string()
+            .len();
     }
     println!(
         "\nwiring_schema for {} candidates: {:.1} µs per build ({} bytes)",

@@ -99,7 +99,10 @@ pub fn plan_shapes(plan: &Plan) -> Vec<String> {
     if nodes.iter().any(|n| n.kind() == keiri_plan::NodeKind::Loop) {
         shapes.push(Shape::Loop);
     }
-    if nodes.iter().any(|n| n.kind() == keiri_plan::NodeKind::Subflow) {
+    if nodes
+        .iter()
+        .any(|n| n.kind() == keiri_plan::NodeKind::Subflow)
+    {
         shapes.push(Shape::Subflow);
     }
     if plan.policy.is_some() || nodes.iter().any(|n| n.policy.is_some()) {

@@ -481,10 +481,8 @@ async fn generate_with_llm(
         Message::assistant(skeleton_json),
         Message::user(prompt::wiring_task(&skeleton, &answered, options)),
     ];
-    let wiring_schema = OutputSchema::new(
-        "plan_wiring",
-        schema::wiring_schema(&candidates, &shapes),
-    );
+    let wiring_schema =
+        OutputSchema::new("plan_wiring", schema::wiring_schema(&candidates, &shapes));
     let request = StructuredRequest::new(wiring_messages.clone(), wiring_schema.clone());
     let out = ask::<Wiring>(llm, ctx, "wiring", &request).await?;
     usage += out.usage;
@@ -504,18 +502,12 @@ async fn generate_with_llm(
         ctx.report(Stage::Validating, None, format!("validating attempt {n}"));
         let (checked, problems) = check_wiring(&wiring, &candidates, &ctx.subflow_plans);
         let mut plan = to_plan(&checked, &options.plan_id, instruction);
-        // Every open point of the skeleton is a var the plan defines: the answer when there
-        // is one, else what the wiring put there, else null — so the plan validates without
-        // answers and an answer only replaces a default. Its question stays asked until
-        // answered.
+        // An answer to an open point of the skeleton replaces whatever the wiring put in
+        // the var; an open point without an answer stays a question (`ref.undefined_var`),
+        // which the window and `requirements_answer` ask from the plan text.
         for q in &skeleton.questions {
-            match options.answers.get(&q.var) {
-                Some(answer) => {
-                    plan.vars.insert(q.var.clone(), answer.clone());
-                }
-                None => {
-                    plan.vars.entry(q.var.clone()).or_insert(Value::Null);
-                }
+            if let Some(answer) = options.answers.get(&q.var) {
+                plan.vars.insert(q.var.clone(), answer.clone());
             }
         }
         let evaluated = evaluate(plan, &problems, options, ctx, &question_reqs)?;
@@ -812,10 +804,13 @@ fn skeleton_plan(skeleton: &Skeleton, plan_id: &str) -> Plan {
             id: n.id.clone(),
             block: n.block.clone(),
             kind: n.calls_plan.as_ref().map(|_| "subflow".to_string()),
-            call: n.calls_plan.as_ref().map(|plan_id| keiri_plan::model::Call {
-                plan_id: plan_id.clone(),
-                ..Default::default()
-            }),
+            call: n
+                .calls_plan
+                .as_ref()
+                .map(|plan_id| keiri_plan::model::Call {
+                    plan_id: plan_id.clone(),
+                    ..Default::default()
+                }),
             ..Node::default()
         })
         .collect();
@@ -848,7 +843,11 @@ pub fn to_plan(wiring: &Wiring, plan_id: &str, instruction: &str) -> Plan {
         }
     }
     plan.graph = wiring.nodes.iter().map(wired_node).collect();
-    plan.policy = wiring.policy.as_ref().map(to_policy).filter(|p| *p != Policy::default());
+    plan.policy = wiring
+        .policy
+        .as_ref()
+        .map(to_policy)
+        .filter(|p| *p != Policy::default());
     for np in &wiring.node_policies {
         let policy = to_policy(&schema::WiredPolicy {
             on_error: np.on_error.clone(),
@@ -1001,23 +1000,6 @@ fn evaluate(
         findings = validate(&plan, catalog, &validate_options);
         requirements = build_requirements(&plan, &findings, catalog);
     }
-    // Every open value the plan reads is defined in vars — its default, else null — so the
-    // plan validates before the questions are answered; the answers replace these values.
-    let referenced = referenced_vars(&plan);
-    let mut defined = false;
-    for r in &requirements {
-        if let Some(var) = r.target.var.as_deref()
-            && referenced.contains(var)
-            && !plan.vars.contains_key(var)
-        {
-            let value = r.default.clone().unwrap_or(Value::Null);
-            plan.vars.insert(var.to_string(), value);
-            defined = true;
-        }
-    }
-    if defined {
-        findings = validate(&plan, catalog, &validate_options);
-    }
     for r in extra_requirements {
         let var = r.target.var.as_deref();
         let asked = requirements
@@ -1092,19 +1074,6 @@ fn record_dry_run(ctx: &Context<'_>, plan: &Plan) {
             .with("duration_ms", duration_ms)
             .with("nodes", run.nodes.len()),
     );
-}
-
-/// The names of the plan vars its nodes read (`${vars.x}` anywhere in the graph).
-fn referenced_vars(plan: &Plan) -> HashSet<String> {
-    let graph = serde_json::to_value(&plan.graph).unwrap_or(Value::Null);
-    let (mut refs, mut malformed) = (Vec::new(), Vec::new());
-    keiri_plan::refs::scan(&graph, "", &mut refs, &mut malformed);
-    refs.into_iter()
-        .filter_map(|r| match r.target {
-            keiri_plan::refs::Target::Var { name, .. } => Some(name),
-            _ => None,
-        })
-        .collect()
 }
 
 /// The plan as JSON, for looking findings up by their pointer.

@@ -98,7 +98,11 @@ impl Shapes<'_> {
 
 fn nullable(schema: Value) -> Value {
     let mut schema = schema;
-    if let Some(t) = schema.get("type").and_then(Value::as_str).map(str::to_string) {
+    if let Some(t) = schema
+        .get("type")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+    {
         schema["type"] = json!([t, "null"]);
     }
     if let Some(Value::Array(values)) = schema.get_mut("enum") {

@@ -43,12 +43,12 @@ pub use compose::{
 pub use dry_run::{DryRun, DryRunNode, dry_run};
 pub use io::{LoadError, LoadedPlan, load_plan, save_plan};
 pub use model::{Node, NodeKind, Plan};
-pub use resolve::{Lookup, ResolveError, resolve, resolve_json};
 pub use register::{RegisterError, designs_index, register};
 pub use requirements::{
     AnswerError, AnswerProblem, AnswerUse, Requirement, RequirementKind, RequirementTarget,
     SchemaTemplate, Validation, apply_answers, build_requirements, schema_templates,
 };
+pub use resolve::{Lookup, ResolveError, resolve, resolve_json};
 pub use template::{
     ExportSpec, ImportSpec, RequirementHint, TemplateFinding, TemplateSpec, Templates,
     UiSuggestion, load_template, validate_template, validate_templates,

@@ -208,6 +208,16 @@ export interface PlanGenerateRequest {
   plan_id?: string;
   pinned_blocks?: string[];
   lang?: Lang;
+  /** Candidates per category, 5 to 8 (default: retrieval's). */
+  topk_per_category?: number;
+  /** Characters of the document digest in the prompt (default 4,000). */
+  max_docs_chars?: number;
+  /** Whether the model may put `when` conditions on nodes (default true). */
+  suggest_when?: boolean;
+  /** Whether the model may make loop nodes (default true). */
+  suggest_foreach?: boolean;
+  /** The loop variable's name the model is asked to use (default `item`). */
+  foreach_var_name?: string;
 }
 
 export type GenerationStage =

@@ -11,9 +11,11 @@
 //! workbook, an invalid plan) is a *tool error*: `isError: true` with the JSON body
 //! `{code, message, details?}` carrying our stable code. Only an unknown tool name is a
 //! protocol error. Stdout belongs to the protocol: this module writes nothing there, and its
-//! own messages go to stderr.
+//! own messages go to stderr. Frames are read by [`transport`], which answers every malformed
+//! or oversized request with a JSON-RPC error instead of leaving the client waiting.
 
 mod tools;
+pub mod transport;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -32,11 +34,12 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 
 pub use tools::{Effect, ToolSpec};
 
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct McpArgs {
-    /// A directory the tools may read and write under (repeatable). Relative paths in tool
-    /// calls resolve against the first. Default: the current directory.
-    #[arg(long = "root", value_name = "DIR")]
+    /// The directories the tools may read and write under: the global `--root DIR`
+    /// (repeatable; relative paths in tool calls resolve against the first). Default: the
+    /// current directory.
+    #[arg(skip)]
     pub roots: Vec<PathBuf>,
     /// What exstruct_patch does when its output file exists and the request does not say.
     /// Default: rename (never overwrite silently).
@@ -269,7 +272,10 @@ pub fn run(ctx: Context, args: &McpArgs) -> anyhow::Result<ExitCode> {
         .context("starting the async runtime")?;
     let result = runtime.block_on(async move {
         let service = server
-            .serve(rmcp::transport::stdio())
+            .serve(transport::LineTransport::new(
+                tokio::io::stdin(),
+                tokio::io::stdout(),
+            ))
             .await
             .context("starting the MCP session")?;
         service.waiting().await.context("running the MCP session")?;

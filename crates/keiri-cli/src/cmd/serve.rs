@@ -1,4 +1,21 @@
 //! `keiri serve`: the studio UI and `POST /api/<function>` on 127.0.0.1 only.
+//!
+//! Loopback is not a boundary against the browser the user is running: any web page can send
+//! requests to 127.0.0.1, and a DNS-rebinding page can even read the answers. So every request
+//! passes [`guard`] before anything is read or done:
+//!
+//! * `Host` must be this server's own loopback address (`127.0.0.1:<port>`, `localhost:<port>`
+//!   or `[::1]:<port>`), else 421 `HOST_NOT_ALLOWED` — a rebound name is refused.
+//! * On `/api/*`: an `Origin`, when sent, must be the studio itself or listed in
+//!   `KEIRI_CORS_ALLOW_ORIGINS` (403 `ORIGIN_NOT_ALLOWED`); the per-launch token printed in the
+//!   start URL must come as `X-Keiri-Token` (401 `TOKEN_INVALID`), so a caller without an
+//!   Origin (curl, scripts) is one that was given the URL; and the body must be declared
+//!   `application/json` (415 `UNSUPPORTED_MEDIA_TYPE`), which a cross-site "simple request"
+//!   (form posts, `text/plain`) cannot do without a preflight.
+//!
+//! The token comes from the OS random source (`getrandom`, already in the tree through the
+//! HTTP and hashing crates) and lives only in this process and the page that was opened with
+//! it.
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
@@ -7,8 +24,9 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, Path, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::extract::{DefaultBodyLimit, Path, Request, State};
+use axum::http::{HeaderName, HeaderValue, StatusCode, header};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use keiri_api::{ApiError, Context, ErrorCode};
@@ -57,7 +75,126 @@ fn cors_layer(origins: &[String]) -> CorsLayer {
     CorsLayer::new()
         .allow_origin(AllowOrigin::list(values))
         .allow_methods([axum::http::Method::POST, axum::http::Method::GET])
-        .allow_headers([header::CONTENT_TYPE])
+        .allow_headers([header::CONTENT_TYPE, TOKEN_HEADER])
+}
+
+/// The header that carries the per-launch token on every `/api/*` call.
+pub const TOKEN_HEADER: HeaderName = HeaderName::from_static("x-keiri-token");
+
+/// What a request must match to be served: the port the server listens on (for `Host` and
+/// same-origin checks), the per-launch token and the allowed cross-origin callers.
+#[derive(Debug, Clone)]
+pub struct Guard {
+    port: u16,
+    token: String,
+    origins: Vec<String>,
+}
+
+impl Guard {
+    pub fn new(port: u16, token: String, origins: &[String]) -> Guard {
+        Guard {
+            port,
+            token,
+            origins: origins.to_vec(),
+        }
+    }
+
+    /// The names this server answers to; anything else is a rebound or foreign name.
+    fn hosts(&self) -> [String; 3] {
+        let p = self.port;
+        [
+            format!("127.0.0.1:{p}"),
+            format!("localhost:{p}"),
+            format!("[::1]:{p}"),
+        ]
+    }
+
+    fn host_allowed(&self, host: &str) -> bool {
+        let host = host.to_ascii_lowercase();
+        self.hosts().contains(&host)
+    }
+
+    fn origin_allowed(&self, origin: &str) -> bool {
+        let same_origin = origin
+            .to_ascii_lowercase()
+            .strip_prefix("http://")
+            .is_some_and(|host| self.host_allowed(host));
+        same_origin || self.origins.iter().any(|o| o == origin)
+    }
+
+    fn token_matches(&self, sent: &[u8]) -> bool {
+        // Compared in constant time, so the answer time does not tell how much of a guess
+        // was right.
+        let want = self.token.as_bytes();
+        sent.len() == want.len()
+            && sent.iter().zip(want).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
+    }
+
+    /// Why a request is refused, if it is.
+    pub fn refuse(&self, req: &Request) -> Option<ApiError> {
+        let headers = req.headers();
+        let host = headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .or_else(|| req.uri().authority().map(|a| a.as_str()));
+        if !host.is_some_and(|h| self.host_allowed(h)) {
+            return Some(ApiError::new(
+                ErrorCode::HostNotAllowed,
+                format!("this server answers only to {}", self.hosts().join(", ")),
+            ));
+        }
+        let path = req.uri().path();
+        if !(path == "/api" || path.starts_with("/api/")) {
+            return None;
+        }
+        if let Some(origin) = headers.get(header::ORIGIN) {
+            let allowed = origin.to_str().is_ok_and(|o| self.origin_allowed(o));
+            if !allowed {
+                return Some(ApiError::new(
+                    ErrorCode::OriginNotAllowed,
+                    "requests from this origin are not allowed (KEIRI_CORS_ALLOW_ORIGINS)",
+                ));
+            }
+        }
+        let token_ok = headers
+            .get(TOKEN_HEADER)
+            .is_some_and(|t| self.token_matches(t.as_bytes()));
+        if !token_ok {
+            return Some(ApiError::new(
+                ErrorCode::TokenInvalid,
+                "missing or wrong X-Keiri-Token: open the URL keiri serve printed",
+            ));
+        }
+        let json = headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|c| c.to_str().ok())
+            .and_then(|c| c.split(';').next())
+            .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"));
+        if !json {
+            return Some(ApiError::new(
+                ErrorCode::UnsupportedMediaType,
+                "API calls must be sent as Content-Type: application/json",
+            ));
+        }
+        None
+    }
+}
+
+/// A fresh 256-bit token from the OS random source, hex-encoded.
+pub fn new_token() -> anyhow::Result<String> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes)
+        .map_err(|e| anyhow::anyhow!("reading the OS random source: {e}"))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// The middleware in front of every route: refuses what [`Guard::refuse`] refuses, before the
+/// body is read or a function runs.
+async fn guard(State(guard): State<Arc<Guard>>, req: Request, next: Next) -> Response {
+    match guard.refuse(&req) {
+        Some(err) => error_response(err),
+        None => next.run(req).await,
+    }
 }
 
 fn find_ui_dir() -> Option<PathBuf> {
@@ -77,7 +214,8 @@ fn find_ui_dir() -> Option<PathBuf> {
 pub const MAX_BODY_BYTES: usize = keiri_api::MAX_UPLOAD_BYTES / 3 * 4 + 1024 * 1024;
 
 /// Builds the router (also used by tests).
-pub fn router(ctx: Context, ui_dir: Option<PathBuf>, origins: &[String]) -> Router {
+pub fn router(ctx: Context, ui_dir: Option<PathBuf>, guard_with: Guard) -> Router {
+    let origins = guard_with.origins.clone();
     let api = Router::new()
         .route("/api/{function}", post(call))
         .route("/api/{function}/stream", post(call_stream))
@@ -90,7 +228,13 @@ pub fn router(ctx: Context, ui_dir: Option<PathBuf>, origins: &[String]) -> Rout
         }
         None => api,
     };
-    app.layer(cors_layer(origins))
+    // The CORS layer is outside the guard, so a refusal still carries the CORS headers an
+    // allowed origin needs to read it, and a preflight is answered without running anything.
+    app.layer(axum::middleware::from_fn_with_state(
+        Arc::new(guard_with),
+        guard,
+    ))
+    .layer(cors_layer(&origins))
 }
 
 async fn call(
@@ -204,6 +348,11 @@ fn error_response(err: ApiError) -> Response {
             StatusCode::UNPROCESSABLE_ENTITY
         }
         ErrorCode::FileTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+        ErrorCode::HostNotAllowed => StatusCode::MISDIRECTED_REQUEST,
+        ErrorCode::OriginNotAllowed => StatusCode::FORBIDDEN,
+        ErrorCode::TokenInvalid => StatusCode::UNAUTHORIZED,
+        ErrorCode::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        ErrorCode::WorkspaceNotAllowed => StatusCode::BAD_REQUEST,
         ErrorCode::LlmNotConfigured => StatusCode::SERVICE_UNAVAILABLE,
         ErrorCode::LlmFailed => StatusCode::BAD_GATEWAY,
         // 499 (nginx's "client closed request"): only seen if a plain call is cancelled.
@@ -236,10 +385,14 @@ pub fn run(ctx: Context, args: &ServeArgs) -> anyhow::Result<ExitCode> {
         if ui_dir.is_none() {
             eprintln!("keiri serve: no built UI found; serving the API only");
         }
-        println!("listening on http://{local}");
+        let token = new_token()?;
+        // The only place the token is shown: open this URL (the UI keeps the token and drops
+        // it from the address bar); API clients send it as X-Keiri-Token.
+        println!("listening on http://{local}/?token={token}");
         // Flush so a parent process waiting for this line sees it at once.
         std::io::Write::flush(&mut std::io::stdout())?;
-        axum::serve(listener, router(ctx, ui_dir, &origins))
+        let guard_with = Guard::new(local.port(), token, &origins);
+        axum::serve(listener, router(ctx, ui_dir, guard_with))
             .with_graceful_shutdown(async {
                 let _ = tokio::signal::ctrl_c().await;
             })
@@ -251,7 +404,136 @@ pub fn run(ctx: Context, args: &ServeArgs) -> anyhow::Result<ExitCode> {
 
 #[cfg(test)]
 mod tests {
-    use super::cors_origins;
+    use super::*;
+
+    fn request(host: Option<&str>, path: &str, headers: &[(&str, &str)]) -> Request {
+        let mut builder = axum::http::Request::builder().method("POST").uri(path);
+        if let Some(h) = host {
+            builder = builder.header("host", h);
+        }
+        for (name, value) in headers {
+            builder = builder.header(*name, *value);
+        }
+        builder.body(axum::body::Body::empty()).unwrap()
+    }
+
+    // check(host, path, headers, expected refusal code or None)
+    #[test]
+    fn guard_refuses_foreign_hosts_origins_tokens_and_content_types() {
+        let guard = Guard::new(8710, "t0k".into(), &["http://localhost:5173".to_string()]);
+        let json = ("content-type", "application/json");
+        let token = ("x-keiri-token", "t0k");
+        type Case<'a> = (
+            Option<&'a str>,
+            &'a str,
+            &'a [(&'a str, &'a str)],
+            Option<&'a str>,
+        );
+        let cases: &[Case<'_>] = &[
+            (Some("127.0.0.1:8710"), "/api/x", &[json, token], None),
+            (Some("LOCALHOST:8710"), "/api/x", &[json, token], None),
+            (
+                Some("[::1]:8710"),
+                "/api/x",
+                &[("content-type", "application/json; charset=utf-8"), token],
+                None,
+            ),
+            (Some("127.0.0.1:8710"), "/", &[], None),
+            (Some("evil.example"), "/", &[], Some("HOST_NOT_ALLOWED")),
+            (
+                Some("evil.example:8710"),
+                "/api/x",
+                &[json, token],
+                Some("HOST_NOT_ALLOWED"),
+            ),
+            (
+                Some("127.0.0.1"),
+                "/api/x",
+                &[json, token],
+                Some("HOST_NOT_ALLOWED"),
+            ),
+            (
+                Some("127.0.0.1:9999"),
+                "/api/x",
+                &[json, token],
+                Some("HOST_NOT_ALLOWED"),
+            ),
+            (None, "/api/x", &[json, token], Some("HOST_NOT_ALLOWED")),
+            (
+                Some("127.0.0.1:8710"),
+                "/api/x",
+                &[json, token, ("origin", "http://evil.example")],
+                Some("ORIGIN_NOT_ALLOWED"),
+            ),
+            (
+                Some("127.0.0.1:8710"),
+                "/api/x",
+                &[json, token, ("origin", "null")],
+                Some("ORIGIN_NOT_ALLOWED"),
+            ),
+            (
+                Some("127.0.0.1:8710"),
+                "/api/x",
+                &[json, token, ("origin", "http://127.0.0.1:8710")],
+                None,
+            ),
+            (
+                Some("127.0.0.1:8710"),
+                "/api/x",
+                &[json, token, ("origin", "http://localhost:5173")],
+                None,
+            ),
+            (
+                Some("127.0.0.1:8710"),
+                "/api/x",
+                &[json],
+                Some("TOKEN_INVALID"),
+            ),
+            (
+                Some("127.0.0.1:8710"),
+                "/api/x",
+                &[json, ("x-keiri-token", "t0K")],
+                Some("TOKEN_INVALID"),
+            ),
+            (
+                Some("127.0.0.1:8710"),
+                "/api/x",
+                &[json, ("x-keiri-token", "t0k0")],
+                Some("TOKEN_INVALID"),
+            ),
+            (
+                Some("127.0.0.1:8710"),
+                "/api/x",
+                &[token],
+                Some("UNSUPPORTED_MEDIA_TYPE"),
+            ),
+            (
+                Some("127.0.0.1:8710"),
+                "/api/x",
+                &[token, ("content-type", "text/plain")],
+                Some("UNSUPPORTED_MEDIA_TYPE"),
+            ),
+            (
+                Some("127.0.0.1:8710"),
+                "/api/x",
+                &[token, ("content-type", "application/jsonp")],
+                Some("UNSUPPORTED_MEDIA_TYPE"),
+            ),
+        ];
+        for (host, path, headers, want) in cases {
+            let got = guard
+                .refuse(&request(*host, path, headers))
+                .map(|e| e.code.as_str());
+            assert_eq!(got, *want, "{host:?} {path} {headers:?}");
+        }
+    }
+
+    #[test]
+    fn tokens_are_fresh_and_long() {
+        let (a, b) = (new_token().unwrap(), new_token().unwrap());
+        assert_eq!(a.len(), 64);
+        assert_ne!(a, b);
+    }
 
     #[test]
     fn cors_origins_from_env() {

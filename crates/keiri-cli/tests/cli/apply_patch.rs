@@ -94,8 +94,9 @@ fn apply_failed_exits_1_other_errors_exit_2() {
         Value::from("NOT_FOUND"),
         PLAN,
     );
+    // The command line trusts its own arguments unless --root keeps them in a folder.
     check(
-        &["/etc/passwd", "--patch", "-"],
+        &["--root", "{ws}", "/etc/passwd", "--patch", "-"],
         PATCH,
         2,
         "/code",

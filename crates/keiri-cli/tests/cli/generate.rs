@@ -110,15 +110,15 @@ fn unreachable_llm_falls_back_only_with_the_flag() {
 
     let mut cmd = generate(ws.path());
     with(&mut cmd);
-    let out = cmd
-        .env("KEIRI_AGENT_LLM_FALLBACK", "1")
-        .assert()
-        .success();
+    let out = cmd.env("KEIRI_AGENT_LLM_FALLBACK", "1").assert().success();
     let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
     assert_eq!(v["result"]["status"], "fallback", "{v}");
     assert_eq!(v["result"]["fallback"], true);
     let why = v["result"]["notes"][0].as_str().unwrap();
-    assert!(why.starts_with("FALLBACK PLAN") && why.contains("LLM_"), "{why}");
+    assert!(
+        why.starts_with("FALLBACK PLAN") && why.contains("LLM_"),
+        "{why}"
+    );
     assert!(
         v["result"]["templates"]
             .as_array()

@@ -15,6 +15,7 @@ mod patch;
 mod plan;
 mod retrieve;
 mod run;
+mod security;
 mod serve;
 
 use std::path::{Path, PathBuf};

@@ -7,9 +7,11 @@ use serde_json::{Value, json};
 
 use super::{VALID_PLAN, catalog_dir};
 
-struct Server {
+pub struct Server {
     child: Child,
-    base: String,
+    pub base: String,
+    /// The per-launch token from the printed URL.
+    pub token: String,
 }
 
 impl Drop for Server {
@@ -19,11 +21,15 @@ impl Drop for Server {
     }
 }
 
-fn start(workspace: &std::path::Path, cors: Option<&str>) -> Server {
+pub fn start(workspace: &std::path::Path, cors: Option<&str>) -> Server {
     start_with_env(workspace, cors, &[])
 }
 
-fn start_with_env(workspace: &std::path::Path, cors: Option<&str>, env: &[(&str, &str)]) -> Server {
+pub fn start_with_env(
+    workspace: &std::path::Path,
+    cors: Option<&str>,
+    env: &[(&str, &str)],
+) -> Server {
     let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("keiri"));
     cmd.arg("--workspace")
         .arg(workspace)
@@ -49,22 +55,41 @@ fn start_with_env(workspace: &std::path::Path, cors: Option<&str>, env: &[(&str,
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut line)
         .unwrap();
-    let base = line
+    let url = line
         .trim()
         .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("{line}"))
-        .to_string();
+        .unwrap_or_else(|| panic!("{line}"));
+    let (base, token) = url
+        .split_once("/?token=")
+        .unwrap_or_else(|| panic!("the printed URL carries the token: {line}"));
     assert!(
         base.starts_with("http://127.0.0.1:"),
         "binds loopback only: {base}"
     );
-    Server { child, base }
+    assert_eq!(token.len(), 64, "{token}");
+    Server {
+        child,
+        base: base.to_string(),
+        token: token.to_string(),
+    }
 }
 
-async fn post(base: &str, function: &str, body: Value, origin: Option<&str>) -> reqwest::Response {
-    let mut req = reqwest::Client::new()
-        .post(format!("{base}/api/{function}"))
-        .json(&body);
+impl Server {
+    /// A POST to `/api/<path>` as the studio's own page sends it: JSON and the token.
+    pub fn api(&self, path: &str) -> reqwest::RequestBuilder {
+        reqwest::Client::new()
+            .post(format!("{}/api/{path}", self.base))
+            .header("x-keiri-token", &self.token)
+    }
+}
+
+async fn post(
+    server: &Server,
+    function: &str,
+    body: Value,
+    origin: Option<&str>,
+) -> reqwest::Response {
+    let mut req = server.api(function).json(&body);
     if let Some(o) = origin {
         req = req.header("origin", o);
     }
@@ -75,19 +100,13 @@ async fn post(base: &str, function: &str, body: Value, origin: Option<&str>) -> 
 async fn api_functions_over_http() {
     let ws = tempfile::tempdir().unwrap();
     let server = start(ws.path(), None);
-    let res = post(
-        &server.base,
-        "plan_validate",
-        json!({"yaml": VALID_PLAN}),
-        None,
-    )
-    .await;
+    let res = post(&server, "plan_validate", json!({"yaml": VALID_PLAN}), None).await;
     assert_eq!(res.status(), 200);
     let v: Value = res.json().await.unwrap();
     assert_eq!(v["valid"], true);
 
     let res = post(
-        &server.base,
+        &server,
         "plan_register",
         json!({"yaml": "id: x\ngraph:\n  - {id: a, block: nope}\n"}),
         None,
@@ -98,13 +117,7 @@ async fn api_functions_over_http() {
     assert_eq!(v["code"], "PLAN_INVALID");
     assert_eq!(v["details"]["findings"][0]["code"], "block.unknown");
 
-    let res = post(
-        &server.base,
-        "plan_register",
-        json!({"yaml": VALID_PLAN}),
-        None,
-    )
-    .await;
+    let res = post(&server, "plan_register", json!({"yaml": VALID_PLAN}), None).await;
     assert_eq!(res.status(), 200);
     let v: Value = res.json().await.unwrap();
     assert!(
@@ -112,16 +125,17 @@ async fn api_functions_over_http() {
             .starts_with(ws.path().canonicalize().unwrap().join("designs"))
     );
 
-    let res = post(&server.base, "plan_validate", json!({"yml": 1}), None).await;
+    let res = post(&server, "plan_validate", json!({"yml": 1}), None).await;
     assert_eq!(res.status(), 400);
     assert_eq!(
         res.json::<Value>().await.unwrap()["code"],
         "INVALID_REQUEST"
     );
-    let res = post(&server.base, "no_such_function", json!({}), None).await;
+    let res = post(&server, "no_such_function", json!({}), None).await;
     assert_eq!(res.status(), 404);
-    let res = reqwest::Client::new()
-        .post(format!("{}/api/plan_validate", server.base))
+    let res = server
+        .api("plan_validate")
+        .header("content-type", "application/json")
         .body("{not json")
         .send()
         .await
@@ -134,7 +148,7 @@ async fn cors_default_allows_the_vite_dev_server_only() {
     let ws = tempfile::tempdir().unwrap();
     let server = start(ws.path(), None);
     let res = post(
-        &server.base,
+        &server,
         "catalog_list",
         json!({}),
         Some("http://localhost:5173"),
@@ -144,13 +158,7 @@ async fn cors_default_allows_the_vite_dev_server_only() {
         res.headers().get("access-control-allow-origin").unwrap(),
         "http://localhost:5173"
     );
-    let res = post(
-        &server.base,
-        "catalog_list",
-        json!({}),
-        Some("http://evil.test"),
-    )
-    .await;
+    let res = post(&server, "catalog_list", json!({}), Some("http://evil.test")).await;
     assert!(res.headers().get("access-control-allow-origin").is_none());
 }
 
@@ -158,13 +166,7 @@ async fn cors_default_allows_the_vite_dev_server_only() {
 async fn cors_from_env_and_empty_means_none() {
     let ws = tempfile::tempdir().unwrap();
     let server = start(ws.path(), Some(" http://a.test , "));
-    let res = post(
-        &server.base,
-        "catalog_list",
-        json!({}),
-        Some("http://a.test"),
-    )
-    .await;
+    let res = post(&server, "catalog_list", json!({}), Some("http://a.test")).await;
     assert_eq!(
         res.headers().get("access-control-allow-origin").unwrap(),
         "http://a.test"
@@ -172,7 +174,7 @@ async fn cors_from_env_and_empty_means_none() {
     drop(server);
     let server = start(ws.path(), Some(""));
     let res = post(
-        &server.base,
+        &server,
         "catalog_list",
         json!({}),
         Some("http://localhost:5173"),
@@ -192,8 +194,8 @@ fn frames(body: &str) -> Vec<Value> {
 async fn plan_generate_streams_stage_events_then_the_result() {
     let dir = tempfile::tempdir().unwrap();
     let server = start(dir.path(), None);
-    let res = reqwest::Client::new()
-        .post(format!("{}/api/plan_generate/stream", server.base))
+    let res = server
+        .api("plan_generate/stream")
         .json(&json!({"instruction": "請求書の重複を検出してExcelに出力", "apply_mode": "compose"}))
         .send()
         .await
@@ -217,9 +219,8 @@ async fn plan_generate_streams_stage_events_then_the_result() {
 async fn streamed_errors_arrive_as_the_last_frame_and_unknown_names_are_404() {
     let dir = tempfile::tempdir().unwrap();
     let server = start(dir.path(), None);
-    let client = reqwest::Client::new();
-    let res = client
-        .post(format!("{}/api/plan_generate/stream", server.base))
+    let res = server
+        .api("plan_generate/stream")
         .json(&json!({"instruction": "請求書の重複を検出", "apply_mode": "llm-only"}))
         .send()
         .await
@@ -228,8 +229,8 @@ async fn streamed_errors_arrive_as_the_last_frame_and_unknown_names_are_404() {
     let frames = frames(&res.text().await.unwrap());
     let last = frames.last().unwrap();
     assert_eq!(last["error"]["code"], "LLM_NOT_CONFIGURED", "{last}");
-    let res = client
-        .post(format!("{}/api/catalog_list/stream", server.base))
+    let res = server
+        .api("catalog_list/stream")
         .json(&json!({}))
         .send()
         .await
@@ -254,8 +255,8 @@ async fn closing_a_streamed_call_cancels_the_model_call_in_flight() {
             ("KEIRI_LLM_TIMEOUT_SECS", "300"),
         ],
     );
-    let res = reqwest::Client::new()
-        .post(format!("{}/api/plan_generate/stream", server.base))
+    let res = server
+        .api("plan_generate/stream")
         .json(&json!({"instruction": "請求書の重複を検出", "apply_mode": "llm-only"}))
         .send()
         .await

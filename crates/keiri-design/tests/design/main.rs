@@ -8,8 +8,8 @@ mod eval;
 mod inquire;
 mod repair;
 mod schema;
-mod shapes;
 mod select;
+mod shapes;
 mod transport;
 
 use std::path::PathBuf;

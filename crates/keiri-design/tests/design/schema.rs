@@ -2,8 +2,8 @@
 //! that break them never reach the validator.
 
 use keiri_design::schema::{
-    CandidateBlock, Shapes, WiredInput, WiredNode, WiredOutput, Wiring, check_wiring, skeleton_schema,
-    wiring_schema,
+    CandidateBlock, Shapes, WiredInput, WiredNode, WiredOutput, Wiring, check_wiring,
+    skeleton_schema, wiring_schema,
 };
 use keiri_llm::testkit::{Reply, Script};
 use serde_json::{Value, json};
@@ -129,7 +129,10 @@ fn whitelists_and_the_process_llm_contract() {
 
 #[test]
 fn schemas_pass_the_strict_mode_rules() {
-    for schema in [skeleton_schema(&candidates(), &Shapes::default()), wiring_schema(&candidates(), &Shapes::default())] {
+    for schema in [
+        skeleton_schema(&candidates(), &Shapes::default()),
+        wiring_schema(&candidates(), &Shapes::default()),
+    ] {
         let problems = keiri_llm::schema::strict_problems(&schema);
         assert!(problems.is_empty(), "{problems:?}");
     }

@@ -110,7 +110,10 @@ async fn a_scripted_foreach_loop_becomes_a_valid_plan_with_policies() {
         .map(|v| &v["properties"]["block"]["enum"][0])
         .collect();
     assert!(body_blocks.contains(&&json!("ai.process_llm")));
-    assert!(variant(wiring_schema, "subflow").is_none(), "no plan is registered");
+    assert!(
+        variant(wiring_schema, "subflow").is_none(),
+        "no plan is registered"
+    );
     for key in ["policy", "node_policies", "ui_layout"] {
         assert!(wiring_schema["properties"].get(key).is_some(), "{key}");
     }
@@ -127,7 +130,11 @@ async fn a_scripted_foreach_loop_becomes_a_valid_plan_with_policies() {
     assert_eq!(each.body.as_ref().unwrap().plan.graph[0].id, "summarize");
     let policy = plan.policy.as_ref().unwrap();
     assert_eq!(
-        (policy.on_error.as_deref(), policy.retries, policy.concurrency),
+        (
+            policy.on_error.as_deref(),
+            policy.retries,
+            policy.concurrency
+        ),
         (Some("continue"), Some(1), Some(2))
     );
     let read = plan.graph.iter().find(|n| n.id == "read").unwrap();

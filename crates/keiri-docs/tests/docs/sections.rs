@@ -437,7 +437,8 @@ fn partial_success_and_fail_fast() {
         codes(&res),
         [
             "NOT_FOUND:missing.txt",
-            "NOT_FOUND:../escape.txt",
+            // Outside the roots is refused whether or not the file exists (no probing).
+            "PATH_DENIED:../escape.txt",
             "INVALID_RANGE:ten.txt",
             "LINE_OUT_OF_RANGE:ten.txt",
             "INVALID_RANGE:ten.txt"

@@ -398,10 +398,12 @@ graph_snippet:
 #[test]
 fn spec_shaped_template_in_designs_templates_loads_and_composes() {
     let workspace = tempfile::tempdir().unwrap();
+    write_specs(
+        workspace.path(),
+        &[("designs/templates/spec_shaped.yaml", SPEC_SHAPED)],
+    );
     let dir = workspace.path().join("designs/templates");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("spec_shaped.yaml"), SPEC_SHAPED).unwrap();
-    let (set, issues) = Templates::load(&[dir.clone()]);
+    let (set, issues) = Templates::load(std::slice::from_ref(&dir));
     assert!(issues.is_empty(), "{issues:#?}");
     let t = set.get("spec_shaped").expect("the flat template loads");
     assert_eq!(t.category, "templates");

@@ -342,7 +342,9 @@ mod tests {
             serde_json::json!({
                 "instruction": "x", "docs": ["a.csv"], "templates": ["t"],
                 "apply_mode": "llm-only", "fallback": true, "max_repair": 1,
-                "answers": {"a": 1}, "plan_id": "p", "pinned_blocks": ["csv.read"], "lang": "en"
+                "answers": {"a": 1}, "plan_id": "p", "pinned_blocks": ["csv.read"], "lang": "en",
+                "topk_per_category": 6, "max_docs_chars": 2000, "suggest_when": false,
+                "suggest_foreach": true, "foreach_var_name": "row"
             }),
         );
         check::<keiri_api::RequirementsAnswerRequest>(
