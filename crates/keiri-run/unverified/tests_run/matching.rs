@@ -1,0 +1,444 @@
+//! `matching/*` blocks: table-driven cases with Japanese inputs and expected outputs worked
+//! out by hand (the arithmetic is in the comments).
+
+use keiri_run::block::{BlockContext, ErrorCode, Inputs, Registry};
+use keiri_run::value::Value;
+use serde_json::{Value as Json, json};
+use tokio_util::sync::CancellationToken;
+
+/// Runs builtin `id` with `inputs` (a JSON object) in `dir` (node folder `dir/out`) and
+/// returns its outputs as JSON.
+pub(crate) fn run_block(id: &str, dir: &std::path::Path, inputs: Json) -> Result<Json, keiri_run::block::BlockError> {
+    run_block_with(id, dir, inputs, false)
+}
+
+/// [`run_block`] with `--write` on or off.
+pub(crate) fn run_block_with(
+    id: &str,
+    dir: &std::path::Path,
+    inputs: Json,
+    write: bool,
+) -> Result<Json, keiri_run::block::BlockError> {
+    let registry = Registry::builtins();
+    let block = registry.get(id).unwrap_or_else(|| panic!("{id} is not registered"));
+    let cancel = CancellationToken::new();
+    let out_dir = dir.join("out");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let ctx = BlockContext { node_id: "node", base_dir: dir, out_dir: &out_dir, cancel: &cancel, write };
+    let Json::Object(map) = inputs else { panic!("inputs must be an object") };
+    let inputs = Inputs::from_pairs(map.into_iter().map(|(k, v)| (k, Value::Json(v))));
+    let outputs = block(&ctx, &inputs)?;
+    Ok(Json::Object(outputs.0.into_iter().map(|(k, v)| (k, v.to_json())).collect()))
+}
+
+fn check(id: &str, inputs: Json, expect: Json) {
+    let dir = tempfile::tempdir().unwrap();
+    let got = run_block(id, dir.path(), inputs.clone()).unwrap_or_else(|e| panic!("{id} failed: {e}\ninputs: {inputs}"));
+    for (key, want) in expect.as_object().unwrap() {
+        assert_eq!(&got[key], want, "{id} output {key}\ninputs: {inputs}\ngot: {:#}", got[key]);
+    }
+}
+
+fn check_error(id: &str, inputs: Json, code: ErrorCode) {
+    let dir = tempfile::tempdir().unwrap();
+    match run_block(id, dir.path(), inputs.clone()) {
+        Err(e) => assert_eq!(e.code, code, "{id}: {e}"),
+        Ok(out) => panic!("{id} should fail with {code:?}, got {out}"),
+    }
+}
+
+#[test]
+fn exact_match_pairs_on_normalised_keys_and_reports_amount_differences() {
+    let left = json!([
+        {"請求書番号": "INV-001", "金額": "¥10,000"},
+        {"請求書番号": "ＩＮＶ－００２", "金額": 5000},
+        {"請求書番号": "INV-003", "金額": 1000},
+    ]);
+    let right = json!([
+        {"伝票番号": "inv-002", "金額": 5500},
+        {"伝票番号": "INV-001", "金額": "10,000円"},
+        {"伝票番号": "INV-009", "金額": 700},
+    ]);
+    let keys = json!([{"left": "請求書番号", "right": "伝票番号"}]);
+    // 全角 ＩＮＶ－００２ folds to inv-002; 5,000 − 5,500 = −500 is the one difference.
+    check(
+        "matching.exact_match",
+        json!({"left": left, "right": right, "keys": keys, "compare": ["金額"]}),
+        json!({
+            "matches": [
+                {"left": left[0], "right": right[1], "differences": []},
+                {"left": left[1], "right": right[0], "differences": [
+                    {"field": "金額", "left": 5000, "right": 5500, "difference": -500}
+                ]},
+            ],
+            "unmatched_left": [left[2]],
+            "unmatched_right": [right[2]],
+            "summary": {"match_count": 2, "difference_count": 1, "unmatched_left_count": 1,
+                        "unmatched_right_count": 1, "amount_difference_total": -500},
+        }),
+    );
+    // A 500-yen tolerance accepts the difference.
+    check(
+        "matching.exact_match",
+        json!({"left": left, "right": right, "keys": keys,
+               "compare": [{"left": "金額", "right": "金額", "tolerance": 500}]}),
+        json!({"summary": {"match_count": 2, "difference_count": 0, "unmatched_left_count": 1,
+                           "unmatched_right_count": 1, "amount_difference_total": 0}}),
+    );
+    // Without normalisation the full-width key does not meet inv-002.
+    check(
+        "matching.exact_match",
+        json!({"left": left, "right": right, "keys": keys, "normalize_keys": false}),
+        json!({"unmatched_left": [left[1], left[2]], "unmatched_right": [right[0], right[2]]}),
+    );
+    check_error("matching.exact_match", json!({"left": left, "right": right, "keys": []}), ErrorCode::InputInvalid);
+    check_error("matching.exact_match", json!({"left": "請求書", "right": right, "keys": ["a"]}), ErrorCode::InputInvalid);
+}
+
+#[test]
+fn fuzzy_match_scores_weighted_fields_with_tolerances() {
+    let left = json!([
+        {"取引先": "株式会社山田商事", "金額": 110000, "日付": "2025-03-05"},
+        {"取引先": "佐藤工業", "金額": 50000, "日付": "2025-03-10"},
+    ]);
+    let right = json!([
+        {"支払先": "(株)山田商事", "支払額": "109,340", "支払日": "2025/03/07"},
+        {"支払先": "佐藤工業(有)", "支払額": 50000, "支払日": "令和7年3月10日"},
+        {"支払先": "田中商店", "支払額": 50000, "支払日": "2025-03-10"},
+    ]);
+    let fields = json!([
+        {"left": "取引先", "right": "支払先", "kind": "text", "weight": 2},
+        {"left": "金額", "right": "支払額", "kind": "amount", "weight": 1},
+        {"left": "日付", "right": "支払日", "kind": "date", "weight": 1},
+    ]);
+    let base = json!({"left": left, "right": right, "fields": fields,
+                      "amount_tolerance": 880, "date_tolerance_days": 3});
+    // 山田: names equal after removing 株式会社/(株), 660 yen short (≤ 880), 2 days → 1.
+    // 佐藤: equal names after (有), same amount and date → 1. 佐藤 vs 田中商店: (0·2+1+1)/4 = 0.5.
+    let mut one_to_one = base.clone();
+    one_to_one["threshold"] = json!(0.85);
+    check(
+        "matching.fuzzy_match",
+        one_to_one,
+        json!({
+            "matches": [
+                {"left": left[0], "right": right[0], "score": 1, "field_scores": {"取引先": 1, "金額": 1, "日付": 1}},
+                {"left": left[1], "right": right[1], "score": 1, "field_scores": {"取引先": 1, "金額": 1, "日付": 1}},
+            ],
+            "unmatched_left": [],
+            "unmatched_right": [right[2]],
+            "summary": {"match_count": 2, "unmatched_left_count": 0, "unmatched_right_count": 1,
+                        "score_distribution": {"min": 1, "mean": 1, "max": 1}},
+        }),
+    );
+    let mut all = base.clone();
+    all["threshold"] = json!(0.5);
+    all["one_to_one"] = json!(false);
+    // Mean of 1, 1 and 0.5 is 0.8333.
+    check(
+        "matching.fuzzy_match",
+        all,
+        json!({
+            "matches": [
+                {"left": left[0], "right": right[0], "score": 1, "field_scores": {"取引先": 1, "金額": 1, "日付": 1}},
+                {"left": left[1], "right": right[1], "score": 1, "field_scores": {"取引先": 1, "金額": 1, "日付": 1}},
+                {"left": left[1], "right": right[2], "score": 0.5, "field_scores": {"取引先": 0, "金額": 1, "日付": 1}},
+            ],
+            "unmatched_right": [],
+            "summary": {"match_count": 3, "unmatched_left_count": 0, "unmatched_right_count": 0,
+                        "score_distribution": {"min": 0.5, "mean": 0.8333, "max": 1}},
+        }),
+    );
+    // Blocking on currency: the JPY row of 山田 never meets a USD payment.
+    check(
+        "matching.fuzzy_match",
+        json!({"left": [{"取引先": "山田商事", "通貨": "JPY"}], "right": [{"支払先": "山田商事", "通貨": "USD"}],
+               "fields": [{"left": "取引先", "right": "支払先", "kind": "text"}], "block_on": ["通貨"]}),
+        json!({"matches": [], "summary": {"match_count": 0, "unmatched_left_count": 1, "unmatched_right_count": 1,
+                                          "score_distribution": {"min": null, "mean": null, "max": null}}}),
+    );
+    check_error(
+        "matching.fuzzy_match",
+        json!({"left": left, "right": right, "fields": [{"left": "取引先", "right": "支払先", "kind": "音"}]}),
+        ErrorCode::InputInvalid,
+    );
+}
+
+#[test]
+fn duplicate_invoices_clusters_vendor_variants_and_mistyped_numbers() {
+    let rows = json!([
+        {"invoice_no": "INV-2025-0301", "vendor": "株式会社山田商事", "invoice_date": "2025/03/05", "amount": "¥110,000"},
+        {"invoice_no": "A-55012", "vendor": "北海道物産株式会社", "invoice_date": "2025/03/03", "amount": "33,000"},
+        {"invoice_no": "INV-2025-0301", "vendor": "(株)山田商事", "invoice_date": "2025-03-05", "amount": 110000},
+        {"invoice_no": "TJ-2025-08812", "vendor": "東京事務機株式会社", "invoice_date": "2025/03/10", "amount": "48,400"},
+        {"invoice_no": "KY-3391", "vendor": "九州食品有限会社", "invoice_date": "2025/03/03", "amount": "33,000"},
+        {"invoice_no": "INV-2025-0301", "vendor": "ﾔﾏﾀﾞ商事", "invoice_date": "令和7年3月12日", "amount": "110000円"},
+        {"invoice_no": "TJ-2025-08821", "vendor": "東京事務機(株)", "invoice_date": "R7.3.14", "amount": "48,400"},
+        {"invoice_no": "CL-2025-031", "vendor": "クリーンサービス有限会社", "invoice_date": "2025/03/20", "amount": "22,000"},
+        {"invoice_no": "CL-2025-021", "vendor": "クリーンサービス有限会社", "invoice_date": "2025/02/20", "amount": "22,000"},
+    ]);
+    let with = |row: &Json, id: u64, reason: &str| {
+        let mut r = row.clone();
+        r["cluster_id"] = json!(id);
+        r["reason"] = json!(reason);
+        r
+    };
+    // Cluster 1: rows 0 and 2 are one invoice keyed twice (same number, amount, date, and
+    // 株式会社/(株) fold away) — exact_duplicate, score 1; row 5 (ﾔﾏﾀﾞ商事) has the same
+    // number and amount 7 days later and joins it.
+    // Cluster 2: 08812/08821 is a swap: Levenshtein 2 of 11 → 0.8182; 4 days of 30 → 0.8667;
+    // score (1 + 1 + 0.8667 + 0.8182) / 4 = 0.9212.
+    // Not duplicates: 33,000 from two vendors; CL-031/CL-021 are two months of one contract.
+    // At risk: 110,000 × 2 + 48,400 = 268,400.
+    check(
+        "matching.duplicate_invoices",
+        json!({"rows": rows, "invoice_no_field": "invoice_no"}),
+        json!({
+            "clusters": [
+                {"cluster_id": 1, "reason": "exact_duplicate", "score": 1, "rows": [rows[0], rows[2], rows[5]]},
+                {"cluster_id": 2, "reason": "similar_invoice_no", "score": 0.9212, "rows": [rows[3], rows[6]]},
+            ],
+            "duplicates": [
+                with(&rows[0], 1, "exact_duplicate"),
+                with(&rows[2], 1, "exact_duplicate"),
+                with(&rows[3], 2, "similar_invoice_no"),
+                with(&rows[5], 1, "exact_duplicate"),
+                with(&rows[6], 2, "similar_invoice_no"),
+            ],
+            "summary": {"cluster_count": 2, "row_count": 5, "amount_at_risk": 268400},
+        }),
+    );
+    // Without invoice numbers: same vendor and amount within the window. 20 days of 30 →
+    // (1 + 1 + 0.3333) / 3 = 0.7778; the May invoice is 63 and 43 days away.
+    let ads = json!([
+        {"vendor": "株式会社広告企画", "amount": 198000, "invoice_date": "2025-03-08"},
+        {"vendor": "㈱広告企画", "amount": "198,000", "invoice_date": "2025-03-28"},
+        {"vendor": "広告企画", "amount": 198000, "invoice_date": "2025-05-10"},
+    ]);
+    check(
+        "matching.duplicate_invoices",
+        json!({"rows": ads}),
+        json!({
+            "clusters": [{"cluster_id": 1, "reason": "same_vendor_amount", "score": 0.7778, "rows": [ads[0], ads[1]]}],
+            "summary": {"cluster_count": 1, "row_count": 2, "amount_at_risk": 198000},
+        }),
+    );
+    // A 10-day window leaves nothing.
+    check(
+        "matching.duplicate_invoices",
+        json!({"rows": ads, "date_window_days": 10}),
+        json!({"clusters": [], "duplicates": [], "summary": {"cluster_count": 0, "row_count": 0, "amount_at_risk": 0}}),
+    );
+}
+
+fn deposit(date: &str, amount: u64, description: &str) -> Json {
+    json!({"date": date, "amount": amount, "direction": "deposit", "description": description, "balance": null})
+}
+
+fn receivable(no: &str, customer: &str, kana: &str, amount: u64, due: &str) -> Json {
+    json!({"invoice_no": no, "customer": customer, "customer_kana": kana, "amount": amount, "due_date": due})
+}
+
+#[test]
+fn bank_reconciliation_clears_exact_fee_short_and_combined_payments() {
+    let deposits = json!([
+        deposit("2025-03-05", 330000, "振込 ｶ)ﾔﾏﾀﾞｼﾖｳｼﾞ"),
+        deposit("2025-03-25", 131340, "振込 ﾕ)ｻﾄｳｺｳｷﾞﾖｳ"),
+        deposit("2025-03-28", 132000, "振込 ｶ)ｽｽﾞｷｾｲｻｸｼﾖ"),
+        deposit("2025-03-31", 200000, "振込 ﾄﾞ)ﾀﾅｶﾃﾞｻﾞｲﾝ"),
+        deposit("2025-03-31", 50000, "振込 ﾏﾂﾓﾄｼﾖｳｶｲ"),
+    ]);
+    let receivables = json!([
+        receivable("AR-1001", "株式会社山田商事", "ヤマダショウジ", 330000, "2025-03-31"),
+        receivable("AR-1002", "有限会社佐藤工業", "サトウコウギョウ", 132000, "2025-03-31"),
+        receivable("AR-1003", "株式会社鈴木製作所", "スズキセイサクショ", 88000, "2025-03-25"),
+        receivable("AR-1004", "株式会社鈴木製作所", "スズキセイサクショ", 44000, "2025-03-31"),
+        receivable("AR-1005", "合同会社田中デザイン", "タナカデザイン", 220000, "2025-03-31"),
+        receivable("AR-1006", "株式会社高橋物流", "タカハシブツリュウ", 550000, "2025-04-30"),
+        receivable("AR-1007", "株式会社伊藤電機", "イトウデンキ", 77000, "2025-03-31"),
+    ]);
+    // ｶ)ﾔﾏﾀﾞｼﾖｳｼﾞ = ヤマダショウジ once ｶ) and small kana fold: exact, confidence 1.
+    // 佐藤: 132,000 − 131,340 = 660 ≤ 880 → transfer fee, confidence 0.9.
+    // 鈴木: 88,000 + 44,000 = 132,000 in one deposit → combined, confidence 1 × 0.9.
+    // 田中 paid 200,000 of 220,000 (20,000 is no fee) and 松本 has no receivable.
+    check(
+        "matching.bank_reconciliation",
+        json!({"deposits": deposits, "receivables": receivables}),
+        json!({
+            "matches": [
+                {"deposit": deposits[0], "receivables": [receivables[0]], "difference": 0, "difference_reason": "none", "confidence": 1},
+                {"deposit": deposits[1], "receivables": [receivables[1]], "difference": 660, "difference_reason": "transfer_fee", "confidence": 0.9},
+                {"deposit": deposits[2], "receivables": [receivables[2], receivables[3]], "difference": 0, "difference_reason": "none", "confidence": 0.9},
+            ],
+            "unmatched_deposits": [deposits[3], deposits[4]],
+            "open_receivables": [receivables[4], receivables[5], receivables[6]],
+            "summary": {
+                "deposit_count": 5, "deposit_amount": 843340,
+                "cleared_count": 3, "cleared_amount": 593340,
+                "unmatched_deposit_count": 2, "unmatched_deposit_amount": 250000,
+                "open_receivable_count": 3, "open_receivable_amount": 847000,
+                "fee_difference_total": 660,
+            },
+        }),
+    );
+    // Combined payments off: 鈴木's deposit stays unmatched.
+    check(
+        "matching.bank_reconciliation",
+        json!({"deposits": [deposits[2]], "receivables": receivables, "allow_combined": false}),
+        json!({"matches": [], "unmatched_deposits": [deposits[2]]}),
+    );
+    // The date window: 高橋's invoice is due 2025-04-30, 56 days after a 03-05 deposit.
+    let early = json!([deposit("2025-03-05", 550000, "ﾌﾘｺﾐ ｶ)ﾀｶﾊｼﾌﾞﾂﾘﾕｳ")]);
+    check(
+        "matching.bank_reconciliation",
+        json!({"deposits": early, "receivables": receivables, "date_window_days": 30}),
+        json!({"matches": [], "unmatched_deposits": early}),
+    );
+    check(
+        "matching.bank_reconciliation",
+        json!({"deposits": early, "receivables": receivables, "date_window_days": 60}),
+        json!({"matches": [{"deposit": early[0], "receivables": [receivables[5]], "difference": 0,
+                            "difference_reason": "none", "confidence": 1}]}),
+    );
+    // A stricter fee tolerance turns 佐藤's 660 yen into an unmatched deposit.
+    check(
+        "matching.bank_reconciliation",
+        json!({"deposits": [deposits[1]], "receivables": receivables, "fee_tolerance": 440}),
+        json!({"matches": [], "unmatched_deposits": [deposits[1]]}),
+    );
+}
+
+#[test]
+fn three_way_match_reports_each_exception_kind_with_its_amount() {
+    let po = |no: &str, item: &str, q: &str, p: &str, a: &str| json!({"po_no": no, "item": item, "quantity": q, "unit_price": p, "amount": a});
+    let rc = |no: &str, item: &str, q: &str, d: &str| json!({"po_no": no, "item": item, "quantity": q, "date": d});
+    let inv = |i: &str, no: &str, item: &str, q: &str, p: &str, a: &str| {
+        json!({"invoice_no": i, "po_no": no, "item": item, "quantity": q, "unit_price": p, "amount": a})
+    };
+    let orders = json!([
+        po("PO-2501", "コピー用紙A4", "50", "2500", "125000"),
+        po("PO-2501", "トナーカートリッジ", "10", "8800", "88000"),
+        po("PO-2502", "ノートPC", "3", "148000", "444000"),
+        po("PO-2503", "オフィスチェア", "5", "32000", "160000"),
+        po("PO-2504", "名刺印刷", "2", "5500", "11000"),
+        po("PO-2505", "会議テーブル", "1", "98000", "98000"),
+        po("PO-2506", "液晶ディスプレイ", "4", "30000", "120000"),
+        po("PO-2507", "ボールペン", "100", "110", "11000"),
+    ]);
+    let receipts = json!([
+        rc("PO-2501", "コピー用紙A4", "50", "2025-03-03"),
+        rc("PO-2501", "トナーカートリッジ", "10", "2025-03-03"),
+        rc("PO-2502", "ノートPC", "2", "2025-03-10"),
+        rc("PO-2503", "オフィスチェア", "5", "2025-03-12"),
+        rc("PO-2505", "会議テーブル", "1", "2025-03-20"),
+        rc("PO-2506", "液晶ディスプレイ", "4", "2025-03-21"),
+        rc("PO-2507", "ボールペン", "100", "2025-03-24"),
+    ]);
+    let invoices = json!([
+        inv("SI-9001", "PO-2501", "コピー用紙A4", "50", "2500", "125,000"),
+        inv("SI-9001", "PO-2501", "トナーカートリッジ", "10", "8850", "88,500"),
+        inv("SI-9002", "PO-2502", "ノートPC", "3", "148000", "444,000"),
+        inv("SI-9003", "PO-2503", "オフィスチェア", "5", "35000", "175,000"),
+        inv("SI-9004", "PO-2504", "名刺印刷", "2", "5500", "11,000"),
+        inv("SI-9005", "PO-2599", "USBメモリ", "10", "1200", "12,000"),
+        inv("SI-9006", "PO-2506", "液晶ディスプレイ", "6", "30000", "180,000"),
+        inv("SI-9007", "PO-2507", "ボールペン", "100", "110", "11,500"),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_block(
+        "matching.three_way_match",
+        dir.path(),
+        json!({"purchase_orders": orders, "receipts": receipts, "invoices": invoices,
+               "price_tolerance_rate": 0.01, "amount_tolerance": 1}),
+    )
+    .unwrap();
+    // Toner: 8,850 vs 8,800 is 0.57 % (≤ 1 %), 88,500 vs 88,000 is 500 ≤ 880 + 1 → within tolerance.
+    assert_eq!(
+        out["matches"],
+        json!([
+            {"po": orders[0], "receipt": receipts[0], "invoice": invoices[0], "status": "matched"},
+            {"po": orders[1], "receipt": receipts[1], "invoice": invoices[1], "status": "within_tolerance"},
+        ])
+    );
+    // ノートPC: 3 invoiced, 2 received → 1 × 148,000. Chairs: (35,000 − 32,000) × 5 = 15,000.
+    // Business cards: no receipt. USB: no order. Displays: 6 of 4 ordered → 2 × 30,000.
+    // Pens: 11,500 vs 110 × 100 = 11,000 → 500 > 110 + 1. Table: received, never invoiced.
+    let got: Vec<(Json, Json, Json, Json)> = out["exceptions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["po_no"].clone(), e["item"].clone(), e["type"].clone(), e["amount"].clone()))
+        .collect();
+    let want: Vec<(Json, Json, Json, Json)> = [
+        ("PO-2502", "ノートPC", "quantity_mismatch", 148000),
+        ("PO-2503", "オフィスチェア", "price_mismatch", 15000),
+        ("PO-2504", "名刺印刷", "missing_receipt", 11000),
+        ("PO-2599", "USBメモリ", "missing_po", 12000),
+        ("PO-2506", "液晶ディスプレイ", "over_invoiced", 60000),
+        ("PO-2507", "ボールペン", "amount_mismatch", 500),
+        ("PO-2505", "会議テーブル", "missing_invoice", 98000),
+    ]
+    .into_iter()
+    .map(|(a, b, c, d)| (json!(a), json!(b), json!(c), json!(d)))
+    .collect();
+    assert_eq!(got, want);
+    assert_eq!(out["exceptions"][0]["rows"], json!({"po": orders[2], "receipt": receipts[2], "invoice": invoices[2]}));
+    // Differences: 148,000 + 15,000 + 60,000 + 500 = 223,500.
+    assert_eq!(
+        out["summary"],
+        json!({
+            "match_count": 2, "matched_count": 1, "within_tolerance_count": 1, "exception_count": 7,
+            "exceptions_by_type": {"amount_mismatch": 1, "missing_invoice": 1, "missing_po": 1, "missing_receipt": 1,
+                                   "over_invoiced": 1, "price_mismatch": 1, "quantity_mismatch": 1},
+            "difference_total": 223500,
+        })
+    );
+    // With no tolerance at all the toner line becomes a price mismatch of 50 × 10 = 500.
+    let strict = run_block(
+        "matching.three_way_match",
+        dir.path(),
+        json!({"purchase_orders": [orders[1]], "receipts": [receipts[1]], "invoices": [invoices[1]]}),
+    )
+    .unwrap();
+    assert_eq!(strict["exceptions"][0]["type"], "price_mismatch");
+    assert_eq!(strict["exceptions"][0]["amount"], 500);
+    assert_eq!(strict["matches"], json!([]));
+}
+
+#[test]
+fn semantic_topk_ranks_by_shared_words_without_an_embedder() {
+    let candidates = json!(["コピー用紙 A4 500枚", "トナーカートリッジ 黒", "ノートパソコン 14インチ", "オフィスチェア メッシュ"]);
+    check(
+        "matching.semantic_topk",
+        json!({"queries": ["A4コピー用紙", "黒トナー", "会議室の予約"], "candidates": candidates, "top_k": 1}),
+        json!({
+            "matches": [
+                {"query": "A4コピー用紙", "candidates": [{"item": "コピー用紙 A4 500枚", "score": 1}]},
+                {"query": "黒トナー", "candidates": [{"item": "トナーカートリッジ 黒", "score": 1}]},
+            ],
+            "unmatched": ["会議室の予約"],
+        }),
+    );
+    let accounts = json!([
+        {"科目": "旅費交通費", "説明": "電車 バス タクシー代"},
+        {"科目": "交際費", "説明": "接待 飲食"},
+    ]);
+    check(
+        "matching.semantic_topk",
+        json!({"queries": [{"摘要": "タクシー代 渋谷"}], "candidates": accounts,
+               "query_fields": ["摘要"], "candidate_fields": ["科目", "説明"], "min_score": 0.5}),
+        json!({"matches": [{"query": {"摘要": "タクシー代 渋谷"}, "candidates": [{"item": accounts[0], "score": 1}]}],
+               "unmatched": []}),
+    );
+}
+
+#[test]
+fn every_matching_spec_has_a_builtin() {
+    let registry = Registry::builtins();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../block_specs/matching");
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        let id = name.trim_end_matches(".yaml");
+        assert!(registry.get(id).is_some(), "{id} has no builtin");
+    }
+}
