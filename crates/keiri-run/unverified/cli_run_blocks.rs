@@ -1,0 +1,298 @@
+//! `keiri run` with the real builtins (csv.read, transforms.select_columns): `--resume`
+//! continues from the failed node, inputs stay byte-identical, `--input`/`--out-dir`, and
+//! SIGKILL at random moments leaves a resumable run with no partial output file.
+
+use std::path::{Path, PathBuf};
+
+use super::{keiri, put, stdout_json};
+
+const PLAN: &str = r#"
+id: cli_run
+vars:
+  ledger: ledger.csv
+  bank: bank.csv
+  cols: [日付, 金額]
+graph:
+  - {id: ledger, block: csv.read, in: {path: "${vars.ledger}"}, out: {rows: rows}}
+  - {id: bank, block: csv.read, in: {path: "${vars.bank}"}, out: {rows: rows}}
+  - {id: pick, block: transforms.select_columns, in: {rows: "${bank.rows}", columns: "${vars.cols}"}, out: {rows: picked}}
+"#;
+
+const LEDGER: &str = "日付,勘定科目,金額\n2024-04-01,売上,1000\n2024-04-02,仕入,△500\n";
+const BANK: &str = "日付,摘要,入金\n2024-04-01,ﾄｳｷｮｳｼｮｳｼﾞ,1000\n";
+
+fn workspace() -> tempfile::TempDir {
+    let ws = tempfile::tempdir().unwrap();
+    put(&ws.path().join("plan.yaml"), PLAN);
+    put(&ws.path().join("ledger.csv"), LEDGER);
+    put(&ws.path().join("bank.csv"), BANK);
+    ws
+}
+
+fn run_dirs(ws: &Path, plan_id: &str) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(ws.join("runs").join(plan_id))
+        .map(|d| d.map(|e| e.unwrap().path()).collect())
+        .unwrap_or_default();
+    dirs.sort();
+    dirs
+}
+
+#[test]
+fn a_failing_node_exits_1_with_its_id_and_code_and_resume_continues() {
+    let ws = workspace();
+    let out = keiri(ws.path()).args(["run", "plan.yaml"]).assert().code(1);
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    let failed = text
+        .lines()
+        .find(|l| l.starts_with("failed: pick "))
+        .unwrap_or_else(|| panic!("no failed line for pick in {text}"));
+    assert!(
+        failed.contains("BLOCK_FAILED") || failed.contains("INPUT_INVALID"),
+        "{failed}"
+    );
+    let run_id = text
+        .lines()
+        .find_map(|l| l.strip_prefix("run_id: "))
+        .unwrap()
+        .to_string();
+    let run_dir = ws.path().join("runs/cli_run").join(&run_id);
+    assert!(
+        run_dir.join("outputs/ledger/rows.arrow").is_file()
+            || run_dir.join("outputs/ledger/rows.json").is_file()
+    );
+    let ledger_files = std::fs::read_dir(run_dir.join("outputs/ledger"))
+        .unwrap()
+        .count();
+    let before = std::fs::metadata(run_dir.join("outputs/bank"))
+        .unwrap()
+        .modified()
+        .unwrap();
+
+    // Fix the input (the columns to pick) and continue from the failed node.
+    let out = keiri(ws.path())
+        .args(["--json", "run", "plan.yaml", "--resume", &run_id])
+        .args(["--var", r#"cols=["日付","入金"]"#])
+        .assert()
+        .code(0);
+    let res = stdout_json(&out);
+    assert_eq!(res["run_id"], run_id.as_str());
+    assert_eq!(res["status"], "finished");
+    let statuses: Vec<(String, String)> = res["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            (
+                n["id"].as_str().unwrap().into(),
+                n["status"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(statuses.len(), 3, "{statuses:?}");
+    assert!(run_dir.join("outputs/pick").is_dir());
+    // The finished nodes were not run again: their outputs are the first run's.
+    assert_eq!(
+        std::fs::metadata(run_dir.join("outputs/bank"))
+            .unwrap()
+            .modified()
+            .unwrap(),
+        before
+    );
+    assert_eq!(
+        std::fs::read_dir(run_dir.join("outputs/ledger"))
+            .unwrap()
+            .count(),
+        ledger_files
+    );
+    let events = std::fs::read_to_string(run_dir.join("events.jsonl")).unwrap();
+    assert!(
+        events.contains(r#""event":"node_reused","node":"bank""#),
+        "{events}"
+    );
+    assert!(
+        events.contains(r#""event":"node_error","node":"pick""#),
+        "{events}"
+    );
+
+    // Inputs are byte-identical.
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("ledger.csv")).unwrap(),
+        LEDGER
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("bank.csv")).unwrap(),
+        BANK
+    );
+}
+
+#[test]
+fn inputs_set_vars_and_a_missing_input_is_a_usage_error() {
+    let ws = workspace();
+    std::fs::create_dir(ws.path().join("in")).unwrap();
+    put(&ws.path().join("in/other.csv"), "日付,入金\n2024-05-01,1\n");
+    let out = keiri(ws.path())
+        .args(["--json", "run", "plan.yaml", "--input", "bank=in/other.csv"])
+        .args(["--var", r#"cols=["入金"]"#, "--out-dir", "elsewhere"])
+        .assert()
+        .code(0);
+    let res = stdout_json(&out);
+    assert!(
+        res["run_dir"]
+            .as_str()
+            .unwrap()
+            .starts_with("elsewhere/cli_run/"),
+        "{res}"
+    );
+    assert!(
+        run_dirs(ws.path(), "cli_run").is_empty(),
+        "nothing under runs/"
+    );
+
+    keiri(ws.path())
+        .args(["run", "plan.yaml", "--input", "bank=missing.csv"])
+        .assert()
+        .code(2);
+    keiri(ws.path())
+        .args(["run", "plan.yaml", "--var", "novalue"])
+        .assert()
+        .code(2);
+}
+
+#[cfg(unix)]
+mod kill {
+    use std::path::Path;
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    use super::super::{catalog_dir, test_config_dir};
+    use super::{put, run_dirs};
+
+    const TRIALS: usize = 24;
+    const NODES: usize = 12;
+
+    fn keiri_process(ws: &Path, extra: &[&str]) -> Command {
+        let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("keiri"));
+        cmd.arg("--workspace")
+            .arg(ws)
+            .arg("--catalog")
+            .arg(catalog_dir())
+            .args(["run", "plan.yaml"])
+            .args(extra)
+            .current_dir(ws)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .env("KEIRI_CONFIG_DIR", test_config_dir(ws));
+        cmd
+    }
+
+    /// xorshift64: reproducible kill moments without a dependency.
+    fn next(seed: &mut u64) -> u64 {
+        *seed ^= *seed << 13;
+        *seed ^= *seed >> 7;
+        *seed ^= *seed << 17;
+        *seed
+    }
+
+    fn plan() -> String {
+        let mut text = String::from("id: killed\ngraph:\n");
+        for i in 0..NODES {
+            text.push_str(&format!(
+                "  - {{id: n{i}, block: csv.read, in: {{path: data.csv}}, out: {{rows: r{i}}}}}\n"
+            ));
+        }
+        text
+    }
+
+    /// Every file in outputs/ is complete: JSON parses, Arrow IPC has its head and tail magic.
+    fn assert_no_partial_output(run_dir: &Path) {
+        let outputs = run_dir.join("outputs");
+        let Ok(nodes) = std::fs::read_dir(&outputs) else {
+            return;
+        };
+        for node in nodes {
+            let node = node.unwrap().path();
+            let files: Vec<_> = std::fs::read_dir(&node)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .collect();
+            assert!(!files.is_empty(), "empty output dir {node:?}");
+            for f in files {
+                let bytes = std::fs::read(&f).unwrap();
+                match f.extension().and_then(|e| e.to_str()) {
+                    Some("json") => {
+                        serde_json::from_slice::<serde_json::Value>(&bytes)
+                            .unwrap_or_else(|e| panic!("partial {f:?}: {e}"));
+                    }
+                    Some("arrow") => {
+                        assert!(
+                            bytes.starts_with(b"ARROW1") && bytes.ends_with(b"ARROW1"),
+                            "partial {f:?}"
+                        );
+                    }
+                    _ => panic!("unexpected file {f:?}"),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn sigkill_at_any_moment_leaves_a_resumable_run() {
+        let ws = tempfile::tempdir().unwrap();
+        let mut data = String::from("日付,摘要,金額\n");
+        for i in 0..4000 {
+            data.push_str(&format!("2024-04-{:02},取引{i},{}\n", i % 28 + 1, i * 7));
+        }
+        put(&ws.path().join("data.csv"), &data);
+        put(&ws.path().join("plan.yaml"), &plan());
+        // One uninterrupted run tells how long a run takes here (kill moments spread over it).
+        let started = Instant::now();
+        let status = keiri_process(ws.path(), &[]).status().unwrap();
+        assert!(status.success());
+        let full = started.elapsed().max(Duration::from_millis(50));
+        std::fs::remove_dir_all(ws.path().join("runs")).unwrap();
+
+        let mut seed = 0x5eed_1234_u64;
+        for trial in 0..TRIALS {
+            let delay = Duration::from_micros(next(&mut seed) % (full.as_micros() as u64 + 1));
+            let mut child = keiri_process(ws.path(), &[]).spawn().unwrap();
+            std::thread::sleep(delay);
+            let _ = child.kill();
+            let _ = child.wait();
+            let dirs = run_dirs(ws.path(), "killed");
+            for dir in &dirs {
+                assert_no_partial_output(dir);
+                if !dir.join("state.json").is_file() {
+                    // Killed before the run recorded anything: there is nothing to resume.
+                    assert!(
+                        !dir.join("outputs")
+                            .read_dir()
+                            .is_ok_and(|mut d| d.next().is_some())
+                    );
+                    continue;
+                }
+                let run_id = dir.file_name().unwrap().to_string_lossy().into_owned();
+                let status = keiri_process(ws.path(), &["--resume", &run_id])
+                    .status()
+                    .unwrap();
+                assert!(status.success(), "trial {trial}: resume of {run_id} failed");
+                let state: serde_json::Value =
+                    serde_json::from_slice(&std::fs::read(dir.join("state.json")).unwrap())
+                        .unwrap();
+                assert_eq!(state["status"], "finished", "trial {trial}");
+                for i in 0..NODES {
+                    assert!(
+                        dir.join(format!("outputs/n{i}")).is_dir(),
+                        "trial {trial}: n{i}"
+                    );
+                }
+                assert_no_partial_output(dir);
+            }
+            let _ = std::fs::remove_dir_all(ws.path().join("runs"));
+        }
+        assert_eq!(
+            std::fs::read_to_string(ws.path().join("data.csv")).unwrap(),
+            data
+        );
+    }
+}
