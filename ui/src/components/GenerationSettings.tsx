@@ -41,54 +41,67 @@ interface Props {
   onChange(value: GenerationSettingsValue): void;
 }
 
+function NumberRow(props: { label: string; testId: string; value: number; min: number; max: number; step?: number; onChange(value: number): void }) {
+  return (
+    <label className="settings-row">
+      <span>{props.label}</span>
+      <input
+        type="number"
+        className="input input-small"
+        min={props.min}
+        max={props.max}
+        step={props.step ?? 1}
+        value={props.value}
+        data-testid={props.testId}
+        onChange={(event) => props.onChange(Number(event.target.value))}
+      />
+    </label>
+  );
+}
+
+function CheckRow(props: { label: string; testId: string; checked: boolean; onChange(checked: boolean): void }) {
+  return (
+    <label className="settings-row">
+      <input type="checkbox" checked={props.checked} data-testid={props.testId} onChange={(event) => props.onChange(event.target.checked)} />
+      <span>{props.label}</span>
+    </label>
+  );
+}
+
 export function GenerationSettings({ lang, value, onChange }: Props) {
   const set = (patch: Partial<GenerationSettingsValue>) => onChange({ ...value, ...patch });
   return (
     <details className="generation-settings" data-testid="generation-settings">
       <summary className="muted">{t(lang, 'generateSettings.title')}</summary>
-      <label className="settings-row">
-        <span>{t(lang, 'generateSettings.topk')}</span>
-        <input
-          type="number"
-          className="input input-small"
-          min={5}
-          max={8}
-          value={value.topkPerCategory}
-          data-testid="generation-topk"
-          onChange={(event) => set({ topkPerCategory: Math.min(8, Math.max(5, Number(event.target.value) || 6)) })}
-        />
-      </label>
-      <label className="settings-row">
-        <span>{t(lang, 'generateSettings.maxDocsChars')}</span>
-        <input
-          type="number"
-          className="input input-small"
-          min={500}
-          max={20000}
-          step={500}
-          value={value.maxDocsChars}
-          data-testid="generation-max-docs"
-          onChange={(event) => set({ maxDocsChars: Math.max(500, Number(event.target.value) || 4000) })}
-        />
-      </label>
-      <label className="settings-row">
-        <input
-          type="checkbox"
-          checked={value.suggestWhen}
-          data-testid="generation-suggest-when"
-          onChange={(event) => set({ suggestWhen: event.target.checked })}
-        />
-        <span>{t(lang, 'generateSettings.suggestWhen')}</span>
-      </label>
-      <label className="settings-row">
-        <input
-          type="checkbox"
-          checked={value.suggestForeach}
-          data-testid="generation-suggest-foreach"
-          onChange={(event) => set({ suggestForeach: event.target.checked })}
-        />
-        <span>{t(lang, 'generateSettings.suggestForeach')}</span>
-      </label>
+      <NumberRow
+        label={t(lang, 'generateSettings.topk')}
+        testId="generation-topk"
+        value={value.topkPerCategory}
+        min={5}
+        max={8}
+        onChange={(n) => set({ topkPerCategory: Math.min(8, Math.max(5, n || 6)) })}
+      />
+      <NumberRow
+        label={t(lang, 'generateSettings.maxDocsChars')}
+        testId="generation-max-docs"
+        value={value.maxDocsChars}
+        min={500}
+        max={20000}
+        step={500}
+        onChange={(n) => set({ maxDocsChars: Math.max(500, n || 4000) })}
+      />
+      <CheckRow
+        label={t(lang, 'generateSettings.suggestWhen')}
+        testId="generation-suggest-when"
+        checked={value.suggestWhen}
+        onChange={(checked) => set({ suggestWhen: checked })}
+      />
+      <CheckRow
+        label={t(lang, 'generateSettings.suggestForeach')}
+        testId="generation-suggest-foreach"
+        checked={value.suggestForeach}
+        onChange={(checked) => set({ suggestForeach: checked })}
+      />
       <label className="settings-row">
         <span>{t(lang, 'generateSettings.foreachVar')}</span>
         <input
