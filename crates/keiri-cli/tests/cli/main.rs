@@ -15,6 +15,7 @@ mod patch;
 mod plan;
 mod retrieve;
 mod run;
+mod run_blocks;
 mod security;
 mod serve;
 

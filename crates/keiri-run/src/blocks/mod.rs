@@ -3,6 +3,7 @@
 
 use crate::block::Registry;
 
+mod control;
 mod input;
 mod matching;
 mod output;
@@ -14,4 +15,5 @@ pub fn register_all(registry: &mut Registry) {
     transforms::register(registry);
     matching::register(registry);
     output::register(registry);
+    control::register(registry);
 }

@@ -1,6 +1,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! Integration tests of keiri-run: the engine and every builtin block.
+mod control;
 mod engine;
 mod input;
 mod jp;
+mod matching;
+mod output;
+mod templates;
 mod transforms;

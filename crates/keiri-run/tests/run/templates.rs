@@ -40,7 +40,7 @@ impl Workspace {
             let path = entry.unwrap().path();
             let bytes = std::fs::read(&path).unwrap();
             let copy = samples.join(path.file_name().unwrap());
-            std::fs::write(&copy, &bytes).unwrap();
+            keiri_fs::write_atomic(&copy, &bytes).unwrap();
             originals.push((copy, bytes));
         }
         Workspace { dir, originals }
@@ -48,7 +48,12 @@ impl Workspace {
 
     fn assert_inputs_unchanged(&self) {
         for (path, bytes) in &self.originals {
-            assert_eq!(&std::fs::read(path).unwrap(), bytes, "{} was modified", path.display());
+            assert_eq!(
+                &std::fs::read(path).unwrap(),
+                bytes,
+                "{} was modified",
+                path.display()
+            );
         }
     }
 }
@@ -65,8 +70,15 @@ struct Ran {
 impl Ran {
     /// Output `alias` of node `node` (a composed id `<template>__<node>`), as JSON.
     fn output(&self, node: &str, alias: &str) -> Json {
-        let outputs = self.dir.load_outputs(node).unwrap_or_else(|e| panic!("{node}: {e}"));
-        outputs.0.get(alias).unwrap_or_else(|| panic!("{node} has no output {alias}")).to_json()
+        let outputs = self
+            .dir
+            .load_outputs(node)
+            .unwrap_or_else(|e| panic!("{node}: {e}"));
+        outputs
+            .0
+            .get(alias)
+            .unwrap_or_else(|| panic!("{node} has no output {alias}"))
+            .to_json()
     }
 
     fn status(&self, node: &str) -> Option<NodeStatus> {
@@ -78,39 +90,72 @@ impl Ran {
 fn run_templates(ws: &Workspace, templates: &[&str], vars: Json) -> Ran {
     let specs: Vec<_> = templates
         .iter()
-        .map(|t| load_template(&repo().join("templates").join(t)).unwrap_or_else(|e| panic!("{t}: {e:?}")))
+        .map(|t| {
+            load_template(&repo().join("templates").join(t))
+                .unwrap_or_else(|e| panic!("{t}: {e:?}"))
+        })
         .collect();
     let refs: Vec<_> = specs.iter().collect();
     let options = ComposeOptions {
         plan_id: "sample_run".into(),
-        vars: vars.as_object().unwrap().iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        vars: vars
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
         ..Default::default()
     };
     let composition = compose(&refs, &options).unwrap();
-    assert!(composition.unbound_imports.iter().all(|u| !u.required), "unbound: {:?}", composition.unbound_imports);
+    assert!(
+        composition.unbound_imports.iter().all(|u| !u.required),
+        "unbound: {:?}",
+        composition.unbound_imports
+    );
     let mut plan = composition.plan;
-    plan.policy = Some(Policy { on_error: Some("continue".into()), ..Default::default() });
+    plan.policy = Some(Policy {
+        on_error: Some("continue".into()),
+        ..Default::default()
+    });
     let (catalog, issues) = Catalog::load(&[repo().join("block_specs")]);
     assert!(issues.is_empty(), "{issues:?}");
     let findings = keiri_plan::validate(&plan, &catalog, &Default::default());
     assert!(!keiri_plan::has_errors(&findings), "{findings:#?}");
     let text = keiri_plan::save_plan(&plan).unwrap();
-    let now = chrono::DateTime::parse_from_rfc3339("2025-04-01T09:00:00+09:00").unwrap().to_utc();
+    let now = chrono::DateTime::parse_from_rfc3339("2025-04-01T09:00:00+09:00")
+        .unwrap()
+        .to_utc();
     let run_options = RunOptions::new(ws.dir.path(), now, 7);
-    let outcome = run(&plan, &text, &catalog, &Registry::builtins(), &run_options, &|_| {}).unwrap();
+    let outcome = run(
+        &plan,
+        &text,
+        &catalog,
+        &Registry::builtins(),
+        &run_options,
+        &|_| {},
+    )
+    .unwrap();
     let dir = RunDir::open(&run_options.runs_dir, &plan.id, &outcome.run_id).unwrap();
     ws.assert_inputs_unchanged();
     Ran {
         status: outcome.status,
         nodes: outcome.nodes,
-        failures: outcome.failures.into_iter().map(|f| (f.node, f.code)).collect(),
+        failures: outcome
+            .failures
+            .into_iter()
+            .map(|f| (f.node, f.code))
+            .collect(),
         dir,
         run_dir: outcome.run_dir,
     }
 }
 
 fn field(rows: &Json, key: &str) -> Vec<Json> {
-    rows.as_array().unwrap().iter().map(|r| r[key].clone()).collect()
+    rows.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r[key].clone())
+        .collect()
 }
 
 fn num(v: &Json) -> f64 {
@@ -120,22 +165,50 @@ fn num(v: &Json) -> f64 {
 #[test]
 fn invoice_duplicate_detection_finds_the_two_sample_clusters() {
     let ws = Workspace::new();
-    let ran = run_templates(&ws, &["payables/invoice_duplicate_detection.yaml"], json!({"invoice_csv": "samples/invoices.csv"}));
+    let ran = run_templates(
+        &ws,
+        &["payables/invoice_duplicate_detection.yaml"],
+        json!({"invoice_csv": "samples/invoices.csv"}),
+    );
     assert_eq!(ran.status, RunStatus::Finished, "{:?}", ran.failures);
     let clusters = ran.output("invoice_duplicate_detection__detect", "clusters");
     let clusters = clusters.as_array().unwrap();
     assert_eq!(clusters.len(), 2);
     assert_eq!(clusters[0]["reason"], "exact_duplicate");
     assert_eq!(clusters[0]["score"], 1);
-    assert_eq!(field(&clusters[0]["rows"], "vendor"), [json!("株式会社山田商事"), json!("(株)山田商事"), json!("ﾔﾏﾀﾞ商事")]);
+    assert_eq!(
+        field(&clusters[0]["rows"], "vendor"),
+        [
+            json!("株式会社山田商事"),
+            json!("(株)山田商事"),
+            json!("ﾔﾏﾀﾞ商事")
+        ]
+    );
     // Dates and amounts arrive normalised: 令和7年3月12日 is 2025-03-12, 110000円 is 110,000.
-    assert_eq!(field(&clusters[0]["rows"], "invoice_date"), [json!("2025-03-05"), json!("2025-03-05"), json!("2025-03-12")]);
-    assert!(field(&clusters[0]["rows"], "amount").iter().all(|a| num(a) == 110000.0));
+    assert_eq!(
+        field(&clusters[0]["rows"], "invoice_date"),
+        [
+            json!("2025-03-05"),
+            json!("2025-03-05"),
+            json!("2025-03-12")
+        ]
+    );
+    assert!(
+        field(&clusters[0]["rows"], "amount")
+            .iter()
+            .all(|a| num(a) == 110000.0)
+    );
     assert_eq!(clusters[1]["reason"], "similar_invoice_no");
     assert_eq!(clusters[1]["score"], 0.9212);
-    assert_eq!(field(&clusters[1]["rows"], "invoice_no"), [json!("TJ-2025-08812"), json!("TJ-2025-08821")]);
+    assert_eq!(
+        field(&clusters[1]["rows"], "invoice_no"),
+        [json!("TJ-2025-08812"), json!("TJ-2025-08821")]
+    );
     let duplicates = ran.output("invoice_duplicate_detection__detect", "duplicates");
-    assert_eq!(field(&duplicates, "cluster_id"), [json!(1), json!(1), json!(2), json!(1), json!(2)]);
+    assert_eq!(
+        field(&duplicates, "cluster_id"),
+        [json!(1), json!(1), json!(2), json!(1), json!(2)]
+    );
 }
 
 #[test]
@@ -169,7 +242,10 @@ fn three_way_match_exceptions_lists_every_kind_largest_first() {
     .collect();
     assert_eq!(got, want);
     let matches = ran.output("three_way_match_exceptions__match", "matches");
-    assert_eq!(field(&matches, "status"), [json!("matched"), json!("within_tolerance")]);
+    assert_eq!(
+        field(&matches, "status"),
+        [json!("matched"), json!("within_tolerance")]
+    );
     let summary = ran.output("three_way_match_exceptions__match", "summary");
     assert_eq!(summary["exception_count"], 7);
     assert_eq!(summary["difference_total"], 223500);
@@ -182,15 +258,35 @@ fn po_policy_compliance_then_exception_report_writes_the_report_workbook() {
     // bound to the policy template's `violations` export by its `accepts` list.
     let ran = run_templates(
         &ws,
-        &["purchasing/po_policy_compliance.yaml", "reporting/exception_report.yaml"],
+        &[
+            "purchasing/po_policy_compliance.yaml",
+            "reporting/exception_report.yaml",
+        ],
         json!({"purchase_orders_csv": "samples/purchase_orders.csv", "notify_channel": "email", "notify_to": "keiri@example.co.jp"}),
     );
     let issues = ran.output("po_policy_compliance__quality", "issues");
     // Row 7 (0-based) is the second P-007, row 8 has no po_no, row 9 is △20,000.
-    let got: Vec<(Json, Json)> = issues.as_array().unwrap().iter().map(|i| (i["rule"].clone(), i["row_index"].clone())).collect();
-    assert_eq!(got, [(json!("required"), json!(8)), (json!("unique"), json!(7)), (json!("range"), json!(9))]);
+    let got: Vec<(Json, Json)> = issues
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| (i["rule"].clone(), i["row_index"].clone()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (json!("required"), json!(8)),
+            (json!("unique"), json!(7)),
+            (json!("range"), json!(9))
+        ]
+    );
     let violations = ran.output("po_policy_compliance__policy", "violations");
-    let got: Vec<(Json, Json)> = violations.as_array().unwrap().iter().map(|v| (v["rule_id"].clone(), v["row"]["po_no"].clone())).collect();
+    let got: Vec<(Json, Json)> = violations
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| (v["rule_id"].clone(), v["row"]["po_no"].clone()))
+        .collect();
     assert_eq!(
         got,
         [
@@ -201,21 +297,50 @@ fn po_policy_compliance_then_exception_report_writes_the_report_workbook() {
         ]
     );
     let passed = ran.output("po_policy_compliance__policy", "passed");
-    assert_eq!(field(&passed, "po_no"), [json!("P-001"), json!("P-002"), json!("P-006"), json!("P-007"), json!("P-010")]);
+    assert_eq!(
+        field(&passed, "po_no"),
+        [
+            json!("P-001"),
+            json!("P-002"),
+            json!("P-006"),
+            json!("P-007"),
+            json!("P-010")
+        ]
+    );
 
     // The report: two errors, two warnings, one row per (severity, rule).
     let summary = ran.output("exception_report__summarize", "summary");
-    assert_eq!(summary, json!({"total_count": 4, "by_severity": {"error": 2, "warning": 2}}));
+    assert_eq!(
+        summary,
+        json!({"total_count": 4, "by_severity": {"error": 2, "warning": 2}})
+    );
     let out_path = ran.output("exception_report__write", "out_path");
     let path = PathBuf::from(out_path.as_str().unwrap());
-    assert!(path.starts_with(&ran.run_dir), "{} is outside the run directory", path.display());
-    assert!(path.ends_with("output/exception_report.xlsx"), "{}", path.display());
+    assert!(
+        path.starts_with(&ran.run_dir),
+        "{} is outside the run directory",
+        path.display()
+    );
+    assert!(
+        path.ends_with("output/exception_report.xlsx"),
+        "{}",
+        path.display()
+    );
     let mut book: Xlsx<_> = open_workbook(&path).unwrap();
     let range = book.worksheet_range("例外").unwrap();
     let cell = |r: u32, c: u32| range.get_value((r, c)).cloned().unwrap_or(Data::Empty);
     assert_eq!(cell(0, 0), Data::String("例外レポート".into()));
-    assert_eq!((cell(2, 0), cell(2, 1), cell(2, 2)), (Data::String("severity".into()), Data::String("rule_id".into()), Data::String("count".into())));
-    let body: Vec<(Data, Data, Data)> = (3..7).map(|r| (cell(r, 0), cell(r, 1), cell(r, 2))).collect();
+    assert_eq!(
+        (cell(2, 0), cell(2, 1), cell(2, 2)),
+        (
+            Data::String("severity".into()),
+            Data::String("rule_id".into()),
+            Data::String("count".into())
+        )
+    );
+    let body: Vec<(Data, Data, Data)> = (3..7)
+        .map(|r| (cell(r, 0), cell(r, 1), cell(r, 2)))
+        .collect();
     let s = |t: &str| Data::String(t.into());
     assert_eq!(
         body,
@@ -227,9 +352,21 @@ fn po_policy_compliance_then_exception_report_writes_the_report_workbook() {
         ]
     );
     // ui.confirmation has no builtin yet (issue #16): the plan stops there; notify is skipped.
-    assert_eq!(ran.status("exception_report__confirm"), Some(NodeStatus::Failed));
-    assert_eq!(ran.status("exception_report__notify"), Some(NodeStatus::Skipped));
-    assert_eq!(ran.failures, [("exception_report__confirm".to_string(), "UNKNOWN_BLOCK".to_string())]);
+    assert_eq!(
+        ran.status("exception_report__confirm"),
+        Some(NodeStatus::Failed)
+    );
+    assert_eq!(
+        ran.status("exception_report__notify"),
+        Some(NodeStatus::Skipped)
+    );
+    assert_eq!(
+        ran.failures,
+        [(
+            "exception_report__confirm".to_string(),
+            "UNKNOWN_BLOCK".to_string()
+        )]
+    );
 }
 
 #[test]
@@ -245,20 +382,39 @@ fn bank_reconciliation_clears_the_sample_statement_up_to_the_review() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|m| (num(&m["deposit"]["amount"]), field(&m["receivables"], "invoice_no"), m["difference_reason"].clone()))
+        .map(|m| {
+            (
+                num(&m["deposit"]["amount"]),
+                field(&m["receivables"], "invoice_no"),
+                m["difference_reason"].clone(),
+            )
+        })
         .collect();
     assert_eq!(
         got,
         [
             (330000.0, vec![json!("AR-1001")], json!("none")),
             (131340.0, vec![json!("AR-1002")], json!("transfer_fee")),
-            (132000.0, vec![json!("AR-1003"), json!("AR-1004")], json!("none")),
+            (
+                132000.0,
+                vec![json!("AR-1003"), json!("AR-1004")],
+                json!("none")
+            ),
         ]
     );
     let unmatched = ran.output("bank_reconciliation__reconcile", "unmatched_deposits");
-    assert_eq!(field(&unmatched, "amount").iter().map(num).collect::<Vec<_>>(), [200000.0, 50000.0]);
+    assert_eq!(
+        field(&unmatched, "amount")
+            .iter()
+            .map(num)
+            .collect::<Vec<_>>(),
+        [200000.0, 50000.0]
+    );
     let open = ran.output("bank_reconciliation__reconcile", "open_receivables");
-    assert_eq!(field(&open, "invoice_no"), [json!("AR-1005"), json!("AR-1006"), json!("AR-1007")]);
+    assert_eq!(
+        field(&open, "invoice_no"),
+        [json!("AR-1005"), json!("AR-1006"), json!("AR-1007")]
+    );
     assert_eq!(
         ran.output("bank_reconciliation__reconcile", "summary"),
         json!({"deposit_count": 5, "deposit_amount": 843340, "cleared_count": 3, "cleared_amount": 593340,
@@ -266,7 +422,13 @@ fn bank_reconciliation_clears_the_sample_statement_up_to_the_review() {
                "open_receivable_amount": 847000, "fee_difference_total": 660})
     );
     // ui.table_review has no builtin yet (issue #16).
-    assert_eq!(ran.failures, [("bank_reconciliation__review".to_string(), "UNKNOWN_BLOCK".to_string())]);
+    assert_eq!(
+        ran.failures,
+        [(
+            "bank_reconciliation__review".to_string(),
+            "UNKNOWN_BLOCK".to_string()
+        )]
+    );
 }
 
 #[test]
@@ -279,7 +441,12 @@ fn monthly_close_checklist_checks_the_journal_and_the_trial_balance() {
                "period_start": "2025-03-01", "period_end": "2025-03-31"}),
     );
     let issues = ran.output("monthly_close_checklist__journal_check", "issues");
-    let got: Vec<(Json, Json)> = issues.as_array().unwrap().iter().map(|i| (i["voucher"].clone(), i["check"].clone())).collect();
+    let got: Vec<(Json, Json)> = issues
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| (i["voucher"].clone(), i["check"].clone()))
+        .collect();
     assert_eq!(
         got,
         [
@@ -289,13 +456,28 @@ fn monthly_close_checklist_checks_the_journal_and_the_trial_balance() {
             (json!("J-0307"), json!("period")),
         ]
     );
-    assert_eq!(ran.output("monthly_close_checklist__journal_check", "balanced"), json!(false));
+    assert_eq!(
+        ran.output("monthly_close_checklist__journal_check", "balanced"),
+        json!(false)
+    );
     let variances = ran.output("monthly_close_checklist__variance", "issues");
-    assert_eq!(field(&variances, "account"), [json!("売掛金"), json!("未払金"), json!("広告宣伝費")]);
+    assert_eq!(
+        field(&variances, "account"),
+        [json!("売掛金"), json!("未払金"), json!("広告宣伝費")]
+    );
     // ai.explain_variances needs a model (issue #16): the checklist that includes its
     // comments is skipped.
-    assert_eq!(ran.failures, [("monthly_close_checklist__explain".to_string(), "UNKNOWN_BLOCK".to_string())]);
-    assert_eq!(ran.status("monthly_close_checklist__checklist"), Some(NodeStatus::Skipped));
+    assert_eq!(
+        ran.failures,
+        [(
+            "monthly_close_checklist__explain".to_string(),
+            "UNKNOWN_BLOCK".to_string()
+        )]
+    );
+    assert_eq!(
+        ran.status("monthly_close_checklist__checklist"),
+        Some(NodeStatus::Skipped)
+    );
 }
 
 #[test]
@@ -309,17 +491,41 @@ fn payroll_anomaly_check_flags_changes_and_input_problems() {
     assert_eq!(ran.status, RunStatus::Finished, "{:?}", ran.failures);
     let anomalies = ran.output("payroll_anomaly_check__combined", "rows");
     let rows = anomalies.as_array().unwrap();
-    let from = |label: &str| rows.iter().filter(|r| r["source"] == label).cloned().collect::<Vec<_>>();
+    let from = |label: &str| {
+        rows.iter()
+            .filter(|r| r["source"] == label)
+            .cloned()
+            .collect::<Vec<_>>()
+    };
     let mut changed: Vec<(String, f64)> = from("前月比の変動")
         .iter()
-        .map(|r| (r["employee_no"].as_str().unwrap_or_default().to_string(), num(&r["change_amount"])))
+        .map(|r| {
+            (
+                r["employee_no"].as_str().unwrap_or_default().to_string(),
+                num(&r["change_amount"]),
+            )
+        })
         .collect();
     changed.sort_by(|a, b| a.0.cmp(&b.0));
     // E003 +100,000 (35 %), E006 left (−265,000), E007 new (+240,000).
-    assert_eq!(changed, [("E003".to_string(), 100000.0), ("E006".to_string(), -265000.0), ("E007".to_string(), 240000.0)]);
+    assert_eq!(
+        changed,
+        [
+            ("E003".to_string(), 100000.0),
+            ("E006".to_string(), -265000.0),
+            ("E007".to_string(), 240000.0)
+        ]
+    );
     let problems = from("入力の問題");
-    assert_eq!(field(&Json::Array(problems), "rule"), [json!("required"), json!("range")]);
+    assert_eq!(
+        field(&Json::Array(problems), "rule"),
+        [json!("required"), json!("range")]
+    );
     // Personal data never reaches the results.
     let pay = ran.output("payroll_anomaly_check__redact", "rows");
-    assert!(pay[0].get("my_number").is_none() && pay[0].get("bank_account").is_none(), "{}", pay[0]);
+    assert!(
+        pay[0].get("my_number").is_none() && pay[0].get("bank_account").is_none(),
+        "{}",
+        pay[0]
+    );
 }

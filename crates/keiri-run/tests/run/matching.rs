@@ -8,7 +8,11 @@ use tokio_util::sync::CancellationToken;
 
 /// Runs builtin `id` with `inputs` (a JSON object) in `dir` (node folder `dir/out`) and
 /// returns its outputs as JSON.
-pub(crate) fn run_block(id: &str, dir: &std::path::Path, inputs: Json) -> Result<Json, keiri_run::block::BlockError> {
+pub(crate) fn run_block(
+    id: &str,
+    dir: &std::path::Path,
+    inputs: Json,
+) -> Result<Json, keiri_run::block::BlockError> {
     run_block_with(id, dir, inputs, false)
 }
 
@@ -20,22 +24,43 @@ pub(crate) fn run_block_with(
     write: bool,
 ) -> Result<Json, keiri_run::block::BlockError> {
     let registry = Registry::builtins();
-    let block = registry.get(id).unwrap_or_else(|| panic!("{id} is not registered"));
+    let block = registry
+        .get(id)
+        .unwrap_or_else(|| panic!("{id} is not registered"));
     let cancel = CancellationToken::new();
     let out_dir = dir.join("out");
     std::fs::create_dir_all(&out_dir).unwrap();
-    let ctx = BlockContext { node_id: "node", base_dir: dir, out_dir: &out_dir, cancel: &cancel, write };
-    let Json::Object(map) = inputs else { panic!("inputs must be an object") };
+    let ctx = BlockContext {
+        node_id: "node",
+        base_dir: dir,
+        out_dir: &out_dir,
+        cancel: &cancel,
+        write,
+    };
+    let Json::Object(map) = inputs else {
+        panic!("inputs must be an object")
+    };
     let inputs = Inputs::from_pairs(map.into_iter().map(|(k, v)| (k, Value::Json(v))));
     let outputs = block(&ctx, &inputs)?;
-    Ok(Json::Object(outputs.0.into_iter().map(|(k, v)| (k, v.to_json())).collect()))
+    Ok(Json::Object(
+        outputs
+            .0
+            .into_iter()
+            .map(|(k, v)| (k, v.to_json()))
+            .collect(),
+    ))
 }
 
 fn check(id: &str, inputs: Json, expect: Json) {
     let dir = tempfile::tempdir().unwrap();
-    let got = run_block(id, dir.path(), inputs.clone()).unwrap_or_else(|e| panic!("{id} failed: {e}\ninputs: {inputs}"));
+    let got = run_block(id, dir.path(), inputs.clone())
+        .unwrap_or_else(|e| panic!("{id} failed: {e}\ninputs: {inputs}"));
     for (key, want) in expect.as_object().unwrap() {
-        assert_eq!(&got[key], want, "{id} output {key}\ninputs: {inputs}\ngot: {:#}", got[key]);
+        assert_eq!(
+            &got[key], want,
+            "{id} output {key}\ninputs: {inputs}\ngot: {:#}",
+            got[key]
+        );
     }
 }
 
@@ -91,8 +116,16 @@ fn exact_match_pairs_on_normalised_keys_and_reports_amount_differences() {
         json!({"left": left, "right": right, "keys": keys, "normalize_keys": false}),
         json!({"unmatched_left": [left[1], left[2]], "unmatched_right": [right[0], right[2]]}),
     );
-    check_error("matching.exact_match", json!({"left": left, "right": right, "keys": []}), ErrorCode::InputInvalid);
-    check_error("matching.exact_match", json!({"left": "請求書", "right": right, "keys": ["a"]}), ErrorCode::InputInvalid);
+    check_error(
+        "matching.exact_match",
+        json!({"left": left, "right": right, "keys": []}),
+        ErrorCode::InputInvalid,
+    );
+    check_error(
+        "matching.exact_match",
+        json!({"left": "請求書", "right": right, "keys": ["a"]}),
+        ErrorCode::InputInvalid,
+    );
 }
 
 #[test]
@@ -249,13 +282,55 @@ fn bank_reconciliation_clears_exact_fee_short_and_combined_payments() {
         deposit("2025-03-31", 50000, "振込 ﾏﾂﾓﾄｼﾖｳｶｲ"),
     ]);
     let receivables = json!([
-        receivable("AR-1001", "株式会社山田商事", "ヤマダショウジ", 330000, "2025-03-31"),
-        receivable("AR-1002", "有限会社佐藤工業", "サトウコウギョウ", 132000, "2025-03-31"),
-        receivable("AR-1003", "株式会社鈴木製作所", "スズキセイサクショ", 88000, "2025-03-25"),
-        receivable("AR-1004", "株式会社鈴木製作所", "スズキセイサクショ", 44000, "2025-03-31"),
-        receivable("AR-1005", "合同会社田中デザイン", "タナカデザイン", 220000, "2025-03-31"),
-        receivable("AR-1006", "株式会社高橋物流", "タカハシブツリュウ", 550000, "2025-04-30"),
-        receivable("AR-1007", "株式会社伊藤電機", "イトウデンキ", 77000, "2025-03-31"),
+        receivable(
+            "AR-1001",
+            "株式会社山田商事",
+            "ヤマダショウジ",
+            330000,
+            "2025-03-31"
+        ),
+        receivable(
+            "AR-1002",
+            "有限会社佐藤工業",
+            "サトウコウギョウ",
+            132000,
+            "2025-03-31"
+        ),
+        receivable(
+            "AR-1003",
+            "株式会社鈴木製作所",
+            "スズキセイサクショ",
+            88000,
+            "2025-03-25"
+        ),
+        receivable(
+            "AR-1004",
+            "株式会社鈴木製作所",
+            "スズキセイサクショ",
+            44000,
+            "2025-03-31"
+        ),
+        receivable(
+            "AR-1005",
+            "合同会社田中デザイン",
+            "タナカデザイン",
+            220000,
+            "2025-03-31"
+        ),
+        receivable(
+            "AR-1006",
+            "株式会社高橋物流",
+            "タカハシブツリュウ",
+            550000,
+            "2025-04-30"
+        ),
+        receivable(
+            "AR-1007",
+            "株式会社伊藤電機",
+            "イトウデンキ",
+            77000,
+            "2025-03-31"
+        ),
     ]);
     // ｶ)ﾔﾏﾀﾞｼﾖｳｼﾞ = ヤマダショウジ once ｶ) and small kana fold: exact, confidence 1.
     // 佐藤: 132,000 − 131,340 = 660 ≤ 880 → transfer fee, confidence 0.9.
@@ -312,9 +387,7 @@ fn bank_reconciliation_clears_exact_fee_short_and_combined_payments() {
 fn three_way_match_reports_each_exception_kind_with_its_amount() {
     let po = |no: &str, item: &str, q: &str, p: &str, a: &str| json!({"po_no": no, "item": item, "quantity": q, "unit_price": p, "amount": a});
     let rc = |no: &str, item: &str, q: &str, d: &str| json!({"po_no": no, "item": item, "quantity": q, "date": d});
-    let inv = |i: &str, no: &str, item: &str, q: &str, p: &str, a: &str| {
-        json!({"invoice_no": i, "po_no": no, "item": item, "quantity": q, "unit_price": p, "amount": a})
-    };
+    let inv = |i: &str, no: &str, item: &str, q: &str, p: &str, a: &str| json!({"invoice_no": i, "po_no": no, "item": item, "quantity": q, "unit_price": p, "amount": a});
     let orders = json!([
         po("PO-2501", "コピー用紙A4", "50", "2500", "125000"),
         po("PO-2501", "トナーカートリッジ", "10", "8800", "88000"),
@@ -335,13 +408,41 @@ fn three_way_match_reports_each_exception_kind_with_its_amount() {
         rc("PO-2507", "ボールペン", "100", "2025-03-24"),
     ]);
     let invoices = json!([
-        inv("SI-9001", "PO-2501", "コピー用紙A4", "50", "2500", "125,000"),
-        inv("SI-9001", "PO-2501", "トナーカートリッジ", "10", "8850", "88,500"),
+        inv(
+            "SI-9001",
+            "PO-2501",
+            "コピー用紙A4",
+            "50",
+            "2500",
+            "125,000"
+        ),
+        inv(
+            "SI-9001",
+            "PO-2501",
+            "トナーカートリッジ",
+            "10",
+            "8850",
+            "88,500"
+        ),
         inv("SI-9002", "PO-2502", "ノートPC", "3", "148000", "444,000"),
-        inv("SI-9003", "PO-2503", "オフィスチェア", "5", "35000", "175,000"),
+        inv(
+            "SI-9003",
+            "PO-2503",
+            "オフィスチェア",
+            "5",
+            "35000",
+            "175,000"
+        ),
         inv("SI-9004", "PO-2504", "名刺印刷", "2", "5500", "11,000"),
         inv("SI-9005", "PO-2599", "USBメモリ", "10", "1200", "12,000"),
-        inv("SI-9006", "PO-2506", "液晶ディスプレイ", "6", "30000", "180,000"),
+        inv(
+            "SI-9006",
+            "PO-2506",
+            "液晶ディスプレイ",
+            "6",
+            "30000",
+            "180,000"
+        ),
         inv("SI-9007", "PO-2507", "ボールペン", "100", "110", "11,500"),
     ]);
     let dir = tempfile::tempdir().unwrap();
@@ -367,7 +468,14 @@ fn three_way_match_reports_each_exception_kind_with_its_amount() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|e| (e["po_no"].clone(), e["item"].clone(), e["type"].clone(), e["amount"].clone()))
+        .map(|e| {
+            (
+                e["po_no"].clone(),
+                e["item"].clone(),
+                e["type"].clone(),
+                e["amount"].clone(),
+            )
+        })
         .collect();
     let want: Vec<(Json, Json, Json, Json)> = [
         ("PO-2502", "ノートPC", "quantity_mismatch", 148000),
@@ -382,7 +490,10 @@ fn three_way_match_reports_each_exception_kind_with_its_amount() {
     .map(|(a, b, c, d)| (json!(a), json!(b), json!(c), json!(d)))
     .collect();
     assert_eq!(got, want);
-    assert_eq!(out["exceptions"][0]["rows"], json!({"po": orders[2], "receipt": receipts[2], "invoice": invoices[2]}));
+    assert_eq!(
+        out["exceptions"][0]["rows"],
+        json!({"po": orders[2], "receipt": receipts[2], "invoice": invoices[2]})
+    );
     // Differences: 148,000 + 15,000 + 60,000 + 500 = 223,500.
     assert_eq!(
         out["summary"],
@@ -407,7 +518,12 @@ fn three_way_match_reports_each_exception_kind_with_its_amount() {
 
 #[test]
 fn semantic_topk_ranks_by_shared_words_without_an_embedder() {
-    let candidates = json!(["コピー用紙 A4 500枚", "トナーカートリッジ 黒", "ノートパソコン 14インチ", "オフィスチェア メッシュ"]);
+    let candidates = json!([
+        "コピー用紙 A4 500枚",
+        "トナーカートリッジ 黒",
+        "ノートパソコン 14インチ",
+        "オフィスチェア メッシュ"
+    ]);
     check(
         "matching.semantic_topk",
         json!({"queries": ["A4コピー用紙", "黒トナー", "会議室の予約"], "candidates": candidates, "top_k": 1}),

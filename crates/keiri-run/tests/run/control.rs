@@ -7,7 +7,8 @@ use crate::matching::run_block;
 
 fn run(id: &str, inputs: Json) -> Json {
     let dir = tempfile::tempdir().unwrap();
-    run_block(id, dir.path(), inputs.clone()).unwrap_or_else(|e| panic!("{id} failed: {e}\ninputs: {inputs}"))
+    run_block(id, dir.path(), inputs.clone())
+        .unwrap_or_else(|e| panic!("{id} failed: {e}\ninputs: {inputs}"))
 }
 
 fn code(id: &str, inputs: Json) -> ErrorCode {
@@ -19,7 +20,12 @@ fn code(id: &str, inputs: Json) -> ErrorCode {
 }
 
 fn pick(items: &Json, keys: &[&str]) -> Vec<Vec<Json>> {
-    items.as_array().unwrap().iter().map(|i| keys.iter().map(|k| i[*k].clone()).collect()).collect()
+    items
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| keys.iter().map(|k| i[*k].clone()).collect())
+        .collect()
 }
 
 #[test]
@@ -38,16 +44,50 @@ fn data_quality_reports_missing_duplicate_and_out_of_range_values() {
         {"field": "amount", "rule": "range", "min": 0, "severity": "error", "message": "金額がマイナスです"},
         {"field": "登録番号", "rule": "regex", "pattern": "^T\\d{13}$", "severity": "warning"},
     ]);
-    let out = run("control.data_quality", json!({"rows": rows, "rules": rules}));
+    let out = run(
+        "control.data_quality",
+        json!({"rows": rows, "rules": rules}),
+    );
     // The second P-007 is the duplicate; blank po_no is not checked for uniqueness;
     // △20,000 is −20,000 < 0; T123 is not T + 13 digits (a warning keeps the row valid).
     assert_eq!(
-        pick(&out["issues"], &["field", "rule", "severity", "message", "row_index", "value"]),
+        pick(
+            &out["issues"],
+            &["field", "rule", "severity", "message", "row_index", "value"]
+        ),
         vec![
-            vec![json!("po_no"), json!("required"), json!("error"), json!("発注番号がありません"), json!(3), json!("")],
-            vec![json!("po_no"), json!("unique"), json!("error"), json!("発注番号が重複しています"), json!(2), json!("P-007")],
-            vec![json!("amount"), json!("range"), json!("error"), json!("金額がマイナスです"), json!(4), json!("△20,000")],
-            vec![json!("登録番号"), json!("regex"), json!("warning"), json!("登録番号: 形式が合いません / does not match the pattern"), json!(1), json!("T123")],
+            vec![
+                json!("po_no"),
+                json!("required"),
+                json!("error"),
+                json!("発注番号がありません"),
+                json!(3),
+                json!("")
+            ],
+            vec![
+                json!("po_no"),
+                json!("unique"),
+                json!("error"),
+                json!("発注番号が重複しています"),
+                json!(2),
+                json!("P-007")
+            ],
+            vec![
+                json!("amount"),
+                json!("range"),
+                json!("error"),
+                json!("金額がマイナスです"),
+                json!(4),
+                json!("△20,000")
+            ],
+            vec![
+                json!("登録番号"),
+                json!("regex"),
+                json!("warning"),
+                json!("登録番号: 形式が合いません / does not match the pattern"),
+                json!(1),
+                json!("T123")
+            ],
         ]
     );
     assert_eq!(out["valid_rows"], json!([rows[0], rows[1], rows[5]]));
@@ -64,24 +104,105 @@ fn data_quality_reports_missing_duplicate_and_out_of_range_values() {
                          {"field": "区分", "rule": "allowed_values", "values": ["課税", "非課税", "不課税"]},
                          {"field": "n", "rule": "type", "type": "integer", "severity": "info"}]}),
     );
-    assert_eq!(pick(&out["issues"], &["rule", "row_index"]), vec![vec![json!("range"), json!(1)], vec![json!("allowed_values"), json!(1)], vec![json!("type"), json!(1)]]);
-    assert_eq!(code("control.data_quality", json!({"rows": rows, "rules": [{"field": "a", "rule": "regex", "pattern": "("}]})), ErrorCode::InputInvalid);
-    assert_eq!(code("control.data_quality", json!({"rows": rows, "rules": [{"field": "a", "rule": "spell"}]})), ErrorCode::InputInvalid);
+    assert_eq!(
+        pick(&out["issues"], &["rule", "row_index"]),
+        vec![
+            vec![json!("range"), json!(1)],
+            vec![json!("allowed_values"), json!(1)],
+            vec![json!("type"), json!(1)]
+        ]
+    );
+    assert_eq!(
+        code(
+            "control.data_quality",
+            json!({"rows": rows, "rules": [{"field": "a", "rule": "regex", "pattern": "("}]})
+        ),
+        ErrorCode::InputInvalid
+    );
+    assert_eq!(
+        code(
+            "control.data_quality",
+            json!({"rows": rows, "rules": [{"field": "a", "rule": "spell"}]})
+        ),
+        ErrorCode::InputInvalid
+    );
 }
 
 fn journal() -> Json {
-    let line = |v: &str, d: &str, dr: &str, cr: &str, da: &str, ca: &str, desc: &str| {
-        json!({"voucher_no": v, "date": d, "debit_account": dr, "credit_account": cr, "debit_amount": da, "credit_amount": ca, "description": desc})
-    };
+    let line = |v: &str, d: &str, dr: &str, cr: &str, da: &str, ca: &str, desc: &str| json!({"voucher_no": v, "date": d, "debit_account": dr, "credit_account": cr, "debit_amount": da, "credit_amount": ca, "description": desc});
     json!([
-        line("J-0301", "2025-03-03", "旅費交通費", "現金", "3,480", "3,480", "出張交通費 大阪"),
-        line("J-0302", "2025-03-05", "普通預金", "売掛金", "330,000", "330,000", "山田商事 入金"),
-        line("J-0303", "2025-03-10", "水道光熱費", "普通預金", "45,210", "45,210", "電気料金 3月"),
-        line("J-0304", "2025-03-14", "消耗品費", "未払金", "12,000", "12,100", "文具購入"),
-        line("J-0305", "2025-03-16", "通信費", "普通預金", "8,800", "8,800", "インターネット回線"),
-        line("J-0306", "2025-03-20", "広告宣伝費", "未払金", "0", "0", "Web広告（取消）"),
-        line("J-0307", "2025-04-02", "支払手数料", "普通預金", "660", "660", "振込手数料"),
-        line("J-0308", "2025-03-25", "給料手当", "普通預金", "820,000", "820,000", "3月分給与"),
+        line(
+            "J-0301",
+            "2025-03-03",
+            "旅費交通費",
+            "現金",
+            "3,480",
+            "3,480",
+            "出張交通費 大阪"
+        ),
+        line(
+            "J-0302",
+            "2025-03-05",
+            "普通預金",
+            "売掛金",
+            "330,000",
+            "330,000",
+            "山田商事 入金"
+        ),
+        line(
+            "J-0303",
+            "2025-03-10",
+            "水道光熱費",
+            "普通預金",
+            "45,210",
+            "45,210",
+            "電気料金 3月"
+        ),
+        line(
+            "J-0304",
+            "2025-03-14",
+            "消耗品費",
+            "未払金",
+            "12,000",
+            "12,100",
+            "文具購入"
+        ),
+        line(
+            "J-0305",
+            "2025-03-16",
+            "通信費",
+            "普通預金",
+            "8,800",
+            "8,800",
+            "インターネット回線"
+        ),
+        line(
+            "J-0306",
+            "2025-03-20",
+            "広告宣伝費",
+            "未払金",
+            "0",
+            "0",
+            "Web広告（取消）"
+        ),
+        line(
+            "J-0307",
+            "2025-04-02",
+            "支払手数料",
+            "普通預金",
+            "660",
+            "660",
+            "振込手数料"
+        ),
+        line(
+            "J-0308",
+            "2025-03-25",
+            "給料手当",
+            "普通預金",
+            "820,000",
+            "820,000",
+            "3月分給与"
+        ),
     ])
 }
 
@@ -123,27 +244,67 @@ fn journal_check_finds_the_sample_journal_exceptions() {
     );
     assert_eq!(
         pick(&out["issues"], &["check", "severity"]),
-        vec![vec![json!("account_exists"), json!("error")], vec![json!("description"), json!("info")], vec![json!("round_amount"), json!("info")]]
+        vec![
+            vec![json!("account_exists"), json!("error")],
+            vec![json!("description"), json!("info")],
+            vec![json!("round_amount"), json!("info")]
+        ]
     );
     assert_eq!(out["issues"][0]["rows"], json!([two[0]]));
     assert_eq!(out["balanced"], true);
-    assert_eq!(code("control.journal_check", json!({"entries": two, "checks": ["spelling"]})), ErrorCode::InputInvalid);
+    assert_eq!(
+        code(
+            "control.journal_check",
+            json!({"entries": two, "checks": ["spelling"]})
+        ),
+        ErrorCode::InputInvalid
+    );
 }
 
 #[test]
 fn policy_enforce_applies_the_purchasing_rules() {
-    let po = |no: &str, od: &str, dd: &str, amount: u64, req: &str, appr: &str, quotes: &str| {
-        json!({"po_no": no, "order_date": od, "delivery_date": dd, "amount": amount, "requester": req, "approver": appr, "quote_count": quotes})
-    };
+    let po = |no: &str, od: &str, dd: &str, amount: u64, req: &str, appr: &str, quotes: &str| json!({"po_no": no, "order_date": od, "delivery_date": dd, "amount": amount, "requester": req, "approver": appr, "quote_count": quotes});
     let rows = json!([
         po("P-001", "2025/03/01", "2025/03/10", 85000, "佐藤", "", "1"),
-        po("P-002", "2025/03/02", "2025/03/20", 250000, "鈴木", "高橋", "1"),
+        po(
+            "P-002",
+            "2025/03/02",
+            "2025/03/20",
+            250000,
+            "鈴木",
+            "高橋",
+            "1"
+        ),
         po("P-003", "2025/03/03", "2025/03/15", 180000, "田中", "", "1"),
-        po("P-004", "2025/03/05", "2025/03/25", 1500000, "伊藤", "伊藤", "1"),
+        po(
+            "P-004",
+            "2025/03/05",
+            "2025/03/25",
+            1500000,
+            "伊藤",
+            "伊藤",
+            "1"
+        ),
         po("P-005", "2025/03/06", "2025/03/04", 60000, "渡辺", "", "1"),
-        po("P-006", "2025/03/07", "2025/04/07", 2200000, "山本", "高橋", "3"),
+        po(
+            "P-006",
+            "2025/03/07",
+            "2025/04/07",
+            2200000,
+            "山本",
+            "高橋",
+            "3"
+        ),
         po("P-007", "2025/03/10", "2025/03/20", 45000, "中村", "", "1"),
-        po("P-010", "2025/03/14", "2025/03/28", 120000, "吉田", "佐々木", "1"),
+        po(
+            "P-010",
+            "2025/03/14",
+            "2025/03/28",
+            120000,
+            "吉田",
+            "佐々木",
+            "1"
+        ),
     ]);
     let rules = json!([
         {"id": "PO-01", "description": "しきい値以上の発注には承認者が必要", "when": "amount >= 100000", "condition": "not is_empty(approver)", "severity": "error"},
@@ -151,25 +312,66 @@ fn policy_enforce_applies_the_purchasing_rules() {
         {"id": "PO-03", "description": "相見積もりが必要な金額では見積が2件以上必要", "when": "amount >= 1000000", "condition": "quote_count >= 2", "severity": "warning"},
         {"id": "PO-04", "description": "発注日は納期より前", "condition": "order_date <= delivery_date", "severity": "warning"},
     ]);
-    let out = run("control.policy_enforce", json!({"rows": rows, "rules": rules}));
+    let out = run(
+        "control.policy_enforce",
+        json!({"rows": rows, "rules": rules}),
+    );
     assert_eq!(
-        pick(&out["violations"], &["rule_id", "severity", "message", "row_index"]),
+        pick(
+            &out["violations"],
+            &["rule_id", "severity", "message", "row_index"]
+        ),
         vec![
-            vec![json!("PO-01"), json!("error"), json!("しきい値以上の発注には承認者が必要"), json!(2)],
-            vec![json!("PO-02"), json!("error"), json!("発注者と承認者は別の人でなければならない"), json!(3)],
-            vec![json!("PO-03"), json!("warning"), json!("相見積もりが必要な金額では見積が2件以上必要"), json!(3)],
-            vec![json!("PO-04"), json!("warning"), json!("発注日は納期より前"), json!(4)],
+            vec![
+                json!("PO-01"),
+                json!("error"),
+                json!("しきい値以上の発注には承認者が必要"),
+                json!(2)
+            ],
+            vec![
+                json!("PO-02"),
+                json!("error"),
+                json!("発注者と承認者は別の人でなければならない"),
+                json!(3)
+            ],
+            vec![
+                json!("PO-03"),
+                json!("warning"),
+                json!("相見積もりが必要な金額では見積が2件以上必要"),
+                json!(3)
+            ],
+            vec![
+                json!("PO-04"),
+                json!("warning"),
+                json!("発注日は納期より前"),
+                json!(4)
+            ],
         ]
     );
     assert_eq!(out["violations"][0]["row"], rows[2]);
-    assert_eq!(out["passed"], json!([rows[0], rows[1], rows[5], rows[6], rows[7]]));
+    assert_eq!(
+        out["passed"],
+        json!([rows[0], rows[1], rows[5], rows[6], rows[7]])
+    );
     assert_eq!(
         out["summary"],
         json!({"violation_count": 4, "passed_count": 5, "by_rule": {"PO-01": 1, "PO-02": 1, "PO-03": 1, "PO-04": 1},
                "by_severity": {"error": 2, "warning": 2}})
     );
-    assert_eq!(code("control.policy_enforce", json!({"rows": rows, "rules": rules, "stop_on_error": true})), ErrorCode::BlockFailed);
-    assert_eq!(code("control.policy_enforce", json!({"rows": rows, "rules": [{"id": "X", "condition": "amount >="}]})), ErrorCode::InputInvalid);
+    assert_eq!(
+        code(
+            "control.policy_enforce",
+            json!({"rows": rows, "rules": rules, "stop_on_error": true})
+        ),
+        ErrorCode::BlockFailed
+    );
+    assert_eq!(
+        code(
+            "control.policy_enforce",
+            json!({"rows": rows, "rules": [{"id": "X", "condition": "amount >="}]})
+        ),
+        ErrorCode::InputInvalid
+    );
 }
 
 #[test]
@@ -194,16 +396,46 @@ fn variance_check_flags_changes_over_both_thresholds() {
     // 売掛金 +770,000 / 3,850,000 = 0.2; 未払金 +270,000 / 1,180,000 = 0.2288; 広告宣伝費
     // +430,000 / 250,000 = 1.72. 普通預金 is 7.6 % and 旅費交通費 only 35,000.
     assert_eq!(
-        pick(&out["issues"], &["account", "change_amount", "change_rate", "flagged", "severity"]),
+        pick(
+            &out["issues"],
+            &[
+                "account",
+                "change_amount",
+                "change_rate",
+                "flagged",
+                "severity"
+            ]
+        ),
         vec![
-            vec![json!("売掛金"), json!(770000), json!(0.2), json!(true), json!("warning")],
-            vec![json!("未払金"), json!(270000), json!(0.2288), json!(true), json!("warning")],
-            vec![json!("広告宣伝費"), json!(430000), json!(1.72), json!(true), json!("warning")],
+            vec![
+                json!("売掛金"),
+                json!(770000),
+                json!(0.2),
+                json!(true),
+                json!("warning")
+            ],
+            vec![
+                json!("未払金"),
+                json!(270000),
+                json!(0.2288),
+                json!(true),
+                json!("warning")
+            ],
+            vec![
+                json!("広告宣伝費"),
+                json!(430000),
+                json!(1.72),
+                json!(true),
+                json!("warning")
+            ],
         ]
     );
     assert_eq!(out["rows"][1]["flagged"], false);
     assert_eq!(out["rows"][1]["change_rate"], 0.0756);
-    assert_eq!(out["summary"], json!({"row_count": 10, "issue_count": 3, "current_total": 35353000, "comparison_total": 32205000}));
+    assert_eq!(
+        out["summary"],
+        json!({"row_count": 10, "issue_count": 3, "current_total": 35353000, "comparison_total": 32205000})
+    );
 
     // Payroll after an outer join: a new hire has no prior pay, a leaver no current pay.
     let pay = json!([
@@ -218,7 +450,10 @@ fn variance_check_flags_changes_over_both_thresholds() {
     );
     // E003: 100,000 / 285,000 = 0.3509. E007: no base, any change counts. E006: −265,000, −100 %.
     assert_eq!(
-        pick(&out["issues"], &["employee_no", "change_amount", "change_rate"]),
+        pick(
+            &out["issues"],
+            &["employee_no", "change_amount", "change_rate"]
+        ),
         vec![
             vec![json!("E003"), json!(100000), json!(0.3509)],
             vec![json!("E007"), json!(240000), Json::Null],
@@ -226,6 +461,9 @@ fn variance_check_flags_changes_over_both_thresholds() {
         ]
     );
     // With "or" and 1,000 yen, E001's +2,000 counts too.
-    let out = run("control.variance_check", json!({"rows": pay, "threshold_rate": 0.2, "threshold_amount": 1000, "combine": "or"}));
+    let out = run(
+        "control.variance_check",
+        json!({"rows": pay, "threshold_rate": 0.2, "threshold_amount": 1000, "combine": "or"}),
+    );
     assert_eq!(out["summary"]["issue_count"], 4);
 }

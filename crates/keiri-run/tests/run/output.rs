@@ -11,7 +11,8 @@ use serde_json::{Value as Json, json};
 use crate::matching::run_block;
 
 fn run(id: &str, dir: &Path, inputs: Json) -> Json {
-    run_block(id, dir, inputs.clone()).unwrap_or_else(|e| panic!("{id} failed: {e}\ninputs: {inputs}"))
+    run_block(id, dir, inputs.clone())
+        .unwrap_or_else(|e| panic!("{id} failed: {e}\ninputs: {inputs}"))
 }
 
 fn error_code(id: &str, dir: &Path, inputs: Json) -> ErrorCode {
@@ -37,7 +38,11 @@ fn cells(path: &Path, sheet: &str) -> Vec<Vec<Data>> {
 fn zip_text(path: &Path, part: &str) -> String {
     let mut archive = zip::ZipArchive::new(std::fs::File::open(path).unwrap()).unwrap();
     let mut text = String::new();
-    archive.by_name(part).unwrap().read_to_string(&mut text).unwrap();
+    archive
+        .by_name(part)
+        .unwrap()
+        .read_to_string(&mut text)
+        .unwrap();
     text
 }
 
@@ -68,7 +73,10 @@ fn write_table_makes_a_styled_workbook_with_wide_character_widths() {
     assert_eq!(out["row_count"], 2);
     let grid = cells(&path, "レポート");
     assert_eq!(grid[0][0], s("2025年3月 重複請求書"));
-    assert_eq!(grid[2], vec![s("取引先名"), s("金額"), s("請求日"), s("備考")]);
+    assert_eq!(
+        grid[2],
+        vec![s("取引先名"), s("金額"), s("請求日"), s("備考")]
+    );
     assert_eq!(grid[3][0], s("株式会社山田商事"));
     assert_eq!(grid[3][1], Data::Float(110000.0));
     // The ISO date is a real Excel date: serial 45721 is 2025-03-05.
@@ -82,22 +90,42 @@ fn write_table_makes_a_styled_workbook_with_wide_character_widths() {
 
     let sheet = zip_text(&path, "xl/worksheets/sheet1.xml");
     // Header on row 3 frozen: the pane starts at A4.
-    assert!(sheet.contains(r#"topLeftCell="A4""#) && sheet.contains(r#"state="frozen""#), "{sheet}");
+    assert!(
+        sheet.contains(r#"topLeftCell="A4""#) && sheet.contains(r#"state="frozen""#),
+        "{sheet}"
+    );
     // Widths: 株式会社山田商事 is 8 wide characters = 16, + 2 → 18, stored by Excel's rule
     // trunc((18 × 7 + 5) / 7 × 256) / 256 = 18.7109375. 金額: "48400.5" with one separator
     // is 8 + 2 = 10 → 10.7109375. 請求日: 2025-03-05 shows as 2025/03/05, 10 + 2 = 12 → 12.7109375.
-    assert!(sheet.contains(r#"<col min="1" max="1" width="18.7109375""#), "{sheet}");
-    assert!(sheet.contains(r#"<col min="2" max="2" width="10.7109375""#), "{sheet}");
-    assert!(sheet.contains(r#"<col min="3" max="3" width="12.7109375""#), "{sheet}");
+    assert!(
+        sheet.contains(r#"<col min="1" max="1" width="18.7109375""#),
+        "{sheet}"
+    );
+    assert!(
+        sheet.contains(r#"<col min="2" max="2" width="10.7109375""#),
+        "{sheet}"
+    );
+    assert!(
+        sheet.contains(r#"<col min="3" max="3" width="12.7109375""#),
+        "{sheet}"
+    );
     let styles = zip_text(&path, "xl/styles.xml");
-    assert!(styles.contains(r#"formatCode="#,##0""#), "{styles}");
+    assert!(styles.contains(r##"formatCode="#,##0""##), "{styles}");
     assert!(styles.contains(r#"formatCode="yyyy/mm/dd""#), "{styles}");
     assert!(styles.contains("<b/>"), "the header is bold: {styles}");
 
     // A second write keeps the first file and takes the next free name; skip writes nothing.
-    let again = run("excel.write_table", dir.path(), json!({"rows": rows, "out_name": "重複.xlsx"}));
+    let again = run(
+        "excel.write_table",
+        dir.path(),
+        json!({"rows": rows, "out_name": "重複.xlsx"}),
+    );
     assert_eq!(out_path(&again), dir.path().join("out/output/重複_1.xlsx"));
-    let skipped = run("excel.write_table", dir.path(), json!({"rows": rows, "out_name": "重複.xlsx", "on_conflict": "skip"}));
+    let skipped = run(
+        "excel.write_table",
+        dir.path(),
+        json!({"rows": rows, "out_name": "重複.xlsx", "on_conflict": "skip"}),
+    );
     assert_eq!(skipped["out_path"], "");
     assert_eq!(skipped["row_count"], 0);
 }
@@ -107,7 +135,11 @@ fn write_table_adds_a_sheet_to_a_copy_of_a_base_workbook() {
     let dir = tempfile::tempdir().unwrap();
     let base = dir.path().join("月次.xlsx");
     let mut book = rust_xlsxwriter::Workbook::new();
-    book.add_worksheet().set_name("レポート").unwrap().write_string(0, 0, "既存").unwrap();
+    book.add_worksheet()
+        .set_name("レポート")
+        .unwrap()
+        .write_string(0, 0, "既存")
+        .unwrap();
     book.save(&base).unwrap();
     let before = std::fs::read(&base).unwrap();
     let out = run(
@@ -117,12 +149,20 @@ fn write_table_adds_a_sheet_to_a_copy_of_a_base_workbook() {
     );
     assert_eq!(out["sheet_name"], "レポート_2");
     let path = out_path(&out);
-    assert!(path.starts_with(dir.path().join("out")), "{}", path.display());
+    assert!(
+        path.starts_with(dir.path().join("out")),
+        "{}",
+        path.display()
+    );
     let grid = cells(&path, "レポート_2");
     assert_eq!(grid[0], vec![s("科目"), s("残高")]);
     assert_eq!(grid[1], vec![s("現金"), Data::Float(520000.0)]);
     assert_eq!(cells(&path, "レポート")[0][0], s("既存"));
-    assert_eq!(std::fs::read(&base).unwrap(), before, "the base workbook is never modified");
+    assert_eq!(
+        std::fs::read(&base).unwrap(),
+        before,
+        "the base workbook is never modified"
+    );
 }
 
 #[test]
@@ -130,19 +170,45 @@ fn output_paths_stay_inside_the_run_folder_unless_write_is_allowed() {
     let dir = tempfile::tempdir().unwrap();
     for (id, inputs) in [
         ("excel.write_table", json!({"rows": [], "out_dir": "../外"})),
-        ("csv.write", json!({"rows": [], "out_dir": "output/../../外"})),
+        (
+            "csv.write",
+            json!({"rows": [], "out_dir": "output/../../外"}),
+        ),
         ("csv.write", json!({"rows": [], "out_name": "../a.csv"})),
-        ("journal.export", json!({"entries": [], "out_name": "sub/j.csv"})),
-        ("report.markdown", json!({"title": "t", "sections": [], "out_dir": "..", "out_name": "r.md"})),
+        (
+            "journal.export",
+            json!({"entries": [], "out_name": "sub/j.csv"}),
+        ),
+        (
+            "report.markdown",
+            json!({"title": "t", "sections": [], "out_dir": "..", "out_name": "r.md"}),
+        ),
     ] {
-        assert_eq!(error_code(id, dir.path(), inputs.clone()), ErrorCode::InputInvalid, "{id} {inputs}");
+        assert_eq!(
+            error_code(id, dir.path(), inputs.clone()),
+            ErrorCode::InputInvalid,
+            "{id} {inputs}"
+        );
     }
     assert!(!dir.path().join("外").exists());
     // A folder the plan names is a folder inside the node's run folder…
-    let out = run("csv.write", dir.path(), json!({"rows": csv_rows(), "out_dir": "/reports/3月"}));
-    assert_eq!(out_path(&out), dir.path().join("out/reports/3月/output.csv"));
+    let out = run(
+        "csv.write",
+        dir.path(),
+        json!({"rows": csv_rows(), "out_dir": "/reports/3月"}),
+    );
+    assert_eq!(
+        out_path(&out),
+        dir.path().join("out/reports/3月/output.csv")
+    );
     // …until the user allows writing for real (--write): then it is the workspace's.
-    let out = crate::matching::run_block_with("csv.write", dir.path(), json!({"rows": csv_rows(), "out_dir": "出力"}), true).unwrap();
+    let out = crate::matching::run_block_with(
+        "csv.write",
+        dir.path(),
+        json!({"rows": csv_rows(), "out_dir": "出力"}),
+        true,
+    )
+    .unwrap();
     assert_eq!(out_path(&out), dir.path().join("出力/output.csv"));
 }
 
@@ -163,11 +229,19 @@ fn patch_workbook_writes_a_patched_copy_and_reports_the_diff() {
         {"op": "set_value", "sheet": "試算表", "cell": "C2", "value": 480000},
         {"op": "set_formula", "sheet": "試算表", "cell": "D2", "formula": "=B2-C2"},
     ]);
-    let dry = run("excel.patch_workbook", dir.path(), json!({"xlsx_path": "試算表.xlsx", "operations": ops, "dry_run": true}));
+    let dry = run(
+        "excel.patch_workbook",
+        dir.path(),
+        json!({"xlsx_path": "試算表.xlsx", "operations": ops, "dry_run": true}),
+    );
     assert_eq!(dry["out_path"], "");
     assert!(!dir.path().join("out/試算表_patched.xlsx").exists());
 
-    let out = run("excel.patch_workbook", dir.path(), json!({"xlsx_path": "試算表.xlsx", "operations": ops}));
+    let out = run(
+        "excel.patch_workbook",
+        dir.path(),
+        json!({"xlsx_path": "試算表.xlsx", "operations": ops}),
+    );
     assert_eq!(out_path(&out), dir.path().join("out/試算表_patched.xlsx"));
     assert_eq!(
         out["patch_diff"],
@@ -181,21 +255,46 @@ fn patch_workbook_writes_a_patched_copy_and_reports_the_diff() {
     let grid = cells(&out_path(&out), "試算表");
     assert_eq!(grid[0][2], s("前月"));
     assert_eq!(grid[1][2], Data::Float(480000.0));
-    assert_eq!(std::fs::read(&source).unwrap(), before, "the source workbook is never modified");
+    assert_eq!(
+        std::fs::read(&source).unwrap(),
+        before,
+        "the source workbook is never modified"
+    );
     // With --write and no out_dir, the copy goes beside the source (and still never over it).
-    let out = crate::matching::run_block_with("excel.patch_workbook", dir.path(), json!({"xlsx_path": "試算表.xlsx", "operations": ops}), true).unwrap();
+    let out = crate::matching::run_block_with(
+        "excel.patch_workbook",
+        dir.path(),
+        json!({"xlsx_path": "試算表.xlsx", "operations": ops}),
+        true,
+    )
+    .unwrap();
     assert_eq!(out_path(&out), dir.path().join("試算表_patched.xlsx"));
     assert_eq!(std::fs::read(&source).unwrap(), before);
 
-    assert_eq!(error_code("excel.patch_workbook", dir.path(), json!({"xlsx_path": "ない.xlsx", "operations": ops})), ErrorCode::FileNotFound);
     assert_eq!(
-        error_code("excel.patch_workbook", dir.path(), json!({"xlsx_path": "試算表.xlsx", "operations": [{"op": "rename_sheet", "sheet": "x"}]})),
+        error_code(
+            "excel.patch_workbook",
+            dir.path(),
+            json!({"xlsx_path": "ない.xlsx", "operations": ops})
+        ),
+        ErrorCode::FileNotFound
+    );
+    assert_eq!(
+        error_code(
+            "excel.patch_workbook",
+            dir.path(),
+            json!({"xlsx_path": "試算表.xlsx", "operations": [{"op": "rename_sheet", "sheet": "x"}]})
+        ),
         ErrorCode::InputInvalid
     );
     // A sheet that does not exist fails the node and writes nothing.
     let missing = json!([{"op": "set_value", "sheet": "ない", "cell": "A1", "value": 1}]);
     assert_eq!(
-        error_code("excel.patch_workbook", dir.path(), json!({"xlsx_path": "試算表.xlsx", "operations": missing, "out_name": "x.xlsx"})),
+        error_code(
+            "excel.patch_workbook",
+            dir.path(),
+            json!({"xlsx_path": "試算表.xlsx", "operations": missing, "out_name": "x.xlsx"})
+        ),
         ErrorCode::BlockFailed
     );
     assert!(!dir.path().join("out/x.xlsx").exists());
@@ -220,10 +319,18 @@ fn csv_write_encodes_utf8_bom_and_cp932() {
     assert_eq!(&bytes[..3], &[0xEF, 0xBB, 0xBF]);
     assert_eq!(std::str::from_utf8(&bytes[3..]).unwrap(), expected);
 
-    let out = run("csv.write", dir.path(), json!({"rows": csv_rows(), "encoding": "utf-8", "out_name": "u.csv"}));
+    let out = run(
+        "csv.write",
+        dir.path(),
+        json!({"rows": csv_rows(), "encoding": "utf-8", "out_name": "u.csv"}),
+    );
     assert_eq!(std::fs::read(out_path(&out)).unwrap(), expected.as_bytes());
 
-    let out = run("csv.write", dir.path(), json!({"rows": csv_rows(), "encoding": "cp932", "out_name": "s.csv"}));
+    let out = run(
+        "csv.write",
+        dir.path(),
+        json!({"rows": csv_rows(), "encoding": "cp932", "out_name": "s.csv"}),
+    );
     let bytes = std::fs::read(out_path(&out)).unwrap();
     // 旅 is 0x97B7 in Shift_JIS.
     assert_eq!(&bytes[16..18], &[0x97, 0xB7]);
@@ -239,11 +346,15 @@ fn csv_write_encodes_utf8_bom_and_cp932() {
         json!({"rows": [{"店名": "𠮷野家", "担当": "髙橋"}], "encoding": "shift_jis", "out_name": "w.csv",
                "include_header": false, "delimiter": "\t", "columns": ["担当", "店名"]}),
     );
-    let (text, _, _) = encoding_rs::SHIFT_JIS.decode(&std::fs::read(out_path(&out)).unwrap()).to_owned();
+    let bytes = std::fs::read(out_path(&out)).unwrap();
+    let (text, _, _) = encoding_rs::SHIFT_JIS.decode(&bytes);
     assert_eq!(text, "髙橋\t?野家\r\n");
     let warnings = out["warnings"].as_array().unwrap();
     assert_eq!(warnings.len(), 1);
-    assert!(warnings[0].as_str().unwrap().contains("U+20BB7"), "{warnings:?}");
+    assert!(
+        warnings[0].as_str().unwrap().contains("U+20BB7"),
+        "{warnings:?}"
+    );
 }
 
 fn journal_rows() -> Json {
@@ -260,7 +371,11 @@ fn journal_rows() -> Json {
 fn journal_export_writes_generic_and_yayoi_layouts() {
     let dir = tempfile::tempdir().unwrap();
     let mapping = json!({"debit_account": "借方科目"});
-    let out = run("journal.export", dir.path(), json!({"entries": journal_rows(), "field_mapping": mapping}));
+    let out = run(
+        "journal.export",
+        dir.path(),
+        json!({"entries": journal_rows(), "field_mapping": mapping}),
+    );
     assert_eq!(out_path(&out), dir.path().join("out/output/journal.csv"));
     let bytes = std::fs::read(out_path(&out)).unwrap();
     assert_eq!(&bytes[..3], &[0xEF, 0xBB, 0xBF]);
@@ -274,8 +389,13 @@ fn journal_export_writes_generic_and_yayoi_layouts() {
     assert_eq!(out["warnings"], json!([]));
 
     // Yayoi: no header, 25 columns, identifier 2000, CP932, 摘要 cut at 64 half-width columns.
-    let out = run("journal.export", dir.path(), json!({"entries": journal_rows(), "field_mapping": mapping, "format": "yayoi", "out_name": "yayoi.csv"}));
-    let (text, _, bad) = encoding_rs::SHIFT_JIS.decode(&std::fs::read(out_path(&out)).unwrap()).to_owned();
+    let out = run(
+        "journal.export",
+        dir.path(),
+        json!({"entries": journal_rows(), "field_mapping": mapping, "format": "yayoi", "out_name": "yayoi.csv"}),
+    );
+    let bytes = std::fs::read(out_path(&out)).unwrap();
+    let (text, _, bad) = encoding_rs::SHIFT_JIS.decode(&bytes);
     assert!(!bad);
     // "山田商事 入金 3月分 " is 8+1+4+1+5+1 = 20 columns; 請求書番号AR-1001 17 (37), a space
     // (38), 振込手数料なし 14 (52), a space (53), 消込済み 8 (61), a space (62), 担 2 (64): 当 is over.
@@ -286,7 +406,10 @@ fn journal_export_writes_generic_and_yayoi_layouts() {
     );
     let warnings = out["warnings"].as_array().unwrap();
     assert_eq!(warnings.len(), 1);
-    assert!(warnings[0].as_str().unwrap().starts_with("2行目"), "{warnings:?}");
+    assert!(
+        warnings[0].as_str().unwrap().starts_with("2行目"),
+        "{warnings:?}"
+    );
 
     // A line with an amount and no account is reported.
     let out = run(
@@ -296,7 +419,14 @@ fn journal_export_writes_generic_and_yayoi_layouts() {
                "out_name": "j.csv"}),
     );
     assert_eq!(out["warnings"].as_array().unwrap().len(), 1);
-    assert_eq!(error_code("journal.export", dir.path(), json!({"entries": [], "format": "obic"})), ErrorCode::InputInvalid);
+    assert_eq!(
+        error_code(
+            "journal.export",
+            dir.path(),
+            json!({"entries": [], "format": "obic"})
+        ),
+        ErrorCode::InputInvalid
+    );
 }
 
 #[test]
@@ -314,7 +444,11 @@ fn report_markdown_renders_sections_and_saves_only_when_asked() {
                     ## 2. 確認事項\n\n- 仮払金の解消\n- 減価償却費の計上\n\n\
                     ## 3. 未処理\n\n（該当なし / none）\n\n\
                     ## 4. 表の中の区切り\n\n| 摘要 |\n|---|\n| A\\|B 改行 |\n";
-    let out = run("report.markdown", dir.path(), json!({"title": "月次決算チェックリスト", "sections": sections}));
+    let out = run(
+        "report.markdown",
+        dir.path(),
+        json!({"title": "月次決算チェックリスト", "sections": sections}),
+    );
     assert_eq!(out["markdown"], expected);
     assert_eq!(out["out_path"], "");
     let out = run(
@@ -349,10 +483,20 @@ fn report_summary_groups_findings_by_severity_and_rule() {
             {"severity": "warning", "rule_id": "PO-03", "count": 1, "amount": 1500000},
         ])
     );
-    assert_eq!(out["summary"], json!({"total_count": 4, "by_severity": {"error": 3, "warning": 1}, "total_amount": 3430000}));
+    assert_eq!(
+        out["summary"],
+        json!({"total_count": 4, "by_severity": {"error": 3, "warning": 1}, "total_amount": 3430000})
+    );
     let md = out["markdown"].as_str().unwrap();
-    for part in ["# 例外レポート\n", "対象期間 / Period: 2025年3月", "総件数 / Total: 4 件", "金額合計 / Amount: 3430000 円",
-                 "## error / PO-01（2 件）", "（ほか 1 件 / 1 more）", "## warning / PO-03（1 件）"] {
+    for part in [
+        "# 例外レポート\n",
+        "対象期間 / Period: 2025年3月",
+        "総件数 / Total: 4 件",
+        "金額合計 / Amount: 3430000 円",
+        "## error / PO-01（2 件）",
+        "（ほか 1 件 / 1 more）",
+        "## warning / PO-03（1 件）",
+    ] {
         assert!(md.contains(part), "{part:?} missing in\n{md}");
     }
     // Findings without severity or rule_id (duplicate invoices) are grouped by their reason.
@@ -362,7 +506,10 @@ fn report_summary_groups_findings_by_severity_and_rule() {
         json!({"findings": [{"cluster_id": 1, "reason": "exact_duplicate"}, {"cluster_id": 1, "reason": "exact_duplicate"},
                             {"cluster_id": 2, "reason": "similar_invoice_no"}]}),
     );
-    assert_eq!(out["rows"], json!([{"reason": "exact_duplicate", "count": 2}, {"reason": "similar_invoice_no", "count": 1}]));
+    assert_eq!(
+        out["rows"],
+        json!([{"reason": "exact_duplicate", "count": 2}, {"reason": "similar_invoice_no", "count": 1}])
+    );
     assert_eq!(out["summary"], json!({"total_count": 3, "by_severity": {}}));
 }
 
