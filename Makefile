@@ -14,7 +14,7 @@ export CARGO_TERM_COLOR ?= never
 
 .PHONY: help setup setup-system setup-npm setup-models ui build studio test fmt fmt-check lint \
         test-rust test-ui test-e2e test-desktop test-toon bench bench-cold-start clean \
-        package package-smoke embeddings embeddings-check studio-build
+        package package-smoke embeddings embeddings-check studio-build generated
 
 help:
 	@echo "make studio   build and open the desktop window (sets up what is missing)"
@@ -25,6 +25,7 @@ help:
 	@echo "make embeddings  regenerate the bundled catalog embeddings (block_specs/.embeddings)"
 	@echo "make bench-cold-start  desktop cold start + first candidate search (BUILD=release|debug)"
 	@echo "make eval-planner  evaluate the planner on evals/planner_cases.yaml (needs an LLM)"
+	@echo "make generated  rewrite files generated from the Rust sources (ui/src/api/functions.ts)"
 
 ## --- setup: each step installs only what is missing ------------------------------------
 setup: setup-system setup-npm setup-models
@@ -174,3 +175,9 @@ fuzz:
 clean:
 	$(CARGO) clean
 	rm -rf ui/dist node_modules
+
+# Files generated from the Rust sources (today: the UI's function list from keiri-api's one
+# table of functions). A test fails while a checked-in copy is stale.
+.PHONY: generated
+generated:
+	KEIRI_UPDATE_GENERATED=1 $(CARGO) nextest run --workspace -E 'test(the_generated_typescript_is_current)'

@@ -39,6 +39,9 @@ pub struct Context {
     pub config_dir: Option<PathBuf>,
     /// Where API keys are kept: the OS keychain, unless a test injects its own store.
     pub secrets: Arc<dyn SecretStore>,
+    /// The runs in progress in this process, by run id, so `run_cancel` can stop one; shared
+    /// by every clone of the context.
+    pub running: crate::run::Running,
 }
 
 impl Context {
@@ -79,6 +82,7 @@ impl Context {
             trust_arguments: false,
             config_dir: crate::settings::default_config_dir(),
             secrets: crate::settings::default_secret_store(),
+            running: crate::run::Running::default(),
         }
     }
 

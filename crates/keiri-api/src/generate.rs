@@ -169,6 +169,30 @@ pub fn plan_generate_with_progress(
     plan_generate_cancellable(ctx, req, on_progress, &keiri_llm::CancellationToken::new())
 }
 
+/// [`plan_generate_cancellable`] as the API's streaming function: each stage event carries
+/// the time since the call began (`elapsed_ms`), for "skeleton… 3.2 s".
+pub(crate) fn plan_generate_stream(
+    ctx: &Context,
+    req: PlanGenerateRequest,
+    on_event: &mut dyn FnMut(serde_json::Value),
+    cancel: &keiri_llm::CancellationToken,
+) -> Result<PlanGenerateResponse, ApiError> {
+    let started = std::time::Instant::now();
+    plan_generate_cancellable(
+        ctx,
+        req,
+        &mut |p| {
+            let mut event = serde_json::to_value(p).unwrap_or(serde_json::Value::Null);
+            if let serde_json::Value::Object(map) = &mut event {
+                let elapsed = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+                map.insert("elapsed_ms".into(), serde_json::Value::from(elapsed));
+            }
+            on_event(event);
+        },
+        cancel,
+    )
+}
+
 /// [`plan_generate_with_progress`] that stops as soon as `cancel` fires: the model call in
 /// flight is aborted and the result is [`ErrorCode::Cancelled`]. Nothing is written by a
 /// generation, so a cancelled one leaves nothing behind but its event log.

@@ -1,15 +1,14 @@
-//! Running plans: `plan_run`, `run_resume`, `run_get`, `run_list`.
-//!
-//! These are plain Rust functions for now (the `keiri run` CLI uses them). They are not yet in
-//! [`crate::FUNCTIONS`], the dispatcher, Tauri or the TypeScript types: the API surface is
-//! being defined once (issue #14), and these join it there.
+//! Running plans: `plan_run` and `run_resume` (streamed: every `events.jsonl` line is an
+//! event), `run_get`, `run_list`, `run_output` (a node's outputs for a grid) and `run_cancel`.
 //!
 //! A run validates the plan first (`PLAN_INVALID` with the findings), then hands it to
 //! keiri-run. A node that fails is not an API error: the response says `status: failed` and
 //! lists each failed node with its code. Events are passed to the caller's sink as the JSON
 //! lines of `events.jsonl`.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use indexmap::IndexMap;
 use keiri_llm::CancellationToken;
@@ -24,7 +23,7 @@ use crate::{ApiError, Context, ErrorCode, Lang};
 pub type RunEventSink<'a> = &'a (dyn Fn(&Json) + Sync);
 
 /// Start a run.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PlanRunRequest {
     /// The plan file (inside the workspace unless the front-end trusts its arguments).
     #[serde(default)]
@@ -50,6 +49,7 @@ pub struct PlanRunRequest {
     #[serde(default)]
     pub runs_dir: Option<String>,
     #[serde(default)]
+    #[schemars(schema_with = "crate::json::lang_schema")]
     pub lang: Option<Lang>,
 }
 
@@ -147,6 +147,65 @@ pub struct RunSummary {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunListResponse {
     pub runs: Vec<RunSummary>,
+}
+
+/// Stop a run in progress (started by this process: the studio or `keiri serve`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunCancelRequest {
+    pub run_id: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunCancelResponse {
+    /// False when no such run is in progress here (it may have just finished).
+    pub cancelled: bool,
+}
+
+/// Read one node's saved outputs, for a person to look at.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunOutputRequest {
+    pub plan_id: String,
+    pub run_id: String,
+    /// A top-level node id of the plan.
+    pub node: String,
+    /// Rows of each table to send (default 200, at most 1,000).
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunOutputResponse {
+    pub node: String,
+    /// Output alias → `{"kind": "table", "row_count", "columns": [{name, type}], "rows",
+    /// "truncated"}` or `{"kind": "json", "value"}`.
+    pub outputs: IndexMap<String, Json>,
+}
+
+/// The runs in progress in one process, by run id (see [`Context::running`]).
+#[derive(Debug, Clone, Default)]
+pub struct Running(Arc<Mutex<HashMap<String, CancellationToken>>>);
+
+impl Running {
+    fn start(&self, run_id: &str, token: CancellationToken) {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(run_id.to_string(), token);
+    }
+
+    fn finish(&self, run_id: &str) {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(run_id);
+    }
+
+    fn cancel(&self, run_id: &str) -> bool {
+        let running = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        running.get(run_id).map(CancellationToken::cancel).is_some()
+    }
 }
 
 fn runs_dir(ctx: &Context) -> PathBuf {
@@ -307,8 +366,13 @@ fn execute(
         .filter_map(|name| std::env::var(name).ok().map(|v| (name.clone(), v)))
         .collect();
     options.write = write;
+    let run_id = resume
+        .clone()
+        .unwrap_or_else(|| keiri_run::records::new_run_id(now, random));
     options.resume = resume;
-    options.cancel = cancel;
+    options.cancel = cancel.clone();
+    ctx.running.start(&run_id, cancel);
+    let finished = Finished(ctx, run_id);
     let registry = keiri_run::block::Registry::builtins();
     let forward = |event: &keiri_run::Event| {
         if let Ok(json) = serde_json::to_value(event) {
@@ -323,7 +387,9 @@ fn execute(
         &options,
         &forward,
     )
-    .map_err(|e| run_error(&e))?;
+    .map_err(|e| run_error(&e));
+    drop(finished);
+    let outcome = outcome?;
     let run_dir = outcome
         .run_dir
         .strip_prefix(&ctx.workspace)
@@ -351,6 +417,115 @@ fn execute(
                 id: id.clone(),
                 status: snake(s),
             })
+            .collect(),
+    })
+}
+
+/// Takes a run off [`Running`] however `execute` ends.
+struct Finished<'a>(&'a Context, String);
+
+impl Drop for Finished<'_> {
+    fn drop(&mut self) {
+        self.0.running.finish(&self.1);
+    }
+}
+
+/// `write: true` lets blocks write where the plan says; only a front-end whose paths are the
+/// user's own arguments (the CLI) may ask for it.
+fn check_write(ctx: &Context, write: bool) -> Result<(), ApiError> {
+    if write && !ctx.trust_arguments {
+        return Err(ApiError::new(
+            ErrorCode::PathDenied,
+            "write: true is only for `keiri run --write`; here every file a run writes stays in its run directory",
+        ));
+    }
+    Ok(())
+}
+
+/// Runs `f` (a run with a thread-safe sink) on a scoped thread and passes its events to
+/// `on_event` on this one, as they happen.
+fn relay<T: Send>(
+    on_event: &mut dyn FnMut(Json),
+    f: impl FnOnce(RunEventSink<'_>) -> T + Send,
+) -> T {
+    let (tx, rx) = std::sync::mpsc::channel::<Json>();
+    std::thread::scope(|scope| {
+        let worker = scope.spawn(move || {
+            let sink = move |event: &Json| {
+                // The receiver lives until this thread is joined.
+                let _ = tx.send(event.clone());
+            };
+            f(&sink)
+        });
+        for event in rx {
+            on_event(event);
+        }
+        match worker.join() {
+            Ok(out) => out,
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    })
+}
+
+/// [`plan_run`] as the API's streaming function: each `events.jsonl` line is an event.
+pub(crate) fn plan_run_stream(
+    ctx: &Context,
+    req: PlanRunRequest,
+    on_event: &mut dyn FnMut(Json),
+    cancel: &CancellationToken,
+) -> Result<PlanRunResponse, ApiError> {
+    check_write(ctx, req.write)?;
+    let cancel = cancel.clone();
+    relay(on_event, move |sink| plan_run(ctx, req, sink, cancel))
+}
+
+/// [`run_resume`] as the API's streaming function.
+pub(crate) fn run_resume_stream(
+    ctx: &Context,
+    req: RunResumeRequest,
+    on_event: &mut dyn FnMut(Json),
+    cancel: &CancellationToken,
+) -> Result<PlanRunResponse, ApiError> {
+    check_write(ctx, req.write)?;
+    let cancel = cancel.clone();
+    relay(on_event, move |sink| run_resume(ctx, req, sink, cancel))
+}
+
+/// Stops a run this process started; its stream then ends with status `cancelled`.
+pub fn run_cancel(ctx: &Context, req: RunCancelRequest) -> Result<RunCancelResponse, ApiError> {
+    keiri_run::records::check_run_id(&req.run_id).map_err(|e| run_error(&e))?;
+    Ok(RunCancelResponse {
+        cancelled: ctx.running.cancel(&req.run_id),
+    })
+}
+
+/// One node's saved outputs: tables as their first rows with column types, the rest as JSON.
+pub fn run_output(ctx: &Context, req: RunOutputRequest) -> Result<RunOutputResponse, ApiError> {
+    const MAX_ROWS: usize = 1000;
+    let limit = req.limit.unwrap_or(200).min(MAX_ROWS);
+    let dir = keiri_run::RunDir::open(&runs_dir(ctx), &req.plan_id, &req.run_id)
+        .map_err(|e| run_error(&e))?;
+    let state = RunState::load(dir.path()).map_err(|e| run_error(&e))?;
+    if !state.nodes.contains_key(&req.node) {
+        return Err(ApiError::new(
+            ErrorCode::NotFound,
+            format!("run {} has no node {}", req.run_id, req.node),
+        ));
+    }
+    let outputs = match dir.load_outputs(&req.node) {
+        Ok(outputs) => outputs,
+        // A node that failed or was skipped saved nothing.
+        Err(RunError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            keiri_run::block::Outputs::default()
+        }
+        Err(e) => return Err(run_error(&e)),
+    };
+    Ok(RunOutputResponse {
+        node: req.node,
+        outputs: outputs
+            .0
+            .iter()
+            .map(|(k, v)| (k.clone(), keiri_run::records::preview(v, limit)))
             .collect(),
     })
 }
@@ -584,6 +759,126 @@ mod tests {
             .map(|e| &e["resumed"])
             .collect();
         assert_eq!(starts, [&Json::Bool(false), &Json::Bool(true)]);
+    }
+
+    const CSV_PLAN: &str = "id: api_csv
+graph:
+  - {id: read, block: csv.read, in: {path: inputs/請求書.csv}, out: {rows: rows}}
+  - {id: pick, block: transforms.select_columns, in: {rows: \"${read.rows}\", columns: [取引先, 金額]}, out: {rows: picked}}
+";
+
+    fn with_invoices(ws: &Path) {
+        std::fs::create_dir_all(ws.join("inputs")).unwrap();
+        keiri_fs::write_atomic(
+            &ws.join("inputs/請求書.csv"),
+            "請求書番号,取引先,金額\nINV-001,株式会社山田商事,10000\nINV-002,ヤマダ商事,5500\nINV-003,佐藤工業,1200\n".as_bytes(),
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn plan_run_streams_through_the_surface_and_run_output_previews_each_node() {
+        let ws = tempfile::tempdir().unwrap();
+        with_invoices(ws.path());
+        let ctx = ctx(ws.path());
+        let mut events = Vec::new();
+        let res = crate::dispatch_stream(
+            &ctx,
+            "plan_run",
+            serde_json::json!({"yaml": CSV_PLAN}),
+            &mut |e| events.push(e),
+            &CancellationToken::new(),
+        )
+        .unwrap();
+        assert_eq!(res["status"], "finished", "{res:#}");
+        let kinds: Vec<&str> = events.iter().filter_map(|e| e["event"].as_str()).collect();
+        assert_eq!(
+            kinds,
+            [
+                "run_start",
+                "node_start",
+                "node_finish",
+                "node_start",
+                "node_finish",
+                "run_finish"
+            ]
+        );
+        let ids = |node: &str, limit: Option<usize>| serde_json::json!({"plan_id": "api_csv", "run_id": res["run_id"], "node": node, "limit": limit});
+        let out = crate::dispatch(&ctx, "run_output", ids("pick", None)).unwrap();
+        let rows = &out["outputs"]["rows"];
+        assert_eq!(rows["kind"], "table");
+        assert_eq!(rows["row_count"], 3);
+        assert_eq!(rows["truncated"], false);
+        let names: Vec<&str> = rows["columns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|c| c["name"].as_str())
+            .collect();
+        assert_eq!(names, ["取引先", "金額"]);
+        assert_eq!(rows["rows"][1]["取引先"], "ヤマダ商事");
+        // A limit cuts the rows, not the count.
+        let out = crate::dispatch(&ctx, "run_output", ids("read", Some(1))).unwrap();
+        assert_eq!(out["outputs"]["rows"]["rows"].as_array().unwrap().len(), 1);
+        assert_eq!(out["outputs"]["rows"]["row_count"], 3);
+        assert_eq!(out["outputs"]["rows"]["truncated"], true);
+        // A node the plan does not have.
+        let err = crate::dispatch(&ctx, "run_output", ids("nope", None)).unwrap_err();
+        assert_eq!(err.code, ErrorCode::NotFound);
+    }
+
+    #[test]
+    fn write_is_refused_over_the_api_and_allowed_to_the_cli() {
+        let ws = tempfile::tempdir().unwrap();
+        with_invoices(ws.path());
+        let mut ctx = ctx(ws.path());
+        let body = serde_json::json!({"yaml": CSV_PLAN, "write": true});
+        let err = crate::dispatch(&ctx, "plan_run", body.clone()).unwrap_err();
+        assert_eq!(err.code, ErrorCode::PathDenied);
+        assert!(!ws.path().join("runs").exists());
+        ctx.trust_arguments = true;
+        let res = crate::dispatch(&ctx, "plan_run", body).unwrap();
+        assert_eq!(res["status"], "finished");
+    }
+
+    #[test]
+    fn run_cancel_stops_a_run_in_progress() {
+        let ws = tempfile::tempdir().unwrap();
+        with_invoices(ws.path());
+        let ctx = ctx(ws.path());
+        // Reads the file up to 100,000 times: far longer than the cancel takes to arrive.
+        let plan = "id: api_long
+graph:
+  - id: again
+    type: loop
+    while: {condition: {expr: \"${vars.iteration} >= 0\"}, max_iterations: 100000}
+    body: {plan: {id: b, graph: [{id: read, block: csv.read, in: {path: inputs/請求書.csv}, out: {rows: rows}}]}}
+";
+        let mut cancelled = None;
+        let res = crate::dispatch_stream(
+            &ctx,
+            "plan_run",
+            serde_json::json!({"yaml": plan}),
+            &mut |e| {
+                if e["event"] == "run_start" {
+                    let run_id = e["run_id"].as_str().unwrap_or_default().to_string();
+                    cancelled = Some(run_cancel(&ctx, RunCancelRequest { run_id }).unwrap());
+                }
+            },
+            &CancellationToken::new(),
+        )
+        .unwrap();
+        assert_eq!(cancelled.map(|c| c.cancelled), Some(true));
+        assert_eq!(res["status"], "cancelled", "{res:#}");
+        // The run is over: there is nothing left to cancel.
+        let again = run_cancel(
+            &ctx,
+            RunCancelRequest {
+                run_id: res["run_id"].as_str().unwrap().into(),
+            },
+        )
+        .unwrap();
+        assert!(!again.cancelled);
     }
 
     #[test]

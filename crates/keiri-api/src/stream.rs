@@ -1,23 +1,16 @@
 //! Streaming calls: functions that report events while they run (plan generation's stages,
 //! the chat agent's tool calls) and that the caller can cancel.
 //!
-//! [`dispatch_stream`] is to these what [`crate::dispatch`] is to the plain functions: one
+//! [`crate::dispatch_stream`] (defined with the rest of the surface in `surface.rs`) is the one
 //! entry point by name, so `keiri serve` (`POST /api/<name>/stream`, NDJSON) and the desktop
 //! shell (`call_stream` over a Tauri channel) expose the same set. Both transports frame the
 //! output the same way with [`Frame`]: any number of `{"event": …}` lines, then exactly one
 //! `{"result": …}` or `{"error": …}`.
 
-use std::time::Instant;
-
-use keiri_llm::CancellationToken;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::{ApiError, Context, ErrorCode};
-
-/// Names of the functions [`dispatch_stream`] accepts (each is also in [`crate::FUNCTIONS`],
-/// callable without events).
-pub const STREAMING_FUNCTIONS: &[&str] = &["plan_generate", "chat_send"];
+use crate::ApiError;
 
 /// One message of a streamed call, as both transports send it.
 #[derive(Debug, Clone, Serialize)]
@@ -48,80 +41,10 @@ impl Frame {
     }
 }
 
-/// Calls the streaming function `name` with a JSON `body`, passing each event to `on_event`
-/// as it happens, and returns the function's JSON result.
-///
-/// `cancel` stops the call as soon as it can; the result is then [`ErrorCode::Cancelled`].
-/// A name that is not in [`STREAMING_FUNCTIONS`] is [`ErrorCode::NotFound`]; a body that does
-/// not match the request type is [`ErrorCode::InvalidRequest`].
-pub fn dispatch_stream(
-    ctx: &Context,
-    name: &str,
-    body: Value,
-    on_event: &mut dyn FnMut(Value),
-    cancel: &CancellationToken,
-) -> Result<Value, ApiError> {
-    if cancel.is_cancelled() {
-        return Err(ApiError::new(
-            ErrorCode::Cancelled,
-            "the call was cancelled",
-        ));
-    }
-    match name {
-        "plan_generate" => {
-            let req = parse(body)?;
-            let started = Instant::now();
-            let res = crate::plan_generate_cancellable(
-                ctx,
-                req,
-                &mut |p| on_event(progress_event(p, started)),
-                cancel,
-            )?;
-            to_json(res)
-        }
-        "chat_send" => {
-            let req = parse(body)?;
-            to_json(crate::chat_send_stream(ctx, req, on_event, cancel)?)
-        }
-        _ => Err(ApiError::new(
-            ErrorCode::NotFound,
-            format!("unknown streaming function: {name}"),
-        )),
-    }
-}
-
-/// A planner stage event with the time since the call began, for "skeleton… 3.2 s".
-fn progress_event(p: &crate::Progress, started: Instant) -> Value {
-    let mut event = serde_json::to_value(p).unwrap_or(Value::Null);
-    if let Value::Object(map) = &mut event {
-        let elapsed = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        map.insert("elapsed_ms".into(), Value::from(elapsed));
-    }
-    event
-}
-
-fn parse<Req: serde::de::DeserializeOwned>(body: Value) -> Result<Req, ApiError> {
-    let body = if body.is_null() {
-        serde_json::json!({})
-    } else {
-        body
-    };
-    serde_json::from_value(body).map_err(|e| {
-        ApiError::new(
-            ErrorCode::InvalidRequest,
-            format!("invalid request body: {e}"),
-        )
-    })
-}
-
-fn to_json<Res: Serialize>(res: Res) -> Result<Value, ApiError> {
-    serde_json::to_value(res)
-        .map_err(|e| ApiError::new(ErrorCode::Internal, format!("serialising result: {e}")))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{CancellationToken, Context, ErrorCode, dispatch_stream};
 
     fn ctx(dir: &std::path::Path) -> Context {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");

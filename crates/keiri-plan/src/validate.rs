@@ -343,7 +343,21 @@ impl<'a> Validator<'a> {
         {
             let expr_path = format!("{path}/while/condition");
             self.check_expr(&c.expr(), id, &expr_path);
-            refs::scan(&Value::String(c.expr()), &expr_path, &mut found, &mut bad);
+            // The condition sees `${vars.iteration}` and the previous iteration's body
+            // outputs, besides everything outside the loop.
+            let mut cond = Vec::new();
+            refs::scan(&Value::String(c.expr()), &expr_path, &mut cond, &mut bad);
+            let body_nodes: HashSet<&str> = node
+                .body
+                .iter()
+                .flat_map(|b| b.plan.graph.iter())
+                .map(|n| n.id.as_str())
+                .collect();
+            found.extend(cond.into_iter().filter(|r| match &r.target {
+                refs::Target::Var { name, .. } => name != "iteration",
+                refs::Target::Node { node, .. } => !body_nodes.contains(node.as_str()),
+                _ => true,
+            }));
         }
         if let Some(call) = &node.call {
             for (k, v) in &call.inputs {

@@ -319,6 +319,64 @@ pub fn summarize(value: &Value) -> Json {
     }
 }
 
+/// What a person sees of one output: a table (or a list of objects) as its first `limit` rows
+/// with the column names and types and the full row count; any other value as it is.
+///
+/// `{"kind": "table", "row_count", "columns": [{"name", "type"}], "rows": [...], "truncated"}`
+/// or `{"kind": "json", "value"}`.
+pub fn preview(value: &Value, limit: usize) -> Json {
+    match value {
+        Value::Table(df) => {
+            let columns: Vec<Json> = df
+                .columns()
+                .iter()
+                .map(|c| serde_json::json!({"name": c.name().to_string(), "type": c.dtype().to_string()}))
+                .collect();
+            let rows = crate::value::table_to_rows(&df.head(Some(limit))).unwrap_or_default();
+            serde_json::json!({
+                "kind": "table",
+                "row_count": df.height(),
+                "columns": columns,
+                "rows": rows,
+                "truncated": df.height() > limit,
+            })
+        }
+        Value::Json(Json::Array(items))
+            if !items.is_empty() && items.iter().all(Json::is_object) =>
+        {
+            let mut names: Vec<String> = Vec::new();
+            let mut kinds: Vec<&'static str> = Vec::new();
+            for item in items {
+                for (k, v) in item.as_object().into_iter().flatten() {
+                    let ty = keiri_plan::ValueType::of(v).as_str();
+                    match names.iter().position(|n| n == k) {
+                        Some(i) if kinds[i] == "null" => kinds[i] = ty,
+                        Some(i) if kinds[i] != ty && ty != "null" => kinds[i] = "mixed",
+                        Some(_) => {}
+                        None => {
+                            names.push(k.clone());
+                            kinds.push(ty);
+                        }
+                    }
+                }
+            }
+            let columns: Vec<Json> = names
+                .iter()
+                .zip(&kinds)
+                .map(|(n, t)| serde_json::json!({"name": n, "type": t}))
+                .collect();
+            serde_json::json!({
+                "kind": "table",
+                "row_count": items.len(),
+                "columns": columns,
+                "rows": items.iter().take(limit).collect::<Vec<_>>(),
+                "truncated": items.len() > limit,
+            })
+        }
+        Value::Json(other) => serde_json::json!({"kind": "json", "value": other}),
+    }
+}
+
 /// The number of rows of the first table or list among `outputs`.
 pub fn rows(outputs: &Outputs) -> Option<usize> {
     outputs.0.values().find_map(|v| match v {

@@ -106,8 +106,31 @@ fn shipped_studio() -> Studio {
     }
 }
 
-/// Sends `invoke(cmd, body)` as the UI does and returns the JSON result or error.
+/// Calls the keiri-api function `function` the way the UI does: through the one `call`
+/// command, with `request` as its body.
+pub fn call(studio: &Studio, function: &str, request: Value) -> Result<Value, Value> {
+    invoke_command(
+        studio,
+        "call",
+        json!({"function": function, "request": request}),
+    )
+}
+
+/// Sends what the UI sends for `cmd` (`{"request": …}` as `body`): a keiri-api function goes
+/// through the one `call` command, anything else is invoked by its own name.
 pub fn invoke(studio: &Studio, cmd: &str, body: Value) -> Result<Value, Value> {
+    if keiri_api::FUNCTIONS.contains(&cmd) {
+        let mut args = json!({"function": cmd});
+        if let Some(request) = body.get("request") {
+            args["request"] = request.clone();
+        }
+        return invoke_command(studio, "call", args);
+    }
+    invoke_command(studio, cmd, body)
+}
+
+/// Sends `invoke(cmd, body)` to the command `cmd` and returns the JSON result or error.
+pub fn invoke_command(studio: &Studio, cmd: &str, body: Value) -> Result<Value, Value> {
     let request = InvokeRequest {
         cmd: cmd.into(),
         callback: CallbackFn(0),
@@ -209,24 +232,20 @@ fn a_yaml_syntax_error_is_a_finding_not_an_error() {
 #[test]
 fn a_request_of_the_wrong_shape_is_rejected_by_the_command() {
     let studio = studio();
-    // No `request` key at all, and a request missing `yaml`: Tauri refuses to call the command.
-    for body in [
-        json!({}),
-        json!({"request": {"lang": "en"}}),
-        json!({"request": {"yaml": 42}}),
-    ] {
-        let err = invoke(&studio, "plan_validate", body.clone()).unwrap_err();
-        assert!(
-            err.as_str().is_some_and(|m| m.contains("plan_validate")),
-            "{body}: {err}"
-        );
+    // No `request` key at all: Tauri refuses to call the command.
+    let err = invoke_command(&studio, "call", json!({"function": "plan_validate"})).unwrap_err();
+    assert!(err.as_str().is_some_and(|m| m.contains("request")), "{err}");
+    // A request missing `yaml`, or with a `yaml` of the wrong type: the API refuses it.
+    for request in [json!({"lang": "en"}), json!({"yaml": 42})] {
+        let err = call(&studio, "plan_validate", request.clone()).unwrap_err();
+        assert_eq!(err["code"], json!("INVALID_REQUEST"), "{request}: {err}");
     }
 }
 
 #[test]
 fn catalog_list_returns_the_workspace_catalog() {
     let studio = studio();
-    let response = invoke(&studio, "catalog_list", json!({"request": {}})).unwrap();
+    let response = call(&studio, "catalog_list", json!({})).unwrap();
     let ids: Vec<&str> = response["blocks"]
         .as_array()
         .unwrap()
@@ -254,9 +273,9 @@ fn catalog_list_returns_the_workspace_catalog() {
 #[test]
 fn plan_register_saves_under_designs_without_overwriting() {
     let studio = studio();
-    let body = json!({"request": {"yaml": VALID_PLAN, "lang": "ja"}});
-    let first = invoke(&studio, "plan_register", body.clone()).unwrap();
-    let second = invoke(&studio, "plan_register", body).unwrap();
+    let body = json!({"yaml": VALID_PLAN, "lang": "ja"});
+    let first = call(&studio, "plan_register", body.clone()).unwrap();
+    let second = call(&studio, "plan_register", body).unwrap();
     assert_eq!(first["plan_id"], json!("ipc_demo"));
     let designs = studio.workspace.path().join("designs");
     for saved in [&first, &second] {
@@ -277,7 +296,7 @@ fn plan_register_saves_under_designs_without_overwriting() {
 fn plan_register_refuses_an_invalid_plan_with_its_findings() {
     let studio = studio();
     let yaml = VALID_PLAN.replace("block: demo.write", "block: demo.nope");
-    let err = invoke(&studio, "plan_register", json!({"request": {"yaml": yaml}})).unwrap_err();
+    let err = call(&studio, "plan_register", json!({"yaml": yaml})).unwrap_err();
     assert_eq!(err["code"], json!("PLAN_INVALID"), "{err:#}");
     assert!(err["message"].is_string());
     assert_eq!(
@@ -337,7 +356,7 @@ fn the_shipped_config_and_capabilities_let_the_main_window_call_every_command() 
         ("plan_register", json!({"yaml": VALID_PLAN})),
     ];
     for (cmd, request) in calls {
-        let result = invoke(&studio, cmd, json!({ "request": request }));
+        let result = call(&studio, cmd, request);
         assert!(result.is_ok(), "{cmd}: {result:?}");
     }
 }

@@ -1,9 +1,9 @@
-//! Every keiri-api function is a desktop command, and every streaming function streams: a
-//! function added to `keiri_api::FUNCTIONS` without its command fails here.
+//! Every keiri-api function is reachable through the desktop's one `call` command, and every
+//! streaming function streams through `call_stream`.
 
 use serde_json::{Value, json};
 
-use crate::commands::{invoke, studio};
+use crate::commands::{call, invoke_command, studio};
 
 /// Tauri's answer when the arguments do not fit a registered command, as opposed to its
 /// "command … not found" for a name no handler knows.
@@ -16,22 +16,30 @@ fn assert_registered(cmd: &str, err: &Value) {
 }
 
 #[test]
-fn every_api_function_is_a_command_of_the_same_name() {
+fn every_api_function_is_reachable_through_call() {
     let studio = studio();
-    // No `request` key: the command is refused before it runs, so nothing is read or written.
+    // A body no request type accepts: the function is found, then refuses it before it runs,
+    // so nothing is read or written.
     for name in keiri_api::FUNCTIONS {
-        let err = invoke(&studio, name, json!({})).unwrap_err();
-        assert_registered(name, &err);
+        let err = call(&studio, name, json!(42)).unwrap_err();
+        assert_eq!(err["code"], json!("INVALID_REQUEST"), "{name}: {err}");
     }
 }
 
 #[test]
-fn an_unknown_command_is_refused_differently() {
-    // Guards the check above: a name without a handler must not look registered.
+fn an_unknown_function_is_refused_differently() {
+    // Guards the check above: a name the API does not have is NOT_FOUND, and the old
+    // per-function commands are gone.
     let studio = studio();
-    let err = invoke(&studio, "no_such_function", json!({})).unwrap_err();
-    let message = err.as_str().unwrap_or_default();
-    assert!(message.contains("not found"), "{err}");
+    let err = call(&studio, "no_such_function", json!({})).unwrap_err();
+    assert_eq!(err["code"], json!("NOT_FOUND"), "{err}");
+    let err = call(&studio, "documents_import", json!({})).unwrap_err();
+    assert_eq!(err["code"], json!("NOT_FOUND"), "{err}");
+    let err = invoke_command(&studio, "catalog_list", json!({"request": {}})).unwrap_err();
+    assert!(
+        err.as_str().unwrap_or_default().contains("not found"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -53,6 +61,6 @@ fn every_streaming_function_is_reachable_through_call_stream() {
 fn pick_files_is_registered() {
     // Only its arguments are checked here: the dialog itself needs a display.
     let studio = studio();
-    let err = invoke(&studio, "pick_files", json!({"request": {"title": 42}})).unwrap_err();
+    let err = invoke_command(&studio, "pick_files", json!({"request": {"title": 42}})).unwrap_err();
     assert_registered("pick_files", &err);
 }

@@ -1,13 +1,13 @@
 // The one place that knows how a Keiri API function is reached.
 //
 // Inside the desktop shell (Tauri injects `window.__TAURI_INTERNALS__`) a function is a Tauri
-// command called with `invoke(name, { request })`; in a browser served by `keiri serve` it is
+// command: the one `call` command, `invoke('call', { function, request })`; in a browser served by `keiri serve` it is
 // `POST /api/<name>` with the request as the JSON body. Both paths resolve to the response DTO
 // or reject with an `ApiError` carrying the API's stable `code`, so the rest of the UI never
 // knows which transport it runs on and branches on codes, never on message text.
 
 import { Channel, invoke } from '@tauri-apps/api/core';
-import type { ApiFunction } from './types';
+import type { ApiFunction } from './functions';
 
 /**
  * Codes the client itself produces, next to the server's (`PLAN_INVALID`, `NOT_FOUND`, …):
@@ -102,7 +102,7 @@ if (typeof window !== 'undefined' && !isTauri()) browserToken();
 
 async function callTauri<Res>(fn: ApiFunction, request: unknown): Promise<Res> {
   try {
-    return await invoke<Res>(fn, { request });
+    return await invoke<Res>('call', { function: fn, request });
   } catch (err) {
     // A command's `Err(ApiError)` arrives as the serialised object; anything else (a
     // missing command, a deserialisation failure of the arguments) arrives as a string.

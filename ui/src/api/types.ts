@@ -4,26 +4,7 @@
 /** The language the API writes its messages in. */
 export type Lang = 'ja' | 'en';
 
-/** The functions every transport exposes, named like the Tauri commands and HTTP routes. */
-export type ApiFunction =
-  | 'catalog_list'
-  | 'plan_validate'
-  | 'plan_dry_run'
-  | 'plan_register'
-  | 'templates_list'
-  | 'plan_generate'
-  | 'requirements_answer'
-  | 'blocks_retrieve'
-  | 'documents_extract'
-  | 'documents_metrics'
-  | 'documents_upload'
-  | 'settings_get'
-  | 'settings_save'
-  | 'workbook_patch'
-  | 'chat_send'
-  | 'chat_approve'
-  | 'chat_undo'
-  | 'skills_list';
+export type { ApiFunction, StreamingFunction } from './functions';
 
 export interface Port {
   name: string;

@@ -4,6 +4,9 @@
 //! On a terminal each node gets an `indicatif` line (spinner while it runs, then ✓/✗/–);
 //! otherwise one plain line per event on stderr. Exit codes: 0 the run finished, 1 a node
 //! failed (or the run was cancelled, or the plan is invalid), 2 usage or I/O error.
+//!
+//! Ctrl-C (SIGINT) cancels the run: the node in progress is abandoned, `state.json` keeps every
+//! finished node, and `--resume RUN_ID` continues from there. A second Ctrl-C exits at once.
 
 use std::collections::HashMap;
 use std::io::IsTerminal;
@@ -208,6 +211,7 @@ pub fn run(ctx: &Context, args: &Args, json: bool) -> anyhow::Result<ExitCode> {
     let progress = Progress::new();
     let sink = |event: &Value| progress.show(event);
     let cancel = CancellationToken::new();
+    cancel_on_ctrl_c(&cancel);
     let result = match &args.resume {
         None => keiri_api::plan_run(
             ctx,
@@ -246,6 +250,50 @@ pub fn run(ctx: &Context, args: &Args, json: bool) -> anyhow::Result<ExitCode> {
         Ok(res) => report(&res, json),
         Err(err) => print_error(&err, json),
     }
+}
+
+/// Cancels `cancel` at the first Ctrl-C; the second one ends the process with the shell's
+/// usual 130. The handler is in place when this returns (tokio registers the signal at once),
+/// so a Ctrl-C right after the run starts cannot kill the process half-way.
+fn cancel_on_ctrl_c(cancel: &CancellationToken) {
+    let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        // Without it a run still works; it just cannot be interrupted cleanly.
+        return;
+    };
+    #[cfg(unix)]
+    let interrupts = {
+        let _entered = rt.enter();
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()) {
+            Ok(signal) => signal,
+            Err(_) => return,
+        }
+    };
+    let cancel = cancel.clone();
+    let spawned = std::thread::Builder::new()
+        .name("ctrl-c".into())
+        .spawn(move || {
+            rt.block_on(async move {
+                #[cfg(unix)]
+                let mut interrupts = interrupts;
+                #[cfg(unix)]
+                let mut next = async || interrupts.recv().await.is_some();
+                #[cfg(not(unix))]
+                let next = async || tokio::signal::ctrl_c().await.is_ok();
+                if next().await {
+                    eprintln!(
+                        "中断しています… (もう一度 Ctrl-C で即終了) / cancelling… (Ctrl-C again to quit now)"
+                    );
+                    cancel.cancel();
+                }
+                if next().await {
+                    std::process::exit(130);
+                }
+            });
+        });
+    drop(spawned);
 }
 
 fn report(res: &PlanRunResponse, json: bool) -> anyhow::Result<ExitCode> {

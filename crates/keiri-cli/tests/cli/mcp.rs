@@ -29,6 +29,7 @@ const TOOLS: &[&str] = &[
     "validate_plan",
     "retrieve_blocks",
     "dry_run_plan",
+    "run_plan",
 ];
 
 fn keiri_bin() -> PathBuf {
@@ -280,6 +281,56 @@ fn raw_json_rpc_session_speaks_only_protocol_on_stdout() {
     let unknown = server.request(5, "tools/call", json!({"name": "rm_rf", "arguments": {}}));
     assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
 
+    server.finish();
+}
+
+#[test]
+fn run_plan_runs_on_the_workspace_files_and_refuses_to_write_outside_the_run() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(ws.path().join("inputs")).unwrap();
+    put(
+        &ws.path().join("inputs/請求書.csv"),
+        "請求書番号,取引先,金額\nINV-001,山田商事,10000\nINV-002,佐藤工業,1200\n",
+    );
+    let before = std::fs::read(ws.path().join("inputs/請求書.csv")).unwrap();
+    let plan = "id: mcp_run\ngraph:\n  - {id: read, block: csv.read, in: {path: inputs/請求書.csv}, out: {rows: rows}}\n";
+    let mut server = RawServer::start(&server_args(ws.path(), &[]));
+    server.request(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "raw-test", "version": "0"}}),
+    );
+    server.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let call = server.request(
+        2,
+        "tools/call",
+        json!({"name": "run_plan", "arguments": {"yaml": plan}}),
+    );
+    assert_eq!(call["result"]["isError"], false, "{call}");
+    let body = &call["result"]["structuredContent"];
+    assert_eq!(body["status"], "finished", "{call}");
+    assert_eq!(
+        body["nodes"][0],
+        json!({"id": "read", "status": "finished"})
+    );
+    let run_dir = ws.path().join(body["run_dir"].as_str().unwrap());
+    assert!(run_dir.join("outputs/read/rows.arrow").is_file(), "{call}");
+    assert_eq!(
+        std::fs::read(ws.path().join("inputs/請求書.csv")).unwrap(),
+        before
+    );
+
+    let call = server.request(
+        3,
+        "tools/call",
+        json!({"name": "run_plan", "arguments": {"yaml": plan, "write": true}}),
+    );
+    assert_eq!(call["result"]["isError"], true, "{call}");
+    assert_eq!(
+        call["result"]["structuredContent"]["code"], "PATH_DENIED",
+        "{call}"
+    );
     server.finish();
 }
 

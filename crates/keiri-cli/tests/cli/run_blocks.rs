@@ -237,6 +237,48 @@ mod kill {
     }
 
     #[test]
+    fn ctrl_c_cancels_the_run_and_leaves_its_state() {
+        let ws = tempfile::tempdir().unwrap();
+        put(&ws.path().join("data.csv"), "日付,金額\n2024-04-01,100\n");
+        // Reads the file up to 1,000,000 times: only Ctrl-C ends it in time.
+        put(
+            &ws.path().join("plan.yaml"),
+            "id: endless\ngraph:\n  - id: again\n    type: loop\n    while: {condition: {expr: \"${vars.iteration} >= 0\"}, max_iterations: 1000000}\n    body: {plan: {id: b, graph: [{id: read, block: csv.read, in: {path: data.csv}, out: {rows: rows}}]}}\n",
+        );
+        let mut child = keiri_process(ws.path(), &[]).spawn().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let state = loop {
+            if let Some(dir) = run_dirs(ws.path(), "endless").first()
+                && dir.join("events.jsonl").is_file()
+            {
+                break dir.join("state.json");
+            }
+            assert!(Instant::now() < deadline, "the run never started");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let sent = Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("keiri run did not stop after Ctrl-C");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert_eq!(status.code(), Some(1));
+        let state: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&state).unwrap()).unwrap();
+        assert_eq!(state["status"], "cancelled", "{state}");
+    }
+
+    #[test]
     fn sigkill_at_any_moment_leaves_a_resumable_run() {
         let ws = tempfile::tempdir().unwrap();
         let mut data = String::from("日付,摘要,金額\n");

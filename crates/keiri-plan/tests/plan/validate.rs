@@ -403,6 +403,23 @@ fn loops() {
         &plan("graph:\n  - {id: l, type: loop, foreach: {items: [1, 2]}}\n"),
         &["loop.missing_body@l"],
     );
+    // A while condition sees the iteration count and the body's outputs; anything else in
+    // it must still exist.
+    let repeat = |cond: &str| {
+        plan(
+            &LOOP
+                .replace(
+                    "foreach: {input: \"${read.rows}\", var: row}",
+                    &format!("while: {{condition: {{expr: \"{cond}\"}}, max_iterations: 5}}"),
+                )
+                .replace("${vars.row.name}", "x"),
+        )
+    };
+    check(
+        &repeat("${vars.iteration} < 3 and ${llm.results} == null"),
+        &[],
+    );
+    check(&repeat("${vars.nope} < 3"), &["ref.undefined_var@each"]);
     // A body referencing its own loop's output is a cycle.
     check(
         &plan(&LOOP.replace(

@@ -160,6 +160,17 @@ pub fn all() -> Vec<ToolSpec> {
             output_schema: None,
             call: |ctx, args| run(ctx, args, keiri_api::requirements_answer),
         },
+        // A run writes only its own records under runs/ (`write: true` is refused here), and
+        // its result is the run's status, failures and node states.
+        ToolSpec {
+            name: "run_plan",
+            title: "Run a plan",
+            description: RUN_PLAN.to_string(),
+            effect: Effect::Writes,
+            input_schema: schema_for_input::<keiri_api::PlanRunRequest>,
+            output_schema: None,
+            call: |ctx, args| keiri_api::dispatch(ctx, "plan_run", args),
+        },
     ]
 }
 
@@ -308,6 +319,14 @@ on the server (else LLM_NOT_CONFIGURED naming the variables). Returns status (va
 needs_answers | invalid | fallback), yaml, requirements (typed questions: answer them with \
 answers in a new call or with requirements_answer), errors, suggestions, attempts and usage. \
 Nothing is written; the plan is not registered.";
+
+const RUN_PLAN: &str = "\
+Run a Keiri Studio plan (yaml, or plan_path inside the workspace) on the workspace's files: \
+every node executes its builtin block. vars override the plan's vars; inputs maps a name to a \
+file path and sets vars.<name> to it. Input files are only read; every file the run writes \
+goes under runs/<plan_id>/<run_id>/ (write: true is refused). Returns run_id, status \
+(finished | failed | cancelled), failures (node, code, message) and each node's status. \
+PLAN_INVALID with the findings when the plan does not validate.";
 
 const REQUIREMENTS_ANSWER: &str = "\
 Apply answers (by requirement id) to the open questions of a plan's YAML: undefined \

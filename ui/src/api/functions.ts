@@ -1,0 +1,81 @@
+// Generated from crates/keiri-api/src/surface.rs — do not edit; `make generated` rewrites it.
+
+/** The functions every transport exposes (`POST /api/<name>`, the desktop `call` command). */
+export type ApiFunction =
+  | 'catalog_list'
+  | 'plan_validate'
+  | 'plan_dry_run'
+  | 'plan_register'
+  | 'documents_extract'
+  | 'documents_digest'
+  | 'documents_extract_sections'
+  | 'documents_metrics'
+  | 'workbook_patch'
+  | 'blocks_retrieve'
+  | 'blocks_retrieve_eval'
+  | 'llm_status'
+  | 'apply_patch'
+  | 'templates_list'
+  | 'requirements_answer'
+  | 'planner_eval'
+  | 'documents_upload'
+  | 'settings_get'
+  | 'settings_save'
+  | 'chat_approve'
+  | 'chat_undo'
+  | 'skills_list'
+  | 'run_get'
+  | 'run_list'
+  | 'run_cancel'
+  | 'run_output'
+  | 'plan_generate'
+  | 'chat_send'
+  | 'plan_run'
+  | 'run_resume';
+
+/** The functions that also stream events (`POST /api/<name>/stream`, `call_stream`). */
+export type StreamingFunction =
+  | 'plan_generate'
+  | 'chat_send'
+  | 'plan_run'
+  | 'run_resume';
+
+export const FUNCTIONS: readonly ApiFunction[] = [
+  'catalog_list',
+  'plan_validate',
+  'plan_dry_run',
+  'plan_register',
+  'documents_extract',
+  'documents_digest',
+  'documents_extract_sections',
+  'documents_metrics',
+  'workbook_patch',
+  'blocks_retrieve',
+  'blocks_retrieve_eval',
+  'llm_status',
+  'apply_patch',
+  'templates_list',
+  'requirements_answer',
+  'planner_eval',
+  'documents_upload',
+  'settings_get',
+  'settings_save',
+  'chat_approve',
+  'chat_undo',
+  'skills_list',
+  'run_get',
+  'run_list',
+  'run_cancel',
+  'run_output',
+  'plan_generate',
+  'chat_send',
+  'plan_run',
+  'run_resume',
+];
+
+export const STREAMING_FUNCTIONS: readonly StreamingFunction[] = [
+  'plan_generate',
+  'chat_send',
+  'plan_run',
+  'run_resume',
+];
