@@ -76,4 +76,7 @@ pub use upload::{
     DocumentsImportRequest, DocumentsImportResponse, DocumentsUploadRequest,
     DocumentsUploadResponse, ImportedFile, MAX_UPLOAD_BYTES, documents_import, documents_upload,
 };
-pub use workbook::{workbook_patch, xlsx};
+pub use workbook::{
+    MAX_COMPARE_CELLS, WorkbookCompareRequest, WorkbookCompareResponse, workbook_compare,
+    workbook_patch, xlsx,
+};

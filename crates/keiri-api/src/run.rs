@@ -181,6 +181,10 @@ pub struct RunOutputResponse {
     /// Output alias → `{"kind": "table", "row_count", "columns": [{name, type}], "rows",
     /// "truncated"}` or `{"kind": "json", "value"}`.
     pub outputs: IndexMap<String, Json>,
+    /// The workbook the node wrote (its `out_path` output, an .xlsx in the run directory),
+    /// cell by cell: the patch's own diff for `excel.patch_workbook`, every written cell for a
+    /// new workbook. `after` is relative to the workspace.
+    pub workbook: Option<crate::WorkbookCompareResponse>,
 }
 
 /// The runs in progress in one process, by run id (see [`Context::running`]).
@@ -521,6 +525,7 @@ pub fn run_output(ctx: &Context, req: RunOutputRequest) -> Result<RunOutputRespo
         Err(e) => return Err(run_error(&e)),
     };
     Ok(RunOutputResponse {
+        workbook: written_workbook(ctx, &outputs)?,
         node: req.node,
         outputs: outputs
             .0
@@ -528,6 +533,55 @@ pub fn run_output(ctx: &Context, req: RunOutputRequest) -> Result<RunOutputRespo
             .map(|(k, v)| (k.clone(), keiri_run::records::preview(v, limit)))
             .collect(),
     })
+}
+
+/// The workbook a node wrote, as a cell diff (see [`RunOutputResponse::workbook`]).
+fn written_workbook(
+    ctx: &Context,
+    outputs: &keiri_run::block::Outputs,
+) -> Result<Option<crate::WorkbookCompareResponse>, ApiError> {
+    let Some(keiri_run::value::Value::Json(Json::String(out_path))) = outputs.0.get("out_path")
+    else {
+        return Ok(None);
+    };
+    let path = Path::new(out_path);
+    let is_workbook = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("xlsx") || e.eq_ignore_ascii_case("xlsm"));
+    if !is_workbook || !path.is_file() {
+        return Ok(None);
+    }
+    let shown = path
+        .strip_prefix(&ctx.workspace)
+        .unwrap_or(path)
+        .to_string_lossy()
+        .into_owned();
+    let own_diff = match outputs.0.get("patch_diff") {
+        Some(keiri_run::value::Value::Json(diff)) => {
+            serde_json::from_value::<Vec<crate::xlsx::PatchDiffItem>>(diff.clone()).ok()
+        }
+        _ => None,
+    };
+    let (patch_diff, truncated) = match own_diff {
+        Some(diff) => (diff, false),
+        None => {
+            let response = crate::workbook_compare(
+                ctx,
+                crate::WorkbookCompareRequest {
+                    before: None,
+                    after: out_path.clone(),
+                },
+            )?;
+            (response.patch_diff, response.truncated)
+        }
+    };
+    Ok(Some(crate::WorkbookCompareResponse {
+        before: None,
+        after: shown,
+        patch_diff,
+        truncated,
+    }))
 }
 
 /// Validates and runs a plan; events go to `sink` as they happen; `cancel` stops the run.
@@ -825,6 +879,95 @@ graph:
         // A node the plan does not have.
         let err = crate::dispatch(&ctx, "run_output", ids("nope", None)).unwrap_err();
         assert_eq!(err.code, ErrorCode::NotFound);
+    }
+
+    #[test]
+    fn run_output_shows_the_written_workbook_cell_by_cell_and_workbooks_compare() {
+        let ws = tempfile::tempdir().unwrap();
+        with_invoices(ws.path());
+        let ctx = ctx(ws.path());
+        let plan = format!(
+            "{CSV_PLAN}  - {{id: report, block: excel.write_table, in: {{rows: \"${{pick.picked}}\", sheet_name: 請求, out_name: 請求一覧.xlsx}}, out: {{out_path: book}}}}\n"
+        );
+        let run = |plan: &str| {
+            let res = crate::dispatch(&ctx, "plan_run", serde_json::json!({"yaml": plan})).unwrap();
+            assert_eq!(res["status"], "finished", "{res:#}");
+            let out = crate::dispatch(
+                &ctx,
+                "run_output",
+                serde_json::json!({"plan_id": "api_csv", "run_id": res["run_id"], "node": "report"}),
+            )
+            .unwrap();
+            out["workbook"].clone()
+        };
+        let book = run(&plan);
+        let after = book["after"].as_str().unwrap().to_string();
+        assert!(
+            after.starts_with("runs/api_csv/") && after.ends_with("請求一覧.xlsx"),
+            "{after}"
+        );
+        let cells: Vec<(String, Json)> = book["patch_diff"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| {
+                (
+                    format!(
+                        "{}!{}",
+                        d["sheet"].as_str().unwrap(),
+                        d["cell"].as_str().unwrap_or("-")
+                    ),
+                    d["after"]["value"].clone(),
+                )
+            })
+            .collect();
+        // A new workbook: its sheet is added, then every written cell, row by row.
+        assert_eq!(cells[0], ("請求!-".to_string(), Json::from("請求")));
+        assert!(
+            cells.contains(&("請求!A1".to_string(), Json::from("取引先"))),
+            "{cells:?}"
+        );
+        assert!(
+            cells.contains(&("請求!B1".to_string(), Json::from("金額"))),
+            "{cells:?}"
+        );
+        assert!(
+            cells.contains(&("請求!A3".to_string(), Json::from("ヤマダ商事"))),
+            "{cells:?}"
+        );
+        // csv.read keeps every cell as text (normalize_amounts makes numbers of amounts).
+        assert!(
+            cells.contains(&("請求!B4".to_string(), Json::from("1200"))),
+            "{cells:?}"
+        );
+        assert_eq!(book["before"], Json::Null);
+
+        // The same report after one amount changed: exactly that cell differs.
+        keiri_fs::write_atomic(
+            &ws.path().join("inputs/請求書.csv"),
+            "請求書番号,取引先,金額\nINV-001,株式会社山田商事,10000\nINV-002,ヤマダ商事,5500\nINV-003,佐藤工業,1300\n".as_bytes(),
+        )
+        .unwrap();
+        let second = run(&plan);
+        let diff = crate::dispatch(
+            &ctx,
+            "workbook_compare",
+            serde_json::json!({"before": after, "after": second["after"]}),
+        )
+        .unwrap();
+        let changed = diff["patch_diff"].as_array().unwrap();
+        assert_eq!(changed.len(), 1, "{diff:#}");
+        assert_eq!(changed[0]["cell"], "B4");
+        assert_eq!(changed[0]["before"]["value"], "1200");
+        assert_eq!(changed[0]["after"]["value"], "1300");
+        // Outside the workspace is refused like every other path.
+        let err = crate::dispatch(
+            &ctx,
+            "workbook_compare",
+            serde_json::json!({"after": "/etc/hostname"}),
+        )
+        .unwrap_err();
+        assert_eq!(err.code, ErrorCode::PathDenied);
     }
 
     #[test]

@@ -122,6 +122,7 @@ surface! {
         documents_extract_sections(crate::docs::SectionsRequest) -> crate::docs::Output<crate::docs::SectionsResponse> = crate::documents_extract_sections;
         documents_metrics(crate::docs::MetricsRequest) -> crate::docs::Output<crate::docs::MetricsResponse> = crate::documents_metrics;
         workbook_patch(crate::xlsx::PatchRequest) -> crate::xlsx::PatchResponse = crate::workbook_patch;
+        workbook_compare(crate::WorkbookCompareRequest) -> crate::WorkbookCompareResponse = crate::workbook_compare;
         blocks_retrieve(crate::retrieval::RetrieveRequest) -> crate::retrieval::RetrieveResponse = crate::blocks_retrieve;
         blocks_retrieve_eval(crate::retrieval::RetrieveEvalRequest) -> crate::retrieval::EvalReport = crate::blocks_retrieve_eval;
         llm_status(crate::LlmStatusRequest) -> crate::LlmStatusResponse = crate::llm_status;

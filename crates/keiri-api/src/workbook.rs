@@ -46,6 +46,160 @@ pub fn workbook_patch(ctx: &Context, req: PatchRequest) -> Result<PatchResponse,
     keiri_xlsx::patch(&req, &env).map_err(api_error)
 }
 
+/// Compare two workbooks cell by cell (or list every cell of a new one).
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkbookCompareRequest {
+    /// The workbook as it was; left out for a workbook that did not exist.
+    #[serde(default)]
+    pub before: Option<String>,
+    /// The workbook as it is now.
+    pub after: String,
+}
+
+/// The cells that differ, in the shape of a patch's diff (`set_value` per changed cell,
+/// `add_sheet`/`delete_sheet` per sheet), so the UI shows it in the same before/after grid.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct WorkbookCompareResponse {
+    pub before: Option<String>,
+    pub after: String,
+    pub patch_diff: Vec<xlsx::PatchDiffItem>,
+    /// A workbook had more cells than are compared ([`MAX_COMPARE_CELLS`]).
+    pub truncated: bool,
+}
+
+/// Cells read from each workbook of a comparison.
+pub const MAX_COMPARE_CELLS: usize = 200_000;
+
+/// Reads a workbook's cells for a comparison.
+fn cells(path: &std::path::Path) -> Result<keiri_docs::WorkbookCells, ApiError> {
+    let bytes = std::fs::read(path).map_err(|e| {
+        let code = if e.kind() == std::io::ErrorKind::NotFound {
+            ErrorCode::NotFound
+        } else {
+            ErrorCode::IoError
+        };
+        ApiError::new(code, format!("reading {}: {e}", path.display()))
+    })?;
+    keiri_docs::workbook_cells(&bytes, MAX_COMPARE_CELLS)
+        .map_err(|e| ApiError::new(ErrorCode::WorkbookUnreadable, e.to_string()))
+}
+
+fn patch_value(value: &keiri_docs::CellData) -> xlsx::PatchValue {
+    let value = match value {
+        keiri_docs::CellData::Int(i) => xlsx::CellValue::Int(*i),
+        keiri_docs::CellData::Float(f) => xlsx::CellValue::Float(*f),
+        keiri_docs::CellData::Bool(b) => xlsx::CellValue::Bool(*b),
+        keiri_docs::CellData::Text(t) => xlsx::CellValue::Text(t.clone()),
+    };
+    xlsx::PatchValue {
+        kind: xlsx::ValueKind::Value,
+        value: Some(value),
+    }
+}
+
+fn sheet_value(name: &str) -> Option<xlsx::PatchValue> {
+    Some(xlsx::PatchValue {
+        kind: xlsx::ValueKind::Sheet,
+        value: Some(xlsx::CellValue::Text(name.to_string())),
+    })
+}
+
+/// The cell-level difference between two workbooks' cells; `before: None` is a new workbook.
+pub(crate) fn compare_cells(
+    before: Option<&keiri_docs::WorkbookCells>,
+    after: &keiri_docs::WorkbookCells,
+) -> Vec<xlsx::PatchDiffItem> {
+    use std::collections::BTreeMap;
+    let empty = keiri_docs::WorkbookCells::default();
+    let before_book = before.unwrap_or(&empty);
+    let item = |op, sheet: &str, cell: Option<String>, before, after| xlsx::PatchDiffItem {
+        op,
+        op_index: 0,
+        sheet: sheet.to_string(),
+        cell,
+        before,
+        after,
+        status: xlsx::DiffStatus::Applied,
+    };
+    let mut diff = Vec::new();
+    for (name, _) in &before_book.sheets {
+        if !after.sheets.iter().any(|(n, _)| n == name) {
+            diff.push(item(
+                xlsx::OpKind::DeleteSheet,
+                name,
+                None,
+                sheet_value(name),
+                None,
+            ));
+        }
+    }
+    for (name, cells) in &after.sheets {
+        let old = before_book.sheets.iter().find(|(n, _)| n == name);
+        if old.is_none() {
+            diff.push(item(
+                xlsx::OpKind::AddSheet,
+                name,
+                None,
+                None,
+                sheet_value(name),
+            ));
+        }
+        // Row-major order, so the grid and any list read top to bottom.
+        let mut by_cell: BTreeMap<
+            (u32, u32),
+            (Option<&keiri_docs::CellData>, Option<&keiri_docs::CellData>),
+        > = BTreeMap::new();
+        for (r, c, v) in old.map(|(_, cells)| cells.as_slice()).unwrap_or_default() {
+            by_cell.entry((*r, *c)).or_default().0 = Some(v);
+        }
+        for (r, c, v) in cells {
+            by_cell.entry((*r, *c)).or_default().1 = Some(v);
+        }
+        for ((r, c), (was, now)) in by_cell {
+            if was == now {
+                continue;
+            }
+            let a1 = format!("{}{}", keiri_xlsx::column_name(c + 1), r + 1);
+            diff.push(item(
+                xlsx::OpKind::SetValue,
+                name,
+                Some(a1),
+                was.map(patch_value),
+                now.map(patch_value),
+            ));
+        }
+    }
+    diff
+}
+
+/// Compares two workbooks inside the allowed roots cell by cell (values; formulas by the values
+/// their writer cached).
+pub fn workbook_compare(
+    ctx: &Context,
+    req: WorkbookCompareRequest,
+) -> Result<WorkbookCompareResponse, ApiError> {
+    let policy = ctx.path_policy();
+    let resolve = |raw: &str| {
+        policy
+            .resolve_existing(raw)
+            .map_err(|e| ApiError::new(ErrorCode::from_lower(e.code()), e.to_string()))
+    };
+    let after_path = resolve(&req.after)?;
+    let before = match &req.before {
+        Some(raw) => Some(cells(&resolve(raw)?)?),
+        None => None,
+    };
+    let after = cells(&after_path)?;
+    let truncated = after.truncated || before.as_ref().is_some_and(|b| b.truncated);
+    Ok(WorkbookCompareResponse {
+        patch_diff: compare_cells(before.as_ref(), &after),
+        before: req.before,
+        after: req.after,
+        truncated,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -109,6 +109,68 @@ pub(crate) fn extract(bytes: &[u8], opts: &SheetOptions<'_>) -> Result<SheetText
     }
 }
 
+/// One cell's value as a workbook holds it (for comparing two workbooks cell by cell).
+#[derive(Debug, Clone, PartialEq)]
+pub enum CellData {
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    /// Text, and dates, durations and errors as text (dates as `YYYY-MM-DD`).
+    Text(String),
+}
+
+/// Every worksheet's non-empty cells: `(sheet name, [(row, col, value)])`, rows and columns
+/// 0-based, in the order the sheet stores them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WorkbookCells {
+    pub sheets: Vec<(String, Vec<(u32, u32, CellData)>)>,
+    /// More than `max_cells` cells: the rest were not read.
+    pub truncated: bool,
+}
+
+/// Reads the cell values of every worksheet of the workbook in `bytes`, at most `max_cells`
+/// in all, through the same zip and part bounds as the text extraction. Formulas are read as
+/// the values their writer cached.
+pub fn workbook_cells(bytes: &[u8], max_cells: usize) -> Result<WorkbookCells> {
+    crate::guard::parse(FORMAT, || {
+        let mut workbook = open(bytes)?;
+        let is_1904 = workbook.has_1904_epoch();
+        let mut out = WorkbookCells::default();
+        let mut count = 0usize;
+        for name in workbook.sheet_names() {
+            let mut reader = match workbook.worksheet_cells_reader(&name) {
+                Ok(reader) => reader,
+                Err(XlsxError::NotAWorksheet(_)) => continue,
+                Err(e) => return Err(xlsx_error(e)),
+            };
+            let mut cells = Vec::new();
+            while let Some(cell) = reader.next_cell().map_err(xlsx_error)? {
+                let (row, col) = cell.get_position();
+                let value = match cell.get_value() {
+                    DataRef::Int(i) => CellData::Int(*i),
+                    DataRef::Float(f) => CellData::Float(*f),
+                    DataRef::Bool(b) => CellData::Bool(*b),
+                    other => match format_value(other, is_1904) {
+                        Some(text) => CellData::Text(text),
+                        None => continue,
+                    },
+                };
+                if count >= max_cells {
+                    out.truncated = true;
+                    break;
+                }
+                count += 1;
+                cells.push((row, col, value));
+            }
+            out.sheets.push((name, cells));
+            if out.truncated {
+                break;
+            }
+        }
+        Ok(out)
+    })
+}
+
 fn resolve_sheet(names: &[String], wanted: &str) -> Result<String> {
     if let Some(name) = names.iter().find(|n| n.as_str() == wanted) {
         return Ok(name.clone());

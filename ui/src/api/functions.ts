@@ -11,6 +11,7 @@ export type ApiFunction =
   | 'documents_extract_sections'
   | 'documents_metrics'
   | 'workbook_patch'
+  | 'workbook_compare'
   | 'blocks_retrieve'
   | 'blocks_retrieve_eval'
   | 'llm_status'
@@ -50,6 +51,7 @@ export const FUNCTIONS: readonly ApiFunction[] = [
   'documents_extract_sections',
   'documents_metrics',
   'workbook_patch',
+  'workbook_compare',
   'blocks_retrieve',
   'blocks_retrieve_eval',
   'llm_status',
