@@ -105,6 +105,12 @@ fn sheet_value(name: &str) -> Option<xlsx::PatchValue> {
     })
 }
 
+/// A cell's value before and after (`None`: empty).
+type BeforeAfter<'a> = (
+    Option<&'a keiri_docs::CellData>,
+    Option<&'a keiri_docs::CellData>,
+);
+
 /// The cell-level difference between two workbooks' cells; `before: None` is a new workbook.
 pub(crate) fn compare_cells(
     before: Option<&keiri_docs::WorkbookCells>,
@@ -146,10 +152,7 @@ pub(crate) fn compare_cells(
             ));
         }
         // Row-major order, so the grid and any list read top to bottom.
-        let mut by_cell: BTreeMap<
-            (u32, u32),
-            (Option<&keiri_docs::CellData>, Option<&keiri_docs::CellData>),
-        > = BTreeMap::new();
+        let mut by_cell: BTreeMap<(u32, u32), BeforeAfter<'_>> = BTreeMap::new();
         for (r, c, v) in old.map(|(_, cells)| cells.as_slice()).unwrap_or_default() {
             by_cell.entry((*r, *c)).or_default().0 = Some(v);
         }

@@ -76,4 +76,4 @@ pub use model::*;
 pub use output::to_toon;
 pub use sections::{extract_sections, reading_options};
 pub use text::{DecodedText, decode as decode_text};
-pub use xlsx::{CellData, WorkbookCells, workbook_cells};
+pub use xlsx::{CellData, SheetCells, WorkbookCells, workbook_cells};

@@ -119,11 +119,14 @@ pub enum CellData {
     Text(String),
 }
 
-/// Every worksheet's non-empty cells: `(sheet name, [(row, col, value)])`, rows and columns
+/// One worksheet's non-empty cells: its name and `(row, col, value)`, rows and columns
 /// 0-based, in the order the sheet stores them.
+pub type SheetCells = (String, Vec<(u32, u32, CellData)>);
+
+/// Every worksheet's non-empty cells.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct WorkbookCells {
-    pub sheets: Vec<(String, Vec<(u32, u32, CellData)>)>,
+    pub sheets: Vec<SheetCells>,
     /// More than `max_cells` cells: the rest were not read.
     pub truncated: bool,
 }
