@@ -33,6 +33,7 @@ import { CandidatesPanel, type CandidatesState } from './components/CandidatesPa
 import { ChatPanel } from './components/ChatPanel';
 import { CatalogPanel, type CatalogState } from './components/CatalogPanel';
 import { DryRunPanel } from './components/DryRunPanel';
+import { SampleRunPanel } from './components/SampleRunPanel';
 import { FindingsPanel, type FindingsState } from './components/FindingsPanel';
 import { GeneratePanel, type GenerateOutcome } from './components/GeneratePanel';
 import {
@@ -51,6 +52,8 @@ import { baseName, errorFor, toBase64, type DocumentEntry } from './documents';
 import { EMPTY_PROGRESS, addProgress, finishProgress, readProgress, type ProgressState } from './generation';
 import { LANGS, errorText, initialLang, messageParts, t, type MessageKey } from './i18n';
 import { planIdOf, targetFileName } from './register';
+import { parsePlanGraph } from './graph';
+import { runStates, useSampleRun } from './sampleRun';
 import { SAMPLE_PLAN } from './samplePlan';
 import { isMac, shortcutFor, shortcutLabel, type ShortcutAction } from './shortcuts';
 
@@ -69,7 +72,7 @@ type Notice =
   | { kind: 'error'; code: string; message: string };
 type LeftTab = 'candidates' | 'catalog';
 type CenterView = 'editor' | 'graph';
-type RightTab = 'questions' | 'findings' | 'missing' | 'attempts' | 'dryrun';
+type RightTab = 'questions' | 'findings' | 'missing' | 'attempts' | 'dryrun' | 'run';
 
 function asApiError(err: unknown): ApiError {
   return err instanceof ApiError ? err : new ApiError('INTERNAL', String(err));
@@ -179,6 +182,7 @@ export function App() {
   const [leftTab, setLeftTab] = useState<LeftTab>('catalog');
   const [centerView, setCenterView] = useState<CenterView>('editor');
   const [rightTab, setRightTab] = useState<RightTab>('findings');
+  const sampleRun = useSampleRun();
   const [selectedNode, setSelectedNode] = useState<string | null>(null);
   const [settingsOpen, setSettingsOpen] = useState(false);
 
@@ -636,7 +640,13 @@ export function App() {
     { id: 'missing', label: t(lang, 'right.missing'), count: null },
     { id: 'attempts', label: t(lang, 'right.attempts'), count: attempts.length || null },
     { id: 'dryrun', label: t(lang, 'right.dryrun'), count: null },
+    { id: 'run', label: t(lang, 'right.run'), count: null },
   ];
+  const startSampleRun = () => {
+    const parsed = parsePlanGraph(text);
+    const topLevel = parsed.ok ? parsed.graph.nodes.filter((n) => n.parent === null && n.id !== '').map((n) => n.id) : [];
+    void sampleRun.start(text, topLevel, lang);
+  };
 
   return (
     <div className="app">
@@ -853,7 +863,15 @@ export function App() {
           </div>
           {centerView === 'graph' ? (
             <div className="graph-frame" data-testid="graph-frame" data-selected-node={selectedNode ?? ''}>
-              <GraphView lang={lang} yaml={text} findings={findings} blocks={blocks} selectedNodeId={selectedNode} onSelectNode={selectNode} />
+              <GraphView
+                lang={lang}
+                yaml={text}
+                findings={findings}
+                blocks={blocks}
+                selectedNodeId={selectedNode}
+                onSelectNode={selectNode}
+                runStates={sampleRun.run.status !== 'idle' && sampleRun.run.yaml === text ? runStates(sampleRun.run) : undefined}
+              />
             </div>
           ) : null}
         </section>
@@ -926,6 +944,20 @@ export function App() {
             ) : null}
             {rightTab === 'dryrun' ? (
               <DryRunPanel lang={lang} yaml={text} />
+            ) : null}
+            {rightTab === 'run' ? (
+              <SampleRunPanel
+                lang={lang}
+                yaml={text}
+                run={sampleRun.run}
+                canStart={text.trim() !== ''}
+                onStart={startSampleRun}
+                onCancel={() => void sampleRun.cancel()}
+                onOpenNode={(id) => {
+                  setCenterView('editor');
+                  selectNode(id);
+                }}
+              />
             ) : null}
           </div>
         </aside>

@@ -168,3 +168,37 @@ export function chatUndo(request: ChatUndoRequest): Promise<ChatUndoResponse> {
 export function skillsList(request: SkillsListRequest = {}): Promise<SkillsListResponse> {
   return call<SkillsListResponse>('skills_list', request);
 }
+
+// --- runs ----------------------------------------------------------------------------------
+
+import type {
+  PlanRunRequest,
+  PlanRunResponse,
+  RunCancelRequest,
+  RunCancelResponse,
+  RunEvent,
+  RunOutputRequest,
+  RunOutputResponse,
+} from './types';
+
+export interface PlanRunOptions {
+  /** Each run event as it happens (`events.jsonl` lines). */
+  onEvent?: (event: RunEvent) => void;
+  /** Aborting stops the stream; use `runCancel` to stop the run itself. */
+  signal?: AbortSignal;
+}
+
+/** Runs a plan on the workspace's files; every file it writes stays in its run directory. */
+export function planRun(request: PlanRunRequest, options: PlanRunOptions = {}): Promise<PlanRunResponse> {
+  return callStream<PlanRunResponse>('plan_run', request, (event) => options.onEvent?.(event as RunEvent), options.signal);
+}
+
+/** One node's saved outputs (tables as their first rows) and the workbook it wrote. */
+export function runOutput(request: RunOutputRequest): Promise<RunOutputResponse> {
+  return call<RunOutputResponse>('run_output', request);
+}
+
+/** Stops a run in progress; it then finishes with status `cancelled`. */
+export function runCancel(request: RunCancelRequest): Promise<RunCancelResponse> {
+  return call<RunCancelResponse>('run_cancel', request);
+}

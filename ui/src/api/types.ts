@@ -643,3 +643,90 @@ export interface SkillsListResponse {
   skills: SkillSummary[];
   issues: { file: string; line?: number; message: string }[];
 }
+
+// --- runs (crates/keiri-api/src/run.rs) ---------------------------------------------------
+
+/** Start a run of a plan (`plan_run`, streamed). Every file the run writes stays in its run directory. */
+export interface PlanRunRequest {
+  yaml?: string;
+  plan_path?: string;
+  vars?: Record<string, unknown>;
+  /** `NAME → path`: sets `vars.NAME` to the file's path. */
+  inputs?: Record<string, string>;
+  allow_env?: string[];
+  lang?: Lang;
+}
+
+export type RunStatus = 'finished' | 'failed' | 'cancelled';
+
+export interface RunFailure {
+  node: string;
+  code: string;
+  message: string;
+}
+
+export interface RunNodeStatus {
+  id: string;
+  /** `finished`, `failed` or `skipped`. */
+  status: string;
+}
+
+export interface PlanRunResponse {
+  run_id: string;
+  plan_id: string;
+  /** The run directory, relative to the workspace. */
+  run_dir: string;
+  status: RunStatus;
+  failures: RunFailure[];
+  nodes: RunNodeStatus[];
+}
+
+/** One line of the run's `events.jsonl`, as `plan_run` streams it. */
+export type RunEvent =
+  | { event: 'run_start'; run_id: string; plan_id: string; started_at: string; resumed: boolean }
+  | { event: 'node_start'; node: string; attempt: number }
+  | { event: 'node_finish'; node: string; duration_ms: number; rows: number | null; outputs: Record<string, unknown> }
+  | { event: 'node_error'; node: string; code: string; message_ja: string; message_en: string; attempt: number; retrying: boolean }
+  | { event: 'node_skipped'; node: string; reason: string }
+  | { event: 'node_reused'; node: string }
+  | { event: 'run_finish'; status: RunStatus; duration_ms: number; failed: string[] };
+
+export interface RunOutputRequest {
+  plan_id: string;
+  run_id: string;
+  node: string;
+  /** Rows of each table (default 200, at most 1,000). */
+  limit?: number;
+}
+
+export interface OutputColumn {
+  name: string;
+  /** The table's column type (`str`, `f64`, …) or the JSON type of a list's values. */
+  type: string;
+}
+
+export type OutputPreview =
+  | { kind: 'table'; row_count: number; columns: OutputColumn[]; rows: Record<string, unknown>[]; truncated: boolean }
+  | { kind: 'json'; value: unknown };
+
+export interface WorkbookCompareResponse {
+  before: string | null;
+  after: string;
+  patch_diff: PatchDiffItem[];
+  truncated: boolean;
+}
+
+export interface RunOutputResponse {
+  node: string;
+  outputs: Record<string, OutputPreview>;
+  /** The workbook the node wrote, cell by cell. */
+  workbook: WorkbookCompareResponse | null;
+}
+
+export interface RunCancelRequest {
+  run_id: string;
+}
+
+export interface RunCancelResponse {
+  cancelled: boolean;
+}

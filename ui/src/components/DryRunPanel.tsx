@@ -366,7 +366,7 @@ function cellTitle(lang: Lang, cell: GridCell): string {
   });
 }
 
-function SheetGridView({ lang, grid }: { lang: Lang; grid: SheetGrid }) {
+export function SheetGridView({ lang, grid }: { lang: Lang; grid: SheetGrid }) {
   const changed = [...grid.cells.values(), ...grid.overflow].filter((c) => c.change !== 'unchanged' && c.change !== 'skipped').length;
   return (
     <div className="workbook-sheet" data-testid="workbook-sheet" data-sheet={grid.sheet} data-sheet-change={grid.sheetChange ?? ''}>

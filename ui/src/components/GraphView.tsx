@@ -30,7 +30,8 @@ import {
   type NodeFindings,
   type PlanGraph,
 } from '../graph';
-import { categoryLabel, t } from '../i18n';
+import { categoryLabel, t, type MessageKey } from '../i18n';
+import type { NodeRunState } from '../sampleRun';
 
 interface Props {
   lang: Lang;
@@ -41,6 +42,8 @@ interface Props {
   onSelectNode(id: string): void;
   /** The catalog, when known: colours by catalog category instead of the id's prefix. */
   blocks?: readonly BlockSummary[];
+  /** A sample run's state of each top-level node, by node id, while it matches this text. */
+  runStates?: ReadonlyMap<string, NodeRunState>;
 }
 
 type PlanNodeData = {
@@ -49,6 +52,7 @@ type PlanNodeData = {
   lang: Lang;
   selected: boolean;
   group: boolean;
+  run: NodeRunState | null;
 };
 
 type PlanFlowNode = Node<PlanNodeData, 'plan'>;
@@ -61,10 +65,11 @@ function kindLabel(lang: Lang, node: GraphNode): string {
 }
 
 function PlanNodeView({ data }: NodeProps<PlanFlowNode>) {
-  const { node, issues, lang, selected, group } = data;
+  const { node, issues, lang, selected, group, run } = data;
   const colour = categoryColour(node.category);
   const classes = ['graph-node', group ? 'graph-node-group' : '', selected ? 'graph-node-selected' : ''];
   if (issues !== null) classes.push(issues.errors > 0 ? 'graph-node-error' : 'graph-node-warning');
+  if (run !== null) classes.push(`graph-node-run-${run}`);
   const detail =
     node.kind === 'subflow'
       ? t(lang, 'graph.calls', { plan: node.callPlanId ?? '?' })
@@ -81,6 +86,7 @@ function PlanNodeView({ data }: NodeProps<PlanFlowNode>) {
       data-errors={issues?.errors ?? 0}
       data-warnings={issues?.warnings ?? 0}
       data-selected={selected ? 'true' : 'false'}
+      data-run-state={run ?? undefined}
       title={node.when !== null ? t(lang, 'graph.when', { expr: node.when }) : undefined}
     >
       <Handle type="target" position={Position.Top} isConnectable={false} />
@@ -89,6 +95,11 @@ function PlanNodeView({ data }: NodeProps<PlanFlowNode>) {
         {node.when !== null ? (
           <span className="graph-node-when" aria-label={t(lang, 'graph.when', { expr: node.when })}>
             ?
+          </span>
+        ) : null}
+        {run !== null ? (
+          <span className={`graph-node-run graph-node-run-badge-${run}`} data-testid="graph-node-run">
+            {t(lang, `graph.run.${run}` as MessageKey)}
           </span>
         ) : null}
         {issues !== null ? (
@@ -121,6 +132,7 @@ function toFlow(
   findings: readonly Finding[],
   lang: Lang,
   selectedKey: string | null,
+  runStates: ReadonlyMap<string, NodeRunState> | undefined,
 ): { nodes: PlanFlowNode[]; edges: Edge[]; boxes: ReturnType<typeof layoutGraph> } {
   const boxes = layoutGraph(graph);
   const issues = findingsByNode(graph, findings);
@@ -136,7 +148,14 @@ function toFlow(
       width: box.width,
       height: box.height,
       ...(node.parent !== null ? { parentId: node.parent, extent: 'parent' as const } : {}),
-      data: { node, issues: issues.get(node.key) ?? null, lang, selected, group },
+      data: {
+        node,
+        issues: issues.get(node.key) ?? null,
+        lang,
+        selected,
+        group,
+        run: node.parent === null ? (runStates?.get(node.id) ?? null) : null,
+      },
       selected,
       draggable: false,
       connectable: false,
@@ -160,7 +179,7 @@ function toFlow(
   return { nodes, edges, boxes };
 }
 
-function GraphCanvas({ lang, yaml, findings, selectedNodeId, onSelectNode, blocks }: Props) {
+function GraphCanvas({ lang, yaml, findings, selectedNodeId, onSelectNode, blocks, runStates }: Props) {
   const categories = useMemo(
     () => (blocks !== undefined ? new Map(blocks.map((b) => [b.id, b.category])) : undefined),
     [blocks],
@@ -174,8 +193,8 @@ function GraphCanvas({ lang, yaml, findings, selectedNodeId, onSelectNode, block
 
   const selectedKey = graph !== null && selectedNodeId !== null ? (nodeById(graph, selectedNodeId)?.key ?? null) : null;
   const flow = useMemo(
-    () => (graph !== null ? toFlow(graph, findings, lang, selectedKey) : null),
-    [graph, findings, lang, selectedKey],
+    () => (graph !== null ? toFlow(graph, findings, lang, selectedKey, runStates) : null),
+    [graph, findings, lang, selectedKey, runStates],
   );
   const instance = useReactFlow();
 

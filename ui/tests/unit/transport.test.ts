@@ -99,7 +99,7 @@ describe('browser transport', () => {
 });
 
 describe('tauri transport', () => {
-  it('invokes the command with {request} instead of fetching', async () => {
+  it('invokes the one call command with {function, request} instead of fetching', async () => {
     (window as unknown as Record<string, unknown>).__TAURI_INTERNALS__ = {};
     const fetchMock = mockFetch(500, '');
     invokeMock.mockResolvedValue({ plan_id: 'p', path: '/w/designs/p.yaml', file_name: 'p.yaml' });
@@ -108,7 +108,7 @@ describe('tauri transport', () => {
       path: '/w/designs/p.yaml',
       file_name: 'p.yaml',
     });
-    expect(invokeMock).toHaveBeenCalledWith('plan_register', { request: { yaml: 'id: p', lang: 'ja' } });
+    expect(invokeMock).toHaveBeenCalledWith('call', { function: 'plan_register', request: { yaml: 'id: p', lang: 'ja' } });
     expect(fetchMock).not.toHaveBeenCalled();
   });
 

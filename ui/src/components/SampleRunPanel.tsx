@@ -1,0 +1,241 @@
+// 試行実行: one button runs the plan for real (`plan_run`); each node's state, duration and row
+// count follow the run's events; picking a node shows its outputs — tables as a grid of their
+// first rows with the column types and the full row count, other values as JSON — and the
+// workbook it wrote, cell by cell, in the same before/after grid as the dry run. Inputs are
+// only read and every file the run writes stays in its run directory.
+
+import { useState } from 'react';
+import { ApiError, runOutput } from '../api';
+import type { Lang, OutputPreview, RunOutputResponse } from '../api/types';
+import { errorText, t, type MessageKey } from '../i18n';
+import type { NodeRun, SampleRun } from '../sampleRun';
+import { buildSheetGrids } from '../workbookGrid';
+import { SheetGridView } from './DryRunPanel';
+
+interface Props {
+  lang: Lang;
+  /** The plan text in the editor now (to tell a stale result). */
+  yaml: string;
+  run: SampleRun;
+  canStart: boolean;
+  onStart(): void;
+  onCancel(): void;
+  /** Shows a node in the YAML editor. */
+  onOpenNode(id: string): void;
+}
+
+type OutputState =
+  | { kind: 'none' }
+  | { kind: 'loading'; node: string }
+  | { kind: 'ready'; node: string; response: RunOutputResponse }
+  | { kind: 'failed'; node: string; code: string };
+
+export function SampleRunPanel({ lang, yaml, run, canStart, onStart, onCancel, onOpenNode }: Props) {
+  const [output, setOutput] = useState<OutputState>({ kind: 'none' });
+  const running = run.status === 'running';
+
+  // A new run forgets the output shown for the previous one.
+  const [shownRun, setShownRun] = useState<string | null>(run.runId);
+  if (shownRun !== run.runId) {
+    setShownRun(run.runId);
+    setOutput({ kind: 'none' });
+  }
+
+  const open = async (node: NodeRun) => {
+    if (run.runId === null || run.planId === null) return;
+    setOutput({ kind: 'loading', node: node.id });
+    try {
+      const response = await runOutput({ plan_id: run.planId, run_id: run.runId, node: node.id });
+      setOutput({ kind: 'ready', node: node.id, response });
+    } catch (err) {
+      setOutput({ kind: 'failed', node: node.id, code: err instanceof ApiError ? err.code : 'INTERNAL' });
+    }
+  };
+
+  const stale = run.status !== 'idle' && run.yaml !== yaml;
+  const seconds = run.durationMs !== null ? (run.durationMs / 1000).toFixed(1) : '0.0';
+
+  return (
+    <section className="panel run-panel" data-testid="sample-run" data-status={run.status} aria-label={t(lang, 'run.title')}>
+      <header className="panel-header toolbar">
+        <h2>{t(lang, 'run.title')}</h2>
+        <div className="toolbar-actions">
+          {running ? (
+            <button type="button" className="button" data-testid="sample-run-cancel" onClick={onCancel}>
+              {t(lang, 'run.cancel')}
+            </button>
+          ) : null}
+          <button
+            type="button"
+            className="button button-primary"
+            data-testid="sample-run-start"
+            title={t(lang, 'run.startTitle')}
+            disabled={running || !canStart}
+            onClick={onStart}
+          >
+            {running ? t(lang, 'run.running') : t(lang, 'run.start')}
+          </button>
+        </div>
+      </header>
+      <div className="panel-body run-body">
+        {run.status === 'idle' ? (
+          <div className="empty empty-muted" data-testid="sample-run-empty">
+            <p>{t(lang, 'run.hint')}</p>
+          </div>
+        ) : null}
+        {run.status === 'error' && run.error !== null ? (
+          <div className="notice notice-error" role="alert" data-testid="sample-run-error" data-code={run.error.code}>
+            <span title={run.error.message}>
+              {run.error.code === 'PLAN_INVALID' && run.error.findings !== null
+                ? t(lang, 'run.invalid', { count: run.error.findings })
+                : t(lang, 'run.failed', { message: errorText(lang, run.error.code) })}{' '}
+              <code>{run.error.code}</code>
+            </span>
+          </div>
+        ) : null}
+        {stale ? (
+          <div className="notice notice-warning" role="status" data-testid="sample-run-stale">
+            {t(lang, 'run.stale')}
+          </div>
+        ) : null}
+        {run.status !== 'idle' && run.status !== 'error' ? (
+          <p className="run-status" role="status" data-testid="sample-run-status">
+            {run.status === 'running'
+              ? t(lang, 'run.status.running')
+              : t(lang, `run.status.${run.status}` as MessageKey, { seconds })}
+            {run.runDir !== null ? <span className="run-dir"> — {t(lang, 'run.safe', { dir: run.runDir })}</span> : null}
+          </p>
+        ) : null}
+        {run.nodes.length > 0 && run.status !== 'error' ? (
+          <ol className="run-nodes" data-testid="sample-run-nodes">
+            {run.nodes.map((node) => (
+              <li
+                key={node.id}
+                className={`run-node run-node-${node.state}${output.kind !== 'none' && output.node === node.id ? ' run-node-selected' : ''}`}
+                data-testid="run-node"
+                data-node-id={node.id}
+                data-state={node.state}
+              >
+                <button
+                  type="button"
+                  className="run-node-open"
+                  disabled={run.runId === null || node.state === 'waiting' || node.state === 'running'}
+                  onClick={() => void open(node)}
+                >
+                  <code className="run-node-id">{node.id}</code>
+                  <span className={`run-state run-state-${node.state}`}>{t(lang, `run.state.${node.state}` as MessageKey)}</span>
+                  {node.durationMs !== null ? <span className="run-node-meta">{t(lang, 'run.duration', { ms: node.durationMs })}</span> : null}
+                  {node.rows !== null ? (
+                    <span className="run-node-meta" data-testid="run-node-rows">
+                      {t(lang, 'run.rows', { count: node.rows })}
+                    </span>
+                  ) : null}
+                </button>
+                {node.state === 'failed' ? (
+                  <div className="run-node-error" role="alert" data-testid="run-node-error" data-code={node.code ?? ''}>
+                    <code className="finding-code">{node.code}</code> {lang === 'ja' ? node.messageJa : node.messageEn}{' '}
+                    <button type="button" className="button button-link" onClick={() => onOpenNode(node.id)}>
+                      {t(lang, 'run.showNode')}
+                    </button>
+                  </div>
+                ) : null}
+              </li>
+            ))}
+          </ol>
+        ) : null}
+        {run.runId !== null && run.status !== 'running' && output.kind === 'none' && run.status !== 'error' ? (
+          <p className="muted">{t(lang, 'run.pickNode')}</p>
+        ) : null}
+        <OutputView lang={lang} state={output} />
+      </div>
+    </section>
+  );
+}
+
+function OutputView({ lang, state }: { lang: Lang; state: OutputState }) {
+  if (state.kind === 'none') return null;
+  if (state.kind === 'loading') return <p className="muted">{t(lang, 'run.loadingOutput')}</p>;
+  if (state.kind === 'failed') {
+    return (
+      <p className="notice notice-error" role="alert" data-testid="run-output-error">
+        {t(lang, 'run.outputFailed', { message: errorText(lang, state.code) })}
+      </p>
+    );
+  }
+  const entries = Object.entries(state.response.outputs);
+  const workbook = state.response.workbook;
+  return (
+    <div className="run-output" data-testid="run-output" data-node-id={state.node}>
+      <h3>{t(lang, 'run.outputTitle', { node: state.node })}</h3>
+      {entries.length === 0 ? <p className="muted">{t(lang, 'run.noOutputs')}</p> : null}
+      {entries.map(([key, preview]) => (
+        <OutputEntry key={key} lang={lang} name={key} preview={preview} />
+      ))}
+      {workbook !== null ? (
+        <div className="workbook-preview" data-testid="run-workbook" data-path={workbook.after}>
+          <h4>{t(lang, 'run.workbook', { path: workbook.after })}</h4>
+          {buildSheetGrids(workbook.patch_diff).map((grid) => (
+            <SheetGridView key={grid.sheet} lang={lang} grid={grid} />
+          ))}
+        </div>
+      ) : null}
+    </div>
+  );
+}
+
+function cellText(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}
+
+function OutputEntry({ lang, name, preview }: { lang: Lang; name: string; preview: OutputPreview }) {
+  if (preview.kind === 'json') {
+    return (
+      <div className="run-output-entry" data-testid="run-output-json" data-output={name}>
+        <h4>
+          <code>{name}</code>
+        </h4>
+        <pre className="dryrun-json">{JSON.stringify(preview.value, null, 2)}</pre>
+      </div>
+    );
+  }
+  return (
+    <div className="run-output-entry" data-testid="run-output-table" data-output={name} data-row-count={preview.row_count}>
+      <h4>
+        <code>{name}</code>{' '}
+        <span className="muted">
+          {t(lang, 'run.rowCount', { count: preview.row_count })}
+          {preview.truncated ? t(lang, 'run.truncated', { shown: preview.rows.length }) : ''}
+        </span>
+      </h4>
+      <div className="run-grid-scroll">
+        <table className="run-grid" data-testid="run-output-grid">
+          <thead>
+            <tr>
+              <th className="run-grid-index" aria-hidden="true" />
+              {preview.columns.map((column) => (
+                <th key={column.name} scope="col" data-column={column.name}>
+                  <span className="run-grid-name">{column.name}</span>
+                  <span className="run-grid-type">{column.type}</span>
+                </th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            {preview.rows.map((row, index) => (
+              <tr key={index} data-testid="run-output-row">
+                <th scope="row" className="run-grid-index">
+                  {index + 1}
+                </th>
+                {preview.columns.map((column) => (
+                  <td key={column.name}>{cellText(row[column.name])}</td>
+                ))}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,162 @@
+// 試行実行 (sample run): the plan runs for real on the workspace's files through `plan_run`;
+// its events drive each node's state (waiting → running → done / failed / skipped) with its
+// duration and row count. Every file the run writes stays in its run directory, so nothing
+// the person owns changes. The state machine is pure (`applyRunEvent`) and tested on its own.
+
+import { useCallback, useRef, useState } from 'react';
+import { ApiError, planRun, runCancel } from './api';
+import type { PlanRunResponse, RunEvent } from './api/types';
+
+export type NodeRunState = 'waiting' | 'running' | 'done' | 'failed' | 'skipped';
+
+export interface NodeRun {
+  id: string;
+  state: NodeRunState;
+  durationMs: number | null;
+  rows: number | null;
+  /** A failed node's code and messages (both languages, as the run recorded them). */
+  code: string | null;
+  messageJa: string | null;
+  messageEn: string | null;
+}
+
+export type SampleRunStatus = 'idle' | 'running' | 'finished' | 'failed' | 'cancelled' | 'error';
+
+export interface SampleRun {
+  status: SampleRunStatus;
+  runId: string | null;
+  planId: string | null;
+  runDir: string | null;
+  /** Top-level nodes in plan order; nodes the events name that the plan text did not are appended. */
+  nodes: NodeRun[];
+  /** The text that was run (a later edit makes the result stale). */
+  yaml: string;
+  /** Why the run could not start or ended in error (`PLAN_INVALID`, a transport error, …). */
+  error: { code: string; message: string; findings: number | null } | null;
+  durationMs: number | null;
+}
+
+export const IDLE: SampleRun = {
+  status: 'idle',
+  runId: null,
+  planId: null,
+  runDir: null,
+  nodes: [],
+  yaml: '',
+  error: null,
+  durationMs: null,
+};
+
+function waiting(id: string): NodeRun {
+  return { id, state: 'waiting', durationMs: null, rows: null, code: null, messageJa: null, messageEn: null };
+}
+
+/** A run that is starting: every node of the plan waits. */
+export function startRun(yaml: string, nodeIds: readonly string[]): SampleRun {
+  return { ...IDLE, status: 'running', yaml, nodes: nodeIds.map(waiting) };
+}
+
+function updateNode(run: SampleRun, id: string, change: (node: NodeRun) => NodeRun): SampleRun {
+  // Events of nodes inside loops and subflows name them `parent/child`: they belong to the
+  // top-level node, whose own events say how it ends.
+  if (id.includes('/')) return run;
+  const known = run.nodes.some((n) => n.id === id);
+  const nodes = known ? run.nodes.map((n) => (n.id === id ? change(n) : n)) : [...run.nodes, change(waiting(id))];
+  return { ...run, nodes };
+}
+
+/** The run after one event. */
+export function applyRunEvent(run: SampleRun, event: RunEvent): SampleRun {
+  switch (event.event) {
+    case 'run_start':
+      return { ...run, runId: event.run_id, planId: event.plan_id };
+    case 'node_start':
+      return updateNode(run, event.node, (n) => ({ ...n, state: 'running' }));
+    case 'node_finish':
+      return updateNode(run, event.node, (n) => ({
+        ...n,
+        state: 'done',
+        durationMs: event.duration_ms,
+        rows: event.rows,
+      }));
+    case 'node_reused':
+      return updateNode(run, event.node, (n) => ({ ...n, state: 'done' }));
+    case 'node_error':
+      // A retried attempt is still running.
+      return updateNode(run, event.node, (n) => ({
+        ...n,
+        state: event.retrying ? 'running' : 'failed',
+        code: event.code,
+        messageJa: event.message_ja,
+        messageEn: event.message_en,
+      }));
+    case 'node_skipped':
+      return updateNode(run, event.node, (n) => ({ ...n, state: 'skipped' }));
+    case 'run_finish':
+      return { ...run, status: event.status, durationMs: event.duration_ms };
+    default:
+      return run;
+  }
+}
+
+/** The run once `plan_run` answered (the events may have said it all already). */
+export function finishRun(run: SampleRun, response: PlanRunResponse): SampleRun {
+  return { ...run, status: response.status, runId: response.run_id, planId: response.plan_id, runDir: response.run_dir };
+}
+
+function findingCount(details: unknown): number | null {
+  if (typeof details !== 'object' || details === null) return null;
+  const findings = (details as { findings?: unknown }).findings;
+  return Array.isArray(findings) ? findings.length : null;
+}
+
+/** The run after `plan_run` refused or failed. */
+export function failRun(run: SampleRun, err: unknown): SampleRun {
+  const error = err instanceof ApiError ? err : new ApiError('INTERNAL', String(err));
+  return {
+    ...run,
+    status: 'error',
+    error: { code: error.code, message: error.message, findings: findingCount(error.details) },
+  };
+}
+
+/** Node id → state, for the graph. */
+export function runStates(run: SampleRun): ReadonlyMap<string, NodeRunState> {
+  return new Map(run.nodes.map((n) => [n.id, n.state]));
+}
+
+/** The sample run of the Design tab: start it, follow it, cancel it. */
+export function useSampleRun() {
+  const [run, setRun] = useState<SampleRun>(IDLE);
+  const current = useRef<SampleRun>(IDLE);
+  const update = useCallback((next: (r: SampleRun) => SampleRun) => {
+    current.current = next(current.current);
+    setRun(current.current);
+  }, []);
+
+  const start = useCallback(
+    async (yaml: string, nodeIds: readonly string[], lang: 'ja' | 'en') => {
+      if (current.current.status === 'running') return;
+      update(() => startRun(yaml, nodeIds));
+      try {
+        const response = await planRun({ yaml, lang }, { onEvent: (event) => update((r) => applyRunEvent(r, event)) });
+        update((r) => finishRun(r, response));
+      } catch (err) {
+        update((r) => failRun(r, err));
+      }
+    },
+    [update],
+  );
+
+  const cancel = useCallback(async () => {
+    const runId = current.current.runId;
+    if (current.current.status !== 'running' || runId === null) return;
+    try {
+      await runCancel({ run_id: runId });
+    } catch {
+      // The run may have just ended; its own result says how.
+    }
+  }, []);
+
+  return { run, start, cancel };
+}

@@ -1,0 +1,107 @@
+import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { RunOutputResponse } from '../../src/api/types';
+import { SampleRunPanel } from '../../src/components/SampleRunPanel';
+import { IDLE, applyRunEvent, finishRun, startRun, type SampleRun } from '../../src/sampleRun';
+
+afterEach(() => {
+  cleanup();
+  vi.unstubAllGlobals();
+});
+
+function serve(answer: RunOutputResponse) {
+  const calls: unknown[] = [];
+  vi.stubGlobal(
+    'fetch',
+    vi.fn(async (url: string, init: RequestInit) => {
+      calls.push({ url, body: JSON.parse(String(init.body)) as unknown });
+      return new Response(JSON.stringify(answer), { status: 200 });
+    }),
+  );
+  return calls;
+}
+
+function finished(): SampleRun {
+  let run = startRun('plan', ['read', 'report']);
+  run = applyRunEvent(run, { event: 'run_start', run_id: 'R1', plan_id: 'p', started_at: '', resumed: false });
+  run = applyRunEvent(run, { event: 'node_finish', node: 'read', duration_ms: 5, rows: 3, outputs: {} });
+  run = applyRunEvent(run, { event: 'node_finish', node: 'report', duration_ms: 9, rows: null, outputs: {} });
+  return finishRun(run, { run_id: 'R1', plan_id: 'p', run_dir: 'runs/p/R1', status: 'finished', failures: [], nodes: [] });
+}
+
+const noop = () => undefined;
+
+describe('SampleRunPanel', () => {
+  it('starts from idle and says the files stay untouched', () => {
+    const start = vi.fn();
+    render(<SampleRunPanel lang="ja" yaml="plan" run={IDLE} canStart onStart={start} onCancel={noop} onOpenNode={noop} />);
+    expect(screen.getByTestId('sample-run-empty').textContent).toContain('元のファイルは変更されません');
+    fireEvent.click(screen.getByTestId('sample-run-start'));
+    expect(start).toHaveBeenCalledOnce();
+  });
+
+  it('shows each node state and, on a click, the output grid with column types and the written workbook', async () => {
+    const calls = serve({
+      node: 'report',
+      outputs: {
+        rows: {
+          kind: 'table',
+          row_count: 3,
+          truncated: true,
+          columns: [
+            { name: '取引先', type: 'str' },
+            { name: '金額', type: 'f64' },
+          ],
+          rows: [
+            { 取引先: '山田商事', 金額: 10000 },
+            { 取引先: 'ヤマダ商事', 金額: 5500 },
+          ],
+        },
+        summary: { kind: 'json', value: { count: 3 } },
+      },
+      workbook: {
+        before: null,
+        after: 'runs/p/R1/files/report/out.xlsx',
+        truncated: false,
+        patch_diff: [
+          { op: 'add_sheet', op_index: 0, sheet: '請求', cell: null, before: null, after: { kind: 'sheet', value: '請求' }, status: 'applied' },
+          { op: 'set_value', op_index: 0, sheet: '請求', cell: 'A1', before: null, after: { kind: 'value', value: '取引先' }, status: 'applied' },
+        ],
+      },
+    });
+    render(<SampleRunPanel lang="ja" yaml="plan" run={finished()} canStart onStart={noop} onCancel={noop} onOpenNode={noop} />);
+    const nodes = screen.getAllByTestId('run-node');
+    expect(nodes.map((n) => [n.dataset.nodeId, n.dataset.state])).toEqual([
+      ['read', 'done'],
+      ['report', 'done'],
+    ]);
+    expect(screen.getByTestId('sample-run-status').textContent).toContain('runs/p/R1');
+    fireEvent.click(within(nodes[1]).getByRole('button'));
+    const grid = await screen.findByTestId('run-output-grid');
+    expect(calls[0]).toMatchObject({ url: '/api/run_output', body: { plan_id: 'p', run_id: 'R1', node: 'report' } });
+    expect(within(grid).getAllByRole('columnheader').map((h) => h.textContent)).toEqual(['取引先str', '金額f64']);
+    expect(screen.getAllByTestId('run-output-row')).toHaveLength(2);
+    expect(screen.getByTestId('run-output-table').textContent).toContain('全 3 行（先頭 2 行を表示）');
+    expect(screen.getByTestId('run-output-json').textContent).toContain('"count": 3');
+    const workbook = screen.getByTestId('run-workbook');
+    expect(workbook.dataset.path).toBe('runs/p/R1/files/report/out.xlsx');
+    await waitFor(() => expect(within(workbook).getByTestId('workbook-sheet').dataset.sheet).toBe('請求'));
+    expect(within(workbook).getByTestId('workbook-cell').dataset.cell).toBe('A1');
+  });
+
+  it('marks a failed node with its code and message and a stale result', () => {
+    let run = startRun('old plan', ['dups']);
+    run = applyRunEvent(run, { event: 'run_start', run_id: 'R2', plan_id: 'p', started_at: '', resumed: false });
+    run = applyRunEvent(run, { event: 'node_error', node: 'dups', code: 'BLOCK_FAILED', message_ja: '列 金額 がありません', message_en: 'no column', attempt: 1, retrying: false });
+    run = applyRunEvent(run, { event: 'run_finish', status: 'failed', duration_ms: 1500, failed: ['dups'] });
+    const open = vi.fn();
+    render(<SampleRunPanel lang="ja" yaml="new plan" run={run} canStart onStart={noop} onCancel={noop} onOpenNode={open} />);
+    const error = screen.getByTestId('run-node-error');
+    expect(error.dataset.code).toBe('BLOCK_FAILED');
+    expect(error.textContent).toContain('列 金額 がありません');
+    fireEvent.click(within(error).getByRole('button'));
+    expect(open).toHaveBeenCalledWith('dups');
+    expect(screen.getByTestId('sample-run-stale')).toBeTruthy();
+    expect(screen.getByTestId('sample-run-status').textContent).toContain('1.5 秒');
+  });
+});

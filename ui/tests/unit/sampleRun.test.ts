@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { ApiError } from '../../src/api';
+import type { RunEvent } from '../../src/api/types';
+import { applyRunEvent, failRun, finishRun, runStates, startRun } from '../../src/sampleRun';
+
+const events: RunEvent[] = [
+  { event: 'run_start', run_id: '20261125T100000000Z-abc123', plan_id: 'dup', started_at: '2026-11-25T10:00:00Z', resumed: false },
+  { event: 'node_start', node: 'read', attempt: 1 },
+  { event: 'node_finish', node: 'read', duration_ms: 12, rows: 8, outputs: {} },
+  { event: 'node_start', node: 'dups', attempt: 1 },
+  { event: 'node_error', node: 'dups', code: 'BLOCK_FAILED', message_ja: '列 金額 がありません', message_en: 'no column 金額', attempt: 1, retrying: true },
+  { event: 'node_error', node: 'dups', code: 'BLOCK_FAILED', message_ja: '列 金額 がありません', message_en: 'no column 金額', attempt: 2, retrying: false },
+  { event: 'node_skipped', node: 'report', reason: 'dependency failed' },
+  { event: 'run_finish', status: 'failed', duration_ms: 40, failed: ['dups'] },
+];
+
+describe('sample run state', () => {
+  it('starts with every node waiting', () => {
+    const run = startRun('yaml', ['read', 'dups', 'report']);
+    expect(run.status).toBe('running');
+    expect(run.nodes.map((n) => [n.id, n.state])).toEqual([
+      ['read', 'waiting'],
+      ['dups', 'waiting'],
+      ['report', 'waiting'],
+    ]);
+  });
+
+  it('follows the events: done with duration and rows, a retry still running, then failed, skipped', () => {
+    let run = startRun('yaml', ['read', 'dups', 'report']);
+    const states: string[] = [];
+    for (const event of events) {
+      run = applyRunEvent(run, event);
+      states.push(run.nodes.find((n) => n.id === 'dups')?.state ?? '');
+    }
+    // dups: waiting ×3, running, running after the retried error, failed, failed, failed.
+    expect(states).toEqual(['waiting', 'waiting', 'waiting', 'running', 'running', 'failed', 'failed', 'failed']);
+    expect(run.runId).toBe('20261125T100000000Z-abc123');
+    expect(run.planId).toBe('dup');
+    expect(run.status).toBe('failed');
+    expect(run.durationMs).toBe(40);
+    const read = run.nodes.find((n) => n.id === 'read');
+    expect(read).toMatchObject({ state: 'done', durationMs: 12, rows: 8 });
+    expect(run.nodes.find((n) => n.id === 'dups')).toMatchObject({ code: 'BLOCK_FAILED', messageEn: 'no column 金額' });
+    expect([...runStates(run)]).toEqual([
+      ['read', 'done'],
+      ['dups', 'failed'],
+      ['report', 'skipped'],
+    ]);
+  });
+
+  it('keeps nested nodes out of the top-level list and adds nodes the text did not name', () => {
+    let run = startRun('yaml', ['loop']);
+    run = applyRunEvent(run, { event: 'node_start', node: 'loop/inner', attempt: 1 });
+    expect(run.nodes.map((n) => n.id)).toEqual(['loop']);
+    run = applyRunEvent(run, { event: 'node_reused', node: 'other' });
+    expect(run.nodes.map((n) => [n.id, n.state])).toEqual([
+      ['loop', 'waiting'],
+      ['other', 'done'],
+    ]);
+  });
+
+  it('takes the response and the errors', () => {
+    const run = startRun('yaml', []);
+    const done = finishRun(run, { run_id: 'r', plan_id: 'p', run_dir: 'runs/p/r', status: 'finished', failures: [], nodes: [] });
+    expect(done).toMatchObject({ status: 'finished', runDir: 'runs/p/r' });
+    const refused = failRun(run, new ApiError('PLAN_INVALID', 'the plan has 2 error(s)', { findings: [{}, {}] }));
+    expect(refused.status).toBe('error');
+    expect(refused.error).toEqual({ code: 'PLAN_INVALID', message: 'the plan has 2 error(s)', findings: 2 });
+  });
+});
