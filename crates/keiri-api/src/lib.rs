@@ -63,8 +63,8 @@ pub use retrieve::{blocks_retrieve, blocks_retrieve_eval, retrieval};
 pub use run::{
     PlanRunRequest, PlanRunResponse, RunCancelRequest, RunCancelResponse, RunEventSink, RunFailure,
     RunGetRequest, RunGetResponse, RunListRequest, RunListResponse, RunNode, RunOutputRequest,
-    RunOutputResponse, RunResumeRequest, RunSummary, Running, parse_vars, plan_run, run_cancel,
-    run_get, run_list, run_output, run_resume,
+    RunOutputResponse, RunPaused, RunResumeRequest, RunSummary, Running, parse_vars, plan_run,
+    run_cancel, run_get, run_list, run_output, run_resume,
 };
 pub use settings::{
     SettingsGetRequest, SettingsGetResponse, SettingsSaveRequest, llm_env, settings_get,

@@ -73,6 +73,10 @@ pub struct RunResumeRequest {
     pub allow_env: Vec<String>,
     #[serde(default)]
     pub write: bool,
+    /// A person's answers to the paused nodes, by node id (see crates/keiri-run/README.md,
+    /// "Human in the loop", for each question's answer shape).
+    #[serde(default)]
+    pub answers: IndexMap<String, Json>,
     /// The `runs_dir` the run was started with.
     #[serde(default)]
     pub runs_dir: Option<String>,
@@ -88,11 +92,21 @@ pub struct RunFailure {
     pub message: String,
 }
 
+/// A node waiting for a person's answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunPaused {
+    pub node: String,
+    /// What to ask: a JSON object whose `kind` (`confirmation`, `input`, `table_review`,
+    /// `diff`, `approval`) says which controls to show.
+    pub question: Json,
+    pub message: String,
+}
+
 /// One top-level node's state.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunNode {
     pub id: String,
-    /// `finished`, `failed` or `skipped`.
+    /// `finished`, `failed`, `skipped` or `paused`.
     pub status: String,
 }
 
@@ -103,10 +117,13 @@ pub struct PlanRunResponse {
     pub plan_id: String,
     /// The run directory, relative to the workspace when inside it.
     pub run_dir: String,
-    /// `finished`, `failed` or `cancelled`.
+    /// `finished`, `failed`, `cancelled` or `paused` (waiting for answers: `run_resume` with
+    /// `answers` continues).
     pub status: String,
     pub failures: Vec<RunFailure>,
     pub nodes: Vec<RunNode>,
+    /// The nodes waiting for an answer.
+    pub paused: Vec<RunPaused>,
 }
 
 /// Read one run's state and events.
@@ -124,6 +141,7 @@ pub struct RunGetResponse {
     pub started_at: String,
     pub nodes: Vec<RunNode>,
     pub failures: Vec<RunFailure>,
+    pub paused: Vec<RunPaused>,
     /// The `events.jsonl` lines.
     pub events: Vec<Json>,
 }
@@ -354,6 +372,7 @@ fn execute(
     allow_env: &[String],
     write: bool,
     resume: Option<String>,
+    answers: IndexMap<String, Json>,
     runs_dir: PathBuf,
     lang: Lang,
     sink: RunEventSink<'_>,
@@ -370,6 +389,7 @@ fn execute(
         .filter_map(|name| std::env::var(name).ok().map(|v| (name.clone(), v)))
         .collect();
     options.write = write;
+    options.answers = answers;
     let run_id = resume
         .clone()
         .unwrap_or_else(|| keiri_run::records::new_run_id(now, random));
@@ -422,7 +442,16 @@ fn execute(
                 status: snake(s),
             })
             .collect(),
+        paused: outcome.paused.iter().map(|p| paused(lang, p)).collect(),
     })
+}
+
+fn paused(lang: Lang, p: &keiri_run::NodeFailure) -> RunPaused {
+    RunPaused {
+        node: p.node.clone(),
+        question: p.question.clone().unwrap_or(Json::Null),
+        message: pick(lang, &p.message_ja, &p.message_en),
+    }
 }
 
 /// Takes a run off [`Running`] however `execute` ends.
@@ -604,6 +633,7 @@ pub fn plan_run(
         &req.allow_env,
         req.write,
         None,
+        IndexMap::new(),
         runs,
         lang,
         sink,
@@ -643,6 +673,7 @@ pub fn run_resume(
         &req.allow_env,
         req.write,
         Some(req.run_id),
+        req.answers,
         runs,
         lang,
         sink,
@@ -686,6 +717,7 @@ pub fn run_get(ctx: &Context, req: RunGetRequest) -> Result<RunGetResponse, ApiE
                 message: pick(ctx.lang, &f.message_ja, &f.message_en),
             })
             .collect(),
+        paused: state.paused().iter().map(|p| paused(ctx.lang, p)).collect(),
         events,
     })
 }
@@ -738,9 +770,8 @@ mod tests {
         Context::new(dir).with_catalog_dirs(vec![catalog])
     }
 
-    /// `ui.confirmation` has a spec but no implementation in this wave, so the run records a
-    /// failed node without needing any builtin.
-    const PLAN: &str = "id: api_run\nvars: {m: ok}\ngraph:\n  - {id: ask, block: ui.confirmation, in: {message: \"${vars.m}\"}}\n";
+    /// Reads a file that is not there: the run records a failed node.
+    const PLAN: &str = "id: api_run\nvars: {m: missing.csv}\ngraph:\n  - {id: ask, block: csv.read, in: {path: \"${vars.m}\"}}\n";
 
     #[test]
     fn run_list_get_and_resume() {
@@ -759,7 +790,7 @@ mod tests {
         let res = plan_run(&ctx, req, &sink, CancellationToken::new()).unwrap();
         assert_eq!(res.status, "failed", "{res:?}");
         assert_eq!(res.failures[0].node, "ask");
-        assert_eq!(res.failures[0].code, "UNKNOWN_BLOCK");
+        assert_eq!(res.failures[0].code, "FILE_NOT_FOUND");
         assert!(res.run_dir.starts_with("runs/api_run/"), "{}", res.run_dir);
         assert_eq!(
             seen.lock().unwrap().as_slice(),
@@ -778,7 +809,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(got.status, "failed");
-        assert_eq!(got.failures[0].code, "UNKNOWN_BLOCK");
+        assert_eq!(got.failures[0].code, "FILE_NOT_FOUND");
         assert_eq!(
             got.events.first().map(|e| e["event"].clone()),
             Some(Json::from("run_start"))
@@ -968,6 +999,60 @@ graph:
         )
         .unwrap_err();
         assert_eq!(err.code, ErrorCode::PathDenied);
+    }
+
+    #[test]
+    fn a_paused_run_is_listed_with_its_question_and_resumes_with_answers() {
+        let ws = tempfile::tempdir().unwrap();
+        with_invoices(ws.path());
+        let ctx = ctx(ws.path());
+        let plan = format!(
+            "{CSV_PLAN}  - {{id: ok, block: ui.confirmation, in: {{message: 重複を確認しましたか}}, out: {{approved: approved}}}}\n  - {{id: after, block: transforms.select_columns, in: {{rows: \"${{pick.picked}}\", columns: [取引先]}}, when: {{expr: \"${{ok.approved}} == true\"}}}}\n"
+        );
+        let res = crate::dispatch(&ctx, "plan_run", serde_json::json!({"yaml": plan})).unwrap();
+        assert_eq!(res["status"], "paused", "{res:#}");
+        assert_eq!(res["paused"][0]["node"], "ok");
+        assert_eq!(res["paused"][0]["question"]["kind"], "confirmation");
+        assert_eq!(
+            res["paused"][0]["question"]["message"],
+            "重複を確認しましたか"
+        );
+        let ids = serde_json::json!({"plan_id": "api_csv", "run_id": res["run_id"]});
+        // The pause is on disk: a new process (the app reopened) sees it.
+        let got = crate::dispatch(&ctx, "run_get", ids.clone()).unwrap();
+        assert_eq!(got["status"], "paused");
+        assert_eq!(got["paused"][0]["question"]["kind"], "confirmation");
+        let listed =
+            crate::dispatch(&ctx, "run_list", serde_json::json!({"plan_id": "api_csv"})).unwrap();
+        assert_eq!(listed["runs"][0]["status"], "paused");
+        let mut events = Vec::new();
+        let resumed = crate::dispatch_stream(
+            &ctx,
+            "run_resume",
+            serde_json::json!({"run_id": res["run_id"], "plan_id": "api_csv", "answers": {"ok": {"approved": true}}}),
+            &mut |e| events.push(e),
+            &CancellationToken::new(),
+        )
+        .unwrap();
+        assert_eq!(resumed["status"], "finished", "{resumed:#}");
+        assert_eq!(resumed["run_id"], res["run_id"]);
+        let kinds: Vec<&str> = events.iter().filter_map(|e| e["event"].as_str()).collect();
+        assert_eq!(
+            kinds,
+            // `ok` has no inputs from other nodes, so it shared the first level with `read`:
+            // the pause stopped the run before `pick`. Now `read` is reused, the rest runs.
+            [
+                "run_start",
+                "node_reused",
+                "node_start",
+                "node_finish",
+                "node_start",
+                "node_finish",
+                "node_start",
+                "node_finish",
+                "run_finish"
+            ]
+        );
     }
 
     #[test]

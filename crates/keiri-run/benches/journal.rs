@@ -94,6 +94,7 @@ fn call(registry: &Registry, dir: &Path, id: &str, inputs: Inputs) -> Result<Out
         out_dir: &out_dir,
         cancel: &cancel,
         write: false,
+        answer: None,
     };
     let block = registry.get(id).ok_or(format!("{id} is not registered"))?;
     Ok(block(&ctx, &inputs)?)

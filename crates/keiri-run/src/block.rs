@@ -36,6 +36,10 @@ pub enum ErrorCode {
     SubflowNotFound,
     /// A subflow calls itself, directly or through other subflows.
     SubflowCycle,
+    /// A human-in-the-loop block (`ui.*`, `control.approval`) needs a person's answer: the
+    /// run pauses there ([`BlockError::question`] says what to ask) and `--resume` with the
+    /// answer continues it. Not a failure.
+    AwaitingInput,
 }
 
 impl ErrorCode {
@@ -52,6 +56,7 @@ impl ErrorCode {
             ErrorCode::ExprInvalid => "EXPR_INVALID",
             ErrorCode::SubflowNotFound => "SUBFLOW_NOT_FOUND",
             ErrorCode::SubflowCycle => "SUBFLOW_CYCLE",
+            ErrorCode::AwaitingInput => "AWAITING_INPUT",
         }
     }
 }
@@ -65,6 +70,9 @@ pub struct BlockError {
     pub message_en: String,
     /// What the user can do about it, when we know (in Japanese and English).
     pub hint: Option<(String, String)>,
+    /// For [`ErrorCode::AwaitingInput`]: what to ask the person (the block's own JSON shape,
+    /// with a `kind` the front-ends render).
+    pub question: Option<Box<serde_json::Value>>,
 }
 
 impl BlockError {
@@ -78,7 +86,19 @@ impl BlockError {
             message_ja: message_ja.into(),
             message_en: message_en.into(),
             hint: None,
+            question: None,
         }
+    }
+
+    /// The run must pause here until a person answers `question`.
+    pub fn awaiting(
+        question: serde_json::Value,
+        message_ja: impl Into<String>,
+        message_en: impl Into<String>,
+    ) -> BlockError {
+        let mut error = BlockError::new(ErrorCode::AwaitingInput, message_ja, message_en);
+        error.question = Some(Box::new(question));
+        error
     }
 
     pub fn with_hint(mut self, ja: impl Into<String>, en: impl Into<String>) -> BlockError {
@@ -102,6 +122,9 @@ pub struct BlockContext<'a> {
     /// The user allowed writes outside the run directory (`keiri run --write`): only then
     /// may a block write to an output path the plan names (else it writes under `out_dir`).
     pub write: bool,
+    /// A person's answer to this node's question, when the run was resumed with one
+    /// (human-in-the-loop blocks; every other block ignores it).
+    pub answer: Option<&'a serde_json::Value>,
 }
 
 /// The resolved inputs of one node, spec defaults already applied by the engine.

@@ -75,6 +75,8 @@ pub struct RunOptions {
     pub resume: Option<String>,
     /// Blocks may write to output paths the plan names (`--write`).
     pub write: bool,
+    /// A person's answers to paused nodes, by node id (`--answers`, `run_resume`).
+    pub answers: IndexMap<String, Json>,
     pub cancel: CancellationToken,
 }
 
@@ -93,6 +95,7 @@ impl RunOptions {
             random,
             resume: None,
             write: false,
+            answers: IndexMap::new(),
             cancel: CancellationToken::new(),
         }
     }
@@ -110,6 +113,8 @@ pub struct RunOutcome {
     pub failures: Vec<NodeFailure>,
     /// Top-level node id → what happened (nodes that never started are absent).
     pub nodes: IndexMap<String, NodeStatus>,
+    /// The nodes waiting for an answer (status `paused`), with their questions.
+    pub paused: Vec<NodeFailure>,
 }
 
 /// Receives every event as it happens (besides `events.jsonl`).
@@ -213,10 +218,12 @@ pub fn run(
     }
     let status = if result.cancelled || options.cancel.is_cancelled() {
         RunStatus::Cancelled
-    } else if result.failures.is_empty() {
-        RunStatus::Finished
-    } else {
+    } else if !result.failures.is_empty() {
         RunStatus::Failed
+    } else if !result.paused.is_empty() {
+        RunStatus::Paused
+    } else {
+        RunStatus::Finished
     };
     let state = {
         let mut state = runner.lock_state();
@@ -239,6 +246,7 @@ pub fn run(
         status,
         failures: result.failures,
         nodes: result.statuses,
+        paused: result.paused,
     })
 }
 
@@ -453,6 +461,7 @@ impl Frame<'_> {
 #[derive(Default)]
 struct GraphResult {
     failures: Vec<NodeFailure>,
+    paused: Vec<NodeFailure>,
     cancelled: bool,
     statuses: IndexMap<String, NodeStatus>,
 }
@@ -562,7 +571,7 @@ impl<'a> Runner<'a> {
                     .find(|d| {
                         matches!(
                             result.statuses.get(d),
-                            Some(NodeStatus::Failed | NodeStatus::Skipped)
+                            Some(NodeStatus::Failed | NodeStatus::Skipped | NodeStatus::Paused)
                         )
                     });
                 if let Some(dep) = blocked {
@@ -628,8 +637,13 @@ impl<'a> Runner<'a> {
                         if error.code == ErrorCode::Cancelled {
                             result.cancelled = true;
                         }
-                        result.statuses.insert(node.id.clone(), NodeStatus::Failed);
-                        result.failures.push(failure(&qid, &error));
+                        if error.code == ErrorCode::AwaitingInput {
+                            result.statuses.insert(node.id.clone(), NodeStatus::Paused);
+                            result.paused.push(failure(&qid, &error));
+                        } else {
+                            result.statuses.insert(node.id.clone(), NodeStatus::Failed);
+                            result.failures.push(failure(&qid, &error));
+                        }
                         if merge(node.policy.as_ref(), &policy).on_error.as_deref()
                             != Some("continue")
                         {
@@ -778,6 +792,25 @@ impl<'a> Runner<'a> {
                     });
                     return NodeResult::Done(outputs);
                 }
+                Err(error) if error.code == ErrorCode::AwaitingInput => {
+                    self.emit(Event::NodePaused {
+                        node: qid.clone(),
+                        question: error.question.as_deref().cloned().unwrap_or(Json::Null),
+                        message_ja: error.message_ja.clone(),
+                        message_en: error.message_en.clone(),
+                    });
+                    if frame.top.is_some() {
+                        self.record_state(
+                            &node.id,
+                            NodeState {
+                                status: NodeStatus::Paused,
+                                outputs: Vec::new(),
+                                error: Some(failure(&qid, &error)),
+                            },
+                        );
+                    }
+                    return NodeResult::Failed(error);
+                }
                 Err(error) => {
                     let retryable = !matches!(
                         error.code,
@@ -881,6 +914,7 @@ impl<'a> Runner<'a> {
         let node_id = qid.to_string();
         let base_dir = self.options.base_dir.clone();
         let write = self.options.write;
+        let answer = self.options.answers.get(qid).cloned();
         let spawned = std::thread::Builder::new()
             .name(format!("block {qid}"))
             .spawn(move || {
@@ -890,6 +924,7 @@ impl<'a> Runner<'a> {
                     out_dir: &out_dir,
                     cancel: &thread_token,
                     write,
+                    answer: answer.as_ref(),
                 };
                 let _ = tx.send(f(&ctx, &inputs));
             });
@@ -1230,6 +1265,7 @@ fn failure(qid: &str, error: &BlockError) -> NodeFailure {
         code: error.code.as_str().to_string(),
         message_ja: error.message_ja.clone(),
         message_en: error.message_en.clone(),
+        question: error.question.as_deref().cloned(),
     }
 }
 

@@ -104,6 +104,13 @@ pub enum Event {
         node: String,
         reason: String,
     },
+    /// A human-in-the-loop node waits for a person's answer; the run pauses after this level.
+    NodePaused {
+        node: String,
+        question: Json,
+        message_ja: String,
+        message_en: String,
+    },
     /// A node finished in an earlier attempt of this run; its outputs were reloaded.
     NodeReused {
         node: String,

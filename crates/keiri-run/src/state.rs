@@ -21,6 +21,9 @@ pub enum RunStatus {
     /// At least one node failed.
     Failed,
     Cancelled,
+    /// Waiting for a person's answer at a human-in-the-loop node; `--resume` with the
+    /// answer continues.
+    Paused,
 }
 
 /// What happened to one top-level node.
@@ -30,6 +33,8 @@ pub enum NodeStatus {
     Finished,
     Failed,
     Skipped,
+    /// Waiting for an answer (its `error` holds the question).
+    Paused,
 }
 
 /// A failed node's error as recorded.
@@ -39,6 +44,9 @@ pub struct NodeFailure {
     pub code: String,
     pub message_ja: String,
     pub message_en: String,
+    /// A paused node's question (`AWAITING_INPUT`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub question: Option<Json>,
 }
 
 /// One top-level node in `state.json`.
@@ -112,6 +120,16 @@ impl RunState {
     pub fn failures(&self) -> Vec<NodeFailure> {
         self.nodes
             .values()
+            .filter(|n| n.status == NodeStatus::Failed)
+            .filter_map(|n| n.error.clone())
+            .collect()
+    }
+
+    /// Nodes waiting for an answer, with their questions.
+    pub fn paused(&self) -> Vec<NodeFailure> {
+        self.nodes
+            .values()
+            .filter(|n| n.status == NodeStatus::Paused)
             .filter_map(|n| n.error.clone())
             .collect()
     }

@@ -5,6 +5,10 @@
 //! otherwise one plain line per event on stderr. Exit codes: 0 the run finished, 1 a node
 //! failed (or the run was cancelled, or the plan is invalid), 2 usage or I/O error.
 //!
+//! A human-in-the-loop node (`ui.*`, `control.approval`) pauses the run: its answer comes from
+//! `--answers FILE` (node id → answer), else it is asked on a terminal (`ask`), and the run
+//! resumes; with neither the run ends `paused` (exit 1) and says how to resume it.
+//!
 //! Ctrl-C (SIGINT) cancels the run: the node in progress is abandoned, `state.json` keeps every
 //! finished node, and `--resume RUN_ID` continues from there. A second Ctrl-C exits at once.
 
@@ -22,6 +26,8 @@ use keiri_api::{CancellationToken, Context, PlanRunRequest, PlanRunResponse, Run
 use serde_json::Value;
 
 use crate::output::{print_error, print_json};
+
+mod ask;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -51,6 +57,11 @@ pub struct Args {
     /// An environment variable `${env.NAME}` may read (repeatable); others are refused.
     #[arg(long = "allow-env", value_name = "NAME")]
     pub allow_env: Vec<String>,
+    /// Answers to human-in-the-loop nodes (`ui.*`, `control.approval`): a YAML or JSON
+    /// mapping of node id to answer (relative to the workspace). Without it a paused node is asked on a terminal, and
+    /// elsewhere the run stops as `paused` (resume it with `--resume RUN_ID --answers FILE`).
+    #[arg(long = "answers", value_name = "FILE")]
+    pub answers: Option<PathBuf>,
 }
 
 fn split_pair<'a>(raw: &'a str, what: &str) -> anyhow::Result<(&'a str, &'a str)> {
@@ -91,6 +102,14 @@ struct Progress {
 }
 
 impl Progress {
+    /// Runs `f` (a terminal prompt) with the progress lines out of its way.
+    fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
+        match &self.multi {
+            Some(multi) => multi.suspend(f),
+            None => f(),
+        }
+    }
+
     fn new() -> Progress {
         let multi = std::io::stderr().is_terminal().then(MultiProgress::new);
         Progress {
@@ -156,6 +175,13 @@ impl Progress {
                     .unwrap_or_default()
             ),
             "node_reused" => format!("✓ {node} (from the earlier run)"),
+            "node_paused" => format!(
+                "? {node} waiting for an answer: {}",
+                event
+                    .get("message_en")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+            ),
             "run_finish" => format!(
                 "run {}",
                 event
@@ -183,7 +209,7 @@ impl Progress {
                     old.finish_and_clear();
                 }
             }
-            "node_finish" | "node_error" | "node_skipped" | "node_reused" => {
+            "node_finish" | "node_error" | "node_skipped" | "node_reused" | "node_paused" => {
                 let bar = bars
                     .remove(&node)
                     .unwrap_or_else(|| multi.add(ProgressBar::new_spinner()));
@@ -203,6 +229,17 @@ impl Progress {
 pub fn run(ctx: &Context, args: &Args, json: bool) -> anyhow::Result<ExitCode> {
     let vars = vars(args)?;
     let inputs = inputs(args)?;
+    let given = match &args.answers {
+        Some(file) => {
+            // Relative to the workspace, like the plan and --input paths.
+            let file = ctx.workspace.join(file);
+            let text = std::fs::read_to_string(&file)
+                .with_context(|| format!("reading {}", file.display()))?;
+            keiri_api::parse_vars(&text).map_err(|e| anyhow::anyhow!("the answers file: {e}"))?
+        }
+        None => IndexMap::new(),
+    };
+    let interactive = !json && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let plan_path = Some(args.plan.to_string_lossy().into_owned());
     let runs_dir = args
         .out_dir
@@ -212,40 +249,67 @@ pub fn run(ctx: &Context, args: &Args, json: bool) -> anyhow::Result<ExitCode> {
     let sink = |event: &Value| progress.show(event);
     let cancel = CancellationToken::new();
     cancel_on_ctrl_c(&cancel);
-    let result = match &args.resume {
+    let resume = |run_id: &str, answers: IndexMap<String, Value>| {
+        keiri_api::run_resume(
+            ctx,
+            RunResumeRequest {
+                run_id: run_id.to_string(),
+                plan_path: plan_path.clone(),
+                yaml: None,
+                plan_id: None,
+                vars: vars.clone(),
+                inputs: inputs.clone(),
+                allow_env: args.allow_env.clone(),
+                write: args.write,
+                answers,
+                runs_dir: runs_dir.clone(),
+                lang: Some(ctx.lang),
+            },
+            &sink,
+            cancel.clone(),
+        )
+    };
+    let mut result = match &args.resume {
         None => keiri_api::plan_run(
             ctx,
             PlanRunRequest {
-                plan_path,
+                plan_path: plan_path.clone(),
                 yaml: None,
-                vars,
-                inputs,
+                vars: vars.clone(),
+                inputs: inputs.clone(),
                 allow_env: args.allow_env.clone(),
                 write: args.write,
-                runs_dir,
+                runs_dir: runs_dir.clone(),
                 lang: Some(ctx.lang),
             },
             &sink,
-            cancel,
+            cancel.clone(),
         ),
-        Some(run_id) => keiri_api::run_resume(
-            ctx,
-            RunResumeRequest {
-                run_id: run_id.clone(),
-                plan_path,
-                yaml: None,
-                plan_id: None,
-                vars,
-                inputs,
-                allow_env: args.allow_env.clone(),
-                write: args.write,
-                runs_dir,
-                lang: Some(ctx.lang),
-            },
-            &sink,
-            cancel,
-        ),
+        Some(run_id) => resume(run_id, given.clone()),
     };
+    // A paused run continues as long as there are answers: from the file, else asked here.
+    let mut asked: Vec<String> = Vec::new();
+    while let Ok(res) = &result
+        && res.status == "paused"
+        && !cancel.is_cancelled()
+    {
+        let mut answers = IndexMap::new();
+        for p in &res.paused {
+            let answer = match given.get(&p.node) {
+                Some(a) if !asked.contains(&p.node) => Some(a.clone()),
+                _ if interactive => progress.suspend(|| ask::answer(p, ctx.lang))?,
+                _ => None,
+            };
+            if let Some(answer) = answer {
+                asked.push(p.node.clone());
+                answers.insert(p.node.clone(), answer);
+            }
+        }
+        if answers.is_empty() {
+            break;
+        }
+        result = resume(&res.run_id, answers);
+    }
     match result {
         Ok(res) => report(&res, json),
         Err(err) => print_error(&err, json),
@@ -305,6 +369,15 @@ fn report(res: &PlanRunResponse, json: bool) -> anyhow::Result<ExitCode> {
         println!("status: {}", res.status);
         for f in &res.failures {
             println!("failed: {} {}: {}", f.node, f.code, f.message);
+        }
+        for p in &res.paused {
+            println!("paused: {}: {}", p.node, p.message);
+        }
+        if !res.paused.is_empty() {
+            println!(
+                "resume: keiri run PLAN --resume {} --answers FILE   (FILE: node id → answer)",
+                res.run_id
+            );
         }
     }
     Ok(if res.status == "finished" {

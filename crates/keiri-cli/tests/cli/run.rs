@@ -4,29 +4,50 @@
 
 use super::{keiri, put, stdout_json};
 
-/// `ui.confirmation` has a spec in the catalog but no implementation in this wave (it pauses a
-/// run; see the studio issue), so its node fails with `UNKNOWN_BLOCK` wherever it runs.
+/// `demo.unbuilt` is a block spec of the workspace's own (`block_specs/` there) with no
+/// implementation, so its node fails with `UNKNOWN_BLOCK` wherever it runs.
 const PLAN: &str = r#"
 id: cli_fail
 vars: {message: 確認してください}
 graph:
-  - {id: ask, block: ui.confirmation, in: {message: "${vars.message}"}}
+  - {id: ask, block: demo.unbuilt, in: {message: "${vars.message}"}}
 "#;
+
+const UNBUILT: &str = "id: demo.unbuilt
+version: 1.0.0
+entrypoint: builtin:demo.unbuilt
+description: 実装のないブロック
+inputs:
+  message: {type: string, required: true, description: 文言}
+outputs: {}
+";
 
 fn workspace() -> tempfile::TempDir {
     let ws = tempfile::tempdir().unwrap();
     put(&ws.path().join("plan.yaml"), PLAN);
+    std::fs::create_dir_all(ws.path().join("own/demo")).unwrap();
+    put(&ws.path().join("own/demo/demo.unbuilt.yaml"), UNBUILT);
     ws
+}
+
+/// `keiri` with the repository's catalog and the workspace's own specs.
+fn keiri_own(ws: &std::path::Path) -> assert_cmd::Command {
+    let mut cmd = keiri(ws);
+    cmd.arg("--catalog").arg(ws.join("own"));
+    cmd
 }
 
 #[test]
 fn a_failing_node_exits_1_with_its_id_and_code() {
     let ws = workspace();
-    let out = keiri(ws.path()).args(["run", "plan.yaml"]).assert().code(1);
+    let out = keiri_own(ws.path())
+        .args(["run", "plan.yaml"])
+        .assert()
+        .code(1);
     let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
     assert!(text.contains("status: failed"), "{text}");
     assert!(text.contains("failed: ask UNKNOWN_BLOCK: "), "{text}");
-    let out = keiri(ws.path())
+    let out = keiri_own(ws.path())
         .args(["--json", "--lang", "en", "run", "plan.yaml"])
         .assert()
         .code(1);
@@ -50,7 +71,7 @@ fn a_failing_node_exits_1_with_its_id_and_code() {
 #[test]
 fn resume_of_an_unknown_run_is_refused() {
     let ws = workspace();
-    let out = keiri(ws.path())
+    let out = keiri_own(ws.path())
         .args([
             "--json",
             "run",
@@ -66,13 +87,16 @@ fn resume_of_an_unknown_run_is_refused() {
 #[test]
 fn usage_errors_exit_2() {
     let ws = workspace();
-    keiri(ws.path())
+    keiri_own(ws.path())
         .args(["run", "plan.yaml", "--input", "data=missing.csv"])
         .assert()
         .code(2);
-    keiri(ws.path())
+    keiri_own(ws.path())
         .args(["run", "plan.yaml", "--var", "novalue"])
         .assert()
         .code(2);
-    keiri(ws.path()).args(["run", "nope.yaml"]).assert().code(2);
+    keiri_own(ws.path())
+        .args(["run", "nope.yaml"])
+        .assert()
+        .code(2);
 }

@@ -159,6 +159,87 @@ fn inputs_set_vars_and_a_missing_input_is_a_usage_error() {
 }
 
 #[cfg(unix)]
+const CONFIRM_PLAN: &str = r#"
+id: confirm_run
+graph:
+  - {id: bank, block: csv.read, in: {path: bank.csv}, out: {rows: rows}}
+  - {id: ok, block: ui.confirmation, in: {message: 入金明細を取り込みますか, details: "${bank.rows}"}, out: {approved: approved}}
+  - {id: pick, block: transforms.select_columns, in: {rows: "${bank.rows}", columns: [日付, 入金]}, out: {rows: picked}, when: {expr: "${ok.approved} == true"}}
+"#;
+
+#[test]
+fn a_confirmation_pauses_the_run_and_answers_continue_it() {
+    let ws = workspace();
+    put(&ws.path().join("confirm.yaml"), CONFIRM_PLAN);
+    put(&ws.path().join("yes.yaml"), "ok: {approved: true}\n");
+    // Not a terminal and no answers: the run stops paused and says how to go on.
+    let out = keiri(ws.path())
+        .args(["run", "confirm.yaml"])
+        .assert()
+        .code(1);
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(text.contains("status: paused"), "{text}");
+    assert!(
+        text.lines().any(|l| l.starts_with("paused: ok: ")),
+        "{text}"
+    );
+    let run_id = text
+        .lines()
+        .find_map(|l| l.strip_prefix("run_id: "))
+        .unwrap()
+        .to_string();
+    assert!(
+        text.contains(&format!("--resume {run_id} --answers")),
+        "{text}"
+    );
+    // Resumed with the answer: the same run finishes, the bank rows picked.
+    let out = keiri(ws.path())
+        .args([
+            "run",
+            "confirm.yaml",
+            "--resume",
+            &run_id,
+            "--answers",
+            "yes.yaml",
+            "--json",
+        ])
+        .assert()
+        .code(0);
+    let res = stdout_json(&out);
+    assert_eq!(res["run_id"], run_id.as_str());
+    assert_eq!(res["status"], "finished");
+    let picked = ws
+        .path()
+        .join("runs/confirm_run")
+        .join(&run_id)
+        .join("outputs/pick/rows.arrow");
+    assert!(picked.is_file());
+    // With --answers from the start the run does not stop at all; a "no" skips `pick`.
+    put(&ws.path().join("no.yaml"), "ok: {approved: false}\n");
+    let out = keiri(ws.path())
+        .args(["run", "confirm.yaml", "--answers", "no.yaml", "--json"])
+        .assert()
+        .code(0);
+    let res = stdout_json(&out);
+    assert_eq!(res["status"], "finished");
+    let pick = res["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["id"] == "pick")
+        .unwrap()
+        .clone();
+    assert_eq!(pick["status"], "skipped");
+    // An answer of the wrong shape fails the node with INPUT_INVALID (exit 1).
+    put(&ws.path().join("bad.yaml"), "ok: {approved: はい}\n");
+    let out = keiri(ws.path())
+        .args(["run", "confirm.yaml", "--answers", "bad.yaml", "--json"])
+        .assert()
+        .code(1);
+    let res = stdout_json(&out);
+    assert_eq!(res["failures"][0]["code"], "INPUT_INVALID", "{res}");
+}
+
 mod kill {
     use std::path::Path;
     use std::process::{Command, Stdio};

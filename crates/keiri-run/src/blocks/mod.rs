@@ -8,6 +8,7 @@ mod input;
 mod matching;
 mod output;
 mod transforms;
+mod ui;
 
 /// Adds every builtin to `registry`.
 pub fn register_all(registry: &mut Registry) {
@@ -16,4 +17,5 @@ pub fn register_all(registry: &mut Registry) {
     matching::register(registry);
     output::register(registry);
     control::register(registry);
+    ui::register(registry);
 }

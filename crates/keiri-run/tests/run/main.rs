@@ -8,3 +8,4 @@ mod matching;
 mod output;
 mod templates;
 mod transforms;
+mod ui;

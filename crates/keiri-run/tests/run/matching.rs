@@ -23,6 +23,17 @@ pub(crate) fn run_block_with(
     inputs: Json,
     write: bool,
 ) -> Result<Json, keiri_run::block::BlockError> {
+    run_block_answered(id, dir, inputs, write, None)
+}
+
+/// [`run_block_with`] with a person's answer (human-in-the-loop blocks).
+pub(crate) fn run_block_answered(
+    id: &str,
+    dir: &std::path::Path,
+    inputs: Json,
+    write: bool,
+    answer: Option<&Json>,
+) -> Result<Json, keiri_run::block::BlockError> {
     let registry = Registry::builtins();
     let block = registry
         .get(id)
@@ -36,6 +47,7 @@ pub(crate) fn run_block_with(
         out_dir: &out_dir,
         cancel: &cancel,
         write,
+        answer,
     };
     let Json::Object(map) = inputs else {
         panic!("inputs must be an object")

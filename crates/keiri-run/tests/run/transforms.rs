@@ -21,6 +21,7 @@ pub(crate) fn run(id: &str, dir: &std::path::Path, inputs: Json) -> Result<Json,
         out_dir: &out_dir,
         cancel: &cancel,
         write: false,
+        answer: None,
     };
     let Json::Object(map) = inputs else {
         panic!("inputs must be an object")
