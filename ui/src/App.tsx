@@ -183,6 +183,20 @@ export function App() {
   const [centerView, setCenterView] = useState<CenterView>('editor');
   const [rightTab, setRightTab] = useState<RightTab>('findings');
   const sampleRun = useSampleRun();
+  const restoreRun = sampleRun.restore;
+  // Opening 試行実行 shows a run of this plan that was left waiting for an answer (the app was
+  // closed while it was paused): its state is on disk, and answering continues it.
+  const runPlanId = planIdOf(text);
+  const runTabOpen = rightTab === 'run';
+  const textForRestore = useRef(text);
+  textForRestore.current = text;
+  useEffect(() => {
+    if (!runTabOpen || runPlanId === null || runPlanId === '') return;
+    const current = textForRestore.current;
+    const parsed = parsePlanGraph(current);
+    const ids = parsed.ok ? parsed.graph.nodes.filter((n) => n.parent === null && n.id !== '').map((n) => n.id) : [];
+    void restoreRun(runPlanId, current, ids);
+  }, [runTabOpen, runPlanId, restoreRun]);
   const [selectedNode, setSelectedNode] = useState<string | null>(null);
   const [settingsOpen, setSettingsOpen] = useState(false);
 
@@ -642,11 +656,11 @@ export function App() {
     { id: 'dryrun', label: t(lang, 'right.dryrun'), count: null },
     { id: 'run', label: t(lang, 'right.run'), count: null },
   ];
-  const startSampleRun = () => {
+  const topLevelIds = () => {
     const parsed = parsePlanGraph(text);
-    const topLevel = parsed.ok ? parsed.graph.nodes.filter((n) => n.parent === null && n.id !== '').map((n) => n.id) : [];
-    void sampleRun.start(text, topLevel, lang);
+    return parsed.ok ? parsed.graph.nodes.filter((n) => n.parent === null && n.id !== '').map((n) => n.id) : [];
   };
+  const startSampleRun = () => void sampleRun.start(text, topLevelIds(), lang);
 
   return (
     <div className="app">
@@ -953,6 +967,7 @@ export function App() {
                 canStart={text.trim() !== ''}
                 onStart={startSampleRun}
                 onCancel={() => void sampleRun.cancel()}
+                onAnswer={(node, answer) => void sampleRun.resume({ [node]: answer }, lang)}
                 onOpenNode={(id) => {
                   setCenterView('editor');
                   selectNode(id);

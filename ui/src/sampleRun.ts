@@ -4,10 +4,10 @@
 // the person owns changes. The state machine is pure (`applyRunEvent`) and tested on its own.
 
 import { useCallback, useRef, useState } from 'react';
-import { ApiError, planRun, runCancel } from './api';
-import type { PlanRunResponse, RunEvent } from './api/types';
+import { ApiError, planRun, runCancel, runGet, runList, runResume } from './api';
+import type { PlanRunResponse, RunEvent, RunGetResponse, RunPaused } from './api/types';
 
-export type NodeRunState = 'waiting' | 'running' | 'done' | 'failed' | 'skipped';
+export type NodeRunState = 'waiting' | 'running' | 'done' | 'failed' | 'skipped' | 'paused';
 
 export interface NodeRun {
   id: string;
@@ -20,7 +20,7 @@ export interface NodeRun {
   messageEn: string | null;
 }
 
-export type SampleRunStatus = 'idle' | 'running' | 'finished' | 'failed' | 'cancelled' | 'error';
+export type SampleRunStatus = 'idle' | 'running' | 'finished' | 'failed' | 'cancelled' | 'paused' | 'error';
 
 export interface SampleRun {
   status: SampleRunStatus;
@@ -34,6 +34,8 @@ export interface SampleRun {
   /** Why the run could not start or ended in error (`PLAN_INVALID`, a transport error, …). */
   error: { code: string; message: string; findings: number | null } | null;
   durationMs: number | null;
+  /** The nodes waiting for a person's answer, with their questions. */
+  paused: RunPaused[];
 }
 
 export const IDLE: SampleRun = {
@@ -45,6 +47,7 @@ export const IDLE: SampleRun = {
   yaml: '',
   error: null,
   durationMs: null,
+  paused: [],
 };
 
 function waiting(id: string): NodeRun {
@@ -92,6 +95,8 @@ export function applyRunEvent(run: SampleRun, event: RunEvent): SampleRun {
       }));
     case 'node_skipped':
       return updateNode(run, event.node, (n) => ({ ...n, state: 'skipped' }));
+    case 'node_paused':
+      return updateNode(run, event.node, (n) => ({ ...n, state: 'paused', messageJa: event.message_ja, messageEn: event.message_en }));
     case 'run_finish':
       return { ...run, status: event.status, durationMs: event.duration_ms };
     default:
@@ -101,7 +106,22 @@ export function applyRunEvent(run: SampleRun, event: RunEvent): SampleRun {
 
 /** The run once `plan_run` answered (the events may have said it all already). */
 export function finishRun(run: SampleRun, response: PlanRunResponse): SampleRun {
-  return { ...run, status: response.status, runId: response.run_id, planId: response.plan_id, runDir: response.run_dir };
+  return {
+    ...run,
+    status: response.status,
+    runId: response.run_id,
+    planId: response.plan_id,
+    runDir: response.run_dir,
+    paused: response.paused,
+  };
+}
+
+/** A run read back from its records (`run_get`): the app was closed while it was paused. */
+export function restoredRun(yaml: string, nodeIds: readonly string[], got: RunGetResponse): SampleRun {
+  let run = startRun(yaml, nodeIds);
+  for (const event of got.events) run = applyRunEvent(run, event);
+  const status = got.status === 'running' ? 'cancelled' : got.status;
+  return { ...run, status, runId: got.run_id, planId: got.plan_id, paused: got.paused, runDir: null };
 }
 
 function findingCount(details: unknown): number | null {
@@ -148,6 +168,40 @@ export function useSampleRun() {
     [update],
   );
 
+  /** Answers the paused nodes and continues the same run. */
+  const resume = useCallback(
+    async (answers: Record<string, unknown>, lang: 'ja' | 'en') => {
+      const { runId, planId } = current.current;
+      if (current.current.status !== 'paused' || runId === null || planId === null) return;
+      update((r) => ({ ...r, status: 'running', paused: [], error: null }));
+      try {
+        const response = await runResume({ run_id: runId, plan_id: planId, answers, lang }, { onEvent: (event) => update((r) => applyRunEvent(r, event)) });
+        update((r) => finishRun(r, response));
+      } catch (err) {
+        update((r) => failRun(r, err));
+      }
+    },
+    [update],
+  );
+
+  /** Shows the newest run of `planId` again if it is waiting for an answer (the app was closed). */
+  const restore = useCallback(
+    async (planId: string, yaml: string, nodeIds: readonly string[]) => {
+      if (current.current.status !== 'idle') return;
+      try {
+        const list = await runList({ plan_id: planId });
+        const newest = list.runs[0];
+        if (newest === undefined || newest.status !== 'paused') return;
+        const got = await runGet({ plan_id: planId, run_id: newest.run_id });
+        if (current.current.status !== 'idle') return;
+        update(() => restoredRun(yaml, nodeIds, got));
+      } catch {
+        // Nothing to restore: the panel starts empty.
+      }
+    },
+    [update],
+  );
+
   const cancel = useCallback(async () => {
     const runId = current.current.runId;
     if (current.current.status !== 'running' || runId === null) return;
@@ -158,5 +212,5 @@ export function useSampleRun() {
     }
   }, []);
 
-  return { run, start, cancel };
+  return { run, start, resume, restore, cancel };
 }

@@ -174,6 +174,11 @@ export function skillsList(request: SkillsListRequest = {}): Promise<SkillsListR
 import type {
   PlanRunRequest,
   PlanRunResponse,
+  RunGetRequest,
+  RunGetResponse,
+  RunListRequest,
+  RunListResponse,
+  RunResumeRequest,
   RunCancelRequest,
   RunCancelResponse,
   RunEvent,
@@ -201,4 +206,19 @@ export function runOutput(request: RunOutputRequest): Promise<RunOutputResponse>
 /** Stops a run in progress; it then finishes with status `cancelled`. */
 export function runCancel(request: RunCancelRequest): Promise<RunCancelResponse> {
   return call<RunCancelResponse>('run_cancel', request);
+}
+
+/** Continues a paused or failed run (with `answers` for the paused nodes), streaming its events. */
+export function runResume(request: RunResumeRequest, options: PlanRunOptions = {}): Promise<PlanRunResponse> {
+  return callStream<PlanRunResponse>('run_resume', request, (event) => options.onEvent?.(event as RunEvent), options.signal);
+}
+
+/** The runs under `runs/`, newest first. */
+export function runList(request: RunListRequest = {}): Promise<RunListResponse> {
+  return call<RunListResponse>('run_list', request);
+}
+
+/** One run's state and events. */
+export function runGet(request: RunGetRequest): Promise<RunGetResponse> {
+  return call<RunGetResponse>('run_get', request);
 }

@@ -657,7 +657,7 @@ export interface PlanRunRequest {
   lang?: Lang;
 }
 
-export type RunStatus = 'finished' | 'failed' | 'cancelled';
+export type RunStatus = 'finished' | 'failed' | 'cancelled' | 'paused';
 
 export interface RunFailure {
   node: string;
@@ -671,6 +671,20 @@ export interface RunNodeStatus {
   status: string;
 }
 
+/**
+ * What a paused node asks (crates/keiri-run/src/blocks/ui.rs). `kind` picks the controls:
+ * `confirmation` {message, details, confirm_label, cancel_label}; `input` {message, fields[{id,
+ * label, type, options, required}]}; `table_review` {title, message, rows, row_count, columns,
+ * editable_columns, allow_exclude}; `diff` {title, patch_diff}; `approval` {subject, amount, route}.
+ */
+export type RunQuestion = { kind: string } & Record<string, unknown>;
+
+export interface RunPaused {
+  node: string;
+  question: RunQuestion;
+  message: string;
+}
+
 export interface PlanRunResponse {
   run_id: string;
   plan_id: string;
@@ -679,6 +693,48 @@ export interface PlanRunResponse {
   status: RunStatus;
   failures: RunFailure[];
   nodes: RunNodeStatus[];
+  /** The nodes waiting for a person's answer (status `paused`). */
+  paused: RunPaused[];
+}
+
+export interface RunResumeRequest {
+  run_id: string;
+  plan_id?: string;
+  yaml?: string;
+  /** Answers to the paused nodes, by node id. */
+  answers?: Record<string, unknown>;
+  lang?: Lang;
+}
+
+export interface RunListRequest {
+  plan_id?: string;
+}
+
+export interface RunSummary {
+  plan_id: string;
+  run_id: string;
+  status: RunStatus | 'running';
+  started_at: string;
+}
+
+export interface RunListResponse {
+  runs: RunSummary[];
+}
+
+export interface RunGetRequest {
+  plan_id: string;
+  run_id: string;
+}
+
+export interface RunGetResponse {
+  run_id: string;
+  plan_id: string;
+  status: RunStatus | 'running';
+  started_at: string;
+  nodes: RunNodeStatus[];
+  failures: RunFailure[];
+  paused: RunPaused[];
+  events: RunEvent[];
 }
 
 /** One line of the run's `events.jsonl`, as `plan_run` streams it. */
@@ -689,6 +745,7 @@ export type RunEvent =
   | { event: 'node_error'; node: string; code: string; message_ja: string; message_en: string; attempt: number; retrying: boolean }
   | { event: 'node_skipped'; node: string; reason: string }
   | { event: 'node_reused'; node: string }
+  | { event: 'node_paused'; node: string; question: RunQuestion; message_ja: string; message_en: string }
   | { event: 'run_finish'; status: RunStatus; duration_ms: number; failed: string[] };
 
 export interface RunOutputRequest {

@@ -11,6 +11,7 @@ import { errorText, t, type MessageKey } from '../i18n';
 import type { NodeRun, SampleRun } from '../sampleRun';
 import { buildSheetGrids } from '../workbookGrid';
 import { SheetGridView } from './DryRunPanel';
+import { RunQuestion } from './RunQuestion';
 
 interface Props {
   lang: Lang;
@@ -20,6 +21,8 @@ interface Props {
   canStart: boolean;
   onStart(): void;
   onCancel(): void;
+  /** Answers a paused node and continues the run. */
+  onAnswer(node: string, answer: unknown): void;
   /** Shows a node in the YAML editor. */
   onOpenNode(id: string): void;
 }
@@ -30,7 +33,7 @@ type OutputState =
   | { kind: 'ready'; node: string; response: RunOutputResponse }
   | { kind: 'failed'; node: string; code: string };
 
-export function SampleRunPanel({ lang, yaml, run, canStart, onStart, onCancel, onOpenNode }: Props) {
+export function SampleRunPanel({ lang, yaml, run, canStart, onStart, onCancel, onAnswer, onOpenNode }: Props) {
   const [output, setOutput] = useState<OutputState>({ kind: 'none' });
   const running = run.status === 'running';
 
@@ -106,6 +109,11 @@ export function SampleRunPanel({ lang, yaml, run, canStart, onStart, onCancel, o
             {run.runDir !== null ? <span className="run-dir"> — {t(lang, 'run.safe', { dir: run.runDir })}</span> : null}
           </p>
         ) : null}
+        {run.status === 'paused'
+          ? run.paused.map((paused) => (
+              <RunQuestion key={paused.node} lang={lang} paused={paused} busy={false} onAnswer={(answer) => onAnswer(paused.node, answer)} />
+            ))
+          : null}
         {run.nodes.length > 0 && run.status !== 'error' ? (
           <ol className="run-nodes" data-testid="sample-run-nodes">
             {run.nodes.map((node) => (
@@ -119,7 +127,7 @@ export function SampleRunPanel({ lang, yaml, run, canStart, onStart, onCancel, o
                 <button
                   type="button"
                   className="run-node-open"
-                  disabled={run.runId === null || node.state === 'waiting' || node.state === 'running'}
+                  disabled={run.runId === null || node.state === 'waiting' || node.state === 'running' || node.state === 'paused'}
                   onClick={() => void open(node)}
                 >
                   <code className="run-node-id">{node.id}</code>

@@ -26,7 +26,7 @@ function finished(): SampleRun {
   run = applyRunEvent(run, { event: 'run_start', run_id: 'R1', plan_id: 'p', started_at: '', resumed: false });
   run = applyRunEvent(run, { event: 'node_finish', node: 'read', duration_ms: 5, rows: 3, outputs: {} });
   run = applyRunEvent(run, { event: 'node_finish', node: 'report', duration_ms: 9, rows: null, outputs: {} });
-  return finishRun(run, { run_id: 'R1', plan_id: 'p', run_dir: 'runs/p/R1', status: 'finished', failures: [], nodes: [] });
+  return finishRun(run, { run_id: 'R1', plan_id: 'p', run_dir: 'runs/p/R1', status: 'finished', failures: [], nodes: [], paused: [] });
 }
 
 const noop = () => undefined;
@@ -34,7 +34,7 @@ const noop = () => undefined;
 describe('SampleRunPanel', () => {
   it('starts from idle and says the files stay untouched', () => {
     const start = vi.fn();
-    render(<SampleRunPanel lang="ja" yaml="plan" run={IDLE} canStart onStart={start} onCancel={noop} onOpenNode={noop} />);
+    render(<SampleRunPanel lang="ja" yaml="plan" run={IDLE} canStart onStart={start} onCancel={noop} onAnswer={noop} onOpenNode={noop} />);
     expect(screen.getByTestId('sample-run-empty').textContent).toContain('元のファイルは変更されません');
     fireEvent.click(screen.getByTestId('sample-run-start'));
     expect(start).toHaveBeenCalledOnce();
@@ -69,14 +69,14 @@ describe('SampleRunPanel', () => {
         ],
       },
     });
-    render(<SampleRunPanel lang="ja" yaml="plan" run={finished()} canStart onStart={noop} onCancel={noop} onOpenNode={noop} />);
+    render(<SampleRunPanel lang="ja" yaml="plan" run={finished()} canStart onStart={noop} onCancel={noop} onAnswer={noop} onOpenNode={noop} />);
     const nodes = screen.getAllByTestId('run-node');
     expect(nodes.map((n) => [n.dataset.nodeId, n.dataset.state])).toEqual([
       ['read', 'done'],
       ['report', 'done'],
     ]);
     expect(screen.getByTestId('sample-run-status').textContent).toContain('runs/p/R1');
-    fireEvent.click(within(nodes[1]).getByRole('button'));
+    fireEvent.click(within(nodes[1] as HTMLElement).getByRole('button'));
     const grid = await screen.findByTestId('run-output-grid');
     expect(calls[0]).toMatchObject({ url: '/api/run_output', body: { plan_id: 'p', run_id: 'R1', node: 'report' } });
     expect(within(grid).getAllByRole('columnheader').map((h) => h.textContent)).toEqual(['取引先str', '金額f64']);
@@ -95,7 +95,7 @@ describe('SampleRunPanel', () => {
     run = applyRunEvent(run, { event: 'node_error', node: 'dups', code: 'BLOCK_FAILED', message_ja: '列 金額 がありません', message_en: 'no column', attempt: 1, retrying: false });
     run = applyRunEvent(run, { event: 'run_finish', status: 'failed', duration_ms: 1500, failed: ['dups'] });
     const open = vi.fn();
-    render(<SampleRunPanel lang="ja" yaml="new plan" run={run} canStart onStart={noop} onCancel={noop} onOpenNode={open} />);
+    render(<SampleRunPanel lang="ja" yaml="new plan" run={run} canStart onStart={noop} onCancel={noop} onAnswer={noop} onOpenNode={open} />);
     const error = screen.getByTestId('run-node-error');
     expect(error.dataset.code).toBe('BLOCK_FAILED');
     expect(error.textContent).toContain('列 金額 がありません');

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/api';
 import type { RunEvent } from '../../src/api/types';
-import { applyRunEvent, failRun, finishRun, runStates, startRun } from '../../src/sampleRun';
+import { applyRunEvent, failRun, finishRun, restoredRun, runStates, startRun } from '../../src/sampleRun';
 
 const events: RunEvent[] = [
   { event: 'run_start', run_id: '20261125T100000000Z-abc123', plan_id: 'dup', started_at: '2026-11-25T10:00:00Z', resumed: false },
@@ -61,10 +61,39 @@ describe('sample run state', () => {
 
   it('takes the response and the errors', () => {
     const run = startRun('yaml', []);
-    const done = finishRun(run, { run_id: 'r', plan_id: 'p', run_dir: 'runs/p/r', status: 'finished', failures: [], nodes: [] });
+    const done = finishRun(run, { run_id: 'r', plan_id: 'p', run_dir: 'runs/p/r', status: 'finished', failures: [], nodes: [], paused: [] });
     expect(done).toMatchObject({ status: 'finished', runDir: 'runs/p/r' });
     const refused = failRun(run, new ApiError('PLAN_INVALID', 'the plan has 2 error(s)', { findings: [{}, {}] }));
     expect(refused.status).toBe('error');
     expect(refused.error).toEqual({ code: 'PLAN_INVALID', message: 'the plan has 2 error(s)', findings: 2 });
+  });
+
+  it('pauses at a question and is restored from the run records', () => {
+    let run = startRun('yaml', ['read', 'ok']);
+    run = applyRunEvent(run, { event: 'node_paused', node: 'ok', question: { kind: 'confirmation' }, message_ja: '確認待ち', message_en: 'waiting' });
+    expect(run.nodes.find((n) => n.id === 'ok')?.state).toBe('paused');
+    const paused = [{ node: 'ok', question: { kind: 'confirmation', message: '送りますか' }, message: '確認待ち' }];
+    const restored = restoredRun('yaml', ['read', 'ok'], {
+      run_id: 'R',
+      plan_id: 'p',
+      status: 'paused',
+      started_at: '',
+      nodes: [],
+      failures: [],
+      paused,
+      events: [
+        { event: 'run_start', run_id: 'R', plan_id: 'p', started_at: '', resumed: false },
+        { event: 'node_finish', node: 'read', duration_ms: 3, rows: 2, outputs: {} },
+        { event: 'node_paused', node: 'ok', question: { kind: 'confirmation' }, message_ja: '確認待ち', message_en: 'waiting' },
+        { event: 'run_finish', status: 'paused', duration_ms: 5, failed: [] },
+      ],
+    });
+    expect(restored.status).toBe('paused');
+    expect(restored.runId).toBe('R');
+    expect(restored.paused).toEqual(paused);
+    expect([...runStates(restored)]).toEqual([
+      ['read', 'done'],
+      ['ok', 'paused'],
+    ]);
   });
 });

@@ -1,0 +1,322 @@
+// A paused node's question (human-in-the-loop blocks, crates/keiri-run/src/blocks/ui.rs) as
+// the controls its `kind` calls for; `onAnswer` gets the answer in the block's own shape.
+// The block checks the answer again, so these controls only offer what fits.
+
+import { useState, type ReactElement } from 'react';
+import type { Lang, PatchDiffItem, RunPaused } from '../api/types';
+import { t } from '../i18n';
+import { buildSheetGrids } from '../workbookGrid';
+import { SheetGridView } from './DryRunPanel';
+
+interface Props {
+  lang: Lang;
+  paused: RunPaused;
+  busy: boolean;
+  onAnswer(answer: unknown): void;
+}
+
+type Row = Record<string, unknown>;
+
+function str(value: unknown): string {
+  return typeof value === 'string' ? value : '';
+}
+
+function cellText(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  return typeof value === 'object' ? JSON.stringify(value) : String(value);
+}
+
+function rowsOf(value: unknown): Row[] {
+  return Array.isArray(value) ? value.filter((r): r is Row => typeof r === 'object' && r !== null && !Array.isArray(r)) : [];
+}
+
+function columnsOf(rows: Row[], given: unknown): string[] {
+  if (Array.isArray(given) && given.length > 0) return given.map(String);
+  const names: string[] = [];
+  for (const row of rows) for (const key of Object.keys(row)) if (!names.includes(key)) names.push(key);
+  return names;
+}
+
+function Details({ value }: { value: unknown }) {
+  if (value === null || value === undefined) return null;
+  const rows = rowsOf(value);
+  if (rows.length > 0) {
+    const columns = columnsOf(rows, null);
+    return (
+      <div className="run-grid-scroll">
+        <table className="run-grid" data-testid="question-details">
+          <thead>
+            <tr>
+              {columns.map((c) => (
+                <th key={c} scope="col">
+                  {c}
+                </th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            {rows.slice(0, 200).map((row, i) => (
+              <tr key={i}>
+                {columns.map((c) => (
+                  <td key={c}>{cellText(row[c])}</td>
+                ))}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    );
+  }
+  return (
+    <pre className="dryrun-json" data-testid="question-details">
+      {JSON.stringify(value, null, 2)}
+    </pre>
+  );
+}
+
+function YesNo({ lang, busy, yes, no, onAnswer, comment }: { lang: Lang; busy: boolean; yes: string; no: string; onAnswer(approved: boolean): void; comment?: ReactElement }) {
+  return (
+    <div className="question-actions">
+      {comment}
+      <button type="button" className="button button-primary" data-testid="question-approve" disabled={busy} onClick={() => onAnswer(true)}>
+        {yes !== '' ? yes : t(lang, 'run.q.approve')}
+      </button>
+      <button type="button" className="button" data-testid="question-reject" disabled={busy} onClick={() => onAnswer(false)}>
+        {no !== '' ? no : t(lang, 'run.q.reject')}
+      </button>
+    </div>
+  );
+}
+
+export function RunQuestion({ lang, paused, busy, onAnswer }: Props) {
+  const q = paused.question;
+  const [comment, setComment] = useState('');
+  const commentBox = (
+    <input
+      className="input question-comment"
+      data-testid="question-comment"
+      placeholder={t(lang, 'run.q.comment')}
+      value={comment}
+      onChange={(e) => setComment(e.target.value)}
+    />
+  );
+  let body: ReactElement;
+  switch (q.kind) {
+    case 'confirmation':
+      body = (
+        <>
+          <p className="question-message">{str(q.message)}</p>
+          <Details value={q.details} />
+          <YesNo
+            lang={lang}
+            busy={busy}
+            yes={str(q.confirm_label)}
+            no={str(q.cancel_label)}
+            comment={commentBox}
+            onAnswer={(approved) => onAnswer({ approved, comment })}
+          />
+        </>
+      );
+      break;
+    case 'diff': {
+      const diff = (Array.isArray(q.patch_diff) ? q.patch_diff : []) as PatchDiffItem[];
+      body = (
+        <>
+          <p className="question-message">{str(q.title)}</p>
+          {buildSheetGrids(diff).map((grid) => (
+            <SheetGridView key={grid.sheet} lang={lang} grid={grid} />
+          ))}
+          <YesNo lang={lang} busy={busy} yes="" no="" comment={commentBox} onAnswer={(approved) => onAnswer({ approved, comment })} />
+        </>
+      );
+      break;
+    }
+    case 'table_review':
+      body = <TableReview lang={lang} paused={paused} busy={busy} onAnswer={onAnswer} />;
+      break;
+    case 'input':
+      body = <InputForm lang={lang} paused={paused} busy={busy} onAnswer={onAnswer} />;
+      break;
+    case 'approval':
+      body = <ApprovalForm lang={lang} paused={paused} busy={busy} onAnswer={onAnswer} />;
+      break;
+    default:
+      body = <p className="muted">{t(lang, 'run.q.unknown', { kind: q.kind })}</p>;
+  }
+  return (
+    <div className="run-question" data-testid="run-question" data-node-id={paused.node} data-kind={q.kind}>
+      <h3>{t(lang, 'run.q.title', { node: paused.node })}</h3>
+      {body}
+    </div>
+  );
+}
+
+function TableReview({ lang, paused, busy, onAnswer }: Props) {
+  const q = paused.question;
+  const rows = rowsOf(q.rows);
+  const columns = columnsOf(rows, q.columns);
+  const editable = Array.isArray(q.editable_columns) ? q.editable_columns.map(String) : [];
+  const allowExclude = q.allow_exclude !== false;
+  const [excluded, setExcluded] = useState<number[]>([]);
+  const [edits, setEdits] = useState<Record<string, string>>({});
+  const answer = (approved: boolean) => {
+    const changes = Object.entries(edits).map(([key, after]) => {
+      const [index, field] = [Number(key.slice(0, key.indexOf(':'))), key.slice(key.indexOf(':') + 1)];
+      return { row_index: index, field, after };
+    });
+    onAnswer({ approved, excluded, changes });
+  };
+  return (
+    <>
+      <p className="question-message">
+        {str(q.title)} {str(q.message)}
+      </p>
+      <div className="run-grid-scroll">
+        <table className="run-grid" data-testid="question-table">
+          <thead>
+            <tr>
+              {allowExclude ? <th scope="col">{t(lang, 'run.q.exclude')}</th> : null}
+              {columns.map((c) => (
+                <th key={c} scope="col">
+                  {c}
+                </th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((row, i) => (
+              <tr key={i} data-testid="question-row">
+                {allowExclude ? (
+                  <td>
+                    <input
+                      type="checkbox"
+                      data-testid="question-exclude"
+                      checked={excluded.includes(i)}
+                      onChange={(e) => setExcluded((list) => (e.target.checked ? [...list, i] : list.filter((x) => x !== i)))}
+                    />
+                  </td>
+                ) : null}
+                {columns.map((c) =>
+                  editable.includes(c) ? (
+                    <td key={c}>
+                      <input
+                        className="input"
+                        value={edits[`${i}:${c}`] ?? cellText(row[c])}
+                        onChange={(e) => setEdits((all) => ({ ...all, [`${i}:${c}`]: e.target.value }))}
+                      />
+                    </td>
+                  ) : (
+                    <td key={c}>{cellText(row[c])}</td>
+                  ),
+                )}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <YesNo lang={lang} busy={busy} yes="" no="" onAnswer={answer} />
+    </>
+  );
+}
+
+interface Field {
+  id: string;
+  label: string;
+  type: string;
+  options: string[];
+  required: boolean;
+}
+
+function fieldsOf(value: unknown): Field[] {
+  return rowsOf(value).map((f) => ({
+    id: str(f.id),
+    label: str(f.label) || str(f.id),
+    type: str(f.type) || 'text',
+    options: Array.isArray(f.options) ? f.options.map(String) : [],
+    required: f.required !== false,
+  }));
+}
+
+function InputForm({ lang, paused, busy, onAnswer }: Props) {
+  const fields = fieldsOf(paused.question.fields);
+  const [values, setValues] = useState<Record<string, unknown>>({});
+  const missing = fields.filter((f) => f.required && (values[f.id] === undefined || values[f.id] === ''));
+  const set = (id: string, value: unknown) => setValues((all) => ({ ...all, [id]: value }));
+  return (
+    <form
+      className="question-form"
+      onSubmit={(e) => {
+        e.preventDefault();
+        if (missing.length === 0) onAnswer({ values, approved: true });
+      }}
+    >
+      <p className="question-message">{str(paused.question.message)}</p>
+      {fields.map((f) => (
+        <label key={f.id} className="question-field" data-testid="question-field" data-field={f.id}>
+          <span>
+            {f.label}
+            {f.required ? ' *' : ''}
+          </span>
+          {f.type === 'boolean' ? (
+            <input type="checkbox" checked={values[f.id] === true} onChange={(e) => set(f.id, e.target.checked)} />
+          ) : (f.type === 'select' || f.type === 'enum') && f.options.length > 0 ? (
+            <select className="input" value={str(values[f.id])} onChange={(e) => set(f.id, e.target.value)}>
+              <option value="" />
+              {f.options.map((o) => (
+                <option key={o} value={o}>
+                  {o}
+                </option>
+              ))}
+            </select>
+          ) : (
+            <input
+              className="input"
+              type={f.type === 'number' ? 'number' : 'text'}
+              value={cellText(values[f.id])}
+              onChange={(e) => set(f.id, f.type === 'number' ? (e.target.value === '' ? '' : Number(e.target.value)) : e.target.value)}
+            />
+          )}
+        </label>
+      ))}
+      <div className="question-actions">
+        <button type="submit" className="button button-primary" data-testid="question-submit" disabled={busy || missing.length > 0}>
+          {t(lang, 'run.q.submit')}
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function ApprovalForm({ lang, paused, busy, onAnswer }: Props) {
+  const route = Array.isArray(paused.question.route) ? paused.question.route.map(String) : [];
+  const [decisions, setDecisions] = useState<Record<string, string>>({});
+  const done = route.every((name) => decisions[name] === 'approved' || decisions[name] === 'rejected');
+  return (
+    <>
+      <p className="question-message">
+        {str(paused.question.subject)} ({cellText(paused.question.amount)})
+      </p>
+      {route.map((name) => (
+        <label key={name} className="question-field" data-testid="question-approver" data-approver={name}>
+          <span>{name}</span>
+          <select className="input" value={decisions[name] ?? ''} onChange={(e) => setDecisions((all) => ({ ...all, [name]: e.target.value }))}>
+            <option value="" />
+            <option value="approved">{t(lang, 'run.q.approve')}</option>
+            <option value="rejected">{t(lang, 'run.q.reject')}</option>
+          </select>
+        </label>
+      ))}
+      <div className="question-actions">
+        <button
+          type="button"
+          className="button button-primary"
+          data-testid="question-submit"
+          disabled={busy || !done}
+          onClick={() => onAnswer({ decisions: route.map((name) => ({ approver: name, decision: decisions[name] })) })}
+        >
+          {t(lang, 'run.q.submit')}
+        </button>
+      </div>
+    </>
+  );
+}

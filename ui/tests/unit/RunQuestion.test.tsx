@@ -1,0 +1,97 @@
+import { cleanup, fireEvent, render, screen } from '@testing-library/react';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { RunPaused } from '../../src/api/types';
+import { RunQuestion } from '../../src/components/RunQuestion';
+
+afterEach(cleanup);
+
+function show(paused: RunPaused) {
+  const onAnswer = vi.fn();
+  render(<RunQuestion lang="ja" paused={paused} busy={false} onAnswer={onAnswer} />);
+  return onAnswer;
+}
+
+describe('RunQuestion', () => {
+  it('confirms with the block labels, the details as a table and a comment', () => {
+    const onAnswer = show({
+      node: 'confirm',
+      message: '確認待ち',
+      question: {
+        kind: 'confirmation',
+        message: '例外レポートを送りますか',
+        details: [{ 請求書番号: 'INV-001', 金額: 110000 }],
+        confirm_label: '送信する',
+        cancel_label: '中止する',
+      },
+    });
+    expect(screen.getByTestId('question-details').textContent).toContain('INV-001');
+    fireEvent.change(screen.getByTestId('question-comment'), { target: { value: '部長確認済み' } });
+    expect(screen.getByTestId('question-approve').textContent).toBe('送信する');
+    fireEvent.click(screen.getByTestId('question-approve'));
+    expect(onAnswer).toHaveBeenCalledWith({ approved: true, comment: '部長確認済み' });
+  });
+
+  it('reviews a table: excluded rows and edits of editable columns', () => {
+    const onAnswer = show({
+      node: 'review',
+      message: '',
+      question: {
+        kind: 'table_review',
+        title: '重複の疑い',
+        rows: [
+          { 請求書番号: 'INV-001', 判断: '' },
+          { 請求書番号: 'INV-002', 判断: '' },
+        ],
+        editable_columns: ['判断'],
+        allow_exclude: true,
+      },
+    });
+    const boxes = screen.getAllByTestId('question-exclude');
+    fireEvent.click(boxes[1] as HTMLElement);
+    const inputs = screen.getAllByRole('textbox');
+    fireEvent.change(inputs[0] as HTMLElement, { target: { value: '支払保留' } });
+    fireEvent.click(screen.getByTestId('question-approve'));
+    expect(onAnswer).toHaveBeenCalledWith({ approved: true, excluded: [1], changes: [{ row_index: 0, field: '判断', after: '支払保留' }] });
+  });
+
+  it('collects typed fields and waits for the required ones', () => {
+    const onAnswer = show({
+      node: 'ask',
+      message: '',
+      question: {
+        kind: 'input',
+        message: '支払条件',
+        fields: [
+          { id: 'limit', label: '上限額', type: 'number' },
+          { id: 'bank', label: '銀行', type: 'select', options: ['みずほ', '三井住友'] },
+          { id: 'memo', label: '備考', type: 'text', required: false },
+        ],
+      },
+    });
+    const submit = screen.getByTestId('question-submit') as HTMLButtonElement;
+    expect(submit.disabled).toBe(true);
+    fireEvent.change(screen.getByRole('spinbutton'), { target: { value: '500000' } });
+    fireEvent.change(screen.getByRole('combobox'), { target: { value: 'みずほ' } });
+    expect(submit.disabled).toBe(false);
+    fireEvent.click(submit);
+    expect(onAnswer).toHaveBeenCalledWith({ values: { limit: 500000, bank: 'みずほ' }, approved: true });
+  });
+
+  it('asks every approver on the route', () => {
+    const onAnswer = show({
+      node: 'approve',
+      message: '',
+      question: { kind: 'approval', subject: '備品購入', amount: 250000, route: ['佐藤', '鈴木'] },
+    });
+    const [first, second] = screen.getAllByRole('combobox');
+    fireEvent.change(first as HTMLElement, { target: { value: 'approved' } });
+    fireEvent.change(second as HTMLElement, { target: { value: 'rejected' } });
+    fireEvent.click(screen.getByTestId('question-submit'));
+    expect(onAnswer).toHaveBeenCalledWith({
+      decisions: [
+        { approver: '佐藤', decision: 'approved' },
+        { approver: '鈴木', decision: 'rejected' },
+      ],
+    });
+  });
+});
