@@ -184,18 +184,12 @@ export function App() {
   const [rightTab, setRightTab] = useState<RightTab>('findings');
   const sampleRun = useSampleRun();
   const restoreRun = sampleRun.restore;
-  // Opening 試行実行 shows a run of this plan that was left waiting for an answer (the app was
-  // closed while it was paused): its state is on disk, and answering continues it.
+  // Opening 試行実行 shows a run left waiting for an answer (the app was closed while it was
+  // paused): its state is on disk, and answering continues it.
   const runPlanId = planIdOf(text);
   const runTabOpen = rightTab === 'run';
-  const textForRestore = useRef(text);
-  textForRestore.current = text;
   useEffect(() => {
-    if (!runTabOpen || runPlanId === null || runPlanId === '') return;
-    const current = textForRestore.current;
-    const parsed = parsePlanGraph(current);
-    const ids = parsed.ok ? parsed.graph.nodes.filter((n) => n.parent === null && n.id !== '').map((n) => n.id) : [];
-    void restoreRun(runPlanId, current, ids);
+    if (runTabOpen) void restoreRun(runPlanId);
   }, [runTabOpen, runPlanId, restoreRun]);
   const [selectedNode, setSelectedNode] = useState<string | null>(null);
   const [settingsOpen, setSettingsOpen] = useState(false);

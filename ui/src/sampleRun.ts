@@ -116,9 +116,13 @@ export function finishRun(run: SampleRun, response: PlanRunResponse): SampleRun 
   };
 }
 
-/** A run read back from its records (`run_get`): the app was closed while it was paused. */
-export function restoredRun(yaml: string, nodeIds: readonly string[], got: RunGetResponse): SampleRun {
-  let run = startRun(yaml, nodeIds);
+/**
+ * A run read back from its records (`run_get`): the app was closed while it was paused. Its
+ * plan text is the one it ran (from `run_start`), its nodes the ones its events name.
+ */
+export function restoredRun(got: RunGetResponse): SampleRun {
+  const start = got.events.find((e) => e.event === 'run_start');
+  let run = startRun(start?.event === 'run_start' ? start.plan_text : '', []);
   for (const event of got.events) run = applyRunEvent(run, event);
   const status = got.status === 'running' ? 'cancelled' : got.status;
   return { ...run, status, runId: got.run_id, planId: got.plan_id, paused: got.paused, runDir: null };
@@ -184,17 +188,22 @@ export function useSampleRun() {
     [update],
   );
 
-  /** Shows the newest run of `planId` again if it is waiting for an answer (the app was closed). */
+  /**
+   * Shows a run left waiting for an answer (the app was closed while it was paused): the newest
+   * paused run of `planId`, else the newest paused run of any plan. Its state is on disk and
+   * answering continues it with the plan text it ran.
+   */
   const restore = useCallback(
-    async (planId: string, yaml: string, nodeIds: readonly string[]) => {
+    async (planId: string | null) => {
       if (current.current.status !== 'idle') return;
       try {
-        const list = await runList({ plan_id: planId });
-        const newest = list.runs[0];
-        if (newest === undefined || newest.status !== 'paused') return;
-        const got = await runGet({ plan_id: planId, run_id: newest.run_id });
+        const list = await runList({});
+        const paused = list.runs.filter((r) => r.status === 'paused');
+        const chosen = paused.find((r) => r.plan_id === planId) ?? paused[0];
+        if (chosen === undefined) return;
+        const got = await runGet({ plan_id: chosen.plan_id, run_id: chosen.run_id });
         if (current.current.status !== 'idle') return;
-        update(() => restoredRun(yaml, nodeIds, got));
+        update(() => restoredRun(got));
       } catch {
         // Nothing to restore: the panel starts empty.
       }

@@ -739,7 +739,7 @@ export interface RunGetResponse {
 
 /** One line of the run's `events.jsonl`, as `plan_run` streams it. */
 export type RunEvent =
-  | { event: 'run_start'; run_id: string; plan_id: string; started_at: string; resumed: boolean }
+  | { event: 'run_start'; run_id: string; plan_id: string; plan_text: string; started_at: string; resumed: boolean }
   | { event: 'node_start'; node: string; attempt: number }
   | { event: 'node_finish'; node: string; duration_ms: number; rows: number | null; outputs: Record<string, unknown> }
   | { event: 'node_error'; node: string; code: string; message_ja: string; message_en: string; attempt: number; retrying: boolean }

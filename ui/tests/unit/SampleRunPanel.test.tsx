@@ -23,7 +23,7 @@ function serve(answer: RunOutputResponse) {
 
 function finished(): SampleRun {
   let run = startRun('plan', ['read', 'report']);
-  run = applyRunEvent(run, { event: 'run_start', run_id: 'R1', plan_id: 'p', started_at: '', resumed: false });
+  run = applyRunEvent(run, { event: 'run_start', run_id: 'R1', plan_id: 'p', plan_text: 'plan', started_at: '', resumed: false });
   run = applyRunEvent(run, { event: 'node_finish', node: 'read', duration_ms: 5, rows: 3, outputs: {} });
   run = applyRunEvent(run, { event: 'node_finish', node: 'report', duration_ms: 9, rows: null, outputs: {} });
   return finishRun(run, { run_id: 'R1', plan_id: 'p', run_dir: 'runs/p/R1', status: 'finished', failures: [], nodes: [], paused: [] });
@@ -91,7 +91,7 @@ describe('SampleRunPanel', () => {
 
   it('marks a failed node with its code and message and a stale result', () => {
     let run = startRun('old plan', ['dups']);
-    run = applyRunEvent(run, { event: 'run_start', run_id: 'R2', plan_id: 'p', started_at: '', resumed: false });
+    run = applyRunEvent(run, { event: 'run_start', run_id: 'R2', plan_id: 'p', plan_text: 'plan', started_at: '', resumed: false });
     run = applyRunEvent(run, { event: 'node_error', node: 'dups', code: 'BLOCK_FAILED', message_ja: '列 金額 がありません', message_en: 'no column', attempt: 1, retrying: false });
     run = applyRunEvent(run, { event: 'run_finish', status: 'failed', duration_ms: 1500, failed: ['dups'] });
     const open = vi.fn();
