@@ -962,6 +962,8 @@ export function App() {
                 onStart={startSampleRun}
                 onCancel={() => void sampleRun.cancel()}
                 onAnswer={(node, answer) => void sampleRun.resume({ [node]: answer }, lang)}
+                planId={runPlanId}
+                onOpenRun={(plan, run) => void sampleRun.open(plan, run)}
                 onOpenNode={(id) => {
                   setCenterView('editor');
                   selectNode(id);

@@ -211,6 +211,20 @@ export function useSampleRun() {
     [update],
   );
 
+  /** Opens a past run (any status) from its records: its nodes, outputs and workbooks. */
+  const open = useCallback(
+    async (planId: string, runId: string) => {
+      if (current.current.status === 'running') return;
+      try {
+        const got = await runGet({ plan_id: planId, run_id: runId });
+        update(() => restoredRun(got));
+      } catch (err) {
+        update((r) => failRun(r, err));
+      }
+    },
+    [update],
+  );
+
   const cancel = useCallback(async () => {
     const runId = current.current.runId;
     if (current.current.status !== 'running' || runId === null) return;
@@ -221,5 +235,5 @@ export function useSampleRun() {
     }
   }, []);
 
-  return { run, start, resume, restore, cancel };
+  return { run, start, resume, restore, open, cancel };
 }

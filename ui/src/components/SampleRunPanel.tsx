@@ -4,9 +4,9 @@
 // workbook it wrote, cell by cell, in the same before/after grid as the dry run. Inputs are
 // only read and every file the run writes stays in its run directory.
 
-import { useState } from 'react';
-import { ApiError, runOutput } from '../api';
-import type { Lang, OutputPreview, RunOutputResponse } from '../api/types';
+import { useEffect, useState } from 'react';
+import { ApiError, runList, runOutput } from '../api';
+import type { Lang, OutputPreview, RunOutputResponse, RunSummary } from '../api/types';
 import { errorText, t, type MessageKey } from '../i18n';
 import type { NodeRun, SampleRun } from '../sampleRun';
 import { buildSheetGrids } from '../workbookGrid';
@@ -25,6 +25,10 @@ interface Props {
   onAnswer(node: string, answer: unknown): void;
   /** Shows a node in the YAML editor. */
   onOpenNode(id: string): void;
+  /** The plan id of the editor's text, for the list of its past runs. */
+  planId: string | null;
+  /** Opens a past run from its records. */
+  onOpenRun(planId: string, runId: string): void;
 }
 
 type OutputState =
@@ -33,7 +37,7 @@ type OutputState =
   | { kind: 'ready'; node: string; response: RunOutputResponse }
   | { kind: 'failed'; node: string; code: string };
 
-export function SampleRunPanel({ lang, yaml, run, canStart, onStart, onCancel, onAnswer, onOpenNode }: Props) {
+export function SampleRunPanel({ lang, yaml, run, canStart, onStart, onCancel, onAnswer, onOpenNode, planId, onOpenRun }: Props) {
   const [output, setOutput] = useState<OutputState>({ kind: 'none' });
   const running = run.status === 'running';
 
@@ -155,8 +159,57 @@ export function SampleRunPanel({ lang, yaml, run, canStart, onStart, onCancel, o
           <p className="muted">{t(lang, 'run.pickNode')}</p>
         ) : null}
         <OutputView lang={lang} state={output} />
+        <RunHistory lang={lang} planId={planId} refresh={`${run.runId ?? ''}:${run.status}`} current={run.runId} onOpen={onOpenRun} />
       </div>
     </section>
+  );
+}
+
+/** 過去の実行: this plan's runs, newest first; opening one shows its nodes, outputs and workbooks. */
+function RunHistory({
+  lang,
+  planId,
+  refresh,
+  current,
+  onOpen,
+}: {
+  lang: Lang;
+  planId: string | null;
+  refresh: string;
+  current: string | null;
+  onOpen(planId: string, runId: string): void;
+}) {
+  const [runs, setRuns] = useState<RunSummary[] | null>(null);
+  useEffect(() => {
+    if (planId === null || planId === '') return;
+    let live = true;
+    runList({ plan_id: planId })
+      .then((list) => {
+        if (live) setRuns(list.runs);
+      })
+      .catch(() => {
+        if (live) setRuns([]);
+      });
+    return () => {
+      live = false;
+    };
+  }, [planId, refresh]);
+  if (runs === null || runs.length === 0) return null;
+  return (
+    <details className="run-history" data-testid="run-history">
+      <summary>{t(lang, 'run.history', { count: runs.length })}</summary>
+      <ol>
+        {runs.map((r) => (
+          <li key={r.run_id} data-testid="run-history-item" data-run-id={r.run_id} data-status={r.status}>
+            <button type="button" className="button button-link" disabled={r.run_id === current} onClick={() => onOpen(r.plan_id, r.run_id)}>
+              <span>{r.started_at.replace('T', ' ').slice(0, 19)}</span>{' '}
+              <span className={`run-state run-state-${r.status === 'finished' ? 'done' : r.status}`}>{t(lang, `run.runStatus.${r.status}` as MessageKey)}</span>{' '}
+              <code className="muted">{r.run_id}</code>
+            </button>
+          </li>
+        ))}
+      </ol>
+    </details>
   );
 }
 

@@ -34,7 +34,7 @@ const noop = () => undefined;
 describe('SampleRunPanel', () => {
   it('starts from idle and says the files stay untouched', () => {
     const start = vi.fn();
-    render(<SampleRunPanel lang="ja" yaml="plan" run={IDLE} canStart onStart={start} onCancel={noop} onAnswer={noop} onOpenNode={noop} />);
+    render(<SampleRunPanel lang="ja" yaml="plan" run={IDLE} canStart onStart={start} onCancel={noop} onAnswer={noop} planId={null} onOpenRun={noop} onOpenNode={noop} />);
     expect(screen.getByTestId('sample-run-empty').textContent).toContain('元のファイルは変更されません');
     fireEvent.click(screen.getByTestId('sample-run-start'));
     expect(start).toHaveBeenCalledOnce();
@@ -69,7 +69,7 @@ describe('SampleRunPanel', () => {
         ],
       },
     });
-    render(<SampleRunPanel lang="ja" yaml="plan" run={finished()} canStart onStart={noop} onCancel={noop} onAnswer={noop} onOpenNode={noop} />);
+    render(<SampleRunPanel lang="ja" yaml="plan" run={finished()} canStart onStart={noop} onCancel={noop} onAnswer={noop} planId={null} onOpenRun={noop} onOpenNode={noop} />);
     const nodes = screen.getAllByTestId('run-node');
     expect(nodes.map((n) => [n.dataset.nodeId, n.dataset.state])).toEqual([
       ['read', 'done'],
@@ -95,7 +95,7 @@ describe('SampleRunPanel', () => {
     run = applyRunEvent(run, { event: 'node_error', node: 'dups', code: 'BLOCK_FAILED', message_ja: '列 金額 がありません', message_en: 'no column', attempt: 1, retrying: false });
     run = applyRunEvent(run, { event: 'run_finish', status: 'failed', duration_ms: 1500, failed: ['dups'] });
     const open = vi.fn();
-    render(<SampleRunPanel lang="ja" yaml="new plan" run={run} canStart onStart={noop} onCancel={noop} onAnswer={noop} onOpenNode={open} />);
+    render(<SampleRunPanel lang="ja" yaml="new plan" run={run} canStart onStart={noop} onCancel={noop} onAnswer={noop} planId={null} onOpenRun={noop} onOpenNode={open} />);
     const error = screen.getByTestId('run-node-error');
     expect(error.dataset.code).toBe('BLOCK_FAILED');
     expect(error.textContent).toContain('列 金額 がありません');
@@ -103,5 +103,35 @@ describe('SampleRunPanel', () => {
     expect(open).toHaveBeenCalledWith('dups');
     expect(screen.getByTestId('sample-run-stale')).toBeTruthy();
     expect(screen.getByTestId('sample-run-status').textContent).toContain('1.5 秒');
+  });
+
+  it("lists the plan's earlier runs and opens one", async () => {
+    const calls: unknown[] = [];
+    vi.stubGlobal(
+      'fetch',
+      vi.fn(async (url: string, init: RequestInit) => {
+        calls.push({ url, body: JSON.parse(String(init.body)) as unknown });
+        return new Response(
+          JSON.stringify({
+            runs: [
+              { plan_id: 'p', run_id: 'R2', status: 'paused', started_at: '2026-11-25T10:05:00Z' },
+              { plan_id: 'p', run_id: 'R1', status: 'finished', started_at: '2026-11-25T10:00:00Z' },
+            ],
+          }),
+          { status: 200 },
+        );
+      }),
+    );
+    const openRun = vi.fn();
+    render(<SampleRunPanel lang="ja" yaml="plan" run={IDLE} canStart onStart={noop} onCancel={noop} onAnswer={noop} planId="p" onOpenRun={openRun} onOpenNode={noop} />);
+    const items = await screen.findAllByTestId('run-history-item');
+    expect(calls[0]).toMatchObject({ url: '/api/run_list', body: { plan_id: 'p' } });
+    expect(items.map((i) => [i.dataset.runId, i.dataset.status])).toEqual([
+      ['R2', 'paused'],
+      ['R1', 'finished'],
+    ]);
+    expect(screen.getByTestId('run-history').textContent).toContain('過去の実行（2 件）');
+    fireEvent.click(within(items[1] as HTMLElement).getByRole('button'));
+    expect(openRun).toHaveBeenCalledWith('p', 'R1');
   });
 });

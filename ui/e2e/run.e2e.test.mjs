@@ -1,0 +1,164 @@
+// End-to-end: 試行実行 (the sample run) in headless Chromium against `keiri serve`, no LLM.
+//
+// Journey: attach the shipped sample invoices CSV → compose a plan from two shipped templates
+// (invoice duplicate detection + exception report) → answer its questions → sample-run it:
+// every node up to the confirmation is done on the graph and in the list, the duplicate rows
+// are in the detect node's grid, the report workbook the run wrote is shown cell by cell, and
+// the run pauses at the confirmation → reload the page (the app closed and reopened): the
+// paused run is shown again → confirm → the same run finishes, the notification recorded in
+// the run folder, the attached CSV byte-identical. The expected rows are the sample file's own
+// (samples/README.md), written here by hand.
+//
+// Needs what design.e2e.test.mjs needs: the keiri binary (KEIRI_BIN), the built UI (ui/dist)
+// and Chromium (CHROMIUM_PATH).
+
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { REPO, launchChromium, openPage, requireFile, requirePrerequisites, screenshot, startServe } from './support.mjs';
+
+const SAMPLE = path.join(REPO, 'samples', 'invoices.csv');
+const TEMPLATES = ['invoice_duplicate_detection', 'exception_report'];
+
+/** Every file under `dir`, recursively. */
+function walk(dir) {
+  return readdirSync(dir).flatMap((name) => {
+    const full = path.join(dir, name);
+    return statSync(full).isDirectory() ? walk(full) : [full];
+  });
+}
+
+describe('試行実行 against keiri serve', () => {
+  let workspace;
+  let serve;
+  let browser;
+  let page;
+  const pageErrors = [];
+  const sample = () => readFileSync(SAMPLE);
+
+  before(async () => {
+    requirePrerequisites();
+    requireFile(SAMPLE, 'the sample invoices');
+    workspace = mkdtempSync(path.join(tmpdir(), 'keiri-run-e2e-'));
+    serve = await startServe(workspace);
+    browser = await launchChromium();
+    page = await openPage(browser, serve.url, pageErrors);
+  });
+
+  after(async () => {
+    await browser?.close();
+    await serve?.stop();
+    if (workspace) rmSync(workspace, { recursive: true, force: true });
+  });
+
+  it('composes the duplicate-invoice report from the templates and answers its questions', async () => {
+    await page.getByTestId('instruction').fill('請求書の重複を検出して例外レポートを作り、担当者に知らせる');
+    await page.getByTestId('document-input').setInputFiles({ name: 'invoices.csv', mimeType: 'text/csv', buffer: sample() });
+    await page.locator('[data-testid="document"][data-name="invoices.csv"][data-status="ready"]').waitFor();
+    await page.locator('details.templates > summary').click();
+    for (const id of TEMPLATES) {
+      await page.locator(`[data-testid="template"][data-template-id="${id}"] input`).check();
+    }
+    await page.getByTestId('apply-mode').selectOption('compose');
+    await page.getByTestId('generate').click();
+    // Composed offline: the plan needs answers (the CSV path and the recipient).
+    await page.locator('[data-testid="generate-result"][data-status="needs_answers"]').waitFor();
+    await page.getByTestId('right-tab-questions').click();
+    const answered = [];
+    for (let round = 0; round < 6; round += 1) {
+      const question = page.getByTestId('question');
+      const more = await Promise.race([
+        question.waitFor().then(() => true),
+        page.getByTestId('questions-empty').waitFor().then(() => false),
+      ]);
+      if (!more) break;
+      const id = await question.getAttribute('data-requirement-id');
+      const control = await question.getByTestId('question-input').getAttribute('data-control');
+      if (control === 'file') {
+        await question.getByTestId('question-file-choice').selectOption('inputs/invoices.csv');
+      } else if (id === 'notify_channel') {
+        const input = question.getByTestId('question-input');
+        if (control === 'select') await input.selectOption('file');
+        else await input.fill('file');
+      } else {
+        await question.getByTestId('question-input').fill('keiri@example.co.jp');
+      }
+      await question.getByTestId('question-submit').click();
+      await page.locator(`[data-testid="vars-preview"]:has-text("${id}")`).waitFor();
+      answered.push(id);
+    }
+    assert.deepEqual(answered.sort(), ['invoice_csv', 'notify_channel', 'notify_to']);
+    await page.locator('[data-testid="register-target"][data-blocked="false"]').waitFor();
+  });
+
+  it('runs the plan on the attached file: node states, the duplicate rows, the report workbook, then a pause', async () => {
+    await page.getByTestId('right-tab-run').click();
+    await page.getByTestId('sample-run-empty').waitFor();
+    await page.getByTestId('sample-run-start').click();
+    await page.locator('[data-testid="sample-run"][data-status="paused"]').waitFor();
+    const states = await page.getByTestId('run-node').evaluateAll((nodes) => Object.fromEntries(nodes.map((n) => [n.dataset.nodeId, n.dataset.state])));
+    const byName = (suffix) => Object.keys(states).find((id) => id.endsWith(suffix));
+    for (const [id, state] of Object.entries(states)) {
+      if (id.endsWith('__confirm')) assert.equal(state, 'paused', id);
+      else if (id.endsWith('__notify')) assert.equal(state, 'waiting', id);
+      else assert.equal(state, 'done', `${id}: ${JSON.stringify(states)}`);
+    }
+    // The question is in the panel, with the report's summary as its details.
+    const question = page.locator('[data-testid="run-question"][data-kind="confirmation"]');
+    await question.waitFor();
+    assert.match((await question.textContent()) ?? '', /keiri@example\.co\.jp/);
+
+    // The detect node's duplicates: the three 山田商事 invoices of INV-2025-0301 and the two
+    // 東京事務機 maintenance invoices (TJ-2025-08812 / TJ-2025-08821).
+    await page.locator(`[data-testid="run-node"][data-node-id="${byName('__detect')}"] button`).first().click();
+    const duplicates = page.locator('[data-testid="run-output-table"][data-output="duplicates"]');
+    await duplicates.waitFor();
+    assert.equal(await duplicates.getAttribute('data-row-count'), '5');
+    const numbers = await duplicates.locator('[data-testid="run-output-row"]').evaluateAll((rows) => rows.map((r) => r.textContent));
+    assert.equal(numbers.filter((t) => t.includes('INV-2025-0301')).length, 3, numbers.join('\n'));
+    assert.equal(numbers.filter((t) => /TJ-2025-088(12|21)/.test(t)).length, 2, numbers.join('\n'));
+    await screenshot(page, 'screenshots/run-01-duplicates.png');
+
+    // The report workbook the write node saved under the run folder, cell by cell.
+    await page.locator(`[data-testid="run-node"][data-node-id="${byName('__write')}"] button`).first().click();
+    const workbook = page.getByTestId('run-workbook');
+    await workbook.waitFor();
+    assert.match((await workbook.getAttribute('data-path')) ?? '', /^runs\/.+\/exception_report\.xlsx$/);
+    const title = workbook.locator('[data-testid="workbook-cell"][data-cell="A1"]');
+    assert.equal(await title.getAttribute('data-change'), 'added');
+    assert.match((await title.textContent()) ?? '', /例外/);
+
+    // The graph shows the same states.
+    await page.getByTestId('view-graph').click();
+    await page.locator(`[data-testid="graph-node"][data-node-id="${byName('__detect')}"][data-run-state="done"]`).waitFor();
+    await page.locator(`[data-testid="graph-node"][data-node-id="${byName('__confirm')}"][data-run-state="paused"]`).waitFor();
+    await screenshot(page, 'screenshots/run-02-graph.png');
+  });
+
+  it('keeps the paused run when the window is reloaded, and finishes it after the confirmation', async () => {
+    await page.reload();
+    await page.getByTestId('right-tab-run').click();
+    const question = page.locator('[data-testid="run-question"][data-kind="confirmation"]');
+    await question.waitFor();
+    await question.getByTestId('question-approve').click();
+    await page.locator('[data-testid="sample-run"][data-status="finished"]').waitFor();
+    const states = await page.getByTestId('run-node').evaluateAll((nodes) => nodes.map((n) => [n.dataset.nodeId, n.dataset.state]));
+    const notify = states.find(([id]) => id.endsWith('__notify'));
+    assert.deepEqual(notify?.[1], 'done', JSON.stringify(states));
+    // One run folder: the resume continued it. The notification is recorded there.
+    const runs = path.join(workspace, 'runs');
+    const files = walk(runs);
+    assert.equal(new Set(files.map((f) => path.relative(runs, f).split(path.sep).slice(0, 2).join('/'))).size, 1, files.join('\n'));
+    const recorded = files.find((f) => f.endsWith('notifications.jsonl'));
+    assert.ok(recorded, files.join('\n'));
+    assert.match(readFileSync(recorded, 'utf8'), /keiri@example\.co\.jp/);
+    // The attached file is only read.
+    assert.deepEqual(readFileSync(path.join(workspace, 'inputs', 'invoices.csv')), sample());
+  });
+
+  it('raised no page errors', () => {
+    assert.deepEqual(pageErrors, []);
+  });
+});
