@@ -47,10 +47,7 @@ mod tests {
     use crate::{CancellationToken, Context, ErrorCode, dispatch_stream};
 
     fn ctx(dir: &std::path::Path) -> Context {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-        let mut ctx = Context::new(dir).with_catalog_dirs(vec![root.join("block_specs")]);
-        ctx.template_dirs = vec![root.join("templates")];
-        ctx
+        crate::context::test_context(dir)
     }
 
     fn run(

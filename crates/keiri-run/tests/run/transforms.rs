@@ -1,40 +1,12 @@
 //! `transforms/*` blocks: one table of cases per block, Japanese inputs, expected outputs
 //! written by hand (the arithmetic is in the comments).
 
-use keiri_run::block::{BlockContext, BlockError, ErrorCode, Inputs, Registry};
-use keiri_run::value::Value;
+use keiri_run::block::{BlockError, ErrorCode, Registry};
 use serde_json::{Value as Json, json};
-use tokio_util::sync::CancellationToken;
 
 /// Runs builtin `id` on `inputs` (a JSON object) and returns its outputs as JSON.
 pub(crate) fn run(id: &str, dir: &std::path::Path, inputs: Json) -> Result<Json, BlockError> {
-    let registry = Registry::builtins();
-    let block = registry
-        .get(id)
-        .unwrap_or_else(|| panic!("{id} is not registered"));
-    let cancel = CancellationToken::new();
-    let out_dir = dir.join("out");
-    std::fs::create_dir_all(&out_dir).unwrap();
-    let ctx = BlockContext {
-        node_id: "node",
-        base_dir: dir,
-        out_dir: &out_dir,
-        cancel: &cancel,
-        write: false,
-        answer: None,
-    };
-    let Json::Object(map) = inputs else {
-        panic!("inputs must be an object")
-    };
-    let inputs = Inputs::from_pairs(map.into_iter().map(|(k, v)| (k, Value::Json(v))));
-    let outputs = block(&ctx, &inputs)?;
-    Ok(Json::Object(
-        outputs
-            .0
-            .into_iter()
-            .map(|(k, v)| (k, v.to_json()))
-            .collect(),
-    ))
+    crate::matching::run_block(id, dir, inputs)
 }
 
 fn check(id: &str, inputs: Json, expect: Json) {
