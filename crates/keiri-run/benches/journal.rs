@@ -91,6 +91,8 @@ fn call(registry: &Registry, dir: &Path, id: &str, inputs: Inputs) -> Result<Out
         out_dir: &out_dir,
         cancel: &cancel,
         write: false,
+        allow_hosts: &[],
+        now: chrono::Utc::now(),
     };
     let block = registry.get(id).ok_or(format!("{id} is not registered"))?;
     Ok(block(&ctx, &inputs)?)

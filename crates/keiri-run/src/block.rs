@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use chrono::{DateTime, Utc};
 use indexmap::IndexMap;
 use tokio_util::sync::CancellationToken;
 
@@ -36,6 +37,12 @@ pub enum ErrorCode {
     SubflowNotFound,
     /// A subflow calls itself, directly or through other subflows.
     SubflowCycle,
+    /// A network block was asked to reach a host that is not on the run's allowlist
+    /// ([`BlockContext::allow_hosts`]), directly or through a redirect.
+    HostNotAllowed,
+    /// An append-only, hash-chained log (`control.audit_log`) no longer verifies: a line was
+    /// changed, removed or inserted. Nothing is appended to it.
+    AuditChainBroken,
 }
 
 impl ErrorCode {
@@ -52,6 +59,8 @@ impl ErrorCode {
             ErrorCode::ExprInvalid => "EXPR_INVALID",
             ErrorCode::SubflowNotFound => "SUBFLOW_NOT_FOUND",
             ErrorCode::SubflowCycle => "SUBFLOW_CYCLE",
+            ErrorCode::HostNotAllowed => "HOST_NOT_ALLOWED",
+            ErrorCode::AuditChainBroken => "AUDIT_CHAIN_BROKEN",
         }
     }
 }
@@ -102,6 +111,14 @@ pub struct BlockContext<'a> {
     /// The user allowed writes outside the run directory (`keiri run --write`): only then
     /// may a block write to an output path the plan names (else it writes under `out_dir`).
     pub write: bool,
+    /// Hosts the user allowed network blocks to reach (from their settings, through
+    /// [`crate::RunOptions::allow_hosts`]); empty means no network at all. An entry is a host
+    /// name or IP address (`api.example.com`, `127.0.0.1`), or `*.example.com` for its
+    /// subdomains.
+    pub allow_hosts: &'a [String],
+    /// The run's clock (the engine's start time, passed in, plus the time elapsed since), so a
+    /// block that records or computes times is deterministic under test.
+    pub now: DateTime<Utc>,
 }
 
 /// The resolved inputs of one node, spec defaults already applied by the engine.

@@ -75,6 +75,9 @@ pub struct RunOptions {
     pub resume: Option<String>,
     /// Blocks may write to output paths the plan names (`--write`).
     pub write: bool,
+    /// Hosts that network blocks (`http.request`, `notify.send` webhooks) may reach. The
+    /// allowlist is the user's, from their settings, never the plan's: a plan cannot widen it.
+    pub allow_hosts: Vec<String>,
     pub cancel: CancellationToken,
 }
 
@@ -93,6 +96,7 @@ impl RunOptions {
             random,
             resume: None,
             write: false,
+            allow_hosts: Vec::new(),
             cancel: CancellationToken::new(),
         }
     }
@@ -181,6 +185,7 @@ pub fn run(
         .map(|(k, v)| (k.clone(), v.outputs.clone()))
         .collect();
     let runner = Runner {
+        started,
         catalog,
         registry,
         options,
@@ -465,6 +470,8 @@ enum NodeResult {
 }
 
 struct Runner<'a> {
+    /// When [`run`] was called; a block's clock is `options.now` plus the time since.
+    started: Instant,
     catalog: &'a Catalog,
     registry: &'a Registry,
     options: &'a RunOptions,
@@ -788,6 +795,8 @@ impl<'a> Runner<'a> {
                             | ErrorCode::EnvNotAllowed
                             | ErrorCode::SubflowCycle
                             | ErrorCode::SubflowNotFound
+                            | ErrorCode::HostNotAllowed
+                            | ErrorCode::AuditChainBroken
                     ) && !self.options.cancel.is_cancelled();
                     let retrying = retryable && attempt < attempts;
                     self.emit_error(&qid, &error, attempt, retrying);
@@ -881,6 +890,11 @@ impl<'a> Runner<'a> {
         let node_id = qid.to_string();
         let base_dir = self.options.base_dir.clone();
         let write = self.options.write;
+        let allow_hosts = self.options.allow_hosts.clone();
+        // The run's clock: the start time the caller passed in, advanced by real elapsed time,
+        // so tests stay deterministic and a long run still records when each block ran.
+        let now = self.options.now
+            + chrono::Duration::from_std(self.started.elapsed()).unwrap_or_default();
         let spawned = std::thread::Builder::new()
             .name(format!("block {qid}"))
             .spawn(move || {
@@ -890,6 +904,8 @@ impl<'a> Runner<'a> {
                     out_dir: &out_dir,
                     cancel: &thread_token,
                     write,
+                    allow_hosts: &allow_hosts,
+                    now,
                 };
                 let _ = tx.send(f(&ctx, &inputs));
             });

@@ -23,6 +23,27 @@ pub(crate) fn run_block_with(
     inputs: Json,
     write: bool,
 ) -> Result<Json, keiri_run::block::BlockError> {
+    run_block_in(id, dir, inputs, write, &[])
+}
+
+/// The clock every block test runs at: 2025-03-31 09:30 JST (00:30 UTC), the last day of a
+/// March fiscal year.
+pub(crate) fn test_now() -> chrono::DateTime<chrono::Utc> {
+    use chrono::TimeZone;
+    chrono::Utc
+        .with_ymd_and_hms(2025, 3, 31, 0, 30, 0)
+        .single()
+        .unwrap()
+}
+
+/// [`run_block_with`] with the hosts network blocks may reach.
+pub(crate) fn run_block_in(
+    id: &str,
+    dir: &std::path::Path,
+    inputs: Json,
+    write: bool,
+    allow_hosts: &[String],
+) -> Result<Json, keiri_run::block::BlockError> {
     let registry = Registry::builtins();
     let block = registry
         .get(id)
@@ -36,6 +57,8 @@ pub(crate) fn run_block_with(
         out_dir: &out_dir,
         cancel: &cancel,
         write,
+        allow_hosts,
+        now: test_now(),
     };
     let Json::Object(map) = inputs else {
         panic!("inputs must be an object")

@@ -21,6 +21,8 @@ pub(crate) fn run(id: &str, dir: &std::path::Path, inputs: Json) -> Result<Json,
         out_dir: &out_dir,
         cancel: &cancel,
         write: false,
+        allow_hosts: &[],
+        now: crate::matching::test_now(),
     };
     let Json::Object(map) = inputs else {
         panic!("inputs must be an object")
