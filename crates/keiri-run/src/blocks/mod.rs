@@ -5,6 +5,7 @@ use crate::block::Registry;
 
 mod control;
 mod input;
+mod integration;
 mod matching;
 mod output;
 mod transforms;
@@ -16,6 +17,7 @@ pub fn register_all(registry: &mut Registry) {
     matching::register(registry);
     output::register(registry);
     control::register(registry);
+    integration::register(registry);
 }
 
 /// The SHA-256 of `bytes` as 64 lowercase hex digits (the form every hash in a run's
