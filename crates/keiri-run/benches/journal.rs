@@ -95,6 +95,8 @@ fn call(registry: &Registry, dir: &Path, id: &str, inputs: Inputs) -> Result<Out
         cancel: &cancel,
         write: false,
         answer: None,
+        allow_hosts: &[],
+        now: chrono::Utc::now(),
     };
     let block = registry.get(id).ok_or(format!("{id} is not registered"))?;
     Ok(block(&ctx, &inputs)?)

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use chrono::{DateTime, Utc};
 use indexmap::IndexMap;
 use tokio_util::sync::CancellationToken;
 
@@ -40,6 +41,12 @@ pub enum ErrorCode {
     /// run pauses there ([`BlockError::question`] says what to ask) and `--resume` with the
     /// answer continues it. Not a failure.
     AwaitingInput,
+    /// A network block was asked to reach a host that is not on the run's allowlist
+    /// ([`BlockContext::allow_hosts`]), directly or through a redirect.
+    HostNotAllowed,
+    /// An append-only, hash-chained log (`control.audit_log`) no longer verifies: a line was
+    /// changed, removed or inserted. Nothing is appended to it.
+    AuditChainBroken,
 }
 
 impl ErrorCode {
@@ -57,6 +64,8 @@ impl ErrorCode {
             ErrorCode::SubflowNotFound => "SUBFLOW_NOT_FOUND",
             ErrorCode::SubflowCycle => "SUBFLOW_CYCLE",
             ErrorCode::AwaitingInput => "AWAITING_INPUT",
+            ErrorCode::HostNotAllowed => "HOST_NOT_ALLOWED",
+            ErrorCode::AuditChainBroken => "AUDIT_CHAIN_BROKEN",
         }
     }
 }
@@ -125,6 +134,14 @@ pub struct BlockContext<'a> {
     /// A person's answer to this node's question, when the run was resumed with one
     /// (human-in-the-loop blocks; every other block ignores it).
     pub answer: Option<&'a serde_json::Value>,
+    /// Hosts the user allowed network blocks to reach (from their settings, through
+    /// [`crate::RunOptions::allow_hosts`]); empty means no network at all. An entry is a host
+    /// name or IP address (`api.example.com`, `127.0.0.1`), or `*.example.com` for its
+    /// subdomains.
+    pub allow_hosts: &'a [String],
+    /// The run's clock (the engine's start time, passed in, plus the time elapsed since), so a
+    /// block that records or computes times is deterministic under test.
+    pub now: DateTime<Utc>,
 }
 
 /// The resolved inputs of one node, spec defaults already applied by the engine.

@@ -77,6 +77,9 @@ pub struct RunOptions {
     pub write: bool,
     /// A person's answers to paused nodes, by node id (`--answers`, `run_resume`).
     pub answers: IndexMap<String, Json>,
+    /// Hosts that network blocks (`http.request`, `notify.send` webhooks) may reach. The
+    /// allowlist is the user's, from their settings, never the plan's: a plan cannot widen it.
+    pub allow_hosts: Vec<String>,
     pub cancel: CancellationToken,
 }
 
@@ -96,6 +99,7 @@ impl RunOptions {
             resume: None,
             write: false,
             answers: IndexMap::new(),
+            allow_hosts: Vec::new(),
             cancel: CancellationToken::new(),
         }
     }
@@ -186,6 +190,7 @@ pub fn run(
         .map(|(k, v)| (k.clone(), v.outputs.clone()))
         .collect();
     let runner = Runner {
+        started,
         catalog,
         registry,
         options,
@@ -474,6 +479,8 @@ enum NodeResult {
 }
 
 struct Runner<'a> {
+    /// When [`run`] was called; a block's clock is `options.now` plus the time since.
+    started: Instant,
     catalog: &'a Catalog,
     registry: &'a Registry,
     options: &'a RunOptions,
@@ -821,6 +828,8 @@ impl<'a> Runner<'a> {
                             | ErrorCode::EnvNotAllowed
                             | ErrorCode::SubflowCycle
                             | ErrorCode::SubflowNotFound
+                            | ErrorCode::HostNotAllowed
+                            | ErrorCode::AuditChainBroken
                     ) && !self.options.cancel.is_cancelled();
                     let retrying = retryable && attempt < attempts;
                     self.emit_error(&qid, &error, attempt, retrying);
@@ -915,6 +924,11 @@ impl<'a> Runner<'a> {
         let base_dir = self.options.base_dir.clone();
         let write = self.options.write;
         let answer = self.options.answers.get(qid).cloned();
+        let allow_hosts = self.options.allow_hosts.clone();
+        // The run's clock: the start time the caller passed in, advanced by real elapsed time,
+        // so tests stay deterministic and a long run still records when each block ran.
+        let now = self.options.now
+            + chrono::Duration::from_std(self.started.elapsed()).unwrap_or_default();
         let spawned = std::thread::Builder::new()
             .name(format!("block {qid}"))
             .spawn(move || {
@@ -925,6 +939,8 @@ impl<'a> Runner<'a> {
                     cancel: &thread_token,
                     write,
                     answer: answer.as_ref(),
+                    allow_hosts: &allow_hosts,
+                    now,
                 };
                 let _ = tx.send(f(&ctx, &inputs));
             });

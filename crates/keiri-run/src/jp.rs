@@ -1,6 +1,7 @@
 //! Japanese accounting values, parsed in one place and used by every block: 和暦 and
 //! western dates, 全角 text, yen amounts with their negative notations, consumption tax
-//! (10 % / 軽減税率 8 %) with the rounding the インボイス制度 requires, and fiscal periods.
+//! (10 % / 軽減税率 8 %) with the rounding the インボイス制度 requires, fiscal periods, and
+//! Japanese holidays and business days (営業日).
 //!
 //! Everything here is a pure function of its arguments (no locale, no clock), so blocks
 //! and tests agree on every value.
@@ -515,4 +516,108 @@ pub fn format_wareki(date: NaiveDate) -> Option<String> {
         date.month(),
         date.day()
     ))
+}
+
+/// The name of the Japanese national holiday (国民の祝日), substitute holiday (振替休日) or
+/// citizens' holiday (国民の休日) on `date`, or `None` on any other day.
+///
+/// The rules are those of the 国民の祝日に関する法律 as amended up to 2021, including the
+/// one-off days of 2019 (改元) and the moved holidays of 2020 and 2021 (東京オリンピック).
+/// They are exact from 2000 to 2099; outside those years (the equinox formula's range, and
+/// holidays set by future amendments) the answer is a best effort.
+pub fn holiday_name(date: NaiveDate) -> Option<&'static str> {
+    if let Some(name) = national_holiday(date) {
+        return Some(name);
+    }
+    if is_substitute_holiday(date) {
+        return Some("振替休日");
+    }
+    // 国民の休日: a day between two national holidays.
+    if national_holiday(date.pred_opt()?).is_some() && national_holiday(date.succ_opt()?).is_some()
+    {
+        return Some("国民の休日");
+    }
+    None
+}
+
+/// 振替休日: a Sunday holiday moves to the next day that is not a holiday (from 2007; before
+/// that, only to the Monday).
+fn is_substitute_holiday(date: NaiveDate) -> bool {
+    let mut day = date;
+    while let Some(previous) = day.pred_opt() {
+        if national_holiday(previous).is_none() {
+            return false;
+        }
+        if previous.weekday() == chrono::Weekday::Sun {
+            return true;
+        }
+        if date.year() < 2007 {
+            return false;
+        }
+        day = previous;
+    }
+    false
+}
+
+/// Whether `date` is a business day (営業日) the way Japanese banks count them: not a
+/// Saturday or Sunday, not a holiday ([`holiday_name`]) and not a bank holiday of the year
+/// end (12月31日 to 1月3日).
+pub fn is_business_day(date: NaiveDate) -> bool {
+    let year_end = matches!((date.month(), date.day()), (12, 31) | (1, 1..=3));
+    !matches!(date.weekday(), chrono::Weekday::Sat | chrono::Weekday::Sun)
+        && !year_end
+        && holiday_name(date).is_none()
+}
+
+/// The `n`th `weekday` of a month (1-based), e.g. the 2nd Monday.
+fn nth_weekday(year: i32, month: u32, weekday: chrono::Weekday, n: u8) -> Option<NaiveDate> {
+    NaiveDate::from_weekday_of_month_opt(year, month, weekday, n)
+}
+
+/// The day of the 春分 (vernal) and 秋分 (autumnal) equinox: the formula the 国立天文台 uses
+/// for 1980–2099.
+fn equinox_day(year: i32, autumn: bool) -> u32 {
+    let base = if autumn { 23.2488 } else { 20.8431 };
+    let y = f64::from(year - 1980);
+    (base + 0.242_194 * y - (y / 4.0).floor()).floor() as u32
+}
+
+/// The 国民の祝日 themselves (not the substitute or citizens' holidays).
+fn national_holiday(date: NaiveDate) -> Option<&'static str> {
+    use chrono::Weekday::Mon;
+    let (y, m, d) = (date.year(), date.month(), date.day());
+    let monday = |month: u32, n: u8| nth_weekday(y, month, Mon, n) == Some(date);
+    let name = match (m, d) {
+        (1, 1) => "元日",
+        (1, _) if monday(1, 2) => "成人の日",
+        (2, 11) => "建国記念の日",
+        (2, 23) if y >= 2020 => "天皇誕生日",
+        (3, _) if d == equinox_day(y, false) => "春分の日",
+        (4, 29) if y >= 2007 => "昭和の日",
+        (4, 29) => "みどりの日",
+        (5, 1) if y == 2019 => "即位の日",
+        (5, 3) => "憲法記念日",
+        (5, 4) if y >= 2007 => "みどりの日",
+        (5, 5) => "こどもの日",
+        (7, 23) if y == 2020 => "海の日",
+        (7, 24) if y == 2020 => "スポーツの日",
+        (7, 22) if y == 2021 => "海の日",
+        (7, 23) if y == 2021 => "スポーツの日",
+        (7, 20) if y <= 2002 => "海の日",
+        (7, _) if y >= 2003 && y != 2020 && y != 2021 && monday(7, 3) => "海の日",
+        (8, 10) if y == 2020 => "山の日",
+        (8, 8) if y == 2021 => "山の日",
+        (8, 11) if y >= 2016 && y != 2020 && y != 2021 => "山の日",
+        (9, 15) if y <= 2002 => "敬老の日",
+        (9, _) if y >= 2003 && monday(9, 3) => "敬老の日",
+        (9, _) if d == equinox_day(y, true) => "秋分の日",
+        (10, _) if y <= 2019 && monday(10, 2) => "体育の日",
+        (10, _) if y >= 2022 && monday(10, 2) => "スポーツの日",
+        (10, 22) if y == 2019 => "即位礼正殿の儀の行われる日",
+        (11, 3) => "文化の日",
+        (11, 23) => "勤労感謝の日",
+        (12, 23) if (1989..=2018).contains(&y) => "天皇誕生日",
+        _ => return None,
+    };
+    Some(name)
 }

@@ -11,8 +11,11 @@
 //!   [`records`] and [`state`]: what a run leaves under `runs/<plan_id>/<run_id>/` and how
 //!   it is resumed. See the crate README for the layout and the error codes.
 //!
-//! This crate must not know about transport (JSON DTOs, HTTP, Tauri) and must never
-//! modify a run's inputs: everything a run writes goes under its run directory.
+//! This crate must not know about transport (JSON DTOs, serving HTTP, Tauri) and must never
+//! modify a run's inputs: everything a run writes goes under its run directory unless the
+//! user passed `--write`. The only network it touches is what `http.request` and
+//! `notify.send` webhooks call, and only on hosts the user allowlisted
+//! ([`block::BlockContext::allow_hosts`]).
 //!
 //! Why Polars: it is the table engine the field uses for this job (columnar, lazy,
 //! multi-threaded) and what beats keiri_agent v0's pandas; only the features the blocks

@@ -563,7 +563,12 @@ fn invoice_duplicates_then_exception_report() {
     );
     assert_eq!(
         rs[2].options,
-        [json!("email"), json!("slack"), json!("teams")]
+        [
+            json!("email"),
+            json!("slack"),
+            json!("teams"),
+            json!("file")
+        ]
     );
     let plan = answer_all(
         &c,

@@ -1,11 +1,17 @@
-//! `control/*`: the pure-data checks — input data quality, journal checks, policy rules and
-//! variance thresholds. (Approval, sampling, SoD and the audit log need a person, a random
-//! seed policy or an identity store and belong to the interactive runtime.)
+//! `control/*`: the checks and the evidence of internal control — input data quality,
+//! journal checks, policy rules and variance thresholds (here), audit sampling
+//! ([`sampling`]), segregation of duties ([`sod`]) and the hash-chained audit trail
+//! ([`audit_log`]). (`control.approval` needs a person and belongs to the interactive
+//! runtime.)
 //!
 //! Policy conditions are row expressions in the one language the transforms use
 //! ([`super::transforms::expr`]), so `amount >= 100000` means the same in
 //! `transforms.filter_rows` and `control.policy_enforce`. Regular expressions are the
 //! `regex` crate's (linear time: a rule from a plan cannot hang the run).
+
+mod audit_log;
+mod sampling;
+mod sod;
 
 use std::collections::BTreeMap;
 
@@ -19,8 +25,11 @@ use crate::blocks::matching::num_json;
 use crate::jp::{NegativeMarkers, parse_amount, parse_date};
 use crate::value::Row;
 
-/// Adds the `control/*` builtins that work on data alone.
+/// Adds the `control/*` builtins (all but `control.approval`).
 pub fn register(registry: &mut Registry) {
+    registry.insert("control.audit_log", audit_log::audit_log);
+    registry.insert("control.sampling", sampling::sampling);
+    registry.insert("control.sod_check", sod::sod_check);
     registry.insert("control.data_quality", data_quality);
     registry.insert("control.journal_check", journal_check);
     registry.insert("control.policy_enforce", policy_enforce);

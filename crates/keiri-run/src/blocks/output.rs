@@ -77,6 +77,22 @@ fn inside_run(key: &str, text: &str) -> Result<PathBuf, BlockError> {
     Ok(out)
 }
 
+/// Where a path the plan names for writing (input `key`) lands: with `--write` as it is,
+/// relative to the workspace; otherwise inside the node's folder in the run directory (`..`
+/// refused), so a run never writes into the user's folders. Every block that writes to a
+/// path the plan names uses this one rule.
+pub(crate) fn write_path(
+    ctx: &BlockContext<'_>,
+    key: &str,
+    text: &str,
+) -> Result<PathBuf, BlockError> {
+    if ctx.write {
+        Ok(ctx.base_dir.join(text))
+    } else {
+        Ok(ctx.out_dir.join(inside_run(key, text)?))
+    }
+}
+
 /// The output directory of a block. Without `--write` (the default) every file goes under
 /// the node's folder in the run directory, `out_dir` becoming a sub-folder of it; with
 /// `--write` the `out_dir` the plan names is used as it is (relative to the workspace).
@@ -92,8 +108,7 @@ fn target_dir(
         .filter(|d| !d.is_empty());
     let dir = match requested {
         None => ctx.out_dir.to_path_buf(),
-        Some(d) if ctx.write => ctx.base_dir.join(d),
-        Some(d) => ctx.out_dir.join(inside_run("out_dir", d)?),
+        Some(d) => write_path(ctx, "out_dir", d)?,
     };
     std::fs::create_dir_all(&dir).map_err(|e| {
         failed(
@@ -126,7 +141,8 @@ fn file_name(inputs: &Inputs, default: &str) -> Result<String, BlockError> {
     Ok(name)
 }
 
-fn on_conflict(inputs: &Inputs) -> Result<OnConflict, BlockError> {
+/// The `on_conflict` input: what to do when the file to write exists (`rename` by default).
+pub(crate) fn on_conflict(inputs: &Inputs) -> Result<OnConflict, BlockError> {
     match inputs.str("on_conflict")? {
         None => Ok(OnConflict::Rename),
         Some(s) => s.parse().map_err(|_| {
@@ -140,7 +156,7 @@ fn on_conflict(inputs: &Inputs) -> Result<OnConflict, BlockError> {
 }
 
 /// Writes `bytes` as `dir/name` by the conflict rule; `None` when skipped.
-fn save(
+pub(crate) fn save(
     dir: &Path,
     name: &str,
     bytes: &[u8],

@@ -443,7 +443,7 @@ fn approval(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockErr
             "decisions must list each approver's decision",
         ));
     };
-    let now = chrono::Utc::now().to_rfc3339();
+    let now = ctx.now.to_rfc3339();
     let mut decisions = Vec::new();
     let mut all_approved = true;
     for name in &route {

@@ -389,3 +389,145 @@ proptest! {
         prop_assert_eq!(inc.net, ex.net);
     }
 }
+
+/// Every holiday of `year` as (month, day, name), from [`jp::holiday_name`].
+fn holidays(year: i32) -> Vec<(u32, u32, &'static str)> {
+    use chrono::Datelike;
+    d(year, 1, 1)
+        .iter_days()
+        .take_while(|x| x.year() == year)
+        .filter_map(|x| jp::holiday_name(x).map(|n| (x.month(), x.day(), n)))
+        .collect()
+}
+
+#[test]
+fn holidays_of_2025_with_three_substitute_days() {
+    // 2/23, 5/4 and 11/23 fall on Sundays. 5/4's substitute skips 5/5 (a holiday) to 5/6.
+    // 春分 ⌊20.8431 + 0.242194 × 45 − ⌊45 / 4⌋⌋ = ⌊20.74⌋ = 20; 秋分 ⌊23.2488 + 10.8987 − 11⌋ = 23.
+    // Happy Mondays: 2nd Monday of January (6, 13), 3rd of July (7, 14, 21) and September
+    // (1, 8, 15), 2nd of October (6, 13).
+    assert_eq!(
+        holidays(2025),
+        [
+            (1, 1, "元日"),
+            (1, 13, "成人の日"),
+            (2, 11, "建国記念の日"),
+            (2, 23, "天皇誕生日"),
+            (2, 24, "振替休日"),
+            (3, 20, "春分の日"),
+            (4, 29, "昭和の日"),
+            (5, 3, "憲法記念日"),
+            (5, 4, "みどりの日"),
+            (5, 5, "こどもの日"),
+            (5, 6, "振替休日"),
+            (7, 21, "海の日"),
+            (8, 11, "山の日"),
+            (9, 15, "敬老の日"),
+            (9, 23, "秋分の日"),
+            (10, 13, "スポーツの日"),
+            (11, 3, "文化の日"),
+            (11, 23, "勤労感謝の日"),
+            (11, 24, "振替休日"),
+        ]
+    );
+}
+
+#[test]
+fn holidays_of_2019_the_change_of_era() {
+    // 4/30 and 5/2 are 国民の休日 between two holidays; 5/1 and 10/22 were set for 2019 only;
+    // no 天皇誕生日 that year (12/23 until 2018, 2/23 from 2020).
+    assert_eq!(
+        holidays(2019),
+        [
+            (1, 1, "元日"),
+            (1, 14, "成人の日"),
+            (2, 11, "建国記念の日"),
+            (3, 21, "春分の日"),
+            (4, 29, "昭和の日"),
+            (4, 30, "国民の休日"),
+            (5, 1, "即位の日"),
+            (5, 2, "国民の休日"),
+            (5, 3, "憲法記念日"),
+            (5, 4, "みどりの日"),
+            (5, 5, "こどもの日"),
+            (5, 6, "振替休日"),
+            (7, 15, "海の日"),
+            (8, 11, "山の日"),
+            (8, 12, "振替休日"),
+            (9, 16, "敬老の日"),
+            (9, 23, "秋分の日"),
+            (10, 14, "体育の日"),
+            (10, 22, "即位礼正殿の儀の行われる日"),
+            (11, 3, "文化の日"),
+            (11, 4, "振替休日"),
+            (11, 23, "勤労感謝の日"),
+        ]
+    );
+}
+
+#[test]
+fn moved_and_sandwiched_holidays() {
+    type Case = ((i32, u32, u32), Option<&'static str>);
+    let cases: &[Case] = &[
+        // Tokyo Olympics: 海の日, スポーツの日 and 山の日 moved in 2020 and 2021.
+        ((2020, 7, 20), None),
+        ((2020, 7, 23), Some("海の日")),
+        ((2020, 7, 24), Some("スポーツの日")),
+        ((2020, 8, 10), Some("山の日")),
+        ((2020, 8, 11), None),
+        ((2020, 10, 12), None),
+        ((2021, 7, 22), Some("海の日")),
+        ((2021, 8, 8), Some("山の日")),
+        ((2021, 8, 9), Some("振替休日")),
+        // 2026: 敬老の日 9/21 and 秋分の日 9/23 put 9/22 between two holidays.
+        ((2026, 9, 21), Some("敬老の日")),
+        ((2026, 9, 22), Some("国民の休日")),
+        ((2026, 9, 23), Some("秋分の日")),
+        // Before 2007 4/29 was みどりの日 and a Sunday holiday moved to the Monday only.
+        ((2006, 4, 29), Some("みどりの日")),
+        ((2007, 4, 29), Some("昭和の日")),
+        ((2018, 12, 23), Some("天皇誕生日")),
+        ((2018, 12, 24), Some("振替休日")),
+        ((2025, 12, 31), None),
+    ];
+    for &((y, m, day), want) in cases {
+        assert_eq!(jp::holiday_name(d(y, m, day)), want, "{y}-{m}-{day}");
+    }
+}
+
+#[test]
+fn business_days_skip_weekends_holidays_and_the_bank_year_end() {
+    let cases = [
+        // Golden Week 2025: Thu 5/1 and Fri 5/2 work, 5/3–5/6 off, Wed 5/7 works.
+        (d(2025, 5, 1), true),
+        (d(2025, 5, 2), true),
+        (d(2025, 5, 6), false),
+        (d(2025, 5, 7), true),
+        // 12/31 to 1/3 are bank holidays even on weekdays (Wed 2025-12-31, Fri 2026-01-02).
+        (d(2025, 12, 30), true),
+        (d(2025, 12, 31), false),
+        (d(2026, 1, 2), false),
+        (d(2026, 1, 5), true),
+        (d(2025, 3, 29), false),
+        (d(2025, 3, 31), true),
+    ];
+    for (date, want) in cases {
+        assert_eq!(jp::is_business_day(date), want, "{date}");
+    }
+}
+
+#[test]
+fn every_month_from_2000_to_2099_has_fifteen_business_days() {
+    // schedule.trigger accepts the 1st to the 15th business day: it must exist in every month.
+    for year in 2000..=2099 {
+        for month in 1..=12 {
+            let first = d(year, month, 1);
+            let count = first
+                .iter_days()
+                .take_while(|x| chrono::Datelike::month(x) == month)
+                .filter(|x| jp::is_business_day(*x))
+                .count();
+            assert!(count >= 15, "{year}-{month} has {count} business days");
+        }
+    }
+}

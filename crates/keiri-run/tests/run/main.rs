@@ -3,6 +3,7 @@
 mod control;
 mod engine;
 mod input;
+mod integration;
 mod jp;
 mod matching;
 mod output;

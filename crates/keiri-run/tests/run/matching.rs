@@ -23,7 +23,28 @@ pub(crate) fn run_block_with(
     inputs: Json,
     write: bool,
 ) -> Result<Json, keiri_run::block::BlockError> {
-    run_block_answered(id, dir, inputs, write, None)
+    run_block_full(id, dir, inputs, write, None, &[])
+}
+
+/// The clock every block test runs at: 2025-03-31 09:30 JST (00:30 UTC), the last day of a
+/// March fiscal year.
+pub(crate) fn test_now() -> chrono::DateTime<chrono::Utc> {
+    use chrono::TimeZone;
+    chrono::Utc
+        .with_ymd_and_hms(2025, 3, 31, 0, 30, 0)
+        .single()
+        .unwrap()
+}
+
+/// [`run_block_with`] with the hosts network blocks may reach.
+pub(crate) fn run_block_in(
+    id: &str,
+    dir: &std::path::Path,
+    inputs: Json,
+    write: bool,
+    allow_hosts: &[String],
+) -> Result<Json, keiri_run::block::BlockError> {
+    run_block_full(id, dir, inputs, write, None, allow_hosts)
 }
 
 /// [`run_block_with`] with a person's answer (human-in-the-loop blocks).
@@ -33,6 +54,17 @@ pub(crate) fn run_block_answered(
     inputs: Json,
     write: bool,
     answer: Option<&Json>,
+) -> Result<Json, keiri_run::block::BlockError> {
+    run_block_full(id, dir, inputs, write, answer, &[])
+}
+
+fn run_block_full(
+    id: &str,
+    dir: &std::path::Path,
+    inputs: Json,
+    write: bool,
+    answer: Option<&Json>,
+    allow_hosts: &[String],
 ) -> Result<Json, keiri_run::block::BlockError> {
     let registry = Registry::builtins();
     let block = registry
@@ -48,6 +80,8 @@ pub(crate) fn run_block_answered(
         cancel: &cancel,
         write,
         answer,
+        allow_hosts,
+        now: test_now(),
     };
     let Json::Object(map) = inputs else {
         panic!("inputs must be an object")

@@ -88,6 +88,12 @@ impl Ran {
 
 /// Composes `templates` with `vars`, validates the plan and runs it in `ws`.
 fn run_templates(ws: &Workspace, templates: &[&str], vars: Json) -> Ran {
+    run_templates_answered(ws, templates, vars, json!({}))
+}
+
+/// [`run_templates`], then, if the run paused, resumes it once with `answers` (node id →
+/// answer) as a person would in the window.
+fn run_templates_answered(ws: &Workspace, templates: &[&str], vars: Json, answers: Json) -> Ran {
     let specs: Vec<_> = templates
         .iter()
         .map(|t| {
@@ -125,8 +131,8 @@ fn run_templates(ws: &Workspace, templates: &[&str], vars: Json) -> Ran {
     let now = chrono::DateTime::parse_from_rfc3339("2025-04-01T09:00:00+09:00")
         .unwrap()
         .to_utc();
-    let run_options = RunOptions::new(ws.dir.path(), now, 7);
-    let outcome = run(
+    let mut run_options = RunOptions::new(ws.dir.path(), now, 7);
+    let mut outcome = run(
         &plan,
         &text,
         &catalog,
@@ -135,6 +141,23 @@ fn run_templates(ws: &Workspace, templates: &[&str], vars: Json) -> Ran {
         &|_| {},
     )
     .unwrap();
+    let answers = answers.as_object().unwrap();
+    if outcome.status == RunStatus::Paused && !answers.is_empty() {
+        run_options.resume = Some(outcome.run_id.clone());
+        run_options.answers = answers
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        outcome = run(
+            &plan,
+            &text,
+            &catalog,
+            &Registry::builtins(),
+            &run_options,
+            &|_| {},
+        )
+        .unwrap();
+    }
     let dir = RunDir::open(&run_options.runs_dir, &plan.id, &outcome.run_id).unwrap();
     ws.assert_inputs_unchanged();
     Ran {
@@ -522,4 +545,38 @@ fn payroll_anomaly_check_flags_changes_and_input_problems() {
         "{}",
         pay[0]
     );
+}
+
+#[test]
+fn exception_report_sends_after_the_confirmation() {
+    let ws = Workspace::new();
+    let ran = run_templates_answered(
+        &ws,
+        &[
+            "payables/invoice_duplicate_detection.yaml",
+            "reporting/exception_report.yaml",
+        ],
+        json!({"invoice_csv": "samples/invoices.csv", "notify_channel": "file", "notify_to": "keiri@example.co.jp"}),
+        json!({"exception_report__confirm": {"approved": true, "comment": "確認済み"}}),
+    );
+    assert_eq!(ran.status, RunStatus::Finished, "{:?}", ran.failures);
+    assert_eq!(
+        ran.output("exception_report__confirm", "approved"),
+        json!(true)
+    );
+    assert_eq!(
+        ran.status("exception_report__notify"),
+        Some(NodeStatus::Finished)
+    );
+    // The file channel records the message in the node's folder of the run.
+    let log = ran
+        .run_dir
+        .join("files/exception_report__notify/notifications.jsonl");
+    let text = std::fs::read_to_string(&log).unwrap_or_else(|e| panic!("{}: {e}", log.display()));
+    assert_eq!(text.lines().count(), 1, "{text}");
+    let line: Json = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(line["to"], json!(["keiri@example.co.jp"]), "{line}");
+    // Five duplicate rows (3 + 2) make the report's findings.
+    let summary = ran.output("exception_report__summarize", "summary");
+    assert_eq!(summary["total_count"], json!(5), "{summary}");
 }

@@ -1,0 +1,42 @@
+//! `integration/*`: the blocks that reach outside the run — HTTP calls ([`http`]),
+//! notifications ([`notify`]), evidence archives ([`archive`]) and schedule triggers
+//! ([`schedule`]).
+//!
+//! What they must not do:
+//! * reach a host the user has not allowed. The allowlist is the run's
+//!   ([`BlockContext::allow_hosts`], from the user's settings), never the plan's, so a plan —
+//!   written by a person or a model — cannot send data anywhere the user did not approve;
+//!   redirects to another host are refused too. A refusal is `HOST_NOT_ALLOWED`.
+//! * write outside the node's folder without `--write` (the output blocks' rule,
+//!   [`crate::blocks::output::write_path`]), or write anything non-atomically.
+//! * read the clock: times come from [`BlockContext::now`].
+//!
+//! Dependencies and why: `reqwest`'s blocking client (the one keiri-search already builds,
+//! same version and features), because blocks are synchronous functions on their own
+//! threads; `zip` (the workspace's, pure-Rust deflate) for evidence archives.
+
+mod archive;
+mod http;
+mod notify;
+mod schedule;
+
+use crate::block::{BlockContext, BlockError, Registry};
+
+/// Adds the `integration/*` builtins.
+pub fn register(registry: &mut Registry) {
+    registry.insert("evidence.archive", archive::evidence_archive);
+    registry.insert("http.request", http::http_request);
+    registry.insert("notify.send", notify::notify_send);
+    registry.insert("schedule.trigger", schedule::schedule_trigger);
+}
+
+fn cancelled(ctx: &BlockContext<'_>) -> Result<(), BlockError> {
+    if ctx.cancel.is_cancelled() {
+        return Err(BlockError::new(
+            crate::block::ErrorCode::Cancelled,
+            "実行が取り消されました",
+            "the run was cancelled",
+        ));
+    }
+    Ok(())
+}
