@@ -390,6 +390,10 @@ fn execute(
         .collect();
     options.write = write;
     options.answers = answers;
+    // The user's allowlist for network blocks, from their settings; never the plan's.
+    options.allow_hosts = crate::settings::load_settings(ctx)
+        .map(|s| s.allow_hosts)
+        .unwrap_or_default();
     let run_id = resume
         .clone()
         .unwrap_or_else(|| keiri_run::records::new_run_id(now, random));

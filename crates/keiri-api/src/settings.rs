@@ -108,6 +108,40 @@ pub struct Settings {
     /// The folder the desktop app opens (used at its next start).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub workspace: Option<PathBuf>,
+    /// Hosts a run's network blocks (`http.request`, `notify.send` webhooks) may reach: host
+    /// names, IP addresses or `*.example.com`. Empty: no network at all. A plan cannot widen it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub allow_hosts: Vec<String>,
+}
+
+/// Checks the allowlist: each entry a host name, an IP address or `*.` and a domain — no
+/// scheme, port, path or spaces (`https://a.example.com/x` is refused, not guessed at).
+fn allow_hosts(raw: &[String]) -> Result<Vec<String>, ApiError> {
+    let mut hosts: Vec<String> = Vec::new();
+    for entry in raw {
+        let host = entry.trim().to_ascii_lowercase();
+        if host.is_empty() {
+            continue;
+        }
+        let name = host.strip_prefix("*.").unwrap_or(&host);
+        let ok = !name.is_empty()
+            && !name.starts_with('.')
+            && !name.ends_with('.')
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-');
+        if !ok {
+            return Err(ApiError::new(
+                ErrorCode::InvalidRequest,
+                format!("allow_hosts: {entry:?} is not a host name (write api.example.com, 127.0.0.1 or *.example.com)"),
+            )
+            .with_details(serde_json::json!({"field": "allow_hosts", "value": entry})));
+        }
+        if !hosts.contains(&host) {
+            hosts.push(host);
+        }
+    }
+    Ok(hosts)
 }
 
 /// Request of `settings_get` (no fields).
@@ -149,6 +183,8 @@ pub struct SettingsSaveRequest {
     pub lang: Lang,
     #[serde(default)]
     pub workspace: Option<PathBuf>,
+    #[serde(default)]
+    pub allow_hosts: Vec<String>,
     /// Absent or null: keep the stored key. Empty: delete it. Otherwise: store it in the
     /// keychain for `provider`.
     #[serde(default)]
@@ -394,6 +430,7 @@ fn checked_settings(req: &SettingsSaveRequest) -> Result<Settings, ApiError> {
             .as_ref()
             .filter(|w| !w.as_os_str().is_empty())
             .cloned(),
+        allow_hosts: allow_hosts(&req.allow_hosts)?,
     };
     let url = |field: &str, value: &Option<String>| -> Result<(), ApiError> {
         if let Some(v) = value {
@@ -664,6 +701,55 @@ mod tests {
 
     fn settings_file(f: &Fixture) -> String {
         std::fs::read_to_string(f.dir.path().join("config").join(SETTINGS_FILE)).unwrap()
+    }
+
+    #[test]
+    fn the_network_allowlist_is_saved_cleaned_and_reaches_a_run() {
+        let f = fixture();
+        // A local server that answers every request with 200 and a small JSON body.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                use std::io::{Read, Write};
+                let mut stream = stream;
+                let mut buf = [0u8; 4096];
+                let _ = stream.read(&mut buf);
+                let _ = stream.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 11\r\nconnection: close\r\n\r\n{\"ok\":true}");
+            }
+        });
+        let plan = format!(
+            "id: net\ngraph:\n  - {{id: call, block: http.request, in: {{method: GET, url: \"http://127.0.0.1:{port}/status\"}}, out: {{status: status}}}}\n"
+        );
+        let run = || crate::dispatch(&f.ctx, "plan_run", json!({"yaml": plan})).unwrap();
+        // Nothing allowed yet: the request never leaves.
+        let refused = run();
+        assert_eq!(refused["status"], "failed", "{refused:#}");
+        assert_eq!(refused["failures"][0]["code"], "HOST_NOT_ALLOWED");
+
+        let saved = save(
+            &f.ctx,
+            json!({"provider": "none", "allow_hosts": [" 127.0.0.1 ", "", "*.Slack.com", "127.0.0.1"]}),
+        )
+        .unwrap();
+        assert_eq!(saved["allow_hosts"], json!(["127.0.0.1", "*.slack.com"]));
+        let allowed = run();
+        assert_eq!(allowed["status"], "finished", "{allowed:#}");
+
+        for bad in [
+            "https://hooks.slack.com",
+            "a b",
+            "*.",
+            "example.com/x",
+            "host:443",
+        ] {
+            let err = save(&f.ctx, json!({"provider": "none", "allow_hosts": [bad]})).unwrap_err();
+            assert_eq!(err.code, ErrorCode::InvalidRequest, "{bad}");
+            assert_eq!(err.details.as_ref().unwrap()["field"], "allow_hosts");
+        }
+        // A refused save changes nothing.
+        let got = crate::dispatch(&f.ctx, "settings_get", json!({})).unwrap();
+        assert_eq!(got["allow_hosts"], json!(["127.0.0.1", "*.slack.com"]));
     }
 
     #[test]

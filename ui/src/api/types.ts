@@ -530,6 +530,8 @@ export interface Settings {
   lang: Lang;
   /** The folder the desktop app opens at its next start. */
   workspace?: string;
+  /** Hosts a run's network blocks may reach (host names, IPs, `*.example.com`); none: no network. */
+  allow_hosts?: string[];
 }
 
 export type SettingsGetRequest = Record<string, never>;

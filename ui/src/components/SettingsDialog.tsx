@@ -19,7 +19,7 @@ interface Props {
 const PROVIDERS: readonly SettingsProvider[] = ['none', 'openai', 'azure', 'compatible'];
 const EMBEDDINGS: readonly (EmbeddingSource | 'auto')[] = ['auto', 'local', 'openai', 'azure', 'bm25-only'];
 /** Fields the API names in `details.field` when it refuses a value. */
-const FIELDS = ['base_url', 'azure_endpoint', 'azure_deployment', 'api_key', 'workspace'] as const;
+const FIELDS = ['base_url', 'azure_endpoint', 'azure_deployment', 'api_key', 'workspace', 'allow_hosts'] as const;
 type Field = (typeof FIELDS)[number];
 
 interface Form {
@@ -32,6 +32,8 @@ interface Form {
   embedding: EmbeddingSource | 'auto';
   lang: Lang;
   workspace: string;
+  /** One host a line. */
+  allow_hosts: string;
 }
 
 /** What happens to the stored key on save. */
@@ -55,6 +57,7 @@ function formOf(settings: SettingsResponse): Form {
     embedding: settings.embedding ?? 'auto',
     lang: settings.lang,
     workspace: settings.workspace ?? '',
+    allow_hosts: (settings.allow_hosts ?? []).join('\n'),
   };
 }
 
@@ -71,6 +74,10 @@ export function saveRequest(form: Form, key: KeyEdit): SettingsSaveRequest {
     embedding: form.embedding === 'auto' ? undefined : form.embedding,
     lang: form.lang,
     workspace: text(form.workspace),
+    allow_hosts: form.allow_hosts
+      .split(/[\s,]+/)
+      .map((h) => h.trim())
+      .filter((h) => h !== ''),
   };
   if (key.kind === 'replace' && key.key.trim() !== '') request.api_key = key.key;
   if (key.kind === 'delete') request.api_key = '';
@@ -326,6 +333,19 @@ export function SettingsDialog({ lang, open, onClose, onLangChange }: Props) {
                 onChange={(e) => update({ workspace: e.target.value })}
               />
               <small className="settings-hint">{t(lang, 'settings.workspaceHint')}</small>
+            </label>
+
+            <label className="settings-field">
+              <span>{t(lang, 'settings.allowHosts')}</span>
+              <textarea
+                data-testid="settings-allow-hosts"
+                aria-invalid={field('allow_hosts')}
+                rows={3}
+                placeholder="hooks.slack.com"
+                value={form.allow_hosts}
+                onChange={(e) => update({ allow_hosts: e.target.value })}
+              />
+              <small className="settings-hint">{t(lang, 'settings.allowHostsHint')}</small>
             </label>
 
             <p

@@ -152,6 +152,7 @@ describe('saveRequest', () => {
     embedding: 'auto' as const,
     lang: 'en' as const,
     workspace: '',
+    allow_hosts: ' hooks.slack.com\n\n127.0.0.1, *.example.co.jp ',
   };
 
   it('sends only the fields of the chosen provider, trimmed', () => {
@@ -165,6 +166,8 @@ describe('saveRequest', () => {
       embedding: undefined,
       lang: 'en',
       workspace: undefined,
+      // One a line (or separated by commas or spaces), blanks dropped.
+      allow_hosts: ['hooks.slack.com', '127.0.0.1', '*.example.co.jp'],
     });
   });
 
