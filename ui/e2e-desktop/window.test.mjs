@@ -1,7 +1,8 @@
 // Smoke test of the real desktop window: the keiri-studio binary (with the built UI embedded)
 // under Xvfb, driven over WebDriver by tauri-driver + WebKitWebDriver. It checks what only the
-// real window can show: the window opens, the Design tab renders in desktop mode, and
-// validation round-trips through Tauri IPC. A screenshot goes to ui/test-results/desktop.png.
+// real window can show: the window opens, the Design tab renders in desktop mode, validation
+// round-trips through Tauri IPC, and a sample run (試行実行) streams over the IPC channel and
+// shows a node's output grid. A screenshot goes to ui/test-results/desktop.png.
 //
 // Needs: `make test-desktop` (builds the binary with ui/dist inside), xvfb-run, tauri-driver
 // (~/.cargo/bin or TAURI_DRIVER) and /usr/bin/WebKitWebDriver; scripts/setup-system.sh
@@ -24,6 +25,12 @@ describe('desktop window', () => {
   before(async () => {
     requireFile(APP, 'the keiri-studio binary (run `make test-desktop`, or set KEIRI_STUDIO_BIN)');
     workspace = mkdtempSync(path.join(tmpdir(), 'keiri-desktop-'));
+    // The sample plan's input: four invoices, two of them at or over 100,000 yen.
+    mkdirSync(path.join(workspace, 'input'));
+    writeFileSync(
+      path.join(workspace, 'input', 'invoices.csv'),
+      '請求書番号,取引先,金額\nINV-001,山田商事,120000\nINV-002,佐藤工業,55000\nINV-003,東京事務機,100000\nINV-004,大阪運輸,8000\n',
+    );
     // Settings and the embedding cache live in the test's directory: never the user's.
     driver = await startDriver({
       KEIRI_WORKSPACE: workspace,
@@ -54,6 +61,19 @@ describe('desktop window', () => {
 
   it('lists the catalog through IPC', async () => {
     await session.waitFor('[data-testid="catalog-block"][data-block-id="csv.read"]');
+  });
+
+  it('runs the sample plan for real through IPC and shows a node\'s output grid', async () => {
+    await session.click(await session.waitFor('[data-testid="right-tab-run"]'));
+    await session.click(await session.waitFor('[data-testid="sample-run-start"]'));
+    await session.waitFor('[data-testid="sample-run"][data-status="finished"]');
+    await session.click(await session.waitFor('[data-testid="run-node"][data-node-id="large_invoices"] button'));
+    const table = await session.waitFor('[data-testid="run-output-table"][data-output="rows"]');
+    // 120,000 and 100,000 pass `金額 >= 100000`.
+    assert.match(await session.text(table), /全 2 行/);
+    assert.equal((await session.findAll('[data-output="rows"] [data-testid="run-output-row"]')).length, 2);
+    // Back to the findings for the next test.
+    await session.click(await session.find('[data-testid="right-tab-findings"]'));
   });
 
   it('validates through IPC: the sample plan is valid, a broken one is not', async () => {
