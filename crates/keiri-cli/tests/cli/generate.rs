@@ -128,3 +128,74 @@ fn unreachable_llm_falls_back_only_with_the_flag() {
         "{v}"
     );
 }
+
+/// The issue's acceptance journey: a plan composed from the shipped templates runs on the
+/// repository's sample data, writes the report workbook under its run directory, and leaves
+/// the input byte-identical.
+#[test]
+fn a_composed_plan_runs_on_the_samples_and_writes_the_report_in_its_run_folder() {
+    let ws = tempfile::tempdir().unwrap();
+    let sample =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../samples/invoices.csv");
+    let original = std::fs::read(&sample).unwrap();
+    std::fs::create_dir_all(ws.path().join("samples")).unwrap();
+    std::fs::copy(&sample, ws.path().join("samples/invoices.csv")).unwrap();
+    put(
+        &ws.path().join("answers.json"),
+        r#"{"invoice_csv": "samples/invoices.csv", "notify_channel": "file", "notify_to": "keiri@example.co.jp"}"#,
+    );
+    let out = generate(ws.path())
+        .args([
+            "--apply-mode",
+            "compose",
+            "--templates",
+            "invoice_duplicate_detection,exception_report",
+            "--plan-id",
+            "duplicate_report",
+        ])
+        .arg("--answers")
+        .arg(ws.path().join("answers.json"))
+        .arg("--out")
+        .arg(ws.path().join("plan.yaml"))
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(v["result"]["status"], "valid", "{v:#}");
+    // The report asks before it notifies: the answer comes from a file here.
+    put(
+        &ws.path().join("confirm.yaml"),
+        "exception_report__confirm: {approved: true}\n",
+    );
+    let out = keiri(ws.path())
+        .args(["--json", "run", "plan.yaml", "--answers", "confirm.yaml"])
+        .assert()
+        .code(0);
+    let res: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(res["status"], "finished", "{res:#}");
+    let run_dir = ws.path().join(res["run_dir"].as_str().unwrap());
+    assert!(run_dir.starts_with(ws.path().join("runs/duplicate_report")));
+    let report = run_dir.join("files/exception_report__write/output/exception_report.xlsx");
+    assert!(report.is_file(), "{}", report.display());
+    assert_eq!(
+        std::fs::read(ws.path().join("samples/invoices.csv")).unwrap(),
+        original
+    );
+    // The run wrote nothing outside runs/ (`logs/` is the generation's event log).
+    let mut top: Vec<String> = std::fs::read_dir(ws.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with('.'))
+        .collect();
+    top.sort();
+    assert_eq!(
+        top,
+        [
+            "answers.json",
+            "confirm.yaml",
+            "logs",
+            "plan.yaml",
+            "runs",
+            "samples"
+        ]
+    );
+}
