@@ -235,6 +235,8 @@ pub fn run(
         state.status = status;
         state.clone()
     };
+    // Every node's outputs were renamed out of staging/: the folder itself goes.
+    dir.clean_staging()?;
     state.save(dir.path())?;
     runner.emit(Event::RunFinish {
         status,

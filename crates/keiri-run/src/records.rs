@@ -282,11 +282,27 @@ impl RunDir {
         Ok(out)
     }
 
-    /// Removes what a killed run may have left half-done outside `outputs/`.
+    /// Removes what a killed run may have left half-done: `staging/`, and the temp files of
+    /// atomic writes (`state.json`'s, and those of files blocks wrote under `files/`).
     pub fn clean_staging(&self) -> Result<(), RunError> {
         let staging = self.root.join("staging");
         if staging.exists() {
             std::fs::remove_dir_all(&staging).map_err(io("removing", &staging))?;
+        }
+        let mut dirs = vec![self.root.clone()];
+        while let Some(dir) = dirs.pop() {
+            keiri_fs::sweep(&dir).map_err(|e| RunError::Write(dir.clone(), e))?;
+            if let Ok(entries) = std::fs::read_dir(&dir) {
+                for entry in entries.flatten() {
+                    let path = entry.path();
+                    // Only the files blocks wrote nest deeper; outputs/ is renamed in whole.
+                    let nested = path.starts_with(self.root.join("files"))
+                        || path == self.root.join("files");
+                    if nested && entry.file_type().is_ok_and(|t| t.is_dir()) {
+                        dirs.push(path);
+                    }
+                }
+            }
         }
         Ok(())
     }

@@ -1,7 +1,8 @@
 //! Kill during save: `keiri patch`, `keiri register` and `keiri apply-patch` are SIGKILLed at
 //! random moments (seeded, so a failure replays) over many trials. The target is always the
 //! complete old or the complete new file, and after the next start of the command (which
-//! sweeps leftovers) no temp or lock file is left.
+//! sweeps leftovers) no temp or lock file is left. `keiri run` has its own trials (the run
+//! directory, resume) in `run_blocks.rs`.
 #![cfg(unix)]
 
 use std::collections::BTreeSet;

@@ -248,7 +248,8 @@ mod kill {
     use super::super::{catalog_dir, test_config_dir};
     use super::{put, run_dirs};
 
-    const TRIALS: usize = 24;
+    /// The kill-during-save acceptance asks for at least 50 trials per command.
+    const TRIALS: usize = 50;
     const NODES: usize = 12;
 
     fn keiri_process(ws: &Path, extra: &[&str]) -> Command {
@@ -403,6 +404,24 @@ mod kill {
                     serde_json::from_slice(&std::fs::read(dir.join("state.json")).unwrap())
                         .unwrap();
                 assert_eq!(state["status"], "finished", "trial {trial}");
+                // After the next start nothing half-written is left: no staging folder, no
+                // temp file of an atomic write.
+                assert!(!dir.join("staging").exists(), "trial {trial}: staging left");
+                let mut stack = vec![dir.clone()];
+                while let Some(d) = stack.pop() {
+                    for e in std::fs::read_dir(&d).unwrap() {
+                        let p = e.unwrap().path();
+                        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+                        assert!(
+                            !name.contains(".keiri-tmp"),
+                            "trial {trial}: temp file {}",
+                            p.display()
+                        );
+                        if p.is_dir() {
+                            stack.push(p);
+                        }
+                    }
+                }
                 for i in 0..NODES {
                     assert!(
                         dir.join(format!("outputs/n{i}")).is_dir(),
