@@ -109,13 +109,11 @@ fn read(path: &Path) -> Result<Vec<u8>, Error> {
     std::fs::read(path).map_err(Error::io("reading", path))
 }
 
-/// Writes `bytes` over `path` atomically, keeping the file's permissions.
-fn replace(path: &Path, bytes: &[u8]) -> Result<(), Error> {
-    let permissions = std::fs::metadata(path)
-        .map_err(Error::io("reading metadata of", path))?
-        .permissions();
-    keiri_fs::write_atomic(path, bytes)?;
-    std::fs::set_permissions(path, permissions).map_err(Error::io("restoring permissions of", path))
+/// Writes `bytes` over the locked file atomically (keeping its permissions), but only if it
+/// still holds `expected`: a save by anyone else between the check and the write is
+/// `CHANGE_CONFLICT`, never a lost change (keiri-fs compares as the last step before the rename).
+fn replace(lock: &keiri_fs::Lock, expected: &[u8], bytes: &[u8]) -> Result<(), Error> {
+    Ok(lock.write_if_unchanged(expected, bytes)?)
 }
 
 fn save_snapshot(
@@ -165,6 +163,8 @@ pub fn approve(
             after,
         } => {
             let path = policy.resolve_existing(&change.file)?;
+            // Other writers of this file (another approval, a patch) wait for this one.
+            let lock = keiri_fs::lock(&path)?;
             let current = read(&path)?;
             if sha256(&current) != *sha256_before {
                 return Err(Error::Conflict {
@@ -173,7 +173,7 @@ pub fn approve(
                 });
             }
             save_snapshot(store, &session.id, change_id, &current)?;
-            replace(&path, after.as_bytes())?;
+            replace(&lock, &current, after.as_bytes())?;
             UndoRecord {
                 change_id: change_id.to_string(),
                 file: change.file.clone(),
@@ -265,7 +265,9 @@ pub fn undo(
         return Err(Error::NothingToUndo);
     };
     let path = policy.resolve_existing(&record.file)?;
-    if sha256(&read(&path)?) != record.sha256_after {
+    let lock = keiri_fs::lock(&path)?;
+    let current = read(&path)?;
+    if sha256(&current) != record.sha256_after {
         return Err(Error::Conflict {
             file: record.file.clone(),
             when: "approved",
@@ -273,11 +275,13 @@ pub fn undo(
     }
     if record.existed {
         let snapshot = snapshot_path(store, &session.id, &record.change_id)?;
-        replace(&path, &read(&snapshot)?)?;
+        replace(&lock, &current, &read(&snapshot)?)?;
         let _ = std::fs::remove_file(&snapshot);
     } else {
+        // Under the lock, so no writer of this file runs between the check and the removal.
         std::fs::remove_file(&path).map_err(Error::io("removing", &path))?;
     }
+    drop(lock);
     session.undo.pop();
     Ok(Undone {
         change_id: record.change_id,
