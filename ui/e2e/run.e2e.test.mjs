@@ -6,14 +6,15 @@
 // are in the detect node's grid, the report workbook the run wrote is shown cell by cell, and
 // the run pauses at the confirmation → reload the page (the app closed and reopened): the
 // paused run is shown again → confirm → the same run finishes, the notification recorded in
-// the run folder, the attached CSV byte-identical. The expected rows are the sample file's own
+// the run folder, the attached CSV byte-identical → 「この結果で書き込む」 puts the report
+// workbook in the workspace, and undo takes it back. The expected rows are the sample file's own
 // (samples/README.md), written here by hand.
 //
 // Needs what design.e2e.test.mjs needs: the keiri binary (KEIRI_BIN), the built UI (ui/dist)
 // and Chromium (CHROMIUM_PATH).
 
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -154,8 +155,25 @@ describe('試行実行 against keiri serve', () => {
     const recorded = files.find((f) => f.endsWith('notifications.jsonl'));
     assert.ok(recorded, files.join('\n'));
     assert.match(readFileSync(recorded, 'utf8'), /keiri@example\.co\.jp/);
-    // The attached file is only read.
+    // The attached file is only read, and nothing was written outside runs/ yet.
     assert.deepEqual(readFileSync(path.join(workspace, 'inputs', 'invoices.csv')), sample());
+    const report = path.join(workspace, 'output', 'exception_report.xlsx');
+    assert.equal(existsSync(report), false);
+  });
+
+  it('writes the report workbook for real only when asked, and undo takes it back', async () => {
+    const write = await page.getByTestId('run-node').evaluateAll((nodes) => nodes.map((n) => n.dataset.nodeId).find((id) => id.endsWith('__write')));
+    await page.locator(`[data-testid="run-node"][data-node-id="${write}"] button`).first().click();
+    await page.getByTestId('run-apply-start').click();
+    await page.getByTestId('run-apply-yes').click();
+    await page.getByTestId('run-applied').waitFor();
+    const report = path.join(workspace, 'output', 'exception_report.xlsx');
+    const runFile = walk(path.join(workspace, 'runs')).find((f) => f.endsWith('exception_report.xlsx'));
+    assert.deepEqual(readFileSync(report), readFileSync(runFile));
+    await page.getByTestId('run-undo-apply').click();
+    await page.getByTestId('run-apply-start').waitFor();
+    // The workbook did not exist before: undo removes it again.
+    assert.equal(existsSync(report), false);
   });
 
   it('raised no page errors', () => {

@@ -11,6 +11,7 @@
 //! [`dispatch_stream`] and the UI's generated function list all come from its table, so the
 //! HTTP server, the desktop shell and the UI expose exactly one set of functions.
 
+mod apply;
 mod chat;
 mod context;
 mod diff;
@@ -29,6 +30,10 @@ mod surface;
 mod upload;
 mod workbook;
 
+pub use apply::{
+    RunApplyRequest, RunApplyResponse, RunUndoApplyRequest, RunUndoApplyResponse, run_apply,
+    run_undo_apply,
+};
 pub use chat::{
     ChatApproveRequest, ChatApproveResponse, ChatSendRequest, ChatSendResponse, ChatUndoRequest,
     ChatUndoResponse, PendingChangeSummary, SkillIssue, SkillSummary, SkillsListRequest,

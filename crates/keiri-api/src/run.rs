@@ -203,6 +203,11 @@ pub struct RunOutputResponse {
     /// cell by cell: the patch's own diff for `excel.patch_workbook`, every written cell for a
     /// new workbook. `after` is relative to the workspace.
     pub workbook: Option<crate::WorkbookCompareResponse>,
+    /// Where 「この結果で書き込む」 (`run_apply`) would write the node's file in the workspace;
+    /// `null` when it stays in the run folder.
+    pub apply_to: Option<String>,
+    /// The node's file is applied now (`run_undo_apply` puts back what was there).
+    pub applied: bool,
 }
 
 /// The runs in progress in one process, by run id (see [`Context::running`]).
@@ -557,8 +562,16 @@ pub fn run_output(ctx: &Context, req: RunOutputRequest) -> Result<RunOutputRespo
         }
         Err(e) => return Err(run_error(&e)),
     };
+    let apply_to = match outputs.get("out_path") {
+        Some(keiri_run::value::Value::Json(Json::String(out))) => {
+            crate::apply::target_of(dir.path(), &req.node, Path::new(out))
+        }
+        _ => None,
+    };
     Ok(RunOutputResponse {
-        workbook: written_workbook(ctx, &outputs)?,
+        workbook: written_workbook(ctx, &outputs, apply_to.as_deref())?,
+        applied: crate::apply::is_applied(dir.path(), &req.node),
+        apply_to: apply_to.map(|p| p.to_string_lossy().into_owned()),
         node: req.node,
         outputs: outputs
             .0
@@ -572,6 +585,7 @@ pub fn run_output(ctx: &Context, req: RunOutputRequest) -> Result<RunOutputRespo
 fn written_workbook(
     ctx: &Context,
     outputs: &keiri_run::block::Outputs,
+    apply_to: Option<&Path>,
 ) -> Result<Option<crate::WorkbookCompareResponse>, ApiError> {
     let Some(keiri_run::value::Value::Json(Json::String(out_path))) = outputs.0.get("out_path")
     else {
@@ -596,13 +610,17 @@ fn written_workbook(
         }
         _ => None,
     };
+    // Against the workbook it would replace, when there is one: what applying would change.
+    let before = apply_to
+        .filter(|rel| ctx.workspace.join(rel).is_file())
+        .map(|rel| rel.to_string_lossy().into_owned());
     let (patch_diff, truncated) = match own_diff {
         Some(diff) => (diff, false),
         None => {
             let response = crate::workbook_compare(
                 ctx,
                 crate::WorkbookCompareRequest {
-                    before: None,
+                    before: before.clone(),
                     after: out_path.clone(),
                 },
             )?;
@@ -610,7 +628,7 @@ fn written_workbook(
         }
     };
     Ok(Some(crate::WorkbookCompareResponse {
-        before: None,
+        before,
         after: shown,
         patch_diff,
         truncated,
@@ -1057,6 +1075,83 @@ graph:
                 "run_finish"
             ]
         );
+    }
+
+    #[test]
+    fn a_run_s_workbook_is_applied_to_the_workspace_and_undone_byte_for_byte() {
+        let ws = tempfile::tempdir().unwrap();
+        with_invoices(ws.path());
+        let ctx = ctx(ws.path());
+        let plan = format!(
+            "{CSV_PLAN}  - {{id: report, block: excel.write_table, in: {{rows: \"${{pick.picked}}\", sheet_name: 請求, out_dir: output, out_name: 請求一覧.xlsx}}, out: {{out_path: book}}}}\n"
+        );
+        let run = || {
+            let res = crate::dispatch(&ctx, "plan_run", serde_json::json!({"yaml": plan})).unwrap();
+            assert_eq!(res["status"], "finished", "{res:#}");
+            serde_json::json!({"plan_id": "api_csv", "run_id": res["run_id"], "node": "report"})
+        };
+        let target = ws.path().join("output/請求一覧.xlsx");
+        // First run: nothing in the workspace yet; the grid is every written cell.
+        let first = run();
+        let out = crate::dispatch(&ctx, "run_output", first.clone()).unwrap();
+        assert_eq!(out["apply_to"], "output/請求一覧.xlsx");
+        assert_eq!(out["applied"], false);
+        assert_eq!(out["workbook"]["before"], Json::Null);
+        assert!(!target.exists(), "a run alone writes nothing outside runs/");
+        let applied = crate::dispatch(&ctx, "run_apply", first.clone()).unwrap();
+        assert_eq!(applied["to"], "output/請求一覧.xlsx");
+        assert_eq!(applied["existed"], false);
+        let run_file = ws.path().join(out["workbook"]["after"].as_str().unwrap());
+        assert_eq!(
+            std::fs::read(&target).unwrap(),
+            std::fs::read(&run_file).unwrap()
+        );
+        assert_eq!(
+            crate::dispatch(&ctx, "run_output", first.clone()).unwrap()["applied"],
+            true
+        );
+        let again = crate::dispatch(&ctx, "run_apply", first.clone()).unwrap_err();
+        assert_eq!(again.code, ErrorCode::AlreadyExists);
+        let original = std::fs::read(&target).unwrap();
+
+        // Second run after one amount changed: the grid compares with the workbook it would
+        // replace, so exactly the changed cell shows.
+        keiri_fs::write_atomic(
+            &ws.path().join("inputs/請求書.csv"),
+            "請求書番号,取引先,金額\nINV-001,株式会社山田商事,10000\nINV-002,ヤマダ商事,5500\nINV-003,佐藤工業,1300\n".as_bytes(),
+        )
+        .unwrap();
+        let second = run();
+        let out = crate::dispatch(&ctx, "run_output", second.clone()).unwrap();
+        assert_eq!(out["workbook"]["before"], "output/請求一覧.xlsx");
+        let diff = out["workbook"]["patch_diff"].as_array().unwrap();
+        assert_eq!(diff.len(), 1, "{diff:?}");
+        assert_eq!(diff[0]["cell"], "B4");
+        let applied = crate::dispatch(&ctx, "run_apply", second.clone()).unwrap();
+        assert_eq!(applied["existed"], true);
+        assert_ne!(std::fs::read(&target).unwrap(), original);
+        // Undo puts the earlier workbook back, byte for byte.
+        let undone = crate::dispatch(&ctx, "run_undo_apply", second.clone()).unwrap();
+        assert_eq!(undone["restored"], true);
+        assert_eq!(std::fs::read(&target).unwrap(), original);
+        assert_eq!(
+            crate::dispatch(&ctx, "run_output", second.clone()).unwrap()["applied"],
+            false
+        );
+        // A file someone changed after the apply is not undone.
+        crate::dispatch(&ctx, "run_apply", second.clone()).unwrap();
+        keiri_fs::write_atomic(&target, b"edited by hand").unwrap();
+        let err = crate::dispatch(&ctx, "run_undo_apply", second.clone()).unwrap_err();
+        assert_eq!(err.code, ErrorCode::ChangeConflict);
+        assert_eq!(std::fs::read(&target).unwrap(), b"edited by hand");
+        // The first run's apply made the file: undoing it (the file changed since) is refused
+        // too, and a file written straight into the node's folder has nowhere to go.
+        let err = crate::dispatch(&ctx, "run_undo_apply", first).unwrap_err();
+        assert_eq!(err.code, ErrorCode::ChangeConflict);
+        let ids =
+            serde_json::json!({"plan_id": "api_csv", "run_id": second["run_id"], "node": "pick"});
+        let err = crate::dispatch(&ctx, "run_apply", ids).unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidRequest);
     }
 
     #[test]

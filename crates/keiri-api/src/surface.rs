@@ -140,6 +140,8 @@ surface! {
         run_list(crate::RunListRequest) -> crate::RunListResponse = crate::run_list;
         run_cancel(crate::RunCancelRequest) -> crate::RunCancelResponse = crate::run_cancel;
         run_output(crate::RunOutputRequest) -> crate::RunOutputResponse = crate::run_output;
+        run_apply(crate::RunApplyRequest) -> crate::RunApplyResponse = crate::run_apply;
+        run_undo_apply(crate::RunUndoApplyRequest) -> crate::RunUndoApplyResponse = crate::run_undo_apply;
     }
     streaming {
         plan_generate(crate::PlanGenerateRequest) -> crate::PlanGenerateResponse = crate::generate::plan_generate_stream;

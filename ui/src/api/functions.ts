@@ -29,6 +29,8 @@ export type ApiFunction =
   | 'run_list'
   | 'run_cancel'
   | 'run_output'
+  | 'run_apply'
+  | 'run_undo_apply'
   | 'plan_generate'
   | 'chat_send'
   | 'plan_run'
@@ -69,6 +71,8 @@ export const FUNCTIONS: readonly ApiFunction[] = [
   'run_list',
   'run_cancel',
   'run_output',
+  'run_apply',
+  'run_undo_apply',
   'plan_generate',
   'chat_send',
   'plan_run',

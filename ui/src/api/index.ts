@@ -179,6 +179,9 @@ import type {
   RunListRequest,
   RunListResponse,
   RunResumeRequest,
+  RunApplyRequest,
+  RunApplyResponse,
+  RunUndoApplyResponse,
   RunCancelRequest,
   RunCancelResponse,
   RunEvent,
@@ -221,4 +224,14 @@ export function runList(request: RunListRequest = {}): Promise<RunListResponse> 
 /** One run's state and events. */
 export function runGet(request: RunGetRequest): Promise<RunGetResponse> {
   return call<RunGetResponse>('run_get', request);
+}
+
+/** Writes a node's file from the run folder to its place in the workspace (kept for undo). */
+export function runApply(request: RunApplyRequest): Promise<RunApplyResponse> {
+  return call<RunApplyResponse>('run_apply', request);
+}
+
+/** Puts back what was there before `runApply` (byte for byte), if nobody changed it since. */
+export function runUndoApply(request: RunApplyRequest): Promise<RunUndoApplyResponse> {
+  return call<RunUndoApplyResponse>('run_undo_apply', request);
 }

@@ -778,8 +778,31 @@ export interface WorkbookCompareResponse {
 export interface RunOutputResponse {
   node: string;
   outputs: Record<string, OutputPreview>;
-  /** The workbook the node wrote, cell by cell. */
+  /** The workbook the node wrote, cell by cell (against the workbook it would replace). */
   workbook: WorkbookCompareResponse | null;
+  /** Where 「この結果で書き込む」 writes the node's file; null: it stays in the run folder. */
+  apply_to: string | null;
+  /** The node's file is written to `apply_to` now. */
+  applied: boolean;
+}
+
+export interface RunApplyRequest {
+  plan_id: string;
+  run_id: string;
+  node: string;
+}
+
+export interface RunApplyResponse {
+  node: string;
+  from: string;
+  to: string;
+  existed: boolean;
+}
+
+export interface RunUndoApplyResponse {
+  node: string;
+  to: string;
+  restored: boolean;
 }
 
 export interface RunCancelRequest {

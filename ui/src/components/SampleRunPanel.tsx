@@ -5,7 +5,7 @@
 // only read and every file the run writes stays in its run directory.
 
 import { useEffect, useState } from 'react';
-import { ApiError, runList, runOutput } from '../api';
+import { ApiError, runApply, runList, runOutput, runUndoApply } from '../api';
 import type { Lang, OutputPreview, RunOutputResponse, RunSummary } from '../api/types';
 import { errorText, t, type MessageKey } from '../i18n';
 import type { NodeRun, SampleRun } from '../sampleRun';
@@ -158,7 +158,12 @@ export function SampleRunPanel({ lang, yaml, run, canStart, onStart, onCancel, o
         {run.runId !== null && run.status !== 'running' && output.kind === 'none' && run.status !== 'error' ? (
           <p className="muted">{t(lang, 'run.pickNode')}</p>
         ) : null}
-        <OutputView lang={lang} state={output} />
+        <OutputView
+          lang={lang}
+          state={output}
+          onApplied={(response) => setOutput((o) => (o.kind === 'ready' ? { ...o, response } : o))}
+          ids={run.runId !== null && run.planId !== null ? { plan_id: run.planId, run_id: run.runId } : null}
+        />
         <RunHistory lang={lang} planId={planId} refresh={`${run.runId ?? ''}:${run.status}`} current={run.runId} onOpen={onOpenRun} />
       </div>
     </section>
@@ -213,7 +218,17 @@ function RunHistory({
   );
 }
 
-function OutputView({ lang, state }: { lang: Lang; state: OutputState }) {
+function OutputView({
+  lang,
+  state,
+  ids,
+  onApplied,
+}: {
+  lang: Lang;
+  state: OutputState;
+  ids: { plan_id: string; run_id: string } | null;
+  onApplied(response: RunOutputResponse): void;
+}) {
   if (state.kind === 'none') return null;
   if (state.kind === 'loading') return <p className="muted">{t(lang, 'run.loadingOutput')}</p>;
   if (state.kind === 'failed') {
@@ -235,10 +250,83 @@ function OutputView({ lang, state }: { lang: Lang; state: OutputState }) {
       {workbook !== null ? (
         <div className="workbook-preview" data-testid="run-workbook" data-path={workbook.after}>
           <h4>{t(lang, 'run.workbook', { path: workbook.after })}</h4>
+          {workbook.before !== null ? <p className="muted">{t(lang, 'run.comparedWith', { path: workbook.before })}</p> : null}
           {buildSheetGrids(workbook.patch_diff).map((grid) => (
             <SheetGridView key={grid.sheet} lang={lang} grid={grid} />
           ))}
         </div>
+      ) : null}
+      {state.response.apply_to !== null && ids !== null ? (
+        <ApplyRun lang={lang} ids={{ ...ids, node: state.node }} response={state.response} onApplied={onApplied} />
+      ) : null}
+    </div>
+  );
+}
+
+type ApplyStep = { kind: 'idle' } | { kind: 'confirming' } | { kind: 'busy' } | { kind: 'failed'; code: string };
+
+/** 「この結果で書き込む」 and its undo: nothing outside the run folder changes before this. */
+function ApplyRun({
+  lang,
+  ids,
+  response,
+  onApplied,
+}: {
+  lang: Lang;
+  ids: { plan_id: string; run_id: string; node: string };
+  response: RunOutputResponse;
+  onApplied(response: RunOutputResponse): void;
+}) {
+  const [step, setStep] = useState<ApplyStep>({ kind: 'idle' });
+  const target = response.apply_to ?? '';
+  const act = async (apply: boolean) => {
+    setStep({ kind: 'busy' });
+    try {
+      if (apply) await runApply(ids);
+      else await runUndoApply(ids);
+      onApplied({ ...response, applied: apply });
+      setStep({ kind: 'idle' });
+    } catch (err) {
+      setStep({ kind: 'failed', code: err instanceof ApiError ? err.code : 'INTERNAL' });
+    }
+  };
+  return (
+    <div className="workbook-actions" data-testid="run-apply" data-applied={response.applied ? 'true' : 'false'}>
+      {response.applied ? (
+        <>
+          <span className="notice notice-ok" role="status" data-testid="run-applied">
+            {t(lang, 'run.applied', { path: target })}
+          </span>
+          <button type="button" className="button" data-testid="run-undo-apply" disabled={step.kind === 'busy'} onClick={() => void act(false)}>
+            {t(lang, 'dryrun.undo')}
+          </button>
+        </>
+      ) : step.kind === 'confirming' ? (
+        <div className="workbook-confirm" role="alertdialog" data-testid="run-apply-confirm">
+          <p>{t(lang, 'dryrun.confirm', { path: target })}</p>
+          <button type="button" className="button button-primary" data-testid="run-apply-yes" onClick={() => void act(true)}>
+            {t(lang, 'dryrun.confirmYes')}
+          </button>
+          <button type="button" className="button" onClick={() => setStep({ kind: 'idle' })}>
+            {t(lang, 'dryrun.confirmNo')}
+          </button>
+        </div>
+      ) : (
+        <button
+          type="button"
+          className="button button-primary"
+          data-testid="run-apply-start"
+          title={t(lang, 'run.applyTitle', { path: target })}
+          disabled={step.kind === 'busy'}
+          onClick={() => setStep({ kind: 'confirming' })}
+        >
+          {t(lang, 'run.apply')}
+        </button>
+      )}
+      {step.kind === 'failed' ? (
+        <span className="notice notice-error" role="alert" data-testid="run-apply-error" data-code={step.code}>
+          {errorText(lang, step.code)} <code>{step.code}</code>
+        </span>
       ) : null}
     </div>
   );

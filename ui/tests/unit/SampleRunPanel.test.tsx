@@ -11,11 +11,16 @@ afterEach(() => {
 
 function serve(answer: RunOutputResponse) {
   const calls: unknown[] = [];
+  const answers: Record<string, unknown> = {
+    '/api/run_output': answer,
+    '/api/run_apply': { node: 'report', from: 'runs/p/R1/files/report/output/out.xlsx', to: 'output/out.xlsx', existed: true },
+    '/api/run_undo_apply': { node: 'report', to: 'output/out.xlsx', restored: true },
+  };
   vi.stubGlobal(
     'fetch',
     vi.fn(async (url: string, init: RequestInit) => {
       calls.push({ url, body: JSON.parse(String(init.body)) as unknown });
-      return new Response(JSON.stringify(answer), { status: 200 });
+      return new Response(JSON.stringify(answers[url] ?? answer), { status: 200 });
     }),
   );
   return calls;
@@ -59,8 +64,10 @@ describe('SampleRunPanel', () => {
         },
         summary: { kind: 'json', value: { count: 3 } },
       },
+      apply_to: 'output/out.xlsx',
+      applied: false,
       workbook: {
-        before: null,
+        before: 'output/out.xlsx',
         after: 'runs/p/R1/files/report/out.xlsx',
         truncated: false,
         patch_diff: [
@@ -87,6 +94,16 @@ describe('SampleRunPanel', () => {
     expect(workbook.dataset.path).toBe('runs/p/R1/files/report/out.xlsx');
     await waitFor(() => expect(within(workbook).getByTestId('workbook-sheet').dataset.sheet).toBe('請求'));
     expect(within(workbook).getByTestId('workbook-cell').dataset.cell).toBe('A1');
+    expect(workbook.textContent).toContain('output/out.xlsx の現在の内容との差分です');
+    // 「この結果で書き込む」 asks first, then writes; undo puts the old workbook back.
+    fireEvent.click(screen.getByTestId('run-apply-start'));
+    expect(screen.getByTestId('run-apply-confirm').textContent).toContain('output/out.xlsx');
+    fireEvent.click(screen.getByTestId('run-apply-yes'));
+    await screen.findByTestId('run-applied');
+    expect(calls[1]).toMatchObject({ url: '/api/run_apply', body: { plan_id: 'p', run_id: 'R1', node: 'report' } });
+    fireEvent.click(screen.getByTestId('run-undo-apply'));
+    await screen.findByTestId('run-apply-start');
+    expect(calls[2]).toMatchObject({ url: '/api/run_undo_apply', body: { plan_id: 'p', run_id: 'R1', node: 'report' } });
   });
 
   it('marks a failed node with its code and message and a stale result', () => {
