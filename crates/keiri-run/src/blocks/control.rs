@@ -20,7 +20,8 @@ use indexmap::IndexMap;
 use serde_json::{Value as Json, json};
 
 use super::transforms::expr;
-use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
+use super::{cancelled, invalid};
+use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
 use crate::blocks::matching::num_json;
 use crate::jp::{NegativeMarkers, parse_amount, parse_date};
 use crate::value::Row;
@@ -34,21 +35,6 @@ pub fn register(registry: &mut Registry) {
     registry.insert("control.journal_check", journal_check);
     registry.insert("control.policy_enforce", policy_enforce);
     registry.insert("control.variance_check", variance_check);
-}
-
-fn invalid(ja: impl Into<String>, en: impl Into<String>) -> BlockError {
-    BlockError::new(ErrorCode::InputInvalid, ja, en)
-}
-
-fn cancelled(ctx: &BlockContext<'_>) -> Result<(), BlockError> {
-    if ctx.cancel.is_cancelled() {
-        return Err(BlockError::new(
-            ErrorCode::Cancelled,
-            "実行が取り消されました",
-            "the run was cancelled",
-        ));
-    }
-    Ok(())
 }
 
 fn objects(inputs: &Inputs, key: &str) -> Result<Vec<serde_json::Map<String, Json>>, BlockError> {

@@ -20,7 +20,8 @@ mod http;
 mod notify;
 mod schedule;
 
-use crate::block::{BlockContext, BlockError, Registry};
+use super::cancelled;
+use crate::block::Registry;
 
 /// Adds the `integration/*` builtins.
 pub fn register(registry: &mut Registry) {
@@ -28,15 +29,4 @@ pub fn register(registry: &mut Registry) {
     registry.insert("http.request", http::http_request);
     registry.insert("notify.send", notify::notify_send);
     registry.insert("schedule.trigger", schedule::schedule_trigger);
-}
-
-fn cancelled(ctx: &BlockContext<'_>) -> Result<(), BlockError> {
-    if ctx.cancel.is_cancelled() {
-        return Err(BlockError::new(
-            crate::block::ErrorCode::Cancelled,
-            "実行が取り消されました",
-            "the run was cancelled",
-        ));
-    }
-    Ok(())
 }

@@ -23,6 +23,7 @@ use chrono::NaiveDate;
 use serde_json::{Map, Value as Json, json};
 use unicode_normalization::UnicodeNormalization;
 
+use super::{cancelled, invalid};
 use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
 use crate::jp::{NegativeMarkers, parse_amount, parse_date};
 use crate::value::Row;
@@ -191,21 +192,6 @@ fn round4(x: f64) -> f64 {
 
 fn rows_json(rows: Vec<Row>) -> Json {
     Json::Array(rows.into_iter().map(Json::Object).collect())
-}
-
-fn invalid(ja: impl Into<String>, en: impl Into<String>) -> BlockError {
-    BlockError::new(ErrorCode::InputInvalid, ja, en)
-}
-
-fn cancelled(ctx: &BlockContext<'_>) -> Result<(), BlockError> {
-    if ctx.cancel.is_cancelled() {
-        return Err(BlockError::new(
-            ErrorCode::Cancelled,
-            "実行が取り消されました",
-            "the run was cancelled",
-        ));
-    }
-    Ok(())
 }
 
 /// A column pair: a string names the same column on both sides, an object `{left, right}`.

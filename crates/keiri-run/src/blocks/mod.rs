@@ -1,7 +1,7 @@
 //! The builtin blocks, one module per catalog category (the directory names under
 //! `block_specs/`). Each module has a `register` function that adds its blocks.
 
-use crate::block::Registry;
+use crate::block::{BlockContext, BlockError, ErrorCode, Registry};
 
 mod control;
 mod input;
@@ -20,6 +20,23 @@ pub fn register_all(registry: &mut Registry) {
     control::register(registry);
     ui::register(registry);
     integration::register(registry);
+}
+
+/// `INPUT_INVALID` with a message in both languages.
+pub(crate) fn invalid(ja: impl Into<String>, en: impl Into<String>) -> BlockError {
+    BlockError::new(ErrorCode::InputInvalid, ja, en)
+}
+
+/// `CANCELLED` once the run is cancelled or the node timed out: long loops call it.
+pub(crate) fn cancelled(ctx: &BlockContext<'_>) -> Result<(), BlockError> {
+    if ctx.cancel.is_cancelled() {
+        return Err(BlockError::new(
+            ErrorCode::Cancelled,
+            "実行が取り消されました",
+            "the run was cancelled",
+        ));
+    }
+    Ok(())
 }
 
 /// The SHA-256 of `bytes` as 64 lowercase hex digits (the form every hash in a run's

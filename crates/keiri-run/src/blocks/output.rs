@@ -28,6 +28,7 @@ use rust_xlsxwriter::{Color, ExcelDateTime, Format, FormatBorder, Workbook};
 use serde_json::{Value as Json, json};
 use unicode_width::UnicodeWidthStr;
 
+use super::invalid;
 use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
 use crate::jp::parse_date;
 use crate::value::Row;
@@ -47,10 +48,6 @@ pub fn register(registry: &mut Registry) {
 
 fn failed(ja: impl Into<String>, en: impl Into<String>) -> BlockError {
     BlockError::new(ErrorCode::BlockFailed, ja, en)
-}
-
-fn invalid(ja: impl Into<String>, en: impl Into<String>) -> BlockError {
-    BlockError::new(ErrorCode::InputInvalid, ja, en)
 }
 
 /// A path the plan names, as a path inside the run folder: root and drive prefixes are

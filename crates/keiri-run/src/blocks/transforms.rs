@@ -14,7 +14,8 @@ use chrono::NaiveDate;
 use polars::prelude::*;
 use serde_json::{Value as J, json};
 
-use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
+use super::cancelled;
+use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
 use crate::jp;
 use crate::value::{Row, column_names, column_to_json, json_column, rows_to_table, table_error};
 
@@ -78,18 +79,6 @@ fn one_of<'a>(inputs: &'a Inputs, key: &str, allowed: &[&'a str], default: &'a s
             &format!("{v} は使えません（{list}）"),
             &format!("{v} is not one of {list}"),
         ))
-    }
-}
-
-fn cancelled(ctx: &BlockContext<'_>) -> R<()> {
-    if ctx.cancel.is_cancelled() {
-        Err(BlockError::new(
-            ErrorCode::Cancelled,
-            "取り消されました",
-            "cancelled",
-        ))
-    } else {
-        Ok(())
     }
 }
 
