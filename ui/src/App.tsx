@@ -53,7 +53,7 @@ import { EMPTY_PROGRESS, addProgress, finishProgress, readProgress, type Progres
 import { LANGS, errorText, initialLang, messageParts, t, type MessageKey } from './i18n';
 import { planIdOf, targetFileName } from './register';
 import { parsePlanGraph } from './graph';
-import { runStates, useSampleRun } from './sampleRun';
+import { runFailureFindings, runStates, useSampleRun } from './sampleRun';
 import { SAMPLE_PLAN } from './samplePlan';
 import { isMac, shortcutFor, shortcutLabel, type ShortcutAction } from './shortcuts';
 
@@ -623,7 +623,9 @@ export function App() {
 
   // ---- Render ----
 
-  const findings = findingsState.kind === 'done' ? findingsState.findings : [];
+  // A sample run's failed nodes join the validator's findings while the text is the one that ran.
+  const runFindings = runFailureFindings(sampleRun.run, text, lang);
+  const findings = findingsState.kind === 'done' ? [...findingsState.findings, ...runFindings] : runFindings;
   const errorCount = summary?.error_count ?? 0;
   let status: { tone: string; text: string };
   if (validating) {
@@ -926,7 +928,11 @@ export function App() {
               </div>
             ) : null}
             {rightTab === 'findings' ? (
-              <FindingsPanel state={findingsState} lang={lang} onSelect={(finding) => editor.current?.reveal(finding)} />
+              <FindingsPanel
+                state={findingsState.kind === 'done' ? { kind: 'done', findings } : findingsState}
+                lang={lang}
+                onSelect={(finding) => editor.current?.reveal(finding)}
+              />
             ) : null}
             {rightTab === 'missing' ? (
               <MissingItemsPanel

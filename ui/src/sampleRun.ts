@@ -5,7 +5,7 @@
 
 import { useCallback, useRef, useState } from 'react';
 import { ApiError, planRun, runCancel, runGet, runList, runResume } from './api';
-import type { PlanRunResponse, RunEvent, RunGetResponse, RunPaused } from './api/types';
+import type { Finding, PlanRunResponse, RunEvent, RunGetResponse, RunPaused } from './api/types';
 
 export type NodeRunState = 'waiting' | 'running' | 'done' | 'failed' | 'skipped' | 'paused';
 
@@ -142,6 +142,35 @@ export function failRun(run: SampleRun, err: unknown): SampleRun {
     status: 'error',
     error: { code: error.code, message: error.message, findings: findingCount(error.details) },
   };
+}
+
+/** The 1-based line of node `id`'s `id:` in `yaml` (block or flow style), or null. */
+function lineOfNode(yaml: string, id: string): number | null {
+  const escaped = id.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const pattern = new RegExp(`(^|[\\s{,-])id:\\s*["']?${escaped}["']?\\s*([,}]|$)`);
+  const lines = yaml.split('\n');
+  const index = lines.findIndex((line) => pattern.test(line));
+  return index < 0 ? null : index + 1;
+}
+
+/**
+ * The run's failed nodes as findings (code, message, the node's YAML line), for the findings
+ * list and the graph — only while the editor holds the text that ran.
+ */
+export function runFailureFindings(run: SampleRun, yaml: string, lang: 'ja' | 'en'): Finding[] {
+  if (run.yaml !== yaml) return [];
+  return run.nodes
+    .filter((n) => n.state === 'failed')
+    .map((n) => ({
+      code: n.code ?? 'BLOCK_FAILED',
+      severity: 'error' as const,
+      node_id: n.id,
+      path: '',
+      message: (lang === 'ja' ? n.messageJa : n.messageEn) ?? '',
+      hint: null,
+      line: lineOfNode(yaml, n.id),
+      column: null,
+    }));
 }
 
 /** Node id → state, for the graph. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/api';
 import type { RunEvent } from '../../src/api/types';
-import { applyRunEvent, failRun, finishRun, restoredRun, runStates, startRun } from '../../src/sampleRun';
+import { applyRunEvent, failRun, finishRun, restoredRun, runFailureFindings, runStates, startRun } from '../../src/sampleRun';
 
 const events: RunEvent[] = [
   { event: 'run_start', run_id: '20261125T100000000Z-abc123', plan_id: 'dup', plan_text: 'plan', started_at: '2026-11-25T10:00:00Z', resumed: false },
@@ -96,5 +96,16 @@ describe('sample run state', () => {
       ['read', 'done'],
       ['ok', 'paused'],
     ]);
+  });
+
+  it('turns failed nodes into findings on their YAML line, only for the text that ran', () => {
+    const yaml = 'id: p\ngraph:\n  - id: read\n    block: csv.read\n  - {id: dups, block: matching.duplicate_invoices}\n';
+    let run = startRun(yaml, ['read', 'dups']);
+    run = applyRunEvent(run, { event: 'node_error', node: 'dups', code: 'BLOCK_FAILED', message_ja: '列 金額 がありません', message_en: 'no column 金額', attempt: 1, retrying: false });
+    expect(runFailureFindings(run, yaml, 'ja')).toEqual([
+      { code: 'BLOCK_FAILED', severity: 'error', node_id: 'dups', path: '', message: '列 金額 がありません', hint: null, line: 5, column: null },
+    ]);
+    expect(runFailureFindings(run, yaml, 'en')[0]?.message).toBe('no column 金額');
+    expect(runFailureFindings(run, `${yaml}# edited\n`, 'ja')).toEqual([]);
   });
 });
