@@ -469,6 +469,8 @@ export function App() {
             pinned_blocks: pinned,
             apply_mode: applyMode,
             answers: withAnswers,
+            // With documents attached, a plan is run on them before it is accepted.
+            verify_by_running: readyDocs.length > 0,
             lang,
             ...generationRequestFields(generationSettings),
           },

@@ -94,6 +94,13 @@ pub fn templates_list(
 pub struct PlanGenerateRequest {
     /// What the plan should do, in plain Japanese or English.
     pub instruction: String,
+    /// Run each plan that validates (and asks nothing more) on the workspace's files before
+    /// accepting it: a node that fails at run time (a missing column, an input it cannot use)
+    /// goes back to the repair loop with its error and its inputs' columns, within
+    /// `max_repair`. Runs write only under `.keiri/verify-runs/` (removed after) and reach no
+    /// network. The window turns it on when documents are attached.
+    #[serde(default)]
+    pub verify_by_running: bool,
     /// Reference documents (paths inside the workspace) whose digest goes into the prompt.
     #[serde(default)]
     pub docs: Vec<String>,
@@ -251,6 +258,9 @@ pub fn plan_generate_cancellable(
     let log = crate::llm::event_log(ctx, &env, None);
     let instruction = req.instruction.clone();
     let subflow_plans = registered_plan_ids(ctx);
+    let verify_by_running = req.verify_by_running;
+    let verify_lang = req.lang.unwrap_or(ctx.lang);
+    let verify = |plan: &keiri_plan::Plan| crate::run::verify_plan(ctx, plan, verify_lang);
     let (tx, rx) = std::sync::mpsc::channel::<Progress>();
     let result = std::thread::scope(|scope| {
         // `move`: the worker owns the only sender, so the progress loop below ends with it.
@@ -261,6 +271,9 @@ pub fn plan_generate_cancellable(
                 let mut dctx = keiri_design::Context::new(&catalog, &templates)
                     .with_progress(ptx)
                     .with_subflow_plans(subflow_plans);
+                if verify_by_running {
+                    dctx = dctx.with_verifier(&verify);
+                }
                 dctx.call_options = dctx.call_options.clone().with_cancel(cancel.clone());
                 if let Some(llm) = &llm {
                     dctx = dctx.with_llm(llm);

@@ -635,6 +635,115 @@ fn written_workbook(
     }))
 }
 
+/// Run-time errors the model can act on (a wrong column, an input a block cannot use, a
+/// condition that does not evaluate); not a missing implementation, a missing sample file, a
+/// cancellation or the network.
+const REPAIRABLE_AT_RUN_TIME: &[&str] = &[
+    "BLOCK_FAILED",
+    "INPUT_INVALID",
+    "REF_UNRESOLVED",
+    "EXPR_INVALID",
+];
+
+/// The planner's verifier (`plan_generate` with `verify_by_running`): runs `plan` on the
+/// workspace's files in a throwaway run folder (`.keiri/verify-runs/`, removed after; no
+/// network, nothing written elsewhere) and returns each repairable run-time failure as an
+/// issue, with the columns of the tables the failed node read.
+pub(crate) fn verify_plan(
+    ctx: &Context,
+    plan: &keiri_plan::Plan,
+    lang: Lang,
+) -> Vec<keiri_design::Issue> {
+    let Ok(text) = keiri_plan::save_plan(plan) else {
+        return Vec::new();
+    };
+    let (catalog, _) = load_catalog(ctx);
+    let (now, random) = now_and_random();
+    let runs = ctx.workspace.join(".keiri").join("verify-runs");
+    let mut options = RunOptions::new(&ctx.workspace, now, random);
+    options.runs_dir = runs.clone();
+    options.designs_dir = ctx.designs_dir.clone();
+    // What each finished node produced: table columns by `node.alias`.
+    let columns: Mutex<HashMap<String, Vec<String>>> = Mutex::new(HashMap::new());
+    let sink = |event: &keiri_run::Event| {
+        if let keiri_run::Event::NodeFinish { node, outputs, .. } = event {
+            let mut columns = columns.lock().unwrap_or_else(PoisonError::into_inner);
+            for (key, summary) in outputs {
+                if let Some(cols) = summary.get("columns").and_then(Json::as_array) {
+                    let names = cols.iter().filter_map(Json::as_str).map(str::to_string);
+                    columns.insert(format!("{node}.{key}"), names.collect());
+                }
+            }
+        }
+    };
+    let registry = keiri_run::block::Registry::builtins();
+    let outcome = keiri_run::run(plan, &text, &catalog, &registry, &options, &sink);
+    let _ = std::fs::remove_dir_all(&runs);
+    let Ok(outcome) = outcome else {
+        return Vec::new();
+    };
+    let columns = columns.into_inner().unwrap_or_else(PoisonError::into_inner);
+    outcome
+        .failures
+        .iter()
+        .filter(|f| REPAIRABLE_AT_RUN_TIME.contains(&f.code.as_str()))
+        .filter_map(|f| {
+            let index = plan.graph.iter().position(|n| n.id == f.node)?;
+            let node = &plan.graph[index];
+            // The tables the node read, as `dep.alias: [columns]`.
+            let (mut refs, mut bad) = (Vec::new(), Vec::new());
+            for value in node.inputs.values() {
+                keiri_plan::refs::scan(value, "", &mut refs, &mut bad);
+            }
+            let mut read: Vec<String> = Vec::new();
+            for r in refs {
+                let keiri_plan::refs::Target::Node {
+                    node: dep, alias, ..
+                } = &r.target
+                else {
+                    continue;
+                };
+                // `out: {key: alias}`: the event names the output by its key.
+                let key = plan
+                    .graph
+                    .iter()
+                    .find(|n| &n.id == dep)
+                    .and_then(|n| {
+                        n.out
+                            .iter()
+                            .find(|(_, a)| a.as_str() == Some(alias.as_str()))
+                            .map(|(k, _)| k.clone())
+                    })
+                    .unwrap_or_else(|| alias.clone());
+                if let Some(cols) = columns.get(&format!("{dep}.{key}")) {
+                    let entry = format!("{dep}.{alias}: [{}]", cols.join(", "));
+                    if !read.contains(&entry) {
+                        read.push(entry);
+                    }
+                }
+            }
+            let message = pick(lang, &f.message_ja, &f.message_en);
+            let message = if read.is_empty() {
+                message
+            } else {
+                format!("{message} — input columns {}", read.join("; "))
+            };
+            Some(keiri_design::Issue {
+                code: format!("run.{}", f.code.to_ascii_lowercase()),
+                severity: "error".into(),
+                node_id: Some(f.node.clone()),
+                path: format!("/graph/{index}"),
+                message: pick(
+                    lang,
+                    &format!("試行実行で失敗しました: {message}"),
+                    &format!("failed when run on the sample files: {message}"),
+                ),
+                hint: None,
+            })
+        })
+        .collect()
+}
+
 /// Validates and runs a plan; events go to `sink` as they happen; `cancel` stops the run.
 pub fn plan_run(
     ctx: &Context,
@@ -1152,6 +1261,87 @@ graph:
             serde_json::json!({"plan_id": "api_csv", "run_id": second["run_id"], "node": "pick"});
         let err = crate::dispatch(&ctx, "run_apply", ids).unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidRequest);
+    }
+
+    #[test]
+    fn the_planner_repairs_what_fails_when_the_plan_runs_on_the_attached_file() {
+        use keiri_llm::testkit::{FakeServer, Reply};
+        let skeleton = serde_json::json!({
+            "reasoning": "CSVを読み、取引先の列を取り出す",
+            "nodes": [
+                {"id": "read", "block": "csv.read", "purpose": "請求書を読む", "repeat": null, "calls_plan": null},
+                {"id": "pick", "block": "transforms.select_columns", "purpose": "取引先を取り出す", "repeat": null, "calls_plan": null},
+            ],
+            "questions": [],
+        });
+        let wiring = |column: &str| {
+            let input = |key: &str, value: Json| serde_json::json!({"key": key, "value_json": value.to_string()});
+            serde_json::json!({
+                "reasoning": "接続",
+                "policy": null, "node_policies": [], "ui_layout": [], "vars": [],
+                "nodes": [
+                    {"id": "read", "block": "csv.read", "when": null,
+                     "inputs": [input("path", Json::from("inputs/請求書.csv"))],
+                     "outputs": [{"key": "rows", "alias": "rows"}]},
+                    {"id": "pick", "block": "transforms.select_columns", "when": null,
+                     "inputs": [input("rows", Json::from("${read.rows}")), input("columns", serde_json::json!([column]))],
+                     "outputs": [{"key": "rows", "alias": "picked"}]},
+                ],
+            })
+        };
+        // The first wiring reads a column the file does not have (`vendor`); it validates, so
+        // only running it shows that.
+        let (url, server) = FakeServer::start_background(vec![
+            Reply::json_content(&skeleton),
+            Reply::json_content(&wiring("vendor")),
+            Reply::json_content(&wiring("取引先")),
+        ])
+        .unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        with_invoices(ws.path());
+        keiri_fs::write_atomic(
+            &ws.path().join(".env"),
+            format!("KEIRI_LLM_BASE_URL={url}\nKEIRI_LLM_MAX_RETRIES=0\n").as_bytes(),
+        )
+        .unwrap();
+        let config = tempfile::tempdir().unwrap();
+        let ctx = ctx(ws.path()).with_config_dir(config.path().to_path_buf());
+        let res = crate::dispatch(
+            &ctx,
+            "plan_generate",
+            serde_json::json!({
+                "instruction": "請求書CSVから取引先の列を取り出す",
+                "apply_mode": "llm-only",
+                "pinned_blocks": ["csv.read", "transforms.select_columns"],
+                "verify_by_running": true,
+                "lang": "en",
+            }),
+        )
+        .unwrap();
+        assert_eq!(res["status"], "valid", "{res:#}");
+        let attempts = res["attempts"].as_array().unwrap();
+        assert_eq!(attempts.len(), 2, "{res:#}");
+        let first: Vec<&str> = attempts[0]["issues"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|i| i["code"].as_str())
+            .collect();
+        assert!(first.contains(&"run.block_failed"), "{first:?}");
+        // The repair request carried the run-time error and the columns the node read.
+        let requests = server.requests();
+        assert_eq!(requests.len(), 3);
+        let repair = requests[2].body.to_string();
+        assert!(repair.contains("run.block_failed"), "{repair}");
+        assert!(repair.contains("vendor"), "{repair}");
+        assert!(
+            repair.contains("read.rows: [請求書番号, 取引先, 金額]"),
+            "{repair}"
+        );
+        assert!(res["yaml"].as_str().unwrap().contains("取引先"));
+        // The verification left no run behind.
+        assert!(!ws.path().join(".keiri/verify-runs").exists());
+        assert!(!ws.path().join("runs").exists());
     }
 
     #[test]

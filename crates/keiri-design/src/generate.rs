@@ -131,7 +131,14 @@ pub struct Context<'a> {
     pub progress: Option<UnboundedSender<Progress>>,
     /// Ids of the registered plans (`designs/`) a generated plan may call as subflows.
     pub subflow_plans: Vec<String>,
+    /// Runs a plan that validates (and asks nothing more) on the user's sample files and
+    /// returns what failed at run time, as issues the repair loop sends back like static ones
+    /// (keiri-api wires the runtime in; the planner knows no runtime).
+    pub verify: Option<Verifier<'a>>,
 }
+
+/// See [`Context::verify`].
+pub type Verifier<'a> = &'a (dyn Fn(&Plan) -> Vec<Issue> + Sync);
 
 impl<'a> Context<'a> {
     pub fn new(catalog: &'a Catalog, templates: &'a Templates) -> Context<'a> {
@@ -143,7 +150,14 @@ impl<'a> Context<'a> {
             log: None,
             progress: None,
             subflow_plans: Vec::new(),
+            verify: None,
         }
+    }
+
+    /// Verifies each plan that validates by running it (see [`Context::verify`]).
+    pub fn with_verifier(mut self, verify: Verifier<'a>) -> Context<'a> {
+        self.verify = Some(verify);
+        self
     }
 
     /// The registered plans a generated plan may call as subflows.
@@ -1017,6 +1031,26 @@ fn evaluate(
     }
     let mut issues: Vec<Issue> = problems.iter().map(Issue::from).collect();
     issues.extend(findings.iter().map(Issue::from));
+    // A plan with no static error and nothing left to ask is run on the sample files: what
+    // fails there is an error like any other.
+    let open = requirements.iter().any(|r| {
+        r.required
+            && r.target
+                .var
+                .as_deref()
+                .is_some_and(|v| plan.vars.get(v).is_none_or(Value::is_null))
+    });
+    if let Some(verify) = ctx.verify
+        && !open
+        && !issues.iter().any(Issue::is_error)
+    {
+        ctx.report(
+            Stage::Validating,
+            None,
+            "running the plan on the sample files".to_string(),
+        );
+        issues.extend(verify(&plan));
+    }
     Ok(Evaluated {
         plan,
         issues,

@@ -45,8 +45,8 @@ pub mod schema;
 pub use error::Error;
 pub use generate::{
     ApplyMode, Attempt, Context, DEFAULT_MAX_DOCS_CHARS, DEFAULT_MAX_REPAIR_ATTEMPTS,
-    GenerateOptions, GeneratedPlan, Issue, Progress, RepairRound, Stage, Status, compose_plan,
-    fallback_allowed, generate_plan, node_diff, select_templates, to_plan,
+    GenerateOptions, GeneratedPlan, Issue, Progress, RepairRound, Stage, Status, Verifier,
+    compose_plan, fallback_allowed, generate_plan, node_diff, select_templates, to_plan,
 };
 
 /// The document digest for the prompt, and the files that could not be read.

@@ -177,6 +177,11 @@ export type ApplyMode = 'compose' | 'hint' | 'llm-only';
 
 export interface PlanGenerateRequest {
   instruction: string;
+  /**
+   * Run each plan that validates on the workspace's files first; what fails at run time goes
+   * back to the repair loop. The window sets it when documents are attached.
+   */
+  verify_by_running?: boolean;
   /** Reference documents: paths inside the workspace. */
   docs?: string[];
   /** Template ids; empty = chosen by retrieval. */

@@ -57,6 +57,10 @@ pub struct Args {
     /// Register the plan to designs/ when it validates.
     #[arg(long)]
     pub register: bool,
+    /// Run each plan that validates on the workspace's files; what fails at run time goes back
+    /// to the repair loop (nothing is written outside a throwaway run folder).
+    #[arg(long)]
+    pub verify_by_running: bool,
     /// Candidates per category, 5 to 8 (default: retrieval's).
     #[arg(long, value_name = "N")]
     pub topk_per_category: Option<usize>,
@@ -118,6 +122,7 @@ pub fn run(ctx: &Context, args: &Args, json: bool) -> anyhow::Result<ExitCode> {
     };
     let mut req = PlanGenerateRequest {
         instruction: args.instruction.clone(),
+        verify_by_running: args.verify_by_running,
         docs: args.docs.clone(),
         templates: args.templates.clone(),
         apply_mode: args.apply_mode,
