@@ -94,13 +94,6 @@ pub fn templates_list(
 pub struct PlanGenerateRequest {
     /// What the plan should do, in plain Japanese or English.
     pub instruction: String,
-    /// Run each plan that validates (and asks nothing more) on the workspace's files before
-    /// accepting it: a node that fails at run time (a missing column, an input it cannot use)
-    /// goes back to the repair loop with its error and its inputs' columns, within
-    /// `max_repair`. Runs write only under `.keiri/verify-runs/` (removed after) and reach no
-    /// network. The window turns it on when documents are attached.
-    #[serde(default)]
-    pub verify_by_running: bool,
     /// Reference documents (paths inside the workspace) whose digest goes into the prompt.
     #[serde(default)]
     pub docs: Vec<String>,
@@ -147,6 +140,13 @@ pub struct PlanGenerateRequest {
     /// The loop variable's name the model is asked to use (default `item`).
     #[serde(default)]
     pub foreach_var_name: Option<String>,
+    /// Run each plan that validates (and asks nothing more) on the workspace's files before
+    /// accepting it: a node that fails at run time (a missing column, an input it cannot use)
+    /// goes back to the repair loop with its error and its inputs' columns, within
+    /// `max_repair`. Runs write only under `.keiri/verify-runs/` (removed after) and reach no
+    /// network. The window turns it on when documents are attached.
+    #[serde(default)]
+    pub verify_by_running: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]

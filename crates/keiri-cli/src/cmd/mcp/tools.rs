@@ -363,7 +363,7 @@ mod tests {
                 "apply_mode": "llm-only", "fallback": true, "max_repair": 1,
                 "answers": {"a": 1}, "plan_id": "p", "pinned_blocks": ["csv.read"], "lang": "en",
                 "topk_per_category": 6, "max_docs_chars": 2000, "suggest_when": false,
-                "suggest_foreach": true, "foreach_var_name": "row"
+                "suggest_foreach": true, "foreach_var_name": "row", "verify_by_running": true
             }),
         );
         check::<keiri_api::RequirementsAnswerRequest>(
