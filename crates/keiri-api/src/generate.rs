@@ -260,7 +260,9 @@ pub fn plan_generate_cancellable(
     let subflow_plans = registered_plan_ids(ctx);
     let verify_by_running = req.verify_by_running;
     let verify_lang = req.lang.unwrap_or(ctx.lang);
-    let verify = |plan: &keiri_plan::Plan| crate::run::verify_plan(ctx, plan, verify_lang);
+    let verify = |plan: &keiri_plan::Plan| {
+        crate::run::verify_plan(ctx, plan, verify_lang, cancel, crate::run::VERIFY_BUDGET)
+    };
     let (tx, rx) = std::sync::mpsc::channel::<Progress>();
     let result = std::thread::scope(|scope| {
         // `move`: the worker owns the only sender, so the progress loop below ends with it.

@@ -645,14 +645,21 @@ const REPAIRABLE_AT_RUN_TIME: &[&str] = &[
     "EXPR_INVALID",
 ];
 
+/// How long one verification run may take before it is stopped (and counts as passed: a plan
+/// is not sent back for being slow on large files).
+pub(crate) const VERIFY_BUDGET: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// The planner's verifier (`plan_generate` with `verify_by_running`): runs `plan` on the
 /// workspace's files in a throwaway run folder (`.keiri/verify-runs/`, removed after; no
 /// network, nothing written elsewhere) and returns each repairable run-time failure as an
-/// issue, with the columns of the tables the failed node read.
+/// issue, with the columns of the tables the failed node read. The run stops when the
+/// generation is cancelled or after `budget`.
 pub(crate) fn verify_plan(
     ctx: &Context,
     plan: &keiri_plan::Plan,
     lang: Lang,
+    cancel: &CancellationToken,
+    budget: std::time::Duration,
 ) -> Vec<keiri_design::Issue> {
     let Ok(text) = keiri_plan::save_plan(plan) else {
         return Vec::new();
@@ -663,6 +670,15 @@ pub(crate) fn verify_plan(
     let mut options = RunOptions::new(&ctx.workspace, now, random);
     options.runs_dir = runs.clone();
     options.designs_dir = ctx.designs_dir.clone();
+    options.cancel = cancel.child_token();
+    // The budget: a timer that ends early when the run does (its sender is dropped).
+    let (done, finished) = std::sync::mpsc::channel::<()>();
+    let stop = options.cancel.clone();
+    let timer = std::thread::spawn(move || {
+        if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = finished.recv_timeout(budget) {
+            stop.cancel();
+        }
+    });
     // What each finished node produced: table columns by `node.alias`.
     let columns: Mutex<HashMap<String, Vec<String>>> = Mutex::new(HashMap::new());
     let sink = |event: &keiri_run::Event| {
@@ -678,6 +694,8 @@ pub(crate) fn verify_plan(
     };
     let registry = keiri_run::block::Registry::builtins();
     let outcome = keiri_run::run(plan, &text, &catalog, &registry, &options, &sink);
+    drop(done);
+    let _ = timer.join();
     let _ = std::fs::remove_dir_all(&runs);
     let Ok(outcome) = outcome else {
         return Vec::new();
@@ -1342,6 +1360,30 @@ graph:
         // The verification left no run behind.
         assert!(!ws.path().join(".keiri/verify-runs").exists());
         assert!(!ws.path().join("runs").exists());
+    }
+
+    #[test]
+    fn a_verification_run_stops_at_its_budget_and_sends_nothing_back() {
+        let ws = tempfile::tempdir().unwrap();
+        with_invoices(ws.path());
+        let ctx = ctx(ws.path());
+        let plan = keiri_plan::load_plan(
+            "id: endless\ngraph:\n  - id: again\n    type: loop\n    while: {condition: {expr: \"${vars.iteration} >= 0\"}, max_iterations: 1000000}\n    body: {plan: {id: b, graph: [{id: read, block: csv.read, in: {path: inputs/請求書.csv}, out: {rows: rows}}]}}\n",
+        )
+        .unwrap()
+        .plan;
+        let started = std::time::Instant::now();
+        let issues = verify_plan(
+            &ctx,
+            &plan,
+            Lang::En,
+            &CancellationToken::new(),
+            std::time::Duration::from_millis(300),
+        );
+        assert!(issues.is_empty(), "{issues:?}");
+        // Stopped by the budget, not by the million iterations (generous for a busy machine).
+        assert!(started.elapsed() < std::time::Duration::from_secs(30));
+        assert!(!ws.path().join(".keiri/verify-runs").exists());
     }
 
     #[test]
