@@ -200,6 +200,13 @@ fn path_text(p: &Option<PathBuf>) -> Json {
     )
 }
 
+/// A Japanese accounting amount written as text, as a number (`None`: not an amount).
+fn text_amount(s: &str) -> Option<f64> {
+    crate::jp::parse_amount(s, &Default::default())
+        .ok()
+        .flatten()
+}
+
 /// Column names in first-appearance order over all rows.
 fn all_columns(rows: &[Row]) -> Vec<String> {
     let mut seen = indexmap::IndexSet::new();
@@ -360,7 +367,13 @@ fn write_table(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Block
                         &d,
                         number_format.as_ref().unwrap_or(&date_format),
                     ),
-                    None => sheet.write_string(excel_row, col, s),
+                    None => match (&number_format, text_amount(s)) {
+                        // A column the plan formats as numbers gets numbers, also from text
+                        // as a CSV gives it (`1,200`, `¥1,200`, `△500`): no "number stored as
+                        // text" in the report. Other text stays text (codes keep their zeros).
+                        (Some(f), Some(x)) => sheet.write_number_with_format(excel_row, col, x, f),
+                        _ => sheet.write_string(excel_row, col, s),
+                    },
                 },
                 Some(other) => sheet.write_string(excel_row, col, other.to_string()),
             };

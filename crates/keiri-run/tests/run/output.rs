@@ -88,6 +88,34 @@ fn write_table_makes_a_styled_workbook_with_wide_character_widths() {
     assert_eq!(grid[4][1], Data::Float(48400.5));
     assert_eq!(grid[4][3], s("再発行"));
 
+    // Amounts as a CSV gives them (text) become numbers in a column formatted as numbers;
+    // text elsewhere, and text that is no amount, stays text.
+    let rows = json!([
+        {"番号": "001", "金額": "1,200"},
+        {"番号": "002", "金額": "△500"},
+        {"番号": "003", "金額": "未定"},
+    ]);
+    let out = run(
+        "excel.write_table",
+        dir.path(),
+        json!({"rows": rows, "number_formats": {"金額": "#,##0"}, "out_name": "text.xlsx"}),
+    );
+    let grid = cells(&out_path(&out), "レポート");
+    let body: Vec<(Data, Data)> = grid
+        .iter()
+        .skip_while(|r| r.first() != Some(&s("番号")))
+        .skip(1)
+        .map(|r| (r[0].clone(), r[1].clone()))
+        .collect();
+    assert_eq!(
+        body,
+        [
+            (s("001"), Data::Float(1200.0)),
+            (s("002"), Data::Float(-500.0)),
+            (s("003"), s("未定")),
+        ]
+    );
+
     let sheet = zip_text(&path, "xl/worksheets/sheet1.xml");
     // Header on row 3 frozen: the pane starts at A4.
     assert!(
