@@ -18,13 +18,15 @@ use serde_json::{Value as Json, json};
 // ---- test blocks -------------------------------------------------------------------------
 
 /// Every test block appends its node id to `<base>/calls.log`, so tests can count calls.
+/// One `write_all` of the whole line: blocks of one level run in parallel, and `writeln!` may
+/// split a line into several writes that interleave with another block's.
 fn log_call(ctx: &BlockContext<'_>) {
     if let Ok(mut f) = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(ctx.base_dir.join("calls.log"))
     {
-        let _ = writeln!(f, "{}", ctx.node_id);
+        let _ = f.write_all(format!("{}\n", ctx.node_id).as_bytes());
     }
 }
 
