@@ -369,20 +369,39 @@ fn prepare(ctx: &Context, text: String, lang: Lang) -> Result<Prepared, ApiError
     })
 }
 
-#[allow(clippy::too_many_arguments)]
-fn execute(
-    ctx: &Context,
-    prepared: &Prepared,
+/// What a new run and a resumed one both need besides the plan text.
+struct Launch {
     vars: IndexMap<String, Json>,
-    allow_env: &[String],
+    inputs: IndexMap<String, String>,
+    allow_env: Vec<String>,
     write: bool,
+    /// The run to continue (`run_resume`); `None` starts a new one.
     resume: Option<String>,
     answers: IndexMap<String, Json>,
     runs_dir: PathBuf,
     lang: Lang,
+}
+
+/// Validates `text`, then runs it as `launch` says.
+fn execute(
+    ctx: &Context,
+    text: String,
+    launch: Launch,
     sink: RunEventSink<'_>,
     cancel: CancellationToken,
 ) -> Result<PlanRunResponse, ApiError> {
+    let Launch {
+        mut vars,
+        inputs,
+        allow_env,
+        write,
+        resume,
+        answers,
+        runs_dir,
+        lang,
+    } = launch;
+    let prepared = prepare(ctx, text, lang)?;
+    vars.extend(input_vars(ctx, &inputs)?);
     let (now, random) = now_and_random();
     let mut options = RunOptions::new(&ctx.workspace, now, random);
     options.designs_dir = ctx.designs_dir.clone();
@@ -769,25 +788,18 @@ pub fn plan_run(
     sink: RunEventSink<'_>,
     cancel: CancellationToken,
 ) -> Result<PlanRunResponse, ApiError> {
-    let lang = req.lang.unwrap_or(ctx.lang);
     let text = plan_text(ctx, req.plan_path.as_deref(), req.yaml.as_deref())?;
-    let prepared = prepare(ctx, text, lang)?;
-    let mut vars = req.vars;
-    vars.extend(input_vars(ctx, &req.inputs)?);
-    let runs = chosen_runs_dir(ctx, req.runs_dir.as_deref())?;
-    execute(
-        ctx,
-        &prepared,
-        vars,
-        &req.allow_env,
-        req.write,
-        None,
-        IndexMap::new(),
-        runs,
-        lang,
-        sink,
-        cancel,
-    )
+    let launch = Launch {
+        runs_dir: chosen_runs_dir(ctx, req.runs_dir.as_deref())?,
+        lang: req.lang.unwrap_or(ctx.lang),
+        vars: req.vars,
+        inputs: req.inputs,
+        allow_env: req.allow_env,
+        write: req.write,
+        resume: None,
+        answers: IndexMap::new(),
+    };
+    execute(ctx, text, launch, sink, cancel)
 }
 
 /// Continues a run: finished nodes are reloaded from its records, the rest run.
@@ -812,22 +824,17 @@ pub fn run_resume(
         }
         _ => plan_text(ctx, req.plan_path.as_deref(), req.yaml.as_deref())?,
     };
-    let prepared = prepare(ctx, text, lang)?;
-    let mut vars = req.vars;
-    vars.extend(input_vars(ctx, &req.inputs)?);
-    execute(
-        ctx,
-        &prepared,
-        vars,
-        &req.allow_env,
-        req.write,
-        Some(req.run_id),
-        req.answers,
-        runs,
+    let launch = Launch {
+        runs_dir: runs,
         lang,
-        sink,
-        cancel,
-    )
+        vars: req.vars,
+        inputs: req.inputs,
+        allow_env: req.allow_env,
+        write: req.write,
+        resume: Some(req.run_id),
+        answers: req.answers,
+    };
+    execute(ctx, text, launch, sink, cancel)
 }
 
 fn run_path(runs: &Path, plan_id: &str, run_id: &str) -> Result<PathBuf, ApiError> {
