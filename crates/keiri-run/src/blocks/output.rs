@@ -176,20 +176,26 @@ pub(crate) fn save(
             Err(e) => Err(io(e)),
         },
         OnConflict::Rename => {
-            let p = Path::new(name);
-            let stem = p
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let ext = p
-                .extension()
-                .map(|e| format!(".{}", e.to_string_lossy()))
-                .unwrap_or_default();
+            let (stem, ext) = stem_and_ext(name);
             keiri_fs::write_unique(dir, &stem, &ext, 1, bytes)
                 .map(Some)
                 .map_err(io)
         }
     }
+}
+
+/// A file name's stem and its extension with the dot (`("報告", ".xlsx")`; `""` without one).
+pub(crate) fn stem_and_ext(name: &str) -> (String, String) {
+    let p = Path::new(name);
+    let stem = p
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let ext = p
+        .extension()
+        .map(|e| format!(".{}", e.to_string_lossy()))
+        .unwrap_or_default();
+    (stem, ext)
 }
 
 fn path_text(p: &Option<PathBuf>) -> Json {

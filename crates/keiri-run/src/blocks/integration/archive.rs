@@ -18,7 +18,6 @@
 
 use std::collections::BTreeSet;
 use std::io::{Cursor, Write};
-use std::path::Path;
 
 use chrono::{Datelike, Months, Timelike};
 use keiri_xlsx::OnConflict;
@@ -170,15 +169,7 @@ fn unique_name(name: &str, used: &mut BTreeSet<String>) -> String {
     if used.insert(lower(name)) {
         return name.to_string();
     }
-    let p = Path::new(name);
-    let stem = p
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let ext = p
-        .extension()
-        .map(|e| format!(".{}", e.to_string_lossy()))
-        .unwrap_or_default();
+    let (stem, ext) = crate::blocks::output::stem_and_ext(name);
     let mut n = 2;
     loop {
         let candidate = format!("{stem}_{n}{ext}");
