@@ -659,6 +659,11 @@ export function App() {
     return parsed.ok ? parsed.graph.nodes.filter((n) => n.parent === null && n.id !== '').map((n) => n.id) : [];
   };
   const startSampleRun = () => void sampleRun.start(text, topLevelIds(), lang);
+  /** Shows node `id` in the YAML editor (from the missing items and the run panel). */
+  const showNodeInEditor = (id: string) => {
+    setCenterView('editor');
+    selectNode(id);
+  };
 
   return (
     <div className="app">
@@ -946,10 +951,7 @@ export function App() {
                   setFocusQuestion(id);
                   setRightTab('questions');
                 }}
-                onOpenNode={(id) => {
-                  setCenterView('editor');
-                  selectNode(id);
-                }}
+                onOpenNode={showNodeInEditor}
                 onPinBlock={(id) => setPinned((list) => (list.includes(id) ? list : [...list, id]))}
               />
             ) : null}
@@ -972,10 +974,7 @@ export function App() {
                 onAnswer={(node, answer) => void sampleRun.resume({ [node]: answer }, lang)}
                 planId={runPlanId}
                 onOpenRun={(plan, run) => void sampleRun.open(plan, run)}
-                onOpenNode={(id) => {
-                  setCenterView('editor');
-                  selectNode(id);
-                }}
+                onOpenNode={showNodeInEditor}
               />
             ) : null}
           </div>
