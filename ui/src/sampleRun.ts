@@ -18,6 +18,8 @@ export interface NodeRun {
   code: string | null;
   messageJa: string | null;
   messageEn: string | null;
+  /** The node's model calls so far (`ai.*` blocks): how many, tokens, the model, failures. */
+  ai: { calls: number; tokens: number; model: string; failed: number } | null;
 }
 
 export type SampleRunStatus = 'idle' | 'running' | 'finished' | 'failed' | 'cancelled' | 'paused' | 'error';
@@ -51,7 +53,7 @@ export const IDLE: SampleRun = {
 };
 
 function waiting(id: string): NodeRun {
-  return { id, state: 'waiting', durationMs: null, rows: null, code: null, messageJa: null, messageEn: null };
+  return { id, state: 'waiting', durationMs: null, rows: null, code: null, messageJa: null, messageEn: null, ai: null };
 }
 
 /** A run that is starting: every node of the plan waits. */
@@ -97,6 +99,18 @@ export function applyRunEvent(run: SampleRun, event: RunEvent): SampleRun {
       return updateNode(run, event.node, (n) => ({ ...n, state: 'skipped' }));
     case 'node_paused':
       return updateNode(run, event.node, (n) => ({ ...n, state: 'paused', messageJa: event.message_ja, messageEn: event.message_en }));
+    case 'llm_call': {
+      const { call } = event;
+      return updateNode(run, event.node, (n) => ({
+        ...n,
+        ai: {
+          calls: (n.ai?.calls ?? 0) + 1,
+          tokens: (n.ai?.tokens ?? 0) + call.total_tokens,
+          model: call.model,
+          failed: (n.ai?.failed ?? 0) + (call.error === null ? 0 : 1),
+        },
+      }));
+    }
     case 'run_finish':
       return { ...run, status: event.status, durationMs: event.duration_ms };
     default:

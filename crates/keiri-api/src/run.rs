@@ -418,6 +418,12 @@ fn execute(
     options.allow_hosts = crate::settings::load_settings(ctx)
         .map(|s| s.allow_hosts)
         .unwrap_or_default();
+    // The `ai.*` blocks' model, from the planner's settings (the process environment over
+    // `.env` over the saved settings and keychain); without one those nodes fail with
+    // `LLM_NOT_CONFIGURED` and the rest of the plan runs.
+    options.llm = crate::settings::llm_env(ctx)
+        .ok()
+        .and_then(|env| keiri_llm::Llm::from_env(&env).ok());
     let run_id = resume
         .clone()
         .unwrap_or_else(|| keiri_run::records::new_run_id(now, random));

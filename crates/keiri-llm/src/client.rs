@@ -150,8 +150,25 @@ impl Llm {
         self
     }
 
+    /// The same provider (and what was learnt about it) with another model, for a caller that
+    /// lets the user pick one per task (the `model` input of the `ai.*` blocks).
+    pub fn with_model(mut self, model: impl Into<String>) -> Llm {
+        self.settings.model = model.into();
+        self
+    }
+
+    /// The same provider with another sampling temperature.
+    pub fn with_temperature(mut self, temperature: f32) -> Llm {
+        self.settings.temperature = temperature;
+        self
+    }
+
     pub fn model(&self) -> &str {
         &self.settings.model
+    }
+
+    pub fn temperature(&self) -> f32 {
+        self.settings.temperature
     }
 
     pub fn provider_kind(&self) -> ProviderKind {

@@ -35,6 +35,8 @@ pub struct Reply {
     pub headers: Vec<(String, String)>,
     /// Waited before answering (for timeout and cancellation tests).
     pub delay: Duration,
+    /// Answers only a request whose body contains this text (see [`Reply::when_body_contains`]).
+    pub when: Option<String>,
 }
 
 impl Reply {
@@ -83,6 +85,7 @@ impl Reply {
             }),
             headers: Vec::new(),
             delay: Duration::ZERO,
+            when: None,
         }
     }
 
@@ -93,6 +96,7 @@ impl Reply {
             body: json!({"error": {"message": message.into(), "type": "invalid_request_error", "param": null, "code": null}}),
             headers: Vec::new(),
             delay: Duration::ZERO,
+            when: None,
         }
     }
 
@@ -109,6 +113,7 @@ impl Reply {
             body,
             headers: Vec::new(),
             delay: Duration::ZERO,
+            when: None,
         }
     }
 
@@ -140,6 +145,14 @@ impl Reply {
 
     pub fn with_header(mut self, name: &str, value: &str) -> Reply {
         self.headers.push((name.to_string(), value.to_string()));
+        self
+    }
+
+    /// Answers only a request whose body contains `text` (as sent: JSON-escaped, non-ASCII
+    /// as is); the first such reply in the script answers it, wherever it stands. For callers
+    /// that send several requests at once, whose arrival order is not fixed.
+    pub fn when_body_contains(mut self, text: impl Into<String>) -> Reply {
+        self.when = Some(text.into());
         self
     }
 
@@ -317,7 +330,7 @@ async fn handle(
             })
             .collect(),
         body: serde_json::from_slice(&body).unwrap_or(Value::Null),
-        raw_body,
+        raw_body: raw_body.clone(),
     };
     let chat = method == Method::POST && is_chat_path(uri.path());
     lock(&state.requests).push(recorded);
@@ -330,7 +343,16 @@ async fn handle(
     let reply = {
         let mut script = lock(&state.script);
         match script.as_mut() {
-            Some(s) => s.replies.pop_front().or_else(|| s.then.clone()),
+            Some(s) => s
+                .replies
+                .iter()
+                .position(|r| {
+                    r.when
+                        .as_ref()
+                        .is_none_or(|w| raw_body.contains(w.as_str()))
+                })
+                .and_then(|i| s.replies.remove(i))
+                .or_else(|| s.then.clone()),
             None => None,
         }
     }

@@ -16,7 +16,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use keiri_run::block::{BlockContext, Inputs, Outputs, Registry};
+use keiri_run::block::{BlockContext, CallSink, Inputs, Outputs, Registry};
 use keiri_run::value::Value;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -97,6 +97,8 @@ fn call(registry: &Registry, dir: &Path, id: &str, inputs: Inputs) -> Result<Out
         answer: None,
         allow_hosts: &[],
         now: chrono::Utc::now(),
+        llm: None,
+        calls: &CallSink::none(),
     };
     let block = registry.get(id).ok_or(format!("{id} is not registered"))?;
     Ok(block(&ctx, &inputs)?)

@@ -8,6 +8,7 @@ use indexmap::IndexMap;
 use tokio_util::sync::CancellationToken;
 
 use polars::prelude::DataFrame;
+use serde::{Deserialize, Serialize};
 
 use crate::value::{Row, Value};
 
@@ -47,6 +48,11 @@ pub enum ErrorCode {
     /// An append-only, hash-chained log (`control.audit_log`) no longer verifies: a line was
     /// changed, removed or inserted. Nothing is appended to it.
     AuditChainBroken,
+    /// A model call of an `ai.*` block failed; the code is keiri-llm's
+    /// ([`keiri_llm::Error::code`]): `LLM_NOT_CONFIGURED` when the run has no model,
+    /// `LLM_OUTPUT_INVALID` when no answer matched the schema, `LLM_TIMEOUT`,
+    /// `LLM_RATE_LIMITED`, `LLM_UNAUTHORIZED`, …
+    Llm(&'static str),
 }
 
 impl ErrorCode {
@@ -66,6 +72,7 @@ impl ErrorCode {
             ErrorCode::AwaitingInput => "AWAITING_INPUT",
             ErrorCode::HostNotAllowed => "HOST_NOT_ALLOWED",
             ErrorCode::AuditChainBroken => "AUDIT_CHAIN_BROKEN",
+            ErrorCode::Llm(code) => code,
         }
     }
 }
@@ -78,7 +85,7 @@ pub struct BlockError {
     pub message_ja: String,
     pub message_en: String,
     /// What the user can do about it, when we know (in Japanese and English).
-    pub hint: Option<(String, String)>,
+    pub hint: Option<Box<(String, String)>>,
     /// For [`ErrorCode::AwaitingInput`]: what to ask the person (the block's own JSON shape,
     /// with a `kind` the front-ends render).
     pub question: Option<Box<serde_json::Value>>,
@@ -111,7 +118,7 @@ impl BlockError {
     }
 
     pub fn with_hint(mut self, ja: impl Into<String>, en: impl Into<String>) -> BlockError {
-        self.hint = Some((ja.into(), en.into()));
+        self.hint = Some(Box::new((ja.into(), en.into())));
         self
     }
 }
@@ -142,6 +149,59 @@ pub struct BlockContext<'a> {
     /// The run's clock (the engine's start time, passed in, plus the time elapsed since), so a
     /// block that records or computes times is deterministic under test.
     pub now: DateTime<Utc>,
+    /// The model the `ai.*` blocks call ([`crate::RunOptions::llm`], from the user's LLM
+    /// settings); `None` fails those blocks with `LLM_NOT_CONFIGURED`.
+    pub llm: Option<&'a keiri_llm::Llm>,
+    /// Where a block reports each model call it made; the engine records them as `llm_call`
+    /// events while the block runs.
+    pub calls: &'a CallSink,
+}
+
+/// One model call of an `ai.*` block, as the run's events record it: what was asked for, the
+/// model, tokens and time — never a prompt, an answer or a key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LlmCall {
+    /// What the call was for (`document invoice_a.pdf`, `rows 1-20`, `overall summary`).
+    pub purpose: String,
+    /// `openai`, `azure` or `openai_compatible`.
+    pub provider: String,
+    pub model: String,
+    /// How the structured output was obtained (`json_schema`, `function_call`, `free_form`);
+    /// `None` when the call failed.
+    pub strategy: Option<String>,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub total_tokens: u64,
+    /// HTTP requests made, retries and fallbacks included.
+    pub requests: u32,
+    pub duration_ms: u64,
+    /// The keiri-llm error code when the call failed.
+    pub error: Option<String>,
+}
+
+/// The channel a block reports its [`LlmCall`]s on (the engine drains it as the block runs);
+/// [`CallSink::none`] drops them.
+#[derive(Debug, Clone, Default)]
+pub struct CallSink(Option<std::sync::mpsc::Sender<LlmCall>>);
+
+impl CallSink {
+    /// A sink and the receiving end its calls arrive at.
+    pub fn channel() -> (CallSink, std::sync::mpsc::Receiver<LlmCall>) {
+        let (tx, rx) = std::sync::mpsc::channel();
+        (CallSink(Some(tx)), rx)
+    }
+
+    /// A sink that drops every call.
+    pub fn none() -> CallSink {
+        CallSink(None)
+    }
+
+    pub fn record(&self, call: LlmCall) {
+        if let Some(tx) = &self.0 {
+            // The engine stops listening once the node ended (timeout): nothing to do then.
+            let _ = tx.send(call);
+        }
+    }
 }
 
 /// The resolved inputs of one node, spec defaults already applied by the engine.

@@ -45,7 +45,9 @@ use serde_json::Value as Json;
 use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
 
-use crate::block::{BlockContext, BlockError, BlockFn, ErrorCode, Inputs, Outputs, Registry};
+use crate::block::{
+    BlockContext, BlockError, BlockFn, CallSink, ErrorCode, Inputs, Outputs, Registry,
+};
 use crate::records::{self, Event, RunDir, RunError};
 use crate::state::{NodeFailure, NodeState, NodeStatus, RunState, RunStatus};
 use crate::value::Value;
@@ -80,6 +82,9 @@ pub struct RunOptions {
     /// Hosts that network blocks (`http.request`, `notify.send` webhooks) may reach. The
     /// allowlist is the user's, from their settings, never the plan's: a plan cannot widen it.
     pub allow_hosts: Vec<String>,
+    /// The model the `ai.*` blocks call (the caller resolves the user's LLM settings);
+    /// without one those nodes fail with `LLM_NOT_CONFIGURED` and the rest of the plan runs.
+    pub llm: Option<keiri_llm::Llm>,
     pub cancel: CancellationToken,
 }
 
@@ -100,6 +105,7 @@ impl RunOptions {
             write: false,
             answers: IndexMap::new(),
             allow_hosts: Vec::new(),
+            llm: None,
             cancel: CancellationToken::new(),
         }
     }
@@ -927,6 +933,8 @@ impl<'a> Runner<'a> {
         let write = self.options.write;
         let answer = self.options.answers.get(qid).cloned();
         let allow_hosts = self.options.allow_hosts.clone();
+        let llm = self.options.llm.clone();
+        let (calls, call_rx) = CallSink::channel();
         // The run's clock: the start time the caller passed in, advanced by real elapsed time,
         // so tests stay deterministic and a long run still records when each block ran.
         let now = self.options.now
@@ -943,6 +951,8 @@ impl<'a> Runner<'a> {
                     answer: answer.as_ref(),
                     allow_hosts: &allow_hosts,
                     now,
+                    llm: llm.as_ref(),
+                    calls: &calls,
                 };
                 let _ = tx.send(f(&ctx, &inputs));
             });
@@ -955,8 +965,19 @@ impl<'a> Runner<'a> {
         }
         let started = Instant::now();
         let deadline = timeout_ms.map(Duration::from_millis);
+        // The block's model calls, recorded as they happen (a long extraction shows progress).
+        let record_calls = || {
+            while let Ok(call) = call_rx.try_recv() {
+                self.emit(Event::LlmCall {
+                    node: qid.to_string(),
+                    call,
+                });
+            }
+        };
         loop {
-            match rx.recv_timeout(Duration::from_millis(10)) {
+            let received = rx.recv_timeout(Duration::from_millis(10));
+            record_calls();
+            match received {
                 Ok(result) => {
                     return result.map_err(|mut e| {
                         if !e.message_en.contains(qid) {

@@ -15,7 +15,8 @@
 //! modify a run's inputs: everything a run writes goes under its run directory unless the
 //! user passed `--write`. The only network it touches is what `http.request` and
 //! `notify.send` webhooks call, and only on hosts the user allowlisted
-//! ([`block::BlockContext::allow_hosts`]).
+//! ([`block::BlockContext::allow_hosts`]), and the model the caller configured for the `ai.*`
+//! blocks ([`engine::RunOptions::llm`], through keiri-llm only).
 //!
 //! Why Polars: it is the table engine the field uses for this job (columnar, lazy,
 //! multi-threaded) and what beats keiri_agent v0's pandas; only the features the blocks

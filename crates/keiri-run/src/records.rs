@@ -115,6 +115,11 @@ pub enum Event {
     NodeReused {
         node: String,
     },
+    /// An `ai.*` node called the model (one event per call: model, tokens, duration).
+    LlmCall {
+        node: String,
+        call: crate::block::LlmCall,
+    },
     RunFinish {
         status: crate::state::RunStatus,
         duration_ms: u64,

@@ -744,6 +744,21 @@ export interface RunGetResponse {
   events: RunEvent[];
 }
 
+/** One model call of an `ai.*` node (never a prompt, an answer or a key). */
+export interface LlmCall {
+  purpose: string;
+  provider: string;
+  model: string;
+  strategy: string | null;
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  requests: number;
+  duration_ms: number;
+  /** The keiri-llm error code when the call failed. */
+  error: string | null;
+}
+
 /** One line of the run's `events.jsonl`, as `plan_run` streams it. */
 export type RunEvent =
   | { event: 'run_start'; run_id: string; plan_id: string; plan_text: string; started_at: string; resumed: boolean }
@@ -752,6 +767,7 @@ export type RunEvent =
   | { event: 'node_error'; node: string; code: string; message_ja: string; message_en: string; attempt: number; retrying: boolean }
   | { event: 'node_skipped'; node: string; reason: string }
   | { event: 'node_reused'; node: string }
+  | { event: 'llm_call'; node: string; call: LlmCall }
   | { event: 'node_paused'; node: string; question: RunQuestion; message_ja: string; message_en: string }
   | { event: 'run_finish'; status: RunStatus; duration_ms: number; failed: string[] };
 

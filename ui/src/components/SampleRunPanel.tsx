@@ -142,6 +142,16 @@ export function SampleRunPanel({ lang, yaml, run, canStart, onStart, onCancel, o
                       {t(lang, 'run.rows', { count: node.rows })}
                     </span>
                   ) : null}
+                  {node.ai !== null ? (
+                    <span className="run-node-meta" data-testid="run-node-ai" title={node.ai.model}>
+                      {t(lang, 'run.aiCalls', {
+                        calls: node.ai.calls,
+                        tokens: node.ai.tokens.toLocaleString(lang === 'ja' ? 'ja-JP' : 'en-US'),
+                        model: node.ai.model,
+                      })}
+                      {node.ai.failed > 0 ? ` · ${t(lang, 'run.aiFailed', { count: node.ai.failed })}` : ''}
+                    </span>
+                  ) : null}
                 </button>
                 {node.state === 'failed' ? (
                   <div className="run-node-error" role="alert" data-testid="run-node-error" data-code={node.code ?? ''}>

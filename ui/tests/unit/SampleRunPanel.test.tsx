@@ -122,6 +122,20 @@ describe('SampleRunPanel', () => {
     expect(screen.getByTestId('sample-run-status').textContent).toContain('1.5 秒');
   });
 
+  it('shows an AI node\'s calls, tokens and model, and LLM_NOT_CONFIGURED as its error', () => {
+    let run = startRun('plan', ['extract', 'explain']);
+    run = applyRunEvent(run, { event: 'run_start', run_id: 'R3', plan_id: 'p', plan_text: 'plan', started_at: '', resumed: false });
+    const call = { purpose: 'document a.pdf', provider: 'openai', model: 'gpt-4.1', strategy: 'json_schema', prompt_tokens: 1000, completion_tokens: 234, total_tokens: 1234, requests: 1, duration_ms: 800, error: null };
+    run = applyRunEvent(run, { event: 'llm_call', node: 'extract', call });
+    run = applyRunEvent(run, { event: 'llm_call', node: 'extract', call: { ...call, total_tokens: 0, error: 'LLM_OUTPUT_INVALID' } });
+    run = applyRunEvent(run, { event: 'node_finish', node: 'extract', duration_ms: 900, rows: 1, outputs: {} });
+    run = applyRunEvent(run, { event: 'node_error', node: 'explain', code: 'LLM_NOT_CONFIGURED', message_ja: 'AIモデルが設定されていません', message_en: 'no AI model is configured', attempt: 1, retrying: false });
+    render(<SampleRunPanel lang="ja" yaml="plan" run={run} canStart onStart={noop} onCancel={noop} onAnswer={noop} planId={null} onOpenRun={noop} onOpenNode={noop} />);
+    const ai = screen.getByTestId('run-node-ai');
+    expect(ai.textContent).toBe('AI 2 回 · 1,234 トークン · gpt-4.1 · 失敗 1');
+    expect(screen.getByTestId('run-node-error').dataset.code).toBe('LLM_NOT_CONFIGURED');
+  });
+
   it("lists the plan's earlier runs and opens one", async () => {
     const calls: unknown[] = [];
     vi.stubGlobal(

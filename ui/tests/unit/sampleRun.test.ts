@@ -48,6 +48,32 @@ describe('sample run state', () => {
     ]);
   });
 
+  it('adds up an AI node\'s model calls as they happen, failures counted apart', () => {
+    const call = {
+      purpose: 'document a.pdf',
+      provider: 'openai',
+      model: 'gpt-4.1',
+      strategy: 'json_schema',
+      prompt_tokens: 900,
+      completion_tokens: 100,
+      total_tokens: 1000,
+      requests: 1,
+      duration_ms: 1200,
+      error: null,
+    };
+    let run = startRun('yaml', ['extract']);
+    expect(run.nodes[0]?.ai).toBeNull();
+    run = applyRunEvent(run, { event: 'node_start', node: 'extract', attempt: 1 });
+    run = applyRunEvent(run, { event: 'llm_call', node: 'extract', call });
+    expect(run.nodes[0]).toMatchObject({ state: 'running', ai: { calls: 1, tokens: 1000, model: 'gpt-4.1', failed: 0 } });
+    run = applyRunEvent(run, {
+      event: 'llm_call',
+      node: 'extract',
+      call: { ...call, purpose: 'document b.pdf', total_tokens: 0, error: 'LLM_OUTPUT_INVALID', strategy: null },
+    });
+    expect(run.nodes[0]?.ai).toEqual({ calls: 2, tokens: 1000, model: 'gpt-4.1', failed: 1 });
+  });
+
   it('keeps nested nodes out of the top-level list and adds nodes the text did not name', () => {
     let run = startRun('yaml', ['loop']);
     run = applyRunEvent(run, { event: 'node_start', node: 'loop/inner', attempt: 1 });

@@ -175,6 +175,21 @@ impl Progress {
                     .unwrap_or_default()
             ),
             "node_reused" => format!("✓ {node} (from the earlier run)"),
+            "llm_call" => {
+                let call = event.get("call").cloned().unwrap_or_default();
+                let field = |k: &str| call.get(k).and_then(Value::as_str).unwrap_or_default();
+                let number = |k: &str| call.get(k).and_then(Value::as_u64).unwrap_or(0);
+                let outcome = match call.get("error").and_then(Value::as_str) {
+                    Some(code) => format!("failed: {code}"),
+                    None => format!("{} tokens", number("total_tokens")),
+                };
+                format!(
+                    "  ↳ {node} AI {} · {}: {outcome}, {} ms",
+                    field("model"),
+                    field("purpose"),
+                    number("duration_ms")
+                )
+            }
             "node_paused" => format!(
                 "? {node} waiting for an answer: {}",
                 event

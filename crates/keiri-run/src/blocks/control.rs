@@ -67,7 +67,7 @@ fn is_blank(v: Option<&Json>) -> bool {
     }
 }
 
-fn number(v: Option<&Json>) -> Option<f64> {
+pub(crate) fn number(v: Option<&Json>) -> Option<f64> {
     match v? {
         Json::Number(n) => n.as_f64(),
         Json::String(s) => parse_amount(s, &NegativeMarkers::default()).ok().flatten(),
@@ -83,7 +83,7 @@ fn date(v: Option<&Json>) -> Option<NaiveDate> {
     }
 }
 
-fn text(v: Option<&Json>) -> String {
+pub(crate) fn text(v: Option<&Json>) -> String {
     match v {
         None | Some(Json::Null) => String::new(),
         Some(Json::String(s)) => s.clone(),

@@ -785,7 +785,11 @@ fn safe_entry_path(name: &str) -> Option<PathBuf> {
 }
 
 /// The text excerpt of an extracted evidence file, or the reason it has none.
-fn excerpt(path: &Path, bytes: &[u8], max_chars: usize) -> Result<Option<String>, String> {
+pub(crate) fn excerpt(
+    path: &Path,
+    bytes: &[u8],
+    max_chars: usize,
+) -> Result<Option<String>, String> {
     let Ok(format) = keiri_docs::Format::from_path(path) else {
         return Ok(None);
     };

@@ -3,6 +3,7 @@
 
 use crate::block::{BlockContext, BlockError, ErrorCode, Registry};
 
+mod ai;
 mod control;
 mod input;
 mod integration;
@@ -20,6 +21,7 @@ pub fn register_all(registry: &mut Registry) {
     control::register(registry);
     ui::register(registry);
     integration::register(registry);
+    ai::register(registry);
 }
 
 /// `INPUT_INVALID` with a message in both languages.

@@ -289,7 +289,7 @@ fn http_request_refuses_hosts_that_are_not_allowed() {
             ErrorCode::HostNotAllowed,
             "{allow:?} {url}: {err}"
         );
-        let (ja, en) = err.hint.clone().unwrap();
+        let (ja, en) = *err.hint.clone().unwrap();
         assert!(
             ja.contains("設定") && en.contains("settings"),
             "{ja} / {en}"

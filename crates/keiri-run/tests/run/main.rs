@@ -1,5 +1,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! Integration tests of keiri-run: the engine and every builtin block.
+mod ai;
 mod control;
 mod engine;
 mod input;

@@ -1,7 +1,7 @@
 //! `matching/*` blocks: table-driven cases with Japanese inputs and expected outputs worked
 //! out by hand (the arithmetic is in the comments).
 
-use keiri_run::block::{BlockContext, ErrorCode, Inputs, Registry};
+use keiri_run::block::{BlockContext, CallSink, ErrorCode, Inputs, Registry};
 use keiri_run::value::Value;
 use serde_json::{Value as Json, json};
 use tokio_util::sync::CancellationToken;
@@ -23,7 +23,7 @@ pub(crate) fn run_block_with(
     inputs: Json,
     write: bool,
 ) -> Result<Json, keiri_run::block::BlockError> {
-    run_block_full(id, dir, inputs, write, None, &[])
+    run_block_full(id, dir, inputs, write, None, &[], None).0
 }
 
 /// The clock every block test runs at: 2025-03-31 09:30 JST (00:30 UTC), the last day of a
@@ -44,7 +44,7 @@ pub(crate) fn run_block_in(
     write: bool,
     allow_hosts: &[String],
 ) -> Result<Json, keiri_run::block::BlockError> {
-    run_block_full(id, dir, inputs, write, None, allow_hosts)
+    run_block_full(id, dir, inputs, write, None, allow_hosts, None).0
 }
 
 /// [`run_block_with`] with a person's answer (human-in-the-loop blocks).
@@ -55,9 +55,23 @@ pub(crate) fn run_block_answered(
     write: bool,
     answer: Option<&Json>,
 ) -> Result<Json, keiri_run::block::BlockError> {
-    run_block_full(id, dir, inputs, write, answer, &[])
+    run_block_full(id, dir, inputs, write, answer, &[], None).0
 }
 
+/// [`run_block`] with a model (`ai.*` blocks): the outputs and the calls the block reported.
+pub(crate) fn run_block_llm(
+    id: &str,
+    dir: &std::path::Path,
+    inputs: Json,
+    llm: Option<&keiri_llm::Llm>,
+) -> (
+    Result<Json, keiri_run::block::BlockError>,
+    Vec<keiri_run::block::LlmCall>,
+) {
+    run_block_full(id, dir, inputs, false, None, &[], llm)
+}
+
+#[allow(clippy::type_complexity)]
 fn run_block_full(
     id: &str,
     dir: &std::path::Path,
@@ -65,7 +79,11 @@ fn run_block_full(
     write: bool,
     answer: Option<&Json>,
     allow_hosts: &[String],
-) -> Result<Json, keiri_run::block::BlockError> {
+    llm: Option<&keiri_llm::Llm>,
+) -> (
+    Result<Json, keiri_run::block::BlockError>,
+    Vec<keiri_run::block::LlmCall>,
+) {
     let registry = Registry::builtins();
     let block = registry
         .get(id)
@@ -73,6 +91,7 @@ fn run_block_full(
     let cancel = CancellationToken::new();
     let out_dir = dir.join("out");
     std::fs::create_dir_all(&out_dir).unwrap();
+    let (calls, call_rx) = CallSink::channel();
     let ctx = BlockContext {
         node_id: "node",
         base_dir: dir,
@@ -82,19 +101,24 @@ fn run_block_full(
         answer,
         allow_hosts,
         now: test_now(),
+        llm,
+        calls: &calls,
     };
     let Json::Object(map) = inputs else {
         panic!("inputs must be an object")
     };
     let inputs = Inputs::from_pairs(map.into_iter().map(|(k, v)| (k, Value::Json(v))));
-    let outputs = block(&ctx, &inputs)?;
-    Ok(Json::Object(
-        outputs
-            .0
-            .into_iter()
-            .map(|(k, v)| (k, v.to_json()))
-            .collect(),
-    ))
+    let result = block(&ctx, &inputs).map(|outputs| {
+        Json::Object(
+            outputs
+                .0
+                .into_iter()
+                .map(|(k, v)| (k, v.to_json()))
+                .collect(),
+        )
+    });
+    drop(calls);
+    (result, call_rx.into_iter().collect())
 }
 
 fn check(id: &str, inputs: Json, expect: Json) {

@@ -3,10 +3,10 @@
 //! sample data (`samples/`, see its README for the known exceptions). The expected values
 //! are the README's, worked out by hand.
 //!
-//! Blocks that need a person, a model or a network (`ui.*`, `ai.*`, `notify.*`) have no
-//! builtin yet; plans run with `on_error: continue`, so the data path of each template runs
-//! and the node that needs them fails with `UNKNOWN_BLOCK` (its dependants are skipped).
-//! Each test says which.
+//! Plans run with `on_error: continue`. A person's answers are given on resume where a
+//! template asks (`ui.*`); a model (`ai.*`) is the fake OpenAI-compatible server where a test
+//! gives one, and without one the node fails with `LLM_NOT_CONFIGURED` (its dependants are
+//! skipped) while the data path runs. Each test says which.
 
 use std::path::{Path, PathBuf};
 
@@ -94,6 +94,17 @@ fn run_templates(ws: &Workspace, templates: &[&str], vars: Json) -> Ran {
 /// [`run_templates`], then, if the run paused, resumes it once with `answers` (node id →
 /// answer) as a person would in the window.
 fn run_templates_answered(ws: &Workspace, templates: &[&str], vars: Json, answers: Json) -> Ran {
+    run_templates_with(ws, templates, vars, answers, None)
+}
+
+/// [`run_templates_answered`] with a model for the `ai.*` blocks.
+fn run_templates_with(
+    ws: &Workspace,
+    templates: &[&str],
+    vars: Json,
+    answers: Json,
+    llm: Option<keiri_llm::Llm>,
+) -> Ran {
     let specs: Vec<_> = templates
         .iter()
         .map(|t| {
@@ -132,6 +143,7 @@ fn run_templates_answered(ws: &Workspace, templates: &[&str], vars: Json, answer
         .unwrap()
         .to_utc();
     let mut run_options = RunOptions::new(ws.dir.path(), now, 7);
+    run_options.llm = llm;
     let mut outcome = run(
         &plan,
         &text,
@@ -482,19 +494,71 @@ fn monthly_close_checklist_checks_the_journal_and_the_trial_balance() {
         field(&variances, "account"),
         [json!("売掛金"), json!("未払金"), json!("広告宣伝費")]
     );
-    // ai.explain_variances needs a model (issue #16): the checklist that includes its
-    // comments is skipped.
+    // ai.explain_variances needs a model and none is configured: the checklist that includes
+    // its comments is skipped (the test below gives it one).
     assert_eq!(
         ran.failures,
         [(
             "monthly_close_checklist__explain".to_string(),
-            "UNKNOWN_BLOCK".to_string()
+            "LLM_NOT_CONFIGURED".to_string()
         )]
     );
     assert_eq!(
         ran.status("monthly_close_checklist__checklist"),
         Some(NodeStatus::Skipped)
     );
+}
+
+#[test]
+fn monthly_close_checklist_with_a_model_comments_on_each_variance() {
+    let ws = Workspace::new();
+    let (llm, server) = crate::ai::fake_llm(vec![keiri_llm::testkit::Reply::json_content(
+        &json!({"comments": [
+            {"row": 1, "comment": "3月末の大口売上の入金待ち"},
+            {"row": 2, "comment": "決算賞与の未払計上"},
+            {"row": 3, "comment": "新製品の広告出稿"},
+        ]}),
+    )]);
+    let ran = run_templates_with(
+        &ws,
+        &["closing/monthly_close_checklist.yaml"],
+        json!({"journal_csv": "samples/journal.csv", "trial_balance_workbook": "samples/trial_balance.xlsx",
+               "period_start": "2025-03-01", "period_end": "2025-03-31"}),
+        json!({}),
+        Some(llm),
+    );
+    assert!(ran.failures.is_empty(), "{:?}", ran.failures);
+    assert_eq!(ran.status, RunStatus::Finished);
+    let explained = ran.output("monthly_close_checklist__explain", "rows");
+    assert_eq!(
+        field(&explained, "comment"),
+        [
+            json!("3月末の大口売上の入金待ち"),
+            json!("決算賞与の未払計上"),
+            json!("新製品の広告出稿")
+        ]
+    );
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "one call for the three flagged accounts"
+    );
+    let markdown = ran.output("monthly_close_checklist__checklist", "markdown");
+    assert!(
+        markdown.to_string().contains("決算賞与の未払計上"),
+        "the checklist shows the comments: {markdown}"
+    );
+    // The call is in the run's events: model and tokens, never the key.
+    let events = std::fs::read_to_string(ran.run_dir.join("events.jsonl")).unwrap();
+    let call = events
+        .lines()
+        .map(|l| serde_json::from_str::<Json>(l).unwrap())
+        .find(|e| e["event"] == "llm_call")
+        .expect("an llm_call event");
+    assert_eq!(call["node"], "monthly_close_checklist__explain");
+    assert_eq!(call["call"]["model"], "test-model");
+    assert_eq!(call["call"]["total_tokens"], 15);
+    assert!(!events.contains(crate::ai::API_KEY));
 }
 
 #[test]
