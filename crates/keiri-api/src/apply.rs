@@ -54,6 +54,55 @@ pub struct RunUndoApplyResponse {
 struct Applied {
     to: String,
     existed: bool,
+    /// Who applied it: the signed-in user of the machine (`USER`, `USERNAME` on Windows).
+    #[serde(default)]
+    by: String,
+    /// When (RFC 3339, UTC).
+    #[serde(default)]
+    at: String,
+}
+
+/// One applied write of a run, as `run_list` shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AppliedWrite {
+    pub node: String,
+    /// Where it was written (relative to the workspace).
+    pub to: String,
+    /// Who applied it (the machine's user name; empty in records from before it was kept).
+    pub by: String,
+    pub at: String,
+}
+
+/// The user applying a write: the OS account, which is what a desktop app and a loopback
+/// server can vouch for.
+pub(crate) fn current_user() -> String {
+    ["USER", "USERNAME", "LOGNAME"]
+        .iter()
+        .find_map(|k| std::env::var(k).ok().filter(|v| !v.trim().is_empty()))
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// The writes of the run in `run_dir` that are applied now, by node.
+pub(crate) fn applied_writes(run_dir: &Path) -> Vec<AppliedWrite> {
+    let Ok(entries) = std::fs::read_dir(run_dir.join("applied")) else {
+        return Vec::new();
+    };
+    let mut out: Vec<AppliedWrite> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .filter_map(|p| {
+            let applied: Applied = serde_json::from_slice(&std::fs::read(&p).ok()?).ok()?;
+            Some(AppliedWrite {
+                node: p.file_stem()?.to_string_lossy().into_owned(),
+                to: applied.to,
+                by: applied.by,
+                at: applied.at,
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| a.at.cmp(&b.at).then_with(|| a.node.cmp(&b.node)));
+    out
 }
 
 fn fs_error(e: &keiri_fs::Error) -> ApiError {
@@ -160,6 +209,8 @@ pub fn run_apply(ctx: &Context, req: RunApplyRequest) -> Result<RunApplyResponse
     let applied = Applied {
         to: shown(ctx, &target),
         existed: before.is_some(),
+        by: current_user(),
+        at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
     };
     let record_json = serde_json::to_vec_pretty(&applied)
         .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;

@@ -160,6 +160,12 @@ pub struct RunSummary {
     pub run_id: String,
     pub status: String,
     pub started_at: String,
+    /// How long its last attempt took (absent while running, or when its events are unreadable).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    /// The files written to the workspace from this run (「書き込む」), who applied each, when.
+    #[serde(default)]
+    pub applied: Vec<crate::apply::AppliedWrite>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -900,12 +906,25 @@ pub fn run_list(ctx: &Context, req: RunListRequest) -> Result<RunListResponse, A
                     run_id: state.run_id,
                     status: snake(&state.status),
                     started_at: state.started_at,
+                    duration_ms: last_duration(&run_dir),
+                    applied: crate::apply::applied_writes(&run_dir),
                 });
             }
         }
     }
     runs.sort_by(|a, b| b.run_id.cmp(&a.run_id));
     Ok(RunListResponse { runs })
+}
+
+/// The duration of the run's last `run_finish` event.
+fn last_duration(run_dir: &Path) -> Option<u64> {
+    let text = std::fs::read_to_string(run_dir.join("events.jsonl")).ok()?;
+    text.lines().rev().find_map(|line| {
+        match serde_json::from_str::<keiri_run::Event>(line).ok()? {
+            keiri_run::Event::RunFinish { duration_ms, .. } => Some(duration_ms),
+            _ => None,
+        }
+    })
 }
 
 fn read_dirs(dir: &Path) -> Vec<PathBuf> {
@@ -1252,6 +1271,23 @@ graph:
         );
         let again = crate::dispatch(&ctx, "run_apply", first.clone()).unwrap_err();
         assert_eq!(again.code, ErrorCode::AlreadyExists);
+        // The runs list says how long the run took and who wrote what from it, when.
+        let list =
+            crate::dispatch(&ctx, "run_list", serde_json::json!({"plan_id": "api_csv"})).unwrap();
+        let entry = list["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["run_id"] == first["run_id"])
+            .unwrap()
+            .clone();
+        assert!(entry["duration_ms"].is_u64(), "{entry:#}");
+        let writes = entry["applied"].as_array().unwrap();
+        assert_eq!(writes.len(), 1, "{entry:#}");
+        assert_eq!(writes[0]["node"], "report");
+        assert_eq!(writes[0]["to"], "output/請求一覧.xlsx");
+        assert_eq!(writes[0]["by"], crate::apply::current_user());
+        assert!(writes[0]["at"].as_str().unwrap().ends_with('Z'));
         let original = std::fs::read(&target).unwrap();
 
         // Second run after one amount changed: the grid compares with the workbook it would

@@ -717,11 +717,23 @@ export interface RunListRequest {
   plan_id?: string;
 }
 
+/** A file written to the workspace from a run (「書き込む」), who applied it and when. */
+export interface AppliedWrite {
+  node: string;
+  to: string;
+  /** The machine's user name ('' in records from before it was kept). */
+  by: string;
+  at: string;
+}
+
 export interface RunSummary {
   plan_id: string;
   run_id: string;
   status: RunStatus | 'running';
   started_at: string;
+  /** How long its last attempt took (absent while running). */
+  duration_ms?: number;
+  applied: AppliedWrite[];
 }
 
 export interface RunListResponse {

@@ -219,8 +219,22 @@ function RunHistory({
             <button type="button" className="button button-link" disabled={r.run_id === current} onClick={() => onOpen(r.plan_id, r.run_id)}>
               <span>{r.started_at.replace('T', ' ').slice(0, 19)}</span>{' '}
               <span className={`run-state run-state-${r.status === 'finished' ? 'done' : r.status}`}>{t(lang, `run.runStatus.${r.status}` as MessageKey)}</span>{' '}
+              {r.duration_ms !== undefined ? <span className="run-node-meta">{t(lang, 'run.seconds', { seconds: (r.duration_ms / 1000).toFixed(1) })}</span> : null}{' '}
               <code className="muted">{r.run_id}</code>
             </button>
+            {r.applied.length > 0 ? (
+              <ul className="run-history-writes" data-testid="run-history-writes">
+                {r.applied.map((w) => (
+                  <li key={w.node}>
+                    {t(lang, 'run.appliedBy', {
+                      to: w.to,
+                      by: w.by === '' ? '—' : w.by,
+                      at: w.at === '' ? '—' : new Date(w.at).toLocaleString(lang === 'ja' ? 'ja-JP' : 'en-US'),
+                    })}
+                  </li>
+                ))}
+              </ul>
+            ) : null}
           </li>
         ))}
       </ol>

@@ -145,8 +145,15 @@ describe('SampleRunPanel', () => {
         return new Response(
           JSON.stringify({
             runs: [
-              { plan_id: 'p', run_id: 'R2', status: 'paused', started_at: '2026-11-25T10:05:00Z' },
-              { plan_id: 'p', run_id: 'R1', status: 'finished', started_at: '2026-11-25T10:00:00Z' },
+              { plan_id: 'p', run_id: 'R2', status: 'paused', started_at: '2026-11-25T10:05:00Z', duration_ms: 900, applied: [] },
+              {
+                plan_id: 'p',
+                run_id: 'R1',
+                status: 'finished',
+                started_at: '2026-11-25T10:00:00Z',
+                duration_ms: 2345,
+                applied: [{ node: 'report', to: 'output/請求一覧.xlsx', by: 'sato', at: '2026-11-25T10:01:00Z' }],
+              },
             ],
           }),
           { status: 200 },
@@ -162,6 +169,11 @@ describe('SampleRunPanel', () => {
       ['R1', 'finished'],
     ]);
     expect(screen.getByTestId('run-history').textContent).toContain('過去の実行（2 件）');
+    expect(items[1]?.textContent).toContain('2.3 秒');
+    // Who wrote what from the run into the workspace.
+    const writes = within(items[1] as HTMLElement).getByTestId('run-history-writes');
+    expect(writes.textContent).toContain('書き込み: output/請求一覧.xlsx（sato、');
+    expect(within(items[0] as HTMLElement).queryByTestId('run-history-writes')).toBeNull();
     fireEvent.click(within(items[1] as HTMLElement).getByRole('button'));
     expect(openRun).toHaveBeenCalledWith('p', 'R1');
   });
