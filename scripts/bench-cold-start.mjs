@@ -45,7 +45,7 @@ async function timedRetrieval(session) {
   await session.execute(`
     window.__KEIRI_BENCH__ = null;
     const started = performance.now();
-    window.__TAURI_INTERNALS__.invoke('blocks_retrieve', { request: { instruction: arguments[0] } })
+    window.__TAURI_INTERNALS__.invoke('call', { function: 'blocks_retrieve', request: { instruction: arguments[0] } })
       .then((r) => { window.__KEIRI_BENCH__ = { ms: performance.now() - started, mode: r.mode, candidates: r.candidates.length }; })
       .catch((e) => { window.__KEIRI_BENCH__ = { error: String((e && (e.code || e.message)) || e) }; });
   `, [INSTRUCTION]);

@@ -111,6 +111,23 @@ fn build_index(
     }
 }
 
+/// Loads the embedding model the first candidate search will use, on a background thread, so
+/// that search does not wait for it: the desktop app and `keiri serve` call it at start. The
+/// local model takes most of a second to load (its 250,000-piece tokenizer); the window is
+/// interactive before that, and a person types an instruction for longer. Loading is shared
+/// ([`keiri_search::embed::E5Embedder::shared`]): a search that comes first waits for this one
+/// load instead of starting another. Nothing is reported: a model that cannot be loaded is
+/// reported by the search itself, as a note.
+pub fn prewarm(ctx: &Context) -> Option<std::thread::JoinHandle<()>> {
+    let config = embed_config(ctx, &mut Vec::new());
+    std::thread::Builder::new()
+        .name("keiri-prewarm".into())
+        .spawn(move || {
+            let _ = keiri_search::select_embedder(&config, &mut Vec::new());
+        })
+        .ok()
+}
+
 /// The Top-K block candidates for an instruction (and attached documents), with their
 /// scores and matched terms.
 pub fn blocks_retrieve(ctx: &Context, req: RetrieveRequest) -> Result<RetrieveResponse, ApiError> {
@@ -226,6 +243,44 @@ mod tests {
             (Err(e), Err(code)) => assert_eq!(e.code.as_str(), code),
             (got, want) => panic!("got {got:?}, want {want:?}"),
         }
+    }
+
+    #[test]
+    fn prewarm_loads_the_local_model_before_the_first_search() {
+        let dir = std::env::var_os("KEIRI_EMBED_MODEL_DIR")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| {
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("../../models/multilingual-e5-small")
+            });
+        if !dir.join(keiri_search::embed::MODEL_FILE).is_file() {
+            // CI fetches the model (make test): there a missing model is a failure.
+            assert!(
+                std::env::var("CI").is_err(),
+                "CI but the model is missing in {}",
+                dir.display()
+            );
+            eprintln!(
+                "SKIPPED: the local embedding model is not in {}",
+                dir.display()
+            );
+            return;
+        }
+        let ws = tempfile::tempdir().unwrap();
+        let config = tempfile::tempdir().unwrap();
+        keiri_fs::write_atomic(
+            &ws.path().join(".env"),
+            format!(
+                "KEIRI_EMBEDDER=local\nKEIRI_EMBED_MODEL_DIR={}\n",
+                dir.display()
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+        let ctx = ctx(ws.path()).with_config_dir(config.path().to_path_buf());
+        assert!(!keiri_search::embed::E5Embedder::is_loaded(&dir));
+        prewarm(&ctx).unwrap().join().unwrap();
+        assert!(keiri_search::embed::E5Embedder::is_loaded(&dir));
     }
 
     #[test]

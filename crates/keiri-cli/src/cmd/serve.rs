@@ -372,6 +372,8 @@ pub fn run(ctx: Context, args: &ServeArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let origins = cors_origins(std::env::var("KEIRI_CORS_ALLOW_ORIGINS").ok().as_deref());
+    // The first candidate search should not wait for the embedding model to load.
+    keiri_api::prewarm(&ctx);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

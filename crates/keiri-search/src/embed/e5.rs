@@ -128,6 +128,16 @@ impl E5Embedder {
         Ok(model)
     }
 
+    /// Whether the model of `dir` is loaded in this process ([`E5Embedder::shared`]).
+    pub fn is_loaded(dir: &Path) -> bool {
+        let key = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+        LOADED
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_ref()
+            .is_some_and(|map| map.contains_key(&key))
+    }
+
     /// Token ids (with `<s>` and `</s>`) of one text as the model sees it.
     pub fn token_ids(&self, text: &str, kind: EmbedKind) -> Result<Vec<u32>, Error> {
         let text: String = text.chars().take(MAX_TEXT_CHARS).collect();
