@@ -422,6 +422,7 @@ const ja = {
   'error.TOKEN_INVALID': 'アクセス用トークンがありません。keiri serve が表示した URL（?token=…）を開き直してください',
   'error.UNSUPPORTED_MEDIA_TYPE': 'リクエストの形式が JSON ではありません',
   'error.WORKSPACE_NOT_ALLOWED': 'このフォルダーはワークスペースにできません（ルート・ホーム・システムフォルダー）',
+  'error.PREFLIGHT_TIMEOUT': '数式チェックが時間内に終わらなかったため、書き込みませんでした',
   'error.TOOL_NOT_ALLOWED': 'このスキルでは使えないツールです',
 } as const;
 
@@ -844,6 +845,7 @@ const en: Record<MessageKey, string> = {
   'error.TOKEN_INVALID': 'The access token is missing; open the URL keiri serve printed (?token=…) again',
   'error.UNSUPPORTED_MEDIA_TYPE': 'The request is not JSON',
   'error.WORKSPACE_NOT_ALLOWED': 'This folder cannot be the workspace (the root, your home folder or a system folder)',
+  'error.PREFLIGHT_TIMEOUT': 'The formula check did not finish in time; nothing was written',
   'error.TOOL_NOT_ALLOWED': 'This skill may not use that tool',
 };
 

@@ -25,6 +25,8 @@ pub enum ErrorCode {
     WorkbookUnreadable,
     /// The workbook backend (zip writer, formula engine) failed.
     BackendError,
+    /// A patch's formula check did not finish within its time budget; nothing was written.
+    PreflightTimeout,
     /// A file is over a size limit (e.g. 10 MiB for apply_patch).
     FileTooLarge,
     /// A patch did not apply and the file is unchanged.
@@ -77,6 +79,7 @@ impl ErrorCode {
             ErrorCode::Internal => "INTERNAL",
             ErrorCode::WorkbookUnreadable => "WORKBOOK_UNREADABLE",
             ErrorCode::BackendError => "BACKEND_ERROR",
+            ErrorCode::PreflightTimeout => "PREFLIGHT_TIMEOUT",
             ErrorCode::FileTooLarge => "FILE_TOO_LARGE",
             ErrorCode::ApplyFailed => "APPLY_FAILED",
             ErrorCode::LlmNotConfigured => "LLM_NOT_CONFIGURED",

@@ -32,6 +32,7 @@ fn api_error(err: keiri_xlsx::Error) -> ApiError {
         "IO_ERROR" => ErrorCode::IoError,
         "WORKBOOK_UNREADABLE" => ErrorCode::WorkbookUnreadable,
         "BACKEND_ERROR" => ErrorCode::BackendError,
+        "PREFLIGHT_TIMEOUT" => ErrorCode::PreflightTimeout,
         "CHANGE_CONFLICT" => ErrorCode::ChangeConflict,
         _ => ErrorCode::Internal,
     };
@@ -206,6 +207,17 @@ pub fn workbook_compare(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_formula_check_out_of_time_is_its_own_code() {
+        let err = api_error(keiri_xlsx::Error::Budget("the check took over 60 s".into()));
+        assert_eq!(err.code, ErrorCode::PreflightTimeout);
+        assert_eq!(err.code.as_str(), "PREFLIGHT_TIMEOUT");
+        assert_eq!(
+            api_error(keiri_xlsx::Error::Backend("zip".into())).code,
+            ErrorCode::BackendError
+        );
+    }
 
     #[test]
     fn request_errors_map_to_api_codes() {

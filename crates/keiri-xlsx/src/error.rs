@@ -52,8 +52,8 @@ impl Error {
             Error::Unreadable { .. } => "WORKBOOK_UNREADABLE",
             Error::Io { source, .. } if source.kind() == io::ErrorKind::NotFound => "NOT_FOUND",
             Error::Io { .. } => "IO_ERROR",
-            // The API documents BACKEND_ERROR as "the zip writer or the formula engine failed".
-            Error::Backend(_) | Error::Budget(_) => "BACKEND_ERROR",
+            Error::Backend(_) => "BACKEND_ERROR",
+            Error::Budget(_) => "PREFLIGHT_TIMEOUT",
         }
     }
 

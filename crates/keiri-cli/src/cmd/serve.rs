@@ -355,6 +355,7 @@ fn error_response(err: ApiError) -> Response {
         ErrorCode::WorkspaceNotAllowed => StatusCode::BAD_REQUEST,
         ErrorCode::LlmNotConfigured => StatusCode::SERVICE_UNAVAILABLE,
         ErrorCode::LlmFailed => StatusCode::BAD_GATEWAY,
+        ErrorCode::PreflightTimeout => StatusCode::GATEWAY_TIMEOUT,
         // 499 (nginx's "client closed request"): only seen if a plain call is cancelled.
         ErrorCode::Cancelled => StatusCode::from_u16(499).unwrap_or(StatusCode::BAD_REQUEST),
         _ => StatusCode::INTERNAL_SERVER_ERROR,

@@ -154,7 +154,7 @@ fn running_out_of_time_is_a_coded_error_and_writes_nothing() {
     }))
     .unwrap();
     let err = keiri_xlsx::patch(&req, &env).unwrap_err();
-    assert_eq!(err.code(), "BACKEND_ERROR", "{err}");
+    assert_eq!(err.code(), "PREFLIGHT_TIMEOUT", "{err}");
     assert!(err.to_string().contains("did not finish"), "{err}");
     assert!(!ws.path("book_patched.xlsx").exists());
 }
