@@ -609,3 +609,24 @@ fn a_document_given_by_path_is_read_from_the_file() {
     );
     assert_eq!(result.unwrap_err().code, ErrorCode::FileNotFound);
 }
+
+#[test]
+fn one_model_serves_node_after_node() {
+    // Each node drives the model on a runtime of its own; the model (and its HTTP client) is
+    // the run's, shared by every node: a connection kept from the first node must not break
+    // the second's call.
+    let (llm, server) = fake_llm(vec![
+        Reply::json_content(&json!({"summary": "一つ目", "key_points": []})),
+        Reply::json_content(&json!({"summary": "二つ目", "key_points": []})),
+        Reply::json_content(&json!({"summary": "三つ目", "key_points": []})),
+    ]);
+    for expected in ["一つ目", "二つ目", "三つ目"] {
+        let (out, _) = ok(
+            "ai.summarize_documents",
+            json!({"documents": ["契約書の本文"]}),
+            &llm,
+        );
+        assert_eq!(out["overall_summary"], expected);
+    }
+    assert_eq!(server.requests().len(), 3);
+}
