@@ -113,8 +113,6 @@ pub fn run() -> Result<(), Error> {
         .or(saved);
     let workspace = workspace_dir(chosen, std::env::current_dir())?;
     let ctx = keiri_api::Context::new(workspace);
-    // The first candidate search should not wait for the embedding model to load.
-    keiri_api::prewarm(&ctx);
     setup(tauri::Builder::default(), ctx)
         .run(tauri_context())
         .map_err(Error::Tauri)

@@ -214,6 +214,13 @@ describe('the Design tab flow against keiri serve and a fake LLM', () => {
     if (workspace) rmSync(workspace, { recursive: true, force: true });
   });
 
+  it('starts loading the embedding model once the window is interactive', async () => {
+    await page.waitForFunction(() => window.__KEIRI_INTERACTIVE__ !== undefined);
+    await page.waitForFunction(() =>
+      performance.getEntriesByType('resource').some((e) => e.name.endsWith('/api/embeddings_prewarm')),
+    );
+  });
+
   it('takes an instruction and an uploaded document, and lists candidates to pin', async () => {
     await page.getByTestId('instruction').fill(INSTRUCTION);
     await page.getByTestId('document-input').setInputFiles({

@@ -10,6 +10,7 @@ import {
   documentsExtract,
   documentsMetrics,
   documentsUpload,
+  embeddingsPrewarm,
   isTauri,
   pickFiles,
   planGenerate,
@@ -232,6 +233,8 @@ export function App() {
   useLayoutEffect(() => {
     if (catalog.kind === 'ready' && window.__KEIRI_INTERACTIVE__ === undefined) {
       window.__KEIRI_INTERACTIVE__ = performance.now();
+      // Now the model for the first candidate search can load without slowing the start.
+      void embeddingsPrewarm().catch(() => undefined);
     }
   }, [catalog.kind]);
 

@@ -64,7 +64,10 @@ pub use llm::{LlmProviderKind, LlmStatusProblem, LlmStatusRequest, LlmStatusResp
 pub use plan::{
     catalog_list, load_catalog, plan_dry_run, plan_register, plan_register_at, plan_validate,
 };
-pub use retrieve::{blocks_retrieve, blocks_retrieve_eval, prewarm, retrieval};
+pub use retrieve::{
+    EmbeddingsPrewarmRequest, EmbeddingsPrewarmResponse, blocks_retrieve, blocks_retrieve_eval,
+    embeddings_prewarm, prewarm, retrieval,
+};
 pub use run::{
     PlanRunRequest, PlanRunResponse, RunCancelRequest, RunCancelResponse, RunEventSink, RunFailure,
     RunGetRequest, RunGetResponse, RunListRequest, RunListResponse, RunNode, RunOutputRequest,

@@ -112,9 +112,10 @@ fn build_index(
 }
 
 /// Loads the embedding model the first candidate search will use, on a background thread, so
-/// that search does not wait for it: the desktop app and `keiri serve` call it at start. The
-/// local model takes most of a second to load (its 250,000-piece tokenizer); the window is
-/// interactive before that, and a person types an instruction for longer. Loading is shared
+/// that search does not wait for it. The local model takes most of a second to load (its
+/// 250,000-piece tokenizer), about as long as the window takes to become interactive, and on
+/// two cores the two would slow each other: so the window asks for it once it is interactive
+/// ([`embeddings_prewarm`]), and `keiri serve` at start. Loading is shared
 /// ([`keiri_search::embed::E5Embedder::shared`]): a search that comes first waits for this one
 /// load instead of starting another. Nothing is reported: a model that cannot be loaded is
 /// reported by the search itself, as a note.
@@ -126,6 +127,27 @@ pub fn prewarm(ctx: &Context) -> Option<std::thread::JoinHandle<()>> {
             let _ = keiri_search::select_embedder(&config, &mut Vec::new());
         })
         .ok()
+}
+
+/// Start loading the embedding model in the background ([`prewarm`]).
+#[derive(Debug, Clone, Default, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EmbeddingsPrewarmRequest {}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct EmbeddingsPrewarmResponse {
+    /// A loading thread was started (false only when no thread could be started).
+    pub started: bool,
+}
+
+/// [`prewarm`], for the window to call once it is interactive; answers at once.
+pub fn embeddings_prewarm(
+    ctx: &Context,
+    _req: EmbeddingsPrewarmRequest,
+) -> Result<EmbeddingsPrewarmResponse, ApiError> {
+    Ok(EmbeddingsPrewarmResponse {
+        started: prewarm(ctx).is_some(),
+    })
 }
 
 /// The Top-K block candidates for an instruction (and attached documents), with their

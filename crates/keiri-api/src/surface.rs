@@ -125,6 +125,7 @@ surface! {
         workbook_compare(crate::WorkbookCompareRequest) -> crate::WorkbookCompareResponse = crate::workbook_compare;
         blocks_retrieve(crate::retrieval::RetrieveRequest) -> crate::retrieval::RetrieveResponse = crate::blocks_retrieve;
         blocks_retrieve_eval(crate::retrieval::RetrieveEvalRequest) -> crate::retrieval::EvalReport = crate::blocks_retrieve_eval;
+        embeddings_prewarm(crate::EmbeddingsPrewarmRequest) -> crate::EmbeddingsPrewarmResponse = crate::embeddings_prewarm;
         llm_status(crate::LlmStatusRequest) -> crate::LlmStatusResponse = crate::llm_status;
         apply_patch(crate::patches::ApplyPatchRequest) -> crate::patches::ApplyPatchResult = crate::apply_patch;
         templates_list(crate::TemplatesListRequest) -> crate::TemplatesListResponse = crate::templates_list;

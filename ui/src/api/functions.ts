@@ -14,6 +14,7 @@ export type ApiFunction =
   | 'workbook_compare'
   | 'blocks_retrieve'
   | 'blocks_retrieve_eval'
+  | 'embeddings_prewarm'
   | 'llm_status'
   | 'apply_patch'
   | 'templates_list'
@@ -56,6 +57,7 @@ export const FUNCTIONS: readonly ApiFunction[] = [
   'workbook_compare',
   'blocks_retrieve',
   'blocks_retrieve_eval',
+  'embeddings_prewarm',
   'llm_status',
   'apply_patch',
   'templates_list',

@@ -56,6 +56,15 @@ export function requirementsAnswer(request: RequirementsAnswerRequest): Promise<
   return call<RequirementsAnswerResponse>('requirements_answer', request);
 }
 
+/**
+ * Starts loading the embedding model in the background, so the first candidate search does not
+ * wait for it; the window calls it once it is interactive (loading earlier would slow the
+ * start on a small machine). Answers at once.
+ */
+export function embeddingsPrewarm(): Promise<{ started: boolean }> {
+  return call<{ started: boolean }>('embeddings_prewarm', {});
+}
+
 export function blocksRetrieve(request: RetrieveRequest): Promise<RetrieveResponse> {
   return call<RetrieveResponse>('blocks_retrieve', request);
 }
