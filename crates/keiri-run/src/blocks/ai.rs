@@ -254,6 +254,36 @@ impl<'c, 'a> Model<'c, 'a> {
         Ok(out)
     }
 
+    /// One call per document that has text, each with `system`: the answers in the documents'
+    /// order, `None` for a document without text (a scanned PDF without a text layer), for
+    /// which nothing is sent.
+    #[allow(clippy::type_complexity)]
+    pub fn ask_documents(
+        &mut self,
+        docs: &[Document],
+        system: &str,
+        shape: &OutputShape,
+    ) -> Result<Vec<Option<Result<Json, AskFailure>>>, BlockError> {
+        let asks = docs
+            .iter()
+            .filter(|d| !d.text.trim().is_empty())
+            .map(|doc| Ask {
+                purpose: format!("document {}", doc.name),
+                system: system.to_string(),
+                user: document_message(doc),
+            })
+            .collect();
+        let mut answers = self.ask_all(asks, shape)?.into_iter();
+        Ok(docs
+            .iter()
+            .map(|d| {
+                (!d.text.trim().is_empty())
+                    .then(|| answers.next())
+                    .flatten()
+            })
+            .collect())
+    }
+
     /// Asks one question whose answer the block cannot do without: an unusable answer fails the
     /// block with its code.
     pub fn ask_one(&mut self, ask: Ask, shape: &OutputShape) -> Result<Json, BlockError> {
@@ -672,6 +702,9 @@ pub(crate) fn documents(
     }
     Ok(docs)
 }
+
+/// What a document without text gets instead of an answer.
+pub(crate) const NO_TEXT: &str = "文書にテキストがありません（画像だけのPDFなど） / the document has no text (an image-only PDF?)";
 
 /// `text` cut to `max` characters, and whether it was cut.
 pub(crate) fn cut(text: &str, max: usize) -> (String, bool) {

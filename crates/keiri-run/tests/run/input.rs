@@ -684,14 +684,3 @@ fn bank_statement_zengin_fixed_width() {
     .unwrap();
     assert_eq!(flat["rows"], out["rows"]);
 }
-
-#[test]
-fn every_input_spec_is_registered() {
-    let registry = keiri_run::block::Registry::builtins();
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../block_specs/input");
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
-        let id = name.trim_end_matches(".yaml");
-        assert!(registry.get(id).is_some(), "{id} has no builtin");
-    }
-}

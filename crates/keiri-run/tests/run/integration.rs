@@ -838,14 +838,3 @@ fn schedule_trigger_refuses_bad_schedules() {
         }
     }
 }
-
-#[test]
-fn every_integration_spec_has_a_builtin() {
-    let registry = keiri_run::block::Registry::builtins();
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../block_specs/integration");
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let name = entry.unwrap().file_name().into_string().unwrap();
-        let id = name.trim_end_matches(".yaml");
-        assert!(registry.get(id).is_some(), "{id} has no builtin");
-    }
-}

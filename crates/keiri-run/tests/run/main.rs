@@ -1,6 +1,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! Integration tests of keiri-run: the engine and every builtin block.
 mod ai;
+mod catalog;
 mod control;
 mod engine;
 mod input;

@@ -617,14 +617,3 @@ fn semantic_topk_ranks_by_shared_words_without_an_embedder() {
                "unmatched": []}),
     );
 }
-
-#[test]
-fn every_matching_spec_has_a_builtin() {
-    let registry = Registry::builtins();
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../block_specs/matching");
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let name = entry.unwrap().file_name().into_string().unwrap();
-        let id = name.trim_end_matches(".yaml");
-        assert!(registry.get(id).is_some(), "{id} has no builtin");
-    }
-}

@@ -540,14 +540,3 @@ fn report_summary_groups_findings_by_severity_and_rule() {
     );
     assert_eq!(out["summary"], json!({"total_count": 3, "by_severity": {}}));
 }
-
-#[test]
-fn every_output_spec_has_a_builtin() {
-    let registry = keiri_run::block::Registry::builtins();
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../block_specs/output");
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let name = entry.unwrap().file_name().into_string().unwrap();
-        let id = name.trim_end_matches(".yaml");
-        assert!(registry.get(id).is_some(), "{id} has no builtin");
-    }
-}

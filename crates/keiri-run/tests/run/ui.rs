@@ -209,18 +209,6 @@ fn approval_routes_by_amount_and_needs_every_decision() {
     );
 }
 
-#[test]
-fn every_ui_spec_has_a_builtin() {
-    let registry = Registry::builtins();
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../block_specs/ui");
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let name = entry.unwrap().file_name().into_string().unwrap();
-        let id = name.trim_end_matches(".yaml");
-        assert!(registry.get(id).is_some(), "{id} has no builtin");
-    }
-    assert!(registry.get("control.approval").is_some());
-}
-
 const PLAN: &str = "id: confirm_then_count
 graph:
   - {id: read, block: csv.read, in: {path: invoices.csv}, out: {rows: rows}}

@@ -2,7 +2,7 @@
 
 use serde_json::{Value as Json, json};
 
-use super::{Ask, Model, OutputShape, document_message, documents};
+use super::{Model, NO_TEXT, OutputShape, documents};
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::value::Row;
 
@@ -31,29 +31,14 @@ pub(super) fn extract_fields(
         }
         _ => SYSTEM.to_string(),
     };
+    let answers = model.ask_documents(&docs, &system, &shape)?;
     let mut failures = Vec::new();
-    let mut asks = Vec::new();
-    let mut asked = Vec::new();
-    for doc in &docs {
-        if doc.text.trim().is_empty() {
-            // A scanned PDF without a text layer: nothing to send.
-            failures.push(json!({
-                "name": doc.name,
-                "missing_fields": fields,
-                "message": "文書にテキストがありません（画像だけのPDFなど） / the document has no text (an image-only PDF?)",
-            }));
+    let mut rows: Vec<Row> = Vec::with_capacity(docs.len());
+    for (doc, answer) in docs.iter().zip(answers) {
+        let Some(answer) = answer else {
+            failures.push(json!({"name": doc.name, "missing_fields": fields, "message": NO_TEXT}));
             continue;
-        }
-        asks.push(Ask {
-            purpose: format!("document {}", doc.name),
-            system: system.clone(),
-            user: document_message(doc),
-        });
-        asked.push(doc);
-    }
-    let answers = model.ask_all(asks, &shape)?;
-    let mut rows: Vec<Row> = Vec::with_capacity(asked.len());
-    for (doc, answer) in asked.into_iter().zip(answers) {
+        };
         match answer {
             Ok(Json::Object(values)) => {
                 let missing: Vec<&String> = fields

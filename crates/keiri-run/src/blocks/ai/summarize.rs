@@ -2,9 +2,7 @@
 
 use serde_json::{Value as Json, json};
 
-use super::{
-    Ask, Model, OutputShape, document_message, documents, failure_error, language_instruction,
-};
+use super::{Ask, Model, NO_TEXT, OutputShape, documents, failure_error, language_instruction};
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 
 const SYSTEM: &str = "You summarise business documents (contracts, approval requests, minutes, \
@@ -47,30 +45,15 @@ pub(super) fn summarize_documents(
             "additionalProperties": false,
         }),
     );
-    // One slot per document, in the documents' order.
-    let mut summaries = vec![Json::Null; docs.len()];
-    let mut asks = Vec::new();
-    let mut asked = Vec::new();
-    for (i, doc) in docs.iter().enumerate() {
-        if doc.text.trim().is_empty() {
-            summaries[i] = json!({
-                "name": doc.name,
-                "summary": "",
-                "key_points": ["文書にテキストがありません（画像だけのPDFなど） / the document has no text"],
-            });
-            continue;
-        }
-        asks.push(Ask {
-            purpose: format!("document {}", doc.name),
-            system: system.clone(),
-            user: document_message(doc),
-        });
-        asked.push(i);
-    }
-    let answers = model.ask_all(asks, &per_document)?;
+    let answers = model.ask_documents(&docs, &system, &per_document)?;
+    let mut summaries = Vec::with_capacity(docs.len());
     let mut written = Vec::new();
-    for (i, answer) in asked.into_iter().zip(answers) {
-        let name = &docs[i].name;
+    for (doc, answer) in docs.iter().zip(answers) {
+        let Some(answer) = answer else {
+            summaries.push(json!({"name": doc.name, "summary": "", "key_points": [NO_TEXT]}));
+            continue;
+        };
+        let name = &doc.name;
         let answer = answer.map_err(|f| failure_error(&format!("document {name}"), &f))?;
         let entry = json!({
             "name": name,
@@ -78,7 +61,7 @@ pub(super) fn summarize_documents(
             "key_points": answer["key_points"],
         });
         written.push(entry.clone());
-        summaries[i] = entry;
+        summaries.push(entry);
     }
     let overall = match written.as_slice() {
         [] => String::new(),
