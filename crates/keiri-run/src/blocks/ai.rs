@@ -284,18 +284,26 @@ impl<'c, 'a> Model<'c, 'a> {
             .collect())
     }
 
-    /// Asks one question whose answer the block cannot do without: an unusable answer fails the
-    /// block with its code.
+    /// [`Model::ask_all`] for a block that needs every answer: the first unusable one fails
+    /// the block with its code.
+    pub fn ask_each(
+        &mut self,
+        asks: Vec<Ask>,
+        shape: &OutputShape,
+    ) -> Result<Vec<Json>, BlockError> {
+        let purposes: Vec<String> = asks.iter().map(|a| a.purpose.clone()).collect();
+        self.ask_all(asks, shape)?
+            .into_iter()
+            .zip(&purposes)
+            .map(|(answer, purpose)| answer.map_err(|f| failure_error(purpose, &f)))
+            .collect()
+    }
+
+    /// One question the block cannot do without ([`Model::ask_each`]).
     pub fn ask_one(&mut self, ask: Ask, shape: &OutputShape) -> Result<Json, BlockError> {
-        let purpose = ask.purpose.clone();
-        match self.ask_all(vec![ask], shape)?.pop() {
-            Some(Ok(json)) => Ok(json),
-            Some(Err(f)) => Err(failure_error(&purpose, &f)),
-            None => Err(BlockError::failed(
-                "AIモデルの回答がありません",
-                "the model gave no answer",
-            )),
-        }
+        self.ask_each(vec![ask], shape)?.pop().ok_or_else(|| {
+            BlockError::failed("AIモデルの回答がありません", "the model gave no answer")
+        })
     }
 }
 

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde_json::{Value as Json, json};
 
-use super::{Ask, Model, OutputShape, failure_error};
+use super::{Ask, Model, OutputShape};
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::value::Row;
 
@@ -183,11 +183,8 @@ pub(super) fn classify_account(
             }
         })
         .collect();
-    let purposes: Vec<String> = asks.iter().map(|a| a.purpose.clone()).collect();
-    let answers = model.ask_all(asks, &shape)?;
     let mut suggestions: HashMap<usize, Json> = HashMap::new();
-    for (answer, purpose) in answers.into_iter().zip(&purposes) {
-        let answer = answer.map_err(|f| failure_error(purpose, &f))?;
+    for answer in model.ask_each(asks, &shape)? {
         for item in answer["items"].as_array().into_iter().flatten() {
             if let Some(row) = item["row"].as_u64().and_then(|r| usize::try_from(r).ok()) {
                 suggestions.entry(row).or_insert_with(|| item.clone());

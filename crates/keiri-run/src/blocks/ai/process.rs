@@ -2,7 +2,7 @@
 
 use serde_json::{Value as Json, json};
 
-use super::{Ask, Model, OutputShape, cut, failure_error};
+use super::{Ask, Model, OutputShape, cut};
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 
 const SYSTEM: &str = "You assist an accounting team in Japan. Follow the instruction exactly, \
@@ -86,22 +86,8 @@ pub(super) fn process_llm(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Out
             }
         })
         .collect();
-    let answers = model.ask_all(asks, &shape)?;
-    let mut results = Vec::with_capacity(answers.len());
-    for (i, answer) in answers.into_iter().enumerate() {
-        match answer {
-            Ok(v) => results.push(v),
-            // Results are passed on only when every one matches the schema.
-            Err(f) => {
-                let purpose = if per_item {
-                    format!("item {}", i + 1)
-                } else {
-                    "input".into()
-                };
-                return Err(failure_error(&purpose, &f));
-            }
-        }
-    }
+    // Results are passed on only when every one matches the schema.
+    let results = model.ask_each(asks, &shape)?;
     let mut summary = model.tally.to_json(model.name());
     summary.insert(
         "temperature".into(),

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use serde_json::{Value as Json, json};
 
-use super::{Ask, Model, OutputShape, cut, failure_error, language_instruction};
+use super::{Ask, Model, OutputShape, cut, language_instruction};
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::blocks::cancelled;
 use crate::blocks::control::{number, text};
@@ -121,11 +121,8 @@ pub(super) fn explain_variances(
             }
         })
         .collect();
-    let purposes: Vec<String> = asks.iter().map(|a| a.purpose.clone()).collect();
-    let answers = model.ask_all(asks, &shape)?;
     let mut comments: HashMap<usize, String> = HashMap::new();
-    for (answer, purpose) in answers.into_iter().zip(&purposes) {
-        let answer = answer.map_err(|f| failure_error(purpose, &f))?;
+    for answer in model.ask_each(asks, &shape)? {
         for c in answer["comments"].as_array().into_iter().flatten() {
             if let (Some(row), Some(comment)) = (c["row"].as_u64(), c["comment"].as_str()) {
                 comments
