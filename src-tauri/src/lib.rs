@@ -112,7 +112,9 @@ pub fn run() -> Result<(), Error> {
         .filter(|v| !v.is_empty())
         .or(saved);
     let workspace = workspace_dir(chosen, std::env::current_dir())?;
-    let ctx = keiri_api::Context::new(workspace);
+    let mut ctx = keiri_api::Context::new(workspace);
+    // The window asks again while the embedding model loads (keyword results meanwhile).
+    ctx.interactive = true;
     setup(tauri::Builder::default(), ctx)
         .run(tauri_context())
         .map_err(Error::Tauri)

@@ -42,6 +42,11 @@ pub struct Context {
     /// The runs in progress in this process, by run id, so `run_cancel` can stop one; shared
     /// by every clone of the context.
     pub running: crate::run::Running,
+    /// A person waits at a window that asks again (the desktop app, `keiri serve`): a candidate
+    /// search then answers with BM25 at once while the embedding model is still loading, with
+    /// `embedding_progress` telling the window to ask again. One-shot callers (the CLI, MCP)
+    /// wait for the model instead.
+    pub interactive: bool,
 }
 
 impl Context {
@@ -83,6 +88,7 @@ impl Context {
             config_dir: crate::settings::default_config_dir(),
             secrets: crate::settings::default_secret_store(),
             running: crate::run::Running::default(),
+            interactive: false,
         }
     }
 

@@ -95,14 +95,26 @@ fn build_index(
             issues.len()
         ));
     }
+    let docs = catalog.blocks().map(Document::from_block).collect();
+    let options = IndexOptions::default();
     let embedder = if embedding == Embedding::Off {
         None
     } else {
         let config = embed_config(ctx, notes);
+        // A window does not wait for the local model to load: keyword results now, the hybrid
+        // ranking when it asks again.
+        if embedding == Embedding::Background && ctx.interactive && local_model_loading(&config) {
+            spawn_load(config);
+            let (index, progress) = Index::build_while_model_loads(
+                docs,
+                keiri_search::embed::LOCAL_MODEL_NAME,
+                &options,
+            )
+            .map_err(api_error)?;
+            return Ok((index, Some(progress)));
+        }
         keiri_search::select_embedder(&config, notes)
     };
-    let docs = catalog.blocks().map(Document::from_block).collect();
-    let options = IndexOptions::default();
     if embedding == Embedding::Background {
         Index::build_background(docs, embedder, &options).map_err(api_error)
     } else {
@@ -120,7 +132,23 @@ fn build_index(
 /// load instead of starting another. Nothing is reported: a model that cannot be loaded is
 /// reported by the search itself, as a note.
 pub fn prewarm(ctx: &Context) -> Option<std::thread::JoinHandle<()>> {
-    let config = embed_config(ctx, &mut Vec::new());
+    spawn_load(embed_config(ctx, &mut Vec::new()))
+}
+
+/// Whether `config` chooses the local model and its files are there, but it is not loaded yet.
+fn local_model_loading(config: &EmbedConfig) -> bool {
+    use keiri_search::embed::{E5Embedder, EmbedPreference, MODEL_FILE};
+    matches!(
+        config.preference,
+        EmbedPreference::Auto | EmbedPreference::Local
+    ) && config
+        .local_model_dir
+        .as_deref()
+        .is_some_and(|dir| dir.join(MODEL_FILE).is_file() && !E5Embedder::is_loaded(dir))
+}
+
+/// Loads the embedder `config` chooses on a thread of its own.
+fn spawn_load(config: EmbedConfig) -> Option<std::thread::JoinHandle<()>> {
     std::thread::Builder::new()
         .name("keiri-prewarm".into())
         .spawn(move || {
@@ -267,31 +295,38 @@ mod tests {
         }
     }
 
-    #[test]
-    fn prewarm_loads_the_local_model_before_the_first_search() {
+    /// The local model's directory, or `None` (with a message) where it was not fetched; in CI
+    /// (`make test` fetches it) a missing model is a failure.
+    fn model_dir() -> Option<std::path::PathBuf> {
         let dir = std::env::var_os("KEIRI_EMBED_MODEL_DIR")
             .map(std::path::PathBuf::from)
             .unwrap_or_else(|| {
                 std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
                     .join("../../models/multilingual-e5-small")
             });
-        if !dir.join(keiri_search::embed::MODEL_FILE).is_file() {
-            // CI fetches the model (make test): there a missing model is a failure.
-            assert!(
-                std::env::var("CI").is_err(),
-                "CI but the model is missing in {}",
-                dir.display()
-            );
-            eprintln!(
-                "SKIPPED: the local embedding model is not in {}",
-                dir.display()
-            );
-            return;
+        if dir.join(keiri_search::embed::MODEL_FILE).is_file() {
+            return Some(dir);
         }
-        let ws = tempfile::tempdir().unwrap();
-        let config = tempfile::tempdir().unwrap();
+        assert!(
+            std::env::var("CI").is_err(),
+            "CI but the model is missing in {}",
+            dir.display()
+        );
+        eprintln!(
+            "SKIPPED: the local embedding model is not in {}",
+            dir.display()
+        );
+        None
+    }
+
+    /// A context whose embeddings use the local model in `dir`.
+    fn local_model_ctx(
+        ws: &std::path::Path,
+        config: &std::path::Path,
+        dir: &std::path::Path,
+    ) -> Context {
         keiri_fs::write_atomic(
-            &ws.path().join(".env"),
+            &ws.join(".env"),
             format!(
                 "KEIRI_EMBEDDER=local\nKEIRI_EMBED_MODEL_DIR={}\n",
                 dir.display()
@@ -299,10 +334,59 @@ mod tests {
             .as_bytes(),
         )
         .unwrap();
-        let ctx = ctx(ws.path()).with_config_dir(config.path().to_path_buf());
+        ctx(ws).with_config_dir(config.to_path_buf())
+    }
+
+    #[test]
+    fn prewarm_loads_the_local_model_before_the_first_search() {
+        let Some(dir) = model_dir() else { return };
+        let (ws, config) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let ctx = local_model_ctx(ws.path(), config.path(), &dir);
         assert!(!keiri_search::embed::E5Embedder::is_loaded(&dir));
         prewarm(&ctx).unwrap().join().unwrap();
         assert!(keiri_search::embed::E5Embedder::is_loaded(&dir));
+    }
+
+    #[test]
+    fn a_window_gets_keyword_results_while_the_model_loads_then_the_hybrid_ranking() {
+        let Some(dir) = model_dir() else { return };
+        let (ws, config) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let mut ctx = local_model_ctx(ws.path(), config.path(), &dir);
+        ctx.interactive = true;
+        let body = json!({"instruction": "請求書の重複を検出したい"});
+        let first = crate::dispatch(&ctx, "blocks_retrieve", body.clone()).unwrap();
+        assert_eq!(first["mode"], "bm25", "{first:#}");
+        assert_eq!(first["embedding_progress"]["done"], 0, "{first:#}");
+        assert!(first["embedding_progress"]["total"].as_u64().unwrap() > 0);
+        assert!(!first["candidates"].as_array().unwrap().is_empty());
+        // The window asks again; by then the model has loaded (waited for here, not timed).
+        for _ in 0..2400 {
+            if keiri_search::embed::E5Embedder::is_loaded(&dir) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let second = crate::dispatch(&ctx, "blocks_retrieve", body).unwrap();
+        assert_eq!(second["mode"], "hybrid", "{second:#}");
+        assert!(second["embedding_progress"].is_null(), "{second:#}");
+    }
+
+    #[test]
+    fn a_one_shot_caller_waits_for_the_model() {
+        let Some(dir) = model_dir() else { return };
+        let (ws, config) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let ctx = local_model_ctx(ws.path(), config.path(), &dir);
+        assert!(
+            !ctx.interactive,
+            "the CLI and MCP contexts are not interactive"
+        );
+        let first = crate::dispatch(
+            &ctx,
+            "blocks_retrieve",
+            json!({"instruction": "請求書の重複を検出したい"}),
+        )
+        .unwrap();
+        assert_eq!(first["mode"], "hybrid", "{first:#}");
     }
 
     #[test]

@@ -225,6 +225,21 @@ impl Index {
         }
     }
 
+    /// The BM25 index of `docs` while the embedding model `model` is still loading: the dense
+    /// side comes with a later call, and the progress says nothing is embedded yet.
+    pub fn build_while_model_loads(
+        docs: Vec<Document>,
+        model: &str,
+        options: &IndexOptions,
+    ) -> Result<(Index, Progress), Error> {
+        let total = passages(&docs).len();
+        let mut index = Index::assemble(docs, None, None, options)?;
+        index.notes.push(format!(
+            "loading the embedding model {model}; BM25 results meanwhile"
+        ));
+        Ok((index, Progress { done: 0, total }))
+    }
+
     /// The index of `docs` with the passage vectors `flat` (all passages in document order,
     /// with their count), or without a dense side when there are none or they failed.
     fn assemble(

@@ -363,7 +363,9 @@ fn error_response(err: ApiError) -> Response {
     (status, axum::Json(err)).into_response()
 }
 
-pub fn run(ctx: Context, args: &ServeArgs) -> anyhow::Result<ExitCode> {
+pub fn run(mut ctx: Context, args: &ServeArgs) -> anyhow::Result<ExitCode> {
+    // The window asks again while the embedding model loads (keyword results meanwhile).
+    ctx.interactive = true;
     let ui_dir = args.ui_dir.clone().or_else(find_ui_dir);
     if let Some(dir) = &ui_dir {
         anyhow::ensure!(

@@ -66,9 +66,23 @@ impl std::fmt::Debug for E5Embedder {
     }
 }
 
-/// Models already loaded in this process, by directory: loading takes a few hundred
-/// milliseconds and 150 MB, so `keiri serve` and the desktop app load it once.
-static LOADED: Mutex<Option<HashMap<PathBuf, Arc<E5Embedder>>>> = Mutex::new(None);
+/// The model of each directory in this process, loaded once: loading takes most of a second
+/// and 150 MB, so `keiri serve` and the desktop app share one. Each directory has its own slot,
+/// locked while its model loads, so asking whether a model is loaded never waits for the load.
+type Slot = Arc<Mutex<Option<Arc<E5Embedder>>>>;
+static LOADED: Mutex<Option<HashMap<PathBuf, Slot>>> = Mutex::new(None);
+
+fn slot(dir: &Path) -> Slot {
+    let key = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    let mut guard = LOADED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    guard
+        .get_or_insert_with(HashMap::new)
+        .entry(key)
+        .or_default()
+        .clone()
+}
 
 impl E5Embedder {
     /// Loads `dir/e5-small-q4.bin` and `dir/tokenizer.json`.
@@ -113,29 +127,29 @@ impl E5Embedder {
         })
     }
 
-    /// The process-wide instance for `dir`, loading it on first use.
+    /// The process-wide instance for `dir`, loading it on first use (a second caller waits for
+    /// that load instead of starting another).
     pub fn shared(dir: &Path) -> Result<Arc<E5Embedder>, Error> {
-        let key = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
-        let mut guard = LOADED
+        let slot = slot(dir);
+        let mut model = slot
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let map = guard.get_or_insert_with(HashMap::new);
-        if let Some(model) = map.get(&key) {
+        if let Some(model) = model.as_ref() {
             return Ok(model.clone());
         }
-        let model = Arc::new(E5Embedder::load(dir)?);
-        map.insert(key, model.clone());
-        Ok(model)
+        let loaded = Arc::new(E5Embedder::load(dir)?);
+        *model = Some(loaded.clone());
+        Ok(loaded)
     }
 
-    /// Whether the model of `dir` is loaded in this process ([`E5Embedder::shared`]).
+    /// Whether the model of `dir` is loaded in this process ([`E5Embedder::shared`]); false
+    /// while it is loading. Never waits.
     pub fn is_loaded(dir: &Path) -> bool {
-        let key = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
-        LOADED
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .as_ref()
-            .is_some_and(|map| map.contains_key(&key))
+        match slot(dir).try_lock() {
+            Ok(model) => model.is_some(),
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner().is_some(),
+            Err(std::sync::TryLockError::WouldBlock) => false,
+        }
     }
 
     /// Token ids (with `<s>` and `</s>`) of one text as the model sees it.
