@@ -76,22 +76,20 @@ pub(crate) struct Tally {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
     pub total_tokens: u64,
-    pub strategies: Vec<String>,
+    /// The output modes that answered (`json_schema`, …), each once.
+    pub strategies: std::collections::BTreeSet<String>,
 }
 
 impl Tally {
     /// The tally as summary fields (`calls`, `prompt_tokens`, …, `model`).
     pub fn to_json(&self, model: &str) -> serde_json::Map<String, Json> {
-        let mut strategies = self.strategies.clone();
-        strategies.sort();
-        strategies.dedup();
         let mut m = serde_json::Map::new();
         m.insert("model".into(), json!(model));
         m.insert("calls".into(), json!(self.calls));
         m.insert("prompt_tokens".into(), json!(self.prompt_tokens));
         m.insert("completion_tokens".into(), json!(self.completion_tokens));
         m.insert("total_tokens".into(), json!(self.total_tokens));
-        m.insert("strategies".into(), json!(strategies));
+        m.insert("strategies".into(), json!(self.strategies));
         m
     }
 }
@@ -247,7 +245,7 @@ impl<'c, 'a> Model<'c, 'a> {
             self.tally.completion_tokens += call.completion_tokens;
             self.tally.total_tokens += call.total_tokens;
             if let Some(s) = call.strategy {
-                self.tally.strategies.push(s);
+                self.tally.strategies.insert(s);
             }
             out.push(result);
         }

@@ -614,14 +614,7 @@ fn patch_workbook(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Bl
     req.return_inverse_ops = true;
     let env = keiri_xlsx::PatchEnv::new(keiri_fs::PathPolicy::trusted(ctx.base_dir));
     // The target is known only after keiri-xlsx names it; a skip is seen as "existed before".
-    let stem = source
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let ext = source
-        .extension()
-        .map(|e| format!(".{}", e.to_string_lossy()))
-        .unwrap_or_default();
+    let (stem, ext) = stem_and_ext(&source.to_string_lossy());
     let target_name = req
         .out_name
         .clone()
