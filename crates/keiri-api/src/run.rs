@@ -906,7 +906,7 @@ pub fn run_list(ctx: &Context, req: RunListRequest) -> Result<RunListResponse, A
                     run_id: state.run_id,
                     status: snake(&state.status),
                     started_at: state.started_at,
-                    duration_ms: last_duration(&run_dir),
+                    duration_ms: state.duration_ms,
                     applied: crate::apply::applied_writes(&run_dir),
                 });
             }
@@ -914,17 +914,6 @@ pub fn run_list(ctx: &Context, req: RunListRequest) -> Result<RunListResponse, A
     }
     runs.sort_by(|a, b| b.run_id.cmp(&a.run_id));
     Ok(RunListResponse { runs })
-}
-
-/// The duration of the run's last `run_finish` event.
-fn last_duration(run_dir: &Path) -> Option<u64> {
-    let text = std::fs::read_to_string(run_dir.join("events.jsonl")).ok()?;
-    text.lines().rev().find_map(|line| {
-        match serde_json::from_str::<keiri_run::Event>(line).ok()? {
-            keiri_run::Event::RunFinish { duration_ms, .. } => Some(duration_ms),
-            _ => None,
-        }
-    })
 }
 
 fn read_dirs(dir: &Path) -> Vec<PathBuf> {

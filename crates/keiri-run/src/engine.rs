@@ -165,6 +165,7 @@ pub fn run(
             state.env_allow.dedup();
             state.plan_sha256 = sha.clone();
             state.status = RunStatus::Running;
+            state.duration_ms = None;
             state.write = options.write;
             (dir, state, true)
         }
@@ -181,6 +182,7 @@ pub fn run(
                 env_allow: options.env_allow.iter().cloned().collect(),
                 write: options.write,
                 nodes: Default::default(),
+                duration_ms: None,
             };
             (dir, state, false)
         }
@@ -236,9 +238,11 @@ pub fn run(
     } else {
         RunStatus::Finished
     };
+    let duration_ms = millis(started.elapsed());
     let state = {
         let mut state = runner.lock_state();
         state.status = status;
+        state.duration_ms = Some(duration_ms);
         state.clone()
     };
     // Every node's outputs were renamed out of staging/: the folder itself goes.
@@ -246,7 +250,7 @@ pub fn run(
     state.save(dir.path())?;
     runner.emit(Event::RunFinish {
         status,
-        duration_ms: millis(started.elapsed()),
+        duration_ms,
         failed: result.failures.iter().map(|f| f.node.clone()).collect(),
     });
     if let Some(err) = runner.take_record_error() {

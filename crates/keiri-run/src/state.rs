@@ -79,6 +79,9 @@ pub struct RunState {
     pub write: bool,
     #[serde(default)]
     pub nodes: BTreeMap<String, NodeState>,
+    /// How long the last attempt took, once it ended (absent in records from before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
 }
 
 impl RunState {
