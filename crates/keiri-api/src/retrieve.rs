@@ -103,7 +103,10 @@ fn build_index(
         let config = embed_config(ctx, notes);
         // A window does not wait for the local model to load: keyword results now, the hybrid
         // ranking when it asks again.
-        if embedding == Embedding::Background && ctx.interactive && local_model_loading(&config) {
+        if embedding == Embedding::Background
+            && ctx.interactive
+            && keiri_search::embed::local_model_pending(&config)
+        {
             spawn_load(config);
             let (index, progress) = Index::build_while_model_loads(
                 docs,
@@ -133,18 +136,6 @@ fn build_index(
 /// reported by the search itself, as a note.
 pub fn prewarm(ctx: &Context) -> Option<std::thread::JoinHandle<()>> {
     spawn_load(embed_config(ctx, &mut Vec::new()))
-}
-
-/// Whether `config` chooses the local model and its files are there, but it is not loaded yet.
-fn local_model_loading(config: &EmbedConfig) -> bool {
-    use keiri_search::embed::{E5Embedder, EmbedPreference, MODEL_FILE};
-    matches!(
-        config.preference,
-        EmbedPreference::Auto | EmbedPreference::Local
-    ) && config
-        .local_model_dir
-        .as_deref()
-        .is_some_and(|dir| dir.join(MODEL_FILE).is_file() && !E5Embedder::is_loaded(dir))
 }
 
 /// Loads the embedder `config` chooses on a thread of its own.

@@ -211,6 +211,19 @@ pub fn resource_dirs_for(exe_dir: &Path) -> Vec<PathBuf> {
     ]
 }
 
+/// True when [`select_embedder`] would load the local model and it is not loaded in this
+/// process yet (still loading, or not started): a caller that must not wait can answer
+/// without it meanwhile.
+pub fn local_model_pending(config: &EmbedConfig) -> bool {
+    matches!(
+        config.preference,
+        EmbedPreference::Auto | EmbedPreference::Local
+    ) && config
+        .local_model_dir
+        .as_deref()
+        .is_some_and(|dir| dir.join(MODEL_FILE).is_file() && !E5Embedder::is_loaded(dir))
+}
+
 /// The embedder chosen by `config` (wrapped in the disk cache when one is configured), or
 /// `None` for BM25-only retrieval; `notes` says what was chosen and why, for the user.
 pub fn select_embedder(config: &EmbedConfig, notes: &mut Vec<String>) -> Option<Arc<dyn Embedder>> {
