@@ -81,6 +81,16 @@ pub(crate) struct Tally {
 }
 
 impl Tally {
+    fn add(&mut self, call: &LlmCall) {
+        self.calls += 1;
+        self.prompt_tokens += call.prompt_tokens;
+        self.completion_tokens += call.completion_tokens;
+        self.total_tokens += call.total_tokens;
+        if let Some(s) = &call.strategy {
+            self.strategies.insert(s.clone());
+        }
+    }
+
     /// The tally as summary fields (`calls`, `prompt_tokens`, …, `model`).
     pub fn to_json(&self, model: &str) -> serde_json::Map<String, Json> {
         let mut m = serde_json::Map::new();
@@ -175,14 +185,19 @@ impl<'c, 'a> Model<'c, 'a> {
         asks: Vec<Ask>,
         shape: &OutputShape,
     ) -> Result<Vec<Result<Json, AskFailure>>, BlockError> {
+        let Model {
+            ctx,
+            llm,
+            runtime,
+            tally,
+        } = self;
         let options = CallOptions::new()
-            .with_cancel(self.ctx.cancel.clone())
-            .with_stage(format!("run:{}", self.ctx.node_id));
-        let llm = &self.llm;
+            .with_cancel(ctx.cancel.clone())
+            .with_stage(format!("run:{}", ctx.node_id));
         let schema = shape.output_schema();
-        let calls = self.ctx.calls;
         let provider = llm.provider_kind().as_str().to_string();
-        let answers = self.runtime.block_on(async {
+        runtime.block_on(async {
+            let llm = &*llm;
             let mut stream = futures_util::stream::iter(asks.into_iter().map(|ask| {
                 let request = StructuredRequest::new(
                     vec![Message::system(ask.system), Message::user(ask.user)],
@@ -210,7 +225,7 @@ impl<'c, 'a> Model<'c, 'a> {
                     duration_ms: u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
                     error: None,
                 };
-                match result {
+                let answer = match result {
                     Ok(answer) => {
                         call.strategy = Some(answer.strategy.as_str().to_string());
                         call.prompt_tokens = answer.usage.prompt_tokens;
@@ -218,38 +233,21 @@ impl<'c, 'a> Model<'c, 'a> {
                         call.total_tokens = answer.usage.total_tokens;
                         call.requests = answer.requests;
                         call.duration_ms = answer.duration_ms;
-                        calls.record(call.clone());
-                        answers.push(Ok((call, answer.json)));
+                        Ok(shape.check(answer.json))
                     }
                     Err(e) => {
                         call.error = Some(e.code().to_string());
-                        calls.record(call.clone());
-                        match per_answer(&e) {
-                            Some(failure) => answers.push(Err((call, failure))),
-                            // Dropping the stream drops the calls still in flight.
-                            None => return Err(llm_error(&e)),
-                        }
+                        // A failure of one answer takes its place; any other ends the block.
+                        per_answer(&e).map(Err).ok_or_else(|| llm_error(&e))
                     }
-                }
+                };
+                tally.add(&call);
+                ctx.calls.record(call);
+                // On `Err` the stream is dropped, and the calls still in flight with it.
+                answers.push(answer?);
             }
             Ok(answers)
-        })?;
-        let mut out = Vec::with_capacity(answers.len());
-        for answer in answers {
-            let (call, result) = match answer {
-                Ok((call, json)) => (call, shape.check(json)),
-                Err((call, failure)) => (call, Err(failure)),
-            };
-            self.tally.calls += 1;
-            self.tally.prompt_tokens += call.prompt_tokens;
-            self.tally.completion_tokens += call.completion_tokens;
-            self.tally.total_tokens += call.total_tokens;
-            if let Some(s) = call.strategy {
-                self.tally.strategies.insert(s);
-            }
-            out.push(result);
-        }
-        Ok(out)
+        })
     }
 
     /// One call per document that has text, each with `system`: the answers in the documents'
