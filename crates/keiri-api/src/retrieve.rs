@@ -103,11 +103,13 @@ fn build_index(
         let config = embed_config(ctx, notes);
         // A window does not wait for the local model to load: keyword results now, the hybrid
         // ranking when it asks again.
-        if embedding == Embedding::Background
-            && ctx.interactive
-            && keiri_search::embed::local_model_pending(&config)
+        let pending = keiri_search::embed::local_model_pending(&config);
+        if let Some(dir) = pending.filter(|_| embedding == Embedding::Background && ctx.interactive)
         {
-            spawn_load(config);
+            // One load at a time: the window asks again while it runs.
+            if !keiri_search::embed::E5Embedder::is_loading(dir) {
+                spawn_load(config.clone());
+            }
             let (index, progress) = Index::build_while_model_loads(
                 docs,
                 keiri_search::embed::LOCAL_MODEL_NAME,

@@ -142,6 +142,14 @@ impl E5Embedder {
         Ok(loaded)
     }
 
+    /// Whether the model of `dir` is being loaded in this process right now. Never waits.
+    pub fn is_loading(dir: &Path) -> bool {
+        matches!(
+            slot(dir).try_lock(),
+            Err(std::sync::TryLockError::WouldBlock)
+        )
+    }
+
     /// Whether the model of `dir` is loaded in this process ([`E5Embedder::shared`]); false
     /// while it is loading. Never waits.
     pub fn is_loaded(dir: &Path) -> bool {

@@ -211,17 +211,20 @@ pub fn resource_dirs_for(exe_dir: &Path) -> Vec<PathBuf> {
     ]
 }
 
-/// True when [`select_embedder`] would load the local model and it is not loaded in this
-/// process yet (still loading, or not started): a caller that must not wait can answer
-/// without it meanwhile.
-pub fn local_model_pending(config: &EmbedConfig) -> bool {
-    matches!(
+/// The local model's directory when [`select_embedder`] would load that model and it is not
+/// loaded in this process yet (still loading, or not started): a caller that must not wait
+/// can answer without it meanwhile.
+pub fn local_model_pending(config: &EmbedConfig) -> Option<&Path> {
+    if !matches!(
         config.preference,
         EmbedPreference::Auto | EmbedPreference::Local
-    ) && config
+    ) {
+        return None;
+    }
+    config
         .local_model_dir
         .as_deref()
-        .is_some_and(|dir| dir.join(MODEL_FILE).is_file() && !E5Embedder::is_loaded(dir))
+        .filter(|dir| dir.join(MODEL_FILE).is_file() && !E5Embedder::is_loaded(dir))
 }
 
 /// The embedder chosen by `config` (wrapped in the disk cache when one is configured), or
