@@ -88,7 +88,7 @@ pub use contract::{
 };
 pub use error::Error;
 pub use formula::{Shifted, SyntaxError, shift as shift_formula};
-pub use patch::PatchEnv;
+pub use patch::{PatchEnv, output_name};
 
 /// Applies a patch request; see the crate documentation for the semantics and
 /// [`PatchEnv`] for the roots and defaults. A panic while processing the workbook is

@@ -215,9 +215,10 @@ fn extension_of(path: &str) -> Option<String> {
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
 }
 
-/// The output file name: `out_name` (plain name; the input's extension added when it has
-/// none) or `{stem}_patched{suffix}`.
-fn output_name(input: &Path, out_name: Option<&str>) -> Result<String, Error> {
+/// The output file name a patch of `input` writes: `out_name` (plain name; the input's
+/// extension added when it has none) or `{stem}_patched{suffix}`. Public so a caller can tell
+/// beforehand which file a patch will replace.
+pub fn output_name(input: &Path, out_name: Option<&str>) -> Result<String, Error> {
     let stem = input
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())

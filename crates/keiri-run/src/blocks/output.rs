@@ -613,12 +613,9 @@ fn patch_workbook(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Bl
     req.preflight_formula_check = inputs.bool("preflight_formula_check")?.unwrap_or(false);
     req.return_inverse_ops = true;
     let env = keiri_xlsx::PatchEnv::new(keiri_fs::PathPolicy::trusted(ctx.base_dir));
-    // The target is known only after keiri-xlsx names it; a skip is seen as "existed before".
-    let (stem, ext) = stem_and_ext(&source.to_string_lossy());
-    let target_name = req
-        .out_name
-        .clone()
-        .unwrap_or_else(|| format!("{stem}_patched{ext}"));
+    // The file keiri-xlsx will write (its own naming rule); a skip is seen as "existed before".
+    let target_name =
+        keiri_xlsx::output_name(&source, req.out_name.as_deref()).map_err(patch_error)?;
     let existed = dir.join(&target_name).exists();
     let response = keiri_xlsx::patch(&req, &env).map_err(patch_error)?;
     if let Some(e) = &response.error {
