@@ -326,6 +326,13 @@ fn patch_workbook_writes_a_patched_copy_and_reports_the_diff() {
         ErrorCode::BlockFailed
     );
     assert!(!dir.path().join("out/x.xlsx").exists());
+    // An out_name without extension gets the source's (keiri-xlsx's rule); patching again with
+    // on_conflict skip sees that file and reports nothing written.
+    let named = json!({"xlsx_path": "試算表.xlsx", "operations": ops, "out_name": "月次", "on_conflict": "skip"});
+    let out = run("excel.patch_workbook", dir.path(), named.clone());
+    assert_eq!(out_path(&out), dir.path().join("out/月次.xlsx"));
+    let again = run("excel.patch_workbook", dir.path(), named);
+    assert_eq!(again["out_path"], "", "skipped: the file was already there");
 }
 
 fn csv_rows() -> Json {
