@@ -516,9 +516,9 @@ async fn generate_with_llm(
         ctx.report(Stage::Validating, None, format!("validating attempt {n}"));
         let (checked, problems) = check_wiring(&wiring, &candidates, &ctx.subflow_plans);
         let mut plan = to_plan(&checked, &options.plan_id, instruction);
+        define_open_vars(&mut plan, &skeleton, options, ctx);
         // An answer to an open point of the skeleton replaces whatever the wiring put in
-        // the var; an open point without an answer stays a question (`ref.undefined_var`),
-        // which the window and `requirements_answer` ask from the plan text.
+        // the var (its default, or the null of a value only the user can give).
         for q in &skeleton.questions {
             if let Some(answer) = options.answers.get(&q.var) {
                 plan.vars.insert(q.var.clone(), answer.clone());
@@ -845,9 +845,9 @@ fn empty_plan(plan_id: &str, description: &str) -> Plan {
     }
 }
 
-/// The plan of a (checked) wiring. Vars whose value is `null` stay undefined here: the
-/// caller defines the skeleton's open points (see the question vars in [`generate_plan`]),
-/// and any other undefined var is the validator's `ref.undefined_var`.
+/// The plan of a (checked) wiring. Vars whose value is `null` are left out here: the
+/// generation defines, as `null`, those the plan reads (and only those), so a var nobody
+/// reads does not linger in the plan.
 pub fn to_plan(wiring: &Wiring, plan_id: &str, instruction: &str) -> Plan {
     let mut plan = empty_plan(plan_id, instruction);
     for v in &wiring.vars {
@@ -997,10 +997,7 @@ fn evaluate(
     extra_requirements: &[Requirement],
 ) -> Result<Evaluated, Error> {
     let catalog = ctx.catalog;
-    let validate_options = keiri_plan::Options {
-        lang: options.lang,
-        known_plans: ctx.subflow_plans.iter().cloned().collect(),
-    };
+    let validate_options = validate_options(options, ctx);
     let mut plan = plan;
     let mut findings = validate(&plan, catalog, &validate_options);
     let mut requirements = build_requirements(&plan, &findings, catalog);
@@ -1111,6 +1108,44 @@ fn record_dry_run(ctx: &Context<'_>, plan: &Plan) {
 }
 
 /// The plan as JSON, for looking findings up by their pointer.
+fn validate_options(options: &GenerateOptions, ctx: &Context<'_>) -> keiri_plan::Options {
+    keiri_plan::Options {
+        lang: options.lang,
+        known_plans: ctx.subflow_plans.iter().cloned().collect(),
+    }
+}
+
+/// Defines in `vars`, as `null`, every var the wiring reads but left undefined: those read by
+/// the plan's own nodes, and the skeleton's open points wherever they are read. The plan then
+/// validates, and the value is still asked: a var without a value is a requirement
+/// ([`build_requirements`]) and keeps the status at `needs_answers` until answered. A var
+/// read only inside a loop body and unknown to the skeleton (usually a misnamed loop
+/// variable) stays undefined: that is the model's mistake to repair, not a question.
+fn define_open_vars(
+    plan: &mut Plan,
+    skeleton: &Skeleton,
+    options: &GenerateOptions,
+    ctx: &Context<'_>,
+) {
+    let findings = validate(plan, ctx.catalog, &validate_options(options, ctx));
+    let json = plan_json(plan);
+    for f in findings.iter().filter(|f| f.code == "ref.undefined_var") {
+        let Some(value) = json.pointer(&f.path) else {
+            continue;
+        };
+        let (mut refs, mut malformed) = (Vec::new(), Vec::new());
+        keiri_plan::refs::scan(value, "", &mut refs, &mut malformed);
+        let top_level = !f.path.contains("/body/");
+        for r in refs {
+            if let keiri_plan::refs::Target::Var { name, .. } = r.target
+                && (top_level || skeleton.questions.iter().any(|q| q.var == name))
+            {
+                plan.vars.entry(name).or_insert(Value::Null);
+            }
+        }
+    }
+}
+
 fn plan_json(plan: &Plan) -> Value {
     serde_json::to_value(plan).unwrap_or(Value::Null)
 }

@@ -4,7 +4,8 @@
 //! [`build_requirements`] turns the validator's findings (and a few gaps that are not errors)
 //! into [`Requirement`]s, the shape `ui.interactive_input` asks in its inquire mode:
 //!
-//! * an undefined `${vars.foo}` → requirement `foo`, typed by the block input it feeds: an
+//! * an undefined `${vars.foo}`, or one defined as `null` / empty text (how a generated plan
+//!   marks a value it could not decide) → requirement `foo`, typed by the block input it feeds: an
 //!   enum → `select` with the spec's values, number/integer → `number`, boolean → `boolean`,
 //!   a reader's path → `file` with the extensions the spec names (`.xlsx,.xlsm`, `.csv`), an
 //!   array of rows → `table`, anything else → `text`;
@@ -225,6 +226,10 @@ pub fn schema_template(id: &str) -> Option<SchemaTemplate> {
 }
 
 /// Builds the questions for `plan` from the validator's `findings` (the same plan's).
+///
+/// A var the nodes use is open, and asked, when it is not defined (`ref.undefined_var`) and
+/// also when it is defined without a value (`null` or empty text): a generated plan defines
+/// every value it could not decide that way, so that it validates while the question stays.
 pub fn build_requirements(
     plan: &Plan,
     findings: &[Finding],
@@ -235,10 +240,23 @@ pub fn build_requirements(
         findings,
         out: Vec::new(),
         ids: plan.vars.keys().cloned().collect(),
+        unset: plan
+            .vars
+            .iter()
+            .filter(|(_, v)| is_missing(Some(v)))
+            .map(|(k, _)| k.clone())
+            .collect(),
     };
-    let scope: HashSet<String> = plan.vars.keys().cloned().collect();
-    b.walk(&plan.graph, "", &scope);
+    b.walk(&plan.graph, "", &set_vars(&plan.vars));
     b.out
+}
+
+/// The names of `vars` that hold a value (not `null`, not empty text).
+fn set_vars(vars: &IndexMap<String, Value>) -> HashSet<String> {
+    vars.iter()
+        .filter(|(_, v)| !is_missing(Some(v)))
+        .map(|(k, _)| k.clone())
+        .collect()
 }
 
 struct Builder<'a> {
@@ -247,6 +265,8 @@ struct Builder<'a> {
     out: Vec<Requirement>,
     /// Requirement ids and var names already taken.
     ids: HashSet<String>,
+    /// Vars defined without a value (`null`, empty text): open, though no finding says so.
+    unset: HashSet<String>,
 }
 
 /// Whether a finding at `finding` is about the node at `node` itself (not its body's nodes).
@@ -287,7 +307,18 @@ impl Builder<'_> {
             let has = |code: &str| mine.iter().any(|f| f.code == code);
 
             for f in mine.iter().filter(|f| f.code == "ref.undefined_var") {
-                self.undefined_vars(node, spec, &f.path[path.len()..], scope);
+                self.undefined_vars(node, spec, &f.path[path.len()..], scope, false);
+            }
+            // Vars defined without a value raise no finding: the inputs and the condition
+            // are scanned for them.
+            if !self.unset.is_empty() {
+                for key in node.inputs.keys() {
+                    let rel = format!("/in/{}", key.replace('~', "~0").replace('/', "~1"));
+                    self.undefined_vars(node, spec, &rel, scope, true);
+                }
+                if node.when.is_some() {
+                    self.undefined_vars(node, spec, "/when", scope, true);
+                }
             }
             if let Some(spec) = spec {
                 if has("input.missing_required") {
@@ -318,7 +349,7 @@ impl Builder<'_> {
             }
             if let Some(body) = &node.body {
                 let mut inner = scope.clone();
-                inner.extend(body.plan.vars.keys().cloned());
+                inner.extend(set_vars(&body.plan.vars));
                 if let Some(f) = &node.foreach {
                     inner.insert(f.var.clone().unwrap_or_else(|| DEFAULT_LOOP_VAR.into()));
                     inner.insert("index".into());
@@ -331,13 +362,15 @@ impl Builder<'_> {
         }
     }
 
-    /// Requirements for the undefined vars referenced at `rel` (a pointer inside the node).
+    /// Requirements for the open vars referenced at `rel` (a pointer inside the node): those
+    /// not in `scope`, and only those defined without a value when `only_unset`.
     fn undefined_vars(
         &mut self,
         node: &Node,
         spec: Option<&BlockSpec>,
         rel: &str,
         scope: &HashSet<String>,
+        only_unset: bool,
     ) {
         let Some(value) = value_at(node, rel) else {
             return;
@@ -353,7 +386,10 @@ impl Builder<'_> {
             let Target::Var { name, .. } = &r.target else {
                 continue;
             };
-            if scope.contains(name) || self.out.iter().any(|q| &q.id == name) {
+            if scope.contains(name)
+                || (only_unset && !self.unset.contains(name))
+                || self.out.iter().any(|q| &q.id == name)
+            {
                 continue;
             }
             let port = match (&top_key, spec) {

@@ -239,6 +239,76 @@ graph:
 }
 
 #[test]
+fn vars_defined_without_a_value_are_asked_like_undefined_ones() {
+    // How a generated plan marks a value it could not decide: the var is defined (so the plan
+    // validates) and still asked, typed by the input it feeds; a var with a value is not.
+    let body = r#"
+vars:
+  src: null
+  enc: ""
+  skip: 2
+  ask: null
+graph:
+  - id: read
+    block: csv.read
+    in: {path: "${vars.src}", encoding: "${vars.enc}", skip_rows: "${vars.skip}"}
+    out: {rows: rows}
+  - id: each
+    type: loop
+    foreach: {input: "${read.rows}", var: row}
+    body:
+      plan:
+        graph:
+          - id: check
+            block: transforms.filter_rows
+            in: {rows: ["${vars.row}"], condition: "${vars.rule}"}
+            out: {rows: rows}
+  - id: confirm
+    block: ui.confirmation
+    when: {expr: "${vars.ask} == true"}
+    in: {message: "ok?", details: "${read.rows}"}
+    out: {approved: ok}
+"#;
+    let p = plan(body);
+    let findings = validate(&p, &shipped_catalog(), &Options::default());
+    let undefined: Vec<_> = findings
+        .iter()
+        .filter(|f| f.code == "ref.undefined_var")
+        .map(|f| f.path.clone())
+        .collect();
+    assert_eq!(
+        undefined,
+        ["/graph/1/body/plan/graph/0/in/condition"],
+        "only the var that is not defined at all is a finding"
+    );
+    check(
+        body,
+        &[
+            "src:file[.csv] -> src@read.path",
+            "enc:select<auto|utf-8|utf-8-sig|shift_jis|cp932> -> enc@read.encoding",
+            "rule:text -> rule@check.condition",
+            "ask:text -> ask@confirm.-",
+        ],
+    );
+    // Answered, nothing is asked any more.
+    let catalog = shipped_catalog();
+    let asked = requirements_of(&p, &catalog);
+    let answered = apply_answers(
+        &p,
+        &asked,
+        &answers(&[
+            ("src", json!("in.csv")),
+            ("enc", json!("cp932")),
+            ("rule", json!("amount > 0")),
+            ("ask", json!("yes")),
+        ]),
+    )
+    .unwrap();
+    assert_eq!(answered.vars["src"], json!("in.csv"));
+    assert!(requirements_of(&answered, &catalog).is_empty());
+}
+
+#[test]
 fn scopes_defined_vars_and_repeats() {
     // Defined vars, loop vars and repeated vars are not asked twice; order is plan order.
     check(
