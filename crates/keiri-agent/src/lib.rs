@@ -51,5 +51,7 @@ pub use error::Error;
 pub use router::{Route, RouteReason, SkillScore, route};
 pub use session::{Session, SessionStore, check_session_id};
 pub use skillpack::{Frontmatter, GENERAL_SKILL, Skill, SkillIssue};
-pub use tool::{Scope, Tool, ToolContext, ToolError, ToolRegistry, parse_args, schema_of};
+pub use tool::{
+    Retrieve, Scope, Tool, ToolContext, ToolError, ToolRegistry, parse_args, schema_of,
+};
 pub use tools::builtin_registry;

@@ -70,7 +70,7 @@ impl ToolError {
 
     /// A lower crate's error: its `INVALID_ARGUMENT` is the model's argument problem, anything
     /// else a failure with that cause.
-    pub(crate) fn from_code(code: &str, message: impl Into<String>) -> ToolError {
+    pub fn from_code(code: &str, message: impl Into<String>) -> ToolError {
         match code {
             "INVALID_ARGUMENT" | "INVALID_REQUEST" => ToolError::invalid(message),
             other => ToolError::failed(other, message),
@@ -249,7 +249,28 @@ pub struct ToolContext {
     pub lang: keiri_plan::Lang,
     /// The current plan (the session's working copy), relative to the workspace.
     pub plan_path: Option<String>,
+    /// The front-end's block search (see [`Retrieve`]); none: a BM25 search of the catalog.
+    pub retrieve: Option<Retrieve>,
     state: Mutex<ProposalState>,
+}
+
+/// The block search of the front-end that runs the chat: its shared retriever (the one the
+/// Candidates panel, the planner and MCP use), so `retrieve_blocks` gives the same candidates
+/// as they do for the same request. Attached documents in the request are read by it,
+/// through its path policy.
+#[derive(Clone)]
+pub struct Retrieve(
+    pub  std::sync::Arc<
+        dyn Fn(keiri_search::RetrieveRequest) -> Result<keiri_search::RetrieveResponse, ToolError>
+            + Send
+            + Sync,
+    >,
+);
+
+impl std::fmt::Debug for Retrieve {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Retrieve(..)")
+    }
 }
 
 #[derive(Debug, Default)]
@@ -271,6 +292,7 @@ impl ToolContext {
             catalog_dirs: Vec::new(),
             lang: keiri_plan::Lang::Ja,
             plan_path: None,
+            retrieve: None,
             state: Mutex::new(ProposalState::default()),
         }
     }
@@ -287,6 +309,11 @@ impl ToolContext {
 
     pub fn with_lang(mut self, lang: keiri_plan::Lang) -> ToolContext {
         self.lang = lang;
+        self
+    }
+
+    pub fn with_retrieve(mut self, retrieve: Retrieve) -> ToolContext {
+        self.retrieve = Some(retrieve);
         self
     }
 

@@ -5,7 +5,7 @@
 //! | `read_file` | reads a workspace text file (line range) | `keiri-fs`, `keiri-docs` decoding |
 //! | `extract_sections` | reads line ranges of many documents | `keiri-docs` |
 //! | `file_metrics` | sizes, lines, tokens of files | `keiri-docs` |
-//! | `retrieve_blocks` | Top-K catalog blocks for a task (BM25) | `keiri-search` |
+//! | `retrieve_blocks` | Top-K catalog blocks for a task (the front-end's shared retriever) | `keiri-search` |
 //! | `describe_block` | one block spec of the catalog | `keiri-plan` |
 //! | `validate_plan` | findings of a plan | `keiri-plan` |
 //! | `dry_run_plan` | execution order and inputs | `keiri-plan` |
@@ -223,7 +223,8 @@ impl Tool for FileMetrics {
 
 // ---- catalog ------------------------------------------------------------------------------
 
-/// `retrieve_blocks`: the catalog blocks that fit a task (BM25, no model download).
+/// `retrieve_blocks`: the catalog blocks that fit a task, from the front-end's shared
+/// retriever ([`crate::tool::Retrieve`]); without one, BM25 over the catalog.
 #[derive(Debug, Clone, Copy)]
 pub struct RetrieveBlocks;
 
@@ -242,13 +243,17 @@ impl Tool for RetrieveBlocks {
     }
     fn call(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
         let mut req: keiri_search::RetrieveRequest = parse_args(args)?;
-        // Documents would need reading and a dense model; the chat passes text instead.
-        req.docs.clear();
-        req.mode = Some(keiri_search::Mode::Bm25);
-        let index = keiri_search::Index::from_catalog(&ctx.catalog(), None)
-            .map_err(|e| ToolError::from_code(e.code(), e.to_string()))?;
-        let res = keiri_search::top_k(&index, &req, &[])
-            .map_err(|e| ToolError::from_code(e.code(), e.to_string()))?;
+        let res = match &ctx.retrieve {
+            Some(retrieve) => (retrieve.0)(req)?,
+            None => {
+                // Documents need the front-end's reader; without it the text is the query.
+                req.docs.clear();
+                let index = keiri_search::Index::from_catalog(&ctx.catalog(), None)
+                    .map_err(|e| ToolError::from_code(e.code(), e.to_string()))?;
+                keiri_search::top_k(&index, &req, &[])
+                    .map_err(|e| ToolError::from_code(e.code(), e.to_string()))?
+            }
+        };
         serde_json::to_value(res).map_err(|e| ToolError::failed("INTERNAL", e.to_string()))
     }
 }

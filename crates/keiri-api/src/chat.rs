@@ -278,7 +278,8 @@ pub fn chat_send_stream(
     let tool_policy = policy
         .with_deny(keiri_agent::tools::SECRET_GLOBS.iter().copied())
         .map_err(ApiError::from)?;
-    let tools = keiri_agent::ToolContext::new(&ctx.workspace, tool_policy)
+    let tools = keiri_agent::ToolContext::new(&ctx.workspace, tool_policy.clone())
+        .with_retrieve(agent_retrieve(ctx, tool_policy))
         .with_catalog_dirs(ctx.catalog_dirs.clone())
         .with_designs_dir(ctx.designs_dir.clone())
         .with_lang(lang)
@@ -334,6 +335,26 @@ pub fn chat_send_stream(
         stopped: outcome.stopped.map(|s| s.code().to_string()),
         undo_available: !session.undo.is_empty(),
     })
+}
+
+/// The chat's `retrieve_blocks`: [`crate::blocks_retrieve`] on the workspace's shared
+/// retriever, so the agent gets the candidates the panel shows. Attached documents must pass
+/// the tools' path policy (secrets denied) before the search reads them.
+fn agent_retrieve(ctx: &Context, policy: keiri_fs::PathPolicy) -> keiri_agent::Retrieve {
+    let ctx = ctx.clone();
+    keiri_agent::Retrieve(std::sync::Arc::new(
+        move |req: crate::retrieval::RetrieveRequest| {
+            for doc in &req.docs {
+                if let Err(e) = policy.resolve_existing(doc)
+                    && matches!(e.code(), "PATH_DENIED" | "INVALID_ARGUMENT")
+                {
+                    return Err(keiri_agent::ToolError::from_code(e.code(), e.to_string()));
+                }
+            }
+            crate::blocks_retrieve(&ctx, req)
+                .map_err(|e| keiri_agent::ToolError::from_code(e.code.as_str(), e.message))
+        },
+    ))
 }
 
 /// The session's plan text when `file` is the session's plan.

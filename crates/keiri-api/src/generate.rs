@@ -224,6 +224,15 @@ pub fn plan_generate_cancellable(
         .map_err(design_error)?;
     let (catalog, _) = crate::load_catalog(ctx);
     let (templates, _) = keiri_plan::Templates::load(&ctx.template_dirs);
+    // The retriever the Candidates panel, the chat and MCP search too, so the model gets the
+    // candidates the user sees; compose ranks only templates, lexically, and loads no model.
+    let embedding = if req.apply_mode == Some(ApplyMode::Compose) {
+        crate::retrieve::Embedding::Off
+    } else {
+        crate::retrieve::Embedding::Wait
+    };
+    let mut retrieval_notes = Vec::new();
+    let (retriever, _) = crate::retrieve::shared_retriever(ctx, embedding, &mut retrieval_notes)?;
     let defaults = keiri_design::GenerateOptions::default();
     let options = keiri_design::GenerateOptions {
         topk_per_category: req.topk_per_category,
@@ -271,6 +280,7 @@ pub fn plan_generate_cancellable(
             runtime.block_on(async {
                 let (ptx, mut prx) = tokio::sync::mpsc::unbounded_channel::<Progress>();
                 let mut dctx = keiri_design::Context::new(&catalog, &templates)
+                    .with_retriever(&retriever)
                     .with_progress(ptx)
                     .with_subflow_plans(subflow_plans);
                 if verify_by_running {
@@ -319,6 +329,9 @@ pub fn plan_generate_cancellable(
             ))
         })
     })?;
+    let mut result = result;
+    // How the candidates were ranked (BM25 only without a model, specs that did not load).
+    result.notes.extend(retrieval_notes);
     let yaml = keiri_plan::save_plan(&result.plan)
         .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
     Ok(PlanGenerateResponse {

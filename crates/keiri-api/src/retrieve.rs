@@ -8,13 +8,18 @@
 //! cloud embeddings are switched on explicitly (`KEIRI_EMBEDDER=openai|azure`, or the
 //! setting), else none; without one retrieval runs BM25-only and the response says so.
 //!
+//! One retriever per workspace and embedder ([`shared_retriever`], cached in `keiri-search`
+//! and rebuilt when a spec or template file changes) serves this panel search, the planner
+//! (`plan_generate`), the chat agent's `retrieve_blocks` and MCP's: the same candidates for
+//! the same input everywhere.
+//!
 //! The bundled catalog's passage vectors come from the pack beside it
 //! (`block_specs/.embeddings/`), so the first search embeds only the query. Passages the pack
 //! and the cache lack (the workspace's own blocks) are embedded in the background: meanwhile
 //! `blocks_retrieve` answers with BM25 candidates and `embedding_progress`.
 
 use keiri_search::index::IndexOptions;
-use keiri_search::{Document, EmbedConfig, Index, Mode, Progress};
+use keiri_search::{Document, EmbedConfig, Index, Mode, Progress, Retriever, RetrieverKey};
 
 use crate::{ApiError, Context, ErrorCode};
 
@@ -50,9 +55,9 @@ fn api_error(err: keiri_search::Error) -> ApiError {
     ApiError::new(code, err.to_string())
 }
 
-/// How [`build_index`] gets the passage vectors it lacks.
+/// How [`shared_retriever`] gets the passage vectors it lacks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Embedding {
+pub enum Embedding {
     /// Not at all: BM25 only, no model loaded.
     Off,
     /// Now, before answering (the eval harness needs every vector).
@@ -80,22 +85,49 @@ pub fn embed_config(ctx: &Context, notes: &mut Vec<String>) -> EmbedConfig {
     config
 }
 
-/// Builds the index of the context's catalog with the configured embedder (none for a
-/// BM25-only request, so it never loads a model it will not use), and the progress of the
-/// background embedding when it is still running.
-fn build_index(
-    ctx: &Context,
-    embedding: Embedding,
-    notes: &mut Vec<String>,
-) -> Result<(Index, Option<Progress>), ApiError> {
+/// A fingerprint of the context's catalog and template files, and of where they are: the
+/// shared retriever's key besides the embedder.
+fn sources_fingerprint(ctx: &Context) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    keiri_plan::Catalog::fingerprint(&ctx.catalog_dirs).hash(&mut hasher);
+    keiri_plan::Templates::fingerprint(&ctx.template_dirs).hash(&mut hasher);
+    hasher.finish()
+}
+
+/// The context's catalog and templates, with a note when specs could not be loaded.
+fn load_sources(ctx: &Context) -> (keiri_plan::Catalog, keiri_plan::Templates, Vec<String>) {
     let (catalog, issues) = crate::load_catalog(ctx);
+    let (templates, template_issues) = keiri_plan::Templates::load(&ctx.template_dirs);
+    let mut notes = Vec::new();
     if !issues.is_empty() {
         notes.push(format!(
             "{} block spec(s) could not be loaded and are not searched",
             issues.len()
         ));
     }
-    let docs = catalog.blocks().map(Document::from_block).collect();
+    if !template_issues.is_empty() {
+        notes.push(format!(
+            "{} template(s) could not be loaded and are not searched",
+            template_issues.len()
+        ));
+    }
+    (catalog, templates, notes)
+}
+
+/// The workspace's retriever of blocks and templates, shared by the Candidates panel, the
+/// planner, the chat agent and MCP ([`keiri_search::retriever::shared`], keyed by the catalog
+/// and template files and the embedder), so every one of them gets the same candidates for
+/// the same input. With `Embedding::Off` it is BM25-only and loads no model. While the
+/// vectors are not all there yet (the window's search during the model load, or the
+/// workspace's own blocks still embedding in the background) a BM25 retriever answers, with
+/// the progress, and nothing is cached.
+pub fn shared_retriever(
+    ctx: &Context,
+    embedding: Embedding,
+    notes: &mut Vec<String>,
+) -> Result<(std::sync::Arc<Retriever>, Option<Progress>), ApiError> {
+    let sources = sources_fingerprint(ctx);
     let options = IndexOptions::default();
     let embedder = if embedding == Embedding::Off {
         None
@@ -110,22 +142,46 @@ fn build_index(
             if !keiri_search::embed::E5Embedder::is_loading(dir) {
                 spawn_load(config.clone());
             }
-            let (index, progress) = Index::build_while_model_loads(
+            let (catalog, templates, build_notes) = load_sources(ctx);
+            let docs = catalog.blocks().map(Document::from_block).collect();
+            let (blocks, progress) = Index::build_while_model_loads(
                 docs,
                 keiri_search::embed::LOCAL_MODEL_NAME,
                 &options,
             )
             .map_err(api_error)?;
-            return Ok((index, Some(progress)));
+            let templates = Retriever::template_index(&templates).map_err(api_error)?;
+            let retriever = Retriever::new(blocks, templates).with_notes(build_notes);
+            return Ok((std::sync::Arc::new(retriever), Some(progress)));
         }
         keiri_search::select_embedder(&config, notes)
     };
-    if embedding == Embedding::Background {
-        Index::build_background(docs, embedder, &options).map_err(api_error)
-    } else {
-        let index = Index::build(docs, embedder, &options).map_err(api_error)?;
-        Ok((index, None))
+    let key = RetrieverKey {
+        sources,
+        embedder: embedder.as_ref().map(|e| e.name().to_string()),
+    };
+    if let Some(found) = keiri_search::retriever::cached(&key) {
+        return Ok((found, None));
     }
+    let (catalog, templates, build_notes) = load_sources(ctx);
+    let template_index = Retriever::template_index(&templates).map_err(api_error)?;
+    let docs = catalog.blocks().map(Document::from_block).collect();
+    if embedding == Embedding::Background {
+        let (blocks, progress) =
+            Index::build_background(docs, embedder, &options).map_err(api_error)?;
+        let retriever = Retriever::new(blocks, template_index).with_notes(build_notes);
+        if progress.is_some() {
+            return Ok((std::sync::Arc::new(retriever), progress));
+        }
+        let shared = keiri_search::retriever::shared(key, || Ok(retriever)).map_err(api_error)?;
+        return Ok((shared, None));
+    }
+    let shared = keiri_search::retriever::shared(key, || {
+        let blocks = Index::build(docs, embedder, &options)?;
+        Ok(Retriever::new(blocks, template_index).with_notes(build_notes))
+    })
+    .map_err(api_error)?;
+    Ok((shared, None))
 }
 
 /// Loads the embedding model the first candidate search will use, on a background thread, so
@@ -221,8 +277,8 @@ pub fn blocks_retrieve(ctx: &Context, req: RetrieveRequest) -> Result<RetrieveRe
     } else {
         Embedding::Background
     };
-    let (index, progress) = build_index(ctx, embedding, &mut notes)?;
-    let mut response = keiri_search::top_k(&index, &req, &doc_texts).map_err(api_error)?;
+    let (retriever, progress) = shared_retriever(ctx, embedding, &mut notes)?;
+    let mut response = retriever.retrieve(&req, &doc_texts).map_err(api_error)?;
     notes.append(&mut response.notes);
     response.notes = notes;
     response.embedding_progress = progress;
@@ -247,9 +303,9 @@ pub fn blocks_retrieve_eval(
         ));
     }
     let mut notes = Vec::new();
-    let (index, _) = build_index(ctx, Embedding::Wait, &mut notes)?;
+    let (retriever, _) = shared_retriever(ctx, Embedding::Wait, &mut notes)?;
     let mut report = keiri_search::evaluate(
-        &index,
+        retriever.blocks(),
         &set,
         &[Mode::Bm25, Mode::Dense, Mode::Hybrid],
         req.fusion.unwrap_or_default(),
@@ -393,6 +449,63 @@ mod tests {
             json!({"instruction": "x", "mode": "fast"}),
             Err("INVALID_REQUEST"),
         );
+    }
+
+    #[test]
+    fn the_shared_retriever_is_reused_until_a_spec_or_template_file_changes() {
+        let ws = tempfile::tempdir().unwrap();
+        let own = ws.path().join("block_specs");
+        let mut ctx = ctx(ws.path());
+        ctx.catalog_dirs.push(own.clone());
+        let spec = |title: &str| {
+            format!(
+                "id: custom.piyo_check\nversion: 1.0.0\nentrypoint: builtin:transforms.filter_rows\n\
+                 title_ja: {title}\ntitle_en: Piyo check\ndescription: {title}をする\n\
+                 inputs: {{}}\noutputs: {{}}\n"
+            )
+        };
+        let ids = |ctx: &Context| {
+            let (retriever, _) = shared_retriever(ctx, Embedding::Off, &mut Vec::new()).unwrap();
+            let first = shared_retriever(ctx, Embedding::Off, &mut Vec::new())
+                .unwrap()
+                .0;
+            assert!(
+                std::sync::Arc::ptr_eq(&retriever, &first),
+                "reused while unchanged"
+            );
+            retriever
+        };
+        std::fs::create_dir_all(own.join("custom")).unwrap();
+        let before = ids(&ctx);
+        assert!(
+            before
+                .blocks()
+                .position(keiri_search::DocKind::Block, "custom.piyo_check")
+                .is_none()
+        );
+
+        // A spec saved in the workspace: the next search sees it.
+        keiri_fs::write_atomic(&own.join("custom/piyo.yaml"), spec("ぴよ検算").as_bytes()).unwrap();
+        let added = ids(&ctx);
+        assert!(!std::sync::Arc::ptr_eq(&before, &added));
+        let body = json!({"instruction": "ぴよ検算", "mode": "bm25"});
+        let v = crate::dispatch(&ctx, "blocks_retrieve", body).unwrap();
+        assert_eq!(v["candidates"][0]["id"], "custom.piyo_check", "{v}");
+
+        // Edited (a different size), and a template added: rebuilt each time.
+        keiri_fs::write_atomic(
+            &own.join("custom/piyo.yaml"),
+            spec("ぴよぴよ検算").as_bytes(),
+        )
+        .unwrap();
+        let edited = ids(&ctx);
+        assert!(!std::sync::Arc::ptr_eq(&added, &edited));
+        let template_dir = ws.path().join("designs/templates");
+        std::fs::create_dir_all(&template_dir).unwrap();
+        ctx.template_dirs = vec![template_dir.clone()];
+        let no_templates = ids(&ctx);
+        keiri_fs::write_atomic(&template_dir.join("t.yaml"), b"id: t\n").unwrap();
+        assert!(!std::sync::Arc::ptr_eq(&no_templates, &ids(&ctx)));
     }
 
     #[test]

@@ -13,6 +13,7 @@ use keiri_plan::{
     RequirementTarget, Severity, TemplateSpec, Templates, apply_answers, build_requirements,
     compose, validate,
 };
+use keiri_search::Retriever;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use tokio::sync::mpsc::UnboundedSender;
@@ -131,6 +132,10 @@ pub struct Context<'a> {
     pub progress: Option<UnboundedSender<Progress>>,
     /// Ids of the registered plans (`designs/`) a generated plan may call as subflows.
     pub subflow_plans: Vec<String>,
+    /// The workspace's shared retriever ([`keiri_search::retriever::shared`]), so the planner
+    /// offers the model the candidates the Candidates panel shows. None: a BM25-only one of
+    /// `catalog` and `templates` is built for the generation.
+    pub retriever: Option<&'a Retriever>,
     /// Runs a plan that validates (and asks nothing more) on the user's sample files and
     /// returns what failed at run time, as issues the repair loop sends back like static ones
     /// (keiri-api wires the runtime in; the planner knows no runtime).
@@ -150,8 +155,15 @@ impl<'a> Context<'a> {
             log: None,
             progress: None,
             subflow_plans: Vec::new(),
+            retriever: None,
             verify: None,
         }
+    }
+
+    /// Retrieves candidates and templates with `retriever` (see [`Context::retriever`]).
+    pub fn with_retriever(mut self, retriever: &'a Retriever) -> Context<'a> {
+        self.retriever = Some(retriever);
+        self
     }
 
     /// Verifies each plan that validates by running it (see [`Context::verify`]).
@@ -401,12 +413,15 @@ async fn generate_with_llm(
     };
 
     ctx.report(Stage::Retrieving, None, "retrieving candidate blocks");
-    let mut candidate_ids = retrieve_blocks(instruction, &digest, options, ctx.catalog)?;
-    let templates: Vec<&TemplateSpec> = if options.apply_mode == ApplyMode::Hint {
-        select_templates(instruction, &digest, options, ctx.templates)?
-    } else {
-        Vec::new()
-    };
+    let (mut candidate_ids, templates) = with_retriever(ctx, |retriever| {
+        let ids = retrieve_blocks(instruction, &digest, options, retriever)?;
+        let templates: Vec<&TemplateSpec> = if options.apply_mode == ApplyMode::Hint {
+            select_templates(instruction, &digest, options, ctx.templates, retriever)?
+        } else {
+            Vec::new()
+        };
+        Ok((ids, templates))
+    })?;
     for t in &templates {
         for n in &t.graph_snippet {
             if let Some(b) = &n.block
@@ -658,68 +673,59 @@ fn truncate_chars(text: &str, max: usize) -> String {
     text.chars().take(max).collect()
 }
 
-/// BM25 over the catalog (the dense side needs a model the library does not load here).
+/// The candidate block ids of the shared retriever for the instruction and the digest: the
+/// same request, and so the same candidates, as the Candidates panel's `blocks_retrieve`.
 fn retrieve_blocks(
     instruction: &str,
     digest: &str,
     options: &GenerateOptions,
-    catalog: &Catalog,
+    retriever: &Retriever,
 ) -> Result<Vec<String>, Error> {
-    let index = keiri_search::Index::from_catalog(catalog, None).map_err(Error::Search)?;
     let request = keiri_search::RetrieveRequest {
         instruction: instruction.to_string(),
         k: options.topk_per_category,
         pinned: options.pinned_blocks.clone(),
-        mode: Some(keiri_search::Mode::Bm25),
         ..Default::default()
     };
-    let docs: Vec<String> = if digest.trim().is_empty() {
+    let response = retriever
+        .retrieve(&request, &doc_texts(digest))
+        .map_err(Error::Search)?;
+    Ok(response.candidates.into_iter().map(|c| c.id).collect())
+}
+
+fn doc_texts(digest: &str) -> Vec<String> {
+    if digest.trim().is_empty() {
         Vec::new()
     } else {
         vec![digest.to_string()]
-    };
-    let response = keiri_search::top_k(&index, &request, &docs).map_err(Error::Search)?;
-    Ok(response.candidates.into_iter().map(|c| c.id).collect())
+    }
+}
+
+/// `ctx`'s retriever, or a BM25-only one of its catalog and templates for a caller that
+/// passed none (a library use without a workspace).
+fn with_retriever<T>(
+    ctx: &Context<'_>,
+    f: impl FnOnce(&Retriever) -> Result<T, Error>,
+) -> Result<T, Error> {
+    match ctx.retriever {
+        Some(retriever) => f(retriever),
+        None => f(&Retriever::build(ctx.catalog, ctx.templates, None).map_err(Error::Search)?),
+    }
 }
 
 /// A runner-up template is chosen too when its BM25 score is at least this share of the best.
 const RUNNER_UP_SHARE: f32 = 0.6;
 
-/// The search document of a template: its id, titles, descriptions and tags, in the same
-/// fields (and so with the same tokenizer and boosts) as a block's.
-fn template_document(t: &TemplateSpec) -> keiri_search::Document {
-    let mut doc = keiri_search::Document::new(keiri_search::DocKind::Template, &t.id, &t.category);
-    let title_en = t.title_en.clone().unwrap_or_default();
-    let description_en = t.description_en.clone().unwrap_or_default();
-    if !t.title.trim().is_empty() {
-        doc.title = t.title.clone();
-    }
-    doc.titles = [t.title.as_str(), title_en.as_str()]
-        .iter()
-        .filter(|s| !s.trim().is_empty())
-        .copied()
-        .collect::<Vec<_>>()
-        .join("\n");
-    doc.tags = t.tags.join(" ");
-    doc.description = [t.description.as_str(), description_en.as_str()]
-        .iter()
-        .filter(|s| !s.trim().is_empty())
-        .copied()
-        .collect::<Vec<_>>()
-        .join("\n");
-    doc.passages = vec![format!("{}\n{}\n{}", t.title, t.description, doc.tags)];
-    doc
-}
-
-/// The templates named in the options, or those retrieval finds (BM25 over the templates'
-/// ids, titles, descriptions and tags, with the block retrieval's tokenizer): the best match,
-/// plus the runner-up when it scores at least 60 % of it (two related flows, e.g. read +
-/// report).
+/// The templates named in the options, or those the retriever finds
+/// ([`Retriever::rank_templates`]: BM25 over the templates' ids, titles, descriptions and
+/// tags, with the block retrieval's tokenizer): the best match, plus the runner-up when it
+/// scores at least 60 % of it (two related flows, e.g. read + report).
 pub fn select_templates<'t>(
     instruction: &str,
     digest: &str,
     options: &GenerateOptions,
     templates: &'t Templates,
+    retriever: &Retriever,
 ) -> Result<Vec<&'t TemplateSpec>, Error> {
     if !options.templates.is_empty() {
         return options
@@ -732,38 +738,11 @@ pub fn select_templates<'t>(
             })
             .collect();
     }
-    let docs: Vec<keiri_search::Document> = templates.iter().map(template_document).collect();
-    if docs.is_empty() {
-        return Ok(Vec::new());
-    }
-    let index =
-        keiri_search::Index::build(docs, None, &keiri_search::index::IndexOptions::default())
-            .map_err(Error::Search)?;
-    let mut query = keiri_search::Query::new(instruction).with_mode(keiri_search::Mode::Bm25);
-    query.kind = Some(keiri_search::DocKind::Template);
-    if !digest.trim().is_empty() {
-        query.docs = vec![digest.to_string()];
-    }
-    let ranking = index.rank(&query).map_err(Error::Search)?;
     // The raw BM25 score, not the min-max normalised one: the runner-up rule compares the two
     // best matches with each other, and normalising by the weakest template would distort it.
-    let scored: Vec<(f32, &TemplateSpec)> = ranking
-        .scored
-        .iter()
-        .filter(|s| s.bm25 > 0.0)
-        // A lone shared kanji ("日") is no evidence that a template fits; a shared word or
-        // bigram is.
-        .filter(|s| {
-            index
-                .matched(&ranking, s.ord)
-                .iter()
-                .any(|term| term.chars().count() >= 2)
-        })
-        .filter_map(|s| {
-            let id = &index.docs()[s.ord].id;
-            templates.get(id).map(|t| (s.bm25, t))
-        })
-        .collect();
+    let scored = retriever
+        .matching_templates(instruction, &doc_texts(digest), templates)
+        .map_err(Error::Search)?;
     let mut chosen = Vec::new();
     if let Some(&(top, first)) = scored.first() {
         chosen.push(first);
@@ -1332,7 +1311,9 @@ pub fn compose_plan(
     mut notes: Vec<String>,
 ) -> Result<GeneratedPlan, Error> {
     ctx.report(Stage::Retrieving, None, "choosing templates");
-    let templates = select_templates(instruction, digest, options, ctx.templates)?;
+    let templates = with_retriever(ctx, |retriever| {
+        select_templates(instruction, digest, options, ctx.templates, retriever)
+    })?;
     if templates.is_empty() {
         return Err(Error::InvalidArgument(
             "no template matches the instruction: name templates explicitly, or configure an \

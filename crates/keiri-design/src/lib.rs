@@ -14,8 +14,10 @@
 //!   (an undefined `${vars.*}`) become [`keiri_plan::Requirement`]s instead of a repair.
 //! * [`ApplyMode::Compose`] needs no model: templates (named or retrieved) are merged by
 //!   their contracts with [`keiri_plan::compose`], validated, and the questions built.
-//!   [`select_templates`] retrieves templates with a small in-memory BM25 index over their
-//!   ids, titles, descriptions and tags (the block retrieval's tokenizer and field boosts).
+//!   [`select_templates`] ranks templates with the workspace's shared retriever
+//!   ([`keiri_search::Retriever`], BM25 over their ids, titles, descriptions and tags), the
+//!   one that also gives the candidate blocks: the planner offers the model exactly the
+//!   candidates the Candidates panel shows.
 //! * [`eval`]: the planner eval harness behind `keiri eval planner` (case file, first-pass
 //!   validity, validity after repair, unknown ids / keys, consistency over runs).
 //!
@@ -28,7 +30,7 @@
 //! * `keiri-llm`: the only way to a model (structured output with strategy fallbacks,
 //!   retries, the event log, and the fake server for the tests).
 //! * `keiri-plan`: plan model, validator, templates, compose and requirements.
-//! * `keiri-search`: BM25 retrieval of the candidate blocks and of the templates;
+//! * `keiri-search`: the shared retriever of the candidate blocks and of the templates;
 //!   `keiri-docs`: the document digest.
 //! * `serde_path_to_error`: the JSON pointer (and so the line) of a bad field in an eval case
 //!   file, as keiri-plan does for specs.

@@ -208,6 +208,12 @@ impl Catalog {
         (Catalog { blocks }, issues)
     }
 
+    /// A fingerprint of the spec files [`Catalog::load`] reads from `dirs`: equal as long as
+    /// no file was added, removed or saved (by path, size and modification time).
+    pub fn fingerprint(dirs: &[PathBuf]) -> u64 {
+        fingerprint_of(dirs, 2)
+    }
+
     /// Builds a catalog from specs already in memory (tests, benchmarks).
     pub fn from_specs(specs: impl IntoIterator<Item = BlockSpec>) -> Catalog {
         let mut blocks = BTreeMap::new();
@@ -283,6 +289,28 @@ pub(crate) fn load_latest_from<T: Versioned>(
         }
     }
     (out, issues)
+}
+
+/// A fingerprint of the YAML files [`load_latest_from`] reads in `dirs` (`min_depth` as
+/// there): their paths, sizes and modification times. It changes when a file is added,
+/// removed or saved, so a cache keyed by it (the shared retriever) is rebuilt exactly then.
+pub(crate) fn fingerprint_of(dirs: &[PathBuf], min_depth: usize) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    for dir in dirs {
+        dir.hash(&mut hasher);
+        if !dir.is_dir() {
+            continue;
+        }
+        for file in yaml_files(dir, min_depth) {
+            file.hash(&mut hasher);
+            if let Ok(meta) = std::fs::metadata(&file) {
+                meta.len().hash(&mut hasher);
+                meta.modified().ok().hash(&mut hasher);
+            }
+        }
+    }
+    hasher.finish()
 }
 
 /// Inserts `spec` unless a higher version of its id is already there (equal versions: the

@@ -262,6 +262,12 @@ impl Templates {
         (Templates { templates }, issues)
     }
 
+    /// A fingerprint of the template files [`Templates::load`] reads from `dirs` (see
+    /// [`crate::Catalog::fingerprint`]).
+    pub fn fingerprint(dirs: &[PathBuf]) -> u64 {
+        catalog::fingerprint_of(dirs, 1)
+    }
+
     /// Builds a set from templates already in memory (tests, generated templates).
     pub fn from_specs(specs: impl IntoIterator<Item = TemplateSpec>) -> Templates {
         let mut templates = BTreeMap::new();

@@ -12,6 +12,8 @@
 //!   background ([`Index::build_background`]) while BM25 answers.
 //! * [`fusion`] + [`index`]: min-max convex fusion (or RRF) and the capped Top-K
 //!   ([`top_k`]) with per-candidate scores and matched terms.
+//! * [`retriever`]: the blocks' and templates' indexes of a workspace, built once and shared
+//!   ([`retriever::shared`]) by the Candidates panel, the planner, the chat agent and MCP.
 //! * [`eval`]: recall@5/10, MRR and nDCG@10 on a labelled dev set (`eval/dev.yaml`).
 //!
 //! This crate must not read documents (the caller extracts their text), call an LLM, or
@@ -38,6 +40,7 @@ mod error;
 pub mod eval;
 pub mod fusion;
 pub mod index;
+pub mod retriever;
 pub mod tokenize;
 
 pub use document::{DocKind, Document, passages_of};
@@ -48,4 +51,5 @@ pub use fusion::FusionKind;
 pub use index::{
     Candidate, Index, Mode, Query, Ranking, RetrieveRequest, RetrieveResponse, Scored, top_k,
 };
+pub use retriever::{Retriever, RetrieverKey, TemplateMatch};
 pub use tokenize::{tokenize, tokenize_detailed};

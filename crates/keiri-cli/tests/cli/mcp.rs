@@ -825,3 +825,150 @@ fn python_sdk_client_end_to_end() {
     );
     assert_eq!(stamp(&book), original);
 }
+
+// ---------------------------------------------------------------------------------------------
+// One retriever behind every front-end.
+
+/// The ids of a retrieval response's candidates, in order.
+fn candidate_ids(response: &Value) -> Vec<String> {
+    response["candidates"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no candidates: {response}"))
+        .iter()
+        .map(|c| c["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn the_panel_the_planner_the_chat_and_mcp_get_the_same_candidates() {
+    use keiri_llm::testkit::{FakeServer, Reply};
+
+    use super::{keiri, keiri_with_llm, stdout_json};
+
+    const INSTRUCTION: &str =
+        "毎月の請求書を確認して、二重に計上されたものを見つけてExcelで報告する";
+    let ws = tempfile::tempdir().unwrap();
+    put(
+        &ws.path().join("invoices.csv"),
+        "vendor_name,invoice_no,amount,issue_date\nA社,INV-1,1000,2026-10-01\n",
+    );
+
+    // The Candidates panel's call.
+    let panel = stdout_json(
+        &keiri(ws.path())
+            .args([
+                "retrieve",
+                "--json",
+                "--docs",
+                "invoices.csv",
+                "--",
+                INSTRUCTION,
+            ])
+            .assert()
+            .success(),
+    );
+    let expected = candidate_ids(&panel);
+    if panel["mode"] == "hybrid" {
+        // Where the model is installed (always in CI), the keyword ranking alone differs: a
+        // front-end with its own BM25 index would fail this test.
+        let bm25 = stdout_json(
+            &keiri(ws.path())
+                .args([
+                    "retrieve",
+                    "--json",
+                    "--mode",
+                    "bm25",
+                    "--docs",
+                    "invoices.csv",
+                ])
+                .args(["--", INSTRUCTION])
+                .assert()
+                .success(),
+        );
+        assert_ne!(
+            candidate_ids(&bm25),
+            expected,
+            "choose an input where they differ"
+        );
+    } else {
+        assert!(
+            std::env::var("CI").is_err(),
+            "CI runs with the embedding model: {panel}"
+        );
+        eprintln!("NOTE: no embedding model here; every front-end ranks with BM25");
+    }
+
+    // The planner: the skeleton request's block enum is its candidates, in order.
+    let (url, server) =
+        FakeServer::start_background(vec![Reply::error(400, "enough for this test")]).unwrap();
+    keiri_with_llm(ws.path(), Some(&url))
+        .args([
+            "generate",
+            "--json",
+            "--apply-mode",
+            "llm-only",
+            "--docs",
+            "invoices.csv",
+        ])
+        .args(["--instruction", INSTRUCTION])
+        .assert()
+        .failure();
+    let requests = server.requests();
+    let schema = &requests[0].body["response_format"]["json_schema"]["schema"];
+    let planner: Vec<String> =
+        schema["properties"]["nodes"]["items"]["properties"]["block"]["enum"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no block enum: {schema}"))
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect();
+    assert_eq!(planner, expected, "the planner's candidates");
+
+    // The chat agent's search tool, called by the (fake) model with the same input.
+    let args = json!({"instruction": INSTRUCTION, "docs": ["invoices.csv"]}).to_string();
+    let (url, server) = FakeServer::start_background(vec![
+        Reply::tool_calls(&[("c1", "retrieve_blocks", &args)]),
+        Reply::content("候補を調べました。"),
+    ])
+    .unwrap();
+    keiri_with_llm(ws.path(), Some(&url))
+        .args(["chat", "--message", "どのブロックを使えばいい？"])
+        .assert()
+        .success();
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "the tool result went back to the model");
+    let tool_message = requests[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap_or_else(|| panic!("no tool message: {}", requests[1].body))
+        .clone();
+    let result: Value = serde_json::from_str(tool_message["content"].as_str().unwrap())
+        .unwrap_or_else(|e| panic!("{e}: {tool_message}"));
+    assert_eq!(candidate_ids(&result), expected, "the chat's candidates");
+
+    // MCP's retrieve_blocks.
+    let root = ws.path().display().to_string();
+    let mut mcp = RawServer::start(&server_args(ws.path(), &["--root", &root]));
+    mcp.request(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "raw-test", "version": "0"}}),
+    );
+    mcp.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let call = mcp.request(
+        2,
+        "tools/call",
+        json!({"name": "retrieve_blocks",
+               "arguments": {"instruction": INSTRUCTION, "docs": ["invoices.csv"]}}),
+    );
+    assert_eq!(call["result"]["isError"], false, "{call}");
+    assert_eq!(
+        candidate_ids(&call["result"]["structuredContent"]),
+        expected,
+        "MCP's candidates"
+    );
+    mcp.finish();
+}

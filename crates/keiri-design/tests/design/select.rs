@@ -1,12 +1,28 @@
 //! Template choice by retrieval (BM25 over the templates' ids, titles, descriptions and tags).
 
+use keiri_search::Retriever;
+
 use super::*;
+
+fn select<'t>(
+    instruction: &str,
+    digest: &str,
+    templates: &'t keiri_plan::Templates,
+) -> Vec<&'t keiri_plan::TemplateSpec> {
+    let retriever = Retriever::build(&catalog(), templates, None).unwrap();
+    keiri_design::select_templates(
+        instruction,
+        digest,
+        &GenerateOptions::default(),
+        templates,
+        &retriever,
+    )
+    .unwrap()
+}
 
 fn check(instruction: &str, expect: &[&str]) {
     let templates = templates();
-    let chosen =
-        keiri_design::select_templates(instruction, "", &GenerateOptions::default(), &templates)
-            .unwrap();
+    let chosen = select(instruction, "", &templates);
     let ids: Vec<&str> = chosen.iter().map(|t| t.id.as_str()).collect();
     assert_eq!(ids, expect, "{instruction}");
 }
@@ -52,13 +68,11 @@ fn an_unrelated_instruction_chooses_no_template() {
 #[test]
 fn a_digest_widens_the_query() {
     let templates = templates();
-    let chosen = keiri_design::select_templates(
+    let chosen = select(
         "このファイルを処理したい",
         "給与明細 支給額 前月比 従業員",
-        &GenerateOptions::default(),
         &templates,
-    )
-    .unwrap();
+    );
     assert_eq!(
         chosen.first().map(|t| t.id.as_str()),
         Some("payroll_anomaly_check")
