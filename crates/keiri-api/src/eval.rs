@@ -148,6 +148,25 @@ pub fn planner_eval_with_progress(
     }
     let (templates, _) = keiri_plan::Templates::load(&ctx.template_dirs);
     let mut notes = Vec::new();
+    // The retriever the window, the chat and MCP search, as in `plan_generate`.
+    let (retriever, _) =
+        crate::retrieve::shared_retriever(ctx, crate::retrieve::Embedding::Wait, &mut notes)?;
+    let registered = crate::generate::registered_plans(ctx);
+    let mut subflow_plans = Vec::new();
+    for case in &cases {
+        let mut plans = registered.clone();
+        for file in &case.plans {
+            let plan = case_plan(ctx, file).map_err(|e| {
+                ApiError::new(
+                    e.code,
+                    format!("case {}: plan {file}: {}", case.id, e.message),
+                )
+            })?;
+            plans.retain(|p| p.id != plan.id);
+            plans.push(plan);
+        }
+        subflow_plans.push(plans);
+    }
     let mut digests = Vec::new();
     for case in &cases {
         let digest = keiri_design::digest_documents(
@@ -181,12 +200,17 @@ pub fn planner_eval_with_progress(
         let worker = scope.spawn(move || {
             let runtime = crate::llm::run_runtime()?;
             runtime.block_on(async {
-                let mut dctx = keiri_design::Context::new(&catalog, &templates).with_llm(&llm);
+                let mut dctx = keiri_design::Context::new(&catalog, &templates)
+                    .with_llm(&llm)
+                    .with_retriever(&retriever);
                 if let Some(log) = log {
                     dctx = dctx.with_log(log);
                 }
                 let mut reports = Vec::new();
-                for (i, (case, digest)) in cases.iter().zip(&digests).enumerate() {
+                for (i, ((case, digest), plans)) in
+                    cases.iter().zip(&digests).zip(&subflow_plans).enumerate()
+                {
+                    dctx.subflow_plans = plans.clone();
                     let _ = tx.send(EvalProgress::Case {
                         index: i + 1,
                         of: cases.len(),
@@ -229,4 +253,14 @@ pub fn planner_eval_with_progress(
         model: status.model,
         notes,
     })
+}
+
+/// The plan in `file` (a path inside the workspace) that a case may call.
+fn case_plan(ctx: &Context, file: &str) -> Result<keiri_design::schema::PlanCandidate, ApiError> {
+    let path = ctx.path_policy().resolve_existing(file)?;
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| ApiError::new(ErrorCode::InvalidRequest, format!("cannot be read: {e}")))?;
+    let loaded = keiri_plan::load_plan(&text)
+        .map_err(|e| ApiError::new(ErrorCode::InvalidRequest, e.to_string()))?;
+    Ok(keiri_design::schema::PlanCandidate::from_plan(&loaded.plan))
 }

@@ -266,7 +266,7 @@ pub fn plan_generate_cancellable(
     // The JSONL event log of this run; a log that cannot be opened must not stop the work.
     let log = crate::llm::event_log(ctx, &env, None);
     let instruction = req.instruction.clone();
-    let subflow_plans = registered_plan_ids(ctx);
+    let subflow_plans = registered_plans(ctx);
     let verify_by_running = req.verify_by_running;
     let verify_lang = req.lang.unwrap_or(ctx.lang);
     let verify = |plan: &keiri_plan::Plan| {
@@ -428,12 +428,16 @@ pub fn requirements_answer(
 }
 
 /// Ids of the plans registered in `designs/`, sorted: what a generated plan may call.
-fn registered_plan_ids(ctx: &Context) -> Vec<String> {
-    let mut ids: Vec<String> = keiri_plan::designs_index(&ctx.designs_dir)
-        .into_keys()
-        .collect();
-    ids.sort();
-    ids
+/// The registered plans (the latest of each id in `designs/`) a generated plan may call, with
+/// the vars they take and the aliases they publish, sorted by id.
+pub(crate) fn registered_plans(ctx: &Context) -> Vec<keiri_design::schema::PlanCandidate> {
+    let mut plans: Vec<keiri_design::schema::PlanCandidate> =
+        keiri_plan::designs_index(&ctx.designs_dir)
+            .values()
+            .map(|(_, plan)| keiri_design::schema::PlanCandidate::from_plan(plan))
+            .collect();
+    plans.sort_by(|a, b| a.id.cmp(&b.id));
+    plans
 }
 
 #[cfg(test)]

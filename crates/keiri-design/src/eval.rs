@@ -57,6 +57,10 @@ pub struct EvalCase {
     /// Answers to the questions the planner may ask, by requirement id.
     #[serde(default)]
     pub answers: Map<String, Value>,
+    /// Plan files (inside the workspace) this case's plan may call as subflows: offered to
+    /// the planner as registered plans, besides those in the workspace's `designs/`.
+    #[serde(default)]
+    pub plans: Vec<String>,
 }
 
 /// A plan shape beyond block nodes that a case can expect.
@@ -870,6 +874,7 @@ mod tests {
             apply_mode: None,
             expect_blocks: strings(&["csv.read", "matching.duplicate_invoices"]),
             expect_shapes: Vec::new(),
+            plans: Vec::new(),
             answers: Map::new(),
         };
         let ok = |run: u32, first: bool, blocks: &[&str]| RunOutcome {

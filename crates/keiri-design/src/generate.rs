@@ -130,8 +130,8 @@ pub struct Context<'a> {
     pub log: Option<EventLog>,
     /// Progress for the UI / CLI; a closed receiver is ignored.
     pub progress: Option<UnboundedSender<Progress>>,
-    /// Ids of the registered plans (`designs/`) a generated plan may call as subflows.
-    pub subflow_plans: Vec<String>,
+    /// The registered plans (`designs/`) a generated plan may call as subflows.
+    pub subflow_plans: Vec<schema::PlanCandidate>,
     /// The workspace's shared retriever ([`keiri_search::retriever::shared`]), so the planner
     /// offers the model the candidates the Candidates panel shows. None: a BM25-only one of
     /// `catalog` and `templates` is built for the generation.
@@ -173,7 +173,7 @@ impl<'a> Context<'a> {
     }
 
     /// The registered plans a generated plan may call as subflows.
-    pub fn with_subflow_plans(mut self, plans: Vec<String>) -> Context<'a> {
+    pub fn with_subflow_plans(mut self, plans: Vec<schema::PlanCandidate>) -> Context<'a> {
         self.subflow_plans = plans;
         self
     }
@@ -444,8 +444,15 @@ async fn generate_with_llm(
         &templates,
     );
     if !ctx.subflow_plans.is_empty() {
-        context.push_str("\n\n## Registered plans (a node may call one as a subflow)\n");
-        context.push_str(&ctx.subflow_plans.join(", "));
+        context.push_str("\n\n## Registered plans (a node may call one as a subflow)");
+        for plan in &ctx.subflow_plans {
+            context.push_str(&format!(
+                "\n- {} (inputs: {}; outputs: {})",
+                plan.id,
+                plan.inputs.join(", "),
+                plan.outputs.join(", ")
+            ));
+        }
     }
     let mut usage = Usage::default();
 
@@ -474,7 +481,7 @@ async fn generate_with_llm(
     // The schema already forbids unknown blocks and plans; this guards providers that ignore
     // it.
     skeleton.nodes.retain(|n| match (&n.block, &n.calls_plan) {
-        (_, Some(plan)) => ctx.subflow_plans.contains(plan),
+        (_, Some(plan)) => ctx.subflow_plans.iter().any(|p| &p.id == plan),
         (Some(block), None) => candidate_ids.contains(block),
         (None, None) => false,
     });
@@ -1090,7 +1097,7 @@ fn record_dry_run(ctx: &Context<'_>, plan: &Plan) {
 fn validate_options(options: &GenerateOptions, ctx: &Context<'_>) -> keiri_plan::Options {
     keiri_plan::Options {
         lang: options.lang,
-        known_plans: ctx.subflow_plans.iter().cloned().collect(),
+        known_plans: schema::plan_ids(&ctx.subflow_plans).into_iter().collect(),
     }
 }
 

@@ -43,6 +43,38 @@ impl CandidateBlock {
     }
 }
 
+/// A registered plan a node may call as a subflow, with the whitelists of the call: the vars
+/// the plan takes (`call.inputs` keys) and the aliases its nodes publish (`out` keys).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanCandidate {
+    pub id: String,
+    pub inputs: Vec<String>,
+    pub outputs: Vec<String>,
+}
+
+impl PlanCandidate {
+    pub fn from_plan(plan: &keiri_plan::Plan) -> PlanCandidate {
+        let mut outputs: Vec<String> = Vec::new();
+        for alias in plan.graph.iter().flat_map(|n| n.out.values()) {
+            if let Some(alias) = alias.as_str()
+                && !outputs.iter().any(|o| o == alias)
+            {
+                outputs.push(alias.to_string());
+            }
+        }
+        PlanCandidate {
+            id: plan.id.clone(),
+            inputs: plan.vars.keys().cloned().collect(),
+            outputs,
+        }
+    }
+}
+
+/// The ids of `plans`.
+pub fn plan_ids(plans: &[PlanCandidate]) -> Vec<String> {
+    plans.iter().map(|p| p.id.clone()).collect()
+}
+
 /// The candidates of `ids` that are in the catalog, in order, without duplicates.
 pub fn candidate_blocks(catalog: &Catalog, ids: &[String]) -> Vec<CandidateBlock> {
     let mut out: Vec<CandidateBlock> = Vec::new();
@@ -69,7 +101,7 @@ fn string_enum(values: &[String]) -> Value {
 #[derive(Debug, Clone, Copy)]
 pub struct Shapes<'a> {
     /// Registered plans a node may call as a subflow (none: no subflow variant).
-    pub plans: &'a [String],
+    pub plans: &'a [PlanCandidate],
     /// Loop nodes (`suggest_foreach`): stage 1's `repeat` and stage 2's loop variant.
     pub loops: bool,
     /// `when` conditions on nodes (`suggest_when`).
@@ -112,11 +144,11 @@ fn nullable(schema: Value) -> Value {
 }
 
 /// `string` enum of the registered plan ids, or null only when there are none.
-fn plan_id_or_null(plans: &[String]) -> Value {
+fn plan_id_or_null(plans: &[PlanCandidate]) -> Value {
     if plans.is_empty() {
         json!({"type": "null"})
     } else {
-        nullable(string_enum(plans))
+        nullable(string_enum(&plan_ids(plans)))
     }
 }
 
@@ -252,8 +284,9 @@ fn loop_variant(block_variants: &[Value], when: Value) -> Value {
     })
 }
 
-/// A subflow node: a call of a registered plan with its inputs.
-fn subflow_variant(plans: &[String], when: Value) -> Value {
+/// A subflow node calling `plan`: its id as the only `plan_id`, the plan's vars as the only
+/// input keys and the aliases it publishes as the only output keys.
+fn subflow_variant(plan: &PlanCandidate, when: Value) -> Value {
     json!({
         "type": "object",
         "additionalProperties": false,
@@ -261,9 +294,9 @@ fn subflow_variant(plans: &[String], when: Value) -> Value {
         "properties": {
             "id": string(),
             "type": string_enum(&["subflow".to_string()]),
-            "plan_id": string_enum(plans),
-            "inputs": port_list(&[], "value_json"),
-            "outputs": port_list(&[], "alias"),
+            "plan_id": string_enum(std::slice::from_ref(&plan.id)),
+            "inputs": port_list(&plan.inputs, "value_json"),
+            "outputs": port_list(&plan.outputs, "alias"),
             "when": when,
         }
     })
@@ -286,8 +319,8 @@ fn node_variant(c: &CandidateBlock, when: Value) -> Value {
 }
 
 /// Stage 2: `{reasoning, vars: [{name, value_json}], nodes: [...], policy, node_policies,
-/// ui_layout}` with one node variant per candidate, a loop variant, and a subflow variant
-/// when plans are registered.
+/// ui_layout}` with one node variant per candidate, a loop variant, and one subflow variant
+/// per registered plan.
 pub fn wiring_schema(candidates: &[CandidateBlock], shapes: &Shapes<'_>) -> Value {
     let blocks: Vec<Value> = candidates
         .iter()
@@ -297,8 +330,8 @@ pub fn wiring_schema(candidates: &[CandidateBlock], shapes: &Shapes<'_>) -> Valu
     if shapes.loops {
         variants.push(loop_variant(&blocks, shapes.when()));
     }
-    if !shapes.plans.is_empty() {
-        variants.push(subflow_variant(shapes.plans, shapes.when()));
+    for plan in shapes.plans {
+        variants.push(subflow_variant(plan, shapes.when()));
     }
     let mut node_policy = policy_schema();
     node_policy["type"] = json!("object");
@@ -514,7 +547,7 @@ fn non_empty(value: &Value) -> bool {
 pub fn check_wiring(
     wiring: &Wiring,
     candidates: &[CandidateBlock],
-    plans: &[String],
+    plans: &[PlanCandidate],
 ) -> (Wiring, Vec<ContractProblem>) {
     let checker = WiringChecker {
         by_id: candidates.iter().map(|c| (c.id.as_str(), c)).collect(),
@@ -535,7 +568,55 @@ pub fn check_wiring(
 struct WiringChecker<'a> {
     by_id: IndexMap<&'a str, &'a CandidateBlock>,
     candidates: &'a [CandidateBlock],
-    plans: &'a [String],
+    plans: &'a [PlanCandidate],
+}
+
+/// `node` with only the inputs and outputs whose keys are in `inputs` / `outputs` (the ports
+/// of `what`, a block or a called plan); every other one is a problem.
+fn keep_ports(
+    node: &WiredNode,
+    path: &str,
+    inputs: &[String],
+    outputs: &[String],
+    what: &str,
+    problems: &mut Vec<ContractProblem>,
+) -> WiredNode {
+    let mut kept = node.clone();
+    kept.inputs.clear();
+    kept.outputs.clear();
+    for (j, input) in node.inputs.iter().enumerate() {
+        if inputs.contains(&input.key) {
+            kept.inputs.push(input.clone());
+        } else {
+            problems.push(problem(
+                "design.unknown_input",
+                node,
+                format!("{path}/inputs/{j}/key"),
+                format!(
+                    "{what} has no input {:?}; its inputs are: {}",
+                    input.key,
+                    inputs.join(", ")
+                ),
+            ));
+        }
+    }
+    for (j, output) in node.outputs.iter().enumerate() {
+        if outputs.contains(&output.key) {
+            kept.outputs.push(output.clone());
+        } else {
+            problems.push(problem(
+                "design.unknown_output",
+                node,
+                format!("{path}/outputs/{j}/key"),
+                format!(
+                    "{what} has no output {:?}; its outputs are: {}",
+                    output.key,
+                    outputs.join(", ")
+                ),
+            ));
+        }
+    }
+    kept
 }
 
 fn problem(code: &str, node: &WiredNode, path: String, message: String) -> ContractProblem {
@@ -592,8 +673,15 @@ impl WiringChecker<'_> {
             }
             Some("subflow") => {
                 let plan_id = node.plan_id.clone().unwrap_or_default();
-                if self.plans.contains(&plan_id) {
-                    Some(node.clone())
+                if let Some(plan) = self.plans.iter().find(|p| p.id == plan_id) {
+                    Some(keep_ports(
+                        node,
+                        path,
+                        &plan.inputs,
+                        &plan.outputs,
+                        &format!("plan {plan_id}"),
+                        problems,
+                    ))
                 } else {
                     problems.push(problem(
                         "design.unknown_plan",
@@ -604,7 +692,7 @@ impl WiringChecker<'_> {
                             if self.plans.is_empty() {
                                 "(none)".to_string()
                             } else {
-                                self.plans.join(", ")
+                                plan_ids(self.plans).join(", ")
                             }
                         ),
                     ));
@@ -646,43 +734,7 @@ impl WiringChecker<'_> {
             ));
             return None;
         };
-        let mut kept = node.clone();
-        kept.inputs.clear();
-        kept.outputs.clear();
-        for (j, input) in node.inputs.iter().enumerate() {
-            if spec.inputs.contains(&input.key) {
-                kept.inputs.push(input.clone());
-            } else {
-                problems.push(problem(
-                    "design.unknown_input",
-                    node,
-                    format!("{path}/inputs/{j}/key"),
-                    format!(
-                        "{} has no input {:?}; its inputs are: {}",
-                        spec.id,
-                        input.key,
-                        spec.inputs.join(", ")
-                    ),
-                ));
-            }
-        }
-        for (j, output) in node.outputs.iter().enumerate() {
-            if spec.outputs.contains(&output.key) {
-                kept.outputs.push(output.clone());
-            } else {
-                problems.push(problem(
-                    "design.unknown_output",
-                    node,
-                    format!("{path}/outputs/{j}/key"),
-                    format!(
-                        "{} has no output {:?}; its outputs are: {}",
-                        spec.id,
-                        output.key,
-                        spec.outputs.join(", ")
-                    ),
-                ));
-            }
-        }
+        let kept = keep_ports(node, path, &spec.inputs, &spec.outputs, &spec.id, problems);
         if spec.id == PROCESS_LLM {
             let value = |key: &str| {
                 kept.inputs

@@ -173,3 +173,83 @@ fn a_bad_case_file_is_reported_with_its_line() {
     assert!(stderr.contains("cases.yaml:4"), "{stderr}");
     assert!(stderr.contains("expect_blokcs"), "{stderr}");
 }
+
+#[test]
+fn a_subflow_case_offers_its_plans_as_registered_and_counts_the_shape() {
+    let ws = tempfile::tempdir().unwrap();
+    put(
+        &ws.path().join("cases.yaml"),
+        "cases:
+  - id: calls_check
+    instruction: 登録済みの請求書重複チェックのプランを呼び出す
+    apply_mode: llm-only
+    expect_blocks: [excel.write_table]
+    expect_shapes: [subflow]
+    plans: [check_plan.yaml]
+",
+    );
+    put(
+        &ws.path().join("check_plan.yaml"),
+        "id: invoice_duplicate_check\ngraph:\n  - id: read\n    block: csv.read\n    in: {path: invoices.csv}\n    out: {rows: rows}\n",
+    );
+    let skeleton = json!({
+        "reasoning": "call the registered check, then write its result",
+        "nodes": [
+            {"id": "check", "block": null, "purpose": "the registered duplicate check",
+             "repeat": null, "calls_plan": "invoice_duplicate_check"},
+            {"id": "write", "block": "excel.write_table", "purpose": "write the duplicates",
+             "repeat": null, "calls_plan": null}
+        ],
+        "questions": []
+    });
+    let wiring = json!({
+        "reasoning": "wired", "policy": null, "node_policies": [], "ui_layout": [], "vars": [],
+        "nodes": [
+            {"id": "check", "type": "subflow", "plan_id": "invoice_duplicate_check",
+             "inputs": [], "outputs": [{"key": "rows", "alias": "rows"}], "when": null},
+            {"id": "write", "block": "excel.write_table",
+             "inputs": [{"key": "rows", "value_json": "\"${check.rows}\""},
+                        {"key": "out_name", "value_json": "\"dups.xlsx\""}],
+             "outputs": [], "when": null}
+        ]
+    });
+    let (url, server) = FakeServer::start_background(vec![
+        Reply::json_content(&skeleton),
+        Reply::json_content(&wiring),
+    ])
+    .unwrap();
+    let out = keiri_with_llm(ws.path(), Some(&url))
+        .args([
+            "--json",
+            "eval",
+            "planner",
+            "--cases",
+            "cases.yaml",
+            "--runs",
+            "1",
+        ])
+        .assert()
+        .success();
+    let v = stdout_json(&out);
+    let requests = server.requests();
+    let schema = &requests[0].body["response_format"]["json_schema"]["schema"];
+    assert_eq!(
+        schema["properties"]["nodes"]["items"]["properties"]["calls_plan"]["enum"],
+        json!(["invoice_duplicate_check", null]),
+        "the case's plan is offered as registered"
+    );
+    assert_eq!(v["total"]["first_pass_valid"], 1, "{v:#}");
+    assert_eq!(v["cases"][0]["expected_found"], 1.0, "{v:#}");
+
+    // A plan file that is not there is the case file's error, named.
+    put(
+        &ws.path().join("cases.yaml"),
+        "cases:\n  - id: c\n    instruction: 呼び出す\n    expect_blocks: [csv.read]\n    plans: [missing.yaml]\n",
+    );
+    let out = keiri_with_llm(ws.path(), Some(&url))
+        .args(["eval", "planner", "--cases", "cases.yaml", "--runs", "1"])
+        .assert()
+        .code(2);
+    let stderr = stderr_text(&out);
+    assert!(stderr.contains("case c: plan missing.yaml"), "{stderr}");
+}

@@ -23,9 +23,30 @@ fn every_shipped_case_parses_and_expects_only_catalog_blocks() {
         for t in &case.templates {
             assert!(templates.get(t).is_some(), "{}: template {t}", case.id);
         }
+        // The plans a subflow case may call load and validate without errors.
+        for file in &case.plans {
+            let text = std::fs::read_to_string(repo_root().join(file))
+                .unwrap_or_else(|e| panic!("{}: {file}: {e}", case.id));
+            let plan = keiri_plan::load_plan(&text)
+                .unwrap_or_else(|e| panic!("{}: {file}: {e}", case.id))
+                .plan;
+            let findings = keiri_plan::validate(&plan, &catalog, &Default::default());
+            assert!(!keiri_plan::has_errors(&findings), "{file}: {findings:?}");
+        }
+        assert_eq!(
+            case.expect_shapes.contains(&eval::Shape::Subflow),
+            !case.plans.is_empty(),
+            "{}: a subflow case names the plans it may call",
+            case.id
+        );
     }
     // The file covers the plan shapes beyond block nodes.
-    for shape in [eval::Shape::Loop, eval::Shape::Policy, eval::Shape::When] {
+    for shape in [
+        eval::Shape::Loop,
+        eval::Shape::Subflow,
+        eval::Shape::Policy,
+        eval::Shape::When,
+    ] {
         assert!(
             cases.iter().any(|c| c.expect_shapes.contains(&shape)),
             "no case expects {shape:?}"
@@ -56,6 +77,7 @@ async fn run_case_counts_first_pass_validity_and_consistency() {
         expect_blocks: vec!["matching.duplicate_invoices".into()],
         expect_shapes: vec![eval::Shape::Loop],
         answers: Default::default(),
+        plans: Vec::new(),
     };
     let mut seen = Vec::new();
     let runs = eval::run_case(&case, "", 2, &options(), &scripted.ctx(), &mut |o| {

@@ -148,11 +148,21 @@ async fn a_scripted_foreach_loop_becomes_a_valid_plan_with_policies() {
     assert_eq!(each.children[0].id, "summarize");
 }
 
+/// The registered plan the subflow tests call: it takes `month` and publishes `checklist`.
+fn monthly_close() -> Vec<keiri_design::schema::PlanCandidate> {
+    vec![keiri_design::schema::PlanCandidate {
+        id: "monthly_close".into(),
+        inputs: vec!["month".into()],
+        outputs: vec!["checklist".into()],
+    }]
+}
+
 fn subflow_wiring(plan_id: &str) -> Value {
     let mut wiring = wiring();
     wiring["nodes"] = json!([
         {"id": "close", "type": "subflow", "plan_id": plan_id,
-         "inputs": [], "outputs": [], "when": null}
+         "inputs": [{"key": "month", "value_json": "\"2026-10\""}],
+         "outputs": [{"key": "checklist", "alias": "checklist"}], "when": null}
     ]);
     wiring["vars"] = json!([]);
     wiring["node_policies"] = json!([]);
@@ -175,9 +185,7 @@ async fn a_registered_plan_is_called_as_a_subflow() {
         Reply::json_content(&subflow_wiring("monthly_close")),
     ])
     .await;
-    let ctx = scripted
-        .ctx()
-        .with_subflow_plans(vec!["monthly_close".into()]);
+    let ctx = scripted.ctx().with_subflow_plans(monthly_close());
     let result = keiri_design::generate_plan(INSTRUCTION, "", &options(), &ctx)
         .await
         .unwrap();
@@ -193,6 +201,11 @@ async fn a_registered_plan_is_called_as_a_subflow() {
         subflow["properties"]["plan_id"]["enum"],
         json!(["monthly_close"])
     );
+    // The call's keys are the plan's vars and aliases, as a block's are its ports.
+    let key_enum =
+        |side: &str| subflow["properties"][side]["items"]["properties"]["key"]["enum"].clone();
+    assert_eq!(key_enum("inputs"), json!(["month"]));
+    assert_eq!(key_enum("outputs"), json!(["checklist"]));
     assert_eq!(
         result.status,
         keiri_design::Status::Valid,
@@ -202,6 +215,11 @@ async fn a_registered_plan_is_called_as_a_subflow() {
     let close = &result.plan.graph[0];
     assert_eq!(close.kind.as_deref(), Some("subflow"));
     assert_eq!(close.call.as_ref().unwrap().plan_id, "monthly_close");
+    assert_eq!(
+        close.call.as_ref().unwrap().inputs["month"],
+        json!("2026-10")
+    );
+    assert_eq!(close.out["checklist"], json!("checklist"));
 }
 
 #[tokio::test]
@@ -212,9 +230,7 @@ async fn an_unregistered_plan_cannot_be_called() {
             .then_repeat(Reply::json_content(&subflow_wiring("not_registered"))),
     )
     .await;
-    let ctx = scripted
-        .ctx()
-        .with_subflow_plans(vec!["monthly_close".into()]);
+    let ctx = scripted.ctx().with_subflow_plans(monthly_close());
     let err = keiri_design::generate_plan(INSTRUCTION, "", &options(), &ctx)
         .await
         .unwrap_err();
@@ -222,10 +238,18 @@ async fn an_unregistered_plan_cannot_be_called() {
     // And the wiring check drops it for a provider that ignores schemas.
     let wiring: keiri_design::schema::Wiring =
         serde_json::from_value(subflow_wiring("not_registered")).unwrap();
-    let (kept, problems) =
-        keiri_design::schema::check_wiring(&wiring, &[], &["monthly_close".to_string()]);
+    let (kept, problems) = keiri_design::schema::check_wiring(&wiring, &[], &monthly_close());
     assert!(kept.nodes.is_empty());
     let codes: Vec<&str> = problems.iter().map(|p| p.code.as_str()).collect();
     assert_eq!(codes, ["design.unknown_plan"]);
     assert_eq!(problems[0].path, "/nodes/0/plan_id");
+    // A key the called plan does not have is dropped and reported, as for a block.
+    let mut call = subflow_wiring("monthly_close");
+    call["nodes"][0]["inputs"][0]["key"] = json!("year");
+    call["nodes"][0]["outputs"][0]["key"] = json!("ghost");
+    let wiring: keiri_design::schema::Wiring = serde_json::from_value(call).unwrap();
+    let (kept, problems) = keiri_design::schema::check_wiring(&wiring, &[], &monthly_close());
+    assert!(kept.nodes[0].inputs.is_empty() && kept.nodes[0].outputs.is_empty());
+    let codes: Vec<&str> = problems.iter().map(|p| p.code.as_str()).collect();
+    assert_eq!(codes, ["design.unknown_input", "design.unknown_output"]);
 }
