@@ -375,6 +375,55 @@ fn prepare(ctx: &Context, text: String, lang: Lang) -> Result<Prepared, ApiError
     })
 }
 
+/// Refuses a run of a plan that still has open questions: a var the nodes read that is defined
+/// without a value (how a generated plan marks what only the user can say) and that the run
+/// does not set. Without this the first node that reads it would fail with a bare "missing
+/// input".
+fn refuse_open_vars(
+    prepared: &Prepared,
+    run_vars: &IndexMap<String, Json>,
+    lang: Lang,
+) -> Result<(), ApiError> {
+    let open: Vec<keiri_plan::Requirement> =
+        keiri_plan::build_requirements(&prepared.plan, &[], &prepared.catalog)
+            .into_iter()
+            .filter(|r| {
+                r.required
+                    && r.target.var.as_deref().is_some_and(|v| {
+                        !run_vars.contains_key(v)
+                            && prepared.plan.vars.get(v).is_some_and(|x| {
+                                x.is_null() || x.as_str().is_some_and(|s| s.trim().is_empty())
+                            })
+                    })
+            })
+            .collect();
+    if open.is_empty() {
+        return Ok(());
+    }
+    let names: Vec<&str> = open
+        .iter()
+        .filter_map(|r| r.target.var.as_deref())
+        .collect();
+    let list = names.join(", ");
+    let example = names.first().copied().unwrap_or_default();
+    Err(ApiError::new(
+        ErrorCode::InvalidRequest,
+        pick(
+            lang,
+            &format!(
+                "値が決まっていない変数があります: {list}。設計タブの不足項目で答えるか、実行時に指定してください（例: --var {example}=…）"
+            ),
+            &format!(
+                "the plan has vars without a value: {list}. Answer them in the Design tab, or set them for the run (e.g. --var {example}=…)"
+            ),
+        ),
+    )
+    .with_details(serde_json::json!({
+        "open_vars": names,
+        "requirements": serde_json::to_value(&open).unwrap_or_default(),
+    })))
+}
+
 /// What a new run and a resumed one both need besides the plan text.
 struct Launch {
     vars: IndexMap<String, Json>,
@@ -408,6 +457,9 @@ fn execute(
     } = launch;
     let prepared = prepare(ctx, text, lang)?;
     vars.extend(input_vars(ctx, &inputs)?);
+    if resume.is_none() {
+        refuse_open_vars(&prepared, &vars, lang)?;
+    }
     let (now, random) = now_and_random();
     let mut options = RunOptions::new(&ctx.workspace, now, random);
     options.designs_dir = ctx.designs_dir.clone();
@@ -1029,6 +1081,34 @@ graph:
             "請求書番号,取引先,金額\nINV-001,株式会社山田商事,10000\nINV-002,ヤマダ商事,5500\nINV-003,佐藤工業,1200\n".as_bytes(),
         )
         .unwrap();
+    }
+
+    #[test]
+    fn a_run_of_a_plan_with_open_vars_is_refused_until_they_are_set() {
+        let ws = tempfile::tempdir().unwrap();
+        with_invoices(ws.path());
+        let ctx = ctx(ws.path());
+        // How a generated plan marks what only the user can say.
+        let plan = "id: open_vars\nvars:\n  src: null\ngraph:\n  - id: read\n    block: csv.read\n    in: {path: \"${vars.src}\"}\n    out: {rows: rows}\n";
+        let err = crate::dispatch(&ctx, "plan_run", serde_json::json!({"yaml": plan})).unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidRequest, "{err:?}");
+        assert!(err.message.contains("src"), "{}", err.message);
+        let details = err.details.clone().unwrap_or_default();
+        assert_eq!(
+            details["open_vars"],
+            serde_json::json!(["src"]),
+            "{details}"
+        );
+        assert_eq!(details["requirements"][0]["type"], "file", "{details}");
+        assert!(!ws.path().join("runs").exists(), "nothing was started");
+        // Set for the run, it runs.
+        let res = crate::dispatch(
+            &ctx,
+            "plan_run",
+            serde_json::json!({"yaml": plan, "vars": {"src": "inputs/請求書.csv"}}),
+        )
+        .unwrap();
+        assert_eq!(res["status"], "finished", "{res:#}");
     }
 
     #[test]
