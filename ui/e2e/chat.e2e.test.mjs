@@ -237,6 +237,16 @@ describe('the Design chat edits the plan only after approval', () => {
     await screenshot(page, 'screenshots/08-chat-diff.png');
   });
 
+  it('keeps the conversation and the pending approval across a tab switch', async () => {
+    const before = await page.getByTestId('chat-reply').allTextContents();
+    await page.getByTestId('right-tab-findings').click();
+    await page.getByTestId('right-tab-dryrun').click();
+    await page.getByTestId('right-tab-questions').click();
+    assert.deepEqual(await page.getByTestId('chat-reply').allTextContents(), before);
+    assert.equal(await page.getByTestId('chat-pending').count(), 1);
+    assert.equal(await page.getByTestId('chat-approve').isVisible(), true);
+  });
+
   it('approves: the editor shows the edited plan and the validation follows', async () => {
     await page.getByTestId('chat-approve').click();
     const edited = withApprovalStep(original);

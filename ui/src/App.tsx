@@ -914,29 +914,29 @@ export function App() {
             ))}
           </div>
           <div className="right-body">
-            {rightTab === 'questions' ? (
-              <div className="chat-stack">
-                <div className="panel-body questions-body">
-                  <QuestionsPanel
-                    lang={lang}
-                    questions={questions}
-                    known={knownRequirements}
-                    answers={answers}
-                    focusId={focusQuestion}
-                    documents={documents}
-                    busy={questionBusy}
-                    error={questionError}
-                    regenerate={regenerateIds.length > 0 ? { count: regenerateIds.length, running } : null}
-                    onAnswer={(requirement, value) => void answer(requirement, value)}
-                    onRegenerate={regenerate}
-                    onChooseFile={chooseAnswerFile}
-                    nativePicker={isTauri()}
-                  />
-                </div>
-                {/* The Design chat: the questions above, free messages to the agent below. */}
-                <ChatPanel lang={lang} planYaml={text} onPlanChange={(yaml) => editor.current?.setText(yaml)} />
+            {/* Kept mounted while another tab shows: the chat's conversation, pending
+                approval and undo must survive a tab switch. */}
+            <div className="chat-stack" hidden={rightTab !== 'questions'}>
+              <div className="panel-body questions-body">
+                <QuestionsPanel
+                  lang={lang}
+                  questions={questions}
+                  known={knownRequirements}
+                  answers={answers}
+                  focusId={focusQuestion}
+                  documents={documents}
+                  busy={questionBusy}
+                  error={questionError}
+                  regenerate={regenerateIds.length > 0 ? { count: regenerateIds.length, running } : null}
+                  onAnswer={(requirement, value) => void answer(requirement, value)}
+                  onRegenerate={regenerate}
+                  onChooseFile={chooseAnswerFile}
+                  nativePicker={isTauri()}
+                />
               </div>
-            ) : null}
+              {/* The Design chat: the questions above, free messages to the agent below. */}
+              <ChatPanel lang={lang} planYaml={text} onPlanChange={(yaml) => editor.current?.setText(yaml)} />
+            </div>
             {rightTab === 'findings' ? (
               <FindingsPanel
                 state={findingsState.kind === 'done' ? { kind: 'done', findings } : findingsState}
