@@ -20,7 +20,75 @@ pub enum Format {
     Docx,
     Xlsx,
     Xlsm,
+    /// Source code and configuration (`.py`, `.rs`, `.ts`, `.json`, `.yaml`, `Makefile`, …):
+    /// read as text, so their sections can be read and their scale checked.
+    Code,
 }
+
+/// Extensions of source code and configuration files, read as text ([`Format::Code`]).
+const CODE_EXTENSIONS: &[&str] = &[
+    "py",
+    "pyi",
+    "rs",
+    "ts",
+    "tsx",
+    "js",
+    "jsx",
+    "mjs",
+    "cjs",
+    "java",
+    "kt",
+    "kts",
+    "go",
+    "rb",
+    "php",
+    "c",
+    "h",
+    "cc",
+    "cpp",
+    "cxx",
+    "hpp",
+    "cs",
+    "swift",
+    "scala",
+    "sh",
+    "bash",
+    "zsh",
+    "ps1",
+    "bat",
+    "sql",
+    "r",
+    "lua",
+    "pl",
+    "dart",
+    "vue",
+    "svelte",
+    "json",
+    "jsonc",
+    "jsonl",
+    "yaml",
+    "yml",
+    "toml",
+    "ini",
+    "cfg",
+    "conf",
+    "properties",
+    "xml",
+    "html",
+    "htm",
+    "css",
+    "scss",
+    "rst",
+    "tex",
+    "ipynb",
+    "gradle",
+    "proto",
+    "graphql",
+    "tf",
+];
+
+/// File names without an extension that are code or configuration.
+const CODE_NAMES: &[&str] = &["makefile", "dockerfile", "justfile", "gemfile", "rakefile"];
 
 impl Format {
     /// The format named by a path's extension (case-insensitive).
@@ -38,6 +106,14 @@ impl Format {
             "docx" => Format::Docx,
             "xlsx" => Format::Xlsx,
             "xlsm" => Format::Xlsm,
+            e if CODE_EXTENSIONS.contains(&e) => Format::Code,
+            "" if path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| CODE_NAMES.contains(&n.to_ascii_lowercase().as_str())) =>
+            {
+                Format::Code
+            }
             "" => return Err(Error::UnsupportedFormat("file has no extension".into())),
             other => return Err(Error::UnsupportedFormat(format!(".{other}"))),
         })
@@ -52,6 +128,7 @@ impl Format {
             Format::Docx => "docx",
             Format::Xlsx => "xlsx",
             Format::Xlsm => "xlsm",
+            Format::Code => "code",
         }
     }
 }
@@ -146,7 +223,7 @@ fn extract_unguarded(bytes: &[u8], format: Format, opts: &ExtractOptions) -> Res
         message: format!("text cut at {limit} characters"),
     };
     match format {
-        Format::Txt | Format::Md | Format::Csv => {
+        Format::Txt | Format::Md | Format::Csv | Format::Code => {
             let decoded = text::decode(bytes)?;
             out.encoding = Some(decoded.encoding);
             out.text = decoded.text;

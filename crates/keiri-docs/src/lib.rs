@@ -5,7 +5,9 @@
 //! * [`extract_files`] turns `.txt`/`.md`/`.csv` (UTF-8, UTF-8 with BOM, UTF-16 with BOM,
 //!   Shift_JIS/CP932, EUC-JP — detected, never mojibake), `.pdf` (text of the first pages),
 //!   `.docx` (paragraphs and tables in document order) and `.xlsx`/`.xlsm` (one sheet's
-//!   window of cells as tab-separated rows) into text, within a total and a per-file
+//!   window of cells as tab-separated rows), and source code and configuration files
+//!   (`.py`, `.rs`, `.ts`, `.json`, `.yaml`, `Makefile`, …, format `code`, decoded like
+//!   text) into text, within a total and a per-file
 //!   character budget, a size cap and a page cap. Whatever a limit cuts is reported in the
 //!   file's `cuts`, never dropped silently.
 //! * [`digest`] compresses those texts to about 4,000 characters with a fair share per file,

@@ -325,7 +325,7 @@ export interface RetrieveResponse {
   embedding_progress?: { done: number; total: number };
 }
 
-export type DocumentFormat = 'txt' | 'md' | 'csv' | 'pdf' | 'docx' | 'xlsx' | 'xlsm';
+export type DocumentFormat = 'txt' | 'md' | 'csv' | 'pdf' | 'docx' | 'xlsx' | 'xlsm' | 'code';
 
 export interface DocumentCut {
   /** The limit that cut: `max_pages`, `max_chars_per_file`, `max_total_chars`, `sheet_window`. */

@@ -302,3 +302,66 @@ fn usage_errors_exit_2() {
         .assert()
         .code(2);
 }
+
+#[test]
+fn source_and_config_files_are_read_and_measured_as_text() {
+    // The seed's own example reads a section of `src/a.py`.
+    let ws = workspace();
+    std::fs::create_dir_all(ws.path().join("src")).unwrap();
+    put(
+        ws.path(),
+        "src/a.py",
+        b"import csv\n\ndef total(rows):\n    return sum(r['amount'] for r in rows)\n",
+    );
+    put(
+        ws.path(),
+        "settings.json",
+        b"{\n  \"fiscal_year_start\": 4\n}\n",
+    );
+    let batch = r#"[{"file_path":"src/a.py","sections":[{"start_line":3,"end_line":4}]}]"#;
+    let out = keiri(ws.path())
+        .args([
+            "extract",
+            "--partial-read",
+            "--partial-read-requests-json",
+            batch,
+        ])
+        .args(["--output-format", "json"])
+        .assert()
+        .success();
+    assert_eq!(
+        json_of(&out)["results"][0]["sections"][0]["content"],
+        "def total(rows):\n    return sum(r['amount'] for r in rows)"
+    );
+    let out = keiri(ws.path())
+        .args([
+            "extract",
+            "--metrics-only",
+            "--file-paths",
+            "src/a.py",
+            "settings.json",
+        ])
+        .assert()
+        .success();
+    let v = json_of(&out);
+    let measured: Vec<(Value, Value, Value)> = v["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["file_path"].clone(),
+                f["lines"].clone(),
+                f["format"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        measured,
+        [
+            ("src/a.py".into(), 4.into(), "code".into()),
+            ("settings.json".into(), 3.into(), "code".into())
+        ],
+        "{v}"
+    );
+}

@@ -228,7 +228,13 @@ fn formats_by_extension() {
         ("d.Pdf", Ok(Format::Pdf)),
         ("e.docx", Ok(Format::Docx)),
         ("f.xlsm", Ok(Format::Xlsm)),
+        ("src/a.py", Ok(Format::Code)),
+        ("lib.RS", Ok(Format::Code)),
+        ("settings.json", Ok(Format::Code)),
+        ("plan.yaml", Ok(Format::Code)),
+        ("Makefile", Ok(Format::Code)),
         ("g.doc", Err("UNSUPPORTED_FORMAT")),
+        ("image.png", Err("UNSUPPORTED_FORMAT")),
         ("noext", Err("UNSUPPORTED_FORMAT")),
     ] {
         assert_eq!(
