@@ -24,7 +24,7 @@ use patches::{ApplyPatchInput, ApplyPatchRequest, ApplyPatchResult};
 
 fn api_error(err: keiri_diff::Error) -> ApiError {
     let code = match err.code() {
-        "INVALID_ARGUMENT" => ErrorCode::InvalidRequest,
+        "INVALID_ARGUMENT" => ErrorCode::InvalidArgument,
         "PATH_DENIED" => ErrorCode::PathDenied,
         "NOT_FOUND" => ErrorCode::NotFound,
         "FILE_TOO_LARGE" => ErrorCode::FileTooLarge,
@@ -125,10 +125,13 @@ mod tests {
             Err("PATH_DENIED"),
         );
         assert_eq!(std::fs::read_to_string(&foreign).unwrap(), "one\ntwo\n");
+        // The tool contract's code for an unusable argument; a body of the wrong shape is
+        // the API's INVALID_REQUEST, as for every function.
         check(
             json!({"filePath": "", "patch": PATCH}),
-            Err("INVALID_REQUEST"),
+            Err("INVALID_ARGUMENT"),
         );
+
         check(
             json!({"filePath": "a.txt", "patch": 3}),
             Err("INVALID_REQUEST"),

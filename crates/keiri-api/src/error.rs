@@ -7,6 +7,10 @@ use serde::Serialize;
 pub enum ErrorCode {
     /// The request body or an argument is malformed.
     InvalidRequest,
+    /// `apply_patch`: an argument is unusable (an empty path, a patch that is not a unified
+    /// diff of one file): the code its tool contract names. A body that does not have the
+    /// request's shape stays `INVALID_REQUEST`, as for every function.
+    InvalidArgument,
     /// The YAML does not parse (or breaks a size/alias limit).
     YamlParse,
     /// The plan has validation errors; details carry the findings.
@@ -70,6 +74,7 @@ impl ErrorCode {
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorCode::InvalidRequest => "INVALID_REQUEST",
+            ErrorCode::InvalidArgument => "INVALID_ARGUMENT",
             ErrorCode::YamlParse => "YAML_PARSE",
             ErrorCode::PlanInvalid => "PLAN_INVALID",
             ErrorCode::NotFound => "NOT_FOUND",

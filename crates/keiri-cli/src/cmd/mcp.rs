@@ -439,7 +439,7 @@ mod tests {
             &s,
             "apply_patch",
             json!({"filePath": "a.txt", "patch": 7}),
-            Err("INVALID_REQUEST"),
+            Err("INVALID_ARGUMENT"),
         )
         .await;
         check(

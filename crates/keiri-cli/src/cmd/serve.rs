@@ -338,7 +338,9 @@ async fn call_stream(
 
 fn error_response(err: ApiError) -> Response {
     let status = match err.code {
-        ErrorCode::InvalidRequest | ErrorCode::YamlParse => StatusCode::BAD_REQUEST,
+        ErrorCode::InvalidRequest | ErrorCode::InvalidArgument | ErrorCode::YamlParse => {
+            StatusCode::BAD_REQUEST
+        }
         ErrorCode::PathDenied => StatusCode::FORBIDDEN,
         ErrorCode::NotFound => StatusCode::NOT_FOUND,
         ErrorCode::AlreadyExists | ErrorCode::ChangeConflict | ErrorCode::SessionBusy => {

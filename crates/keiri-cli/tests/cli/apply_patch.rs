@@ -86,6 +86,15 @@ fn apply_failed_exits_1_other_errors_exit_2() {
         Value::from("APPLY_FAILED"),
         PLAN,
     );
+    // An argument the tool cannot use: its contract's code.
+    check(
+        &["", "--patch", "-"],
+        PATCH,
+        2,
+        "/code",
+        Value::from("INVALID_ARGUMENT"),
+        PLAN,
+    );
     check(
         &["missing.yaml", "--patch", "-"],
         PATCH,

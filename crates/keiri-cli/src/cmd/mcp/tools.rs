@@ -92,8 +92,9 @@ pub fn all() -> Vec<ToolSpec> {
             input_schema: apply_patch_parameters,
             output_schema: Some(schema_for_output::<ApplyPatchResult>),
             call: |ctx, args| {
+                // The contract's code for bad arguments (`INVALID_ARGUMENT`).
                 let input = ApplyPatchInput::from_json(&args)
-                    .map_err(|e| ApiError::new(ErrorCode::InvalidRequest, e.to_string()))?;
+                    .map_err(|e| ApiError::new(ErrorCode::InvalidArgument, e.to_string()))?;
                 let req = ApplyPatchRequest {
                     file_path: input.file_path,
                     patch: input.patch,
