@@ -25,7 +25,8 @@ use serde_json::{Value, json};
 /// The block that needs a non-empty `output_schema` and a `prompt` or `instruction`.
 pub const PROCESS_LLM: &str = "ai.process_llm";
 
-/// One candidate block with its port whitelists.
+/// One candidate block (or, as [`PlanCandidate`], a registered plan) with its port
+/// whitelists.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CandidateBlock {
     pub id: String,
@@ -41,18 +42,9 @@ impl CandidateBlock {
             outputs: spec.outputs.keys().cloned().collect(),
         }
     }
-}
 
-/// A registered plan a node may call as a subflow, with the whitelists of the call: the vars
-/// the plan takes (`call.inputs` keys) and the aliases its nodes publish (`out` keys).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PlanCandidate {
-    pub id: String,
-    pub inputs: Vec<String>,
-    pub outputs: Vec<String>,
-}
-
-impl PlanCandidate {
+    /// A registered plan as a subflow candidate ([`PlanCandidate`]): its vars as inputs, the
+    /// aliases its top-level nodes publish as outputs.
     pub fn from_plan(plan: &keiri_plan::Plan) -> PlanCandidate {
         let mut outputs: Vec<String> = Vec::new();
         for alias in plan.graph.iter().flat_map(|n| n.out.values()) {
@@ -62,13 +54,18 @@ impl PlanCandidate {
                 outputs.push(alias.to_string());
             }
         }
-        PlanCandidate {
+        CandidateBlock {
             id: plan.id.clone(),
             inputs: plan.vars.keys().cloned().collect(),
             outputs,
         }
     }
 }
+
+/// A registered plan a node may call as a subflow, with the whitelists of the call: the
+/// vars the plan takes (`call.inputs` keys) and the aliases its nodes publish (`out` keys).
+/// The same shape as a candidate block, and whitelisted the same way.
+pub type PlanCandidate = CandidateBlock;
 
 /// The ids of `plans`.
 pub fn plan_ids(plans: &[PlanCandidate]) -> Vec<String> {
