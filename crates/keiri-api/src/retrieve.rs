@@ -166,21 +166,23 @@ pub fn shared_retriever(
     let (catalog, templates, build_notes) = load_sources(ctx);
     let template_index = Retriever::template_index(&templates).map_err(api_error)?;
     let docs = catalog.blocks().map(Document::from_block).collect();
-    if embedding == Embedding::Background {
-        let (blocks, progress) =
-            Index::build_background(docs, embedder, &options).map_err(api_error)?;
-        let retriever = Retriever::new(blocks, template_index).with_notes(build_notes);
-        if progress.is_some() {
-            return Ok((std::sync::Arc::new(retriever), progress));
-        }
-        let shared = keiri_search::retriever::shared(key, || Ok(retriever)).map_err(api_error)?;
-        return Ok((shared, None));
+    let (blocks, progress) = if embedding == Embedding::Background {
+        Index::build_background(docs, embedder, &options).map_err(api_error)?
+    } else {
+        (
+            Index::build(docs, embedder, &options).map_err(api_error)?,
+            None,
+        )
+    };
+    // Cached only when complete: an index still embedding in the background, or one whose
+    // embedding failed (a network error of a cloud embedder), is used for this answer and
+    // built again next time, so a passing failure does not stick.
+    let complete = progress.is_none() && blocks.embedder_name() == key.embedder.as_deref();
+    let retriever = Retriever::new(blocks, template_index).with_notes(build_notes);
+    if !complete {
+        return Ok((std::sync::Arc::new(retriever), progress));
     }
-    let shared = keiri_search::retriever::shared(key, || {
-        let blocks = Index::build(docs, embedder, &options)?;
-        Ok(Retriever::new(blocks, template_index).with_notes(build_notes))
-    })
-    .map_err(api_error)?;
+    let shared = keiri_search::retriever::shared(key, || Ok(retriever)).map_err(api_error)?;
     Ok((shared, None))
 }
 
@@ -572,6 +574,20 @@ mod tests {
             "{:?}",
             config.openai
         );
+    }
+
+    #[test]
+    fn a_retriever_whose_embedding_failed_is_not_kept() {
+        // Cloud embeddings switched on, the server unreachable: this answer is BM25 with a
+        // note, and the next search tries the embedder again instead of a cached failure.
+        let (_ws, ctx) = isolated(
+            "KEIRI_EMBEDDER=openai\nOPENAI_API_KEY=sk-test\nKEIRI_LLM_BASE_URL=http://127.0.0.1:9/v1\n",
+        );
+        let mut notes = Vec::new();
+        let (first, _) = shared_retriever(&ctx, Embedding::Wait, &mut notes).unwrap();
+        assert!(first.blocks().embedder_name().is_none(), "{notes:?}");
+        let (second, _) = shared_retriever(&ctx, Embedding::Wait, &mut Vec::new()).unwrap();
+        assert!(!std::sync::Arc::ptr_eq(&first, &second));
     }
 
     #[test]
