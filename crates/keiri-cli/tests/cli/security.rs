@@ -390,8 +390,9 @@ fn the_key_exfiltration_chain_ends_with_the_attacker_receiving_nothing() {
         let (status, answer) = raw(p, "POST", "/api/apply_patch", &headers, &body.to_string());
         assert!(status >= 400, "{file}: {answer}");
         let code = answer["code"].as_str().unwrap_or_default();
+        // Denied, or (`sub/../.env`: no such folder) an unusable argument.
         assert!(
-            matches!(code, "PATH_DENIED" | "INVALID_REQUEST"),
+            matches!(code, "PATH_DENIED" | "INVALID_ARGUMENT"),
             "{file}: {answer}"
         );
     }
