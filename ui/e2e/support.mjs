@@ -283,3 +283,162 @@ export function startFakeLlm(script) {
     );
   });
 }
+
+// ---- What every screen of a journey must satisfy (issue #19, items 3 and 6) ----
+
+/**
+ * Product names that stay in English in the Japanese window: they are names, not sentences.
+ * Anything else written in Latin letters only must be translated, or be an identifier marked
+ * `translate="no"` (a block id shown as a subtitle, a file name the user chose, an error code
+ * kept for support) or sit in the YAML editor.
+ */
+export const PRODUCT_NAMES = ['Keiri Studio', 'Azure OpenAI', 'OpenAI'];
+
+/**
+ * The texts a person sees on the page now, in its Japanese mode, that are developer language:
+ * a sentence with no Japanese in it (two or more Latin words), an environment variable name
+ * (`KEIRI_…`, `OPENAI_API_KEY`), a CLI flag (`--templates`), a retrieval score's name (`BM25`,
+ * `json_schema`), or machine Japanese that glues an ASCII key onto 「の」 (「… の path」).
+ * Skipped: what is not rendered (hidden, closed `<details>`), the YAML editor, and elements
+ * marked `translate="no"`. Each problem is `{text, where}` (`where`: the nearest test id).
+ */
+export async function developerLanguage(page) {
+  return page.evaluate((names) => {
+    const japanese = /[\u3040-\u30ff\u3400-\u9fff\uff01-\uff5e]/u;
+    const problems = [];
+    const seen = new Set();
+    const skipped = (el) =>
+      el.closest('[translate="no"], .cm-editor, script, style, noscript, svg title') !== null ||
+      !el.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true });
+    const where = (el) => el.closest('[data-testid]')?.getAttribute('data-testid') ?? el.tagName.toLowerCase();
+    const judge = (raw, el) => {
+      let text = raw.replace(/\s+/gu, ' ').trim();
+      if (text === '') return;
+      for (const name of names) text = text.split(name).join('');
+      const reasons = [];
+      if (/KEIRI_[A-Z]|OPENAI_API_KEY|AZURE_OPENAI_/u.test(text)) reasons.push('environment variable');
+      if (/(^|[\s(（「])--[a-z]/u.test(text)) reasons.push('command-line flag');
+      if (/\bBM25\b|json_schema/u.test(text)) reasons.push('retrieval jargon');
+      if (/[\u3040-\u30ff\u3400-\u9fff] の [a-z][a-z0-9_]*(?![a-z0-9_])/u.test(text)) reasons.push('machine Japanese');
+      if (!japanese.test(text) && /[A-Za-z]{2,}[^A-Za-z]+[A-Za-z]{2,}/u.test(text)) reasons.push('English sentence');
+      if (reasons.length === 0) return;
+      const key = `${where(el)}|${raw}`;
+      if (seen.has(key)) return;
+      seen.add(key);
+      problems.push({ text: raw.replace(/\s+/gu, ' ').trim(), where: where(el), reasons });
+    };
+    // An element's own text: its direct text nodes joined, so `BM25 ` and `12.3` rendered as
+    // two nodes are judged together.
+    for (const el of document.body.querySelectorAll('*')) {
+      if (skipped(el)) continue;
+      const own = [...el.childNodes]
+        .filter((node) => node.nodeType === Node.TEXT_NODE)
+        .map((node) => node.textContent ?? '')
+        .join('');
+      judge(own, el);
+      if ((el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement) && el.value === '') judge(el.placeholder, el);
+    }
+    return problems;
+  }, PRODUCT_NAMES);
+}
+
+/**
+ * The controls (buttons, inputs, selects, text areas, links) drawn wrongly at the page's size:
+ * outside the window, clipped by a parent that does not scroll, wider than the panel that
+ * scrolls them, or whose label wraps onto a second line (「ファイルを追 / 加」) or is cut.
+ * Each problem is `{control, where, problem}`.
+ */
+export async function clippedControls(page) {
+  return page.evaluate(() => {
+    const problems = [];
+    const tolerance = 1;
+    const label = (el) =>
+      (el.textContent ?? '').replace(/\s+/gu, ' ').trim().slice(0, 40) ||
+      el.getAttribute('aria-label') ||
+      el.getAttribute('placeholder') ||
+      el.getAttribute('data-testid') ||
+      el.tagName.toLowerCase();
+    const where = (el) => el.closest('[data-testid]')?.getAttribute('data-testid') ?? '';
+    const scrolls = (style, axis) => ['auto', 'scroll'].includes(axis === 'x' ? style.overflowX : style.overflowY);
+    const controls = document.body.querySelectorAll(
+      'button, input:not([type="hidden"]), select, textarea, a[href], [role="tab"]',
+    );
+    for (const el of controls) {
+      if (!el.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true })) continue;
+      if (el.closest('.cm-editor, .react-flow__renderer') !== null) continue;
+      const rect = el.getBoundingClientRect();
+      if (rect.width === 0 && rect.height === 0) continue;
+      const report = (problem) => problems.push({ control: label(el), where: where(el), problem });
+      // Outside the window, unless a scrolling parent can bring it in.
+      let scroller = null;
+      let clippedBy = null;
+      for (let parent = el.parentElement; parent !== null && parent !== document.body; parent = parent.parentElement) {
+        const style = getComputedStyle(parent);
+        if (style.overflowX === 'visible' && style.overflowY === 'visible') continue;
+        const box = parent.getBoundingClientRect();
+        const canScrollX = scrolls(style, 'x');
+        const canScrollY = scrolls(style, 'y');
+        if (canScrollX || canScrollY) {
+          scroller ??= parent;
+          // A control wider than the panel that scrolls it can never be seen whole.
+          if (!canScrollX && rect.width > box.width + tolerance) clippedBy ??= `wider than its panel (${Math.round(rect.width)} > ${Math.round(box.width)} px)`;
+          break;
+        }
+        const outside =
+          rect.left < box.left - tolerance ||
+          rect.right > box.right + tolerance ||
+          rect.top < box.top - tolerance ||
+          rect.bottom > box.bottom + tolerance;
+        if (outside) {
+          clippedBy = `clipped by a parent that does not scroll (${parent.className || parent.tagName.toLowerCase()})`;
+          break;
+        }
+      }
+      if (clippedBy !== null) report(clippedBy);
+      else if (
+        scroller === null &&
+        (rect.left < -tolerance || rect.top < -tolerance || rect.right > innerWidth + tolerance || rect.bottom > innerHeight + tolerance)
+      ) {
+        report(`outside the ${innerWidth}×${innerHeight} window (${Math.round(rect.left)},${Math.round(rect.top)} – ${Math.round(rect.right)},${Math.round(rect.bottom)})`);
+      }
+      // A button's or tab's label: on one line and whole.
+      if (el instanceof HTMLButtonElement || el.getAttribute('role') === 'tab') {
+        const text = (el.textContent ?? '').trim();
+        if (text === '') continue;
+        const range = document.createRange();
+        range.selectNodeContents(el);
+        // Lines are the rectangles that do not overlap vertically (a badge beside the text sits
+        // a few pixels lower, on the same line).
+        const rects = [...range.getClientRects()].filter((r) => r.width > 0 && r.height > 0).sort((a, b) => a.top - b.top);
+        let lines = rects.length > 0 ? 1 : 0;
+        let bottom = rects[0]?.bottom ?? 0;
+        for (const r of rects.slice(1)) {
+          if (r.top >= bottom - 2) {
+            lines += 1;
+            bottom = r.bottom;
+          } else bottom = Math.max(bottom, r.bottom);
+        }
+        if (lines > 1) report(`its label wraps onto ${lines} lines`);
+        if (el.scrollWidth > el.clientWidth + tolerance) report(`its label is cut (${el.scrollWidth} > ${el.clientWidth} px)`);
+      }
+    }
+    return problems;
+  });
+}
+
+/**
+ * Checks the screen a journey shows now, in its Japanese mode: no developer language
+ * (`developerLanguage`) and no clipped control (`clippedControls`). Fails with every problem
+ * found, naming the screen; a screenshot of it goes to `screens/<screen>.png`.
+ */
+export async function checkScreen(page, screen, { language = true, layout = true } = {}) {
+  await screenshot(page, `screens/${screen}.png`);
+  const found = [];
+  if (language) {
+    for (const p of await developerLanguage(page)) found.push(`  [${p.reasons.join(', ')}] ${p.where}: ${p.text}`);
+  }
+  if (layout) {
+    for (const p of await clippedControls(page)) found.push(`  [layout] ${p.where}: 「${p.control}」 ${p.problem}`);
+  }
+  if (found.length > 0) throw new Error(`screen "${screen}" is not fit for an accountant:\n${found.join('\n')}`);
+}

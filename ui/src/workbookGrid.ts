@@ -1,7 +1,16 @@
 // The spreadsheet-style view of a workbook patch diff: A1 helpers and the per-sheet cell grid
 // model the dry-run panel draws. Pure functions, tested without a DOM.
 
-import type { CellValue, PatchDiffItem, PatchOp, PatchOpKind, PatchValue, WorkbookPatchRequest, WorkbookPatchResponse } from './api/types';
+import type {
+  CellValue,
+  PatchDiffItem,
+  PatchOp,
+  PatchOpKind,
+  PatchValue,
+  SheetContext,
+  WorkbookPatchRequest,
+  WorkbookPatchResponse,
+} from './api/types';
 
 /** Excel's limits. */
 export const MAX_ROW = 1_048_576;
@@ -81,6 +90,16 @@ export interface GridCell {
   change: CellChange;
   /** The ops that touched the cell, in order. */
   ops: { index: number; op: PatchOpKind; status: 'applied' | 'skipped' }[];
+  /** When `before` is a formula: the value the workbook cached for it (from the context). */
+  beforeCached?: CellValue | null;
+}
+
+/** A cell no op touched, drawn as the workbook holds it: its value, and its formula if any. */
+export interface NeighbourCell {
+  a1: string;
+  /** The value (for a formula, the value the workbook's writer cached; null when none). */
+  value: CellValue | null;
+  formula: string | null;
 }
 
 export interface SheetGrid {
@@ -92,6 +111,9 @@ export interface SheetGrid {
   cols: number[];
   /** Changed (or skipped) cells by A1 name. */
   cells: Map<string, GridCell>;
+  /** The untouched cells of the window that hold something, by A1 name (header labels,
+   * neighbouring amounts, formulas with their cached values). */
+  neighbours: Map<string, NeighbourCell>;
   /** Cells outside the drawn window (listed instead of drawn). */
   overflow: GridCell[];
 }
@@ -103,6 +125,7 @@ export interface GridOptions {
   maxCols: number;
 }
 
+/** The server reads the same window around the changes (keiri-api `GRID_CONTEXT`, `GRID_MAX_ROWS`, `GRID_MAX_COLS`). */
 export const DEFAULT_GRID: GridOptions = { context: 1, maxRows: 40, maxCols: 16 };
 
 function changeOf(cell: Omit<GridCell, 'change'>): CellChange {
@@ -123,9 +146,15 @@ function range(from: number, to: number): number[] {
  * One grid per sheet the diff touches, in the order sheets first appear. Several ops on one
  * cell merge into one cell (first before, last applied after). The window spans the changed
  * cells plus `context` rows and columns, capped at `maxRows` × `maxCols` from the first change;
- * what does not fit is in `overflow`.
+ * what does not fit is in `overflow`. `workbook` is the server's reading of the cells around
+ * the changes (the same window: keiri-api `grid_context`): the untouched ones become
+ * `neighbours`, and a changed cell whose `before` is a formula gets the value cached for it.
  */
-export function buildSheetGrids(diff: readonly PatchDiffItem[], options: GridOptions = DEFAULT_GRID): SheetGrid[] {
+export function buildSheetGrids(
+  diff: readonly PatchDiffItem[],
+  workbook: readonly SheetContext[] = [],
+  options: GridOptions = DEFAULT_GRID,
+): SheetGrid[] {
   const sheets = new Map<string, { sheetChange: SheetGrid['sheetChange']; cells: Map<string, Omit<GridCell, 'change'>> }>();
   const sheetOf = (name: string) => {
     let entry = sheets.get(name);
@@ -155,8 +184,16 @@ export function buildSheetGrids(diff: readonly PatchDiffItem[], options: GridOpt
     }
   }
   return [...sheets.entries()].map(([sheet, entry]) => {
-    const cells = [...entry.cells.values()].map((cell): GridCell => ({ ...cell, change: changeOf(cell) }));
-    if (cells.length === 0) return { sheet, sheetChange: entry.sheetChange, rows: [], cols: [], cells: new Map(), overflow: [] };
+    const known = new Map<string, NeighbourCell>();
+    for (const cell of workbook.filter((context) => context.sheet === sheet).flatMap((context) => context.cells)) {
+      const position = parseCell(cell.cell);
+      if (position !== null) known.set(cellName(position), { a1: cellName(position), value: cell.value, formula: cell.formula });
+    }
+    const cells = [...entry.cells.values()].map((cell): GridCell => {
+      const cached = cell.before?.kind === 'formula' ? known.get(cell.a1)?.value : undefined;
+      return { ...cell, change: changeOf(cell), ...(cached !== undefined ? { beforeCached: cached } : {}) };
+    });
+    if (cells.length === 0) return { sheet, sheetChange: entry.sheetChange, rows: [], cols: [], cells: new Map(), neighbours: new Map(), overflow: [] };
     const minRow = Math.max(1, Math.min(...cells.map((c) => c.row)) - options.context);
     const minCol = Math.max(1, Math.min(...cells.map((c) => c.col)) - options.context);
     const maxRow = Math.min(MAX_ROW, Math.max(...cells.map((c) => c.row)) + options.context, minRow + options.maxRows - 1);
@@ -168,7 +205,23 @@ export function buildSheetGrids(diff: readonly PatchDiffItem[], options: GridOpt
       else overflow.push(cell);
     }
     overflow.sort((a, b) => a.row - b.row || a.col - b.col);
-    return { sheet, sheetChange: entry.sheetChange, rows: range(minRow, maxRow), cols: range(minCol, maxCol), cells: inside, overflow };
+    const neighbours = new Map<string, NeighbourCell>();
+    for (const [a1, cell] of known) {
+      const position = parseCell(a1);
+      if (position === null || inside.has(a1) || entry.cells.has(a1)) continue;
+      if (position.row < minRow || position.row > maxRow || position.col < minCol || position.col > maxCol) continue;
+      if ((cell.value === null || cell.value === '') && cell.formula === null) continue;
+      neighbours.set(a1, cell);
+    }
+    return {
+      sheet,
+      sheetChange: entry.sheetChange,
+      rows: range(minRow, maxRow),
+      cols: range(minCol, maxCol),
+      cells: inside,
+      neighbours,
+      overflow,
+    };
   });
 }
 

@@ -512,6 +512,21 @@ export interface WorkbookPreview {
   /** The request that applies the node for real (not a dry run, inverse ops and formula check on). */
   request: WorkbookPatchRequest | null;
   response: WorkbookPatchResponse | null;
+  /** The workbook's cells around the changes as they are now (the grid's neighbours). */
+  context?: SheetContext[];
+}
+
+/** A cell around a change as the workbook holds it: its value (a formula's cached value) and formula. */
+export interface ContextCell {
+  cell: string;
+  value: CellValue | null;
+  /** `=B2-B3`, or null for a plain value. */
+  formula: string | null;
+}
+
+export interface SheetContext {
+  sheet: string;
+  cells: ContextCell[];
 }
 
 // --- settings (crates/keiri-api/src/settings.rs) ----------------------------------------
@@ -806,6 +821,8 @@ export interface WorkbookCompareResponse {
   after: string;
   patch_diff: PatchDiffItem[];
   truncated: boolean;
+  /** The cells of `after` around the changes (the grid's neighbours). */
+  context?: SheetContext[];
 }
 
 export interface RunOutputResponse {

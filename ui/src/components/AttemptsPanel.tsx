@@ -18,19 +18,22 @@ function ChangeLine({ change }: { change: NodeChange }) {
     case 'added':
       return (
         <li className="diff-add">
-          + <code>{change.node}</code> {change.block}
+          + <code translate="no">{change.node}</code> <span translate="no">{change.block}</span>
         </li>
       );
     case 'removed':
       return (
         <li className="diff-del">
-          − <code>{change.node}</code> {change.block}
+          − <code translate="no">{change.node}</code> <span translate="no">{change.block}</span>
         </li>
       );
     case 'changed':
       return (
         <li className="diff-mod">
-          ~ <code>{change.node}</code>.{change.field}: <del>{change.before}</del> → <ins>{change.after}</ins>
+          <span translate="no">
+            ~ <code>{change.node}</code>.{change.field}:
+          </span>{' '}
+          <del translate="no">{change.before}</del> → <ins translate="no">{change.after}</ins>
         </li>
       );
   }
@@ -64,13 +67,15 @@ export function AttemptsPanel({ lang, attempts, suggestions, reasoning }: Props)
                 <span className={attempt.errors > 0 ? 'status status-error' : 'status status-ok'}>
                   {attempt.errors > 0 ? t(lang, 'attempts.errors', { count: attempt.errors }) : t(lang, 'attempts.ok')}
                 </span>
-                <span className="muted">{attempt.strategy}</span>
+                <span className="muted" translate="no">
+                  {attempt.strategy}
+                </span>
               </div>
               {attempt.issues.length > 0 ? (
                 <ul className="attempt-issues">
                   {attempt.issues.map((issue, i) => (
                     <li key={i} className={`issue issue-${issue.severity}`} data-testid="attempt-issue" data-code={issue.code}>
-                      <code>{issue.code}</code> {issue.node_id ? <code>{issue.node_id}</code> : null} {issue.message}
+                      <code translate="no">{issue.code}</code> {issue.node_id ? <code translate="no">{issue.node_id}</code> : null} {issue.message}
                     </li>
                   ))}
                 </ul>

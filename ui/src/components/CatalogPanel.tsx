@@ -23,7 +23,9 @@ function BlockCard({ block, lang, onInsert }: { block: BlockSummary; lang: Lang;
       <div className="block-head">
         <div className="block-titles">
           <span className="block-title">{blockTitle(block, lang)}</span>
-          <code className="block-id">{block.id}</code>
+          <code className="block-id" translate="no">
+            {block.id}
+          </code>
         </div>
         <button
           type="button"
@@ -46,6 +48,7 @@ function BlockCard({ block, lang, onInsert }: { block: BlockSummary; lang: Lang;
             <span
               key={port.name}
               className={port.required ? 'port port-required' : 'port'}
+              translate="no"
               title={`${port.type}${port.required ? ` · ${t(lang, 'catalog.required')}` : ''}\n${portDescription(port, lang)}`}
             >
               {port.name}

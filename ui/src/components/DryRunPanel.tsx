@@ -1,27 +1,35 @@
 // 検証/ドライラン: the execution order and resolved inputs per node, and for workbook patch
-// nodes a spreadsheet-style grid per sheet with the changed cells, the skipped ops and the
-// formula issues. A previewed patch can be applied for real after a confirmation, and an
-// applied one undone with the inverse ops the apply returned.
+// nodes a spreadsheet-style grid per sheet with the changed cells among their real neighbours
+// (header labels, amounts, formulas with their cached values, from the server's `context`), the
+// skipped ops and the formula issues. A previewed patch can be applied for real after a
+// confirmation, and an applied one undone with the inverse ops the apply returned. Everything
+// is said in the person's language by code; the server's own messages and codes stay in a
+// closed disclosure for administrators.
 
 import { useState } from 'react';
 import { ApiError, planDryRun, workbookPatch } from '../api';
 import type {
   DryRunNode,
+  FormulaIssue,
   Lang,
   PlanDryRunResponse,
   WorkbookPatchResponse,
   WorkbookPreview,
 } from '../api/types';
-import { errorText, t } from '../i18n';
+import { errorText, messages, t, type MessageKey } from '../i18n';
 import {
+  baseName,
   buildSheetGrids,
   columnName,
+  formatCellValue,
   formatPatchValue,
   skippedItems,
   undoRequest,
   type GridCell,
+  type NeighbourCell,
   type SheetGrid,
 } from '../workbookGrid';
+import { TechnicalDetails } from './TechnicalDetails';
 
 interface Props {
   lang: Lang;
@@ -82,11 +90,11 @@ export function DryRunPanel({ lang, yaml }: Props) {
     case 'failed':
       body = (
         <div className="notice notice-error dryrun-error" role="alert" data-testid="dryrun-error" data-code={state.code}>
-          <span title={state.message}>
+          <span>
             {state.code === 'PLAN_INVALID' && state.findings !== null
               ? t(lang, 'dryrun.invalid', { count: state.findings })
-              : t(lang, 'dryrun.failed', { message: errorText(lang, state.code) })}{' '}
-            <code>{state.code}</code>
+              : t(lang, 'dryrun.failed', { message: errorText(lang, state.code) })}
+            <TechnicalDetails lang={lang} code={state.code} lines={[state.message]} />
           </span>
         </div>
       );
@@ -132,8 +140,12 @@ function DryRunResult({ lang, run, response, stale }: { lang: Lang; run: number;
       <ol className="dryrun-order" data-testid="dryrun-order">
         {response.order.map((id) => (
           <li key={id} data-testid="dryrun-order-item" data-node-id={id}>
-            <code>{id}</code>
-            {blocks.get(id)?.block ? <span className="dryrun-block">{blocks.get(id)?.block}</span> : null}
+            <code translate="no">{id}</code>
+            {blocks.get(id)?.block ? (
+              <span className="dryrun-block" translate="no">
+                {blocks.get(id)?.block}
+              </span>
+            ) : null}
           </li>
         ))}
       </ol>
@@ -166,8 +178,12 @@ function NodeCard({ lang, run, node, stale }: { lang: Lang; run: number; node: D
   return (
     <details className="dryrun-node" data-testid="dryrun-node" data-node-id={node.id} open={workbook !== null}>
       <summary>
-        <code className="dryrun-node-id">{node.id}</code>
-        <span className="dryrun-block">{kindText(lang, node)}</span>
+        <code className="dryrun-node-id" translate="no">
+          {node.id}
+        </code>
+        <span className="dryrun-block" translate={node.kind === 'block' ? 'no' : undefined}>
+          {kindText(lang, node)}
+        </span>
         {node.depends_on.length > 0 ? (
           <span className="dryrun-deps">{t(lang, 'dryrun.dependsOn', { nodes: node.depends_on.join(', ') })}</span>
         ) : null}
@@ -179,7 +195,7 @@ function NodeCard({ lang, run, node, stale }: { lang: Lang; run: number; node: D
           {isEmptyObject(node.inputs) ? (
             <p className="muted">{t(lang, 'dryrun.noInputs')}</p>
           ) : (
-            <pre className="dryrun-json" data-testid="dryrun-inputs">
+            <pre className="dryrun-json" data-testid="dryrun-inputs" translate="no">
               {json(node.inputs)}
             </pre>
           )}
@@ -187,7 +203,7 @@ function NodeCard({ lang, run, node, stale }: { lang: Lang; run: number; node: D
         {!isEmptyObject(node.outputs) ? (
           <div>
             <h4>{t(lang, 'dryrun.outputs')}</h4>
-            <pre className="dryrun-json" data-testid="dryrun-outputs">
+            <pre className="dryrun-json" data-testid="dryrun-outputs" translate="no">
               {json(node.outputs)}
             </pre>
           </div>
@@ -227,13 +243,13 @@ function WorkbookPreviewView({ lang, preview, stale }: { lang: Lang; preview: Wo
           {preview.status === 'failed'
             ? t(lang, 'dryrun.previewFailed', { message: errorText(lang, preview.code ?? 'INTERNAL') })
             : t(lang, 'dryrun.previewUnresolved')}
-          {preview.message !== null ? <span className="workbook-detail">{preview.message}</span> : null}
         </p>
+        <TechnicalDetails lang={lang} code={preview.code} lines={[preview.message]} />
       </div>
     );
   }
 
-  const grids = buildSheetGrids(response.patch_diff);
+  const grids = buildSheetGrids(response.patch_diff, preview.context ?? []);
   const skipped = skippedItems(response.patch_diff);
   const request = preview.request;
 
@@ -243,13 +259,13 @@ function WorkbookPreviewView({ lang, preview, stale }: { lang: Lang; preview: Wo
     try {
       const applied = await workbookPatch({ ...request, dry_run: false, return_inverse_ops: true });
       if (applied.error !== null) {
-        setApply({ kind: 'failed', code: 'APPLY_FAILED', message: opErrorText(lang, applied.error), applied: null });
+        setApply({ kind: 'failed', code: 'APPLY_FAILED', message: applied.error.message, applied: null });
       } else {
         setApply({ kind: 'applied', response: applied });
       }
     } catch (err) {
       const error = asApiError(err);
-      setApply({ kind: 'failed', code: error.code, message: errorText(lang, error.code), applied: null });
+      setApply({ kind: 'failed', code: error.code, message: error.message, applied: null });
     }
   };
 
@@ -258,26 +274,27 @@ function WorkbookPreviewView({ lang, preview, stale }: { lang: Lang; preview: Wo
     try {
       const undone = await workbookPatch(undoRequest(applied));
       if (undone.error !== null) {
-        setApply({ kind: 'failed', code: 'APPLY_FAILED', message: opErrorText(lang, undone.error), applied });
+        setApply({ kind: 'failed', code: 'APPLY_FAILED', message: undone.error.message, applied });
       } else {
         setApply({ kind: 'undone', response: undone });
       }
     } catch (err) {
       const error = asApiError(err);
-      setApply({ kind: 'failed', code: error.code, message: errorText(lang, error.code), applied });
+      setApply({ kind: 'failed', code: error.code, message: error.message, applied });
     }
   };
 
   return (
     <div className="workbook-preview" data-testid="workbook-preview" data-status="ready">
       <h4>{t(lang, 'dryrun.workbook')}</h4>
-      <p className="workbook-target">
-        {t(lang, 'dryrun.saveTo', { path: response.out_path })}
+      <p className="workbook-target" title={response.out_path}>
+        {t(lang, 'dryrun.saveToFile', { file: baseName(response.out_path) })}
       </p>
       {response.error !== null ? (
-        <p className="workbook-message workbook-message-error" role="alert" data-testid="workbook-op-error">
-          {opErrorText(lang, response.error)}
-        </p>
+        <div className="workbook-message workbook-message-error" role="alert" data-testid="workbook-op-error">
+          <p>{opErrorText(lang, response.error)}</p>
+          <TechnicalDetails lang={lang} lines={[response.error.message]} />
+        </div>
       ) : null}
       {response.formula_issues.length > 0 ? (
         <div className="workbook-list">
@@ -294,10 +311,11 @@ function WorkbookPreviewView({ lang, preview, stale }: { lang: Lang; preview: Wo
                 <span className={`severity severity-${issue.level}`}>
                   {t(lang, issue.level === 'error' ? 'findings.error' : 'findings.warning')}
                 </span>{' '}
-                <code>
+                <code translate="no">
                   {issue.sheet}!{issue.cell}
                 </code>{' '}
-                <code className="finding-code">{issue.code}</code> {issue.message}
+                {formulaIssueText(lang, issue)}
+                <TechnicalDetails lang={lang} code={issue.code} lines={[issue.message]} />
               </li>
             ))}
           </ul>
@@ -309,9 +327,9 @@ function WorkbookPreviewView({ lang, preview, stale }: { lang: Lang; preview: Wo
           <ul data-testid="workbook-skipped">
             {skipped.map((item, index) => (
               <li key={`${item.op_index}:${item.cell ?? ''}:${index}`} data-testid="workbook-skipped-op" data-op-index={item.op_index}>
-                {t(lang, 'dryrun.skippedItem', {
-                  index: item.op_index,
-                  op: item.op,
+                {t(lang, 'dryrun.opSkippedItem', {
+                  n: item.op_index + 1,
+                  op: opLabel(lang, item.op),
                   cell: item.cell !== null ? `${item.sheet}!${item.cell}` : item.sheet,
                 })}
               </li>
@@ -322,11 +340,10 @@ function WorkbookPreviewView({ lang, preview, stale }: { lang: Lang; preview: Wo
       {response.warnings.length > 0 ? (
         <div className="workbook-list">
           <h5>{t(lang, 'dryrun.warnings')}</h5>
-          <ul data-testid="workbook-warnings">
-            {response.warnings.map((warning, index) => (
-              <li key={index}>{warning}</li>
-            ))}
-          </ul>
+          <div data-testid="workbook-warnings">
+            <p>{t(lang, 'dryrun.warningCount', { count: response.warnings.length })}</p>
+            <TechnicalDetails lang={lang} lines={response.warnings} />
+          </div>
         </div>
       ) : null}
       {grids.length === 0 && response.error === null ? <p className="muted">{t(lang, 'dryrun.noCellChanges')}</p> : null}
@@ -348,22 +365,39 @@ function WorkbookPreviewView({ lang, preview, stale }: { lang: Lang; preview: Wo
   );
 }
 
+/** What an operation does, in words (`set_value` → 値の書き込み); unknown kinds are 「操作」. */
+export function opLabel(lang: Lang, op: string): string {
+  const key = `dryrun.op.${op}`;
+  return Object.prototype.hasOwnProperty.call(messages[lang], key) ? t(lang, key as MessageKey) : t(lang, 'dryrun.op.any');
+}
+
+/** A formula issue said by its code; the checker's own message goes to the details. */
+export function formulaIssueText(lang: Lang, issue: Pick<FormulaIssue, 'code'>): string {
+  const key = `dryrun.formula.${issue.code}`;
+  return Object.prototype.hasOwnProperty.call(messages[lang], key) ? t(lang, key as MessageKey) : t(lang, 'dryrun.formula.other');
+}
+
 function opErrorText(lang: Lang, error: NonNullable<WorkbookPatchResponse['error']>): string {
-  return t(lang, 'dryrun.opError', {
-    index: error.op_index,
-    op: error.op,
+  return t(lang, 'dryrun.opCannotApply', {
+    n: error.op_index + 1,
+    op: opLabel(lang, error.op),
     cell: error.cell !== null ? `${error.sheet}!${error.cell}` : error.sheet,
-    message: error.message,
   });
+}
+
+/** A formula described with the value the workbook saved for it, or that Excel computes it on opening. */
+function formulaText(lang: Lang, formula: string, cached: unknown): string {
+  return cached === null || cached === undefined || cached === ''
+    ? t(lang, 'dryrun.formulaUncalculated', { formula })
+    : t(lang, 'dryrun.formulaCached', { formula, value: formatCellValue(cached as never) });
 }
 
 function cellTitle(lang: Lang, cell: GridCell): string {
   const show = (text: string) => (text === '' ? t(lang, 'dryrun.emptyCell') : text);
-  return t(lang, 'dryrun.cellTitle', {
-    cell: cell.a1,
-    before: show(formatPatchValue(cell.before)),
-    after: show(formatPatchValue(cell.after)),
-  });
+  const before =
+    cell.before?.kind === 'formula' ? formulaText(lang, formatPatchValue(cell.before), cell.beforeCached) : show(formatPatchValue(cell.before));
+  const after = cell.after?.kind === 'formula' ? formulaText(lang, formatPatchValue(cell.after), null) : show(formatPatchValue(cell.after));
+  return t(lang, 'dryrun.cellTitle', { cell: cell.a1, before, after });
 }
 
 export function SheetGridView({ lang, grid }: { lang: Lang; grid: SheetGrid }) {
@@ -401,8 +435,10 @@ export function SheetGridView({ lang, grid }: { lang: Lang; grid: SheetGrid }) {
                   {grid.cols.map((col) => {
                     const a1 = `${columnName(col)}${row}`;
                     const cell = grid.cells.get(a1);
-                    if (cell === undefined) return <td key={col} className="workbook-cell" />;
-                    return <CellView key={col} lang={lang} cell={cell} />;
+                    if (cell !== undefined) return <CellView key={col} lang={lang} cell={cell} />;
+                    const neighbour = grid.neighbours.get(a1);
+                    if (neighbour !== undefined) return <NeighbourView key={col} lang={lang} cell={neighbour} />;
+                    return <td key={col} className="workbook-cell" />;
                   })}
                 </tr>
               ))}
@@ -426,9 +462,42 @@ export function SheetGridView({ lang, grid }: { lang: Lang; grid: SheetGrid }) {
   );
 }
 
+/** A cell no op touches, as the workbook holds it: a formula shows the value it was saved with. */
+function NeighbourView({ lang, cell }: { lang: Lang; cell: NeighbourCell }) {
+  const value = formatCellValue(cell.value);
+  const title =
+    cell.formula !== null
+      ? `${cell.a1}: ${formulaText(lang, cell.formula, cell.value)}`
+      : t(lang, 'dryrun.neighbourTitle', { cell: cell.a1, value });
+  return (
+    <td
+      className={`workbook-cell workbook-cell-context${cell.formula !== null ? ' workbook-cell-formula' : ''}`}
+      data-testid="workbook-cell"
+      data-cell={cell.a1}
+      data-change="unchanged"
+      data-formula={cell.formula ?? undefined}
+      title={title}
+      aria-label={title}
+    >
+      <span className="workbook-value" data-testid="workbook-value">
+        {cell.formula !== null && value === '' ? cell.formula : value}
+      </span>
+      {cell.formula !== null ? (
+        <span className="workbook-fx" aria-hidden="true">
+          ƒx
+        </span>
+      ) : null}
+    </td>
+  );
+}
+
 function CellView({ lang, cell }: { lang: Lang; cell: GridCell }) {
   const after = formatPatchValue(cell.after);
-  const before = formatPatchValue(cell.before);
+  // A formula before the change shows the value it was saved with, as Excel shows it.
+  const before =
+    cell.before?.kind === 'formula' && cell.beforeCached !== undefined && cell.beforeCached !== null
+      ? formatCellValue(cell.beforeCached)
+      : formatPatchValue(cell.before);
   const isFormula = cell.after?.kind === 'formula';
   return (
     <td
@@ -483,7 +552,7 @@ function ApplyControls({ lang, state, canApply, stale, target, onStart, onCancel
     case 'confirming':
       return (
         <div className="workbook-actions workbook-confirm" role="alertdialog" data-testid="workbook-confirm">
-          <p>{t(lang, 'dryrun.confirm', { path: target })}</p>
+          <p title={target}>{t(lang, 'dryrun.confirm', { path: baseName(target) })}</p>
           <button type="button" className="button button-primary" data-testid="workbook-apply-confirm" onClick={onConfirm}>
             {t(lang, 'dryrun.confirmYes')}
           </button>
@@ -497,7 +566,7 @@ function ApplyControls({ lang, state, canApply, stale, target, onStart, onCancel
     case 'applied':
       return (
         <div className="workbook-actions notice notice-ok" role="status" data-testid="workbook-applied" data-path={state.response.out_path}>
-          <span>{t(lang, 'dryrun.applied', { path: state.response.out_path })}</span>
+          <span title={state.response.out_path}>{t(lang, 'dryrun.applied', { path: baseName(state.response.out_path) })}</span>
           <button
             type="button"
             className="button"
@@ -515,13 +584,18 @@ function ApplyControls({ lang, state, canApply, stale, target, onStart, onCancel
     case 'undone':
       return (
         <div className="workbook-actions notice notice-ok" role="status" data-testid="workbook-undone" data-path={state.response.out_path}>
-          {t(lang, 'dryrun.undone', { path: state.response.out_path })}
+          <span title={state.response.out_path}>{t(lang, 'dryrun.undone', { path: baseName(state.response.out_path) })}</span>
         </div>
       );
     case 'failed':
       return (
         <div className="workbook-actions notice notice-error" role="alert" data-testid="workbook-apply-error" data-code={state.code}>
-          <span>{t(lang, state.applied !== null ? 'dryrun.undoFailed' : 'dryrun.applyFailed', { message: state.message })}</span>
+          <span>
+            {t(lang, state.applied !== null ? 'dryrun.undoFailed' : 'dryrun.applyFailed', {
+              message: state.code === 'APPLY_FAILED' ? t(lang, 'dryrun.opMismatch') : errorText(lang, state.code),
+            })}
+            <TechnicalDetails lang={lang} code={state.code} lines={[state.message]} />
+          </span>
           {state.applied !== null ? (
             <button type="button" className="button" data-testid="workbook-undo" onClick={() => state.applied && onUndo(state.applied)}>
               {t(lang, 'dryrun.undo')}

@@ -57,20 +57,19 @@ export function FindingsPanel({ state, lang, onSelect }: Props) {
                   data-code={finding.code}
                   data-severity={finding.severity}
                   data-line={finding.line ?? ''}
-                  title={t(lang, 'findings.goTo')}
+                  title={`${t(lang, 'findings.goTo')} (${finding.code})`}
                   onClick={() => onSelect(finding)}
                 >
                   <span className="finding-head">
                     <span className={`severity severity-${finding.severity}`}>
                       {t(lang, finding.severity === 'warning' ? 'findings.warning' : 'findings.error')}
                     </span>
-                    <code className="finding-code">{finding.code}</code>
                     <span className="finding-location">{location(finding, lang)}</span>
                   </span>
                   <span className="finding-message">{finding.message}</span>
                   {finding.node_id !== null ? (
                     <span className="finding-meta">
-                      {t(lang, 'findings.node')}: <code>{finding.node_id}</code>
+                      {t(lang, 'findings.node')}: <code translate="no">{finding.node_id}</code>
                     </span>
                   ) : null}
                   {finding.hint ? (

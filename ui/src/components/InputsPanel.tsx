@@ -6,6 +6,7 @@ import { useMemo, useRef, useState, type DragEvent } from 'react';
 import type { Lang, TemplateSummary } from '../api/types';
 import { extractionSummary, type DocumentEntry } from '../documents';
 import { errorText, t } from '../i18n';
+import { TechnicalDetails } from './TechnicalDetails';
 
 export type TemplatesState =
   | { kind: 'loading' }
@@ -33,7 +34,7 @@ function DocumentRow({ lang, entry, onRemove }: { lang: Lang; entry: DocumentEnt
   return (
     <li className={`doc doc-${entry.status}`} data-testid="document" data-status={entry.status} data-name={entry.name}>
       <div className="doc-head">
-        <span className="doc-name" title={entry.path ?? entry.name}>
+        <span className="doc-name" translate="no" title={entry.path ?? entry.name}>
           {entry.name}
         </span>
         <span className={`doc-status doc-status-${entry.status}`}>{t(lang, `docs.status.${entry.status}`)}</span>
@@ -56,9 +57,10 @@ function DocumentRow({ lang, entry, onRemove }: { lang: Lang; entry: DocumentEnt
         </ul>
       ) : null}
       {entry.error !== null ? (
-        <p className="doc-error" data-testid="document-error" data-code={entry.error.code} title={entry.error.message}>
-          {errorText(lang, entry.error.code)} <code>{entry.error.code}</code>
-        </p>
+        <div className="doc-error" data-testid="document-error" data-code={entry.error.code}>
+          <p>{errorText(lang, entry.error.code)}</p>
+          <TechnicalDetails lang={lang} code={entry.error.code} lines={[entry.error.message]} />
+        </div>
       ) : null}
     </li>
   );
@@ -92,9 +94,10 @@ function TemplatePicker({
   if (state.kind === 'loading') body = <p className="muted">{t(lang, 'templates.loading')}</p>;
   else if (state.kind === 'failed')
     body = (
-      <p className="muted">
-        {errorText(lang, state.code)} <code>{state.code}</code>
-      </p>
+      <div className="muted">
+        <p>{errorText(lang, state.code)}</p>
+        <TechnicalDetails lang={lang} code={state.code} />
+      </div>
     );
   else if (templates.length === 0) body = <p className="muted">{t(lang, 'templates.empty')}</p>;
   else
@@ -130,7 +133,9 @@ function TemplatePicker({
                 <input type="checkbox" checked={selected.includes(template.id)} onChange={() => onToggle(template.id)} />
                 <span>
                   <span className="template-title">{lang === 'en' && template.title_en ? template.title_en : template.title}</span>
-                  <code className="template-id">{template.id}</code>
+                  <code className="template-id" translate="no">
+                    {template.id}
+                  </code>
                 </span>
               </label>
             </li>

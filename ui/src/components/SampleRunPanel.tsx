@@ -9,9 +9,10 @@ import { ApiError, runApply, runList, runOutput, runUndoApply } from '../api';
 import type { Lang, OutputPreview, RunOutputResponse, RunSummary } from '../api/types';
 import { errorText, t, type MessageKey } from '../i18n';
 import type { NodeRun, SampleRun } from '../sampleRun';
-import { buildSheetGrids } from '../workbookGrid';
+import { baseName, buildSheetGrids } from '../workbookGrid';
 import { SheetGridView } from './DryRunPanel';
 import { RunQuestion } from './RunQuestion';
+import { TechnicalDetails } from './TechnicalDetails';
 
 interface Props {
   lang: Lang;
@@ -92,11 +93,11 @@ export function SampleRunPanel({ lang, yaml, run, canStart, onStart, onCancel, o
         ) : null}
         {run.status === 'error' && run.error !== null ? (
           <div className="notice notice-error" role="alert" data-testid="sample-run-error" data-code={run.error.code}>
-            <span title={run.error.message}>
+            <span>
               {run.error.code === 'PLAN_INVALID' && run.error.findings !== null
                 ? t(lang, 'run.invalid', { count: run.error.findings })
-                : t(lang, 'run.failed', { message: errorText(lang, run.error.code) })}{' '}
-              <code>{run.error.code}</code>
+                : t(lang, 'run.failed', { message: errorText(lang, run.error.code) })}
+              <TechnicalDetails lang={lang} code={run.error.code} lines={[run.error.message]} />
             </span>
           </div>
         ) : null}
@@ -110,7 +111,12 @@ export function SampleRunPanel({ lang, yaml, run, canStart, onStart, onCancel, o
             {run.status === 'running'
               ? t(lang, 'run.status.running')
               : t(lang, `run.status.${run.status}` as MessageKey, { seconds })}
-            {run.runDir !== null ? <span className="run-dir"> — {t(lang, 'run.safe', { dir: run.runDir })}</span> : null}
+            {run.runDir !== null ? (
+              <span className="run-dir" title={run.runDir}>
+                {' '}
+                — {t(lang, 'run.safeHere')}
+              </span>
+            ) : null}
           </p>
         ) : null}
         {run.status === 'paused'
@@ -134,7 +140,9 @@ export function SampleRunPanel({ lang, yaml, run, canStart, onStart, onCancel, o
                   disabled={run.runId === null || node.state === 'waiting' || node.state === 'running' || node.state === 'paused'}
                   onClick={() => void open(node)}
                 >
-                  <code className="run-node-id">{node.id}</code>
+                  <code className="run-node-id" translate="no">
+                    {node.id}
+                  </code>
                   <span className={`run-state run-state-${node.state}`}>{t(lang, `run.state.${node.state}` as MessageKey)}</span>
                   {node.durationMs !== null ? <span className="run-node-meta">{t(lang, 'run.duration', { ms: node.durationMs })}</span> : null}
                   {node.rows !== null ? (
@@ -155,10 +163,11 @@ export function SampleRunPanel({ lang, yaml, run, canStart, onStart, onCancel, o
                 </button>
                 {node.state === 'failed' ? (
                   <div className="run-node-error" role="alert" data-testid="run-node-error" data-code={node.code ?? ''}>
-                    <code className="finding-code">{node.code}</code> {lang === 'ja' ? node.messageJa : node.messageEn}{' '}
+                    <span>{(lang === 'ja' ? node.messageJa : node.messageEn) || t(lang, 'run.failedNode')}</span>{' '}
                     <button type="button" className="button button-link" onClick={() => onOpenNode(node.id)}>
                       {t(lang, 'run.showNode')}
                     </button>
+                    <TechnicalDetails lang={lang} code={node.code} />
                   </div>
                 ) : null}
               </li>
@@ -216,11 +225,16 @@ function RunHistory({
       <ol>
         {runs.map((r) => (
           <li key={r.run_id} data-testid="run-history-item" data-run-id={r.run_id} data-status={r.status}>
-            <button type="button" className="button button-link" disabled={r.run_id === current} onClick={() => onOpen(r.plan_id, r.run_id)}>
+            <button
+              type="button"
+              className="button button-link"
+              title={r.run_id}
+              disabled={r.run_id === current}
+              onClick={() => onOpen(r.plan_id, r.run_id)}
+            >
               <span>{r.started_at.replace('T', ' ').slice(0, 19)}</span>{' '}
               <span className={`run-state run-state-${r.status === 'finished' ? 'done' : r.status}`}>{t(lang, `run.runStatus.${r.status}` as MessageKey)}</span>{' '}
-              {r.duration_ms !== undefined ? <span className="run-node-meta">{t(lang, 'run.seconds', { seconds: (r.duration_ms / 1000).toFixed(1) })}</span> : null}{' '}
-              <code className="muted">{r.run_id}</code>
+              {r.duration_ms !== undefined ? <span className="run-node-meta">{t(lang, 'run.seconds', { seconds: (r.duration_ms / 1000).toFixed(1) })}</span> : null}
             </button>
             {r.applied.length > 0 ? (
               <ul className="run-history-writes" data-testid="run-history-writes">
@@ -273,9 +287,9 @@ function OutputView({
       ))}
       {workbook !== null ? (
         <div className="workbook-preview" data-testid="run-workbook" data-path={workbook.after}>
-          <h4>{t(lang, 'run.workbook', { path: workbook.after })}</h4>
+          <h4 title={workbook.after}>{t(lang, 'run.workbook', { path: baseName(workbook.after) })}</h4>
           {workbook.before !== null ? <p className="muted">{t(lang, 'run.comparedWith', { path: workbook.before })}</p> : null}
-          {buildSheetGrids(workbook.patch_diff).map((grid) => (
+          {buildSheetGrids(workbook.patch_diff, workbook.context ?? []).map((grid) => (
             <SheetGridView key={grid.sheet} lang={lang} grid={grid} />
           ))}
         </div>
@@ -349,11 +363,23 @@ function ApplyRun({
       )}
       {step.kind === 'failed' ? (
         <span className="notice notice-error" role="alert" data-testid="run-apply-error" data-code={step.code}>
-          {errorText(lang, step.code)} <code>{step.code}</code>
+          {errorText(lang, step.code)}
+          <TechnicalDetails lang={lang} code={step.code} />
         </span>
       ) : null}
     </div>
   );
+}
+
+/** A table column's type in words: the runtime's `str`, `f64`, `date`… are not for accountants. */
+export function columnTypeKey(type: string): MessageKey {
+  const name = type.toLowerCase();
+  if (/^(str|string|utf8|text|null)$/.test(name)) return 'run.type.text';
+  if (/^(i|u|f)(8|16|32|64|128)$|^(int|float|number|decimal)/.test(name)) return 'run.type.number';
+  if (/^bool/.test(name)) return 'run.type.bool';
+  if (/^(date|datetime|time)/.test(name)) return 'run.type.date';
+  if (/^(list|array)/.test(name)) return 'run.type.list';
+  return 'run.type.other';
 }
 
 function cellText(value: unknown): string {
@@ -367,16 +393,18 @@ function OutputEntry({ lang, name, preview }: { lang: Lang; name: string; previe
     return (
       <div className="run-output-entry" data-testid="run-output-json" data-output={name}>
         <h4>
-          <code>{name}</code>
+          <code translate="no">{name}</code>
         </h4>
-        <pre className="dryrun-json">{JSON.stringify(preview.value, null, 2)}</pre>
+        <pre className="dryrun-json" translate="no">
+          {JSON.stringify(preview.value, null, 2)}
+        </pre>
       </div>
     );
   }
   return (
     <div className="run-output-entry" data-testid="run-output-table" data-output={name} data-row-count={preview.row_count}>
       <h4>
-        <code>{name}</code>{' '}
+        <code translate="no">{name}</code>{' '}
         <span className="muted">
           {t(lang, 'run.rowCount', { count: preview.row_count })}
           {preview.truncated ? t(lang, 'run.truncated', { shown: preview.rows.length }) : ''}
@@ -390,7 +418,9 @@ function OutputEntry({ lang, name, preview }: { lang: Lang; name: string; previe
               {preview.columns.map((column) => (
                 <th key={column.name} scope="col" data-column={column.name}>
                   <span className="run-grid-name">{column.name}</span>
-                  <span className="run-grid-type">{column.type}</span>
+                  <span className="run-grid-type" title={column.type}>
+                    {t(lang, columnTypeKey(column.type))}
+                  </span>
                 </th>
               ))}
             </tr>

@@ -34,4 +34,28 @@ describe('CandidatesPanel', () => {
     show(RESPONSE);
     expect(screen.queryByTestId('candidates-embedding')).toBeNull();
   });
+
+  it('shows relevance as a bar relative to the best candidate with the matched words, not the ranking internals', () => {
+    show({
+      ...RESPONSE,
+      mode: 'hybrid',
+      candidates: [
+        { id: 'csv.read', kind: 'block', category: 'input', title: 'CSV読込', score: 0.8, bm25: 3.2, vocabulary: 0, dense: 0.91, matched: ['請求', '請', 'csv'], pinned: false },
+        { id: 'csv.write', kind: 'block', category: 'output', title: 'CSV書出', score: 0.2, bm25: 1.1, vocabulary: 0, dense: 0.52, matched: [], pinned: false },
+      ],
+    });
+    const bars = screen.getAllByTestId('candidate-relevance');
+    expect(bars.map((bar) => bar.dataset.percent)).toEqual(['100', '25']);
+    expect(bars[0]?.querySelectorAll('mark')).toHaveLength(2);
+    const text = screen.getByTestId('candidates-panel').textContent ?? '';
+    expect(text).not.toMatch(/BM25|意味|0\.91|3\.2/);
+  });
+
+  it('keeps the retriever notes for administrators in a closed disclosure', () => {
+    show({ ...RESPONSE, notes: ['saved settings not used for embeddings: KEIRI_EMBED_MODEL'] });
+    expect(screen.getByTestId('candidates-notes').textContent).toContain('検索に使えなかった情報があります');
+    const details = screen.getByTestId('tech-details') as HTMLDetailsElement;
+    expect(details.open).toBe(false);
+    expect(details.textContent).toContain('KEIRI_EMBED_MODEL');
+  });
 });

@@ -108,11 +108,45 @@ describe('DryRunPanel', () => {
     expect(d2.title).toBe('D2: 未確認 → 確認済');
     expect(within(d2).getByTestId('workbook-before').textContent).toBe('未確認');
     expect(within(d2).getByTestId('workbook-after').textContent).toBe('確認済');
-    expect((cells[2] as HTMLElement).title).toBe('E3: （空） → =D3*2');
+    // A new formula has no value until Excel calculates it, and the cell says so.
+    expect((cells[2] as HTMLElement).title).toBe('E3: （空） → 数式 =D3*2（Excel で開くと計算されます）');
     expect(screen.getAllByTestId('workbook-skipped-op').map((li) => li.dataset.opIndex)).toEqual(['2']);
     const issue = screen.getByTestId('workbook-formula-issue');
     expect([issue.dataset.level, issue.dataset.code]).toEqual(['warning', 'value_error']);
     expect(screen.getByTestId('workbook-warnings').textContent).toContain('a warning');
+  });
+
+  it('draws the header labels and neighbouring values around a change, formulas with their saved values', async () => {
+    const withContext: WorkbookPreview = {
+      ...READY,
+      context: [
+        {
+          sheet: '入力データ',
+          cells: [
+            { cell: 'C1', value: '予定金額', formula: null },
+            { cell: 'D1', value: '備考', formula: null },
+            { cell: 'C2', value: 55000, formula: null },
+            { cell: 'C3', value: 110000, formula: '=C2*2' },
+            { cell: 'D2', value: '未確認', formula: null },
+          ],
+        },
+      ],
+    };
+    serve({ plan_dry_run: () => ({ body: dryRun(withContext) }) });
+    render(<DryRunPanel lang="ja" yaml="id: p" />);
+    fireEvent.click(screen.getByTestId('dryrun-run'));
+    const sheet = await screen.findByTestId('workbook-sheet');
+    const cell = (a1: string) => sheet.querySelector(`[data-cell="${a1}"]`) as HTMLElement;
+    expect(cell('C1').textContent).toBe('予定金額');
+    expect(cell('D1').textContent).toBe('備考');
+    expect(cell('C2').textContent).toBe('55000');
+    expect(cell('C2').dataset.change).toBe('unchanged');
+    // The formula shows its saved value, with the formula on hover.
+    expect(within(cell('C3')).getByTestId('workbook-value').textContent).toBe('110000');
+    expect(cell('C3').dataset.formula).toBe('=C2*2');
+    expect(cell('C3').title).toBe('C3: 数式 =C2*2（保存されている値: 110000）');
+    // A changed cell is drawn as a change, not as its neighbour reading.
+    expect(cell('D2').dataset.change).toBe('changed');
   });
 
   it('applies only after a confirmation, then undoes with the inverse ops', async () => {
@@ -129,7 +163,10 @@ describe('DryRunPanel', () => {
     render(<DryRunPanel lang="en" yaml="id: p" />);
     fireEvent.click(screen.getByTestId('dryrun-run'));
     fireEvent.click(await screen.findByTestId('workbook-apply'));
-    expect(screen.getByTestId('workbook-confirm').textContent).toContain('/ws/book_patched.xlsx');
+    // The file's name in the sentence; its full path on hover, not in the text.
+    const confirm = screen.getByTestId('workbook-confirm');
+    expect(confirm.textContent).toContain('Save to book_patched.xlsx?');
+    expect(confirm.querySelector('p')?.title).toBe('/ws/book_patched.xlsx');
     fireEvent.click(screen.getByTestId('workbook-apply-cancel'));
     expect(calls.filter((c) => c.fn === 'workbook_patch')).toEqual([]);
 

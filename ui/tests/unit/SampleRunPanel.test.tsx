@@ -82,11 +82,14 @@ describe('SampleRunPanel', () => {
       ['read', 'done'],
       ['report', 'done'],
     ]);
-    expect(screen.getByTestId('sample-run-status').textContent).toContain('runs/p/R1');
+    // Where the run wrote is said in words; the folder itself is on hover.
+    const status = screen.getByTestId('sample-run-status');
+    expect(status.textContent).toContain('書き出しはすべてこの実行のフォルダーに保存されます');
+    expect(status.querySelector('.run-dir')?.getAttribute('title')).toContain('runs/p/R1');
     fireEvent.click(within(nodes[1] as HTMLElement).getByRole('button'));
     const grid = await screen.findByTestId('run-output-grid');
     expect(calls[0]).toMatchObject({ url: '/api/run_output', body: { plan_id: 'p', run_id: 'R1', node: 'report' } });
-    expect(within(grid).getAllByRole('columnheader').map((h) => h.textContent)).toEqual(['取引先str', '金額f64']);
+    expect(within(grid).getAllByRole('columnheader').map((h) => h.textContent)).toEqual(['取引先文字列', '金額数値']);
     expect(screen.getAllByTestId('run-output-row')).toHaveLength(2);
     expect(screen.getByTestId('run-output-table').textContent).toContain('全 3 行（先頭 2 行を表示）');
     expect(screen.getByTestId('run-output-json').textContent).toContain('"count": 3');

@@ -148,6 +148,7 @@ describe('buildSheetGrids', () => {
   it('caps the window and lists the rest as overflow', () => {
     const grids = buildSheetGrids(
       [item({ cell: 'A1' }), item({ cell: 'A500' }), item({ cell: 'Z2' }), item({ cell: 'B3' })],
+      [],
       { context: 1, maxRows: 10, maxCols: 5 },
     );
     const grid = grids[0];
@@ -155,6 +156,34 @@ describe('buildSheetGrids', () => {
     expect(grid?.cols).toEqual([1, 2, 3, 4, 5]);
     expect([...(grid?.cells.keys() ?? [])]).toEqual(['A1', 'B3']);
     expect(grid?.overflow.map((c) => c.a1)).toEqual(['Z2', 'A500']);
+  });
+
+  it('draws the untouched cells of the window as the workbook holds them, formulas with their cached values', () => {
+    const [grid] = buildSheetGrids(
+      [item({ cell: 'B3', before: value(400), after: value(450) }), item({ cell: 'C4', before: { kind: 'formula', value: '=B4*2' }, after: value(0) })],
+      [
+        {
+          sheet: 'Sheet1',
+          cells: [
+            { cell: 'A2', value: '売上', formula: null },
+            { cell: 'B2', value: 1000, formula: null },
+            { cell: 'B3', value: 400, formula: null },
+            { cell: 'B4', value: 600, formula: '=B2-B3' },
+            { cell: 'C4', value: 1200, formula: '=B4*2' },
+            // Outside the drawn window (A2:D5): not drawn.
+            { cell: 'F20', value: 7, formula: null },
+          ],
+        },
+        { sheet: 'Other', cells: [{ cell: 'A2', value: 'other sheet', formula: null }] },
+      ],
+    );
+    expect([...(grid?.neighbours.values() ?? [])]).toEqual([
+      { a1: 'A2', value: '売上', formula: null },
+      { a1: 'B2', value: 1000, formula: null },
+      { a1: 'B4', value: 600, formula: '=B2-B3' },
+    ]);
+    expect(grid?.cells.get('C4')?.beforeCached).toBe(1200);
+    expect(grid?.cells.get('B3')?.beforeCached).toBeUndefined();
   });
 
   it('ignores cells that are not A1 names', () => {
