@@ -14,6 +14,7 @@ import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import zlib from 'node:zlib';
 import { chromium } from 'playwright-core';
 
 export const UI_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -292,7 +293,7 @@ export function startFakeLlm(script) {
  * `translate="no"` (a block id shown as a subtitle, a file name the user chose, an error code
  * kept for support) or sit in the YAML editor.
  */
-export const PRODUCT_NAMES = ['Keiri Studio', 'Azure OpenAI', 'OpenAI'];
+export const PRODUCT_NAMES = ['Keiri Studio', 'Azure OpenAI', 'OpenAI', 'React Flow'];
 
 /**
  * The texts a person sees on the page now, in its Japanese mode, that are developer language:
@@ -318,9 +319,12 @@ export async function developerLanguage(page) {
       const reasons = [];
       if (/KEIRI_[A-Z]|OPENAI_API_KEY|AZURE_OPENAI_/u.test(text)) reasons.push('environment variable');
       if (/(^|[\s(（「])--[a-z]/u.test(text)) reasons.push('command-line flag');
-      if (/\bBM25\b|json_schema/u.test(text)) reasons.push('retrieval jargon');
+      if (/\bBM25\b|json_schema|意味 ?\d+\.\d/u.test(text)) reasons.push('retrieval jargon');
       if (/[\u3040-\u30ff\u3400-\u9fff] の [a-z][a-z0-9_]*(?![a-z0-9_])/u.test(text)) reasons.push('machine Japanese');
-      if (!japanese.test(text) && /[A-Za-z]{2,}[^A-Za-z]+[A-Za-z]{2,}/u.test(text)) reasons.push('English sentence');
+      // Two or more words (whitespace apart) with letters: an identifier such as `csv.read`
+      // or a file name is one word and no sentence.
+      const words = text.split(/\s+/u).filter((word) => /[A-Za-z]{2,}/u.test(word));
+      if (!japanese.test(text) && words.length >= 2) reasons.push('English sentence');
       if (reasons.length === 0) return;
       const key = `${where(el)}|${raw}`;
       if (seen.has(key)) return;
@@ -380,8 +384,12 @@ export async function clippedControls(page) {
         const canScrollY = scrolls(style, 'y');
         if (canScrollX || canScrollY) {
           scroller ??= parent;
-          // A control wider than the panel that scrolls it can never be seen whole.
-          if (!canScrollX && rect.width > box.width + tolerance) clippedBy ??= `wider than its panel (${Math.round(rect.width)} > ${Math.round(box.width)} px)`;
+          // Scrolling down a panel to reach a control is fine; scrolling a panel sideways to
+          // see a control is not (a card wider than its column cuts its 固定 button).
+          const inner = parent.clientWidth > 0 ? box.left + parent.clientLeft + parent.clientWidth : box.right;
+          if (rect.left < box.left - tolerance || rect.right > inner + tolerance) {
+            clippedBy = `cut at the side of its panel (${Math.round(rect.left)}–${Math.round(rect.right)} px, panel ${Math.round(box.left)}–${Math.round(inner)} px)`;
+          }
           break;
         }
         const outside =
@@ -441,4 +449,81 @@ export async function checkScreen(page, screen, { language = true, layout = true
     for (const p of await clippedControls(page)) found.push(`  [layout] ${p.where}: 「${p.control}」 ${p.problem}`);
   }
   if (found.length > 0) throw new Error(`screen "${screen}" is not fit for an accountant:\n${found.join('\n')}`);
+}
+
+// ---- Workbooks for a journey ----
+
+/** A zip of `[name, text]` entries, stored (not deflated): enough for a small .xlsx. */
+export function storedZip(files) {
+  const locals = [];
+  const centrals = [];
+  let offset = 0;
+  for (const [name, text] of files) {
+    const data = Buffer.from(text, 'utf8');
+    const nameBytes = Buffer.from(name, 'utf8');
+    const crc = zlib.crc32(data);
+    const local = Buffer.alloc(30);
+    local.writeUInt32LE(0x04034b50, 0);
+    local.writeUInt16LE(20, 4);
+    local.writeUInt16LE(0x0800, 6);
+    local.writeUInt32LE(crc, 14);
+    local.writeUInt32LE(data.length, 18);
+    local.writeUInt32LE(data.length, 22);
+    local.writeUInt16LE(nameBytes.length, 26);
+    locals.push(local, nameBytes, data);
+    const central = Buffer.alloc(46);
+    central.writeUInt32LE(0x02014b50, 0);
+    central.writeUInt16LE(20, 4);
+    central.writeUInt16LE(20, 6);
+    central.writeUInt16LE(0x0800, 8);
+    central.writeUInt32LE(crc, 16);
+    central.writeUInt32LE(data.length, 20);
+    central.writeUInt32LE(data.length, 24);
+    central.writeUInt16LE(nameBytes.length, 28);
+    central.writeUInt32LE(offset, 42);
+    centrals.push(central, nameBytes);
+    offset += 30 + nameBytes.length + data.length;
+  }
+  const centralSize = centrals.reduce((sum, part) => sum + part.length, 0);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(files.length, 8);
+  end.writeUInt16LE(files.length, 10);
+  end.writeUInt32LE(centralSize, 12);
+  end.writeUInt32LE(offset, 16);
+  return Buffer.concat([...locals, ...centrals, end]);
+}
+
+/**
+ * A one-sheet .xlsx named `sheet` whose `<sheetData>` is `rows` (cell XML as Excel writes it:
+ * `<c r="B4"><f>B2-B3</f><v>600</v></c>` is a formula with its cached value) and whose shared
+ * strings are `strings` (`t="s"` cells index them).
+ */
+export function xlsxWorkbook(sheet, rows, strings = []) {
+  const ns = 'http://schemas.openxmlformats.org/spreadsheetml/2006/main';
+  const rel = 'http://schemas.openxmlformats.org/officeDocument/2006/relationships';
+  const escape = (text) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+  return storedZip([
+    [
+      '[Content_Types].xml',
+      `<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/><Override PartName="/xl/worksheets/sheet1.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/><Override PartName="/xl/sharedStrings.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sharedStrings+xml"/></Types>`,
+    ],
+    [
+      '_rels/.rels',
+      `<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="${rel}/officeDocument" Target="xl/workbook.xml"/></Relationships>`,
+    ],
+    [
+      'xl/workbook.xml',
+      `<?xml version="1.0" encoding="UTF-8"?><workbook xmlns="${ns}" xmlns:r="${rel}"><sheets><sheet name="${escape(sheet)}" sheetId="1" r:id="rId1"/></sheets><calcPr calcId="191029"/></workbook>`,
+    ],
+    [
+      'xl/_rels/workbook.xml.rels',
+      `<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="${rel}/worksheet" Target="worksheets/sheet1.xml"/><Relationship Id="rId2" Type="${rel}/sharedStrings" Target="sharedStrings.xml"/></Relationships>`,
+    ],
+    [
+      'xl/sharedStrings.xml',
+      `<?xml version="1.0" encoding="UTF-8"?><sst xmlns="${ns}" count="${strings.length}" uniqueCount="${strings.length}">${strings.map((text) => `<si><t>${escape(text)}</t></si>`).join('')}</sst>`,
+    ],
+    ['xl/worksheets/sheet1.xml', `<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="${ns}"><sheetData>${rows}</sheetData></worksheet>`],
+  ]);
 }
