@@ -9,6 +9,8 @@ set -euo pipefail
 #   chromium: the Playwright end-to-end tests (never a browser download).
 #   xvfb, xauth, webkit2gtk-driver, fonts, imagemagick: running the real window headless
 #   (the desktop smoke test, screenshots).
+#   libreoffice-calc-nogui: keiri-xlsx's test that a styled workbook opens in a real
+#   spreadsheet engine (headless conversion).
 # Then, not from apt: tauri-driver (crates.io, ~70 s to build), the WebDriver front of
 # WebKitWebDriver that the desktop smoke test talks to.
 packages=(
@@ -16,7 +18,7 @@ packages=(
   libsoup-3.0-dev libjavascriptcoregtk-4.1-dev build-essential pkg-config
   libssl-dev libxdo-dev file
   chromium xvfb xauth x11-utils webkit2gtk-driver fonts-dejavu-core fonts-noto-cjk
-  imagemagick
+  imagemagick libreoffice-calc-nogui
 )
 if [ "${KEIRI_SETUP_MINIMAL:-}" = 1 ]; then
   packages=(libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev

@@ -8,6 +8,7 @@ use unicode_normalization::UnicodeNormalization;
 use crate::error::Error;
 use crate::package::{self, Changes, ContentTypes, NewPart, Package, Rels, WorkbookXml};
 use crate::sheet::SheetDoc;
+use crate::styles::Styles;
 use crate::xml;
 
 const WORKSHEET_CONTENT_TYPE: &str =
@@ -67,8 +68,13 @@ pub(crate) struct Book {
     /// Original sheets deleted by this patch, by original index.
     deleted: Vec<(usize, Option<String>)>,
     sst: Option<Vec<String>>,
-    /// Whether any op changed anything (then the save recalculates and drops calcChain).
+    /// `styles.xml` and its part name, loaded by the first styling op.
+    styles: Option<(String, Styles)>,
+    /// Whether any op changed anything.
     pub changed: bool,
+    /// Whether values, formulas or sheets changed: then the save asks for a full calculation
+    /// and drops calcChain. Styling and structure ops leave both alone.
+    pub recalc: bool,
 }
 
 /// Two sheet names are the same for Excel when they match ignoring case (and, here, Unicode
@@ -178,7 +184,9 @@ impl Book {
             sheets,
             deleted: Vec::new(),
             sst: None,
+            styles: None,
             changed: false,
+            recalc: false,
         })
     }
 
@@ -245,6 +253,34 @@ impl Book {
                 "a worksheet part is missing",
             )),
         }
+    }
+
+    /// The workbook's styles, loaded on first use. `Ok(Err)` is why the styling ops cannot
+    /// use them (no styles part, an unreadable one).
+    pub fn styles_mut(&mut self) -> Result<Result<&mut Styles, String>, Error> {
+        if self.styles.is_none() {
+            let part = self
+                .wb_rels
+                .rels
+                .iter()
+                .find(|r| r.kind() == "styles" && !r.external)
+                .map(|r| package::resolve_target(&self.wb_part, &r.target));
+            let Some(part) = part else {
+                return Ok(Err("the workbook has no styles part".to_string()));
+            };
+            let Some(text) = self.pkg.read_text(&part)? else {
+                return Ok(Err(format!("the styles part {part} is missing")));
+            };
+            match Styles::parse(text) {
+                Ok(styles) => self.styles = Some((part, styles)),
+                Err(e) => return Ok(Err(e)),
+            }
+        }
+        Ok(self
+            .styles
+            .as_mut()
+            .map(|(_, s)| s)
+            .ok_or_else(|| "the styles part is missing".to_string()))
     }
 
     /// Whether a sheet's part has its own relationships (drawings, comments, tables, …).
@@ -329,6 +365,7 @@ impl Book {
             doc: Some(doc),
         });
         self.changed = true;
+        self.recalc = true;
         Ok(())
     }
 
@@ -345,6 +382,7 @@ impl Book {
             self.deleted.push((original_index, part));
         }
         self.changed = true;
+        self.recalc = true;
     }
 
     /// The package changes for a save. Only parts that changed are listed.
@@ -352,6 +390,15 @@ impl Book {
         let mut changes = Changes::default();
         if !self.changed {
             return Ok(changes);
+        }
+        // styles.xml, only when a styling op appended a format.
+        if let Some((part, styles)) = &self.styles
+            && styles.is_changed()
+            && let Some(i) = self.pkg.find(part)
+        {
+            changes
+                .replaced
+                .insert(i, NewPart::Bytes(styles.to_xml().into_bytes()));
         }
         // Worksheets: rewritten when touched, new ones added.
         let mut added_parts: Vec<(String, String)> = Vec::new(); // (part, rid)
@@ -390,7 +437,7 @@ impl Book {
             .wb_rels
             .rels
             .iter()
-            .filter(|r| r.kind() == "calcChain")
+            .filter(|r| self.recalc && r.kind() == "calcChain")
             .collect();
         for rel in &calc_chain {
             let part = package::resolve_target(&self.wb_part, &rel.target);
@@ -417,7 +464,9 @@ impl Book {
             .wb_rels
             .rels
             .iter()
-            .filter(|r| r.kind() == "calcChain" || deleted_rids.contains(r.id.as_str()))
+            .filter(|r| {
+                (self.recalc && r.kind() == "calcChain") || deleted_rids.contains(r.id.as_str())
+            })
             .map(|r| (r.span.0, r.span.1, String::new()))
             .collect();
         let p = &self.wb_rels.prefix;
@@ -568,6 +617,7 @@ impl Book {
             }
         }
         match wb.calc_pr {
+            _ if !self.recalc => {}
             Some((span, empty, _)) => {
                 let tag = wb.text.get(span.0..span.1).unwrap_or("");
                 let already =

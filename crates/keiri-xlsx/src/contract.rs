@@ -10,6 +10,11 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 
+use crate::design::{
+    self, AutoFitColumns, DrawGridBorder, MergeRange, RestoreDesignSnapshot, SetAlignment, SetBold,
+    SetDimensions, SetFillColor, SetFontColor, SetFontSize, SetStyle,
+};
+
 /// A scalar a cell holds or a request gives: text, number or boolean. `null` (an empty cell) is
 /// written as `Option<CellValue>::None`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -137,6 +142,30 @@ pub enum PatchOp {
     /// Removes an empty worksheet that has no drawings, comments or other related parts. This
     /// extension of the tool contract exists so that `add_sheet` has an inverse.
     DeleteSheet { sheet: String },
+    /// Thin black borders on every cell of a rectangle.
+    DrawGridBorder(DrawGridBorder),
+    /// Bold on or off.
+    SetBold(SetBold),
+    /// Font size.
+    SetFontSize(SetFontSize),
+    /// Font colour.
+    SetFontColor(SetFontColor),
+    /// Solid fill colour.
+    SetFillColor(SetFillColor),
+    /// Row heights and column widths.
+    SetDimensions(SetDimensions),
+    /// Column widths from their text.
+    AutoFitColumns(AutoFitColumns),
+    /// Merges a range.
+    MergeCells(MergeRange),
+    /// Unmerges every merged range intersecting a range.
+    UnmergeCells(MergeRange),
+    /// Alignment and wrap text.
+    SetAlignment(SetAlignment),
+    /// Several style attributes at once.
+    SetStyle(SetStyle),
+    /// Restores what a design op changed (the inverse of the design ops).
+    RestoreDesignSnapshot(RestoreDesignSnapshot),
 }
 
 /// The operation names, as they appear in `op` fields of diffs and errors.
@@ -151,6 +180,18 @@ pub enum OpKind {
     SetValueIf,
     SetFormulaIf,
     DeleteSheet,
+    DrawGridBorder,
+    SetBold,
+    SetFontSize,
+    SetFontColor,
+    SetFillColor,
+    SetDimensions,
+    AutoFitColumns,
+    MergeCells,
+    UnmergeCells,
+    SetAlignment,
+    SetStyle,
+    RestoreDesignSnapshot,
 }
 
 impl OpKind {
@@ -164,10 +205,105 @@ impl OpKind {
             OpKind::SetValueIf => "set_value_if",
             OpKind::SetFormulaIf => "set_formula_if",
             OpKind::DeleteSheet => "delete_sheet",
+            OpKind::DrawGridBorder => "draw_grid_border",
+            OpKind::SetBold => "set_bold",
+            OpKind::SetFontSize => "set_font_size",
+            OpKind::SetFontColor => "set_font_color",
+            OpKind::SetFillColor => "set_fill_color",
+            OpKind::SetDimensions => "set_dimensions",
+            OpKind::AutoFitColumns => "auto_fit_columns",
+            OpKind::MergeCells => "merge_cells",
+            OpKind::UnmergeCells => "unmerge_cells",
+            OpKind::SetAlignment => "set_alignment",
+            OpKind::SetStyle => "set_style",
+            OpKind::RestoreDesignSnapshot => "restore_design_snapshot",
         }
     }
 
-    fn parse(name: &str) -> Option<OpKind> {
+    /// Every op, in the order of ExStruct's op list (then our extensions).
+    pub const ALL: [OpKind; 20] = [
+        OpKind::SetValue,
+        OpKind::SetFormula,
+        OpKind::AddSheet,
+        OpKind::SetRangeValues,
+        OpKind::FillFormula,
+        OpKind::SetValueIf,
+        OpKind::SetFormulaIf,
+        OpKind::DrawGridBorder,
+        OpKind::SetBold,
+        OpKind::SetFontSize,
+        OpKind::SetFontColor,
+        OpKind::SetFillColor,
+        OpKind::SetDimensions,
+        OpKind::AutoFitColumns,
+        OpKind::MergeCells,
+        OpKind::UnmergeCells,
+        OpKind::SetAlignment,
+        OpKind::SetStyle,
+        OpKind::RestoreDesignSnapshot,
+        OpKind::DeleteSheet,
+    ];
+
+    /// Whether the op is one of the styling and structure ops (see the `design` module).
+    pub fn is_design(self) -> bool {
+        !matches!(
+            self,
+            OpKind::SetValue
+                | OpKind::SetFormula
+                | OpKind::AddSheet
+                | OpKind::SetRangeValues
+                | OpKind::FillFormula
+                | OpKind::SetValueIf
+                | OpKind::SetFormulaIf
+                | OpKind::DeleteSheet
+        )
+    }
+
+    /// The fields the op takes (besides `op`), canonical names only.
+    pub fn fields(self) -> &'static [&'static str] {
+        const STYLE: [&str; 3] = ["sheet", "cell", "range"];
+        match self {
+            OpKind::SetValue => &["sheet", "cell", "value"],
+            OpKind::SetFormula => &["sheet", "cell", "formula"],
+            OpKind::AddSheet | OpKind::DeleteSheet => &["sheet"],
+            OpKind::SetRangeValues => &["sheet", "range", "values"],
+            OpKind::FillFormula => &["sheet", "range", "base_cell", "formula"],
+            OpKind::SetValueIf => &["sheet", "cell", "expected", "value"],
+            OpKind::SetFormulaIf => &["sheet", "cell", "expected", "formula"],
+            OpKind::DrawGridBorder => &["sheet", "base_cell", "row_count", "col_count"],
+            OpKind::SetBold => &[STYLE[0], STYLE[1], STYLE[2], "bold"],
+            OpKind::SetFontSize => &[STYLE[0], STYLE[1], STYLE[2], "font_size"],
+            OpKind::SetFontColor => &[STYLE[0], STYLE[1], STYLE[2], "color"],
+            OpKind::SetFillColor => &[STYLE[0], STYLE[1], STYLE[2], "fill_color"],
+            OpKind::SetAlignment => &[
+                "sheet",
+                "cell",
+                "range",
+                "horizontal_align",
+                "vertical_align",
+                "wrap_text",
+            ],
+            OpKind::SetStyle => &[
+                "sheet",
+                "cell",
+                "range",
+                "bold",
+                "font_size",
+                "color",
+                "fill_color",
+                "horizontal_align",
+                "vertical_align",
+                "wrap_text",
+            ],
+            OpKind::SetDimensions => &["sheet", "rows", "columns", "row_height", "column_width"],
+            OpKind::AutoFitColumns => &["sheet", "columns", "min_width", "max_width"],
+            OpKind::MergeCells | OpKind::UnmergeCells => &["sheet", "range"],
+            OpKind::RestoreDesignSnapshot => &["sheet", "design_snapshot"],
+        }
+    }
+
+    /// The op with this name, if there is one.
+    pub fn parse(name: &str) -> Option<OpKind> {
         Some(match name {
             "set_value" => OpKind::SetValue,
             "set_formula" => OpKind::SetFormula,
@@ -177,6 +313,18 @@ impl OpKind {
             "set_value_if" => OpKind::SetValueIf,
             "set_formula_if" => OpKind::SetFormulaIf,
             "delete_sheet" => OpKind::DeleteSheet,
+            "draw_grid_border" => OpKind::DrawGridBorder,
+            "set_bold" => OpKind::SetBold,
+            "set_font_size" => OpKind::SetFontSize,
+            "set_font_color" => OpKind::SetFontColor,
+            "set_fill_color" => OpKind::SetFillColor,
+            "set_dimensions" => OpKind::SetDimensions,
+            "auto_fit_columns" => OpKind::AutoFitColumns,
+            "merge_cells" => OpKind::MergeCells,
+            "unmerge_cells" => OpKind::UnmergeCells,
+            "set_alignment" => OpKind::SetAlignment,
+            "set_style" => OpKind::SetStyle,
+            "restore_design_snapshot" => OpKind::RestoreDesignSnapshot,
             _ => return None,
         })
     }
@@ -193,6 +341,18 @@ impl PatchOp {
             PatchOp::SetValueIf { .. } => OpKind::SetValueIf,
             PatchOp::SetFormulaIf { .. } => OpKind::SetFormulaIf,
             PatchOp::DeleteSheet { .. } => OpKind::DeleteSheet,
+            PatchOp::DrawGridBorder(_) => OpKind::DrawGridBorder,
+            PatchOp::SetBold(_) => OpKind::SetBold,
+            PatchOp::SetFontSize(_) => OpKind::SetFontSize,
+            PatchOp::SetFontColor(_) => OpKind::SetFontColor,
+            PatchOp::SetFillColor(_) => OpKind::SetFillColor,
+            PatchOp::SetDimensions(_) => OpKind::SetDimensions,
+            PatchOp::AutoFitColumns(_) => OpKind::AutoFitColumns,
+            PatchOp::MergeCells(_) => OpKind::MergeCells,
+            PatchOp::UnmergeCells(_) => OpKind::UnmergeCells,
+            PatchOp::SetAlignment(_) => OpKind::SetAlignment,
+            PatchOp::SetStyle(_) => OpKind::SetStyle,
+            PatchOp::RestoreDesignSnapshot(_) => OpKind::RestoreDesignSnapshot,
         }
     }
 
@@ -206,6 +366,42 @@ impl PatchOp {
             | PatchOp::SetValueIf { sheet, .. }
             | PatchOp::SetFormulaIf { sheet, .. }
             | PatchOp::DeleteSheet { sheet } => sheet,
+            PatchOp::DrawGridBorder(o) => &o.sheet,
+            PatchOp::SetBold(o) => &o.sheet,
+            PatchOp::SetFontSize(o) => &o.sheet,
+            PatchOp::SetFontColor(o) => &o.sheet,
+            PatchOp::SetFillColor(o) => &o.sheet,
+            PatchOp::SetDimensions(o) => &o.sheet,
+            PatchOp::AutoFitColumns(o) => &o.sheet,
+            PatchOp::MergeCells(o) | PatchOp::UnmergeCells(o) => &o.sheet,
+            PatchOp::SetAlignment(o) => &o.sheet,
+            PatchOp::SetStyle(o) => &o.sheet,
+            PatchOp::RestoreDesignSnapshot(o) => &o.sheet,
+        }
+    }
+
+    /// The sheet field, for filling in the request's top-level `sheet`.
+    pub(crate) fn sheet_mut(&mut self) -> &mut String {
+        match self {
+            PatchOp::SetValue { sheet, .. }
+            | PatchOp::SetFormula { sheet, .. }
+            | PatchOp::AddSheet { sheet }
+            | PatchOp::SetRangeValues { sheet, .. }
+            | PatchOp::FillFormula { sheet, .. }
+            | PatchOp::SetValueIf { sheet, .. }
+            | PatchOp::SetFormulaIf { sheet, .. }
+            | PatchOp::DeleteSheet { sheet } => sheet,
+            PatchOp::DrawGridBorder(o) => &mut o.sheet,
+            PatchOp::SetBold(o) => &mut o.sheet,
+            PatchOp::SetFontSize(o) => &mut o.sheet,
+            PatchOp::SetFontColor(o) => &mut o.sheet,
+            PatchOp::SetFillColor(o) => &mut o.sheet,
+            PatchOp::SetDimensions(o) => &mut o.sheet,
+            PatchOp::AutoFitColumns(o) => &mut o.sheet,
+            PatchOp::MergeCells(o) | PatchOp::UnmergeCells(o) => &mut o.sheet,
+            PatchOp::SetAlignment(o) => &mut o.sheet,
+            PatchOp::SetStyle(o) => &mut o.sheet,
+            PatchOp::RestoreDesignSnapshot(o) => &mut o.sheet,
         }
     }
 
@@ -216,6 +412,13 @@ impl PatchOp {
             | PatchOp::SetFormula { cell, .. }
             | PatchOp::SetValueIf { cell, .. }
             | PatchOp::SetFormulaIf { cell, .. } => Some(cell),
+            PatchOp::SetBold(o) => o.cell.as_deref(),
+            PatchOp::SetFontSize(o) => o.cell.as_deref(),
+            PatchOp::SetFontColor(o) => o.cell.as_deref(),
+            PatchOp::SetFillColor(o) => o.cell.as_deref(),
+            PatchOp::SetAlignment(o) => o.cell.as_deref(),
+            PatchOp::SetStyle(o) => o.cell.as_deref(),
+            PatchOp::DrawGridBorder(o) => Some(&o.base_cell),
             _ => None,
         }
     }
@@ -226,7 +429,82 @@ impl PatchOp {
             PatchOp::SetRangeValues { range, .. } | PatchOp::FillFormula { range, .. } => {
                 Some(range)
             }
+            PatchOp::SetBold(o) => o.range.as_deref(),
+            PatchOp::SetFontSize(o) => o.range.as_deref(),
+            PatchOp::SetFontColor(o) => o.range.as_deref(),
+            PatchOp::SetFillColor(o) => o.range.as_deref(),
+            PatchOp::SetAlignment(o) => o.range.as_deref(),
+            PatchOp::SetStyle(o) => o.range.as_deref(),
+            PatchOp::MergeCells(o) | PatchOp::UnmergeCells(o) => Some(&o.range),
             _ => None,
+        }
+    }
+
+    /// Checks a design op's references, colours and bounds the way ExStruct's models do (the
+    /// value ops are checked when the request is planned). `Err` is the reason.
+    pub fn validate(&self) -> Result<(), String> {
+        use design::{argb, strict_area, style_target};
+        let target = |op: OpKind, cell: &Option<String>, range: &Option<String>| {
+            style_target(op.as_str(), cell.as_deref(), range.as_deref()).map(|_| ())
+        };
+        match self {
+            PatchOp::DrawGridBorder(o) => o.validate().map(|_| ()),
+            PatchOp::SetBold(o) => target(self.kind(), &o.cell, &o.range),
+            PatchOp::SetFontSize(o) => {
+                target(self.kind(), &o.cell, &o.range)?;
+                if !(o.font_size.is_finite() && o.font_size > 0.0) {
+                    return Err("set_font_size font_size must be > 0.".to_string());
+                }
+                Ok(())
+            }
+            PatchOp::SetFontColor(o) => {
+                target(self.kind(), &o.cell, &o.range)?;
+                argb(&o.color, "color").map(|_| ())
+            }
+            PatchOp::SetFillColor(o) => {
+                target(self.kind(), &o.cell, &o.range)?;
+                argb(&o.fill_color, "fill_color").map(|_| ())
+            }
+            PatchOp::SetAlignment(o) => {
+                target(self.kind(), &o.cell, &o.range)?;
+                if o.horizontal_align.is_none()
+                    && o.vertical_align.is_none()
+                    && o.wrap_text.is_none()
+                {
+                    return Err("set_alignment requires at least one of horizontal_align, \
+                         vertical_align, or wrap_text."
+                        .to_string());
+                }
+                Ok(())
+            }
+            PatchOp::SetStyle(o) => o.validate().map(|_| ()),
+            PatchOp::SetDimensions(o) => o.validate(),
+            PatchOp::AutoFitColumns(o) => o.validate(),
+            PatchOp::MergeCells(o) => {
+                let area = strict_area(&o.range)?;
+                if area.is_single_cell() {
+                    return Err("merge_cells requires a multi-cell range.".to_string());
+                }
+                Ok(())
+            }
+            PatchOp::UnmergeCells(o) => strict_area(&o.range).map(|_| ()),
+            PatchOp::RestoreDesignSnapshot(o) => {
+                for c in &o.design_snapshot.cell_styles {
+                    design::strict_cell(&c.cell, "cell")?;
+                }
+                if let Some(m) = &o.design_snapshot.merge_state {
+                    strict_area(&m.scope)?;
+                    for r in &m.ranges {
+                        crate::a1::Area::parse(r)
+                            .ok_or_else(|| format!("Invalid range reference: {r}"))?;
+                    }
+                }
+                for c in &o.design_snapshot.column_dimensions {
+                    design::ColumnId::Letters(c.column.clone()).number()?;
+                }
+                Ok(())
+            }
+            _ => Ok(()),
         }
     }
 
@@ -243,17 +521,31 @@ impl PatchOp {
                 })?,
             other => other,
         };
-        let serde_json::Value::Object(map) = value else {
+        let serde_json::Value::Object(mut map) = value else {
             return Err("op must be a JSON object".to_string());
         };
+        let name = match map.remove("op") {
+            Some(serde_json::Value::String(s)) => s,
+            Some(_) => return Err("`op` must be a string".to_string()),
+            None => return Err("missing field `op`".to_string()),
+        };
+        let kind = OpKind::parse(&name).ok_or_else(|| {
+            let names: Vec<&str> = OpKind::ALL.iter().map(|k| k.as_str()).collect();
+            format!("unknown op {name:?} (expected one of {})", names.join(", "))
+        })?;
+        design::normalise_aliases(&name, &mut map)?;
+        if let Some(other) = map
+            .keys()
+            .find(|k| !design::KNOWN_FIELDS.contains(&k.as_str()))
+        {
+            return Err(format!("unknown field `{other}`"));
+        }
+        if kind.is_design() {
+            return design_op(kind, map);
+        }
         let mut fields = OpFields::default();
-        let mut op_name = None;
         for (key, v) in map {
             match key.as_str() {
-                "op" => match v {
-                    serde_json::Value::String(s) => op_name = Some(s),
-                    _ => return Err("`op` must be a string".to_string()),
-                },
                 "sheet" => fields.sheet = Some(v),
                 "cell" => fields.cell = Some(v),
                 "range" => fields.range = Some(v),
@@ -262,18 +554,49 @@ impl PatchOp {
                 "value" => fields.value = Some(v),
                 "values" => fields.values = Some(v),
                 "formula" => fields.formula = Some(v),
-                other => return Err(format!("unknown field `{other}`")),
+                other if v.is_null() => {
+                    let _ = other;
+                }
+                other => return Err(format!("{name} does not accept {other}")),
             }
         }
-        let name = op_name.ok_or("missing field `op`")?;
-        let kind = OpKind::parse(&name).ok_or_else(|| {
-            format!(
-                "unknown op {name:?} (expected set_value, set_formula, add_sheet, \
-                 set_range_values, fill_formula, set_value_if, set_formula_if or delete_sheet)"
-            )
-        })?;
         fields.build(kind)
     }
+}
+
+/// Reads a design op: `null` fields count as absent (as in ExStruct), fields of other ops are
+/// refused by name, and the op's own struct does the typing.
+fn design_op(
+    kind: OpKind,
+    mut map: serde_json::Map<String, serde_json::Value>,
+) -> Result<PatchOp, String> {
+    let op = kind.as_str();
+    map.retain(|_, v| !v.is_null());
+    let takes = kind.fields();
+    if let Some(other) = map.keys().find(|k| !takes.contains(&k.as_str())) {
+        return Err(format!("{op} does not accept {other}"));
+    }
+    let value = serde_json::Value::Object(map);
+    fn read<T: serde::de::DeserializeOwned>(op: &str, v: serde_json::Value) -> Result<T, String> {
+        serde_json::from_value(v).map_err(|e| format!("{op}: {e}"))
+    }
+    let parsed = match kind {
+        OpKind::DrawGridBorder => PatchOp::DrawGridBorder(read(op, value)?),
+        OpKind::SetBold => PatchOp::SetBold(read(op, value)?),
+        OpKind::SetFontSize => PatchOp::SetFontSize(read(op, value)?),
+        OpKind::SetFontColor => PatchOp::SetFontColor(read(op, value)?),
+        OpKind::SetFillColor => PatchOp::SetFillColor(read(op, value)?),
+        OpKind::SetDimensions => PatchOp::SetDimensions(read(op, value)?),
+        OpKind::AutoFitColumns => PatchOp::AutoFitColumns(read(op, value)?),
+        OpKind::MergeCells => PatchOp::MergeCells(read(op, value)?),
+        OpKind::UnmergeCells => PatchOp::UnmergeCells(read(op, value)?),
+        OpKind::SetAlignment => PatchOp::SetAlignment(read(op, value)?),
+        OpKind::SetStyle => PatchOp::SetStyle(read(op, value)?),
+        OpKind::RestoreDesignSnapshot => PatchOp::RestoreDesignSnapshot(read(op, value)?),
+        _ => return Err(format!("{op} is not a design op")),
+    };
+    parsed.validate()?;
+    Ok(parsed)
 }
 
 /// The raw fields of an op, before we know which ones the op takes.
@@ -292,7 +615,15 @@ struct OpFields {
 impl OpFields {
     fn build(mut self, kind: OpKind) -> Result<PatchOp, String> {
         let op = kind.as_str();
-        let sheet = take_string(&mut self.sheet, op, "sheet")?;
+        // A missing sheet is filled from the request's top-level `sheet` (see
+        // `PatchRequest::with_default_sheet`); add_sheet needs its own.
+        let sheet = match self.sheet.take() {
+            None | Some(serde_json::Value::Null) if kind != OpKind::AddSheet => String::new(),
+            other => {
+                self.sheet = other;
+                take_string(&mut self.sheet, op, "sheet")?
+            }
+        };
         let op = match kind {
             OpKind::SetValue => PatchOp::SetValue {
                 sheet,
@@ -340,6 +671,7 @@ impl OpFields {
                 expected: take_value(&mut self.expected, op, "expected", false)?,
                 formula: take_string(&mut self.formula, op, "formula")?,
             },
+            _ => return Err(format!("{op} is not a value op")),
         };
         // Whatever is left was not taken by this op: harmless as null, refused otherwise.
         for (name, left) in [
@@ -429,6 +761,9 @@ fn deserialize_ops<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<Pat
 pub struct PatchRequest {
     /// The workbook (.xlsx or .xlsm), absolute or relative to the workspace.
     pub xlsx_path: String,
+    /// The sheet of every op that names none (`add_sheet` always names its own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sheet: Option<String>,
     /// Operations, applied in order.
     #[serde(deserialize_with = "deserialize_ops")]
     #[schemars(with = "Vec<PatchOp>")]
@@ -461,6 +796,7 @@ impl PatchRequest {
     pub fn new(xlsx_path: impl Into<String>, ops: Vec<PatchOp>) -> PatchRequest {
         PatchRequest {
             xlsx_path: xlsx_path.into(),
+            sheet: None,
             ops,
             out_dir: None,
             out_name: None,
@@ -471,6 +807,39 @@ impl PatchRequest {
             preflight_formula_check: false,
         }
     }
+
+    /// The request with the top-level `sheet` given to every op that names none; `Err` (with
+    /// ExStruct's wording) when an op still has no sheet.
+    pub fn with_default_sheet(&self) -> Result<std::borrow::Cow<'_, PatchRequest>, String> {
+        let default = self
+            .sheet
+            .as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty());
+        // Only an absent sheet is filled in; a blank one is refused later as empty, as ExStruct
+        // does.
+        let missing = |op: &PatchOp| op.sheet().is_empty();
+        if !self.ops.iter().any(missing) {
+            return Ok(std::borrow::Cow::Borrowed(self));
+        }
+        let mut out = self.clone();
+        for (index, op) in out.ops.iter_mut().enumerate() {
+            if !missing(op) {
+                continue;
+            }
+            match default {
+                Some(sheet) if op.kind() != OpKind::AddSheet => *op.sheet_mut() = sheet.to_string(),
+                _ => {
+                    return Err(format!(
+                        "ops[{index}] ({}) is missing sheet. Set op.sheet, or set top-level sheet \
+                         for non-add_sheet ops. For add_sheet, op.sheet (or alias name) is required.",
+                        op.kind().as_str()
+                    ));
+                }
+            }
+        }
+        Ok(std::borrow::Cow::Owned(out))
+    }
 }
 
 /// What a diff value is.
@@ -480,6 +849,10 @@ pub enum ValueKind {
     Value,
     Formula,
     Sheet,
+    /// A style change, described as text (`bold=true`, `fill=#FFFF00`, `merged=A1:C1`, …).
+    Style,
+    /// A row height or column width change.
+    Dimension,
 }
 
 /// A before or after state in the diff: a value, a formula (`"=SUM(A1:A3)"`) or a sheet name.

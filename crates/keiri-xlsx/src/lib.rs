@@ -13,10 +13,13 @@
 //!   `<dimension>`; every other byte of the part is kept;
 //! * `workbook.xml` (full calculation on load, and the sheet list when sheets are added or
 //!   deleted), `workbook.xml.rels` and `[Content_Types].xml`;
-//! * `calcChain.xml` is dropped, because it would list stale formula cells.
+//! * `calcChain.xml` is dropped, because it would list stale formula cells (only when values,
+//!   formulas or sheets change: styling and structure ops leave it and `workbook.xml` alone);
+//! * `styles.xml`, only by the styling ops, and only by appending a format, font, fill or border
+//!   when no identical one exists (see the `styles` module and [`design`]).
 //!
 //! Every other entry — charts, drawings and shapes, pivot caches, images, VBA projects, custom
-//! XML, styles, themes, comments, printer settings, `sharedStrings.xml`, `docProps` — is copied
+//! XML, themes, comments, printer settings, `sharedStrings.xml`, `docProps` — is copied
 //! with its compressed bytes untouched. New text is written as inline strings so the shared
 //! string table never changes. Defined names, data validation and conditional formats live in
 //! parts or elements we do not rewrite, and array and shared formulas keep working: array
@@ -72,6 +75,7 @@
 mod a1;
 mod book;
 mod contract;
+pub mod design;
 mod engine;
 mod error;
 mod formula;
@@ -79,6 +83,7 @@ mod guard;
 mod package;
 mod patch;
 mod sheet;
+mod styles;
 mod xml;
 
 pub use a1::{Area, CellRef, MAX_COL, MAX_ROW, column_name, column_number};

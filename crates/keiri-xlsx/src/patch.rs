@@ -19,6 +19,11 @@ use crate::formula;
 use crate::package::Package;
 use crate::sheet::Content;
 
+mod design_ops;
+
+/// ExStruct's soft limit: above it a request gets a warning suggesting batches.
+const SOFT_MAX_OPS: usize = 200;
+
 /// Excel's limit on the characters of a formula.
 const MAX_FORMULA_CHARS: usize = 8_192;
 /// Excel's limit on the characters of a cell's text.
@@ -69,6 +74,8 @@ enum Planned {
         base: CellRef,
         body: String,
     },
+    /// A styling or structure op; checked by `PatchOp::validate`, applied by `design_ops`.
+    Design,
 }
 
 enum Write {
@@ -130,6 +137,10 @@ fn plan(ops: &[PatchOp]) -> Result<Vec<Planned>, Error> {
             return Err(request_error(i, op, "sheet must not be empty"));
         }
         let planned = match op {
+            _ if op.kind().is_design() => {
+                op.validate().map_err(|e| request_error(i, op, e))?;
+                Planned::Design
+            }
             PatchOp::SetValue { cell, value, .. } => Planned::Cell {
                 cell: parse_cell(i, op, "cell", cell)?,
                 write: Write::Value(value.clone()),
@@ -194,6 +205,7 @@ fn plan(ops: &[PatchOp]) -> Result<Vec<Planned>, Error> {
                 base: parse_cell(i, op, "base_cell", base_cell)?,
                 body: formula_body(i, op, formula)?,
             },
+            _ => Planned::Design,
         };
         cells += match &planned {
             Planned::Range { area, .. } | Planned::Fill { area, .. } => area.len(),
@@ -283,6 +295,8 @@ pub fn patch(req: &PatchRequest, env: &PatchEnv) -> Result<PatchResponse, Error>
             )));
         }
     }
+    let resolved = req.with_default_sheet().map_err(Error::InvalidRequest)?;
+    let req: &PatchRequest = &resolved;
     let planned = plan(&req.ops)?;
     let input = env.policy.resolve_existing(&req.xlsx_path)?;
     let meta = std::fs::metadata(&input).map_err(io_error("reading", &input))?;
@@ -327,6 +341,13 @@ pub fn patch(req: &PatchRequest, env: &PatchEnv) -> Result<PatchResponse, Error>
         .map(|e| format!(".{}", e.to_string_lossy()))
         .unwrap_or_default();
     let mut warnings = Vec::new();
+    if req.ops.len() > SOFT_MAX_OPS {
+        warnings.push(format!(
+            "Large patch request: {} ops. Recommended maximum is {SOFT_MAX_OPS}; consider \
+             splitting into batches.",
+            req.ops.len()
+        ));
+    }
     let mut out_path = target.clone();
     if exists {
         match conflict {
@@ -564,6 +585,7 @@ impl Run<'_> {
             } => self.cell_op(i, op, si, *cell, write, expected.as_ref()),
             Planned::Range { area, values } => self.range_op(i, op, si, *area, values),
             Planned::Fill { area, base, body } => self.fill_op(i, op, si, *area, *base, body),
+            Planned::Design => self.design_op(i, op, si),
             Planned::AddSheet | Planned::DeleteSheet => Ok(Ok(())),
         }
     }
@@ -788,6 +810,7 @@ impl Run<'_> {
         let before = doc.get(cell, sst);
         doc.set(cell, content, sst);
         self.book.changed = true;
+        self.book.recalc = true;
         let sheet = self.sheet_name(si);
         if self.req.preflight_formula_check {
             self.written.insert((normalise(&sheet), cell.to_a1()), i);

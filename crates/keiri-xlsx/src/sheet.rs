@@ -109,7 +109,74 @@ pub(crate) struct SheetDoc {
     col_styles: Vec<(u32, u32, String)>,
     edits: BTreeMap<CellRef, Edit>,
     materialised: HashSet<u32>,
+    /// New style indexes of original cells whose content stays (only the `s` attribute of
+    /// their `<c>` is rewritten).
+    restyles: BTreeMap<CellRef, u32>,
+    /// New row heights (`None` removes a custom height).
+    heights: BTreeMap<u32, Option<f64>>,
+    /// New column widths (`None` removes a width).
+    widths: BTreeMap<u32, Option<f64>>,
+    /// The `<col>` entries: min, max and every other attribute as written.
+    cols: Vec<ColEntry>,
+    merges_changed: bool,
+    /// Depth-1 elements: local name and span, for replacing or inserting whole elements.
+    top: Vec<(Vec<u8>, usize, usize)>,
+    /// Where `</worksheet>` starts.
+    root_close: usize,
+    /// Elements appended before `</worksheet>` (or before `<extLst>`), such as `<tableParts>`.
+    pub(crate) tail_elements: Vec<(&'static str, String)>,
 }
+
+#[derive(Debug, Clone, PartialEq)]
+struct ColEntry {
+    min: u32,
+    max: u32,
+    attrs: Vec<(String, String)>,
+}
+
+/// The worksheet's elements in schema order (CT_Worksheet); new elements go after the last
+/// present element that precedes them.
+const WORKSHEET_ORDER: &[&[u8]] = &[
+    b"sheetPr",
+    b"dimension",
+    b"sheetViews",
+    b"sheetFormatPr",
+    b"cols",
+    b"sheetData",
+    b"sheetCalcPr",
+    b"sheetProtection",
+    b"protectedRanges",
+    b"scenarios",
+    b"autoFilter",
+    b"sortState",
+    b"dataConsolidate",
+    b"customSheetViews",
+    b"mergeCells",
+    b"phoneticPr",
+    b"conditionalFormatting",
+    b"dataValidations",
+    b"hyperlinks",
+    b"printOptions",
+    b"pageMargins",
+    b"pageSetup",
+    b"headerFooter",
+    b"rowBreaks",
+    b"colBreaks",
+    b"customProperties",
+    b"cellWatches",
+    b"ignoredErrors",
+    b"smartTags",
+    b"drawing",
+    b"legacyDrawing",
+    b"legacyDrawingHF",
+    b"drawingHF",
+    b"picture",
+    b"oleObjects",
+    b"controls",
+    b"webPublishItems",
+    b"tableParts",
+    b"extLst",
+];
 
 /// The details of one `<c>` element.
 #[derive(Debug, Default)]
@@ -166,6 +233,14 @@ impl SheetDoc {
             col_styles: Vec::new(),
             edits: BTreeMap::new(),
             materialised: HashSet::new(),
+            restyles: BTreeMap::new(),
+            heights: BTreeMap::new(),
+            widths: BTreeMap::new(),
+            cols: Vec::new(),
+            merges_changed: false,
+            top: Vec::new(),
+            root_close: 0,
+            tail_elements: Vec::new(),
         };
         let mut r = xml::reader(&xml);
         let mut depth = 0usize;
@@ -195,6 +270,7 @@ impl SheetDoc {
                         0 => doc.prefix = xml::prefix_of(e),
                         1 => {
                             parent1 = name.to_vec();
+                            doc.top.push((name.to_vec(), start, end));
                             match name {
                                 b"dimension" => {
                                     let area = xml::attr(e, b"ref").and_then(|v| Area::parse(&v));
@@ -224,6 +300,16 @@ impl SheetDoc {
                         2 if parent1 == b"cols" && name == b"col" => {
                             let min = xml::attr(e, b"min").and_then(|v| v.parse().ok());
                             let max = xml::attr(e, b"max").and_then(|v| v.parse().ok());
+                            if let (Some(min), Some(max)) = (min, max) {
+                                let attrs = e
+                                    .attributes()
+                                    .with_checks(false)
+                                    .flatten()
+                                    .map(|a| (a.key.into_inner().to_string(), a.value.to_string()))
+                                    .filter(|(k, _)| k != "min" && k != "max")
+                                    .collect();
+                                doc.cols.push(ColEntry { min, max, attrs });
+                            }
                             if let (Some(min), Some(max), Some(style)) =
                                 (min, max, xml::attr(e, b"style"))
                             {
@@ -315,6 +401,14 @@ impl SheetDoc {
                 Event::End(e) => {
                     depth = depth.saturating_sub(1);
                     let name = e.local_name().into_inner().as_bytes();
+                    if depth == 1
+                        && let Some(last) = doc.top.last_mut()
+                    {
+                        last.2 = end;
+                    }
+                    if depth == 0 {
+                        doc.root_close = start;
+                    }
                     match (depth, name) {
                         (4, b"f") => {
                             if let (Some((_, Some(f))), Some(buf)) = (cell.as_mut(), f_text.take())
@@ -507,6 +601,9 @@ impl SheetDoc {
         if let Some(edit) = self.edits.get(&cell) {
             return edit.style.clone();
         }
+        if let Some(style) = self.restyles.get(&cell) {
+            return (*style != 0).then(|| style.to_string());
+        }
         if let Some(x) = self.original_xml(cell) {
             return x.style;
         }
@@ -551,11 +648,183 @@ impl SheetDoc {
             }
         }
         let style = self.style_for(cell);
+        self.restyles.remove(&cell);
         self.edits.insert(cell, Edit { style, content });
     }
 
     pub fn is_touched(&self) -> bool {
         !self.edits.is_empty()
+            || !self.restyles.is_empty()
+            || !self.heights.is_empty()
+            || !self.widths.is_empty()
+            || self.merges_changed
+            || !self.tail_elements.is_empty()
+    }
+
+    /// The style index a cell shows now (its own, else its row's or column's; 0 by default).
+    pub fn style_id(&self, cell: CellRef) -> u32 {
+        self.style_for(cell)
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// Points a cell at another style index, keeping its content. 0 removes the `s` attribute.
+    pub fn restyle(&mut self, cell: CellRef, style: u32) {
+        let text = (style != 0).then(|| style.to_string());
+        if let Some(edit) = self.edits.get_mut(&cell) {
+            edit.style = text;
+        } else if self.find_original(cell).is_some() {
+            self.restyles.insert(cell, style);
+        } else {
+            self.edits.insert(
+                cell,
+                Edit {
+                    style: text,
+                    content: Content::Empty,
+                },
+            );
+        }
+    }
+
+    /// The merged ranges (after this patch's edits).
+    pub fn merges(&self) -> &[Area] {
+        &self.merges
+    }
+
+    /// Replaces the merged ranges.
+    pub fn set_merges(&mut self, merges: Vec<Area>) {
+        if merges != self.merges {
+            self.merges = merges;
+            self.merges_changed = true;
+        }
+    }
+
+    /// The custom height of a row, if it has one.
+    pub fn row_height(&self, row: u32) -> Option<f64> {
+        if let Some(h) = self.heights.get(&row) {
+            return *h;
+        }
+        let r = self.rows.binary_search_by_key(&row, |r| r.row).ok()?;
+        let row = self.rows.get(r)?;
+        let tag = self.xml.get(row.start as usize..row.tag_end as usize)?;
+        tag_attr(tag, b"ht")?.parse().ok()
+    }
+
+    pub fn set_row_height(&mut self, row: u32, height: Option<f64>) {
+        self.heights.insert(row, height);
+    }
+
+    /// The width of a column, if the sheet sets one.
+    pub fn column_width(&self, col: u32) -> Option<f64> {
+        if let Some(w) = self.widths.get(&col) {
+            return *w;
+        }
+        self.cols
+            .iter()
+            .find(|c| (c.min..=c.max).contains(&col))
+            .and_then(|c| c.attrs.iter().find(|(k, _)| k == "width"))
+            .and_then(|(_, v)| v.parse().ok())
+    }
+
+    pub fn set_column_width(&mut self, col: u32, width: Option<f64>) {
+        self.widths.insert(col, width);
+    }
+
+    /// The `<cols>` entries with the width edits applied: a range covering an edited column is
+    /// split so only that column changes.
+    fn cols_after(&self) -> Vec<ColEntry> {
+        let mut out: Vec<ColEntry> = Vec::new();
+        for entry in &self.cols {
+            let mut start = entry.min;
+            for (&col, _) in self.widths.range(entry.min..=entry.max) {
+                if col > start {
+                    out.push(ColEntry {
+                        min: start,
+                        max: col - 1,
+                        attrs: entry.attrs.clone(),
+                    });
+                }
+                out.push(ColEntry {
+                    min: col,
+                    max: col,
+                    attrs: entry.attrs.clone(),
+                });
+                start = col + 1;
+            }
+            if start <= entry.max {
+                out.push(ColEntry {
+                    min: start,
+                    max: entry.max,
+                    attrs: entry.attrs.clone(),
+                });
+            }
+        }
+        for (&col, width) in &self.widths {
+            let at = out.iter().position(|c| c.min == col && c.max == col);
+            let entry = match at {
+                Some(i) => out.get_mut(i),
+                None => {
+                    out.push(ColEntry {
+                        min: col,
+                        max: col,
+                        attrs: Vec::new(),
+                    });
+                    out.last_mut()
+                }
+            };
+            let Some(entry) = entry else { continue };
+            entry
+                .attrs
+                .retain(|(k, _)| k != "width" && k != "customWidth" && k != "bestFit");
+            if let Some(w) = width {
+                entry.attrs.push(("width".into(), format_number(*w)));
+                entry.attrs.push(("customWidth".into(), "1".into()));
+            }
+        }
+        out.retain(|c| !c.attrs.is_empty());
+        out.sort_by_key(|c| c.min);
+        out
+    }
+
+    /// Where a new depth-1 element goes: after the last present element that precedes it in
+    /// the schema.
+    fn insertion_point(&self, name: &[u8]) -> usize {
+        let rank = |n: &[u8]| {
+            WORKSHEET_ORDER
+                .iter()
+                .position(|o| *o == n)
+                .unwrap_or(WORKSHEET_ORDER.len())
+        };
+        let mine = rank(name);
+        self.top
+            .iter()
+            .filter(|(n, _, _)| rank(n) < mine)
+            .map(|(_, _, end)| *end)
+            .max()
+            .unwrap_or_else(|| {
+                self.top
+                    .first()
+                    .map_or(self.root_close, |(_, start, _)| *start)
+            })
+    }
+
+    fn top_span(&self, name: &[u8]) -> Option<(usize, usize)> {
+        self.top
+            .iter()
+            .find(|(n, _, _)| n == name)
+            .map(|(_, a, b)| (*a, *b))
+    }
+
+    /// Replacement of a whole depth-1 element (or its insertion, or removal when `new` is empty).
+    fn element_piece(&self, name: &[u8], new: String) -> Option<(usize, usize, String)> {
+        match self.top_span(name) {
+            Some((a, b)) => Some((a, b, new)),
+            None if new.is_empty() => None,
+            None => {
+                let at = self.insertion_point(name);
+                Some((at, at, new))
+            }
+        }
     }
 
     /// Every cell with its content (after edits), row by row.
@@ -604,6 +873,12 @@ impl SheetDoc {
         let mut by_row: BTreeMap<u32, Vec<(CellRef, &Edit)>> = BTreeMap::new();
         for (at, edit) in &self.edits {
             by_row.entry(at.row).or_default().push((*at, edit));
+        }
+        for at in self.restyles.keys() {
+            by_row.entry(at.row).or_default();
+        }
+        for row in self.heights.keys() {
+            by_row.entry(*row).or_default();
         }
         let mut plan: Vec<(usize, usize, Piece<'_>)> = Vec::new();
         let mut wrapped: Vec<(u32, Vec<(CellRef, &Edit)>)> = Vec::new();
@@ -667,6 +942,46 @@ impl SheetDoc {
                 }
             }
         }
+        if !self.widths.is_empty() {
+            let cols = self.cols_after();
+            let text = if cols.is_empty() {
+                String::new()
+            } else {
+                let mut t = format!("<{p}cols>");
+                for c in &cols {
+                    t.push_str(&format!("<{p}col min=\"{}\" max=\"{}\"", c.min, c.max));
+                    for (k, v) in &c.attrs {
+                        t.push_str(&format!(" {k}=\"{v}\""));
+                    }
+                    t.push_str("/>");
+                }
+                t.push_str(&format!("</{p}cols>"));
+                t
+            };
+            if let Some((a, b, t)) = self.element_piece(b"cols", text) {
+                plan.push((a, b, Piece::Text(t)));
+            }
+        }
+        if self.merges_changed {
+            let text = if self.merges.is_empty() {
+                String::new()
+            } else {
+                let mut t = format!("<{p}mergeCells count=\"{}\">", self.merges.len());
+                for m in &self.merges {
+                    t.push_str(&format!("<{p}mergeCell ref=\"{}\"/>", m.to_a1()));
+                }
+                t.push_str(&format!("</{p}mergeCells>"));
+                t
+            };
+            if let Some((a, b, t)) = self.element_piece(b"mergeCells", text) {
+                plan.push((a, b, Piece::Text(t)));
+            }
+        }
+        for (name, text) in &self.tail_elements {
+            if let Some((a, b, t)) = self.element_piece(name.as_bytes(), text.clone()) {
+                plan.push((a, b, Piece::Text(t)));
+            }
+        }
         plan.sort_by_key(|(start, end, _)| (*start, *end));
         let mut last = 0;
         for (start, end, piece) in plan {
@@ -679,13 +994,20 @@ impl SheetDoc {
                 Piece::Row(row, edits) => {
                     out.write_all(self.rebuild_row(row, &edits).as_bytes())?
                 }
-                Piece::NewRow(number, edits) => {
-                    out.write_all(new_row(p, number, &edits).as_bytes())?
-                }
+                Piece::NewRow(number, edits) => out.write_all(
+                    new_row(
+                        p,
+                        number,
+                        &edits,
+                        self.heights.get(&number).copied().flatten(),
+                    )
+                    .as_bytes(),
+                )?,
                 Piece::NewSheetData(rows) => {
                     out.write_all(format!("<{p}sheetData>").as_bytes())?;
                     for (number, edits) in rows {
-                        out.write_all(new_row(p, number, &edits).as_bytes())?;
+                        let height = self.heights.get(&number).copied().flatten();
+                        out.write_all(new_row(p, number, &edits, height).as_bytes())?;
                     }
                     out.write_all(format!("</{p}sheetData>").as_bytes())?;
                 }
@@ -710,8 +1032,17 @@ impl SheetDoc {
             (row.start as usize, row.tag_end as usize, row.close as usize);
         let tag = self.xml.get(row_start..tag_end).unwrap_or("");
         let mut set: Vec<(&str, String)> = Vec::new();
+        let mut remove: Vec<&str> = Vec::new();
         if row.implicit {
             set.push(("r", row.row.to_string()));
+        }
+        match self.heights.get(&row.row) {
+            Some(Some(h)) => {
+                set.push(("ht", format_number(*h)));
+                set.push(("customHeight", "1".to_string()));
+            }
+            Some(None) => remove.extend(["ht", "customHeight"]),
+            None => {}
         }
         if let (Some(min), Some(max)) = (min, max)
             && let Some(spans) = tag_attr(tag, b"spans")
@@ -728,12 +1059,13 @@ impl SheetDoc {
             }
         }
         let mut out = String::new();
-        if set.is_empty() && !row.empty {
+        if set.is_empty() && remove.is_empty() && !row.empty {
             out.push_str(tag);
         } else {
             let pairs: Vec<(&str, &str)> = set.iter().map(|(k, v)| (*k, v.as_str())).collect();
             out.push_str(
-                &xml::rewrite_start_tag(tag, &pairs, &[], false).unwrap_or_else(|| tag.to_string()),
+                &xml::rewrite_start_tag(tag, &pairs, &remove, false)
+                    .unwrap_or_else(|| tag.to_string()),
             );
         }
         let mut pending = edits.iter().peekable();
@@ -765,8 +1097,9 @@ impl SheetDoc {
                 }
             } else {
                 let original = self.xml.get(c.range()).unwrap_or("");
-                if c.implicit {
-                    out.push_str(&inject_r(original, at));
+                let style = self.restyles.get(&at).copied();
+                if c.implicit || style.is_some() {
+                    out.push_str(&rewrite_cell_tag(original, at, c.implicit, style));
                 } else {
                     out.push_str(original);
                 }
@@ -792,15 +1125,21 @@ enum Piece<'a> {
 }
 
 /// A `<row>` for a row number the sheet did not have (empty when no cell needs writing).
-fn new_row(p: &str, number: u32, edits: &[(CellRef, &Edit)]) -> String {
+fn new_row(p: &str, number: u32, edits: &[(CellRef, &Edit)], height: Option<f64>) -> String {
     let cells: String = edits
         .iter()
         .filter_map(|(at, e)| render_cell(p, *at, e.style.as_deref(), &e.content))
         .collect();
+    let ht = height
+        .map(|h| format!(" ht=\"{}\" customHeight=\"1\"", format_number(h)))
+        .unwrap_or_default();
     if cells.is_empty() {
-        return String::new();
+        if ht.is_empty() {
+            return String::new();
+        }
+        return format!("<{p}row r=\"{number}\"{ht}/>");
     }
-    format!("<{p}row r=\"{number}\">{cells}</{p}row>")
+    format!("<{p}row r=\"{number}\"{ht}>{cells}</{p}row>")
 }
 
 fn tag_attr(tag: &str, name: &[u8]) -> Option<String> {
@@ -811,13 +1150,26 @@ fn tag_attr(tag: &str, name: &[u8]) -> Option<String> {
     }
 }
 
-fn inject_r(cell_xml: &str, at: CellRef) -> String {
+/// A `<c>` with its start tag rewritten: `r` added for an implicit cell, `s` set (0 removes it).
+fn rewrite_cell_tag(cell_xml: &str, at: CellRef, implicit: bool, style: Option<u32>) -> String {
     let Some(tag_end) = cell_xml.find('>') else {
         return cell_xml.to_string();
     };
     let empty = cell_xml.get(..tag_end).is_some_and(|t| t.ends_with('/'));
     let tag = cell_xml.get(..=tag_end).unwrap_or("");
-    match xml::rewrite_start_tag(tag, &[("r", &at.to_a1())], &[], empty) {
+    let r = at.to_a1();
+    let s = style.map(|s| s.to_string());
+    let mut set: Vec<(&str, &str)> = Vec::new();
+    let mut remove: Vec<&str> = Vec::new();
+    if implicit {
+        set.push(("r", &r));
+    }
+    match (style, &s) {
+        (Some(0), _) => remove.push("s"),
+        (Some(_), Some(text)) => set.push(("s", text)),
+        _ => {}
+    }
+    match xml::rewrite_start_tag(tag, &set, &remove, empty) {
         Some(new) => format!("{new}{}", cell_xml.get(tag_end + 1..).unwrap_or("")),
         None => cell_xml.to_string(),
     }

@@ -225,3 +225,81 @@ fn merged_cells_take_writes_at_their_top_left_cell_only() {
         Some("合計")
     );
 }
+
+/// Applies one design op to the first sheet of a fixture and checks that only the parts the op
+/// needs changed: the worksheet, and `styles.xml` for the styling ops; everything else is
+/// copied raw (workbook.xml and calcChain included: styling does not recalculate).
+fn check_design_op(rel: &str, sheet: &str, op: serde_json::Value, touches_styles: bool) {
+    let ws = Workspace::new();
+    let name = ws.add_fixture(rel);
+    let mut op = op;
+    op["sheet"] = json!(sheet);
+    let res = ws.ok(json!({"xlsx_path": name, "ops": [op.clone()], "on_conflict": "overwrite"}));
+    let before = raw_entries(&ws.path(&name));
+    let after = raw_entries(std::path::Path::new(&res.out_path));
+    assert_eq!(
+        before.keys().collect::<Vec<_>>(),
+        after.keys().collect::<Vec<_>>(),
+        "{rel} {op}: the same parts"
+    );
+    let mut sheets_changed = 0;
+    for (part, raw) in &before {
+        if after.get(part) == Some(raw) {
+            continue;
+        }
+        if part.starts_with("xl/worksheets/sheet") {
+            sheets_changed += 1;
+        } else {
+            assert!(
+                touches_styles && part == "xl/styles.xml",
+                "{rel} {op}: {part} changed but the op has no reason to touch it"
+            );
+        }
+    }
+    assert_eq!(
+        sheets_changed, 1,
+        "{rel} {op}: exactly one worksheet changes"
+    );
+    if touches_styles {
+        // Styles are only appended: the old part is a prefix of the new one up to the first
+        // list that grew.
+        let old = String::from_utf8(entries(&ws.path(&name))["xl/styles.xml"].clone()).unwrap();
+        let new = String::from_utf8(
+            entries(std::path::Path::new(&res.out_path))["xl/styles.xml"].clone(),
+        )
+        .unwrap();
+        assert!(new.len() >= old.len(), "{rel} {op}: styles.xml only grows");
+    }
+}
+
+#[test]
+fn design_ops_keep_every_part_they_have_no_reason_to_touch() {
+    let style_ops = [
+        json!({"op": "set_bold", "range": "A1:C3"}),
+        json!({"op": "set_font_size", "range": "AX100:AY101", "font_size": 16}),
+        json!({"op": "set_font_color", "cell": "B2", "color": "C00000"}),
+        json!({"op": "set_fill_color", "range": "A1:B2", "fill_color": "#FFF2CC"}),
+        json!({"op": "set_alignment", "range": "A1:B2", "horizontal_align": "center", "wrap_text": true}),
+        json!({"op": "set_style", "cell": "C3", "bold": true, "fill_color": "DDEBF7", "vertical_align": "top"}),
+        json!({"op": "draw_grid_border", "base_cell": "A1", "row_count": 3, "col_count": 3}),
+    ];
+    let structure_ops = [
+        json!({"op": "set_dimensions", "rows": [1, 200], "row_height": 24, "columns": ["B"], "column_width": 20}),
+        json!({"op": "auto_fit_columns", "columns": ["A", "B"]}),
+        json!({"op": "merge_cells", "range": "AX100:AY101"}),
+    ];
+    for rel in all_fixtures() {
+        let sheet = first_sheet(&fixtures_dir().join(&rel));
+        let sheet = if sheet.is_empty() {
+            "退職給付金勘定元帳".to_string()
+        } else {
+            sheet
+        };
+        for op in &style_ops {
+            check_design_op(&rel, &sheet, op.clone(), true);
+        }
+        for op in &structure_ops {
+            check_design_op(&rel, &sheet, op.clone(), false);
+        }
+    }
+}

@@ -2,8 +2,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod bounds;
+mod design;
 mod fidelity;
 mod fuzz;
+mod libreoffice;
 mod props;
 mod robustness;
 mod semantics;

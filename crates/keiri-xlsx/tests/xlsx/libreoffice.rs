@@ -1,0 +1,104 @@
+//! A styled result opens in a real spreadsheet engine: LibreOffice converts it headless to
+//! flat ODF, and the bold font, the fill and the merge are there.
+//!
+//! The test skips (with the reason printed) only when `soffice` is not installed; CI installs
+//! it (`scripts/setup-system.sh`).
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::json;
+
+use crate::support::Workspace;
+
+/// The style name of the cell whose text is `text`, in a flat ODF spreadsheet.
+fn style_of_cell_with_text<'a>(fods: &'a str, text: &str) -> &'a str {
+    let at = fods
+        .find(&format!(">{text}</text:p>"))
+        .unwrap_or_else(|| panic!("no cell shows {text:?}"));
+    let cell = fods[..at].rfind("<table:table-cell").unwrap();
+    let tag = &fods[cell..at];
+    tag.split("table:style-name=\"")
+        .nth(1)
+        .and_then(|s| s.split('"').next())
+        .unwrap_or_else(|| panic!("the cell {text:?} has no style: {tag}"))
+}
+
+/// The `<style:style>` definition of a cell style.
+fn style_definition<'a>(fods: &'a str, name: &str) -> &'a str {
+    let at = fods
+        .find(&format!("<style:style style:name=\"{name}\""))
+        .unwrap_or_else(|| panic!("no style {name}"));
+    let end = fods[at..].find("</style:style>").unwrap();
+    &fods[at..at + end]
+}
+
+#[test]
+fn a_styled_workbook_opens_in_libreoffice_with_bold_fill_and_merge() {
+    if Command::new("soffice").arg("--version").output().is_err() {
+        println!(
+            "SKIPPED: soffice (LibreOffice) is not installed; install libreoffice-calc-nogui \
+             (scripts/setup-system.sh does) to run this test"
+        );
+        return;
+    }
+    let ws = Workspace::new();
+    let name = ws.add_fixture("accounting/multi_sheet_ja.xlsx");
+    let res = ws.ok(json!({
+        "xlsx_path": name,
+        "sheet": "入力データ",
+        "ops": [
+            {"op": "set_value", "cell": "Z1", "value": "太字見出し"},
+            {"op": "set_value", "cell": "Z2", "value": "黄色の塗り"},
+            {"op": "set_value", "cell": "Z4", "value": "結合セル"},
+            {"op": "set_bold", "cell": "Z1"},
+            {"op": "set_fill_color", "cell": "Z2", "color": "FFFF00"},
+            {"op": "merge_cells", "range": "Z4:AA5"},
+        ],
+        "out_name": "styled.xlsx",
+    }));
+    let out_dir = ws.path("converted");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    // A private profile, so a concurrent LibreOffice (or a stale lock) cannot interfere.
+    let profile = ws.path("lo-profile");
+    let output = Command::new("soffice")
+        .arg(format!(
+            "-env:UserInstallation=file://{}",
+            profile.display()
+        ))
+        .args([
+            "--headless",
+            "--norestore",
+            "--convert-to",
+            "fods",
+            "--outdir",
+        ])
+        .arg(&out_dir)
+        .arg(&res.out_path)
+        .output()
+        .unwrap();
+    let converted = out_dir.join("styled.fods");
+    assert!(
+        output.status.success() && converted.exists(),
+        "LibreOffice could not convert the workbook: {}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let fods = std::fs::read_to_string(Path::new(&converted)).unwrap();
+
+    let bold = style_definition(&fods, style_of_cell_with_text(&fods, "太字見出し"));
+    assert!(bold.contains("fo:font-weight=\"bold\""), "{bold}");
+    let fill = style_definition(&fods, style_of_cell_with_text(&fods, "黄色の塗り"));
+    assert!(
+        fill.to_ascii_lowercase()
+            .contains("fo:background-color=\"#ffff00\""),
+        "{fill}"
+    );
+    let merged = fods.find(">結合セル</text:p>").unwrap();
+    let cell = &fods[fods[..merged].rfind("<table:table-cell").unwrap()..merged];
+    assert!(
+        cell.contains("table:number-columns-spanned=\"2\"")
+            && cell.contains("table:number-rows-spanned=\"2\""),
+        "{cell}"
+    );
+}
