@@ -13,6 +13,7 @@
 
 mod apply;
 mod chat;
+mod connection;
 mod context;
 mod diff;
 mod documents;
@@ -40,6 +41,7 @@ pub use chat::{
     SkillsListResponse, chat_approve, chat_send, chat_send_stream, chat_undo, load_skills,
     skills_list,
 };
+pub use connection::{LlmConnectionTestRequest, LlmConnectionTestResponse, llm_connection_test};
 pub use context::{Context, DEFAULT_DENY, Lang};
 pub use diff::{apply_patch, patches};
 pub use documents::{

@@ -127,6 +127,7 @@ surface! {
         blocks_retrieve_eval(crate::retrieval::RetrieveEvalRequest) -> crate::retrieval::EvalReport = crate::blocks_retrieve_eval;
         embeddings_prewarm(crate::EmbeddingsPrewarmRequest) -> crate::EmbeddingsPrewarmResponse = crate::embeddings_prewarm;
         llm_status(crate::LlmStatusRequest) -> crate::LlmStatusResponse = crate::llm_status;
+        llm_connection_test(crate::LlmConnectionTestRequest) -> crate::LlmConnectionTestResponse = crate::llm_connection_test;
         apply_patch(crate::patches::ApplyPatchRequest) -> crate::patches::ApplyPatchResult = crate::apply_patch;
         templates_list(crate::TemplatesListRequest) -> crate::TemplatesListResponse = crate::templates_list;
         requirements_answer(crate::RequirementsAnswerRequest) -> crate::RequirementsAnswerResponse = crate::requirements_answer;

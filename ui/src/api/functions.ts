@@ -16,6 +16,7 @@ export type ApiFunction =
   | 'blocks_retrieve_eval'
   | 'embeddings_prewarm'
   | 'llm_status'
+  | 'llm_connection_test'
   | 'apply_patch'
   | 'templates_list'
   | 'requirements_answer'
@@ -59,6 +60,7 @@ export const FUNCTIONS: readonly ApiFunction[] = [
   'blocks_retrieve_eval',
   'embeddings_prewarm',
   'llm_status',
+  'llm_connection_test',
   'apply_patch',
   'templates_list',
   'requirements_answer',

@@ -112,16 +112,31 @@ export function workbookPatch(request: WorkbookPatchRequest): Promise<WorkbookPa
 
 import { invoke } from '@tauri-apps/api/core';
 import { ApiError as DesktopError, TRANSPORT_ERROR as DESKTOP_TRANSPORT_ERROR, isTauri as inDesktop, parseApiError } from './transport';
-import type { PickFilesRequest, SettingsGetRequest, SettingsResponse, SettingsSaveRequest } from './types';
+import type {
+  LlmConnectionTestRequest,
+  LlmConnectionTestResponse,
+  PickFilesRequest,
+  SettingsGetRequest,
+  SettingsResponse,
+  SettingsSaveRequest,
+} from './types';
 
 /** The saved settings (`api_key_set` says whether a key is stored; the key never comes back). */
 export function settingsGet(request: SettingsGetRequest = {}): Promise<SettingsResponse> {
   return call<SettingsResponse>('settings_get', request);
 }
 
-/** Saves the settings; the API key goes to the OS keychain (`KEYCHAIN_UNAVAILABLE` when none). */
+/**
+ * Saves the settings; the API key goes to the OS keychain (`KEYCHAIN_UNAVAILABLE` when none),
+ * or with `key_storage: 'session'` into this session's memory only.
+ */
 export function settingsSave(request: SettingsSaveRequest): Promise<SettingsResponse> {
   return call<SettingsResponse>('settings_save', request);
+}
+
+/** One tiny real request to the model in effect: `ok`, or the LLM_* code with a message. */
+export function llmConnectionTest(request: LlmConnectionTestRequest = {}): Promise<LlmConnectionTestResponse> {
+  return call<LlmConnectionTestResponse>('llm_connection_test', request);
 }
 
 /**

@@ -556,18 +556,76 @@ export interface Settings {
 
 export type SettingsGetRequest = Record<string, never>;
 
+/** Where the key is kept: the OS keychain, or this session's memory only (gone at exit). */
+export type KeyStorage = 'keychain' | 'session';
+
+/** The kind of LLM provider in effect (keiri-llm's `ProviderKind`). */
+export type LlmProviderKind = 'openai' | 'azure' | 'openai_compatible';
+
+/** Where an effective value came from, highest precedence first. */
+export type SettingSource = 'environment' | 'env_file' | 'settings' | 'session' | 'default';
+
+/** A value and where it came from. */
+export interface Sourced<T> {
+  value: T;
+  source: SettingSource;
+}
+
+/** The provider, model and URL in effect (environment over saved settings), with sources. */
+export interface EffectiveSettings {
+  configured: boolean;
+  provider: Sourced<LlmProviderKind> | null;
+  model: Sourced<string>;
+  base_url: Sourced<string> | null;
+  deployment: Sourced<string> | null;
+  /** Where the key comes from; null: no key is sent. */
+  api_key: SettingSource | null;
+  /** `auto` (the local model when installed) or an `EmbeddingSource`. */
+  embedding: Sourced<'auto' | EmbeddingSource>;
+  /** Retrieval sends texts to a cloud embeddings endpoint. */
+  cloud_embeddings: boolean;
+  /** The environment or `.env` configures another provider than the saved one, and wins. */
+  settings_overridden: boolean;
+  /** Names (never values) of the LLM variables set in the environment or `.env`. */
+  variables: string[];
+  problem: { code: string; message: string } | null;
+}
+
 /** The saved settings and whether a key is stored. The key itself is never sent back. */
 export interface SettingsResponse extends Settings {
   api_key_set: boolean;
-  /** False when the OS keychain cannot be reached: no key can be saved right now. */
+  /** Where the key is kept; null without one. */
+  api_key_storage: KeyStorage | null;
+  /** False when the OS keychain cannot be reached: a key can only be kept for the session. */
   keychain_available: boolean;
   /** The settings file. */
   path: string;
+  effective: EffectiveSettings;
 }
 
 export interface SettingsSaveRequest extends Settings {
   /** Absent or null keeps the stored key; `''` deletes it; anything else replaces it. */
   api_key?: string | null;
+  /** Where a new key goes (default `keychain`; `KEYCHAIN_UNAVAILABLE` when there is none). */
+  key_storage?: KeyStorage;
+}
+
+export interface LlmConnectionTestRequest {
+  lang?: Lang;
+}
+
+/** One tiny real request to the model in effect: ok, or the LLM_* code and a message. */
+export interface LlmConnectionTestResponse {
+  ok: boolean;
+  provider: LlmProviderKind | null;
+  model: string;
+  base_url: string | null;
+  elapsed_ms: number;
+  code: string | null;
+  /** The outcome in the requested language. */
+  message: string;
+  /** The provider's own words on a failure (English; no keys). */
+  detail: string | null;
 }
 
 /** What the desktop file dialog offers (`pick_files`). */

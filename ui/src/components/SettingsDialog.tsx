@@ -1,11 +1,26 @@
 // The settings dialog: the AI model's provider, model and API key, the embedding source, the
 // language and the workspace folder. The API key goes to the OS keychain through
-// `settings_save`; once saved the dialog only ever shows "保存済み / saved" — the key never
-// comes back from the API, so it cannot be shown even by mistake.
+// `settings_save` — or, where there is no keychain, into the server's memory for this session
+// only; once saved the dialog only ever shows "保存済み" or "このセッションのみ" — the key
+// never comes back from the API, so it cannot be shown even by mistake.
+//
+// The dialog also says what is actually in effect (the environment may configure a model the
+// form does not show) and where each part comes from, tests the connection with one small
+// real request, and states plainly what is sent out of the computer.
 
 import { useEffect, useId, useRef, useState } from 'react';
-import { ApiError, settingsGet, settingsSave } from '../api';
-import type { EmbeddingSource, Lang, SettingsProvider, SettingsResponse, SettingsSaveRequest } from '../api/types';
+import { ApiError, llmConnectionTest, settingsGet, settingsSave } from '../api';
+import type {
+  EffectiveSettings,
+  EmbeddingSource,
+  KeyStorage,
+  Lang,
+  LlmConnectionTestResponse,
+  SettingSource,
+  SettingsProvider,
+  SettingsResponse,
+  SettingsSaveRequest,
+} from '../api/types';
 import { errorText, t, type MessageKey } from '../i18n';
 
 interface Props {
@@ -44,7 +59,11 @@ type Status =
   | { kind: 'idle' }
   | { kind: 'saving' }
   | { kind: 'saved' }
-  | { kind: 'failed'; text: string; field: Field | null };
+  | { kind: 'failed'; text: string; field: Field | null }
+  /** The keychain refused the key; the dialog offers to keep it for this session instead. */
+  | { kind: 'keychainRefused' };
+
+type Test = { kind: 'idle' } | { kind: 'testing' } | { kind: 'done'; result: LlmConnectionTestResponse } | { kind: 'failed'; text: string };
 
 function formOf(settings: SettingsResponse): Form {
   return {
@@ -62,7 +81,7 @@ function formOf(settings: SettingsResponse): Form {
 }
 
 /** The request for `form`; blank texts are left out (the API treats them as unset). */
-export function saveRequest(form: Form, key: KeyEdit): SettingsSaveRequest {
+export function saveRequest(form: Form, key: KeyEdit, storage: KeyStorage = 'keychain'): SettingsSaveRequest {
   const text = (value: string) => (value.trim() === '' ? undefined : value.trim());
   const request: SettingsSaveRequest = {
     provider: form.provider,
@@ -79,9 +98,134 @@ export function saveRequest(form: Form, key: KeyEdit): SettingsSaveRequest {
       .map((h) => h.trim())
       .filter((h) => h !== ''),
   };
-  if (key.kind === 'replace' && key.key.trim() !== '') request.api_key = key.key;
+  if (key.kind === 'replace' && key.key.trim() !== '') {
+    request.api_key = key.key;
+    if (storage === 'session') request.key_storage = 'session';
+  }
   if (key.kind === 'delete') request.api_key = '';
   return request;
+}
+
+/** Whether `url` points at this computer (a local llama.cpp or Ollama server). */
+export function isLocalUrl(url: string | undefined): boolean {
+  if (!url) return false;
+  try {
+    const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+    return host === 'localhost' || host === '::1' || host.startsWith('127.');
+  } catch {
+    return false;
+  }
+}
+
+const sourceText = (lang: Lang, source: SettingSource) => t(lang, `settings.source.${source}` as MessageKey);
+const kindText = (lang: Lang, kind: string) => t(lang, `settings.providerKind.${kind}` as MessageKey);
+
+/** What is in effect and where each part came from; the connection test beside it. */
+function Effective({ lang, effective }: { lang: Lang; effective: EffectiveSettings }) {
+  const [test, setTest] = useState<Test>({ kind: 'idle' });
+  const run = async () => {
+    setTest({ kind: 'testing' });
+    try {
+      setTest({ kind: 'done', result: await llmConnectionTest({ lang }) });
+    } catch (err) {
+      setTest({ kind: 'failed', text: errorText(lang, err instanceof ApiError ? err.code : 'INTERNAL') });
+    }
+  };
+  const row = (label: MessageKey, value: string, source: SettingSource | null, testId: string) => (
+    <div className="settings-effective-row" style={{ display: 'flex', gap: 8, flexWrap: 'wrap' }}>
+      <dt style={{ minWidth: '6em', color: 'var(--text-muted)' }}>{t(lang, label)}</dt>
+      <dd style={{ margin: 0 }} data-testid={testId} data-source={source ?? undefined}>
+        {value}
+        {source ? <small className="settings-hint">（{sourceText(lang, source)}）</small> : null}
+      </dd>
+    </div>
+  );
+  return (
+    <section className="settings-field" data-testid="settings-effective" aria-labelledby="settings-effective-title">
+      <span id="settings-effective-title">{t(lang, 'settings.effective.title')}</span>
+      {effective.configured && effective.provider ? (
+        <dl style={{ margin: 0, display: 'flex', flexDirection: 'column', gap: 2 }}>
+          {row('settings.effective.provider', kindText(lang, effective.provider.value), effective.provider.source, 'settings-effective-provider')}
+          {effective.deployment
+            ? row('settings.effective.deployment', effective.deployment.value, effective.deployment.source, 'settings-effective-deployment')
+            : row('settings.effective.model', effective.model.value, effective.model.source, 'settings-effective-model')}
+          {effective.base_url ? row('settings.effective.url', effective.base_url.value, effective.base_url.source, 'settings-effective-url') : null}
+          {row(
+            'settings.effective.apiKey',
+            effective.api_key ? '●●●●' : t(lang, 'settings.effective.noKey'),
+            effective.api_key,
+            'settings-effective-key',
+          )}
+        </dl>
+      ) : (
+        <p className="settings-warning" data-testid="settings-effective-provider" data-source="none">
+          {t(lang, 'settings.effective.notConfigured')}
+          {effective.problem && effective.problem.code !== 'LLM_NOT_CONFIGURED' ? `（${errorText(lang, effective.problem.code)}）` : ''}
+        </p>
+      )}
+      {effective.settings_overridden ? (
+        <p className="settings-warning" data-testid="settings-effective-overridden">
+          {t(lang, 'settings.effective.overridden')}
+        </p>
+      ) : null}
+      <div style={{ display: 'flex', alignItems: 'center', gap: 8, flexWrap: 'wrap' }}>
+        <button type="button" className="button" data-testid="settings-test" disabled={test.kind === 'testing'} onClick={() => void run()}>
+          {test.kind === 'testing' ? t(lang, 'settings.testing') : t(lang, 'settings.test')}
+        </button>
+        <small className="settings-hint">{t(lang, 'settings.testHint')}</small>
+      </div>
+      {test.kind === 'done' || test.kind === 'failed' ? (
+        <p
+          className="settings-status"
+          role="status"
+          data-testid="settings-test-result"
+          data-ok={test.kind === 'done' && test.result.ok ? 'true' : 'false'}
+          data-code={test.kind === 'done' ? (test.result.code ?? undefined) : undefined}
+          data-tone={test.kind === 'done' && test.result.ok ? 'ok' : 'error'}
+        >
+          {test.kind === 'done' ? test.result.message : test.text}
+        </p>
+      ) : null}
+      <details className="settings-hint" data-testid="settings-admin">
+        <summary>{t(lang, 'settings.effective.admin')}</summary>
+        <p style={{ margin: '4px 0' }}>
+          {effective.variables.length > 0
+            ? t(lang, 'settings.effective.variables', { names: effective.variables.join(', ') })
+            : t(lang, 'settings.effective.noVariables')}
+        </p>
+        {test.kind === 'done' && test.result.detail ? <p style={{ margin: '4px 0' }}>{test.result.detail}</p> : null}
+        {effective.problem ? <p style={{ margin: '4px 0' }}>{effective.problem.message}</p> : null}
+      </details>
+    </section>
+  );
+}
+
+/** A plain statement of what leaves the computer, for the settings as they stand in the form. */
+function Privacy({ lang, form, effective }: { lang: Lang; form: Form; effective: EffectiveSettings }) {
+  const fromEnvironment = effective.embedding.source === 'environment' || effective.embedding.source === 'env_file';
+  const cloud = fromEnvironment
+    ? effective.cloud_embeddings
+    : form.embedding === 'openai' || form.embedding === 'azure';
+  const cloudName = fromEnvironment ? effective.embedding.value : form.embedding;
+  const local = effective.configured && effective.provider?.value === 'openai_compatible' && isLocalUrl(effective.base_url?.value);
+  return (
+    <section className="settings-field" data-testid="settings-privacy" aria-labelledby="settings-privacy-title">
+      <span id="settings-privacy-title">{t(lang, 'settings.privacy.title')}</span>
+      <ul className="settings-hint" style={{ margin: 0, paddingLeft: '1.2em', fontSize: '0.85rem', color: 'var(--text)' }}>
+        <li>
+          {t(lang, 'settings.privacy.llm')}
+          {local ? t(lang, 'settings.privacy.llmLocal') : ''}
+        </li>
+        <li>{t(lang, 'settings.privacy.runsAi')}</li>
+        <li data-testid="settings-privacy-embedding" data-cloud={cloud ? 'true' : 'false'}>
+          {cloud
+            ? t(lang, 'settings.privacy.embedCloud', { provider: cloudName === 'azure' ? 'Azure OpenAI' : 'OpenAI' })
+            : t(lang, 'settings.privacy.embedLocal')}
+        </li>
+        <li>{t(lang, 'settings.privacy.runs')}</li>
+      </ul>
+    </section>
+  );
 }
 
 function failure(lang: Lang, err: unknown, prefix: 'settings.loadFailed' | 'settings.saveFailed'): Status {
@@ -95,8 +239,11 @@ function failure(lang: Lang, err: unknown, prefix: 'settings.loadFailed' | 'sett
 
 export function SettingsDialog({ lang, open, onClose, onLangChange }: Props) {
   const [form, setForm] = useState<Form | null>(null);
+  const [loaded, setLoaded] = useState<SettingsResponse | null>(null);
   const [keySet, setKeySet] = useState(false);
+  const [keyStorage, setKeyStorage] = useState<KeyStorage | null>(null);
   const [keychain, setKeychain] = useState(true);
+  const [sessionOnly, setSessionOnly] = useState(false);
   const [key, setKey] = useState<KeyEdit>({ kind: 'keep' });
   const [status, setStatus] = useState<Status>({ kind: 'loading' });
   const id = useId();
@@ -111,8 +258,12 @@ export function SettingsDialog({ lang, open, onClose, onLangChange }: Props) {
       .then((settings) => {
         if (!live) return;
         setForm(formOf(settings));
+        setLoaded(settings);
         setKeySet(settings.api_key_set);
+        setKeyStorage(settings.api_key_storage ?? null);
         setKeychain(settings.keychain_available);
+        // Without a keychain, a key can only be kept for the session: offer that from the start.
+        setSessionOnly(!settings.keychain_available);
         setStatus({ kind: 'idle' });
       })
       .catch((err: unknown) => {
@@ -135,19 +286,30 @@ export function SettingsDialog({ lang, open, onClose, onLangChange }: Props) {
     if (status.kind === 'saved' || status.kind === 'failed') setStatus({ kind: 'idle' });
   };
 
-  const save = async () => {
+  const save = async (storage: KeyStorage = sessionOnly ? 'session' : 'keychain') => {
     if (!form) return;
     setStatus({ kind: 'saving' });
     try {
-      const saved = await settingsSave(saveRequest(form, key));
+      const saved = await settingsSave(saveRequest(form, key, storage));
       setForm(formOf(saved));
+      setLoaded(saved);
       setKeySet(saved.api_key_set);
+      setKeyStorage(saved.api_key_storage ?? null);
       setKeychain(saved.keychain_available);
-      // The typed key is dropped from memory as soon as the keychain has it.
+      // The typed key is dropped from the page as soon as the server holds it.
       setKey({ kind: 'keep' });
       setStatus({ kind: 'saved' });
       if (saved.lang !== lang) onLangChange(saved.lang);
     } catch (err) {
+      const details = err instanceof ApiError ? err.details : null;
+      const sessionAvailable =
+        typeof details === 'object' && details !== null && (details as { session_available?: unknown }).session_available === true;
+      if (err instanceof ApiError && err.code === 'KEYCHAIN_UNAVAILABLE' && sessionAvailable) {
+        setKeychain(false);
+        setSessionOnly(true);
+        setStatus({ kind: 'keychainRefused' });
+        return;
+      }
       setStatus(failure(lang, err, 'settings.saveFailed'));
     }
   };
@@ -155,6 +317,12 @@ export function SettingsDialog({ lang, open, onClose, onLangChange }: Props) {
   const field = (name: Field) => (status.kind === 'failed' && status.field === name ? true : undefined);
   const busy = status.kind === 'saving' || status.kind === 'loading';
   const needsKey = form !== null && form.provider !== 'none';
+  const effective = loaded?.effective ?? null;
+  // While the environment configures a model, "none" means "use it", never "not set".
+  const environmentProvider =
+    effective?.provider && (effective.provider.source === 'environment' || effective.provider.source === 'env_file')
+      ? effective.provider.value
+      : null;
 
   return (
     <div className="settings-backdrop" onMouseDown={(e) => e.target === e.currentTarget && onClose()}>
@@ -183,6 +351,8 @@ export function SettingsDialog({ lang, open, onClose, onLangChange }: Props) {
               void save();
             }}
           >
+            {effective ? <Effective key={JSON.stringify(effective)} lang={lang} effective={effective} /> : null}
+
             <label className="settings-field">
               <span>{t(lang, 'settings.provider')}</span>
               <select
@@ -193,7 +363,9 @@ export function SettingsDialog({ lang, open, onClose, onLangChange }: Props) {
               >
                 {PROVIDERS.map((p) => (
                   <option key={p} value={p}>
-                    {t(lang, `settings.provider.${p}` as MessageKey)}
+                    {p === 'none' && environmentProvider
+                      ? t(lang, 'settings.provider.environment', { provider: kindText(lang, environmentProvider) })
+                      : t(lang, `settings.provider.${p}` as MessageKey)}
                   </option>
                 ))}
               </select>
@@ -266,10 +438,11 @@ export function SettingsDialog({ lang, open, onClose, onLangChange }: Props) {
                   <p className="settings-warning" data-testid="settings-keychain-unavailable">
                     {t(lang, 'settings.keychainUnavailable')}
                   </p>
-                ) : keySet && key.kind === 'keep' ? (
+                ) : null}
+                {keySet && key.kind === 'keep' ? (
                   <div className="settings-key-saved">
-                    <span className="settings-badge" data-testid="settings-api-key-saved">
-                      {t(lang, 'settings.apiKeySaved')}
+                    <span className="settings-badge" data-testid="settings-api-key-saved" data-storage={keyStorage ?? undefined}>
+                      {keyStorage === 'session' ? t(lang, 'settings.apiKeySession') : t(lang, 'settings.apiKeySaved')}
                     </span>
                     <button type="button" className="button" data-testid="settings-api-key-replace" onClick={() => setKey({ kind: 'replace', key: '' })}>
                       {t(lang, 'settings.apiKeyReplace')}
@@ -292,11 +465,26 @@ export function SettingsDialog({ lang, open, onClose, onLangChange }: Props) {
                     value={key.kind === 'replace' ? key.key : ''}
                     onChange={(e) => {
                       setKey({ kind: 'replace', key: e.target.value });
-                      if (status.kind === 'saved' || status.kind === 'failed') setStatus({ kind: 'idle' });
+                      if (status.kind === 'saved' || status.kind === 'failed' || status.kind === 'keychainRefused') {
+                        setStatus({ kind: 'idle' });
+                      }
                     }}
                   />
                 )}
-                <small className="settings-hint">{t(lang, 'settings.apiKeyHint')}</small>
+                {key.kind === 'replace' ? (
+                  <label className="settings-hint" style={{ display: 'flex', gap: 6, alignItems: 'center' }}>
+                    <input
+                      type="checkbox"
+                      data-testid="settings-key-session"
+                      checked={sessionOnly}
+                      onChange={(e) => setSessionOnly(e.target.checked)}
+                    />
+                    {t(lang, 'settings.keySession')}
+                  </label>
+                ) : null}
+                <small className="settings-hint">
+                  {sessionOnly || keyStorage === 'session' ? t(lang, 'settings.keySessionHint') : t(lang, 'settings.apiKeyHint')}
+                </small>
               </div>
             ) : null}
 
@@ -314,6 +502,8 @@ export function SettingsDialog({ lang, open, onClose, onLangChange }: Props) {
                 ))}
               </select>
             </label>
+
+            {effective ? <Privacy lang={lang} form={form} effective={effective} /> : null}
 
             <label className="settings-field">
               <span>{t(lang, 'settings.lang')}</span>
@@ -352,21 +542,28 @@ export function SettingsDialog({ lang, open, onClose, onLangChange }: Props) {
               className="settings-status"
               role="status"
               data-testid="settings-status"
-              data-tone={status.kind === 'failed' ? 'error' : status.kind === 'saved' ? 'ok' : 'info'}
+              data-tone={status.kind === 'failed' || status.kind === 'keychainRefused' ? 'error' : status.kind === 'saved' ? 'ok' : 'info'}
             >
               {status.kind === 'failed'
                 ? status.text
-                : status.kind === 'saved'
-                  ? t(lang, 'settings.saved')
-                  : status.kind === 'saving'
-                    ? t(lang, 'settings.saving')
-                    : ''}
+                : status.kind === 'keychainRefused'
+                  ? t(lang, 'settings.keychainRefused')
+                  : status.kind === 'saved'
+                    ? t(lang, 'settings.saved')
+                    : status.kind === 'saving'
+                      ? t(lang, 'settings.saving')
+                      : ''}
             </p>
 
             <div className="settings-actions">
               <button type="button" className="button" data-testid="settings-cancel" onClick={onClose}>
                 {t(lang, 'settings.cancel')}
               </button>
+              {status.kind === 'keychainRefused' ? (
+                <button type="button" className="button" data-testid="settings-keep-for-session" onClick={() => void save('session')}>
+                  {t(lang, 'settings.keepForSession')}
+                </button>
+              ) : null}
               <button type="submit" className="button button-primary" data-testid="settings-save" disabled={busy}>
                 {status.kind === 'saving' ? t(lang, 'settings.saving') : t(lang, 'settings.save')}
               </button>

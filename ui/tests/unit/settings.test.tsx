@@ -1,20 +1,49 @@
 // The settings dialog against a mocked `keiri serve`: what it loads and sends, that a saved
-// API key is only ever shown as "保存済み", and how refusals (a bad field, no keychain) read.
+// API key is only ever shown as "保存済み" (or "このセッションのみ"), how refusals (a bad field,
+// no keychain) read, what is in effect and from where, the connection test, and the statement
+// of what leaves the computer.
 
 import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { SettingsResponse } from '../../src/api/types';
+import type { EffectiveSettings, SettingsResponse } from '../../src/api/types';
 import { SettingsDialog, saveRequest } from '../../src/components/SettingsDialog';
 
 const KEY = 'sk-test-SECRET-0123456789';
+
+const NOT_CONFIGURED: EffectiveSettings = {
+  configured: false,
+  provider: null,
+  model: { value: 'gpt-4.1', source: 'default' },
+  base_url: null,
+  deployment: null,
+  api_key: null,
+  embedding: { value: 'auto', source: 'default' },
+  cloud_embeddings: false,
+  settings_overridden: false,
+  variables: [],
+  problem: { code: 'LLM_NOT_CONFIGURED', message: 'no LLM provider is configured' },
+};
 
 const STORED: SettingsResponse = {
   provider: 'openai',
   model: 'gpt-4.1',
   lang: 'ja',
   api_key_set: false,
+  api_key_storage: null,
   keychain_available: true,
   path: '/home/u/.config/keiri-studio/settings.json',
+  effective: NOT_CONFIGURED,
+};
+
+const TESTED = {
+  ok: false,
+  provider: 'openai_compatible',
+  model: 'qwen',
+  base_url: 'http://127.0.0.1:9/v1',
+  elapsed_ms: 3,
+  code: 'LLM_CONNECTION',
+  message: 'サーバーに接続できませんでした。URLと、サーバーが起動しているかを確認してください',
+  detail: 'cannot reach the LLM provider (attempts: 1): connection refused',
 };
 
 interface Call {
@@ -31,7 +60,12 @@ function server(stored: SettingsResponse, onSave: (body: Record<string, unknown>
       const fn = url.replace('/api/', '');
       const body = JSON.parse(String(init.body)) as Record<string, unknown>;
       calls.push({ fn, body });
-      const [status, answer] = fn === 'settings_get' ? [200, stored] : onSave(body);
+      const [status, answer] =
+        fn === 'settings_get'
+          ? [200, stored]
+          : fn === 'llm_connection_test'
+            ? [200, TESTED]
+            : onSave(body);
       return new Response(JSON.stringify(answer), { status });
     }),
   );
@@ -123,11 +157,84 @@ describe('SettingsDialog', () => {
     expect(await screen.findByText('保存できませんでした: OSのキーチェーンを利用できません')).toBeTruthy();
   });
 
-  it('disables the key field when the keychain cannot be reached', async () => {
-    server({ ...STORED, keychain_available: false }, () => [200, STORED]);
+  it('offers to keep the key for this session when the keychain cannot be reached', async () => {
+    const calls = server({ ...STORED, keychain_available: false }, () => [
+      200,
+      { ...STORED, keychain_available: false, api_key_set: true, api_key_storage: 'session' },
+    ]);
     open();
     expect(await screen.findByTestId('settings-keychain-unavailable')).toBeTruthy();
-    expect(screen.queryByTestId('settings-api-key')).toBeNull();
+    fireEvent.change(screen.getByTestId('settings-api-key'), { target: { value: KEY } });
+    expect((screen.getByTestId('settings-key-session') as HTMLInputElement).checked).toBe(true);
+    fireEvent.click(screen.getByTestId('settings-save'));
+    expect((await screen.findByTestId('settings-api-key-saved')).textContent).toBe('このセッションのみ');
+    expect(calls.find((c) => c.fn === 'settings_save')?.body).toMatchObject({ api_key: KEY, key_storage: 'session' });
+    expect(document.body.innerHTML).not.toContain(KEY);
+  });
+
+  it('offers the session after the keychain refused a key, and saves it there', async () => {
+    const calls = server(STORED, (body) =>
+      body.key_storage === 'session'
+        ? [200, { ...STORED, keychain_available: false, api_key_set: true, api_key_storage: 'session' }]
+        : [500, { code: 'KEYCHAIN_UNAVAILABLE', message: 'the OS keychain is not available: …', details: { session_available: true } }],
+    );
+    open();
+    fireEvent.change(await screen.findByTestId('settings-api-key'), { target: { value: KEY } });
+    fireEvent.click(screen.getByTestId('settings-save'));
+    expect((await screen.findByTestId('settings-status')).textContent).toContain('このセッションだけ使って保存');
+    fireEvent.click(await screen.findByTestId('settings-keep-for-session'));
+    expect((await screen.findByTestId('settings-api-key-saved')).textContent).toBe('このセッションのみ');
+    const saves = calls.filter((c) => c.fn === 'settings_save');
+    expect(saves.map((c) => c.body.key_storage)).toEqual([undefined, 'session']);
+  });
+
+  it('shows the provider the environment configures, never "not set"', async () => {
+    server(
+      {
+        ...STORED,
+        provider: 'none',
+        effective: {
+          ...NOT_CONFIGURED,
+          configured: true,
+          problem: null,
+          provider: { value: 'openai_compatible', source: 'environment' },
+          model: { value: 'qwen', source: 'env_file' },
+          base_url: { value: 'http://127.0.0.1:8080/v1', source: 'environment' },
+          variables: ['KEIRI_LLM_BASE_URL', 'KEIRI_LLM_MODEL'],
+        },
+      },
+      () => [200, STORED],
+    );
+    open();
+    const provider = (await screen.findByTestId('settings-provider')) as HTMLSelectElement;
+    expect(provider.selectedOptions[0]?.textContent).toBe('環境変数の設定を使う（OpenAI互換サーバー）');
+    expect(screen.getByTestId('settings-effective-provider').textContent).toBe('OpenAI互換サーバー（環境変数）');
+    expect(screen.getByTestId('settings-effective-model').textContent).toBe('qwen（ワークスペースの .env ファイル）');
+    expect(screen.getByTestId('settings-effective-key').textContent).toBe('使用しない');
+    expect(screen.getByTestId('settings-privacy').textContent).toContain('接続先はこのPCの中のサーバーです。');
+    // Variable names only inside the administrators' details.
+    expect(screen.getByTestId('settings-admin').textContent).toContain('KEIRI_LLM_BASE_URL');
+  });
+
+  it('reports the connection test with its message and code', async () => {
+    const calls = server(STORED, () => [200, STORED]);
+    open();
+    fireEvent.click(await screen.findByTestId('settings-test'));
+    const result = await screen.findByTestId('settings-test-result');
+    expect(result.textContent).toBe(TESTED.message);
+    expect(result.getAttribute('data-ok')).toBe('false');
+    expect(result.getAttribute('data-code')).toBe('LLM_CONNECTION');
+    expect(calls.find((c) => c.fn === 'llm_connection_test')?.body).toEqual({ lang: 'ja' });
+  });
+
+  it('says embeddings stay local unless cloud embeddings are chosen', async () => {
+    server(STORED, () => [200, STORED]);
+    open();
+    const statement = await screen.findByTestId('settings-privacy-embedding');
+    expect(statement.getAttribute('data-cloud')).toBe('false');
+    expect(statement.textContent).toBe('候補検索の埋め込みはこのPCの中で計算され、外部には送信されません。');
+    fireEvent.change(screen.getByTestId('settings-embedding'), { target: { value: 'openai' } });
+    expect(screen.getByTestId('settings-privacy-embedding').getAttribute('data-cloud')).toBe('true');
   });
 
   it('reports a saved language change and closes on Escape', async () => {
@@ -173,6 +280,8 @@ describe('saveRequest', () => {
 
   it('replaces, keeps or deletes the key', () => {
     expect(saveRequest(form, { kind: 'replace', key: KEY }).api_key).toBe(KEY);
+    expect(saveRequest(form, { kind: 'replace', key: KEY })).not.toHaveProperty('key_storage');
+    expect(saveRequest(form, { kind: 'replace', key: KEY }, 'session').key_storage).toBe('session');
     expect(saveRequest(form, { kind: 'replace', key: '  ' })).not.toHaveProperty('api_key');
     expect(saveRequest(form, { kind: 'keep' })).not.toHaveProperty('api_key');
     expect(saveRequest(form, { kind: 'delete' }).api_key).toBe('');
