@@ -354,6 +354,7 @@ fn check_plan(
         known_plans: keiri_plan::designs_index(&ctx.designs_dir)
             .into_keys()
             .collect(),
+        ..Default::default()
     };
     let findings = keiri_plan::validate(&loaded.plan, &catalog, &options);
     let errors = findings

@@ -222,6 +222,9 @@ pub fn plan_generate_cancellable(
         .unwrap_or(keiri_design::DEFAULT_MAX_DOCS_CHARS);
     let digest = keiri_design::digest_documents(&ctx.path_policy(), &req.docs, max_docs_chars)
         .map_err(design_error)?;
+    // The attached CSV/Excel files' tables: the wiring is told their headers, validation
+    // checks the columns nodes name, compose fits them.
+    let file_schemas = keiri_design::file_schemas(&ctx.path_policy(), &req.docs);
     let (catalog, _) = crate::load_catalog(ctx);
     let (templates, _) = keiri_plan::Templates::load(&ctx.template_dirs);
     // The retriever the Candidates panel, the chat and MCP search too, so the model gets the
@@ -282,7 +285,8 @@ pub fn plan_generate_cancellable(
                 let mut dctx = keiri_design::Context::new(&catalog, &templates)
                     .with_retriever(&retriever)
                     .with_progress(ptx)
-                    .with_subflow_plans(subflow_plans);
+                    .with_subflow_plans(subflow_plans)
+                    .with_file_schemas(file_schemas);
                 if verify_by_running {
                     dctx = dctx.with_verifier(&verify);
                 }
@@ -392,11 +396,12 @@ pub fn requirements_answer(
     let loaded = keiri_plan::load_plan(&req.yaml)
         .map_err(|e| ApiError::new(ErrorCode::YamlParse, e.to_string()))?;
     let (catalog, _) = crate::load_catalog(ctx);
-    let options = keiri_plan::Options {
+    let mut options = keiri_plan::Options {
         lang,
         known_plans: keiri_plan::designs_index(&ctx.designs_dir)
             .into_keys()
             .collect(),
+        file_schemas: crate::plan::plan_file_schemas(ctx, &loaded.plan),
     };
     let findings = keiri_plan::validate(&loaded.plan, &catalog, &options);
     let requirements = keiri_plan::build_requirements(&loaded.plan, &findings, &catalog);
@@ -410,6 +415,9 @@ pub fn requirements_answer(
         .map_err(|e| ApiError::new(ErrorCode::InvalidRequest, e.to_string()))?;
     let yaml = keiri_plan::save_plan(&answered)
         .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
+    // An answer may name a file (a CSV path): its columns are checked from now on, and the
+    // columns it lacks become questions.
+    options.file_schemas = crate::plan::plan_file_schemas(ctx, &answered);
     let after = keiri_plan::validate(&answered, &catalog, &options);
     let remaining = keiri_plan::build_requirements(&answered, &after, &catalog);
     let checked = crate::plan_validate(
@@ -480,5 +488,84 @@ mod tests {
         assert_eq!(open, ["enc"]);
         let err = answer(serde_json::json!({"src": "invoices.csv", "enc": "ebcdic"})).unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidRequest);
+    }
+
+    /// A duplicate check whose columns are the template's defaults, reading `${vars.src}`.
+    const DUPLICATES: &str = "id: p\nvars:\n  src: null\ngraph:\n  - id: read\n    block: csv.read\n    in: {path: \"${vars.src}\"}\n    out: {rows: rows}\n  - id: detect\n    block: matching.duplicate_invoices\n    in: {rows: \"${read.rows}\", vendor_field: vendor, amount_field: 金額}\n    out: {duplicates: duplicates}\n";
+
+    #[test]
+    fn naming_a_csv_whose_headers_differ_raises_a_column_question_with_its_headers() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("inputs")).unwrap();
+        std::fs::write(
+            dir.path().join("inputs/invoices.csv"),
+            "請求書番号,取引先名,金額\nA-1,山田商事,\"110,000\"\n",
+        )
+        .unwrap();
+        let ctx = ctx(dir.path());
+        let ask = |yaml: String, answers: serde_json::Value| {
+            requirements_answer(
+                &ctx,
+                RequirementsAnswerRequest {
+                    yaml,
+                    answers: answers.as_object().cloned().unwrap(),
+                    lang: Some(Lang::Ja),
+                },
+            )
+            .unwrap()
+        };
+        let res = ask(
+            DUPLICATES.into(),
+            serde_json::json!({"src": "inputs/invoices.csv"}),
+        );
+        assert!(!res.valid);
+        let unknown: Vec<(&str, Option<&str>)> = res
+            .findings
+            .iter()
+            .filter(|f| f.code == "column.unknown")
+            .map(|f| (f.path.as_str(), f.hint.as_deref()))
+            .collect();
+        assert_eq!(
+            unknown,
+            [(
+                "/graph/1/in/vendor_field",
+                Some("inputs/invoices.csv の列から選んでください: 請求書番号, 取引先名, 金額")
+            )]
+        );
+        let question = &res.requirements[0];
+        assert_eq!(question.id, "detect_vendor_field");
+        assert_eq!(question.kind, keiri_plan::RequirementKind::Select);
+        assert_eq!(
+            question.options,
+            [
+                serde_json::json!("請求書番号"),
+                serde_json::json!("取引先名"),
+                serde_json::json!("金額")
+            ]
+        );
+
+        // Picking the header fits the plan: valid, nothing left to ask.
+        let fitted = ask(
+            res.yaml.clone(),
+            serde_json::json!({"detect_vendor_field": "取引先名"}),
+        );
+        assert!(fitted.valid, "{:?}", fitted.findings);
+        assert!(fitted.requirements.is_empty(), "{:?}", fitted.requirements);
+        assert!(
+            fitted.yaml.contains("${vars.detect_vendor_field}"),
+            "{}",
+            fitted.yaml
+        );
+        // Dry-run and register see the same finding as validation.
+        let before = crate::plan_dry_run(
+            &ctx,
+            crate::json::PlanRequest {
+                yaml: res.yaml.clone(),
+                lang: Some(Lang::Ja),
+            },
+        )
+        .unwrap_err();
+        assert_eq!(before.code, ErrorCode::PlanInvalid);
+        assert!(format!("{:?}", before.details).contains("column.unknown"));
     }
 }

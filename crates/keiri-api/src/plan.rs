@@ -92,7 +92,11 @@ pub(crate) fn check(ctx: &Context, yaml: &str, lang: Lang) -> Checked {
     let known_plans = keiri_plan::designs_index(&ctx.designs_dir)
         .into_keys()
         .collect();
-    let options = keiri_plan::Options { lang, known_plans };
+    let options = keiri_plan::Options {
+        lang,
+        known_plans,
+        file_schemas: plan_file_schemas(ctx, &loaded.plan),
+    };
     let findings = keiri_plan::validate(&loaded.plan, &catalog, &options)
         .into_iter()
         .map(|f| {
@@ -116,6 +120,17 @@ pub(crate) fn check(ctx: &Context, yaml: &str, lang: Lang) -> Checked {
         loaded: Some(loaded),
         findings,
     }
+}
+
+/// The tables of the CSV/Excel files `plan` names (literal paths in its vars and inputs),
+/// read through the caller's path policy: validation checks the columns nodes name against
+/// them (`column.unknown`), so the editor, 不足項目, dry-run and register all see a plan that
+/// does not fit its files.
+pub(crate) fn plan_file_schemas(
+    ctx: &Context,
+    plan: &keiri_plan::Plan,
+) -> Vec<keiri_plan::FileSchema> {
+    keiri_design::file_schemas(&ctx.path_policy(), &keiri_design::table_paths(plan))
 }
 
 pub(crate) fn invalid(checked: &Checked) -> ApiError {

@@ -140,6 +140,9 @@ pub struct Context<'a> {
     /// returns what failed at run time, as issues the repair loop sends back like static ones
     /// (keiri-api wires the runtime in; the planner knows no runtime).
     pub verify: Option<Verifier<'a>>,
+    /// The tables of the attached CSV/Excel files (headers and types): offered to the
+    /// wiring stage, checked by validation (`column.unknown`), fitted by compose.
+    pub file_schemas: Vec<keiri_plan::FileSchema>,
 }
 
 /// See [`Context::verify`].
@@ -157,7 +160,14 @@ impl<'a> Context<'a> {
             subflow_plans: Vec::new(),
             retriever: None,
             verify: None,
+            file_schemas: Vec::new(),
         }
+    }
+
+    /// The attached files' tables (see [`Context::file_schemas`]).
+    pub fn with_file_schemas(mut self, files: Vec<keiri_plan::FileSchema>) -> Context<'a> {
+        self.file_schemas = files;
+        self
     }
 
     /// Retrieves candidates and templates with `retriever` (see [`Context::retriever`]).
@@ -515,7 +525,11 @@ async fn generate_with_llm(
         Message::system(prompt::SYSTEM_RULES),
         Message::user(context.clone()),
         Message::assistant(skeleton_json),
-        Message::user(prompt::wiring_task(&skeleton, &answered, options)),
+        Message::user(format!(
+            "{}{}",
+            prompt::wiring_task(&skeleton, &answered, options),
+            prompt::file_columns(&ctx.file_schemas)
+        )),
     ];
     let wiring_schema =
         OutputSchema::new("plan_wiring", schema::wiring_schema(&candidates, &shapes));
@@ -790,6 +804,7 @@ fn question_requirement(q: &schema::Question) -> Requirement {
             var: Some(q.var.clone()),
             node_id: None,
             input: None,
+            ..Default::default()
         },
     }
 }
@@ -1046,6 +1061,14 @@ fn evaluate(
 /// pointer, never its (translated) message: the value at `issue.path` is scanned for its
 /// `${vars.*}` references, and one of them that is undefined must be asked by a requirement.
 fn answerable(issue: &Issue, plan_json: &Value, plan: &Plan, requirements: &[Requirement]) -> bool {
+    // A column the attached file lacks is answered by picking one of its headers.
+    if issue.code == "column.unknown" {
+        return requirements.iter().any(|q| {
+            q.answer_use == keiri_plan::AnswerUse::Column
+                && q.target.node_id.is_some()
+                && q.target.node_id == issue.node_id
+        });
+    }
     if issue.code != "ref.undefined_var" {
         return false;
     }
@@ -1098,6 +1121,7 @@ fn validate_options(options: &GenerateOptions, ctx: &Context<'_>) -> keiri_plan:
     keiri_plan::Options {
         lang: options.lang,
         known_plans: schema::plan_ids(&ctx.subflow_plans).into_iter().collect(),
+        file_schemas: ctx.file_schemas.clone(),
     }
 }
 
@@ -1308,6 +1332,27 @@ fn fallback(
     }
 }
 
+/// Rewrites the columns a composed plan names to the attached file's header when they are the
+/// same after normalising (case, full-width/half-width, spaces, `_`), with a note for each;
+/// any other difference stays a `column.unknown` finding and becomes a question.
+fn fit_columns(plan: &mut Plan, ctx: &Context<'_>, lang: Lang, notes: &mut Vec<String>) {
+    if ctx.file_schemas.is_empty() {
+        return;
+    }
+    let (fitted, done) = keiri_plan::fit_columns(plan, ctx.catalog, &ctx.file_schemas);
+    *plan = fitted;
+    for (node, input, from, to) in done {
+        notes.push(match lang {
+            Lang::Ja => format!(
+                "{node} の {input} の列「{from}」を、ファイルの見出し「{to}」に合わせました"
+            ),
+            Lang::En => {
+                format!("{node}.{input}: column {from:?} matched to the file's header {to:?}")
+            }
+        });
+    }
+}
+
 /// The offline path: templates (named or retrieved) composed by their contracts, validated,
 /// with questions for what they import and nobody supplied.
 pub fn compose_plan(
@@ -1321,6 +1366,14 @@ pub fn compose_plan(
     let templates = with_retriever(ctx, |retriever| {
         select_templates(instruction, digest, options, ctx.templates, retriever)
     })?;
+    // Retrieval picks the flows that match best; a part the instruction also asks for (an
+    // Excel report, a notification) is then added by a template that serves it, so it is not
+    // dropped. Templates the user named are kept as named: what they lack becomes a note.
+    let templates = if options.templates.is_empty() && !templates.is_empty() {
+        crate::intent::complete(instruction, templates, ctx.templates)
+    } else {
+        templates
+    };
     if templates.is_empty() {
         return Err(Error::InvalidArgument(
             "no template matches the instruction: name templates explicitly, or configure an \
@@ -1354,23 +1407,40 @@ pub fn compose_plan(
     ctx.report(Stage::Validating, None, "validating the composition");
     let validate_options = keiri_plan::Options {
         lang: options.lang,
+        file_schemas: ctx.file_schemas.clone(),
         ..Default::default()
     };
     let mut plan = composition.plan.clone();
     plan.description = Some(instruction.trim().to_string());
+    fit_columns(&mut plan, ctx, options.lang, &mut notes);
     let mut findings = validate(&plan, ctx.catalog, &validate_options);
     let mut requirements = composition.requirements(&findings, ctx.catalog);
-    let to_apply: Vec<Requirement> = requirements
-        .iter()
-        .filter(|r| options.answers.contains_key(&r.id))
-        .cloned()
-        .collect();
-    if !to_apply.is_empty() {
+    // Answers are applied in rounds: an answered file path makes the file's columns known,
+    // and the column questions that raises may already be answered too. Each round applies
+    // at least one answer, so there are at most as many rounds as answers.
+    let mut applied: HashSet<String> = HashSet::new();
+    loop {
+        let to_apply: Vec<Requirement> = requirements
+            .iter()
+            .filter(|r| options.answers.contains_key(&r.id) && !applied.contains(&r.id))
+            .cloned()
+            .collect();
+        if to_apply.is_empty() {
+            break;
+        }
         ctx.report(Stage::Questions, None, "applying the answers");
+        applied.extend(to_apply.iter().map(|r| r.id.clone()));
         plan = apply_answers(&plan, &to_apply, &options.answers).map_err(Error::Answers)?;
+        // Fit the columns that differ only in how they are written.
+        fit_columns(&mut plan, ctx, options.lang, &mut notes);
         findings = validate(&plan, ctx.catalog, &validate_options);
         requirements = build_requirements(&plan, &findings, ctx.catalog);
     }
+    notes.extend(crate::intent::unserved_notes(
+        instruction,
+        &plan,
+        options.lang,
+    ));
     let issues: Vec<Issue> = findings.iter().map(Issue::from).collect();
     let errors: Vec<Issue> = issues.iter().filter(|i| i.is_error()).cloned().collect();
     let json = plan_json(&plan);

@@ -219,6 +219,21 @@ nodes, and ui_layout to the ids of the UI nodes in the order the user sees them.
     s
 }
 
+/// The attached files' tables for the wiring stage: a column input must name one of these
+/// headers exactly. Empty when no CSV or workbook is attached.
+pub fn file_columns(files: &[keiri_plan::FileSchema]) -> String {
+    if files.iter().all(|f| f.tables.is_empty()) {
+        return String::new();
+    }
+    format!(
+        "\n## Columns of the attached files\nWire every input that names a column (…_field, \
+fields, by, keys, columns, group_by) to one of these headers, spelled exactly as here. When no \
+header fits, put a ${{vars.<name>}} with a question instead of inventing a column name; read \
+each file by the path shown.\n{}\n",
+        keiri_plan::columns::describe(files)
+    )
+}
+
 /// One finding as the repair prompt shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RepairFinding {

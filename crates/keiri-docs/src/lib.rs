@@ -15,6 +15,8 @@
 //! * [`extract_sections`] reads `requests[{file_path, sections[{start_line, end_line,
 //!   label}]}]` in one call with batch limits, partial success and `fail_fast`.
 //! * [`file_metrics`] measures up to 200 files, four at a time.
+//! * [`schema::tables`] gives a CSV's or workbook's header rows (per sheet) with the type
+//!   their first values suggest, for checking plans against the files they read.
 //!
 //! Every path passes the caller's [`keiri_fs::PathPolicy`]. Untrusted bytes never panic or
 //! hang this crate: a corrupt, encrypted or hostile file (zip bomb, PDF stream bomb, looping
@@ -62,6 +64,7 @@ mod model;
 mod output;
 mod parallel;
 mod pdf;
+pub mod schema;
 mod sections;
 mod text;
 mod xlsx;

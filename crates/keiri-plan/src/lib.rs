@@ -22,6 +22,7 @@
 //! typed questions and applies the answers.
 
 pub mod catalog;
+pub mod columns;
 pub mod compose;
 pub mod dry_run;
 pub mod expr;
@@ -36,6 +37,10 @@ pub mod validate;
 pub mod yaml;
 
 pub use catalog::{BlockSpec, Catalog, CatalogIssue, PortSpec, TypeSpec, ValueType};
+pub use columns::{
+    ColumnMismatch, ColumnSchema, FileSchema, TableSchema, column_mismatches, fit_columns,
+    normalize_column,
+};
 pub use compose::{
     ComposeError, ComposeOptions, Composition, Conflict, ImportBinding, PublishedExport,
     Resolution, UnboundImport, compose,

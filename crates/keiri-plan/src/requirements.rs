@@ -68,6 +68,12 @@ pub struct RequirementTarget {
     pub node_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input: Option<String>,
+    /// The element of a list input the answer replaces ([`AnswerUse::Column`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<usize>,
+    /// The key inside that element when it is an object (`field`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
 }
 
 /// What the answer is used as.
@@ -79,6 +85,10 @@ pub enum AnswerUse {
     Value,
     /// The answer names one of [`schema_templates`]; its schema is the value.
     SchemaTemplate,
+    /// The answer is a column of the file feeding the node: it goes into the var, and the
+    /// value naming the wrong column (the input, or its element at `index`/`field`) becomes
+    /// `${vars.<var>}` even though it was set.
+    Column,
 }
 
 impl AnswerUse {
@@ -347,6 +357,9 @@ impl Builder<'_> {
                     }
                 }
             }
+            for f in mine.iter().filter(|f| f.code == "column.unknown") {
+                self.column_question(node, spec, f, &f.path[path.len()..]);
+            }
             if let Some(body) = &node.body {
                 let mut inner = scope.clone();
                 inner.extend(set_vars(&body.plan.vars));
@@ -423,6 +436,7 @@ impl Builder<'_> {
                         var: Some(name.clone()),
                         node_id: (!node.id.is_empty()).then(|| node.id.clone()),
                         input: None,
+                        ..Default::default()
                     },
                 }),
             }
@@ -473,6 +487,7 @@ impl Builder<'_> {
             var: Some(var),
             node_id: (!node.id.is_empty()).then(|| node.id.clone()),
             input: Some(key.to_string()),
+            ..Default::default()
         };
         self.out.push(r);
     }
@@ -496,6 +511,83 @@ impl Builder<'_> {
                 });
             }
         }
+    }
+
+    /// `column.unknown`: which of the file's columns the node should use, a `select` of the
+    /// file's headers (the finding's choices). `rel` is `/in/<key>[/<index>[/<field>]]`.
+    fn column_question(
+        &mut self,
+        node: &Node,
+        spec: Option<&BlockSpec>,
+        finding: &Finding,
+        rel: &str,
+    ) {
+        let unescape = |s: &str| s.replace("~1", "/").replace("~0", "~");
+        let mut parts = rel.strip_prefix("/in/").unwrap_or_default().split('/');
+        let Some(key) = parts.next().filter(|k| !k.is_empty()).map(unescape) else {
+            return;
+        };
+        let index = parts.next().and_then(|i| i.parse::<usize>().ok());
+        let field = parts.next().map(unescape);
+        let wanted = value_at(node, rel)
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        let var = match index {
+            Some(i) => {
+                let name = format!("{key}_{}", i + 1);
+                self.fresh_var(node, &name)
+            }
+            None => self.fresh_var(node, &key),
+        };
+        let port = spec.and_then(|s| s.inputs.get(&key));
+        // The whole first line of the description: "取引先（名前またはコード）の列名" says
+        // which column is meant; cut at the bracket it would be only "取引先".
+        let first_line = |d: &str| -> String {
+            let line = d.lines().next().unwrap_or_default().trim();
+            if line.chars().count() > 40 {
+                line.chars().take(40).collect::<String>() + "…"
+            } else {
+                line.to_string()
+            }
+        };
+        let (label, label_en) = match port {
+            Some(p) if !p.description.is_empty() => (
+                first_line(&p.description),
+                p.description_en.as_deref().map(first_line),
+            ),
+            _ => (key.clone(), Some(key.clone())),
+        };
+        let list = finding.choices.join(", ");
+        self.out.push(Requirement {
+            id: var.clone(),
+            kind: RequirementKind::Select,
+            label,
+            label_en,
+            description: format!(
+                "ノード {} が使う列「{wanted}」は添付ファイルにありません。代わりに使う列を選んでください",
+                node.id
+            ),
+            description_en: Some(format!(
+                "The attached file has no column {wanted:?}, which node {} uses: choose the column to use instead",
+                node.id
+            )),
+            options: finding.choices.iter().cloned().map(Value::from).collect(),
+            required: true,
+            accept: None,
+            hint: Some(format!("ファイルの列: {list}")),
+            hint_en: Some(format!("columns of the file: {list}")),
+            validation: None,
+            default: None,
+            value_type: None,
+            answer_use: AnswerUse::Column,
+            target: RequirementTarget {
+                var: Some(var),
+                node_id: (!node.id.is_empty()).then(|| node.id.clone()),
+                input: Some(key),
+                index,
+                field,
+            },
+        });
     }
 
     fn output_schema(&mut self, node: &Node) {
@@ -539,6 +631,7 @@ impl Builder<'_> {
                 var: None,
                 node_id: (!node.id.is_empty()).then(|| node.id.clone()),
                 input: Some("output_schema".into()),
+                ..Default::default()
             },
         });
     }
@@ -886,12 +979,12 @@ pub fn apply_answers(
                 };
                 t.schema
             }
-            AnswerUse::Value => match &r.target.var {
+            AnswerUse::Value | AnswerUse::Column => match &r.target.var {
                 Some(var) => Value::String(format!("${{vars.{var}}}")),
                 None => value.clone(),
             },
         };
-        if r.answer_use == AnswerUse::Value
+        if r.answer_use != AnswerUse::SchemaTemplate
             && let Some(var) = &r.target.var
         {
             plan.vars.insert(var.clone(), value);
@@ -905,9 +998,24 @@ pub fn apply_answers(
                 node_id: node_id.clone(),
             });
         };
+        if r.answer_use == AnswerUse::Column {
+            let slot = node.inputs.get_mut(input);
+            let slot = match (r.target.index, &r.target.field) {
+                (None, _) => slot,
+                (Some(i), None) => slot.and_then(|v| v.get_mut(i)),
+                (Some(i), Some(f)) => slot.and_then(|v| v.get_mut(i)).and_then(|e| e.get_mut(f)),
+            };
+            match slot {
+                Some(slot) => *slot = wired,
+                None => {
+                    node.inputs.insert(input.clone(), wired);
+                }
+            }
+            continue;
+        }
         let empty = match r.answer_use {
             AnswerUse::SchemaTemplate => is_empty_schema(node.inputs.get(input)),
-            AnswerUse::Value => is_missing(node.inputs.get(input)),
+            AnswerUse::Value | AnswerUse::Column => is_missing(node.inputs.get(input)),
         };
         if empty {
             node.inputs.insert(input.clone(), wired);

@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use crate::Lang;
 use crate::catalog::{BlockSpec, Catalog, TypeSpec, ValueType};
+use crate::columns::{self, FileSchema};
 use crate::expr;
 use crate::model::{Node, NodeKind, Plan};
 use crate::refs::{self, Reference, Target};
@@ -38,6 +39,10 @@ pub struct Finding {
     pub path: String,
     pub message: String,
     pub hint: Option<String>,
+    /// The values that would fix it, when there is a closed set (a file's real columns for
+    /// `column.unknown`): what a question offers the user to pick from.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub choices: Vec<String>,
 }
 
 /// What the validator needs besides the plan and the catalog.
@@ -46,6 +51,9 @@ pub struct Options {
     pub lang: Lang,
     /// Ids of the plans a subflow may call (the designs directory's plans).
     pub known_plans: HashSet<String>,
+    /// What is known of the files the plan reads (their tables and headers): a column a node
+    /// names that the file feeding it lacks is `column.unknown`. Empty: nothing is checked.
+    pub file_schemas: Vec<FileSchema>,
 }
 
 /// The loop variable's default name when `foreach.var` is absent.
@@ -92,6 +100,7 @@ pub fn validate(plan: &Plan, catalog: &Catalog, options: &Options) -> Vec<Findin
         }
     }
     v.usage_warnings(plan, "");
+    v.column_contract(plan);
     v.findings
 }
 
@@ -187,6 +196,7 @@ impl<'a> Validator<'a> {
             path,
             message: pick(lang, message).to_string(),
             hint: hint.map(|h| pick(lang, h).to_string()),
+            choices: Vec::new(),
         });
     }
 
@@ -199,6 +209,48 @@ impl<'a> Validator<'a> {
         hint: Option<(&str, &str)>,
     ) {
         self.push(code, Severity::Error, node_id, path, message, hint);
+    }
+
+    /// `column.unknown`: a column named by a node that the attached file feeding it lacks,
+    /// with the file's real columns as the hint and as the finding's choices.
+    fn column_contract(&mut self, plan: &Plan) {
+        let lang = self.options.lang;
+        for m in columns::column_mismatches(plan, self.catalog, &self.options.file_schemas) {
+            let file = match &m.sheet {
+                Some(sheet) => format!("{} ({sheet})", m.file),
+                None => m.file.clone(),
+            };
+            let list = m.columns.join(", ");
+            let (ja, en) = (
+                format!(
+                    "{} の {} が指定する列「{}」は {file} にありません",
+                    m.node_id, m.input, m.wanted
+                ),
+                format!(
+                    "{}.{} names the column {:?}, which {file} does not have",
+                    m.node_id, m.input, m.wanted
+                ),
+            );
+            let (hint_ja, hint_en) = match &m.same_after_normalizing {
+                Some(real) => (
+                    format!("「{real}」のことなら、その名前に直してください。{file} の列: {list}"),
+                    format!("if you mean {real:?}, use that name; columns of {file}: {list}"),
+                ),
+                None => (
+                    format!("{file} の列から選んでください: {list}"),
+                    format!("pick one of the columns of {file}: {list}"),
+                ),
+            };
+            self.findings.push(Finding {
+                code: "column.unknown",
+                severity: Severity::Error,
+                node_id: Some(m.node_id.clone()),
+                path: m.path.clone(),
+                message: pick(lang, (&ja, &en)).to_string(),
+                hint: Some(pick(lang, (&hint_ja, &hint_en)).to_string()),
+                choices: m.columns.clone(),
+            });
+        }
     }
 
     fn check_plan<'p>(

@@ -5,12 +5,15 @@ use std::collections::HashSet;
 
 use unicode_normalization::UnicodeNormalization;
 
+use crate::a1::Area;
 use crate::error::Error;
 use crate::package::{self, Changes, ContentTypes, NewPart, Package, Rels, WorkbookXml};
 use crate::sheet::SheetDoc;
 use crate::styles::Styles;
 use crate::xml;
 
+const TABLE_CONTENT_TYPE: &str =
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.table+xml";
 const WORKSHEET_CONTENT_TYPE: &str =
     "application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml";
 
@@ -68,6 +71,11 @@ pub(crate) struct Book {
     /// Original sheets deleted by this patch, by original index.
     deleted: Vec<(usize, Option<String>)>,
     sst: Option<Vec<String>>,
+    /// Tables added by this patch: (part, xml, the worksheet part it belongs to).
+    new_tables: Vec<(String, String, String)>,
+    /// Relationship parts of worksheets that got a table: part → (original, if any; new
+    /// relationship elements).
+    sheet_rels: Vec<(String, Option<Rels>, Vec<String>)>,
     /// `styles.xml` and its part name, loaded by the first styling op.
     styles: Option<(String, Styles)>,
     /// Whether any op changed anything.
@@ -184,6 +192,8 @@ impl Book {
             sheets,
             deleted: Vec::new(),
             sst: None,
+            new_tables: Vec::new(),
+            sheet_rels: Vec::new(),
             styles: None,
             changed: false,
             recalc: false,
@@ -281,6 +291,208 @@ impl Book {
             .as_mut()
             .map(|(_, s)| s)
             .ok_or_else(|| "the styles part is missing".to_string()))
+    }
+
+    /// The name, id and range of every table of the workbook (original and added), and the
+    /// sheet part each belongs to when known.
+    fn tables(&self) -> Result<Vec<(String, u32, Option<Area>)>, Error> {
+        let mut out = Vec::new();
+        for name in self.pkg.names() {
+            let lower = name.to_ascii_lowercase();
+            if !(lower.contains("tables/") && lower.ends_with(".xml") && !lower.contains("_rels/"))
+            {
+                continue;
+            }
+            if let Some(text) = self.pkg.read_text(name)? {
+                out.push(table_facts(name, &text));
+            }
+        }
+        for (part, text, _) in &self.new_tables {
+            out.push(table_facts(part, text));
+        }
+        Ok(out)
+    }
+
+    /// Makes `area` of sheet `index` an Excel table: a new `tables/tableN.xml` part, its
+    /// relationship from the worksheet, its content type and a `<tablePart>` in the sheet.
+    /// `Ok(Err)` is why it cannot (a name taken, an overlap, a sheet added by this patch).
+    pub fn add_table(
+        &mut self,
+        index: usize,
+        area: Area,
+        name: Option<&str>,
+        style: &str,
+        headers: &[String],
+    ) -> Result<Result<String, String>, Error> {
+        let sheet_part = match self.sheets.get(index).map(|s| &s.origin) {
+            Some(Origin::Existing {
+                part: Some(part), ..
+            }) => part.clone(),
+            _ => {
+                return Ok(Err(
+                    "apply_table_style needs a sheet saved in the workbook; add the sheet in \
+                     one patch and the table in the next"
+                        .to_string(),
+                ));
+            }
+        };
+        let tables = self.tables()?;
+        // Tables on this sheet: those its relationships point at (original) or added here.
+        let rels_part = package::rels_part_of(&sheet_part);
+        let mut on_sheet: Vec<String> = Vec::new();
+        if let Some(text) = self.pkg.read_text(&rels_part)? {
+            let rels = package::parse_rels(&self.pkg.display, &rels_part, text)?;
+            for r in rels
+                .rels
+                .iter()
+                .filter(|r| r.kind() == "table" && !r.external)
+            {
+                on_sheet.push(package::resolve_target(&sheet_part, &r.target).to_lowercase());
+            }
+        }
+        for (part, _, sheet) in &self.new_tables {
+            if *sheet == sheet_part {
+                on_sheet.push(part.to_lowercase());
+            }
+        }
+        for (part, _, range) in &tables {
+            if on_sheet.contains(&part.to_lowercase())
+                && let Some(r) = range
+                && r.first.row <= area.last.row
+                && area.first.row <= r.last.row
+                && r.first.col <= area.last.col
+                && area.first.col <= r.last.col
+            {
+                return Ok(Err(format!(
+                    "apply_table_style range {} intersects the existing table at {}",
+                    area.to_a1(),
+                    r.to_a1()
+                )));
+            }
+        }
+        let names: Vec<String> = tables
+            .iter()
+            .map(|(p, _, _)| p.clone())
+            .filter_map(|p| {
+                self.new_tables
+                    .iter()
+                    .find(|(np, _, _)| *np == p)
+                    .map(|(_, t, _)| t.clone())
+                    .or_else(|| self.pkg.read_text(&p).ok().flatten())
+            })
+            .filter_map(|t| table_attr(&t, "displayName").or_else(|| table_attr(&t, "name")))
+            .map(|n| n.to_lowercase())
+            .chain(self.wb.defined_names.iter().map(|d| d.name.to_lowercase()))
+            .collect();
+        let name = match name {
+            Some(n) => {
+                let n = n.trim().to_string();
+                if names.contains(&n.to_lowercase()) {
+                    return Ok(Err(format!("Table name already exists: {n}")));
+                }
+                n
+            }
+            None => (1..10_000)
+                .map(|i| format!("Table{i}"))
+                .find(|n| !names.contains(&n.to_lowercase()))
+                .unwrap_or_default(),
+        };
+        let id = tables.iter().map(|(_, id, _)| *id).max().unwrap_or(0) + 1;
+        let base = self.wb_part.rsplit_once('/').map_or("", |(d, _)| d);
+        let dir = if base.is_empty() {
+            "tables".to_string()
+        } else {
+            format!("{base}/tables")
+        };
+        let taken: HashSet<String> = self
+            .pkg
+            .names()
+            .iter()
+            .map(|n| n.to_lowercase())
+            .chain(self.new_tables.iter().map(|(p, _, _)| p.to_lowercase()))
+            .collect();
+        let part = (1..)
+            .map(|n| format!("{dir}/table{n}.xml"))
+            .find(|p| !taken.contains(&p.to_lowercase()))
+            .unwrap_or_default();
+        let reference = area.to_a1();
+        let columns: String = headers
+            .iter()
+            .enumerate()
+            .map(|(i, h)| {
+                format!(
+                    "<tableColumn id=\"{}\" name=\"{}\"/>",
+                    i + 1,
+                    xml::escape_attr(h)
+                )
+            })
+            .collect();
+        let table = format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\r\n<table xmlns=\"{}\" \
+             id=\"{id}\" name=\"{n}\" displayName=\"{n}\" ref=\"{reference}\" totalsRowShown=\"0\">\
+             <autoFilter ref=\"{reference}\"/><tableColumns count=\"{}\">{columns}</tableColumns>\
+             <tableStyleInfo name=\"{}\" showFirstColumn=\"0\" showLastColumn=\"0\" \
+             showRowStripes=\"1\" showColumnStripes=\"0\"/></table>",
+            xml::escape_attr(&self.wb.main_ns),
+            headers.len(),
+            xml::escape_attr(style),
+            n = xml::escape_attr(&name),
+        );
+        // The worksheet's relationship to the table.
+        let entry = match self.sheet_rels.iter().position(|(p, _, _)| *p == rels_part) {
+            Some(i) => i,
+            None => {
+                let original = match self.pkg.read_text(&rels_part)? {
+                    Some(text) => Some(package::parse_rels(&self.pkg.display, &rels_part, text)?),
+                    None => None,
+                };
+                self.sheet_rels
+                    .push((rels_part.clone(), original, Vec::new()));
+                self.sheet_rels.len() - 1
+            }
+        };
+        let rel_type_base = self
+            .wb_rels
+            .rels
+            .iter()
+            .find(|r| r.kind() == "worksheet")
+            .and_then(|r| r.rel_type.rsplit_once('/').map(|(b, _)| b.to_string()))
+            .unwrap_or_else(|| self.wb.rel_ns.clone());
+        let Some((_, original, added)) = self.sheet_rels.get_mut(entry) else {
+            return Ok(Err("internal: relationship entry missing".to_string()));
+        };
+        let used: HashSet<String> = original
+            .iter()
+            .flat_map(|r| r.rels.iter().map(|r| r.id.clone()))
+            .chain(added.iter().filter_map(|x| {
+                x.split("Id=\"")
+                    .nth(1)
+                    .and_then(|s| s.split('"').next())
+                    .map(str::to_string)
+            }))
+            .collect();
+        let rid = (1..)
+            .map(|n| format!("rId{n}"))
+            .find(|id| !used.contains(id))
+            .unwrap_or_default();
+        let rel_prefix = original
+            .as_ref()
+            .map(|r| r.prefix.clone())
+            .unwrap_or_default();
+        added.push(format!(
+            "<{rel_prefix}Relationship Id=\"{rid}\" Type=\"{rel_type_base}/table\" Target=\"/{}\"/>",
+            xml::escape_attr(&part)
+        ));
+        self.new_tables.push((part, table, sheet_part));
+        let rel_ns = self.wb.rel_ns.clone();
+        let (doc, _) = self.doc_mut(index)?;
+        let p = doc.prefix().to_string();
+        doc.add_table_part(format!(
+            "<{p}tablePart xmlns:r=\"{}\" r:id=\"{rid}\"/>",
+            xml::escape_attr(&rel_ns)
+        ));
+        self.changed = true;
+        Ok(Ok(name))
     }
 
     /// Whether a sheet's part has its own relationships (drawings, comments, tables, …).
@@ -431,6 +643,34 @@ impl Book {
                 changes.removed.insert(i);
             }
         }
+        // Tables: their parts, the worksheets' relationships to them.
+        for (part, text, _) in &self.new_tables {
+            changes
+                .added
+                .push((part.clone(), NewPart::Bytes(text.clone().into_bytes())));
+        }
+        for (rels_part, original, added) in &self.sheet_rels {
+            match original {
+                Some(rels) => {
+                    if let Some(i) = self.pkg.find(rels_part) {
+                        let text = xml::splice(&rels.text, vec![rels.insertion(added.concat())]);
+                        changes
+                            .replaced
+                            .insert(i, NewPart::Bytes(text.into_bytes()));
+                    }
+                }
+                None => {
+                    let text = format!(
+                        "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\r\n\
+                         <Relationships xmlns=\"http://schemas.openxmlformats.org/package/2006/relationships\">{}</Relationships>",
+                        added.concat()
+                    );
+                    changes
+                        .added
+                        .push((rels_part.clone(), NewPart::Bytes(text.into_bytes())));
+                }
+            }
+        }
         // Excel must recalculate: drop the calculation chain, which lists formula cells and
         // would be stale, and ask for a full calculation on load.
         let calc_chain: Vec<&package::Rel> = self
@@ -505,9 +745,15 @@ impl Book {
         let p = &self.ct.prefix;
         let new_types: String = added_parts
             .iter()
-            .map(|(part, _)| {
+            .map(|(part, _)| (part, WORKSHEET_CONTENT_TYPE))
+            .chain(
+                self.new_tables
+                    .iter()
+                    .map(|(part, _, _)| (part, TABLE_CONTENT_TYPE)),
+            )
+            .map(|(part, content_type)| {
                 format!(
-                    "<{p}Override PartName=\"/{}\" ContentType=\"{WORKSHEET_CONTENT_TYPE}\"/>",
+                    "<{p}Override PartName=\"/{}\" ContentType=\"{content_type}\"/>",
                     xml::escape_attr(part)
                 )
             })
@@ -638,6 +884,29 @@ impl Book {
         }
         xml::splice(&wb.text, splices)
     }
+}
+
+/// The root `<table>` attribute of a table part.
+fn table_attr(text: &str, name: &str) -> Option<String> {
+    let mut r = xml::reader(text);
+    loop {
+        match r.read_event().ok()? {
+            quick_xml::events::Event::Start(e) | quick_xml::events::Event::Empty(e) => {
+                return xml::attr(&e, name.as_bytes());
+            }
+            quick_xml::events::Event::Eof => return None,
+            _ => {}
+        }
+    }
+}
+
+/// (part, id, range) of a table part.
+fn table_facts(part: &str, text: &str) -> (String, u32, Option<Area>) {
+    let id = table_attr(text, "id")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let range = table_attr(text, "ref").and_then(|v| Area::parse(&v));
+    (part.to_string(), id, range)
 }
 
 fn tag_attr(tag: &str, name: &str) -> Option<String> {

@@ -11,8 +11,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::design::{
-    self, AutoFitColumns, DrawGridBorder, MergeRange, RestoreDesignSnapshot, SetAlignment, SetBold,
-    SetDimensions, SetFillColor, SetFontColor, SetFontSize, SetStyle,
+    self, ApplyTableStyle, AutoFitColumns, DrawGridBorder, MergeRange, RestoreDesignSnapshot,
+    SetAlignment, SetBold, SetDimensions, SetFillColor, SetFontColor, SetFontSize, SetStyle,
 };
 
 /// A scalar a cell holds or a request gives: text, number or boolean. `null` (an empty cell) is
@@ -164,6 +164,8 @@ pub enum PatchOp {
     SetAlignment(SetAlignment),
     /// Several style attributes at once.
     SetStyle(SetStyle),
+    /// Makes a range an Excel table with a table style.
+    ApplyTableStyle(ApplyTableStyle),
     /// Restores what a design op changed (the inverse of the design ops).
     RestoreDesignSnapshot(RestoreDesignSnapshot),
 }
@@ -191,6 +193,7 @@ pub enum OpKind {
     UnmergeCells,
     SetAlignment,
     SetStyle,
+    ApplyTableStyle,
     RestoreDesignSnapshot,
 }
 
@@ -216,12 +219,13 @@ impl OpKind {
             OpKind::UnmergeCells => "unmerge_cells",
             OpKind::SetAlignment => "set_alignment",
             OpKind::SetStyle => "set_style",
+            OpKind::ApplyTableStyle => "apply_table_style",
             OpKind::RestoreDesignSnapshot => "restore_design_snapshot",
         }
     }
 
     /// Every op, in the order of ExStruct's op list (then our extensions).
-    pub const ALL: [OpKind; 20] = [
+    pub const ALL: [OpKind; 21] = [
         OpKind::SetValue,
         OpKind::SetFormula,
         OpKind::AddSheet,
@@ -240,6 +244,7 @@ impl OpKind {
         OpKind::UnmergeCells,
         OpKind::SetAlignment,
         OpKind::SetStyle,
+        OpKind::ApplyTableStyle,
         OpKind::RestoreDesignSnapshot,
         OpKind::DeleteSheet,
     ];
@@ -298,6 +303,7 @@ impl OpKind {
             OpKind::SetDimensions => &["sheet", "rows", "columns", "row_height", "column_width"],
             OpKind::AutoFitColumns => &["sheet", "columns", "min_width", "max_width"],
             OpKind::MergeCells | OpKind::UnmergeCells => &["sheet", "range"],
+            OpKind::ApplyTableStyle => &["sheet", "range", "style", "table_name"],
             OpKind::RestoreDesignSnapshot => &["sheet", "design_snapshot"],
         }
     }
@@ -324,6 +330,7 @@ impl OpKind {
             "unmerge_cells" => OpKind::UnmergeCells,
             "set_alignment" => OpKind::SetAlignment,
             "set_style" => OpKind::SetStyle,
+            "apply_table_style" => OpKind::ApplyTableStyle,
             "restore_design_snapshot" => OpKind::RestoreDesignSnapshot,
             _ => return None,
         })
@@ -352,6 +359,7 @@ impl PatchOp {
             PatchOp::UnmergeCells(_) => OpKind::UnmergeCells,
             PatchOp::SetAlignment(_) => OpKind::SetAlignment,
             PatchOp::SetStyle(_) => OpKind::SetStyle,
+            PatchOp::ApplyTableStyle(_) => OpKind::ApplyTableStyle,
             PatchOp::RestoreDesignSnapshot(_) => OpKind::RestoreDesignSnapshot,
         }
     }
@@ -376,6 +384,7 @@ impl PatchOp {
             PatchOp::MergeCells(o) | PatchOp::UnmergeCells(o) => &o.sheet,
             PatchOp::SetAlignment(o) => &o.sheet,
             PatchOp::SetStyle(o) => &o.sheet,
+            PatchOp::ApplyTableStyle(o) => &o.sheet,
             PatchOp::RestoreDesignSnapshot(o) => &o.sheet,
         }
     }
@@ -401,6 +410,7 @@ impl PatchOp {
             PatchOp::MergeCells(o) | PatchOp::UnmergeCells(o) => &mut o.sheet,
             PatchOp::SetAlignment(o) => &mut o.sheet,
             PatchOp::SetStyle(o) => &mut o.sheet,
+            PatchOp::ApplyTableStyle(o) => &mut o.sheet,
             PatchOp::RestoreDesignSnapshot(o) => &mut o.sheet,
         }
     }
@@ -436,6 +446,7 @@ impl PatchOp {
             PatchOp::SetAlignment(o) => o.range.as_deref(),
             PatchOp::SetStyle(o) => o.range.as_deref(),
             PatchOp::MergeCells(o) | PatchOp::UnmergeCells(o) => Some(&o.range),
+            PatchOp::ApplyTableStyle(o) => Some(&o.range),
             _ => None,
         }
     }
@@ -488,6 +499,7 @@ impl PatchOp {
                 Ok(())
             }
             PatchOp::UnmergeCells(o) => strict_area(&o.range).map(|_| ()),
+            PatchOp::ApplyTableStyle(o) => o.validate().map(|_| ()),
             PatchOp::RestoreDesignSnapshot(o) => {
                 for c in &o.design_snapshot.cell_styles {
                     design::strict_cell(&c.cell, "cell")?;
@@ -592,6 +604,7 @@ fn design_op(
         OpKind::UnmergeCells => PatchOp::UnmergeCells(read(op, value)?),
         OpKind::SetAlignment => PatchOp::SetAlignment(read(op, value)?),
         OpKind::SetStyle => PatchOp::SetStyle(read(op, value)?),
+        OpKind::ApplyTableStyle => PatchOp::ApplyTableStyle(read(op, value)?),
         OpKind::RestoreDesignSnapshot => PatchOp::RestoreDesignSnapshot(read(op, value)?),
         _ => return Err(format!("{op} is not a design op")),
     };

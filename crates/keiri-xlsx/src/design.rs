@@ -1,8 +1,9 @@
 //! The design ops of the `exstruct_patch` contract: styling (`set_bold`, `set_font_size`,
 //! `set_font_color`, `set_fill_color`, `set_alignment`, `set_style`, `draw_grid_border`),
 //! structure (`set_dimensions`, `auto_fit_columns`, `merge_cells`, `unmerge_cells`) and the
-//! inverse op that undoes any of them (`restore_design_snapshot`). ExStruct's
-//! `apply_table_style` and `create_chart` are not implemented yet (they are unknown ops here).
+//! inverse op that undoes any of them (`restore_design_snapshot`), and `apply_table_style`
+//! (a new table part). ExStruct's `create_chart` (COM only there) is not implemented (an
+//! unknown op here).
 //!
 //! Names, fields, aliases and validation follow ExStruct's patch op models, so a request that
 //! ExStruct accepts is accepted here and one it refuses is refused with the same reason. Each op
@@ -227,6 +228,53 @@ pub struct MergeRange {
     #[serde(default)]
     pub sheet: String,
     pub range: String,
+}
+
+/// `apply_table_style`: makes the range an Excel table (its first row the header) with a
+/// table style such as `TableStyleMedium9`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ApplyTableStyle {
+    #[serde(default)]
+    pub sheet: String,
+    pub range: String,
+    pub style: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table_name: Option<String>,
+}
+
+impl ApplyTableStyle {
+    pub(crate) fn validate(&self) -> Result<Area, String> {
+        if self.style.trim().is_empty() {
+            return Err("style/table_name must not be empty when provided.".to_string());
+        }
+        if let Some(name) = &self.table_name {
+            if name.trim().is_empty() {
+                return Err("style/table_name must not be empty when provided.".to_string());
+            }
+            check_table_name(name.trim())?;
+        }
+        strict_area(&self.range)
+    }
+}
+
+/// Excel's rules for a table name: a letter, `_` or `\` first, then letters, digits, `_` and
+/// `.`; not a cell reference; at most 255 characters.
+pub(crate) fn check_table_name(name: &str) -> Result<(), String> {
+    let mut chars = name.chars();
+    let first_ok = chars
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_' || c == '\\');
+    let rest_ok = chars.all(|c| c.is_alphanumeric() || c == '_' || c == '.');
+    let looks_like_cell =
+        CellRef::parse(name).is_some() || matches!(name.to_ascii_uppercase().as_str(), "R" | "C");
+    if !first_ok || !rest_ok || looks_like_cell || name.chars().count() > 255 {
+        return Err(format!(
+            "table_name {name:?} is not a valid Excel table name (a letter or _ first, then \
+             letters, digits, _ or .; not a cell reference)"
+        ));
+    }
+    Ok(())
 }
 
 /// One cell's style index in `cellXfs` (0 is the workbook's default style).

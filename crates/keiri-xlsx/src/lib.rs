@@ -17,6 +17,8 @@
 //!   formulas or sheets change: styling and structure ops leave it and `workbook.xml` alone);
 //! * `styles.xml`, only by the styling ops, and only by appending a format, font, fill or border
 //!   when no identical one exists (see the `styles` module and [`design`]).
+//! * for `apply_table_style`, the sheet's relationship part (spliced, or created) and a new
+//!   `tables/tableN.xml` part with its content-type override.
 //!
 //! Every other entry — charts, drawings and shapes, pivot caches, images, VBA projects, custom
 //! XML, themes, comments, printer settings, `sharedStrings.xml`, `docProps` — is copied

@@ -123,8 +123,8 @@ pub(crate) struct SheetDoc {
     top: Vec<(Vec<u8>, usize, usize)>,
     /// Where `</worksheet>` starts.
     root_close: usize,
-    /// Elements appended before `</worksheet>` (or before `<extLst>`), such as `<tableParts>`.
-    pub(crate) tail_elements: Vec<(&'static str, String)>,
+    /// New `<tablePart>` elements, added to `<tableParts>` (created when missing).
+    table_parts: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -240,7 +240,7 @@ impl SheetDoc {
             merges_changed: false,
             top: Vec::new(),
             root_close: 0,
-            tail_elements: Vec::new(),
+            table_parts: Vec::new(),
         };
         let mut r = xml::reader(&xml);
         let mut depth = 0usize;
@@ -658,7 +658,7 @@ impl SheetDoc {
             || !self.heights.is_empty()
             || !self.widths.is_empty()
             || self.merges_changed
-            || !self.tail_elements.is_empty()
+            || !self.table_parts.is_empty()
     }
 
     /// The style index a cell shows now (its own, else its row's or column's; 0 by default).
@@ -684,6 +684,16 @@ impl SheetDoc {
                 },
             );
         }
+    }
+
+    /// Adds a `<tablePart>` element (already rendered) to the sheet's `<tableParts>`.
+    pub fn add_table_part(&mut self, xml: String) {
+        self.table_parts.push(xml);
+    }
+
+    /// The element prefix of the worksheet (`x:` or empty).
+    pub fn prefix(&self) -> &str {
+        &self.prefix
     }
 
     /// The merged ranges (after this patch's edits).
@@ -977,8 +987,21 @@ impl SheetDoc {
                 plan.push((a, b, Piece::Text(t)));
             }
         }
-        for (name, text) in &self.tail_elements {
-            if let Some((a, b, t)) = self.element_piece(name.as_bytes(), text.clone()) {
+        if !self.table_parts.is_empty() {
+            let existing = self
+                .top_span(b"tableParts")
+                .and_then(|(a, b)| self.xml.get(a..b));
+            // The old parts stay as written; the new ones follow them.
+            let old_inner = existing
+                .filter(|t| !t.trim_end().ends_with("/>"))
+                .and_then(|t| Some(t.get(t.find('>')? + 1..t.rfind("</")?)?.to_string()))
+                .unwrap_or_default();
+            let count = old_inner.matches("tablePart ").count() + self.table_parts.len();
+            let text = format!(
+                "<{p}tableParts count=\"{count}\">{old_inner}{}</{p}tableParts>",
+                self.table_parts.concat()
+            );
+            if let Some((a, b, t)) = self.element_piece(b"tableParts", text) {
                 plan.push((a, b, Piece::Text(t)));
             }
         }

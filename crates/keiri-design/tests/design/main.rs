@@ -3,6 +3,7 @@
 //! the requests sent as well as on the plans returned.
 
 mod compose;
+mod contract;
 mod documents;
 mod eval;
 mod inquire;

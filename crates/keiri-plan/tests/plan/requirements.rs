@@ -436,6 +436,7 @@ fn requirement(kind: RequirementKind) -> Requirement {
             var: Some("x".into()),
             node_id: None,
             input: None,
+            ..Default::default()
         },
     }
 }

@@ -9,6 +9,7 @@ fn findings(yaml: &str, known_plans: &[&str]) -> Vec<keiri_plan::Finding> {
     let options = Options {
         lang: Lang::Ja,
         known_plans: known_plans.iter().map(|s| s.to_string()).collect(),
+        ..Options::default()
     };
     validate(&loaded.plan, &test_catalog(), &options)
 }

@@ -158,6 +158,7 @@ impl Run<'_> {
             PatchOp::AutoFitColumns(o) => return self.auto_fit(i, op, si, o),
             PatchOp::MergeCells(o) => return self.merge(i, op, si, &o.range),
             PatchOp::UnmergeCells(o) => return self.unmerge(i, op, si, &o.range),
+            PatchOp::ApplyTableStyle(o) => return self.apply_table(i, op, si, o),
             PatchOp::RestoreDesignSnapshot(o) => {
                 return self.restore(i, op, si, &o.design_snapshot);
             }
@@ -487,6 +488,88 @@ impl Run<'_> {
                 }),
                 ..Default::default()
             },
+        );
+        Ok(Ok(()))
+    }
+
+    fn apply_table(
+        &mut self,
+        i: usize,
+        op: &PatchOp,
+        si: usize,
+        o: &design::ApplyTableStyle,
+    ) -> Result<OpResult, Error> {
+        let area = o.validate().map_err(|e| request_error(i, op, e))?;
+        let sheet = self.sheet_name(si);
+        let (doc, sst) = self.book.doc_mut(si)?;
+        if let Some(m) = doc.merges().iter().find(|m| intersects(m, &area)) {
+            return Ok(Err(format!(
+                "apply_table_style range {area} intersects the merged range {m}; a table cannot \
+                 hold merged cells"
+            )));
+        }
+        // Column names are the header row's texts, as Excel requires them to match.
+        let mut headers: Vec<String> = Vec::new();
+        for col in area.first.col..=area.last.col {
+            let at = CellRef {
+                row: area.first.row,
+                col,
+            };
+            let name = match doc.get(at, sst) {
+                Content::Text(t) => t,
+                Content::Number(n) => {
+                    self.warnings.push(format!(
+                        "apply_table_style: the header {sheet}!{at} is a number; Excel expects \
+                         text headers"
+                    ));
+                    crate::sheet::format_number(n)
+                }
+                Content::Empty => {
+                    return Ok(Err(format!(
+                        "apply_table_style needs a header row: {sheet}!{at} is empty"
+                    )));
+                }
+                other => {
+                    return Ok(Err(format!(
+                        "apply_table_style needs text headers: {sheet}!{at} holds {}",
+                        describe(&other)
+                    )));
+                }
+            };
+            if headers
+                .iter()
+                .any(|h| h.to_lowercase() == name.to_lowercase())
+            {
+                return Ok(Err(format!(
+                    "apply_table_style needs unique headers: {name:?} appears twice"
+                )));
+            }
+            headers.push(name);
+        }
+        let name = match self.book.add_table(
+            si,
+            area,
+            o.table_name.as_deref(),
+            o.style.trim(),
+            &headers,
+        )? {
+            Ok(name) => name,
+            Err(e) => return Ok(Err(e)),
+        };
+        if self.req.return_inverse_ops {
+            self.warnings.push(format!(
+                "op[{i}] apply_table_style: no inverse op removes the table {name} yet (ExStruct \
+                 has none either); delete it in Excel to undo"
+            ));
+        }
+        self.inverse.push(Vec::new());
+        self.push_design_diff(
+            i,
+            op,
+            si,
+            Some(area.to_a1()),
+            ValueKind::Style,
+            format!("table={name};table_style={}", o.style.trim()),
         );
         Ok(Ok(()))
     }

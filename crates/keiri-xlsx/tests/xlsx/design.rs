@@ -515,3 +515,95 @@ fn parsed_ops_keep_exstructs_names_and_serialise_canonically() {
         json!({"op": "draw_grid_border", "sheet": "S", "base_cell": "B2", "row_count": 4, "col_count": 3})
     );
 }
+
+#[test]
+fn apply_table_style_adds_a_table_part_with_its_relationship_and_content_type() {
+    let ws = Workspace::new();
+    let name = ws.add_fixture(BOOK);
+    let before = entries(&ws.path(&name));
+    let res = ws.ok(json!({
+        "xlsx_path": name,
+        "sheet": SHEET,
+        "ops": [
+            {"op": "set_range_values", "range": "Z1:AB3",
+             "values": [["科目", "金額", "備考"], ["旅費", 1200, "出張"], ["会議費", 3400, null]]},
+            {"op": "apply_table_style", "range": "Z1:AB3", "style": "TableStyleMedium9",
+             "table_name": "経費一覧"},
+        ],
+    }));
+    assert_eq!(
+        serde_json::to_value(&res.patch_diff.last().unwrap().after).unwrap(),
+        json!({"kind": "style", "value": "table=経費一覧;table_style=TableStyleMedium9"})
+    );
+    let out = Path::new(&res.out_path);
+    let after = entries(out);
+    let new_parts: Vec<&String> = after.keys().filter(|k| !before.contains_key(*k)).collect();
+    let table_part = new_parts
+        .iter()
+        .find(|p| p.starts_with("xl/tables/table"))
+        .unwrap_or_else(|| panic!("no table part among {new_parts:?}"));
+    let table = String::from_utf8(after[*table_part].clone()).unwrap();
+    assert!(
+        table.contains("displayName=\"経費一覧\" ref=\"Z1:AB3\""),
+        "{table}"
+    );
+    assert!(table.contains("<tableColumn id=\"1\" name=\"科目\"/><tableColumn id=\"2\" name=\"金額\"/><tableColumn id=\"3\" name=\"備考\"/>"), "{table}");
+    assert!(
+        table.contains("<tableStyleInfo name=\"TableStyleMedium9\""),
+        "{table}"
+    );
+    let types = String::from_utf8(after["[Content_Types].xml"].clone()).unwrap();
+    assert!(
+        types.contains(&format!("<Override PartName=\"/{table_part}\" ContentType=\"application/vnd.openxmlformats-officedocument.spreadsheetml.table+xml\"/>")),
+        "{types}"
+    );
+    let sheet = part(out, "xl/worksheets/sheet1.xml");
+    let rid = sheet
+        .split("<tablePart ")
+        .nth(1)
+        .and_then(|t| t.split("r:id=\"").nth(1))
+        .and_then(|t| t.split('"').next())
+        .unwrap_or_else(|| panic!("no tablePart: {sheet}"));
+    let rels = part(out, "xl/worksheets/_rels/sheet1.xml.rels");
+    assert!(
+        rels.contains(&format!("Id=\"{rid}\""))
+            && rels.contains(&format!("Target=\"/{table_part}\"")),
+        "{rels}"
+    );
+
+    // A second table over the same cells, or with the same name, is refused.
+    let first = res.out_path.clone();
+    let res = ws
+        .run(json!({"xlsx_path": res.out_path, "sheet": SHEET,
+            "ops": [{"op": "apply_table_style", "range": "AA1:AB2", "style": "TableStyleLight1"}]}))
+        .unwrap();
+    let err = res.error.unwrap().message;
+    assert!(
+        err.contains("intersects the existing table at Z1:AB3"),
+        "{err}"
+    );
+    let res = ws
+        .run(json!({"xlsx_path": first, "sheet": SHEET,
+            "ops": [
+                {"op": "set_range_values", "range": "BA1:BA2", "values": [["x"], [1]]},
+                {"op": "apply_table_style", "range": "BA1:BA2", "style": "TableStyleLight1", "table_name": "経費一覧"},
+            ]}))
+        .unwrap();
+    let err = res.error.unwrap().message;
+    assert!(err.contains("Table name already exists: 経費一覧"), "{err}");
+}
+
+#[test]
+fn apply_table_style_refuses_a_header_row_with_an_empty_cell() {
+    let ws = Workspace::new();
+    let name = ws.add_fixture(BOOK);
+    let res = ws
+        .run(json!({"xlsx_path": name, "sheet": SHEET,
+            "ops": [{"op": "apply_table_style", "range": "AZ1:BA3", "style": "TableStyleLight1"}]}))
+        .unwrap();
+    assert!(res.error.unwrap().message.contains("needs a header row"));
+    refused(
+        json!({"op": "apply_table_style", "range": "A1:B2", "style": "TableStyleLight1", "table_name": "A1"}),
+        "not a valid Excel table name",
+    );
+}

@@ -303,3 +303,58 @@ fn design_ops_keep_every_part_they_have_no_reason_to_touch() {
         }
     }
 }
+
+#[test]
+fn apply_table_style_adds_only_its_parts_on_every_fixture() {
+    for rel in all_fixtures() {
+        let sheet = first_sheet(&fixtures_dir().join(&rel));
+        let sheet = if sheet.is_empty() {
+            "退職給付金勘定元帳".to_string()
+        } else {
+            sheet
+        };
+        let ws = Workspace::new();
+        let name = ws.add_fixture(&rel);
+        // Headers first (a value write, which recalculates), then the table on that result.
+        let headers = ws.ok(json!({"xlsx_path": name, "sheet": sheet, "out_name": "headers.xlsx",
+            "ops": [{"op": "set_range_values", "range": "BX1:BY2", "values": [["科目", "金額"], ["旅費", 1]]}]}));
+        let res = ws.ok(json!({"xlsx_path": "headers.xlsx", "sheet": sheet, "out_name": "table.xlsx",
+            "ops": [{"op": "apply_table_style", "range": "BX1:BY2", "style": "TableStyleMedium2"}]}));
+        let before = raw_entries(std::path::Path::new(&headers.out_path));
+        let after = raw_entries(std::path::Path::new(&res.out_path));
+        let mut sheets_changed = 0;
+        for (part, raw) in &before {
+            if after.get(part) == Some(raw) {
+                continue;
+            }
+            if part.starts_with("xl/worksheets/sheet") {
+                sheets_changed += 1;
+            } else {
+                assert!(
+                    part == "[Content_Types].xml"
+                        || (part.starts_with("xl/worksheets/_rels/") && part.ends_with(".rels")),
+                    "{rel}: {part} changed but a new table has no reason to touch it"
+                );
+            }
+        }
+        assert_eq!(sheets_changed, 1, "{rel}: exactly one worksheet changes");
+        let added: Vec<&String> = after.keys().filter(|k| !before.contains_key(*k)).collect();
+        assert!(
+            added.iter().any(|p| p.starts_with("xl/tables/table"))
+                && added
+                    .iter()
+                    .all(|p| p.starts_with("xl/tables/") || p.starts_with("xl/worksheets/_rels/")),
+            "{rel}: new parts {added:?}"
+        );
+        assert!(
+            after
+                .keys()
+                .all(|k| before.contains_key(k) || added.contains(&k))
+        );
+        assert_eq!(
+            before.len(),
+            after.len() - added.len(),
+            "{rel}: no part lost"
+        );
+    }
+}

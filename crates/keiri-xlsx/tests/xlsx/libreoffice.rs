@@ -1,5 +1,5 @@
 //! A styled result opens in a real spreadsheet engine: LibreOffice converts it headless to
-//! flat ODF, and the bold font, the fill and the merge are there.
+//! flat ODF, and the bold font, the fill, the merge and the table are there.
 //!
 //! The test skips (with the reason printed) only when `soffice` is not installed; CI installs
 //! it (`scripts/setup-system.sh`).
@@ -34,7 +34,7 @@ fn style_definition<'a>(fods: &'a str, name: &str) -> &'a str {
 }
 
 #[test]
-fn a_styled_workbook_opens_in_libreoffice_with_bold_fill_and_merge() {
+fn a_styled_workbook_opens_in_libreoffice_with_bold_fill_merge_and_table() {
     if Command::new("soffice").arg("--version").output().is_err() {
         println!(
             "SKIPPED: soffice (LibreOffice) is not installed; install libreoffice-calc-nogui \
@@ -54,6 +54,8 @@ fn a_styled_workbook_opens_in_libreoffice_with_bold_fill_and_merge() {
             {"op": "set_bold", "cell": "Z1"},
             {"op": "set_fill_color", "cell": "Z2", "color": "FFFF00"},
             {"op": "merge_cells", "range": "Z4:AA5"},
+            {"op": "set_range_values", "range": "AD1:AE2", "values": [["科目", "金額"], ["旅費", 1200]]},
+            {"op": "apply_table_style", "range": "AD1:AE2", "style": "TableStyleMedium2", "table_name": "経費"},
         ],
         "out_name": "styled.xlsx",
     }));
@@ -100,5 +102,10 @@ fn a_styled_workbook_opens_in_libreoffice_with_bold_fill_and_merge() {
         cell.contains("table:number-columns-spanned=\"2\"")
             && cell.contains("table:number-rows-spanned=\"2\""),
         "{cell}"
+    );
+    // The table is read as a database range over its cells.
+    assert!(
+        fods.contains("table:database-range") && fods.contains("AD1") && fods.contains("AE2"),
+        "the table is missing from the converted workbook"
     );
 }

@@ -1,0 +1,74 @@
+//! The tables of the files a plan reads or the user attached, as the plan validator and the
+//! planner's prompt see them (keiri-plan's [`FileSchema`]), read through the caller's path
+//! policy with keiri-docs. A file that cannot be read is left out: a plan is then checked
+//! without its columns, never refused for it.
+
+use keiri_plan::{ColumnSchema, FileSchema, Plan, TableSchema};
+use serde_json::Value;
+
+/// Table files described at most per call, so a plan naming thousands of paths stays cheap.
+pub const MAX_TABLE_FILES: usize = 16;
+
+/// Bytes read from one table file at most; a larger file is left out.
+const MAX_TABLE_BYTES: u64 = 32 * 1024 * 1024;
+
+/// Whether `path` names a file whose columns can be read (CSV, TSV, xlsx, xlsm).
+pub fn is_table_path(path: &str) -> bool {
+    let lower = path.trim().to_ascii_lowercase();
+    [".csv", ".tsv", ".xlsx", ".xlsm"]
+        .iter()
+        .any(|ext| lower.ends_with(ext))
+}
+
+/// The literal table paths a plan names: text values of its vars and of its top-level nodes'
+/// inputs that end in a table extension and hold no `${…}`.
+pub fn table_paths(plan: &Plan) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |v: &Value| {
+        if let Some(s) = v.as_str()
+            && !s.contains("${")
+            && is_table_path(s)
+            && !out.iter().any(|o| o == s)
+        {
+            out.push(s.to_string());
+        }
+    };
+    plan.vars.values().for_each(&mut push);
+    for node in &plan.graph {
+        node.inputs.values().for_each(&mut push);
+    }
+    out.truncate(MAX_TABLE_FILES);
+    out
+}
+
+/// The schema of each table file among `paths` that the policy lets us read.
+pub fn file_schemas(policy: &keiri_fs::PathPolicy, paths: &[String]) -> Vec<FileSchema> {
+    paths
+        .iter()
+        .filter(|p| is_table_path(p))
+        .take(MAX_TABLE_FILES)
+        .filter_map(|raw| {
+            let resolved = policy.resolve_existing(raw).ok()?;
+            let format = keiri_docs::Format::from_path(&resolved).ok()?;
+            let bytes = keiri_docs::read_capped(&resolved, MAX_TABLE_BYTES).ok()?;
+            let tables = keiri_docs::schema::tables(&bytes, format).ok()?;
+            Some(FileSchema {
+                path: raw.trim().to_string(),
+                tables: tables
+                    .into_iter()
+                    .map(|t| TableSchema {
+                        sheet: t.sheet,
+                        columns: t
+                            .columns
+                            .into_iter()
+                            .map(|c| ColumnSchema {
+                                name: c.name,
+                                ty: c.ty.to_string(),
+                            })
+                            .collect(),
+                    })
+                    .collect(),
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,329 @@
+//! The data contract between a plan and the files it reads: `column.unknown`, the column
+//! question it raises, and answering it.
+
+use keiri_plan::{
+    AnswerUse, Catalog, ColumnSchema, FileSchema, Lang, Options, Plan, RequirementKind,
+    TableSchema, apply_answers, build_requirements, fit_columns, load_plan, normalize_column,
+    validate,
+};
+use serde_json::{Map, Value, json};
+
+use super::repo_root;
+
+fn shipped_catalog() -> Catalog {
+    Catalog::load(&[repo_root().join("block_specs")]).0
+}
+
+/// The attached invoices CSV: Japanese headers, none of them the template's defaults.
+fn invoices() -> FileSchema {
+    let column = |name: &str, ty: &str| ColumnSchema {
+        name: name.into(),
+        ty: ty.into(),
+    };
+    FileSchema {
+        path: "inputs/invoices.csv".into(),
+        tables: vec![TableSchema {
+            sheet: None,
+            columns: vec![
+                column("請求書番号", "text"),
+                column("取引先名", "text"),
+                column("金額", "number"),
+                column("Invoice Date", "date"),
+            ],
+        }],
+    }
+}
+
+/// The shipped duplicate-invoice flow, reading the CSV through a var, as compose makes it.
+const PLAN: &str = r#"
+id: dup
+vars:
+  invoice_csv: inputs/invoices.csv
+graph:
+  - id: read
+    block: csv.read
+    in: {path: "${vars.invoice_csv}"}
+    out: {rows: invoices}
+  - id: dates
+    block: transforms.normalize_dates
+    in: {rows: "${read.invoices}", fields: [invoice_date]}
+    out: {rows: rows}
+  - id: detect
+    block: matching.duplicate_invoices
+    in:
+      rows: "${dates.rows}"
+      vendor_field: vendor
+      amount_field: 金額
+      invoice_no_field: 請求書番号
+    out: {duplicates: duplicates}
+"#;
+
+fn plan(yaml: &str) -> Plan {
+    load_plan(yaml).unwrap().plan
+}
+
+fn options(lang: Lang, files: Vec<FileSchema>) -> Options {
+    Options {
+        lang,
+        file_schemas: files,
+        ..Options::default()
+    }
+}
+
+/// (code, node, path) of the `column.unknown` findings.
+fn unknown_columns(plan: &Plan, lang: Lang, files: Vec<FileSchema>) -> Vec<(String, String)> {
+    validate(plan, &shipped_catalog(), &options(lang, files))
+        .into_iter()
+        .filter(|f| f.code == "column.unknown")
+        .map(|f| (f.node_id.unwrap_or_default(), f.path))
+        .collect()
+}
+
+#[test]
+fn a_column_the_attached_csv_lacks_is_a_finding_with_the_real_columns_as_hint() {
+    let p = plan(PLAN);
+    let findings: Vec<_> = validate(&p, &shipped_catalog(), &options(Lang::Ja, vec![invoices()]))
+        .into_iter()
+        .filter(|f| f.code == "column.unknown")
+        .collect();
+    let at: Vec<(&str, &str)> = findings
+        .iter()
+        .map(|f| (f.node_id.as_deref().unwrap(), f.path.as_str()))
+        .collect();
+    // Through normalize_dates' pass-through rows back to the CSV; 金額 and 請求書番号 exist.
+    assert_eq!(
+        at,
+        [
+            ("dates", "/graph/1/in/fields/0"),
+            ("detect", "/graph/2/in/vendor_field")
+        ]
+    );
+    let vendor = &findings[1];
+    assert_eq!(
+        vendor.message,
+        "detect の vendor_field が指定する列「vendor」は inputs/invoices.csv にありません"
+    );
+    assert_eq!(
+        vendor.hint.as_deref(),
+        Some(
+            "inputs/invoices.csv の列から選んでください: 請求書番号, 取引先名, 金額, Invoice Date"
+        )
+    );
+    assert_eq!(
+        vendor.choices,
+        ["請求書番号", "取引先名", "金額", "Invoice Date"]
+    );
+    // A header that differs only in case and spacing is named in the hint.
+    assert_eq!(
+        findings[0].hint.as_deref(),
+        Some(
+            "「Invoice Date」のことなら、その名前に直してください。inputs/invoices.csv の列: 請求書番号, 取引先名, 金額, Invoice Date"
+        )
+    );
+}
+
+#[test]
+fn the_english_message_names_the_file_and_the_column() {
+    let p = plan(PLAN);
+    let f = validate(&p, &shipped_catalog(), &options(Lang::En, vec![invoices()]))
+        .into_iter()
+        .find(|f| f.path == "/graph/2/in/vendor_field")
+        .unwrap();
+    assert_eq!(
+        f.message,
+        "detect.vendor_field names the column \"vendor\", which inputs/invoices.csv does not have"
+    );
+}
+
+#[test]
+fn nothing_is_claimed_without_the_file_or_when_the_trail_is_lost() {
+    let p = plan(PLAN);
+    // No schema: nothing checked.
+    assert!(unknown_columns(&p, Lang::Ja, Vec::new()).is_empty());
+    // A schema of another file: nothing checked.
+    let mut other = invoices();
+    other.path = "inputs/other.csv".into();
+    assert!(unknown_columns(&p, Lang::Ja, vec![other]).is_empty());
+    // The path known only at run time.
+    let open = PLAN.replace("invoice_csv: inputs/invoices.csv", "invoice_csv: null");
+    assert!(unknown_columns(&plan(&open), Lang::Ja, vec![invoices()]).is_empty());
+    // A reader told which columns to read has other columns than the header.
+    let picked = PLAN.replace(
+        r#"in: {path: "${vars.invoice_csv}"}"#,
+        r#"in: {path: "${vars.invoice_csv}", columns: [vendor, invoice_date]}"#,
+    );
+    assert!(unknown_columns(&plan(&picked), Lang::Ja, vec![invoices()]).is_empty());
+}
+
+#[test]
+fn a_workbook_sheet_is_checked_against_that_sheet() {
+    let yaml = r#"
+id: wb
+graph:
+  - id: read
+    block: excel.read_workbook
+    in: {path: book.xlsx, sheet: 明細}
+    out: {rows: rows}
+  - id: sum
+    block: transforms.group_aggregate
+    in: {rows: "${read.rows}", by: [部門, 勘定科目], aggregations: [{field: 金額, op: sum}]}
+    out: {rows: totals}
+"#;
+    let table = |sheet: &str, names: &[&str]| TableSchema {
+        sheet: Some(sheet.into()),
+        columns: names
+            .iter()
+            .map(|n| ColumnSchema {
+                name: (*n).into(),
+                ty: "text".into(),
+            })
+            .collect(),
+    };
+    let book = FileSchema {
+        path: "book.xlsx".into(),
+        tables: vec![
+            table("表紙", &["部門", "勘定科目", "金額"]),
+            table("明細", &["部署", "勘定科目", "税込金額"]),
+        ],
+    };
+    assert_eq!(
+        unknown_columns(&plan(yaml), Lang::Ja, vec![book]),
+        [
+            ("sum".to_string(), "/graph/1/in/by/0".to_string()),
+            (
+                "sum".to_string(),
+                "/graph/1/in/aggregations/0/field".to_string()
+            ),
+        ]
+    );
+}
+
+#[test]
+fn the_column_question_offers_the_headers_and_its_answer_fits_the_plan() {
+    let catalog = shipped_catalog();
+    let p = plan(PLAN);
+    let opts = options(Lang::Ja, vec![invoices()]);
+    let findings = validate(&p, &catalog, &opts);
+    let questions = build_requirements(&p, &findings, &catalog);
+    let columns: Vec<_> = questions
+        .iter()
+        .filter(|q| q.answer_use == AnswerUse::Column)
+        .collect();
+    let ids: Vec<&str> = columns.iter().map(|q| q.id.as_str()).collect();
+    assert_eq!(ids, ["dates_fields_1", "detect_vendor_field"]);
+    let vendor = columns[1];
+    assert_eq!(vendor.kind, RequirementKind::Select);
+    assert_eq!(
+        vendor.options,
+        [
+            json!("請求書番号"),
+            json!("取引先名"),
+            json!("金額"),
+            json!("Invoice Date")
+        ]
+    );
+    assert_eq!(vendor.label, "取引先（名前またはコード）の列名");
+    assert_eq!(
+        vendor.label_en.as_deref(),
+        Some("Vendor name or code column")
+    );
+    assert_eq!(vendor.target.input.as_deref(), Some("vendor_field"));
+    assert_eq!(columns[0].target.index, Some(0));
+
+    // An answer that is not a header is refused.
+    let mut answers = Map::new();
+    answers.insert("detect_vendor_field".into(), json!("vendor_name"));
+    answers.insert("dates_fields_1".into(), json!("Invoice Date"));
+    let owned: Vec<_> = columns.iter().map(|q| (*q).clone()).collect();
+    match apply_answers(&p, &owned, &answers).unwrap_err() {
+        keiri_plan::AnswerError::Invalid { problems } => {
+            let codes: Vec<&str> = problems.iter().map(|p| p.code).collect();
+            assert_eq!(codes, ["answer.not_an_option"]);
+        }
+        other => panic!("{other:?}"),
+    }
+
+    // Picked headers go into vars and the inputs read them: no finding is left.
+    answers.insert("detect_vendor_field".into(), json!("取引先名"));
+    let answered = apply_answers(&p, &owned, &answers).unwrap();
+    assert_eq!(answered.vars["detect_vendor_field"], json!("取引先名"));
+    assert_eq!(answered.vars["dates_fields_1"], json!("Invoice Date"));
+    let detect = answered.graph.iter().find(|n| n.id == "detect").unwrap();
+    assert_eq!(
+        detect.inputs["vendor_field"],
+        json!("${vars.detect_vendor_field}")
+    );
+    let dates = answered.graph.iter().find(|n| n.id == "dates").unwrap();
+    assert_eq!(dates.inputs["fields"], json!(["${vars.dates_fields_1}"]));
+    let after = validate(&answered, &catalog, &opts);
+    assert!(
+        after.iter().all(|f| f.code != "column.unknown"),
+        "{after:#?}"
+    );
+    assert!(
+        build_requirements(&answered, &after, &catalog)
+            .iter()
+            .all(|q| q.answer_use != AnswerUse::Column)
+    );
+}
+
+#[test]
+fn columns_equal_after_normalising_are_fitted_and_others_are_left_for_a_question() {
+    let catalog = shipped_catalog();
+    let (fitted, done) = fit_columns(&plan(PLAN), &catalog, &[invoices()]);
+    assert_eq!(
+        done,
+        [(
+            "dates".to_string(),
+            "fields".to_string(),
+            "invoice_date".to_string(),
+            "Invoice Date".to_string()
+        )]
+    );
+    let dates = fitted.graph.iter().find(|n| n.id == "dates").unwrap();
+    assert_eq!(dates.inputs["fields"], json!(["Invoice Date"]));
+    assert_eq!(
+        unknown_columns(&fitted, Lang::Ja, vec![invoices()]),
+        [("detect".to_string(), "/graph/2/in/vendor_field".to_string())]
+    );
+}
+
+#[test]
+fn normalising_folds_case_width_spaces_and_underscores() {
+    for (a, b) in [
+        ("Vendor", "vendor"),
+        ("ｖｅｎｄｏｒ", "vendor"),
+        ("invoice_date", "Invoice Date"),
+        ("取引先 名", "取引先名"),
+        ("ＩＤ", "id"),
+    ] {
+        assert_eq!(normalize_column(a), normalize_column(b), "{a} / {b}");
+    }
+    assert_ne!(
+        normalize_column("取引先名"),
+        normalize_column("取引先コード")
+    );
+}
+
+#[test]
+fn the_shipped_column_inputs_name_an_input_of_their_block() {
+    // Every `column_of` names a rows input and every `columns_from` an input of the same
+    // block: a typo in a spec would silently switch the check off.
+    let catalog = shipped_catalog();
+    let mut seen = 0;
+    for spec in catalog.blocks() {
+        for port in spec.inputs.values().chain(spec.outputs.values()) {
+            for key in ["column_of", "columns_from"] {
+                if let Some(Value::String(input)) = port.extra.get(key) {
+                    seen += 1;
+                    assert!(
+                        spec.inputs.contains_key(input),
+                        "{}: {key}: {input}",
+                        spec.id
+                    );
+                }
+            }
+        }
+    }
+    assert!(seen >= 30, "{seen}");
+}
