@@ -82,6 +82,7 @@ mod engine;
 mod error;
 mod formula;
 mod guard;
+mod op_schema;
 mod package;
 mod patch;
 mod sheet;
@@ -95,6 +96,7 @@ pub use contract::{
 };
 pub use error::Error;
 pub use formula::{Shifted, SyntaxError, shift as shift_formula};
+pub use op_schema::{OpSchema, describe_op, list_ops};
 pub use patch::{PatchEnv, output_name};
 
 /// Applies a patch request; see the crate documentation for the semantics and
