@@ -17,7 +17,17 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { REPO, completion, launchChromium, openPage, requirePrerequisites, screenshot, startFakeLlm, startServe } from './support.mjs';
+import {
+  REPO,
+  checkScreen,
+  completion,
+  launchChromium,
+  openPage,
+  requirePrerequisites,
+  screenshot,
+  startFakeLlm,
+  startServe,
+} from './support.mjs';
 
 /** The tools the plan-editing skill allows, read from its SKILL.md (the bundled skillpack). */
 function allowedTools(skill) {
@@ -266,6 +276,7 @@ describe('the Design chat edits the plan only after approval', () => {
     await page.getByTestId('chat-undo').waitFor({ state: 'detached' });
     assert.equal(readFileSync(path.join(workspace, planPath(llm.requests[0].body)), 'utf8'), original);
   });
+    await checkScreen(page, 'chat-08-diff');
 
   it('rejects the same edit: the plan stays as it was', async () => {
     await send('もう一度、承認ステップを追加して', 2);

@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { launchChromium, openPage, requirePrerequisites, screenshot, startServe } from './support.mjs';
+import { checkScreen, launchChromium, openPage, requirePrerequisites, screenshot, startServe } from './support.mjs';
 
 // A plan using our catalog's real block ids. `csv.reed` is a typo of `csv.read` (unknown
 // block) and the filter misses its required `condition`.
@@ -107,6 +107,7 @@ describe('design tab against keiri serve', () => {
     await screenshot(page, '02-findings.png');
 
     await unknown.click();
+    await checkScreen(page, 'design-02-findings');
     const active = await page.locator('.cm-activeLine').textContent();
     assert.match(active ?? '', /csv\.reed/);
   });
@@ -144,6 +145,7 @@ describe('design tab against keiri serve', () => {
     const text = await editorText(page);
     assert.equal(text, `${VALID_PLAN}  - id: csv_read\n    block: csv.read\n    in:\n      path: ""\n`);
     await page.getByTestId('catalog-search').fill('');
+    await checkScreen(page, 'design-03-registered');
   });
 
   it('switches the whole UI and the validator to English', async () => {

@@ -18,7 +18,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } 
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { REPO, launchChromium, openPage, requireFile, requirePrerequisites, screenshot, startServe } from './support.mjs';
+import { REPO, checkScreen, launchChromium, openPage, requireFile, requirePrerequisites, screenshot, startServe } from './support.mjs';
 
 const SAMPLE = path.join(REPO, 'samples', 'invoices.csv');
 const TEMPLATES = ['invoice_duplicate_detection', 'exception_report'];
@@ -121,6 +121,7 @@ describe('試行実行 against keiri serve', () => {
     assert.equal(numbers.filter((t) => t.includes('INV-2025-0301')).length, 3, numbers.join('\n'));
     assert.equal(numbers.filter((t) => /TJ-2025-088(12|21)/.test(t)).length, 2, numbers.join('\n'));
     await screenshot(page, 'screenshots/run-01-duplicates.png');
+    await checkScreen(page, 'run-01-duplicates');
 
     // The report workbook the write node saved under the run folder, cell by cell.
     await page.locator(`[data-testid="run-node"][data-node-id="${byName('__write')}"] button`).first().click();
@@ -136,6 +137,7 @@ describe('試行実行 against keiri serve', () => {
     await page.locator(`[data-testid="graph-node"][data-node-id="${byName('__detect')}"][data-run-state="done"]`).waitFor();
     await page.locator(`[data-testid="graph-node"][data-node-id="${byName('__confirm')}"][data-run-state="paused"]`).waitFor();
     await screenshot(page, 'screenshots/run-02-graph.png');
+    await checkScreen(page, 'run-02-graph');
   });
 
   it('keeps the paused run when the window is reloaded, and finishes it after the confirmation', async () => {

@@ -18,6 +18,7 @@ import { after, before, describe, it } from 'node:test';
 import zlib from 'node:zlib';
 import {
   REPO,
+  checkScreen,
   completion,
   freePort,
   launchChromium,
@@ -174,7 +175,11 @@ function reportWorkbook() {
 /** `keiri serve` on `workspace` talking to the fake LLM only (as model `fake-model`). */
 const startStudio = (workspace, llmBaseUrl) => startServe(workspace, { llmBaseUrl, env: { KEIRI_LLM_MODEL: 'fake-model' } });
 
-const shot = (page, name) => screenshot(page, `screenshots/${name}.png`);
+/** A screenshot of a main screen, which must also be in plain Japanese with nothing clipped. */
+const shot = async (page, name) => {
+  await screenshot(page, `screenshots/${name}.png`);
+  await checkScreen(page, `studio-${name}`);
+};
 
 function messagesText(request) {
   return (request.body?.messages ?? []).map((message) => (typeof message.content === 'string' ? message.content : '')).join('\n');

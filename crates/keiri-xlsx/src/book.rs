@@ -76,6 +76,8 @@ pub(crate) struct Book {
     /// Relationship parts of worksheets that got a table: part → (original, if any; new
     /// relationship elements).
     sheet_rels: Vec<(String, Option<Rels>, Vec<String>)>,
+    /// Original tables deleted by this patch: (table part, sheet rels part, relationship span).
+    deleted_tables: Vec<(String, String, (usize, usize))>,
     /// `styles.xml` and its part name, loaded by the first styling op.
     styles: Option<(String, Styles)>,
     /// Whether any op changed anything.
@@ -194,6 +196,7 @@ impl Book {
             sst: None,
             new_tables: Vec::new(),
             sheet_rels: Vec::new(),
+            deleted_tables: Vec::new(),
             styles: None,
             changed: false,
             recalc: false,
@@ -495,6 +498,56 @@ impl Book {
         Ok(Ok(name))
     }
 
+    /// Removes an original table of sheet `index` by name: its part, its relationship, its
+    /// content-type override and its `<tablePart>`; the cells stay as they are.
+    pub fn delete_table(&mut self, index: usize, name: &str) -> Result<Result<(), String>, Error> {
+        let sheet_part = match self.sheets.get(index).map(|s| &s.origin) {
+            Some(Origin::Existing {
+                part: Some(part), ..
+            }) => part.clone(),
+            _ => return Ok(Err(format!("the sheet has no table named {name}"))),
+        };
+        let rels_part = package::rels_part_of(&sheet_part);
+        let Some(text) = self.pkg.read_text(&rels_part)? else {
+            return Ok(Err(format!("the sheet has no table named {name}")));
+        };
+        let rels = package::parse_rels(&self.pkg.display, &rels_part, text)?;
+        let mut found = None;
+        for r in rels
+            .rels
+            .iter()
+            .filter(|r| r.kind() == "table" && !r.external)
+        {
+            let part = package::resolve_target(&sheet_part, &r.target);
+            let Some(table) = self.pkg.read_text(&part)? else {
+                continue;
+            };
+            let table_name =
+                table_attr(&table, "displayName").or_else(|| table_attr(&table, "name"));
+            if table_name.is_some_and(|n| n.eq_ignore_ascii_case(name.trim())) {
+                found = Some((part, r.id.clone(), r.span));
+            }
+        }
+        let Some((part, rid, span)) = found else {
+            return Ok(Err(format!(
+                "the sheet has no table named {name} saved in the workbook (a table added by \
+                 this patch cannot be deleted in it)"
+            )));
+        };
+        if self.deleted_tables.iter().any(|(p, _, _)| *p == part) {
+            return Ok(Err(format!("the table {name} is already deleted")));
+        }
+        if !self.sheet_rels.iter().any(|(p, _, _)| *p == rels_part) {
+            self.sheet_rels
+                .push((rels_part.clone(), Some(rels), Vec::new()));
+        }
+        self.deleted_tables.push((part, rels_part, span));
+        let (doc, _) = self.doc_mut(index)?;
+        doc.remove_table_part(&rid);
+        self.changed = true;
+        Ok(Ok(()))
+    }
+
     /// Whether a sheet's part has its own relationships (drawings, comments, tables, …).
     pub fn has_related_parts(&self, index: usize) -> bool {
         match self.sheets.get(index).map(|s| &s.origin) {
@@ -636,8 +689,12 @@ impl Book {
                 Origin::Existing { part: None, .. } => {}
             }
         }
-        let mut removed_parts: Vec<String> =
-            self.deleted.iter().filter_map(|(_, p)| p.clone()).collect();
+        let mut removed_parts: Vec<String> = self
+            .deleted
+            .iter()
+            .filter_map(|(_, p)| p.clone())
+            .chain(self.deleted_tables.iter().map(|(p, _, _)| p.clone()))
+            .collect();
         for part in &removed_parts {
             if let Some(i) = self.pkg.find(part) {
                 changes.removed.insert(i);
@@ -653,7 +710,22 @@ impl Book {
             match original {
                 Some(rels) => {
                     if let Some(i) = self.pkg.find(rels_part) {
-                        let text = xml::splice(&rels.text, vec![rels.insertion(added.concat())]);
+                        let mut splices: Vec<(usize, usize, String)> = self
+                            .deleted_tables
+                            .iter()
+                            .filter(|(_, r, _)| r == rels_part)
+                            .map(|(_, _, span)| (span.0, span.1, String::new()))
+                            .collect();
+                        if splices.len() == rels.rels.len() && added.is_empty() {
+                            // Nothing left to relate: the part goes, as Excel writes no empty
+                            // relationship parts.
+                            changes.removed.insert(i);
+                            continue;
+                        }
+                        if !added.is_empty() {
+                            splices.push(rels.insertion(added.concat()));
+                        }
+                        let text = xml::splice(&rels.text, splices);
                         changes
                             .replaced
                             .insert(i, NewPart::Bytes(text.into_bytes()));

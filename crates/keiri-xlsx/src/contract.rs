@@ -11,8 +11,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::design::{
-    self, ApplyTableStyle, AutoFitColumns, DrawGridBorder, MergeRange, RestoreDesignSnapshot,
-    SetAlignment, SetBold, SetDimensions, SetFillColor, SetFontColor, SetFontSize, SetStyle,
+    self, ApplyTableStyle, AutoFitColumns, DeleteTable, DrawGridBorder, MergeRange,
+    RestoreDesignSnapshot, SetAlignment, SetBold, SetDimensions, SetFillColor, SetFontColor,
+    SetFontSize, SetStyle,
 };
 
 /// A scalar a cell holds or a request gives: text, number or boolean. `null` (an empty cell) is
@@ -166,6 +167,8 @@ pub enum PatchOp {
     SetStyle(SetStyle),
     /// Makes a range an Excel table with a table style.
     ApplyTableStyle(ApplyTableStyle),
+    /// Removes a table (extension: the inverse of `apply_table_style`).
+    DeleteTable(DeleteTable),
     /// Restores what a design op changed (the inverse of the design ops).
     RestoreDesignSnapshot(RestoreDesignSnapshot),
 }
@@ -194,6 +197,7 @@ pub enum OpKind {
     SetAlignment,
     SetStyle,
     ApplyTableStyle,
+    DeleteTable,
     RestoreDesignSnapshot,
 }
 
@@ -220,12 +224,13 @@ impl OpKind {
             OpKind::SetAlignment => "set_alignment",
             OpKind::SetStyle => "set_style",
             OpKind::ApplyTableStyle => "apply_table_style",
+            OpKind::DeleteTable => "delete_table",
             OpKind::RestoreDesignSnapshot => "restore_design_snapshot",
         }
     }
 
     /// Every op, in the order of ExStruct's op list (then our extensions).
-    pub const ALL: [OpKind; 21] = [
+    pub const ALL: [OpKind; 22] = [
         OpKind::SetValue,
         OpKind::SetFormula,
         OpKind::AddSheet,
@@ -247,6 +252,7 @@ impl OpKind {
         OpKind::ApplyTableStyle,
         OpKind::RestoreDesignSnapshot,
         OpKind::DeleteSheet,
+        OpKind::DeleteTable,
     ];
 
     /// Whether the op is one of the styling and structure ops (see the `design` module).
@@ -304,6 +310,7 @@ impl OpKind {
             OpKind::AutoFitColumns => &["sheet", "columns", "min_width", "max_width"],
             OpKind::MergeCells | OpKind::UnmergeCells => &["sheet", "range"],
             OpKind::ApplyTableStyle => &["sheet", "range", "style", "table_name"],
+            OpKind::DeleteTable => &["sheet", "table_name"],
             OpKind::RestoreDesignSnapshot => &["sheet", "design_snapshot"],
         }
     }
@@ -331,6 +338,7 @@ impl OpKind {
             "set_alignment" => OpKind::SetAlignment,
             "set_style" => OpKind::SetStyle,
             "apply_table_style" => OpKind::ApplyTableStyle,
+            "delete_table" => OpKind::DeleteTable,
             "restore_design_snapshot" => OpKind::RestoreDesignSnapshot,
             _ => return None,
         })
@@ -360,6 +368,7 @@ impl PatchOp {
             PatchOp::SetAlignment(_) => OpKind::SetAlignment,
             PatchOp::SetStyle(_) => OpKind::SetStyle,
             PatchOp::ApplyTableStyle(_) => OpKind::ApplyTableStyle,
+            PatchOp::DeleteTable(_) => OpKind::DeleteTable,
             PatchOp::RestoreDesignSnapshot(_) => OpKind::RestoreDesignSnapshot,
         }
     }
@@ -385,6 +394,7 @@ impl PatchOp {
             PatchOp::SetAlignment(o) => &o.sheet,
             PatchOp::SetStyle(o) => &o.sheet,
             PatchOp::ApplyTableStyle(o) => &o.sheet,
+            PatchOp::DeleteTable(o) => &o.sheet,
             PatchOp::RestoreDesignSnapshot(o) => &o.sheet,
         }
     }
@@ -411,6 +421,7 @@ impl PatchOp {
             PatchOp::SetAlignment(o) => &mut o.sheet,
             PatchOp::SetStyle(o) => &mut o.sheet,
             PatchOp::ApplyTableStyle(o) => &mut o.sheet,
+            PatchOp::DeleteTable(o) => &mut o.sheet,
             PatchOp::RestoreDesignSnapshot(o) => &mut o.sheet,
         }
     }
@@ -500,6 +511,7 @@ impl PatchOp {
             }
             PatchOp::UnmergeCells(o) => strict_area(&o.range).map(|_| ()),
             PatchOp::ApplyTableStyle(o) => o.validate().map(|_| ()),
+            PatchOp::DeleteTable(o) => design::check_table_name(o.table_name.trim()),
             PatchOp::RestoreDesignSnapshot(o) => {
                 for c in &o.design_snapshot.cell_styles {
                     design::strict_cell(&c.cell, "cell")?;
@@ -605,6 +617,7 @@ fn design_op(
         OpKind::SetAlignment => PatchOp::SetAlignment(read(op, value)?),
         OpKind::SetStyle => PatchOp::SetStyle(read(op, value)?),
         OpKind::ApplyTableStyle => PatchOp::ApplyTableStyle(read(op, value)?),
+        OpKind::DeleteTable => PatchOp::DeleteTable(read(op, value)?),
         OpKind::RestoreDesignSnapshot => PatchOp::RestoreDesignSnapshot(read(op, value)?),
         _ => return Err(format!("{op} is not a design op")),
     };

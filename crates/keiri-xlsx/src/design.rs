@@ -2,7 +2,7 @@
 //! `set_font_color`, `set_fill_color`, `set_alignment`, `set_style`, `draw_grid_border`),
 //! structure (`set_dimensions`, `auto_fit_columns`, `merge_cells`, `unmerge_cells`) and the
 //! inverse op that undoes any of them (`restore_design_snapshot`), and `apply_table_style`
-//! (a new table part). ExStruct's `create_chart` (COM only there) is not implemented (an
+//! (a new table part) with its inverse, the extension `delete_table`. ExStruct's `create_chart` (COM only there) is not implemented (an
 //! unknown op here).
 //!
 //! Names, fields, aliases and validation follow ExStruct's patch op models, so a request that
@@ -256,6 +256,16 @@ impl ApplyTableStyle {
         }
         strict_area(&self.range)
     }
+}
+
+/// `delete_table` (extension, the inverse of `apply_table_style`): removes a table saved in
+/// the workbook, its part and its references; the cells keep their values and styles.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeleteTable {
+    #[serde(default)]
+    pub sheet: String,
+    pub table_name: String,
 }
 
 /// Excel's rules for a table name: a letter, `_` or `\` first, then letters, digits, `_` and

@@ -125,6 +125,8 @@ pub(crate) struct SheetDoc {
     root_close: usize,
     /// New `<tablePart>` elements, added to `<tableParts>` (created when missing).
     table_parts: Vec<String>,
+    /// Relationship ids of `<tablePart>`s to remove.
+    removed_table_parts: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -241,6 +243,7 @@ impl SheetDoc {
             top: Vec::new(),
             root_close: 0,
             table_parts: Vec::new(),
+            removed_table_parts: Vec::new(),
         };
         let mut r = xml::reader(&xml);
         let mut depth = 0usize;
@@ -659,6 +662,7 @@ impl SheetDoc {
             || !self.widths.is_empty()
             || self.merges_changed
             || !self.table_parts.is_empty()
+            || !self.removed_table_parts.is_empty()
     }
 
     /// The style index a cell shows now (its own, else its row's or column's; 0 by default).
@@ -689,6 +693,11 @@ impl SheetDoc {
     /// Adds a `<tablePart>` element (already rendered) to the sheet's `<tableParts>`.
     pub fn add_table_part(&mut self, xml: String) {
         self.table_parts.push(xml);
+    }
+
+    /// Removes the `<tablePart>` with this relationship id.
+    pub fn remove_table_part(&mut self, rid: &str) {
+        self.removed_table_parts.push(rid.to_string());
     }
 
     /// The element prefix of the worksheet (`x:` or empty).
@@ -987,7 +996,7 @@ impl SheetDoc {
                 plan.push((a, b, Piece::Text(t)));
             }
         }
-        if !self.table_parts.is_empty() {
+        if !self.table_parts.is_empty() || !self.removed_table_parts.is_empty() {
             let existing = self
                 .top_span(b"tableParts")
                 .and_then(|(a, b)| self.xml.get(a..b));
@@ -996,11 +1005,27 @@ impl SheetDoc {
                 .filter(|t| !t.trim_end().ends_with("/>"))
                 .and_then(|t| Some(t.get(t.find('>')? + 1..t.rfind("</")?)?.to_string()))
                 .unwrap_or_default();
-            let count = old_inner.matches("tablePart ").count() + self.table_parts.len();
-            let text = format!(
-                "<{p}tableParts count=\"{count}\">{old_inner}{}</{p}tableParts>",
-                self.table_parts.concat()
-            );
+            // Each old `<tablePart .../>`, kept unless its relationship is removed.
+            let kept: Vec<&str> = old_inner
+                .split_inclusive("/>")
+                .filter(|e| {
+                    !self
+                        .removed_table_parts
+                        .iter()
+                        .any(|rid| e.contains(&format!(":id=\"{rid}\"")))
+                })
+                .collect();
+            let count =
+                kept.iter().filter(|e| e.contains("tablePart")).count() + self.table_parts.len();
+            let text = if count == 0 {
+                String::new()
+            } else {
+                format!(
+                    "<{p}tableParts count=\"{count}\">{}{}</{p}tableParts>",
+                    kept.concat(),
+                    self.table_parts.concat()
+                )
+            };
             if let Some((a, b, t)) = self.element_piece(b"tableParts", text) {
                 plan.push((a, b, Piece::Text(t)));
             }

@@ -159,6 +159,22 @@ impl Run<'_> {
             PatchOp::MergeCells(o) => return self.merge(i, op, si, &o.range),
             PatchOp::UnmergeCells(o) => return self.unmerge(i, op, si, &o.range),
             PatchOp::ApplyTableStyle(o) => return self.apply_table(i, op, si, o),
+            PatchOp::DeleteTable(o) => {
+                let name = o.table_name.trim();
+                if let Err(e) = self.book.delete_table(si, name)? {
+                    return Ok(Err(e));
+                }
+                self.inverse.push(Vec::new());
+                self.push_design_diff(
+                    i,
+                    op,
+                    si,
+                    None,
+                    ValueKind::Style,
+                    format!("table_deleted={name}"),
+                );
+                return Ok(Ok(()));
+            }
             PatchOp::RestoreDesignSnapshot(o) => {
                 return self.restore(i, op, si, &o.design_snapshot);
             }
@@ -556,13 +572,16 @@ impl Run<'_> {
             Ok(name) => name,
             Err(e) => return Ok(Err(e)),
         };
-        if self.req.return_inverse_ops {
-            self.warnings.push(format!(
-                "op[{i}] apply_table_style: no inverse op removes the table {name} yet (ExStruct \
-                 has none either); delete it in Excel to undo"
-            ));
-        }
-        self.inverse.push(Vec::new());
+        // ExStruct gives no inverse here; ours removes the table again (once it is saved).
+        let sheet = self.sheet_name(si);
+        self.inverse.push(if self.req.return_inverse_ops {
+            vec![PatchOp::DeleteTable(design::DeleteTable {
+                sheet,
+                table_name: name.clone(),
+            })]
+        } else {
+            Vec::new()
+        });
         self.push_design_diff(
             i,
             op,

@@ -591,6 +591,34 @@ fn apply_table_style_adds_a_table_part_with_its_relationship_and_content_type() 
         .unwrap();
     let err = res.error.unwrap().message;
     assert!(err.contains("Table name already exists: 経費一覧"), "{err}");
+
+    // The inverse op removes the table again: the parts are those of the first patch's input.
+    let ws2 = Workspace::new();
+    let name2 = ws2.add_fixture(BOOK);
+    let with_headers = ws2.ok(json!({"xlsx_path": name2, "sheet": SHEET, "out_name": "h.xlsx",
+        "ops": [{"op": "set_range_values", "range": "Z1:AA2", "values": [["科目", "金額"], ["旅費", 1]]}]}));
+    let table = ws2.ok(
+        json!({"xlsx_path": "h.xlsx", "sheet": SHEET, "out_name": "t.xlsx",
+        "return_inverse_ops": true,
+        "ops": [{"op": "apply_table_style", "range": "Z1:AA2", "style": "TableStyleLight9"}]}),
+    );
+    let undo = serde_json::to_value(&table.inverse_ops).unwrap();
+    assert_eq!(
+        undo,
+        json!([{"op": "delete_table", "sheet": SHEET, "table_name": "Table1"}])
+    );
+    let back = ws2.ok(json!({"xlsx_path": "t.xlsx", "ops": undo, "out_name": "back.xlsx"}));
+    let original = entries(Path::new(&with_headers.out_path));
+    let restored = entries(Path::new(&back.out_path));
+    assert_eq!(
+        original.keys().collect::<Vec<_>>(),
+        restored.keys().collect::<Vec<_>>(),
+        "the table part is gone again"
+    );
+    let types = String::from_utf8(restored["[Content_Types].xml"].clone()).unwrap();
+    assert!(!types.contains("table+xml"), "{types}");
+    let sheet = part(Path::new(&back.out_path), "xl/worksheets/sheet1.xml");
+    assert!(!sheet.contains("tablePart"), "{sheet}");
 }
 
 #[test]
