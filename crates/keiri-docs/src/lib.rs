@@ -15,6 +15,9 @@
 //! * [`extract_sections`] reads `requests[{file_path, sections[{start_line, end_line,
 //!   label}]}]` in one call with batch limits, partial success and `fail_fast`.
 //! * [`file_metrics`] measures up to 200 files, four at a time.
+//! * [`workbook_cells`] reads every worksheet's cell values (to compare two workbooks) and
+//!   [`workbook_window`] the cells of a few small rectangles with their formulas and the values
+//!   cached for them (the neighbours a preview grid draws around a change).
 //! * [`schema::tables`] gives a CSV's or workbook's header rows (per sheet) with the type
 //!   their first values suggest, for checking plans against the files they read.
 //!
@@ -81,4 +84,6 @@ pub use model::*;
 pub use output::to_toon;
 pub use sections::{extract_sections, reading_options};
 pub use text::{DecodedText, decode as decode_text};
-pub use xlsx::{CellData, SheetCells, WorkbookCells, workbook_cells};
+pub use xlsx::{
+    CellData, CellWindow, SheetCells, WindowCell, WorkbookCells, workbook_cells, workbook_window,
+};

@@ -174,6 +174,88 @@ pub fn workbook_cells(bytes: &[u8], max_cells: usize) -> Result<WorkbookCells> {
     })
 }
 
+/// A rectangle of one worksheet to read: rows and columns 0-based, inclusive.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CellWindow {
+    pub sheet: String,
+    pub rows: (u32, u32),
+    pub cols: (u32, u32),
+}
+
+/// One non-empty cell of a [`CellWindow`]: its value as the workbook holds it (for a formula,
+/// the value its writer cached; `None` when none was cached) and its formula, if it has one
+/// (without the leading `=`, as the file stores it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct WindowCell {
+    pub row: u32,
+    pub col: u32,
+    pub value: Option<CellData>,
+    pub formula: Option<String>,
+}
+
+/// The cells of each window, in the order of `windows`: `(sheet, cells)`. A window on a sheet
+/// the workbook does not have (or on a chart sheet) gives no cells. The caller bounds the
+/// windows' size; the reader streams the sheet and keeps only the cells inside them, so a
+/// large sheet costs time, not memory. Same zip and part bounds as [`workbook_cells`].
+pub fn workbook_window(
+    bytes: &[u8],
+    windows: &[CellWindow],
+) -> Result<Vec<(String, Vec<WindowCell>)>> {
+    crate::guard::parse(FORMAT, || {
+        let mut workbook = open(bytes)?;
+        let is_1904 = workbook.has_1904_epoch();
+        let names = workbook.sheet_names();
+        let mut out = Vec::with_capacity(windows.len());
+        for window in windows {
+            let mut cells = Vec::new();
+            if !names.contains(&window.sheet) {
+                out.push((window.sheet.clone(), cells));
+                continue;
+            }
+            let mut reader = match workbook.worksheet_cells_reader(&window.sheet) {
+                Ok(reader) => reader,
+                Err(XlsxError::NotAWorksheet(_)) => {
+                    out.push((window.sheet.clone(), cells));
+                    continue;
+                }
+                Err(e) => return Err(xlsx_error(e)),
+            };
+            let inside = |(row, col): (u32, u32)| {
+                (window.rows.0..=window.rows.1).contains(&row)
+                    && (window.cols.0..=window.cols.1).contains(&col)
+            };
+            while let Some(cell) = reader.next_cell_with_formula().map_err(xlsx_error)? {
+                // Rows are stored in ascending order (ECMA-376 18.3.1.73): past the window's
+                // last row nothing more can fall inside it.
+                if cell.pos.0 > window.rows.1 {
+                    break;
+                }
+                if !inside(cell.pos) {
+                    continue;
+                }
+                let value = match &cell.value {
+                    DataRef::Int(i) => Some(CellData::Int(*i)),
+                    DataRef::Float(f) => Some(CellData::Float(*f)),
+                    DataRef::Bool(b) => Some(CellData::Bool(*b)),
+                    other => format_value(other, is_1904).map(CellData::Text),
+                };
+                let formula = cell.formula.filter(|f| !f.is_empty());
+                if value.is_none() && formula.is_none() {
+                    continue;
+                }
+                cells.push(WindowCell {
+                    row: cell.pos.0,
+                    col: cell.pos.1,
+                    value,
+                    formula,
+                });
+            }
+            out.push((window.sheet.clone(), cells));
+        }
+        Ok(out)
+    })
+}
+
 fn resolve_sheet(names: &[String], wanted: &str) -> Result<String> {
     if let Some(name) = names.iter().find(|n| n.as_str() == wanted) {
         return Ok(name.clone());

@@ -14,6 +14,7 @@ mod metrics;
 mod robustness;
 mod sections;
 mod toon;
+mod window;
 
 use std::path::{Path, PathBuf};
 
