@@ -104,15 +104,25 @@ fn call(registry: &Registry, dir: &Path, id: &str, inputs: Inputs) -> Result<Out
     Ok(block(&ctx, &inputs)?)
 }
 
-fn rows_of(outputs: &Outputs) -> Result<Value, Error> {
-    Ok(outputs.get("rows").cloned().ok_or("no rows output")?)
+/// The `rows` output of a node, the rest of its outputs dropped: like the engine, which
+/// drops a node's outputs once the last node that refers to them has run, the pipeline does
+/// not keep a stage's table after the next stage has read it.
+fn rows_of(outputs: Outputs) -> Result<Value, Error> {
+    let mut outputs = outputs.0;
+    Ok(outputs.shift_remove("rows").ok_or("no rows output")?)
+}
+
+/// A memory figure of this process from /proc (Linux): `VmHWM` is the peak resident set so
+/// far, `VmRSS` the current one.
+fn status_mb(field: &str) -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with(field))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
 }
 
 fn peak_rss_mb() -> Option<f64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb / 1024.0)
+    status_mb("VmHWM:")
 }
 
 fn median(mut v: Vec<Duration>) -> Duration {
@@ -184,6 +194,8 @@ fn pipeline(csv: &Path, runs: usize) -> Result<(), Error> {
         "total",
     ];
     let mut times: Vec<Vec<Duration>> = vec![Vec::new(); stages.len()];
+    // Resident and peak memory after each stage of the first run: where the peak happens.
+    let mut memory: Vec<(f64, f64)> = Vec::new();
     let mut groups = 0;
     let mut flagged = 0;
     for _ in 0..runs {
@@ -191,6 +203,12 @@ fn pipeline(csv: &Path, runs: usize) -> Result<(), Error> {
         let mut t = Instant::now();
         let mut lap = |i: usize, times: &mut Vec<Vec<Duration>>| {
             times[i].push(t.elapsed());
+            if times[i].len() == 1 {
+                memory.push((
+                    status_mb("VmRSS:").unwrap_or(0.0),
+                    peak_rss_mb().unwrap_or(0.0),
+                ));
+            }
             t = Instant::now();
         };
         let read = call(
@@ -205,7 +223,7 @@ fn pipeline(csv: &Path, runs: usize) -> Result<(), Error> {
             dir,
             "transforms.normalize_dates",
             Inputs::from_pairs([
-                ("rows", rows_of(&read)?),
+                ("rows", rows_of(read)?),
                 ("fields", json!(["伝票日付"]).into()),
             ]),
         )?;
@@ -215,7 +233,7 @@ fn pipeline(csv: &Path, runs: usize) -> Result<(), Error> {
             dir,
             "transforms.fiscal_period",
             Inputs::from_pairs([
-                ("rows", rows_of(&dated)?),
+                ("rows", rows_of(dated)?),
                 ("date_field", json!("伝票日付").into()),
             ]),
         )?;
@@ -225,7 +243,7 @@ fn pipeline(csv: &Path, runs: usize) -> Result<(), Error> {
             dir,
             "transforms.normalize_amounts",
             Inputs::from_pairs([
-                ("rows", rows_of(&period)?),
+                ("rows", rows_of(period)?),
                 ("fields", json!(["金額"]).into()),
             ]),
         )?;
@@ -235,18 +253,23 @@ fn pipeline(csv: &Path, runs: usize) -> Result<(), Error> {
             dir,
             "transforms.group_aggregate",
             Inputs::from_pairs([
-                ("rows", rows_of(&amounts)?),
+                ("rows", rows_of(amounts)?),
                 ("by", json!(["勘定科目", "year_month"]).into()),
                 ("aggregations", json!([{"field": "金額", "op": "sum", "as": "金額合計"}, {"field": "金額", "op": "count", "as": "件数"}]).into()),
             ]),
         )?;
         lap(4, &mut times);
+        groups = grouped
+            .get("group_count")
+            .map(|v| v.to_json())
+            .and_then(|v| v.as_u64())
+            .unwrap_or(0);
         let pivoted = call(
             &registry,
             dir,
             "transforms.pivot",
             Inputs::from_pairs([
-                ("rows", rows_of(&grouped)?),
+                ("rows", rows_of(grouped)?),
                 ("index", json!(["勘定科目"]).into()),
                 ("columns", json!("year_month").into()),
                 ("values", json!("金額合計").into()),
@@ -259,7 +282,7 @@ fn pipeline(csv: &Path, runs: usize) -> Result<(), Error> {
             dir,
             "control.variance_check",
             Inputs::from_pairs([
-                ("rows", rows_of(&pivoted)?),
+                ("rows", rows_of(pivoted)?),
                 ("key_field", json!("勘定科目").into()),
                 ("current_field", json!("2025-03").into()),
                 ("comparison_field", json!("2025-02").into()),
@@ -267,12 +290,17 @@ fn pipeline(csv: &Path, runs: usize) -> Result<(), Error> {
             ]),
         )?;
         lap(6, &mut times);
+        flagged = checked
+            .get("issues")
+            .map(|v| v.to_json())
+            .and_then(|v| v.as_array().map(Vec::len))
+            .unwrap_or(0);
         call(
             &registry,
             dir,
             "excel.write_table",
             Inputs::from_pairs([
-                ("rows", rows_of(&checked)?),
+                ("rows", rows_of(checked)?),
                 ("out_name", json!("variance.xlsx").into()),
                 ("sheet_name", json!("増減").into()),
                 ("on_conflict", json!("overwrite").into()),
@@ -280,21 +308,17 @@ fn pipeline(csv: &Path, runs: usize) -> Result<(), Error> {
         )?;
         lap(7, &mut times);
         times[8].push(start.elapsed());
-        groups = grouped
-            .get("group_count")
-            .map(|v| v.to_json())
-            .and_then(|v| v.as_u64())
-            .unwrap_or(0);
-        flagged = checked
-            .get("issues")
-            .map(|v| v.to_json())
-            .and_then(|v| v.as_array().map(Vec::len))
-            .unwrap_or(0);
     }
     println!("groups: {groups} (accounts × months), flagged: {flagged}, runs: {runs}");
-    for (name, t) in stages.iter().zip(times) {
+    for (i, (name, t)) in stages.iter().zip(times).enumerate() {
+        let memory = memory
+            .get(i)
+            .map(|(rss, peak)| {
+                format!("   (run 1 after it: RSS {rss:>4.0} MB, peak {peak:>4.0} MB)")
+            })
+            .unwrap_or_default();
         println!(
-            "  {name:<18} median {:>8.1} ms",
+            "  {name:<18} median {:>8.1} ms{memory}",
             median(t).as_secs_f64() * 1e3
         );
     }

@@ -558,9 +558,19 @@ impl<'a> Runner<'a> {
     ) -> GraphResult {
         let policy = merge(plan.policy.as_ref(), inherited);
         let levels = levels(plan);
+        // At the top level a node's outputs are dropped once every node that refers to them
+        // has run: they are on disk already, and a long pipeline would otherwise hold every
+        // intermediate table to the end. A loop body or a subflow hands its whole scope up
+        // (`flatten`), so only the top level releases.
+        let releases = frame.top.is_some();
+        let last_use = if releases {
+            last_uses(plan, &levels)
+        } else {
+            HashMap::new()
+        };
         let mut result = GraphResult::default();
         let mut stopped = false;
-        for level in levels {
+        for (level_index, level) in levels.into_iter().enumerate() {
             if self.options.cancel.is_cancelled() {
                 result.cancelled = true;
                 break;
@@ -671,6 +681,11 @@ impl<'a> Runner<'a> {
                     }
                     NodeResult::NotRun => result.cancelled = true,
                 }
+            }
+            if releases {
+                scope
+                    .outputs
+                    .retain(|id, _| last_use.get(id).is_some_and(|&l| l > level_index));
             }
         }
         result
@@ -1459,6 +1474,21 @@ fn levels(plan: &Plan) -> Vec<Vec<usize>> {
         levels[d].push(i);
     }
     levels
+}
+
+/// For each node that others refer to, the last level (index into `levels`) of a node that
+/// refers to it.
+fn last_uses(plan: &Plan, levels: &[Vec<usize>]) -> HashMap<String, usize> {
+    let mut last = HashMap::new();
+    for (level_index, level) in levels.iter().enumerate() {
+        for &i in level {
+            for dep in keiri_plan::dry_run::dependencies(&plan.graph[i], plan) {
+                let entry = last.entry(dep).or_insert(level_index);
+                *entry = (*entry).max(level_index);
+            }
+        }
+    }
+    last
 }
 
 /// Maps `f` over `items` on at most `limit` scoped threads; results in item order.

@@ -5,7 +5,9 @@
 //!
 //! * CSV text is decoded with `encoding_rs` (strict: a wrong guess is an error, never
 //!   mojibake) and `chardetng` breaks ties between legacy Japanese encodings; Polars' CSV
-//!   reader parses it (multi-threaded, all columns as text as the spec promises).
+//!   reader parses it (multi-threaded, all columns as text as the spec promises). The file
+//!   is streamed: decoded block by block and parsed in pieces of a few MiB cut at record
+//!   ends, so a large export never sits in memory as raw bytes or as one decoded string.
 //! * Bank statements are small, so they go through the `csv` crate row by row.
 //! * Workbooks are read with calamine's streaming cell reader (a sparse sheet never
 //!   becomes a dense grid) behind `catch_unwind`, so a parser panic on a hostile file is
@@ -80,74 +82,25 @@ pub(crate) fn read_bytes(
 
 /// Decodes text in the encoding the spec's `encoding` input names (`auto`, `utf-8`,
 /// `utf-8-sig`, `shift_jis`, `cp932`). Returns the text and the encoding used (`utf-8`,
-/// `utf-8-sig` or `cp932`; Shift_JIS is decoded as its superset CP932, which is what
-/// Japanese Windows software writes).
+/// `utf-8-sig`, `euc-jp` or `cp932`; Shift_JIS is decoded as its superset CP932, which is
+/// what Japanese Windows software writes). The choice is [`decodings`]'s, which `csv.read`
+/// uses on its streamed file too.
 pub(crate) fn decode(bytes: &[u8], encoding: &str) -> Result<(String, &'static str), BlockError> {
-    let undecodable = |name: &str| {
-        BlockError::failed(
-            format!("文字コード {name} として読めません"),
-            format!("the file is not valid {name}"),
-        )
-        .with_hint(
-            "encoding を auto にするか、正しい文字コードを指定してください",
-            "set encoding to auto or to the file's real encoding",
-        )
-    };
-    let utf8 = |b: &[u8], name: &'static str| -> Result<(String, &'static str), BlockError> {
-        match std::str::from_utf8(b) {
-            Ok(s) => Ok((s.to_owned(), name)),
-            Err(_) => Err(undecodable("UTF-8")),
-        }
-    };
-    let sjis = |b: &[u8]| -> Result<(String, &'static str), BlockError> {
-        let (text, had_errors) = encoding_rs::SHIFT_JIS.decode_without_bom_handling(b);
-        if had_errors {
-            Err(undecodable("Shift_JIS/CP932"))
+    const SAMPLE: usize = 1 << 20;
+    let sample = &bytes[..bytes.len().min(SAMPLE)];
+    let (list, undecodable) = decodings(sample, sample.len() == bytes.len(), encoding)?;
+    for decoding in list {
+        let b = if decoding.skip_bom {
+            bytes.strip_prefix(BOM).unwrap_or(bytes)
         } else {
-            Ok((text.into_owned(), "cp932"))
+            bytes
+        };
+        let (text, had_errors) = decoding.encoding.decode_without_bom_handling(b);
+        if !had_errors {
+            return Ok((text.into_owned(), decoding.name));
         }
-    };
-    const BOM: &[u8] = b"\xEF\xBB\xBF";
-    match encoding.trim().to_ascii_lowercase().as_str() {
-        "utf-8" | "utf8" => utf8(bytes.strip_prefix(BOM).unwrap_or(bytes), "utf-8"),
-        "utf-8-sig" => utf8(bytes.strip_prefix(BOM).unwrap_or(bytes), "utf-8-sig"),
-        "shift_jis" | "shift-jis" | "sjis" | "cp932" | "windows-31j" => sjis(bytes),
-        "auto" | "" => {
-            if let Some(rest) = bytes.strip_prefix(BOM) {
-                return utf8(rest, "utf-8-sig");
-            }
-            if let Ok(s) = std::str::from_utf8(bytes) {
-                return Ok((s.to_owned(), "utf-8"));
-            }
-            // Not UTF-8: Japanese files are then CP932 nearly always, EUC-JP sometimes;
-            // chardetng decides between the legacy encodings by byte-pair statistics.
-            // The first MiB decides: byte-pair statistics settle long before that, and feeding
-            // a whole 50 MB export costs a second for nothing.
-            const SAMPLE: usize = 1 << 20;
-            let sample = &bytes[..bytes.len().min(SAMPLE)];
-            let mut detector = chardetng::EncodingDetector::new();
-            detector.feed(sample, sample.len() == bytes.len());
-            let guess = detector.guess(Some(b"jp"), true);
-            if guess == encoding_rs::EUC_JP {
-                let (text, had_errors) = encoding_rs::EUC_JP.decode_without_bom_handling(bytes);
-                if !had_errors {
-                    return Ok((text.into_owned(), "euc-jp"));
-                }
-            }
-            sjis(bytes).map_err(|_| {
-                BlockError::failed(
-                    "文字コードを判定できません",
-                    "the text encoding could not be detected",
-                )
-                .with_hint("encoding を指定してください", "set the encoding input")
-            })
-        }
-        other => Err(BlockError::input_invalid(
-            "encoding",
-            &format!("{other} は使えません（auto, utf-8, utf-8-sig, shift_jis, cp932）"),
-            &format!("{other} is not one of auto, utf-8, utf-8-sig, shift_jis, cp932"),
-        )),
     }
+    Err(undecodable)
 }
 
 fn delimiter_byte(s: &str) -> Result<u8, BlockError> {
@@ -162,6 +115,337 @@ fn delimiter_byte(s: &str) -> Result<u8, BlockError> {
     }
 }
 
+/// How much decoded text one Polars parse of `csv.read` gets. The file is decoded and parsed
+/// piece by piece, so neither the raw bytes nor the whole decoded text of a large export is
+/// ever held: at most one piece of text beside the table being built. 4 MiB keeps Polars'
+/// per-parse overhead negligible (a 45 MB journal is a dozen pieces).
+const CSV_PIECE_BYTES: usize = 4 << 20;
+
+/// How the file is read from disk and decoded: in blocks of this size.
+const CSV_READ_BLOCK: usize = 1 << 20;
+
+/// The block and piece sizes of one read (the constants above, smaller in tests).
+#[derive(Clone, Copy)]
+struct PieceSizes {
+    block: usize,
+    piece: usize,
+}
+
+/// The layout options of `csv.read` that the parser needs.
+#[derive(Clone, Copy)]
+struct CsvShape {
+    delimiter: u8,
+    header: bool,
+    skip_rows: usize,
+}
+
+/// One way to decode the file: the encoding, the name `csv.read` reports, whether a UTF-8
+/// BOM is skipped, and the error when the bytes do not decode.
+struct Decoding {
+    encoding: &'static encoding_rs::Encoding,
+    name: &'static str,
+    skip_bom: bool,
+}
+
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// The decodings to try, in order, for the `encoding` input, judged from the first bytes of
+/// the file (`sample`; `whole` when that is the entire file), and the error when none of
+/// them decodes the file. The rules are [`decode`]'s: a named encoding is the only one
+/// tried; `auto` takes a BOM as UTF-8, text that is UTF-8 as UTF-8, and otherwise lets
+/// chardetng choose between EUC-JP and CP932 on the first MiB, CP932 being the last resort.
+fn decodings(
+    sample: &[u8],
+    whole: bool,
+    encoding: &str,
+) -> Result<(Vec<Decoding>, BlockError), BlockError> {
+    let undecodable = |name: &str| {
+        BlockError::failed(
+            format!("文字コード {name} として読めません"),
+            format!("the file is not valid {name}"),
+        )
+        .with_hint(
+            "encoding を auto にするか、正しい文字コードを指定してください",
+            "set encoding to auto or to the file's real encoding",
+        )
+    };
+    let utf8 = |name: &'static str| Decoding {
+        encoding: encoding_rs::UTF_8,
+        name,
+        skip_bom: true,
+    };
+    let cp932 = Decoding {
+        encoding: encoding_rs::SHIFT_JIS,
+        name: "cp932",
+        skip_bom: false,
+    };
+    match encoding.trim().to_ascii_lowercase().as_str() {
+        "utf-8" | "utf8" => Ok((vec![utf8("utf-8")], undecodable("UTF-8"))),
+        "utf-8-sig" => Ok((vec![utf8("utf-8-sig")], undecodable("UTF-8"))),
+        "shift_jis" | "shift-jis" | "sjis" | "cp932" | "windows-31j" => {
+            Ok((vec![cp932], undecodable("Shift_JIS/CP932")))
+        }
+        "auto" | "" => {
+            if sample.starts_with(BOM) {
+                return Ok((vec![utf8("utf-8-sig")], undecodable("UTF-8")));
+            }
+            let mut list = Vec::new();
+            // A sample cut inside a character is still UTF-8 so far (`error_len` is None).
+            let utf8_so_far = match std::str::from_utf8(sample) {
+                Ok(_) => true,
+                Err(e) => !whole && e.error_len().is_none(),
+            };
+            if utf8_so_far {
+                list.push(Decoding {
+                    encoding: encoding_rs::UTF_8,
+                    name: "utf-8",
+                    skip_bom: false,
+                });
+            }
+            // Not UTF-8: Japanese files are then CP932 nearly always, EUC-JP sometimes;
+            // chardetng decides between the legacy encodings by byte-pair statistics, which
+            // settle long before the first MiB ends.
+            let mut detector = chardetng::EncodingDetector::new();
+            detector.feed(sample, whole);
+            if detector.guess(Some(b"jp"), true) == encoding_rs::EUC_JP {
+                list.push(Decoding {
+                    encoding: encoding_rs::EUC_JP,
+                    name: "euc-jp",
+                    skip_bom: false,
+                });
+            }
+            list.push(cp932);
+            Ok((
+                list,
+                BlockError::failed(
+                    "文字コードを判定できません",
+                    "the text encoding could not be detected",
+                )
+                .with_hint("encoding を指定してください", "set the encoding input"),
+            ))
+        }
+        other => Err(BlockError::input_invalid(
+            "encoding",
+            &format!("{other} は使えません（auto, utf-8, utf-8-sig, shift_jis, cp932）"),
+            &format!("{other} is not one of auto, utf-8, utf-8-sig, shift_jis, cp932"),
+        )),
+    }
+}
+
+/// Why one decoding of the file did not give a table.
+enum PieceError {
+    /// The bytes are not in this encoding: the next decoding is tried.
+    Undecodable,
+    Failed(BlockError),
+}
+
+/// Reads the CSV at `path` into a table of text columns, decoding and parsing it in pieces
+/// of about `sizes.piece` bytes of text. Returns the table and the encoding used.
+fn read_csv_table(
+    ctx: &BlockContext<'_>,
+    path: &str,
+    encoding: &str,
+    shape: CsvShape,
+    sizes: PieceSizes,
+) -> Result<(DataFrame, &'static str), BlockError> {
+    use std::io::{Seek, SeekFrom};
+    let full = resolve(ctx, path);
+    let mut file = std::fs::File::open(&full).map_err(|e| not_found(&full, &e))?;
+    let size = file.metadata().map_err(|e| not_found(&full, &e))?.len();
+    if size > MAX_FILE_BYTES {
+        return Err(BlockError::failed(
+            format!("ファイルが大きすぎます（{size} バイト）"),
+            format!("file is {size} bytes, over the limit of {MAX_FILE_BYTES}"),
+        ));
+    }
+    const SAMPLE: u64 = 1 << 20;
+    let mut sample = Vec::new();
+    (&mut file)
+        .take(SAMPLE)
+        .read_to_end(&mut sample)
+        .map_err(|e| not_found(&full, &e))?;
+    let whole = (sample.len() as u64) < SAMPLE || size == SAMPLE;
+    let (list, undecodable) = decodings(&sample, whole, encoding)?;
+    drop(sample);
+    for decoding in list {
+        file.seek(SeekFrom::Start(0))
+            .map_err(|e| not_found(&full, &e))?;
+        match parse_pieces(ctx, &mut file, &decoding, shape, sizes) {
+            Ok(df) => return Ok((df, decoding.name)),
+            Err(PieceError::Undecodable) => continue,
+            Err(PieceError::Failed(e)) => return Err(e),
+        }
+    }
+    Err(undecodable)
+}
+
+/// Decodes `file` block by block and hands Polars a piece of text each time about
+/// `sizes.piece` bytes have accumulated, cut after the first complete record past that size;
+/// the pieces' tables are stacked (their chunks are kept, not copied).
+fn parse_pieces(
+    ctx: &BlockContext<'_>,
+    file: &mut impl Read,
+    decoding: &Decoding,
+    shape: CsvShape,
+    sizes: PieceSizes,
+) -> Result<DataFrame, PieceError> {
+    // A BOM of the encoding is removed by the decoder, even when a block ends inside it.
+    let mut decoder = if decoding.skip_bom {
+        decoding.encoding.new_decoder_with_bom_removal()
+    } else {
+        decoding.encoding.new_decoder_without_bom_handling()
+    };
+    let mut block = vec![0u8; sizes.block.max(1)];
+    let mut text = String::new();
+    let mut table: Option<DataFrame> = None;
+    loop {
+        let n = read_block(file, &mut block).map_err(|e| {
+            PieceError::Failed(BlockError::failed(
+                format!("ファイルを読めません: {e}"),
+                format!("cannot read the file: {e}"),
+            ))
+        })?;
+        let last = n == 0;
+        decode_into(&mut decoder, &block[..n], last, &mut text)?;
+        while last || text.len() >= sizes.piece {
+            super::cancelled(ctx).map_err(PieceError::Failed)?;
+            // The first piece must hold the skipped rows and the header, or the later pieces
+            // would be parsed without knowing the columns.
+            let records = if table.is_none() {
+                shape.skip_rows + 2
+            } else {
+                1
+            };
+            let cut = if last {
+                text.len()
+            } else {
+                match record_end(text.as_bytes(), sizes.piece, records) {
+                    Some(cut) => cut,
+                    None => break,
+                }
+            };
+            let chunk = &text[..cut];
+            match &mut table {
+                None if chunk.trim().is_empty() => {}
+                None => table = Some(parse_piece(chunk, shape, None)?),
+                Some(df) => {
+                    let more = parse_piece(chunk, shape, Some(df.schema().clone()))?;
+                    df.vstack_mut_owned(more)
+                        .map_err(|e| PieceError::Failed(csv_error(&e)))?;
+                }
+            }
+            text.drain(..cut);
+            if last {
+                break;
+            }
+        }
+        if last {
+            break;
+        }
+    }
+    // A file of nothing but blank lines is an empty table, not a parse error.
+    Ok(table.unwrap_or_else(DataFrame::empty))
+}
+
+fn read_block(file: &mut impl Read, block: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < block.len() {
+        match file.read(&mut block[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
+/// Appends the decoded `src` to `text`; malformed bytes end this decoding (strict: a wrong
+/// guess is an error, never mojibake).
+fn decode_into(
+    decoder: &mut encoding_rs::Decoder,
+    mut src: &[u8],
+    last: bool,
+    text: &mut String,
+) -> Result<(), PieceError> {
+    loop {
+        let room = decoder
+            .max_utf8_buffer_length_without_replacement(src.len())
+            .unwrap_or(src.len().saturating_mul(3))
+            .max(16);
+        text.reserve(room);
+        let (result, read) = decoder.decode_to_string_without_replacement(src, text, last);
+        src = &src[read..];
+        match result {
+            encoding_rs::DecoderResult::InputEmpty => return Ok(()),
+            encoding_rs::DecoderResult::OutputFull => {}
+            encoding_rs::DecoderResult::Malformed(_, _) => return Err(PieceError::Undecodable),
+        }
+    }
+}
+
+/// The byte offset just after the first line end at or past `from` that closes a record (a
+/// `\n` outside double quotes) once at least `records` non-blank records have ended, if
+/// `text` has one. `text` starts at a record boundary, so the quote state starts closed.
+fn record_end(text: &[u8], from: usize, records: usize) -> Option<usize> {
+    let mut quoted = false;
+    let mut content = false;
+    let mut ended = 0;
+    for (i, &b) in text.iter().enumerate() {
+        match b {
+            b'"' => {
+                quoted = !quoted;
+                content = true;
+            }
+            b'\n' if !quoted => {
+                if content {
+                    ended += 1;
+                }
+                content = false;
+                if i + 1 >= from && ended >= records {
+                    return Some(i + 1);
+                }
+            }
+            b' ' | b'\t' | b'\r' => {}
+            _ => content = true,
+        }
+    }
+    None
+}
+
+/// Parses one piece of CSV text with every column as text. The first piece (`schema` None)
+/// carries the skipped rows and the header; later pieces are rows only, parsed with the
+/// first piece's columns.
+fn parse_piece(
+    text: &str,
+    shape: CsvShape,
+    schema: Option<SchemaRef>,
+) -> Result<DataFrame, PieceError> {
+    let first = schema.is_none();
+    CsvReadOptions::default()
+        .with_has_header(first && shape.header)
+        .with_skip_rows(if first { shape.skip_rows } else { 0 })
+        // Every column stays text (the spec says so; coerce_types converts).
+        .with_infer_schema_length(Some(0))
+        .with_schema(schema)
+        .with_raise_if_empty(false)
+        .map_parse_options(|o| {
+            o.with_separator(shape.delimiter)
+                .with_missing_is_null(false)
+                .with_truncate_ragged_lines(true)
+        })
+        .into_reader_with_file_handle(Cursor::new(text.as_bytes()))
+        .finish()
+        .map_err(|e| PieceError::Failed(csv_error(&e)))
+}
+
+fn csv_error(e: &PolarsError) -> BlockError {
+    BlockError::failed(
+        format!("CSVを解析できません: {e}"),
+        format!("cannot parse the CSV: {e}"),
+    )
+}
+
 fn csv_read(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockError> {
     let path = inputs.require_str("path")?;
     let encoding = inputs.str("encoding")?.unwrap_or("auto");
@@ -171,32 +455,16 @@ fn csv_read(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockErr
         BlockError::input_invalid("skip_rows", "0以上の整数が必要です", "expected 0 or more")
     })?;
     let names = inputs.strings("columns")?;
-    let (_, bytes) = read_bytes(ctx, path)?;
-    let (text, used) = decode(&bytes, encoding)?;
-    drop(bytes);
-    let mut df = if text.trim().is_empty() {
-        DataFrame::empty()
-    } else {
-        CsvReadOptions::default()
-            .with_has_header(header)
-            .with_skip_rows(skip_rows)
-            // Every column stays text (the spec says so; coerce_types converts).
-            .with_infer_schema_length(Some(0))
-            .with_raise_if_empty(false)
-            .map_parse_options(|o| {
-                o.with_separator(delimiter)
-                    .with_missing_is_null(false)
-                    .with_truncate_ragged_lines(true)
-            })
-            .into_reader_with_file_handle(Cursor::new(text.as_bytes()))
-            .finish()
-            .map_err(|e| {
-                BlockError::failed(
-                    format!("CSVを解析できません: {e}"),
-                    format!("cannot parse the CSV: {e}"),
-                )
-            })?
+    let shape = CsvShape {
+        delimiter,
+        header,
+        skip_rows,
     };
+    let sizes = PieceSizes {
+        block: CSV_READ_BLOCK,
+        piece: CSV_PIECE_BYTES,
+    };
+    let (mut df, used) = read_csv_table(ctx, path, encoding, shape, sizes)?;
     let width = df.width();
     match (&names, header) {
         (Some(names), false) => {
@@ -1381,4 +1649,154 @@ fn parse_zengin(records: &[&[u8]]) -> Result<Vec<StatementLine>, BlockError> {
         out.push(line);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::block::CallSink;
+    use crate::value::table_to_rows;
+    use tokio_util::sync::CancellationToken;
+
+    type Read = (Vec<Row>, Vec<String>, &'static str);
+
+    /// `bytes` read as `csv.read` reads a file, decoded in blocks and parsed in pieces of the
+    /// given sizes.
+    fn read(
+        bytes: &[u8],
+        encoding: &str,
+        shape: CsvShape,
+        sizes: PieceSizes,
+    ) -> Result<Read, BlockError> {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("t.csv"), bytes).unwrap();
+        let cancel = CancellationToken::new();
+        let ctx = BlockContext {
+            node_id: "read",
+            base_dir: dir.path(),
+            out_dir: dir.path(),
+            cancel: &cancel,
+            write: false,
+            answer: None,
+            allow_hosts: &[],
+            now: chrono::Utc::now(),
+            llm: None,
+            calls: &CallSink::none(),
+        };
+        let (df, used) = read_csv_table(&ctx, "t.csv", encoding, shape, sizes)?;
+        Ok((table_to_rows(&df)?, column_names(&df), used))
+    }
+
+    /// The whole test file in one block and one piece.
+    const WHOLE: PieceSizes = PieceSizes {
+        block: 4 << 20,
+        piece: usize::MAX,
+    };
+
+    fn shape(header: bool, skip_rows: usize) -> CsvShape {
+        CsvShape {
+            delimiter: b',',
+            header,
+            skip_rows,
+        }
+    }
+
+    fn sjis(text: &str) -> Vec<u8> {
+        encoding_rs::SHIFT_JIS.encode(text).0.into_owned()
+    }
+
+    /// Quoted line ends, commas and doubled quotes, CRLF, multi-byte text split across blocks,
+    /// no line end at the end of the file.
+    const JOURNAL: &str = "伝票日付,勘定科目,摘要\r\n令和6年4月1日,旅費交通費,\"新幹線\r\n東京－大阪\"\r\n2024/04/02,会議費,\"打合せ, \"\"A社\"\"\"\r\nR6.4.3,通信費,電話";
+
+    #[test]
+    fn a_csv_read_in_small_pieces_gives_the_rows_written_in_it() {
+        let expected = serde_json::json!([
+            {"伝票日付": "令和6年4月1日", "勘定科目": "旅費交通費", "摘要": "新幹線\r\n東京－大阪"},
+            {"伝票日付": "2024/04/02", "勘定科目": "会議費", "摘要": "打合せ, \"A社\""},
+            {"伝票日付": "R6.4.3", "勘定科目": "通信費", "摘要": "電話"}
+        ]);
+        for block in [1, 2, 3, 7, 64] {
+            for piece in [1, 10, 40] {
+                let sizes = PieceSizes { block, piece };
+                let (rows, columns, used) =
+                    read(&sjis(JOURNAL), "auto", shape(true, 0), sizes).unwrap();
+                let rows = serde_json::Value::Array(
+                    rows.into_iter().map(serde_json::Value::Object).collect(),
+                );
+                assert_eq!(rows, expected, "block {block}, piece {piece}");
+                assert_eq!(columns, ["伝票日付", "勘定科目", "摘要"]);
+                assert_eq!(used, "cp932");
+            }
+        }
+    }
+
+    #[test]
+    fn a_csv_read_in_pieces_is_the_table_read_in_one_piece() {
+        let with_bom = |t: &str| [b"\xEF\xBB\xBF".as_slice(), t.as_bytes()].concat();
+        let cases: Vec<(&str, Vec<u8>, CsvShape)> = vec![
+            ("journal, Shift_JIS", sjis(JOURNAL), shape(true, 0)),
+            ("journal, UTF-8 with BOM", with_bom(JOURNAL), shape(true, 0)),
+            (
+                "title lines skipped",
+                sjis(
+                    "売上明細\r\n出力日 2024/05/01\r\n得意先,金額\r\nあさひ商事,1000\r\nみなと物産,2000\r\n",
+                ),
+                shape(true, 2),
+            ),
+            (
+                "no header",
+                "A001,山田,300000\nA002,佐藤,280000\nA003,鈴木,250000\n"
+                    .as_bytes()
+                    .to_vec(),
+                shape(false, 0),
+            ),
+            (
+                "ragged lines",
+                "科目,金額,部門\n旅費,100\n会議費,200,営業,余分\n通信費,300,総務\n"
+                    .as_bytes()
+                    .to_vec(),
+                shape(true, 0),
+            ),
+            (
+                "blank lines",
+                "科目,金額\n旅費,100\n\n会議費,200\n\r\n通信費,300\n\n\n"
+                    .as_bytes()
+                    .to_vec(),
+                shape(true, 0),
+            ),
+        ];
+        for (name, bytes, shape) in cases {
+            let whole = read(&bytes, "auto", shape, WHOLE).unwrap();
+            assert!(!whole.0.is_empty(), "{name}: no rows");
+            for block in [1, 2, 5, 16] {
+                for piece in [1, 9, 30] {
+                    let pieces = read(&bytes, "auto", shape, PieceSizes { block, piece }).unwrap();
+                    assert_eq!(pieces, whole, "{name}: block {block}, piece {piece}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_file_utf8_in_its_first_mib_and_shift_jis_later_is_read_as_cp932() {
+        let mut text = String::from("番号,科目\r\n");
+        let mut i = 0;
+        while text.len() < (1 << 20) + 1000 {
+            text.push_str(&format!("{i},a\r\n"));
+            i += 1;
+        }
+        text.push_str("最終,旅費交通費\r\n");
+        let (rows, _, used) = read(&sjis(&text), "auto", shape(true, 0), WHOLE).unwrap();
+        assert_eq!(used, "cp932");
+        assert_eq!(rows.len(), i + 1);
+        assert_eq!(rows[i]["科目"], serde_json::json!("旅費交通費"));
+    }
+
+    #[test]
+    fn a_file_of_blank_lines_is_an_empty_table() {
+        let (rows, columns, _) = read(b"\r\n\r\n", "auto", shape(true, 0), WHOLE).unwrap();
+        assert!(rows.is_empty());
+        assert!(columns.is_empty());
+    }
 }

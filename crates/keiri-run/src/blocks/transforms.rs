@@ -160,17 +160,7 @@ fn parse_bool(v: &J) -> Option<bool> {
 /// serial number, or an 8-digit `YYYYMMDD` number.
 fn cell_date(v: &J, format: Option<&str>) -> Option<NaiveDate> {
     match v {
-        J::String(s) => match format {
-            Some(f) => NaiveDate::parse_from_str(jp::fold_width(s).trim(), f).ok(),
-            // An Excel serial number exported as text (45383) is five digits.
-            None => jp::parse_date(s).or_else(|| {
-                let t = s.trim();
-                (t.len() == 5 && t.bytes().all(|b| b.is_ascii_digit()))
-                    .then(|| t.parse().ok())
-                    .flatten()
-                    .and_then(jp::excel_serial_date)
-            }),
-        },
+        J::String(s) => text_date(s, format),
         J::Number(n) => {
             let x = n.as_f64()?;
             if (10_000_101.0..=99_991_231.0).contains(&x) && x.fract() == 0.0 {
@@ -180,6 +170,21 @@ fn cell_date(v: &J, format: Option<&str>) -> Option<NaiveDate> {
             }
         }
         _ => None,
+    }
+}
+
+/// A text cell as a date (see [`cell_date`]).
+fn text_date(s: &str, format: Option<&str>) -> Option<NaiveDate> {
+    match format {
+        Some(f) => NaiveDate::parse_from_str(jp::fold_width(s).trim(), f).ok(),
+        // An Excel serial number exported as text (45383) is five digits.
+        None => jp::parse_date(s).or_else(|| {
+            let t = s.trim();
+            (t.len() == 5 && t.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| t.parse().ok())
+                .flatten()
+                .and_then(jp::excel_serial_date)
+        }),
     }
 }
 
@@ -983,9 +988,7 @@ fn column_dates(column: &Column, format: Option<&str>) -> R<Vec<(Option<NaiveDat
             .map_err(pe)?
             .iter()
             .map(|t| match t {
-                Some(t) if !t.trim().is_empty() => {
-                    (cell_date(&J::String(t.to_owned()), format), true)
-                }
+                Some(t) if !t.trim().is_empty() => (text_date(t, format), true),
                 _ => (None, false),
             })
             .collect()),
@@ -1123,45 +1126,33 @@ fn fiscal_period(_ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
         let mut df = inputs.table("rows")?;
         require_columns(&df, &[date_field.to_owned()])?;
         let dates = column_dates(df.column(date_field).map_err(pe)?, None)?;
-        let periods: Vec<Option<jp::FiscalPeriod>> = dates
-            .iter()
-            .map(|(d, _)| d.and_then(|d| jp::fiscal_period(d, start, label)))
-            .collect();
-        let ym: Vec<Option<String>> = dates
-            .iter()
-            .map(|(d, _)| d.map(|d| d.format("%Y-%m").to_string()))
-            .collect();
-        set_column(
-            &mut df,
-            Column::new(
-                "fiscal_year".into(),
-                periods
-                    .iter()
-                    .map(|p| p.map(|p| i64::from(p.fiscal_year)))
-                    .collect::<Vec<_>>(),
-            ),
-        )?;
-        set_column(
-            &mut df,
-            Column::new(
-                "fiscal_quarter".into(),
-                periods
-                    .iter()
-                    .map(|p| p.map(|p| i64::from(p.quarter)))
-                    .collect::<Vec<_>>(),
-            ),
-        )?;
-        set_column(
-            &mut df,
-            Column::new(
-                "fiscal_month".into(),
-                periods
-                    .iter()
-                    .map(|p| p.map(|p| i64::from(p.month)))
-                    .collect::<Vec<_>>(),
-            ),
-        )?;
-        set_column(&mut df, Column::new("year_month".into(), ym))?;
+        // One pass straight into the four columns: a million rows would otherwise hold a
+        // period struct and a heap string per row beside the table.
+        let mut years: Vec<Option<i64>> = Vec::with_capacity(dates.len());
+        let mut quarters: Vec<Option<i64>> = Vec::with_capacity(dates.len());
+        let mut months: Vec<Option<i64>> = Vec::with_capacity(dates.len());
+        let mut ym = StringChunkedBuilder::new("year_month".into(), dates.len());
+        let mut text = String::new();
+        for (d, _) in &dates {
+            let p = d.and_then(|d| jp::fiscal_period(d, start, label));
+            years.push(p.map(|p| i64::from(p.fiscal_year)));
+            quarters.push(p.map(|p| i64::from(p.quarter)));
+            months.push(p.map(|p| i64::from(p.month)));
+            match d {
+                Some(d) => {
+                    use std::fmt::Write;
+                    text.clear();
+                    let _ = write!(text, "{}", d.format("%Y-%m"));
+                    ym.append_value(&text);
+                }
+                None => ym.append_null(),
+            }
+        }
+        drop(dates);
+        set_column(&mut df, Column::new("fiscal_year".into(), years))?;
+        set_column(&mut df, Column::new("fiscal_quarter".into(), quarters))?;
+        set_column(&mut df, Column::new("fiscal_month".into(), months))?;
+        set_column(&mut df, ym.finish().into_column())?;
         crate::value::Value::Table(df)
     } else {
         crate::value::Value::Json(J::Array(Vec::new()))
