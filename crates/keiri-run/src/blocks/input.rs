@@ -384,9 +384,10 @@ fn decode_into(
     }
 }
 
-/// The byte offset just after the first line end at or past `from` that closes a record (a
-/// `\n` outside double quotes) once at least `records` non-blank records have ended, if
-/// `text` has one. `text` starts at a record boundary, so the quote state starts closed.
+/// The byte offset just after the first line end at or past `from` that closes a non-blank
+/// record (a `\n` outside double quotes) before another non-blank line, once at least
+/// `records` non-blank records have ended, if `text` has one. `text` starts at a record
+/// boundary, so the quote state starts closed.
 fn record_end(text: &[u8], from: usize, records: usize) -> Option<usize> {
     let mut quoted = false;
     let mut content = false;
@@ -398,11 +399,15 @@ fn record_end(text: &[u8], from: usize, records: usize) -> Option<usize> {
                 content = true;
             }
             b'\n' if !quoted => {
+                let closes_content = content;
                 if content {
                     ended += 1;
                 }
                 content = false;
-                if i + 1 >= from && ended >= records {
+                // Cut only between two lines with content: a blank line then never sits at
+                // the edge of a piece, where Polars might treat it unlike one mid-file.
+                let next_has_content = text.get(i + 1).is_some_and(|&c| c != b'\n' && c != b'\r');
+                if closes_content && next_has_content && i + 1 >= from && ended >= records {
                     return Some(i + 1);
                 }
             }
