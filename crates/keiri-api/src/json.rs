@@ -161,6 +161,9 @@ pub struct WorkbookPreview {
     pub request: Option<keiri_xlsx::PatchRequest>,
     /// The dry-run's diff, warnings, op error, inverse ops and formula issues.
     pub response: Option<keiri_xlsx::PatchResponse>,
+    /// The workbook's cells around the changes as they are now (header labels, neighbouring
+    /// values, formulas with their cached values), so the grid draws them instead of blanks.
+    pub context: Vec<crate::SheetContext>,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -87,6 +87,6 @@ pub use upload::{
     DocumentsUploadResponse, ImportedFile, MAX_UPLOAD_BYTES, documents_import, documents_upload,
 };
 pub use workbook::{
-    MAX_COMPARE_CELLS, WorkbookCompareRequest, WorkbookCompareResponse, workbook_compare,
-    workbook_patch, xlsx,
+    ContextCell, MAX_COMPARE_CELLS, SheetContext, WorkbookCompareRequest, WorkbookCompareResponse,
+    workbook_compare, workbook_patch, xlsx,
 };

@@ -283,6 +283,13 @@ fn workbook_preview(
             status: json::WorkbookPreviewStatus::Ready,
             message: None,
             code: None,
+            // The source workbook as it is: the neighbours of each change, and the values the
+            // changed cells hold before it (a formula's cached value included).
+            context: ctx
+                .path_policy()
+                .resolve_existing(&request.xlsx_path)
+                .map(|path| crate::workbook::grid_context(&path, &response.patch_diff))
+                .unwrap_or_default(),
             request: Some(request),
             response: Some(response),
         },
@@ -301,6 +308,7 @@ fn preview_without(
         code,
         request: None,
         response: None,
+        context: Vec::new(),
     }
 }
 
@@ -466,6 +474,29 @@ mod tests {
                 kind: keiri_xlsx::ValueKind::Value,
                 value: None,
             })
+        );
+    }
+
+    #[test]
+    fn dry_run_preview_carries_the_real_neighbours_of_a_change() {
+        // The grid around 入力データ!D2 used to draw its header row and the amounts beside it
+        // blank: the preview carried only the changed cell.
+        let ws = tempfile::tempdir().unwrap();
+        workbook(ws.path());
+        let v = dry_run_json(&ctx(ws.path()), plan("${vars.book}"));
+        let context = &v["nodes"][0]["workbook"]["context"];
+        assert_eq!(
+            context,
+            &json!([{
+                "sheet": "入力データ",
+                "cells": [
+                    {"cell": "C1", "value": "予定金額", "formula": null},
+                    {"cell": "D1", "value": "備考", "formula": null},
+                    {"cell": "C2", "value": 55000.0, "formula": null},
+                    {"cell": "C3", "value": 82500.0, "formula": null},
+                ],
+            }]),
+            "{v:#}"
         );
     }
 

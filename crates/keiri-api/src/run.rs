@@ -711,6 +711,7 @@ fn written_workbook(
         }
     };
     Ok(Some(crate::WorkbookCompareResponse {
+        context: crate::workbook::grid_context(path, &patch_diff),
         before,
         after: shown,
         patch_diff,
@@ -1241,6 +1242,21 @@ graph:
         assert_eq!(changed[0]["cell"], "B4");
         assert_eq!(changed[0]["before"]["value"], "1200");
         assert_eq!(changed[0]["after"]["value"], "1300");
+        // With the cells around it as the new workbook holds them: the grid draws the vendor
+        // beside the amount and the amount above it, not blanks.
+        let context: Vec<(Json, Json)> = diff["context"][0]["cells"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| (c["cell"].clone(), c["value"].clone()))
+            .collect();
+        assert_eq!(diff["context"][0]["sheet"], "請求", "{diff:#}");
+        for (cell, value) in [("A4", "佐藤工業"), ("B3", "5500"), ("B4", "1300")] {
+            assert!(
+                context.contains(&(Json::from(cell), Json::from(value))),
+                "{cell} = {value} missing from {context:?}"
+            );
+        }
         // Outside the workspace is refused like every other path.
         let err = crate::dispatch(
             &ctx,

@@ -67,10 +67,121 @@ pub struct WorkbookCompareResponse {
     pub patch_diff: Vec<xlsx::PatchDiffItem>,
     /// A workbook had more cells than are compared ([`MAX_COMPARE_CELLS`]).
     pub truncated: bool,
+    /// The cells of `after` around the changes ([`grid_context`]), for the grid's neighbours.
+    #[serde(default)]
+    pub context: Vec<SheetContext>,
 }
 
 /// Cells read from each workbook of a comparison.
 pub const MAX_COMPARE_CELLS: usize = 200_000;
+
+/// A cell around a change as the workbook holds it, so a preview grid draws the real header
+/// labels and neighbouring amounts instead of blanks: its value (for a formula, the value its
+/// writer cached, `None` when none was cached) and its formula (`=B2-B3`), if any.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ContextCell {
+    /// `B4`.
+    pub cell: String,
+    pub value: Option<xlsx::CellValue>,
+    pub formula: Option<String>,
+}
+
+/// The non-empty cells of one sheet inside the window a preview grid draws around its changes.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SheetContext {
+    pub sheet: String,
+    pub cells: Vec<ContextCell>,
+}
+
+/// The window a preview grid draws around a sheet's changed cells: this many rows and columns
+/// either side, at most [`GRID_MAX_ROWS`] × [`GRID_MAX_COLS`] from the first change. The UI
+/// (`ui/src/workbookGrid.ts`, `DEFAULT_GRID`) draws the same window, so every cell it shows
+/// that the workbook has is here.
+pub const GRID_CONTEXT: u32 = 1;
+pub const GRID_MAX_ROWS: u32 = 40;
+pub const GRID_MAX_COLS: u32 = 16;
+
+/// The windows (0-based, inclusive) around the changed cells of `diff`, one per sheet, in the
+/// order sheets first appear.
+fn grid_windows(diff: &[xlsx::PatchDiffItem]) -> Vec<keiri_docs::CellWindow> {
+    let mut spans: Vec<(String, keiri_xlsx::CellRef, keiri_xlsx::CellRef)> = Vec::new();
+    for item in diff {
+        let Some(cell) = item.cell.as_deref().and_then(keiri_xlsx::CellRef::parse) else {
+            continue;
+        };
+        match spans.iter_mut().find(|(sheet, _, _)| *sheet == item.sheet) {
+            Some((_, low, high)) => {
+                low.row = low.row.min(cell.row);
+                low.col = low.col.min(cell.col);
+                high.row = high.row.max(cell.row);
+                high.col = high.col.max(cell.col);
+            }
+            None => spans.push((item.sheet.clone(), cell, cell)),
+        }
+    }
+    spans
+        .into_iter()
+        .map(|(sheet, low, high)| {
+            // 1-based bounds as the UI computes them, then 0-based for the reader.
+            let first_row = low.row.saturating_sub(GRID_CONTEXT).max(1);
+            let first_col = low.col.saturating_sub(GRID_CONTEXT).max(1);
+            let last_row = (high.row + GRID_CONTEXT)
+                .min(first_row + GRID_MAX_ROWS - 1)
+                .min(keiri_xlsx::MAX_ROW);
+            let last_col = (high.col + GRID_CONTEXT)
+                .min(first_col + GRID_MAX_COLS - 1)
+                .min(keiri_xlsx::MAX_COL);
+            keiri_docs::CellWindow {
+                sheet,
+                rows: (first_row - 1, last_row - 1),
+                cols: (first_col - 1, last_col - 1),
+            }
+        })
+        .collect()
+}
+
+fn cell_value(value: &keiri_docs::CellData) -> xlsx::CellValue {
+    match value {
+        keiri_docs::CellData::Int(i) => xlsx::CellValue::Int(*i),
+        keiri_docs::CellData::Float(f) => xlsx::CellValue::Float(*f),
+        keiri_docs::CellData::Bool(b) => xlsx::CellValue::Bool(*b),
+        keiri_docs::CellData::Text(t) => xlsx::CellValue::Text(t.clone()),
+    }
+}
+
+/// The cells of the workbook at `path` inside the windows a preview grid draws around the
+/// changes of `diff`. The context only decorates a preview, so a workbook that cannot be read
+/// (a new one, or one the patch itself reported) gives none rather than failing the preview.
+pub(crate) fn grid_context(
+    path: &std::path::Path,
+    diff: &[xlsx::PatchDiffItem],
+) -> Vec<SheetContext> {
+    let windows = grid_windows(diff);
+    if windows.is_empty() {
+        return Vec::new();
+    }
+    let Ok(bytes) = std::fs::read(path) else {
+        return Vec::new();
+    };
+    let Ok(sheets) = keiri_docs::workbook_window(&bytes, &windows) else {
+        return Vec::new();
+    };
+    sheets
+        .into_iter()
+        .filter(|(_, cells)| !cells.is_empty())
+        .map(|(sheet, cells)| SheetContext {
+            sheet,
+            cells: cells
+                .into_iter()
+                .map(|c| ContextCell {
+                    cell: format!("{}{}", keiri_xlsx::column_name(c.col + 1), c.row + 1),
+                    value: c.value.as_ref().map(cell_value),
+                    formula: c.formula.map(|f| format!("={f}")),
+                })
+                .collect(),
+        })
+        .collect()
+}
 
 /// Reads a workbook's cells for a comparison.
 fn cells(path: &std::path::Path) -> Result<keiri_docs::WorkbookCells, ApiError> {
@@ -87,15 +198,9 @@ fn cells(path: &std::path::Path) -> Result<keiri_docs::WorkbookCells, ApiError> 
 }
 
 fn patch_value(value: &keiri_docs::CellData) -> xlsx::PatchValue {
-    let value = match value {
-        keiri_docs::CellData::Int(i) => xlsx::CellValue::Int(*i),
-        keiri_docs::CellData::Float(f) => xlsx::CellValue::Float(*f),
-        keiri_docs::CellData::Bool(b) => xlsx::CellValue::Bool(*b),
-        keiri_docs::CellData::Text(t) => xlsx::CellValue::Text(t.clone()),
-    };
     xlsx::PatchValue {
         kind: xlsx::ValueKind::Value,
-        value: Some(value),
+        value: Some(cell_value(value)),
     }
 }
 
@@ -196,8 +301,10 @@ pub fn workbook_compare(
     };
     let after = cells(&after_path)?;
     let truncated = after.truncated || before.as_ref().is_some_and(|b| b.truncated);
+    let patch_diff = compare_cells(before.as_ref(), &after);
     Ok(WorkbookCompareResponse {
-        patch_diff: compare_cells(before.as_ref(), &after),
+        context: grid_context(&after_path, &patch_diff),
+        patch_diff,
         before: req.before,
         after: req.after,
         truncated,
