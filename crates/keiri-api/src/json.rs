@@ -83,7 +83,36 @@ pub(crate) fn apply_mode_schema(_: &mut schemars::SchemaGenerator) -> schemars::
 
 pub type PlanValidateRequest = PlanRequest;
 pub type PlanDryRunRequest = PlanRequest;
-pub type PlanRegisterRequest = PlanRequest;
+
+/// A plan to register: its YAML text, the message language and, when the client showed the
+/// file name before saving, the `yyyymmddHHMM` stamp of that name.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PlanRegisterRequest {
+    /// The plan YAML text (keiri_agent v0 format).
+    pub yaml: String,
+    /// Message language, `ja` or `en`; the server's default when left out.
+    #[serde(default)]
+    #[schemars(schema_with = "lang_schema")]
+    pub lang: Option<Lang>,
+    /// The `yyyymmddHHMM` of the file name the client previewed
+    /// (`designs/<plan_id>_<stamp>.yaml`): the file is saved under it, so the name the person
+    /// confirmed is the name written even when the minute rolled over in between. The server's
+    /// clock is used when it is left out.
+    #[serde(default)]
+    pub stamp: Option<String>,
+}
+
+/// The CLI and other callers that have no preview register at the server's time.
+impl From<PlanRequest> for PlanRegisterRequest {
+    fn from(req: PlanRequest) -> Self {
+        PlanRegisterRequest {
+            yaml: req.yaml,
+            lang: req.lang,
+            stamp: None,
+        }
+    }
+}
 
 #[derive(Debug, Clone, Serialize)]
 pub struct PlanValidateResponse {

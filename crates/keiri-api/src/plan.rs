@@ -331,25 +331,43 @@ fn patch_request(inputs: &serde_json::Value) -> Result<keiri_xlsx::PatchRequest,
             body.insert(to.to_string(), value.clone());
         }
     }
+    // Without an out_dir the patched copy goes to the workspace's output folder, as a run
+    // writes it, never beside the source workbook (keiri-xlsx's own default for a bare
+    // workbook_patch call, which would put results among the attached inputs).
+    body.entry("out_dir")
+        .or_insert_with(|| keiri_run::blocks::DEFAULT_OUT_DIR.into());
     body.insert("return_inverse_ops".into(), true.into());
     body.insert("preflight_formula_check".into(), true.into());
     serde_json::from_value(serde_json::Value::Object(body)).map_err(|e| e.to_string())
 }
 
-/// Registers a valid plan to the designs directory, using the current local time.
+/// Registers a valid plan to the designs directory, under the stamp the client previewed or
+/// else the current local time. Takes a plain [`json::PlanRequest`] too (the CLI's).
 pub fn plan_register(
     ctx: &Context,
-    req: json::PlanRegisterRequest,
+    req: impl Into<json::PlanRegisterRequest>,
 ) -> Result<json::PlanRegisterResponse, ApiError> {
-    plan_register_at(ctx, req, chrono::Local::now().naive_local())
+    plan_register_at(ctx, req.into(), chrono::Local::now().naive_local())
 }
 
-/// [`plan_register`] with the time passed in (tests, reproducible runs).
+/// [`plan_register`] with the time passed in (tests, reproducible runs); a `stamp` in the
+/// request wins over `now`.
 pub fn plan_register_at(
     ctx: &Context,
     req: json::PlanRegisterRequest,
     now: chrono::NaiveDateTime,
 ) -> Result<json::PlanRegisterResponse, ApiError> {
+    // The stamp is checked before anything else: a name the client could not have shown
+    // (not twelve digits of a real minute) is a bad request, not a reason to pick another.
+    let now = match req.stamp.as_deref() {
+        None => now,
+        Some(stamp) => keiri_plan::parse_stamp(stamp).ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::InvalidRequest,
+                format!("stamp {stamp:?} is not a yyyymmddHHMM date and time"),
+            )
+        })?,
+    };
     let checked = check(ctx, &req.yaml, req.lang.unwrap_or(ctx.lang));
     let Some(loaded) = checked
         .loaded
@@ -443,6 +461,7 @@ mod tests {
         // The request to apply for real: not a dry run, with inverse ops and the check.
         let request = &preview["request"];
         assert_eq!(request["xlsx_path"], "book.xlsx");
+        assert_eq!(request["out_dir"], "output");
         assert_eq!(request["dry_run"], false);
         assert_eq!(request["return_inverse_ops"], true);
         assert_eq!(request["preflight_formula_check"], true);
@@ -475,6 +494,95 @@ mod tests {
                 value: None,
             })
         );
+    }
+
+    #[test]
+    fn a_previewed_patch_applies_into_the_output_folder_not_beside_the_source() {
+        let ws = tempfile::tempdir().unwrap();
+        workbook(ws.path());
+        let ctx = ctx(ws.path());
+        let v = dry_run_json(&ctx, plan("book.xlsx"));
+        let request = &v["nodes"][0]["workbook"]["request"];
+        let apply: keiri_xlsx::PatchRequest = serde_json::from_value(request.clone()).unwrap();
+        let applied = crate::workbook_patch(&ctx, apply).unwrap();
+        assert!(applied.error.is_none(), "{:?}", applied.error);
+        let out = std::path::PathBuf::from(&applied.out_path);
+        assert!(
+            out.ends_with("output/book_patched.xlsx"),
+            "{}",
+            out.display()
+        );
+        assert!(ws.path().join("output/book_patched.xlsx").is_file());
+        assert!(!ws.path().join("book_patched.xlsx").exists());
+    }
+
+    #[test]
+    fn a_plan_names_its_own_output_folder() {
+        let ws = tempfile::tempdir().unwrap();
+        workbook(ws.path());
+        let yaml = plan("book.xlsx").replace(
+            "      operations:",
+            "      out_dir: 月次/出力\n      operations:",
+        );
+        let v = dry_run_json(&ctx(ws.path()), yaml);
+        assert_eq!(
+            v["nodes"][0]["workbook"]["request"]["out_dir"], "月次/出力",
+            "{v:#}"
+        );
+    }
+
+    #[test]
+    fn register_saves_under_the_stamp_the_client_previewed() {
+        let ws = tempfile::tempdir().unwrap();
+        let ctx = ctx(ws.path());
+        // The server's clock has moved on to the next minute; the previewed name still wins.
+        let later = chrono::NaiveDate::from_ymd_opt(2026, 4, 1)
+            .unwrap()
+            .and_hms_opt(9, 31, 2)
+            .unwrap();
+        let req = json::PlanRegisterRequest {
+            yaml: "id: 請求書の重複チェック\ngraph: []\n".into(),
+            lang: Some(Lang::Ja),
+            stamp: Some("202604010930".into()),
+        };
+        let res = plan_register_at(&ctx, req, later).unwrap();
+        assert_eq!(res.file_name, "請求書の重複チェック_202604010930.yaml");
+        assert!(
+            ws.path()
+                .join("designs/請求書の重複チェック_202604010930.yaml")
+                .is_file()
+        );
+        // Without a stamp the server's time names the file.
+        let res = plan_register_at(
+            &ctx,
+            json::PlanRequest {
+                yaml: "id: p\ngraph: []\n".into(),
+                lang: None,
+            }
+            .into(),
+            later,
+        )
+        .unwrap();
+        assert_eq!(res.file_name, "p_202604010931.yaml");
+    }
+
+    #[test]
+    fn register_refuses_a_stamp_that_is_not_a_minute_and_writes_nothing() {
+        let ws = tempfile::tempdir().unwrap();
+        let now = chrono::NaiveDate::from_ymd_opt(2026, 4, 1)
+            .unwrap()
+            .and_hms_opt(9, 30, 0)
+            .unwrap();
+        for stamp in ["2026040109", "../../x", "202613010930"] {
+            let req = json::PlanRegisterRequest {
+                yaml: "id: p\ngraph: []\n".into(),
+                lang: None,
+                stamp: Some(stamp.into()),
+            };
+            let err = plan_register_at(&ctx(ws.path()), req, now).unwrap_err();
+            assert_eq!(err.code, ErrorCode::InvalidRequest, "{stamp}");
+        }
+        assert!(!ws.path().join("designs").exists());
     }
 
     #[test]

@@ -48,7 +48,7 @@ pub use compose::{
 pub use dry_run::{DryRun, DryRunNode, dry_run};
 pub use io::{LoadError, LoadedPlan, load_plan, save_plan};
 pub use model::{Node, NodeKind, Plan};
-pub use register::{RegisterError, designs_index, register};
+pub use register::{RegisterError, STAMP_FORMAT, designs_index, parse_stamp, register};
 pub use requirements::{
     AnswerError, AnswerProblem, AnswerUse, Requirement, RequirementKind, RequirementTarget,
     SchemaTemplate, Validation, apply_answers, build_requirements, schema_templates,

@@ -44,6 +44,20 @@ pub fn file_stem(plan_id: &str) -> String {
     }
 }
 
+/// The format of the time in a registered file's name (`yyyymmddHHMM`, local time).
+pub const STAMP_FORMAT: &str = "%Y%m%d%H%M";
+
+/// The time a `yyyymmddHHMM` stamp names, or `None` when it is not exactly twelve ASCII
+/// digits of a real date and time. A client that previewed a file name sends its stamp back,
+/// so the file is saved under the name the person saw even when the minute has rolled over.
+pub fn parse_stamp(stamp: &str) -> Option<NaiveDateTime> {
+    if stamp.len() != 12 || !stamp.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    // chrono needs seconds to build a time; a stamp names the minute.
+    NaiveDateTime::parse_from_str(&format!("{stamp}00"), "%Y%m%d%H%M%S").ok()
+}
+
 /// Writes `text` (the plan as the user wrote it, comments kept) for `plan` into `designs_dir`.
 /// The caller has validated it; `error_count` is the number of errors found (must be 0).
 pub fn register(
@@ -61,7 +75,7 @@ pub fn register(
     }
     std::fs::create_dir_all(designs_dir)
         .map_err(|e| RegisterError::CreateDir(designs_dir.to_path_buf(), e))?;
-    let stem = format!("{}_{}", file_stem(&plan.id), now.format("%Y%m%d%H%M"));
+    let stem = format!("{}_{}", file_stem(&plan.id), now.format(STAMP_FORMAT));
     keiri_fs::write_unique(designs_dir, &stem, ".yaml", 2, text.as_bytes())
         .map_err(RegisterError::Write)
 }

@@ -45,3 +45,40 @@ fn designs_index_finds_plans_by_id() {
     let index = keiri_plan::designs_index(dir.path());
     assert!(index.contains_key("close"));
 }
+
+#[test]
+fn a_previewed_stamp_names_the_minute_it_shows() {
+    let time = keiri_plan::parse_stamp("202504300905").unwrap();
+    assert_eq!(time, now());
+    let dir = tempfile::tempdir().unwrap();
+    let plan = load_plan("id: 請求書チェック\ngraph: []\n").unwrap().plan;
+    let saved = register(
+        &plan,
+        "id: 請求書チェック\ngraph: []\n",
+        0,
+        dir.path(),
+        time,
+    )
+    .unwrap();
+    assert_eq!(
+        saved.file_name().unwrap(),
+        "請求書チェック_202504300905.yaml"
+    );
+}
+
+#[test]
+fn a_stamp_that_is_not_a_real_minute_is_refused() {
+    for bad in [
+        "",
+        "20250430090",
+        "2025043009050",
+        "202513300905",
+        "202504310905",
+        "202504302460",
+        "2025-04-30T9",
+        "２０２５０４３００９０５",
+        "../../etc/pw",
+    ] {
+        assert_eq!(keiri_plan::parse_stamp(bad), None, "{bad:?}");
+    }
+}

@@ -12,6 +12,8 @@ mod output;
 mod transforms;
 mod ui;
 
+pub use output::DEFAULT_OUT_DIR;
+
 /// Adds every builtin to `registry`.
 pub fn register_all(registry: &mut Registry) {
     input::register(registry);

@@ -90,6 +90,10 @@ pub(crate) fn write_path(
     }
 }
 
+/// The folder, relative to the workspace, that a writing block uses when the plan names no
+/// `out_dir` (the studio's dry-run preview uses the same one).
+pub const DEFAULT_OUT_DIR: &str = "output";
+
 /// The output directory of a block. Without `--write` (the default) every file goes under
 /// the node's folder in the run directory, `out_dir` becoming a sub-folder of it; with
 /// `--write` the `out_dir` the plan names is used as it is (relative to the workspace).
@@ -288,7 +292,7 @@ fn write_table(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Block
     let sheet_name = inputs.str("sheet_name")?.unwrap_or("レポート").to_string();
     let title = inputs.str("title")?.map(str::to_string);
     let freeze = inputs.bool("freeze_header")?.unwrap_or(true);
-    let dir = target_dir(ctx, inputs, Some("output"))?;
+    let dir = target_dir(ctx, inputs, Some(DEFAULT_OUT_DIR))?;
     let name = file_name(inputs, "report.xlsx")?;
     let conflict = on_conflict(inputs)?;
     let header_labels: Vec<String> = cols
@@ -588,13 +592,12 @@ fn patch_workbook(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Bl
     };
     let dry_run = inputs.bool("dry_run")?.unwrap_or(false);
     let conflict = on_conflict(inputs)?;
-    // The patched copy goes to the node's folder: without out_dir the spec's "next to the
-    // source" holds only with --write, because a run never writes beside its inputs.
+    // The patched copy goes where every other written file goes: the plan's out_dir, else
+    // the workspace's output folder (inside the node's folder for a run without --write).
+    // Never beside the source: the inputs folder holds what the person attached, and a
+    // result there is taken for a source the next time.
     let source = ctx.base_dir.join(xlsx_path);
-    let dir = match source.parent() {
-        Some(parent) if ctx.write && !inputs.has("out_dir") => parent.to_path_buf(),
-        _ => target_dir(ctx, inputs, None)?,
-    };
+    let dir = target_dir(ctx, inputs, Some(DEFAULT_OUT_DIR))?;
     if !source.is_file() {
         return Err(BlockError::new(
             ErrorCode::FileNotFound,
@@ -770,7 +773,7 @@ fn csv_write(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockEr
         }
     };
     let header = inputs.bool("include_header")?.unwrap_or(true);
-    let dir = target_dir(ctx, inputs, Some("output"))?;
+    let dir = target_dir(ctx, inputs, Some(DEFAULT_OUT_DIR))?;
     let name = file_name(inputs, "output.csv")?;
     let conflict = on_conflict(inputs)?;
     let lines: Vec<Vec<String>> = rows
@@ -822,7 +825,7 @@ fn journal_export(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Bl
         }
     };
     let encoding = csv_encoding(inputs.str("encoding")?.unwrap_or(default_encoding))?;
-    let dir = target_dir(ctx, inputs, Some("output"))?;
+    let dir = target_dir(ctx, inputs, Some(DEFAULT_OUT_DIR))?;
     let name = file_name(inputs, "journal.csv")?;
     let conflict = on_conflict(inputs)?;
 

@@ -263,14 +263,17 @@ fn patch_workbook_writes_a_patched_copy_and_reports_the_diff() {
         json!({"xlsx_path": "試算表.xlsx", "operations": ops, "dry_run": true}),
     );
     assert_eq!(dry["out_path"], "");
-    assert!(!dir.path().join("out/試算表_patched.xlsx").exists());
+    assert!(!dir.path().join("out/output/試算表_patched.xlsx").exists());
 
     let out = run(
         "excel.patch_workbook",
         dir.path(),
         json!({"xlsx_path": "試算表.xlsx", "operations": ops}),
     );
-    assert_eq!(out_path(&out), dir.path().join("out/試算表_patched.xlsx"));
+    assert_eq!(
+        out_path(&out),
+        dir.path().join("out/output/試算表_patched.xlsx")
+    );
     assert_eq!(
         out["patch_diff"],
         json!([
@@ -288,7 +291,8 @@ fn patch_workbook_writes_a_patched_copy_and_reports_the_diff() {
         before,
         "the source workbook is never modified"
     );
-    // With --write and no out_dir, the copy goes beside the source (and still never over it).
+    // With --write and no out_dir, the copy goes to the workspace's output folder, never beside
+    // the source (patched_workbooks_land_in_the_output_folder_not_beside_the_inputs).
     let out = crate::matching::run_block_with(
         "excel.patch_workbook",
         dir.path(),
@@ -296,7 +300,11 @@ fn patch_workbook_writes_a_patched_copy_and_reports_the_diff() {
         true,
     )
     .unwrap();
-    assert_eq!(out_path(&out), dir.path().join("試算表_patched.xlsx"));
+    assert_eq!(
+        out_path(&out),
+        dir.path().join("output/試算表_patched.xlsx")
+    );
+    assert!(!dir.path().join("試算表_patched.xlsx").exists());
     assert_eq!(std::fs::read(&source).unwrap(), before);
 
     assert_eq!(
@@ -325,12 +333,12 @@ fn patch_workbook_writes_a_patched_copy_and_reports_the_diff() {
         ),
         ErrorCode::BlockFailed
     );
-    assert!(!dir.path().join("out/x.xlsx").exists());
+    assert!(!dir.path().join("out/output/x.xlsx").exists());
     // An out_name without extension gets the source's (keiri-xlsx's rule); patching again with
     // on_conflict skip sees that file and reports nothing written.
     let named = json!({"xlsx_path": "試算表.xlsx", "operations": ops, "out_name": "月次", "on_conflict": "skip"});
     let out = run("excel.patch_workbook", dir.path(), named.clone());
-    assert_eq!(out_path(&out), dir.path().join("out/月次.xlsx"));
+    assert_eq!(out_path(&out), dir.path().join("out/output/月次.xlsx"));
     let again = run("excel.patch_workbook", dir.path(), named);
     assert_eq!(again["out_path"], "", "skipped: the file was already there");
 }
