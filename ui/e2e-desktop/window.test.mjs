@@ -17,6 +17,34 @@ import { APP, CONTROL, UI_DIR, configDir, newSession, requireFile, startDriver }
 
 const SHOTS = path.join(UI_DIR, 'test-results');
 
+// The plan the window works on: it reads input/invoices.csv and keeps the large invoices.
+const SAMPLE_PLAN = `apiVersion: v1
+id: invoice_review
+version: 0.1.0
+policy:
+  on_error: stop
+graph:
+  - id: read_invoices
+    block: csv.read
+    in:
+      path: input/invoices.csv
+      encoding: auto
+    out:
+      rows: invoices
+  - id: large_invoices
+    block: transforms.filter_rows
+    in:
+      rows: "\${read_invoices.invoices}"
+      condition: 金額 >= 100000
+    out:
+      rows: large
+  - id: save_large
+    block: csv.write
+    in:
+      rows: "\${large_invoices.large}"
+      out_name: large_invoices.csv
+`;
+
 describe('desktop window', () => {
   let driver;
   let session;
@@ -61,6 +89,17 @@ describe('desktop window', () => {
 
   it('lists the catalog through IPC', async () => {
     await session.waitFor('[data-testid="catalog-block"][data-block-id="csv.read"]');
+  });
+
+  it('takes a plan into the editor (the window opens without one)', async () => {
+    // The editor keeps its draft in the webview's localStorage, so a reload shows this plan,
+    // as reopening the app would; typing YAML over WebDriver would fight the editor's indent.
+    await session.execute('window.localStorage.setItem(arguments[0], arguments[1]); window.location.reload();', [
+      'keiri.draft.v1',
+      SAMPLE_PLAN,
+    ]);
+    await session.waitFor('[data-testid="catalog-block"][data-block-id="csv.read"]');
+    assert.match(await session.text(await session.waitFor('.cm-content')), /save_large/);
   });
 
   it('runs the sample plan for real through IPC and shows a node\'s output grid', async () => {

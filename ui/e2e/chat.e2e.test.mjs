@@ -40,6 +40,34 @@ function allowedTools(skill) {
     .filter((line) => line !== '');
 }
 
+// The plan the chat edits, pasted into the editor (the studio opens without a plan).
+const PLAN = `apiVersion: v1
+id: invoice_review
+version: 0.1.0
+policy:
+  on_error: stop
+graph:
+  - id: read_invoices
+    block: csv.read
+    in:
+      path: input/invoices.csv
+      encoding: auto
+    out:
+      rows: invoices
+  - id: large_invoices
+    block: transforms.filter_rows
+    in:
+      rows: "\${read_invoices.invoices}"
+      condition: 金額 >= 100000
+    out:
+      rows: large
+  - id: save_large
+    block: csv.write
+    in:
+      rows: "\${large_invoices.large}"
+      out_name: large_invoices.csv
+`;
+
 // ---- The edit the fake model proposes: an approval step before the CSV export. ----
 
 const APPROVAL_NODE = [
@@ -177,6 +205,9 @@ describe('the Design chat edits the plan only after approval', () => {
     serve = await startStudio(workspace, llm.url);
     browser = await launchChromium();
     page = await openPage(browser, serve.url, pageErrors);
+    await page.getByTestId('editor-content').click();
+    await page.keyboard.press('Control+A');
+    await page.keyboard.insertText(PLAN);
     await page.locator('.cm-content', { hasText: 'save_large' }).waitFor();
     await page.locator('[data-testid="validation-status"][data-tone="ok"]').waitFor();
     original = await editorText(page);

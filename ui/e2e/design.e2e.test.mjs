@@ -76,9 +76,11 @@ describe('design tab against keiri serve', () => {
     if (workspace) rmSync(workspace, { recursive: true, force: true });
   });
 
-  it('opens with the title, the catalog and a valid sample plan', async () => {
+  it('opens with the title and the catalog, and a pasted valid plan validates clean', async () => {
     assert.equal(await page.title(), 'Keiri Studio');
     await page.locator('[data-testid="catalog-block"][data-block-id="csv.read"]').waitFor();
+    // The editor starts empty (the first screen explains the steps instead of a sample plan).
+    await pasteIntoEditor(page, VALID_PLAN);
     await page.locator('[data-testid="validation-status"][data-tone="ok"]').waitFor();
     assert.equal(await page.getByTestId('finding').count(), 0);
     await screenshot(page, '01-start.png');
@@ -114,6 +116,9 @@ describe('design tab against keiri serve', () => {
 
   it('refuses to register an invalid plan, by code', async () => {
     await page.getByTestId('register').click();
+    // The name asked is the plan's own id.
+    assert.equal(await page.getByTestId('register-name').inputValue(), 'e2e_invoices');
+    await page.getByTestId('register-confirm').click();
     const result = page.locator('[data-testid="register-result"][data-state="error"]');
     await result.waitFor();
     assert.equal(await result.getAttribute('data-code'), 'PLAN_INVALID');
@@ -130,9 +135,12 @@ describe('design tab against keiri serve', () => {
 
   it('registers the plan and saves it under designs/', async () => {
     await page.getByTestId('register').click();
+    const shown = ((await page.getByTestId('register-preview').textContent()) ?? '').trim();
+    await page.getByTestId('register-confirm').click();
     await page.locator('[data-testid="register-result"][data-state="ok"]').waitFor();
     const fileName = (await page.getByTestId('register-file').textContent())?.trim() ?? '';
     assert.match(fileName, /^e2e_invoices_\d{12}(_\d+)?\.yaml$/);
+    assert.equal(`designs/${fileName}`, shown);
     const saved = path.join(workspace, 'designs', fileName);
     assert.ok(existsSync(saved), `${saved} should exist`);
     assert.equal(readFileSync(saved, 'utf8'), VALID_PLAN);

@@ -386,13 +386,19 @@ describe('the Design tab flow against keiri serve and a fake LLM', () => {
 
   it('registers with Ctrl+S and the file exists in designs/', async () => {
     const target = (await page.getByTestId('register-target').textContent()) ?? '';
-    assert.match(target, /designs\/generated_plan_\d{12}\.yaml/);
+    // The plan still has the planner's id; the name to confirm comes from the instruction.
+    assert.match(target, /請求書一覧のCSVを読み込んで重複している請求書を検出し/);
     assert.equal(await page.getByTestId('register-target').getAttribute('data-blocked'), 'false');
     await page.getByTestId('instruction').focus();
     await page.keyboard.press('Control+s');
+    assert.equal(await page.getByTestId('register-name').inputValue(), '請求書一覧のCSVを読み込んで重複している請求書を検出し');
+    const shown = ((await page.getByTestId('register-preview').textContent()) ?? '').trim();
+    // Ctrl+S again confirms the name.
+    await page.keyboard.press('Control+s');
     await page.locator('[data-testid="register-result"][data-state="ok"]').waitFor();
     const fileName = ((await page.getByTestId('register-file').textContent()) ?? '').trim();
-    assert.match(fileName, /^generated_plan_\d{12}(_\d+)?\.yaml$/);
+    assert.match(fileName, /^請求書一覧のCSVを読み込んで重複している請求書を検出し_\d{12}(_\d+)?\.yaml$/);
+    assert.equal(`designs/${fileName}`, shown);
     const saved = path.join(workspace, 'designs', fileName);
     assert.ok(existsSync(saved), `${saved} should exist`);
     const yaml = readFileSync(saved, 'utf8');

@@ -43,19 +43,20 @@ import {
   generationRequestFields,
   type GenerationSettingsValue,
 } from './components/GenerationSettings';
+import { FirstSteps } from './components/FirstSteps';
 import { GraphView } from './components/GraphView';
 import { InputsPanel, type TemplatesState } from './components/InputsPanel';
 import { MissingItemsPanel } from './components/MissingItemsPanel';
 import { QuestionsPanel } from './components/QuestionsPanel';
+import { RegisterDialog } from './components/RegisterDialog';
 import { SettingsDialog } from './components/SettingsDialog';
 import { YamlEditor, type YamlEditorHandle } from './components/YamlEditor';
 import { baseName, errorFor, toBase64, type DocumentEntry } from './documents';
 import { EMPTY_PROGRESS, addProgress, finishProgress, readProgress, type ProgressState } from './generation';
 import { LANGS, errorText, initialLang, messageParts, t, type MessageKey } from './i18n';
-import { planIdOf, targetFileName } from './register';
+import { fileStem, planIdOf, proposedName, stampOf, withPlanId } from './register';
 import { parsePlanGraph } from './graph';
 import { runFailureFindings, runStates, useSampleRun } from './sampleRun';
-import { SAMPLE_PLAN } from './samplePlan';
 import { isMac, shortcutFor, shortcutLabel, type ShortcutAction } from './shortcuts';
 
 /** How long typing must pause before the plan is validated again. */
@@ -67,6 +68,8 @@ const EMBEDDING_POLL_MS = 1000;
 /** The largest document the server accepts (documents_upload). */
 const MAX_UPLOAD_BYTES = 50 * 1024 * 1024;
 const LANG_STORAGE_KEY = 'keiri.lang';
+/** The plan being written, kept so closing the app does not lose it (as the chat is kept). */
+const DRAFT_STORAGE_KEY = 'keiri.draft.v1';
 
 type Notice =
   | { kind: 'saved'; fileName: string; path: string }
@@ -114,6 +117,15 @@ function readStoredLang(): string | null {
   }
 }
 
+/** The plan left in the editor when the app last closed; empty on the first start. */
+function readDraft(): string {
+  try {
+    return window.localStorage.getItem(DRAFT_STORAGE_KEY) ?? '';
+  } catch {
+    return '';
+  }
+}
+
 function findingsFromDetails(details: unknown): Finding[] | null {
   if (typeof details !== 'object' || details === null) return null;
   const findings = (details as { findings?: unknown }).findings;
@@ -134,11 +146,16 @@ function platform(): string {
 export function App() {
   const [lang, setLang] = useState<Lang>(() => initialLang(readStoredLang()));
   const [catalog, setCatalog] = useState<CatalogState>({ kind: 'loading' });
-  const [text, setText] = useState(SAMPLE_PLAN);
+  // No sample plan: the first screen explains the steps instead (FirstSteps), and a plan
+  // appears once the person generates or writes one.
+  const [initialText] = useState(readDraft);
+  const [text, setText] = useState(initialText);
   const [findingsState, setFindingsState] = useState<FindingsState>({ kind: 'pending' });
   const [summary, setSummary] = useState<PlanValidateResponse | null>(null);
   const [validating, setValidating] = useState(false);
   const [registering, setRegistering] = useState(false);
+  // The open register step: the proposed name and the stamp its file name shows.
+  const [registerStep, setRegisterStep] = useState<{ name: string; stamp: string } | null>(null);
   const [notice, setNotice] = useState<Notice | null>(null);
   const editor = useRef<YamlEditorHandle>(null);
   // Every edit bumps the sequence so a response for an older text is dropped: findings are
@@ -204,6 +221,15 @@ export function App() {
       // Not remembering the choice is fine.
     }
   }, [lang]);
+
+  useEffect(() => {
+    try {
+      if (text === '') window.localStorage.removeItem(DRAFT_STORAGE_KEY);
+      else window.localStorage.setItem(DRAFT_STORAGE_KEY, text);
+    } catch {
+      // Not keeping the draft is fine; the editor still holds it.
+    }
+  }, [text]);
 
   useEffect(() => {
     let cancelled = false;
@@ -569,16 +595,39 @@ export function App() {
 
   const onValidateNow = () => void validate(textRef.current, lang);
 
-  const onRegister = async () => {
-    const yaml = textRef.current;
+  /** 登録 (or Ctrl+S): asks the plan's name first; pressed again while asking, it confirms. */
+  const onRegister = () => {
+    if (textRef.current.trim() === '') return;
+    if (registerStep !== null) {
+      if (registerStep.name.trim() !== '') void confirmRegister(registerStep.name.trim());
+      return;
+    }
+    setNotice(null);
+    setRegisterStep({ name: proposedName(textRef.current, instruction), stamp: stampOf(new Date()) });
+  };
+
+  /**
+   * Saves the plan under `name`: the plan's id becomes the name's file-safe form (so the id,
+   * the file and what the step showed agree), and the stamp the step showed is sent along.
+   */
+  const confirmRegister = async (name: string) => {
+    if (registerStep === null || registering) return;
+    const planId = fileStem(name);
+    let yaml = textRef.current;
+    if (planIdOf(yaml) !== planId) {
+      yaml = withPlanId(yaml, planId);
+      editor.current?.setText(yaml);
+    }
     const id = sequence.current;
     setRegistering(true);
     setNotice(null);
     try {
-      const response = await planRegister({ yaml, lang });
+      const response = await planRegister({ yaml, lang, stamp: registerStep.stamp });
+      setRegisterStep(null);
       setNotice({ kind: 'saved', fileName: response.file_name, path: response.path });
     } catch (err) {
       const error = asApiError(err);
+      setRegisterStep(null);
       setNotice({ kind: 'error', code: error.code, message: error.message });
       const findings = error.code === 'PLAN_INVALID' ? findingsFromDetails(error.details) : null;
       if (findings !== null && id === sequence.current) {
@@ -608,7 +657,7 @@ export function App() {
     generate: () => void generate(),
     validate: onValidateNow,
     register: () => {
-      if (!registering) void onRegister();
+      if (!registering) onRegister();
     },
   };
   useEffect(() => {
@@ -645,17 +694,17 @@ export function App() {
       text: t(lang, 'status.counts', { errors: summary.error_count, warnings: summary.warning_count }),
     };
   }
-  const planId = planIdOf(text);
+  const planEmpty = text.trim() === '';
   const blocks = catalog.kind === 'ready' ? catalog.blocks : [];
   const attempts = generation?.attempts ?? [];
 
-  const rightTabs: { id: RightTab; label: string; count: number | null }[] = [
+  const rightTabs: { id: RightTab; label: string; count: number | null; explain?: string }[] = [
     { id: 'questions', label: t(lang, 'right.questions'), count: questions.length || null },
     { id: 'findings', label: t(lang, 'right.findings'), count: findings.length || null },
     { id: 'missing', label: t(lang, 'right.missing'), count: null },
     { id: 'attempts', label: t(lang, 'right.attempts'), count: attempts.length || null },
-    { id: 'dryrun', label: t(lang, 'right.dryrun'), count: null },
-    { id: 'run', label: t(lang, 'right.run'), count: null },
+    { id: 'dryrun', label: t(lang, 'right.dryrun'), count: null, explain: t(lang, 'explain.dryrun') },
+    { id: 'run', label: t(lang, 'right.run'), count: null, explain: t(lang, 'explain.run') },
   ];
   const topLevelIds = () => {
     const parsed = parsePlanGraph(text);
@@ -774,6 +823,11 @@ export function App() {
             </div>
             <div className="side-body">
               {leftTab === 'candidates' ? (
+                <p className="muted side-explain" data-testid="explain-pin">
+                  {t(lang, 'explain.pin')}
+                </p>
+              ) : null}
+              {leftTab === 'candidates' ? (
                 <CandidatesPanel lang={lang} state={candidates} blocks={blocks} pinned={pinned} onTogglePin={togglePin} />
               ) : (
                 <CatalogPanel state={catalog} lang={lang} onInsert={onInsert} />
@@ -817,25 +871,44 @@ export function App() {
                 className="button button-primary"
                 title={titled('action.registerTitle', 'register')}
                 data-testid="register"
-                disabled={registering}
-                onClick={() => void onRegister()}
+                disabled={registering || planEmpty}
+                onClick={onRegister}
               >
                 {registering ? t(lang, 'status.registering') : t(lang, 'action.register')}
               </button>
             </div>
           </header>
-          <div className="register-line" data-testid="register-target" data-blocked={errorCount > 0}>
-            {planId === null ? (
+          <div className="register-line" data-testid="register-target" data-blocked={errorCount > 0 || planEmpty} data-empty={planEmpty}>
+            {planEmpty ? (
+              <span className="muted">{t(lang, 'register.emptyPlan')}</span>
+            ) : proposedName(text, instruction) === '' ? (
               <span className="muted">{t(lang, 'register.noId')}</span>
             ) : (
-              <span className="muted">
-                {messageParts(lang, 'register.target').map((part, index) =>
-                  'text' in part ? <span key={index}>{part.text}</span> : <code key={index}>{targetFileName(planId, new Date())}</code>,
-                )}
-              </span>
+              <span className="muted">{t(lang, 'register.targetName', { name: proposedName(text, instruction) })}</span>
             )}
             {errorCount > 0 ? <span className="register-blocked">{t(lang, 'register.blocked')}</span> : null}
           </div>
+          {registerStep !== null ? (
+            <RegisterDialog
+              key={registerStep.stamp}
+              lang={lang}
+              name={registerStep.name}
+              onNameChange={(name) => setRegisterStep((step) => (step === null ? null : { ...step, name }))}
+              stamp={registerStep.stamp}
+              busy={registering}
+              onConfirm={(name) => void confirmRegister(name)}
+              onCancel={() => setRegisterStep(null)}
+            />
+          ) : null}
+          {planEmpty && centerView === 'editor' ? (
+            <FirstSteps
+              lang={lang}
+              onExample={(example) => {
+                setInstruction(example);
+                document.getElementById('instruction')?.focus();
+              }}
+            />
+          ) : null}
           {notice !== null ? (
             <div
               className={`notice notice-${notice.kind === 'saved' ? 'ok' : 'error'}`}
@@ -850,7 +923,7 @@ export function App() {
                     'text' in part ? (
                       <span key={index}>{part.text}</span>
                     ) : (
-                      <code key={index} data-testid="register-file">
+                      <code key={index} data-testid="register-file" translate="no">
                         {notice.fileName}
                       </code>
                     ),
@@ -873,7 +946,7 @@ export function App() {
           <div className="editor-frame" hidden={centerView !== 'editor'}>
             <YamlEditor
               ref={editor}
-              initialText={SAMPLE_PLAN}
+              initialText={initialText}
               findings={findings}
               lang={lang}
               label={t(lang, 'editor.label')}
@@ -906,6 +979,7 @@ export function App() {
                 aria-selected={rightTab === tab.id}
                 className={rightTab === tab.id ? 'subtab subtab-active' : 'subtab'}
                 data-testid={`right-tab-${tab.id}`}
+                title={tab.explain}
                 onClick={() => setRightTab(tab.id)}
               >
                 {tab.label}
@@ -913,6 +987,11 @@ export function App() {
               </button>
             ))}
           </div>
+          {rightTabs.find((tab) => tab.id === rightTab)?.explain !== undefined ? (
+            <p className="muted right-explain" data-testid="right-explain">
+              {rightTabs.find((tab) => tab.id === rightTab)?.explain}
+            </p>
+          ) : null}
           <div className="right-body">
             {/* Kept mounted while another tab shows: the chat's conversation, pending
                 approval and undo must survive a tab switch. */}

@@ -44,6 +44,20 @@ export function blockTitle(block: BlockSummary, lang: Lang): string {
   return first || second || block.id;
 }
 
+/**
+ * What a graph node is called: the block's title in `lang` (then the other language), else the
+ * first sentence of its description, else null so the caller shows the node id. A spec with
+ * only an id gets no made-up title.
+ */
+export function nodeTitle(block: BlockSummary | undefined, lang: Lang): string | null {
+  if (block === undefined) return null;
+  const [first, second] = lang === 'ja' ? [block.title_ja, block.title_en] : [block.title_en, block.title_ja];
+  const title = (first || second || '').trim();
+  if (title !== '') return title;
+  const sentence = (blockDescription(block, lang).split(/(?<=[。.])\s*/u)[0] ?? '').trim();
+  return sentence !== '' ? sentence : null;
+}
+
 export function blockDescription(block: BlockSummary, lang: Lang): string {
   const [first, second] =
     lang === 'ja' ? [block.description_ja, block.description_en] : [block.description_en, block.description_ja];

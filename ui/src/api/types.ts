@@ -103,6 +103,8 @@ export interface PlanDryRunResponse {
 export interface PlanRegisterRequest {
   yaml: string;
   lang?: Lang;
+  /** The `yyyymmddHHMM` of the file name the person was shown; the server saves under it. */
+  stamp?: string;
 }
 
 export interface PlanRegisterResponse {

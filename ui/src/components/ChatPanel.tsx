@@ -7,8 +7,18 @@
 // `/skill NAME` (or the selector) picks the skill for the next messages; `/skill auto` lets
 // the router choose again. Any other `/skill-name …` message goes to the agent, whose router
 // reads it as a one-off skill command.
+//
+// The conversation outlives the panel and the app: the server keeps the session (its messages,
+// pending changes and undo stack) in `<workspace>/.keiri/chat/<session>.json`, and the panel
+// keeps what it shows — the session id, the conversation, the pending changes, undo — in the
+// window's localStorage. Both survive a restart: the browser keeps localStorage per origin
+// (one `keiri serve` address per workspace), and the desktop window's webview keeps it in the
+// app's data folder. After a restart the stored session id continues the same server session,
+// so an approval or undo left pending still applies; when the server no longer has that
+// session, the panel says so and starts a new one.
 
 import { useEffect, useRef, useState } from 'react';
+import { diffLineCounts } from '../diffCounts';
 import { ApiError, chatApprove, chatSend, chatUndo, skillsList } from '../api';
 import type { ChatEvent, ChatPendingChange, Lang, SkillSummary } from '../api/types';
 import { errorText, t } from '../i18n';
@@ -63,6 +73,83 @@ export function applyEvent(item: Extract<ChatItem, { kind: 'assistant' }>, event
   }
 }
 
+/** Where the panel keeps its conversation between app starts (see the file comment). */
+export const CHAT_STORAGE_KEY = 'keiri.chat.v1';
+
+/** What the panel keeps: enough to show the conversation and continue its session. */
+export interface StoredChat {
+  sessionId?: string;
+  items: ChatItem[];
+  pending: ChatPendingChange[];
+  undoAvailable: boolean;
+  skill: string;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The stored chat in `raw` (localStorage text), or null when there is none or it is not ours:
+ * storage is shared with other versions of the app and with the person's own tinkering, so
+ * anything of another shape is ignored rather than trusted. A turn that was still running when
+ * the app closed is marked as stopped: its reply will never arrive.
+ */
+export function readStoredChat(raw: string | null): StoredChat | null {
+  if (raw === null) return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    return null;
+  }
+  if (!isRecord(value) || !Array.isArray(value.items) || !Array.isArray(value.pending)) return null;
+  const sessionId = typeof value.sessionId === 'string' && value.sessionId !== '' ? value.sessionId : undefined;
+  const items = (value.items as unknown[]).filter(
+    (item): item is ChatItem => isRecord(item) && (item.kind === 'user' || item.kind === 'assistant' || item.kind === 'notice'),
+  );
+  const settled = items.map((item) =>
+    item.kind === 'assistant' && item.text === undefined && item.stopped === undefined && Array.isArray(item.steps)
+      ? { ...item, stopped: 'INTERRUPTED' }
+      : item,
+  );
+  const pending = (value.pending as unknown[]).filter(
+    (change): change is ChatPendingChange =>
+      isRecord(change) && typeof change.change_id === 'string' && typeof change.file === 'string' && typeof change.diff === 'string',
+  );
+  return {
+    sessionId,
+    items: settled,
+    pending: sessionId === undefined ? [] : pending,
+    undoAvailable: sessionId !== undefined && value.undoAvailable === true,
+    skill: typeof value.skill === 'string' ? value.skill : '',
+  };
+}
+
+function loadStoredChat(): StoredChat | null {
+  try {
+    return readStoredChat(window.localStorage.getItem(CHAT_STORAGE_KEY));
+  } catch {
+    // Storage can be disabled (private mode, sandboxed webview): the chat then lasts a session.
+    return null;
+  }
+}
+
+function saveStoredChat(chat: StoredChat | null) {
+  try {
+    if (chat === null) window.localStorage.removeItem(CHAT_STORAGE_KEY);
+    else window.localStorage.setItem(CHAT_STORAGE_KEY, JSON.stringify(chat));
+  } catch {
+    // Full or disabled storage: the conversation still works, it is just not kept.
+  }
+}
+
+/** The lower crate's code an API error carries in `details.code` (e.g. `SESSION_NOT_FOUND`). */
+function detailCode(error: ApiError): string | null {
+  if (!isRecord(error.details)) return null;
+  return typeof error.details.code === 'string' ? error.details.code : null;
+}
+
 /** `/skill NAME` → the skill name (`''` for auto), else null. */
 export function skillCommand(text: string): string | null {
   const match = /^\/skill(?:\s+(\S+))?\s*$/.exec(text.trim());
@@ -108,16 +195,44 @@ export function fileLabel(lang: Lang, file: string): string {
   return /^\.keiri\/chat\/[^/]+\/plan\.yaml$/.test(file.replace(/\\/g, '/')) ? t(lang, 'chat.editorPlan') : file;
 }
 
+/**
+ * What an approval changed, where: the plan in the editor (not saved to any file yet) or the
+ * file written, with the lines the change added and removed; a rejection changed nothing.
+ */
+export function approvalNotice(lang: Lang, applied: boolean, editorPlan: boolean, file: string, diff: string): string {
+  if (!applied) return t(lang, 'chat.rejectedNothing', { file: fileLabel(lang, file) });
+  const counts = diffLineCounts(diff);
+  const lines = t(lang, 'chat.lines', { added: counts.added, removed: counts.removed });
+  return editorPlan ? t(lang, 'chat.approvedEditor', { lines }) : t(lang, 'chat.approvedFile', { file: fileLabel(lang, file), lines });
+}
+
 export function ChatPanel({ lang, planYaml, onPlanChange }: Props) {
-  const [items, setItems] = useState<ChatItem[]>([]);
+  // Read once: the panel mounts once per window, and later changes are written back below.
+  const [stored] = useState(loadStoredChat);
+  const [items, setItems] = useState<ChatItem[]>(stored?.items ?? []);
+  const restored = stored !== null && stored.items.length > 0;
   const [input, setInput] = useState('');
   const [skills, setSkills] = useState<SkillSummary[]>([]);
-  const [skill, setSkill] = useState('');
-  const [sessionId, setSessionId] = useState<string | undefined>(undefined);
-  const [pending, setPending] = useState<ChatPendingChange[]>([]);
-  const [undoAvailable, setUndoAvailable] = useState(false);
+  const [skill, setSkill] = useState(stored?.skill ?? '');
+  const [sessionId, setSessionId] = useState<string | undefined>(stored?.sessionId);
+  const [pending, setPending] = useState<ChatPendingChange[]>(stored?.pending ?? []);
+  const [undoAvailable, setUndoAvailable] = useState(stored?.undoAvailable ?? false);
   const [busy, setBusy] = useState(false);
   const abort = useRef<AbortController | null>(null);
+
+  useEffect(() => {
+    const empty = sessionId === undefined && items.length === 0 && skill === '';
+    saveStoredChat(empty ? null : { sessionId, items, pending, undoAvailable, skill });
+  }, [sessionId, items, pending, undoAvailable, skill]);
+
+  /** Forgets the conversation here (the server keeps its session file). */
+  const startOver = () => {
+    abort.current?.abort();
+    setItems([]);
+    setSessionId(undefined);
+    setPending([]);
+    setUndoAvailable(false);
+  };
 
   useEffect(() => {
     let live = true;
@@ -133,6 +248,15 @@ export function ChatPanel({ lang, planYaml, onPlanChange }: Props) {
   const notice = (text: string, tone: 'info' | 'error' = 'info') => setItems((prev) => [...prev, { kind: 'notice', text, tone }]);
   const failure = (err: unknown) => {
     const error = asApiError(err);
+    if (detailCode(error) === 'SESSION_NOT_FOUND') {
+      // The stored session is gone from the server (another workspace, a cleaned folder):
+      // its pending changes and undo cannot be applied any more.
+      setSessionId(undefined);
+      setPending([]);
+      setUndoAvailable(false);
+      notice(t(lang, 'chat.sessionGone'), 'error');
+      return;
+    }
     notice(t(lang, 'chat.failed', { message: errorText(lang, error.code) }), 'error');
   };
 
@@ -186,8 +310,11 @@ export function ChatPanel({ lang, planYaml, onPlanChange }: Props) {
       setPending(res.pending);
       setUndoAvailable(res.undo_available);
       if (res.plan_yaml !== undefined) onPlanChange(res.plan_yaml);
-      notice(t(lang, res.applied ? 'chat.approved' : 'chat.rejected', { file: fileLabel(lang, res.file) }));
+      notice(approvalNotice(lang, res.applied, res.plan_yaml !== undefined, res.file, change.diff));
     } catch (err) {
+      const error = asApiError(err);
+      // Approved or rejected elsewhere (another window) since this list was shown: drop it.
+      if (detailCode(error) === 'CHANGE_NOT_FOUND') setPending((list) => list.filter((c) => c.change_id !== change.change_id));
       failure(err);
     }
   };
@@ -198,7 +325,11 @@ export function ChatPanel({ lang, planYaml, onPlanChange }: Props) {
       const res = await chatUndo({ session_id: sessionId });
       setUndoAvailable(res.undo_available);
       if (res.plan_yaml !== undefined) onPlanChange(res.plan_yaml);
-      notice(t(lang, 'chat.undone', { file: fileLabel(lang, res.file) }));
+      notice(
+        res.plan_yaml !== undefined
+          ? t(lang, 'chat.undoneEditor')
+          : t(lang, 'chat.undoneFile', { file: fileLabel(lang, res.file) }),
+      );
     } catch (err) {
       failure(err);
     }
@@ -208,6 +339,11 @@ export function ChatPanel({ lang, planYaml, onPlanChange }: Props) {
     <section className="panel chat-panel" data-testid="chat-panel" aria-label={t(lang, 'chat.title')}>
       <header className="panel-header">
         <h2>{t(lang, 'chat.title')}</h2>
+        {items.length > 0 || sessionId !== undefined ? (
+          <button type="button" className="button button-small" data-testid="chat-new" onClick={startOver} disabled={busy}>
+            {t(lang, 'chat.newConversation')}
+          </button>
+        ) : null}
         <label className="chat-skill">
           <span className="muted">{t(lang, 'chat.skill')}</span>{' '}
           <select data-testid="chat-skill" value={skill} onChange={(e) => setSkill(e.target.value)}>
@@ -222,6 +358,11 @@ export function ChatPanel({ lang, planYaml, onPlanChange }: Props) {
       </header>
       <div className="panel-body chat-body">
         {items.length === 0 && <p className="muted">{t(lang, 'chat.intro')}</p>}
+        {restored && items.length > 0 && (
+          <p className="muted" data-testid="chat-restored">
+            {t(lang, 'chat.restored')}
+          </p>
+        )}
         <ol className="chat-log" data-testid="chat-log">
           {items.map((item, i) => (
             <li key={i} className={`chat-item chat-${item.kind}`} data-testid={`chat-${item.kind}`}>

@@ -1,7 +1,10 @@
 // The plan as a graph (React Flow): nodes coloured by category, edges from references, loop
 // bodies drawn inside their loop, each node's findings on it. The YAML is parsed here in the
 // browser on every edit; while it does not parse, the last good graph stays up with a notice.
-// Choosing a node reports its id; the selected id is highlighted and centred.
+// Choosing a node reports its id; the selected id is highlighted and centred. A node is named
+// by its block's title from the catalog (Japanese first), with the block id under it and every
+// name in full on hover: composed ids such as `invoice_duplicate_detection__read` are alike
+// once cut to a node's width.
 
 import {
   Background,
@@ -30,6 +33,7 @@ import {
   type NodeFindings,
   type PlanGraph,
 } from '../graph';
+import { nodeTitle } from '../catalog';
 import { categoryLabel, t, type MessageKey } from '../i18n';
 import type { NodeRunState } from '../sampleRun';
 
@@ -48,6 +52,8 @@ interface Props {
 
 type PlanNodeData = {
   node: GraphNode;
+  /** The block's title from the catalog, when it has one. */
+  title: string | null;
   issues: NodeFindings | null;
   lang: Lang;
   selected: boolean;
@@ -64,8 +70,18 @@ function kindLabel(lang: Lang, node: GraphNode): string {
   return categoryLabel(lang, node.category);
 }
 
+/** Every name of a node, one per line, for the hover text. */
+function fullNames(lang: Lang, node: GraphNode, title: string | null): string {
+  const lines = [title ?? (node.id !== '' ? node.id : t(lang, 'graph.noId'))];
+  if (node.id !== '' && title !== null) lines.push(t(lang, 'graph.nodeId', { id: node.id }));
+  if (node.block !== null) lines.push(t(lang, 'graph.blockId', { block: node.block }));
+  if (node.kind === 'subflow') lines.push(t(lang, 'graph.calls', { plan: node.callPlanId ?? '?' }));
+  if (node.when !== null) lines.push(t(lang, 'graph.when', { expr: node.when }));
+  return lines.join('\n');
+}
+
 function PlanNodeView({ data }: NodeProps<PlanFlowNode>) {
-  const { node, issues, lang, selected, group, run } = data;
+  const { node, title, issues, lang, selected, group, run } = data;
   const colour = categoryColour(node.category);
   const classes = ['graph-node', group ? 'graph-node-group' : '', selected ? 'graph-node-selected' : ''];
   if (issues !== null) classes.push(issues.errors > 0 ? 'graph-node-error' : 'graph-node-warning');
@@ -87,7 +103,7 @@ function PlanNodeView({ data }: NodeProps<PlanFlowNode>) {
       data-warnings={issues?.warnings ?? 0}
       data-selected={selected ? 'true' : 'false'}
       data-run-state={run ?? undefined}
-      title={node.when !== null ? t(lang, 'graph.when', { expr: node.when }) : undefined}
+      title={fullNames(lang, node, title)}
     >
       <Handle type="target" position={Position.Top} isConnectable={false} />
       <div className="graph-node-head">
@@ -113,8 +129,18 @@ function PlanNodeView({ data }: NodeProps<PlanFlowNode>) {
           </span>
         ) : null}
       </div>
-      <div className="graph-node-id">{node.id !== '' ? node.id : t(lang, 'graph.noId')}</div>
-      {detail !== null ? <div className="graph-node-block">{detail}</div> : null}
+      <div
+        className={title !== null ? 'graph-node-title' : 'graph-node-id'}
+        data-testid="graph-node-title"
+        translate={title !== null ? undefined : 'no'}
+      >
+        {title ?? (node.id !== '' ? node.id : t(lang, 'graph.noId'))}
+      </div>
+      {detail !== null ? (
+        <div className="graph-node-block" data-testid="graph-node-subtitle" translate="no">
+          {detail}
+        </div>
+      ) : null}
       {issues !== null ? (
         <div className="graph-node-issue" data-testid="graph-node-issue" title={issues.first.message}>
           {issues.first.message}
@@ -130,6 +156,7 @@ const NODE_TYPES = { plan: PlanNodeView };
 function toFlow(
   graph: PlanGraph,
   findings: readonly Finding[],
+  catalog: ReadonlyMap<string, BlockSummary> | undefined,
   lang: Lang,
   selectedKey: string | null,
   runStates: ReadonlyMap<string, NodeRunState> | undefined,
@@ -150,6 +177,7 @@ function toFlow(
       ...(node.parent !== null ? { parentId: node.parent, extent: 'parent' as const } : {}),
       data: {
         node,
+        title: node.block !== null ? nodeTitle(catalog?.get(node.block), lang) : null,
         issues: issues.get(node.key) ?? null,
         lang,
         selected,
@@ -180,6 +208,7 @@ function toFlow(
 }
 
 function GraphCanvas({ lang, yaml, findings, selectedNodeId, onSelectNode, blocks, runStates }: Props) {
+  const catalog = useMemo(() => (blocks !== undefined ? new Map(blocks.map((b) => [b.id, b])) : undefined), [blocks]);
   const categories = useMemo(
     () => (blocks !== undefined ? new Map(blocks.map((b) => [b.id, b.category])) : undefined),
     [blocks],
@@ -193,8 +222,8 @@ function GraphCanvas({ lang, yaml, findings, selectedNodeId, onSelectNode, block
 
   const selectedKey = graph !== null && selectedNodeId !== null ? (nodeById(graph, selectedNodeId)?.key ?? null) : null;
   const flow = useMemo(
-    () => (graph !== null ? toFlow(graph, findings, lang, selectedKey, runStates) : null),
-    [graph, findings, lang, selectedKey, runStates],
+    () => (graph !== null ? toFlow(graph, findings, catalog, lang, selectedKey, runStates) : null),
+    [graph, findings, catalog, lang, selectedKey, runStates],
   );
   const instance = useReactFlow();
 

@@ -5,7 +5,15 @@
 import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ChatEvent, ChatSendResponse } from '../../src/api/types';
-import { ChatPanel, applyEvent, fileLabel, skillCommand } from '../../src/components/ChatPanel';
+import {
+  CHAT_STORAGE_KEY,
+  ChatPanel,
+  applyEvent,
+  approvalNotice,
+  fileLabel,
+  readStoredChat,
+  skillCommand,
+} from '../../src/components/ChatPanel';
 
 const PLAN = 'id: p\ngraph: []\n';
 const NEW_PLAN = 'id: p\ngraph:\n  - id: approve\n';
@@ -86,6 +94,8 @@ async function sendTurn(onPlanChange = vi.fn()) {
 afterEach(() => {
   cleanup();
   vi.unstubAllGlobals();
+  // The panel keeps its conversation in localStorage; each test starts without one.
+  window.localStorage.clear();
 });
 
 describe('ChatPanel', () => {
@@ -118,6 +128,10 @@ describe('ChatPanel', () => {
     fireEvent.click(screen.getByTestId('chat-approve'));
     await waitFor(() => expect(onPlanChange).toHaveBeenCalledWith(NEW_PLAN));
     expect(calls.find((c) => c.url === '/api/chat_approve')?.body).toEqual({ session_id: 's1', change_id: 'chg-1', approve: true });
+    // What changed where: the editor's plan, two lines in and one out, and no file yet.
+    expect(
+      screen.getByText('承認しました。エディタのプランを変更しました（2 行追加・1 行削除）。ファイルにはまだ保存していません。保存は「登録」で行います'),
+    ).toBeTruthy();
     expect(screen.queryByTestId('chat-diff')).toBeNull();
     fireEvent.click(await screen.findByTestId('chat-undo'));
     await waitFor(() => expect(onPlanChange).toHaveBeenLastCalledWith(PLAN));
@@ -135,7 +149,7 @@ describe('ChatPanel', () => {
     await waitFor(() => expect(screen.queryByTestId('chat-diff')).toBeNull());
     expect(calls.find((c) => c.url === '/api/chat_approve')?.body).toMatchObject({ approve: false });
     expect(onPlanChange).not.toHaveBeenCalled();
-    expect(screen.getByText('変更を却下しました: エディタのプラン')).toBeTruthy();
+    expect(screen.getByText('変更を却下しました。エディタのプラン は変わっていません')).toBeTruthy();
   });
 
   it('a conflicting approval shows the error and keeps the change', async () => {
@@ -162,6 +176,94 @@ describe('ChatPanel', () => {
     fireEvent.click(screen.getByTestId('chat-send'));
     await screen.findByTestId('chat-reply');
     expect(calls.find((c) => c.url === '/api/chat_send/stream')?.body).toMatchObject({ skill: 'general', message: 'hello', lang: 'en' });
+  });
+});
+
+describe('ChatPanel across a restart', () => {
+  it('shows the conversation and the pending change again, and approves it in the same session', async () => {
+    const calls = server({
+      skills_list: SKILLS,
+      chat_approve: { applied: true, file: '.keiri/chat/s1/plan.yaml', plan_yaml: NEW_PLAN, undo_available: true, pending: [] },
+    });
+    await sendTurn();
+    // The app closes: the panel goes away with everything it held in memory.
+    cleanup();
+    const onPlanChange = vi.fn();
+    render(<ChatPanel lang="ja" planYaml="" onPlanChange={onPlanChange} />);
+    expect(screen.getByTestId('chat-restored')).toBeTruthy();
+    expect(screen.getByTestId('chat-user').textContent).toContain('承認ステップを追加して');
+    expect(screen.getByTestId('chat-reply').textContent).toBe('承認ステップを追加する変更を提案しました。');
+    expect(screen.getByTestId('chat-diff').textContent).toBe(DIFF + '\n');
+    fireEvent.click(screen.getByTestId('chat-approve'));
+    await waitFor(() => expect(onPlanChange).toHaveBeenCalledWith(NEW_PLAN));
+    expect(calls.find((c) => c.url === '/api/chat_approve')?.body).toEqual({ session_id: 's1', change_id: 'chg-1', approve: true });
+    expect(await screen.findByTestId('chat-undo')).toBeTruthy();
+  });
+
+  it('says so and starts over when the server no longer has the session', async () => {
+    window.localStorage.setItem(
+      CHAT_STORAGE_KEY,
+      JSON.stringify({ sessionId: 'gone', items: [{ kind: 'user', text: 'x' }], pending: [{ change_id: 'c', file: 'f', diff: '', tool: 't' }], undoAvailable: true, skill: '' }),
+    );
+    vi.stubGlobal(
+      'fetch',
+      vi.fn(async (url: string) =>
+        url === '/api/chat_approve'
+          ? new Response(JSON.stringify({ code: 'NOT_FOUND', message: 'no session', details: { code: 'SESSION_NOT_FOUND' } }), { status: 404 })
+          : new Response(JSON.stringify(SKILLS), { status: 200 }),
+      ),
+    );
+    render(<ChatPanel lang="ja" planYaml="" onPlanChange={() => {}} />);
+    fireEvent.click(screen.getByTestId('chat-approve'));
+    expect((await screen.findByRole('alert')).textContent).toBe('前回の会話はサーバーに残っていなかったため、新しい会話を始めます');
+    expect(screen.queryByTestId('chat-pending')).toBeNull();
+    expect(screen.queryByTestId('chat-undo')).toBeNull();
+  });
+
+  it('新しい会話 forgets the stored conversation', async () => {
+    server({ skills_list: SKILLS });
+    await sendTurn();
+    fireEvent.click(screen.getByTestId('chat-new'));
+    await waitFor(() => expect(window.localStorage.getItem(CHAT_STORAGE_KEY)).toBeNull());
+    expect(screen.queryByTestId('chat-pending')).toBeNull();
+  });
+});
+
+describe('readStoredChat', () => {
+  it.each([null, '', 'not json', '[]', '{"items": 3, "pending": []}'])('ignores %j', (raw) => {
+    expect(readStoredChat(raw)).toBeNull();
+  });
+
+  it('marks a turn cut off by the restart as stopped and keeps only well-formed entries', () => {
+    const raw = JSON.stringify({
+      sessionId: 's9',
+      items: [{ kind: 'user', text: 'q' }, { kind: 'assistant', steps: [] }, { kind: 'bogus' }, 7],
+      pending: [{ change_id: 'c1', file: 'f', diff: 'd', tool: 't' }, { change_id: 2 }],
+      undoAvailable: true,
+      skill: 'general',
+    });
+    expect(readStoredChat(raw)).toEqual({
+      sessionId: 's9',
+      items: [{ kind: 'user', text: 'q' }, { kind: 'assistant', steps: [], stopped: 'INTERRUPTED' }],
+      pending: [{ change_id: 'c1', file: 'f', diff: 'd', tool: 't' }],
+      undoAvailable: true,
+      skill: 'general',
+    });
+  });
+
+  it('drops pending changes and undo without a session to apply them in', () => {
+    const raw = JSON.stringify({ items: [], pending: [{ change_id: 'c1', file: 'f', diff: 'd', tool: 't' }], undoAvailable: true });
+    expect(readStoredChat(raw)).toEqual({ sessionId: undefined, items: [], pending: [], undoAvailable: false, skill: '' });
+  });
+});
+
+describe('approvalNotice', () => {
+  it.each([
+    [true, true, '.keiri/chat/s1/plan.yaml', 'Approved. The plan in the editor changed (2 lines added, 1 removed); nothing is saved to a file yet — Register saves it'],
+    [true, false, 'designs/p_202611221700.yaml', 'Approved and written to designs/p_202611221700.yaml (2 lines added, 1 removed)'],
+    [false, false, 'designs/p_202611221700.yaml', 'Change rejected; designs/p_202611221700.yaml is unchanged'],
+  ])('applied %s, editor plan %s, %s', (applied, editorPlan, file, expected) => {
+    expect(approvalNotice('en', applied, editorPlan, file, DIFF)).toBe(expected);
   });
 });
 

@@ -2,7 +2,7 @@ import { cleanup, fireEvent, render, screen } from '@testing-library/react';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Finding } from '../../src/api/types';
 import { GraphView } from '../../src/components/GraphView';
-import { SAMPLE_PLAN } from '../../src/samplePlan';
+import { SAMPLE_PLAN } from './samplePlan';
 
 // React Flow measures with ResizeObserver and DOMMatrix, which jsdom lacks.
 beforeAll(() => {
@@ -77,6 +77,50 @@ describe('GraphView', () => {
     render(<GraphView lang="en" yaml={SAMPLE_PLAN} findings={[]} selectedNodeId={null} onSelectNode={() => {}} blocks={blocks} />);
     expect(nodes()[0]?.dataset.category).toBe('input');
     expect(nodes()[0]?.textContent).toContain('Input');
+  });
+
+  it('names each node by its block’s Japanese title, the block id under it and every name on hover', () => {
+    const spec = (id: string, category: string, title_ja: string, title_en: string, description_ja = '') => ({
+      id,
+      category,
+      version: '1',
+      title_ja,
+      title_en,
+      description_ja,
+      description_en: '',
+      tags: [],
+      inputs: [],
+      outputs: [],
+      source: '',
+    });
+    const blocks = [
+      spec('csv.read', 'input', 'CSVファイルを読み込む', 'Read a CSV file'),
+      // No title: the first sentence of the description names it.
+      spec('transforms.filter_rows', 'transforms', '', '', '条件に合う行だけを残します。式は安全な部分集合です。'),
+      // csv.write is not in this catalog: the node id stands in.
+    ];
+    render(<GraphView lang="ja" yaml={SAMPLE_PLAN} findings={[]} selectedNodeId={null} onSelectNode={() => {}} blocks={blocks} />);
+    const titles = nodes().map((n) => n.querySelector('[data-testid="graph-node-title"]')?.textContent);
+    expect(titles).toEqual(['CSVファイルを読み込む', '条件に合う行だけを残します。', 'save_large']);
+    const subtitles = nodes().map((n) => n.querySelector('[data-testid="graph-node-subtitle"]')?.textContent);
+    expect(subtitles).toEqual(['csv.read', 'transforms.filter_rows', 'csv.write']);
+    expect(nodes()[0]?.title).toBe('CSVファイルを読み込む\nノード ID: read_invoices\nブロック: csv.read');
+    expect(nodes()[2]?.title).toBe('save_large\nブロック: csv.write');
+  });
+
+  it('uses the English title in English', () => {
+    const blocks = [{ id: 'csv.read', category: 'input', title_ja: 'CSVファイルを読み込む', title_en: 'Read a CSV file' }].map((b) => ({
+      ...b,
+      version: '1',
+      description_ja: '',
+      description_en: '',
+      tags: [],
+      inputs: [],
+      outputs: [],
+      source: '',
+    }));
+    render(<GraphView lang="en" yaml={SAMPLE_PLAN} findings={[]} selectedNodeId={null} onSelectNode={() => {}} blocks={blocks} />);
+    expect(nodes()[0]?.querySelector('[data-testid="graph-node-title"]')?.textContent).toBe('Read a CSV file');
   });
 
   it('reports the chosen node id', () => {

@@ -4,7 +4,7 @@ import { act, createRef } from 'react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Finding } from '../../src/api/types';
 import { YamlEditor, type YamlEditorHandle } from '../../src/components/YamlEditor';
-import { SAMPLE_PLAN } from '../../src/samplePlan';
+import { SAMPLE_PLAN } from './samplePlan';
 
 afterEach(cleanup);
 

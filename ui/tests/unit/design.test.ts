@@ -6,7 +6,7 @@ import type { GenerationProgress, PlanJson, Requirement } from '../../src/api/ty
 import { planDiff } from '../../src/attempts';
 import { extractionSummary, toBase64, type DocumentEntry } from '../../src/documents';
 import { EMPTY_PROGRESS, addProgress, finishProgress, formatElapsed, readProgress } from '../../src/generation';
-import { planIdOf, targetFileName } from '../../src/register';
+import { planIdOf, stampOf, targetFileName } from '../../src/register';
 import { controlFor, initialAnswerText, parseAnswer, varsPreview } from '../../src/requirements';
 import { shortcutFor, shortcutLabel, type KeyLike } from '../../src/shortcuts';
 
@@ -189,7 +189,7 @@ describe('register target', () => {
   });
 
   it('names the file with the local minute', () => {
-    expect(targetFileName('p', new Date(2026, 0, 5, 9, 7))).toBe('designs/p_202601050907.yaml');
+    expect(targetFileName('p', stampOf(new Date(2026, 0, 5, 9, 7)))).toBe('designs/p_202601050907.yaml');
   });
 });
 

@@ -14,7 +14,7 @@ import {
   parsePlanGraph,
   type PlanGraph,
 } from '../../src/graph';
-import { SAMPLE_PLAN } from '../../src/samplePlan';
+import { SAMPLE_PLAN } from './samplePlan';
 
 const LOOP_PLAN = `id: loops
 vars:

@@ -1,4 +1,4 @@
-// The plan the editor starts with: small, valid against the bundled catalog, and showing
+// A small plan for the tests: valid against the bundled catalog, and showing
 // the three things a plan is made of (blocks, inputs, references between nodes).
 
 export const SAMPLE_PLAN = `apiVersion: v1
