@@ -276,6 +276,7 @@ describe('the Design chat edits the plan only after approval', () => {
     assert.equal(await editorText(page), original);
     await pending.scrollIntoViewIfNeeded();
     await screenshot(page, 'screenshots/08-chat-diff.png');
+    await checkScreen(page, 'chat-08-diff');
   });
 
   it('keeps the conversation and the pending approval across a tab switch', async () => {
@@ -307,7 +308,6 @@ describe('the Design chat edits the plan only after approval', () => {
     await page.getByTestId('chat-undo').waitFor({ state: 'detached' });
     assert.equal(readFileSync(path.join(workspace, planPath(llm.requests[0].body)), 'utf8'), original);
   });
-    await checkScreen(page, 'chat-08-diff');
 
   it('rejects the same edit: the plan stays as it was', async () => {
     await send('もう一度、承認ステップを追加して', 2);

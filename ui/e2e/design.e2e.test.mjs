@@ -107,9 +107,9 @@ describe('design tab against keiri serve', () => {
     // The editor marks the finding inline too.
     await page.locator('.cm-lintRange-error').first().waitFor();
     await screenshot(page, '02-findings.png');
+    await checkScreen(page, 'design-02-findings');
 
     await unknown.click();
-    await checkScreen(page, 'design-02-findings');
     const active = await page.locator('.cm-activeLine').textContent();
     assert.match(active ?? '', /csv\.reed/);
   });
@@ -145,6 +145,7 @@ describe('design tab against keiri serve', () => {
     assert.ok(existsSync(saved), `${saved} should exist`);
     assert.equal(readFileSync(saved, 'utf8'), VALID_PLAN);
     await screenshot(page, '03-registered.png');
+    await checkScreen(page, 'design-03-registered');
   });
 
   it('inserts a node skeleton for a catalog block', async () => {
@@ -153,7 +154,6 @@ describe('design tab against keiri serve', () => {
     const text = await editorText(page);
     assert.equal(text, `${VALID_PLAN}  - id: csv_read\n    block: csv.read\n    in:\n      path: ""\n`);
     await page.getByTestId('catalog-search').fill('');
-    await checkScreen(page, 'design-03-registered');
   });
 
   it('switches the whole UI and the validator to English', async () => {
