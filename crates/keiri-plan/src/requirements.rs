@@ -859,7 +859,9 @@ fn typed_requirement(id: &str, spec: &BlockSpec, key: &str, port: &PortSpec) -> 
         kind,
         label,
         label_en,
-        description: format!("{}（{block_ja} の {key}）", port.description.trim()),
+        // The Japanese text names the step by its title only: the input key is an identifier,
+        // and 「<title> の <key>」 reads as machine Japanese to an accountant.
+        description: format!("{}（「{block_ja}」で使います）", port.description.trim()),
         description_en: Some(format!(
             "{} ({key} of {block_en})",
             port.description_en
