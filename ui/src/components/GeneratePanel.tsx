@@ -6,6 +6,22 @@ import { useEffect, useState } from 'react';
 import type { GenerationStatus, Lang } from '../api/types';
 import { formatElapsed, type ProgressState } from '../generation';
 import { errorText, t } from '../i18n';
+import { TechnicalDetails } from './TechnicalDetails';
+
+/**
+ * The planner's notes split by who they are for. The server writes some notes in the request's
+ * language (the compose notes, say) and some only in English for administrators (which
+ * environment variable enables a fallback, which CLI flag to try): in Japanese mode the latter
+ * go into the closed administrators' disclosure instead of in front of the accountant.
+ */
+export function readableNotes(lang: Lang, notes: readonly string[]): { shown: string[]; technical: string[] } {
+  if (lang !== 'ja') return { shown: [...notes], technical: [] };
+  const japanese = /[\u3040-\u30ff\u3400-\u9fff]/u;
+  return {
+    shown: notes.filter((note) => japanese.test(note)),
+    technical: notes.filter((note) => !japanese.test(note)),
+  };
+}
 
 export type GenerateOutcome =
   | { kind: 'none' }
@@ -91,9 +107,12 @@ export function GeneratePanel({ lang, running, startedAt, progress, outcome, can
       {outcome.kind === 'failed' ? (
         <div className="notice notice-error" role="alert" data-testid="generate-error" data-code={outcome.code} data-detail-code={outcome.detailCode ?? ''}>
           <span>
-            {errorText(lang, outcome.detailCode ?? outcome.code)} <code>{outcome.code}</code>
-            {outcome.detailCode !== null && outcome.detailCode !== outcome.code ? <code>{outcome.detailCode}</code> : null}
-            <span className="notice-detail">{outcome.message}</span>
+            {errorText(lang, outcome.detailCode ?? outcome.code)}
+            <TechnicalDetails
+              lang={lang}
+              code={outcome.code}
+              lines={[outcome.detailCode !== null && outcome.detailCode !== outcome.code ? outcome.detailCode : null, outcome.message]}
+            />
           </span>
         </div>
       ) : null}
@@ -102,11 +121,12 @@ export function GeneratePanel({ lang, running, startedAt, progress, outcome, can
           <span>
             {t(lang, `generate.status.${outcome.status}`)}
             {outcome.unreadable.length > 0 ? <span className="notice-detail">{t(lang, 'generate.unreadable', { files: outcome.unreadable.join(', ') })}</span> : null}
-            {outcome.notes.map((note, index) => (
+            {readableNotes(lang, outcome.notes).shown.map((note, index) => (
               <span key={index} className="notice-detail">
                 {note}
               </span>
             ))}
+            <TechnicalDetails lang={lang} lines={readableNotes(lang, outcome.notes).technical} />
           </span>
         </div>
       ) : null}
