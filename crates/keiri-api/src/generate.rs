@@ -497,6 +497,8 @@ mod tests {
     fn naming_a_csv_whose_headers_differ_raises_a_column_question_with_its_headers() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("inputs")).unwrap();
+        // Test setup only; product writes go through keiri-fs.
+        #[allow(clippy::disallowed_methods)]
         std::fs::write(
             dir.path().join("inputs/invoices.csv"),
             "請求書番号,取引先名,金額\nA-1,山田商事,\"110,000\"\n",

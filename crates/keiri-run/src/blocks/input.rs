@@ -1674,6 +1674,8 @@ mod tests {
         sizes: PieceSizes,
     ) -> Result<Read, BlockError> {
         let dir = tempfile::tempdir().unwrap();
+        // Test setup only; product writes go through keiri-fs.
+        #[allow(clippy::disallowed_methods)]
         std::fs::write(dir.path().join("t.csv"), bytes).unwrap();
         let cancel = CancellationToken::new();
         let ctx = BlockContext {
