@@ -41,7 +41,13 @@ fn compose_asks_then_registers_a_valid_plan() {
         .map(|r| r["id"].as_str().unwrap())
         .collect();
     assert!(questions.contains(&"invoice_csv"), "{questions:?}");
-    assert!(v["result"]["notes"][0].as_str().unwrap().contains("LLM"));
+    // Among the notes (compose may also say which part of the instruction it could not
+    // serve): the offline composition's note about the LLM.
+    let notes = v["result"]["notes"].as_array().unwrap();
+    assert!(
+        notes.iter().any(|n| n.as_str().unwrap().contains("LLM")),
+        "{notes:?}"
+    );
 
     let answers: serde_json::Map<String, Value> = questions
         .iter()
