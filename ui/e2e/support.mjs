@@ -409,8 +409,9 @@ export async function clippedControls(page) {
       ) {
         report(`outside the ${innerWidth}×${innerHeight} window (${Math.round(rect.left)},${Math.round(rect.top)} – ${Math.round(rect.right)},${Math.round(rect.bottom)})`);
       }
-      // A button's or tab's label: on one line and whole.
-      if (el instanceof HTMLButtonElement || el.getAttribute('role') === 'tab') {
+      // A button's or tab's label: on one line and whole. A button that is a whole list entry
+      // (a finding: severity, place and message) says so with data-multiline and may wrap.
+      if ((el instanceof HTMLButtonElement && !el.hasAttribute('data-multiline')) || el.getAttribute('role') === 'tab') {
         const text = (el.textContent ?? '').trim();
         if (text === '') continue;
         const range = document.createRange();

@@ -173,7 +173,7 @@ function pretty(value: unknown): string {
 
 function DiffView({ diff }: { diff: string }) {
   return (
-    <pre className="chat-diff" data-testid="chat-diff">
+    <pre className="chat-diff" data-testid="chat-diff" translate="no">
       {diff.split('\n').map((line, i) => {
         const tone = line.startsWith('+++') || line.startsWith('---') ? 'meta' : line.startsWith('+') ? 'add' : line.startsWith('-') ? 'del' : line.startsWith('@@') ? 'hunk' : 'context';
         return (

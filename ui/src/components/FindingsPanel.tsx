@@ -54,6 +54,7 @@ export function FindingsPanel({ state, lang, onSelect }: Props) {
                   type="button"
                   className={`finding finding-${finding.severity}`}
                   data-testid="finding"
+                  data-multiline=""
                   data-code={finding.code}
                   data-severity={finding.severity}
                   data-line={finding.line ?? ''}

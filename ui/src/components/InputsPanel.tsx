@@ -80,7 +80,14 @@ function TemplatePicker({
   const [query, setQuery] = useState('');
   const [tag, setTag] = useState<string | null>(null);
   const templates = state.kind === 'ready' ? state.templates : [];
-  const tags = useMemo(() => [...new Set(templates.flatMap((template) => template.tags))].sort(), [templates]);
+  // Templates carry search tags in both languages; the filter chips show the user's own
+  // (the English ones still match in the search box).
+  const tags = useMemo(() => {
+    const all = [...new Set(templates.flatMap((template) => template.tags))].sort();
+    const japanese = /[\u3040-\u30ff\u3400-\u9fff]/u;
+    const own = all.filter((name) => japanese.test(name) === (lang === 'ja'));
+    return own.length > 0 ? own : all;
+  }, [templates, lang]);
   const needle = query.trim().toLowerCase();
   const shown = templates.filter(
     (template) =>

@@ -68,7 +68,8 @@ function Details({ value }: { value: unknown }) {
     );
   }
   return (
-    <pre className="dryrun-json" data-testid="question-details">
+    // Data the plan passed to the question, quoted as it is (like the YAML editor).
+    <pre className="dryrun-json" data-testid="question-details" translate="no">
       {JSON.stringify(value, null, 2)}
     </pre>
   );
