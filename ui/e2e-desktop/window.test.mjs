@@ -9,7 +9,7 @@
 // installs them. KEIRI_STUDIO_BIN overrides the binary.
 
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -18,32 +18,7 @@ import { APP, CONTROL, UI_DIR, configDir, newSession, requireFile, startDriver }
 const SHOTS = path.join(UI_DIR, 'test-results');
 
 // The plan the window works on: it reads input/invoices.csv and keeps the large invoices.
-const SAMPLE_PLAN = `apiVersion: v1
-id: invoice_review
-version: 0.1.0
-policy:
-  on_error: stop
-graph:
-  - id: read_invoices
-    block: csv.read
-    in:
-      path: input/invoices.csv
-      encoding: auto
-    out:
-      rows: invoices
-  - id: large_invoices
-    block: transforms.filter_rows
-    in:
-      rows: "\${read_invoices.invoices}"
-      condition: 金額 >= 100000
-    out:
-      rows: large
-  - id: save_large
-    block: csv.write
-    in:
-      rows: "\${large_invoices.large}"
-      out_name: large_invoices.csv
-`;
+const SAMPLE_PLAN = readFileSync(new URL('../tests/fixtures/sample-plan.yaml', import.meta.url), 'utf8');
 
 describe('desktop window', () => {
   let driver;

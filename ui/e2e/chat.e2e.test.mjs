@@ -41,32 +41,7 @@ function allowedTools(skill) {
 }
 
 // The plan the chat edits, pasted into the editor (the studio opens without a plan).
-const PLAN = `apiVersion: v1
-id: invoice_review
-version: 0.1.0
-policy:
-  on_error: stop
-graph:
-  - id: read_invoices
-    block: csv.read
-    in:
-      path: input/invoices.csv
-      encoding: auto
-    out:
-      rows: invoices
-  - id: large_invoices
-    block: transforms.filter_rows
-    in:
-      rows: "\${read_invoices.invoices}"
-      condition: 金額 >= 100000
-    out:
-      rows: large
-  - id: save_large
-    block: csv.write
-    in:
-      rows: "\${large_invoices.large}"
-      out_name: large_invoices.csv
-`;
+const PLAN = readFileSync(new URL('../tests/fixtures/sample-plan.yaml', import.meta.url), 'utf8');
 
 // ---- The edit the fake model proposes: an approval step before the CSV export. ----
 
