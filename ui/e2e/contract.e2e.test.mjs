@@ -97,6 +97,7 @@ describe('plans fitted to the attached files', () => {
       ]);
       if (!more) break;
       const id = await question.getAttribute('data-requirement-id');
+      assert.ok(!answered.includes(id), `question ${id} is asked again after it was answered`);
       const input = question.getByTestId('question-input');
       assert.equal(await input.getAttribute('data-control'), 'select', id);
       const options = await input.locator('option').evaluateAll((nodes) => nodes.map((n) => n.value).filter((v) => v !== ''));

@@ -555,6 +555,9 @@ export function App() {
       const open = await requirementsAnswer({ yaml, answers: {}, lang });
       if (!open.requirements.some((candidate) => candidate.id === requirement.id)) {
         // The planner asked it but the plan has no place for it yet: a new generation takes it.
+        // The plan's own questions are the ones just read (a list shown from an older text
+        // would ask this question again).
+        setPlanRequirements(open.requirements);
         setAnswers((all) => ({ ...all, [requirement.id]: value }));
         setRegenerateIds((ids) => (ids.includes(requirement.id) ? ids : [...ids, requirement.id]));
         return;

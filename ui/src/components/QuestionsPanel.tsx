@@ -2,7 +2,7 @@
 // with the control its type wants (text, select/enum, boolean, number, file, table), its hint
 // and its checks; the answers given so far are shown as the `vars` they add.
 
-import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
+import { useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
 import type { Lang, Requirement } from '../api/types';
 import type { DocumentEntry } from '../documents';
 import { errorText, t } from '../i18n';
@@ -176,14 +176,20 @@ function Control({
 export function QuestionsPanel(props: Props) {
   const { lang, questions, answers } = props;
   const current = questions.find((question) => question.id === props.focusId) ?? questions[0] ?? null;
-  const [text, setText] = useState('');
-  const [problem, setProblem] = useState<string | null>(null);
+  // The draft answer belongs to the question it was typed for. A new question starts from its
+  // own initial text in the same render, not in an effect after it: an answer chosen before
+  // such an effect ran would be overwritten by the initial text and sent in its place.
+  const [draft, setDraft] = useState<{ id: string; text: string; problem: string | null } | null>(null);
+  const own = current !== null && draft !== null && draft.id === current.id ? draft : null;
+  const text = own?.text ?? (current ? initialAnswerText(current) : '');
+  const problem = own?.problem ?? null;
+  const setText = (next: string) => {
+    if (current !== null) setDraft({ id: current.id, text: next, problem: null });
+  };
+  const setProblem = (next: string | null) => {
+    if (current !== null) setDraft({ id: current.id, text, problem: next });
+  };
   const form = useRef<HTMLFormElement>(null);
-
-  useEffect(() => {
-    setText(current ? initialAnswerText(current) : '');
-    setProblem(null);
-  }, [current?.id]);
 
   const submit = (event?: FormEvent) => {
     event?.preventDefault();

@@ -1,7 +1,7 @@
 // The question form as rendered: the control each requirement type gets, checks shown next to
 // the field before anything is sent, and Enter while an IME composes never answering.
 
-import { act } from 'react';
+import { act, useLayoutEffect } from 'react';
 import { createRoot, type Root } from 'react-dom/client';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Requirement } from '../../src/api/types';
@@ -121,6 +121,43 @@ describe('QuestionsPanel', () => {
       input().dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true }));
     });
     expect(onAnswer).toHaveBeenCalledWith(expect.anything(), '東京');
+  });
+
+  it('shows a new question with its own initial answer from its first render on', () => {
+    // An answer picked right after the next question appears must not be replaced by that
+    // question's initial text a moment later (it was, while the text was reset in an effect:
+    // a fast pick was overwritten and the default sent in its place).
+    const seen: string[] = [];
+    function Probe({ questions }: { questions: Requirement[] }) {
+      useLayoutEffect(() => {
+        seen.push(host.querySelector<HTMLInputElement | HTMLSelectElement>('[data-testid="question-input"]')?.value ?? '');
+      });
+      return (
+        <QuestionsPanel
+          lang="ja"
+          questions={questions}
+          known={questions}
+          answers={{}}
+          focusId={null}
+          documents={[]}
+          busy={false}
+          error={null}
+          regenerate={null}
+          onAnswer={() => {}}
+          onRegenerate={() => {}}
+          onChooseFile={async () => null}
+          nativePicker={false}
+        />
+      );
+    }
+    const first = req({ id: 'vendor', type: 'enum', options: ['取引先名', '金額'] });
+    const second = req({ id: 'amount', type: 'enum', options: ['取引先名', '金額'], default: '金額' });
+    act(() => root.render(<Probe questions={[first, second]} />));
+    type(input(), '取引先名');
+    seen.length = 0;
+    act(() => root.render(<Probe questions={[second]} />));
+    expect(seen[0]).toBe('金額');
+    expect((input() as HTMLSelectElement).value).toBe('金額');
   });
 
   it('says so when nothing needs an answer', () => {
