@@ -6,7 +6,7 @@
 // no 登録 → an example instruction fills the instruction → a plan pasted into the editor is drawn
 // with each node's Japanese title and its block id under it → 登録 asks the plan's name,
 // proposed from the instruction, and the file saved is the one shown even though the server's
-// clock is elsewhere → a workbook patch previewed in the dry run is written to output/, not
+// clock is elsewhere → a workbook patch previewed in the dry run is written to outputs/, not
 // beside the input → the chat's conversation and pending approval survive a page reload, and
 // approving after the reload says what changed where.
 //
@@ -225,7 +225,7 @@ describe('first screen, names and places, a chat that is kept', () => {
     assert.equal(await editorText(page), saved);
   });
 
-  it('writes a previewed workbook patch to output/, never beside the input', async () => {
+  it('writes a previewed workbook patch to outputs/, never beside the input', async () => {
     await pasteIntoEditor(page, PATCH_PLAN);
     await page.getByTestId('right-tab-dryrun').click();
     assert.match((await page.getByTestId('right-explain').textContent()) ?? '', /ドライラン/);
@@ -236,7 +236,7 @@ describe('first screen, names and places, a chat that is kept', () => {
     const applied = page.getByTestId('workbook-applied');
     await applied.waitFor();
     assert.match((await applied.getAttribute('data-path')) ?? '', /[/\\]output[/\\]book_patched\.xlsx$/);
-    assert.ok(existsSync(path.join(workspace, 'output', 'book_patched.xlsx')), 'the patched copy is in output/');
+    assert.ok(existsSync(path.join(workspace, 'outputs', 'book_patched.xlsx')), 'the patched copy is in outputs/');
     assert.deepEqual(readdirSync(path.join(workspace, 'inputs')), ['book.xlsx'], 'nothing new beside the input');
     await screenshot(page, 'screenshots/00-output-folder.png');
   });

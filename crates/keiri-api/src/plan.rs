@@ -331,7 +331,7 @@ fn patch_request(inputs: &serde_json::Value) -> Result<keiri_xlsx::PatchRequest,
             body.insert(to.to_string(), value.clone());
         }
     }
-    // Without an out_dir the patched copy goes to the workspace's output folder, as a run
+    // Without an out_dir the patched copy goes to the workspace's outputs folder, as a run
     // writes it, never beside the source workbook (keiri-xlsx's own default for a bare
     // workbook_patch call, which would put results among the attached inputs).
     body.entry("out_dir")
@@ -461,7 +461,7 @@ mod tests {
         // The request to apply for real: not a dry run, with inverse ops and the check.
         let request = &preview["request"];
         assert_eq!(request["xlsx_path"], "book.xlsx");
-        assert_eq!(request["out_dir"], "output");
+        assert_eq!(request["out_dir"], "outputs");
         assert_eq!(request["dry_run"], false);
         assert_eq!(request["return_inverse_ops"], true);
         assert_eq!(request["preflight_formula_check"], true);
@@ -508,11 +508,11 @@ mod tests {
         assert!(applied.error.is_none(), "{:?}", applied.error);
         let out = std::path::PathBuf::from(&applied.out_path);
         assert!(
-            out.ends_with("output/book_patched.xlsx"),
+            out.ends_with("outputs/book_patched.xlsx"),
             "{}",
             out.display()
         );
-        assert!(ws.path().join("output/book_patched.xlsx").is_file());
+        assert!(ws.path().join("outputs/book_patched.xlsx").is_file());
         assert!(!ws.path().join("book_patched.xlsx").exists());
     }
 

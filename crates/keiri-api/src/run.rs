@@ -1327,23 +1327,23 @@ graph:
         with_invoices(ws.path());
         let ctx = ctx(ws.path());
         let plan = format!(
-            "{CSV_PLAN}  - {{id: report, block: excel.write_table, in: {{rows: \"${{pick.picked}}\", sheet_name: 請求, out_dir: output, out_name: 請求一覧.xlsx}}, out: {{out_path: book}}}}\n"
+            "{CSV_PLAN}  - {{id: report, block: excel.write_table, in: {{rows: \"${{pick.picked}}\", sheet_name: 請求, out_dir: outputs, out_name: 請求一覧.xlsx}}, out: {{out_path: book}}}}\n"
         );
         let run = || {
             let res = crate::dispatch(&ctx, "plan_run", serde_json::json!({"yaml": plan})).unwrap();
             assert_eq!(res["status"], "finished", "{res:#}");
             serde_json::json!({"plan_id": "api_csv", "run_id": res["run_id"], "node": "report"})
         };
-        let target = ws.path().join("output/請求一覧.xlsx");
+        let target = ws.path().join("outputs/請求一覧.xlsx");
         // First run: nothing in the workspace yet; the grid is every written cell.
         let first = run();
         let out = crate::dispatch(&ctx, "run_output", first.clone()).unwrap();
-        assert_eq!(out["apply_to"], "output/請求一覧.xlsx");
+        assert_eq!(out["apply_to"], "outputs/請求一覧.xlsx");
         assert_eq!(out["applied"], false);
         assert_eq!(out["workbook"]["before"], Json::Null);
         assert!(!target.exists(), "a run alone writes nothing outside runs/");
         let applied = crate::dispatch(&ctx, "run_apply", first.clone()).unwrap();
-        assert_eq!(applied["to"], "output/請求一覧.xlsx");
+        assert_eq!(applied["to"], "outputs/請求一覧.xlsx");
         assert_eq!(applied["existed"], false);
         let run_file = ws.path().join(out["workbook"]["after"].as_str().unwrap());
         assert_eq!(
@@ -1370,7 +1370,7 @@ graph:
         let writes = entry["applied"].as_array().unwrap();
         assert_eq!(writes.len(), 1, "{entry:#}");
         assert_eq!(writes[0]["node"], "report");
-        assert_eq!(writes[0]["to"], "output/請求一覧.xlsx");
+        assert_eq!(writes[0]["to"], "outputs/請求一覧.xlsx");
         assert_eq!(writes[0]["by"], crate::apply::current_user());
         assert!(writes[0]["at"].as_str().unwrap().ends_with('Z'));
         let original = std::fs::read(&target).unwrap();
@@ -1384,7 +1384,7 @@ graph:
         .unwrap();
         let second = run();
         let out = crate::dispatch(&ctx, "run_output", second.clone()).unwrap();
-        assert_eq!(out["workbook"]["before"], "output/請求一覧.xlsx");
+        assert_eq!(out["workbook"]["before"], "outputs/請求一覧.xlsx");
         let diff = out["workbook"]["patch_diff"].as_array().unwrap();
         assert_eq!(diff.len(), 1, "{diff:?}");
         assert_eq!(diff[0]["cell"], "B4");

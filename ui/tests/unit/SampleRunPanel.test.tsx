@@ -13,8 +13,8 @@ function serve(answer: RunOutputResponse) {
   const calls: unknown[] = [];
   const answers: Record<string, unknown> = {
     '/api/run_output': answer,
-    '/api/run_apply': { node: 'report', from: 'runs/p/R1/files/report/output/out.xlsx', to: 'output/out.xlsx', existed: true },
-    '/api/run_undo_apply': { node: 'report', to: 'output/out.xlsx', restored: true },
+    '/api/run_apply': { node: 'report', from: 'runs/p/R1/files/report/outputs/out.xlsx', to: 'outputs/out.xlsx', existed: true },
+    '/api/run_undo_apply': { node: 'report', to: 'outputs/out.xlsx', restored: true },
   };
   vi.stubGlobal(
     'fetch',
@@ -64,10 +64,10 @@ describe('SampleRunPanel', () => {
         },
         summary: { kind: 'json', value: { count: 3 } },
       },
-      apply_to: 'output/out.xlsx',
+      apply_to: 'outputs/out.xlsx',
       applied: false,
       workbook: {
-        before: 'output/out.xlsx',
+        before: 'outputs/out.xlsx',
         after: 'runs/p/R1/files/report/out.xlsx',
         truncated: false,
         patch_diff: [
@@ -97,10 +97,10 @@ describe('SampleRunPanel', () => {
     expect(workbook.dataset.path).toBe('runs/p/R1/files/report/out.xlsx');
     await waitFor(() => expect(within(workbook).getByTestId('workbook-sheet').dataset.sheet).toBe('請求'));
     expect(within(workbook).getByTestId('workbook-cell').dataset.cell).toBe('A1');
-    expect(workbook.textContent).toContain('output/out.xlsx の現在の内容との差分です');
+    expect(workbook.textContent).toContain('outputs/out.xlsx の現在の内容との差分です');
     // 「この結果で書き込む」 asks first, then writes; undo puts the old workbook back.
     fireEvent.click(screen.getByTestId('run-apply-start'));
-    expect(screen.getByTestId('run-apply-confirm').textContent).toContain('output/out.xlsx');
+    expect(screen.getByTestId('run-apply-confirm').textContent).toContain('outputs/out.xlsx');
     fireEvent.click(screen.getByTestId('run-apply-yes'));
     await screen.findByTestId('run-applied');
     expect(calls[1]).toMatchObject({ url: '/api/run_apply', body: { plan_id: 'p', run_id: 'R1', node: 'report' } });
@@ -155,7 +155,7 @@ describe('SampleRunPanel', () => {
                 status: 'finished',
                 started_at: '2026-11-25T10:00:00Z',
                 duration_ms: 2345,
-                applied: [{ node: 'report', to: 'output/請求一覧.xlsx', by: 'sato', at: '2026-11-25T10:01:00Z' }],
+                applied: [{ node: 'report', to: 'outputs/請求一覧.xlsx', by: 'sato', at: '2026-11-25T10:01:00Z' }],
               },
             ],
           }),
@@ -175,7 +175,7 @@ describe('SampleRunPanel', () => {
     expect(items[1]?.textContent).toContain('2.3 秒');
     // Who wrote what from the run into the workspace.
     const writes = within(items[1] as HTMLElement).getByTestId('run-history-writes');
-    expect(writes.textContent).toContain('書き込み: output/請求一覧.xlsx（sato、');
+    expect(writes.textContent).toContain('書き込み: outputs/請求一覧.xlsx（sato、');
     expect(within(items[0] as HTMLElement).queryByTestId('run-history-writes')).toBeNull();
     fireEvent.click(within(items[1] as HTMLElement).getByRole('button'));
     expect(openRun).toHaveBeenCalledWith('p', 'R1');

@@ -180,7 +180,7 @@ fn a_composed_plan_runs_on_the_samples_and_writes_the_report_in_its_run_folder()
     assert_eq!(res["status"], "finished", "{res:#}");
     let run_dir = ws.path().join(res["run_dir"].as_str().unwrap());
     assert!(run_dir.starts_with(ws.path().join("runs/duplicate_report")));
-    let report = run_dir.join("files/exception_report__write/output/exception_report.xlsx");
+    let report = run_dir.join("files/exception_report__write/outputs/exception_report.xlsx");
     assert!(report.is_file(), "{}", report.display());
     assert_eq!(
         std::fs::read(ws.path().join("samples/invoices.csv")).unwrap(),

@@ -92,7 +92,7 @@ pub(crate) fn write_path(
 
 /// The folder, relative to the workspace, that a writing block uses when the plan names no
 /// `out_dir` (the studio's dry-run preview uses the same one).
-pub const DEFAULT_OUT_DIR: &str = "output";
+pub const DEFAULT_OUT_DIR: &str = "outputs";
 
 /// The output directory of a block. Without `--write` (the default) every file goes under
 /// the node's folder in the run directory, `out_dir` becoming a sub-folder of it; with
@@ -593,7 +593,7 @@ fn patch_workbook(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Bl
     let dry_run = inputs.bool("dry_run")?.unwrap_or(false);
     let conflict = on_conflict(inputs)?;
     // The patched copy goes where every other written file goes: the plan's out_dir, else
-    // the workspace's output folder (inside the node's folder for a run without --write).
+    // the workspace's outputs folder (inside the node's folder for a run without --write).
     // Never beside the source: the inputs folder holds what the person attached, and a
     // result there is taken for a source the next time.
     let source = ctx.base_dir.join(xlsx_path);

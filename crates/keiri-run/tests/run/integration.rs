@@ -407,7 +407,7 @@ fn notify_send_records_to_a_file_without_any_network() {
             "notify.send",
             dir.path(),
             json!({"channel": "file", "to": ["keiri@example.co.jp", "#月次決算"], "subject": subject,
-                   "body": "例外が 3 件あります。", "attachments": ["output/exception_report.xlsx"]}),
+                   "body": "例外が 3 件あります。", "attachments": ["outputs/exception_report.xlsx"]}),
         )
         .unwrap()
     };
@@ -427,7 +427,7 @@ fn notify_send_records_to_a_file_without_any_network() {
         lines[0],
         json!({"time": "2025-03-31T09:30:00+09:00", "channel": "file",
                "to": ["keiri@example.co.jp", "#月次決算"], "subject": "3月分 例外レポート",
-               "body": "例外が 3 件あります。", "attachments": ["output/exception_report.xlsx"],
+               "body": "例外が 3 件あります。", "attachments": ["outputs/exception_report.xlsx"],
                "webhook": null})
     );
     assert_eq!(lines[1]["subject"], "3月分 例外レポート（再送）");

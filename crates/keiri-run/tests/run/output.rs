@@ -68,7 +68,7 @@ fn write_table_makes_a_styled_workbook_with_wide_character_widths() {
                "title": "2025年3月 重複請求書", "out_name": "重複.xlsx"}),
     );
     let path = out_path(&out);
-    assert_eq!(path, dir.path().join("out/output/重複.xlsx"));
+    assert_eq!(path, dir.path().join("out/outputs/重複.xlsx"));
     assert_eq!(out["sheet_name"], "レポート");
     assert_eq!(out["row_count"], 2);
     let grid = cells(&path, "レポート");
@@ -148,7 +148,7 @@ fn write_table_makes_a_styled_workbook_with_wide_character_widths() {
         dir.path(),
         json!({"rows": rows, "out_name": "重複.xlsx"}),
     );
-    assert_eq!(out_path(&again), dir.path().join("out/output/重複_1.xlsx"));
+    assert_eq!(out_path(&again), dir.path().join("out/outputs/重複_1.xlsx"));
     let skipped = run(
         "excel.write_table",
         dir.path(),
@@ -263,7 +263,7 @@ fn patch_workbook_writes_a_patched_copy_and_reports_the_diff() {
         json!({"xlsx_path": "試算表.xlsx", "operations": ops, "dry_run": true}),
     );
     assert_eq!(dry["out_path"], "");
-    assert!(!dir.path().join("out/output/試算表_patched.xlsx").exists());
+    assert!(!dir.path().join("out/outputs/試算表_patched.xlsx").exists());
 
     let out = run(
         "excel.patch_workbook",
@@ -272,7 +272,7 @@ fn patch_workbook_writes_a_patched_copy_and_reports_the_diff() {
     );
     assert_eq!(
         out_path(&out),
-        dir.path().join("out/output/試算表_patched.xlsx")
+        dir.path().join("out/outputs/試算表_patched.xlsx")
     );
     assert_eq!(
         out["patch_diff"],
@@ -291,7 +291,7 @@ fn patch_workbook_writes_a_patched_copy_and_reports_the_diff() {
         before,
         "the source workbook is never modified"
     );
-    // With --write and no out_dir, the copy goes to the workspace's output folder, never beside
+    // With --write and no out_dir, the copy goes to the workspace's outputs folder, never beside
     // the source (patched_workbooks_land_in_the_output_folder_not_beside_the_inputs).
     let out = crate::matching::run_block_with(
         "excel.patch_workbook",
@@ -302,7 +302,7 @@ fn patch_workbook_writes_a_patched_copy_and_reports_the_diff() {
     .unwrap();
     assert_eq!(
         out_path(&out),
-        dir.path().join("output/試算表_patched.xlsx")
+        dir.path().join("outputs/試算表_patched.xlsx")
     );
     assert!(!dir.path().join("試算表_patched.xlsx").exists());
     assert_eq!(std::fs::read(&source).unwrap(), before);
@@ -333,12 +333,12 @@ fn patch_workbook_writes_a_patched_copy_and_reports_the_diff() {
         ),
         ErrorCode::BlockFailed
     );
-    assert!(!dir.path().join("out/output/x.xlsx").exists());
+    assert!(!dir.path().join("out/outputs/x.xlsx").exists());
     // An out_name without extension gets the source's (keiri-xlsx's rule); patching again with
     // on_conflict skip sees that file and reports nothing written.
     let named = json!({"xlsx_path": "試算表.xlsx", "operations": ops, "out_name": "月次", "on_conflict": "skip"});
     let out = run("excel.patch_workbook", dir.path(), named.clone());
-    assert_eq!(out_path(&out), dir.path().join("out/output/月次.xlsx"));
+    assert_eq!(out_path(&out), dir.path().join("out/outputs/月次.xlsx"));
     let again = run("excel.patch_workbook", dir.path(), named);
     assert_eq!(again["out_path"], "", "skipped: the file was already there");
 }
@@ -356,7 +356,7 @@ fn csv_write_encodes_utf8_bom_and_cp932() {
     let expected = "科目,金額,摘要\r\n旅費交通費,3480,\"タクシー代, 渋谷\"\r\n消耗品費,12000,\"\"\"特価\"\"品\"\r\n";
     // utf-8-sig is the default: EF BB BF, then the text.
     let out = run("csv.write", dir.path(), json!({"rows": csv_rows()}));
-    assert_eq!(out_path(&out), dir.path().join("out/output/output.csv"));
+    assert_eq!(out_path(&out), dir.path().join("out/outputs/output.csv"));
     assert_eq!(out["row_count"], 2);
     let bytes = std::fs::read(out_path(&out)).unwrap();
     assert_eq!(&bytes[..3], &[0xEF, 0xBB, 0xBF]);
@@ -419,7 +419,7 @@ fn journal_export_writes_generic_and_yayoi_layouts() {
         dir.path(),
         json!({"entries": journal_rows(), "field_mapping": mapping}),
     );
-    assert_eq!(out_path(&out), dir.path().join("out/output/journal.csv"));
+    assert_eq!(out_path(&out), dir.path().join("out/outputs/journal.csv"));
     let bytes = std::fs::read(out_path(&out)).unwrap();
     assert_eq!(&bytes[..3], &[0xEF, 0xBB, 0xBF]);
     assert_eq!(
@@ -497,9 +497,9 @@ fn report_markdown_renders_sections_and_saves_only_when_asked() {
     let out = run(
         "report.markdown",
         dir.path(),
-        json!({"title": "月次決算チェックリスト", "sections": sections, "out_dir": "output", "out_name": "checklist.md"}),
+        json!({"title": "月次決算チェックリスト", "sections": sections, "out_dir": "outputs", "out_name": "checklist.md"}),
     );
-    assert_eq!(out_path(&out), dir.path().join("out/output/checklist.md"));
+    assert_eq!(out_path(&out), dir.path().join("out/outputs/checklist.md"));
     assert_eq!(std::fs::read_to_string(out_path(&out)).unwrap(), expected);
 }
 

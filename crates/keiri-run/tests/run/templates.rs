@@ -357,7 +357,7 @@ fn po_policy_compliance_then_exception_report_writes_the_report_workbook() {
         path.display()
     );
     assert!(
-        path.ends_with("output/exception_report.xlsx"),
+        path.ends_with("outputs/exception_report.xlsx"),
         "{}",
         path.display()
     );
