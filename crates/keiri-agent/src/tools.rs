@@ -7,7 +7,7 @@
 //! | `file_metrics` | sizes, lines, tokens of files | `keiri-docs` |
 //! | `retrieve_blocks` | Top-K catalog blocks for a task (the front-end's shared retriever) | `keiri-search` |
 //! | `describe_block` | one block spec of the catalog | `keiri-plan` |
-//! | `validate_plan` | findings of a plan | `keiri-plan` |
+//! | `validate_plan` | findings of a plan, its columns checked against the files it reads | `keiri-plan`, `keiri-design` |
 //! | `dry_run_plan` | execution order and inputs | `keiri-plan` |
 //! | `workbook_patch` | a workbook dry run; with `apply: true` proposes it | `keiri-xlsx` |
 //! | `apply_patch` | proposes a unified diff to a file | `keiri-diff` |
@@ -349,12 +349,17 @@ fn check_plan(
             return (None, vec![finding], 1, catalog);
         }
     };
+    // The columns of the table files the plan reads are checked as the studio checks them
+    // (`column.unknown` with the file's real columns as the hint).
     let options = keiri_plan::Options {
         lang: ctx.lang,
         known_plans: keiri_plan::designs_index(&ctx.designs_dir)
             .into_keys()
             .collect(),
-        ..Default::default()
+        file_schemas: keiri_design::file_schemas(
+            &ctx.policy,
+            &keiri_design::table_paths(&loaded.plan),
+        ),
     };
     let findings = keiri_plan::validate(&loaded.plan, &catalog, &options);
     let errors = findings
@@ -382,7 +387,7 @@ impl Tool for ValidatePlan {
         "validate_plan"
     }
     fn description(&self) -> &str {
-        "Validates a plan against the block catalog (unknown blocks or keys, types, references, cycles) and returns the findings with codes and lines. Defaults to the current plan, including a pending change."
+        "Validates a plan against the block catalog (unknown blocks or keys, types, references, cycles) and against the columns of the CSV/Excel files it reads, and returns the findings with codes and lines. Defaults to the current plan, including a pending change."
     }
     fn parameters(&self) -> Value {
         schema_of::<PlanArgs>()

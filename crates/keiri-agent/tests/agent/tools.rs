@@ -106,6 +106,33 @@ fn plan_tools_validate_and_dry_run() {
 }
 
 #[test]
+fn validate_plan_checks_the_columns_of_the_files_the_plan_reads() {
+    // The plan names `vendor`; the CSV it reads calls that column 取引先名. The studio's
+    // validation says so, and the chat's tool must say the same.
+    let ws = workspace();
+    super::put(
+        ws.path().join("bills.csv"),
+        "請求書番号,取引先名,金額\nINV-1,山田商事,1000\n".as_bytes(),
+    );
+    let yaml = "id: p\ngraph:\n  - id: read\n    block: csv.read\n    in: {path: bills.csv}\n    out: {rows: invoices}\n  - id: detect\n    block: matching.duplicate_invoices\n    in: {rows: \"${read.invoices}\", vendor_field: vendor, amount_field: 金額, invoice_no_field: 請求書番号}\n    out: {duplicates: duplicates}\n";
+    let r = call(ws.path(), "validate_plan", json!({ "yaml": yaml })).unwrap();
+    let columns: Vec<&Value> = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "column.unknown")
+        .collect();
+    assert_eq!(columns.len(), 1, "{r}");
+    assert_eq!(columns[0]["path"], "/graph/1/in/vendor_field");
+    assert_eq!(columns[0]["line"], 9, "{r}");
+    assert!(
+        columns[0]["hint"].as_str().unwrap().contains("取引先名"),
+        "{r}"
+    );
+    assert_eq!(r["valid"], false);
+}
+
+#[test]
 fn catalog_tools_find_and_describe_blocks() {
     let ws = workspace();
     let r = call(
