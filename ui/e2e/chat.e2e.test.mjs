@@ -243,10 +243,13 @@ describe('the Design chat edits the plan only after approval', () => {
     const pending = page.getByTestId('chat-pending');
     assert.equal(await pending.count(), 1);
     assert.match((await pending.textContent()) ?? '', new RegExp(copy.replaceAll('.', '\\.')));
-    const added = await pending.locator('[data-tone="add"]').allTextContents();
-    assert.ok(added.some((line) => line.includes('+  - id: approve_export')), added.join(''));
-    assert.ok(added.some((line) => line.includes('+    when: "${approve_export.approved}"')), added.join(''));
+    // Shown as before/after columns: the new lines on the right against empty cells.
+    assert.deepEqual(await pending.locator('thead th').allTextContents(), ['変更前', '変更後']);
+    const added = await pending.locator('[data-side="after"][data-tone="add"]').allTextContents();
+    assert.ok(added.some((line) => line === '  - id: approve_export'), added.join('\n'));
+    assert.ok(added.some((line) => line === '    when: "${approve_export.approved}"'), added.join('\n'));
     assert.equal(await pending.locator('[data-tone="del"]').count(), 0);
+    assert.equal(await pending.locator('[data-kind="added"]').count(), added.length);
     // The editor still shows the original plan.
     assert.equal(await editorText(page), original);
     await pending.scrollIntoViewIfNeeded();

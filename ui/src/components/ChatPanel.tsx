@@ -1,6 +1,6 @@
 // アシスタント: the chat with the studio's agent (keiri-agent). The conversation, each tool
 // call as a collapsible step (tool, arguments, result or error code), and every proposed edit
-// as a unified diff with 承認 / 却下; 元に戻す after an approval. The agent edits a working copy
+// as before/after lines with 承認 / 却下; 元に戻す after an approval. The agent edits a working copy
 // of the editor's plan, so nothing changes in the editor until a change is approved, and
 // then the editor gets the approved text through `onPlanChange`.
 //
@@ -17,11 +17,12 @@
 // so an approval or undo left pending still applies; when the server no longer has that
 // session, the panel says so and starts a new one.
 
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import { diffLineCounts } from '../diffCounts';
 import { ApiError, chatApprove, chatSend, chatUndo, skillsList } from '../api';
 import type { ChatEvent, ChatPendingChange, Lang, SkillSummary } from '../api/types';
 import { errorText, t } from '../i18n';
+import { sideBySide } from '../sideBySide';
 
 interface Props {
   lang: Lang;
@@ -171,19 +172,62 @@ function pretty(value: unknown): string {
   }
 }
 
-function DiffView({ diff }: { diff: string }) {
+/**
+ * A proposed change as before/after columns with each side's line numbers (changed lines
+ * side by side, added and removed lines against an empty cell). The unified diff text itself
+ * stays available in a closed disclosure for whoever needs to copy it.
+ */
+function DiffView({ lang, diff }: { lang: Lang; diff: string }) {
+  const hunks = useMemo(() => sideBySide(diff), [diff]);
+  if (hunks === null) {
+    return (
+      <pre className="chat-diff chat-diff-raw" data-testid="chat-diff" translate="no">
+        {diff}
+      </pre>
+    );
+  }
   return (
-    <pre className="chat-diff" data-testid="chat-diff" translate="no">
-      {diff.split('\n').map((line, i) => {
-        const tone = line.startsWith('+++') || line.startsWith('---') ? 'meta' : line.startsWith('+') ? 'add' : line.startsWith('-') ? 'del' : line.startsWith('@@') ? 'hunk' : 'context';
-        return (
-          <span key={i} className={`chat-diff-line chat-diff-${tone}`} data-tone={tone}>
-            {line}
-            {'\n'}
-          </span>
-        );
-      })}
-    </pre>
+    <div className="chat-diff" data-testid="chat-diff">
+      <table className="side-diff">
+        <colgroup>
+          <col className="side-diff-n" />
+          <col />
+          <col className="side-diff-n" />
+          <col />
+        </colgroup>
+        <thead>
+          <tr>
+            <th colSpan={2}>{t(lang, 'chat.before')}</th>
+            <th colSpan={2}>{t(lang, 'chat.after')}</th>
+          </tr>
+        </thead>
+        {hunks.map((hunk, h) => (
+          <tbody key={h} data-testid="chat-diff-hunk">
+            <tr className="side-diff-gap">
+              <td colSpan={4}>{t(lang, 'chat.hunkAt', { line: String(hunk.afterStart) })}</td>
+            </tr>
+            {hunk.rows.map((row, i) => (
+              <tr key={i} data-kind={row.kind} data-testid="chat-diff-row">
+                <td className="side-diff-n">{row.before?.n ?? ''}</td>
+                <td className="side-diff-text" data-side="before" data-tone={row.before !== null && row.kind !== 'same' ? 'del' : undefined} translate="no">
+                  {row.before?.text ?? ''}
+                </td>
+                <td className="side-diff-n">{row.after?.n ?? ''}</td>
+                <td className="side-diff-text" data-side="after" data-tone={row.after !== null && row.kind !== 'same' ? 'add' : undefined} translate="no">
+                  {row.after?.text ?? ''}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        ))}
+      </table>
+      <details className="tech-details">
+        <summary>{t(lang, 'chat.diffText')}</summary>
+        <pre data-testid="chat-diff-text" translate="no">
+          {diff}
+        </pre>
+      </details>
+    </div>
   );
 }
 
@@ -421,7 +465,7 @@ export function ChatPanel({ lang, planYaml, onPlanChange }: Props) {
         {pending.map((change) => (
           <div key={change.change_id} className="chat-pending" data-testid="chat-pending">
             <p title={change.file}>{t(lang, 'chat.pending', { file: fileLabel(lang, change.file) })}</p>
-            <DiffView diff={change.diff} />
+            <DiffView lang={lang} diff={change.diff} />
             <button type="button" className="button button-primary" data-testid="chat-approve" onClick={() => void decide(change, true)}>
               {t(lang, 'chat.approve')}
             </button>{' '}

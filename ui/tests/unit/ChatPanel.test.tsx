@@ -110,9 +110,19 @@ describe('ChatPanel', () => {
     expect(steps.map((s) => within(s).getByTestId('chat-step-status').textContent)).toEqual(['成功', 'TOOL_NOT_ALLOWED', '成功']);
     expect(steps[1]?.textContent).toContain('allowed_tools');
     expect(screen.getByTestId('chat-reply').textContent).toBe('承認ステップを追加する変更を提案しました。');
+    // Before/after columns, not unified-diff text: graph: [] became graph:, one line added.
+    const rows = screen.getAllByTestId('chat-diff-row').map((row) =>
+      [...row.querySelectorAll('td')].map((cell) => cell.textContent),
+    );
+    expect(rows).toEqual([
+      ['1', 'id: p', '1', 'id: p'],
+      ['2', 'graph: []', '2', 'graph:'],
+      ['', '', '3', '  - id: approve'],
+    ]);
     const diff = screen.getByTestId('chat-diff');
-    expect(diff.textContent).toBe(DIFF + '\n');
-    expect(diff.querySelector('[data-tone="add"]')?.textContent).toBe('+graph:\n');
+    expect([...diff.querySelectorAll('[data-tone="del"]')].map((cell) => cell.textContent)).toEqual(['graph: []']);
+    expect(diff.querySelector('thead')?.textContent).toBe('変更前変更後');
+    expect(screen.getByTestId('chat-diff-text').textContent).toBe(DIFF);
     // Proposed only: the editor is untouched until approval.
     expect(onPlanChange).not.toHaveBeenCalled();
     expect(screen.queryByTestId('chat-undo')).toBeNull();
@@ -193,7 +203,7 @@ describe('ChatPanel across a restart', () => {
     expect(screen.getByTestId('chat-restored')).toBeTruthy();
     expect(screen.getByTestId('chat-user').textContent).toContain('承認ステップを追加して');
     expect(screen.getByTestId('chat-reply').textContent).toBe('承認ステップを追加する変更を提案しました。');
-    expect(screen.getByTestId('chat-diff').textContent).toBe(DIFF + '\n');
+    expect(screen.getByTestId('chat-diff-text').textContent).toBe(DIFF);
     fireEvent.click(screen.getByTestId('chat-approve'));
     await waitFor(() => expect(onPlanChange).toHaveBeenCalledWith(NEW_PLAN));
     expect(calls.find((c) => c.url === '/api/chat_approve')?.body).toEqual({ session_id: 's1', change_id: 'chg-1', approve: true });
