@@ -687,10 +687,16 @@ fn written_workbook(
         .unwrap_or(path)
         .to_string_lossy()
         .into_owned();
+    // `excel.patch_workbook`'s own diff: each item's `detail` is keiri-xlsx's diff item (the
+    // plain before/after beside it is what plans read). Records without it are compared.
     let own_diff = match outputs.0.get("patch_diff") {
-        Some(keiri_run::value::Value::Json(diff)) => {
-            serde_json::from_value::<Vec<crate::xlsx::PatchDiffItem>>(diff.clone()).ok()
-        }
+        Some(keiri_run::value::Value::Json(Json::Array(items))) => items
+            .iter()
+            .map(|item| {
+                serde_json::from_value::<crate::xlsx::PatchDiffItem>(item.get("detail")?.clone())
+                    .ok()
+            })
+            .collect::<Option<Vec<_>>>(),
         _ => None,
     };
     // Against the workbook it would replace, when there is one: what applying would change.
@@ -1161,6 +1167,54 @@ graph:
         // A node the plan does not have.
         let err = crate::dispatch(&ctx, "run_output", ids("nope", None)).unwrap_err();
         assert_eq!(err.code, ErrorCode::NotFound);
+    }
+
+    #[test]
+    fn a_patched_workbook_shows_the_patch_s_own_change_among_its_neighbours() {
+        // The patched copy is a new file of the outputs folder: against nothing, every cell
+        // would look added. The grid shows what the patch changed in the source instead.
+        let ws = tempfile::tempdir().unwrap();
+        let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/fixtures/accounting/multi_sheet_ja.xlsx");
+        assert!(
+            src.is_file(),
+            "the shared fixtures are missing: expected {}",
+            src.display()
+        );
+        std::fs::copy(&src, ws.path().join("book.xlsx")).unwrap();
+        let ctx = ctx(ws.path());
+        let plan = "id: api_patch\ngraph:\n  - id: patch\n    block: excel.patch_workbook\n    in:\n      xlsx_path: book.xlsx\n      operations:\n        - {op: set_value, sheet: 入力データ, cell: D2, value: 確認済}\n    out: {out_path: book}\n";
+        let res = crate::dispatch(&ctx, "plan_run", serde_json::json!({"yaml": plan})).unwrap();
+        assert_eq!(res["status"], "finished", "{res:#}");
+        let out = crate::dispatch(
+            &ctx,
+            "run_output",
+            serde_json::json!({"plan_id": "api_patch", "run_id": res["run_id"], "node": "patch"}),
+        )
+        .unwrap();
+        let book = &out["workbook"];
+        let diff = book["patch_diff"].as_array().unwrap();
+        assert_eq!(diff.len(), 1, "{book:#}");
+        assert_eq!(
+            (&diff[0]["sheet"], &diff[0]["cell"], &diff[0]["status"]),
+            (
+                &Json::from("入力データ"),
+                &Json::from("D2"),
+                &Json::from("applied")
+            )
+        );
+        assert_eq!(diff[0]["after"]["value"], "確認済");
+        // The cells around it are read from the written copy, as the dry run shows them.
+        let context = book["context"].as_array().unwrap();
+        assert_eq!(context[0]["sheet"], "入力データ", "{book:#}");
+        assert!(
+            context[0]["cells"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|c| c["cell"] == "C2" && !c["value"].is_null()),
+            "{book:#}"
+        );
     }
 
     #[test]

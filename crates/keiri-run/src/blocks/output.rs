@@ -645,7 +645,12 @@ fn patch_workbook(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Bl
                         serde_json::to_value(c).unwrap_or(Json::Null)
                     })
             };
-            json!({"sheet": d.sheet, "cell": d.cell, "before": v(&d.before), "after": v(&d.after)})
+            // `detail` is keiri-xlsx's own item (op, value kinds, applied or skipped): the
+            // studio draws its cell grid from it; plans read the plain before/after.
+            json!({
+                "sheet": d.sheet, "cell": d.cell, "before": v(&d.before), "after": v(&d.after),
+                "detail": serde_json::to_value(d).unwrap_or(Json::Null),
+            })
         })
         .collect();
     Ok(Outputs::new()

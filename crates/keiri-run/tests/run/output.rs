@@ -274,13 +274,29 @@ fn patch_workbook_writes_a_patched_copy_and_reports_the_diff() {
         out_path(&out),
         dir.path().join("out/outputs/試算表_patched.xlsx")
     );
+    let plain: Vec<Json> = out["patch_diff"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| json!({"sheet": d["sheet"], "cell": d["cell"], "before": d["before"], "after": d["after"]}))
+        .collect();
     assert_eq!(
-        out["patch_diff"],
-        json!([
-            {"sheet": "試算表", "cell": "C1", "before": null, "after": "前月"},
-            {"sheet": "試算表", "cell": "C2", "before": null, "after": 480000},
-            {"sheet": "試算表", "cell": "D2", "before": null, "after": "=B2-C2"},
-        ])
+        plain,
+        [
+            json!({"sheet": "試算表", "cell": "C1", "before": null, "after": "前月"}),
+            json!({"sheet": "試算表", "cell": "C2", "before": null, "after": 480000}),
+            json!({"sheet": "試算表", "cell": "D2", "before": null, "after": "=B2-C2"}),
+        ]
+    );
+    // Each item also carries keiri-xlsx's own diff item, for the studio's cell grid.
+    let formula = &out["patch_diff"][2]["detail"];
+    assert_eq!(
+        (
+            &formula["op"],
+            &formula["after"]["kind"],
+            &formula["status"]
+        ),
+        (&json!("set_formula"), &json!("formula"), &json!("applied"))
     );
     assert_eq!(out["inverse_ops"].as_array().unwrap().len(), 3);
     let grid = cells(&out_path(&out), "試算表");
