@@ -165,6 +165,8 @@ export function buildSheetGrids(
     return entry;
   };
   for (const item of diff) {
+    // A style or dimension change is listed apart (designChanges): it is not a cell's value.
+    if (isDesignChange(item)) continue;
     const entry = sheetOf(item.sheet);
     if (item.cell === null) {
       if (item.status === 'applied' && item.op === 'add_sheet') entry.sheetChange = 'added';
@@ -222,6 +224,75 @@ export function buildSheetGrids(
       neighbours,
       overflow,
     };
+  });
+}
+
+/**
+ * The diff items of an `excel.patch_workbook` output as a run passes them on (to
+ * `ui.diff_viewer`): each is `{sheet, cell, before, after}` with plain values, plus `detail`,
+ * keiri-xlsx's own item. The detail is used when present; a plain item (from an older run or
+ * another block) is read as a value or formula write that was applied.
+ */
+export function diffItemsOf(raw: readonly unknown[]): PatchDiffItem[] {
+  const out: PatchDiffItem[] = [];
+  for (const entry of raw) {
+    if (typeof entry !== 'object' || entry === null) continue;
+    const item = entry as Record<string, unknown>;
+    const detail = item.detail as Partial<PatchDiffItem> | undefined;
+    if (typeof detail === 'object' && detail !== null && typeof detail.op === 'string' && typeof detail.sheet === 'string') {
+      out.push({
+        op: detail.op,
+        op_index: typeof detail.op_index === 'number' ? detail.op_index : out.length,
+        sheet: detail.sheet,
+        cell: typeof detail.cell === 'string' ? detail.cell : null,
+        before: detail.before ?? null,
+        after: detail.after ?? null,
+        status: detail.status === 'skipped' ? 'skipped' : 'applied',
+      });
+      continue;
+    }
+    if (typeof item.sheet !== 'string') continue;
+    const plain = (value: unknown): PatchValue | null => {
+      if (value === null || value === undefined) return null;
+      if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') return null;
+      return { kind: typeof value === 'string' && value.startsWith('=') ? 'formula' : 'value', value };
+    };
+    const after = plain(item.after);
+    out.push({
+      op: after?.kind === 'formula' ? 'set_formula' : 'set_value',
+      op_index: out.length,
+      sheet: item.sheet,
+      cell: typeof item.cell === 'string' ? item.cell : null,
+      before: plain(item.before),
+      after,
+      status: 'applied',
+    });
+  }
+  return out;
+}
+
+/** Whether a diff item is a styling or structure change (a summary, not a cell value). */
+export function isDesignChange(item: PatchDiffItem): boolean {
+  const kind = item.after?.kind ?? item.before?.kind;
+  return kind === 'style' || kind === 'dimension';
+}
+
+/** One styling or structure change of a patch, as the preview lists it. */
+export interface DesignChange {
+  sheet: string;
+  /** The cell or range it applies to; null for a whole-sheet change (column widths). */
+  range: string | null;
+  op: PatchDiffItem['op'];
+  /** keiri-xlsx's summary, e.g. `bold=true`, `width=12`, `merged=A1:C1`. */
+  summary: string;
+  status: PatchDiffItem['status'];
+}
+
+/** The styling and structure changes of a diff, in op order. */
+export function designChanges(diff: readonly PatchDiffItem[]): DesignChange[] {
+  return diff.filter(isDesignChange).map((item) => {
+    const value = item.after?.value ?? item.before?.value ?? '';
+    return { sheet: item.sheet, range: item.cell, op: item.op, summary: String(value), status: item.status };
   });
 }
 

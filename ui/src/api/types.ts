@@ -420,7 +420,23 @@ export type PatchOpKind =
   | 'fill_formula'
   | 'set_value_if'
   | 'set_formula_if'
-  | 'delete_sheet';
+  | 'delete_sheet'
+  // Styling and structure (ExStruct's design ops): their diff items carry a `style` or
+  // `dimension` summary such as `bold=true` or `width=12`, not a cell value.
+  | 'draw_grid_border'
+  | 'set_bold'
+  | 'set_font_size'
+  | 'set_font_color'
+  | 'set_fill_color'
+  | 'set_dimensions'
+  | 'auto_fit_columns'
+  | 'merge_cells'
+  | 'unmerge_cells'
+  | 'set_alignment'
+  | 'set_style'
+  | 'apply_table_style'
+  | 'delete_table'
+  | 'restore_design_snapshot';
 
 /** One operation, flat with its `op` tag, e.g. `{op: "set_value", sheet, cell, value}`. */
 export interface PatchOp {
@@ -449,9 +465,12 @@ export interface WorkbookPatchRequest {
   preflight_formula_check?: boolean;
 }
 
-/** A before or after state: a value, a formula (`"=SUM(A1:A3)"`) or a sheet name. */
+/**
+ * A before or after state: a value, a formula (`"=SUM(A1:A3)"`), a sheet name, or for a design
+ * op a summary of the style (`bold=true`, `fill=#FFFF00`) or dimension (`width=12`) change.
+ */
 export interface PatchValue {
-  kind: 'value' | 'formula' | 'sheet';
+  kind: 'value' | 'formula' | 'sheet' | 'style' | 'dimension';
   value: CellValue | null;
 }
 

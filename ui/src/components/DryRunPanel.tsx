@@ -12,6 +12,7 @@ import type {
   DryRunNode,
   FormulaIssue,
   Lang,
+  PatchDiffItem,
   PlanDryRunResponse,
   WorkbookPatchResponse,
   WorkbookPreview,
@@ -21,6 +22,7 @@ import {
   baseName,
   buildSheetGrids,
   columnName,
+  designChanges,
   formatCellValue,
   formatPatchValue,
   skippedItems,
@@ -350,6 +352,7 @@ function WorkbookPreviewView({ lang, preview, stale }: { lang: Lang; preview: Wo
       {grids.map((grid) => (
         <SheetGridView key={grid.sheet} lang={lang} grid={grid} />
       ))}
+      <DesignChangesView lang={lang} diff={response.patch_diff} />
       <ApplyControls
         lang={lang}
         state={apply}
@@ -398,6 +401,33 @@ function cellTitle(lang: Lang, cell: GridCell): string {
     cell.before?.kind === 'formula' ? formulaText(lang, formatPatchValue(cell.before), cell.beforeCached) : show(formatPatchValue(cell.before));
   const after = cell.after?.kind === 'formula' ? formulaText(lang, formatPatchValue(cell.after), null) : show(formatPatchValue(cell.after));
   return t(lang, 'dryrun.cellTitle', { cell: cell.a1, before, after });
+}
+
+/**
+ * The styling and structure changes of a patch (bold, fills, borders, widths, merges, table
+ * styles): which sheet and range, what kind of change in words, and keiri-xlsx's summary of it
+ * (`bold=true`, `width=12`) quoted as written.
+ */
+export function DesignChangesView({ lang, diff }: { lang: Lang; diff: readonly PatchDiffItem[] }) {
+  const changes = designChanges(diff);
+  if (changes.length === 0) return null;
+  return (
+    <div className="workbook-design" data-testid="workbook-design">
+      <h5>{t(lang, 'dryrun.design')}</h5>
+      <ul>
+        {changes.map((change, index) => (
+          <li key={index} data-testid="workbook-design-change" data-op={change.op} data-status={change.status}>
+            <span className="workbook-design-where">
+              {change.sheet}
+              {change.range !== null ? `!${change.range}` : ` (${t(lang, 'dryrun.designSheet')})`}
+            </span>{' '}
+            {opLabel(lang, change.op)}{' '}
+            <code translate="no">{change.summary}</code>
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
 }
 
 export function SheetGridView({ lang, grid }: { lang: Lang; grid: SheetGrid }) {

@@ -3,10 +3,10 @@
 // The block checks the answer again, so these controls only offer what fits.
 
 import { useState, type ReactElement } from 'react';
-import type { Lang, PatchDiffItem, RunPaused } from '../api/types';
+import type { Lang, RunPaused } from '../api/types';
 import { t } from '../i18n';
-import { buildSheetGrids } from '../workbookGrid';
-import { SheetGridView } from './DryRunPanel';
+import { buildSheetGrids, diffItemsOf } from '../workbookGrid';
+import { DesignChangesView, SheetGridView } from './DryRunPanel';
 
 interface Props {
   lang: Lang;
@@ -120,13 +120,14 @@ export function RunQuestion({ lang, paused, busy, onAnswer }: Props) {
       );
       break;
     case 'diff': {
-      const diff = (Array.isArray(q.patch_diff) ? q.patch_diff : []) as PatchDiffItem[];
+      const diff = diffItemsOf(Array.isArray(q.patch_diff) ? q.patch_diff : []);
       body = (
         <>
           <p className="question-message">{str(q.title)}</p>
           {buildSheetGrids(diff).map((grid) => (
             <SheetGridView key={grid.sheet} lang={lang} grid={grid} />
           ))}
+          <DesignChangesView lang={lang} diff={diff} />
           <YesNo lang={lang} busy={busy} yes="" no="" comment={commentBox} onAnswer={(approved) => onAnswer({ approved, comment })} />
         </>
       );

@@ -10,7 +10,7 @@ import type { Lang, OutputPreview, RunOutputResponse, RunSummary } from '../api/
 import { errorText, t, type MessageKey } from '../i18n';
 import type { NodeRun, SampleRun } from '../sampleRun';
 import { baseName, buildSheetGrids } from '../workbookGrid';
-import { SheetGridView } from './DryRunPanel';
+import { DesignChangesView, SheetGridView } from './DryRunPanel';
 import { RunQuestion } from './RunQuestion';
 import { TechnicalDetails } from './TechnicalDetails';
 
@@ -292,6 +292,7 @@ function OutputView({
           {buildSheetGrids(workbook.patch_diff, workbook.context ?? []).map((grid) => (
             <SheetGridView key={grid.sheet} lang={lang} grid={grid} />
           ))}
+          <DesignChangesView lang={lang} diff={workbook.patch_diff} />
         </div>
       ) : null}
       {state.response.apply_to !== null && ids !== null ? (

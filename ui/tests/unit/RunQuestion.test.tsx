@@ -31,6 +31,42 @@ describe('RunQuestion', () => {
     expect(onAnswer).toHaveBeenCalledWith({ approved: true, comment: '部長確認済み' });
   });
 
+  it('reviews a workbook change passed on by a patch node: before and after per cell, and formatting', () => {
+    const onAnswer = show({
+      node: 'review_patch',
+      message: '',
+      question: {
+        kind: 'diff',
+        title: '試算表の更新',
+        patch_diff: [
+          {
+            sheet: '試算表',
+            cell: 'C2',
+            before: 1000,
+            after: 480000,
+            detail: { op: 'set_value', op_index: 0, sheet: '試算表', cell: 'C2', before: { kind: 'value', value: 1000 }, after: { kind: 'value', value: 480000 }, status: 'applied' },
+          },
+          {
+            sheet: '試算表',
+            cell: 'A1:C1',
+            before: null,
+            after: 'bold=true',
+            detail: { op: 'set_bold', op_index: 1, sheet: '試算表', cell: 'A1:C1', before: null, after: { kind: 'style', value: 'bold=true' }, status: 'applied' },
+          },
+        ],
+      },
+    });
+    const cell = document.querySelector('[data-testid="workbook-cell"][data-cell="C2"]');
+    expect(cell?.getAttribute('data-change')).toBe('changed');
+    expect(cell?.querySelector('[data-testid="workbook-after"]')?.textContent).toContain('480000');
+    expect(document.querySelector('[data-testid="workbook-cell"][data-cell="A1"]')?.getAttribute('data-change')).not.toBe('added');
+    const design = screen.getByTestId('workbook-design-change');
+    expect(design.getAttribute('data-op')).toBe('set_bold');
+    expect(design.textContent).toBe('試算表!A1:C1 太字 bold=true');
+    fireEvent.click(screen.getByTestId('question-approve'));
+    expect(onAnswer).toHaveBeenCalledWith({ approved: true, comment: '' });
+  });
+
   it('reviews a table: excluded rows and edits of editable columns', () => {
     const onAnswer = show({
       node: 'review',

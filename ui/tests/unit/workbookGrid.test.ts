@@ -6,6 +6,8 @@ import {
   cellName,
   columnName,
   columnNumber,
+  designChanges,
+  diffItemsOf,
   formatCellValue,
   formatPatchValue,
   parseCell,
@@ -188,6 +190,45 @@ describe('buildSheetGrids', () => {
 
   it('ignores cells that are not A1 names', () => {
     expect(buildSheetGrids([item({ cell: 'nonsense' })])[0]?.cells.size).toBe(0);
+  });
+});
+
+describe('styling and structure changes', () => {
+  const style = (summary: string): PatchValue => ({ kind: 'style', value: summary });
+  it('are listed apart, never drawn as a cell value', () => {
+    const diff = [
+      item({ cell: 'B2', before: value(1), after: value(2) }),
+      item({ op: 'set_bold', op_index: 1, cell: 'A1:C1', before: null, after: style('bold=true') }),
+      item({ op: 'set_fill_color', op_index: 2, cell: 'B2', before: null, after: style('fill=#FFFF00') }),
+      item({ op: 'set_dimensions', op_index: 3, cell: null, before: null, after: { kind: 'dimension', value: 'columns=A, width=12' } }),
+    ];
+    const [grid] = buildSheetGrids(diff);
+    expect([...(grid?.cells.keys() ?? [])]).toEqual(['B2']);
+    expect(grid?.cells.get('B2')).toMatchObject({ before: value(1), after: value(2) });
+    expect(designChanges(diff)).toEqual([
+      { sheet: 'Sheet1', range: 'A1:C1', op: 'set_bold', summary: 'bold=true', status: 'applied' },
+      { sheet: 'Sheet1', range: 'B2', op: 'set_fill_color', summary: 'fill=#FFFF00', status: 'applied' },
+      { sheet: 'Sheet1', range: null, op: 'set_dimensions', summary: 'columns=A, width=12', status: 'applied' },
+    ]);
+  });
+});
+
+describe('diffItemsOf (a run output passed to ui.diff_viewer)', () => {
+  it('takes keiri-xlsx detail when present and reads plain items as applied writes', () => {
+    const detailed = item({ op: 'set_formula', op_index: 4, cell: 'D2', before: null, after: formula('=B2-C2') });
+    expect(
+      diffItemsOf([
+        { sheet: 'Sheet1', cell: 'D2', before: null, after: '=B2-C2', detail: detailed },
+        { sheet: '試算表', cell: 'C2', before: 1, after: 480000 },
+        { sheet: '試算表', cell: 'E2', before: 'x', after: '=A1' },
+        'not an item',
+        { cell: 'A1' },
+      ]),
+    ).toEqual([
+      detailed,
+      { op: 'set_value', op_index: 1, sheet: '試算表', cell: 'C2', before: value(1), after: value(480000), status: 'applied' },
+      { op: 'set_formula', op_index: 2, sheet: '試算表', cell: 'E2', before: value('x'), after: formula('=A1'), status: 'applied' },
+    ]);
   });
 });
 
