@@ -10,12 +10,17 @@
 //!   strings) or, in a list of objects, one per object under `field`, of the rows given to
 //!   `<rows input>`;
 //! * an output with `columns_from: <input>` has the columns of that input: rows passed on
-//!   unchanged (`transforms.normalize_dates`), or the file at that path (`csv.read`).
+//!   unchanged (`transforms.normalize_dates`), or the file at that path (`csv.read`);
+//! * such an output may add columns of its own: `adds_columns: [name, …]` names them
+//!   (`transforms.fiscal_period` adds `year_month`, …), `adds_columns_from: <input>` takes
+//!   them from an input's value — a name, a list of names, or a list of objects' `name`
+//!   (`transforms.compute_columns`).
 //!
 //! Tracing goes from a column input back through `${node.alias}` references and
 //! `columns_from` outputs to a path (a literal or a var's literal value) that one of the
-//! schemas describes. Whenever the trail is lost (a block that adds or renames columns, a
-//! reader told to pick or rename columns, a path known only at run time) nothing is claimed.
+//! schemas describes, collecting the columns added on the way. Whenever the trail is lost (a
+//! block that renames columns or whose added names are known only at run time, a reader told
+//! to pick or rename columns, a path known only at run time) nothing is claimed.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -30,6 +35,10 @@ use crate::yaml::escape_pointer;
 pub const COLUMN_OF: &str = "column_of";
 /// Spec property of an output that carries the columns of one of the block's inputs.
 pub const COLUMNS_FROM: &str = "columns_from";
+/// Spec property of a `columns_from` output: the names of the columns it adds.
+pub const ADDS_COLUMNS: &str = "adds_columns";
+/// Spec property of a `columns_from` output: the input whose value names the columns it adds.
+pub const ADDS_COLUMNS_FROM: &str = "adds_columns_from";
 
 /// What is known of one attached file: its tables (one for a CSV, one per sheet for a
 /// workbook) and their header rows.
@@ -91,7 +100,8 @@ pub struct ColumnMismatch {
     /// The file and sheet the rows come from.
     pub file: String,
     pub sheet: Option<String>,
-    /// The file's real columns, in order.
+    /// The columns the rows have at that node, in order: the file's real columns, then those
+    /// the nodes on the way added.
     pub columns: Vec<String>,
     /// The one real column equal to `wanted` after [`normalize_column`], if any.
     pub same_after_normalizing: Option<String>,
@@ -124,23 +134,28 @@ pub fn column_mismatches(
             let Some(value) = node.inputs.get(key) else {
                 continue;
             };
-            let Some((file, table)) = tracer.table_of(node, rows_input, 0) else {
+            let Some(Source { file, table, added }) = tracer.table_of(node, rows_input, 0) else {
                 continue;
             };
+            let mut columns = table.names();
+            for name in added {
+                if !columns.contains(&name) {
+                    columns.push(name);
+                }
+            }
             let base = format!("/graph/{i}/in/{}", escape_pointer(key));
             for named in named_columns(value) {
                 let Some(wanted) = tracer.literal(&named.value) else {
                     continue;
                 };
-                if table.columns.iter().any(|c| c.name == wanted) {
+                if columns.contains(&wanted) {
                     continue;
                 }
                 let norm = normalize_column(&wanted);
-                let same: Vec<&str> = table
-                    .columns
+                let same: Vec<&str> = columns
                     .iter()
-                    .filter(|c| normalize_column(&c.name) == norm)
-                    .map(|c| c.name.as_str())
+                    .filter(|c| normalize_column(c) == norm)
+                    .map(String::as_str)
                     .collect();
                 let mut path = base.clone();
                 if let Some(index) = named.index {
@@ -158,7 +173,7 @@ pub fn column_mismatches(
                     wanted,
                     file: file.path.clone(),
                     sheet: table.sheet.clone(),
-                    columns: table.names(),
+                    columns: columns.clone(),
                     same_after_normalizing: match same.as_slice() {
                         [one] => Some((*one).to_string()),
                         _ => None,
@@ -248,6 +263,14 @@ fn named_columns(value: &Value) -> Vec<Named> {
 /// finding, not a reason to loop here.
 const MAX_TRAIL: usize = 64;
 
+/// Where a node's rows come from: a table of an attached file, and the columns the nodes
+/// between added to it.
+struct Source<'a> {
+    file: &'a FileSchema,
+    table: &'a TableSchema,
+    added: Vec<String>,
+}
+
 struct Tracer<'a> {
     plan: &'a Plan,
     catalog: &'a Catalog,
@@ -281,13 +304,8 @@ impl<'a> Tracer<'a> {
         }
     }
 
-    /// The file table whose rows `node` gets in `input`.
-    fn table_of(
-        &self,
-        node: &Node,
-        input: &str,
-        depth: usize,
-    ) -> Option<(&'a FileSchema, &'a TableSchema)> {
+    /// The file table whose rows `node` gets in `input`, with the columns added on the way.
+    fn table_of(&self, node: &Node, input: &str, depth: usize) -> Option<Source<'a>> {
         if depth > MAX_TRAIL {
             return None;
         }
@@ -305,13 +323,25 @@ impl<'a> Tracer<'a> {
                 .iter()
                 .find(|(_, a)| a.as_str() == Some(alias.as_str()))
                 .map(|(local, _)| local.as_str())?;
-            let from_input = spec
-                .outputs
-                .get(local)?
-                .extra
-                .get(COLUMNS_FROM)
-                .and_then(Value::as_str)?;
-            return self.table_of(source, from_input, depth + 1);
+            let port = spec.outputs.get(local)?;
+            let from_input = port.extra.get(COLUMNS_FROM).and_then(Value::as_str)?;
+            let mut found = self.table_of(source, from_input, depth + 1)?;
+            if let Some(names) = port.extra.get(ADDS_COLUMNS) {
+                found.added.extend(
+                    names
+                        .as_array()?
+                        .iter()
+                        .map(|n| n.as_str().map(str::to_string))
+                        .collect::<Option<Vec<_>>>()?,
+                );
+            }
+            if let Some(from) = port.extra.get(ADDS_COLUMNS_FROM).and_then(Value::as_str) {
+                // Names known only at run time lose the trail: nothing is claimed.
+                found
+                    .added
+                    .extend(self.added_names(source.inputs.get(from))?);
+            }
+            return Some(found);
         }
         // A path: the node reads a file. A reader told which columns to keep, or where its
         // header is, has other columns than the file's first row.
@@ -331,7 +361,27 @@ impl<'a> Tracer<'a> {
                 .find(|t| t.sheet.as_deref() == Some(name.as_str()))?,
             None => file.tables.first()?,
         };
-        Some((file, table))
+        Some(Source {
+            file,
+            table,
+            added: Vec::new(),
+        })
+    }
+
+    /// The column names an `adds_columns_from` input gives: a name, a list of names, or a
+    /// list of objects' `name`, each literal; `None` when any is known only at run time.
+    fn added_names(&self, value: Option<&Value>) -> Option<Vec<String>> {
+        match value {
+            None | Some(Value::Null) => Some(Vec::new()),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|item| match item {
+                    Value::Object(o) => self.literal(o.get("name")?),
+                    other => self.literal(other),
+                })
+                .collect(),
+            Some(other) => Some(vec![self.literal(other)?]),
+        }
     }
 }
 
