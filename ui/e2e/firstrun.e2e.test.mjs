@@ -235,7 +235,7 @@ describe('first screen, names and places, a chat that is kept', () => {
     await page.getByTestId('workbook-apply-confirm').click();
     const applied = page.getByTestId('workbook-applied');
     await applied.waitFor();
-    assert.match((await applied.getAttribute('data-path')) ?? '', /[/\\]output[/\\]book_patched\.xlsx$/);
+    assert.match((await applied.getAttribute('data-path')) ?? '', /[/\\]outputs[/\\]book_patched\.xlsx$/);
     assert.ok(existsSync(path.join(workspace, 'outputs', 'book_patched.xlsx')), 'the patched copy is in outputs/');
     assert.deepEqual(readdirSync(path.join(workspace, 'inputs')), ['book.xlsx'], 'nothing new beside the input');
     await screenshot(page, 'screenshots/00-output-folder.png');

@@ -159,7 +159,7 @@ describe('試行実行 against keiri serve', () => {
     assert.match(readFileSync(recorded, 'utf8'), /keiri@example\.co\.jp/);
     // The attached file is only read, and nothing was written outside runs/ yet.
     assert.deepEqual(readFileSync(path.join(workspace, 'inputs', 'invoices.csv')), sample());
-    const report = path.join(workspace, 'output', 'exception_report.xlsx');
+    const report = path.join(workspace, 'outputs', 'exception_report.xlsx');
     assert.equal(existsSync(report), false);
   });
 
@@ -169,7 +169,7 @@ describe('試行実行 against keiri serve', () => {
     await page.getByTestId('run-apply-start').click();
     await page.getByTestId('run-apply-yes').click();
     await page.getByTestId('run-applied').waitFor();
-    const report = path.join(workspace, 'output', 'exception_report.xlsx');
+    const report = path.join(workspace, 'outputs', 'exception_report.xlsx');
     const runFile = walk(path.join(workspace, 'runs')).find((f) => f.endsWith('exception_report.xlsx'));
     assert.deepEqual(readFileSync(report), readFileSync(runFile));
     await page.getByTestId('run-undo-apply').click();
