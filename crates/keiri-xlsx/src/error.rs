@@ -3,13 +3,15 @@ use std::path::PathBuf;
 
 /// Errors that stop a patch request as a whole.
 ///
-/// Problems with one operation (a missing sheet, a value that does not fit the range, …) are not
-/// errors of this type: they come back inside the response as
+/// Problems with one operation on this workbook (a missing sheet, a write into a merged range,
+/// …) are not errors of this type: they come back inside the response as
 /// [`PatchErrorDetail`](crate::PatchErrorDetail) with the index of the operation.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The request is malformed: a bad cell or range, a formula without `=`, a bad output name…
+    /// The request is malformed: a bad cell or range, a formula without `=`, values whose shape
+    /// differs from their range, a fill range of more than one row and column, a bad output
+    /// name…
     #[error("invalid request: {0}")]
     InvalidRequest(String),
     /// A legacy binary workbook; only Excel itself can edit it faithfully.

@@ -190,6 +190,22 @@ fn plan(ops: &[PatchOp]) -> Result<Vec<Planned>, Error> {
                         "values must be rectangular (every row the same length)",
                     ));
                 }
+                // The contract makes a shape that differs from the range a request error (the
+                // request cannot be right for any workbook), not an op that failed to apply.
+                if values.len() as u64 != u64::from(area.rows())
+                    || width as u64 != u64::from(area.cols())
+                {
+                    return Err(request_error(
+                        i,
+                        op,
+                        format!(
+                            "values are {}×{width} (rows×columns) but the range {area} is {}×{}",
+                            values.len(),
+                            area.rows(),
+                            area.cols()
+                        ),
+                    ));
+                }
                 Planned::Range {
                     area,
                     values: values.clone(),
@@ -200,11 +216,21 @@ fn plan(ops: &[PatchOp]) -> Result<Vec<Planned>, Error> {
                 base_cell,
                 formula,
                 ..
-            } => Planned::Fill {
-                area: parse_area(i, op, range)?,
-                base: parse_cell(i, op, "base_cell", base_cell)?,
-                body: formula_body(i, op, formula)?,
-            },
+            } => {
+                let area = parse_area(i, op, range)?;
+                if area.rows() != 1 && area.cols() != 1 {
+                    return Err(request_error(
+                        i,
+                        op,
+                        format!("the fill range {area} must be a single row or a single column"),
+                    ));
+                }
+                Planned::Fill {
+                    area,
+                    base: parse_cell(i, op, "base_cell", base_cell)?,
+                    body: formula_body(i, op, formula)?,
+                }
+            }
             _ => Planned::Design,
         };
         cells += match &planned {
@@ -351,26 +377,32 @@ pub fn patch(req: &PatchRequest, env: &PatchEnv) -> Result<PatchResponse, Error>
     let mut out_path = target.clone();
     if exists {
         match conflict {
-            OnConflict::Skip if !req.dry_run => {
+            // A dry run answers what the real run would do: a skip writes nothing, so its
+            // preview is the same empty diff and warning (the contract's `skip`).
+            OnConflict::Skip => {
+                warnings.push(format!(
+                    "{} already exists and on_conflict is skip; nothing {} written",
+                    target.display(),
+                    if req.dry_run { "would be" } else { "was" }
+                ));
                 return Ok(PatchResponse {
                     out_path: target.display().to_string(),
                     patch_diff: Vec::new(),
-                    warnings: vec![format!("{} already exists and on_conflict is skip; nothing was written", target.display())],
+                    warnings,
                     error: None,
                     inverse_ops: Vec::new(),
                     formula_issues: Vec::new(),
                 });
             }
-            OnConflict::Skip => warnings.push(format!(
-                "{} already exists and on_conflict is skip: a real run would write nothing; this dry run shows the patch anyway",
-                target.display()
-            )),
             OnConflict::Rename => {
                 out_path = first_free(&dir, &stem, &ext);
                 warnings.push(format!(
                     "{} already exists; the result goes to {}",
                     target.display(),
-                    out_path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+                    out_path
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default()
                 ));
             }
             OnConflict::Overwrite => {}
@@ -885,14 +917,8 @@ impl Run<'_> {
         area: Area,
         values: &[Vec<Option<CellValue>>],
     ) -> Result<OpResult, Error> {
-        let (rows, cols) = (values.len(), values.first().map_or(0, Vec::len));
-        if rows as u32 != area.rows() || cols as u32 != area.cols() {
-            return Ok(Err(format!(
-                "values are {rows}×{cols} (rows×columns) but the range {area} is {}×{}",
-                area.rows(),
-                area.cols()
-            )));
-        }
+        // `plan` has checked that `values` has the range's shape.
+        let cols = values.first().map_or(0, Vec::len);
         let sheet = self.sheet_name(si);
         let mut befores = Vec::with_capacity(values.len() * cols);
         for (cell, value) in area.cells().zip(values.iter().flatten()) {
@@ -932,11 +958,7 @@ impl Run<'_> {
         base: CellRef,
         body: &str,
     ) -> Result<OpResult, Error> {
-        if area.rows() != 1 && area.cols() != 1 {
-            return Ok(Err(format!(
-                "the fill range {area} must be a single row or a single column"
-            )));
-        }
+        // `plan` has checked that the range is one row or one column.
         let sheet = self.sheet_name(si);
         let mut befores = Vec::new();
         for cell in area.cells() {

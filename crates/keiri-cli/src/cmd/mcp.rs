@@ -356,6 +356,37 @@ mod tests {
             Ok("/output_format=\"toon\""),
         )
         .await;
+        // The seed's TOON metadata: `format: "toon"` and `count_files`.
+        check(
+            &s,
+            "check_code_scale",
+            json!({"file_paths": ["a.txt"]}),
+            Ok("/format=\"toon\""),
+        )
+        .await;
+        check(
+            &s,
+            "check_code_scale",
+            json!({"file_paths": ["a.txt"]}),
+            Ok("/count_files=1"),
+        )
+        .await;
+        // A log above the 5 MiB section-reading cap is measured, not refused (FILE_TOO_LARGE).
+        keiri_fs_put(&ws.path().join("big.log"), &"line\n".repeat(1_300_000));
+        check(
+            &s,
+            "check_code_scale",
+            json!({"file_paths": ["big.log"], "output_format": "json"}),
+            Ok("/files/0/lines=1300000"),
+        )
+        .await;
+        check(
+            &s,
+            "check_code_scale",
+            json!({"file_paths": ["big.log"], "output_format": "json"}),
+            Ok("/files/0/size_bytes=6500000"),
+        )
+        .await;
         check(
             &s,
             "check_code_scale",
@@ -399,6 +430,20 @@ mod tests {
             Ok("/output_format=\"toon\""),
         )
         .await;
+        for (pointer, value) in [
+            ("/format", "\"toon\""),
+            ("/count_files", "1"),
+            ("/count_sections", "1"),
+            ("/limits/max_file_size_bytes", "5242880"),
+        ] {
+            check(
+                &s,
+                "extract_code_section",
+                json!({"file_path": "a.txt", "start_line": 1}),
+                Ok(&format!("{pointer}={value}")),
+            )
+            .await;
+        }
         check(
             &s,
             "extract_code_section",
@@ -424,6 +469,21 @@ mod tests {
             &s,
             "exstruct_patch",
             json!({"xlsx_path": "a.xlsx", "ops": [{"op": "set_value"}]}),
+            Err("INVALID_REQUEST"),
+        )
+        .await;
+        // The contract's request errors, even before the workbook is opened.
+        check(
+            &s,
+            "exstruct_patch",
+            json!({"xlsx_path": "missing.xlsx", "ops": [{"op": "set_range_values", "sheet": "S", "range": "A1:B1", "values": [[1]]}]}),
+            Err("INVALID_REQUEST"),
+        )
+        .await;
+        check(
+            &s,
+            "exstruct_patch",
+            json!({"xlsx_path": "missing.xlsx", "ops": [{"op": "fill_formula", "sheet": "S", "range": "A1:B2", "base_cell": "A1", "formula": "=1"}]}),
             Err("INVALID_REQUEST"),
         )
         .await;

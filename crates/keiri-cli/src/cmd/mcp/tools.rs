@@ -276,7 +276,7 @@ fn extract_code_section_description(limits: &BatchLimits) -> String {
         limits.max_sections_total,
         limits.max_total_bytes,
         limits.max_total_lines,
-        limits.max_file_size,
+        limits.max_file_size_bytes,
     )
 }
 
