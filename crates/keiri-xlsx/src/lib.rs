@@ -55,6 +55,13 @@
 //! and compares it with the original: only problems the patch introduces are errors (which
 //! block the save); problems already present are warnings.
 //!
+//! # Beside the patch
+//!
+//! The tools an `exstruct_patch` client uses around it: [`list_ops`] / [`describe_op`] (each
+//! op's fields, constraints, example and aliases, generated from the op definitions),
+//! [`validate_input`] (can the workbook be read, and would these ops apply — a dry run) and
+//! the [`limits`].
+//!
 //! # What this crate must not do
 //!
 //! It never writes outside the path policy's roots, never writes anything on a dry run, never
@@ -87,6 +94,7 @@ mod package;
 mod patch;
 mod sheet;
 mod styles;
+mod validate;
 mod xml;
 
 pub use a1::{Area, CellRef, MAX_COL, MAX_ROW, column_name, column_number};
@@ -96,8 +104,41 @@ pub use contract::{
 };
 pub use error::Error;
 pub use formula::{Shifted, SyntaxError, shift as shift_formula};
-pub use op_schema::{OpSchema, describe_op, list_ops};
+pub use op_schema::{OpSchema, SHEET_OR_TOP_LEVEL, describe_op, list_ops};
 pub use patch::{PatchEnv, output_name};
+pub use validate::{ValidateInputRequest, ValidateInputResponse};
+
+/// The limits a caller may need to know (`exstruct_get_runtime_info`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+pub struct Limits {
+    /// Above this many ops a request gets ExStruct's warning suggesting batches.
+    pub recommended_max_ops: usize,
+    /// Cells one patch request may write.
+    pub max_cells_per_request: u64,
+    /// Cells one styling op may touch (ExStruct's cap).
+    pub max_style_target_cells: u64,
+    /// The largest workbook read, in bytes.
+    pub max_workbook_bytes: u64,
+}
+
+/// This build's limits.
+pub fn limits() -> Limits {
+    Limits {
+        recommended_max_ops: patch::SOFT_MAX_OPS,
+        max_cells_per_request: patch::MAX_CELLS_PER_REQUEST,
+        max_style_target_cells: design::MAX_STYLE_TARGET_CELLS,
+        max_workbook_bytes: patch::MAX_INPUT_BYTES,
+    }
+}
+
+/// Checks a workbook and optionally a patch's ops against it, writing nothing
+/// (`exstruct_validate_input`); a panic on a hostile workbook is `WORKBOOK_UNREADABLE`.
+pub fn validate_input(
+    req: &ValidateInputRequest,
+    env: &PatchEnv,
+) -> Result<ValidateInputResponse, Error> {
+    guard::guarded(&req.xlsx_path, || validate::validate_input(req, env))
+}
 
 /// Applies a patch request; see the crate documentation for the semantics and
 /// [`PatchEnv`] for the roots and defaults. A panic while processing the workbook is

@@ -22,16 +22,16 @@ use crate::sheet::Content;
 mod design_ops;
 
 /// ExStruct's soft limit: above it a request gets a warning suggesting batches.
-const SOFT_MAX_OPS: usize = 200;
+pub(crate) const SOFT_MAX_OPS: usize = 200;
 
 /// Excel's limit on the characters of a formula.
 const MAX_FORMULA_CHARS: usize = 8_192;
 /// Excel's limit on the characters of a cell's text.
 const MAX_TEXT_CHARS: usize = 32_767;
 /// Cells one request may write; keeps a single request from building an unbounded diff.
-const MAX_CELLS_PER_REQUEST: u64 = 2_000_000;
+pub(crate) const MAX_CELLS_PER_REQUEST: u64 = 2_000_000;
 /// Largest input file read into memory.
-const MAX_INPUT_BYTES: u64 = 2 << 30;
+pub(crate) const MAX_INPUT_BYTES: u64 = 2 << 30;
 /// At most this many formula issues are listed.
 const MAX_ISSUES: usize = 1_000;
 
@@ -127,6 +127,12 @@ fn formula_body(i: usize, op: &PatchOp, formula: &str) -> Result<String, Error> 
         ));
     }
     Ok(body.to_string())
+}
+
+/// The request checks of `ops` that need no workbook (references, formulas, shapes, design op
+/// fields): what a patch refuses before opening the file.
+pub(crate) fn check_ops(ops: &[PatchOp]) -> Result<(), Error> {
+    plan(ops).map(|_| ())
 }
 
 fn plan(ops: &[PatchOp]) -> Result<Vec<Planned>, Error> {
@@ -247,6 +253,51 @@ fn plan(ops: &[PatchOp]) -> Result<Vec<Planned>, Error> {
     Ok(out)
 }
 
+/// Refuses a path that is not an `.xlsx`/`.xlsm` workbook (`.xls` with the Excel COM message).
+pub(crate) fn check_extension(xlsx_path: &str) -> Result<(), Error> {
+    match extension_of(xlsx_path).as_deref() {
+        Some("xlsx" | "xlsm") => Ok(()),
+        Some("xls") => Err(Error::LegacyXls {
+            path: xlsx_path.to_string(),
+        }),
+        other => Err(Error::InvalidRequest(format!(
+            "xlsx_path {xlsx_path:?} has {}; only .xlsx and .xlsm workbooks can be patched",
+            other.map_or("no extension".to_string(), |e| format!(
+                "the extension .{e}"
+            ))
+        ))),
+    }
+}
+
+/// Opens a workbook inside the policy's roots for reading only (the read tools and
+/// `validate_input`): the same path, extension and size checks as a patch.
+pub(crate) fn open_for_reading(
+    xlsx_path: &str,
+    policy: &keiri_fs::PathPolicy,
+) -> Result<(PathBuf, Book), Error> {
+    check_extension(xlsx_path)?;
+    let input = policy.resolve_existing(xlsx_path)?;
+    let meta = std::fs::metadata(&input).map_err(io_error("reading", &input))?;
+    if !meta.is_file() {
+        return Err(Error::InvalidRequest(format!(
+            "xlsx_path {} is not a file",
+            input.display()
+        )));
+    }
+    if meta.len() > MAX_INPUT_BYTES {
+        return Err(Error::InvalidRequest(format!(
+            "{} is larger than {MAX_INPUT_BYTES} bytes",
+            input.display()
+        )));
+    }
+    let bytes: std::sync::Arc<[u8]> = std::fs::read(&input)
+        .map_err(io_error("reading", &input))?
+        .into();
+    let display = input.display().to_string();
+    let book = Book::open(Package::open(&display, bytes)?)?;
+    Ok((input, book))
+}
+
 fn extension_of(path: &str) -> Option<String> {
     Path::new(path)
         .extension()
@@ -304,23 +355,7 @@ fn io_error<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Er
 
 /// Applies a patch request. See the crate documentation for the semantics.
 pub fn patch(req: &PatchRequest, env: &PatchEnv) -> Result<PatchResponse, Error> {
-    match extension_of(&req.xlsx_path).as_deref() {
-        Some("xlsx" | "xlsm") => {}
-        Some("xls") => {
-            return Err(Error::LegacyXls {
-                path: req.xlsx_path.clone(),
-            });
-        }
-        other => {
-            return Err(Error::InvalidRequest(format!(
-                "xlsx_path {:?} has {}; only .xlsx and .xlsm workbooks can be patched",
-                req.xlsx_path,
-                other.map_or("no extension".to_string(), |e| format!(
-                    "the extension .{e}"
-                ))
-            )));
-        }
-    }
+    check_extension(&req.xlsx_path)?;
     let resolved = req.with_default_sheet().map_err(Error::InvalidRequest)?;
     let req: &PatchRequest = &resolved;
     let planned = plan(&req.ops)?;

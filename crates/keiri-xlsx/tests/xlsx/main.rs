@@ -10,3 +10,4 @@ mod props;
 mod robustness;
 mod semantics;
 mod support;
+mod validate;
