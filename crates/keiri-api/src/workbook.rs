@@ -15,9 +15,11 @@ use crate::{ApiError, Context, ErrorCode};
 /// Request and response types of `workbook_patch` and the workbook tools beside it.
 pub mod xlsx {
     pub use keiri_xlsx::{
-        CellValue, DiffStatus, FormulaIssue, IssueCode, IssueLevel, Limits, OnConflict, OpKind,
-        OpSchema, PatchDiffItem, PatchErrorDetail, PatchOp, PatchRequest, PatchResponse,
-        PatchValue, ValidateInputRequest, ValidateInputResponse, ValueKind,
+        CellReadItem, CellValue, DiffStatus, FormulaIssue, FormulaReadItem, IssueCode, IssueLevel,
+        Limits, OnConflict, OpKind, OpSchema, PatchDiffItem, PatchErrorDetail, PatchOp,
+        PatchRequest, PatchResponse, PatchValue, ReadCellsRequest, ReadCellsResponse,
+        ReadFormulasRequest, ReadFormulasResponse, ReadRangeRequest, ReadRangeResponse,
+        ValidateInputRequest, ValidateInputResponse, ValueKind,
     };
 }
 
@@ -34,6 +36,8 @@ fn api_error(err: keiri_xlsx::Error) -> ApiError {
         "BACKEND_ERROR" => ErrorCode::BackendError,
         "PREFLIGHT_TIMEOUT" => ErrorCode::PreflightTimeout,
         "CHANGE_CONFLICT" => ErrorCode::ChangeConflict,
+        "SHEET_NOT_FOUND" => ErrorCode::SheetNotFound,
+        "LIMIT_EXCEEDED" => ErrorCode::LimitExceeded,
         _ => ErrorCode::Internal,
     };
     ApiError::new(code, err.to_string())
@@ -111,6 +115,30 @@ pub fn workbook_validate_input(
     let mut env = keiri_xlsx::PatchEnv::new(ctx.path_policy());
     env.on_conflict_default = ctx.on_conflict_default;
     keiri_xlsx::validate_input(&req, &env).map_err(api_error)
+}
+
+/// Reads a rectangle of a workbook's cells (values, cached results, formulas).
+pub fn workbook_read_range(
+    ctx: &Context,
+    req: xlsx::ReadRangeRequest,
+) -> Result<xlsx::ReadRangeResponse, ApiError> {
+    keiri_xlsx::read_range(&req, &ctx.path_policy()).map_err(api_error)
+}
+
+/// Reads a workbook's cells by address.
+pub fn workbook_read_cells(
+    ctx: &Context,
+    req: xlsx::ReadCellsRequest,
+) -> Result<xlsx::ReadCellsResponse, ApiError> {
+    keiri_xlsx::read_cells(&req, &ctx.path_policy()).map_err(api_error)
+}
+
+/// Lists a sheet's formulas.
+pub fn workbook_read_formulas(
+    ctx: &Context,
+    req: xlsx::ReadFormulasRequest,
+) -> Result<xlsx::ReadFormulasResponse, ApiError> {
+    keiri_xlsx::read_formulas(&req, &ctx.path_policy()).map_err(api_error)
 }
 
 /// `runtime_info` takes no arguments.

@@ -40,6 +40,15 @@ pub enum Error {
     /// The formula check ran out of its time budget; nothing was written.
     #[error("formula check out of time: {0}")]
     Budget(String),
+    /// A read names a sheet the workbook does not have.
+    #[error("sheet {sheet:?} not found; the workbook's sheets are: {}", available.join(", "))]
+    SheetNotFound {
+        sheet: String,
+        available: Vec<String>,
+    },
+    /// A read asks for more cells than its `max_cells`.
+    #[error("{0}")]
+    LimitExceeded(String),
 }
 
 impl Error {
@@ -56,6 +65,8 @@ impl Error {
             Error::Io { .. } => "IO_ERROR",
             Error::Backend(_) => "BACKEND_ERROR",
             Error::Budget(_) => "PREFLIGHT_TIMEOUT",
+            Error::SheetNotFound { .. } => "SHEET_NOT_FOUND",
+            Error::LimitExceeded(_) => "LIMIT_EXCEEDED",
         }
     }
 

@@ -27,6 +27,9 @@ const TOOLS: &[&str] = &[
     "exstruct_describe_op",
     "exstruct_validate_input",
     "exstruct_get_runtime_info",
+    "exstruct_read_range",
+    "exstruct_read_cells",
+    "exstruct_read_formulas",
     "extract_code_section",
     "check_code_scale",
     "apply_patch",
@@ -486,6 +489,163 @@ fn exstruct_discovery_tools_answer_in_exstructs_shapes() {
         "no tool wrote the workbook"
     );
     assert_eq!(file_names(ws.path()), ["book.xlsx"], "nothing was written");
+    server.finish();
+}
+
+/// The three read tools over the protocol, with ExStruct's argument shapes (`sheet`, `range`,
+/// `addresses`, `include_*`, `max_cells`), reading the workbook itself; bad reads are tool
+/// errors with stable codes.
+#[test]
+fn exstruct_read_tools_read_the_workbook_directly() {
+    let ws = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    put_bytes(&ws.path().join("book.xlsx"), &minimal_xlsx());
+    put_bytes(&outside.path().join("other.xlsx"), &minimal_xlsx());
+    let before = stamp(&ws.path().join("book.xlsx"));
+    let root = ws.path().display().to_string();
+    let mut server = RawServer::ready(ws.path(), &["--root", &root]);
+
+    let range = server
+        .call(
+            2,
+            "exstruct_read_range",
+            json!({"xlsx_path": "book.xlsx", "sheet": "Sheet1", "range": "A1:C1"}),
+        )
+        .unwrap();
+    assert_eq!(range["book_name"], "book.xlsx");
+    assert_eq!(range["sheet_name"], "Sheet1");
+    assert_eq!(range["range"], "A1:C1");
+    assert_eq!(
+        range["cells"],
+        json!([
+            {"cell": "A1", "value": "品目", "formula": null},
+            {"cell": "B1", "value": 100, "formula": null},
+            {"cell": "C1", "value": null, "formula": null},
+        ])
+    );
+    // One worksheet: the sheet may be left out; include_empty false drops C1.
+    let compact = server
+        .call(
+            3,
+            "exstruct_read_range",
+            json!({"xlsx_path": "book.xlsx", "range": "A1:C1", "include_empty": false}),
+        )
+        .unwrap();
+    assert_eq!(compact["cells"].as_array().unwrap().len(), 2, "{compact}");
+
+    let cells = server
+        .call(
+            4,
+            "exstruct_read_cells",
+            json!({"xlsx_path": "book.xlsx", "sheet": "Sheet1", "addresses": ["B1", "D9"]}),
+        )
+        .unwrap();
+    assert_eq!(
+        cells["cells"][0],
+        json!({"cell": "B1", "value": 100, "formula": null})
+    );
+    assert_eq!(cells["missing_cells"], json!(["D9"]));
+
+    // A formula written by a patch reads back with its formula.
+    let root_book = "book.xlsx";
+    server
+        .call(
+            5,
+            "exstruct_patch",
+            json!({"xlsx_path": root_book, "out_name": "calc.xlsx", "ops": [
+                {"op": "set_formula", "sheet": "Sheet1", "cell": "C1", "formula": "=B1*2"}
+            ]}),
+        )
+        .unwrap();
+    let formulas = server
+        .call(
+            6,
+            "exstruct_read_formulas",
+            json!({"xlsx_path": "calc.xlsx", "sheet": "Sheet1", "include_values": true}),
+        )
+        .unwrap();
+    assert_eq!(
+        formulas["formulas"],
+        json!([{"cell": "C1", "formula": "=B1*2", "value": null}])
+    );
+    assert_eq!(formulas["truncated"], false);
+    let none = server
+        .call(
+            7,
+            "exstruct_read_formulas",
+            json!({"xlsx_path": "calc.xlsx", "sheet": "Sheet1", "range": "A1:B9"}),
+        )
+        .unwrap();
+    assert_eq!(none["formulas"], json!([]));
+    assert_eq!(none["range"], "A1:B9");
+
+    let other = outside.path().join("other.xlsx").display().to_string();
+    for (id, tool, arguments, code) in [
+        (
+            8,
+            "exstruct_read_range",
+            json!({"xlsx_path": "book.xlsx", "range": "A1:"}),
+            "INVALID_REQUEST",
+        ),
+        (
+            9,
+            "exstruct_read_range",
+            json!({"xlsx_path": "book.xlsx", "sheet": "無い", "range": "A1"}),
+            "SHEET_NOT_FOUND",
+        ),
+        (
+            10,
+            "exstruct_read_range",
+            json!({"xlsx_path": "book.xlsx", "range": "A1:J2000"}),
+            "LIMIT_EXCEEDED",
+        ),
+        (
+            11,
+            "exstruct_read_range",
+            json!({"xlsx_path": "book.xlsx", "range": "A1:B2", "max_cells": 3}),
+            "LIMIT_EXCEEDED",
+        ),
+        (
+            12,
+            "exstruct_read_cells",
+            json!({"xlsx_path": "book.xlsx", "addresses": ["A0"]}),
+            "INVALID_REQUEST",
+        ),
+        (
+            13,
+            "exstruct_read_cells",
+            json!({"xlsx_path": "book.xlsx", "addresses": []}),
+            "INVALID_REQUEST",
+        ),
+        (
+            14,
+            "exstruct_read_formulas",
+            json!({"xlsx_path": "book.xlsx", "range": "1:A"}),
+            "INVALID_REQUEST",
+        ),
+        (
+            15,
+            "exstruct_read_formulas",
+            json!({"xlsx_path": other, "sheet": "Sheet1"}),
+            "PATH_DENIED",
+        ),
+        (
+            16,
+            "exstruct_read_cells",
+            json!({"xlsx_path": "nope.xlsx", "addresses": ["A1"]}),
+            "NOT_FOUND",
+        ),
+        (
+            17,
+            "exstruct_read_range",
+            json!({"out_path": "book.json", "range": "A1"}),
+            "INVALID_REQUEST",
+        ),
+    ] {
+        let err = server.call(id, tool, arguments.clone()).unwrap_err();
+        assert_eq!(err["code"], code, "{tool} {arguments}: {err}");
+    }
+    assert_eq!(stamp(&ws.path().join("book.xlsx")), before);
     server.finish();
 }
 

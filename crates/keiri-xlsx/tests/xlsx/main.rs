@@ -7,6 +7,7 @@ mod fidelity;
 mod fuzz;
 mod libreoffice;
 mod props;
+mod read;
 mod robustness;
 mod semantics;
 mod support;

@@ -100,6 +100,33 @@ pub fn all() -> Vec<ToolSpec> {
             call: |ctx, args| run(ctx, args, keiri_api::runtime_info),
         },
         ToolSpec {
+            name: "exstruct_read_range",
+            title: "Read a range of workbook cells",
+            description: EXSTRUCT_READ_RANGE.to_string(),
+            effect: Effect::ReadOnly,
+            input_schema: schema_for_input::<keiri_api::xlsx::ReadRangeRequest>,
+            output_schema: Some(schema_for_output::<keiri_api::xlsx::ReadRangeResponse>),
+            call: |ctx, args| run(ctx, args, keiri_api::workbook_read_range),
+        },
+        ToolSpec {
+            name: "exstruct_read_cells",
+            title: "Read workbook cells by address",
+            description: EXSTRUCT_READ_CELLS.to_string(),
+            effect: Effect::ReadOnly,
+            input_schema: schema_for_input::<keiri_api::xlsx::ReadCellsRequest>,
+            output_schema: Some(schema_for_output::<keiri_api::xlsx::ReadCellsResponse>),
+            call: |ctx, args| run(ctx, args, keiri_api::workbook_read_cells),
+        },
+        ToolSpec {
+            name: "exstruct_read_formulas",
+            title: "List a sheet's formulas",
+            description: EXSTRUCT_READ_FORMULAS.to_string(),
+            effect: Effect::ReadOnly,
+            input_schema: schema_for_input::<keiri_api::xlsx::ReadFormulasRequest>,
+            output_schema: Some(schema_for_output::<keiri_api::xlsx::ReadFormulasResponse>),
+            call: |ctx, args| run(ctx, args, keiri_api::workbook_read_formulas),
+        },
+        ToolSpec {
             name: "extract_code_section",
             title: "Read line ranges of files",
             description: extract_code_section_description(&limits),
@@ -349,6 +376,23 @@ Show how this server resolves paths and what it supports: root (relative paths r
 against it), cwd, platform, path_examples, every allowed root, the version, the supported \
 patch ops, the default on_conflict and the limits (recommended ops per request, cells per \
 request and per styling op, workbook size, read max_cells).";
+
+const EXSTRUCT_READ_RANGE: &str = "\
+Read a rectangle of cells straight from a workbook (xlsx_path, sheet, range such as A1:G10): \
+each cell's value (for a formula, the value cached in the file) and, with include_formulas, \
+its formula. include_empty (default true) lists empty cells too. A range larger than \
+max_cells (default 10000) is a LIMIT_EXCEEDED error; an unknown sheet SHEET_NOT_FOUND; a bad \
+range INVALID_REQUEST. sheet may be left out when the workbook has one worksheet.";
+
+const EXSTRUCT_READ_CELLS: &str = "\
+Read specific cells straight from a workbook (xlsx_path, sheet, addresses such as [\"J98\", \
+\"J124\"]): each one's value and (by default) its formula, in the order given; missing_cells \
+lists the addresses that hold nothing.";
+
+const EXSTRUCT_READ_FORMULAS: &str = "\
+List the formulas of a sheet straight from a workbook (xlsx_path, sheet, optional range), row \
+by row, each with its cell and, with include_values, the value cached in the file. At most \
+max_cells (default 10000) formulas are listed; truncated says when more matched.";
 
 const CHECK_CODE_SCALE: &str = "\
 Measure files before reading them: size in bytes, lines, characters, estimated tokens, a \
