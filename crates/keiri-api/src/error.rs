@@ -67,6 +67,10 @@ pub enum ErrorCode {
     /// The folder cannot be the workspace: the file-system root, the home folder itself or a
     /// system folder; nothing is saved.
     WorkspaceNotAllowed,
+    /// A workbook read names a sheet the workbook does not have.
+    SheetNotFound,
+    /// A read asks for more than its limit (`max_cells`, addresses per call).
+    LimitExceeded,
 }
 
 impl ErrorCode {
@@ -100,6 +104,8 @@ impl ErrorCode {
             ErrorCode::TokenInvalid => "TOKEN_INVALID",
             ErrorCode::UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
             ErrorCode::WorkspaceNotAllowed => "WORKSPACE_NOT_ALLOWED",
+            ErrorCode::SheetNotFound => "SHEET_NOT_FOUND",
+            ErrorCode::LimitExceeded => "LIMIT_EXCEEDED",
         }
     }
 

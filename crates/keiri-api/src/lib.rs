@@ -87,6 +87,9 @@ pub use upload::{
     DocumentsUploadResponse, ImportedFile, MAX_UPLOAD_BYTES, documents_import, documents_upload,
 };
 pub use workbook::{
-    ContextCell, MAX_COMPARE_CELLS, SheetContext, WorkbookCompareRequest, WorkbookCompareResponse,
-    workbook_compare, workbook_patch, xlsx,
+    ContextCell, DescribeOpRequest, ListOpsRequest, ListOpsResponse, MAX_COMPARE_CELLS, OpSummary,
+    PathExamples, RuntimeInfo, RuntimeInfoRequest, SheetContext, WorkbookCompareRequest,
+    WorkbookCompareResponse, runtime_info, workbook_compare, workbook_describe_op,
+    workbook_list_ops, workbook_patch, workbook_read_cells, workbook_read_formulas,
+    workbook_read_range, workbook_validate_input, xlsx,
 };

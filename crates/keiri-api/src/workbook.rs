@@ -12,12 +12,14 @@
 
 use crate::{ApiError, Context, ErrorCode};
 
-/// Request and response types of `workbook_patch`.
+/// Request and response types of `workbook_patch` and the workbook tools beside it.
 pub mod xlsx {
     pub use keiri_xlsx::{
-        CellValue, DiffStatus, FormulaIssue, IssueCode, IssueLevel, OnConflict, OpKind,
-        PatchDiffItem, PatchErrorDetail, PatchOp, PatchRequest, PatchResponse, PatchValue,
-        ValueKind,
+        CellReadItem, CellValue, DiffStatus, FormulaIssue, FormulaReadItem, IssueCode, IssueLevel,
+        Limits, OnConflict, OpKind, OpSchema, PatchDiffItem, PatchErrorDetail, PatchOp,
+        PatchRequest, PatchResponse, PatchValue, ReadCellsRequest, ReadCellsResponse,
+        ReadFormulasRequest, ReadFormulasResponse, ReadRangeRequest, ReadRangeResponse,
+        ValidateInputRequest, ValidateInputResponse, ValueKind,
     };
 }
 
@@ -34,6 +36,8 @@ fn api_error(err: keiri_xlsx::Error) -> ApiError {
         "BACKEND_ERROR" => ErrorCode::BackendError,
         "PREFLIGHT_TIMEOUT" => ErrorCode::PreflightTimeout,
         "CHANGE_CONFLICT" => ErrorCode::ChangeConflict,
+        "SHEET_NOT_FOUND" => ErrorCode::SheetNotFound,
+        "LIMIT_EXCEEDED" => ErrorCode::LimitExceeded,
         _ => ErrorCode::Internal,
     };
     ApiError::new(code, err.to_string())
@@ -45,6 +49,164 @@ pub fn workbook_patch(ctx: &Context, req: PatchRequest) -> Result<PatchResponse,
     let mut env = keiri_xlsx::PatchEnv::new(ctx.path_policy());
     env.on_conflict_default = ctx.on_conflict_default;
     keiri_xlsx::patch(&req, &env).map_err(api_error)
+}
+
+/// `workbook_list_ops` takes no arguments.
+#[derive(Debug, Clone, Default, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListOpsRequest {}
+
+/// One op in the list: its name and what it does (ExStruct's `OpSummary`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
+pub struct OpSummary {
+    pub op: String,
+    pub description: String,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
+pub struct ListOpsResponse {
+    pub ops: Vec<OpSummary>,
+}
+
+/// Every patch op with a one-line description, generated from the op definitions.
+pub fn workbook_list_ops(
+    _ctx: &Context,
+    _req: ListOpsRequest,
+) -> Result<ListOpsResponse, ApiError> {
+    Ok(ListOpsResponse {
+        ops: keiri_xlsx::list_ops()
+            .into_iter()
+            .map(|o| OpSummary {
+                op: o.op,
+                description: o.description,
+            })
+            .collect(),
+    })
+}
+
+#[derive(Debug, Clone, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DescribeOpRequest {
+    /// An op name from `workbook_list_ops`, e.g. `set_fill_color`.
+    pub op: String,
+}
+
+/// One op's required and optional fields, constraints, example and aliases (plus its JSON
+/// Schema); an unknown op is `INVALID_REQUEST` naming the known ones.
+pub fn workbook_describe_op(
+    _ctx: &Context,
+    req: DescribeOpRequest,
+) -> Result<xlsx::OpSchema, ApiError> {
+    keiri_xlsx::describe_op(req.op.trim()).ok_or_else(|| {
+        let known: Vec<&str> = xlsx::OpKind::ALL.iter().map(|k| k.as_str()).collect();
+        ApiError::new(
+            ErrorCode::InvalidRequest,
+            format!("unknown op {:?}; the ops are: {}", req.op, known.join(", ")),
+        )
+    })
+}
+
+/// Whether a workbook can be read and, with `ops`, whether they would apply — a dry run that
+/// writes nothing. Problems are listed in the answer; a path outside the roots is an error.
+pub fn workbook_validate_input(
+    ctx: &Context,
+    req: xlsx::ValidateInputRequest,
+) -> Result<xlsx::ValidateInputResponse, ApiError> {
+    let mut env = keiri_xlsx::PatchEnv::new(ctx.path_policy());
+    env.on_conflict_default = ctx.on_conflict_default;
+    keiri_xlsx::validate_input(&req, &env).map_err(api_error)
+}
+
+/// Reads a rectangle of a workbook's cells (values, cached results, formulas).
+pub fn workbook_read_range(
+    ctx: &Context,
+    req: xlsx::ReadRangeRequest,
+) -> Result<xlsx::ReadRangeResponse, ApiError> {
+    keiri_xlsx::read_range(&req, &ctx.path_policy()).map_err(api_error)
+}
+
+/// Reads a workbook's cells by address.
+pub fn workbook_read_cells(
+    ctx: &Context,
+    req: xlsx::ReadCellsRequest,
+) -> Result<xlsx::ReadCellsResponse, ApiError> {
+    keiri_xlsx::read_cells(&req, &ctx.path_policy()).map_err(api_error)
+}
+
+/// Lists a sheet's formulas.
+pub fn workbook_read_formulas(
+    ctx: &Context,
+    req: xlsx::ReadFormulasRequest,
+) -> Result<xlsx::ReadFormulasResponse, ApiError> {
+    keiri_xlsx::read_formulas(&req, &ctx.path_policy()).map_err(api_error)
+}
+
+/// `runtime_info` takes no arguments.
+#[derive(Debug, Clone, Default, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RuntimeInfoRequest {}
+
+/// How a relative and an absolute path are written for this server.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
+pub struct PathExamples {
+    pub relative: String,
+    pub absolute: String,
+}
+
+/// ExStruct's runtime fields (`root`, `cwd`, `platform`, `path_examples`), then ours.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
+pub struct RuntimeInfo {
+    /// The first allowed root: relative paths resolve against it.
+    pub root: String,
+    pub cwd: String,
+    /// `linux`, `macos`, `windows`, …
+    pub platform: String,
+    pub path_examples: PathExamples,
+    /// Every allowed root.
+    pub roots: Vec<String>,
+    /// This build's version.
+    pub version: String,
+    /// The patch ops this build applies, in `workbook_list_ops` order.
+    pub supported_ops: Vec<String>,
+    /// `on_conflict` for a patch request that gives none (`rename` unless configured).
+    pub on_conflict_default: xlsx::OnConflict,
+    pub limits: xlsx::Limits,
+}
+
+/// Where paths resolve, the version, the supported ops and the limits.
+pub fn runtime_info(ctx: &Context, _req: RuntimeInfoRequest) -> Result<RuntimeInfo, ApiError> {
+    let policy = ctx.path_policy();
+    let roots: Vec<String> = policy
+        .roots()
+        .iter()
+        .map(|r| r.display().to_string())
+        .collect();
+    let root = roots.first().cloned().unwrap_or_default();
+    let absolute = std::path::Path::new(&root)
+        .join("book.xlsx")
+        .display()
+        .to_string();
+    Ok(RuntimeInfo {
+        cwd: std::env::current_dir()
+            .map(|d| d.display().to_string())
+            .unwrap_or_default(),
+        platform: std::env::consts::OS.to_string(),
+        path_examples: PathExamples {
+            relative: "book.xlsx".to_string(),
+            absolute,
+        },
+        root,
+        roots,
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        supported_ops: xlsx::OpKind::ALL
+            .iter()
+            .map(|k| k.as_str().to_string())
+            .collect(),
+        on_conflict_default: ctx
+            .on_conflict_default
+            .unwrap_or(xlsx::OnConflict::FALLBACK),
+        limits: keiri_xlsx::limits(),
+    })
 }
 
 /// Compare two workbooks cell by cell (or list every cell of a new one).

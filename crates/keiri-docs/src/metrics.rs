@@ -2,13 +2,21 @@
 //! structure, for up to [`MAX_REQUEST_FILES`](crate::MAX_REQUEST_FILES) files with four
 //! files measured at a time.
 
+use std::io::Read;
+use std::path::Path;
+
 use keiri_fs::PathPolicy;
+use sha2::{Digest, Sha256};
 
 use crate::cache::Cache;
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::extract::Format;
 use crate::files::{WORKERS, check_count, resolve};
-use crate::model::{BatchLimits, FileMetrics, ItemError, MetricsRequest, MetricsResponse, Output};
+use crate::model::{
+    BatchLimits, ExtractLimits, FileMetrics, ItemError, MetricsRequest, MetricsResponse, Output,
+};
 use crate::sections::reading_options;
+use crate::text::StreamDecoder;
 use crate::{lines, output, parallel};
 
 /// A tokenizer-free token estimate: about four ASCII characters per token, and one token per
@@ -37,7 +45,26 @@ pub fn file_metrics(
     let opts = reading_options();
     let measured = parallel::map(&req.file_paths, WORKERS, |raw| -> Result<FileMetrics> {
         let (resolved, format) = resolve(policy, raw)?;
-        let loaded = cache.load(&resolved, format, &opts, limits.max_file_size)?;
+        let size = std::fs::metadata(&resolved)
+            .map_err(|source| Error::Io {
+                path: resolved.clone(),
+                source,
+            })?
+            .len();
+        // Measuring is not reading sections: a text file of any size is measured in pieces
+        // (the seed's metrics report a file's size, never FILE_TOO_LARGE), and a document is
+        // measured up to the size text extraction accepts.
+        if is_text(format) && size > limits.max_file_size_bytes {
+            return measure_text_stream(raw, &resolved, format);
+        }
+        let cap = if is_text(format) {
+            limits.max_file_size_bytes
+        } else {
+            limits
+                .max_file_size_bytes
+                .max(ExtractLimits::default().max_file_bytes)
+        };
+        let loaded = cache.load(&resolved, format, &opts, cap)?;
         let ex = &loaded.extracted;
         let text = ex.normalized();
         Ok(FileMetrics {
@@ -67,6 +94,142 @@ pub fn file_metrics(
         errors,
     };
     output::render(response, req.output_format)
+}
+
+fn is_text(format: Format) -> bool {
+    matches!(
+        format,
+        Format::Txt | Format::Md | Format::Csv | Format::Code
+    )
+}
+
+/// Bytes read at a time when a text file is measured in pieces.
+const PIECE_BYTES: usize = 1 << 20;
+
+/// Line, character and token counts of a text fed in pieces, as [`lines::count`],
+/// `chars().count()` and [`estimate_tokens`] give them for the whole normalised text (a
+/// `\r\n` is one line end and one character; a lone `\r` ends a line too).
+#[derive(Debug, Default)]
+struct Tally {
+    lines: usize,
+    characters: usize,
+    ascii: usize,
+    other: usize,
+    /// The last piece ended with `\r`: a `\n` opening the next one belongs to it.
+    after_cr: bool,
+    /// The current line has content and no terminator yet.
+    open_line: bool,
+}
+
+impl Tally {
+    fn feed(&mut self, text: &str) {
+        for c in text.chars() {
+            if std::mem::take(&mut self.after_cr) && c == '\n' {
+                continue;
+            }
+            self.characters += 1;
+            match c {
+                '\r' | '\n' => {
+                    self.lines += 1;
+                    self.open_line = false;
+                    self.after_cr = c == '\r';
+                    self.ascii += 1;
+                }
+                c => {
+                    self.open_line = true;
+                    if c.is_ascii() {
+                        self.ascii += 1;
+                    } else {
+                        self.other += 1;
+                    }
+                }
+            }
+        }
+    }
+
+    fn lines(&self) -> usize {
+        self.lines + usize::from(self.open_line)
+    }
+
+    fn estimated_tokens(&self) -> usize {
+        self.ascii.div_ceil(4) + self.other
+    }
+}
+
+/// Measures a text file too large to hold, reading it once in [`PIECE_BYTES`] pieces: the
+/// encoding is detected from its head and every piece decoded strictly, so the figures are
+/// those the in-memory path gives for a smaller file.
+fn measure_text_stream(raw: &str, path: &Path, format: Format) -> Result<FileMetrics> {
+    let io = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = std::fs::File::open(path).map_err(io)?;
+    let mut hasher = Sha256::new();
+    let mut buffer = vec![0u8; PIECE_BYTES];
+    let mut text = String::new();
+    let mut tally = Tally::default();
+    let mut decoder: Option<StreamDecoder> = None;
+    let mut size = 0u64;
+    let mut filled = read_full(&mut file, &mut buffer).map_err(io)?;
+    loop {
+        let piece = &buffer[..filled];
+        hasher.update(piece);
+        size += filled as u64;
+        let decoder = match &mut decoder {
+            Some(d) => d,
+            None => decoder.insert(StreamDecoder::new(piece)?),
+        };
+        // A short read means the end of the file (read_full fills the buffer otherwise).
+        let last = filled < buffer.len();
+        decoder.decode(piece, last, &mut text)?;
+        tally.feed(&text);
+        if last {
+            break;
+        }
+        filled = read_full(&mut file, &mut buffer).map_err(io)?;
+        if filled == 0 {
+            decoder.decode(&[], true, &mut text)?;
+            tally.feed(&text);
+            break;
+        }
+    }
+    Ok(FileMetrics {
+        file_path: raw.to_string(),
+        size_bytes: size,
+        lines: tally.lines(),
+        characters: tally.characters,
+        estimated_tokens: tally.estimated_tokens(),
+        content_hash: hash_text(&hasher.finalize()),
+        format,
+        encoding: decoder.map(|d| d.encoding.to_string()),
+        pages: None,
+        sheets: None,
+    })
+}
+
+/// Reads until `buffer` is full or the file ends; the number of bytes read.
+fn read_full(file: &mut std::fs::File, buffer: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < buffer.len() {
+        match file.read(&mut buffer[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
+fn hash_text(digest: &[u8]) -> String {
+    let mut out = String::with_capacity(7 + 64);
+    out.push_str("sha256:");
+    for b in digest {
+        out.push(char::from(b"0123456789abcdef"[usize::from(b >> 4)]));
+        out.push(char::from(b"0123456789abcdef"[usize::from(b & 15)]));
+    }
+    out
 }
 
 #[cfg(test)]

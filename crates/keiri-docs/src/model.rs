@@ -263,7 +263,9 @@ pub struct BatchLimits {
     pub max_sections_total: usize,
     pub max_total_bytes: usize,
     pub max_total_lines: usize,
-    pub max_file_size: u64,
+    /// The seed's name; `max_file_size` (this crate's first name for it) is still read.
+    #[serde(alias = "max_file_size")]
+    pub max_file_size_bytes: u64,
 }
 
 impl Default for BatchLimits {
@@ -274,7 +276,7 @@ impl Default for BatchLimits {
             max_sections_total: 200,
             max_total_bytes: 1024 * 1024,
             max_total_lines: 5_000,
-            max_file_size: 5 * 1024 * 1024,
+            max_file_size_bytes: 5 * 1024 * 1024,
         }
     }
 }
@@ -394,6 +396,10 @@ pub struct SectionsResponse {
     /// False when a limit was exceeded without `allow_truncate`, when `fail_fast` stopped the
     /// batch, or when no range could be read; partial failures are in `errors`.
     pub success: bool,
+    /// The files answered, failed ones included (the seed's field).
+    pub count_files: usize,
+    /// The ranges read (the seed's field; `sections_extracted` too).
+    pub count_sections: usize,
     pub format: ContentFormat,
     pub files_requested: usize,
     pub files_succeeded: usize,
@@ -484,8 +490,16 @@ pub enum LimitsInfo {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ToonResponse {
     pub success: bool,
+    /// Always `toon`: the seed's name for the format of `toon_content`.
+    pub format: OutputFormat,
+    /// The same, under the request's name (ours, kept for existing clients).
     pub output_format: OutputFormat,
     pub toon_content: String,
+    /// Files answered, failed ones included (the seed's field).
+    pub count_files: usize,
+    /// Ranges read, for a section extraction (the seed's field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count_sections: Option<usize>,
     pub counts: Counts,
     pub truncated: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -560,8 +574,11 @@ mod tests {
         check::<MetricsRequest>(&["file_paths", "output_format"]);
         check::<ToonResponse>(&[
             "success",
+            "format",
             "output_format",
             "toon_content",
+            "count_files",
+            "count_sections",
             "counts",
             "truncated",
             "limits",

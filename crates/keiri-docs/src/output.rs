@@ -20,6 +20,14 @@ pub(crate) trait Summary {
     fn truncated(&self) -> bool;
     fn limits(&self) -> Option<LimitsInfo>;
     fn all_errors(&self) -> Vec<&ItemError>;
+    /// The seed's `count_files`: every file answered, failed ones included.
+    fn count_files(&self) -> usize {
+        self.counts().files_requested
+    }
+    /// The seed's `count_sections`, for a section extraction.
+    fn count_sections(&self) -> Option<usize> {
+        None
+    }
 }
 
 /// Encodes any serialisable value as TOON (deterministic for our ordered types).
@@ -44,8 +52,11 @@ pub(crate) fn render<T: Serialize + Summary>(value: T, format: OutputFormat) -> 
             summary.sort_by(|a, b| a.code.cmp(&b.code));
             Ok(Output::Toon(ToonResponse {
                 success: value.success(),
+                format: OutputFormat::Toon,
                 output_format: OutputFormat::Toon,
                 toon_content: to_toon(&value)?,
+                count_files: value.count_files(),
+                count_sections: value.count_sections(),
                 counts: value.counts(),
                 truncated: value.truncated(),
                 limits: value.limits(),
@@ -106,6 +117,12 @@ impl Summary for DigestResponse {
 impl Summary for SectionsResponse {
     fn success(&self) -> bool {
         self.success
+    }
+    fn count_files(&self) -> usize {
+        self.count_files
+    }
+    fn count_sections(&self) -> Option<usize> {
+        Some(self.count_sections)
     }
     fn counts(&self) -> Counts {
         Counts {

@@ -93,6 +93,8 @@ pub fn extract_sections(
     let mut files = normalize(req)?;
     let mut response = SectionsResponse {
         success: true,
+        count_files: 0,
+        count_sections: 0,
         format: req.format,
         files_requested: files.len(),
         files_succeeded: 0,
@@ -160,7 +162,7 @@ pub fn extract_sections(
         if !req.allow_truncate {
             response.success = false;
             response.errors = exceeded;
-            return output::render(response, req.output_format);
+            return finish(response, req.output_format);
         }
         response.truncated = true;
         response.truncated_by = exceeded.iter().filter_map(|e| e.limit.clone()).collect();
@@ -187,7 +189,7 @@ pub fn extract_sections(
             resolve(policy, &file.file_path)
                 .and_then(|(resolved, format)| {
                     cache
-                        .load(&resolved, format, &opts, limits.max_file_size)
+                        .load(&resolved, format, &opts, limits.max_file_size_bytes)
                         .map(|l| (resolved, l))
                 })
                 .map_err(|e| Box::new(ItemError::file(&file.file_path, &e)))
@@ -258,7 +260,23 @@ pub fn extract_sections(
     if response.sections_extracted == 0 {
         response.success = false;
     }
-    output::render(response, req.output_format)
+    finish(response, req.output_format)
+}
+
+/// Fills in the seed's counts (`count_files`: the files answered, failed ones included;
+/// `count_sections`: the ranges read) and renders the response.
+fn finish(
+    mut response: SectionsResponse,
+    format: crate::model::OutputFormat,
+) -> Result<Output<SectionsResponse>> {
+    response.count_files = response.results.len()
+        + response
+            .errors
+            .iter()
+            .filter(|e| e.file_path.is_some() && e.limit.is_none())
+            .count();
+    response.count_sections = response.sections_extracted;
+    output::render(response, format)
 }
 
 fn fail_on_limit(
@@ -277,7 +295,7 @@ fn fail_on_limit(
         name,
         format!("the requested sections exceed {name} ({value}); narrow the ranges or set allow_truncate"),
     ));
-    output::render(response, req.output_format)
+    finish(response, req.output_format)
 }
 
 enum ReadOutcome {

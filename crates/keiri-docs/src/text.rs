@@ -84,6 +84,99 @@ pub fn decode(bytes: &[u8]) -> Result<DecodedText> {
     })
 }
 
+/// A strict decoder for a text file read in pieces, for files too large to hold: the encoding
+/// is chosen from the file's head as [`decode`] chooses it for a whole file, then every piece
+/// is decoded strictly (a byte sequence invalid in that encoding is
+/// [`Error::UnknownEncoding`], never a replacement character).
+pub(crate) struct StreamDecoder {
+    decoder: encoding_rs::Decoder,
+    /// The BOM bytes still to drop from the first piece.
+    bom: usize,
+    /// Whether the first decoded piece must still be checked for binary content (a BOM
+    /// skips the byte sniffing, as in [`decode`]).
+    check_text: bool,
+    pub(crate) encoding: &'static str,
+}
+
+impl StreamDecoder {
+    /// Chooses the encoding from `head`, the file's first bytes (at least [`SNIFF_BYTES`] when
+    /// the file has them).
+    pub(crate) fn new(head: &[u8]) -> Result<StreamDecoder> {
+        let with = |encoding: &'static Encoding, name: &'static str, bom: usize| StreamDecoder {
+            decoder: encoding.new_decoder_without_bom_handling(),
+            bom,
+            check_text: bom > 0,
+            encoding: name,
+        };
+        if head.starts_with(b"\xEF\xBB\xBF") {
+            return Ok(with(encoding_rs::UTF_8, "UTF-8 (BOM)", 3));
+        }
+        if head.starts_with(b"\xFF\xFE") {
+            return Ok(with(UTF_16LE, "UTF-16LE (BOM)", 2));
+        }
+        if head.starts_with(b"\xFE\xFF") {
+            return Ok(with(UTF_16BE, "UTF-16BE (BOM)", 2));
+        }
+        sniff_binary(head)?;
+        // The head may end inside a character: only an invalid sequence rules an encoding out.
+        let fits = |encoding: &'static Encoding| {
+            let mut decoder = encoding.new_decoder_without_bom_handling();
+            let mut out = String::with_capacity(
+                decoder
+                    .max_utf8_buffer_length_without_replacement(head.len())
+                    .unwrap_or(head.len() * 3),
+            );
+            let (result, _) = decoder.decode_to_string_without_replacement(head, &mut out, false);
+            !matches!(result, encoding_rs::DecoderResult::Malformed(..))
+        };
+        if fits(encoding_rs::UTF_8) {
+            return Ok(with(encoding_rs::UTF_8, "UTF-8", 0));
+        }
+        let chosen = match (fits(SHIFT_JIS), fits(EUC_JP)) {
+            (true, true) if guess(head) == EUC_JP => Some((EUC_JP, "EUC-JP")),
+            (true, _) => Some((SHIFT_JIS, "Shift_JIS")),
+            (false, true) => Some((EUC_JP, "EUC-JP")),
+            (false, false) => None,
+        };
+        if let Some((encoding, name)) = chosen {
+            return Ok(with(encoding, name, 0));
+        }
+        let other = guess(head);
+        if fits(other) {
+            return Ok(with(other, other.name(), 0));
+        }
+        Err(Error::UnknownEncoding)
+    }
+
+    /// Decodes the next piece into `out` (cleared first); `last` for the file's final piece.
+    pub(crate) fn decode(&mut self, piece: &[u8], last: bool, out: &mut String) -> Result<()> {
+        let skip = self.bom.min(piece.len());
+        self.bom -= skip;
+        let piece = &piece[skip..];
+        out.clear();
+        out.reserve(
+            self.decoder
+                .max_utf8_buffer_length_without_replacement(piece.len())
+                .ok_or(Error::UnknownEncoding)?,
+        );
+        let (result, _) = self
+            .decoder
+            .decode_to_string_without_replacement(piece, out, last);
+        match result {
+            encoding_rs::DecoderResult::InputEmpty => {}
+            // The buffer was reserved for the worst case, so neither can happen on valid input.
+            encoding_rs::DecoderResult::OutputFull | encoding_rs::DecoderResult::Malformed(..) => {
+                return Err(Error::UnknownEncoding);
+            }
+        }
+        if self.check_text && !out.is_empty() {
+            self.check_text = false;
+            check_not_binary_text(out)?;
+        }
+        Ok(())
+    }
+}
+
 fn strict<'a>(encoding: &'static Encoding, bytes: &'a [u8]) -> Option<Cow<'a, str>> {
     encoding.decode_without_bom_handling_and_without_replacement(bytes)
 }

@@ -3,13 +3,15 @@ use std::path::PathBuf;
 
 /// Errors that stop a patch request as a whole.
 ///
-/// Problems with one operation (a missing sheet, a value that does not fit the range, …) are not
-/// errors of this type: they come back inside the response as
+/// Problems with one operation on this workbook (a missing sheet, a write into a merged range,
+/// …) are not errors of this type: they come back inside the response as
 /// [`PatchErrorDetail`](crate::PatchErrorDetail) with the index of the operation.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The request is malformed: a bad cell or range, a formula without `=`, a bad output name…
+    /// The request is malformed: a bad cell or range, a formula without `=`, values whose shape
+    /// differs from their range, a fill range of more than one row and column, a bad output
+    /// name…
     #[error("invalid request: {0}")]
     InvalidRequest(String),
     /// A legacy binary workbook; only Excel itself can edit it faithfully.
@@ -38,6 +40,15 @@ pub enum Error {
     /// The formula check ran out of its time budget; nothing was written.
     #[error("formula check out of time: {0}")]
     Budget(String),
+    /// A read names a sheet the workbook does not have.
+    #[error("sheet {sheet:?} not found; the workbook's sheets are: {}", available.join(", "))]
+    SheetNotFound {
+        sheet: String,
+        available: Vec<String>,
+    },
+    /// A read asks for more cells than its `max_cells`.
+    #[error("{0}")]
+    LimitExceeded(String),
 }
 
 impl Error {
@@ -54,6 +65,8 @@ impl Error {
             Error::Io { .. } => "IO_ERROR",
             Error::Backend(_) => "BACKEND_ERROR",
             Error::Budget(_) => "PREFLIGHT_TIMEOUT",
+            Error::SheetNotFound { .. } => "SHEET_NOT_FOUND",
+            Error::LimitExceeded(_) => "LIMIT_EXCEEDED",
         }
     }
 

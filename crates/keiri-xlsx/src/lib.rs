@@ -55,6 +55,14 @@
 //! and compares it with the original: only problems the patch introduces are errors (which
 //! block the save); problems already present are warnings.
 //!
+//! # Beside the patch
+//!
+//! The tools an `exstruct_patch` client uses around it: [`list_ops`] / [`describe_op`] (each
+//! op's fields, constraints, example and aliases, generated from the op definitions),
+//! [`validate_input`] (can the workbook be read, and would these ops apply — a dry run), the
+//! [`limits`], and three reads of a workbook's cells ([`read_range`], [`read_cells`],
+//! [`read_formulas`]) that open the package read-only.
+//!
 //! # What this crate must not do
 //!
 //! It never writes outside the path policy's roots, never writes anything on a dry run, never
@@ -85,8 +93,10 @@ mod guard;
 mod op_schema;
 mod package;
 mod patch;
+mod read;
 mod sheet;
 mod styles;
+mod validate;
 mod xml;
 
 pub use a1::{Area, CellRef, MAX_COL, MAX_ROW, column_name, column_number};
@@ -96,8 +106,78 @@ pub use contract::{
 };
 pub use error::Error;
 pub use formula::{Shifted, SyntaxError, shift as shift_formula};
-pub use op_schema::{OpSchema, describe_op, list_ops};
+pub use op_schema::{OpSchema, SHEET_OR_TOP_LEVEL, describe_op, list_ops};
 pub use patch::{PatchEnv, output_name};
+pub use read::{
+    CellReadItem, DEFAULT_MAX_CELLS, FormulaReadItem, MAX_ADDRESSES, MAX_CELLS_CEILING,
+    ReadCellsRequest, ReadCellsResponse, ReadFormulasRequest, ReadFormulasResponse,
+    ReadRangeRequest, ReadRangeResponse,
+};
+pub use validate::{ValidateInputRequest, ValidateInputResponse};
+
+/// The limits a caller may need to know (`exstruct_get_runtime_info`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+pub struct Limits {
+    /// Above this many ops a request gets ExStruct's warning suggesting batches.
+    pub recommended_max_ops: usize,
+    /// Cells one patch request may write.
+    pub max_cells_per_request: u64,
+    /// Cells one styling op may touch (ExStruct's cap).
+    pub max_style_target_cells: u64,
+    /// The largest workbook read, in bytes.
+    pub max_workbook_bytes: u64,
+    /// `max_cells` of the read tools when a request gives none, and its ceiling.
+    pub read_default_max_cells: u64,
+    pub read_max_cells_ceiling: u64,
+    /// Addresses one `read_cells` call may name.
+    pub read_max_addresses: usize,
+}
+
+/// This build's limits.
+pub fn limits() -> Limits {
+    Limits {
+        recommended_max_ops: patch::SOFT_MAX_OPS,
+        max_cells_per_request: patch::MAX_CELLS_PER_REQUEST,
+        max_style_target_cells: design::MAX_STYLE_TARGET_CELLS,
+        max_workbook_bytes: patch::MAX_INPUT_BYTES,
+        read_default_max_cells: DEFAULT_MAX_CELLS,
+        read_max_cells_ceiling: MAX_CELLS_CEILING,
+        read_max_addresses: MAX_ADDRESSES,
+    }
+}
+
+/// Checks a workbook and optionally a patch's ops against it, writing nothing
+/// (`exstruct_validate_input`); a panic on a hostile workbook is `WORKBOOK_UNREADABLE`.
+pub fn validate_input(
+    req: &ValidateInputRequest,
+    env: &PatchEnv,
+) -> Result<ValidateInputResponse, Error> {
+    guard::guarded(&req.xlsx_path, || validate::validate_input(req, env))
+}
+
+/// Reads a rectangle of cells (`exstruct_read_range`).
+pub fn read_range(
+    req: &ReadRangeRequest,
+    policy: &keiri_fs::PathPolicy,
+) -> Result<ReadRangeResponse, Error> {
+    read::read_range(req, policy)
+}
+
+/// Reads cells by address (`exstruct_read_cells`).
+pub fn read_cells(
+    req: &ReadCellsRequest,
+    policy: &keiri_fs::PathPolicy,
+) -> Result<ReadCellsResponse, Error> {
+    read::read_cells(req, policy)
+}
+
+/// Lists a sheet's formulas (`exstruct_read_formulas`).
+pub fn read_formulas(
+    req: &ReadFormulasRequest,
+    policy: &keiri_fs::PathPolicy,
+) -> Result<ReadFormulasResponse, Error> {
+    read::read_formulas(req, policy)
+}
 
 /// Applies a patch request; see the crate documentation for the semantics and
 /// [`PatchEnv`] for the roots and defaults. A panic while processing the workbook is

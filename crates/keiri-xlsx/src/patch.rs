@@ -22,16 +22,16 @@ use crate::sheet::Content;
 mod design_ops;
 
 /// ExStruct's soft limit: above it a request gets a warning suggesting batches.
-const SOFT_MAX_OPS: usize = 200;
+pub(crate) const SOFT_MAX_OPS: usize = 200;
 
 /// Excel's limit on the characters of a formula.
 const MAX_FORMULA_CHARS: usize = 8_192;
 /// Excel's limit on the characters of a cell's text.
 const MAX_TEXT_CHARS: usize = 32_767;
 /// Cells one request may write; keeps a single request from building an unbounded diff.
-const MAX_CELLS_PER_REQUEST: u64 = 2_000_000;
+pub(crate) const MAX_CELLS_PER_REQUEST: u64 = 2_000_000;
 /// Largest input file read into memory.
-const MAX_INPUT_BYTES: u64 = 2 << 30;
+pub(crate) const MAX_INPUT_BYTES: u64 = 2 << 30;
 /// At most this many formula issues are listed.
 const MAX_ISSUES: usize = 1_000;
 
@@ -129,6 +129,12 @@ fn formula_body(i: usize, op: &PatchOp, formula: &str) -> Result<String, Error> 
     Ok(body.to_string())
 }
 
+/// The request checks of `ops` that need no workbook (references, formulas, shapes, design op
+/// fields): what a patch refuses before opening the file.
+pub(crate) fn check_ops(ops: &[PatchOp]) -> Result<(), Error> {
+    plan(ops).map(|_| ())
+}
+
 fn plan(ops: &[PatchOp]) -> Result<Vec<Planned>, Error> {
     let mut cells: u64 = 0;
     let mut out = Vec::with_capacity(ops.len());
@@ -190,6 +196,22 @@ fn plan(ops: &[PatchOp]) -> Result<Vec<Planned>, Error> {
                         "values must be rectangular (every row the same length)",
                     ));
                 }
+                // The contract makes a shape that differs from the range a request error (the
+                // request cannot be right for any workbook), not an op that failed to apply.
+                if values.len() as u64 != u64::from(area.rows())
+                    || width as u64 != u64::from(area.cols())
+                {
+                    return Err(request_error(
+                        i,
+                        op,
+                        format!(
+                            "values are {}×{width} (rows×columns) but the range {area} is {}×{}",
+                            values.len(),
+                            area.rows(),
+                            area.cols()
+                        ),
+                    ));
+                }
                 Planned::Range {
                     area,
                     values: values.clone(),
@@ -200,11 +222,21 @@ fn plan(ops: &[PatchOp]) -> Result<Vec<Planned>, Error> {
                 base_cell,
                 formula,
                 ..
-            } => Planned::Fill {
-                area: parse_area(i, op, range)?,
-                base: parse_cell(i, op, "base_cell", base_cell)?,
-                body: formula_body(i, op, formula)?,
-            },
+            } => {
+                let area = parse_area(i, op, range)?;
+                if area.rows() != 1 && area.cols() != 1 {
+                    return Err(request_error(
+                        i,
+                        op,
+                        format!("the fill range {area} must be a single row or a single column"),
+                    ));
+                }
+                Planned::Fill {
+                    area,
+                    base: parse_cell(i, op, "base_cell", base_cell)?,
+                    body: formula_body(i, op, formula)?,
+                }
+            }
             _ => Planned::Design,
         };
         cells += match &planned {
@@ -219,6 +251,51 @@ fn plan(ops: &[PatchOp]) -> Result<Vec<Planned>, Error> {
         out.push(planned);
     }
     Ok(out)
+}
+
+/// Refuses a path that is not an `.xlsx`/`.xlsm` workbook (`.xls` with the Excel COM message).
+pub(crate) fn check_extension(xlsx_path: &str) -> Result<(), Error> {
+    match extension_of(xlsx_path).as_deref() {
+        Some("xlsx" | "xlsm") => Ok(()),
+        Some("xls") => Err(Error::LegacyXls {
+            path: xlsx_path.to_string(),
+        }),
+        other => Err(Error::InvalidRequest(format!(
+            "xlsx_path {xlsx_path:?} has {}; only .xlsx and .xlsm workbooks can be patched",
+            other.map_or("no extension".to_string(), |e| format!(
+                "the extension .{e}"
+            ))
+        ))),
+    }
+}
+
+/// Opens a workbook inside the policy's roots for reading only (the read tools and
+/// `validate_input`): the same path, extension and size checks as a patch.
+pub(crate) fn open_for_reading(
+    xlsx_path: &str,
+    policy: &keiri_fs::PathPolicy,
+) -> Result<(PathBuf, Book), Error> {
+    check_extension(xlsx_path)?;
+    let input = policy.resolve_existing(xlsx_path)?;
+    let meta = std::fs::metadata(&input).map_err(io_error("reading", &input))?;
+    if !meta.is_file() {
+        return Err(Error::InvalidRequest(format!(
+            "xlsx_path {} is not a file",
+            input.display()
+        )));
+    }
+    if meta.len() > MAX_INPUT_BYTES {
+        return Err(Error::InvalidRequest(format!(
+            "{} is larger than {MAX_INPUT_BYTES} bytes",
+            input.display()
+        )));
+    }
+    let bytes: std::sync::Arc<[u8]> = std::fs::read(&input)
+        .map_err(io_error("reading", &input))?
+        .into();
+    let display = input.display().to_string();
+    let book = Book::open(Package::open(&display, bytes)?)?;
+    Ok((input, book))
 }
 
 fn extension_of(path: &str) -> Option<String> {
@@ -278,23 +355,7 @@ fn io_error<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Er
 
 /// Applies a patch request. See the crate documentation for the semantics.
 pub fn patch(req: &PatchRequest, env: &PatchEnv) -> Result<PatchResponse, Error> {
-    match extension_of(&req.xlsx_path).as_deref() {
-        Some("xlsx" | "xlsm") => {}
-        Some("xls") => {
-            return Err(Error::LegacyXls {
-                path: req.xlsx_path.clone(),
-            });
-        }
-        other => {
-            return Err(Error::InvalidRequest(format!(
-                "xlsx_path {:?} has {}; only .xlsx and .xlsm workbooks can be patched",
-                req.xlsx_path,
-                other.map_or("no extension".to_string(), |e| format!(
-                    "the extension .{e}"
-                ))
-            )));
-        }
-    }
+    check_extension(&req.xlsx_path)?;
     let resolved = req.with_default_sheet().map_err(Error::InvalidRequest)?;
     let req: &PatchRequest = &resolved;
     let planned = plan(&req.ops)?;
@@ -351,26 +412,32 @@ pub fn patch(req: &PatchRequest, env: &PatchEnv) -> Result<PatchResponse, Error>
     let mut out_path = target.clone();
     if exists {
         match conflict {
-            OnConflict::Skip if !req.dry_run => {
+            // A dry run answers what the real run would do: a skip writes nothing, so its
+            // preview is the same empty diff and warning (the contract's `skip`).
+            OnConflict::Skip => {
+                warnings.push(format!(
+                    "{} already exists and on_conflict is skip; nothing {} written",
+                    target.display(),
+                    if req.dry_run { "would be" } else { "was" }
+                ));
                 return Ok(PatchResponse {
                     out_path: target.display().to_string(),
                     patch_diff: Vec::new(),
-                    warnings: vec![format!("{} already exists and on_conflict is skip; nothing was written", target.display())],
+                    warnings,
                     error: None,
                     inverse_ops: Vec::new(),
                     formula_issues: Vec::new(),
                 });
             }
-            OnConflict::Skip => warnings.push(format!(
-                "{} already exists and on_conflict is skip: a real run would write nothing; this dry run shows the patch anyway",
-                target.display()
-            )),
             OnConflict::Rename => {
                 out_path = first_free(&dir, &stem, &ext);
                 warnings.push(format!(
                     "{} already exists; the result goes to {}",
                     target.display(),
-                    out_path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+                    out_path
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default()
                 ));
             }
             OnConflict::Overwrite => {}
@@ -885,14 +952,8 @@ impl Run<'_> {
         area: Area,
         values: &[Vec<Option<CellValue>>],
     ) -> Result<OpResult, Error> {
-        let (rows, cols) = (values.len(), values.first().map_or(0, Vec::len));
-        if rows as u32 != area.rows() || cols as u32 != area.cols() {
-            return Ok(Err(format!(
-                "values are {rows}×{cols} (rows×columns) but the range {area} is {}×{}",
-                area.rows(),
-                area.cols()
-            )));
-        }
+        // `plan` has checked that `values` has the range's shape.
+        let cols = values.first().map_or(0, Vec::len);
         let sheet = self.sheet_name(si);
         let mut befores = Vec::with_capacity(values.len() * cols);
         for (cell, value) in area.cells().zip(values.iter().flatten()) {
@@ -932,11 +993,7 @@ impl Run<'_> {
         base: CellRef,
         body: &str,
     ) -> Result<OpResult, Error> {
-        if area.rows() != 1 && area.cols() != 1 {
-            return Ok(Err(format!(
-                "the fill range {area} must be a single row or a single column"
-            )));
-        }
+        // `plan` has checked that the range is one row or one column.
         let sheet = self.sheet_name(si);
         let mut befores = Vec::new();
         for cell in area.cells() {

@@ -206,7 +206,11 @@ impl ServerHandler for Server {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(implementation)
             .with_instructions(format!(
-                "Keiri Studio tools for accountants: patch Excel workbooks (exstruct_patch), read \
+                "Keiri Studio tools for accountants: patch Excel workbooks (exstruct_patch; \
+                 exstruct_list_ops, exstruct_describe_op and exstruct_validate_input describe \
+                 and check its ops; exstruct_get_runtime_info shows roots and limits), read \
+                 workbook cells (exstruct_read_range, exstruct_read_cells, \
+                 exstruct_read_formulas), read \
                  line ranges and measure documents (extract_code_section, check_code_scale), \
                  apply a unified diff to a file (apply_patch), find catalog blocks for a job \
                  (retrieve_blocks), validate or dry-run plans (validate_plan, dry_run_plan), \
@@ -356,6 +360,37 @@ mod tests {
             Ok("/output_format=\"toon\""),
         )
         .await;
+        // The seed's TOON metadata: `format: "toon"` and `count_files`.
+        check(
+            &s,
+            "check_code_scale",
+            json!({"file_paths": ["a.txt"]}),
+            Ok("/format=\"toon\""),
+        )
+        .await;
+        check(
+            &s,
+            "check_code_scale",
+            json!({"file_paths": ["a.txt"]}),
+            Ok("/count_files=1"),
+        )
+        .await;
+        // A log above the 5 MiB section-reading cap is measured, not refused (FILE_TOO_LARGE).
+        keiri_fs_put(&ws.path().join("big.log"), &"line\n".repeat(1_300_000));
+        check(
+            &s,
+            "check_code_scale",
+            json!({"file_paths": ["big.log"], "output_format": "json"}),
+            Ok("/files/0/lines=1300000"),
+        )
+        .await;
+        check(
+            &s,
+            "check_code_scale",
+            json!({"file_paths": ["big.log"], "output_format": "json"}),
+            Ok("/files/0/size_bytes=6500000"),
+        )
+        .await;
         check(
             &s,
             "check_code_scale",
@@ -399,6 +434,20 @@ mod tests {
             Ok("/output_format=\"toon\""),
         )
         .await;
+        for (pointer, value) in [
+            ("/format", "\"toon\""),
+            ("/count_files", "1"),
+            ("/count_sections", "1"),
+            ("/limits/max_file_size_bytes", "5242880"),
+        ] {
+            check(
+                &s,
+                "extract_code_section",
+                json!({"file_path": "a.txt", "start_line": 1}),
+                Ok(&format!("{pointer}={value}")),
+            )
+            .await;
+        }
         check(
             &s,
             "extract_code_section",
@@ -424,6 +473,21 @@ mod tests {
             &s,
             "exstruct_patch",
             json!({"xlsx_path": "a.xlsx", "ops": [{"op": "set_value"}]}),
+            Err("INVALID_REQUEST"),
+        )
+        .await;
+        // The contract's request errors, even before the workbook is opened.
+        check(
+            &s,
+            "exstruct_patch",
+            json!({"xlsx_path": "missing.xlsx", "ops": [{"op": "set_range_values", "sheet": "S", "range": "A1:B1", "values": [[1]]}]}),
+            Err("INVALID_REQUEST"),
+        )
+        .await;
+        check(
+            &s,
+            "exstruct_patch",
+            json!({"xlsx_path": "missing.xlsx", "ops": [{"op": "fill_formula", "sheet": "S", "range": "A1:B2", "base_cell": "A1", "formula": "=1"}]}),
             Err("INVALID_REQUEST"),
         )
         .await;

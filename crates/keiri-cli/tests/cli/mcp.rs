@@ -23,6 +23,13 @@ const MCP_SDK: &str = "2.3.0";
 /// The tools every build offers.
 const TOOLS: &[&str] = &[
     "exstruct_patch",
+    "exstruct_list_ops",
+    "exstruct_describe_op",
+    "exstruct_validate_input",
+    "exstruct_get_runtime_info",
+    "exstruct_read_range",
+    "exstruct_read_cells",
+    "exstruct_read_formulas",
     "extract_code_section",
     "check_code_scale",
     "apply_patch",
@@ -31,6 +38,20 @@ const TOOLS: &[&str] = &[
     "dry_run_plan",
     "run_plan",
 ];
+
+/// A shared fixture's bytes (fixtures live in ../shared beside the repository and are never
+/// copied into it).
+fn fixture(rel: &str) -> Vec<u8> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/fixtures")
+        .join(rel);
+    std::fs::read(&path).unwrap_or_else(|e| {
+        panic!(
+            "the shared fixtures are missing: expected {} ({e})",
+            path.display()
+        )
+    })
+}
 
 fn keiri_bin() -> PathBuf {
     assert_cmd::cargo::cargo_bin("keiri")
@@ -281,6 +302,350 @@ fn raw_json_rpc_session_speaks_only_protocol_on_stdout() {
     let unknown = server.request(5, "tools/call", json!({"name": "rm_rf", "arguments": {}}));
     assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
 
+    server.finish();
+}
+
+impl RawServer {
+    /// A server for `ws` with `flags`, past the initialize handshake.
+    fn ready(ws: &Path, flags: &[&str]) -> RawServer {
+        let mut server = RawServer::start(&server_args(ws, flags));
+        server.request(
+            1,
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "raw-test", "version": "0"}}),
+        );
+        server.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        server
+    }
+
+    /// Calls a tool; `Ok(body)` for a result, `Err(body)` for a tool error (whose text content
+    /// must be the same JSON).
+    fn call(&mut self, id: u64, tool: &str, arguments: Value) -> Result<Value, Value> {
+        let answer = self.request(
+            id,
+            "tools/call",
+            json!({"name": tool, "arguments": arguments}),
+        );
+        let result = &answer["result"];
+        let body = result["structuredContent"].clone();
+        let text = result["content"][0]["text"].as_str().unwrap_or_default();
+        assert_eq!(
+            serde_json::from_str::<Value>(text).ok().as_ref(),
+            Some(&body),
+            "{answer}"
+        );
+        if result["isError"] == true {
+            Err(body)
+        } else {
+            Ok(body)
+        }
+    }
+}
+
+/// ExStruct's schema tools, `exstruct_validate_input` and `exstruct_get_runtime_info`, called
+/// with ExStruct's argument shapes (aliases included) over the protocol.
+#[test]
+fn exstruct_discovery_tools_answer_in_exstructs_shapes() {
+    let ws = tempfile::tempdir().unwrap();
+    // A real workbook (styling ops need its styles part).
+    put_bytes(
+        &ws.path().join("book.xlsx"),
+        &fixture("accounting/multi_sheet_ja.xlsx"),
+    );
+    let before = stamp(&ws.path().join("book.xlsx"));
+    let root = ws.path().display().to_string();
+    let mut server = RawServer::ready(ws.path(), &["--root", &root, "--on-conflict", "skip"]);
+
+    let list = server.call(2, "exstruct_list_ops", json!({})).unwrap();
+    let ops = list["ops"].as_array().unwrap();
+    let names: Vec<&str> = ops.iter().map(|o| o["op"].as_str().unwrap()).collect();
+    for op in [
+        "set_value",
+        "set_style",
+        "apply_table_style",
+        "auto_fit_columns",
+    ] {
+        assert!(names.contains(&op), "{op} missing from {names:?}");
+    }
+    assert!(
+        ops.iter()
+            .all(|o| o["description"].as_str().is_some_and(|d| !d.is_empty()))
+    );
+
+    // ExStruct's own answer for set_fill_color, and the alias table of set_dimensions.
+    let fill = server
+        .call(3, "exstruct_describe_op", json!({"op": "set_fill_color"}))
+        .unwrap();
+    assert_eq!(
+        fill["required"],
+        json!(["sheet (or top-level sheet)", "fill_color"])
+    );
+    assert_eq!(fill["aliases"], json!({"color": "fill_color"}));
+    assert!(fill["constraints"].as_array().unwrap().len() >= 2, "{fill}");
+    assert_eq!(fill["example"]["op"], "set_fill_color");
+    let dims = server
+        .call(4, "exstruct_describe_op", json!({"op": "set_dimensions"}))
+        .unwrap();
+    assert_eq!(
+        dims["aliases"],
+        json!({"col": "columns", "height": "row_height", "row": "rows", "width": "column_width"})
+    );
+    let unknown = server
+        .call(5, "exstruct_describe_op", json!({"op": "paint_cells"}))
+        .unwrap_err();
+    assert_eq!(unknown["code"], "INVALID_REQUEST");
+    assert!(unknown["message"].as_str().unwrap().contains("set_value"));
+
+    // The example describe_op gives, put on this workbook's sheet, is an op that applies.
+    let mut example = fill["example"].clone();
+    example["sheet"] = json!("入力データ");
+    let checked = server
+        .call(
+            6,
+            "exstruct_validate_input",
+            json!({"xlsx_path": "book.xlsx", "ops": [example]}),
+        )
+        .unwrap();
+    assert_eq!(checked["valid"], true, "{checked}");
+
+    // ExStruct's form: the file alone.
+    let readable = server
+        .call(
+            7,
+            "exstruct_validate_input",
+            json!({"xlsx_path": "book.xlsx"}),
+        )
+        .unwrap();
+    assert_eq!(readable["is_readable"], true);
+    assert_eq!(readable["errors"], json!([]));
+    assert!(
+        readable["sheet_names"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("入力データ")),
+        "{readable}"
+    );
+    let missing = server
+        .call(
+            8,
+            "exstruct_validate_input",
+            json!({"xlsx_path": "nope.xlsx"}),
+        )
+        .unwrap();
+    assert_eq!(missing["is_readable"], false);
+    assert_eq!(missing["error_codes"], json!(["NOT_FOUND"]));
+
+    // Ops with field aliases (name → sheet, color → fill_color, horizontal →
+    // horizontal_align) and the top-level sheet; then an op that cannot apply here.
+    let aliased = server
+        .call(
+            9,
+            "exstruct_validate_input",
+            json!({"xlsx_path": "book.xlsx", "sheet": "入力データ", "ops": [
+                {"op": "add_sheet", "name": "集計"},
+                {"op": "set_fill_color", "cell": "A1", "color": "#FFFF00"},
+                {"op": "set_alignment", "range": "A1:B1", "horizontal": "center"},
+                "{\"op\": \"set_value\", \"cell\": \"Z1\", \"value\": 3}"
+            ]}),
+        )
+        .unwrap();
+    assert_eq!(aliased["valid"], true, "{aliased}");
+    assert_eq!(aliased["ops_checked"], 4);
+    let failing = server
+        .call(
+            10,
+            "exstruct_validate_input",
+            json!({"xlsx_path": "book.xlsx", "ops": [
+                {"op": "set_value", "sheet": "無い", "cell": "A1", "value": 1}
+            ]}),
+        )
+        .unwrap();
+    assert_eq!(failing["valid"], false);
+    assert_eq!(failing["patch_error"]["op_index"], 0, "{failing}");
+
+    let info = server
+        .call(11, "exstruct_get_runtime_info", json!({}))
+        .unwrap();
+    let canonical = ws.path().canonicalize().unwrap().display().to_string();
+    assert_eq!(info["root"], canonical.as_str());
+    assert_eq!(info["roots"], json!([canonical]));
+    assert_eq!(info["path_examples"]["relative"], "book.xlsx");
+    assert!(info["platform"].as_str().is_some_and(|p| !p.is_empty()));
+    assert!(info["cwd"].is_string());
+    assert_eq!(info["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(info["on_conflict_default"], "skip");
+    assert_eq!(info["limits"]["recommended_max_ops"], 200);
+    assert_eq!(info["limits"]["max_style_target_cells"], 10_000);
+    assert_eq!(
+        info["supported_ops"].as_array().unwrap().len(),
+        names.len(),
+        "{info}"
+    );
+
+    assert_eq!(
+        stamp(&ws.path().join("book.xlsx")),
+        before,
+        "no tool wrote the workbook"
+    );
+    assert_eq!(file_names(ws.path()), ["book.xlsx"], "nothing was written");
+    server.finish();
+}
+
+/// The three read tools over the protocol, with ExStruct's argument shapes (`sheet`, `range`,
+/// `addresses`, `include_*`, `max_cells`), reading the workbook itself; bad reads are tool
+/// errors with stable codes.
+#[test]
+fn exstruct_read_tools_read_the_workbook_directly() {
+    let ws = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    put_bytes(&ws.path().join("book.xlsx"), &minimal_xlsx());
+    put_bytes(&outside.path().join("other.xlsx"), &minimal_xlsx());
+    let before = stamp(&ws.path().join("book.xlsx"));
+    let root = ws.path().display().to_string();
+    let mut server = RawServer::ready(ws.path(), &["--root", &root]);
+
+    let range = server
+        .call(
+            2,
+            "exstruct_read_range",
+            json!({"xlsx_path": "book.xlsx", "sheet": "Sheet1", "range": "A1:C1"}),
+        )
+        .unwrap();
+    assert_eq!(range["book_name"], "book.xlsx");
+    assert_eq!(range["sheet_name"], "Sheet1");
+    assert_eq!(range["range"], "A1:C1");
+    assert_eq!(
+        range["cells"],
+        json!([
+            {"cell": "A1", "value": "品目", "formula": null},
+            {"cell": "B1", "value": 100, "formula": null},
+            {"cell": "C1", "value": null, "formula": null},
+        ])
+    );
+    // One worksheet: the sheet may be left out; include_empty false drops C1.
+    let compact = server
+        .call(
+            3,
+            "exstruct_read_range",
+            json!({"xlsx_path": "book.xlsx", "range": "A1:C1", "include_empty": false}),
+        )
+        .unwrap();
+    assert_eq!(compact["cells"].as_array().unwrap().len(), 2, "{compact}");
+
+    let cells = server
+        .call(
+            4,
+            "exstruct_read_cells",
+            json!({"xlsx_path": "book.xlsx", "sheet": "Sheet1", "addresses": ["B1", "D9"]}),
+        )
+        .unwrap();
+    assert_eq!(
+        cells["cells"][0],
+        json!({"cell": "B1", "value": 100, "formula": null})
+    );
+    assert_eq!(cells["missing_cells"], json!(["D9"]));
+
+    // A formula written by a patch reads back with its formula.
+    let root_book = "book.xlsx";
+    server
+        .call(
+            5,
+            "exstruct_patch",
+            json!({"xlsx_path": root_book, "out_name": "calc.xlsx", "ops": [
+                {"op": "set_formula", "sheet": "Sheet1", "cell": "C1", "formula": "=B1*2"}
+            ]}),
+        )
+        .unwrap();
+    let formulas = server
+        .call(
+            6,
+            "exstruct_read_formulas",
+            json!({"xlsx_path": "calc.xlsx", "sheet": "Sheet1", "include_values": true}),
+        )
+        .unwrap();
+    assert_eq!(
+        formulas["formulas"],
+        json!([{"cell": "C1", "formula": "=B1*2", "value": null}])
+    );
+    assert_eq!(formulas["truncated"], false);
+    let none = server
+        .call(
+            7,
+            "exstruct_read_formulas",
+            json!({"xlsx_path": "calc.xlsx", "sheet": "Sheet1", "range": "A1:B9"}),
+        )
+        .unwrap();
+    assert_eq!(none["formulas"], json!([]));
+    assert_eq!(none["range"], "A1:B9");
+
+    let other = outside.path().join("other.xlsx").display().to_string();
+    for (id, tool, arguments, code) in [
+        (
+            8,
+            "exstruct_read_range",
+            json!({"xlsx_path": "book.xlsx", "range": "A1:"}),
+            "INVALID_REQUEST",
+        ),
+        (
+            9,
+            "exstruct_read_range",
+            json!({"xlsx_path": "book.xlsx", "sheet": "無い", "range": "A1"}),
+            "SHEET_NOT_FOUND",
+        ),
+        (
+            10,
+            "exstruct_read_range",
+            json!({"xlsx_path": "book.xlsx", "range": "A1:J2000"}),
+            "LIMIT_EXCEEDED",
+        ),
+        (
+            11,
+            "exstruct_read_range",
+            json!({"xlsx_path": "book.xlsx", "range": "A1:B2", "max_cells": 3}),
+            "LIMIT_EXCEEDED",
+        ),
+        (
+            12,
+            "exstruct_read_cells",
+            json!({"xlsx_path": "book.xlsx", "addresses": ["A0"]}),
+            "INVALID_REQUEST",
+        ),
+        (
+            13,
+            "exstruct_read_cells",
+            json!({"xlsx_path": "book.xlsx", "addresses": []}),
+            "INVALID_REQUEST",
+        ),
+        (
+            14,
+            "exstruct_read_formulas",
+            json!({"xlsx_path": "book.xlsx", "range": "1:A"}),
+            "INVALID_REQUEST",
+        ),
+        (
+            15,
+            "exstruct_read_formulas",
+            json!({"xlsx_path": other, "sheet": "Sheet1"}),
+            "PATH_DENIED",
+        ),
+        (
+            16,
+            "exstruct_read_cells",
+            json!({"xlsx_path": "nope.xlsx", "addresses": ["A1"]}),
+            "NOT_FOUND",
+        ),
+        (
+            17,
+            "exstruct_read_range",
+            json!({"out_path": "book.json", "range": "A1"}),
+            "INVALID_REQUEST",
+        ),
+    ] {
+        let err = server.call(id, tool, arguments.clone()).unwrap_err();
+        assert_eq!(err["code"], code, "{tool} {arguments}: {err}");
+    }
+    assert_eq!(stamp(&ws.path().join("book.xlsx")), before);
     server.finish();
 }
 

@@ -122,6 +122,24 @@ fn op_errors_exit_1_and_request_errors_exit_2() {
             "/formula_issues/0/code",
             json!("div0_error"),
         ),
+        // A shape that differs from the range, and a fill over a block, are request errors
+        // (the contract's), not op errors: exit 2 with the code.
+        (
+            "bad_shape.json",
+            r#"[{"op":"set_range_values","sheet":"入力データ","range":"A1:B2","values":[[1,2]]}]"#,
+            &[][..],
+            2,
+            "/code",
+            json!("INVALID_REQUEST"),
+        ),
+        (
+            "bad_fill.json",
+            r#"[{"op":"fill_formula","sheet":"入力データ","range":"E2:F3","base_cell":"E2","formula":"=C2"}]"#,
+            &[][..],
+            2,
+            "/code",
+            json!("INVALID_REQUEST"),
+        ),
         (
             "bad_cell.json",
             r#"[{"op":"set_value","sheet":"入力データ","cell":"A0","value":1}]"#,
@@ -151,4 +169,31 @@ fn op_errors_exit_1_and_request_errors_exit_2() {
         .args(["patch", "--xlsx-path", "book.xlsx"])
         .assert()
         .code(2);
+}
+
+#[test]
+fn dry_run_with_skip_previews_no_diff_when_the_output_exists() {
+    let ws = tempfile::tempdir().unwrap();
+    workbook(ws.path());
+    put(&ws.path().join("ops.json"), SET_B2);
+    let flags = ["--xlsx-path", "book.xlsx", "--ops", "ops.json"];
+    check(ws.path(), &flags, 0);
+    let written = std::fs::read(ws.path().join("book_patched.xlsx")).unwrap();
+    let v = check(
+        ws.path(),
+        &[&flags[..], &["--dry-run", "--on-conflict", "skip"]].concat(),
+        0,
+    );
+    assert_eq!(v["patch_diff"], json!([]), "{v}");
+    assert!(
+        v["warnings"][0]
+            .as_str()
+            .unwrap()
+            .contains("nothing would be written"),
+        "{v}"
+    );
+    assert_eq!(
+        std::fs::read(ws.path().join("book_patched.xlsx")).unwrap(),
+        written
+    );
 }

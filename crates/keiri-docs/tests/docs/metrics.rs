@@ -183,3 +183,57 @@ fn metrics_line_counts_match_section_reads() {
         "the section read reused the metrics extraction"
     );
 }
+
+fn run_with(ws: &Workspace, files: &[&str], limits: &BatchLimits) -> MetricsResponse {
+    let req = MetricsRequest {
+        file_paths: files.iter().map(|s| s.to_string()).collect(),
+        output_format: OutputFormat::Json,
+    };
+    keiri_docs::file_metrics(&ws.policy, &req, limits, &ws.cache)
+        .unwrap()
+        .json()
+        .unwrap()
+        .clone()
+}
+
+/// Metrics of a text file above the 5 MiB extraction cap used to fail with FILE_TOO_LARGE;
+/// the seed's metrics report its size. A file above the cap is measured in 1 MiB pieces, and
+/// every figure equals what the in-memory path gives for the same bytes — with `\r\n` pairs,
+/// lone `\r`, multi-byte characters and a BOM cut by the piece boundaries.
+#[test]
+fn text_above_the_size_cap_is_measured_not_refused() {
+    let ws = Workspace::new();
+    let line = "請求書,INV-0001,株式会社テスト,¥110,000\r\nmemo\rend\n";
+    let mut utf8 = b"\xEF\xBB\xBF".to_vec();
+    while utf8.len() < 2_600_000 {
+        utf8.extend_from_slice(line.as_bytes());
+    }
+    utf8.extend_from_slice("最後の行".as_bytes());
+    ws.put("big.csv", &utf8);
+    let sjis = generate::shift_jis(&generate::INVOICE_CSV.repeat(20_000));
+    assert!(sjis.len() > 1 << 20);
+    ws.put("big_sjis.csv", &sjis);
+    ws.put("small.py", b"def f():\r\n    return 1\n");
+    let files = ["big.csv", "big_sjis.csv", "small.py"];
+    let whole = run_with(&ws, &files, &BatchLimits::default());
+    assert!(whole.success, "{:?}", whole.errors);
+    let tiny_cap = BatchLimits {
+        max_file_size_bytes: 10,
+        ..BatchLimits::default()
+    };
+    let streamed = run_with(&ws, &files, &tiny_cap);
+    assert!(streamed.success, "{:?}", streamed.errors);
+    assert_eq!(streamed.files, whole.files);
+    assert_eq!(streamed.files[0].encoding.as_deref(), Some("UTF-8 (BOM)"));
+    assert_eq!(streamed.files[1].encoding.as_deref(), Some("Shift_JIS"));
+    assert_eq!(streamed.files[0].size_bytes, utf8.len() as u64);
+
+    // Bytes that are not text in any encoding stay a coded error, large or not.
+    let mut binary = vec![b'a'; 2_000_000];
+    binary[1_500_000] = 0xFF;
+    binary[1_500_001] = 0xFF;
+    binary[1_500_002] = 0xFF;
+    ws.put("broken.txt", &binary);
+    let res = run_with(&ws, &["broken.txt"], &tiny_cap);
+    assert_eq!(res.errors[0].code, "UNKNOWN_ENCODING", "{:?}", res.errors);
+}

@@ -398,7 +398,7 @@ fn size_limits_fail_by_default_and_truncate_when_allowed() {
         &ws,
         &req,
         &BatchLimits {
-            max_file_size: 100,
+            max_file_size_bytes: 100,
             ..BatchLimits::default()
         },
     );
@@ -502,14 +502,26 @@ fn toon_output_carries_no_json_detail() {
         keys,
         [
             "success",
+            "format",
             "output_format",
             "toon_content",
+            "count_files",
+            "count_sections",
             "counts",
             "truncated",
             "limits",
             "error_summary"
         ]
     );
+    // The seed's names: `format: "toon"`, `count_files` (the failed file too),
+    // `count_sections`, `limits.max_file_size_bytes`; our `counts` stay beside them.
+    assert_eq!(value["format"], "toon");
+    assert_eq!(value["count_files"], 2);
+    assert_eq!(value["count_sections"], 2);
+    assert_eq!(value["limits"]["max_file_size_bytes"], 5 * 1024 * 1024);
+    assert!(value["limits"].get("max_file_size").is_none());
+    assert_eq!(json_out.count_files, 2);
+    assert_eq!(json_out.count_sections, 2);
     assert!(
         !value.to_string().contains("\"results\""),
         "no JSON detail besides toon_content"

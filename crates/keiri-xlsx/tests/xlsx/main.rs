@@ -7,6 +7,8 @@ mod fidelity;
 mod fuzz;
 mod libreoffice;
 mod props;
+mod read;
 mod robustness;
 mod semantics;
 mod support;
+mod validate;

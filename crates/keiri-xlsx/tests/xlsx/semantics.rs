@@ -174,24 +174,9 @@ fn op_errors_carry_the_op_index() {
         "does not exist",
     );
     check(
-        json!([{"op": "set_range_values", "sheet": "明細", "range": "A1:B2", "values": [[1, 2], [3, 4], [5, 6]]}]),
-        0,
-        "3×2",
-    );
-    check(
-        json!([{"op": "set_range_values", "sheet": "明細", "range": "A1:C1", "values": [[1, 2]]}]),
-        0,
-        "1×3",
-    );
-    check(
         json!([{"op": "set_value", "sheet": "明細", "cell": "A1", "value": "=1+1"}]),
         0,
         "starts with '='",
-    );
-    check(
-        json!([{"op": "fill_formula", "sheet": "明細", "range": "A1:B2", "base_cell": "A1", "formula": "=1"}]),
-        0,
-        "single row or a single column",
     );
     check(
         json!([{"op": "add_sheet", "sheet": "明細"}]),
@@ -227,6 +212,44 @@ fn op_errors_carry_the_op_index() {
         json!([{"op": "set_value", "sheet": "明細", "cell": "A1", "value": "x".repeat(32_768)}]),
         0,
         "32767",
+    );
+}
+
+/// The contract makes a `set_range_values` whose values differ from the range's shape, and a
+/// `fill_formula` over more than one row and column, request errors (nothing written, a coded
+/// error); they used to come back as a successful response with `error` set.
+#[test]
+fn range_shape_and_fill_area_mismatches_are_request_errors() {
+    let (ws, name) = ws_with_ledger();
+    let check = |op: Value, message: &str| {
+        for dry_run in [false, true] {
+            let request = json!({"xlsx_path": name, "ops": [op], "dry_run": dry_run});
+            let err = ws.run(request.clone()).unwrap_err();
+            assert_eq!(err.code(), "INVALID_REQUEST", "{request}: {err}");
+            assert!(err.to_string().contains(message), "{err} lacks {message:?}");
+        }
+        assert_eq!(
+            std::fs::read_dir(ws.dir.path()).unwrap().count(),
+            1,
+            "nothing was written"
+        );
+    };
+    check(
+        json!({"op": "set_range_values", "sheet": "明細", "range": "A1:B2", "values": [[1, 2], [3, 4], [5, 6]]}),
+        "ops[0] (set_range_values): values are 3×2 (rows×columns) but the range A1:B2 is 2×2",
+    );
+    check(
+        json!({"op": "set_range_values", "sheet": "明細", "range": "A1:C1", "values": [[1, 2]]}),
+        "1×3",
+    );
+    // A missing sheet does not hide the shape error: the request is wrong for any workbook.
+    check(
+        json!({"op": "set_range_values", "sheet": "無い", "range": "A1:A2", "values": [[1]]}),
+        "2×1",
+    );
+    check(
+        json!({"op": "fill_formula", "sheet": "明細", "range": "A1:B2", "base_cell": "A1", "formula": "=1"}),
+        "ops[0] (fill_formula): the fill range A1:B2 must be a single row or a single column",
     );
 }
 
@@ -595,9 +618,26 @@ fn conflict_policy_default_and_override() {
         "skip leaves the file alone"
     );
 
+    // A dry run with skip previews what the real run does: nothing (no diff, the skip's
+    // warning), not the patch a real run would not write.
+    let preview = ws.ok(json!({"xlsx_path": name, "ops": op, "on_conflict": "skip", "dry_run": true, "return_inverse_ops": true}));
+    assert!(preview.patch_diff.is_empty(), "{:?}", preview.patch_diff);
+    assert!(preview.inverse_ops.is_empty());
+    assert_eq!(Path::new(&preview.out_path), target);
+    assert!(
+        preview.warnings[0].contains("on_conflict is skip; nothing would be written"),
+        "{:?}",
+        preview.warnings
+    );
+
     ws.env.on_conflict_default = Some(OnConflict::Skip);
     let skipped = ws.ok(json!({"xlsx_path": name, "ops": op}));
     assert!(skipped.patch_diff.is_empty());
+    let preview = ws.ok(json!({"xlsx_path": name, "ops": op, "dry_run": true}));
+    assert!(
+        preview.patch_diff.is_empty(),
+        "the default skip applies to dry runs too"
+    );
     let forced = ws.ok(json!({"xlsx_path": name, "ops": op, "on_conflict": "overwrite"}));
     assert_eq!(forced.patch_diff.len(), 1);
     assert_eq!(cell(&target, "明細", "A1").as_deref(), Some("一回目"));

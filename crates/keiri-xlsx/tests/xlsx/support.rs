@@ -230,3 +230,22 @@ pub fn cell(path: &Path, sheet: &str, a1: &str) -> Option<String> {
         .get(&(sheet.to_string(), a1.to_string()))
         .cloned()
 }
+
+/// A two-sheet workbook without styles in `ws`: `明細` (`A1` text, `B1` 1200, `B2` a formula
+/// without a cached value) and `集計` (`A1` 1.5). Returns its name.
+pub fn two_sheet_ledger(ws: &Workspace) -> String {
+    ws.add_file(
+        "ledger.xlsx",
+        &build_xlsx(&[
+            (
+                "明細",
+                vec![
+                    ("A1", Cell::S("品目")),
+                    ("B1", Cell::N(1200.0)),
+                    ("B2", Cell::F("SUM(B1:B1)")),
+                ],
+            ),
+            ("集計", vec![("A1", Cell::N(1.5))]),
+        ]),
+    )
+}

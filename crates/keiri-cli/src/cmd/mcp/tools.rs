@@ -64,6 +64,69 @@ pub fn all() -> Vec<ToolSpec> {
             call: |ctx, args| run(ctx, args, keiri_api::workbook_patch),
         },
         ToolSpec {
+            name: "exstruct_list_ops",
+            title: "List the workbook patch ops",
+            description: EXSTRUCT_LIST_OPS.to_string(),
+            effect: Effect::ReadOnly,
+            input_schema: no_arguments,
+            output_schema: Some(schema_for_output::<keiri_api::ListOpsResponse>),
+            call: |ctx, args| run(ctx, args, keiri_api::workbook_list_ops),
+        },
+        ToolSpec {
+            name: "exstruct_describe_op",
+            title: "Describe a workbook patch op",
+            description: EXSTRUCT_DESCRIBE_OP.to_string(),
+            effect: Effect::ReadOnly,
+            input_schema: schema_for_input::<keiri_api::DescribeOpRequest>,
+            output_schema: Some(schema_for_output::<keiri_api::xlsx::OpSchema>),
+            call: |ctx, args| run(ctx, args, keiri_api::workbook_describe_op),
+        },
+        ToolSpec {
+            name: "exstruct_validate_input",
+            title: "Check a workbook and patch ops",
+            description: EXSTRUCT_VALIDATE_INPUT.to_string(),
+            effect: Effect::ReadOnly,
+            input_schema: schema_for_input::<keiri_api::xlsx::ValidateInputRequest>,
+            output_schema: Some(schema_for_output::<keiri_api::xlsx::ValidateInputResponse>),
+            call: |ctx, args| run(ctx, args, keiri_api::workbook_validate_input),
+        },
+        ToolSpec {
+            name: "exstruct_get_runtime_info",
+            title: "Show the server's roots, version, ops and limits",
+            description: EXSTRUCT_GET_RUNTIME_INFO.to_string(),
+            effect: Effect::ReadOnly,
+            input_schema: no_arguments,
+            output_schema: Some(schema_for_output::<keiri_api::RuntimeInfo>),
+            call: |ctx, args| run(ctx, args, keiri_api::runtime_info),
+        },
+        ToolSpec {
+            name: "exstruct_read_range",
+            title: "Read a range of workbook cells",
+            description: EXSTRUCT_READ_RANGE.to_string(),
+            effect: Effect::ReadOnly,
+            input_schema: schema_for_input::<keiri_api::xlsx::ReadRangeRequest>,
+            output_schema: Some(schema_for_output::<keiri_api::xlsx::ReadRangeResponse>),
+            call: |ctx, args| run(ctx, args, keiri_api::workbook_read_range),
+        },
+        ToolSpec {
+            name: "exstruct_read_cells",
+            title: "Read workbook cells by address",
+            description: EXSTRUCT_READ_CELLS.to_string(),
+            effect: Effect::ReadOnly,
+            input_schema: schema_for_input::<keiri_api::xlsx::ReadCellsRequest>,
+            output_schema: Some(schema_for_output::<keiri_api::xlsx::ReadCellsResponse>),
+            call: |ctx, args| run(ctx, args, keiri_api::workbook_read_cells),
+        },
+        ToolSpec {
+            name: "exstruct_read_formulas",
+            title: "List a sheet's formulas",
+            description: EXSTRUCT_READ_FORMULAS.to_string(),
+            effect: Effect::ReadOnly,
+            input_schema: schema_for_input::<keiri_api::xlsx::ReadFormulasRequest>,
+            output_schema: Some(schema_for_output::<keiri_api::xlsx::ReadFormulasResponse>),
+            call: |ctx, args| run(ctx, args, keiri_api::workbook_read_formulas),
+        },
+        ToolSpec {
             name: "extract_code_section",
             title: "Read line ranges of files",
             description: extract_code_section_description(&limits),
@@ -197,6 +260,15 @@ fn to_json(res: impl Serialize) -> Result<Value, ApiError> {
         .map_err(|e| ApiError::new(ErrorCode::Internal, format!("serialising the result: {e}")))
 }
 
+/// The schema of a tool without arguments. schemars leaves `properties` out for an empty
+/// struct, and MCP clients expect the object form with its (empty) `properties`.
+fn no_arguments() -> Result<Arc<JsonObject>, String> {
+    match serde_json::json!({"type": "object", "properties": {}, "additionalProperties": false}) {
+        Value::Object(map) => Ok(Arc::new(map)),
+        other => Err(format!("not an object: {other}")),
+    }
+}
+
 /// The fixed parameters of `apply_patch` (`filePath`, `patch`), as its contract states them.
 fn apply_patch_parameters() -> Result<Arc<JsonObject>, String> {
     match patches::tool_definition().parameters {
@@ -249,9 +321,11 @@ fn check_code_scale(
 }
 
 const EXSTRUCT_PATCH: &str = "\
-Edit an Excel workbook (.xlsx/.xlsm) with cell and sheet operations. Ops apply in order: \
-set_value, set_formula, add_sheet, set_range_values, fill_formula, set_value_if, \
-set_formula_if, delete_sheet. The result is saved atomically to a new file, \
+Edit an Excel workbook (.xlsx/.xlsm) with cell, sheet, styling and structure operations \
+(exstruct_list_ops lists them, exstruct_describe_op shows one's fields, constraints, example \
+and aliases; exstruct_validate_input checks ops without writing). Ops apply in order; a \
+top-level sheet serves every op that names none. A values shape that differs from its range, \
+or a fill_formula range of more than one row and column, is an INVALID_REQUEST error. The result is saved atomically to a new file, \
 {stem}_patched{suffix} next to the workbook unless out_dir/out_name say otherwise; the \
 original is never modified. on_conflict (overwrite | skip | rename) decides what happens when \
 the output exists; when left out, the server's --on-conflict default applies. dry_run computes \
@@ -276,9 +350,49 @@ fn extract_code_section_description(limits: &BatchLimits) -> String {
         limits.max_sections_total,
         limits.max_total_bytes,
         limits.max_total_lines,
-        limits.max_file_size,
+        limits.max_file_size_bytes,
     )
 }
+
+const EXSTRUCT_LIST_OPS: &str = "\
+List every exstruct_patch op with a one-line description: {ops: [{op, description}]}. The list \
+is generated from the op definitions the patch parser uses.";
+
+const EXSTRUCT_DESCRIBE_OP: &str = "\
+Describe one exstruct_patch op (op: its name): required and optional fields (sheet may come \
+from the request's top-level sheet), constraints, a minimal example that passes the request \
+checks, field aliases (e.g. color -> fill_color), and the op's JSON Schema. An unknown op is an \
+INVALID_REQUEST error naming the known ones.";
+
+const EXSTRUCT_VALIDATE_INPUT: &str = "\
+Check that a workbook (xlsx_path) can be read: is_readable, warnings, errors, plus its \
+sheet_names. Give ops (and optionally the top-level sheet and auto_formula) to also check a \
+patch request against the workbook exactly as exstruct_patch would, as a dry run: nothing is \
+written. valid is true when the file is readable and every op would apply; error_codes gives \
+each error's stable code and patch_error the op that would fail.";
+
+const EXSTRUCT_GET_RUNTIME_INFO: &str = "\
+Show how this server resolves paths and what it supports: root (relative paths resolve \
+against it), cwd, platform, path_examples, every allowed root, the version, the supported \
+patch ops, the default on_conflict and the limits (recommended ops per request, cells per \
+request and per styling op, workbook size, read max_cells).";
+
+const EXSTRUCT_READ_RANGE: &str = "\
+Read a rectangle of cells straight from a workbook (xlsx_path, sheet, range such as A1:G10): \
+each cell's value (for a formula, the value cached in the file) and, with include_formulas, \
+its formula. include_empty (default true) lists empty cells too. A range larger than \
+max_cells (default 10000) is a LIMIT_EXCEEDED error; an unknown sheet SHEET_NOT_FOUND; a bad \
+range INVALID_REQUEST. sheet may be left out when the workbook has one worksheet.";
+
+const EXSTRUCT_READ_CELLS: &str = "\
+Read specific cells straight from a workbook (xlsx_path, sheet, addresses such as [\"J98\", \
+\"J124\"]): each one's value and (by default) its formula, in the order given; missing_cells \
+lists the addresses that hold nothing.";
+
+const EXSTRUCT_READ_FORMULAS: &str = "\
+List the formulas of a sheet straight from a workbook (xlsx_path, sheet, optional range), row \
+by row, each with its cell and, with include_values, the value cached in the file. At most \
+max_cells (default 10000) formulas are listed; truncated says when more matched.";
 
 const CHECK_CODE_SCALE: &str = "\
 Measure files before reading them: size in bytes, lines, characters, estimated tokens, a \
