@@ -16,6 +16,8 @@ const TABLE_CONTENT_TYPE: &str =
     "application/vnd.openxmlformats-officedocument.spreadsheetml.table+xml";
 const WORKSHEET_CONTENT_TYPE: &str =
     "application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml";
+const STYLES_CONTENT_TYPE: &str =
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.styles+xml";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum SheetKind {
@@ -80,6 +82,8 @@ pub(crate) struct Book {
     deleted_tables: Vec<(String, String, (usize, usize))>,
     /// `styles.xml` and its part name, loaded by the first styling op.
     styles: Option<(String, Styles)>,
+    /// The relationship id of a styles part this patch creates (the workbook had none).
+    new_styles_rid: Option<String>,
     /// Whether any op changed anything.
     pub changed: bool,
     /// Whether values, formulas or sheets changed: then the save asks for a full calculation
@@ -198,6 +202,7 @@ impl Book {
             sheet_rels: Vec::new(),
             deleted_tables: Vec::new(),
             styles: None,
+            new_styles_rid: None,
             changed: false,
             recalc: false,
         })
@@ -279,7 +284,19 @@ impl Book {
                 .find(|r| r.kind() == "styles" && !r.external)
                 .map(|r| package::resolve_target(&self.wb_part, &r.target));
             let Some(part) = part else {
-                return Ok(Err("the workbook has no styles part".to_string()));
+                // A workbook may have no styles part (it is optional; generators omit it):
+                // the first styling op starts from Excel's default stylesheet, written as a
+                // new part with its relationship and content type.
+                let part = self.free_part_name("styles");
+                let styles = Styles::parse(default_styles_xml(&self.wb.main_ns))
+                    .map_err(|e| Error::Backend(format!("building a styles part: {e}")))?;
+                self.new_styles_rid = Some(self.free_rid());
+                self.styles = Some((part, styles));
+                return Ok(self
+                    .styles
+                    .as_mut()
+                    .map(|(_, s)| s)
+                    .ok_or_else(|| "the styles part is missing".to_string()));
             };
             let Some(text) = self.pkg.read_text(&part)? else {
                 return Ok(Err(format!("the styles part {part} is missing")));
@@ -591,20 +608,7 @@ impl Book {
             .map(|n| format!("{dir}/sheet{n}.xml"))
             .find(|p| !taken.contains(&p.to_lowercase()))
             .unwrap_or_default();
-        let used_ids: HashSet<String> = self
-            .wb_rels
-            .rels
-            .iter()
-            .map(|r| r.id.clone())
-            .chain(self.sheets.iter().filter_map(|s| match &s.origin {
-                Origin::Added { rid, .. } => Some(rid.clone()),
-                _ => None,
-            }))
-            .collect();
-        let rid = (1..)
-            .map(|n| format!("rId{n}"))
-            .find(|id| !used_ids.contains(id))
-            .unwrap_or_default();
+        let rid = self.free_rid();
         let sheet_id = self
             .wb
             .sheets
@@ -634,6 +638,42 @@ impl Book {
         Ok(())
     }
 
+    /// A workbook relationship id no relationship uses, nor one this patch adds.
+    fn free_rid(&self) -> String {
+        let used_ids: HashSet<String> = self
+            .wb_rels
+            .rels
+            .iter()
+            .map(|r| r.id.clone())
+            .chain(self.sheets.iter().filter_map(|s| match &s.origin {
+                Origin::Added { rid, .. } => Some(rid.clone()),
+                _ => None,
+            }))
+            .chain(self.new_styles_rid.clone())
+            .collect();
+        (1..)
+            .map(|n| format!("rId{n}"))
+            .find(|id| !used_ids.contains(id))
+            .unwrap_or_default()
+    }
+
+    /// `<workbook folder>/<stem>.xml`, or `<stem>N.xml` when that name is taken.
+    fn free_part_name(&self, stem: &str) -> String {
+        let dir = self.wb_part.rsplit_once('/').map_or("", |(d, _)| d);
+        let taken: HashSet<String> = self.pkg.names().iter().map(|n| n.to_lowercase()).collect();
+        std::iter::once(String::new())
+            .chain((1..).map(|n: u32| n.to_string()))
+            .map(|n| {
+                if dir.is_empty() {
+                    format!("{stem}{n}.xml")
+                } else {
+                    format!("{dir}/{stem}{n}.xml")
+                }
+            })
+            .find(|p| !taken.contains(&p.to_lowercase()))
+            .unwrap_or_default()
+    }
+
     pub fn delete_sheet(&mut self, index: usize) {
         if index >= self.sheets.len() {
             return;
@@ -657,13 +697,24 @@ impl Book {
             return Ok(changes);
         }
         // styles.xml, only when a styling op appended a format.
+        let mut new_styles: Option<(&str, &str)> = None; // (part, rid)
         if let Some((part, styles)) = &self.styles
             && styles.is_changed()
-            && let Some(i) = self.pkg.find(part)
         {
-            changes
-                .replaced
-                .insert(i, NewPart::Bytes(styles.to_xml().into_bytes()));
+            match (&self.new_styles_rid, self.pkg.find(part)) {
+                (Some(rid), _) => {
+                    changes
+                        .added
+                        .push((part.clone(), NewPart::Bytes(styles.to_xml().into_bytes())));
+                    new_styles = Some((part, rid));
+                }
+                (None, Some(i)) => {
+                    changes
+                        .replaced
+                        .insert(i, NewPart::Bytes(styles.to_xml().into_bytes()));
+                }
+                (None, None) => {}
+            }
         }
         // Worksheets: rewritten when touched, new ones added.
         let mut added_parts: Vec<(String, String)> = Vec::new(); // (part, rid)
@@ -784,9 +835,11 @@ impl Book {
         let p = &self.wb_rels.prefix;
         let new_rels: String = added_parts
             .iter()
-            .map(|(part, rid)| {
+            .map(|(part, rid)| (part.as_str(), rid.as_str(), "worksheet"))
+            .chain(new_styles.map(|(part, rid)| (part, rid, "styles")))
+            .map(|(part, rid, kind)| {
                 format!(
-                    "<{p}Relationship Id=\"{}\" Type=\"{rel_type_base}/worksheet\" Target=\"/{}\"/>",
+                    "<{p}Relationship Id=\"{}\" Type=\"{rel_type_base}/{kind}\" Target=\"/{}\"/>",
                     xml::escape_attr(rid),
                     xml::escape_attr(part)
                 )
@@ -817,12 +870,13 @@ impl Book {
         let p = &self.ct.prefix;
         let new_types: String = added_parts
             .iter()
-            .map(|(part, _)| (part, WORKSHEET_CONTENT_TYPE))
+            .map(|(part, _)| (part.as_str(), WORKSHEET_CONTENT_TYPE))
             .chain(
                 self.new_tables
                     .iter()
-                    .map(|(part, _, _)| (part, TABLE_CONTENT_TYPE)),
+                    .map(|(part, _, _)| (part.as_str(), TABLE_CONTENT_TYPE)),
             )
+            .chain(new_styles.map(|(part, _)| (part, STYLES_CONTENT_TYPE)))
             .map(|(part, content_type)| {
                 format!(
                     "<{p}Override PartName=\"/{}\" ContentType=\"{content_type}\"/>",
@@ -994,6 +1048,23 @@ fn tag_attr(tag: &str, name: &str) -> Option<String> {
 fn sheet_strings(display: &str, part: &str, text: &str) -> Result<Vec<String>, Error> {
     crate::sheet::parse_shared_strings(text)
         .map_err(|e| Error::unreadable(display, format!("{part}: {e}")))
+}
+
+/// The stylesheet Excel writes for a new workbook (one font, the two required fills, one
+/// border, the Normal style), in the workbook's main namespace (transitional or strict).
+fn default_styles_xml(main_ns: &str) -> String {
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\r\n\
+         <styleSheet xmlns=\"{}\"><fonts count=\"1\"><font><sz val=\"11\"/><name val=\"Calibri\"/>\
+         <family val=\"2\"/></font></fonts><fills count=\"2\"><fill><patternFill patternType=\"none\"/>\
+         </fill><fill><patternFill patternType=\"gray125\"/></fill></fills><borders count=\"1\">\
+         <border><left/><right/><top/><bottom/><diagonal/></border></borders><cellStyleXfs count=\"1\">\
+         <xf numFmtId=\"0\" fontId=\"0\" fillId=\"0\" borderId=\"0\"/></cellStyleXfs>\
+         <cellXfs count=\"1\"><xf numFmtId=\"0\" fontId=\"0\" fillId=\"0\" borderId=\"0\" xfId=\"0\"/>\
+         </cellXfs><cellStyles count=\"1\"><cellStyle name=\"Normal\" xfId=\"0\" builtinId=\"0\"/>\
+         </cellStyles></styleSheet>",
+        xml::escape_attr(main_ns)
+    )
 }
 
 #[cfg(test)]

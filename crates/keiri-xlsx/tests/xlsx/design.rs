@@ -635,3 +635,73 @@ fn apply_table_style_refuses_a_header_row_with_an_empty_cell() {
         "not a valid Excel table name",
     );
 }
+
+#[test]
+fn a_workbook_without_a_styles_part_gets_one_for_its_first_styling_op() {
+    // The styles part is optional; generators and some exporters leave it out. The first
+    // styling op starts from Excel's default stylesheet, added with its relationship and
+    // content type; the other parts stay as they were.
+    let ws = Workspace::new();
+    let bytes = crate::support::build_xlsx(&[(
+        "明細",
+        vec![
+            ("A1", crate::support::Cell::S("科目")),
+            ("B1", crate::support::Cell::N(1200.0)),
+        ],
+    )]);
+    let name = ws.add_file("plain.xlsx", &bytes);
+    let before = entries(&ws.path(&name));
+    assert!(
+        !before.keys().any(|k| k.contains("styles")),
+        "{:?}",
+        before.keys()
+    );
+    let res = ws.ok(json!({
+        "xlsx_path": name,
+        "sheet": "明細",
+        "ops": [{"op": "set_bold", "range": "A1:B1"}, {"op": "set_fill_color", "cell": "A1", "fill_color": "#D9E1F2"}],
+        "out_name": "styled.xlsx",
+    }));
+    let out = Path::new(&res.out_path);
+    let after = entries(out);
+    let styles = part(out, "xl/styles.xml");
+    let sheet = part(out, "xl/worksheets/sheet1.xml");
+    let f = xf(&styles, style_of(&sheet, "B1"));
+    let font = attr(&f, "fontId").unwrap().parse().unwrap();
+    assert!(
+        list_item(&styles, "fonts", "font", font).contains("<b/>"),
+        "{f}"
+    );
+    let a1 = xf(&styles, style_of(&sheet, "A1"));
+    let fill = attr(&a1, "fillId").unwrap().parse().unwrap();
+    assert!(
+        list_item(&styles, "fills", "fill", fill).contains("D9E1F2"),
+        "{a1}"
+    );
+    let rels = part(out, "xl/_rels/workbook.xml.rels");
+    assert!(
+        rels.contains("/styles\" Target=\"/xl/styles.xml\""),
+        "{rels}"
+    );
+    let types = part(out, "[Content_Types].xml");
+    assert!(
+        types.contains("PartName=\"/xl/styles.xml\" ContentType=\"application/vnd.openxmlformats-officedocument.spreadsheetml.styles+xml\""),
+        "{types}"
+    );
+    for (name, bytes) in &before {
+        if ![
+            "xl/worksheets/sheet1.xml",
+            "xl/_rels/workbook.xml.rels",
+            "[Content_Types].xml",
+        ]
+        .contains(&name.as_str())
+        {
+            assert_eq!(after.get(name), Some(bytes), "{name} is untouched");
+        }
+    }
+    // Another reader opens it with the values intact.
+    assert_eq!(
+        crate::support::cell(out, "明細", "B1").as_deref(),
+        Some("1200")
+    );
+}

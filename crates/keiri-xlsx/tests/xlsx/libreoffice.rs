@@ -33,13 +33,92 @@ fn style_definition<'a>(fods: &'a str, name: &str) -> &'a str {
     &fods[at..at + end]
 }
 
+/// Whether LibreOffice is there; says why the test is skipped when not.
+fn have_soffice() -> bool {
+    if Command::new("soffice").arg("--version").output().is_ok() {
+        return true;
+    }
+    println!(
+        "SKIPPED: soffice (LibreOffice) is not installed; install libreoffice-calc-nogui \
+         (scripts/setup-system.sh does) to run this test"
+    );
+    false
+}
+
+/// The workbook converted headless by LibreOffice to flat ODF (its reading of every style).
+fn to_fods(ws: &Workspace, workbook: &Path) -> String {
+    let out_dir = ws.path("converted");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    // A private profile, so a concurrent LibreOffice (or a stale lock) cannot interfere.
+    let profile = ws.path("lo-profile");
+    let output = Command::new("soffice")
+        .arg(format!(
+            "-env:UserInstallation=file://{}",
+            profile.display()
+        ))
+        .args([
+            "--headless",
+            "--norestore",
+            "--convert-to",
+            "fods",
+            "--outdir",
+        ])
+        .arg(&out_dir)
+        .arg(workbook)
+        .output()
+        .unwrap();
+    let stem = workbook.file_stem().unwrap().to_string_lossy();
+    let converted = out_dir.join(format!("{stem}.fods"));
+    assert!(
+        output.status.success() && converted.exists(),
+        "LibreOffice could not convert the workbook: {}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    std::fs::read_to_string(converted).unwrap()
+}
+
+#[test]
+fn a_workbook_given_its_first_styles_part_opens_in_libreoffice_styled() {
+    if !have_soffice() {
+        return;
+    }
+    let ws = Workspace::new();
+    let bytes = crate::support::build_xlsx(&[(
+        "明細",
+        // Two plain cells too: LibreOffice gives column A its most common style as the
+        // default and names a cell's style only where it differs.
+        vec![
+            ("A1", crate::support::Cell::S("見出し")),
+            ("A2", crate::support::Cell::S("塗り")),
+            ("A3", crate::support::Cell::S("明細1")),
+            ("A4", crate::support::Cell::S("明細2")),
+        ],
+    )]);
+    let name = ws.add_file("plain.xlsx", &bytes);
+    let res = ws.ok(json!({
+        "xlsx_path": name,
+        "sheet": "明細",
+        "ops": [
+            {"op": "set_bold", "cell": "A1"},
+            {"op": "set_fill_color", "cell": "A2", "fill_color": "#FFFF00"},
+        ],
+        "out_name": "styled_plain.xlsx",
+    }));
+    let fods = to_fods(&ws, Path::new(&res.out_path));
+    let bold = style_definition(&fods, style_of_cell_with_text(&fods, "見出し"));
+    assert!(bold.contains("fo:font-weight=\"bold\""), "{bold}");
+    let fill = style_definition(&fods, style_of_cell_with_text(&fods, "塗り"));
+    assert!(
+        fill.to_ascii_lowercase()
+            .contains("fo:background-color=\"#ffff00\""),
+        "{fill}"
+    );
+}
+
 #[test]
 fn a_styled_workbook_opens_in_libreoffice_with_bold_fill_merge_and_table() {
-    if Command::new("soffice").arg("--version").output().is_err() {
-        println!(
-            "SKIPPED: soffice (LibreOffice) is not installed; install libreoffice-calc-nogui \
-             (scripts/setup-system.sh does) to run this test"
-        );
+    if !have_soffice() {
         return;
     }
     let ws = Workspace::new();
@@ -59,34 +138,7 @@ fn a_styled_workbook_opens_in_libreoffice_with_bold_fill_merge_and_table() {
         ],
         "out_name": "styled.xlsx",
     }));
-    let out_dir = ws.path("converted");
-    std::fs::create_dir_all(&out_dir).unwrap();
-    // A private profile, so a concurrent LibreOffice (or a stale lock) cannot interfere.
-    let profile = ws.path("lo-profile");
-    let output = Command::new("soffice")
-        .arg(format!(
-            "-env:UserInstallation=file://{}",
-            profile.display()
-        ))
-        .args([
-            "--headless",
-            "--norestore",
-            "--convert-to",
-            "fods",
-            "--outdir",
-        ])
-        .arg(&out_dir)
-        .arg(&res.out_path)
-        .output()
-        .unwrap();
-    let converted = out_dir.join("styled.fods");
-    assert!(
-        output.status.success() && converted.exists(),
-        "LibreOffice could not convert the workbook: {}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let fods = std::fs::read_to_string(Path::new(&converted)).unwrap();
+    let fods = to_fods(&ws, Path::new(&res.out_path));
 
     let bold = style_definition(&fods, style_of_cell_with_text(&fods, "太字見出し"));
     assert!(bold.contains("fo:font-weight=\"bold\""), "{bold}");
