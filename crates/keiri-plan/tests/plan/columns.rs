@@ -79,17 +79,26 @@ fn unknown_columns(plan: &Plan, lang: Lang, files: Vec<FileSchema>) -> Vec<(Stri
         .collect()
 }
 
-#[test]
-fn a_column_the_attached_csv_lacks_is_a_finding_with_the_real_columns_as_hint() {
-    let p = plan(PLAN);
-    let findings: Vec<_> = validate(&p, &shipped_catalog(), &options(Lang::Ja, vec![invoices()]))
+/// The `column.unknown` findings of `plan` read against one file (Japanese messages).
+fn column_findings(plan: &Plan, file: FileSchema) -> Vec<keiri_plan::Finding> {
+    validate(plan, &shipped_catalog(), &options(Lang::Ja, vec![file]))
         .into_iter()
         .filter(|f| f.code == "column.unknown")
-        .collect();
-    let at: Vec<(&str, &str)> = findings
+        .collect()
+}
+
+/// (node, path) of each finding.
+fn places(findings: &[keiri_plan::Finding]) -> Vec<(&str, &str)> {
+    findings
         .iter()
         .map(|f| (f.node_id.as_deref().unwrap(), f.path.as_str()))
-        .collect();
+        .collect()
+}
+
+#[test]
+fn a_column_the_attached_csv_lacks_is_a_finding_with_the_real_columns_as_hint() {
+    let findings = column_findings(&plan(PLAN), invoices());
+    let at = places(&findings);
     // Through normalize_dates' pass-through rows back to the CSV; 金額 and 請求書番号 exist.
     assert_eq!(
         at,
@@ -407,19 +416,8 @@ fn columns_are_traced_through_blocks_that_add_columns() {
     // 勘定科目 is not in the file (it says 科目); year_month and 符号付金額 were added on the
     // way, so they are not findings. Before, the trail stopped at fiscal_period and nothing
     // after it was checked.
-    let findings: Vec<_> = validate(
-        &plan(MONTHLY),
-        &shipped_catalog(),
-        &options(Lang::Ja, vec![journal()]),
-    )
-    .into_iter()
-    .filter(|f| f.code == "column.unknown")
-    .collect();
-    let at: Vec<(&str, &str)> = findings
-        .iter()
-        .map(|f| (f.node_id.as_deref().unwrap(), f.path.as_str()))
-        .collect();
-    assert_eq!(at, [("monthly", "/graph/4/in/by/0")]);
+    let findings = column_findings(&plan(MONTHLY), journal());
+    assert_eq!(places(&findings), [("monthly", "/graph/4/in/by/0")]);
     // The choices are the columns the rows have there: the file's, then the added ones.
     assert_eq!(
         findings[0].choices,
