@@ -9,13 +9,7 @@ import json
 import sys
 import time
 
-
-def rss_kb(field):
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    return 0
+from bench_sample import report, rss_kb
 
 
 def main():
@@ -31,8 +25,7 @@ def main():
         wb[op["sheet"]][op["cell"]].value = op["value"]
     wb.save(out)
     seconds = time.perf_counter() - start
-    print(json.dumps({"seconds": seconds, "peak_kb": rss_kb("VmHWM"), "baseline_kb": baseline,
-                      "openpyxl": openpyxl.__version__}))
+    report(seconds, baseline, openpyxl=openpyxl.__version__)
 
 
 if __name__ == "__main__":
