@@ -80,6 +80,7 @@ mod contract;
 pub mod design;
 mod engine;
 mod error;
+pub mod extract;
 mod formula;
 mod guard;
 mod op_schema;
@@ -95,6 +96,10 @@ pub use contract::{
     PatchErrorDetail, PatchOp, PatchRequest, PatchResponse, PatchValue, ValueKind,
 };
 pub use error::Error;
+pub use extract::{
+    ExtractFormat, ExtractMode, ExtractOptions, ExtractRequest, ExtractResponse, WorkbookData,
+    WorkbookMeta, read_workbook,
+};
 pub use formula::{Shifted, SyntaxError, shift as shift_formula};
 pub use op_schema::{OpSchema, describe_op, list_ops};
 pub use patch::{PatchEnv, output_name};
@@ -104,4 +109,10 @@ pub use patch::{PatchEnv, output_name};
 /// `WORKBOOK_UNREADABLE`, never the end of the process.
 pub fn patch(req: &PatchRequest, env: &PatchEnv) -> Result<PatchResponse, Error> {
     guard::guarded(&req.xlsx_path, || patch::patch(req, env))
+}
+
+/// Runs an extraction request (`exstruct_extract`): reads the workbook's structure from its
+/// OOXML parts and writes it as JSON or TOON; see the [`extract`] module.
+pub fn workbook_extract(req: &ExtractRequest, env: &PatchEnv) -> Result<ExtractResponse, Error> {
+    extract::extract(req, env)
 }

@@ -701,6 +701,11 @@ impl SheetDoc {
     }
 
     /// The element prefix of the worksheet (`x:` or empty).
+    /// The part's text as read (extraction scans it for what the index does not keep).
+    pub fn xml(&self) -> &str {
+        &self.xml
+    }
+
     pub fn prefix(&self) -> &str {
         &self.prefix
     }
