@@ -3,6 +3,7 @@
 
 mod bounds;
 mod design;
+mod extract;
 mod fidelity;
 mod fuzz;
 mod libreoffice;
