@@ -19,6 +19,9 @@ pub mod xlsx {
         PatchDiffItem, PatchErrorDetail, PatchOp, PatchRequest, PatchResponse, PatchValue,
         ValueKind,
     };
+    pub use keiri_xlsx::{
+        ExtractFormat, ExtractMode, ExtractOptions, ExtractRequest, ExtractResponse, WorkbookMeta,
+    };
 }
 
 use xlsx::{PatchRequest, PatchResponse};
@@ -45,6 +48,19 @@ pub fn workbook_patch(ctx: &Context, req: PatchRequest) -> Result<PatchResponse,
     let mut env = keiri_xlsx::PatchEnv::new(ctx.path_policy());
     env.on_conflict_default = ctx.on_conflict_default;
     keiri_xlsx::patch(&req, &env).map_err(api_error)
+}
+
+/// Extracts a workbook's structure (`exstruct_extract`): cells, merged ranges, print areas,
+/// tables, charts, shapes, connectors and SmartArt read from its OOXML parts, written as JSON or
+/// TOON next to it (or to `out_dir`/`out_name`). `ctx.on_conflict_default` applies when the
+/// request leaves `on_conflict` out.
+pub fn workbook_extract(
+    ctx: &Context,
+    req: xlsx::ExtractRequest,
+) -> Result<xlsx::ExtractResponse, ApiError> {
+    let mut env = keiri_xlsx::PatchEnv::new(ctx.path_policy());
+    env.on_conflict_default = ctx.on_conflict_default;
+    keiri_xlsx::workbook_extract(&req, &env).map_err(api_error)
 }
 
 /// Compare two workbooks cell by cell (or list every cell of a new one).

@@ -23,6 +23,7 @@ const MCP_SDK: &str = "2.3.0";
 /// The tools every build offers.
 const TOOLS: &[&str] = &[
     "exstruct_patch",
+    "exstruct_extract",
     "extract_code_section",
     "check_code_scale",
     "apply_patch",
@@ -281,6 +282,94 @@ fn raw_json_rpc_session_speaks_only_protocol_on_stdout() {
     let unknown = server.request(5, "tools/call", json!({"name": "rm_rf", "arguments": {}}));
     assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
 
+    server.finish();
+}
+
+/// `exstruct_extract` with ExStruct's argument shapes on its own sample workbook: the file it
+/// writes holds the chart's series, the flowchart's shapes and its connectors' ends.
+#[test]
+fn exstruct_extract_reports_charts_shapes_and_connectors() {
+    let ws = tempfile::tempdir().unwrap();
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/fixtures/xlsx/chart_shapes.xlsx");
+    put_bytes(
+        &ws.path().join("book.xlsx"),
+        &std::fs::read(&sample).unwrap(),
+    );
+    let root = ws.path().display().to_string();
+    let mut server = RawServer::start(&server_args(ws.path(), &["--root", &root]));
+    server.request(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "raw-test", "version": "0"}}),
+    );
+    server.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+
+    let call = server.request(
+        2,
+        "tools/call",
+        json!({"name": "exstruct_extract",
+               "arguments": {"xlsx_path": "book.xlsx", "mode": "standard", "format": "json",
+                             "options": {"alpha_col": true, "pretty": true}}}),
+    );
+    assert_eq!(call["result"]["isError"], false, "{call}");
+    let body = &call["result"]["structuredContent"];
+    assert_eq!(
+        body["workbook_meta"],
+        json!({"sheet_names": ["Sheet1"], "sheet_count": 1})
+    );
+    assert_eq!(body["engine"], "internal_api");
+    let out = PathBuf::from(body["out_path"].as_str().unwrap());
+    assert_eq!(out, ws.path().join("book.json").canonicalize().unwrap());
+    let data: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let sheet = &data["sheets"]["Sheet1"];
+    let chart = &sheet["charts"][0];
+    assert_eq!(chart["chart_type"], "Line", "{chart}");
+    assert_eq!(chart["title"], "売上データ");
+    assert_eq!(
+        chart["series"][0],
+        json!({"name": "製品A", "name_range": "Sheet1!$C$3",
+               "x_range": "Sheet1!$B$4:$B$9", "y_range": "Sheet1!$C$4:$C$9"})
+    );
+    let shapes = sheet["shapes"].as_array().unwrap();
+    let start = shapes.iter().find(|s| s["text"] == "開始").unwrap();
+    let read = shapes
+        .iter()
+        .find(|s| s["text"] == "入力データ読み込み")
+        .unwrap();
+    assert_eq!(start["type"], "AutoShape-FlowchartProcess");
+    let first_arrow = shapes.iter().find(|s| s["kind"] == "arrow").unwrap();
+    assert_eq!(first_arrow["begin_id"], start["id"]);
+    assert_eq!(first_arrow["end_id"], read["id"]);
+    assert_eq!(
+        shapes.iter().filter(|s| s["kind"] == "arrow").count(),
+        11,
+        "{shapes:?}"
+    );
+
+    // TOON, light mode, into a new directory; a workbook outside the roots is refused.
+    let call = server.request(
+        3,
+        "tools/call",
+        json!({"name": "exstruct_extract",
+               "arguments": {"xlsx_path": "book.xlsx", "mode": "light", "format": "toon",
+                             "out_dir": "out"}}),
+    );
+    assert_eq!(call["result"]["isError"], false, "{call}");
+    let toon = std::fs::read_to_string(ws.path().join("out/book.toon")).unwrap();
+    assert!(toon.starts_with("book_name: book.xlsx"), "{toon}");
+    assert!(!toon.contains("charts"), "{toon}");
+    let call = server.request(
+        4,
+        "tools/call",
+        json!({"name": "exstruct_extract", "arguments": {"xlsx_path": "/etc/hosts.xlsx"}}),
+    );
+    assert_eq!(call["result"]["isError"], true, "{call}");
+    assert_eq!(
+        call["result"]["structuredContent"]["code"], "PATH_DENIED",
+        "{call}"
+    );
     server.finish();
 }
 

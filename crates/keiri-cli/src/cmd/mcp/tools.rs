@@ -9,7 +9,7 @@ use keiri_api::docs::{BatchLimits, MetricsRequest, OutputFormat, SectionsRequest
 use keiri_api::json::PlanRequest;
 use keiri_api::patches::{self, ApplyPatchInput, ApplyPatchRequest, ApplyPatchResult};
 use keiri_api::retrieval::{RetrieveRequest, RetrieveResponse};
-use keiri_api::xlsx::{PatchRequest, PatchResponse};
+use keiri_api::xlsx::{ExtractRequest, ExtractResponse, PatchRequest, PatchResponse};
 use keiri_api::{ApiError, Context, ErrorCode};
 use rmcp::handler::server::common::{schema_for_input, schema_for_output};
 use rmcp::model::JsonObject;
@@ -62,6 +62,15 @@ pub fn all() -> Vec<ToolSpec> {
             input_schema: schema_for_input::<PatchRequest>,
             output_schema: Some(schema_for_output::<PatchResponse>),
             call: |ctx, args| run(ctx, args, keiri_api::workbook_patch),
+        },
+        ToolSpec {
+            name: "exstruct_extract",
+            title: "Extract an Excel workbook's structure",
+            description: EXSTRUCT_EXTRACT.to_string(),
+            effect: Effect::Writes,
+            input_schema: schema_for_input::<ExtractRequest>,
+            output_schema: Some(schema_for_output::<ExtractResponse>),
+            call: |ctx, args| run(ctx, args, keiri_api::workbook_extract),
         },
         ToolSpec {
             name: "extract_code_section",
@@ -259,6 +268,19 @@ everything and writes nothing. Returns out_path, patch_diff (per-cell before/aft
 error (the op that could not apply, with op_index; nothing is saved then), inverse_ops (with \
 return_inverse_ops) and formula_issues (with preflight_formula_check). Paths are absolute or \
 relative to the server's first root and must stay inside its roots.";
+
+const EXSTRUCT_EXTRACT: &str = "\
+Read an Excel workbook's structure (.xlsx/.xlsm) straight from its file, no Excel needed, and \
+write it as JSON or TOON (format: json | toon) next to the workbook ({stem}.json) unless \
+out_dir/out_name say otherwise. mode: light (cells, table candidates, print areas), standard \
+(the default: also shapes with text, connectors with begin_id/end_id, SmartArt node trees, \
+charts with type, title and series ranges, merged ranges), verbose (also every shape with its \
+size, hyperlinks, formulas_map). Per sheet: rows [{r, c: {A: value}}] (options.alpha_col=false \
+for 0-based numeric keys), print_areas and merged_cells with 0-based columns. options: pretty, \
+indent, alpha_col, max_cells (cells read, 1,000,000 by default). on_conflict (overwrite | skip \
+| rename) decides what happens when the output exists; when left out, the server's \
+--on-conflict default applies. Returns out_path, workbook_meta {sheet_names, sheet_count}, \
+warnings and engine.";
 
 fn extract_code_section_description(limits: &BatchLimits) -> String {
     format!(
