@@ -701,6 +701,16 @@ impl SheetDoc {
     }
 
     /// The element prefix of the worksheet (`x:` or empty).
+    /// Every cell the part writes a `<c>` for, with or without a value, row by row.
+    pub fn written_cells(&self) -> impl Iterator<Item = CellRef> + '_ {
+        self.rows.iter().flat_map(|row| {
+            row.cells.iter().map(move |c| CellRef {
+                row: row.row,
+                col: u32::from(c.col),
+            })
+        })
+    }
+
     /// The part's text as read (extraction scans it for what the index does not keep).
     pub fn xml(&self) -> &str {
         &self.xml

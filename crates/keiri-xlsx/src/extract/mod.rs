@@ -14,6 +14,7 @@
 
 mod drawing;
 pub mod model;
+mod tables;
 mod tree;
 
 use std::collections::HashMap;
@@ -151,6 +152,13 @@ fn read(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| display.to_string());
+    let bordered = match tables::bordered_formats(&book.pkg) {
+        Ok(b) => b,
+        Err(e) => {
+            warnings.push(format!("borders not read for table candidates: {e}"));
+            Vec::new()
+        }
+    };
     let mut sheets = Vec::new();
     for index in 0..book.sheets.len() {
         let (name, kind, part, original) = match book.sheets.get(index) {
@@ -169,7 +177,7 @@ fn read(
             continue;
         }
         let Some(part) = part else { continue };
-        read_cells(
+        let positions = read_cells(
             &mut book,
             index,
             mode,
@@ -191,6 +199,23 @@ fn read(
                 && let Some(range) = table_ref(&text)
             {
                 data.table_candidates.push(range);
+            }
+        }
+        {
+            let values: std::collections::BTreeSet<(u32, u32)> = positions.into_iter().collect();
+            let (doc, _) = book.doc_mut(index)?;
+            match tables::border_candidates(doc, &bordered, &values, budget.max(1)) {
+                Some(found) => {
+                    for area in found {
+                        let range = area.to_a1();
+                        if !data.table_candidates.contains(&range) {
+                            data.table_candidates.push(range);
+                        }
+                    }
+                }
+                None => warnings.push(format!(
+                    "{name}: too many bordered cells or blocks to look for bordered tables"
+                )),
             }
         }
         if mode == ExtractMode::Verbose {
@@ -272,8 +297,9 @@ fn read_cells(
     name: &str,
     data: &mut SheetData,
     warnings: &mut Vec<String>,
-) -> Result<(), Error> {
+) -> Result<Vec<(u32, u32)>, Error> {
     let (doc, sst) = book.doc_mut(index)?;
+    let mut positions = Vec::new();
     let cells = doc.cells(sst, false);
     let mut formulas: Vec<(String, Vec<(u32, u32)>)> = Vec::new();
     let mut formula_index: HashMap<String, usize> = HashMap::new();
@@ -303,6 +329,7 @@ fn read_cells(
         let Some(value) = cell_value(content) else {
             continue;
         };
+        positions.push((at.row, at.col));
         if firsts.contains(&(at.row, at.col)) {
             top_left.insert((at.row, at.col), value_text(&value));
         }
@@ -344,7 +371,7 @@ fn read_cells(
             items,
         });
     }
-    Ok(())
+    Ok(positions)
 }
 
 /// `_xlnm.Print_Area` of the sheet: each area of its (comma-separated) reference.

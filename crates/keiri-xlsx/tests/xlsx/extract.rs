@@ -447,7 +447,11 @@ fn hyperlinks_and_tables_are_read_from_the_sheet() {
             .all(|r| r.links.is_empty())
     );
 
-    // Tables: an Excel table made by the patch engine is a table candidate.
+    // Tables: the two bordered blocks of the sample (A1:C5: header s=1, rows s=2..6 with
+    // borderId 1-3; A8:C12: s=7..10 with borderId 4) are candidates...
+    let (data, _) = read("formula_array_shared.xlsx", ExtractMode::Light);
+    assert_eq!(only_sheet(&data).table_candidates, ["A1:C5", "A8:C12"]);
+    // ... and an Excel table made by the patch engine comes first.
     let ws = Workspace::new();
     let name = ws.add_fixture("xlsx/formula_array_shared.xlsx");
     let res = ws.ok(json!({
@@ -459,7 +463,36 @@ fn hyperlinks_and_tables_are_read_from_the_sheet() {
     }));
     let bytes = std::fs::read(&res.out_path).unwrap();
     let (data, _) = read_bytes("t.xlsx", bytes, ExtractMode::Light);
-    assert_eq!(only_sheet(&data).table_candidates, ["E1:F3"]);
+    assert_eq!(
+        only_sheet(&data).table_candidates,
+        ["E1:F3", "A1:C5", "A8:C12"]
+    );
+}
+
+#[test]
+fn border_clusters_on_the_samples() {
+    let candidates = |name: &str| {
+        let (data, _) = read(name, ExtractMode::Light);
+        data.sheets[0].1.table_candidates.clone()
+    };
+    // The chart's data: header row 3 (C3:E3 are the series names), dates B4:B9, values
+    // C4:E9 — the ranges the chart's series refer to.
+    assert_eq!(candidates("chart_shapes.xlsx"), ["B3:E9"]);
+    // The form printed four times, one page every 32 rows, each with the same two blocks.
+    assert_eq!(
+        candidates("print_ranges_4sheets.xlsx"),
+        [
+            "B6:X25",
+            "B29:R32",
+            "B38:X57",
+            "B61:R64",
+            "B70:X89",
+            "B93:R96",
+            "B102:X121",
+            "B125:R128"
+        ]
+    );
+    assert_eq!(candidates("shape_connector.xlsx"), Vec::<String>::new());
 }
 
 #[test]
