@@ -83,6 +83,7 @@ mod error;
 pub mod extract;
 mod formula;
 mod guard;
+mod make;
 mod op_schema;
 mod package;
 mod patch;
@@ -101,6 +102,7 @@ pub use extract::{
     WorkbookMeta, read_workbook,
 };
 pub use formula::{Shifted, SyntaxError, shift as shift_formula};
+pub use make::MakeRequest;
 pub use op_schema::{OpSchema, describe_op, list_ops};
 pub use patch::{PatchEnv, output_name};
 
@@ -109,6 +111,13 @@ pub use patch::{PatchEnv, output_name};
 /// `WORKBOOK_UNREADABLE`, never the end of the process.
 pub fn patch(req: &PatchRequest, env: &PatchEnv) -> Result<PatchResponse, Error> {
     guard::guarded(&req.xlsx_path, || patch::patch(req, env))
+}
+
+/// Creates a workbook and applies the request's ops to it in one call (`exstruct_make`): a
+/// minimal generated workbook patched into `out_path` by [`patch`], so the response and the
+/// rules are a patch's. A panic is `WORKBOOK_UNREADABLE`, never the end of the process.
+pub fn workbook_make(req: &MakeRequest, env: &PatchEnv) -> Result<PatchResponse, Error> {
+    guard::guarded(&req.out_path, || make::make(req, env))
 }
 
 /// Runs an extraction request (`exstruct_extract`): reads the workbook's structure from its

@@ -7,6 +7,7 @@ mod extract;
 mod fidelity;
 mod fuzz;
 mod libreoffice;
+mod make;
 mod props;
 mod robustness;
 mod semantics;
