@@ -88,5 +88,5 @@ pub use upload::{
 };
 pub use workbook::{
     ContextCell, MAX_COMPARE_CELLS, SheetContext, WorkbookCompareRequest, WorkbookCompareResponse,
-    workbook_compare, workbook_extract, workbook_patch, xlsx,
+    workbook_compare, workbook_extract, workbook_make, workbook_patch, xlsx,
 };

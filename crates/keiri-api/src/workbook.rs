@@ -20,7 +20,8 @@ pub mod xlsx {
         ValueKind,
     };
     pub use keiri_xlsx::{
-        ExtractFormat, ExtractMode, ExtractOptions, ExtractRequest, ExtractResponse, WorkbookMeta,
+        ExtractFormat, ExtractMode, ExtractOptions, ExtractRequest, ExtractResponse, MakeRequest,
+        WorkbookMeta,
     };
 }
 
@@ -61,6 +62,14 @@ pub fn workbook_extract(
     let mut env = keiri_xlsx::PatchEnv::new(ctx.path_policy());
     env.on_conflict_default = ctx.on_conflict_default;
     keiri_xlsx::workbook_extract(&req, &env).map_err(api_error)
+}
+
+/// Creates a workbook and applies `req.ops` to it in one call (`exstruct_make`); the response
+/// is a patch's. `ctx.on_conflict_default` applies when the request leaves `on_conflict` out.
+pub fn workbook_make(ctx: &Context, req: xlsx::MakeRequest) -> Result<PatchResponse, ApiError> {
+    let mut env = keiri_xlsx::PatchEnv::new(ctx.path_policy());
+    env.on_conflict_default = ctx.on_conflict_default;
+    keiri_xlsx::workbook_make(&req, &env).map_err(api_error)
 }
 
 /// Compare two workbooks cell by cell (or list every cell of a new one).

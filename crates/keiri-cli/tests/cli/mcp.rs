@@ -24,6 +24,7 @@ const MCP_SDK: &str = "2.3.0";
 const TOOLS: &[&str] = &[
     "exstruct_patch",
     "exstruct_extract",
+    "exstruct_make",
     "extract_code_section",
     "check_code_scale",
     "apply_patch",
@@ -368,6 +369,62 @@ fn exstruct_extract_reports_charts_shapes_and_connectors() {
     assert_eq!(call["result"]["isError"], true, "{call}");
     assert_eq!(
         call["result"]["structuredContent"]["code"], "PATH_DENIED",
+        "{call}"
+    );
+    server.finish();
+}
+
+/// `exstruct_make` with ExStruct's documented example, then `exstruct_extract` on the result.
+#[test]
+fn exstruct_make_creates_a_workbook_that_extract_reads_back() {
+    let ws = tempfile::tempdir().unwrap();
+    let root = ws.path().display().to_string();
+    let mut server = RawServer::start(&server_args(ws.path(), &["--root", &root]));
+    server.request(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "raw-test", "version": "0"}}),
+    );
+    server.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let call = server.request(
+        2,
+        "tools/call",
+        json!({"name": "exstruct_make",
+               "arguments": {"out_path": "new_book.xlsx", "ops": [
+                   {"op": "add_sheet", "sheet": "Data"},
+                   {"op": "set_value", "sheet": "Data", "cell": "A1", "value": "hello"},
+                   {"op": "merge_cells", "sheet": "Data", "range": "A1:B1"}]}}),
+    );
+    assert_eq!(call["result"]["isError"], false, "{call}");
+    let body = &call["result"]["structuredContent"];
+    assert!(body["error"].is_null(), "{call}");
+    assert!(ws.path().join("new_book.xlsx").is_file());
+    let call = server.request(
+        3,
+        "tools/call",
+        json!({"name": "exstruct_extract", "arguments": {"xlsx_path": "new_book.xlsx"}}),
+    );
+    assert_eq!(call["result"]["isError"], false, "{call}");
+    assert_eq!(
+        call["result"]["structuredContent"]["workbook_meta"]["sheet_names"],
+        json!(["Sheet1", "Data"])
+    );
+    let data: Value =
+        serde_json::from_slice(&std::fs::read(ws.path().join("new_book.json")).unwrap()).unwrap();
+    assert_eq!(
+        data["sheets"]["Data"],
+        json!({"rows": [{"r": 1, "c": {"A": "hello"}}],
+               "merged_cells": {"schema": ["r1", "c1", "r2", "c2", "v"],
+                                "items": [[1, 0, 1, 1, "hello"]]}})
+    );
+    let call = server.request(
+        4,
+        "tools/call",
+        json!({"name": "exstruct_make", "arguments": {"out_path": "old.xls"}}),
+    );
+    assert_eq!(
+        call["result"]["structuredContent"]["code"], "INVALID_REQUEST",
         "{call}"
     );
     server.finish();
