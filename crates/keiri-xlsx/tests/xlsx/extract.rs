@@ -628,3 +628,69 @@ fn extract_writes_json_or_toon_next_to_the_workbook() {
         assert_eq!(err.code(), code, "{args}: {err}");
     }
 }
+
+/// Drawing, chart and diagram parts built from a soup of their own elements (unbalanced,
+/// duplicated, with bad numbers and dangling ids): the extraction returns data or a coded
+/// error, never a panic.
+mod never_panics {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    const DRAWING_PIECES: &[&str] = &[
+        "<xdr:twoCellAnchor>",
+        "</xdr:twoCellAnchor>",
+        "<xdr:oneCellAnchor>",
+        "</xdr:oneCellAnchor>",
+        "<xdr:from><xdr:col>3</xdr:col><xdr:row>99999999999</xdr:row></xdr:from>",
+        "<xdr:to><xdr:col>-1</xdr:col><xdr:row>x</xdr:row></xdr:to>",
+        "<xdr:ext cx=\"1e400\" cy=\"-5\"/>",
+        "<xdr:grpSp>",
+        "</xdr:grpSp>",
+        "<xdr:grpSpPr><a:xfrm><a:off x=\"1\" y=\"2\"/><a:ext cx=\"0\" cy=\"NaN\"/><a:chOff x=\"9\" y=\"9\"/><a:chExt cx=\"0\" cy=\"0\"/></a:xfrm></xdr:grpSpPr>",
+        "<xdr:sp><xdr:nvSpPr><xdr:cNvPr id=\"2\" name=\"a\"/></xdr:nvSpPr><xdr:spPr><a:xfrm rot=\"999999999999\" flipH=\"1\"><a:off x=\"5\" y=\"5\"/><a:ext cx=\"10\" cy=\"10\"/></a:xfrm><a:prstGeom prst=\"\"/></xdr:spPr><xdr:txBody><a:p><a:r><a:t>t</a:t></a:r></a:p></xdr:txBody></xdr:sp>",
+        "<xdr:cxnSp><xdr:nvCxnSpPr><xdr:cNvPr id=\"3\"/><xdr:cNvCxnSpPr><a:stCxn id=\"2\"/><a:endCxn id=\"4294967296\"/></xdr:cNvCxnSpPr></xdr:nvCxnSpPr></xdr:cxnSp>",
+        "<xdr:graphicFrame><a:graphic><a:graphicData><c:chart r:id=\"rId1\"/></a:graphicData></a:graphic></xdr:graphicFrame>",
+        "<xdr:graphicFrame><a:graphic><a:graphicData><dgm:relIds r:dm=\"rId1\" r:lo=\"rId404\"/></a:graphicData></a:graphic></xdr:graphicFrame>",
+        "<mc:AlternateContent><mc:Choice>",
+        "</mc:Choice></mc:AlternateContent>",
+        "&amp;&#0;&unknown;",
+    ];
+
+    fn soup(pieces: &[usize]) -> String {
+        let body: String = pieces
+            .iter()
+            .map(|i| DRAWING_PIECES[i % DRAWING_PIECES.len()])
+            .collect();
+        format!(
+            r#"<xdr:wsDr xmlns:xdr="x" xmlns:a="a" xmlns:c="c" xmlns:r="r" xmlns:dgm="d" xmlns:mc="m">{body}</xdr:wsDr>"#
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn drawing_soup_never_panics(pieces in proptest::collection::vec(0usize..64, 0..24)) {
+            let drawing = soup(&pieces);
+            for (sample, extra) in [
+                ("chart_shapes.xlsx", "xl/charts/chart1.xml"),
+                ("smartart.xlsx", "xl/diagrams/data1.xml"),
+            ] {
+                let bytes = with_parts(
+                    sample,
+                    &[("xl/drawings/drawing1.xml", drawing.as_str()), (extra, drawing.as_str())],
+                );
+                for mode in [ExtractMode::Standard, ExtractMode::Verbose] {
+                    match read_workbook("f.xlsx", Arc::from(bytes.clone()), mode, &ExtractOptions::default()) {
+                        Ok(_) => {}
+                        Err(e) => {
+                            prop_assert_eq!(e.code(), "WORKBOOK_UNREADABLE");
+                            // The panic guard's wording: a panic caught, not a typed error.
+                            prop_assert!(!e.to_string().contains("could not be processed"), "{}", e);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
