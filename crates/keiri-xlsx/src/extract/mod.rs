@@ -300,7 +300,6 @@ fn read_cells(
 ) -> Result<Vec<(u32, u32)>, Error> {
     let (doc, sst) = book.doc_mut(index)?;
     let mut positions = Vec::new();
-    let cells = doc.cells(sst, false);
     let mut formulas: Vec<(String, Vec<(u32, u32)>)> = Vec::new();
     let mut formula_index: HashMap<String, usize> = HashMap::new();
     let mut top_left: HashMap<(u32, u32), String> = HashMap::new();
@@ -308,14 +307,14 @@ fn read_cells(
     let firsts: std::collections::HashSet<(u32, u32)> =
         merges.iter().map(|m| (m.first.row, m.first.col)).collect();
     let mut truncated = false;
-    for (at, content) in &cells {
+    doc.visit_cells(sst, |at, content| {
         if *budget == 0 {
             truncated = true;
-            break;
+            return false;
         }
         *budget -= 1;
         if mode == ExtractMode::Verbose
-            && let Content::Formula { text, .. } = content
+            && let Content::Formula { text, .. } = &content
         {
             let key = format!("={text}");
             let i = *formula_index.entry(key.clone()).or_insert_with(|| {
@@ -326,8 +325,8 @@ fn read_cells(
                 list.push((at.row, at.col - 1));
             }
         }
-        let Some(value) = cell_value(content) else {
-            continue;
+        let Some(value) = cell_value(&content) else {
+            return true;
         };
         positions.push((at.row, at.col));
         if firsts.contains(&(at.row, at.col)) {
@@ -342,7 +341,8 @@ fn read_cells(
                 links: Vec::new(),
             }),
         }
-    }
+        true
+    });
     if truncated {
         warnings.push(format!(
             "{name}: cells past the limit of the request (max_cells) were left out"
