@@ -189,10 +189,6 @@ fn read(
         )?;
         data.print_areas = print_areas(&book, original);
         let sheet_rels = sheet_relationships(&book.pkg, &part, &mut warnings)?;
-        let mut metrics = {
-            let (doc, _) = book.doc_mut(index)?;
-            Metrics::of(doc)
-        };
         for (kind, target) in &sheet_rels {
             if kind == "table"
                 && let Some(text) = book.pkg.read_text(target)?
@@ -226,6 +222,11 @@ fn read(
         if mode != ExtractMode::Light
             && let Some((_, drawing_part)) = sheet_rels.iter().find(|(k, _)| k == "drawing")
         {
+            // Column widths and row heights are only needed to place drawing objects.
+            let mut metrics = {
+                let (doc, _) = book.doc_mut(index)?;
+                Metrics::of(doc)
+            };
             let found = drawing::read(&book.pkg, drawing_part, &mut metrics, mode, &mut warnings)?;
             data.shapes = found.shapes;
             data.charts = found.charts;
