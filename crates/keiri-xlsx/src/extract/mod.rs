@@ -216,7 +216,7 @@ fn read(
         }
         if mode == ExtractMode::Verbose {
             let (doc, _) = book.doc_mut(index)?;
-            let links = hyperlinks(doc.xml(), &sheet_rels, &part);
+            let links = hyperlinks(doc.xml(), &sheet_rels);
             attach_links(&mut data.rows, links, alpha);
         }
         if mode != ExtractMode::Light
@@ -470,11 +470,7 @@ fn table_ref(text: &str) -> Option<String> {
 }
 
 /// `(cell, target)` of each `<hyperlink>`: the external address, else `#location`.
-fn hyperlinks(
-    sheet_xml: &str,
-    rels: &[(String, String)],
-    _sheet_part: &str,
-) -> Vec<((u32, u32), String)> {
+fn hyperlinks(sheet_xml: &str, rels: &[(String, String)]) -> Vec<((u32, u32), String)> {
     let external: HashMap<&str, &str> = rels
         .iter()
         .filter_map(|(_, t)| {
