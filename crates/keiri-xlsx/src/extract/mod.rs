@@ -152,13 +152,16 @@ fn read(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| display.to_string());
-    let bordered = match tables::bordered_formats(&book.pkg) {
-        Ok(b) => b,
+    let formats = match tables::format_facts(&book.pkg) {
+        Ok(f) => f,
         Err(e) => {
-            warnings.push(format!("borders not read for table candidates: {e}"));
-            Vec::new()
+            warnings.push(format!(
+                "cell formats not read (no dates, no bordered tables): {e}"
+            ));
+            tables::FormatFacts::default()
         }
     };
+    let date1904 = book.wb.date1904;
     let mut sheets = Vec::new();
     for index in 0..book.sheets.len() {
         let (name, kind, part, original) = match book.sheets.get(index) {
@@ -186,6 +189,7 @@ fn read(
             &name,
             &mut data,
             &mut warnings,
+            (&formats.date, date1904),
         )?;
         data.print_areas = print_areas(&book, original);
         let sheet_rels = sheet_relationships(&book.pkg, &part, &mut warnings)?;
@@ -200,7 +204,7 @@ fn read(
         {
             let values: std::collections::BTreeSet<(u32, u32)> = positions.into_iter().collect();
             let (doc, _) = book.doc_mut(index)?;
-            match tables::border_candidates(doc, &bordered, &values, budget.max(1)) {
+            match tables::border_candidates(doc, &formats.bordered, &values, budget.max(1)) {
                 Some(found) => {
                     for area in found {
                         let range = area.to_a1();
@@ -281,6 +285,54 @@ fn cell_value(content: &Content) -> Option<Value> {
     }
 }
 
+/// A date serial as ISO 8601: `2025-01-01` for a whole day, `2025-01-01T09:30:00` with a
+/// time (`09:30:00` alone below one day). Excel's 1900 system counts the nonexistent
+/// 1900-02-29 as day 60; the 1904 system counts from 1904-01-01.
+fn serial_date(serial: f64, date1904: bool) -> Option<String> {
+    if !serial.is_finite() || !(0.0..2_958_466.0).contains(&serial) {
+        return None;
+    }
+    let mut days = serial.floor() as i64;
+    let mut seconds = ((serial - serial.floor()) * 86_400.0).round() as i64;
+    if seconds >= 86_400 {
+        days += 1;
+        seconds -= 86_400;
+    }
+    let time = format!(
+        "{:02}:{:02}:{:02}",
+        seconds / 3600,
+        seconds / 60 % 60,
+        seconds % 60
+    );
+    if days == 0 && !date1904 {
+        return Some(time);
+    }
+    // Days since 1970-01-01.
+    let epoch_days = if date1904 {
+        days - 24_107
+    } else if days < 60 {
+        days - 25_568
+    } else {
+        days - 25_569
+    };
+    // Civil date from days (Howard Hinnant's algorithm).
+    let z = epoch_days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    let date = format!("{year:04}-{month:02}-{day:02}");
+    Some(if seconds == 0 {
+        date
+    } else {
+        format!("{date}T{time}")
+    })
+}
+
 fn value_text(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
@@ -298,6 +350,7 @@ fn read_cells(
     name: &str,
     data: &mut SheetData,
     warnings: &mut Vec<String>,
+    (date_formats, date1904): (&[bool], bool),
 ) -> Result<Vec<(u32, u32)>, Error> {
     let (doc, sst) = book.doc_mut(index)?;
     let mut positions = Vec::new();
@@ -326,9 +379,19 @@ fn read_cells(
                 list.push((at.row, at.col - 1));
             }
         }
-        let Some(value) = cell_value(&content) else {
+        let Some(mut value) = cell_value(&content) else {
             return true;
         };
+        if let Some(serial) = value.as_f64()
+            && !matches!(value, Value::Bool(_))
+            && date_formats
+                .get(doc.style_id(at) as usize)
+                .copied()
+                .unwrap_or(false)
+            && let Some(text) = serial_date(serial, date1904)
+        {
+            value = Value::from(text);
+        }
         positions.push((at.row, at.col));
         if firsts.contains(&(at.row, at.col)) {
             top_left.insert((at.row, at.col), value_text(&value));
@@ -808,4 +871,48 @@ pub fn extract(req: &ExtractRequest, env: &PatchEnv) -> Result<ExtractResponse, 
         warnings,
         engine: "internal_api".to_string(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn date_serials_follow_excel() {
+        for (serial, date1904, want) in [
+            (45658.0, false, "2025-01-01"),
+            (1.0, false, "1900-01-01"),
+            (59.0, false, "1900-02-28"),
+            (61.0, false, "1900-03-01"),
+            (45658.5, false, "2025-01-01T12:00:00"),
+            (0.25, false, "06:00:00"),
+            (0.0, true, "1904-01-01"),
+            (44196.0, false, "2020-12-31"),
+        ] {
+            assert_eq!(
+                serial_date(serial, date1904).as_deref(),
+                Some(want),
+                "{serial}"
+            );
+        }
+        assert_eq!(serial_date(-1.0, false), None);
+        assert_eq!(serial_date(f64::NAN, false), None);
+    }
+
+    #[test]
+    fn date_codes() {
+        for (code, want) in [
+            ("yyyy/mm/dd", true),
+            ("[$-411]ggge\"年\"m\"月\"d\"日\"", true),
+            ("h:mm AM/PM", true),
+            ("[h]:mm", true),
+            ("#,##0\"円\"", false),
+            ("0.00E+00", false),
+            ("[Red]#,##0;[Blue]-#,##0", false),
+            ("General", false),
+            ("\\d0", false),
+        ] {
+            assert_eq!(tables::is_date_code(code), want, "{code}");
+        }
+    }
 }

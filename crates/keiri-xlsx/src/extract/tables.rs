@@ -17,9 +17,62 @@ const MIN_CLUSTER_CELLS: usize = 4;
 /// Bordered blocks of one sheet that are merged and trimmed; a sheet with more gets none.
 const MAX_BOXES: usize = 5_000;
 
-/// For each cell format (`cellXfs` index), whether it draws a border. `Err` is why the styles
-/// could not be read.
-pub(crate) fn bordered_formats(pkg: &Package) -> Result<Vec<bool>, String> {
+/// What extraction needs from the cell formats (`cellXfs` index → fact).
+#[derive(Default)]
+pub(crate) struct FormatFacts {
+    /// The format draws a border.
+    pub bordered: Vec<bool>,
+    /// The format's number format shows a date or time.
+    pub date: Vec<bool>,
+}
+
+/// Built-in number formats that show dates or times (ECMA-376 §18.8.30, with the East Asian
+/// ones Excel writes for Japanese dates).
+fn builtin_date_format(id: u32) -> bool {
+    matches!(id, 14..=22 | 27..=36 | 45..=47 | 50..=58)
+}
+
+/// Whether a custom number format code shows a date or time: a y, m, d, h or s in its first
+/// section, outside quoted text, escapes and bracketed colours, locales and conditions (`[h]`
+/// elapsed hours count).
+pub(crate) fn is_date_code(code: &str) -> bool {
+    let mut chars = code.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => {
+                for q in chars.by_ref() {
+                    if q == '"' {
+                        break;
+                    }
+                }
+            }
+            '\\' | '_' | '*' => {
+                chars.next();
+            }
+            '[' => {
+                let mut inner = String::new();
+                for q in chars.by_ref() {
+                    if q == ']' {
+                        break;
+                    }
+                    inner.push(q);
+                }
+                let lower = inner.to_ascii_lowercase();
+                if !lower.is_empty() && lower.chars().all(|c| matches!(c, 'h' | 'm' | 's')) {
+                    return true;
+                }
+            }
+            ';' => return false,
+            // Japanese era formats (`ggge年m月d日`) have their m and d too.
+            c if matches!(c.to_ascii_lowercase(), 'y' | 'm' | 'd' | 'h' | 's') => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Reads the cell formats of the workbook's styles part. `Err` is why it could not be read.
+pub(crate) fn format_facts(pkg: &Package) -> Result<FormatFacts, String> {
     let Some(part) = pkg
         .names()
         .iter()
@@ -29,7 +82,7 @@ pub(crate) fn bordered_formats(pkg: &Package) -> Result<Vec<bool>, String> {
         })
         .cloned()
     else {
-        return Ok(Vec::new());
+        return Ok(FormatFacts::default());
     };
     let text = pkg
         .read_text(&part)
@@ -51,19 +104,31 @@ pub(crate) fn bordered_formats(pkg: &Package) -> Result<Vec<bool>, String> {
                 .collect()
         })
         .unwrap_or_default();
-    Ok(root
-        .child("cellXfs")
-        .map(|xfs| {
-            xfs.children_named("xf")
-                .map(|xf| {
-                    xf.attr("borderId")
-                        .and_then(|b| b.parse::<usize>().ok())
-                        .and_then(|b| borders.get(b).copied())
-                        .unwrap_or(false)
-                })
+    let custom_dates: std::collections::HashSet<u32> = root
+        .child("numFmts")
+        .map(|n| {
+            n.children_named("numFmt")
+                .filter(|f| f.attr("formatCode").is_some_and(is_date_code))
+                .filter_map(|f| f.attr("numFmtId")?.parse().ok())
                 .collect()
         })
-        .unwrap_or_default())
+        .unwrap_or_default();
+    let mut facts = FormatFacts::default();
+    if let Some(xfs) = root.child("cellXfs") {
+        for xf in xfs.children_named("xf") {
+            facts.bordered.push(
+                xf.attr("borderId")
+                    .and_then(|b| b.parse::<usize>().ok())
+                    .and_then(|b| borders.get(b).copied())
+                    .unwrap_or(false),
+            );
+            let id: Option<u32> = xf.attr("numFmtId").and_then(|n| n.parse().ok());
+            facts.date.push(id.is_some_and(|id| {
+                custom_dates.contains(&id) || (builtin_date_format(id) && id < 164)
+            }));
+        }
+    }
+    Ok(facts)
 }
 
 /// The bordered table candidates of a sheet. `values` holds the cells with values; at most

@@ -104,6 +104,24 @@ fn chart_shapes_chart_has_its_type_title_and_series_refs() {
             ),
         ]
     );
+    // The categories B4:B9 are dates (serials 45658, 45689, … with a date format).
+    let dates: Vec<String> = sheet
+        .rows
+        .iter()
+        .filter(|r| (4..=9).contains(&r.r))
+        .map(|r| r.c[0].1.as_str().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(
+        dates,
+        [
+            "2025-01-01",
+            "2025-02-01",
+            "2025-03-01",
+            "2025-04-01",
+            "2025-05-01",
+            "2025-06-01"
+        ]
+    );
     // The anchor sits to the right of the data, below the first row.
     assert!(chart.l > 0 && chart.t > 0 && chart.w.unwrap() > 0 && chart.h.unwrap() > 0);
 }
