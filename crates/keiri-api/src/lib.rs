@@ -90,6 +90,6 @@ pub use workbook::{
     ContextCell, DescribeOpRequest, ListOpsRequest, ListOpsResponse, MAX_COMPARE_CELLS, OpSummary,
     PathExamples, RuntimeInfo, RuntimeInfoRequest, SheetContext, WorkbookCompareRequest,
     WorkbookCompareResponse, runtime_info, workbook_compare, workbook_describe_op,
-    workbook_list_ops, workbook_patch, workbook_read_cells, workbook_read_formulas,
-    workbook_read_range, workbook_validate_input, xlsx,
+    workbook_extract, workbook_list_ops, workbook_make, workbook_patch, workbook_read_cells,
+    workbook_read_formulas, workbook_read_range, workbook_validate_input, xlsx,
 };

@@ -21,6 +21,10 @@ pub mod xlsx {
         ReadFormulasRequest, ReadFormulasResponse, ReadRangeRequest, ReadRangeResponse,
         ValidateInputRequest, ValidateInputResponse, ValueKind,
     };
+    pub use keiri_xlsx::{
+        ExtractFormat, ExtractMode, ExtractOptions, ExtractRequest, ExtractResponse, MakeRequest,
+        WorkbookMeta,
+    };
 }
 
 use xlsx::{PatchRequest, PatchResponse};
@@ -207,6 +211,27 @@ pub fn runtime_info(ctx: &Context, _req: RuntimeInfoRequest) -> Result<RuntimeIn
             .unwrap_or(xlsx::OnConflict::FALLBACK),
         limits: keiri_xlsx::limits(),
     })
+}
+
+/// Extracts a workbook's structure (`exstruct_extract`): cells, merged ranges, print areas,
+/// tables, charts, shapes, connectors and SmartArt read from its OOXML parts, written as JSON or
+/// TOON next to it (or to `out_dir`/`out_name`). `ctx.on_conflict_default` applies when the
+/// request leaves `on_conflict` out.
+pub fn workbook_extract(
+    ctx: &Context,
+    req: xlsx::ExtractRequest,
+) -> Result<xlsx::ExtractResponse, ApiError> {
+    let mut env = keiri_xlsx::PatchEnv::new(ctx.path_policy());
+    env.on_conflict_default = ctx.on_conflict_default;
+    keiri_xlsx::workbook_extract(&req, &env).map_err(api_error)
+}
+
+/// Creates a workbook and applies `req.ops` to it in one call (`exstruct_make`); the response
+/// is a patch's. `ctx.on_conflict_default` applies when the request leaves `on_conflict` out.
+pub fn workbook_make(ctx: &Context, req: xlsx::MakeRequest) -> Result<PatchResponse, ApiError> {
+    let mut env = keiri_xlsx::PatchEnv::new(ctx.path_policy());
+    env.on_conflict_default = ctx.on_conflict_default;
+    keiri_xlsx::workbook_make(&req, &env).map_err(api_error)
 }
 
 /// Compare two workbooks cell by cell (or list every cell of a new one).

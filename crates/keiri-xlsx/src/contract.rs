@@ -756,7 +756,9 @@ impl<'de> Deserialize<'de> for PatchOp {
 }
 
 /// Reads `ops` one element at a time, so a large request never holds all its ops twice.
-fn deserialize_ops<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<PatchOp>, D::Error> {
+pub(crate) fn deserialize_ops<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<PatchOp>, D::Error> {
     struct Ops;
     impl<'de> serde::de::Visitor<'de> for Ops {
         type Value = Vec<PatchOp>;

@@ -88,8 +88,10 @@ mod contract;
 pub mod design;
 mod engine;
 mod error;
+pub mod extract;
 mod formula;
 mod guard;
+mod make;
 mod op_schema;
 mod package;
 mod patch;
@@ -105,7 +107,12 @@ pub use contract::{
     PatchErrorDetail, PatchOp, PatchRequest, PatchResponse, PatchValue, ValueKind,
 };
 pub use error::Error;
+pub use extract::{
+    ExtractFormat, ExtractMode, ExtractOptions, ExtractRequest, ExtractResponse, WorkbookData,
+    WorkbookMeta, read_workbook,
+};
 pub use formula::{Shifted, SyntaxError, shift as shift_formula};
+pub use make::MakeRequest;
 pub use op_schema::{OpSchema, SHEET_OR_TOP_LEVEL, describe_op, list_ops};
 pub use patch::{PatchEnv, output_name};
 pub use read::{
@@ -184,4 +191,17 @@ pub fn read_formulas(
 /// `WORKBOOK_UNREADABLE`, never the end of the process.
 pub fn patch(req: &PatchRequest, env: &PatchEnv) -> Result<PatchResponse, Error> {
     guard::guarded(&req.xlsx_path, || patch::patch(req, env))
+}
+
+/// Creates a workbook and applies the request's ops to it in one call (`exstruct_make`): a
+/// minimal generated workbook patched into `out_path` by [`patch`], so the response and the
+/// rules are a patch's. A panic is `WORKBOOK_UNREADABLE`, never the end of the process.
+pub fn workbook_make(req: &MakeRequest, env: &PatchEnv) -> Result<PatchResponse, Error> {
+    guard::guarded(&req.out_path, || make::make(req, env))
+}
+
+/// Runs an extraction request (`exstruct_extract`): reads the workbook's structure from its
+/// OOXML parts and writes it as JSON or TOON; see the [`extract`] module.
+pub fn workbook_extract(req: &ExtractRequest, env: &PatchEnv) -> Result<ExtractResponse, Error> {
+    extract::extract(req, env)
 }

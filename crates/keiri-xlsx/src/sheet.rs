@@ -701,6 +701,40 @@ impl SheetDoc {
     }
 
     /// The element prefix of the worksheet (`x:` or empty).
+    /// Calls `f` with each original cell's content in row order (empty cells skipped) until it
+    /// returns false; nothing is collected, so a caller with a cell budget stops early.
+    pub fn visit_cells(&self, sst: &[String], mut f: impl FnMut(CellRef, Content) -> bool) {
+        for row in &self.rows {
+            for c in &row.cells {
+                let at = CellRef {
+                    row: row.row,
+                    col: u32::from(c.col),
+                };
+                if let Some(x) = self.xml.get(c.range()).and_then(parse_cell) {
+                    let content = self.content_of(at, x, sst);
+                    if content != Content::Empty && !f(at, content) {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Every cell the part writes a `<c>` for, with or without a value, row by row.
+    pub fn written_cells(&self) -> impl Iterator<Item = CellRef> + '_ {
+        self.rows.iter().flat_map(|row| {
+            row.cells.iter().map(move |c| CellRef {
+                row: row.row,
+                col: u32::from(c.col),
+            })
+        })
+    }
+
+    /// The part's text as read (extraction scans it for what the index does not keep).
+    pub fn xml(&self) -> &str {
+        &self.xml
+    }
+
     pub fn prefix(&self) -> &str {
         &self.prefix
     }

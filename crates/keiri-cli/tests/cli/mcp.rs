@@ -30,6 +30,8 @@ const TOOLS: &[&str] = &[
     "exstruct_read_range",
     "exstruct_read_cells",
     "exstruct_read_formulas",
+    "exstruct_extract",
+    "exstruct_make",
     "extract_code_section",
     "check_code_scale",
     "apply_patch",
@@ -646,6 +648,150 @@ fn exstruct_read_tools_read_the_workbook_directly() {
         assert_eq!(err["code"], code, "{tool} {arguments}: {err}");
     }
     assert_eq!(stamp(&ws.path().join("book.xlsx")), before);
+    server.finish();
+}
+
+/// `exstruct_extract` with ExStruct's argument shapes on its own sample workbook: the file it
+/// writes holds the chart's series, the flowchart's shapes and its connectors' ends.
+#[test]
+fn exstruct_extract_reports_charts_shapes_and_connectors() {
+    let ws = tempfile::tempdir().unwrap();
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/fixtures/xlsx/chart_shapes.xlsx");
+    put_bytes(
+        &ws.path().join("book.xlsx"),
+        &std::fs::read(&sample).unwrap(),
+    );
+    let root = ws.path().display().to_string();
+    let mut server = RawServer::start(&server_args(ws.path(), &["--root", &root]));
+    server.request(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "raw-test", "version": "0"}}),
+    );
+    server.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+
+    let call = server.request(
+        2,
+        "tools/call",
+        json!({"name": "exstruct_extract",
+               "arguments": {"xlsx_path": "book.xlsx", "mode": "standard", "format": "json",
+                             "options": {"alpha_col": true, "pretty": true}}}),
+    );
+    assert_eq!(call["result"]["isError"], false, "{call}");
+    let body = &call["result"]["structuredContent"];
+    assert_eq!(
+        body["workbook_meta"],
+        json!({"sheet_names": ["Sheet1"], "sheet_count": 1})
+    );
+    assert_eq!(body["engine"], "internal_api");
+    let out = PathBuf::from(body["out_path"].as_str().unwrap());
+    assert_eq!(out, ws.path().join("book.json").canonicalize().unwrap());
+    let data: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let sheet = &data["sheets"]["Sheet1"];
+    let chart = &sheet["charts"][0];
+    assert_eq!(chart["chart_type"], "Line", "{chart}");
+    assert_eq!(chart["title"], "売上データ");
+    assert_eq!(
+        chart["series"][0],
+        json!({"name": "製品A", "name_range": "Sheet1!$C$3",
+               "x_range": "Sheet1!$B$4:$B$9", "y_range": "Sheet1!$C$4:$C$9"})
+    );
+    let shapes = sheet["shapes"].as_array().unwrap();
+    let start = shapes.iter().find(|s| s["text"] == "開始").unwrap();
+    let read = shapes
+        .iter()
+        .find(|s| s["text"] == "入力データ読み込み")
+        .unwrap();
+    assert_eq!(start["type"], "AutoShape-FlowchartProcess");
+    let first_arrow = shapes.iter().find(|s| s["kind"] == "arrow").unwrap();
+    assert_eq!(first_arrow["begin_id"], start["id"]);
+    assert_eq!(first_arrow["end_id"], read["id"]);
+    assert_eq!(
+        shapes.iter().filter(|s| s["kind"] == "arrow").count(),
+        11,
+        "{shapes:?}"
+    );
+
+    // TOON, light mode, into a new directory; a workbook outside the roots is refused.
+    let call = server.request(
+        3,
+        "tools/call",
+        json!({"name": "exstruct_extract",
+               "arguments": {"xlsx_path": "book.xlsx", "mode": "light", "format": "toon",
+                             "out_dir": "out"}}),
+    );
+    assert_eq!(call["result"]["isError"], false, "{call}");
+    let toon = std::fs::read_to_string(ws.path().join("out/book.toon")).unwrap();
+    assert!(toon.starts_with("book_name: book.xlsx"), "{toon}");
+    assert!(!toon.contains("charts"), "{toon}");
+    let call = server.request(
+        4,
+        "tools/call",
+        json!({"name": "exstruct_extract", "arguments": {"xlsx_path": "/etc/hosts.xlsx"}}),
+    );
+    assert_eq!(call["result"]["isError"], true, "{call}");
+    assert_eq!(
+        call["result"]["structuredContent"]["code"], "PATH_DENIED",
+        "{call}"
+    );
+    server.finish();
+}
+
+/// `exstruct_make` with ExStruct's documented example, then `exstruct_extract` on the result.
+#[test]
+fn exstruct_make_creates_a_workbook_that_extract_reads_back() {
+    let ws = tempfile::tempdir().unwrap();
+    let root = ws.path().display().to_string();
+    let mut server = RawServer::start(&server_args(ws.path(), &["--root", &root]));
+    server.request(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "raw-test", "version": "0"}}),
+    );
+    server.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let call = server.request(
+        2,
+        "tools/call",
+        json!({"name": "exstruct_make",
+               "arguments": {"out_path": "new_book.xlsx", "ops": [
+                   {"op": "add_sheet", "sheet": "Data"},
+                   {"op": "set_value", "sheet": "Data", "cell": "A1", "value": "hello"},
+                   {"op": "merge_cells", "sheet": "Data", "range": "A1:B1"}]}}),
+    );
+    assert_eq!(call["result"]["isError"], false, "{call}");
+    let body = &call["result"]["structuredContent"];
+    assert!(body["error"].is_null(), "{call}");
+    assert!(ws.path().join("new_book.xlsx").is_file());
+    let call = server.request(
+        3,
+        "tools/call",
+        json!({"name": "exstruct_extract", "arguments": {"xlsx_path": "new_book.xlsx"}}),
+    );
+    assert_eq!(call["result"]["isError"], false, "{call}");
+    assert_eq!(
+        call["result"]["structuredContent"]["workbook_meta"]["sheet_names"],
+        json!(["Sheet1", "Data"])
+    );
+    let data: Value =
+        serde_json::from_slice(&std::fs::read(ws.path().join("new_book.json")).unwrap()).unwrap();
+    assert_eq!(
+        data["sheets"]["Data"],
+        json!({"rows": [{"r": 1, "c": {"A": "hello"}}],
+               "merged_cells": {"schema": ["r1", "c1", "r2", "c2", "v"],
+                                "items": [[1, 0, 1, 1, "hello"]]}})
+    );
+    let call = server.request(
+        4,
+        "tools/call",
+        json!({"name": "exstruct_make", "arguments": {"out_path": "old.xls"}}),
+    );
+    assert_eq!(
+        call["result"]["structuredContent"]["code"], "INVALID_REQUEST",
+        "{call}"
+    );
     server.finish();
 }
 

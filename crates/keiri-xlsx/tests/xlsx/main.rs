@@ -3,9 +3,11 @@
 
 mod bounds;
 mod design;
+mod extract;
 mod fidelity;
 mod fuzz;
 mod libreoffice;
+mod make;
 mod props;
 mod read;
 mod robustness;

@@ -9,7 +9,7 @@ use keiri_api::docs::{BatchLimits, MetricsRequest, OutputFormat, SectionsRequest
 use keiri_api::json::PlanRequest;
 use keiri_api::patches::{self, ApplyPatchInput, ApplyPatchRequest, ApplyPatchResult};
 use keiri_api::retrieval::{RetrieveRequest, RetrieveResponse};
-use keiri_api::xlsx::{PatchRequest, PatchResponse};
+use keiri_api::xlsx::{ExtractRequest, ExtractResponse, MakeRequest, PatchRequest, PatchResponse};
 use keiri_api::{ApiError, Context, ErrorCode};
 use rmcp::handler::server::common::{schema_for_input, schema_for_output};
 use rmcp::model::JsonObject;
@@ -125,6 +125,24 @@ pub fn all() -> Vec<ToolSpec> {
             input_schema: schema_for_input::<keiri_api::xlsx::ReadFormulasRequest>,
             output_schema: Some(schema_for_output::<keiri_api::xlsx::ReadFormulasResponse>),
             call: |ctx, args| run(ctx, args, keiri_api::workbook_read_formulas),
+        },
+        ToolSpec {
+            name: "exstruct_extract",
+            title: "Extract an Excel workbook's structure",
+            description: EXSTRUCT_EXTRACT.to_string(),
+            effect: Effect::Writes,
+            input_schema: schema_for_input::<ExtractRequest>,
+            output_schema: Some(schema_for_output::<ExtractResponse>),
+            call: |ctx, args| run(ctx, args, keiri_api::workbook_extract),
+        },
+        ToolSpec {
+            name: "exstruct_make",
+            title: "Create an Excel workbook",
+            description: EXSTRUCT_MAKE.to_string(),
+            effect: Effect::Writes,
+            input_schema: schema_for_input::<MakeRequest>,
+            output_schema: Some(schema_for_output::<PatchResponse>),
+            call: |ctx, args| run(ctx, args, keiri_api::workbook_make),
         },
         ToolSpec {
             name: "extract_code_section",
@@ -333,6 +351,28 @@ everything and writes nothing. Returns out_path, patch_diff (per-cell before/aft
 error (the op that could not apply, with op_index; nothing is saved then), inverse_ops (with \
 return_inverse_ops) and formula_issues (with preflight_formula_check). Paths are absolute or \
 relative to the server's first root and must stay inside its roots.";
+
+const EXSTRUCT_MAKE: &str = "\
+Create a new Excel workbook (.xlsx/.xlsm) at out_path and apply ops to it in one call; ops \
+are exstruct_patch's (add_sheet, set_value, set_formula, set_range_values, styling, tables, \
+…) and may be left out. The first sheet is Sheet1, or the top-level sheet's name unless an \
+add_sheet op creates that sheet; sheet is also the default of ops that name none. Takes \
+on_conflict, auto_formula, dry_run, return_inverse_ops and preflight_formula_check like \
+exstruct_patch and returns the same fields (out_path, patch_diff, warnings, error, \
+inverse_ops, formula_issues).";
+
+const EXSTRUCT_EXTRACT: &str = "\
+Read an Excel workbook's structure (.xlsx/.xlsm) straight from its file, no Excel needed, and \
+write it as JSON or TOON (format: json | toon) next to the workbook ({stem}.json) unless \
+out_dir/out_name say otherwise. mode: light (cells, table candidates, print areas), standard \
+(the default: also shapes with text, connectors with begin_id/end_id, SmartArt node trees, \
+charts with type, title and series ranges, merged ranges), verbose (also every shape with its \
+size, hyperlinks, formulas_map). Per sheet: rows [{r, c: {A: value}}] (options.alpha_col=false \
+for 0-based numeric keys), print_areas and merged_cells with 0-based columns. options: pretty, \
+indent, alpha_col, max_cells (cells read, 1,000,000 by default). on_conflict (overwrite | skip \
+| rename) decides what happens when the output exists; when left out, the server's \
+--on-conflict default applies. Returns out_path, workbook_meta {sheet_names, sheet_count}, \
+warnings and engine.";
 
 fn extract_code_section_description(limits: &BatchLimits) -> String {
     format!(
