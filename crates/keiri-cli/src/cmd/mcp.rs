@@ -207,10 +207,11 @@ impl ServerHandler for Server {
             .with_server_info(implementation)
             .with_instructions(format!(
                 "Keiri Studio tools for accountants: patch Excel workbooks (exstruct_patch; \
-                 exstruct_list_ops, exstruct_describe_op and exstruct_validate_input describe \
+                 exstruct_make creates one; exstruct_list_ops, exstruct_describe_op and exstruct_validate_input describe \
                  and check its ops; exstruct_get_runtime_info shows roots and limits), read \
                  workbook cells (exstruct_read_range, exstruct_read_cells, \
-                 exstruct_read_formulas), read \
+                 exstruct_read_formulas), extract a workbook's structure with its charts, \
+                 shapes and SmartArt (exstruct_extract), read \
                  line ranges and measure documents (extract_code_section, check_code_scale), \
                  apply a unified diff to a file (apply_patch), find catalog blocks for a job \
                  (retrieve_blocks), validate or dry-run plans (validate_plan, dry_run_plan), \
