@@ -1,8 +1,10 @@
-//! Benchmark against ExStruct's own Python implementation (PyPI `exstruct`, which edits
-//! workbooks with openpyxl when Excel is not there): a generated 100,000-cell workbook
-//! (10,000 rows × 10 columns) styled with 1,000 design ops — bold, fills, font sizes and
-//! colours, grid borders, alignment, row heights — load + apply + save, each side in its own
-//! process so peak memory (VmHWM) is measured per side.
+//! Benchmark against ExStruct's own Python implementation (PyPI `exstruct`, which reads and
+//! edits workbooks with openpyxl when Excel is not there), on a generated 100,000-cell workbook
+//! (10,000 rows × 10 columns), each side in its own process so peak memory (VmHWM) is measured
+//! per side:
+//! - extract: the workbook's structure in `standard` mode written as JSON (`exstruct_extract`);
+//! - styling: 1,000 design ops — bold, fills, font sizes and colours, grid borders, alignment,
+//!   row heights — load + apply + save (`exstruct_patch`).
 //!
 //! `cargo bench -p keiri-xlsx --bench vs_exstruct` (Linux: memory from /proc/self/status).
 //! ExStruct is installed from PyPI into `target/bench-venv-exstruct` on the first run; without
@@ -23,6 +25,10 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some("--child-ours") {
         common::patch_child(&args[2], &args[3]);
+        return;
+    }
+    if args.get(1).map(String::as_str) == Some("--child-extract") {
+        extract_child(&args[2]);
         return;
     }
     if let Err(e) = run() {
@@ -53,6 +59,35 @@ fn generate_ops() -> serde_json::Value {
     serde_json::Value::Array(ops)
 }
 
+/// The keiri-xlsx extraction, in its own process: `input.xlsx` in `dir` to `ours.json`.
+fn extract_child(dir: &str) {
+    let req: keiri_xlsx::ExtractRequest = match serde_json::from_value(serde_json::json!({
+        "xlsx_path": "input.xlsx", "mode": "standard", "format": "json",
+        "out_name": "ours.json", "on_conflict": "overwrite",
+    })) {
+        Ok(req) => req,
+        Err(e) => {
+            eprintln!("bad request: {e}");
+            std::process::exit(1);
+        }
+    };
+    let env = keiri_xlsx::PatchEnv::new(keiri_fs::PathPolicy::new([dir]));
+    let baseline = common::vm_kb("VmRSS:");
+    let start = std::time::Instant::now();
+    let res = keiri_xlsx::workbook_extract(&req, &env);
+    let seconds = start.elapsed().as_secs_f64();
+    match res {
+        Ok(_) => println!(
+            "{}",
+            serde_json::json!({"seconds": seconds, "peak_kb": common::vm_kb("VmHWM:"), "baseline_kb": baseline})
+        ),
+        Err(e) => {
+            eprintln!("extract failed: {e}");
+            std::process::exit(1);
+        }
+    }
+}
+
 fn run() -> Result<(), String> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let input = dir.path().join("input.xlsx");
@@ -68,14 +103,51 @@ fn run() -> Result<(), String> {
         workbook.len()
     );
 
+    let python = common::python_with("bench-venv-exstruct", &["exstruct"]);
+    if python.is_none() {
+        println!("ExStruct: skipped (python3 with venv/pip is not available)");
+    }
+    let benches = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches");
+
+    println!("-- extract (standard mode, JSON)");
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let ours = samples(
+        RUNS,
+        || {
+            let mut c = Command::new(&exe);
+            c.arg("--child-extract").arg(dir.path());
+            c
+        },
+        "keiri-xlsx extract",
+    )?;
+    let (ours_t, ours_m, _) = report("keiri-xlsx", &ours);
+    if let Some(python) = &python {
+        let theirs = samples(
+            RUNS,
+            || {
+                let mut c = Command::new(python);
+                c.arg(benches.join("exstruct_extract.py"))
+                    .arg(&input)
+                    .arg(dir.path().join("exstruct.json"));
+                c
+            },
+            "ExStruct extract",
+        )?;
+        let (t, m, _) = report("ExStruct  ", &theirs);
+        println!(
+            "ratio: {:.1}× faster, {:.2}× the peak memory",
+            t / ours_t,
+            ours_m / m
+        );
+    }
+
+    println!("-- {OPS} styling ops (load + apply + save)");
     let ours = common::ours(RUNS, dir.path(), &ops_path)?;
     let (ours_t, ours_m, _) = report("keiri-xlsx", &ours);
-
-    let Some(python) = common::python_with("bench-venv-exstruct", &["exstruct"]) else {
-        println!("ExStruct: skipped (python3 with venv/pip is not available)");
+    let Some(python) = python else {
         return Ok(());
     };
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/exstruct_patch.py");
+    let script = benches.join("exstruct_patch.py");
     let theirs = samples(
         RUNS,
         || {
