@@ -27,26 +27,29 @@ function req(patch: Partial<Requirement>): Requirement {
   return { id: 'q', type: 'text', label: '質問', description: '', required: true, target: { var: 'q' }, ...patch };
 }
 
-function render(questions: Requirement[], onAnswer = vi.fn()) {
-  act(() =>
-    root.render(
-      <QuestionsPanel
-        lang="ja"
-        questions={questions}
-        known={questions}
-        answers={{}}
-        focusId={null}
-        documents={[]}
-        busy={false}
-        error={null}
-        regenerate={null}
-        onAnswer={onAnswer}
-        onRegenerate={() => {}}
-        onChooseFile={async () => null}
-        nativePicker={false}
-      />,
-    ),
+/** The panel with `questions` open and nothing answered yet. */
+function panel(questions: Requirement[], onAnswer: (requirement: Requirement, value: unknown) => void) {
+  return (
+    <QuestionsPanel
+      lang="ja"
+      questions={questions}
+      known={questions}
+      answers={{}}
+      focusId={null}
+      documents={[]}
+      busy={false}
+      error={null}
+      regenerate={null}
+      onAnswer={onAnswer}
+      onRegenerate={() => {}}
+      onChooseFile={async () => null}
+      nativePicker={false}
+    />
   );
+}
+
+function render(questions: Requirement[], onAnswer = vi.fn()) {
+  act(() => root.render(panel(questions, onAnswer)));
   return onAnswer;
 }
 
@@ -132,23 +135,7 @@ describe('QuestionsPanel', () => {
       useLayoutEffect(() => {
         seen.push(host.querySelector<HTMLInputElement | HTMLSelectElement>('[data-testid="question-input"]')?.value ?? '');
       });
-      return (
-        <QuestionsPanel
-          lang="ja"
-          questions={questions}
-          known={questions}
-          answers={{}}
-          focusId={null}
-          documents={[]}
-          busy={false}
-          error={null}
-          regenerate={null}
-          onAnswer={() => {}}
-          onRegenerate={() => {}}
-          onChooseFile={async () => null}
-          nativePicker={false}
-        />
-      );
+      return panel(questions, () => {});
     }
     const first = req({ id: 'vendor', type: 'enum', options: ['取引先名', '金額'] });
     const second = req({ id: 'amount', type: 'enum', options: ['取引先名', '金額'], default: '金額' });
