@@ -181,7 +181,8 @@ describe('SettingsDialog', () => {
     open();
     fireEvent.change(await screen.findByTestId('settings-api-key'), { target: { value: KEY } });
     fireEvent.click(screen.getByTestId('settings-save'));
-    expect((await screen.findByTestId('settings-status')).textContent).toContain('このセッションだけ使って保存');
+    // The status shows 保存中… first; the offer comes with the server's answer.
+    await waitFor(() => expect(screen.getByTestId('settings-status').textContent).toContain('このセッションだけ使って保存'));
     fireEvent.click(await screen.findByTestId('settings-keep-for-session'));
     expect((await screen.findByTestId('settings-api-key-saved')).textContent).toBe('このセッションのみ');
     const saves = calls.filter((c) => c.fn === 'settings_save');
