@@ -261,7 +261,7 @@ pub(crate) fn check_extension(xlsx_path: &str) -> Result<(), Error> {
             path: xlsx_path.to_string(),
         }),
         other => Err(Error::InvalidRequest(format!(
-            "xlsx_path {xlsx_path:?} has {}; only .xlsx and .xlsm workbooks can be patched",
+            "xlsx_path {xlsx_path:?} has {}; only .xlsx and .xlsm workbooks can be read",
             other.map_or("no extension".to_string(), |e| format!(
                 "the extension .{e}"
             ))
@@ -276,6 +276,21 @@ pub(crate) fn open_for_reading(
     policy: &keiri_fs::PathPolicy,
 ) -> Result<(PathBuf, Book), Error> {
     check_extension(xlsx_path)?;
+    let input = resolve_input(xlsx_path, policy)?;
+    let bytes: std::sync::Arc<[u8]> = std::fs::read(&input)
+        .map_err(io_error("reading", &input))?
+        .into();
+    let display = input.display().to_string();
+    let book = Book::open(Package::open(&display, bytes)?)?;
+    Ok((input, book))
+}
+
+/// The workbook a request names, inside the policy's roots: an existing file of at most
+/// [`MAX_INPUT_BYTES`] (the extension is [`check_extension`]'s).
+pub(crate) fn resolve_input(
+    xlsx_path: &str,
+    policy: &keiri_fs::PathPolicy,
+) -> Result<PathBuf, Error> {
     let input = policy.resolve_existing(xlsx_path)?;
     let meta = std::fs::metadata(&input).map_err(io_error("reading", &input))?;
     if !meta.is_file() {
@@ -290,12 +305,20 @@ pub(crate) fn open_for_reading(
             input.display()
         )));
     }
-    let bytes: std::sync::Arc<[u8]> = std::fs::read(&input)
-        .map_err(io_error("reading", &input))?
-        .into();
-    let display = input.display().to_string();
-    let book = Book::open(Package::open(&display, bytes)?)?;
-    Ok((input, book))
+    Ok(input)
+}
+
+/// A file name's stem and its extension with the dot (`""` when it has none).
+pub(crate) fn stem_and_suffix(name: &Path) -> (String, String) {
+    let stem = name
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let suffix = name
+        .extension()
+        .map(|e| format!(".{}", e.to_string_lossy()))
+        .unwrap_or_default();
+    (stem, suffix)
 }
 
 fn extension_of(path: &str) -> Option<String> {
@@ -308,14 +331,7 @@ fn extension_of(path: &str) -> Option<String> {
 /// extension added when it has none) or `{stem}_patched{suffix}`. Public so a caller can tell
 /// beforehand which file a patch will replace.
 pub fn output_name(input: &Path, out_name: Option<&str>) -> Result<String, Error> {
-    let stem = input
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let suffix = input
-        .extension()
-        .map(|e| format!(".{}", e.to_string_lossy()))
-        .unwrap_or_default();
+    let (stem, suffix) = stem_and_suffix(input);
     let Some(name) = out_name else {
         return Ok(format!("{stem}_patched{suffix}"));
     };
@@ -345,7 +361,10 @@ fn first_free(dir: &Path, stem: &str, ext: &str) -> PathBuf {
         .unwrap_or_else(|| dir.join(format!("{stem}_10000{ext}")))
 }
 
-fn io_error<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> Error + 'a {
+pub(crate) fn io_error<'a>(
+    action: &'static str,
+    path: &'a Path,
+) -> impl FnOnce(std::io::Error) -> Error + 'a {
     move |source| Error::Io {
         action,
         path: path.to_path_buf(),
@@ -359,20 +378,7 @@ pub fn patch(req: &PatchRequest, env: &PatchEnv) -> Result<PatchResponse, Error>
     let resolved = req.with_default_sheet().map_err(Error::InvalidRequest)?;
     let req: &PatchRequest = &resolved;
     let planned = plan(&req.ops)?;
-    let input = env.policy.resolve_existing(&req.xlsx_path)?;
-    let meta = std::fs::metadata(&input).map_err(io_error("reading", &input))?;
-    if !meta.is_file() {
-        return Err(Error::InvalidRequest(format!(
-            "xlsx_path {} is not a file",
-            input.display()
-        )));
-    }
-    if meta.len() > MAX_INPUT_BYTES {
-        return Err(Error::InvalidRequest(format!(
-            "{} is larger than {MAX_INPUT_BYTES} bytes",
-            input.display()
-        )));
-    }
+    let input = resolve_input(&req.xlsx_path, &env.policy)?;
 
     // Where the result goes.
     let name = output_name(&input, req.out_name.as_deref())?;
@@ -393,14 +399,7 @@ pub fn patch(req: &PatchRequest, env: &PatchEnv) -> Result<PatchResponse, Error>
         .or(env.on_conflict_default)
         .unwrap_or(OnConflict::FALLBACK);
     let exists = target.symlink_metadata().is_ok();
-    let stem = Path::new(&name)
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let ext = Path::new(&name)
-        .extension()
-        .map(|e| format!(".{}", e.to_string_lossy()))
-        .unwrap_or_default();
+    let (stem, ext) = stem_and_suffix(Path::new(&name));
     let mut warnings = Vec::new();
     if req.ops.len() > SOFT_MAX_OPS {
         warnings.push(format!(

@@ -32,6 +32,7 @@ use crate::contract::OnConflict;
 use crate::error::Error;
 use crate::package::{self, Package};
 use crate::patch::PatchEnv;
+use crate::patch::{check_extension, io_error, resolve_input, stem_and_suffix};
 use crate::sheet::{Cached, Content};
 use crate::xml;
 
@@ -40,9 +41,6 @@ use model::{CellRow, MergedCells, PrintArea, SheetData};
 
 /// Cells read from one workbook unless `options.max_cells` says otherwise.
 pub const DEFAULT_MAX_CELLS: u64 = 1_000_000;
-/// Largest workbook file read.
-const MAX_INPUT_BYTES: u64 = 2 << 30;
-
 /// How much detail an extraction gives.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -746,40 +744,11 @@ pub fn extract(req: &ExtractRequest, env: &PatchEnv) -> Result<ExtractResponse, 
             ));
         }
     };
-    let extension = Path::new(&req.xlsx_path)
-        .extension()
-        .map(|e| e.to_string_lossy().to_lowercase());
-    match extension.as_deref() {
-        Some("xlsx" | "xlsm") => {}
-        Some("xls") => {
-            return Err(Error::LegacyXls {
-                path: req.xlsx_path.clone(),
-            });
-        }
-        _ => {
-            return Err(Error::InvalidRequest(format!(
-                "xlsx_path {:?} is not an .xlsx or .xlsm workbook",
-                req.xlsx_path
-            )));
-        }
-    }
-    let input = env.policy.resolve_existing(&req.xlsx_path)?;
-    let io = |action: &'static str, path: &Path| {
-        let path = path.to_path_buf();
-        move |source| Error::Io {
-            action,
-            path,
-            source,
-        }
-    };
-    let meta = std::fs::metadata(&input).map_err(io("reading", &input))?;
-    if !meta.is_file() || meta.len() > MAX_INPUT_BYTES {
-        return Err(Error::InvalidRequest(format!(
-            "xlsx_path {} is not a file of at most {MAX_INPUT_BYTES} bytes",
-            input.display()
-        )));
-    }
-    let bytes: Arc<[u8]> = std::fs::read(&input).map_err(io("reading", &input))?.into();
+    check_extension(&req.xlsx_path)?;
+    let input = resolve_input(&req.xlsx_path, &env.policy)?;
+    let bytes: Arc<[u8]> = std::fs::read(&input)
+        .map_err(io_error("reading", &input))?
+        .into();
     let mut warnings: Vec<String> = req
         .options
         .other
@@ -815,7 +784,7 @@ pub fn extract(req: &ExtractRequest, env: &PatchEnv) -> Result<ExtractResponse, 
         Some(d) => env.policy.resolve_new(d)?,
         None => input.parent().map(Path::to_path_buf).unwrap_or_default(),
     };
-    std::fs::create_dir_all(&dir).map_err(io("creating", &dir))?;
+    std::fs::create_dir_all(&dir).map_err(io_error("creating", &dir))?;
     let target = dir.join(&name);
     env.policy.check(&target)?;
     let conflict = req
@@ -846,14 +815,7 @@ pub fn extract(req: &ExtractRequest, env: &PatchEnv) -> Result<ExtractResponse, 
             target
         }
         OnConflict::Rename => {
-            let stem = Path::new(&name)
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let ext = Path::new(&name)
-                .extension()
-                .map(|e| format!(".{}", e.to_string_lossy()))
-                .unwrap_or_default();
+            let (stem, ext) = stem_and_suffix(Path::new(&name));
             let path = keiri_fs::write_unique(&dir, &stem, &ext, 1, text.as_bytes())?;
             if path != target {
                 let shown = path
