@@ -365,3 +365,28 @@ fn source_and_config_files_are_read_and_measured_as_text() {
         "{v}"
     );
 }
+
+#[test]
+fn metrics_of_a_50_mb_log_give_its_size_and_line_count() {
+    // Ten times the section cap: measured by streaming, never FILE_TOO_LARGE.
+    let ws = tempfile::tempdir().unwrap();
+    let line = "2026-11-27T02:00:00Z INFO 請求書 INV-0000001 を処理しました\n";
+    let lines = 50 * 1024 * 1024 / line.len() + 1;
+    let text = line.repeat(lines);
+    put(ws.path(), "app.log", text.as_bytes());
+    let out = keiri(ws.path())
+        .args(["extract", "--metrics-only", "app.log"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let file = &v["files"][0];
+    assert_eq!(file["size_bytes"], text.len() as u64, "{v}");
+    assert!(text.len() > 50 * 1024 * 1024);
+    assert_eq!(file["lines"], lines as u64, "{v}");
+    assert_eq!(file["encoding"], "UTF-8");
+}
