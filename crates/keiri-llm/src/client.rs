@@ -1,4 +1,5 @@
-//! [`Llm`]: chat calls with timeouts, retries and cancellation, over any [`Provider`].
+//! [`Llm`]: chat and embeddings calls with timeouts, retries and cancellation, over any
+//! [`Provider`].
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -8,14 +9,15 @@ use chrono::{DateTime, Utc};
 use tokio_util::sync::CancellationToken;
 
 use crate::Error;
-use crate::chat::{ChatRequest, ChatResponse};
+use crate::chat::{ChatRequest, ChatResponse, Usage};
 use crate::config::{Env, LlmConfig, ProviderKind};
+use crate::embed::{Embeddings, wire_inputs};
 use crate::log::{Event, EventLog};
 use crate::provider::{OpenAiProvider, Provider, ProviderError, Settings};
 use crate::redact::Redactor;
 use crate::retry::RetryPolicy;
 use crate::structured::Strategy;
-use crate::time::{Clock, Jitter, RandomJitter, SystemClock};
+use crate::time::{BoxFuture, Clock, Jitter, RandomJitter, SystemClock};
 
 /// Per-call options: cancellation, the stage name for the log, and the log.
 #[derive(Debug, Clone, Default)]
@@ -196,6 +198,30 @@ impl Llm {
         request: &ChatRequest,
         options: &CallOptions,
     ) -> Result<ChatResponse, Error> {
+        self.retried(options, || self.provider.send(request, &self.settings))
+            .await
+    }
+
+    /// The embeddings of `texts` (one vector per text, in order) from the configured model,
+    /// with the same timeout, retries, cancellation and log as [`Llm::chat`]. Texts are cut
+    /// to [`crate::MAX_EMBED_TEXT_CHARS`] and blanks sent as one space, as the API requires;
+    /// the caller batches (one call is one request).
+    pub async fn embed(
+        &self,
+        texts: &[String],
+        options: &CallOptions,
+    ) -> Result<Embeddings, Error> {
+        let inputs = wire_inputs(texts);
+        self.retried(options, || self.provider.embed(&inputs, &self.settings))
+            .await
+    }
+
+    /// Runs `send` until it succeeds, fails for good, runs out of attempts or is cancelled.
+    async fn retried<'a, T: Answer>(
+        &'a self,
+        options: &CallOptions,
+        send: impl Fn() -> BoxFuture<'a, Result<T, ProviderError>>,
+    ) -> Result<T, Error> {
         let started = self.clock.monotonic();
         let max_attempts = self.retry.max_retries.saturating_add(1);
         let mut attempt = 0;
@@ -210,20 +236,22 @@ impl Llm {
                 () = options.cancel.cancelled() => {
                     return Err(self.log_cancelled(options, attempt));
                 }
-                r = tokio::time::timeout(self.timeout, self.provider.send(request, &self.settings)) => r,
+                r = tokio::time::timeout(self.timeout, send()) => r,
             };
             let took = self.clock.monotonic().saturating_sub(attempt_started);
             let failure = match outcome {
                 Ok(Ok(mut response)) => {
-                    response.attempts = attempt;
-                    response.duration_ms = millis(self.clock.monotonic().saturating_sub(started));
+                    response.finish(
+                        attempt,
+                        millis(self.clock.monotonic().saturating_sub(started)),
+                    );
                     if let Some(log) = &options.log {
                         log.record_lossy(
                             self.event(options, "llm.attempt")
                                 .ok()
                                 .attempt(attempt)
                                 .duration(took)
-                                .usage(response.usage),
+                                .usage(response.usage()),
                         );
                     }
                     return Ok(response);
@@ -277,6 +305,34 @@ impl Llm {
             );
         }
         err
+    }
+}
+
+/// What a successful attempt tells the retry loop, and how it is told its totals.
+trait Answer {
+    fn usage(&self) -> Usage;
+    fn finish(&mut self, attempts: u32, duration_ms: u64);
+}
+
+impl Answer for ChatResponse {
+    fn usage(&self) -> Usage {
+        self.usage
+    }
+
+    fn finish(&mut self, attempts: u32, duration_ms: u64) {
+        self.attempts = attempts;
+        self.duration_ms = duration_ms;
+    }
+}
+
+impl Answer for Embeddings {
+    fn usage(&self) -> Usage {
+        self.usage
+    }
+
+    fn finish(&mut self, attempts: u32, duration_ms: u64) {
+        self.attempts = attempts;
+        self.duration_ms = duration_ms;
     }
 }
 

@@ -81,8 +81,9 @@ pub enum Error {
         /// The provider's `error.param`, when it sent one.
         param: Option<String>,
     },
-    /// The response is not a chat completion (not JSON, no choices, too large).
-    #[error("the LLM provider's response is not a usable chat completion: {reason}")]
+    /// The response is not a usable answer (not JSON, no choices, too large, vectors
+    /// missing).
+    #[error("the LLM provider's response is not usable: {reason}")]
     ResponseInvalid { reason: String },
     /// The model declined to answer.
     #[error("the model refused: {message}")]

@@ -9,6 +9,9 @@
 //! * [`Llm::chat`]: one chat completion, with tools and tool calls for agent round trips;
 //!   per-attempt timeout, retries with backoff on 429/5xx/connection errors honouring
 //!   `Retry-After`, cancellation through a [`CancellationToken`], token usage per call.
+//! * [`Llm::embed`]: embeddings (OpenAI, Azure OpenAI, compatible servers) with the same
+//!   retries, timeout, cancellation, redaction and log as a chat call; keiri-search's
+//!   OpenAI embedder is built on it.
 //! * [`Llm::structured`]: typed JSON output — JSON Schema `response_format` (strict), then
 //!   function calling, then free-form JSON extraction, with the strategy used recorded and the
 //!   output validated against the schema ([`schema`]).
@@ -44,6 +47,7 @@
 mod chat;
 mod client;
 pub mod config;
+mod embed;
 mod error;
 pub mod extract;
 mod log;
@@ -66,6 +70,7 @@ pub use config::{
     ApiKey, DEFAULT_MODEL, Env, LlmConfig, ProviderConfig, ProviderKind, StatusProblem,
     StatusRequest, StatusResponse, status, status_for_workspace,
 };
+pub use embed::{Embeddings, MAX_EMBED_TEXT_CHARS};
 pub use error::Error;
 pub use log::{AGENT_LOG, Event, EventLog, RUNS_DIR, check_run_id, new_run_id};
 pub use provider::{OpenAiProvider, Provider, ProviderError, Settings};

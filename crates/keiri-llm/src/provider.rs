@@ -23,13 +23,14 @@ use async_openai::error::OpenAIError;
 use async_openai::middleware::HttpRequestFactory;
 use async_openai::types::chat as wire;
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::Error;
 use crate::chat::{
     ChatRequest, ChatResponse, FinishReason, Message, ResponseFormat, ToolCall, ToolChoice, Usage,
 };
 use crate::config::{ProviderConfig, ProviderKind};
+use crate::embed::{Embeddings, parse_embeddings};
 use crate::redact::Redactor;
 use crate::retry::RetryAfter;
 use crate::time::BoxFuture;
@@ -67,13 +68,13 @@ pub enum ProviderError {
     },
     /// No answer: DNS, connect, TLS or a dropped connection.
     Connection { message: String },
-    /// An answer that is not a usable chat completion.
+    /// An answer that is not a usable chat completion or embeddings response.
     InvalidResponse { message: String },
     /// The request could not be built or sent as given.
     Request { message: String },
 }
 
-/// Sends one chat completion request, once.
+/// Sends one request (a chat completion or an embeddings request), once.
 pub trait Provider: Send + Sync + fmt::Debug {
     fn kind(&self) -> ProviderKind;
 
@@ -83,6 +84,21 @@ pub trait Provider: Send + Sync + fmt::Debug {
         request: &'a ChatRequest,
         settings: &'a Settings,
     ) -> BoxFuture<'a, Result<ChatResponse, ProviderError>>;
+
+    /// One embeddings attempt for `inputs` (already in wire form: cut, no blanks); no
+    /// retries, no timeout. A provider without embeddings refuses the request.
+    fn embed<'a>(
+        &'a self,
+        inputs: &'a [String],
+        settings: &'a Settings,
+    ) -> BoxFuture<'a, Result<Embeddings, ProviderError>> {
+        let _ = (inputs, settings);
+        Box::pin(async {
+            Err(ProviderError::Request {
+                message: "this provider does not serve embeddings".into(),
+            })
+        })
+    }
 }
 
 /// OpenAI, Azure OpenAI and OpenAI-compatible servers through async-openai.
@@ -173,6 +189,29 @@ impl OpenAiProvider {
         })
     }
 
+    async fn embed_once(
+        &self,
+        inputs: &[String],
+        settings: &Settings,
+    ) -> Result<Embeddings, ProviderError> {
+        // Azure's deployment decides the model; the body must not name one.
+        let body = match self.kind {
+            ProviderKind::Azure => json!({"input": inputs, "encoding_format": "float"}),
+            ProviderKind::Openai | ProviderKind::OpenaiCompatible => {
+                json!({"model": settings.model, "input": inputs, "encoding_format": "float"})
+            }
+        };
+        let value: Value = self
+            .client
+            .embeddings()
+            .create_byot(&body)
+            .await
+            .map_err(|e| self.map_error(e))?;
+        parse_embeddings(value, inputs.len()).map_err(|message| ProviderError::InvalidResponse {
+            message: self.redactor.redact(&message),
+        })
+    }
+
     fn map_error(&self, err: OpenAIError) -> ProviderError {
         let redact = |s: &str| shorten(&self.redactor.redact(s));
         match err {
@@ -233,6 +272,14 @@ impl Provider for OpenAiProvider {
         settings: &'a Settings,
     ) -> BoxFuture<'a, Result<ChatResponse, ProviderError>> {
         Box::pin(self.send_once(request, settings))
+    }
+
+    fn embed<'a>(
+        &'a self,
+        inputs: &'a [String],
+        settings: &'a Settings,
+    ) -> BoxFuture<'a, Result<Embeddings, ProviderError>> {
+        Box::pin(self.embed_once(inputs, settings))
     }
 }
 

@@ -1,7 +1,7 @@
 //! Test support (feature `testkit`): a fake OpenAI-compatible server and a test clock.
 //!
-//! [`FakeServer`] listens on `127.0.0.1:0` (axum) and answers `POST /v1/chat/completions` and
-//! the Azure path `POST /openai/deployments/{deployment}/chat/completions` with scripted
+//! [`FakeServer`] listens on `127.0.0.1:0` (axum) and answers `POST /v1/chat/completions`,
+//! `POST /v1/embeddings` and their Azure paths `POST /openai/deployments/{deployment}/…` with scripted
 //! [`Reply`]s, in order: JSON bodies, any status code (429 with `Retry-After`, 5xx, 400),
 //! delays for timeout tests, and tool calls. It records every request (method, path, query,
 //! headers, JSON body) so tests assert on what was sent. Other paths get a 404, recorded too.
@@ -87,6 +87,22 @@ impl Reply {
             delay: Duration::ZERO,
             when: None,
         }
+    }
+
+    /// 200 with an embeddings response: one item per vector with its `index`, usage
+    /// `prompt_tokens` 3 per vector.
+    pub fn embeddings(vectors: &[&[f32]]) -> Reply {
+        let data: Vec<Value> = vectors
+            .iter()
+            .enumerate()
+            .map(|(i, v)| json!({"object": "embedding", "index": i, "embedding": v}))
+            .collect();
+        let tokens = 3 * vectors.len();
+        Reply::raw(
+            200,
+            json!({"object": "list", "data": data, "model": "fake-embedding",
+                   "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}),
+        )
     }
 
     /// `status` with an OpenAI-style error body.
@@ -299,13 +315,17 @@ fn router(state: Arc<ServerState>) -> Router {
         .with_state(state)
 }
 
-fn is_chat_path(path: &str) -> bool {
-    if path == "/v1/chat/completions" || path == "/chat/completions" {
-        return true;
-    }
-    path.strip_prefix("/openai/deployments/")
-        .and_then(|rest| rest.strip_suffix("/chat/completions"))
-        .is_some_and(|d| !d.is_empty() && !d.contains('/'))
+/// A chat completions or embeddings path, for OpenAI (with or without `/v1`) or an Azure
+/// deployment.
+fn is_model_path(path: &str) -> bool {
+    ["/chat/completions", "/embeddings"].iter().any(|endpoint| {
+        path == *endpoint
+            || path.strip_prefix("/v1") == Some(endpoint)
+            || path
+                .strip_prefix("/openai/deployments/")
+                .and_then(|rest| rest.strip_suffix(endpoint))
+                .is_some_and(|d| !d.is_empty() && !d.contains('/'))
+    })
 }
 
 async fn handle(
@@ -332,7 +352,7 @@ async fn handle(
         body: serde_json::from_slice(&body).unwrap_or(Value::Null),
         raw_body: raw_body.clone(),
     };
-    let chat = method == Method::POST && is_chat_path(uri.path());
+    let chat = method == Method::POST && is_model_path(uri.path());
     lock(&state.requests).push(recorded);
     if !chat {
         return reply_response(&Reply::error(

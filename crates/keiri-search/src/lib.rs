@@ -28,8 +28,9 @@
 //! * `tokenizers`: the reference implementation of the model's SentencePiece-unigram
 //!   `tokenizer.json`, so token ids match what the model was trained on.
 //! * `half`: the f16 scales of the 4-bit blocks.
-//! * `reqwest` (blocking, rustls): the OpenAI / Azure embeddings endpoint without an async
-//!   runtime in this crate.
+//! * `keiri-llm`: the OpenAI / Azure embeddings endpoint, so an embeddings request has the
+//!   same client, retries, timeout, redaction and typed errors as every other model call;
+//!   `tokio` only runs that call on a thread of its own behind the blocking [`Embedder`].
 //! * `sha2`: cache keys; `dirs`: the user cache directory; `keiri-fs`: atomic cache writes.
 //! * `unicode-normalization`: NFKC, so full-width and half-width forms match.
 

@@ -1,13 +1,15 @@
-//! The OpenAI / Azure OpenAI embeddings endpoint (`POST …/embeddings`).
+//! The OpenAI / Azure OpenAI embeddings endpoint (`POST …/embeddings`), through keiri-llm.
 //!
-//! Requests run on a short-lived thread of their own with reqwest's blocking client, so the
-//! embedder can be called from plain code and from inside an async runtime (`keiri serve`)
-//! alike; calling a blocking client on a runtime thread would panic.
+//! keiri-llm sends the requests ([`keiri_llm::Llm::embed`]): the same HTTP client, retries
+//! with backoff, per-attempt timeout, redaction of keys in messages and typed errors as every
+//! other model call. This module turns an [`OpenAiEndpoint`] into keiri-llm's provider
+//! configuration, batches the texts and normalises the vectors. [`Embedder`] is a plain
+//! (blocking) trait, so each call runs on a short-lived thread with a runtime of its own: it
+//! can be called from plain code and from inside an async runtime (`keiri serve`) alike.
 
 use std::time::Duration;
 
-use serde::Deserialize;
-use serde_json::json;
+use keiri_llm::{ApiKey, CallOptions, Llm, LlmConfig, ProviderConfig, RetryPolicy};
 
 use super::{EmbedKind, Embedder, l2_normalize};
 use crate::error::Error;
@@ -17,9 +19,6 @@ pub const DEFAULT_AZURE_API_VERSION: &str = "2024-10-21";
 /// Texts per request: well under the API's 2,048-input limit, and small enough that one
 /// failure costs little.
 const BATCH: usize = 128;
-/// Characters kept per text; the models take 8,191 tokens, which Japanese reaches at about
-/// this many characters.
-const MAX_TEXT_CHARS: usize = 8_000;
 const TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Where to send embedding requests.
@@ -70,54 +69,25 @@ impl std::fmt::Debug for OpenAiEndpoint {
 /// Embeddings from OpenAI or Azure OpenAI.
 #[derive(Debug)]
 pub struct OpenAiEmbedder {
-    endpoint: OpenAiEndpoint,
+    /// The model client, or why it could not be built (reported by every call).
+    llm: Result<Llm, String>,
     name: String,
-}
-
-#[derive(Deserialize)]
-struct Response {
-    data: Vec<Item>,
-}
-
-#[derive(Deserialize)]
-struct Item {
-    embedding: Vec<f32>,
-    #[serde(default)]
-    index: Option<usize>,
 }
 
 impl OpenAiEmbedder {
     pub fn new(endpoint: OpenAiEndpoint) -> OpenAiEmbedder {
-        let name = match &endpoint {
-            OpenAiEndpoint::OpenAi { model, .. } => format!("openai:{model}"),
-            OpenAiEndpoint::Azure { deployment, .. } => format!("azure:{deployment}"),
-        };
-        OpenAiEmbedder { endpoint, name }
-    }
-
-    fn request(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, Error> {
-        let inputs: Vec<String> = texts
-            .iter()
-            // The API rejects empty strings.
-            .map(|t| {
-                let t: String = t.chars().take(MAX_TEXT_CHARS).collect();
-                if t.trim().is_empty() {
-                    " ".to_string()
-                } else {
-                    t
-                }
-            })
-            .collect();
-        let (url, header, value, body) = match &self.endpoint {
+        let (name, provider, model) = match endpoint {
             OpenAiEndpoint::OpenAi {
                 base_url,
                 api_key,
                 model,
             } => (
-                format!("{}/embeddings", base_url.trim_end_matches('/')),
-                "Authorization",
-                format!("Bearer {api_key}"),
-                json!({"model": model, "input": inputs, "encoding_format": "float"}),
+                format!("openai:{model}"),
+                ProviderConfig::Openai {
+                    api_key: ApiKey::new(api_key),
+                    base_url: base_url.trim_end_matches('/').to_string(),
+                },
+                model,
             ),
             OpenAiEndpoint::Azure {
                 endpoint,
@@ -125,68 +95,51 @@ impl OpenAiEmbedder {
                 api_version,
                 api_key,
             } => (
-                format!(
-                    "{}/openai/deployments/{deployment}/embeddings?api-version={api_version}",
-                    endpoint.trim_end_matches('/')
-                ),
-                "api-key",
-                api_key.clone(),
-                json!({"input": inputs, "encoding_format": "float"}),
+                format!("azure:{deployment}"),
+                ProviderConfig::Azure {
+                    api_key: ApiKey::new(api_key),
+                    endpoint: endpoint.trim_end_matches('/').to_string(),
+                    deployment: deployment.clone(),
+                    api_version,
+                },
+                deployment,
             ),
         };
-        let send = move || -> Result<Response, Error> {
-            let client = reqwest::blocking::Client::builder()
-                .timeout(TIMEOUT)
-                .build()
-                .map_err(|e| Error::Http(format!("building the HTTP client: {e}")))?;
-            let response = client
-                .post(&url)
-                .header(header, value)
-                .json(&body)
-                .send()
-                .map_err(|e| Error::Http(format!("POST {url}: {e}")))?;
-            let status = response.status();
-            let text = response
-                .text()
-                .map_err(|e| Error::Http(format!("reading the response: {e}")))?;
-            if !status.is_success() {
-                let excerpt: String = text.chars().take(300).collect();
-                return Err(Error::Http(format!("POST {url}: HTTP {status}: {excerpt}")));
-            }
-            serde_json::from_str(&text)
-                .map_err(|e| Error::Http(format!("unexpected response: {e}")))
+        let config = LlmConfig {
+            provider,
+            model,
+            temperature: 0.0,
+            timeout: TIMEOUT,
+            retry: RetryPolicy::default(),
         };
-        let response = std::thread::scope(|s| s.spawn(send).join())
+        OpenAiEmbedder {
+            llm: Llm::new(&config).map_err(|e| e.to_string()),
+            name,
+        }
+    }
+
+    /// The same embedder with another retry policy (tests use none, to fail fast).
+    pub fn with_retry(mut self, retry: RetryPolicy) -> OpenAiEmbedder {
+        self.llm = self.llm.map(|llm| llm.with_retry(retry));
+        self
+    }
+
+    fn request(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, Error> {
+        let llm = self.llm.as_ref().map_err(|e| Error::Http(e.clone()))?;
+        let call = || -> Result<Vec<Vec<f32>>, Error> {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| Error::Http(format!("starting the request runtime: {e}")))?;
+            let embeddings = runtime
+                .block_on(llm.embed(texts, &CallOptions::new().with_stage("embeddings")))
+                .map_err(|e| Error::Http(e.to_string()))?;
+            Ok(embeddings.vectors)
+        };
+        let mut vectors = std::thread::scope(|s| s.spawn(call).join())
             .map_err(|_| Error::Http("the request thread failed".into()))??;
-        if response.data.len() != texts.len() {
-            return Err(Error::Http(format!(
-                "{} embeddings returned for {} texts",
-                response.data.len(),
-                texts.len()
-            )));
-        }
-        let mut out: Vec<Option<Vec<f32>>> = vec![None; texts.len()];
-        for (position, item) in response.data.into_iter().enumerate() {
-            let index = item.index.unwrap_or(position);
-            let slot = out
-                .get_mut(index)
-                .ok_or_else(|| Error::Http(format!("embedding index {index} out of range")))?;
-            if item.embedding.is_empty() || item.embedding.iter().any(|x| !x.is_finite()) {
-                return Err(Error::Http(format!(
-                    "embedding {index} is empty or not finite"
-                )));
-            }
-            let mut v = item.embedding;
-            l2_normalize(&mut v);
-            *slot = Some(v);
-        }
-        let vectors: Vec<Vec<f32>> = out
-            .into_iter()
-            .enumerate()
-            .map(|(i, v)| v.ok_or_else(|| Error::Http(format!("no embedding for text {i}"))))
-            .collect::<Result<_, _>>()?;
-        if vectors.windows(2).any(|w| w[0].len() != w[1].len()) {
-            return Err(Error::Http("embeddings of different dimensions".into()));
+        for v in &mut vectors {
+            l2_normalize(v);
         }
         Ok(vectors)
     }

@@ -205,7 +205,7 @@ fn check_error(behaviour: Behaviour, expect: &str) {
 fn server_errors_are_typed() {
     check_error(Behaviour::Unauthorized, "401");
     check_error(Behaviour::WrongCount, "1 embeddings returned for 2 texts");
-    check_error(Behaviour::NotJson, "unexpected response");
+    check_error(Behaviour::NotJson, "not JSON");
 }
 
 #[test]
