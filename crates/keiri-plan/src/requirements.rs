@@ -1057,8 +1057,11 @@ fn scalar_text(v: &Value) -> Option<String> {
     }
 }
 
-/// Checks one answer and converts it to the value stored in the plan.
-fn check_answer(r: &Requirement, answer: &Value) -> Result<Value, AnswerProblem> {
+/// Checks one answer and converts it to the value stored in the plan: the one answer checker
+/// every front-end uses (the planner's [`apply_answers`], the API, the CLI's prompts), so an
+/// answer one accepts the others accept too. A text answer may stand for a number, a yes/no
+/// (`はい`/`いいえ`, `yes`/`no`, `する`/`しない`, …), a choice, a list or a table.
+pub fn check_answer(r: &Requirement, answer: &Value) -> Result<Value, AnswerProblem> {
     let value = match r.kind {
         RequirementKind::Text => text_answer(r, answer)?,
         RequirementKind::File => {

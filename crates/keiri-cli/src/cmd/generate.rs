@@ -435,118 +435,36 @@ pub fn question(r: &Requirement, lang: Lang) -> Question {
     }
 }
 
-/// The largest compiled size of a requirement's pattern (it may come from an LLM).
-const PATTERN_SIZE_LIMIT: usize = 1 << 20;
-
-/// Converts and checks an answer the way the planner will (`keiri_plan::apply_answers`), so
-/// a bad answer is asked again instead of failing the next generation. `exists` says
-/// whether a file answer names an existing file.
+/// Converts and checks an answer with the planner's own checker
+/// ([`keiri_api::check_answer`]), so a bad answer is asked again instead of failing the next
+/// generation, and the terminal accepts exactly what the studio and the API accept. `exists`
+/// says whether a file answer names an existing file (the one check only a terminal can make
+/// before the answer is sent).
 pub fn answer_value(
     r: &Requirement,
     raw: &Raw,
     exists: &dyn Fn(&str) -> bool,
 ) -> Result<Value, String> {
-    let value =
-        match (raw, r.kind) {
-            (Raw::Choice(i), _) => r.options.get(*i).cloned().ok_or_else(|| {
+    let answer =
+        match raw {
+            Raw::Choice(i) => r.options.get(*i).cloned().ok_or_else(|| {
                 format!("choice {i} is not one of the {} options", r.options.len())
             })?,
-            (Raw::YesNo(b), _) => Value::Bool(*b),
-            (Raw::Text(text), kind) => {
+            Raw::YesNo(b) => Value::Bool(*b),
+            Raw::Text(text) => {
                 let text = text.trim();
                 if text.is_empty() {
                     return Err("an answer is needed".into());
                 }
-                match kind {
-                    RequirementKind::Number => {
-                        let n = text
-                            .replace([',', '，'], "")
-                            .parse::<f64>()
-                            .ok()
-                            .filter(|n| n.is_finite())
-                            .ok_or("a number is expected")?;
-                        let integral = n.fract() == 0.0 && n.abs() < 9.0e15;
-                        if r.value_type == Some(ValueType::Integer) && !integral {
-                            return Err("an integer is expected".into());
-                        }
-                        if integral {
-                            // Inside i64's exact range (checked above), so the cast is lossless.
-                            Value::from(n as i64)
-                        } else {
-                            serde_json::Number::from_f64(n)
-                                .map(Value::Number)
-                                .ok_or("a number is expected")?
-                        }
-                    }
-                    RequirementKind::Boolean => match text.to_lowercase().as_str() {
-                        "y" | "yes" | "true" | "1" | "はい" => Value::Bool(true),
-                        "n" | "no" | "false" | "0" | "いいえ" => Value::Bool(false),
-                        _ => return Err("yes or no is expected".into()),
-                    },
-                    RequirementKind::File => {
-                        if let Some(accept) = &r.accept {
-                            let lower = text.to_lowercase();
-                            let ok = accept
-                                .split(',')
-                                .map(|e| e.trim().to_lowercase())
-                                .filter(|e| !e.is_empty())
-                                .any(|e| lower.ends_with(&e));
-                            if !ok {
-                                return Err(format!("the file must end with one of {accept}"));
-                            }
-                        }
-                        if !exists(text) {
-                            return Err(format!("{text} is not an existing file"));
-                        }
-                        Value::String(text.to_string())
-                    }
-                    RequirementKind::Table => match serde_json::from_str::<Value>(text) {
-                        Ok(v @ Value::Array(_))
-                            if v.as_array()
-                                .is_some_and(|rows| rows.iter().all(Value::is_object)) =>
-                        {
-                            v
-                        }
-                        _ => return Err("a JSON array of rows (objects) is expected".into()),
-                    },
-                    RequirementKind::Select | RequirementKind::Enum if !r.options.is_empty() => r
-                        .options
-                        .iter()
-                        .find(|o| plain(o) == text)
-                        .cloned()
-                        .ok_or_else(|| {
-                            let list: Vec<String> = r.options.iter().map(plain).collect();
-                            format!("choose one of {}", list.join(", "))
-                        })?,
-                    _ => match r.value_type {
-                        Some(ValueType::Object) => match serde_json::from_str::<Value>(text) {
-                            Ok(v @ Value::Object(_)) => v,
-                            _ => return Err("a JSON object is expected".into()),
-                        },
-                        Some(ValueType::Array) => match serde_json::from_str::<Value>(text) {
-                            Ok(v @ Value::Array(_)) => v,
-                            _ => Value::Array(
-                                text.split([',', '、', '，'])
-                                    .map(str::trim)
-                                    .filter(|p| !p.is_empty())
-                                    .map(Value::from)
-                                    .collect(),
-                            ),
-                        },
-                        _ => Value::String(text.to_string()),
-                    },
-                }
+                Value::String(text.to_string())
             }
         };
-    if let Some(pattern) = r.validation.as_ref().and_then(|v| v.regex.as_deref()) {
-        let re = regex::RegexBuilder::new(pattern)
-            .size_limit(PATTERN_SIZE_LIMIT)
-            .build()
-            .map_err(|e| format!("the check {pattern:?} is invalid: {e}"))?;
-        let text = plain(&value);
-        if !re.is_match(&text) {
-            return Err(format!("{text:?} does not match {pattern}"));
-        }
+    let value = keiri_api::check_answer(r, &answer).map_err(|p| p.message)?;
+    if r.kind == RequirementKind::File
+        && let Some(path) = value.as_str()
+        && !exists(path)
+    {
+        return Err(format!("{path} is not an existing file"));
     }
     Ok(value)
 }
@@ -695,6 +613,9 @@ mod tests {
         );
         check(json!({"type": "boolean"}), text("いいえ"), Ok(json!(false)));
         check(json!({"type": "boolean"}), text("maybe"), Err("yes or no"));
+        // The planner's own words: what the studio accepts, the terminal accepts.
+        check(json!({"type": "boolean"}), text("する"), Ok(json!(true)));
+        check(json!({"type": "boolean"}), text("しない"), Ok(json!(false)));
         let select = json!({"type": "select", "options": ["cp932", "utf-8"]});
         check(select.clone(), Raw::Choice(1), Ok(json!("utf-8")));
         check(select.clone(), Raw::Choice(5), Err("not one of"));
