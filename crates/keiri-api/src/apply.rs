@@ -105,10 +105,6 @@ pub(crate) fn applied_writes(run_dir: &Path) -> Vec<AppliedWrite> {
     out
 }
 
-fn fs_error(e: &keiri_fs::Error) -> ApiError {
-    ApiError::new(ErrorCode::from_lower(e.code()), e.to_string())
-}
-
 fn io_error(action: &str, path: &Path, e: &std::io::Error) -> ApiError {
     ApiError::new(
         ErrorCode::IoError,
@@ -184,15 +180,12 @@ pub fn run_apply(ctx: &Context, req: RunApplyRequest) -> Result<RunApplyResponse
             format!("node {} of this run is already applied", req.node),
         ));
     }
-    let target = ctx
-        .path_policy()
-        .resolve_new(&rel.to_string_lossy())
-        .map_err(|e| fs_error(&e))?;
+    let target = ctx.path_policy().resolve_new(&rel.to_string_lossy())?;
     let bytes = std::fs::read(&out).map_err(|e| io_error("reading", &out, &e))?;
     if let Some(parent) = target.parent() {
         std::fs::create_dir_all(parent).map_err(|e| io_error("creating", parent, &e))?;
     }
-    let lock = keiri_fs::lock(&target).map_err(|e| fs_error(&e))?;
+    let lock = keiri_fs::lock(&target)?;
     let before = match std::fs::read(&target) {
         Ok(b) => Some(b),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -204,7 +197,7 @@ pub fn run_apply(ctx: &Context, req: RunApplyRequest) -> Result<RunApplyResponse
         std::fs::create_dir_all(dir).map_err(|e| io_error("creating", dir, &e))?;
     }
     if let Some(before) = &before {
-        keiri_fs::write_atomic(&backup, before).map_err(|e| fs_error(&e))?;
+        keiri_fs::write_atomic(&backup, before)?;
     }
     let applied = Applied {
         to: shown(ctx, &target),
@@ -214,7 +207,7 @@ pub fn run_apply(ctx: &Context, req: RunApplyRequest) -> Result<RunApplyResponse
     };
     let record_json = serde_json::to_vec_pretty(&applied)
         .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
-    keiri_fs::write_atomic(&record, &record_json).map_err(|e| fs_error(&e))?;
+    keiri_fs::write_atomic(&record, &record_json)?;
     let written = match &before {
         Some(before) => lock.write_if_unchanged(before, &bytes),
         None => lock.write_new(&bytes),
@@ -222,7 +215,7 @@ pub fn run_apply(ctx: &Context, req: RunApplyRequest) -> Result<RunApplyResponse
     if let Err(e) = written {
         let _ = std::fs::remove_file(&record);
         let _ = std::fs::remove_file(&backup);
-        return Err(fs_error(&e));
+        return Err(e.into());
     }
     Ok(RunApplyResponse {
         node: req.node,
@@ -248,12 +241,9 @@ pub fn run_undo_apply(
     })?;
     let applied: Applied = serde_json::from_slice(&text)
         .map_err(|e| ApiError::new(ErrorCode::RunStateInvalid, e.to_string()))?;
-    let target = ctx
-        .path_policy()
-        .resolve_existing(&applied.to)
-        .map_err(|e| fs_error(&e))?;
+    let target = ctx.path_policy().resolve_existing(&applied.to)?;
     let ours = std::fs::read(&out).map_err(|e| io_error("reading", &out, &e))?;
-    let lock = keiri_fs::lock(&target).map_err(|e| fs_error(&e))?;
+    let lock = keiri_fs::lock(&target)?;
     let current = std::fs::read(&target).map_err(|e| io_error("reading", &target, &e))?;
     if current != ours {
         return Err(ApiError::new(
@@ -266,8 +256,7 @@ pub fn run_undo_apply(
     }
     if applied.existed {
         let earlier = std::fs::read(&backup).map_err(|e| io_error("reading", &backup, &e))?;
-        lock.write_if_unchanged(&current, &earlier)
-            .map_err(|e| fs_error(&e))?;
+        lock.write_if_unchanged(&current, &earlier)?;
     } else {
         std::fs::remove_file(&target).map_err(|e| io_error("removing", &target, &e))?;
     }

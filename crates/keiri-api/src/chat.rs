@@ -134,23 +134,9 @@ pub struct SkillsListResponse {
     pub issues: Vec<SkillIssue>,
 }
 
-/// Maps an agent error to the API's codes; the agent's own code goes in `details.code`.
+/// An agent error with the API's code; the agent's own code goes in `details.code`.
 fn api_error(e: keiri_agent::Error) -> ApiError {
-    let lower = e.code();
-    let code = match lower {
-        "INVALID_ARGUMENT" => ErrorCode::InvalidRequest,
-        "SESSION_NOT_FOUND" | "CHANGE_NOT_FOUND" | "SKILL_NOT_FOUND" | "NOTHING_TO_UNDO"
-        | "NOT_FOUND" => ErrorCode::NotFound,
-        "CHANGE_CONFLICT" => ErrorCode::ChangeConflict,
-        "PATH_DENIED" => ErrorCode::PathDenied,
-        "IO_ERROR" => ErrorCode::IoError,
-        "WORKBOOK_PATCH_FAILED" => ErrorCode::BackendError,
-        "LLM_NOT_CONFIGURED" | "LLM_CONFIG_INCOMPLETE" => ErrorCode::LlmNotConfigured,
-        "LLM_CANCELLED" => ErrorCode::Cancelled,
-        c if c.starts_with("LLM_") => ErrorCode::LlmFailed,
-        _ => ErrorCode::Internal,
-    };
-    ApiError::new(code, e.to_string()).with_details(serde_json::json!({"code": lower}))
+    ApiError::with_lower_code(&e, e.code())
 }
 
 fn cancelled() -> ApiError {
@@ -311,7 +297,7 @@ pub fn chat_send_stream(
                 };
                 match out {
                     None => Err(cancelled()),
-                    Some(Err(e)) if e.code() == "LLM_CANCELLED" => Err(cancelled()),
+                    Some(Err(e)) if ErrorCode::from(&e) == ErrorCode::Cancelled => Err(cancelled()),
                     Some(out) => out.map_err(api_error),
                 }
             })
@@ -346,7 +332,10 @@ fn agent_retrieve(ctx: &Context, policy: keiri_fs::PathPolicy) -> keiri_agent::R
         move |req: crate::retrieval::RetrieveRequest| {
             for doc in &req.docs {
                 if let Err(e) = policy.resolve_existing(doc)
-                    && matches!(e.code(), "PATH_DENIED" | "INVALID_ARGUMENT")
+                    && matches!(
+                        ErrorCode::from(&e),
+                        ErrorCode::PathDenied | ErrorCode::InvalidRequest
+                    )
                 {
                     return Err(keiri_agent::ToolError::from_code(e.code(), e.to_string()));
                 }

@@ -10,7 +10,7 @@
 //! between the read and the rename is `CHANGE_CONFLICT` (409 over HTTP), never a reported
 //! write that is lost.
 
-use crate::{ApiError, Context, ErrorCode};
+use crate::{ApiError, Context};
 
 /// Request and result types of `apply_patch`, and its tool definition.
 pub mod patches {
@@ -23,16 +23,7 @@ pub mod patches {
 use patches::{ApplyPatchInput, ApplyPatchRequest, ApplyPatchResult};
 
 fn api_error(err: keiri_diff::Error) -> ApiError {
-    let code = match err.code() {
-        "INVALID_ARGUMENT" => ErrorCode::InvalidArgument,
-        "PATH_DENIED" => ErrorCode::PathDenied,
-        "NOT_FOUND" => ErrorCode::NotFound,
-        "FILE_TOO_LARGE" => ErrorCode::FileTooLarge,
-        "APPLY_FAILED" => ErrorCode::ApplyFailed,
-        "CHANGE_CONFLICT" => ErrorCode::ChangeConflict,
-        _ => ErrorCode::Internal,
-    };
-    let api = ApiError::new(code, err.to_string());
+    let api = ApiError::new((&err).into(), err.to_string());
     match err {
         keiri_diff::Error::ApplyFailed {
             backend, exit_code, ..
@@ -75,6 +66,7 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
     use super::*;
+    use crate::ErrorCode;
     use serde_json::json;
 
     /// Calls `apply_patch` through `dispatch`; `Ok((pointer, value))` checks the result,

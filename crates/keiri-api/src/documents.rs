@@ -6,7 +6,7 @@
 //! Paths pass the context's path policy. A file that cannot be read is data in the response
 //! (`errors[]` with a stable code), not an [`ApiError`]; only a malformed request is.
 
-use crate::{ApiError, Context, ErrorCode};
+use crate::{ApiError, Context};
 
 /// Request and response types of the document functions.
 pub mod docs {
@@ -25,12 +25,7 @@ use docs::{
 };
 
 fn api_error(err: keiri_docs::Error) -> ApiError {
-    let code = match &err {
-        keiri_docs::Error::InvalidRequest(_) => ErrorCode::InvalidRequest,
-        keiri_docs::Error::Path(e) => ErrorCode::from_lower(e.code()),
-        _ => ErrorCode::Internal,
-    };
-    ApiError::new(code, err.to_string())
+    ApiError::new((&err).into(), err.to_string())
 }
 
 /// Extracts the text of each file, within the request's limits.

@@ -108,17 +108,142 @@ impl ErrorCode {
             ErrorCode::LimitExceeded => "LIMIT_EXCEEDED",
         }
     }
+}
 
-    /// Maps a lower crate's string code to ours.
-    pub fn from_lower(code: &str) -> ErrorCode {
-        match code {
-            "PATH_DENIED" => ErrorCode::PathDenied,
-            "NOT_FOUND" => ErrorCode::NotFound,
-            "ALREADY_EXISTS" => ErrorCode::AlreadyExists,
-            "INVALID_ARGUMENT" | "INVALID_REQUEST" => ErrorCode::InvalidRequest,
-            "IO_ERROR" => ErrorCode::IoError,
+// Lower crates' errors map to ours by variant, once, here: a new variant either gets its code
+// in the match of its crate below or falls to `Internal` (the lower enums are
+// `#[non_exhaustive]`); no caller compares code strings.
+
+impl From<&keiri_fs::Error> for ErrorCode {
+    fn from(e: &keiri_fs::Error) -> ErrorCode {
+        use keiri_fs::Error as E;
+        match e {
+            E::OutsideRoots { .. } | E::Denied { .. } | E::Refused { .. } => ErrorCode::PathDenied,
+            E::InvalidPath { .. } | E::InvalidPattern { .. } => ErrorCode::InvalidRequest,
+            E::AlreadyExists { .. } => ErrorCode::AlreadyExists,
+            E::Changed { .. } => ErrorCode::ChangeConflict,
+            E::Io { source, .. } => io_code(source),
             _ => ErrorCode::Internal,
         }
+    }
+}
+
+impl From<&keiri_llm::Error> for ErrorCode {
+    fn from(e: &keiri_llm::Error) -> ErrorCode {
+        use keiri_llm::Error as E;
+        match e {
+            E::NotConfigured | E::ConfigIncomplete { .. } => ErrorCode::LlmNotConfigured,
+            E::Cancelled => ErrorCode::Cancelled,
+            E::InvalidRunId { .. } => ErrorCode::InvalidRequest,
+            E::EnvFileRead { .. } | E::Log { .. } => ErrorCode::IoError,
+            _ => ErrorCode::LlmFailed,
+        }
+    }
+}
+
+impl From<&keiri_search::Error> for ErrorCode {
+    fn from(e: &keiri_search::Error) -> ErrorCode {
+        use keiri_search::Error as E;
+        match e {
+            E::InvalidArgument(_) | E::EvalSet { .. } => ErrorCode::InvalidRequest,
+            E::Io { source, .. } => io_code(source),
+            E::Fs(e) => e.into(),
+            _ => ErrorCode::Internal,
+        }
+    }
+}
+
+impl From<&keiri_docs::Error> for ErrorCode {
+    fn from(e: &keiri_docs::Error) -> ErrorCode {
+        use keiri_docs::Error as E;
+        match e {
+            E::InvalidRequest(_) => ErrorCode::InvalidRequest,
+            E::Path(e) => e.into(),
+            E::Io { source, .. } => io_code(source),
+            _ => ErrorCode::Internal,
+        }
+    }
+}
+
+impl From<&keiri_design::Error> for ErrorCode {
+    fn from(e: &keiri_design::Error) -> ErrorCode {
+        use keiri_design::Error as E;
+        match e {
+            E::LlmRequired { .. } => ErrorCode::LlmNotConfigured,
+            E::Llm { source, .. } => source.into(),
+            E::InvalidArgument(_) | E::Answers(_) => ErrorCode::InvalidRequest,
+            E::Search(e) => e.into(),
+            E::Documents(e) => e.into(),
+            _ => ErrorCode::Internal,
+        }
+    }
+}
+
+impl From<&keiri_agent::Error> for ErrorCode {
+    fn from(e: &keiri_agent::Error) -> ErrorCode {
+        use keiri_agent::Error as E;
+        match e {
+            E::InvalidSessionId { .. } | E::EmptyMessage => ErrorCode::InvalidRequest,
+            E::SessionNotFound { .. }
+            | E::ChangeNotFound { .. }
+            | E::SkillNotFound { .. }
+            | E::NothingToUndo => ErrorCode::NotFound,
+            E::Conflict { .. } => ErrorCode::ChangeConflict,
+            E::Path(e) => e.into(),
+            E::Io { source, .. } => io_code(source),
+            E::Workbook { .. } => ErrorCode::BackendError,
+            E::Llm(e) => e.into(),
+            _ => ErrorCode::Internal,
+        }
+    }
+}
+
+impl From<&keiri_xlsx::Error> for ErrorCode {
+    fn from(e: &keiri_xlsx::Error) -> ErrorCode {
+        use keiri_xlsx::Error as E;
+        match e {
+            E::InvalidRequest(_) | E::LegacyXls { .. } => ErrorCode::InvalidRequest,
+            E::Path(e) => e.into(),
+            E::Unreadable { .. } => ErrorCode::WorkbookUnreadable,
+            E::Io { source, .. } => io_code(source),
+            E::Backend(_) => ErrorCode::BackendError,
+            E::Budget(_) => ErrorCode::PreflightTimeout,
+            E::SheetNotFound { .. } => ErrorCode::SheetNotFound,
+            E::LimitExceeded(_) => ErrorCode::LimitExceeded,
+            _ => ErrorCode::Internal,
+        }
+    }
+}
+
+impl From<&keiri_diff::Error> for ErrorCode {
+    fn from(e: &keiri_diff::Error) -> ErrorCode {
+        use keiri_diff::Error as E;
+        match e {
+            E::InvalidArgument { .. } => ErrorCode::InvalidArgument,
+            // A path the patch names is the diff's argument, not the request's.
+            E::Path(e) => match ErrorCode::from(e) {
+                ErrorCode::InvalidRequest => ErrorCode::InvalidArgument,
+                ErrorCode::PathDenied => ErrorCode::PathDenied,
+                ErrorCode::NotFound => ErrorCode::NotFound,
+                _ => ErrorCode::Internal,
+            },
+            E::NotAFile { .. } => ErrorCode::NotFound,
+            E::FileTooLarge { .. } => ErrorCode::FileTooLarge,
+            E::ApplyFailed { .. } => ErrorCode::ApplyFailed,
+            E::Conflict { .. } => ErrorCode::ChangeConflict,
+            E::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                ErrorCode::NotFound
+            }
+            _ => ErrorCode::Internal,
+        }
+    }
+}
+
+fn io_code(e: &std::io::Error) -> ErrorCode {
+    if e.kind() == std::io::ErrorKind::NotFound {
+        ErrorCode::NotFound
+    } else {
+        ErrorCode::IoError
     }
 }
 
@@ -161,6 +286,101 @@ impl std::error::Error for ApiError {}
 
 impl From<keiri_fs::Error> for ApiError {
     fn from(e: keiri_fs::Error) -> Self {
-        ApiError::new(ErrorCode::from_lower(e.code()), e.to_string())
+        ApiError::new((&e).into(), e.to_string())
+    }
+}
+
+impl ApiError {
+    /// A lower crate's error with its code mapped by variant and its own stable code kept in
+    /// `details.code` (the agent's and the planner's errors, which have finer codes than the
+    /// API's).
+    pub(crate) fn with_lower_code<E>(e: &E, lower: &str) -> ApiError
+    where
+        for<'a> &'a E: Into<ErrorCode>,
+        E: std::fmt::Display,
+    {
+        ApiError::new(e.into(), e.to_string()).with_details(serde_json::json!({ "code": lower }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use super::*;
+
+    fn code<E>(e: &E) -> ErrorCode
+    where
+        for<'a> &'a E: Into<ErrorCode>,
+    {
+        e.into()
+    }
+
+    /// The same lower error gets the same API code whichever crate carries it (the string
+    /// tables this replaced disagreed: the planner's incomplete configuration was
+    /// `LLM_FAILED`, the chat's `LLM_NOT_CONFIGURED`).
+    #[test]
+    fn a_lower_error_has_one_code_wherever_it_surfaces() {
+        let incomplete = || keiri_llm::Error::ConfigIncomplete {
+            provider: keiri_llm::ProviderKind::Azure,
+            missing: vec!["AZURE_OPENAI_ENDPOINT"],
+        };
+        assert_eq!(code(&incomplete()), ErrorCode::LlmNotConfigured);
+        assert_eq!(
+            code(&keiri_design::Error::Llm {
+                stage: "skeleton",
+                source: incomplete()
+            }),
+            ErrorCode::LlmNotConfigured
+        );
+        assert_eq!(
+            code(&keiri_agent::Error::Llm(incomplete())),
+            ErrorCode::LlmNotConfigured
+        );
+        assert_eq!(
+            code(&keiri_design::Error::Llm {
+                stage: "wiring",
+                source: keiri_llm::Error::Cancelled
+            }),
+            ErrorCode::Cancelled
+        );
+        assert_eq!(
+            code(&keiri_agent::Error::Llm(keiri_llm::Error::Timeout {
+                after: std::time::Duration::from_secs(1),
+                attempts: 2
+            })),
+            ErrorCode::LlmFailed
+        );
+    }
+
+    #[test]
+    fn path_errors_keep_their_meaning_through_every_crate() {
+        let changed = || keiri_fs::Error::Changed {
+            path: "book.xlsx".into(),
+        };
+        assert_eq!(code(&changed()), ErrorCode::ChangeConflict);
+        assert_eq!(
+            code(&keiri_agent::Error::Path(changed())),
+            ErrorCode::ChangeConflict
+        );
+        assert_eq!(
+            code(&keiri_xlsx::Error::Path(changed())),
+            ErrorCode::ChangeConflict
+        );
+        let missing = keiri_fs::Error::Io {
+            action: "reading",
+            path: "a.csv".into(),
+            source: std::io::Error::from(std::io::ErrorKind::NotFound),
+        };
+        assert_eq!(code(&missing), ErrorCode::NotFound);
+        assert_eq!(code(&keiri_docs::Error::Path(missing)), ErrorCode::NotFound);
+        let denied = keiri_fs::Error::Refused {
+            path: "/etc/passwd".into(),
+            reason: "outside the workspace",
+        };
+        assert_eq!(
+            code(&keiri_diff::Error::Path(denied)),
+            ErrorCode::PathDenied
+        );
     }
 }

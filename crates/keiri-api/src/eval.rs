@@ -125,7 +125,7 @@ pub fn planner_eval_with_progress(
     // The process environment over `<workspace>/.env` over the saved settings and keychain.
     let env = crate::settings::llm_env(ctx)?;
     let llm = keiri_llm::Llm::from_env(&env).map_err(|e| {
-        let code = if e.code() == "LLM_NOT_CONFIGURED" {
+        let code = if matches!(e, keiri_llm::Error::NotConfigured) {
             ErrorCode::LlmNotConfigured
         } else {
             ErrorCode::InvalidRequest
@@ -174,7 +174,7 @@ pub fn planner_eval_with_progress(
             &case.docs,
             keiri_design::DEFAULT_MAX_DOCS_CHARS,
         )
-        .map_err(|e| ApiError::new(ErrorCode::from_lower(e.code()), e.to_string()))?;
+        .map_err(|e| ApiError::new((&e).into(), e.to_string()))?;
         notes.extend(
             digest
                 .unreadable

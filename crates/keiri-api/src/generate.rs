@@ -317,7 +317,7 @@ pub fn plan_generate_cancellable(
                 };
                 let (out, ()) = tokio::join!(generate, forward);
                 match out {
-                    Some(Err(e)) if e.code() == "LLM_CANCELLED" => Err(cancelled()),
+                    Some(Err(e)) if ErrorCode::from(&e) == ErrorCode::Cancelled => Err(cancelled()),
                     Some(out) => out.map_err(design_error),
                     None => Err(cancelled()),
                 }
@@ -350,14 +350,7 @@ fn cancelled() -> ApiError {
 }
 
 fn design_error(e: keiri_design::Error) -> ApiError {
-    let lower = e.code();
-    let code = match lower {
-        "INVALID_ARGUMENT" | "ANSWER_INVALID" => ErrorCode::InvalidRequest,
-        "LLM_NOT_CONFIGURED" => ErrorCode::LlmNotConfigured,
-        c if c.starts_with("LLM_") => ErrorCode::LlmFailed,
-        other => ErrorCode::from_lower(other),
-    };
-    ApiError::new(code, e.to_string()).with_details(serde_json::json!({"code": lower}))
+    ApiError::with_lower_code(&e, e.code())
 }
 
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]

@@ -61,7 +61,7 @@ pub use generate::{
 pub use keiri_llm::CancellationToken;
 /// The typed questions a generation asks (`GeneratedPlan::requirements`), for front-ends that
 /// ask them themselves (the CLI's terminal prompts).
-pub use keiri_plan::{Requirement, RequirementKind, ValueType};
+pub use keiri_plan::{AnswerProblem, Requirement, RequirementKind, ValueType, check_answer};
 pub use llm::{LlmProviderKind, LlmStatusProblem, LlmStatusRequest, LlmStatusResponse, llm_status};
 pub use plan::{
     catalog_list, load_catalog, plan_dry_run, plan_register, plan_register_at, plan_validate,

@@ -48,11 +48,7 @@ pub mod retrieval {
 use retrieval::{EvalReport, RetrieveEvalRequest, RetrieveRequest, RetrieveResponse};
 
 fn api_error(err: keiri_search::Error) -> ApiError {
-    let code = match err.code() {
-        "INVALID_ARGUMENT" | "EVAL_SET" => ErrorCode::InvalidRequest,
-        other => ErrorCode::from_lower(other),
-    };
-    ApiError::new(code, err.to_string())
+    ApiError::new((&err).into(), err.to_string())
 }
 
 /// How [`shared_retriever`] gets the passage vectors it lacks.
@@ -239,7 +235,10 @@ pub fn blocks_retrieve(ctx: &Context, req: RetrieveRequest) -> Result<RetrieveRe
     let policy = ctx.path_policy();
     for doc in &req.docs {
         if let Err(e) = policy.resolve_existing(doc)
-            && matches!(e.code(), "PATH_DENIED" | "INVALID_ARGUMENT")
+            && matches!(
+                ErrorCode::from(&e),
+                ErrorCode::PathDenied | ErrorCode::InvalidRequest
+            )
         {
             return Err(e.into());
         }

@@ -256,7 +256,7 @@ fn chosen_runs_dir(ctx: &Context, raw: Option<&str>) -> Result<PathBuf, ApiError
             } else {
                 policy.resolve_new(raw)
             };
-            resolved.map_err(|e| ApiError::new(ErrorCode::from_lower(e.code()), e.to_string()))
+            resolved.map_err(|e| ApiError::new((&e).into(), e.to_string()))
         }
     }
 }
@@ -306,7 +306,7 @@ fn plan_text(ctx: &Context, path: Option<&str>, yaml: Option<&str>) -> Result<St
             let path = ctx
                 .path_policy()
                 .resolve_existing(p)
-                .map_err(|e| ApiError::new(ErrorCode::from_lower(e.code()), e.to_string()))?;
+                .map_err(|e| ApiError::new((&e).into(), e.to_string()))?;
             std::fs::read_to_string(&path).map_err(|e| {
                 ApiError::new(
                     ErrorCode::IoError,
@@ -331,12 +331,9 @@ fn input_vars(
     inputs
         .iter()
         .map(|(name, raw)| {
-            let path = policy.resolve_existing(raw).map_err(|e| {
-                ApiError::new(
-                    ErrorCode::from_lower(e.code()),
-                    format!("input {name}: {e}"),
-                )
-            })?;
+            let path = policy
+                .resolve_existing(raw)
+                .map_err(|e| ApiError::new((&e).into(), format!("input {name}: {e}")))?;
             Ok((
                 name.clone(),
                 Json::String(path.to_string_lossy().into_owned()),

@@ -30,21 +30,7 @@ pub mod xlsx {
 use xlsx::{PatchRequest, PatchResponse};
 
 fn api_error(err: keiri_xlsx::Error) -> ApiError {
-    let code = match err.code() {
-        "INVALID_REQUEST" => ErrorCode::InvalidRequest,
-        "PATH_DENIED" => ErrorCode::PathDenied,
-        "NOT_FOUND" => ErrorCode::NotFound,
-        "ALREADY_EXISTS" => ErrorCode::AlreadyExists,
-        "IO_ERROR" => ErrorCode::IoError,
-        "WORKBOOK_UNREADABLE" => ErrorCode::WorkbookUnreadable,
-        "BACKEND_ERROR" => ErrorCode::BackendError,
-        "PREFLIGHT_TIMEOUT" => ErrorCode::PreflightTimeout,
-        "CHANGE_CONFLICT" => ErrorCode::ChangeConflict,
-        "SHEET_NOT_FOUND" => ErrorCode::SheetNotFound,
-        "LIMIT_EXCEEDED" => ErrorCode::LimitExceeded,
-        _ => ErrorCode::Internal,
-    };
-    ApiError::new(code, err.to_string())
+    ApiError::new((&err).into(), err.to_string())
 }
 
 /// Applies the ops of `req` to its workbook (or, with `dry_run`, only reports what would
@@ -479,7 +465,7 @@ pub fn workbook_compare(
     let resolve = |raw: &str| {
         policy
             .resolve_existing(raw)
-            .map_err(|e| ApiError::new(ErrorCode::from_lower(e.code()), e.to_string()))
+            .map_err(|e| ApiError::new((&e).into(), e.to_string()))
     };
     let after_path = resolve(&req.after)?;
     let before = match &req.before {
