@@ -4,7 +4,7 @@
 // Pure functions over the YAML text, the findings and the requirements.
 
 import { parseDocument } from 'yaml';
-import type { Finding, Requirement } from './api/types';
+import type { Finding, FindingCode, Requirement } from './api/types';
 
 export type MissingAction =
   | { kind: 'ask'; requirementId: string }
@@ -132,7 +132,9 @@ function requirementFor(finding: Finding, requirements: readonly Requirement[]):
 }
 
 /** Findings shown as items: `ref.undefined_var` is already a var item. */
-const COVERED_BY_VARS = new Set(['ref.undefined_var']);
+const COVERED_BY_VARS: ReadonlySet<string> = new Set<FindingCode>(['ref.undefined_var']);
+/** Findings about a missing or unknown block: the fix is to pick one from the catalog. */
+const BLOCK_CODES: ReadonlySet<string> = new Set<FindingCode>(['block.unknown', 'node.missing_block']);
 
 /** Plan node ids and their blocks, in document order, for the ui.* step items. */
 function uiSteps(yamlText: string): { id: string; block: string }[] {
@@ -213,7 +215,7 @@ export function missingItems(
     const actions: MissingAction[] = [];
     const requirement = requirementFor(finding, requirements);
     if (requirement !== null) actions.push({ kind: 'ask', requirementId: requirement.id });
-    if (finding.code === 'block.unknown' || finding.code === 'node.missing_block') {
+    if (BLOCK_CODES.has(finding.code)) {
       for (const blockId of blockIdsIn(finding.hint)) actions.push({ kind: 'pin', blockId });
     }
     if (finding.node_id !== null) actions.push({ kind: 'open', nodeId: finding.node_id });

@@ -517,7 +517,7 @@ mod tests {
         let unknown: Vec<(&str, Option<&str>)> = res
             .findings
             .iter()
-            .filter(|f| f.code == "column.unknown")
+            .filter(|f| f.code == keiri_plan::FindingCode::ColumnUnknown)
             .map(|f| (f.path.as_str(), f.hint.as_deref()))
             .collect();
         assert_eq!(

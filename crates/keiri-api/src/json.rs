@@ -122,24 +122,9 @@ pub struct PlanValidateResponse {
     pub findings: Vec<Finding>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Finding {
-    pub code: String,
-    pub severity: Severity,
-    pub node_id: Option<String>,
-    pub path: String,
-    pub message: String,
-    pub hint: Option<String>,
-    pub line: Option<usize>,
-    pub column: Option<usize>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    Error,
-    Warning,
-}
+/// A plan finding (code, severity, node, JSON pointer, message, hint, line and column):
+/// keiri-plan's own type, serialised as it is.
+pub use keiri_plan::{Finding, FindingCode, Severity};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct PlanDryRunResponse {

@@ -3,9 +3,9 @@
 
 use std::collections::HashSet;
 
-use keiri_plan::{Catalog, LoadedPlan, Severity as CoreSeverity};
+use keiri_plan::Catalog;
 
-use crate::json::{self, Finding, Severity};
+use crate::json;
 use crate::{ApiError, Context, ErrorCode, Lang};
 
 /// Loads the catalog from the context's directories.
@@ -49,77 +49,19 @@ pub fn catalog_list(
     Ok(json::CatalogListResponse { blocks, issues })
 }
 
-/// The result of loading and validating plan text: either a plan with findings, or the
-/// finding that explains why it could not be read.
-pub(crate) struct Checked {
-    pub(crate) loaded: Option<LoadedPlan>,
-    pub(crate) findings: Vec<Finding>,
-}
+pub(crate) use keiri_plan::Checked;
 
-impl Checked {
-    pub(crate) fn error_count(&self) -> usize {
-        self.findings
-            .iter()
-            .filter(|f| f.severity == Severity::Error)
-            .count()
-    }
-}
-
+/// Reads and validates plan text with the workspace's catalog, registered plans and the
+/// files the plan reads (see [`keiri_plan::check`]).
 pub(crate) fn check(ctx: &Context, yaml: &str, lang: Lang) -> Checked {
-    let loaded = match keiri_plan::load_plan(yaml) {
-        Ok(l) => l,
-        Err(e) => {
-            let pos = e.position();
-            return Checked {
-                loaded: None,
-                findings: vec![Finding {
-                    code: e.code().to_string(),
-                    severity: Severity::Error,
-                    node_id: None,
-                    path: e.pointer(),
-                    message: match lang {
-                        Lang::Ja => format!("YAML を読み込めません: {e}"),
-                        Lang::En => format!("cannot read the YAML: {e}"),
-                    },
-                    hint: None,
-                    line: pos.map(|p| p.line),
-                    column: pos.map(|p| p.column),
-                }],
-            };
-        }
-    };
     let (catalog, _) = load_catalog(ctx);
-    let known_plans = keiri_plan::designs_index(&ctx.designs_dir)
-        .into_keys()
-        .collect();
-    let options = keiri_plan::Options {
+    keiri_plan::check(yaml, lang, &catalog, |plan| keiri_plan::Options {
         lang,
-        known_plans,
-        file_schemas: plan_file_schemas(ctx, &loaded.plan),
-    };
-    let findings = keiri_plan::validate(&loaded.plan, &catalog, &options)
-        .into_iter()
-        .map(|f| {
-            let pos = loaded.source_map.locate(&f.path);
-            Finding {
-                code: f.code.to_string(),
-                severity: match f.severity {
-                    CoreSeverity::Error => Severity::Error,
-                    CoreSeverity::Warning => Severity::Warning,
-                },
-                node_id: f.node_id,
-                path: f.path,
-                message: f.message,
-                hint: f.hint,
-                line: pos.map(|p| p.line),
-                column: pos.map(|p| p.column),
-            }
-        })
-        .collect();
-    Checked {
-        loaded: Some(loaded),
-        findings,
-    }
+        known_plans: keiri_plan::designs_index(&ctx.designs_dir)
+            .into_keys()
+            .collect(),
+        file_schemas: plan_file_schemas(ctx, plan),
+    })
 }
 
 /// The tables of the CSV/Excel files `plan` names (literal paths in its vars and inputs),

@@ -7,8 +7,8 @@
 //!   one `call` command use;
 //! - [`dispatch_stream`], the same for the streamed calls (`POST /api/<name>/stream`, the
 //!   shell's `call_stream`);
-//! - [`typescript`], the UI's `ui/src/api/functions.ts` (a test fails when the checked-in
-//!   file is stale; `make generated` rewrites it).
+//! - [`typescript`], the UI's `ui/src/api/functions.ts`, with keiri-plan's finding codes too
+//!   (a test fails when the checked-in file is stale; `make generated` rewrites it).
 //!
 //! A streaming function has one shape, `fn(&Context, Req, &mut dyn FnMut(Value),
 //! &CancellationToken) -> Result<Res, ApiError>`, and is callable without events through
@@ -156,6 +156,10 @@ surface! {
 /// The UI's `ui/src/api/functions.ts`: the function names as TypeScript types, generated
 /// from the table above so the UI cannot call a function the server does not have.
 pub fn typescript() -> String {
+    let finding_codes: Vec<&str> = keiri_plan::FindingCode::ALL
+        .iter()
+        .map(|c| c.as_str())
+        .collect();
     let union = |names: &[&str]| -> String {
         names
             .iter()
@@ -179,11 +183,15 @@ pub fn typescript() -> String {
          \n\
          export const FUNCTIONS: readonly ApiFunction[] = [{}\n];\n\
          \n\
-         export const STREAMING_FUNCTIONS: readonly StreamingFunction[] = [{}\n];\n",
+         export const STREAMING_FUNCTIONS: readonly StreamingFunction[] = [{}\n];\n\
+         \n\
+         /** The rule a plan finding names (keiri-plan's `FindingCode`). */\n\
+         export type FindingCode ={};\n",
         union(FUNCTIONS),
         union(STREAMING_FUNCTIONS),
         list(FUNCTIONS),
         list(STREAMING_FUNCTIONS),
+        union(&finding_codes),
     )
 }
 

@@ -1062,7 +1062,7 @@ fn evaluate(
 /// `${vars.*}` references, and one of them that is undefined must be asked by a requirement.
 fn answerable(issue: &Issue, plan_json: &Value, plan: &Plan, requirements: &[Requirement]) -> bool {
     // A column the attached file lacks is answered by picking one of its headers.
-    if issue.code == "column.unknown" {
+    if issue.code == keiri_plan::FindingCode::ColumnUnknown.as_str() {
         return requirements.iter().any(|q| {
             q.answer_use == keiri_plan::AnswerUse::Column
                 && q.target.node_id.is_some()
@@ -1139,7 +1139,10 @@ fn define_open_vars(
 ) {
     let findings = validate(plan, ctx.catalog, &validate_options(options, ctx));
     let json = plan_json(plan);
-    for f in findings.iter().filter(|f| f.code == "ref.undefined_var") {
+    for f in findings
+        .iter()
+        .filter(|f| f.code == keiri_plan::FindingCode::RefUndefinedVar)
+    {
         let Some(value) = json.pointer(&f.path) else {
             continue;
         };
@@ -1523,7 +1526,7 @@ mod tests {
             let requirements = build_requirements(&plan, &findings, &catalog);
             let issue = findings
                 .iter()
-                .find(|f| f.code == "ref.undefined_var")
+                .find(|f| f.code == keiri_plan::FindingCode::RefUndefinedVar)
                 .map(Issue::from)
                 .unwrap();
             assert_eq!(

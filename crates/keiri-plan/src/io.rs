@@ -37,10 +37,10 @@ pub enum LoadError {
 
 impl LoadError {
     /// The stable finding code for this error.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> crate::FindingCode {
         match self {
-            LoadError::Yaml(_) => "yaml.parse",
-            LoadError::NotAMapping | LoadError::Shape { .. } => "plan.shape",
+            LoadError::Yaml(_) => crate::FindingCode::YamlParse,
+            LoadError::NotAMapping | LoadError::Shape { .. } => crate::FindingCode::PlanShape,
         }
     }
 

@@ -22,10 +22,12 @@
 //! typed questions and applies the answers.
 
 pub mod catalog;
+pub mod check;
 pub mod columns;
 pub mod compose;
 pub mod dry_run;
 pub mod expr;
+pub mod finding_code;
 pub mod io;
 pub mod model;
 pub mod refs;
@@ -37,6 +39,7 @@ pub mod validate;
 pub mod yaml;
 
 pub use catalog::{BlockSpec, Catalog, CatalogIssue, PortSpec, TypeSpec, ValueType};
+pub use check::{Checked, check};
 pub use columns::{
     ColumnMismatch, ColumnSchema, FileSchema, TableSchema, column_mismatches, fit_columns,
     normalize_column,
@@ -46,6 +49,7 @@ pub use compose::{
     Resolution, UnboundImport, compose,
 };
 pub use dry_run::{DryRun, DryRunNode, dry_run};
+pub use finding_code::{FindingCode, UnknownFindingCode};
 pub use io::{LoadError, LoadedPlan, load_plan, save_plan};
 pub use model::{Node, NodeKind, Plan};
 pub use register::{RegisterError, STAMP_FORMAT, designs_index, parse_stamp, register};

@@ -31,6 +31,7 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
+use crate::FindingCode;
 use crate::catalog::{BlockSpec, Catalog, PortSpec, ValueType};
 use crate::model::{Node, Plan};
 use crate::refs::{self, Target};
@@ -314,9 +315,12 @@ impl Builder<'_> {
                 .filter(|f| belongs(&f.path, &path))
                 .collect();
             let spec = node.block.as_deref().and_then(|b| self.catalog.get(b));
-            let has = |code: &str| mine.iter().any(|f| f.code == code);
+            let has = |code: FindingCode| mine.iter().any(|f| f.code == code);
 
-            for f in mine.iter().filter(|f| f.code == "ref.undefined_var") {
+            for f in mine
+                .iter()
+                .filter(|f| f.code == FindingCode::RefUndefinedVar)
+            {
                 self.undefined_vars(node, spec, &f.path[path.len()..], scope, false);
             }
             // Vars defined without a value raise no finding: the inputs and the condition
@@ -331,7 +335,7 @@ impl Builder<'_> {
                 }
             }
             if let Some(spec) = spec {
-                if has("input.missing_required") {
+                if has(FindingCode::InputMissingRequired) {
                     for (key, port) in &spec.inputs {
                         let specific = spec.id == "ai.process_llm" && key == "output_schema";
                         if port.required
@@ -347,17 +351,17 @@ impl Builder<'_> {
                     self.excel_read(node, spec);
                 }
                 if spec.id == "ai.process_llm" {
-                    if has("ai.output_schema_required") {
+                    if has(FindingCode::AiOutputSchemaRequired) {
                         self.output_schema(node);
                     }
-                    if has("ai.prompt_required")
+                    if has(FindingCode::AiPromptRequired)
                         && let Some(port) = spec.inputs.get("prompt")
                     {
                         self.input_requirement(node, spec, "prompt", port, true, None);
                     }
                 }
             }
-            for f in mine.iter().filter(|f| f.code == "column.unknown") {
+            for f in mine.iter().filter(|f| f.code == FindingCode::ColumnUnknown) {
                 self.column_question(node, spec, f, &f.path[path.len()..]);
             }
             if let Some(body) = &node.body {

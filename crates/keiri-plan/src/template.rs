@@ -21,13 +21,13 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::Lang;
 use crate::catalog::{self, Catalog, CatalogIssue, TypeSpec};
 use crate::model::{Node, NodeKind, Plan};
 use crate::refs::{self, Target};
 use crate::requirements::{RequirementKind, Validation};
 use crate::validate::{Finding, Options, Severity, validate};
 use crate::yaml::escape_pointer;
+use crate::{FindingCode, Lang};
 
 /// A template's declaration.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -343,7 +343,7 @@ pub struct TemplateFinding {
     pub message: String,
     pub hint: Option<String>,
     /// For findings from the plan validator on the snippet: that validator's rule code.
-    pub plan_code: Option<&'static str>,
+    pub plan_code: Option<FindingCode>,
 }
 
 /// Characters allowed in a template id: it becomes the prefix of node ids, and a node id
@@ -558,13 +558,13 @@ fn check_snippet(c: &mut Checker<'_>, snippet: &Plan, catalog: &Catalog, options
             // Exports are used by the templates composed after this one. A node the plan
             // validator saw as feeding nothing does feed them, so only its other outputs are
             // unused.
-            if f.code == "node.feeds_nothing" {
+            if f.code == FindingCode::NodeFeedsNothing {
                 unused_besides_exports(c, &f, snippet, &exported);
             }
             continue;
         }
         let code = match f.code {
-            "node.duplicate_id" => "template.duplicate_node_id",
+            FindingCode::NodeDuplicateId => "template.duplicate_node_id",
             _ => "template.snippet",
         };
         let path = match f.path.strip_prefix("/graph") {
@@ -617,7 +617,7 @@ fn unused_besides_exports(
             None,
         );
         if let Some(last) = c.findings.last_mut() {
-            last.plan_code = Some("output.unused");
+            last.plan_code = Some(FindingCode::OutputUnused);
         }
     }
 }
@@ -637,8 +637,8 @@ fn warns_about_exported(f: &Finding, snippet: &Plan, exported: &HashSet<(String,
         return false;
     };
     match f.code {
-        "node.feeds_nothing" => exported.iter().any(|(n, _)| n == node_id),
-        "output.unused" => {
+        FindingCode::NodeFeedsNothing => exported.iter().any(|(n, _)| n == node_id),
+        FindingCode::OutputUnused => {
             let local = f.path.rsplit('/').next().unwrap_or_default();
             let local = local.replace("~1", "/").replace("~0", "~");
             snippet

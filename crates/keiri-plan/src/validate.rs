@@ -10,29 +10,31 @@
 
 use std::collections::{HashMap, HashSet};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::Lang;
 use crate::catalog::{BlockSpec, Catalog, TypeSpec, ValueType};
 use crate::columns::{self, FileSchema};
 use crate::expr;
+pub use crate::finding_code::FindingCode;
 use crate::model::{Node, NodeKind, Plan};
 use crate::refs::{self, Reference, Target};
 use crate::yaml::escape_pointer;
 
 /// How bad a finding is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Error,
     Warning,
 }
 
-/// One problem found in a plan.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// One problem found in a plan: the one finding type of the validator, the API, the CLI and
+/// the UI.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Finding {
-    pub code: &'static str,
+    pub code: FindingCode,
     pub severity: Severity,
     pub node_id: Option<String>,
     /// JSON pointer into the plan.
@@ -41,8 +43,14 @@ pub struct Finding {
     pub hint: Option<String>,
     /// The values that would fix it, when there is a closed set (a file's real columns for
     /// `column.unknown`): what a question offers the user to pick from.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub choices: Vec<String>,
+    /// 1-based line and column of the part `path` points at, when the plan was read from text
+    /// ([`crate::check`] fills them; [`validate`] has no text).
+    #[serde(default)]
+    pub line: Option<usize>,
+    #[serde(default)]
+    pub column: Option<usize>,
 }
 
 /// What the validator needs besides the plan and the catalog.
@@ -70,7 +78,7 @@ pub fn validate(plan: &Plan, catalog: &Catalog, options: &Options) -> Vec<Findin
     let vars: HashSet<String> = plan.vars.keys().cloned().collect();
     if plan.id.trim().is_empty() {
         v.error(
-            "plan.missing_id",
+            FindingCode::PlanMissingId,
             None,
             "/id".into(),
             ("プランに id がありません", "the plan has no id"),
@@ -87,7 +95,7 @@ pub fn validate(plan: &Plan, catalog: &Catalog, options: &Options) -> Vec<Findin
         for (i, entry) in ui.layout.iter().enumerate() {
             if !summary.ids.contains(entry.as_str()) {
                 v.error(
-                    "ui.layout_unknown_node",
+                    FindingCode::UiLayoutUnknownNode,
                     None,
                     format!("/ui/layout/{i}"),
                     (
@@ -181,7 +189,7 @@ fn pick<'s>(lang: Lang, text: (&'s str, &'s str)) -> &'s str {
 impl<'a> Validator<'a> {
     fn push(
         &mut self,
-        code: &'static str,
+        code: FindingCode,
         severity: Severity,
         node_id: Option<&str>,
         path: String,
@@ -197,12 +205,14 @@ impl<'a> Validator<'a> {
             message: pick(lang, message).to_string(),
             hint: hint.map(|h| pick(lang, h).to_string()),
             choices: Vec::new(),
+            line: None,
+            column: None,
         });
     }
 
     fn error(
         &mut self,
-        code: &'static str,
+        code: FindingCode,
         node_id: Option<&str>,
         path: String,
         message: (&str, &str),
@@ -242,13 +252,15 @@ impl<'a> Validator<'a> {
                 ),
             };
             self.findings.push(Finding {
-                code: "column.unknown",
+                code: FindingCode::ColumnUnknown,
                 severity: Severity::Error,
                 node_id: Some(m.node_id.clone()),
                 path: m.path.clone(),
                 message: pick(lang, (&ja, &en)).to_string(),
                 hint: Some(pick(lang, (&hint_ja, &hint_en)).to_string()),
                 choices: m.columns.clone(),
+                line: None,
+                column: None,
             });
         }
     }
@@ -265,7 +277,7 @@ impl<'a> Validator<'a> {
             let path = format!("{base}/graph/{i}");
             if node.id.trim().is_empty() {
                 self.error(
-                    "node.missing_id",
+                    FindingCode::NodeMissingId,
                     None,
                     format!("{path}/id"),
                     (
@@ -279,7 +291,7 @@ impl<'a> Validator<'a> {
             if !ids.insert(node.id.as_str()) {
                 let id = &node.id;
                 self.error(
-                    "node.duplicate_id",
+                    FindingCode::NodeDuplicateId,
                     Some(id),
                     format!("{path}/id"),
                     (
@@ -333,7 +345,7 @@ impl<'a> Validator<'a> {
             NodeKind::Unknown => {
                 let t = node.kind.as_deref().unwrap_or_default();
                 self.error(
-                    "node.unknown_type",
+                    FindingCode::NodeUnknownType,
                     id,
                     format!("{path}/type"),
                     (
@@ -348,7 +360,7 @@ impl<'a> Validator<'a> {
         for (local, alias) in &node.out {
             if !alias.is_string() {
                 self.error(
-                    "out.alias_invalid",
+                    FindingCode::OutAliasInvalid,
                     id,
                     format!("{path}/out/{}", escape_pointer(local)),
                     (
@@ -419,7 +431,7 @@ impl<'a> Validator<'a> {
         }
         for m in bad {
             self.error(
-                "ref.malformed",
+                FindingCode::RefMalformed,
                 id,
                 m.pointer.clone(),
                 (
@@ -447,7 +459,7 @@ impl<'a> Validator<'a> {
     fn check_expr(&mut self, src: &str, id: Option<&str>, path: &str) {
         if let Err(e) = expr::check(src) {
             self.error(
-                "when.invalid_expr",
+                FindingCode::WhenInvalidExpr,
                 id,
                 path.to_string(),
                 (
@@ -465,7 +477,7 @@ impl<'a> Validator<'a> {
     fn check_block(&mut self, node: &Node, id: Option<&str>, path: &str) -> Option<&'a BlockSpec> {
         let Some(block) = node.block.as_deref() else {
             self.error(
-                "node.missing_block",
+                FindingCode::NodeMissingBlock,
                 id,
                 path.to_string(),
                 ("block がありません", "the node has no block"),
@@ -489,7 +501,7 @@ impl<'a> Validator<'a> {
                 format!("did you mean: {}", similar.join(", "))
             };
             self.error(
-                "block.unknown",
+                FindingCode::BlockUnknown,
                 id,
                 format!("{path}/block"),
                 (
@@ -505,7 +517,7 @@ impl<'a> Validator<'a> {
             let Some(port) = spec.inputs.get(key) else {
                 let known: Vec<&str> = spec.inputs.keys().map(String::as_str).collect();
                 self.error(
-                    "input.unknown_key",
+                    FindingCode::InputUnknownKey,
                     id,
                     p,
                     (
@@ -545,7 +557,7 @@ impl<'a> Validator<'a> {
             {
                 let list: Vec<String> = allowed.iter().map(short).collect();
                 self.error(
-                    "input.enum_mismatch",
+                    FindingCode::InputEnumMismatch,
                     id,
                     p.clone(),
                     (
@@ -567,7 +579,7 @@ impl<'a> Validator<'a> {
             let specific = block == "ai.process_llm" && key == "output_schema";
             if !specific && port.required && port.default.is_none() && missing {
                 self.error(
-                    "input.missing_required",
+                    FindingCode::InputMissingRequired,
                     id,
                     format!("{path}/in"),
                     (
@@ -588,7 +600,7 @@ impl<'a> Validator<'a> {
             if !spec.outputs.contains_key(key) {
                 let known: Vec<&str> = spec.outputs.keys().map(String::as_str).collect();
                 self.error(
-                    "output.unknown_key",
+                    FindingCode::OutputUnknownKey,
                     id,
                     format!("{path}/out/{}", escape_pointer(key)),
                     (
@@ -612,7 +624,7 @@ impl<'a> Validator<'a> {
             };
             if empty("output_schema") {
                 self.error(
-                    "ai.output_schema_required",
+                    FindingCode::AiOutputSchemaRequired,
                     id,
                     format!("{path}/in/output_schema"),
                     (
@@ -627,7 +639,7 @@ impl<'a> Validator<'a> {
             }
             if empty("prompt") && empty("instruction") {
                 self.error(
-                    "ai.prompt_required",
+                    FindingCode::AiPromptRequired,
                     id,
                     format!("{path}/in"),
                     (
@@ -654,7 +666,7 @@ impl<'a> Validator<'a> {
         if !port.ty.accepts(actual) {
             let want = port.ty.display();
             self.error(
-                "input.type_mismatch",
+                FindingCode::InputTypeMismatch,
                 id,
                 path.to_string(),
                 (
@@ -680,7 +692,7 @@ impl<'a> Validator<'a> {
             .unwrap_or_default();
         if plan_id.is_empty() {
             self.error(
-                "subflow.missing_plan_id",
+                FindingCode::SubflowMissingPlanId,
                 id,
                 format!("{path}/call"),
                 (
@@ -691,7 +703,7 @@ impl<'a> Validator<'a> {
             );
         } else if !self.options.known_plans.contains(plan_id) {
             self.error(
-                "subflow.unknown_plan",
+                FindingCode::SubflowUnknownPlan,
                 id,
                 format!("{path}/call/plan_id"),
                 (
@@ -718,7 +730,7 @@ impl<'a> Validator<'a> {
             ];
             for (key, _) in present.iter().filter(|(_, here)| *here) {
                 self.error(
-                    "node.loop_key_on_non_loop",
+                    FindingCode::NodeLoopKeyOnNonLoop,
                     id,
                     format!("{path}/{key}"),
                     (
@@ -734,7 +746,7 @@ impl<'a> Validator<'a> {
         }
         if node.foreach.is_some() && node.while_loop.is_some() {
             self.error(
-                "loop.foreach_and_while",
+                FindingCode::LoopForeachAndWhile,
                 id,
                 path.to_string(),
                 (
@@ -751,7 +763,7 @@ impl<'a> Validator<'a> {
             && w.max_iterations.is_none_or(|m| m < 1)
         {
             self.error(
-                "loop.while_max_iterations",
+                FindingCode::LoopWhileMaxIterations,
                 id,
                 format!("{path}/while/max_iterations"),
                 (
@@ -768,7 +780,7 @@ impl<'a> Validator<'a> {
             && f.max_concurrency.is_some_and(|m| m < 1)
         {
             self.error(
-                "loop.max_concurrency",
+                FindingCode::LoopMaxConcurrency,
                 id,
                 format!("{path}/foreach/max_concurrency"),
                 (
@@ -795,7 +807,7 @@ impl<'a> Validator<'a> {
             // Both at once is reported by `check_loop_keys`, for every kind of node.
             (Some(_), Some(_)) => {}
             (None, None) => self.error(
-                "loop.missing_iteration",
+                FindingCode::LoopMissingIteration,
                 id,
                 path.to_string(),
                 (
@@ -825,7 +837,7 @@ impl<'a> Validator<'a> {
             };
             if iterable == Some(false) {
                 self.error(
-                    "loop.foreach_not_iterable",
+                    FindingCode::LoopForeachNotIterable,
                     id,
                     format!("{path}/foreach"),
                     (
@@ -842,7 +854,7 @@ impl<'a> Validator<'a> {
             .is_some_and(|w| w.condition.is_none())
         {
             self.error(
-                "when.invalid_expr",
+                FindingCode::WhenInvalidExpr,
                 id,
                 format!("{path}/while/condition"),
                 (
@@ -854,7 +866,7 @@ impl<'a> Validator<'a> {
         }
         let Some(body) = &node.body else {
             self.error(
-                "loop.missing_body",
+                FindingCode::LoopMissingBody,
                 id,
                 format!("{path}/body"),
                 (
@@ -921,7 +933,7 @@ impl<'a> Validator<'a> {
             Target::Var { name, .. } => {
                 if !scope.has_var(name) {
                     self.error(
-                        "ref.undefined_var",
+                        FindingCode::RefUndefinedVar,
                         id,
                         r.pointer.clone(),
                         (
@@ -944,7 +956,7 @@ impl<'a> Validator<'a> {
             } => {
                 let Some((info, local)) = scope.node(target) else {
                     self.error(
-                        "ref.unknown_node",
+                        FindingCode::RefUnknownNode,
                         id,
                         r.pointer.clone(),
                         (
@@ -959,7 +971,7 @@ impl<'a> Validator<'a> {
                 let Some(alias_type) = info.aliases.get(alias.as_str()) else {
                     let known: Vec<&str> = info.aliases.keys().copied().collect();
                     self.error(
-                        "ref.unknown_alias",
+                        FindingCode::RefUnknownAlias,
                         id,
                         r.pointer.clone(),
                         (
@@ -984,7 +996,7 @@ impl<'a> Validator<'a> {
                         {
                             let block = node.block.as_deref().unwrap_or_default();
                             self.error(
-                                    "ref.type_mismatch",
+                                    FindingCode::RefTypeMismatch,
                                     id,
                                     r.pointer.clone(),
                                     (
@@ -1043,7 +1055,7 @@ impl<'a> Validator<'a> {
             let first = members[0];
             let list = names.join(" → ");
             self.error(
-                "graph.cycle",
+                FindingCode::GraphCycle,
                 Some(names[0]),
                 format!("{base}/graph/{first}"),
                 (
@@ -1074,7 +1086,7 @@ impl<'a> Validator<'a> {
             if unused.len() == aliases.len() && !sink {
                 let id = node.id.clone();
                 self.push(
-                    "node.feeds_nothing",
+                    FindingCode::NodeFeedsNothing,
                     Severity::Warning,
                     Some(&id),
                     path.clone(),
@@ -1095,7 +1107,7 @@ impl<'a> Validator<'a> {
             for (local, alias) in unused {
                 let id = node.id.clone();
                 self.push(
-                    "output.unused",
+                    FindingCode::OutputUnused,
                     Severity::Warning,
                     Some(&id),
                     format!("{path}/out/{}", escape_pointer(local)),

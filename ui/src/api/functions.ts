@@ -89,3 +89,43 @@ export const STREAMING_FUNCTIONS: readonly StreamingFunction[] = [
   'plan_run',
   'run_resume',
 ];
+
+/** The rule a plan finding names (keiri-plan's `FindingCode`). */
+export type FindingCode =
+  | 'yaml.parse'
+  | 'plan.shape'
+  | 'plan.missing_id'
+  | 'node.missing_id'
+  | 'node.duplicate_id'
+  | 'node.unknown_type'
+  | 'node.missing_block'
+  | 'node.loop_key_on_non_loop'
+  | 'node.feeds_nothing'
+  | 'block.unknown'
+  | 'input.unknown_key'
+  | 'input.enum_mismatch'
+  | 'input.missing_required'
+  | 'input.type_mismatch'
+  | 'output.unknown_key'
+  | 'output.unused'
+  | 'out.alias_invalid'
+  | 'ref.malformed'
+  | 'ref.undefined_var'
+  | 'ref.unknown_node'
+  | 'ref.unknown_alias'
+  | 'ref.type_mismatch'
+  | 'when.invalid_expr'
+  | 'loop.foreach_and_while'
+  | 'loop.while_max_iterations'
+  | 'loop.max_concurrency'
+  | 'loop.missing_iteration'
+  | 'loop.foreach_not_iterable'
+  | 'loop.missing_body'
+  | 'subflow.missing_plan_id'
+  | 'subflow.unknown_plan'
+  | 'ai.process_llm'
+  | 'ai.output_schema_required'
+  | 'ai.prompt_required'
+  | 'ui.layout_unknown_node'
+  | 'column.unknown'
+  | 'graph.cycle';

@@ -4,7 +4,7 @@
 /** The language the API writes its messages in. */
 export type Lang = 'ja' | 'en';
 
-export type { ApiFunction, StreamingFunction } from './functions';
+export type { ApiFunction, FindingCode, StreamingFunction } from './functions';
 
 export interface Port {
   name: string;
@@ -51,6 +51,10 @@ export interface CatalogListResponse {
 export type Severity = 'error' | 'warning';
 
 export interface Finding {
+  /**
+   * A plan rule ({@link FindingCode}); the sample run also shows its failed nodes as findings,
+   * with the run's error code.
+   */
   code: string;
   severity: Severity;
   node_id: string | null;
@@ -58,6 +62,8 @@ export interface Finding {
   path: string;
   message: string;
   hint: string | null;
+  /** The values that would fix it, when there is a closed set (a file's real columns). */
+  choices?: string[];
   /** 1-based, when the validator could locate the finding in the YAML text. */
   line: number | null;
   column: number | null;

@@ -123,44 +123,11 @@ fn findings_or_error(
 ) -> anyhow::Result<ExitCode> {
     if !json
         && let Some(findings) = err.details.as_ref().and_then(|d| d.get("findings"))
-        && let Ok(findings) = serde_json::from_value::<Vec<FindingIn>>(findings.clone())
+        && let Ok(findings) = serde_json::from_value::<Vec<json::Finding>>(findings.clone())
     {
-        let findings: Vec<json::Finding> = findings.into_iter().map(Into::into).collect();
         print_findings(&findings, source);
     }
     print_error(&err, json)
-}
-
-/// Findings read back from an error's details (the DTO is serialise-only).
-#[derive(serde::Deserialize)]
-struct FindingIn {
-    code: String,
-    severity: String,
-    node_id: Option<String>,
-    path: String,
-    message: String,
-    hint: Option<String>,
-    line: Option<usize>,
-    column: Option<usize>,
-}
-
-impl From<FindingIn> for json::Finding {
-    fn from(f: FindingIn) -> Self {
-        json::Finding {
-            code: f.code,
-            severity: if f.severity == "warning" {
-                json::Severity::Warning
-            } else {
-                json::Severity::Error
-            },
-            node_id: f.node_id,
-            path: f.path,
-            message: f.message,
-            hint: f.hint,
-            line: f.line,
-            column: f.column,
-        }
-    }
 }
 
 pub fn register(ctx: &Context, args: &PlanArgs, json: bool) -> anyhow::Result<ExitCode> {

@@ -74,7 +74,7 @@ fn options(lang: Lang, files: Vec<FileSchema>) -> Options {
 fn unknown_columns(plan: &Plan, lang: Lang, files: Vec<FileSchema>) -> Vec<(String, String)> {
     validate(plan, &shipped_catalog(), &options(lang, files))
         .into_iter()
-        .filter(|f| f.code == "column.unknown")
+        .filter(|f| f.code.as_str() == "column.unknown")
         .map(|f| (f.node_id.unwrap_or_default(), f.path))
         .collect()
 }
@@ -83,7 +83,7 @@ fn unknown_columns(plan: &Plan, lang: Lang, files: Vec<FileSchema>) -> Vec<(Stri
 fn column_findings(plan: &Plan, file: FileSchema) -> Vec<keiri_plan::Finding> {
     validate(plan, &shipped_catalog(), &options(Lang::Ja, vec![file]))
         .into_iter()
-        .filter(|f| f.code == "column.unknown")
+        .filter(|f| f.code.as_str() == "column.unknown")
         .collect()
 }
 
@@ -266,7 +266,7 @@ fn the_column_question_offers_the_headers_and_its_answer_fits_the_plan() {
     assert_eq!(dates.inputs["fields"], json!(["${vars.dates_fields_1}"]));
     let after = validate(&answered, &catalog, &opts);
     assert!(
-        after.iter().all(|f| f.code != "column.unknown"),
+        after.iter().all(|f| f.code.as_str() != "column.unknown"),
         "{after:#?}"
     );
     assert!(

@@ -31,10 +31,10 @@ fn v0_specs_and_plans_load_and_validate() {
         let findings = validate(&loaded.plan, &catalog, &Options::default());
         // Every finding uses a documented code and points into the plan.
         for f in &findings {
-            assert!(f.code.contains('.'), "{f:?}");
+            assert!(f.code.as_str().contains('.'), "{f:?}");
             assert!(f.path.starts_with('/'), "{f:?}");
         }
-        let codes: Vec<&str> = findings.iter().map(|f| f.code).collect();
+        let codes: Vec<&str> = findings.iter().map(|f| f.code.as_str()).collect();
         eprintln!("{}: {codes:?}", file.file_name().unwrap().to_string_lossy());
     }
 }

@@ -68,11 +68,17 @@ fn check(bytes: &[u8]) -> Result<(), TestCaseError> {
         Ok(loaded) => {
             let findings = validate(&loaded.plan, catalog(), &Default::default());
             for f in &findings {
-                prop_assert!(!f.code.is_empty(), "a finding without a code: {f:?}");
+                prop_assert!(
+                    !f.code.as_str().is_empty(),
+                    "a finding without a code: {f:?}"
+                );
             }
             let _ = dry_run(&loaded.plan, catalog(), &Default::default());
         }
-        Err(e) => prop_assert!(!e.code().is_empty(), "an error without a code: {e}"),
+        Err(e) => prop_assert!(
+            !e.code().as_str().is_empty(),
+            "an error without a code: {e}"
+        ),
     }
     Ok(())
 }

@@ -22,7 +22,7 @@ fn shape_errors_point_at_the_field() {
     let err =
         load_plan("id: p\ngraph:\n  - id: a\n    foreach: {input: x, max_concurrency: many}\n")
             .unwrap_err();
-    assert_eq!(err.code(), "plan.shape");
+    assert_eq!(err.code().as_str(), "plan.shape");
     assert_eq!(err.pointer(), "/graph/0/foreach/max_concurrency");
     assert_eq!(err.position().map(|p| p.line), Some(4));
 }
@@ -31,9 +31,12 @@ fn shape_errors_point_at_the_field() {
 fn yaml_errors_have_positions() {
     let err = load_plan("id: p\ngraph: [\n").unwrap_err();
     assert!(matches!(err, LoadError::Yaml(_)));
-    assert_eq!(err.code(), "yaml.parse");
+    assert_eq!(err.code().as_str(), "yaml.parse");
     assert!(err.position().is_some());
-    assert_eq!(load_plan("- a\n- b\n").unwrap_err().code(), "plan.shape");
+    assert_eq!(
+        load_plan("- a\n- b\n").unwrap_err().code().as_str(),
+        "plan.shape"
+    );
 }
 
 #[test]

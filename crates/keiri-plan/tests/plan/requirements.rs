@@ -273,7 +273,7 @@ graph:
     let findings = validate(&p, &shipped_catalog(), &Options::default());
     let undefined: Vec<_> = findings
         .iter()
-        .filter(|f| f.code == "ref.undefined_var")
+        .filter(|f| f.code.as_str() == "ref.undefined_var")
         .map(|f| f.path.clone())
         .collect();
     assert_eq!(

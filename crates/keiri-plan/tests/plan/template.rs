@@ -137,7 +137,7 @@ fn snippet_rules_are_the_plan_validator_s_under_template_codes() {
     let got: Vec<(&str, Option<&str>, &str)> = findings
         .iter()
         .filter(|f| f.severity == Severity::Error)
-        .map(|f| (f.code, f.plan_code, f.path.as_str()))
+        .map(|f| (f.code, f.plan_code.map(|c| c.as_str()), f.path.as_str()))
         .collect();
     assert_eq!(
         got,

@@ -478,7 +478,7 @@ fn loop_keys_on_a_non_loop_node_and_loop_bounds() {
         .into_iter()
         .filter(|f| f.severity == Severity::Error)
         .collect();
-    let codes: Vec<&str> = found.iter().map(|f| f.code).collect();
+    let codes: Vec<&str> = found.iter().map(|f| f.code.as_str()).collect();
     assert_eq!(codes, ["node.loop_key_on_non_loop", "loop.max_concurrency"]);
     assert_eq!(found[0].path, "/graph/0/foreach");
     assert_eq!(found[1].path, "/graph/0/foreach/max_concurrency");
