@@ -69,6 +69,32 @@ fn validate_human_output_in_japanese() {
         .stdout(predicate::str::contains("選択肢にありません"));
 }
 
+/// The whole `--json` and human outputs of a failing validate, as snapshots
+/// (`tests/cli/snapshots/`): a change of a field, a code, a line number or a message shows as a
+/// diff to review (`cargo insta review`), not as a silently passing substring check.
+#[test]
+fn validate_outputs_snapshot() {
+    let ws = tempfile::tempdir().unwrap();
+    let plan = ws.path().join("p.yaml");
+    put(&plan, &invalid_plan());
+    let out = keiri(ws.path())
+        .args(["--lang", "en", "--json", "validate"])
+        .arg(&plan)
+        .assert()
+        .code(1);
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    insta::assert_json_snapshot!("validate_json_en", v);
+    let out = keiri(ws.path())
+        .args(["--lang", "ja", "validate"])
+        .arg(&plan)
+        .assert()
+        .code(1);
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    // The plan's temporary folder is the only part of the text that changes between runs.
+    let text = text.replace(&ws.path().display().to_string(), "<ws>");
+    insta::assert_snapshot!("validate_text_ja", text);
+}
+
 #[test]
 fn usage_and_io_errors_exit_2() {
     let ws = tempfile::tempdir().unwrap();

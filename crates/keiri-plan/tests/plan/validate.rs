@@ -586,3 +586,38 @@ fn out_aliases_must_be_strings() {
         &[],
     );
 }
+
+/// Every field of the findings of a plan with several kinds of mistake, through
+/// `keiri_plan::check` (so with lines and columns), in both languages, as snapshots
+/// (`tests/plan/snapshots/`): a changed message, hint, pointer or position is a reviewed diff.
+#[test]
+fn findings_snapshot() {
+    let yaml = plan(
+        r#"
+vars:
+  src: invoices.csv
+graph:
+  - id: read
+    block: csv.read
+    in: {path: "${vars.source}", encoding: ebcdic}
+    out: {rows: rows}
+  - id: filter
+    block: transforms.filtr
+    in: {rows: "${read.records}"}
+  - id: read
+    block: csv.read
+    in: {path: "${vars.src}", colour: red}
+"#,
+    );
+    for lang in [Lang::Ja, Lang::En] {
+        let checked = keiri_plan::check(&yaml, lang, &test_catalog(), |_| Options {
+            lang,
+            ..Options::default()
+        });
+        insta::assert_yaml_snapshot!(format!("findings_{lang:?}").to_lowercase(), checked.findings);
+    }
+    let unreadable = keiri_plan::check("id: [\n", Lang::En, &test_catalog(), |_| {
+        Options::default()
+    });
+    insta::assert_yaml_snapshot!("findings_yaml_parse", unreadable.findings);
+}
