@@ -614,10 +614,12 @@ graph:
             lang,
             ..Options::default()
         });
-        insta::assert_yaml_snapshot!(format!("findings_{lang:?}").to_lowercase(), checked.findings);
+        insta::assert_yaml_snapshot!(
+            format!("findings_{lang:?}").to_lowercase(),
+            checked.findings
+        );
     }
-    let unreadable = keiri_plan::check("id: [\n", Lang::En, &test_catalog(), |_| {
-        Options::default()
-    });
+    let unreadable =
+        keiri_plan::check("id: [\n", Lang::En, &test_catalog(), |_| Options::default());
     insta::assert_yaml_snapshot!("findings_yaml_parse", unreadable.findings);
 }
