@@ -47,6 +47,9 @@ pub struct Context {
     /// `embedding_progress` telling the window to ask again. One-shot callers (the CLI, MCP)
     /// wait for the model instead.
     pub interactive: bool,
+    /// The catalog and templates, loaded once and reloaded only when a spec or template file
+    /// changes; shared by every clone of the context.
+    pub specs: Arc<keiri_plan::Workspace>,
 }
 
 impl Context {
@@ -89,6 +92,7 @@ impl Context {
             secrets: crate::settings::default_secret_store(),
             running: crate::run::Running::default(),
             interactive: false,
+            specs: Arc::new(keiri_plan::Workspace::new()),
         }
     }
 

@@ -146,7 +146,7 @@ pub fn planner_eval_with_progress(
             ),
         ));
     }
-    let (templates, _) = keiri_plan::Templates::load(&ctx.template_dirs);
+    let (templates, _) = crate::plan::load_templates(ctx);
     let mut notes = Vec::new();
     // The retriever the window, the chat and MCP search, as in `plan_generate`.
     let (retriever, _) =

@@ -46,7 +46,7 @@ pub fn templates_list(
     ctx: &Context,
     req: TemplatesListRequest,
 ) -> Result<TemplatesListResponse, ApiError> {
-    let (templates, issues) = keiri_plan::Templates::load(&ctx.template_dirs);
+    let (templates, issues) = crate::plan::load_templates(ctx);
     let query = req.query.unwrap_or_default().trim().to_lowercase();
     let templates = templates
         .iter()
@@ -226,7 +226,7 @@ pub fn plan_generate_cancellable(
     // checks the columns nodes name, compose fits them.
     let file_schemas = keiri_design::file_schemas(&ctx.path_policy(), &req.docs);
     let (catalog, _) = crate::load_catalog(ctx);
-    let (templates, _) = keiri_plan::Templates::load(&ctx.template_dirs);
+    let (templates, _) = crate::plan::load_templates(ctx);
     // The retriever the Candidates panel, the chat and MCP search too, so the model gets the
     // candidates the user sees; compose ranks only templates, lexically, and loads no model.
     let embedding = if req.apply_mode == Some(ApplyMode::Compose) {

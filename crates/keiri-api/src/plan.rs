@@ -2,15 +2,23 @@
 //! patch nodes) and registering.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use keiri_plan::Catalog;
 
 use crate::json;
 use crate::{ApiError, Context, ErrorCode, Lang};
 
-/// Loads the catalog from the context's directories.
-pub fn load_catalog(ctx: &Context) -> (Catalog, Vec<keiri_plan::CatalogIssue>) {
-    Catalog::load(&ctx.catalog_dirs)
+/// The catalog of the context's directories (loaded once, reloaded when a spec changes).
+pub fn load_catalog(ctx: &Context) -> (Arc<Catalog>, Vec<keiri_plan::CatalogIssue>) {
+    ctx.specs.catalog(&ctx.catalog_dirs)
+}
+
+/// The templates of the context's directories (loaded once, reloaded when one changes).
+pub fn load_templates(
+    ctx: &Context,
+) -> (Arc<keiri_plan::Templates>, Vec<keiri_plan::CatalogIssue>) {
+    ctx.specs.templates(&ctx.template_dirs)
 }
 
 /// Lists the catalog, optionally filtered by a query over id, titles and descriptions.
@@ -348,6 +356,40 @@ mod tests {
     fn ctx(dir: &std::path::Path) -> Context {
         let catalog = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../block_specs");
         Context::new(dir).with_catalog_dirs(vec![catalog])
+    }
+
+    /// The catalog is read once per context (and its clones), and again only after a spec
+    /// file changes: a spec the user adds is in the next validation.
+    #[test]
+    fn the_catalog_is_loaded_once_and_reloaded_on_change() {
+        let ws = tempfile::tempdir().unwrap();
+        let own = ws.path().join("block_specs");
+        let ctx = Context::new(ws.path()).with_catalog_dirs(vec![own.clone()]);
+        let (first, _) = load_catalog(&ctx);
+        let (again, _) = load_catalog(&ctx.clone());
+        assert!(Arc::ptr_eq(&first, &again), "the catalog was read again");
+        let yaml = "id: p\ngraph:\n  - id: a\n    block: my.block\n";
+        let codes = |ctx: &Context| -> Vec<String> {
+            check(ctx, yaml, Lang::En)
+                .findings
+                .iter()
+                .map(|f| f.code.to_string())
+                .collect()
+        };
+        assert!(codes(&ctx).contains(&"block.unknown".to_string()));
+        std::fs::create_dir_all(own.join("my")).unwrap();
+        keiri_fs::write_atomic(
+            &own.join("my/my.block.yaml"),
+            "id: my.block\nversion: 1.0.0\nentrypoint: builtin:my.block\ntitle_ja: 私の\n\
+             title_en: mine\ndescription: mine\ninputs: {}\noutputs: {}\n"
+                .as_bytes(),
+        )
+        .unwrap();
+        assert!(
+            !codes(&ctx).contains(&"block.unknown".to_string()),
+            "{:?}",
+            codes(&ctx)
+        );
     }
 
     /// A fixture workbook copied into the test workspace (fixtures live in ../shared beside

@@ -94,7 +94,7 @@ fn sources_fingerprint(ctx: &Context) -> u64 {
 /// The context's catalog and templates, with a note when specs could not be loaded.
 fn load_sources(ctx: &Context) -> (keiri_plan::Catalog, keiri_plan::Templates, Vec<String>) {
     let (catalog, issues) = crate::load_catalog(ctx);
-    let (templates, template_issues) = keiri_plan::Templates::load(&ctx.template_dirs);
+    let (templates, template_issues) = crate::plan::load_templates(ctx);
     let mut notes = Vec::new();
     if !issues.is_empty() {
         notes.push(format!(
@@ -108,7 +108,12 @@ fn load_sources(ctx: &Context) -> (keiri_plan::Catalog, keiri_plan::Templates, V
             template_issues.len()
         ));
     }
-    (catalog, templates, notes)
+    // The retriever keeps its own copies (it is built once per set of files).
+    (
+        std::sync::Arc::unwrap_or_clone(catalog),
+        std::sync::Arc::unwrap_or_clone(templates),
+        notes,
+    )
 }
 
 /// The workspace's retriever of blocks and templates, shared by the Candidates panel, the

@@ -353,7 +353,7 @@ fn now_and_random() -> (chrono::DateTime<chrono::Utc>, u64) {
 struct Prepared {
     text: String,
     plan: keiri_plan::Plan,
-    catalog: keiri_plan::Catalog,
+    catalog: std::sync::Arc<keiri_plan::Catalog>,
 }
 
 fn prepare(ctx: &Context, text: String, lang: Lang) -> Result<Prepared, ApiError> {

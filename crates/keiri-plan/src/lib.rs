@@ -36,6 +36,7 @@ pub mod requirements;
 pub mod resolve;
 pub mod template;
 pub mod validate;
+pub mod workspace;
 pub mod yaml;
 
 pub use catalog::{BlockSpec, Catalog, CatalogIssue, PortSpec, TypeSpec, ValueType};
@@ -63,6 +64,7 @@ pub use template::{
     UiSuggestion, load_template, validate_template, validate_templates,
 };
 pub use validate::{Finding, Options, Severity, has_errors, validate};
+pub use workspace::Workspace;
 
 /// The language of user-facing messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
