@@ -1127,17 +1127,18 @@ fn fiscal_period(_ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
         require_columns(&df, &[date_field.to_owned()])?;
         let dates = column_dates(df.column(date_field).map_err(pe)?, None)?;
         // One pass straight into the four columns: a million rows would otherwise hold a
-        // period struct and a heap string per row beside the table.
-        let mut years: Vec<Option<i64>> = Vec::with_capacity(dates.len());
-        let mut quarters: Vec<Option<i64>> = Vec::with_capacity(dates.len());
-        let mut months: Vec<Option<i64>> = Vec::with_capacity(dates.len());
+        // period struct and a heap string per row beside the table. Years, quarters and
+        // months are 32-bit: half the memory of 64-bit columns, and every value fits.
+        let mut years: Vec<Option<i32>> = Vec::with_capacity(dates.len());
+        let mut quarters: Vec<Option<i32>> = Vec::with_capacity(dates.len());
+        let mut months: Vec<Option<i32>> = Vec::with_capacity(dates.len());
         let mut ym = StringChunkedBuilder::new("year_month".into(), dates.len());
         let mut text = String::new();
         for (d, _) in &dates {
             let p = d.and_then(|d| jp::fiscal_period(d, start, label));
-            years.push(p.map(|p| i64::from(p.fiscal_year)));
-            quarters.push(p.map(|p| i64::from(p.quarter)));
-            months.push(p.map(|p| i64::from(p.month)));
+            years.push(p.map(|p| p.fiscal_year));
+            quarters.push(p.and_then(|p| i32::try_from(p.quarter).ok()));
+            months.push(p.and_then(|p| i32::try_from(p.month).ok()));
             match d {
                 Some(d) => {
                     use std::fmt::Write;
@@ -1210,6 +1211,77 @@ fn agg_expr(name: &str, op: &str, alias: &str) -> R<Expr> {
     Ok(e.alias(alias))
 }
 
+/// The name of the compact key column [`group_stable`] adds while it groups.
+const GROUP_KEY: &str = "__keiri_group_key";
+
+/// `df` grouped by the columns `by` (groups in order of first appearance, keys first, then
+/// `aggs`), as `group_by_stable` does, but on one compact key where it can: each key column's
+/// values are numbered in order of first appearance and the numbers are combined into one
+/// `UInt64` column. Polars groups several text keys by encoding every row's keys as bytes
+/// first, which on a million-row journal cost more memory than the rest of the pipeline
+/// (see the crate README); one integer key costs 8 bytes a row. A key column that is neither
+/// text nor an integer, or numbers too many to combine, takes Polars' own path.
+fn group_stable(mut df: DataFrame, by: &[String], aggs: Vec<Expr>) -> R<DataFrame> {
+    let Some(key) = compact_key(&df, by)? else {
+        let keys: Vec<Expr> = by.iter().map(|b| col(b.as_str())).collect();
+        return df
+            .lazy()
+            .group_by_stable(keys)
+            .agg(aggs)
+            .collect()
+            .map_err(pe);
+    };
+    df.with_column(key).map_err(pe)?;
+    let mut exprs: Vec<Expr> = by.iter().map(|b| col(b.as_str()).first()).collect();
+    exprs.extend(aggs);
+    let out = df
+        .lazy()
+        .group_by_stable([col(GROUP_KEY)])
+        .agg(exprs)
+        .collect()
+        .map_err(pe)?;
+    out.drop(GROUP_KEY).map_err(pe)
+}
+
+/// The compact key of [`group_stable`], or `None` when the columns `by` cannot have one.
+fn compact_key(df: &DataFrame, by: &[String]) -> R<Option<Column>> {
+    let mut combined: Vec<u64> = vec![0; df.height()];
+    let mut stride: u64 = 1;
+    for name in by {
+        let column = df.column(name).map_err(pe)?;
+        let (codes, distinct) = match column.dtype() {
+            DataType::String => number_values(column.str().map_err(pe)?.iter()),
+            dt if dt.is_integer() => {
+                let ints = column.cast(&DataType::Int64).map_err(pe)?;
+                number_values(ints.i64().map_err(pe)?.iter())
+            }
+            _ => return Ok(None),
+        };
+        // Every combined number stays below the product of the distinct counts so far.
+        let Some(next) = stride.checked_mul(distinct) else {
+            return Ok(None);
+        };
+        for (c, code) in combined.iter_mut().zip(codes) {
+            *c += u64::from(code) * stride;
+        }
+        stride = next;
+    }
+    Ok(Some(Column::new(GROUP_KEY.into(), combined)))
+}
+
+/// Each value's number in order of first appearance (a null is a value of its own), and how
+/// many distinct values there are.
+fn number_values<T: std::hash::Hash + Eq>(values: impl Iterator<Item = T>) -> (Vec<u32>, u64) {
+    let mut seen: PlHashMap<T, u32> = PlHashMap::default();
+    let codes = values
+        .map(|v| {
+            let next = seen.len() as u32;
+            *seen.entry(v).or_insert(next)
+        })
+        .collect();
+    (codes, seen.len() as u64)
+}
+
 fn group_aggregate(_ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
     let mut df = inputs.table("rows")?;
     let by = inputs.strings("by")?.unwrap_or_default();
@@ -1227,12 +1299,10 @@ fn group_aggregate(_ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
         let alias = spec.get("as").and_then(J::as_str).unwrap_or(&default_alias);
         exprs.push(agg_expr(name, op, alias)?);
     }
-    let lf = df.lazy();
     let out = if by.is_empty() {
-        lf.select(exprs).collect().map_err(pe)?
+        df.lazy().select(exprs).collect().map_err(pe)?
     } else {
-        let keys: Vec<Expr> = by.iter().map(|b| col(b.as_str())).collect();
-        lf.group_by_stable(keys).agg(exprs).collect().map_err(pe)?
+        group_stable(df, &by, exprs)?
     };
     let count = out.height();
     Ok(Outputs::new()
@@ -1261,15 +1331,10 @@ fn pivot(_ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
     if matches!(aggfunc, "sum" | "mean") {
         numeric_for(&mut df, values)?;
     }
-    let mut keys: Vec<Expr> = index.iter().map(|b| col(b.as_str())).collect();
-    keys.push(col(pivot_col));
+    let mut keys = index.clone();
+    keys.push(pivot_col.to_owned());
     // Aggregate first (the long table may be large), then reshape the small result.
-    let grouped = df
-        .lazy()
-        .group_by_stable(keys)
-        .agg([agg_expr(values, aggfunc, "__keiri_value")?])
-        .collect()
-        .map_err(pe)?;
+    let grouped = group_stable(df, &keys, vec![agg_expr(values, aggfunc, "__keiri_value")?])?;
     let index_cells: Vec<Vec<J>> = index.iter().map(|n| cells(&grouped, n)).collect::<R<_>>()?;
     let pivot_cells = cells(&grouped, pivot_col)?;
     let value_cells = cells(&grouped, "__keiri_value")?;

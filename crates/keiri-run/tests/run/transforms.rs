@@ -395,6 +395,37 @@ fn group_aggregate() {
             "group_count": 3
         }),
     );
+    // Every pairing of two text keys is its own group, in order of first appearance; a
+    // missing key is a group of its own; an integer key groups as well.
+    check(
+        "transforms.group_aggregate",
+        json!({"rows": [
+            {"部門": "営業", "科目": "会議費", "期": 1, "金額": 1},
+            {"部門": "総務", "科目": "交際費", "期": 1, "金額": 2},
+            {"部門": "営業", "科目": "交際費", "期": 2, "金額": 4},
+            {"部門": "総務", "科目": "会議費", "期": 2, "金額": 8},
+            {"部門": null, "科目": "会議費", "期": 1, "金額": 16},
+            {"部門": "営業", "科目": "会議費", "期": 1, "金額": 32},
+            {"部門": "総務", "科目": "交際費", "期": 1, "金額": 64}
+        ], "by": ["部門", "科目", "期"], "aggregations": [{"field": "金額", "op": "sum", "as": "計"}]}),
+        json!({
+            "rows": [
+                {"部門": "営業", "科目": "会議費", "期": 1, "計": 33},
+                {"部門": "総務", "科目": "交際費", "期": 1, "計": 66},
+                {"部門": "営業", "科目": "交際費", "期": 2, "計": 4},
+                {"部門": "総務", "科目": "会議費", "期": 2, "計": 8},
+                {"部門": null, "科目": "会議費", "期": 1, "計": 16}
+            ],
+            "group_count": 5
+        }),
+    );
+    // A decimal key takes Polars' own grouping, with the same result shape.
+    check(
+        "transforms.group_aggregate",
+        json!({"rows": [{"税率": 0.1, "金額": 100}, {"税率": 0.08, "金額": 50}, {"税率": 0.1, "金額": 200}],
+               "by": ["税率"], "aggregations": [{"field": "金額", "op": "sum", "as": "計"}]}),
+        json!({"rows": [{"税率": 0.1, "計": 300}, {"税率": 0.08, "計": 50}], "group_count": 2}),
+    );
     // No keys: one group. (1,000 + 2,500 + 3,000 - 500) / 4 = 1,500.
     check(
         "transforms.group_aggregate",
