@@ -218,6 +218,23 @@ mod tests {
         );
     }
 
+    /// docs/api.md is prose, not a definition, but it must not fall behind the table: every
+    /// function has its row or section there.
+    #[test]
+    fn the_api_reference_documents_every_function() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/api.md");
+        let doc = std::fs::read_to_string(&path).unwrap();
+        let missing: Vec<&str> = FUNCTIONS
+            .iter()
+            .copied()
+            .filter(|name| !doc.contains(&format!("`{name}`")))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "docs/api.md does not document {missing:?}"
+        );
+    }
+
     #[test]
     fn names_are_unique_and_streaming_ones_are_functions() {
         let mut names = FUNCTIONS.to_vec();
