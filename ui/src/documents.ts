@@ -5,9 +5,6 @@
 import type { DocumentItemError, DocumentMetrics, DocumentText, Lang } from './api/types';
 import { t } from './i18n';
 
-/** The largest document the server accepts (documents_upload). */
-export const MAX_UPLOAD_BYTES = 50 * 1024 * 1024;
-
 export type DocumentStatus = 'uploading' | 'reading' | 'ready' | 'failed';
 
 export interface DocumentEntry {

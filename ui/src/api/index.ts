@@ -29,7 +29,7 @@ import type {
   WorkbookPatchResponse,
 } from './types';
 
-export { ApiError, INVALID_RESPONSE, TRANSPORT_ERROR, asApiError, isTauri } from './transport';
+export { ApiError, INVALID_RESPONSE, TRANSPORT_ERROR, isTauri } from './transport';
 export type * from './types';
 
 export function catalogList(request: CatalogListRequest = {}): Promise<CatalogListResponse> {
