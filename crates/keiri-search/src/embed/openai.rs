@@ -124,6 +124,8 @@ impl OpenAiEmbedder {
         self
     }
 
+    /// Every batch of `texts` through keiri-llm, on one thread with one runtime for the
+    /// whole call (not one per batch).
     fn request(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, Error> {
         let llm = self.llm.as_ref().map_err(|e| Error::Http(e.clone()))?;
         let call = || -> Result<Vec<Vec<f32>>, Error> {
@@ -131,10 +133,15 @@ impl OpenAiEmbedder {
                 .enable_all()
                 .build()
                 .map_err(|e| Error::Http(format!("starting the request runtime: {e}")))?;
-            let embeddings = runtime
-                .block_on(llm.embed(texts, &CallOptions::new().with_stage("embeddings")))
-                .map_err(|e| Error::Http(e.to_string()))?;
-            Ok(embeddings.vectors)
+            let options = CallOptions::new().with_stage("embeddings");
+            let mut vectors = Vec::with_capacity(texts.len());
+            for batch in texts.chunks(BATCH) {
+                let embeddings = runtime
+                    .block_on(llm.embed(batch, &options))
+                    .map_err(|e| Error::Http(e.to_string()))?;
+                vectors.extend(embeddings.vectors);
+            }
+            Ok(vectors)
         };
         let mut vectors = std::thread::scope(|s| s.spawn(call).join())
             .map_err(|_| Error::Http("the request thread failed".into()))??;
@@ -151,10 +158,6 @@ impl Embedder for OpenAiEmbedder {
     }
 
     fn embed(&self, texts: &[String], _kind: EmbedKind) -> Result<Vec<Vec<f32>>, Error> {
-        let mut out = Vec::with_capacity(texts.len());
-        for chunk in texts.chunks(BATCH) {
-            out.extend(self.request(chunk)?);
-        }
-        Ok(out)
+        self.request(texts)
     }
 }
