@@ -24,17 +24,22 @@ fn validate_valid_plan_exits_0() {
         .stdout(predicate::str::contains("ok:"));
 }
 
-#[test]
-fn validate_json_prints_findings_and_exits_1() {
-    let ws = tempfile::tempdir().unwrap();
-    let plan = ws.path().join("p.yaml");
+/// `keiri --lang en --json validate` of the invalid plan: the parsed output (exit 1 checked).
+fn invalid_plan_json(ws: &std::path::Path) -> Value {
+    let plan = ws.join("p.yaml");
     put(&plan, &invalid_plan());
-    let out = keiri(ws.path())
+    let out = keiri(ws)
         .args(["--lang", "en", "--json", "validate"])
         .arg(&plan)
         .assert()
         .code(1);
-    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    serde_json::from_slice(&out.get_output().stdout).unwrap()
+}
+
+#[test]
+fn validate_json_prints_findings_and_exits_1() {
+    let ws = tempfile::tempdir().unwrap();
+    let v = invalid_plan_json(ws.path());
     assert_eq!(v["valid"], false);
     let codes: Vec<&str> = v["findings"]
         .as_array()
@@ -75,15 +80,8 @@ fn validate_human_output_in_japanese() {
 #[test]
 fn validate_outputs_snapshot() {
     let ws = tempfile::tempdir().unwrap();
+    insta::assert_json_snapshot!("validate_json_en", invalid_plan_json(ws.path()));
     let plan = ws.path().join("p.yaml");
-    put(&plan, &invalid_plan());
-    let out = keiri(ws.path())
-        .args(["--lang", "en", "--json", "validate"])
-        .arg(&plan)
-        .assert()
-        .code(1);
-    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
-    insta::assert_json_snapshot!("validate_json_en", v);
     let out = keiri(ws.path())
         .args(["--lang", "ja", "validate"])
         .arg(&plan)
