@@ -23,7 +23,7 @@ pub mod patches {
 use patches::{ApplyPatchInput, ApplyPatchRequest, ApplyPatchResult};
 
 fn api_error(err: keiri_diff::Error) -> ApiError {
-    let api = ApiError::new((&err).into(), err.to_string());
+    let api = ApiError::lower(&err);
     match err {
         keiri_diff::Error::ApplyFailed {
             backend, exit_code, ..

@@ -25,7 +25,7 @@ use docs::{
 };
 
 fn api_error(err: keiri_docs::Error) -> ApiError {
-    ApiError::new((&err).into(), err.to_string())
+    ApiError::lower(&err)
 }
 
 /// Extracts the text of each file, within the request's limits.

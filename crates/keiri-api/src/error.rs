@@ -286,7 +286,7 @@ impl std::error::Error for ApiError {}
 
 impl From<keiri_fs::Error> for ApiError {
     fn from(e: keiri_fs::Error) -> Self {
-        ApiError::new((&e).into(), e.to_string())
+        ApiError::lower(&e)
     }
 }
 
@@ -299,7 +299,17 @@ impl ApiError {
         for<'a> &'a E: Into<ErrorCode>,
         E: std::fmt::Display,
     {
-        ApiError::new(e.into(), e.to_string()).with_details(serde_json::json!({ "code": lower }))
+        ApiError::lower(e).with_details(serde_json::json!({ "code": lower }))
+    }
+
+    /// A lower crate's error: its code mapped by variant (the `From` impls above), its
+    /// message as it is.
+    pub(crate) fn lower<E>(e: &E) -> ApiError
+    where
+        for<'a> &'a E: Into<ErrorCode>,
+        E: std::fmt::Display,
+    {
+        ApiError::new(e.into(), e.to_string())
     }
 }
 

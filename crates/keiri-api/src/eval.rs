@@ -174,7 +174,7 @@ pub fn planner_eval_with_progress(
             &case.docs,
             keiri_design::DEFAULT_MAX_DOCS_CHARS,
         )
-        .map_err(|e| ApiError::new((&e).into(), e.to_string()))?;
+        .map_err(|e| ApiError::lower(&e))?;
         notes.extend(
             digest
                 .unreadable

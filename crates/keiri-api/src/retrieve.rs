@@ -48,7 +48,7 @@ pub mod retrieval {
 use retrieval::{EvalReport, RetrieveEvalRequest, RetrieveRequest, RetrieveResponse};
 
 fn api_error(err: keiri_search::Error) -> ApiError {
-    ApiError::new((&err).into(), err.to_string())
+    ApiError::lower(&err)
 }
 
 /// How [`shared_retriever`] gets the passage vectors it lacks.

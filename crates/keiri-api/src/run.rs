@@ -256,7 +256,7 @@ fn chosen_runs_dir(ctx: &Context, raw: Option<&str>) -> Result<PathBuf, ApiError
             } else {
                 policy.resolve_new(raw)
             };
-            resolved.map_err(|e| ApiError::new((&e).into(), e.to_string()))
+            resolved.map_err(|e| ApiError::lower(&e))
         }
     }
 }
@@ -306,7 +306,7 @@ fn plan_text(ctx: &Context, path: Option<&str>, yaml: Option<&str>) -> Result<St
             let path = ctx
                 .path_policy()
                 .resolve_existing(p)
-                .map_err(|e| ApiError::new((&e).into(), e.to_string()))?;
+                .map_err(|e| ApiError::lower(&e))?;
             std::fs::read_to_string(&path).map_err(|e| {
                 ApiError::new(
                     ErrorCode::IoError,

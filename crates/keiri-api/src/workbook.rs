@@ -30,7 +30,7 @@ pub mod xlsx {
 use xlsx::{PatchRequest, PatchResponse};
 
 fn api_error(err: keiri_xlsx::Error) -> ApiError {
-    ApiError::new((&err).into(), err.to_string())
+    ApiError::lower(&err)
 }
 
 /// Applies the ops of `req` to its workbook (or, with `dry_run`, only reports what would
@@ -465,7 +465,7 @@ pub fn workbook_compare(
     let resolve = |raw: &str| {
         policy
             .resolve_existing(raw)
-            .map_err(|e| ApiError::new((&e).into(), e.to_string()))
+            .map_err(|e| ApiError::lower(&e))
     };
     let after_path = resolve(&req.after)?;
     let before = match &req.before {
