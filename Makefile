@@ -25,7 +25,7 @@ help:
 	@echo "make embeddings  regenerate the bundled catalog embeddings (block_specs/.embeddings)"
 	@echo "make bench-cold-start  desktop cold start + first candidate search (BUILD=release|debug)"
 	@echo "make eval-planner  evaluate the planner on evals/planner_cases.yaml (needs an LLM)"
-	@echo "make generated  rewrite files generated from the Rust sources (ui/src/api/functions.ts)"
+	@echo "make generated  rewrite files generated from the Rust sources (ui/src/api/: functions.ts, schema.json, generated.ts)"
 
 ## --- setup: each step installs only what is missing ------------------------------------
 setup: setup-system setup-npm setup-models
@@ -176,8 +176,12 @@ clean:
 	$(CARGO) clean
 	rm -rf ui/dist node_modules
 
-# Files generated from the Rust sources (today: the UI's function list from keiri-api's one
-# table of functions). A test fails while a checked-in copy is stale.
+# Files generated from the Rust sources: from keiri-api's one table of functions, the UI's
+# function list (ui/src/api/functions.ts) and the JSON Schema of every request and response
+# (ui/src/api/schema.json); from that schema, the UI's API types (ui/src/api/generated.ts).
+# A Rust test fails while either of the first two is stale, a UI unit test while the third is.
 .PHONY: generated
-generated:
-	KEIRI_UPDATE_GENERATED=1 $(CARGO) nextest run --workspace -E 'test(the_generated_typescript_is_current)'
+generated: setup-npm
+	KEIRI_UPDATE_GENERATED=1 $(CARGO) nextest run -p keiri-api \
+	  -E 'test(the_generated_typescript_is_current) | test(the_generated_schema_is_current)'
+	cd ui && node scripts/api-types.mjs

@@ -20,7 +20,7 @@ use serde_json::Value as Json;
 use crate::{ApiError, Context, ErrorCode};
 
 /// Apply (or undo) one node's written file.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RunApplyRequest {
     pub plan_id: String,
@@ -28,7 +28,7 @@ pub struct RunApplyRequest {
     pub node: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunApplyResponse {
     pub node: String,
     /// The run's file (relative to the workspace).
@@ -41,7 +41,7 @@ pub struct RunApplyResponse {
 
 pub type RunUndoApplyRequest = RunApplyRequest;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunUndoApplyResponse {
     pub node: String,
     pub to: String,
@@ -63,7 +63,7 @@ struct Applied {
 }
 
 /// One applied write of a run, as `run_list` shows it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AppliedWrite {
     pub node: String,
     /// Where it was written (relative to the workspace).

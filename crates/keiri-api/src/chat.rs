@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use crate::{ApiError, Context, ErrorCode, Lang};
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ChatSendRequest {
     /// Continue this session; a new one is started when absent.
@@ -39,7 +39,7 @@ pub struct ChatSendRequest {
 }
 
 /// A change waiting for approval.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PendingChangeSummary {
     pub change_id: String,
     pub file: String,
@@ -47,7 +47,7 @@ pub struct PendingChangeSummary {
     pub tool: String,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ChatSendResponse {
     pub session_id: String,
     pub skill: String,
@@ -62,7 +62,7 @@ pub struct ChatSendResponse {
     pub undo_available: bool,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ChatApproveRequest {
     pub session_id: String,
@@ -76,7 +76,7 @@ fn yes() -> bool {
     true
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ChatApproveResponse {
     pub applied: bool,
     pub file: String,
@@ -87,13 +87,13 @@ pub struct ChatApproveResponse {
     pub pending: Vec<PendingChangeSummary>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ChatUndoRequest {
     pub session_id: String,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ChatUndoResponse {
     pub change_id: String,
     pub file: String,
@@ -103,11 +103,11 @@ pub struct ChatUndoResponse {
     pub undo_available: bool,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SkillsListRequest {}
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SkillSummary {
     pub name: String,
     pub description: String,
@@ -119,7 +119,7 @@ pub struct SkillSummary {
 }
 
 /// A skill file that could not be used, or a skill naming a tool that does not exist.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SkillIssue {
     pub file: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -127,7 +127,7 @@ pub struct SkillIssue {
     pub message: String,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SkillsListResponse {
     pub skills: Vec<SkillSummary>,
     /// Skill files that could not be used, and tools a skill names that do not exist.

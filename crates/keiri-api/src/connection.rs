@@ -20,7 +20,7 @@ use crate::{ApiError, Context, Lang};
 pub const CONNECTION_TEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Request of `llm_connection_test`.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LlmConnectionTestRequest {
     /// The language of `message`; the context's when absent.
@@ -29,7 +29,7 @@ pub struct LlmConnectionTestRequest {
 }
 
 /// What the test found. Never a key.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct LlmConnectionTestResponse {
     /// The provider answered the request.
     pub ok: bool,

@@ -59,7 +59,7 @@ pub enum EvalProgress {
     Run { case: String, outcome: RunOutcome },
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct PlanEvalResponse {
     #[serde(flatten)]
     pub report: EvalReport,

@@ -21,13 +21,13 @@ pub struct TemplatesListRequest {
     pub query: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct TemplatesListResponse {
     pub templates: Vec<TemplateSummary>,
     pub issues: Vec<crate::json::CatalogIssue>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct TemplateSummary {
     pub id: String,
     pub version: String,
@@ -149,7 +149,7 @@ pub struct PlanGenerateRequest {
     pub verify_by_running: bool,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct PlanGenerateResponse {
     #[serde(flatten)]
     pub generated: GeneratedPlan,
@@ -367,7 +367,7 @@ pub struct RequirementsAnswerRequest {
     pub lang: Option<Lang>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct RequirementsAnswerResponse {
     /// The plan with the answers filled into `vars` and wired into the nodes that needed
     /// them (re-serialised, so comments of the input are not kept).

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::Lang;
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CatalogListRequest {
     #[serde(default)]
@@ -17,13 +17,13 @@ pub struct CatalogListRequest {
     pub lang: Option<Lang>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct CatalogListResponse {
     pub blocks: Vec<BlockSummary>,
     pub issues: Vec<CatalogIssue>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct BlockSummary {
     pub id: String,
     pub version: String,
@@ -38,7 +38,7 @@ pub struct BlockSummary {
     pub source: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Port {
     pub name: String,
     #[serde(rename = "type")]
@@ -51,7 +51,7 @@ pub struct Port {
     pub default: Option<Value>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct CatalogIssue {
     pub file: String,
     pub line: Option<usize>,
@@ -114,7 +114,7 @@ impl From<PlanRequest> for PlanRegisterRequest {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct PlanValidateResponse {
     pub valid: bool,
     pub error_count: usize,
@@ -126,7 +126,7 @@ pub struct PlanValidateResponse {
 /// keiri-plan's own type, serialised as it is.
 pub use keiri_plan::{Finding, FindingCode, Severity};
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct PlanDryRunResponse {
     pub plan_id: String,
     pub order: Vec<String>,
@@ -134,7 +134,7 @@ pub struct PlanDryRunResponse {
     pub findings: Vec<Finding>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct DryRunNode {
     pub id: String,
     pub kind: String,
@@ -150,7 +150,7 @@ pub struct DryRunNode {
 }
 
 /// Whether a workbook patch node could be previewed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum WorkbookPreviewStatus {
     /// The ops were dry-run against the workbook: see `response`.
@@ -163,7 +163,7 @@ pub enum WorkbookPreviewStatus {
 }
 
 /// The dry-run of a workbook patch node's ops (`workbook_patch` with `dry_run: true`).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct WorkbookPreview {
     pub status: WorkbookPreviewStatus,
     /// Why there is no preview (`unresolved`, `failed`), in the request's language.
@@ -180,7 +180,7 @@ pub struct WorkbookPreview {
     pub context: Vec<crate::SheetContext>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct PlanRegisterResponse {
     pub plan_id: String,
     pub path: String,

@@ -214,7 +214,7 @@ fn spawn_load(config: EmbedConfig) -> Option<std::thread::JoinHandle<()>> {
 #[serde(deny_unknown_fields)]
 pub struct EmbeddingsPrewarmRequest {}
 
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct EmbeddingsPrewarmResponse {
     /// A loading thread was started (false only when no thread could be started).
     pub started: bool,

@@ -54,7 +54,7 @@ pub struct PlanRunRequest {
 }
 
 /// Continue a run after its last finished node.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunResumeRequest {
     pub run_id: String,
     /// The plan, when it changed since the run (else the run's own `plan.yaml` is used and
@@ -85,7 +85,7 @@ pub struct RunResumeRequest {
 }
 
 /// One failed node.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunFailure {
     pub node: String,
     pub code: String,
@@ -93,7 +93,7 @@ pub struct RunFailure {
 }
 
 /// A node waiting for a person's answer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunPaused {
     pub node: String,
     /// What to ask: a JSON object whose `kind` (`confirmation`, `input`, `table_review`,
@@ -103,7 +103,7 @@ pub struct RunPaused {
 }
 
 /// One top-level node's state.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunNode {
     pub id: String,
     /// `finished`, `failed`, `skipped` or `paused`.
@@ -111,7 +111,7 @@ pub struct RunNode {
 }
 
 /// What a run (or resume) did.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PlanRunResponse {
     pub run_id: String,
     pub plan_id: String,
@@ -127,13 +127,13 @@ pub struct PlanRunResponse {
 }
 
 /// Read one run's state and events.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunGetRequest {
     pub plan_id: String,
     pub run_id: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunGetResponse {
     pub run_id: String,
     pub plan_id: String,
@@ -147,14 +147,14 @@ pub struct RunGetResponse {
 }
 
 /// List runs, newest first.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunListRequest {
     /// Only this plan's runs.
     #[serde(default)]
     pub plan_id: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunSummary {
     pub plan_id: String,
     pub run_id: String,
@@ -168,26 +168,26 @@ pub struct RunSummary {
     pub applied: Vec<crate::apply::AppliedWrite>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunListResponse {
     pub runs: Vec<RunSummary>,
 }
 
 /// Stop a run in progress (started by this process: the studio or `keiri serve`).
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RunCancelRequest {
     pub run_id: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunCancelResponse {
     /// False when no such run is in progress here (it may have just finished).
     pub cancelled: bool,
 }
 
 /// Read one node's saved outputs, for a person to look at.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RunOutputRequest {
     pub plan_id: String,
@@ -199,7 +199,7 @@ pub struct RunOutputRequest {
     pub limit: Option<usize>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunOutputResponse {
     pub node: String,
     /// Output alias → `{"kind": "table", "row_count", "columns": [{name, type}], "rows",

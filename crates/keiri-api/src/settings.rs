@@ -52,7 +52,7 @@ pub const KEYCHAIN_ENV: &str = "KEIRI_KEYCHAIN";
 const MAX_SETTINGS_BYTES: u64 = 64 * 1024;
 
 /// The LLM provider the settings select.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ProviderChoice {
     /// Nothing saved: only the environment configures a provider.
@@ -78,7 +78,7 @@ impl ProviderChoice {
 }
 
 /// Where retrieval's embeddings come from (keiri-search's `KEIRI_EMBEDDER`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum EmbeddingChoice {
     /// The bundled multilingual-e5-small model, on this machine.
@@ -101,7 +101,7 @@ impl EmbeddingChoice {
 }
 
 /// The saved, non-secret settings: exactly what `settings.json` holds.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct Settings {
     pub provider: ProviderChoice,
@@ -162,12 +162,12 @@ fn allow_hosts(raw: &[String]) -> Result<Vec<String>, ApiError> {
 }
 
 /// Request of `settings_get` (no fields).
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SettingsGetRequest {}
 
 /// The saved settings, whether a key is stored, and where the file is. Never the key.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct SettingsGetResponse {
     #[serde(flatten)]
     pub settings: Settings,
@@ -185,7 +185,7 @@ pub struct SettingsGetResponse {
 }
 
 /// Where the selected provider's key is kept.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum KeyStorage {
     /// The OS keychain: kept across restarts.
@@ -196,7 +196,7 @@ pub enum KeyStorage {
 }
 
 /// Where an effective value came from, highest precedence first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Source {
     /// The process environment (set by the user, a launcher or CI).
@@ -212,7 +212,8 @@ pub enum Source {
 }
 
 /// A value and where it came from.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+#[schemars(rename = "Sourced{T}")]
 pub struct Sourced<T> {
     pub value: T,
     pub source: Source,
@@ -221,7 +222,7 @@ pub struct Sourced<T> {
 /// The LLM and embedding configuration actually in effect — the environment layered over the
 /// saved settings — and where each part came from, so the dialog never claims "not set" while
 /// a variable configures a model. No key, only where it comes from.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct EffectiveSettings {
     /// A model can be called.
     pub configured: bool,
@@ -249,7 +250,7 @@ pub struct EffectiveSettings {
 }
 
 /// Request of `settings_save`: the settings, and optionally a new API key.
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SettingsSaveRequest {
     pub provider: ProviderChoice,

@@ -32,7 +32,7 @@ pub const UPLOAD_DIR: &str = "inputs";
 /// Longest kept file stem, in characters.
 const MAX_STEM_CHARS: usize = 120;
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DocumentsUploadRequest {
     /// The file's name as the user's machine knows it (only the last component is used).
@@ -41,7 +41,7 @@ pub struct DocumentsUploadRequest {
     pub content_base64: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct DocumentsUploadResponse {
     /// Where the file was stored, relative to the workspace (e.g. `inputs/invoices.csv`):
     /// what the document and generation functions take.

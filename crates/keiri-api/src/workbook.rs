@@ -221,7 +221,7 @@ pub fn workbook_make(ctx: &Context, req: xlsx::MakeRequest) -> Result<PatchRespo
 }
 
 /// Compare two workbooks cell by cell (or list every cell of a new one).
-#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[derive(Debug, Clone, Default, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorkbookCompareRequest {
     /// The workbook as it was; left out for a workbook that did not exist.
@@ -233,7 +233,7 @@ pub struct WorkbookCompareRequest {
 
 /// The cells that differ, in the shape of a patch's diff (`set_value` per changed cell,
 /// `add_sheet`/`delete_sheet` per sheet), so the UI shows it in the same before/after grid.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct WorkbookCompareResponse {
     pub before: Option<String>,
     pub after: String,
@@ -251,7 +251,7 @@ pub const MAX_COMPARE_CELLS: usize = 200_000;
 /// A cell around a change as the workbook holds it, so a preview grid draws the real header
 /// labels and neighbouring amounts instead of blanks: its value (for a formula, the value its
 /// writer cached, `None` when none was cached) and its formula (`=B2-B3`), if any.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct ContextCell {
     /// `B4`.
     pub cell: String,
@@ -260,7 +260,7 @@ pub struct ContextCell {
 }
 
 /// The non-empty cells of one sheet inside the window a preview grid draws around its changes.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct SheetContext {
     pub sheet: String,
     pub cells: Vec<ContextCell>,

@@ -293,7 +293,7 @@ pub fn unknown_expected_blocks(cases: &[EvalCase], catalog: &Catalog) -> Vec<(St
 }
 
 /// Unknown block ids and `in` / `out` keys found in plans.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct UnknownCounts {
     pub blocks: usize,
     pub inputs: usize,
@@ -399,14 +399,14 @@ pub fn mean_pairwise_jaccard(runs: &[Vec<String>]) -> Option<f64> {
 }
 
 /// A generation that failed, as recorded.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunError {
     pub code: String,
     pub message: String,
 }
 
 /// What one generation of a case amounts to.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunOutcome {
     /// 1-based.
     pub run: u32,
@@ -506,7 +506,7 @@ pub fn run_outcome(
 }
 
 /// The numbers of one case over its runs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CaseReport {
     pub id: String,
     pub runs: Vec<RunOutcome>,
@@ -559,7 +559,7 @@ pub fn case_report(case: &EvalCase, runs: Vec<RunOutcome>) -> CaseReport {
 }
 
 /// Totals over every case.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Totals {
     pub cases: usize,
     pub runs: usize,
@@ -581,7 +581,7 @@ pub struct Totals {
 }
 
 /// The result of an eval.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct EvalReport {
     pub cases: Vec<CaseReport>,
     pub total: Totals,

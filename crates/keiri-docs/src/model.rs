@@ -510,6 +510,7 @@ pub struct ToonResponse {
 /// A response in the requested [`OutputFormat`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
+#[schemars(rename = "{T}Output")]
 pub enum Output<T> {
     Toon(ToonResponse),
     Json(T),

@@ -109,6 +109,23 @@ impl<'de> serde::Deserialize<'de> for FindingCode {
     }
 }
 
+/// The schema is the closed set of strings the codes serialise to, so generated clients (the
+/// UI's TypeScript) get them as a union.
+impl schemars::JsonSchema for FindingCode {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "FindingCode".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let codes: Vec<&str> = FindingCode::ALL.iter().map(|c| c.as_str()).collect();
+        schemars::json_schema!({
+            "description": "The rule a plan finding names.",
+            "type": "string",
+            "enum": codes,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]

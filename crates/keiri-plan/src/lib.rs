@@ -16,6 +16,9 @@
 //! * `keiri-fs` — atomic, never-overwriting writes.
 //! * `regex` — checks answers against a requirement's `validation.regex`; its matching time is
 //!   linear in the input, so a pattern from a template or an LLM cannot hang the process.
+//! * `schemars` — the JSON Schema of the plan model, findings and requirements, which keiri-api
+//!   puts in the schema the UI's TypeScript types are generated from (already the workspace's
+//!   schema crate, for the MCP tools).
 //!
 //! Templates ([`template`]) are reusable subflows with an import/export contract; [`compose`]
 //! merges them into a plan without an LLM, and [`requirements`] turns what a plan lacks into
@@ -67,7 +70,7 @@ pub use validate::{Finding, Options, Severity, has_errors, validate};
 pub use workspace::Workspace;
 
 /// The language of user-facing messages.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Lang {
     /// Japanese, the default.

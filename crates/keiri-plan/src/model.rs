@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// A plan: a DAG of typed blocks.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Plan {
     #[serde(
         rename = "apiVersion",
@@ -22,6 +22,7 @@ pub struct Plan {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none", with = "opt_version")]
+    #[schemars(with = "Option<String>")]
     pub version: Option<String>,
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub vars: IndexMap<String, Value>,
@@ -37,7 +38,7 @@ pub struct Plan {
 }
 
 /// Execution policy of a plan or node.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Policy {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub on_error: Option<String>,
@@ -52,7 +53,7 @@ pub struct Policy {
 }
 
 /// UI hints: the order in which UI nodes are shown.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Ui {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub layout: Vec<String>,
@@ -61,7 +62,7 @@ pub struct Ui {
 }
 
 /// One node of the graph: a block call, a loop or a subflow call.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Node {
     #[serde(default)]
     pub id: String,
@@ -94,7 +95,7 @@ pub struct Node {
 }
 
 /// A node's condition. v0 plans write `when: {expr: …}`; a bare string is accepted too.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum When {
     Expr { expr: Value },
@@ -117,7 +118,7 @@ impl When {
 }
 
 /// `foreach` of a loop node.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Foreach {
     /// A reference (or literal list) to iterate over.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -135,7 +136,7 @@ pub struct Foreach {
 }
 
 /// `while` of a loop node.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct While {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub condition: Option<When>,
@@ -146,7 +147,7 @@ pub struct While {
 }
 
 /// The body of a loop: an inner plan.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Body {
     pub plan: Box<Plan>,
     #[serde(flatten)]
@@ -154,7 +155,7 @@ pub struct Body {
 }
 
 /// A subflow call.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Call {
     #[serde(default)]
     pub plan_id: String,

@@ -38,7 +38,7 @@ use crate::refs::{self, Target};
 use crate::validate::{DEFAULT_LOOP_VAR, Finding};
 
 /// The kind of answer a requirement wants (the `type` of `ui.interactive_input`'s items).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum RequirementKind {
     Text,
@@ -51,7 +51,7 @@ pub enum RequirementKind {
 }
 
 /// Checks on a text-like answer.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Validation {
     /// A regular expression the answer must match (anchor it with `^…$` to match all of it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -59,7 +59,7 @@ pub struct Validation {
 }
 
 /// Where an answer goes.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RequirementTarget {
     /// The plan var that receives the answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -78,7 +78,7 @@ pub struct RequirementTarget {
 }
 
 /// What the answer is used as.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum AnswerUse {
     /// The answer itself is the value.
@@ -103,7 +103,7 @@ fn required_by_default() -> bool {
 }
 
 /// One question.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Requirement {
     pub id: String,
     #[serde(rename = "type")]

@@ -23,7 +23,7 @@ use crate::refs::{self, Reference, Target};
 use crate::yaml::escape_pointer;
 
 /// How bad a finding is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Error,
@@ -32,7 +32,7 @@ pub enum Severity {
 
 /// One problem found in a plan: the one finding type of the validator, the API, the CLI and
 /// the UI.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Finding {
     pub code: FindingCode,
     pub severity: Severity,

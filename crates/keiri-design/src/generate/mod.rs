@@ -35,7 +35,7 @@ pub use retrieve::select_templates;
 pub use wiring::to_plan;
 
 /// How templates are used.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ApplyMode {
     /// Merge templates by their contracts, no LLM (works offline).
@@ -263,7 +263,7 @@ pub struct Progress {
 }
 
 /// The outcome.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     /// Zero validation errors.
@@ -277,7 +277,7 @@ pub enum Status {
 }
 
 /// A finding or a contract problem, as returned.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Issue {
     pub code: String,
     /// `error` or `warning`.
@@ -325,7 +325,7 @@ impl From<&ContractProblem> for Issue {
 }
 
 /// One wiring or repair attempt, kept whatever its outcome.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Attempt {
     pub n: u32,
     /// `wiring` or `repair`.
@@ -339,7 +339,7 @@ pub struct Attempt {
 }
 
 /// The result of [`generate_plan`].
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct GeneratedPlan {
     pub plan: Plan,
     pub status: Status,
