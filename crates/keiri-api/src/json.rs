@@ -120,6 +120,9 @@ pub struct PlanValidateResponse {
     pub error_count: usize,
     pub warning_count: usize,
     pub findings: Vec<Finding>,
+    /// The plan's nodes, the edges its references make and the vars it uses without a value
+    /// (keiri-plan's [`keiri_plan::plan_graph`]); `null` when the text is not a plan.
+    pub graph: Option<keiri_plan::PlanGraph>,
 }
 
 /// A plan finding (code, severity, node, JSON pointer, message, hint, line and column):

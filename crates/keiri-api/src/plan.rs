@@ -109,6 +109,10 @@ pub fn plan_validate(
         valid: error_count == 0,
         error_count,
         warning_count: checked.findings.len() - error_count,
+        graph: checked
+            .loaded
+            .as_ref()
+            .map(|l| keiri_plan::plan_graph(&l.plan)),
         findings: checked.findings,
     })
 }
@@ -356,6 +360,43 @@ mod tests {
     fn ctx(dir: &std::path::Path) -> Context {
         let catalog = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../block_specs");
         Context::new(dir).with_catalog_dirs(vec![catalog])
+    }
+
+    /// The validation carries the plan's graph (so the studio draws edges and lists the
+    /// unvalued vars without parsing `${…}` itself), and none for text that is not a plan.
+    #[test]
+    fn validation_sends_the_plan_graph() {
+        let ws = tempfile::tempdir().unwrap();
+        let ctx = ctx(ws.path());
+        let yaml = "id: p\nvars: {to: ''}\ngraph:\n  - id: a\n    block: input.csv\n    in: {path: x.csv}\n    out: {rows: rows}\n  - id: b\n    block: notify.send\n    in: {to: '${vars.to}', body: '${a.rows}'}\n";
+        let res = plan_validate(
+            &ctx,
+            json::PlanValidateRequest {
+                yaml: yaml.into(),
+                lang: Some(Lang::En),
+            },
+        )
+        .unwrap();
+        let graph = serde_json::to_value(res.graph.unwrap()).unwrap();
+        assert_eq!(graph["nodes"][1]["key"], "/graph/1");
+        assert_eq!(
+            graph["edges"],
+            json!([{"source": "/graph/0", "target": "/graph/1", "aliases": ["rows"], "kind": "data"}])
+        );
+        assert_eq!(
+            graph["unresolved_vars"],
+            json!([{"name": "to", "defined": true, "node_ids": ["b"]}])
+        );
+        let broken = plan_validate(
+            &ctx,
+            json::PlanValidateRequest {
+                yaml: "graph: [\n".into(),
+                lang: None,
+            },
+        )
+        .unwrap();
+        assert!(broken.graph.is_none());
+        assert!(!broken.valid);
     }
 
     /// The catalog is read once per context (and its clones), and again only after a spec

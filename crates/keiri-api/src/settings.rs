@@ -52,7 +52,9 @@ pub const KEYCHAIN_ENV: &str = "KEIRI_KEYCHAIN";
 const MAX_SETTINGS_BYTES: u64 = 64 * 1024;
 
 /// The LLM provider the settings select.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum ProviderChoice {
     /// Nothing saved: only the environment configures a provider.
@@ -185,7 +187,9 @@ pub struct SettingsGetResponse {
 }
 
 /// Where the selected provider's key is kept.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum KeyStorage {
     /// The OS keychain: kept across restarts.

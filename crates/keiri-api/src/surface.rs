@@ -345,7 +345,9 @@ mod tests {
     /// Compares a checked-in generated file with what the sources generate now, rewriting it
     /// first when `KEIRI_UPDATE_GENERATED` is set (`make generated`).
     fn assert_current(relative: &str, want: &str) {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(relative);
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../..")
+            .join(relative);
         if std::env::var_os("KEIRI_UPDATE_GENERATED").is_some() {
             keiri_fs::write_atomic(&path, want.as_bytes()).unwrap();
         }
@@ -411,7 +413,9 @@ mod tests {
         let request = doc["properties"]["documents_extract"]["properties"]["request"].to_string();
         assert!(request.contains("ExtractRequestInput"), "{request}");
         assert!(
-            defs["ExtractRequestInput"].to_string().contains("#/definitions/ExtractLimitsInput")
+            defs["ExtractRequestInput"]
+                .to_string()
+                .contains("#/definitions/ExtractLimitsInput")
         );
         // A type both sides agree on is there once.
         assert!(defs.get("FindingInput").is_none());

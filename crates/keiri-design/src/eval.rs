@@ -293,7 +293,9 @@ pub fn unknown_expected_blocks(cases: &[EvalCase], catalog: &Catalog) -> Vec<(St
 }
 
 /// Unknown block ids and `in` / `out` keys found in plans.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct UnknownCounts {
     pub blocks: usize,
     pub inputs: usize,

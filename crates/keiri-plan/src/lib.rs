@@ -31,6 +31,7 @@ pub mod compose;
 pub mod dry_run;
 pub mod expr;
 pub mod finding_code;
+pub mod graph;
 pub mod io;
 pub mod model;
 pub mod refs;
@@ -54,6 +55,7 @@ pub use compose::{
 };
 pub use dry_run::{DryRun, DryRunNode, dry_run};
 pub use finding_code::{FindingCode, UnknownFindingCode};
+pub use graph::{EdgeKind, GraphEdge, GraphNode, PlanGraph, VarUse, plan_graph};
 pub use io::{LoadError, LoadedPlan, load_plan, save_plan};
 pub use model::{Node, NodeKind, Plan};
 pub use register::{RegisterError, STAMP_FORMAT, designs_index, parse_stamp, register};
@@ -70,7 +72,17 @@ pub use validate::{Finding, Options, Severity, has_errors, validate};
 pub use workspace::Workspace;
 
 /// The language of user-facing messages.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Lang {
     /// Japanese, the default.

@@ -78,7 +78,9 @@ pub struct RequirementTarget {
 }
 
 /// What the answer is used as.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum AnswerUse {
     /// The answer itself is the value.

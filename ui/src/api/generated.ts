@@ -60,6 +60,20 @@ export type FindingCode =
  */
 export type Severity = 'error' | 'warning';
 /**
+ * What kind of node this is.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "NodeKind".
+ */
+export type NodeKind = ('block' | 'loop' | 'subflow') | 'unknown';
+/**
+ * What a reference feeds: an input, a condition, a loop's items or condition, a subflow call.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "EdgeKind".
+ */
+export type EdgeKind = 'data' | 'when' | 'loop' | 'call';
+/**
  * Whether a workbook patch node could be previewed.
  *
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
@@ -908,6 +922,11 @@ export interface PlanValidateResponse {
   error_count: number;
   warning_count: number;
   findings: Finding[];
+  /**
+   * The plan's nodes, the edges its references make and the vars it uses without a value
+   * (keiri-plan's [`keiri_plan::plan_graph`]); `null` when the text is not a plan.
+   */
+  graph: PlanGraph | null;
 }
 /**
  * One problem found in a plan: the one finding type of the validator, the API, the CLI and
@@ -937,6 +956,91 @@ export interface Finding {
    */
   line: number | null;
   column: number | null;
+}
+/**
+ * The graph of one plan.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "PlanGraph".
+ */
+export interface PlanGraph {
+  /**
+   * Pre-order: a loop comes before its body's nodes.
+   */
+  nodes: GraphNode[];
+  /**
+   * One edge per (source, target) pair, in the order the references are first met.
+   */
+  edges: GraphEdge[];
+  /**
+   * The `${vars.*}` names the nodes use that have no value where they are used.
+   */
+  unresolved_vars: VarUse[];
+}
+/**
+ * One node of the graph.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "GraphNode".
+ */
+export interface GraphNode {
+  /**
+   * The node's JSON pointer in the plan: unique even when a loop body reuses an id.
+   */
+  key: string;
+  /**
+   * The plan node id (`""` when the node has none).
+   */
+  id: string;
+  kind: NodeKind;
+  block: string | null;
+  /**
+   * The key of the loop whose body holds this node.
+   */
+  parent: string | null;
+  /**
+   * The called plan of a subflow node.
+   */
+  call_plan_id: string | null;
+  /**
+   * The node's condition, as written.
+   */
+  when: string | null;
+}
+/**
+ * Node `target` reads outputs of node `source` (both node keys).
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "GraphEdge".
+ */
+export interface GraphEdge {
+  source: string;
+  target: string;
+  /**
+   * The output aliases the target reads, in order, without repeats.
+   */
+  aliases: string[];
+  /**
+   * `data` when any reference on the pair feeds an input (what a reader follows).
+   */
+  kind: EdgeKind;
+}
+/**
+ * A `${vars.name}` used where it has no value.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "VarUse".
+ */
+export interface VarUse {
+  name: string;
+  /**
+   * Whether a `vars` in scope has the name (with a null or empty value) or none does.
+   */
+  defined: boolean;
+  /**
+   * The ids of the nodes that use it, in order (nodes without an id are left out).
+   */
+  node_ids: string[];
 }
 /**
  * This interface was referenced by `ApiFunctions`'s JSON-Schema

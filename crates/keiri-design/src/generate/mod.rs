@@ -35,7 +35,9 @@ pub use retrieve::select_templates;
 pub use wiring::to_plan;
 
 /// How templates are used.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum ApplyMode {
     /// Merge templates by their contracts, no LLM (works offline).
