@@ -11,37 +11,19 @@
 //! This relies on panics unwinding: the workspace's release profile must keep the default
 //! `panic = "unwind"`.
 
-use std::any::Any;
-use std::panic::{AssertUnwindSafe, catch_unwind};
-
 use crate::error::{Error, Result};
 
 /// Runs `parse`, turning a panic inside it into a corrupt-file error of `format`.
 ///
-/// `AssertUnwindSafe` is sound here because the closure only reads the input bytes and the
-/// options; whatever state a panicking parser leaves behind is dropped with it.
+/// The closure only reads the input bytes and the options; whatever state a panicking parser
+/// leaves behind is dropped with it (see [`keiri_fs::catch_panic`]).
 pub(crate) fn parse<T>(format: &'static str, parse: impl FnOnce() -> Result<T>) -> Result<T> {
-    match catch_unwind(AssertUnwindSafe(parse)) {
-        Ok(result) => result,
-        Err(payload) => Err(Error::corrupt(
+    keiri_fs::catch_panic(parse).unwrap_or_else(|message| {
+        Err(Error::corrupt(
             format,
-            format!(
-                "the {format} reader failed on this file ({})",
-                message(&*payload)
-            ),
-        )),
-    }
-}
-
-/// The text of a panic payload (`panic!` with a literal or a formatted message).
-fn message(payload: &(dyn Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "panic".to_string()
-    }
+            format!("the {format} reader failed on this file ({message})"),
+        ))
+    })
 }
 
 #[cfg(test)]

@@ -15,6 +15,8 @@
 //! * [`PathPolicy`] resolves a path that came from outside (UI, HTTP, MCP, an LLM tool call)
 //!   and refuses it unless it lies inside one of the allowed roots after canonicalisation,
 //!   so `..` and symlinks cannot escape.
+//! * [`catch_panic`] turns a panic in code that reads an untrusted file into an error, so one
+//!   bad file cannot take a server down (keiri-docs' parsers and keiri-xlsx's patches use it).
 //!
 //! This crate must not know about plans, workbooks or documents. `tempfile` is used for the
 //! temp file because it creates it with `O_EXCL` and a random name and cleans it up on drop;
@@ -23,8 +25,10 @@
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
+mod panic;
 mod write;
 
+pub use panic::catch_panic;
 pub use write::{LOCK_SUFFIX, Lock, TEMP_MARK, lock, sweep, write_atomic, write_new, write_unique};
 
 /// Errors of this crate.

@@ -20,7 +20,6 @@
 //! coded error) instead of a long wait.
 
 use std::collections::{BTreeMap, HashMap};
-use std::panic::AssertUnwindSafe;
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -413,8 +412,8 @@ fn evaluate(input: EngineInput, timeout: Duration) -> Result<Values, Failure> {
         .name("keiri-xlsx-engine".to_string())
         .stack_size(256 << 20)
         .spawn(move || {
-            let result = std::panic::catch_unwind(AssertUnwindSafe(|| run(&input)))
-                .unwrap_or_else(|_| Err("the engine panicked".to_string()));
+            let result = keiri_fs::catch_panic(|| run(&input))
+                .unwrap_or_else(|panic| Err(format!("the engine panicked ({panic})")));
             let _ = tx.send(result);
         })
         .map_err(|e| Failure::Other(format!("cannot start the engine thread: {e}")))?;

@@ -8,38 +8,21 @@
 //! the engine's work and time budgets); this catches what they do not know yet. It relies on
 //! panics unwinding: the workspace's release profile must keep the default `panic = "unwind"`.
 
-use std::any::Any;
-use std::panic::{AssertUnwindSafe, catch_unwind};
-
 use crate::error::Error;
 
 /// Runs `work` on the workbook at `path`, turning a panic inside it into an unreadable-workbook
 /// error.
 ///
-/// `AssertUnwindSafe` is sound because a patch builds all its state inside the call and writes
-/// only through an atomic rename at the very end: a panic drops that state (and any temp file)
-/// with it, and the caller's request and environment are only read.
+/// A patch builds all its state inside the call and writes only through an atomic rename at the
+/// very end: a panic drops that state (and any temp file) with it, and the caller's request and
+/// environment are only read (see [`keiri_fs::catch_panic`]).
 pub(crate) fn guarded<T>(path: &str, work: impl FnOnce() -> Result<T, Error>) -> Result<T, Error> {
-    match catch_unwind(AssertUnwindSafe(work)) {
-        Ok(result) => result,
-        Err(payload) => Err(Error::unreadable(
+    keiri_fs::catch_panic(work).unwrap_or_else(|message| {
+        Err(Error::unreadable(
             path,
-            format!(
-                "the workbook could not be processed ({})",
-                message(&*payload)
-            ),
-        )),
-    }
-}
-
-fn message(payload: &(dyn Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "panic".to_string()
-    }
+            format!("the workbook could not be processed ({message})"),
+        ))
+    })
 }
 
 #[cfg(test)]

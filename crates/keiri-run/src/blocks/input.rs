@@ -602,7 +602,7 @@ fn excel_read_workbook(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
         )
     };
     // calamine parses untrusted XML; a panic in it must not end the run.
-    let read = std::panic::catch_unwind(|| read_sheet(&bytes, sheet_wanted.as_ref(), formula_mode));
+    let read = keiri_fs::catch_panic(|| read_sheet(&bytes, sheet_wanted.as_ref(), formula_mode));
     let (sheet, sheet_names, cells) = match read {
         Ok(Ok(found)) => found,
         Ok(Err(SheetError::NotFound(names))) => {
@@ -614,7 +614,7 @@ fn excel_read_workbook(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
             .with_hint(format!("シート: {list}"), format!("sheets: {list}")));
         }
         Ok(Err(SheetError::Corrupt(e))) => return Err(corrupt(e)),
-        Err(_) => return Err(corrupt("the parser panicked".into())),
+        Err(panic) => return Err(corrupt(format!("the parser panicked ({panic})"))),
     };
     let ((r0, c0), (r1, c1)) = match range {
         Some(r) => r,
