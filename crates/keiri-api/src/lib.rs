@@ -8,8 +8,9 @@
 //! front-ends know the transport (JSON DTO) types.
 //!
 //! The API surface is defined once, in `surface.rs`: [`FUNCTIONS`], [`dispatch`],
-//! [`dispatch_stream`] and the UI's generated function list all come from its table, so the
-//! HTTP server, the desktop shell and the UI expose exactly one set of functions.
+//! [`dispatch_stream`], the UI's generated function list and the [`schema`] its types are
+//! generated from all come from its table, so the HTTP server, the desktop shell and the UI
+//! expose exactly one set of functions.
 
 mod apply;
 mod chat;
@@ -81,7 +82,7 @@ pub use settings::{
     settings_save,
 };
 pub use stream::Frame;
-pub use surface::{FUNCTIONS, STREAMING_FUNCTIONS, dispatch, dispatch_stream, typescript};
+pub use surface::{FUNCTIONS, STREAMING_FUNCTIONS, dispatch, dispatch_stream, schema, typescript};
 pub use upload::{
     DocumentsImportRequest, DocumentsImportResponse, DocumentsUploadRequest,
     DocumentsUploadResponse, ImportedFile, MAX_UPLOAD_BYTES, documents_import, documents_upload,

@@ -81,39 +81,42 @@ pub fn embed_config(ctx: &Context, notes: &mut Vec<String>) -> EmbedConfig {
     config
 }
 
-/// A fingerprint of the context's catalog and template files, and of where they are: the
-/// shared retriever's key besides the embedder.
-fn sources_fingerprint(ctx: &Context) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    keiri_plan::Catalog::fingerprint(&ctx.catalog_dirs).hash(&mut hasher);
-    keiri_plan::Templates::fingerprint(&ctx.template_dirs).hash(&mut hasher);
-    hasher.finish()
+/// The context's catalog and templates as the retriever is built from them: the shared
+/// retriever's key besides the embedder (the fingerprint of their files, and where they are),
+/// and notes when specs could not be loaded.
+struct Sources {
+    fingerprint: u64,
+    catalog: std::sync::Arc<keiri_plan::Catalog>,
+    templates: std::sync::Arc<keiri_plan::Templates>,
+    notes: Vec<String>,
 }
 
-/// The context's catalog and templates, with a note when specs could not be loaded.
-fn load_sources(ctx: &Context) -> (keiri_plan::Catalog, keiri_plan::Templates, Vec<String>) {
-    let (catalog, issues) = crate::load_catalog(ctx);
-    let (templates, template_issues) = crate::plan::load_templates(ctx);
+fn load_sources(ctx: &Context) -> Sources {
+    use std::hash::{Hash, Hasher};
+    let catalog = ctx.specs.load_catalog(&ctx.catalog_dirs);
+    let templates = ctx.specs.load_templates(&ctx.template_dirs);
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    catalog.fingerprint.hash(&mut hasher);
+    templates.fingerprint.hash(&mut hasher);
     let mut notes = Vec::new();
-    if !issues.is_empty() {
+    if !catalog.issues.is_empty() {
         notes.push(format!(
             "{} block spec(s) could not be loaded and are not searched",
-            issues.len()
+            catalog.issues.len()
         ));
     }
-    if !template_issues.is_empty() {
+    if !templates.issues.is_empty() {
         notes.push(format!(
             "{} template(s) could not be loaded and are not searched",
-            template_issues.len()
+            templates.issues.len()
         ));
     }
-    // The retriever keeps its own copies (it is built once per set of files).
-    (
-        std::sync::Arc::unwrap_or_clone(catalog),
-        std::sync::Arc::unwrap_or_clone(templates),
+    Sources {
+        fingerprint: hasher.finish(),
+        catalog: catalog.value,
+        templates: templates.value,
         notes,
-    )
+    }
 }
 
 /// The workspace's retriever of blocks and templates, shared by the Candidates panel, the
@@ -128,7 +131,7 @@ pub fn shared_retriever(
     embedding: Embedding,
     notes: &mut Vec<String>,
 ) -> Result<(std::sync::Arc<Retriever>, Option<Progress>), ApiError> {
-    let sources = sources_fingerprint(ctx);
+    let sources = load_sources(ctx);
     let options = IndexOptions::default();
     let embedder = if embedding == Embedding::Off {
         None
@@ -143,30 +146,28 @@ pub fn shared_retriever(
             if !keiri_search::embed::E5Embedder::is_loading(dir) {
                 spawn_load(config.clone());
             }
-            let (catalog, templates, build_notes) = load_sources(ctx);
-            let docs = catalog.blocks().map(Document::from_block).collect();
+            let docs = sources.catalog.blocks().map(Document::from_block).collect();
             let (blocks, progress) = Index::build_while_model_loads(
                 docs,
                 keiri_search::embed::LOCAL_MODEL_NAME,
                 &options,
             )
             .map_err(api_error)?;
-            let templates = Retriever::template_index(&templates).map_err(api_error)?;
-            let retriever = Retriever::new(blocks, templates).with_notes(build_notes);
+            let templates = Retriever::template_index(&sources.templates).map_err(api_error)?;
+            let retriever = Retriever::new(blocks, templates).with_notes(sources.notes);
             return Ok((std::sync::Arc::new(retriever), Some(progress)));
         }
         keiri_search::select_embedder(&config, notes)
     };
     let key = RetrieverKey {
-        sources,
+        sources: sources.fingerprint,
         embedder: embedder.as_ref().map(|e| e.name().to_string()),
     };
     if let Some(found) = keiri_search::retriever::cached(&key) {
         return Ok((found, None));
     }
-    let (catalog, templates, build_notes) = load_sources(ctx);
-    let template_index = Retriever::template_index(&templates).map_err(api_error)?;
-    let docs = catalog.blocks().map(Document::from_block).collect();
+    let template_index = Retriever::template_index(&sources.templates).map_err(api_error)?;
+    let docs = sources.catalog.blocks().map(Document::from_block).collect();
     let (blocks, progress) = if embedding == Embedding::Background {
         Index::build_background(docs, embedder, &options).map_err(api_error)?
     } else {
@@ -179,7 +180,7 @@ pub fn shared_retriever(
     // embedding failed (a network error of a cloud embedder), is used for this answer and
     // built again next time, so a passing failure does not stick.
     let complete = progress.is_none() && blocks.embedder_name() == key.embedder.as_deref();
-    let retriever = Retriever::new(blocks, template_index).with_notes(build_notes);
+    let retriever = Retriever::new(blocks, template_index).with_notes(sources.notes);
     if !complete {
         return Ok((std::sync::Arc::new(retriever), progress));
     }

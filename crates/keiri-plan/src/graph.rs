@@ -143,9 +143,9 @@ struct Builder {
 }
 
 impl Builder {
-    fn level<'p>(
+    fn level(
         &mut self,
-        plan: &'p Plan,
+        plan: &Plan,
         base: &str,
         parent: Option<&str>,
         outer: Option<&Scope<'_>>,

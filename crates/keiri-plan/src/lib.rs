@@ -69,7 +69,7 @@ pub use template::{
     UiSuggestion, load_template, validate_template, validate_templates,
 };
 pub use validate::{Finding, Options, Severity, has_errors, validate};
-pub use workspace::Workspace;
+pub use workspace::{Loaded, Workspace};
 
 /// The language of user-facing messages.
 #[derive(

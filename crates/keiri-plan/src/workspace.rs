@@ -30,6 +30,16 @@ pub struct Workspace {
     templates: Mutex<Option<Entry<Templates>>>,
 }
 
+/// One load handed out by a [`Workspace`]: the value, the files that could not be used, and
+/// the fingerprint of the files it was loaded from (a cache keyed by the same files, like the
+/// shared retriever's, uses it instead of walking the directories again).
+#[derive(Debug, Clone)]
+pub struct Loaded<T> {
+    pub value: Arc<T>,
+    pub issues: Vec<CatalogIssue>,
+    pub fingerprint: u64,
+}
+
 impl Workspace {
     pub fn new() -> Workspace {
         Workspace::default()
@@ -38,6 +48,12 @@ impl Workspace {
     /// The catalog of `dirs` (lowest precedence first) and the files that could not be used,
     /// as [`Catalog::load`] gives them: from the cache while no spec file changed.
     pub fn catalog(&self, dirs: &[PathBuf]) -> (Arc<Catalog>, Vec<CatalogIssue>) {
+        let loaded = self.load_catalog(dirs);
+        (loaded.value, loaded.issues)
+    }
+
+    /// [`Workspace::catalog`] with its fingerprint.
+    pub fn load_catalog(&self, dirs: &[PathBuf]) -> Loaded<Catalog> {
         cached(
             &self.catalog,
             dirs,
@@ -49,6 +65,12 @@ impl Workspace {
     /// The templates of `dirs`, as [`Templates::load`] gives them: from the cache while no
     /// template file changed.
     pub fn templates(&self, dirs: &[PathBuf]) -> (Arc<Templates>, Vec<CatalogIssue>) {
+        let loaded = self.load_templates(dirs);
+        (loaded.value, loaded.issues)
+    }
+
+    /// [`Workspace::templates`] with its fingerprint.
+    pub fn load_templates(&self, dirs: &[PathBuf]) -> Loaded<Templates> {
         cached(
             &self.templates,
             dirs,
@@ -69,12 +91,16 @@ fn cached<T>(
     dirs: &[PathBuf],
     fingerprint: u64,
     load: impl FnOnce(&[PathBuf]) -> (T, Vec<CatalogIssue>),
-) -> (Arc<T>, Vec<CatalogIssue>) {
+) -> Loaded<T> {
     if let Some(e) = lock(slot).as_ref()
         && e.dirs == dirs
         && e.fingerprint == fingerprint
     {
-        return (e.value.clone(), e.issues.clone());
+        return Loaded {
+            value: e.value.clone(),
+            issues: e.issues.clone(),
+            fingerprint,
+        };
     }
     // Loaded outside the lock: a slow load does not hold up callers of another kind, and two
     // racing loads of the same files give the same result.
@@ -86,7 +112,11 @@ fn cached<T>(
         value: value.clone(),
         issues: issues.clone(),
     });
-    (value, issues)
+    Loaded {
+        value,
+        issues,
+        fingerprint,
+    }
 }
 
 #[cfg(test)]
@@ -120,6 +150,13 @@ mod tests {
         let (after, _) = ws.catalog(&dirs);
         assert!(!Arc::ptr_eq(&first, &after));
         assert!(after.get("csv.write").is_some());
+        // The fingerprint handed out is the files': it changed with them, and a cached load
+        // hands out the same one.
+        let (one, two) = (ws.load_catalog(&dirs), ws.load_catalog(&dirs));
+        assert_eq!(one.fingerprint, two.fingerprint);
+        assert_eq!(one.fingerprint, Catalog::fingerprint(&dirs));
+        keiri_fs::write_atomic(&cat.join("sum.yaml"), spec("csv.sum").as_bytes()).unwrap();
+        assert_ne!(ws.load_catalog(&dirs).fingerprint, one.fingerprint);
         // Other directories are another load.
         let other = tempfile::tempdir().unwrap();
         let (empty, _) = ws.catalog(&[other.path().to_path_buf()]);
