@@ -52,6 +52,7 @@
 //!   TypeScript implementation `@toon-format/toon` 4.4 implements; the "v3" predates
 //!   it); we never hand-write TOON.
 //! * `schemars` derives JSON Schemas of the request and response types for the MCP tools.
+//! * `keiri-xlsx` for its A1 cell references: one parser of `B3`/`$A$1:C3` in the workspace.
 
 mod bounds;
 mod cache;

@@ -516,17 +516,8 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 }
 
 /// Zero-based column index to letters (`0` → `A`, `26` → `AA`).
-pub(crate) fn col_name(mut col: u32) -> String {
-    let mut out = Vec::new();
-    loop {
-        out.push(b'A' + (col % 26) as u8);
-        if col < 26 {
-            break;
-        }
-        col = col / 26 - 1;
-    }
-    out.reverse();
-    String::from_utf8(out).unwrap_or_default()
+pub(crate) fn col_name(col: u32) -> String {
+    keiri_xlsx::column_name(col.saturating_add(1))
 }
 
 /// Parses `A1` or `A1:F40` (with optional `$`) into a zero-based inclusive rectangle.
@@ -546,23 +537,11 @@ pub(crate) fn parse_range(s: &str) -> Result<Rect> {
     Ok(((r0, c0), (r1, c1)))
 }
 
+/// Zero-based (row, column) of an A1 cell (`$` and surrounding spaces allowed), by keiri-xlsx's
+/// parser, the one every crate reads cell references with.
 fn parse_cell(s: &str) -> Option<(u32, u32)> {
-    let s = s.trim().replace('$', "");
-    let split = s.find(|c: char| c.is_ascii_digit())?;
-    let (letters, digits) = s.split_at(split);
-    if letters.is_empty() || letters.len() > 3 || !letters.chars().all(|c| c.is_ascii_alphabetic())
-    {
-        return None;
-    }
-    let mut col: u32 = 0;
-    for c in letters.chars() {
-        col = col * 26 + (c.to_ascii_uppercase() as u32 - 'A' as u32 + 1);
-    }
-    let row: u32 = digits.parse().ok()?;
-    if row == 0 || row > 1_048_576 || col > 16_384 {
-        return None;
-    }
-    Some((row - 1, col - 1))
+    let cell = keiri_xlsx::CellRef::parse(s.trim())?;
+    Some((cell.row - 1, cell.col - 1))
 }
 
 #[cfg(test)]

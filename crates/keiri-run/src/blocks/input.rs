@@ -527,33 +527,15 @@ fn csv_read(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockErr
         .with("summary", summary))
 }
 
-/// Zero-based (row, column) of an A1 cell reference.
+/// Zero-based (row, column) of an A1 cell, by keiri-xlsx's parser.
 fn parse_cell(s: &str) -> Option<(u32, u32)> {
-    let s = s.trim().replace('$', "").to_ascii_uppercase();
-    let split = s.find(|c: char| c.is_ascii_digit())?;
-    let (letters, digits) = s.split_at(split);
-    if letters.is_empty() || letters.len() > 3 || !letters.bytes().all(|b| b.is_ascii_uppercase()) {
-        return None;
-    }
-    let col = letters
-        .bytes()
-        .fold(0u32, |acc, b| acc * 26 + u32::from(b - b'A' + 1))
-        - 1;
-    let row: u32 = digits.parse().ok()?;
-    (row >= 1).then_some((row - 1, col))
+    let cell = keiri_xlsx::CellRef::parse(s.trim())?;
+    Some((cell.row - 1, cell.col - 1))
 }
 
-pub(crate) fn column_letter(mut col: u32) -> String {
-    let mut out = Vec::new();
-    loop {
-        out.push(b'A' + (col % 26) as u8);
-        if col < 26 {
-            break;
-        }
-        col = col / 26 - 1;
-    }
-    out.reverse();
-    String::from_utf8_lossy(&out).into_owned()
+/// Zero-based column index to letters (`0` → `A`).
+pub(crate) fn column_letter(col: u32) -> String {
+    keiri_xlsx::column_name(col.saturating_add(1))
 }
 
 /// Cells a sheet may hold before we refuse it (a hostile file could declare millions).
