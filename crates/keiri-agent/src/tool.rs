@@ -245,6 +245,9 @@ pub struct ToolContext {
     pub workspace: PathBuf,
     pub policy: PathPolicy,
     pub catalog_dirs: Vec<PathBuf>,
+    /// Where the catalog is cached between calls (the front-end's own, so a chat turn reads
+    /// the specs no more often than the studio does).
+    pub specs: std::sync::Arc<keiri_plan::Workspace>,
     pub designs_dir: PathBuf,
     pub lang: keiri_plan::Lang,
     /// The current plan (the session's working copy), relative to the workspace.
@@ -290,6 +293,7 @@ impl ToolContext {
             workspace,
             policy,
             catalog_dirs: Vec::new(),
+            specs: std::sync::Arc::new(keiri_plan::Workspace::new()),
             lang: keiri_plan::Lang::Ja,
             plan_path: None,
             retrieve: None,
@@ -299,6 +303,12 @@ impl ToolContext {
 
     pub fn with_catalog_dirs(mut self, dirs: Vec<PathBuf>) -> ToolContext {
         self.catalog_dirs = dirs;
+        self
+    }
+
+    /// Shares the front-end's catalog cache.
+    pub fn with_specs(mut self, specs: std::sync::Arc<keiri_plan::Workspace>) -> ToolContext {
+        self.specs = specs;
         self
     }
 
@@ -383,9 +393,9 @@ impl ToolContext {
         self.policy.relative(canonical)
     }
 
-    /// Loads the catalog of the context's directories.
-    pub fn catalog(&self) -> keiri_plan::Catalog {
-        keiri_plan::Catalog::load(&self.catalog_dirs).0
+    /// The catalog of the context's directories (from the cache while no spec changed).
+    pub fn catalog(&self) -> std::sync::Arc<keiri_plan::Catalog> {
+        self.specs.catalog(&self.catalog_dirs).0
     }
 }
 

@@ -327,55 +327,15 @@ fn plan_text(ctx: &ToolContext, args: &PlanArgs) -> Result<(Option<String>, Stri
     Ok((Some(rel), text))
 }
 
-/// Loads and validates plan text: the plan (when it parses) and findings with lines.
+/// Loads and validates plan text as the studio does ([`keiri_design::check_plan`]): the plan
+/// (when it parses), the findings with their lines and columns, and the catalog.
 fn check_plan(
     ctx: &ToolContext,
     text: &str,
-) -> (
-    Option<keiri_plan::LoadedPlan>,
-    Vec<Value>,
-    usize,
-    keiri_plan::Catalog,
-) {
+) -> (keiri_plan::Checked, std::sync::Arc<keiri_plan::Catalog>) {
     let catalog = ctx.catalog();
-    let loaded = match keiri_plan::load_plan(text) {
-        Ok(l) => l,
-        Err(e) => {
-            let pos = e.position();
-            let finding = json!({
-                "code": e.code(), "severity": "error", "path": e.pointer(),
-                "message": e.to_string(), "line": pos.map(|p| p.line),
-            });
-            return (None, vec![finding], 1, catalog);
-        }
-    };
-    // The columns of the table files the plan reads are checked as the studio checks them
-    // (`column.unknown` with the file's real columns as the hint).
-    let options = keiri_plan::Options {
-        lang: ctx.lang,
-        known_plans: keiri_plan::designs_index(&ctx.designs_dir)
-            .into_keys()
-            .collect(),
-        file_schemas: keiri_design::file_schemas(
-            &ctx.policy,
-            &keiri_design::table_paths(&loaded.plan),
-        ),
-    };
-    let findings = keiri_plan::validate(&loaded.plan, &catalog, &options);
-    let errors = findings
-        .iter()
-        .filter(|f| f.severity == keiri_plan::Severity::Error)
-        .count();
-    let findings = findings
-        .into_iter()
-        .map(|f| {
-            let line = loaded.source_map.locate(&f.path).map(|p| p.line);
-            let mut v = serde_json::to_value(&f).unwrap_or(Value::Null);
-            v["line"] = json!(line);
-            v
-        })
-        .collect();
-    (Some(loaded), findings, errors, catalog)
+    let checked = keiri_design::check_plan(text, ctx.lang, &catalog, &ctx.policy, &ctx.designs_dir);
+    (checked, catalog)
 }
 
 /// `validate_plan`: the validator's findings for the current plan (or a path / YAML text).
@@ -398,12 +358,13 @@ impl Tool for ValidatePlan {
     fn call(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
         let args: PlanArgs = parse_args(args)?;
         let (path, text) = plan_text(ctx, &args)?;
-        let (_, findings, errors, _) = check_plan(ctx, &text);
+        let (checked, _) = check_plan(ctx, &text);
+        let errors = checked.error_count();
         Ok(json!({
             "path": path,
             "valid": errors == 0,
             "error_count": errors,
-            "findings": findings,
+            "findings": checked.findings,
         }))
     }
 }
@@ -428,13 +389,14 @@ impl Tool for DryRunPlan {
     fn call(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
         let args: PlanArgs = parse_args(args)?;
         let (_, text) = plan_text(ctx, &args)?;
-        let (loaded, findings, errors, catalog) = check_plan(ctx, &text);
-        let Some(loaded) = loaded.filter(|_| errors == 0) else {
+        let (checked, catalog) = check_plan(ctx, &text);
+        let errors = checked.error_count();
+        let Some(loaded) = checked.loaded.filter(|_| errors == 0) else {
             return Err(ToolError::failed(
                 "PLAN_INVALID",
                 format!(
                     "the plan has {errors} error(s); fix them first: {}",
-                    Value::Array(findings)
+                    serde_json::to_value(&checked.findings).unwrap_or(Value::Null)
                 ),
             ));
         };

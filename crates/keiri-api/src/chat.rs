@@ -267,6 +267,7 @@ pub fn chat_send_stream(
     let tools = keiri_agent::ToolContext::new(&ctx.workspace, tool_policy.clone())
         .with_retrieve(agent_retrieve(ctx, tool_policy))
         .with_catalog_dirs(ctx.catalog_dirs.clone())
+        .with_specs(ctx.specs.clone())
         .with_designs_dir(ctx.designs_dir.clone())
         .with_lang(lang)
         .with_plan_path(session.plan_path.clone());

@@ -63,13 +63,7 @@ pub(crate) use keiri_plan::Checked;
 /// files the plan reads (see [`keiri_plan::check`]).
 pub(crate) fn check(ctx: &Context, yaml: &str, lang: Lang) -> Checked {
     let (catalog, _) = load_catalog(ctx);
-    keiri_plan::check(yaml, lang, &catalog, |plan| keiri_plan::Options {
-        lang,
-        known_plans: keiri_plan::designs_index(&ctx.designs_dir)
-            .into_keys()
-            .collect(),
-        file_schemas: plan_file_schemas(ctx, plan),
-    })
+    keiri_design::check_plan(yaml, lang, &catalog, &ctx.path_policy(), &ctx.designs_dir)
 }
 
 /// The tables of the CSV/Excel files `plan` names (literal paths in its vars and inputs),

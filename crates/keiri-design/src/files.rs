@@ -3,7 +3,7 @@
 //! policy with keiri-docs. A file that cannot be read is left out: a plan is then checked
 //! without its columns, never refused for it.
 
-use keiri_plan::{ColumnSchema, FileSchema, Plan, TableSchema};
+use keiri_plan::{Catalog, Checked, ColumnSchema, FileSchema, Lang, Plan, TableSchema};
 use serde_json::Value;
 
 /// Table files described at most per call, so a plan naming thousands of paths stays cheap.
@@ -18,6 +18,24 @@ pub fn is_table_path(path: &str) -> bool {
     [".csv", ".tsv", ".xlsx", ".xlsm"]
         .iter()
         .any(|ext| lower.ends_with(ext))
+}
+
+/// Reads and validates plan text as every front-end checks a plan (the studio, the CLI through
+/// the API, and the chat's `validate_plan`/`dry_run_plan` tools): against `catalog`, with the
+/// plans registered in `designs_dir` as known subflows, and with the columns of the table
+/// files the plan names, read through `policy` (`column.unknown` gives the file's real columns).
+pub fn check_plan(
+    yaml: &str,
+    lang: Lang,
+    catalog: &Catalog,
+    policy: &keiri_fs::PathPolicy,
+    designs_dir: &std::path::Path,
+) -> Checked {
+    keiri_plan::check(yaml, lang, catalog, |plan| keiri_plan::Options {
+        lang,
+        known_plans: keiri_plan::designs_index(designs_dir).into_keys().collect(),
+        file_schemas: file_schemas(policy, &table_paths(plan)),
+    })
 }
 
 /// The literal table paths a plan names: text values of its vars and of its top-level nodes'

@@ -47,7 +47,7 @@ pub mod prompt;
 pub mod schema;
 
 pub use error::Error;
-pub use files::{MAX_TABLE_FILES, file_schemas, is_table_path, table_paths};
+pub use files::{MAX_TABLE_FILES, check_plan, file_schemas, is_table_path, table_paths};
 pub use generate::{
     ApplyMode, Attempt, Context, DEFAULT_MAX_DOCS_CHARS, DEFAULT_MAX_REPAIR_ATTEMPTS,
     GenerateOptions, GeneratedPlan, Issue, Progress, RepairRound, Stage, Status, Verifier,
