@@ -2,7 +2,8 @@
 // removed, and which `in`/`out` keys (and block, when) changed. The planner sends the same
 // node-level diff to the model when it asks for a repair; this is the person's view of it.
 
-import type { PlanJson, PlanNodeJson } from './api/types';
+// The generated name of a plan node, `Node`, would shadow the DOM's here.
+import type { Node as PlanNode, Plan } from './api/types';
 
 export type NodeChange =
   | { kind: 'added'; node: string; block: string }
@@ -14,7 +15,7 @@ function show(value: unknown): string {
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
-function fields(node: PlanNodeJson): Map<string, unknown> {
+function fields(node: PlanNode): Map<string, unknown> {
   const map = new Map<string, unknown>();
   if (node.block !== undefined) map.set('block', node.block);
   if (node.type !== undefined) map.set('type', node.type);
@@ -27,7 +28,7 @@ function fields(node: PlanNodeJson): Map<string, unknown> {
 }
 
 /** The node-level changes from `before` to `after` (both optional: a first attempt has none). */
-export function planDiff(before: PlanJson | null, after: PlanJson): NodeChange[] {
+export function planDiff(before: Plan | null, after: Plan): NodeChange[] {
   const old = new Map((before?.graph ?? []).map((node) => [node.id, node]));
   const now = new Map((after.graph ?? []).map((node) => [node.id, node]));
   const changes: NodeChange[] = [];

@@ -3,7 +3,7 @@
 
 import type { Diagnostic } from '@codemirror/lint';
 import type { Text } from '@codemirror/state';
-import type { Finding } from './api/types';
+import type { ShownFinding } from './api/types';
 import { t } from './i18n';
 import type { Lang } from './api/types';
 
@@ -38,7 +38,7 @@ function utf16Offset(text: string, column: number): number {
  * the end of the line's text. Out-of-range lines clamp to the document, so a stale finding
  * for a text that has since shrunk never throws.
  */
-export function findingRange(doc: Text, finding: Pick<Finding, 'line' | 'column'>): FindingRange {
+export function findingRange(doc: Text, finding: Pick<ShownFinding, 'line' | 'column'>): FindingRange {
   const lineNumber = positiveInteger(finding.line) ? Math.min(finding.line, doc.lines) : 1;
   const line = doc.line(lineNumber);
   const trimmedEnd = line.text.replace(/\s+$/u, '').length;
@@ -53,7 +53,7 @@ export function findingRange(doc: Text, finding: Pick<Finding, 'line' | 'column'
 }
 
 /** The editor diagnostics for `findings` on `doc`, in document order. */
-export function findingsToDiagnostics(doc: Text, findings: readonly Finding[], lang: Lang): Diagnostic[] {
+export function findingsToDiagnostics(doc: Text, findings: readonly ShownFinding[], lang: Lang): Diagnostic[] {
   return findings
     .map((finding): Diagnostic => {
       const { from, to } = findingRange(doc, finding);

@@ -2,7 +2,7 @@
 // extracted text (upload in the browser → extraction → ready or failed), and the line that
 // says what was read and what was cut.
 
-import type { DocumentItemError, DocumentMetrics, DocumentText, Lang } from './api/types';
+import type { FileMetrics, FileText, ItemError, Lang } from './api/types';
 import { t } from './i18n';
 
 export type DocumentStatus = 'uploading' | 'reading' | 'ready' | 'failed';
@@ -14,8 +14,8 @@ export interface DocumentEntry {
   /** Workspace-relative or absolute path, once the file is on the server's disk. */
   path: string | null;
   status: DocumentStatus;
-  text: DocumentText | null;
-  metrics: DocumentMetrics | null;
+  text: FileText | null;
+  metrics: FileMetrics | null;
   error: { code: string; message: string } | null;
 }
 
@@ -35,7 +35,7 @@ export function toBase64(bytes: Uint8Array): string {
 }
 
 /** The first error reported for `path` in an extract/metrics response, if any. */
-export function errorFor(errors: readonly DocumentItemError[], path: string): DocumentItemError | null {
+export function errorFor(errors: readonly ItemError[], path: string): ItemError | null {
   return errors.find((error) => error.file_path === path) ?? null;
 }
 
@@ -47,7 +47,7 @@ export function extractionSummary(lang: Lang, entry: DocumentEntry): string {
   const text = entry.text;
   const metrics = entry.metrics;
   const parts: string[] = [];
-  if (text?.pages_total !== undefined) {
+  if (text?.pages_total != null) {
     parts.push(t(lang, 'docs.pages', { read: text.pages_extracted ?? text.pages_total, total: text.pages_total }));
   } else if (metrics?.pages != null) {
     parts.push(t(lang, 'docs.pages', { read: metrics.pages, total: metrics.pages }));

@@ -4,7 +4,7 @@
 
 import dagre from '@dagrejs/dagre';
 import { parseDocument } from 'yaml';
-import type { Finding } from './api/types';
+import type { ShownFinding } from './api/types';
 
 export type GraphNodeKind = 'block' | 'loop' | 'subflow' | 'unknown';
 
@@ -243,7 +243,7 @@ function lineOf(textValue: string, offset: number): number {
 export interface NodeFindings {
   errors: number;
   warnings: number;
-  first: Finding;
+  first: ShownFinding;
 }
 
 function pointerWithin(path: string, key: string): boolean {
@@ -255,7 +255,7 @@ function pointerWithin(path: string, key: string): boolean {
  * pointer is the longest prefix of its `path` (so a body node's finding is not also its
  * loop's); a finding without such a path falls back to the first node with its `node_id`.
  */
-export function findingsByNode(graph: PlanGraph, findings: readonly Finding[]): Map<string, NodeFindings> {
+export function findingsByNode(graph: PlanGraph, findings: readonly ShownFinding[]): Map<string, NodeFindings> {
   const byKey = new Map<string, NodeFindings>();
   for (const finding of findings) {
     let owner: GraphNode | null = null;

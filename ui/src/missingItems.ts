@@ -4,7 +4,7 @@
 // Pure functions over the YAML text, the findings and the requirements.
 
 import { parseDocument } from 'yaml';
-import type { Finding, FindingCode, Requirement } from './api/types';
+import type { FindingCode, Requirement, ShownFinding } from './api/types';
 
 export type MissingAction =
   | { kind: 'ask'; requirementId: string }
@@ -23,7 +23,7 @@ export type MissingItem =
     }
   | { kind: 'question'; key: string; requirement: Requirement; actions: MissingAction[] }
   | { kind: 'ui-step'; key: string; nodeId: string; block: string; actions: MissingAction[] }
-  | { kind: 'finding'; key: string; finding: Finding; actions: MissingAction[] };
+  | { kind: 'finding'; key: string; finding: ShownFinding; actions: MissingAction[] };
 
 /** The loop variable a `foreach` without `var`/`itemVar` gets (keiri-plan's DEFAULT_LOOP_VAR). */
 const DEFAULT_LOOP_VAR = 'item';
@@ -121,12 +121,12 @@ function lastSegment(pointer: string): string {
 }
 
 /** The requirement that answers a finding: same node, and the same input when it names one. */
-function requirementFor(finding: Finding, requirements: readonly Requirement[]): Requirement | null {
+function requirementFor(finding: ShownFinding, requirements: readonly Requirement[]): Requirement | null {
   if (finding.node_id === null) return null;
   const input = lastSegment(finding.path);
   return (
     requirements.find(
-      (r) => r.target.node_id === finding.node_id && (r.target.input === undefined || r.target.input === input),
+      (r) => r.target.node_id === finding.node_id && (r.target.input == null || r.target.input === input),
     ) ?? null
   );
 }
@@ -167,7 +167,7 @@ function uiSteps(yamlText: string): { id: string; block: string }[] {
  */
 export function missingItems(
   yamlText: string,
-  findings: readonly Finding[],
+  findings: readonly ShownFinding[],
   requirements: readonly Requirement[],
 ): MissingItem[] {
   const items: MissingItem[] = [];
@@ -190,7 +190,7 @@ export function missingItems(
     .sort((a, b) => Number(b.required) - Number(a.required));
   for (const requirement of questions) {
     const actions: MissingAction[] = [{ kind: 'ask', requirementId: requirement.id }];
-    if (requirement.target.node_id !== undefined) actions.push({ kind: 'open', nodeId: requirement.target.node_id });
+    if (requirement.target.node_id != null) actions.push({ kind: 'open', nodeId: requirement.target.node_id });
     items.push({ kind: 'question', key: `question:${requirement.id}`, requirement, actions });
   }
 

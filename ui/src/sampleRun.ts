@@ -5,7 +5,7 @@
 
 import { useCallback, useRef, useState } from 'react';
 import { ApiError, planRun, runCancel, runGet, runList, runResume } from './api';
-import type { Finding, PlanRunResponse, RunEvent, RunGetResponse, RunPaused } from './api/types';
+import type { PlanRunResponse, RunEvent, RunGetResponse, RunPaused, RunStatus, ShownFinding } from './api/types';
 
 export type NodeRunState = 'waiting' | 'running' | 'done' | 'failed' | 'skipped' | 'paused';
 
@@ -118,11 +118,19 @@ export function applyRunEvent(run: SampleRun, event: RunEvent): SampleRun {
   }
 }
 
+const RUN_STATUSES: readonly string[] = ['finished', 'failed', 'cancelled', 'paused'] satisfies RunStatus[];
+
+/** Whether `status`, which the API sends as a plain string, is a state a run ends in. */
+function isRunStatus(status: string): status is RunStatus {
+  return RUN_STATUSES.includes(status);
+}
+
 /** The run once `plan_run` answered (the events may have said it all already). */
 export function finishRun(run: SampleRun, response: PlanRunResponse): SampleRun {
   return {
     ...run,
-    status: response.status,
+    // A state this UI does not know (the API sends none) is not a success.
+    status: isRunStatus(response.status) ? response.status : 'failed',
     runId: response.run_id,
     planId: response.plan_id,
     runDir: response.run_dir,
@@ -135,10 +143,14 @@ export function finishRun(run: SampleRun, response: PlanRunResponse): SampleRun 
  * plan text is the one it ran (from `run_start`), its nodes the ones its events name.
  */
 export function restoredRun(got: RunGetResponse): SampleRun {
-  const start = got.events.find((e) => e.event === 'run_start');
+  // The schema leaves the `events.jsonl` lines as free-form JSON; they are the events
+  // `plan_run` streams.
+  const events = got.events as RunEvent[];
+  const start = events.find((e) => e.event === 'run_start');
   let run = startRun(start?.event === 'run_start' ? start.plan_text : '', []);
-  for (const event of got.events) run = applyRunEvent(run, event);
-  const status = got.status === 'running' ? 'cancelled' : got.status;
+  for (const event of events) run = applyRunEvent(run, event);
+  // `running`: the app was closed during the run, which has no end now.
+  const status = isRunStatus(got.status) ? got.status : 'cancelled';
   return { ...run, status, runId: got.run_id, planId: got.plan_id, paused: got.paused, runDir: null };
 }
 
@@ -171,7 +183,7 @@ function lineOfNode(yaml: string, id: string): number | null {
  * The run's failed nodes as findings (code, message, the node's YAML line), for the findings
  * list and the graph — only while the editor holds the text that ran.
  */
-export function runFailureFindings(run: SampleRun, yaml: string, lang: 'ja' | 'en'): Finding[] {
+export function runFailureFindings(run: SampleRun, yaml: string, lang: 'ja' | 'en'): ShownFinding[] {
   if (run.yaml !== yaml) return [];
   return run.nodes
     .filter((n) => n.state === 'failed')

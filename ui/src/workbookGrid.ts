@@ -1,16 +1,7 @@
 // The spreadsheet-style view of a workbook patch diff: A1 helpers and the per-sheet cell grid
 // model the dry-run panel draws. Pure functions, tested without a DOM.
 
-import type {
-  CellValue,
-  PatchDiffItem,
-  PatchOp,
-  PatchOpKind,
-  PatchValue,
-  SheetContext,
-  WorkbookPatchRequest,
-  WorkbookPatchResponse,
-} from './api/types';
+import type { CellValue, OpKind, PatchDiffItem, PatchRequestInput, PatchResponse, PatchValue, SheetContext } from './api/types';
 
 /** Excel's limits. */
 export const MAX_ROW = 1_048_576;
@@ -89,7 +80,7 @@ export interface GridCell {
   after: PatchValue | null;
   change: CellChange;
   /** The ops that touched the cell, in order. */
-  ops: { index: number; op: PatchOpKind; status: 'applied' | 'skipped' }[];
+  ops: { index: number; op: OpKind; status: 'applied' | 'skipped' }[];
   /** When `before` is a formula: the value the workbook cached for it (from the context). */
   beforeCached?: CellValue | null;
 }
@@ -312,11 +303,10 @@ export function baseName(path: string): string {
  * saved and written back over it (the original workbook was never changed, so that file is
  * the one to restore). It asks for inverse ops again, so the undo can itself be undone.
  */
-export function undoRequest(applied: WorkbookPatchResponse): WorkbookPatchRequest {
-  const ops: PatchOp[] = applied.inverse_ops;
+export function undoRequest(applied: PatchResponse): PatchRequestInput {
   return {
     xlsx_path: applied.out_path,
-    ops,
+    ops: applied.inverse_ops,
     out_name: baseName(applied.out_path),
     on_conflict: 'overwrite',
     return_inverse_ops: true,

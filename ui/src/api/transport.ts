@@ -7,7 +7,13 @@
 // knows which transport it runs on and branches on codes, never on message text.
 
 import { Channel, invoke } from '@tauri-apps/api/core';
-import type { ApiFunction } from './functions';
+import type { ApiFunction, StreamingFunction } from './functions';
+import type { ApiFunctions } from './generated';
+
+/** What the API function `F` takes, as keiri-api's schema says (generated.ts). */
+export type ApiRequest<F extends ApiFunction> = ApiFunctions[F]['request'];
+/** What the API function `F` answers, as keiri-api's schema says (generated.ts). */
+export type ApiResponse<F extends ApiFunction> = ApiFunctions[F]['response'];
 
 /**
  * Codes the client itself produces, next to the server's (`PLAN_INVALID`, `NOT_FOUND`, …):
@@ -149,8 +155,8 @@ async function callHttp<Res>(fn: ApiFunction, request: unknown): Promise<Res> {
 }
 
 /** Calls the API function `fn` with `request` over whichever transport this page runs on. */
-export function call<Res>(fn: ApiFunction, request: unknown): Promise<Res> {
-  return isTauri() ? callTauri<Res>(fn, request) : callHttp<Res>(fn, request);
+export function call<F extends ApiFunction>(fn: F, request: ApiRequest<F>): Promise<ApiResponse<F>> {
+  return isTauri() ? callTauri<ApiResponse<F>>(fn, request) : callHttp<ApiResponse<F>>(fn, request);
 }
 
 /**
@@ -308,14 +314,15 @@ async function callStreamHttp<Res>(
  * Calls the streaming API function `fn` (`plan_generate`, `chat_send`): `onEvent` gets each
  * event as it happens, the promise settles with the response or rejects with an `ApiError`.
  * Aborting `signal` cancels the call on the server too and rejects with code `CANCELLED`.
+ * The schema does not describe the events, so they arrive untyped; each wrapper names theirs.
  */
-export function callStream<Res>(
-  fn: ApiFunction,
-  request: unknown,
+export function callStream<F extends StreamingFunction>(
+  fn: F,
+  request: ApiRequest<F>,
   onEvent: (event: unknown) => void,
   signal?: AbortSignal,
-): Promise<Res> {
+): Promise<ApiResponse<F>> {
   return isTauri()
-    ? callStreamTauri<Res>(fn, request, onEvent, signal)
-    : callStreamHttp<Res>(fn, request, onEvent, signal);
+    ? callStreamTauri<ApiResponse<F>>(fn, request, onEvent, signal)
+    : callStreamHttp<ApiResponse<F>>(fn, request, onEvent, signal);
 }

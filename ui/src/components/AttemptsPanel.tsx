@@ -1,13 +1,13 @@
 // The generation's attempts (the first wiring, then each repair) with the findings of each
 // and what changed from the attempt before.
 
-import type { GenerationAttempt, Lang } from '../api/types';
+import type { Attempt, Lang } from '../api/types';
 import { planDiff, type NodeChange } from '../attempts';
 import { t } from '../i18n';
 
 interface Props {
   lang: Lang;
-  attempts: readonly GenerationAttempt[];
+  attempts: readonly Attempt[];
   suggestions: readonly string[];
   /** The model's own account of the plan, if it gave one. */
   reasoning: string;

@@ -4,7 +4,7 @@
 // similarity). Pinning a block makes it a candidate of the next generation whatever its score
 // (`pinned_blocks`). The retriever's notes (English, for administrators) stay in a disclosure.
 
-import type { BlockSummary, Lang, RetrieveCandidate, RetrieveResponse } from '../api/types';
+import type { BlockSummary, Candidate, Lang, RetrieveResponse } from '../api/types';
 import { blockTitle } from '../catalog';
 import { categoryLabel, errorText, t } from '../i18n';
 import { TechnicalDetails } from './TechnicalDetails';
@@ -48,7 +48,7 @@ function CandidateRow({
   onTogglePin,
 }: {
   lang: Lang;
-  candidate: Pick<RetrieveCandidate, 'id' | 'category' | 'title' | 'score' | 'matched'> | null;
+  candidate: Pick<Candidate, 'id' | 'category' | 'title' | 'score' | 'matched'> | null;
   block: BlockSummary | undefined;
   /** The highest score in the list, the bar's 100 %. */
   best: number;

@@ -20,7 +20,7 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { diffLineCounts } from '../diffCounts';
 import { ApiError, chatApprove, chatSend, chatUndo, skillsList } from '../api';
-import type { ChatEvent, ChatPendingChange, Lang, SkillSummary } from '../api/types';
+import type { ChatEvent, Lang, PendingChangeSummary, SkillSummary } from '../api/types';
 import { errorText, t } from '../i18n';
 import { sideBySide } from '../sideBySide';
 
@@ -81,7 +81,7 @@ export const CHAT_STORAGE_KEY = 'keiri.chat.v1';
 export interface StoredChat {
   sessionId?: string;
   items: ChatItem[];
-  pending: ChatPendingChange[];
+  pending: PendingChangeSummary[];
   undoAvailable: boolean;
   skill: string;
 }
@@ -115,7 +115,7 @@ export function readStoredChat(raw: string | null): StoredChat | null {
       : item,
   );
   const pending = (value.pending as unknown[]).filter(
-    (change): change is ChatPendingChange =>
+    (change): change is PendingChangeSummary =>
       isRecord(change) && typeof change.change_id === 'string' && typeof change.file === 'string' && typeof change.diff === 'string',
   );
   return {
@@ -259,7 +259,7 @@ export function ChatPanel({ lang, planYaml, onPlanChange }: Props) {
   const [skills, setSkills] = useState<SkillSummary[]>([]);
   const [skill, setSkill] = useState(stored?.skill ?? '');
   const [sessionId, setSessionId] = useState<string | undefined>(stored?.sessionId);
-  const [pending, setPending] = useState<ChatPendingChange[]>(stored?.pending ?? []);
+  const [pending, setPending] = useState<PendingChangeSummary[]>(stored?.pending ?? []);
   const [undoAvailable, setUndoAvailable] = useState(stored?.undoAvailable ?? false);
   const [busy, setBusy] = useState(false);
   const abort = useRef<AbortController | null>(null);
@@ -347,14 +347,14 @@ export function ChatPanel({ lang, planYaml, onPlanChange }: Props) {
     }
   };
 
-  const decide = async (change: ChatPendingChange, approve: boolean) => {
+  const decide = async (change: PendingChangeSummary, approve: boolean) => {
     if (sessionId === undefined) return;
     try {
       const res = await chatApprove({ session_id: sessionId, change_id: change.change_id, approve });
       setPending(res.pending);
       setUndoAvailable(res.undo_available);
-      if (res.plan_yaml !== undefined) onPlanChange(res.plan_yaml);
-      notice(approvalNotice(lang, res.applied, res.plan_yaml !== undefined, res.file, change.diff));
+      if (res.plan_yaml != null) onPlanChange(res.plan_yaml);
+      notice(approvalNotice(lang, res.applied, res.plan_yaml != null, res.file, change.diff));
     } catch (err) {
       const error = asApiError(err);
       // Approved or rejected elsewhere (another window) since this list was shown: drop it.
@@ -368,9 +368,9 @@ export function ChatPanel({ lang, planYaml, onPlanChange }: Props) {
     try {
       const res = await chatUndo({ session_id: sessionId });
       setUndoAvailable(res.undo_available);
-      if (res.plan_yaml !== undefined) onPlanChange(res.plan_yaml);
+      if (res.plan_yaml != null) onPlanChange(res.plan_yaml);
       notice(
-        res.plan_yaml !== undefined
+        res.plan_yaml != null
           ? t(lang, 'chat.undoneEditor')
           : t(lang, 'chat.undoneFile', { file: fileLabel(lang, res.file) }),
       );

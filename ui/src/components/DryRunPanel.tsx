@@ -13,8 +13,8 @@ import type {
   FormulaIssue,
   Lang,
   PatchDiffItem,
+  PatchResponse,
   PlanDryRunResponse,
-  WorkbookPatchResponse,
   WorkbookPreview,
 } from '../api/types';
 import { errorText, messages, t, type MessageKey } from '../i18n';
@@ -228,10 +228,10 @@ type ApplyState =
   | { kind: 'idle' }
   | { kind: 'confirming' }
   | { kind: 'applying' }
-  | { kind: 'applied'; response: WorkbookPatchResponse }
-  | { kind: 'undoing'; applied: WorkbookPatchResponse }
-  | { kind: 'undone'; response: WorkbookPatchResponse }
-  | { kind: 'failed'; message: string; code: string; applied: WorkbookPatchResponse | null };
+  | { kind: 'applied'; response: PatchResponse }
+  | { kind: 'undoing'; applied: PatchResponse }
+  | { kind: 'undone'; response: PatchResponse }
+  | { kind: 'failed'; message: string; code: string; applied: PatchResponse | null };
 
 function WorkbookPreviewView({ lang, preview, stale }: { lang: Lang; preview: WorkbookPreview; stale: boolean }) {
   const [apply, setApply] = useState<ApplyState>({ kind: 'idle' });
@@ -271,7 +271,7 @@ function WorkbookPreviewView({ lang, preview, stale }: { lang: Lang; preview: Wo
     }
   };
 
-  const doUndo = async (applied: WorkbookPatchResponse) => {
+  const doUndo = async (applied: PatchResponse) => {
     setApply({ kind: 'undoing', applied });
     try {
       const undone = await workbookPatch(undoRequest(applied));
@@ -380,7 +380,7 @@ export function formulaIssueText(lang: Lang, issue: Pick<FormulaIssue, 'code'>):
   return Object.prototype.hasOwnProperty.call(messages[lang], key) ? t(lang, key as MessageKey) : t(lang, 'dryrun.formula.other');
 }
 
-function opErrorText(lang: Lang, error: NonNullable<WorkbookPatchResponse['error']>): string {
+function opErrorText(lang: Lang, error: NonNullable<PatchResponse['error']>): string {
   return t(lang, 'dryrun.opCannotApply', {
     n: error.op_index + 1,
     op: opLabel(lang, error.op),
@@ -559,7 +559,7 @@ interface ApplyProps {
   onStart(): void;
   onCancel(): void;
   onConfirm(): void;
-  onUndo(applied: WorkbookPatchResponse): void;
+  onUndo(applied: PatchResponse): void;
 }
 
 function ApplyControls({ lang, state, canApply, stale, target, onStart, onCancel, onConfirm, onUndo }: ApplyProps) {

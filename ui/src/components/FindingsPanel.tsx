@@ -1,21 +1,21 @@
 // The validator's findings as a list; choosing one moves the editor cursor to it.
 
-import type { Finding, Lang } from '../api/types';
+import type { Lang, ShownFinding } from '../api/types';
 import { t } from '../i18n';
 
 export type FindingsState =
   | { kind: 'empty-doc' }
   | { kind: 'pending' }
-  | { kind: 'done'; findings: readonly Finding[] }
+  | { kind: 'done'; findings: readonly ShownFinding[] }
   | { kind: 'failed'; message: string };
 
 interface Props {
   state: FindingsState;
   lang: Lang;
-  onSelect(finding: Finding): void;
+  onSelect(finding: ShownFinding): void;
 }
 
-function location(finding: Finding, lang: Lang): string {
+function location(finding: ShownFinding, lang: Lang): string {
   if (finding.line === null) return t(lang, 'findings.noLocation');
   if (finding.column === null) return t(lang, 'findings.line', { line: finding.line });
   return t(lang, 'findings.lineColumn', { line: finding.line, column: finding.column });

@@ -3,7 +3,7 @@
 // progress arrives as streamed events, so typing never waits for it.
 
 import { useEffect, useState } from 'react';
-import type { GenerationStatus, Lang } from '../api/types';
+import type { Lang, Status } from '../api/types';
 import { formatElapsed, type ProgressState } from '../generation';
 import { errorText, t } from '../i18n';
 import { TechnicalDetails } from './TechnicalDetails';
@@ -25,7 +25,7 @@ export function readableNotes(lang: Lang, notes: readonly string[]): { shown: st
 
 export type GenerateOutcome =
   | { kind: 'none' }
-  | { kind: 'done'; status: GenerationStatus; notes: string[]; unreadable: string[] }
+  | { kind: 'done'; status: Status; notes: string[]; unreadable: string[] }
   | { kind: 'failed'; code: string; detailCode: string | null; message: string };
 
 interface Props {

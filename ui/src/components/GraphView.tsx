@@ -21,7 +21,7 @@ import {
 } from '@xyflow/react';
 import '@xyflow/react/dist/style.css';
 import { useEffect, useMemo, useRef, useState, type CSSProperties } from 'react';
-import type { BlockSummary, Finding, Lang } from '../api/types';
+import type { BlockSummary, Lang, ShownFinding } from '../api/types';
 import {
   absoluteCenter,
   categoryColour,
@@ -41,7 +41,7 @@ interface Props {
   lang: Lang;
   yaml: string;
   /** The validator's findings for `yaml` (matched to nodes by path, then node id). */
-  findings: readonly Finding[];
+  findings: readonly ShownFinding[];
   selectedNodeId: string | null;
   onSelectNode(id: string): void;
   /** The catalog, when known: colours by catalog category instead of the id's prefix. */
@@ -155,7 +155,7 @@ const NODE_TYPES = { plan: PlanNodeView };
 
 function toFlow(
   graph: PlanGraph,
-  findings: readonly Finding[],
+  findings: readonly ShownFinding[],
   catalog: ReadonlyMap<string, BlockSummary> | undefined,
   lang: Lang,
   selectedKey: string | null,

@@ -3,14 +3,14 @@
 // block for the next generation, open the node in the editor and the graph).
 
 import { useMemo } from 'react';
-import type { Finding, Lang, Requirement } from '../api/types';
+import type { Lang, Requirement, ShownFinding } from '../api/types';
 import { t } from '../i18n';
 import { missingItems, type MissingAction, type MissingItem } from '../missingItems';
 
 interface Props {
   lang: Lang;
   yaml: string;
-  findings: readonly Finding[];
+  findings: readonly ShownFinding[];
   requirements: readonly Requirement[];
   onAsk(id: string): void;
   onOpenNode(nodeId: string): void;

@@ -151,7 +151,7 @@ function Control({
           ) : null}
           <div className="file-answer-row">
             <input {...common} className="input" type="text" placeholder={requirement.accept ?? ''} value={text} onChange={(event) => setText(event.target.value)} />
-            <FilePicker lang={lang} accept={requirement.accept} nativePicker={nativePicker} onChooseFile={onChooseFile} setText={setText} />
+            <FilePicker lang={lang} accept={requirement.accept ?? undefined} nativePicker={nativePicker} onChooseFile={onChooseFile} setText={setText} />
           </div>
         </div>
       );

@@ -91,6 +91,7 @@ function YesNo({ lang, busy, yes, no, onAnswer, comment }: { lang: Lang; busy: b
 
 export function RunQuestion({ lang, paused, busy, onAnswer }: Props) {
   const q = paused.question;
+  const kind = str(q.kind);
   const [comment, setComment] = useState('');
   const commentBox = (
     <input
@@ -102,7 +103,7 @@ export function RunQuestion({ lang, paused, busy, onAnswer }: Props) {
     />
   );
   let body: ReactElement;
-  switch (q.kind) {
+  switch (kind) {
     case 'confirmation':
       body = (
         <>
@@ -143,10 +144,10 @@ export function RunQuestion({ lang, paused, busy, onAnswer }: Props) {
       body = <ApprovalForm lang={lang} paused={paused} busy={busy} onAnswer={onAnswer} />;
       break;
     default:
-      body = <p className="muted">{t(lang, 'run.q.unknown', { kind: q.kind })}</p>;
+      body = <p className="muted">{t(lang, 'run.q.unknown', { kind })}</p>;
   }
   return (
-    <div className="run-question" data-testid="run-question" data-node-id={paused.node} data-kind={q.kind}>
+    <div className="run-question" data-testid="run-question" data-node-id={paused.node} data-kind={kind}>
       <h3>{t(lang, 'run.q.title', { node: paused.node })}</h3>
       {body}
     </div>

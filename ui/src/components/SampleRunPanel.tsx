@@ -234,7 +234,7 @@ function RunHistory({
             >
               <span>{r.started_at.replace('T', ' ').slice(0, 19)}</span>{' '}
               <span className={`run-state run-state-${r.status === 'finished' ? 'done' : r.status}`}>{t(lang, `run.runStatus.${r.status}` as MessageKey)}</span>{' '}
-              {r.duration_ms !== undefined ? <span className="run-node-meta">{t(lang, 'run.seconds', { seconds: (r.duration_ms / 1000).toFixed(1) })}</span> : null}
+              {r.duration_ms != null ? <span className="run-node-meta">{t(lang, 'run.seconds', { seconds: (r.duration_ms / 1000).toFixed(1) })}</span> : null}
             </button>
             {r.applied.length > 0 ? (
               <ul className="run-history-writes" data-testid="run-history-writes">
@@ -276,7 +276,8 @@ function OutputView({
       </p>
     );
   }
-  const entries = Object.entries(state.response.outputs);
+  // The schema leaves each output as free-form JSON; `run_output` writes it as an `OutputPreview`.
+  const entries = Object.entries(state.response.outputs) as [string, OutputPreview][];
   const workbook = state.response.workbook;
   return (
     <div className="run-output" data-testid="run-output" data-node-id={state.node}>

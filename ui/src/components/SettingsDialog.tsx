@@ -12,14 +12,14 @@ import { useEffect, useId, useRef, useState } from 'react';
 import { ApiError, llmConnectionTest, settingsGet, settingsSave } from '../api';
 import type {
   EffectiveSettings,
-  EmbeddingSource,
+  EmbeddingChoice,
   KeyStorage,
   Lang,
   LlmConnectionTestResponse,
-  SettingSource,
-  SettingsProvider,
-  SettingsResponse,
+  ProviderChoice,
+  SettingsGetResponse,
   SettingsSaveRequest,
+  Source,
 } from '../api/types';
 import { errorText, t, type MessageKey } from '../i18n';
 
@@ -31,20 +31,20 @@ interface Props {
   onLangChange(lang: Lang): void;
 }
 
-const PROVIDERS: readonly SettingsProvider[] = ['none', 'openai', 'azure', 'compatible'];
-const EMBEDDINGS: readonly (EmbeddingSource | 'auto')[] = ['auto', 'local', 'openai', 'azure', 'bm25-only'];
+const PROVIDERS: readonly ProviderChoice[] = ['none', 'openai', 'azure', 'compatible'];
+const EMBEDDINGS: readonly (EmbeddingChoice | 'auto')[] = ['auto', 'local', 'openai', 'azure', 'bm25-only'];
 /** Fields the API names in `details.field` when it refuses a value. */
 const FIELDS = ['base_url', 'azure_endpoint', 'azure_deployment', 'api_key', 'workspace', 'allow_hosts'] as const;
 type Field = (typeof FIELDS)[number];
 
 interface Form {
-  provider: SettingsProvider;
+  provider: ProviderChoice;
   model: string;
   base_url: string;
   azure_endpoint: string;
   azure_deployment: string;
   azure_api_version: string;
-  embedding: EmbeddingSource | 'auto';
+  embedding: EmbeddingChoice | 'auto';
   lang: Lang;
   workspace: string;
   /** One host a line. */
@@ -65,7 +65,7 @@ type Status =
 
 type Test = { kind: 'idle' } | { kind: 'testing' } | { kind: 'done'; result: LlmConnectionTestResponse } | { kind: 'failed'; text: string };
 
-function formOf(settings: SettingsResponse): Form {
+function formOf(settings: SettingsGetResponse): Form {
   return {
     provider: settings.provider,
     model: settings.model ?? '',
@@ -117,7 +117,7 @@ export function isLocalUrl(url: string | undefined): boolean {
   }
 }
 
-const sourceText = (lang: Lang, source: SettingSource) => t(lang, `settings.source.${source}` as MessageKey);
+const sourceText = (lang: Lang, source: Source) => t(lang, `settings.source.${source}` as MessageKey);
 const kindText = (lang: Lang, kind: string) => t(lang, `settings.providerKind.${kind}` as MessageKey);
 
 /** What is in effect and where each part came from; the connection test beside it. */
@@ -131,7 +131,7 @@ function Effective({ lang, effective }: { lang: Lang; effective: EffectiveSettin
       setTest({ kind: 'failed', text: errorText(lang, err instanceof ApiError ? err.code : 'INTERNAL') });
     }
   };
-  const row = (label: MessageKey, value: string, source: SettingSource | null, testId: string) => (
+  const row = (label: MessageKey, value: string, source: Source | null, testId: string) => (
     <div className="settings-effective-row" style={{ display: 'flex', gap: 8, flexWrap: 'wrap' }}>
       <dt style={{ minWidth: '6em', color: 'var(--text-muted)' }}>{t(lang, label)}</dt>
       <dd style={{ margin: 0 }} data-testid={testId} data-source={source ?? undefined}>
@@ -239,7 +239,7 @@ function failure(lang: Lang, err: unknown, prefix: 'settings.loadFailed' | 'sett
 
 export function SettingsDialog({ lang, open, onClose, onLangChange }: Props) {
   const [form, setForm] = useState<Form | null>(null);
-  const [loaded, setLoaded] = useState<SettingsResponse | null>(null);
+  const [loaded, setLoaded] = useState<SettingsGetResponse | null>(null);
   const [keySet, setKeySet] = useState(false);
   const [keyStorage, setKeyStorage] = useState<KeyStorage | null>(null);
   const [keychain, setKeychain] = useState(true);
@@ -359,7 +359,7 @@ export function SettingsDialog({ lang, open, onClose, onLangChange }: Props) {
                 ref={first}
                 data-testid="settings-provider"
                 value={form.provider}
-                onChange={(e) => update({ provider: e.target.value as SettingsProvider })}
+                onChange={(e) => update({ provider: e.target.value as ProviderChoice })}
               >
                 {PROVIDERS.map((p) => (
                   <option key={p} value={p}>
@@ -493,7 +493,7 @@ export function SettingsDialog({ lang, open, onClose, onLangChange }: Props) {
               <select
                 data-testid="settings-embedding"
                 value={form.embedding}
-                onChange={(e) => update({ embedding: e.target.value as EmbeddingSource | 'auto' })}
+                onChange={(e) => update({ embedding: e.target.value as EmbeddingChoice | 'auto' })}
               >
                 {EMBEDDINGS.map((source) => (
                   <option key={source} value={source}>

@@ -23,13 +23,13 @@ import {
   lineNumbers,
 } from '@codemirror/view';
 import { useEffect, useImperativeHandle, useRef, type Ref } from 'react';
-import type { Finding, Lang } from '../api/types';
+import type { Lang, ShownFinding } from '../api/types';
 import { findingRange, findingsToDiagnostics } from '../diagnostics';
 import { nodeIdAtLine, nodeIdLine } from '../graph';
 
 export interface YamlEditorHandle {
   /** Puts the cursor where `finding` points, scrolls it into view and focuses the editor. */
-  reveal(finding: Pick<Finding, 'line' | 'column'>): void;
+  reveal(finding: Pick<ShownFinding, 'line' | 'column'>): void;
   /** Replaces the whole document (one undoable change) and puts the cursor at `cursor`. */
   setText(text: string, cursor?: number): void;
   getText(): string;
@@ -44,7 +44,7 @@ export interface YamlEditorHandle {
 interface Props {
   initialText: string;
   /** The findings of the text currently in the editor (stale ones are filtered by the caller). */
-  findings: readonly Finding[];
+  findings: readonly ShownFinding[];
   lang: Lang;
   label: string;
   onChange(text: string): void;

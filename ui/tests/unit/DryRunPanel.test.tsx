@@ -1,6 +1,6 @@
 import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { PlanDryRunResponse, WorkbookPatchRequest, WorkbookPatchResponse, WorkbookPreview } from '../../src/api/types';
+import type { PatchRequest, PatchResponse, PlanDryRunResponse, WorkbookPreview } from '../../src/api/types';
 import { DryRunPanel } from '../../src/components/DryRunPanel';
 
 afterEach(() => {
@@ -28,7 +28,7 @@ function serve(handlers: Record<string, Handler>) {
   return calls;
 }
 
-const REQUEST: WorkbookPatchRequest = {
+const REQUEST: PatchRequest = {
   xlsx_path: 'book.xlsx',
   ops: [
     { op: 'set_value', sheet: '入力データ', cell: 'D2', value: '確認済' },
@@ -44,7 +44,7 @@ const REQUEST: WorkbookPatchRequest = {
   preflight_formula_check: true,
 };
 
-const PREVIEW_RESPONSE: WorkbookPatchResponse = {
+const PREVIEW_RESPONSE: PatchResponse = {
   out_path: '/ws/book_patched.xlsx',
   patch_diff: [
     { op: 'set_value', op_index: 0, sheet: '入力データ', cell: 'D2', before: { kind: 'value', value: '未確認' }, after: { kind: 'value', value: '確認済' }, status: 'applied' },
@@ -72,7 +72,7 @@ function dryRun(workbook: WorkbookPreview | null): PlanDryRunResponse {
   };
 }
 
-const READY: WorkbookPreview = { status: 'ready', message: null, code: null, request: REQUEST, response: PREVIEW_RESPONSE };
+const READY: WorkbookPreview = { status: 'ready', message: null, code: null, request: REQUEST, response: PREVIEW_RESPONSE, context: [] };
 
 describe('DryRunPanel', () => {
   it('runs plan_dry_run and shows the order and resolved inputs', async () => {
@@ -150,8 +150,8 @@ describe('DryRunPanel', () => {
   });
 
   it('applies only after a confirmation, then undoes with the inverse ops', async () => {
-    const applied: WorkbookPatchResponse = { ...PREVIEW_RESPONSE, out_path: '/ws/book_patched_1.xlsx' };
-    const undone: WorkbookPatchResponse = { ...PREVIEW_RESPONSE, inverse_ops: [], out_path: '/ws/book_patched_1.xlsx' };
+    const applied: PatchResponse = { ...PREVIEW_RESPONSE, out_path: '/ws/book_patched_1.xlsx' };
+    const undone: PatchResponse = { ...PREVIEW_RESPONSE, inverse_ops: [], out_path: '/ws/book_patched_1.xlsx' };
     let patches = 0;
     const calls = serve({
       plan_dry_run: () => ({ body: dryRun(READY) }),
@@ -191,7 +191,7 @@ describe('DryRunPanel', () => {
   });
 
   it('shows an op that cannot apply and refuses to apply', async () => {
-    const failing: WorkbookPatchResponse = {
+    const failing: PatchResponse = {
       ...PREVIEW_RESPONSE,
       patch_diff: [],
       error: { op_index: 1, op: 'set_formula', sheet: '無い', cell: 'A1', message: 'sheet not found' },
@@ -222,7 +222,7 @@ describe('DryRunPanel', () => {
   it('shows why a workbook node has no preview', async () => {
     serve({
       plan_dry_run: () => ({
-        body: dryRun({ status: 'unresolved', message: 'inputs depend on ${read.path}', code: null, request: null, response: null }),
+        body: dryRun({ status: 'unresolved', message: 'inputs depend on ${read.path}', code: null, request: null, response: null, context: [] }),
       }),
     });
     render(<DryRunPanel lang="en" yaml="id: p" />);

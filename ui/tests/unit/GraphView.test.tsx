@@ -1,6 +1,6 @@
 import { cleanup, fireEvent, render, screen } from '@testing-library/react';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { Finding } from '../../src/api/types';
+import type { ShownFinding } from '../../src/api/types';
 import { GraphView } from '../../src/components/GraphView';
 import { SAMPLE_PLAN } from './samplePlan';
 
@@ -24,7 +24,7 @@ beforeAll(() => {
 
 afterEach(cleanup);
 
-function finding(over: Partial<Finding>): Finding {
+function finding(over: Partial<ShownFinding>): ShownFinding {
   return { code: 'x', severity: 'error', node_id: null, path: '', message: 'm', hint: null, line: null, column: null, ...over };
 }
 

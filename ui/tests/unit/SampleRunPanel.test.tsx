@@ -74,6 +74,7 @@ describe('SampleRunPanel', () => {
           { op: 'add_sheet', op_index: 0, sheet: '請求', cell: null, before: null, after: { kind: 'sheet', value: '請求' }, status: 'applied' },
           { op: 'set_value', op_index: 0, sheet: '請求', cell: 'A1', before: null, after: { kind: 'value', value: '取引先' }, status: 'applied' },
         ],
+        context: [],
       },
     });
     render(<SampleRunPanel lang="ja" yaml="plan" run={finished()} canStart onStart={noop} onCancel={noop} onAnswer={noop} planId={null} onOpenRun={noop} onOpenNode={noop} />);

@@ -2,7 +2,7 @@
 // IME composes), progress steps and their times, the attempt diff and the register target.
 
 import { describe, expect, it } from 'vitest';
-import type { GenerationProgress, PlanJson, Requirement } from '../../src/api/types';
+import type { GenerationProgress, Plan, Requirement } from '../../src/api/types';
 import { planDiff } from '../../src/attempts';
 import { extractionSummary, toBase64, type DocumentEntry } from '../../src/documents';
 import { EMPTY_PROGRESS, addProgress, finishProgress, formatElapsed, readProgress } from '../../src/generation';
@@ -32,8 +32,12 @@ describe('requirement controls', () => {
   });
 
   it('starts from the spec default', () => {
+    // generated.ts types Requirement.default as an object, but a default is any JSON value
+    // (keiri_plan::Requirement::default is an Option<Value>); drop these once the schema says so.
+    // @ts-expect-error the generated type is wrong here, not the test.
     expect(initialAnswerText(req({ default: 'auto' }))).toBe('auto');
     expect(initialAnswerText(req({ type: 'boolean' }))).toBe('false');
+    // @ts-expect-error as above.
     expect(initialAnswerText(req({ type: 'number', default: 3 }))).toBe('3');
   });
 });
@@ -151,14 +155,14 @@ describe('progress', () => {
 });
 
 describe('attempt diff', () => {
-  const first: PlanJson = {
+  const first: Plan = {
     id: 'p',
     graph: [
       { id: 'read', block: 'csv.read', in: { path: 'a.csv' }, out: { rows: 'rows' } },
       { id: 'detect', block: 'matching.duplicate_invoices', in: { rows: '${reader.rows}' } },
     ],
   };
-  const second: PlanJson = {
+  const second: Plan = {
     id: 'p',
     vars: { enc: 'cp932' },
     graph: [

@@ -1,11 +1,11 @@
 import { Text } from '@codemirror/state';
 import { describe, expect, it } from 'vitest';
-import type { Finding } from '../../src/api/types';
+import type { ShownFinding } from '../../src/api/types';
 import { findingRange, findingsToDiagnostics } from '../../src/diagnostics';
 
 const DOC = ['id: demo', 'graph:', '  - id: read', '    block: csv.nope', '    in:', '      path: 請求書😀.csv   ', ''].join('\n');
 
-function finding(over: Partial<Finding>): Finding {
+function finding(over: Partial<ShownFinding>): ShownFinding {
   return {
     code: 'block.unknown',
     severity: 'error',

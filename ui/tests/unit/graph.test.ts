@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Finding } from '../../src/api/types';
+import type { ShownFinding } from '../../src/api/types';
 import {
   absoluteCenter,
   blockCategory,
@@ -50,7 +50,7 @@ function graphOf(text: string): PlanGraph {
   return result.graph;
 }
 
-function finding(over: Partial<Finding>): Finding {
+function finding(over: Partial<ShownFinding>): ShownFinding {
   return { code: 'x', severity: 'error', node_id: null, path: '', message: 'm', hint: null, line: null, column: null, ...over };
 }
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { Finding, Requirement } from '../../src/api/types';
+import type { Requirement, ShownFinding } from '../../src/api/types';
 import { blockIdsIn, missingItems, unresolvedVars, varReferences } from '../../src/missingItems';
 
-function finding(over: Partial<Finding>): Finding {
+function finding(over: Partial<ShownFinding>): ShownFinding {
   return { code: 'x', severity: 'error', node_id: null, path: '', message: 'm', hint: null, line: null, column: null, ...over };
 }
 

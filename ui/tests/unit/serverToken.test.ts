@@ -44,7 +44,7 @@ describe('the keiri serve token', () => {
     expect(first.url).toBe('/api/catalog_list');
     expect(first.headers).toEqual({ 'content-type': 'application/json', 'x-keiri-token': 'abc123' });
 
-    await callStream('plan_generate', {}, () => undefined);
+    await callStream('plan_generate', { instruction: 'x' }, () => undefined);
     expect(sent(fetchMock, 1).headers['x-keiri-token']).toBe('abc123');
   });
 

@@ -5,7 +5,7 @@
 
 import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { EffectiveSettings, SettingsResponse } from '../../src/api/types';
+import type { EffectiveSettings, SettingsGetResponse } from '../../src/api/types';
 import { SettingsDialog, saveRequest } from '../../src/components/SettingsDialog';
 
 const KEY = 'sk-test-SECRET-0123456789';
@@ -24,7 +24,7 @@ const NOT_CONFIGURED: EffectiveSettings = {
   problem: { code: 'LLM_NOT_CONFIGURED', message: 'no LLM provider is configured' },
 };
 
-const STORED: SettingsResponse = {
+const STORED: SettingsGetResponse = {
   provider: 'openai',
   model: 'gpt-4.1',
   lang: 'ja',
@@ -52,7 +52,7 @@ interface Call {
 }
 
 /** Answers `settings_get` with `stored` and `settings_save` with `onSave`; records every call. */
-function server(stored: SettingsResponse, onSave: (body: Record<string, unknown>) => [number, unknown]) {
+function server(stored: SettingsGetResponse, onSave: (body: Record<string, unknown>) => [number, unknown]) {
   const calls: Call[] = [];
   vi.stubGlobal(
     'fetch',

@@ -67,7 +67,7 @@ describe('streamed calls over HTTP', () => {
 
   it('rejects with the code of an error frame', async () => {
     mockStream(['{"event":{"stage":"skeleton"}}\n', '{"error":{"code":"LLM_FAILED","message":"timeout"}}\n']);
-    const error = await rejection(callStream('plan_generate', {}, () => undefined));
+    const error = await rejection(callStream('plan_generate', { instruction: 'x' }, () => undefined));
     expect(error.code).toBe('LLM_FAILED');
     expect(error.message).toBe('timeout');
   });
@@ -78,26 +78,26 @@ describe('streamed calls over HTTP', () => {
     ['a frame of an unknown kind', ['{"other":1}\n']],
   ])('%s is INVALID_RESPONSE', async (_name, chunks) => {
     mockStream(chunks);
-    expect((await rejection(callStream('plan_generate', {}, () => undefined))).code).toBe(INVALID_RESPONSE);
+    expect((await rejection(callStream('plan_generate', { instruction: 'x' }, () => undefined))).code).toBe(INVALID_RESPONSE);
   });
 
   it('an error status before streaming keeps the API error', async () => {
     vi.stubGlobal('fetch', vi.fn(async () => new Response('{"code":"NOT_FOUND","message":"no"}', { status: 404 })));
-    expect((await rejection(callStream('plan_generate', {}, () => undefined))).code).toBe('NOT_FOUND');
+    expect((await rejection(callStream('plan_generate', { instruction: 'x' }, () => undefined))).code).toBe('NOT_FOUND');
   });
 
   it('aborting is CANCELLED, and a network failure TRANSPORT_ERROR', async () => {
     mockStream(['{"result":1}\n']);
     const controller = new AbortController();
     controller.abort();
-    expect((await rejection(callStream('plan_generate', {}, () => undefined, controller.signal))).code).toBe(CANCELLED);
+    expect((await rejection(callStream('plan_generate', { instruction: 'x' }, () => undefined, controller.signal))).code).toBe(CANCELLED);
     vi.stubGlobal(
       'fetch',
       vi.fn(async () => {
         throw new TypeError('Failed to fetch');
       }),
     );
-    expect((await rejection(callStream('plan_generate', {}, () => undefined))).code).toBe(TRANSPORT_ERROR);
+    expect((await rejection(callStream('plan_generate', { instruction: 'x' }, () => undefined))).code).toBe(TRANSPORT_ERROR);
   });
 });
 
@@ -129,7 +129,7 @@ describe('streamed calls in the desktop shell', () => {
       if (command === 'call_stream') controller.abort();
       return null;
     });
-    const error = await rejection(callStream('plan_generate', {}, () => undefined, controller.signal));
+    const error = await rejection(callStream('plan_generate', { instruction: 'x' }, () => undefined, controller.signal));
     expect(error.code).toBe(CANCELLED);
     const cancel = invokeMock.mock.calls.find(([command]) => command === 'cancel_stream') as [string, { streamId: string }];
     const start = invokeMock.mock.calls[0] as [string, { streamId: string }];
