@@ -5,7 +5,7 @@
 
 import { useCallback, useRef, useState } from 'react';
 import { ApiError, planRun, runCancel, runGet, runList, runResume } from './api';
-import type { PlanRunResponse, RunEvent, RunGetResponse, RunPaused, RunStatus, ShownFinding } from './api/types';
+import type { PlanRunResponse, RunEvent, RunGetResponse, RunPaused, ShownFinding } from './api/types';
 
 export type NodeRunState = 'waiting' | 'running' | 'done' | 'failed' | 'skipped' | 'paused';
 
@@ -118,19 +118,11 @@ export function applyRunEvent(run: SampleRun, event: RunEvent): SampleRun {
   }
 }
 
-const RUN_STATUSES: readonly string[] = ['finished', 'failed', 'cancelled', 'paused'] satisfies RunStatus[];
-
-/** Whether `status`, which the API sends as a plain string, is a state a run ends in. */
-function isRunStatus(status: string): status is RunStatus {
-  return RUN_STATUSES.includes(status);
-}
-
 /** The run once `plan_run` answered (the events may have said it all already). */
 export function finishRun(run: SampleRun, response: PlanRunResponse): SampleRun {
   return {
     ...run,
-    // A state this UI does not know (the API sends none) is not a success.
-    status: isRunStatus(response.status) ? response.status : 'failed',
+    status: response.status,
     runId: response.run_id,
     planId: response.plan_id,
     runDir: response.run_dir,
@@ -150,7 +142,7 @@ export function restoredRun(got: RunGetResponse): SampleRun {
   let run = startRun(start?.event === 'run_start' ? start.plan_text : '', []);
   for (const event of events) run = applyRunEvent(run, event);
   // `running`: the app was closed during the run, which has no end now.
-  const status = isRunStatus(got.status) ? got.status : 'cancelled';
+  const status = got.status === 'running' ? 'cancelled' : got.status;
   return { ...run, status, runId: got.run_id, planId: got.plan_id, paused: got.paused, runDir: null };
 }
 

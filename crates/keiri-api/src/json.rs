@@ -140,7 +140,7 @@ pub struct PlanDryRunResponse {
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct DryRunNode {
     pub id: String,
-    pub kind: String,
+    pub kind: keiri_plan::NodeKind,
     pub block: Option<String>,
     pub depends_on: Vec<String>,
     pub inputs: Value,
@@ -194,13 +194,7 @@ impl From<keiri_plan::DryRunNode> for DryRunNode {
     fn from(n: keiri_plan::DryRunNode) -> Self {
         DryRunNode {
             id: n.id,
-            kind: match n.kind {
-                keiri_plan::NodeKind::Block => "block",
-                keiri_plan::NodeKind::Loop => "loop",
-                keiri_plan::NodeKind::Subflow => "subflow",
-                keiri_plan::NodeKind::Unknown => "unknown",
-            }
-            .to_string(),
+            kind: n.kind,
             block: n.block,
             depends_on: n.depends_on,
             inputs: n.inputs,

@@ -63,6 +63,9 @@ pub use keiri_llm::CancellationToken;
 /// The typed questions a generation asks (`GeneratedPlan::requirements`), for front-ends that
 /// ask them themselves (the CLI's terminal prompts).
 pub use keiri_plan::{AnswerProblem, Requirement, RequirementKind, ValueType, check_answer};
+/// How a run ended and what happened to each node: keiri-run's own types, serialised as they
+/// are (`finished`, `paused`, …).
+pub use keiri_run::{NodeStatus, RunStatus};
 pub use llm::{LlmProviderKind, LlmStatusProblem, LlmStatusRequest, LlmStatusResponse, llm_status};
 pub use plan::{
     catalog_list, load_catalog, plan_dry_run, plan_register, plan_register_at, plan_validate,

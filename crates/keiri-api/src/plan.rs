@@ -161,10 +161,12 @@ fn attach_workbook_previews(
         let Some(source) = raw.iter().find(|r| r.id == node.id) else {
             continue;
         };
-        if node.kind == "block" && node.block.as_deref() == Some(WORKBOOK_PATCH_BLOCK) {
+        if node.kind == keiri_plan::NodeKind::Block
+            && node.block.as_deref() == Some(WORKBOOK_PATCH_BLOCK)
+        {
             node.workbook = Some(workbook_preview(ctx, lang, source, &node.inputs, vars));
         }
-        if node.kind == "loop"
+        if node.kind == keiri_plan::NodeKind::Loop
             && let Some(body) = &source.body
         {
             let mut inner = vars.clone();

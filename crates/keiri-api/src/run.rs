@@ -96,9 +96,10 @@ pub struct RunFailure {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunPaused {
     pub node: String,
-    /// What to ask: a JSON object whose `kind` (`confirmation`, `input`, `table_review`,
-    /// `diff`, `approval`) says which controls to show.
-    pub question: Json,
+    /// What to ask: an object whose `kind` (`confirmation`, `input`, `table_review`, `diff`,
+    /// `approval`) says which controls to show (empty when the node asked nothing in
+    /// particular).
+    pub question: serde_json::Map<String, Json>,
     pub message: String,
 }
 
@@ -106,8 +107,7 @@ pub struct RunPaused {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunNode {
     pub id: String,
-    /// `finished`, `failed`, `skipped` or `paused`.
-    pub status: String,
+    pub status: keiri_run::NodeStatus,
 }
 
 /// What a run (or resume) did.
@@ -119,7 +119,7 @@ pub struct PlanRunResponse {
     pub run_dir: String,
     /// `finished`, `failed`, `cancelled` or `paused` (waiting for answers: `run_resume` with
     /// `answers` continues).
-    pub status: String,
+    pub status: keiri_run::RunStatus,
     pub failures: Vec<RunFailure>,
     pub nodes: Vec<RunNode>,
     /// The nodes waiting for an answer.
@@ -137,7 +137,8 @@ pub struct RunGetRequest {
 pub struct RunGetResponse {
     pub run_id: String,
     pub plan_id: String,
-    pub status: String,
+    /// `running` when the run has no end (still going, or the app was closed during it).
+    pub status: keiri_run::RunStatus,
     pub started_at: String,
     pub nodes: Vec<RunNode>,
     pub failures: Vec<RunFailure>,
@@ -158,7 +159,7 @@ pub struct RunListRequest {
 pub struct RunSummary {
     pub plan_id: String,
     pub run_id: String,
-    pub status: String,
+    pub status: keiri_run::RunStatus,
     pub started_at: String,
     /// How long its last attempt took (absent while running, or when its events are unreadable).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -283,13 +284,6 @@ fn run_error(err: &RunError) -> ApiError {
         _ => ErrorCode::IoError,
     };
     ApiError::new(code, format!("{err}"))
-}
-
-fn snake<T: Serialize>(v: &T) -> String {
-    serde_json::to_value(v)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
 }
 
 fn pick(lang: Lang, ja: &str, en: &str) -> String {
@@ -513,7 +507,7 @@ fn execute(
         run_id: outcome.run_id,
         plan_id: outcome.plan_id,
         run_dir,
-        status: snake(&outcome.status),
+        status: outcome.status,
         failures: outcome
             .failures
             .iter()
@@ -528,7 +522,7 @@ fn execute(
             .iter()
             .map(|(id, s)| RunNode {
                 id: id.clone(),
-                status: snake(s),
+                status: *s,
             })
             .collect(),
         paused: outcome.paused.iter().map(|p| paused(lang, p)).collect(),
@@ -538,7 +532,10 @@ fn execute(
 fn paused(lang: Lang, p: &keiri_run::NodeFailure) -> RunPaused {
     RunPaused {
         node: p.node.clone(),
-        question: p.question.clone().unwrap_or(Json::Null),
+        question: match &p.question {
+            Some(Json::Object(question)) => question.clone(),
+            _ => serde_json::Map::new(),
+        },
         message: pick(lang, &p.message_ja, &p.message_en),
     }
 }
@@ -922,14 +919,14 @@ pub fn run_get(ctx: &Context, req: RunGetRequest) -> Result<RunGetResponse, ApiE
     Ok(RunGetResponse {
         run_id: state.run_id.clone(),
         plan_id: state.plan_id.clone(),
-        status: snake(&state.status),
+        status: state.status,
         started_at: state.started_at.clone(),
         nodes: state
             .nodes
             .iter()
             .map(|(id, n)| RunNode {
                 id: id.clone(),
-                status: snake(&n.status),
+                status: n.status,
             })
             .collect(),
         failures: state
@@ -960,7 +957,7 @@ pub fn run_list(ctx: &Context, req: RunListRequest) -> Result<RunListResponse, A
                 runs.push(RunSummary {
                     plan_id: state.plan_id,
                     run_id: state.run_id,
-                    status: snake(&state.status),
+                    status: state.status,
                     started_at: state.started_at,
                     duration_ms: state.duration_ms,
                     applied: crate::apply::applied_writes(&run_dir),
@@ -1014,7 +1011,7 @@ mod tests {
             ..Default::default()
         };
         let res = plan_run(&ctx, req, &sink, CancellationToken::new()).unwrap();
-        assert_eq!(res.status, "failed", "{res:?}");
+        assert_eq!(res.status, keiri_run::RunStatus::Failed, "{res:?}");
         assert_eq!(res.failures[0].node, "ask");
         assert_eq!(res.failures[0].code, "FILE_NOT_FOUND");
         assert!(res.run_dir.starts_with("runs/api_run/"), "{}", res.run_dir);
@@ -1034,7 +1031,7 @@ mod tests {
             },
         )
         .unwrap();
-        assert_eq!(got.status, "failed");
+        assert_eq!(got.status, keiri_run::RunStatus::Failed);
         assert_eq!(got.failures[0].code, "FILE_NOT_FOUND");
         assert_eq!(
             got.events.first().map(|e| e["event"].clone()),
@@ -1054,7 +1051,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(resumed.run_id, res.run_id);
-        assert_eq!(resumed.status, "failed");
+        assert_eq!(resumed.status, keiri_run::RunStatus::Failed);
         let got = run_get(
             &ctx,
             RunGetRequest {

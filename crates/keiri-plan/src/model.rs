@@ -176,6 +176,18 @@ pub enum NodeKind {
     Unknown,
 }
 
+impl NodeKind {
+    /// The word it is serialised as (`block`, `loop`, `subflow`, `unknown`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NodeKind::Block => "block",
+            NodeKind::Loop => "loop",
+            NodeKind::Subflow => "subflow",
+            NodeKind::Unknown => "unknown",
+        }
+    }
+}
+
 impl Node {
     pub fn kind(&self) -> NodeKind {
         match self.kind.as_deref() {

@@ -12,7 +12,7 @@ use serde_json::Value as Json;
 use crate::records::RunError;
 
 /// How a run ended (or that it has not).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     /// Started and not finished: still going, or killed.
@@ -26,8 +26,27 @@ pub enum RunStatus {
     Paused,
 }
 
+impl RunStatus {
+    /// The word it is serialised as (`finished`, `paused`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Finished => "finished",
+            RunStatus::Failed => "failed",
+            RunStatus::Cancelled => "cancelled",
+            RunStatus::Paused => "paused",
+        }
+    }
+}
+
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// What happened to one top-level node.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum NodeStatus {
     Finished,
@@ -135,5 +154,28 @@ impl RunState {
             .filter(|n| n.status == NodeStatus::Paused)
             .filter_map(|n| n.error.clone())
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::RunStatus;
+
+    #[test]
+    fn a_status_is_shown_as_it_is_serialised() {
+        for status in [
+            RunStatus::Running,
+            RunStatus::Finished,
+            RunStatus::Failed,
+            RunStatus::Cancelled,
+            RunStatus::Paused,
+        ] {
+            assert_eq!(
+                serde_json::to_value(status).unwrap(),
+                serde_json::json!(status.to_string())
+            );
+        }
     }
 }

@@ -678,6 +678,20 @@ export type KeyStorage = 'keychain' | 'session';
  */
 export type Source = 'environment' | 'env_file' | 'settings' | 'session' | 'default';
 /**
+ * How a run ended (or that it has not).
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "RunStatus".
+ */
+export type RunStatus = ('finished' | 'cancelled') | 'running' | 'failed' | 'paused';
+/**
+ * What happened to one top-level node.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "NodeStatus".
+ */
+export type NodeStatus = ('finished' | 'failed' | 'skipped') | 'paused';
+/**
  * A node's condition. v0 plans write `when: {expr: …}`; a bare string is accepted too.
  *
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
@@ -1058,7 +1072,7 @@ export interface PlanDryRunResponse {
  */
 export interface DryRunNode {
   id: string;
-  kind: string;
+  kind: NodeKind;
   block: string | null;
   depends_on: string[];
   inputs: unknown;
@@ -2448,9 +2462,7 @@ export interface Requirement {
   /**
    * The spec's default, shown as the pre-filled answer.
    */
-  default?: {
-    [k: string]: unknown | undefined;
-  };
+  default?: unknown;
   /**
    * The JSON type a `text` answer becomes (`object`, `array`), or `integer` for a number.
    */
@@ -2990,7 +3002,10 @@ export interface RunGetRequest {
 export interface RunGetResponse {
   run_id: string;
   plan_id: string;
-  status: string;
+  /**
+   * `running` when the run has no end (still going, or the app was closed during it).
+   */
+  status: RunStatus;
   started_at: string;
   nodes: RunNode[];
   failures: RunFailure[];
@@ -3008,10 +3023,7 @@ export interface RunGetResponse {
  */
 export interface RunNode {
   id: string;
-  /**
-   * `finished`, `failed`, `skipped` or `paused`.
-   */
-  status: string;
+  status: NodeStatus;
 }
 /**
  * One failed node.
@@ -3033,8 +3045,9 @@ export interface RunFailure {
 export interface RunPaused {
   node: string;
   /**
-   * What to ask: a JSON object whose `kind` (`confirmation`, `input`, `table_review`,
-   * `diff`, `approval`) says which controls to show.
+   * What to ask: an object whose `kind` (`confirmation`, `input`, `table_review`, `diff`,
+   * `approval`) says which controls to show (empty when the node asked nothing in
+   * particular).
    */
   question: {
     [k: string]: unknown | undefined;
@@ -3067,7 +3080,7 @@ export interface RunListResponse {
 export interface RunSummary {
   plan_id: string;
   run_id: string;
-  status: string;
+  status: RunStatus;
   started_at: string;
   /**
    * How long its last attempt took (absent while running, or when its events are unreadable).
@@ -3409,15 +3422,11 @@ export interface Foreach {
   /**
    * A reference (or literal list) to iterate over.
    */
-  input?: {
-    [k: string]: unknown | undefined;
-  };
+  input?: unknown;
   /**
    * A literal list to iterate over (alternative to `input`).
    */
-  items?: {
-    [k: string]: unknown | undefined;
-  };
+  items?: unknown;
   /**
    * The loop variable name; v0 plans call it `itemVar`.
    */
@@ -3607,7 +3616,7 @@ export interface PlanRunResponse {
    * `finished`, `failed`, `cancelled` or `paused` (waiting for answers: `run_resume` with
    * `answers` continues).
    */
-  status: string;
+  status: RunStatus;
   failures: RunFailure[];
   nodes: RunNode[];
   /**

@@ -5,7 +5,7 @@
 // sends, the shapes the UI reads out of the API's free-form JSON values, the desktop shell's own
 // command, and the findings list's widening of `Finding`.
 
-import type { Finding, RunPaused } from './generated';
+import type { Finding, RunPaused, RunStatus } from './generated';
 
 export type { ApiFunction, StreamingFunction } from './functions';
 export type * from './generated';
@@ -47,8 +47,8 @@ export type ChatEvent =
   | { type: 'reply'; text: string }
   | { type: 'error'; code: string; message: string };
 
-/** A run's state as `plan_run` ends it (the API sends it as a plain string). */
-export type RunStatus = 'finished' | 'failed' | 'cancelled' | 'paused';
+/** A run's state once it has ended (keiri-run's `RunStatus` but `running`). */
+export type EndedRunStatus = Exclude<RunStatus, 'running'>;
 
 /** One model call of an `ai.*` node (never a prompt, an answer or a key). */
 export interface LlmCall {
@@ -75,7 +75,7 @@ export type RunEvent =
   | { event: 'node_reused'; node: string }
   | { event: 'llm_call'; node: string; call: LlmCall }
   | { event: 'node_paused'; node: string; question: RunPaused['question']; message_ja: string; message_en: string }
-  | { event: 'run_finish'; status: RunStatus; duration_ms: number; failed: string[] };
+  | { event: 'run_finish'; status: EndedRunStatus; duration_ms: number; failed: string[] };
 
 // ---- Shapes inside the API's free-form JSON values ----
 

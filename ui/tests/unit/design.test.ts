@@ -32,12 +32,8 @@ describe('requirement controls', () => {
   });
 
   it('starts from the spec default', () => {
-    // generated.ts types Requirement.default as an object, but a default is any JSON value
-    // (keiri_plan::Requirement::default is an Option<Value>); drop these once the schema says so.
-    // @ts-expect-error the generated type is wrong here, not the test.
     expect(initialAnswerText(req({ default: 'auto' }))).toBe('auto');
     expect(initialAnswerText(req({ type: 'boolean' }))).toBe('false');
-    // @ts-expect-error as above.
     expect(initialAnswerText(req({ type: 'number', default: 3 }))).toBe('3');
   });
 });

@@ -138,9 +138,6 @@ describe('QuestionsPanel', () => {
       return panel(questions, () => {});
     }
     const first = req({ id: 'vendor', type: 'enum', options: ['取引先名', '金額'] });
-    // generated.ts types Requirement.default as an object, but a default is any JSON value
-    // (keiri_plan::Requirement::default is an Option<Value>); drop this once the schema says so.
-    // @ts-expect-error the generated type is wrong here, not the test.
     const second = req({ id: 'amount', type: 'enum', options: ['取引先名', '金額'], default: '金額' });
     act(() => root.render(<Probe questions={[first, second]} />));
     type(input(), '取引先名');

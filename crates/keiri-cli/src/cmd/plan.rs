@@ -98,7 +98,7 @@ pub fn dry_run(ctx: &Context, args: &PlanArgs, json: bool) -> anyhow::Result<Exi
 fn print_nodes(nodes: &[json::DryRunNode], depth: usize) -> anyhow::Result<()> {
     let pad = "  ".repeat(depth);
     for (i, n) in nodes.iter().enumerate() {
-        let what = n.block.clone().unwrap_or_else(|| n.kind.clone());
+        let what = n.block.as_deref().unwrap_or(n.kind.as_str());
         println!("{pad}{}. {} ({what})", i + 1, n.id);
         if !n.depends_on.is_empty() {
             println!("{pad}   after: {}", n.depends_on.join(", "));

@@ -305,7 +305,7 @@ pub fn run(ctx: &Context, args: &Args, json: bool) -> anyhow::Result<ExitCode> {
     // A paused run continues as long as there are answers: from the file, else asked here.
     let mut asked: Vec<String> = Vec::new();
     while let Ok(res) = &result
-        && res.status == "paused"
+        && res.status == keiri_api::RunStatus::Paused
         && !cancel.is_cancelled()
     {
         let mut answers = IndexMap::new();
@@ -395,7 +395,7 @@ fn report(res: &PlanRunResponse, json: bool) -> anyhow::Result<ExitCode> {
             );
         }
     }
-    Ok(if res.status == "finished" {
+    Ok(if res.status == keiri_api::RunStatus::Finished {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

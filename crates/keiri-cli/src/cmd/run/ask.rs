@@ -20,7 +20,7 @@ fn text<'a>(q: &'a Value, key: &str) -> &'a str {
 /// Asks `paused`'s question; `None` when the person leaves it (Esc), so the run stays paused.
 pub fn answer(paused: &RunPaused, lang: Lang) -> anyhow::Result<Option<Value>> {
     let theme = ColorfulTheme::default();
-    let q = &paused.question;
+    let q = &Value::Object(paused.question.clone());
     eprintln!("\n? {} — {}", paused.node, paused.message);
     let yes_no = |prompt: String| -> anyhow::Result<Option<bool>> {
         Ok(dialoguer::Confirm::with_theme(&theme)
