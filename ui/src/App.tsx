@@ -55,7 +55,7 @@ import { baseName, errorFor, toBase64, type DocumentEntry } from './documents';
 import { EMPTY_PROGRESS, addProgress, finishProgress, readProgress, type ProgressState } from './generation';
 import { LANGS, errorText, initialLang, messageParts, t, type MessageKey } from './i18n';
 import { fileStem, planIdOf, proposedName, stampOf, withPlanId } from './register';
-import { parsePlanGraph } from './graph';
+import { EMPTY_PLAN_GRAPH, topLevelNodeIds } from './graph';
 import { runFailureFindings, runStates, useSampleRun } from './sampleRun';
 import { isMac, shortcutFor, shortcutLabel, type ShortcutAction } from './shortcuts';
 
@@ -152,6 +152,9 @@ export function App() {
   const [text, setText] = useState(initialText);
   const [findingsState, setFindingsState] = useState<FindingsState>({ kind: 'pending' });
   const [summary, setSummary] = useState<PlanValidateResponse | null>(null);
+  // The text `summary` answers: it lags the editor by the debounce and the request, and the
+  // graph shows a sample run's states only while it is of the text that ran.
+  const [summaryText, setSummaryText] = useState<string | null>(null);
   const [validating, setValidating] = useState(false);
   const [registering, setRegistering] = useState(false);
   // The open register step: the proposed name and the stamp its file name shows.
@@ -280,6 +283,7 @@ export function App() {
       if (id !== sequence.current) return;
       setFindingsState({ kind: 'done', findings: response.findings });
       setSummary(response);
+      setSummaryText(yaml);
       // The questions this plan raises (open vars, missing inputs); none when it is valid.
       if (response.error_count === 0) {
         setPlanRequirements([]);
@@ -698,6 +702,8 @@ export function App() {
     };
   }
   const planEmpty = text.trim() === '';
+  // Empty text is not sent to the server (see `validate`): its graph has no nodes.
+  const planGraph = planEmpty ? EMPTY_PLAN_GRAPH : summary?.graph;
   const blocks = catalog.kind === 'ready' ? catalog.blocks : [];
   const attempts = generation?.attempts ?? [];
 
@@ -709,11 +715,7 @@ export function App() {
     { id: 'dryrun', label: t(lang, 'right.dryrun'), count: null, explain: t(lang, 'explain.dryrun') },
     { id: 'run', label: t(lang, 'right.run'), count: null, explain: t(lang, 'explain.run') },
   ];
-  const topLevelIds = () => {
-    const parsed = parsePlanGraph(text);
-    return parsed.ok ? parsed.graph.nodes.filter((n) => n.parent === null && n.id !== '').map((n) => n.id) : [];
-  };
-  const startSampleRun = () => void sampleRun.start(text, topLevelIds(), lang);
+  const startSampleRun = () => void sampleRun.start(text, topLevelNodeIds(text), lang);
   /** Shows node `id` in the YAML editor (from the missing items and the run panel). */
   const showNodeInEditor = (id: string) => {
     setCenterView('editor');
@@ -961,12 +963,16 @@ export function App() {
             <div className="graph-frame" data-testid="graph-frame" data-selected-node={selectedNode ?? ''}>
               <GraphView
                 lang={lang}
-                yaml={text}
+                graph={planGraph}
                 findings={findings}
                 blocks={blocks}
                 selectedNodeId={selectedNode}
                 onSelectNode={selectNode}
-                runStates={sampleRun.run.status !== 'idle' && sampleRun.run.yaml === text ? runStates(sampleRun.run) : undefined}
+                runStates={
+                  sampleRun.run.status !== 'idle' && sampleRun.run.yaml === text && summaryText === text
+                    ? runStates(sampleRun.run)
+                    : undefined
+                }
               />
             </div>
           ) : null}
@@ -1029,7 +1035,7 @@ export function App() {
             {rightTab === 'missing' ? (
               <MissingItemsPanel
                 lang={lang}
-                yaml={text}
+                graph={summary?.graph}
                 findings={findings}
                 requirements={questions}
                 onAsk={(id) => {

@@ -1,12 +1,12 @@
-// The plan as a graph, for the graph view: nodes, the edges that `${node.alias}` references
-// make, loop bodies as groups, findings per node and an automatic layout. Pure functions over
-// the YAML text, tested without a DOM; the view only draws what these return.
+// The plan as a graph, for the graph view: the server's graph of the plan (keiri-plan's
+// `plan_graph`, sent with every validation) in the view's shape, findings per node, an automatic
+// layout and where nodes are in the text. References are not parsed here: the server finds them
+// with the validator's own parser and scope rule, so the view draws what the validator checks.
+// Pure functions, tested without a DOM; the view only draws what these return.
 
 import dagre from '@dagrejs/dagre';
 import { parseDocument } from 'yaml';
-import type { ShownFinding } from './api/types';
-
-export type GraphNodeKind = 'block' | 'loop' | 'subflow' | 'unknown';
+import type { EdgeKind, NodeKind, PlanGraph as ApiPlanGraph, ShownFinding } from './api/types';
 
 export interface GraphNode {
   /**
@@ -16,7 +16,7 @@ export interface GraphNode {
   key: string;
   /** The plan node id (`''` when the node has none). */
   id: string;
-  kind: GraphNodeKind;
+  kind: NodeKind;
   block: string | null;
   /** The block's catalog category (or the id's prefix before the first dot), or the kind. */
   category: string;
@@ -26,8 +26,6 @@ export interface GraphNode {
   callPlanId: string | null;
   when: string | null;
 }
-
-export type EdgeKind = 'data' | 'when' | 'loop' | 'call';
 
 export interface GraphEdge {
   key: string;
@@ -40,75 +38,13 @@ export interface GraphEdge {
 }
 
 export interface PlanGraph {
-  planId: string | null;
   /** Pre-order: a loop comes before its body nodes. */
   nodes: GraphNode[];
   edges: GraphEdge[];
 }
 
-export type ParseResult = { ok: true; graph: PlanGraph } | { ok: false; message: string; line: number | null };
-
-/** A node reference: `${node.alias[.path]}` (vars, env and config are not nodes). */
-export interface NodeReference {
-  node: string;
-  alias: string;
-}
-
-const NOT_NODES = new Set(['vars', 'env', 'config']);
-
-/** Parses the inside of `${…}` the way keiri-plan does; null for non-node or malformed ones. */
-export function parseNodeReference(raw: string): NodeReference | null {
-  const text = raw.trim();
-  const dot = text.indexOf('.');
-  if (dot <= 0) return null;
-  const head = text.slice(0, dot).trim();
-  const rest = text.slice(dot + 1).trim();
-  if (head === '' || rest === '' || NOT_NODES.has(head)) return null;
-  const alias = (rest.split('.')[0] ?? '').trim();
-  return alias === '' ? null : { node: head, alias };
-}
-
-/** Every node reference in `value`: whole strings, inside strings, nested in maps and lists. */
-export function extractReferences(value: unknown, out: NodeReference[] = []): NodeReference[] {
-  if (typeof value === 'string') {
-    let rest = value;
-    for (let start = rest.indexOf('${'); start >= 0; start = rest.indexOf('${')) {
-      const after = rest.slice(start + 2);
-      const end = after.indexOf('}');
-      if (end < 0) break;
-      const reference = parseNodeReference(after.slice(0, end));
-      if (reference !== null) out.push(reference);
-      rest = after.slice(end + 1);
-    }
-  } else if (Array.isArray(value)) {
-    for (const item of value) extractReferences(item, out);
-  } else if (isRecord(value)) {
-    for (const item of Object.values(value)) extractReferences(item, out);
-  }
-  return out;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function text(value: unknown): string | null {
-  if (typeof value === 'string') return value;
-  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-  return null;
-}
-
-function kindOf(node: Record<string, unknown>): GraphNodeKind {
-  const type = node.type;
-  if (type === undefined || type === null || type === 'block') return 'block';
-  if (type === 'loop' || type === 'subflow') return type;
-  return 'unknown';
-}
-
-function whenText(value: unknown): string | null {
-  if (isRecord(value)) return text(value.expr);
-  return text(value);
-}
+/** The graph of a text with no nodes (the studio does not ask the server about empty text). */
+export const EMPTY_PLAN_GRAPH: ApiPlanGraph = { nodes: [], edges: [], unresolved_vars: [] };
 
 /**
  * The category of a block: the catalog's (its directory) when `categories` knows the block,
@@ -121,122 +57,57 @@ export function blockCategory(block: string, categories?: ReadonlyMap<string, st
   return dot > 0 ? block.slice(0, dot) : block;
 }
 
-interface Scope {
-  ids: Map<string, string>;
-  parent: Scope | null;
+/** The server's graph in the view's shape: each node's category, each edge's key and label. */
+export function viewGraph(graph: ApiPlanGraph, categories?: ReadonlyMap<string, string>): PlanGraph {
+  return {
+    nodes: graph.nodes.map((node) => ({
+      key: node.key,
+      id: node.id,
+      kind: node.kind,
+      block: node.block,
+      category: node.block !== null ? blockCategory(node.block, categories) : node.kind,
+      parent: node.parent,
+      callPlanId: node.call_plan_id,
+      when: node.when,
+    })),
+    edges: graph.edges.map((edge) => ({
+      key: `${edge.source}->${edge.target}`,
+      source: edge.source,
+      target: edge.target,
+      label: edge.aliases.join(', '),
+      kind: edge.kind,
+    })),
+  };
 }
 
-function lookup(scope: Scope | null, id: string): string | null {
-  for (let s = scope; s !== null; s = s.parent) {
-    const key = s.ids.get(id);
-    if (key !== undefined) return key;
-  }
-  return null;
-}
-
-/** Builds the graph of a parsed plan object (`toJS()` of the YAML). */
-export function planGraph(plan: unknown, categories?: ReadonlyMap<string, string>): PlanGraph {
-  const nodes: GraphNode[] = [];
-  const edges = new Map<string, GraphEdge>();
-  const addEdge = (source: string, target: string, alias: string, kind: EdgeKind) => {
-    if (source === target) return;
-    const key = `${source}->${target}`;
-    const existing = edges.get(key);
-    if (existing === undefined) {
-      edges.set(key, { key, source, target, label: alias, kind });
-      return;
-    }
-    if (alias !== '' && !existing.label.split(', ').includes(alias)) {
-      existing.label = existing.label === '' ? alias : `${existing.label}, ${alias}`;
-    }
-    // Data flow is what a reader follows; a condition or loop source on the same pair is secondary.
-    if (kind === 'data') existing.kind = 'data';
-  };
-
-  const level = (graph: unknown, base: string, parent: string | null, outer: Scope | null) => {
-    if (!Array.isArray(graph)) return;
-    const scope: Scope = { ids: new Map(), parent: outer };
-    const entries: [Record<string, unknown>, GraphNode][] = [];
-    graph.forEach((raw, index) => {
-      if (!isRecord(raw)) return;
-      const key = `${base}/graph/${index}`;
-      const id = text(raw.id) ?? '';
-      const kind = kindOf(raw);
-      const block = text(raw.block);
-      const call = isRecord(raw.call) ? raw.call : null;
-      const node: GraphNode = {
-        key,
-        id,
-        kind,
-        block,
-        category: block !== null ? blockCategory(block, categories) : kind,
-        parent,
-        callPlanId: call !== null ? text(call.plan_id) : null,
-        when: whenText(raw.when),
-      };
-      // The first node with an id wins, as in the validator (a duplicate is its own finding).
-      if (id !== '' && !scope.ids.has(id)) scope.ids.set(id, key);
-      entries.push([raw, node]);
-    });
-    for (const [raw, node] of entries) {
-      nodes.push(node);
-      const connect = (value: unknown, kind: EdgeKind) => {
-        for (const reference of extractReferences(value)) {
-          const source = lookup(scope, reference.node);
-          if (source !== null) addEdge(source, node.key, reference.alias, kind);
-        }
-      };
-      connect(raw.in, 'data');
-      connect(raw.when, 'when');
-      if (isRecord(raw.foreach)) {
-        connect(raw.foreach.input, 'loop');
-        connect(raw.foreach.items, 'loop');
-      }
-      if (isRecord(raw.while)) connect(raw.while.condition, 'loop');
-      if (isRecord(raw.call)) connect(raw.call.inputs, 'call');
-      const body = isRecord(raw.body) && isRecord(raw.body.plan) ? raw.body.plan : null;
-      if (body !== null) level(body.graph, `${node.key}/body/plan`, node.key, scope);
-    }
-  };
-
-  const root = isRecord(plan) ? plan : {};
-  level(root.graph, '', null, null);
-  return { planId: text(root.id), nodes, edges: [...edges.values()] };
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**
- * Parses plan YAML into its graph. Broken YAML (a syntax error, or a document that is not a
- * mapping) is `ok: false` with the first error, so the caller can keep showing the last good
- * graph; a plan that parses but is invalid still draws what it can.
+ * The ids of the plan's top-level nodes, in order, read from the text itself (the sample run
+ * starts with the text on screen, which the last validation may not have seen yet). Text that
+ * does not read as a plan has none.
  */
-export function parsePlanGraph(yamlText: string, categories?: ReadonlyMap<string, string>): ParseResult {
-  let doc;
-  try {
-    doc = parseDocument(yamlText, { uniqueKeys: false });
-  } catch (err) {
-    return { ok: false, message: err instanceof Error ? err.message : String(err), line: null };
-  }
-  const error = doc.errors[0];
-  if (error !== undefined) {
-    const line = error.linePos?.[0]?.line ?? lineOf(yamlText, error.pos[0]);
-    return { ok: false, message: error.message.split('\n')[0] ?? error.message, line };
-  }
+export function topLevelNodeIds(yamlText: string): string[] {
   let plan: unknown;
   try {
+    const doc = parseDocument(yamlText, { uniqueKeys: false });
+    if (doc.errors.length > 0) return [];
     plan = doc.toJS({ maxAliasCount: 100 });
-  } catch (err) {
-    return { ok: false, message: err instanceof Error ? err.message : String(err), line: null };
+  } catch {
+    return [];
   }
-  if (plan !== null && plan !== undefined && !isRecord(plan)) {
-    return { ok: false, message: 'the plan is not a mapping', line: 1 };
+  if (!isRecord(plan) || !Array.isArray(plan.graph)) return [];
+  const ids: string[] = [];
+  for (const node of plan.graph as unknown[]) {
+    const id = isRecord(node) ? node.id : undefined;
+    // `id: 12` reads as a number in YAML; the node's id is still its text.
+    if (typeof id === 'string' || typeof id === 'number' || typeof id === 'boolean') {
+      if (String(id) !== '') ids.push(String(id));
+    }
   }
-  return { ok: true, graph: planGraph(plan, categories) };
-}
-
-function lineOf(textValue: string, offset: number): number {
-  let line = 1;
-  for (let i = 0; i < offset && i < textValue.length; i += 1) if (textValue[i] === '\n') line += 1;
-  return line;
+  return ids;
 }
 
 /** A node's findings: counts and the first (most severe first, then in list order). */

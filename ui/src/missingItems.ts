@@ -1,10 +1,10 @@
-// What a plan still lacks, for the missing-items panel: `${vars.*}` references with no value,
-// the questions still open, the steps that need a person while the plan runs (ui.* blocks),
-// and the validator's other findings. Each item carries the fix actions that apply to it.
-// Pure functions over the YAML text, the findings and the requirements.
+// What a plan still lacks, for the missing-items panel: vars used with no value, the questions
+// still open, the steps that need a person while the plan runs (ui.* blocks), and the
+// validator's other findings. Each item carries the fix actions that apply to it. Pure
+// functions over the server's graph of the plan (its nodes and unvalued vars, found with the
+// validator's own reference parser), the findings and the requirements.
 
-import { parseDocument } from 'yaml';
-import type { FindingCode, Requirement, ShownFinding } from './api/types';
+import type { FindingCode, PlanGraph as ApiPlanGraph, Requirement, ShownFinding } from './api/types';
 
 export type MissingAction =
   | { kind: 'ask'; requirementId: string }
@@ -24,89 +24,6 @@ export type MissingItem =
   | { kind: 'question'; key: string; requirement: Requirement; actions: MissingAction[] }
   | { kind: 'ui-step'; key: string; nodeId: string; block: string; actions: MissingAction[] }
   | { kind: 'finding'; key: string; finding: ShownFinding; actions: MissingAction[] };
-
-/** The loop variable a `foreach` without `var`/`itemVar` gets (keiri-plan's DEFAULT_LOOP_VAR). */
-const DEFAULT_LOOP_VAR = 'item';
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** The names of `${vars.name…}` references in `value`, in order, with duplicates. */
-export function varReferences(value: unknown, out: string[] = []): string[] {
-  if (typeof value === 'string') {
-    for (const match of value.matchAll(/\$\{\s*vars\.([^.}\s]+)[^}]*\}/gu)) {
-      const name = match[1];
-      if (name !== undefined) out.push(name);
-    }
-  } else if (Array.isArray(value)) {
-    for (const item of value) varReferences(item, out);
-  } else if (isRecord(value)) {
-    for (const item of Object.values(value)) varReferences(item, out);
-  }
-  return out;
-}
-
-function hasValue(value: unknown): boolean {
-  return value !== null && value !== undefined && !(typeof value === 'string' && value.trim() === '');
-}
-
-interface VarUse {
-  name: string;
-  defined: boolean;
-  nodeIds: string[];
-}
-
-/**
- * The vars the plan's nodes use without a value: not defined in any enclosing `vars` (loop
- * variables count as defined inside their body), or defined as null / empty text. Unreadable
- * YAML gives none: the validator reports that.
- */
-export function unresolvedVars(yamlText: string): VarUse[] {
-  let plan: unknown;
-  try {
-    const doc = parseDocument(yamlText, { uniqueKeys: false });
-    if (doc.errors.length > 0) return [];
-    plan = doc.toJS({ maxAliasCount: 100 });
-  } catch {
-    return [];
-  }
-  if (!isRecord(plan)) return [];
-  const uses = new Map<string, VarUse>();
-  type Scope = { vars: Map<string, unknown>; parent: Scope | null };
-  const find = (scope: Scope | null, name: string): { found: boolean; value: unknown } => {
-    for (let s = scope; s !== null; s = s.parent) if (s.vars.has(name)) return { found: true, value: s.vars.get(name) };
-    return { found: false, value: undefined };
-  };
-  const visit = (level: Record<string, unknown>, scope: Scope) => {
-    const graph = Array.isArray(level.graph) ? level.graph : [];
-    for (const raw of graph) {
-      if (!isRecord(raw)) continue;
-      const id = typeof raw.id === 'string' ? raw.id : '';
-      const { body: _body, ...own } = raw;
-      for (const name of varReferences(own)) {
-        const { found, value } = find(scope, name);
-        if (found && hasValue(value)) continue;
-        const use = uses.get(name) ?? { name, defined: found, nodeIds: [] };
-        if (id !== '' && !use.nodeIds.includes(id)) use.nodeIds.push(id);
-        uses.set(name, use);
-      }
-      const body = isRecord(raw.body) && isRecord(raw.body.plan) ? raw.body.plan : null;
-      if (body === null) continue;
-      const inner = new Map<string, unknown>(isRecord(body.vars) ? Object.entries(body.vars) : []);
-      // Loop variables have a value at run time, whatever the text says.
-      if (isRecord(raw.foreach)) {
-        const loopVar = raw.foreach.var ?? raw.foreach.itemVar;
-        inner.set(typeof loopVar === 'string' ? loopVar : DEFAULT_LOOP_VAR, true);
-        inner.set('index', true);
-      }
-      if (isRecord(raw.while)) inner.set('iteration', true);
-      visit(body, { vars: inner, parent: scope });
-    }
-  };
-  visit(plan, { vars: new Map(isRecord(plan.vars) ? Object.entries(plan.vars) : []), parent: null });
-  return [...uses.values()];
-}
 
 /** Block ids named in a text (`transforms.join`, `csv.read`): the candidates of a hint. */
 export function blockIdsIn(text: string | null): string[] {
@@ -136,53 +53,28 @@ const COVERED_BY_VARS: ReadonlySet<string> = new Set<FindingCode>(['ref.undefine
 /** Findings about a missing or unknown block: the fix is to pick one from the catalog. */
 const BLOCK_CODES: ReadonlySet<string> = new Set<FindingCode>(['block.unknown', 'node.missing_block']);
 
-/** Plan node ids and their blocks, in document order, for the ui.* step items. */
-function uiSteps(yamlText: string): { id: string; block: string }[] {
-  let plan: unknown;
-  try {
-    const doc = parseDocument(yamlText, { uniqueKeys: false });
-    if (doc.errors.length > 0) return [];
-    plan = doc.toJS({ maxAliasCount: 100 });
-  } catch {
-    return [];
-  }
-  const steps: { id: string; block: string }[] = [];
-  const visit = (level: unknown) => {
-    if (!isRecord(level) || !Array.isArray(level.graph)) return;
-    for (const raw of level.graph) {
-      if (!isRecord(raw)) continue;
-      if (typeof raw.block === 'string' && raw.block.startsWith('ui.') && typeof raw.id === 'string') {
-        steps.push({ id: raw.id, block: raw.block });
-      }
-      if (isRecord(raw.body)) visit(raw.body.plan);
-    }
-  };
-  visit(plan);
-  return steps;
-}
-
 /**
  * Everything the plan still lacks, in this order: vars without a value, open questions
  * (required first), steps that need a person, then the other findings (errors first).
  */
 export function missingItems(
-  yamlText: string,
+  graph: ApiPlanGraph | null | undefined,
   findings: readonly ShownFinding[],
   requirements: readonly Requirement[],
 ): MissingItem[] {
   const items: MissingItem[] = [];
   const asked = new Set<string>();
 
-  for (const use of unresolvedVars(yamlText)) {
+  for (const use of graph?.unresolved_vars ?? []) {
     const requirement = requirements.find((r) => r.target.var === use.name) ?? requirements.find((r) => r.id === use.name);
     const actions: MissingAction[] = [];
     if (requirement !== undefined) {
       actions.push({ kind: 'ask', requirementId: requirement.id });
       asked.add(requirement.id);
     }
-    const first = use.nodeIds[0];
+    const first = use.node_ids[0];
     if (first !== undefined) actions.push({ kind: 'open', nodeId: first });
-    items.push({ kind: 'var', key: `var:${use.name}`, ...use, actions });
+    items.push({ kind: 'var', key: `var:${use.name}`, name: use.name, defined: use.defined, nodeIds: use.node_ids, actions });
   }
 
   const questions = requirements
@@ -194,15 +86,17 @@ export function missingItems(
     items.push({ kind: 'question', key: `question:${requirement.id}`, requirement, actions });
   }
 
-  for (const step of uiSteps(yamlText)) {
+  // The server's nodes are in pre-order, which is document order.
+  for (const node of graph?.nodes ?? []) {
+    if (node.block === null || !node.block.startsWith('ui.') || node.id === '') continue;
     items.push({
       kind: 'ui-step',
-      key: `ui:${step.id}`,
-      nodeId: step.id,
-      block: step.block,
+      key: `ui:${node.id}`,
+      nodeId: node.id,
+      block: node.block,
       actions: [
-        { kind: 'open', nodeId: step.id },
-        { kind: 'pin', blockId: step.block },
+        { kind: 'open', nodeId: node.id },
+        { kind: 'pin', blockId: node.block },
       ],
     });
   }

@@ -1,6 +1,6 @@
 // The plan as a graph (React Flow): nodes coloured by category, edges from references, loop
-// bodies drawn inside their loop, each node's findings on it. The YAML is parsed here in the
-// browser on every edit; while it does not parse, the last good graph stays up with a notice.
+// bodies drawn inside their loop, each node's findings on it. The graph is the server's, sent
+// with each validation; while the text is not a plan, the last good graph stays up with a notice.
 // Choosing a node reports its id; the selected id is highlighted and centred. A node is named
 // by its block's title from the catalog (Japanese first), with the block id under it and every
 // name in full on hover: composed ids such as `invoice_duplicate_detection__read` are alike
@@ -21,14 +21,14 @@ import {
 } from '@xyflow/react';
 import '@xyflow/react/dist/style.css';
 import { useEffect, useMemo, useRef, useState, type CSSProperties } from 'react';
-import type { BlockSummary, Lang, ShownFinding } from '../api/types';
+import type { BlockSummary, Lang, PlanGraph as ApiPlanGraph, ShownFinding } from '../api/types';
 import {
   absoluteCenter,
   categoryColour,
   findingsByNode,
   layoutGraph,
   nodeById,
-  parsePlanGraph,
+  viewGraph,
   type GraphNode,
   type NodeFindings,
   type PlanGraph,
@@ -39,8 +39,15 @@ import type { NodeRunState } from '../sampleRun';
 
 interface Props {
   lang: Lang;
-  yaml: string;
-  /** The validator's findings for `yaml` (matched to nodes by path, then node id). */
+  /**
+   * The server's graph of the plan (`plan_validate`'s `graph`): `null` when the text is not a
+   * plan, `undefined` when no validation has answered (the last good graph, if any, stays up).
+   */
+  graph: ApiPlanGraph | null | undefined;
+  /**
+   * The validator's findings for the same text (matched to nodes by path, then node id); when
+   * `graph` is null, its `yaml.parse` or `plan.shape` finding says where the text breaks.
+   */
   findings: readonly ShownFinding[];
   selectedNodeId: string | null;
   onSelectNode(id: string): void;
@@ -207,18 +214,24 @@ function toFlow(
   return { nodes, edges, boxes };
 }
 
-function GraphCanvas({ lang, yaml, findings, selectedNodeId, onSelectNode, blocks, runStates }: Props) {
+/** The finding that says why the text is not a plan. */
+function breakOf(findings: readonly ShownFinding[]): ShownFinding | null {
+  return findings.find((f) => f.code === 'yaml.parse' || f.code === 'plan.shape') ?? null;
+}
+
+function GraphCanvas({ lang, graph: answer, findings, selectedNodeId, onSelectNode, blocks, runStates }: Props) {
   const catalog = useMemo(() => (blocks !== undefined ? new Map(blocks.map((b) => [b.id, b])) : undefined), [blocks]);
   const categories = useMemo(
     () => (blocks !== undefined ? new Map(blocks.map((b) => [b.id, b.category])) : undefined),
     [blocks],
   );
-  const parsed = useMemo(() => parsePlanGraph(yaml, categories), [yaml, categories]);
-  // The last graph that parsed, kept while the text is broken (derived state, updated while
-  // rendering as React recommends for values that follow a prop).
-  const [lastGood, setLastGood] = useState<PlanGraph | null>(parsed.ok ? parsed.graph : null);
-  if (parsed.ok && parsed.graph !== lastGood) setLastGood(parsed.graph);
-  const graph = parsed.ok ? parsed.graph : lastGood;
+  // The last graph the server sent, kept while the text is not a plan (derived state, updated
+  // while rendering as React recommends for values that follow a prop).
+  const [lastGood, setLastGood] = useState<ApiPlanGraph | null>(answer ?? null);
+  if (answer != null && answer !== lastGood) setLastGood(answer);
+  const shown = answer ?? lastGood;
+  const graph = useMemo(() => (shown !== null ? viewGraph(shown, categories) : null), [shown, categories]);
+  const broken = answer === null;
 
   const selectedKey = graph !== null && selectedNodeId !== null ? (nodeById(graph, selectedNodeId)?.key ?? null) : null;
   const flow = useMemo(
@@ -249,16 +262,17 @@ function GraphCanvas({ lang, yaml, findings, selectedNodeId, onSelectNode, block
     if (selectedKey === null) void instance.fitView({ padding: 0.15, duration: 200 });
   }, [shape, selectedKey, instance]);
 
+  const cause = broken ? breakOf(findings) : null;
   let notice: string | null = null;
-  if (!parsed.ok) {
-    const where = parsed.line !== null ? t(lang, 'graph.line', { line: parsed.line }) : '';
+  if (broken) {
+    const where = cause?.line != null ? t(lang, 'graph.line', { line: cause.line }) : '';
     notice = graph !== null ? t(lang, 'graph.stale', { where }) : t(lang, 'graph.broken', { where });
   }
 
   return (
-    <div className="graph-view" data-testid="graph-view" data-state={parsed.ok ? 'ok' : graph !== null ? 'stale' : 'broken'}>
+    <div className="graph-view" data-testid="graph-view" data-state={broken ? (graph !== null ? 'stale' : 'broken') : 'ok'}>
       {notice !== null ? (
-        <div className="graph-notice" role="status" data-testid="graph-notice" title={parsed.ok ? undefined : parsed.message}>
+        <div className="graph-notice" role="status" data-testid="graph-notice" title={cause?.message}>
           {notice}
         </div>
       ) : null}

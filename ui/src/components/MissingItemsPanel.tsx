@@ -3,13 +3,14 @@
 // block for the next generation, open the node in the editor and the graph).
 
 import { useMemo } from 'react';
-import type { Lang, Requirement, ShownFinding } from '../api/types';
+import type { Lang, PlanGraph as ApiPlanGraph, Requirement, ShownFinding } from '../api/types';
 import { t } from '../i18n';
 import { missingItems, type MissingAction, type MissingItem } from '../missingItems';
 
 interface Props {
   lang: Lang;
-  yaml: string;
+  /** The server's graph of the plan (`plan_validate`'s `graph`); none lists no vars or steps. */
+  graph: ApiPlanGraph | null | undefined;
   findings: readonly ShownFinding[];
   requirements: readonly Requirement[];
   onAsk(id: string): void;
@@ -109,8 +110,8 @@ function ActionButton({ lang, action, props }: { lang: Lang; action: MissingActi
 }
 
 export function MissingItemsPanel(props: Props) {
-  const { lang, yaml, findings, requirements } = props;
-  const items = useMemo(() => missingItems(yaml, findings, requirements), [yaml, findings, requirements]);
+  const { lang, graph, findings, requirements } = props;
+  const items = useMemo(() => missingItems(graph, findings, requirements), [graph, findings, requirements]);
   return (
     <section className="panel missing-panel" data-testid="missing" aria-label={t(lang, 'missing.title')}>
       <header className="panel-header">

@@ -2,7 +2,8 @@ import { cleanup, fireEvent, render, screen } from '@testing-library/react';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ShownFinding } from '../../src/api/types';
 import { GraphView } from '../../src/components/GraphView';
-import { SAMPLE_PLAN } from './samplePlan';
+import { EMPTY_PLAN_GRAPH } from '../../src/graph';
+import { SAMPLE_GRAPH, edge, node, planGraph } from './planGraphs';
 
 // React Flow measures with ResizeObserver and DOMMatrix, which jsdom lacks.
 beforeAll(() => {
@@ -28,23 +29,21 @@ function finding(over: Partial<ShownFinding>): ShownFinding {
   return { code: 'x', severity: 'error', node_id: null, path: '', message: 'm', hint: null, line: null, column: null, ...over };
 }
 
-const LOOP = `id: p
-graph:
-  - id: read
-    block: csv.read
-    in: {path: a.csv}
-    out: {rows: rows}
-  - id: each
-    type: loop
-    foreach: {input: "\${read.rows}"}
-    body:
-      plan:
-        id: inner
-        graph:
-          - id: inner_node
-            block: transforms.filter_rows
-            in: {rows: "\${read.rows}"}
-`;
+// A loop over `read`'s rows whose body node `inner_node` reads them too.
+const LOOP = planGraph(
+  [
+    node('/graph/0', 'read', 'csv.read'),
+    node('/graph/1', 'each', null, { kind: 'loop' }),
+    node('/graph/1/body/plan/graph/0', 'inner_node', 'transforms.filter_rows', { parent: '/graph/1' }),
+  ],
+  [edge('/graph/0', '/graph/1', ['rows'], 'loop'), edge('/graph/0', '/graph/1/body/plan/graph/0', ['rows'])],
+);
+
+/** SAMPLE_GRAPH after its last node was renamed `save_all`. */
+const RENAMED = {
+  ...SAMPLE_GRAPH,
+  nodes: SAMPLE_GRAPH.nodes.map((n) => (n.id === 'save_large' ? { ...n, id: 'save_all' } : n)),
+};
 
 function nodes() {
   return screen.getAllByTestId('graph-node');
@@ -52,7 +51,7 @@ function nodes() {
 
 describe('GraphView', () => {
   it('draws one node per plan node, coloured by category, with the selection marked', () => {
-    render(<GraphView lang="ja" yaml={SAMPLE_PLAN} findings={[]} selectedNodeId="large_invoices" onSelectNode={() => {}} />);
+    render(<GraphView lang="ja" graph={SAMPLE_GRAPH} findings={[]} selectedNodeId="large_invoices" onSelectNode={() => {}} />);
     expect(nodes().map((n) => [n.dataset.nodeId, n.dataset.category, n.dataset.selected])).toEqual([
       ['read_invoices', 'csv', 'false'],
       ['large_invoices', 'transforms', 'true'],
@@ -74,7 +73,7 @@ describe('GraphView', () => {
       outputs: [],
       source: '',
     }));
-    render(<GraphView lang="en" yaml={SAMPLE_PLAN} findings={[]} selectedNodeId={null} onSelectNode={() => {}} blocks={blocks} />);
+    render(<GraphView lang="en" graph={SAMPLE_GRAPH} findings={[]} selectedNodeId={null} onSelectNode={() => {}} blocks={blocks} />);
     expect(nodes()[0]?.dataset.category).toBe('input');
     expect(nodes()[0]?.textContent).toContain('Input');
   });
@@ -99,7 +98,7 @@ describe('GraphView', () => {
       spec('transforms.filter_rows', 'transforms', '', '', '条件に合う行だけを残します。式は安全な部分集合です。'),
       // csv.write is not in this catalog: the node id stands in.
     ];
-    render(<GraphView lang="ja" yaml={SAMPLE_PLAN} findings={[]} selectedNodeId={null} onSelectNode={() => {}} blocks={blocks} />);
+    render(<GraphView lang="ja" graph={SAMPLE_GRAPH} findings={[]} selectedNodeId={null} onSelectNode={() => {}} blocks={blocks} />);
     const titles = nodes().map((n) => n.querySelector('[data-testid="graph-node-title"]')?.textContent);
     expect(titles).toEqual(['CSVファイルを読み込む', '条件に合う行だけを残します。', 'save_large']);
     const subtitles = nodes().map((n) => n.querySelector('[data-testid="graph-node-subtitle"]')?.textContent);
@@ -119,13 +118,13 @@ describe('GraphView', () => {
       outputs: [],
       source: '',
     }));
-    render(<GraphView lang="en" yaml={SAMPLE_PLAN} findings={[]} selectedNodeId={null} onSelectNode={() => {}} blocks={blocks} />);
+    render(<GraphView lang="en" graph={SAMPLE_GRAPH} findings={[]} selectedNodeId={null} onSelectNode={() => {}} blocks={blocks} />);
     expect(nodes()[0]?.querySelector('[data-testid="graph-node-title"]')?.textContent).toBe('Read a CSV file');
   });
 
   it('reports the chosen node id', () => {
     const onSelect = vi.fn();
-    render(<GraphView lang="ja" yaml={SAMPLE_PLAN} findings={[]} selectedNodeId={null} onSelectNode={onSelect} />);
+    render(<GraphView lang="ja" graph={SAMPLE_GRAPH} findings={[]} selectedNodeId={null} onSelectNode={onSelect} />);
     fireEvent.click(nodes()[2] as HTMLElement);
     expect(onSelect).toHaveBeenCalledWith('save_large');
   });
@@ -136,7 +135,7 @@ describe('GraphView', () => {
       finding({ path: '/graph/1/block', message: 'ブロックがありません' }),
       finding({ path: '/graph/1/in/rows', message: '二つ目' }),
     ];
-    render(<GraphView lang="ja" yaml={SAMPLE_PLAN} findings={findings} selectedNodeId={null} onSelectNode={() => {}} />);
+    render(<GraphView lang="ja" graph={SAMPLE_GRAPH} findings={findings} selectedNodeId={null} onSelectNode={() => {}} />);
     const node = nodes()[1] as HTMLElement;
     expect(node.dataset.errors).toBe('2');
     expect(node.dataset.warnings).toBe('1');
@@ -146,7 +145,7 @@ describe('GraphView', () => {
   });
 
   it('draws a loop as a group around its body nodes', () => {
-    render(<GraphView lang="ja" yaml={LOOP} findings={[]} selectedNodeId="inner_node" onSelectNode={() => {}} />);
+    render(<GraphView lang="ja" graph={LOOP} findings={[]} selectedNodeId="inner_node" onSelectNode={() => {}} />);
     const group = screen.getByTestId('graph-group');
     expect(group.dataset.nodeId).toBe('each');
     expect(group.dataset.kind).toBe('loop');
@@ -157,25 +156,61 @@ describe('GraphView', () => {
     expect(wrapper).not.toBeNull();
   });
 
-  it('keeps the last good graph while the YAML is broken, and says so', () => {
+  it('keeps the last good graph while the text is not a plan, and says where it breaks', () => {
     const { rerender } = render(
-      <GraphView lang="ja" yaml={SAMPLE_PLAN} findings={[]} selectedNodeId={null} onSelectNode={() => {}} />,
+      <GraphView lang="ja" graph={SAMPLE_GRAPH} findings={[]} selectedNodeId={null} onSelectNode={() => {}} />,
     );
-    rerender(<GraphView lang="ja" yaml={`${SAMPLE_PLAN}  - id: [broken\n`} findings={[]} selectedNodeId={null} onSelectNode={() => {}} />);
+    const broken = [
+      finding({ code: 'ref.unknown_node', line: 3 }),
+      finding({ code: 'yaml.parse', line: 27, message: 'did not find expected node content' }),
+    ];
+    rerender(<GraphView lang="ja" graph={null} findings={broken} selectedNodeId={null} onSelectNode={() => {}} />);
     expect(screen.getByTestId('graph-view').dataset.state).toBe('stale');
-    expect(screen.getByTestId('graph-notice').textContent).toContain('最後に読めたグラフ');
+    const notice = screen.getByTestId('graph-notice');
+    expect(notice.textContent).toBe('YAML に誤りがあります（27 行目）。最後に読めたグラフを表示しています');
+    expect(notice.title).toBe('did not find expected node content');
     expect(nodes()).toHaveLength(3);
-    rerender(<GraphView lang="ja" yaml={SAMPLE_PLAN.replace('save_large', 'save_all')} findings={[]} selectedNodeId={null} onSelectNode={() => {}} />);
+    rerender(<GraphView lang="ja" graph={RENAMED} findings={[]} selectedNodeId={null} onSelectNode={() => {}} />);
     expect(screen.getByTestId('graph-view').dataset.state).toBe('ok');
     expect(screen.queryByTestId('graph-notice')).toBeNull();
     expect(nodes()[2]?.dataset.nodeId).toBe('save_all');
   });
 
+  it('keeps the last graph without a notice while no validation answers', () => {
+    const { rerender } = render(<GraphView lang="ja" graph={undefined} findings={[]} selectedNodeId={null} onSelectNode={() => {}} />);
+    expect(screen.getByTestId('graph-view').dataset.state).toBe('ok');
+    expect(screen.queryByTestId('graph-node')).toBeNull();
+    expect(screen.queryByTestId('graph-empty')).toBeNull();
+    rerender(<GraphView lang="ja" graph={SAMPLE_GRAPH} findings={[]} selectedNodeId={null} onSelectNode={() => {}} />);
+    rerender(<GraphView lang="ja" graph={undefined} findings={[]} selectedNodeId={null} onSelectNode={() => {}} />);
+    expect(screen.getByTestId('graph-view').dataset.state).toBe('ok');
+    expect(screen.queryByTestId('graph-notice')).toBeNull();
+    expect(nodes().map((n) => n.dataset.nodeId)).toEqual(['read_invoices', 'large_invoices', 'save_large']);
+  });
+
   it('says when there is no graph yet', () => {
-    const { rerender } = render(<GraphView lang="en" yaml="graph: [" findings={[]} selectedNodeId={null} onSelectNode={() => {}} />);
+    const shape = [finding({ code: 'plan.shape', line: 1, message: 'the plan is not a mapping' })];
+    const { rerender } = render(<GraphView lang="en" graph={null} findings={shape} selectedNodeId={null} onSelectNode={() => {}} />);
     expect(screen.getByTestId('graph-view').dataset.state).toBe('broken');
-    expect(screen.getByTestId('graph-notice').textContent).toContain('cannot be read');
-    rerender(<GraphView lang="en" yaml="id: p\n" findings={[]} selectedNodeId={null} onSelectNode={() => {}} />);
+    expect(screen.getByTestId('graph-notice').textContent).toBe('The YAML cannot be read, so there is no graph (line 1)');
+    expect(screen.queryByTestId('graph-node')).toBeNull();
+    rerender(<GraphView lang="en" graph={EMPTY_PLAN_GRAPH} findings={[]} selectedNodeId={null} onSelectNode={() => {}} />);
+    expect(screen.getByTestId('graph-view').dataset.state).toBe('ok');
     expect(screen.getByTestId('graph-empty')).toBeTruthy();
+  });
+
+  it('shows the sample run’s state on the top-level nodes', () => {
+    const runStates = new Map([
+      ['read', 'done' as const],
+      ['each', 'running' as const],
+      ['inner_node', 'failed' as const],
+    ]);
+    render(<GraphView lang="en" graph={LOOP} findings={[]} selectedNodeId={null} onSelectNode={() => {}} runStates={runStates} />);
+    const states = [...nodes(), screen.getByTestId('graph-group')].map((n) => [n.dataset.nodeId, n.dataset.runState]);
+    expect(states).toEqual([
+      ['read', 'done'],
+      ['inner_node', undefined],
+      ['each', 'running'],
+    ]);
   });
 });

@@ -2,18 +2,17 @@ import { cleanup, fireEvent, render, screen, within } from '@testing-library/rea
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Finding, Requirement } from '../../src/api/types';
 import { MissingItemsPanel } from '../../src/components/MissingItemsPanel';
+import { node, planGraph } from './planGraphs';
 
 afterEach(cleanup);
 
-const PLAN = `id: p
-graph:
-  - id: read
-    block: csv.read
-    in: {path: "\${vars.src}"}
-  - id: ok
-    block: ui.confirmation
-    in: {message: "確認してください"}
-`;
+// The server's graph of a plan whose `read` node reads `${vars.src}`, which vars lacks, and
+// whose `ok` node asks the person to confirm.
+const GRAPH = planGraph(
+  [node('/graph/0', 'read', 'csv.read'), node('/graph/1', 'ok', 'ui.confirmation')],
+  [],
+  [{ name: 'src', defined: false, node_ids: ['read'] }],
+);
 
 const REQUIREMENTS: Requirement[] = [
   { id: 'src', type: 'file', label: '請求書CSV', label_en: 'Invoice CSV', description: '', required: true, target: { var: 'src', node_id: 'read', input: 'path' } },
@@ -26,7 +25,7 @@ const FINDINGS: Finding[] = [
 
 function setup(lang: 'ja' | 'en' = 'ja') {
   const handlers = { onAsk: vi.fn(), onOpenNode: vi.fn(), onPinBlock: vi.fn() };
-  render(<MissingItemsPanel lang={lang} yaml={PLAN} findings={FINDINGS} requirements={REQUIREMENTS} {...handlers} />);
+  render(<MissingItemsPanel lang={lang} graph={GRAPH} findings={FINDINGS} requirements={REQUIREMENTS} {...handlers} />);
   return handlers;
 }
 
@@ -66,7 +65,7 @@ describe('MissingItemsPanel', () => {
     render(
       <MissingItemsPanel
         lang="ja"
-        yaml={'id: p\ngraph:\n  - id: a\n    block: csv.read\n    in: {path: a.csv}\n'}
+        graph={planGraph([node('/graph/0', 'a', 'csv.read')])}
         findings={[]}
         requirements={[]}
         onAsk={() => {}}

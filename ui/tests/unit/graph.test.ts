@@ -1,20 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import type { ShownFinding } from '../../src/api/types';
 import {
+  EMPTY_PLAN_GRAPH,
   absoluteCenter,
   blockCategory,
   categoryColour,
-  extractReferences,
   findingsByNode,
   layoutGraph,
   nodeById,
   nodeIdAtLine,
   nodeIdLine,
-  parseNodeReference,
-  parsePlanGraph,
-  type PlanGraph,
+  topLevelNodeIds,
+  viewGraph,
 } from '../../src/graph';
 import { SAMPLE_PLAN } from './samplePlan';
+import { SAMPLE_GRAPH, edge, node, planGraph } from './planGraphs';
 
 const LOOP_PLAN = `id: loops
 vars:
@@ -44,115 +44,104 @@ graph:
     call: {plan_id: monthly, inputs: {rows: "\${read.rows}"}}
 `;
 
-function graphOf(text: string): PlanGraph {
-  const result = parsePlanGraph(text);
-  if (!result.ok) throw new Error(result.message);
-  return result.graph;
-}
+/** What the server sends for LOOP_PLAN. */
+const LOOP_GRAPH = planGraph(
+  [
+    node('/graph/0', 'read', 'csv.read'),
+    node('/graph/1', 'each', null, { kind: 'loop' }),
+    node('/graph/1/body/plan/graph/0', 'check', 'control.data_quality', { parent: '/graph/1' }),
+    node('/graph/1/body/plan/graph/1', 'note', 'report.markdown', { parent: '/graph/1', when: '${check.issues} != null' }),
+    node('/graph/2', 'sub', null, { kind: 'subflow', call_plan_id: 'monthly' }),
+  ],
+  [
+    edge('/graph/0', '/graph/1', ['rows'], 'loop'),
+    edge('/graph/0', '/graph/1/body/plan/graph/0', ['rows']),
+    edge('/graph/1/body/plan/graph/0', '/graph/1/body/plan/graph/1', ['issues'], 'when'),
+    edge('/graph/0', '/graph/2', ['rows'], 'call'),
+  ],
+  [{ name: 'rules', defined: false, node_ids: ['check'] }],
+);
 
 function finding(over: Partial<ShownFinding>): ShownFinding {
   return { code: 'x', severity: 'error', node_id: null, path: '', message: 'm', hint: null, line: null, column: null, ...over };
 }
 
-describe('references', () => {
-  it.each([
-    ['read.rows', { node: 'read', alias: 'rows' }],
-    [' read . rows.0.amount ', { node: 'read', alias: 'rows' }],
-    ['vars.x', null],
-    ['env.HOME', null],
-    ['config.a.b', null],
-    ['read', null],
-    ['read.', null],
-    ['.rows', null],
-  ])('parses %j', (raw, want) => {
-    expect(parseNodeReference(raw)).toEqual(want);
-  });
-
-  it('finds references in whole strings, inside text and nested values', () => {
-    const found = extractReferences({
-      a: '${one.x}',
-      b: ['prefix ${two.y} and ${vars.z} and ${three.w.deep}', { c: '${four.v}' }],
-      d: 'unclosed ${five.u',
-      e: 42,
-    });
-    expect(found.map((r) => `${r.node}.${r.alias}`)).toEqual(['one.x', 'two.y', 'three.w', 'four.v']);
-  });
-});
-
-describe('parsePlanGraph', () => {
-  it('builds nodes and edges of the sample plan', () => {
-    const graph = graphOf(SAMPLE_PLAN);
-    expect(graph.planId).toBe('invoice_review');
-    expect(graph.nodes.map((n) => [n.id, n.category, n.kind])).toEqual([
-      ['read_invoices', 'csv', 'block'],
-      ['large_invoices', 'transforms', 'block'],
-      ['save_large', 'csv', 'block'],
+describe('viewGraph', () => {
+  it('takes the server’s nodes and edges of the sample plan', () => {
+    const graph = viewGraph(SAMPLE_GRAPH);
+    expect(graph.nodes.map((n) => [n.key, n.id, n.category, n.kind, n.parent])).toEqual([
+      ['/graph/0', 'read_invoices', 'csv', 'block', null],
+      ['/graph/1', 'large_invoices', 'transforms', 'block', null],
+      ['/graph/2', 'save_large', 'csv', 'block', null],
     ]);
-    expect(graph.edges.map((e) => [e.source, e.target, e.label, e.kind])).toEqual([
-      ['/graph/0', '/graph/1', 'invoices', 'data'],
-      ['/graph/1', '/graph/2', 'large', 'data'],
+    expect(graph.edges).toEqual([
+      { key: '/graph/0->/graph/1', source: '/graph/0', target: '/graph/1', label: 'invoices', kind: 'data' },
+      { key: '/graph/1->/graph/2', source: '/graph/1', target: '/graph/2', label: 'large', kind: 'data' },
     ]);
   });
 
-  it('puts loop bodies inside their loop and connects across the border', () => {
-    const graph = graphOf(LOOP_PLAN);
+  it('keeps loop bodies inside their loop, a subflow’s plan and a condition', () => {
+    const graph = viewGraph(LOOP_GRAPH);
     const byId = (id: string) => nodeById(graph, id);
     expect(byId('check')?.parent).toBe('/graph/1');
     expect(byId('check')?.key).toBe('/graph/1/body/plan/graph/0');
     expect(byId('each')?.kind).toBe('loop');
     expect(byId('each')?.category).toBe('loop');
+    expect(byId('sub')?.category).toBe('subflow');
     expect(byId('sub')?.callPlanId).toBe('monthly');
     expect(byId('note')?.when).toBe('${check.issues} != null');
-    const edges = graph.edges.map((e) => `${e.source} -> ${e.target} [${e.label}] ${e.kind}`);
+    expect(byId('read')?.when).toBeNull();
+    const edges = graph.edges.map((e) => `${e.key} [${e.label}] ${e.kind}`);
     expect(edges).toEqual([
-      '/graph/0 -> /graph/1 [rows] loop',
-      '/graph/0 -> /graph/1/body/plan/graph/0 [rows] data',
-      '/graph/1/body/plan/graph/0 -> /graph/1/body/plan/graph/1 [issues] when',
-      '/graph/0 -> /graph/2 [rows] call',
+      '/graph/0->/graph/1 [rows] loop',
+      '/graph/0->/graph/1/body/plan/graph/0 [rows] data',
+      '/graph/1/body/plan/graph/0->/graph/1/body/plan/graph/1 [issues] when',
+      '/graph/0->/graph/2 [rows] call',
     ]);
   });
 
-  it('merges several aliases between the same nodes into one edge', () => {
-    const graph = graphOf('id: p\ngraph:\n  - id: a\n    block: x.y\n  - id: b\n    block: x.z\n    in: {p: "${a.one}", q: "${a.two}", r: "${a.one}"}\n');
-    expect(graph.edges).toHaveLength(1);
-    expect(graph.edges[0]?.label).toBe('one, two');
-  });
-
-  it('ignores references to unknown nodes and to the node itself', () => {
-    const graph = graphOf('id: p\ngraph:\n  - id: a\n    block: x.y\n    in: {p: "${a.one}", q: "${ghost.x}"}\n');
-    expect(graph.edges).toEqual([]);
-  });
-
-  it('reports broken YAML with its line instead of a graph', () => {
-    const result = parsePlanGraph('id: p\ngraph:\n  - id: a\n    in: {p: [1, 2}\n');
-    expect(result.ok).toBe(false);
-    if (!result.ok) {
-      expect(result.line).toBe(4);
-      expect(result.message).not.toBe('');
-    }
-    expect(parsePlanGraph('- just\n- a list\n').ok).toBe(false);
+  it('labels an edge with every alias the target reads', () => {
+    const graph = viewGraph(planGraph([node('/graph/0', 'a', 'x.y'), node('/graph/1', 'b', 'x.z')], [edge('/graph/0', '/graph/1', ['one', 'two'])]));
+    expect(graph.edges.map((e) => e.label)).toEqual(['one, two']);
   });
 
   it('draws whatever an invalid but readable plan has', () => {
-    const graph = graphOf('id: p\ngraph:\n  - block: no.id\n  - 12\n  - id: t\n    type: teleport\n');
+    const graph = viewGraph(planGraph([node('/graph/0', '', 'no.id'), node('/graph/2', 't', null, { kind: 'unknown' })]));
     expect(graph.nodes.map((n) => [n.key, n.id, n.kind, n.category])).toEqual([
       ['/graph/0', '', 'block', 'no'],
       ['/graph/2', 't', 'unknown', 'unknown'],
     ]);
-    expect(graphOf('').nodes).toEqual([]);
+    expect(viewGraph(EMPTY_PLAN_GRAPH)).toEqual({ nodes: [], edges: [] });
   });
 
   it('uses catalog categories when known', () => {
     const categories = new Map([['csv.read', 'input']]);
-    const result = parsePlanGraph(SAMPLE_PLAN, categories);
-    expect(result.ok && result.graph.nodes.map((n) => n.category)).toEqual(['input', 'transforms', 'csv']);
+    expect(viewGraph(SAMPLE_GRAPH, categories).nodes.map((n) => n.category)).toEqual(['input', 'transforms', 'csv']);
     expect(blockCategory('plain')).toBe('plain');
+  });
+});
+
+describe('topLevelNodeIds', () => {
+  it('reads the top-level node ids of the text, not the loop bodies’', () => {
+    expect(topLevelNodeIds(LOOP_PLAN)).toEqual(['read', 'each', 'sub']);
+    expect(topLevelNodeIds(SAMPLE_PLAN)).toEqual(['read_invoices', 'large_invoices', 'save_large']);
+  });
+
+  it('skips nodes without an id and takes a number id as text', () => {
+    expect(topLevelNodeIds('id: p\ngraph:\n  - block: no.id\n  - 12\n  - id: 7\n  - id: ""\n  - id: t\n')).toEqual(['7', 't']);
+  });
+
+  it('has none for text that is not a plan', () => {
+    expect(topLevelNodeIds('')).toEqual([]);
+    expect(topLevelNodeIds('id: p\ngraph:\n  - id: a\n    in: {p: [1, 2}\n')).toEqual([]);
+    expect(topLevelNodeIds('- just\n- a list\n')).toEqual([]);
+    expect(topLevelNodeIds('id: p\ngraph: {a: 1}\n')).toEqual([]);
   });
 });
 
 describe('findingsByNode', () => {
   it('assigns a finding to the deepest node on its path, else by node id', () => {
-    const graph = graphOf(LOOP_PLAN);
+    const graph = viewGraph(LOOP_GRAPH);
     const map = findingsByNode(graph, [
       finding({ path: '/graph/1/body/plan/graph/0/in/rules', severity: 'error', message: 'undefined var' }),
       finding({ path: '/graph/1/foreach', severity: 'warning', message: 'loop warn' }),
@@ -169,8 +158,7 @@ describe('findingsByNode', () => {
   });
 
   it('does not confuse /graph/1 with /graph/10', () => {
-    const nodes = Array.from({ length: 11 }, (_, i) => `  - id: n${i}\n    block: a.b\n`).join('');
-    const graph = graphOf(`id: p\ngraph:\n${nodes}`);
+    const graph = viewGraph(planGraph(Array.from({ length: 11 }, (_, i) => node(`/graph/${i}`, `n${i}`, 'a.b'))));
     const map = findingsByNode(graph, [finding({ path: '/graph/10/in' })]);
     expect([...map.keys()]).toEqual(['/graph/10']);
   });
@@ -178,7 +166,7 @@ describe('findingsByNode', () => {
 
 describe('layoutGraph', () => {
   it('ranks dependent nodes below their sources', () => {
-    const graph = graphOf(SAMPLE_PLAN);
+    const graph = viewGraph(SAMPLE_GRAPH);
     const boxes = layoutGraph(graph);
     const y = (key: string) => boxes.get(key)?.y ?? NaN;
     expect(y('/graph/0')).toBeLessThan(y('/graph/1'));
@@ -186,7 +174,7 @@ describe('layoutGraph', () => {
   });
 
   it('sizes a loop around its body and places body nodes inside it', () => {
-    const graph = graphOf(LOOP_PLAN);
+    const graph = viewGraph(LOOP_GRAPH);
     const boxes = layoutGraph(graph);
     const loop = boxes.get('/graph/1');
     const check = boxes.get('/graph/1/body/plan/graph/0');
@@ -207,7 +195,7 @@ describe('layoutGraph', () => {
   });
 
   it('is deterministic', () => {
-    const graph = graphOf(LOOP_PLAN);
+    const graph = viewGraph(LOOP_GRAPH);
     expect([...layoutGraph(graph)]).toEqual([...layoutGraph(graph)]);
   });
 });
