@@ -268,6 +268,10 @@ export function App() {
   }, [catalog.kind]);
 
   const validate = useCallback(async (yaml: string, language: Lang) => {
+    // A debounce timer set for an older text can fire after the editor already holds a newer
+    // one (an answer replaces the text, and React commits that render — clearing the timer —
+    // a moment later): validating it would show that older text's questions again.
+    if (yaml !== textRef.current) return;
     sequence.current += 1;
     const id = sequence.current;
     if (yaml.trim() === '') {
