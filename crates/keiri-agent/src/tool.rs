@@ -254,6 +254,8 @@ pub struct ToolContext {
     pub plan_path: Option<String>,
     /// The front-end's block search (see [`Retrieve`]); none: a BM25 search of the catalog.
     pub retrieve: Option<Retrieve>,
+    /// The front-end's dry-run (see [`DryRun`]); none: keiri-plan's, without workbook previews.
+    pub dry_run: Option<DryRun>,
     state: Mutex<ProposalState>,
 }
 
@@ -273,6 +275,17 @@ pub struct Retrieve(
 impl std::fmt::Debug for Retrieve {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Retrieve(..)")
+    }
+}
+
+/// The dry-run of the front-end that runs the chat, given plan text: the API's `plan_dry_run`,
+/// so `dry_run_plan` answers what the studio's dry-run shows, workbook previews included.
+#[derive(Clone)]
+pub struct DryRun(pub std::sync::Arc<dyn Fn(&str) -> Result<Value, ToolError> + Send + Sync>);
+
+impl std::fmt::Debug for DryRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("DryRun(..)")
     }
 }
 
@@ -297,6 +310,7 @@ impl ToolContext {
             lang: keiri_plan::Lang::Ja,
             plan_path: None,
             retrieve: None,
+            dry_run: None,
             state: Mutex::new(ProposalState::default()),
         }
     }
@@ -324,6 +338,11 @@ impl ToolContext {
 
     pub fn with_retrieve(mut self, retrieve: Retrieve) -> ToolContext {
         self.retrieve = Some(retrieve);
+        self
+    }
+
+    pub fn with_dry_run(mut self, dry_run: DryRun) -> ToolContext {
+        self.dry_run = Some(dry_run);
         self
     }
 

@@ -8,7 +8,7 @@
 //! | `retrieve_blocks` | Top-K catalog blocks for a task (the front-end's shared retriever) | `keiri-search` |
 //! | `describe_block` | one block spec of the catalog | `keiri-plan` |
 //! | `validate_plan` | findings of a plan, its columns checked against the files it reads | `keiri-plan`, `keiri-design` |
-//! | `dry_run_plan` | execution order and inputs | `keiri-plan` |
+//! | `dry_run_plan` | execution order and inputs (the front-end's dry-run, with workbook previews) | `keiri-plan` |
 //! | `workbook_patch` | a workbook dry run; with `apply: true` proposes it | `keiri-xlsx` |
 //! | `apply_patch` | proposes a unified diff to a file | `keiri-diff` |
 //!
@@ -369,7 +369,8 @@ impl Tool for ValidatePlan {
     }
 }
 
-/// `dry_run_plan`: execution order and resolved inputs of a valid plan.
+/// `dry_run_plan`: execution order and resolved inputs of a valid plan — the front-end's own
+/// dry-run when it gives one ([`crate::tool::DryRun`]: the studio's, with workbook previews).
 #[derive(Debug, Clone, Copy)]
 pub struct DryRunPlan;
 
@@ -389,6 +390,9 @@ impl Tool for DryRunPlan {
     fn call(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
         let args: PlanArgs = parse_args(args)?;
         let (_, text) = plan_text(ctx, &args)?;
+        if let Some(dry_run) = &ctx.dry_run {
+            return (dry_run.0)(&text);
+        }
         let (checked, catalog) = check_plan(ctx, &text);
         let errors = checked.error_count();
         let Some(loaded) = checked.loaded.filter(|_| errors == 0) else {

@@ -266,6 +266,7 @@ pub fn chat_send_stream(
         .map_err(ApiError::from)?;
     let tools = keiri_agent::ToolContext::new(&ctx.workspace, tool_policy.clone())
         .with_retrieve(agent_retrieve(ctx, tool_policy))
+        .with_dry_run(agent_dry_run(ctx, lang))
         .with_catalog_dirs(ctx.catalog_dirs.clone())
         .with_specs(ctx.specs.clone())
         .with_designs_dir(ctx.designs_dir.clone())
@@ -345,6 +346,29 @@ fn agent_retrieve(ctx: &Context, policy: keiri_fs::PathPolicy) -> keiri_agent::R
                 .map_err(|e| keiri_agent::ToolError::from_code(e.code.as_str(), e.message))
         },
     ))
+}
+
+/// The chat's `dry_run_plan` is the studio's [`crate::plan_dry_run`]: the same order, inputs
+/// and workbook previews (a patch node's cells before and after), not a second dry-run.
+fn agent_dry_run(ctx: &Context, lang: Lang) -> keiri_agent::DryRun {
+    let ctx = ctx.clone();
+    keiri_agent::DryRun(std::sync::Arc::new(move |yaml: &str| {
+        let req = crate::json::PlanRequest {
+            yaml: yaml.to_owned(),
+            lang: Some(lang),
+        };
+        let to_tool_error = |e: ApiError| {
+            // An invalid plan's findings are in the details: the model needs them to fix it.
+            let message = match &e.details {
+                Some(details) => format!("{}; fix them first: {details}", e.message),
+                None => e.message.clone(),
+            };
+            keiri_agent::ToolError::from_code(e.code.as_str(), message)
+        };
+        let res = crate::plan_dry_run(&ctx, req).map_err(to_tool_error)?;
+        serde_json::to_value(res)
+            .map_err(|e| keiri_agent::ToolError::failed("INTERNAL", e.to_string()))
+    }))
 }
 
 /// The session's plan text when `file` is the session's plan.
@@ -653,6 +677,43 @@ mod tests {
         .unwrap_err();
         assert_eq!(err.code, ErrorCode::Cancelled);
         assert!(!ws.path().join(".keiri/chat/s1.json").exists());
+    }
+
+    /// The chat's dry-run is the studio's: a patch node's workbook preview reaches the model.
+    #[test]
+    fn the_chats_dry_run_has_the_studios_workbook_previews() {
+        let plan = "id: p\ngraph:\n  - id: patch\n    block: excel.patch_workbook\n    in:\n      xlsx_path: book.xlsx\n      operations:\n        - {op: set_value, sheet: 入力データ, cell: D2, value: 確認済}\n";
+        let args = json!({ "yaml": plan }).to_string();
+        let (ws, _config, ctx, server) = setup(vec![
+            Reply::tool_calls(&[("c1", "dry_run_plan", &args)]),
+            Reply::content("D2 が 確認済 になります"),
+        ]);
+        let src = repo().join("../shared/fixtures/accounting/multi_sheet_ja.xlsx");
+        assert!(
+            src.is_file(),
+            "the shared fixtures are missing: {}",
+            src.display()
+        );
+        std::fs::copy(&src, ws.path().join("book.xlsx")).unwrap();
+        let before = std::fs::read(ws.path().join("book.xlsx")).unwrap();
+        let res = crate::dispatch(
+            &ctx,
+            "chat_send",
+            json!({"message": "/plan-editing この計画を試して"}),
+        )
+        .unwrap();
+        let sent = &server.requests()[1].body["messages"];
+        let result = sent
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["role"] == "tool")
+            .unwrap_or_else(|| panic!("no tool result: {res}"));
+        let result: Value = serde_json::from_str(result["content"].as_str().unwrap()).unwrap();
+        let preview = &result["nodes"][0]["workbook"];
+        assert_eq!(preview["status"], "ready", "{result:#}");
+        assert_eq!(preview["response"]["patch_diff"][0]["cell"], "D2");
+        assert_eq!(std::fs::read(ws.path().join("book.xlsx")).unwrap(), before);
     }
 
     #[test]
