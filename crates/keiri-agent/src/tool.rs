@@ -281,7 +281,10 @@ impl std::fmt::Debug for Retrieve {
 /// The dry-run of the front-end that runs the chat, given plan text: the API's `plan_dry_run`,
 /// so `dry_run_plan` answers what the studio's dry-run shows, workbook previews included.
 #[derive(Clone)]
-pub struct DryRun(pub std::sync::Arc<dyn Fn(&str) -> Result<Value, ToolError> + Send + Sync>);
+pub struct DryRun(pub std::sync::Arc<DryRunFn>);
+
+/// Plan text in, the dry-run's JSON out.
+pub type DryRunFn = dyn Fn(&str) -> Result<Value, ToolError> + Send + Sync;
 
 impl std::fmt::Debug for DryRun {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
