@@ -3,8 +3,8 @@
 //! | tool | reads / proposes | backed by |
 //! |---|---|---|
 //! | `read_file` | reads a workspace text file (line range) | `keiri-fs`, `keiri-docs` decoding |
-//! | `extract_sections` | reads line ranges of many documents | `keiri-docs` |
-//! | `file_metrics` | sizes, lines, tokens of files | `keiri-docs` |
+//! | `extract_code_section` | reads line ranges of many documents | `keiri-docs` |
+//! | `check_code_scale` | sizes, lines, tokens of files | `keiri-docs` |
 //! | `retrieve_blocks` | Top-K catalog blocks for a task (the front-end's shared retriever) | `keiri-search` |
 //! | `describe_block` | one block spec of the catalog | `keiri-plan` |
 //! | `validate_plan` | findings of a plan, its columns checked against the files it reads | `keiri-plan`, `keiri-design` |
@@ -71,7 +71,7 @@ fn read_text(ctx: &ToolContext, raw: &str) -> Result<(String, String, Option<Str
         return Err(ToolError::failed(
             "FILE_TOO_LARGE",
             format!(
-                "{rel} is {} bytes, over the {MAX_READ_BYTES}-byte limit of read_file; use extract_sections",
+                "{rel} is {} bytes, over the {MAX_READ_BYTES}-byte limit of read_file; use extract_code_section",
                 meta.len()
             ),
         ));
@@ -165,13 +165,13 @@ fn path_error_ref(p: &keiri_fs::Error, whole: &keiri_docs::Error) -> ToolError {
     ToolError::from_code(p.code(), whole.to_string())
 }
 
-/// `extract_sections`: line ranges of many documents in one call.
+/// `extract_code_section`: line ranges of many documents in one call.
 #[derive(Debug, Clone, Copy)]
 pub struct ExtractSections;
 
 impl Tool for ExtractSections {
     fn name(&self) -> &str {
-        "extract_sections"
+        "extract_code_section"
     }
     fn description(&self) -> &str {
         "Reads line ranges from documents (text, PDF, Word, Excel) in one call: file_path + start_line/end_line, or requests[] of files with sections. Output TOON by default; output_format json for JSON."
@@ -193,13 +193,13 @@ impl Tool for ExtractSections {
     }
 }
 
-/// `file_metrics`: size, lines, characters, estimated tokens, hash and format of files.
+/// `check_code_scale`: size, lines, characters, estimated tokens, hash and format of files.
 #[derive(Debug, Clone, Copy)]
 pub struct FileMetrics;
 
 impl Tool for FileMetrics {
     fn name(&self) -> &str {
-        "file_metrics"
+        "check_code_scale"
     }
     fn description(&self) -> &str {
         "Measures files: size, lines, characters, estimated tokens, content hash, format, pages or sheets. Use before reading large documents."

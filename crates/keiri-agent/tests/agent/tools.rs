@@ -17,10 +17,10 @@ fn the_registry_has_the_builtin_tools_with_schemas() {
         registry.names(),
         [
             "apply_patch",
+            "check_code_scale",
             "describe_block",
             "dry_run_plan",
-            "extract_sections",
-            "file_metrics",
+            "extract_code_section",
             "read_file",
             "retrieve_blocks",
             "validate_plan",
@@ -160,14 +160,14 @@ fn document_tools_read_sections_and_metrics() {
     super::put(ws.path().join("a.txt"), "一行目\n二行目\n");
     let r = call(
         ws.path(),
-        "extract_sections",
+        "extract_code_section",
         json!({"file_path": "a.txt", "start_line": 2, "output_format": "json"}),
     )
     .unwrap();
     assert_eq!(r["results"][0]["sections"][0]["content"], "二行目", "{r}");
     let r = call(
         ws.path(),
-        "file_metrics",
+        "check_code_scale",
         json!({"file_paths": ["a.txt"], "output_format": "json"}),
     )
     .unwrap();

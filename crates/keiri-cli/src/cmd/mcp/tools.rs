@@ -493,6 +493,22 @@ valid, findings and the requirements still open. A bad answer is an INVALID_REQU
 mod tests {
     use super::*;
 
+    /// One name per capability: a chat tool that does what an MCP tool does has the MCP
+    /// tool's name (the MCP names are the seed contract). The chat-only tools are listed here;
+    /// `workbook_patch` stays apart while its arguments differ from `exstruct_patch`'s (the
+    /// chat previews and proposes, MCP writes).
+    #[test]
+    fn the_chat_names_its_tools_as_mcp_does() {
+        const CHAT_ONLY: [&str; 3] = ["read_file", "describe_block", "workbook_patch"];
+        let mcp: Vec<&str> = all().iter().map(|t| t.name).collect();
+        for name in keiri_agent::builtin_registry().names() {
+            assert!(
+                mcp.contains(&name.as_str()) || CHAT_ONLY.contains(&name.as_str()),
+                "the chat tool {name} is not an MCP tool's name; MCP has {mcp:?}"
+            );
+        }
+    }
+
     /// The planner tools' schemas (derived on the API requests, with hand-written schemas for
     /// the enums that live in schema-less crates) list every field, and a sample that sets
     /// every one is accepted.
