@@ -508,6 +508,14 @@ mod tests {
         (ws, config, ctx, server)
     }
 
+    /// The tool result the model was sent back with its second request (the turn's one tool
+    /// call), parsed.
+    fn tool_result(server: &FakeHandle) -> Option<Value> {
+        let sent = &server.requests()[1].body["messages"];
+        let message = sent.as_array()?.iter().find(|m| m["role"] == "tool")?;
+        serde_json::from_str(message["content"].as_str()?).ok()
+    }
+
     fn patch_call() -> Reply {
         let args = json!({"filePath": ".keiri/chat/s1/plan.yaml", "patch": HUNK}).to_string();
         Reply::tool_calls(&[("c1", "apply_patch", &args)])
@@ -702,14 +710,7 @@ mod tests {
             json!({"message": "/plan-editing この計画を試して"}),
         )
         .unwrap();
-        let sent = &server.requests()[1].body["messages"];
-        let result = sent
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|m| m["role"] == "tool")
-            .unwrap_or_else(|| panic!("no tool result: {res}"));
-        let result: Value = serde_json::from_str(result["content"].as_str().unwrap()).unwrap();
+        let result = tool_result(&server).unwrap_or_else(|| panic!("no tool result: {res}"));
         let preview = &result["nodes"][0]["workbook"];
         assert_eq!(preview["status"], "ready", "{result:#}");
         assert_eq!(preview["response"]["patch_diff"][0]["cell"], "D2");
@@ -729,15 +730,9 @@ mod tests {
         )
         .unwrap();
         assert_eq!(res["events"][2]["error_code"], "TOOL_FAILED", "{res}");
-        let sent = &server.requests()[1].body["messages"];
-        let result = sent
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|m| m["role"] == "tool")
-            .unwrap();
-        let result: Value = serde_json::from_str(result["content"].as_str().unwrap()).unwrap();
+        let result = tool_result(&server).unwrap();
         assert_eq!(result["cause"], "PATH_DENIED");
+        let sent = &server.requests()[1].body["messages"];
         assert!(!sent.to_string().contains("KEIRI_LLM_BASE_URL="), "{sent}");
     }
 
