@@ -23,8 +23,9 @@ use crate::skillpack::Skill;
 use crate::tool::{Scope, ToolContext, ToolError, ToolRegistry};
 
 /// One step of a turn, streamed to the UI and the CLI as it happens.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[schemars(rename = "ChatEvent")]
 pub enum Event {
     /// The skill that answers, and the tools it may call.
     Route {

@@ -27,7 +27,7 @@ pub const TOKEN_POINTS: i64 = 1;
 pub const FILE_POINTS: i64 = 2;
 
 /// Why a skill was chosen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RouteReason {
     /// The caller named the skill.

@@ -176,8 +176,18 @@ pub fn plan_generate_with_progress(
     plan_generate_cancellable(ctx, req, on_progress, &keiri_llm::CancellationToken::new())
 }
 
-/// [`plan_generate_cancellable`] as the API's streaming function: each stage event carries
-/// the time since the call began (`elapsed_ms`), for "skeleton… 3.2 s".
+/// One streamed event of `plan_generate`: a stage's progress and the time since the call
+/// began, for "skeleton… 3.2 s".
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct GenerationEvent {
+    #[serde(flatten)]
+    pub progress: Progress,
+    /// Milliseconds since the generation started.
+    pub elapsed_ms: u64,
+}
+
+/// [`plan_generate_cancellable`] as the API's streaming function: each stage event is a
+/// [`GenerationEvent`].
 pub(crate) fn plan_generate_stream(
     ctx: &Context,
     req: PlanGenerateRequest,
@@ -189,12 +199,11 @@ pub(crate) fn plan_generate_stream(
         ctx,
         req,
         &mut |p| {
-            let mut event = serde_json::to_value(p).unwrap_or(serde_json::Value::Null);
-            if let serde_json::Value::Object(map) = &mut event {
-                let elapsed = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-                map.insert("elapsed_ms".into(), serde_json::Value::from(elapsed));
-            }
-            on_event(event);
+            let event = GenerationEvent {
+                progress: p.clone(),
+                elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            };
+            on_event(serde_json::to_value(event).unwrap_or(serde_json::Value::Null));
         },
         cancel,
     )

@@ -54,7 +54,7 @@ pub use eval::{
     planner_eval_with_progress,
 };
 pub use generate::{
-    ApplyMode, GeneratedPlan, PlanGenerateRequest, PlanGenerateResponse, Progress,
+    ApplyMode, GeneratedPlan, GenerationEvent, PlanGenerateRequest, PlanGenerateResponse, Progress,
     RequirementsAnswerRequest, RequirementsAnswerResponse, Stage, Status, TemplatesListRequest,
     TemplatesListResponse, plan_generate, plan_generate_cancellable, plan_generate_with_progress,
     requirements_answer, templates_list,

@@ -17,7 +17,7 @@
 //!
 //! A streaming function has one shape, `fn(&Context, Req, &mut dyn FnMut(Value),
 //! &CancellationToken) -> Result<Res, ApiError>`, and is callable without events through
-//! [`dispatch`] too.
+//! [`dispatch`] too. Its table line names the type its events serialise from, for the schema.
 //!
 //! Adding a function: write it (with its request and response types) in its module, then add
 //! one line to the table.
@@ -47,12 +47,23 @@ fn to_json<Res: serde::Serialize>(res: Res) -> Result<Value, ApiError> {
         .map_err(|e| ApiError::new(ErrorCode::Internal, format!("serialising result: {e}")))
 }
 
-/// One function's entry in [`schema`]: its request and response types.
-fn function_schema(request: schemars::Schema, response: schemars::Schema) -> Value {
+/// One function's entry in [`schema`]: its request and response types, and the type of the
+/// events a streaming function sends.
+fn function_schema(
+    request: schemars::Schema,
+    response: schemars::Schema,
+    event: Option<schemars::Schema>,
+) -> Value {
+    let mut properties = serde_json::json!({ "request": request, "response": response });
+    let mut required = vec!["request", "response"];
+    if let Some(event) = event {
+        properties["event"] = event.to_value();
+        required.push("event");
+    }
     serde_json::json!({
         "type": "object",
-        "properties": { "request": request, "response": response },
-        "required": ["request", "response"],
+        "properties": properties,
+        "required": required,
         "additionalProperties": false,
     })
 }
@@ -153,7 +164,7 @@ fn rename_refs(schema: &mut Value, names: &std::collections::BTreeSet<String>) {
 macro_rules! surface {
     (
         plain { $( $name:ident ( $req:ty ) -> $res:ty = $f:path ; )* }
-        streaming { $( $sname:ident ( $sreq:ty ) -> $sres:ty = $sf:path ; )* }
+        streaming { $( $sname:ident ( $sreq:ty ) -> $sres:ty, events $sev:ty = $sf:path ; )* }
     ) => {
         /// Names of the functions [`dispatch`] accepts, in a stable order (the streaming ones
         /// last).
@@ -233,6 +244,7 @@ macro_rules! surface {
                 function_schema(
                     requests.subschema_for::<$req>(),
                     responses.subschema_for::<$res>(),
+                    None,
                 ),
             ); )*
             $( functions.insert(
@@ -240,6 +252,7 @@ macro_rules! surface {
                 function_schema(
                     requests.subschema_for::<$sreq>(),
                     responses.subschema_for::<$sres>(),
+                    Some(responses.subschema_for::<$sev>()),
                 ),
             ); )*
             document(
@@ -286,10 +299,10 @@ surface! {
         run_undo_apply(crate::RunUndoApplyRequest) -> crate::RunUndoApplyResponse = crate::run_undo_apply;
     }
     streaming {
-        plan_generate(crate::PlanGenerateRequest) -> crate::PlanGenerateResponse = crate::generate::plan_generate_stream;
-        chat_send(crate::ChatSendRequest) -> crate::ChatSendResponse = crate::chat_send_stream;
-        plan_run(crate::PlanRunRequest) -> crate::PlanRunResponse = crate::run::plan_run_stream;
-        run_resume(crate::RunResumeRequest) -> crate::PlanRunResponse = crate::run::run_resume_stream;
+        plan_generate(crate::PlanGenerateRequest) -> crate::PlanGenerateResponse, events crate::GenerationEvent = crate::generate::plan_generate_stream;
+        chat_send(crate::ChatSendRequest) -> crate::ChatSendResponse, events keiri_agent::Event = crate::chat_send_stream;
+        plan_run(crate::PlanRunRequest) -> crate::PlanRunResponse, events keiri_run::records::Event = crate::run::plan_run_stream;
+        run_resume(crate::RunResumeRequest) -> crate::PlanRunResponse, events keiri_run::records::Event = crate::run::run_resume_stream;
     }
 }
 

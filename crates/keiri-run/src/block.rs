@@ -159,7 +159,7 @@ pub struct BlockContext<'a> {
 
 /// One model call of an `ai.*` block, as the run's events record it: what was asked for, the
 /// model, tokens and time — never a prompt, an answer or a key.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LlmCall {
     /// What the call was for (`document invoice_a.pdf`, `rows 1-20`, `overall summary`).
     pub purpose: String,

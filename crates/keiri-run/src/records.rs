@@ -66,8 +66,9 @@ fn io<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -
 }
 
 /// One line of `events.jsonl`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "event", rename_all = "snake_case")]
+#[schemars(rename = "RunEvent")]
 pub enum Event {
     RunStart {
         run_id: String,

@@ -709,6 +709,148 @@ export type When =
  * via the `definition` "ApplyMode".
  */
 export type ApplyMode = 'compose' | 'hint' | 'llm-only';
+/**
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "Stage".
+ */
+export type Stage =
+  | 'extracting'
+  | 'retrieving'
+  | 'composing'
+  | 'skeleton'
+  | 'questions'
+  | 'wiring'
+  | 'validating'
+  | 'repair';
+/**
+ * One step of a turn, streamed to the UI and the CLI as it happens.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "ChatEvent".
+ */
+export type ChatEvent =
+  | {
+      type: 'route';
+      skill: string;
+      reason: RouteReason;
+      score: number;
+      allowed_tools: string[];
+    }
+  | {
+      type: 'tool_call_start';
+      call_id: string;
+      tool: string;
+      arguments: unknown;
+    }
+  | {
+      type: 'tool_call_end';
+      call_id: string;
+      tool: string;
+      ok: boolean;
+      error_code?: string | null;
+      result: unknown;
+    }
+  | {
+      type: 'approval_required';
+      change_id: string;
+      file: string;
+      tool: string;
+      diff: string;
+    }
+  | {
+      type: 'reply';
+      text: string;
+    }
+  | {
+      type: 'error';
+      code: string;
+      message: string;
+    };
+/**
+ * Why a skill was chosen.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "RouteReason".
+ */
+export type RouteReason = 'explicit' | 'command' | 'score' | 'fallback';
+/**
+ * One line of `events.jsonl`.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "RunEvent".
+ */
+export type RunEvent =
+  | {
+      event: 'run_start';
+      run_id: string;
+      plan_id: string;
+      plan_sha256: string;
+      plan_text: string;
+      started_at: string;
+      /**
+       * True when this start continues an earlier run (`--resume`).
+       */
+      resumed: boolean;
+    }
+  | {
+      event: 'node_start';
+      node: string;
+      attempt: number;
+    }
+  | {
+      event: 'node_finish';
+      node: string;
+      duration_ms: number;
+      /**
+       * Rows of the first table (or list) output, when there is one.
+       */
+      rows: number | null;
+      /**
+       * Output key → a short description (`{kind, rows, columns}` or `{kind, type}`).
+       */
+      outputs: {
+        [k: string]: unknown | undefined;
+      };
+    }
+  | {
+      event: 'node_error';
+      node: string;
+      code: string;
+      message_ja: string;
+      message_en: string;
+      attempt: number;
+      /**
+       * Another attempt follows (`policy.retries`).
+       */
+      retrying: boolean;
+    }
+  | {
+      event: 'node_skipped';
+      node: string;
+      reason: string;
+    }
+  | {
+      event: 'node_paused';
+      node: string;
+      question: unknown;
+      message_ja: string;
+      message_en: string;
+    }
+  | {
+      event: 'node_reused';
+      node: string;
+    }
+  | {
+      event: 'llm_call';
+      node: string;
+      call: LlmCall;
+    }
+  | {
+      event: 'run_finish';
+      status: RunStatus;
+      duration_ms: number;
+      failed: string[];
+    };
 
 /**
  * Generated from crates/keiri-api/src/surface.rs — do not edit; `make generated` rewrites it.
@@ -841,18 +983,22 @@ export interface ApiFunctions {
   plan_generate: {
     request: PlanGenerateRequest;
     response: PlanGenerateResponse;
+    event: GenerationEvent;
   };
   chat_send: {
     request: ChatSendRequest;
     response: ChatSendResponse;
+    event: ChatEvent;
   };
   plan_run: {
     request: PlanRunRequest;
     response: PlanRunResponse;
+    event: RunEvent;
   };
   run_resume: {
     request: RunResumeRequest;
     response: PlanRunResponse;
+    event: RunEvent;
   };
 }
 /**
@@ -3507,6 +3653,30 @@ export interface Issue {
   hint: string | null;
 }
 /**
+ * One streamed event of `plan_generate`: a stage's progress and the time since the call
+ * began, for "skeleton… 3.2 s".
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "GenerationEvent".
+ */
+export interface GenerationEvent {
+  stage: Stage;
+  repair?: RepairRound | null;
+  message: string;
+  /**
+   * Milliseconds since the generation started.
+   */
+  elapsed_ms: number;
+}
+/**
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "RepairRound".
+ */
+export interface RepairRound {
+  n: number;
+  of: number;
+}
+/**
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
  * via the `definition` "ChatSendRequest".
  */
@@ -3623,6 +3793,41 @@ export interface PlanRunResponse {
    * The nodes waiting for an answer.
    */
   paused: RunPaused[];
+}
+/**
+ * One model call of an `ai.*` block, as the run's events record it: what was asked for, the
+ * model, tokens and time — never a prompt, an answer or a key.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "LlmCall".
+ */
+export interface LlmCall {
+  /**
+   * What the call was for (`document invoice_a.pdf`, `rows 1-20`, `overall summary`).
+   */
+  purpose: string;
+  /**
+   * `openai`, `azure` or `openai_compatible`.
+   */
+  provider: string;
+  model: string;
+  /**
+   * How the structured output was obtained (`json_schema`, `function_call`, `free_form`);
+   * `None` when the call failed.
+   */
+  strategy: string | null;
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  /**
+   * HTTP requests made, retries and fallbacks included.
+   */
+  requests: number;
+  duration_ms: number;
+  /**
+   * The keiri-llm error code when the call failed.
+   */
+  error: string | null;
 }
 /**
  * Continue a run after its last finished node.

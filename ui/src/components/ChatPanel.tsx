@@ -61,7 +61,7 @@ export function applyEvent(item: Extract<ChatItem, { kind: 'assistant' }>, event
         ...item,
         steps: item.steps.map((s) =>
           s.callId === event.call_id && s.status === 'running'
-            ? { ...s, status: event.ok ? 'ok' : 'error', errorCode: event.error_code, result: event.result }
+            ? { ...s, status: event.ok ? 'ok' : 'error', errorCode: event.error_code ?? undefined, result: event.result }
             : s,
         ),
       };

@@ -28,7 +28,7 @@ function serve(answer: RunOutputResponse) {
 
 function finished(): SampleRun {
   let run = startRun('plan', ['read', 'report']);
-  run = applyRunEvent(run, { event: 'run_start', run_id: 'R1', plan_id: 'p', plan_text: 'plan', started_at: '', resumed: false });
+  run = applyRunEvent(run, { event: 'run_start', run_id: 'R1', plan_id: 'p', plan_sha256: '', plan_text: 'plan', started_at: '', resumed: false });
   run = applyRunEvent(run, { event: 'node_finish', node: 'read', duration_ms: 5, rows: 3, outputs: {} });
   run = applyRunEvent(run, { event: 'node_finish', node: 'report', duration_ms: 9, rows: null, outputs: {} });
   return finishRun(run, { run_id: 'R1', plan_id: 'p', run_dir: 'runs/p/R1', status: 'finished', failures: [], nodes: [], paused: [] });
@@ -112,7 +112,7 @@ describe('SampleRunPanel', () => {
 
   it('marks a failed node with its code and message and a stale result', () => {
     let run = startRun('old plan', ['dups']);
-    run = applyRunEvent(run, { event: 'run_start', run_id: 'R2', plan_id: 'p', plan_text: 'plan', started_at: '', resumed: false });
+    run = applyRunEvent(run, { event: 'run_start', run_id: 'R2', plan_id: 'p', plan_sha256: '', plan_text: 'plan', started_at: '', resumed: false });
     run = applyRunEvent(run, { event: 'node_error', node: 'dups', code: 'BLOCK_FAILED', message_ja: '列 金額 がありません', message_en: 'no column', attempt: 1, retrying: false });
     run = applyRunEvent(run, { event: 'run_finish', status: 'failed', duration_ms: 1500, failed: ['dups'] });
     const open = vi.fn();
@@ -128,7 +128,7 @@ describe('SampleRunPanel', () => {
 
   it('shows an AI node\'s calls, tokens and model, and LLM_NOT_CONFIGURED as its error', () => {
     let run = startRun('plan', ['extract', 'explain']);
-    run = applyRunEvent(run, { event: 'run_start', run_id: 'R3', plan_id: 'p', plan_text: 'plan', started_at: '', resumed: false });
+    run = applyRunEvent(run, { event: 'run_start', run_id: 'R3', plan_id: 'p', plan_sha256: '', plan_text: 'plan', started_at: '', resumed: false });
     const call = { purpose: 'document a.pdf', provider: 'openai', model: 'gpt-4.1', strategy: 'json_schema', prompt_tokens: 1000, completion_tokens: 234, total_tokens: 1234, requests: 1, duration_ms: 800, error: null };
     run = applyRunEvent(run, { event: 'llm_call', node: 'extract', call });
     run = applyRunEvent(run, { event: 'llm_call', node: 'extract', call: { ...call, total_tokens: 0, error: 'LLM_OUTPUT_INVALID' } });

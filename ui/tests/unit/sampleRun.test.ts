@@ -4,7 +4,7 @@ import type { RunEvent } from '../../src/api/types';
 import { applyRunEvent, failRun, finishRun, restoredRun, runFailureFindings, runStates, startRun } from '../../src/sampleRun';
 
 const events: RunEvent[] = [
-  { event: 'run_start', run_id: '20261125T100000000Z-abc123', plan_id: 'dup', plan_text: 'plan', started_at: '2026-11-25T10:00:00Z', resumed: false },
+  { event: 'run_start', run_id: '20261125T100000000Z-abc123', plan_id: 'dup', plan_sha256: '', plan_text: 'plan', started_at: '2026-11-25T10:00:00Z', resumed: false },
   { event: 'node_start', node: 'read', attempt: 1 },
   { event: 'node_finish', node: 'read', duration_ms: 12, rows: 8, outputs: {} },
   { event: 'node_start', node: 'dups', attempt: 1 },
@@ -108,7 +108,7 @@ describe('sample run state', () => {
       failures: [],
       paused,
       events: [
-        { event: 'run_start', run_id: 'R', plan_id: 'p', plan_text: 'plan', started_at: '', resumed: false },
+        { event: 'run_start', run_id: 'R', plan_id: 'p', plan_sha256: '', plan_text: 'plan', started_at: '', resumed: false },
         { event: 'node_finish', node: 'read', duration_ms: 3, rows: 2, outputs: {} },
         { event: 'node_paused', node: 'ok', question: { kind: 'confirmation' }, message_ja: '確認待ち', message_en: 'waiting' },
         { event: 'run_finish', status: 'paused', duration_ms: 5, failed: [] },
