@@ -5,6 +5,9 @@
 import type { FileMetrics, FileText, ItemError, Lang } from './api/types';
 import { t } from './i18n';
 
+/** The largest document the server accepts (documents_upload). */
+export const MAX_UPLOAD_BYTES = 50 * 1024 * 1024;
+
 export type DocumentStatus = 'uploading' | 'reading' | 'ready' | 'failed';
 
 export interface DocumentEntry {

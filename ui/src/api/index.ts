@@ -5,7 +5,7 @@
 import { call, callStream, type ApiRequest } from './transport';
 import type { ExtractResponse, GenerationProgress, MetricsResponse } from './types';
 
-export { ApiError, INVALID_RESPONSE, TRANSPORT_ERROR, isTauri } from './transport';
+export { ApiError, INVALID_RESPONSE, TRANSPORT_ERROR, asApiError, isTauri } from './transport';
 export type * from './types';
 
 export function catalogList(request: ApiRequest<'catalog_list'> = {}) {

@@ -37,6 +37,11 @@ export class ApiError extends Error {
   }
 }
 
+/** `err` as an `ApiError`: one already, or an `INTERNAL` error carrying its text. */
+export function asApiError(err: unknown): ApiError {
+  return err instanceof ApiError ? err : new ApiError('INTERNAL', String(err));
+}
+
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
