@@ -8,6 +8,7 @@
 //! checks. Nodes are keyed by their JSON pointer (`/graph/2/body/plan/graph/0`), the prefix of
 //! the `path` of their findings.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use indexmap::IndexMap;
@@ -262,26 +263,42 @@ impl Builder {
 }
 
 /// The values of a node's own fields that may hold references (not its body's): the fields
-/// the validator scans, with what each feeds and whether it is a while condition.
-fn node_values(node: &Node) -> Vec<(Value, EdgeKind, bool)> {
-    let map = |m: &IndexMap<String, Value>| Value::Object(m.clone().into_iter().collect());
-    let mut values = vec![(map(&node.inputs), EdgeKind::Data, false)];
+/// the validator scans, with what each feeds and whether it is a while condition. Inputs are
+/// borrowed, not copied; only the conditions' expression text is built.
+fn node_values(node: &Node) -> Vec<(Cow<'_, Value>, EdgeKind, bool)> {
+    fn borrowed(
+        m: &IndexMap<String, Value>,
+        kind: EdgeKind,
+    ) -> Vec<(Cow<'_, Value>, EdgeKind, bool)> {
+        m.values()
+            .map(|v| (Cow::Borrowed(v), kind, false))
+            .collect()
+    }
+    let mut values = borrowed(&node.inputs, EdgeKind::Data);
     if let Some(when) = &node.when {
-        values.push((Value::String(when.expr()), EdgeKind::When, false));
+        values.push((
+            Cow::Owned(Value::String(when.expr())),
+            EdgeKind::When,
+            false,
+        ));
     }
     if let Some(foreach) = &node.foreach {
         values.extend(
             [&foreach.input, &foreach.items]
                 .into_iter()
                 .flatten()
-                .map(|v| (v.clone(), EdgeKind::Loop, false)),
+                .map(|v| (Cow::Borrowed(v), EdgeKind::Loop, false)),
         );
     }
     if let Some(condition) = node.while_loop.as_ref().and_then(|w| w.condition.as_ref()) {
-        values.push((Value::String(condition.expr()), EdgeKind::Loop, true));
+        values.push((
+            Cow::Owned(Value::String(condition.expr())),
+            EdgeKind::Loop,
+            true,
+        ));
     }
     if let Some(call) = &node.call {
-        values.push((map(&call.inputs), EdgeKind::Call, false));
+        values.extend(borrowed(&call.inputs, EdgeKind::Call));
     }
     values
 }
