@@ -11,8 +11,9 @@
 //! `invoke('call_stream', {function, request, streamId, onEvent: channel})` and
 //! `invoke('cancel_stream', {streamId})`.
 //!
-//! The work runs on Tauri's blocking pool, never on the main thread or an async worker, so the
-//! window keeps painting while a model thinks.
+//! The call is awaited on Tauri's async runtime, and keiri-api runs its blocking parts on that
+//! runtime's blocking pool, never on the main thread, so the window keeps painting while a
+//! model thinks.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
@@ -86,30 +87,15 @@ pub async fn call_stream(
             format!("stream {stream_id} is already running"),
         ));
     };
-    let ctx = Context::clone(&ctx);
     let worker_cancel = cancel.clone();
     let channel = on_event.clone();
-    let result = tauri::async_runtime::spawn_blocking(move || {
-        keiri_api::dispatch_stream(
-            &ctx,
-            &function,
-            request,
-            &mut |event| {
-                // A window that went away cannot take events: stop the work it asked for.
-                if channel.send(Frame::Event(event).to_json()).is_err() {
-                    worker_cancel.cancel();
-                }
-            },
-            &worker_cancel,
-        )
-    })
-    .await
-    .unwrap_or_else(|e| {
-        Err(ApiError::new(
-            ErrorCode::Internal,
-            format!("the streamed call stopped: {e}"),
-        ))
+    let events = keiri_api::EventSink::new(move |event| {
+        // A window that went away cannot take events: stop the work it asked for.
+        if channel.send(Frame::Event(event).to_json()).is_err() {
+            worker_cancel.cancel();
+        }
     });
+    let result = keiri_api::dispatch_stream(&ctx, &function, request, events, &cancel).await;
     streams.finish(&stream_id);
     // Nobody is listening any more when this fails; the call is over either way.
     let _ = on_event.send(Frame::end(result).to_json());

@@ -166,7 +166,7 @@ pub async fn chat(
     session: &mut Session,
     ctx: &ToolContext,
     input: &ChatInput,
-    on_event: &mut dyn FnMut(Event),
+    on_event: &mut (dyn FnMut(Event) + Send),
 ) -> Result<ChatOutcome, Error> {
     if input.message.trim().is_empty() {
         return Err(Error::EmptyMessage);
@@ -254,7 +254,7 @@ fn log_event(agent: &Agent<'_>, event: &Event) {
 fn choose(
     agent: &Agent<'_>,
     input: &ChatInput,
-    on_event: &mut dyn FnMut(Event),
+    on_event: &mut (dyn FnMut(Event) + Send),
 ) -> Result<Route, Error> {
     let route = route(
         &input.message,
@@ -355,7 +355,7 @@ pub async fn tool_calling_loop(
     scope: &Scope,
     ctx: &ToolContext,
     messages: &mut Vec<Message>,
-    on_event: &mut dyn FnMut(Event),
+    on_event: &mut (dyn FnMut(Event) + Send),
 ) -> Result<Turn, Error> {
     let specs = agent.registry.specs(scope);
     let mut failures = 0u32;
@@ -409,7 +409,7 @@ pub async fn tool_calling_loop(
     Ok(stopped(agent, Stop::MaxIterations, on_event))
 }
 
-fn stopped(agent: &Agent<'_>, stop: Stop, on_event: &mut dyn FnMut(Event)) -> Turn {
+fn stopped(agent: &Agent<'_>, stop: Stop, on_event: &mut (dyn FnMut(Event) + Send)) -> Turn {
     let limits = &agent.limits;
     let message = match stop {
         Stop::ToolFailureLimit => format!(
@@ -448,7 +448,7 @@ pub fn execute_tool_call(
     scope: &Scope,
     ctx: &ToolContext,
     call: &ToolCall,
-    on_event: &mut dyn FnMut(Event),
+    on_event: &mut (dyn FnMut(Event) + Send),
 ) -> Result<Value, ToolError> {
     let parsed = if call.arguments.trim().is_empty() {
         Ok(json!({}))
@@ -499,7 +499,7 @@ fn reply(
     route: &Route,
     mut new_messages: Vec<Message>,
     turn: Turn,
-    on_event: &mut dyn FnMut(Event),
+    on_event: &mut (dyn FnMut(Event) + Send),
 ) -> ChatOutcome {
     let text = match (turn.text.filter(|t| !t.trim().is_empty()), turn.stopped) {
         (Some(t), _) => t,

@@ -7,8 +7,7 @@
 //! `.keiri/chat/<session_id>/plan.yaml`, which the plan-editing tools read and patch; approving
 //! a change of it returns the new `plan_yaml` so the editor can show it. Changes are never
 //! written by `chat_send`: they come back in `pending` with a unified diff and are written
-//! by `chat_approve`. The agent is async; like `plan_generate`, each turn runs on its own
-//! thread with its own runtime.
+//! by `chat_approve`. A turn is async, awaited on the front-end's runtime like `plan_generate`.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -207,17 +206,12 @@ pub fn skills_list(ctx: &Context, _req: SkillsListRequest) -> Result<SkillsListR
     })
 }
 
-/// One chat turn (see the module docs).
-pub fn chat_send(ctx: &Context, req: ChatSendRequest) -> Result<ChatSendResponse, ApiError> {
-    chat_send_stream(ctx, req, &mut |_| {}, &keiri_llm::CancellationToken::new())
-}
-
-/// [`chat_send`], passing each agent event to `on_event` as it happens; `cancel` stops the
-/// turn (the session is then left as it was).
-pub fn chat_send_stream(
+/// One chat turn (see the module docs), sending each agent event to `events` as it happens;
+/// `cancel` stops the turn (the session is then left as it was).
+pub async fn chat_send(
     ctx: &Context,
     req: ChatSendRequest,
-    on_event: &mut dyn FnMut(Value),
+    events: &crate::EventSink<keiri_agent::Event>,
     cancel: &keiri_llm::CancellationToken,
 ) -> Result<ChatSendResponse, ApiError> {
     if req.message.trim().is_empty() {
@@ -277,48 +271,32 @@ pub fn chat_send_stream(
         skill: req.skill.clone(),
         files: req.files.clone(),
     };
-    let mut events = Vec::new();
-    let (tx, rx) = std::sync::mpsc::channel::<keiri_agent::Event>();
-    let session_ref = &mut session;
-    let outcome = std::thread::scope(|scope| {
-        let worker = scope.spawn(move || {
-            let runtime = crate::llm::run_runtime()?;
-            runtime.block_on(async {
-                let mut agent = keiri_agent::Agent::new(&llm, &registry, &skills);
-                agent.lang = lang;
-                agent.call_options = agent.call_options.clone().with_cancel(cancel.clone());
-                if let Some(log) = log {
-                    agent.call_options = agent.call_options.clone().with_log(log);
-                }
-                let mut send = |e| {
-                    let _ = tx.send(e);
-                };
-                let out = tokio::select! {
-                    out = keiri_agent::chat(&agent, session_ref, &tools, &input, &mut send) => Some(out),
-                    () = cancel.cancelled() => None,
-                };
-                match out {
-                    None => Err(cancelled()),
-                    Some(Err(e)) if ErrorCode::from(&e) == ErrorCode::Cancelled => Err(cancelled()),
-                    Some(out) => out.map_err(api_error),
-                }
-            })
-        });
-        for event in rx {
-            let value = serde_json::to_value(&event).unwrap_or(Value::Null);
-            on_event(value.clone());
-            events.push(value);
-        }
-        worker
-            .join()
-            .unwrap_or_else(|_| Err(ApiError::new(ErrorCode::Internal, "the chat thread failed")))
-    })?;
+    let mut agent = keiri_agent::Agent::new(&llm, &registry, &skills);
+    agent.lang = lang;
+    agent.call_options = agent.call_options.clone().with_cancel(cancel.clone());
+    if let Some(log) = log {
+        agent.call_options = agent.call_options.clone().with_log(log);
+    }
+    let mut sent = Vec::new();
+    let mut send = |event: keiri_agent::Event| {
+        sent.push(serde_json::to_value(&event).unwrap_or(Value::Null));
+        events.send(event);
+    };
+    let out = tokio::select! {
+        out = keiri_agent::chat(&agent, &mut session, &tools, &input, &mut send) => Some(out),
+        () = cancel.cancelled() => None,
+    };
+    let outcome = match out {
+        None => Err(cancelled()),
+        Some(Err(e)) if ErrorCode::from(&e) == ErrorCode::Cancelled => Err(cancelled()),
+        Some(out) => out.map_err(api_error),
+    }?;
     store.save(&session).map_err(api_error)?;
     Ok(ChatSendResponse {
         session_id,
         skill: outcome.skill,
         reply: outcome.reply,
-        events,
+        events: sent,
         pending: summaries(&session.pending),
         stopped: outcome.stopped.map(|s| s.code().to_string()),
         undo_available: !session.undo.is_empty(),
@@ -534,7 +512,7 @@ mod tests {
             ),
             ("chat_undo", json!({"session_id": "busy1"})),
         ] {
-            let err = crate::dispatch(&ctx, function, body).unwrap_err();
+            let err = crate::stream::testing::call(&ctx, function, body).unwrap_err();
             assert_eq!(err.code, ErrorCode::SessionBusy, "{function}: {err}");
         }
         // Another session, or the same id in another workspace, is not affected.
@@ -553,7 +531,7 @@ mod tests {
             "message": "CSVに書き出すステップを追加して",
             "plan_yaml": PLAN,
         });
-        let res = crate::dispatch(&ctx, "chat_send", body).unwrap();
+        let res = crate::stream::testing::call(&ctx, "chat_send", body).unwrap();
         assert_eq!(res["session_id"], "s1");
         assert_eq!(res["skill"], "plan-editing");
         assert_eq!(res["reply"], "提案しました");
@@ -606,7 +584,7 @@ mod tests {
         let copy = ws.path().join(".keiri/chat/s1/plan.yaml");
         assert_eq!(std::fs::read_to_string(&copy).unwrap(), PLAN);
 
-        let res = crate::dispatch(
+        let res = crate::stream::testing::call(
             &ctx,
             "chat_approve",
             json!({"session_id": "s1", "change_id": "chg-1"}),
@@ -622,10 +600,12 @@ mod tests {
         );
         assert_eq!(std::fs::read_to_string(&copy).unwrap(), after);
 
-        let res = crate::dispatch(&ctx, "chat_undo", json!({"session_id": "s1"})).unwrap();
+        let res =
+            crate::stream::testing::call(&ctx, "chat_undo", json!({"session_id": "s1"})).unwrap();
         assert_eq!(res["plan_yaml"], PLAN);
         assert_eq!(res["undo_available"], false);
-        let err = crate::dispatch(&ctx, "chat_undo", json!({"session_id": "s1"})).unwrap_err();
+        let err = crate::stream::testing::call(&ctx, "chat_undo", json!({"session_id": "s1"}))
+            .unwrap_err();
         assert_eq!(err.code, ErrorCode::NotFound);
         assert_eq!(err.details.unwrap()["code"], "NOTHING_TO_UNDO");
     }
@@ -639,7 +619,7 @@ mod tests {
             Reply::content("了解"),
         ]);
         let send = |plan: &str| {
-            crate::dispatch(
+            crate::stream::testing::call(
                 &ctx,
                 "chat_send",
                 json!({"session_id": "s1", "message": "ステップを追加して", "plan_yaml": plan}),
@@ -657,7 +637,7 @@ mod tests {
     fn the_stream_sends_events_as_they_happen() {
         let (_ws, _config, ctx, _server) = setup(vec![patch_call(), Reply::content("ok")]);
         let mut events = Vec::new();
-        let res = crate::dispatch_stream(
+        let res = crate::stream::testing::call_stream(
             &ctx,
             "chat_send",
             json!({"session_id": "s1", "message": "/plan-editing 追加して", "plan_yaml": PLAN}),
@@ -675,7 +655,7 @@ mod tests {
         let (ws, _config, ctx, _server) = setup(vec![Reply::content("late")]);
         let cancel = keiri_llm::CancellationToken::new();
         cancel.cancel();
-        let err = crate::dispatch_stream(
+        let err = crate::stream::testing::call_stream(
             &ctx,
             "chat_send",
             json!({"session_id": "s1", "message": "hi"}),
@@ -704,7 +684,7 @@ mod tests {
         );
         std::fs::copy(&src, ws.path().join("book.xlsx")).unwrap();
         let before = std::fs::read(ws.path().join("book.xlsx")).unwrap();
-        let res = crate::dispatch(
+        let res = crate::stream::testing::call(
             &ctx,
             "chat_send",
             json!({"message": "/plan-editing この計画を試して"}),
@@ -723,7 +703,7 @@ mod tests {
             Reply::tool_calls(&[("c1", "read_file", r#"{"path": ".env"}"#)]),
             Reply::content("読めませんでした"),
         ]);
-        let res = crate::dispatch(
+        let res = crate::stream::testing::call(
             &ctx,
             "chat_send",
             json!({"message": "/general .env を見せて"}),
@@ -740,7 +720,7 @@ mod tests {
     fn bad_requests_have_stable_codes() {
         let (_ws, _config, ctx, server) = setup(vec![]);
         let check = |name: &str, body: Value, code: ErrorCode, lower: Option<&str>| {
-            let err = crate::dispatch(&ctx, name, body).unwrap_err();
+            let err = crate::stream::testing::call(&ctx, name, body).unwrap_err();
             assert_eq!(err.code, code, "{name}: {err}");
             if let Some(lower) = lower {
                 assert_eq!(
@@ -812,7 +792,7 @@ mod tests {
         )
         .unwrap();
         ctx.skillpack_dirs.push(own);
-        let res = crate::dispatch(&ctx, "skills_list", json!({})).unwrap();
+        let res = crate::stream::testing::call(&ctx, "skills_list", json!({})).unwrap();
         let names: Vec<&str> = res["skills"]
             .as_array()
             .unwrap()

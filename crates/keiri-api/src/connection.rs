@@ -50,7 +50,7 @@ pub struct LlmConnectionTestResponse {
 }
 
 /// `llm_connection_test`: one tiny chat completion to the configured model.
-pub fn llm_connection_test(
+pub async fn llm_connection_test(
     ctx: &Context,
     req: LlmConnectionTestRequest,
 ) -> Result<LlmConnectionTestResponse, ApiError> {
@@ -77,7 +77,9 @@ pub fn llm_connection_test(
             detail: Some(detail),
         }
     };
-    let env = match crate::llm_env(ctx) {
+    // The settings file and the keychain: blocking reads.
+    let env = crate::stream::blocking(ctx, |ctx| Ok(crate::llm_env(ctx))).await?;
+    let env = match env {
         Ok(env) => env,
         Err(e) => {
             // A malformed `.env` carries keiri-llm's own code in its details.
@@ -109,7 +111,7 @@ pub fn llm_connection_test(
     .with_max_tokens(16);
     let options = keiri_llm::CallOptions::new().with_stage("connection_test");
     let started = Instant::now();
-    let outcome = crate::llm::run_runtime()?.block_on(llm.chat(&request, &options));
+    let outcome = llm.chat(&request, &options).await;
     let elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     Ok(match outcome {
         Ok(_) => LlmConnectionTestResponse {
@@ -220,7 +222,7 @@ mod tests {
     }
 
     fn test(ctx: &crate::Context, lang: &str) -> Value {
-        crate::dispatch(ctx, "llm_connection_test", json!({"lang": lang})).unwrap()
+        crate::stream::testing::call(ctx, "llm_connection_test", json!({"lang": lang})).unwrap()
     }
 
     /// Whether the test process's own environment configures a model (it would win over the

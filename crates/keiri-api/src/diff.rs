@@ -75,7 +75,10 @@ mod tests {
         let ws = tempfile::tempdir().unwrap();
         keiri_fs::write_atomic(&ws.path().join("a.txt"), b"one\ntwo\n").unwrap();
         let ctx = Context::new(ws.path());
-        match (crate::dispatch(&ctx, "apply_patch", body), expect) {
+        match (
+            crate::stream::testing::call(&ctx, "apply_patch", body),
+            expect,
+        ) {
             (Ok(v), Ok((pointer, value))) => assert_eq!(v.pointer(pointer), Some(&value), "{v}"),
             (Err(e), Err(code)) => assert_eq!(e.code.as_str(), code, "{e}"),
             (got, want) => panic!("got {got:?}, want {want:?}"),

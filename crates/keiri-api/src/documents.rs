@@ -83,7 +83,7 @@ mod tests {
         let ws = tempfile::tempdir().unwrap();
         keiri_fs::write_atomic(&ws.path().join("a.txt"), "一行目\n二行目\n".as_bytes()).unwrap();
         let ctx = Context::new(ws.path());
-        match (crate::dispatch(&ctx, name, body), expect) {
+        match (crate::stream::testing::call(&ctx, name, body), expect) {
             (Ok(v), Ok(pointer_and_value)) => {
                 let (pointer, value) = pointer_and_value.split_once('=').unwrap();
                 assert_eq!(

@@ -45,7 +45,7 @@ pub struct PlanEvalRequest {
 }
 
 /// One progress event of an eval.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum EvalProgress {
     /// Case `index` (1-based) of `of` starts.
@@ -77,11 +77,6 @@ impl PlanEvalResponse {
     }
 }
 
-/// Runs the case file (see the module docs).
-pub fn planner_eval(ctx: &Context, req: PlanEvalRequest) -> Result<PlanEvalResponse, ApiError> {
-    planner_eval_with_progress(ctx, req, &mut |_| {})
-}
-
 fn cases_error(e: keiri_design::eval::CaseFileError) -> ApiError {
     let code = match e.code() {
         "NOT_FOUND" => ErrorCode::NotFound,
@@ -94,12 +89,99 @@ fn cases_error(e: keiri_design::eval::CaseFileError) -> ApiError {
         .with_details(serde_json::json!({"code": e.code(), "line": line}))
 }
 
-/// [`planner_eval`], calling `on_progress` as cases start and runs end.
-pub fn planner_eval_with_progress(
+/// What an eval reads before its first model call: all of it blocking work (the case file,
+/// documents, catalog, templates, the embedding model), done once on the blocking pool.
+struct Prepared {
+    cases: Vec<keiri_design::eval::EvalCase>,
+    runs: u32,
+    llm: keiri_llm::Llm,
+    status: keiri_llm::StatusResponse,
+    catalog: std::sync::Arc<keiri_plan::Catalog>,
+    templates: std::sync::Arc<keiri_plan::Templates>,
+    retriever: std::sync::Arc<keiri_search::Retriever>,
+    subflow_plans: Vec<Vec<keiri_design::schema::PlanCandidate>>,
+    digests: Vec<String>,
+    notes: Vec<String>,
+    base: keiri_design::GenerateOptions,
+    log: Option<keiri_llm::EventLog>,
+}
+
+/// Runs the case file (see the module docs), sending an event as each case starts and each
+/// run ends; `cancel` stops it between model calls (the result is then `CANCELLED`).
+pub async fn planner_eval(
     ctx: &Context,
     req: PlanEvalRequest,
-    on_progress: &mut dyn FnMut(&EvalProgress),
+    events: &crate::EventSink<EvalProgress>,
+    cancel: &keiri_llm::CancellationToken,
 ) -> Result<PlanEvalResponse, ApiError> {
+    let Prepared {
+        cases,
+        runs,
+        llm,
+        status,
+        catalog,
+        templates,
+        retriever,
+        subflow_plans,
+        digests,
+        notes,
+        base,
+        log,
+    } = tokio::select! {
+        prepared = crate::stream::blocking(ctx, move |ctx| prepare(ctx, req)) => prepared?,
+        () = cancel.cancelled() => return Err(cancelled()),
+    };
+    let mut dctx = keiri_design::Context::new(&catalog, &templates)
+        .with_llm(&llm)
+        .with_retriever(&retriever);
+    dctx.call_options = dctx.call_options.clone().with_cancel(cancel.clone());
+    if let Some(log) = log {
+        dctx = dctx.with_log(log);
+    }
+    let mut reports = Vec::new();
+    for (i, ((case, digest), plans)) in cases.iter().zip(&digests).zip(&subflow_plans).enumerate() {
+        if cancel.is_cancelled() {
+            return Err(cancelled());
+        }
+        dctx.subflow_plans = plans.clone();
+        events.send(EvalProgress::Case {
+            index: i + 1,
+            of: cases.len(),
+            id: case.id.clone(),
+            runs,
+        });
+        let mut on_run = |o: &RunOutcome| {
+            events.send(EvalProgress::Run {
+                case: case.id.clone(),
+                outcome: o.clone(),
+            });
+        };
+        let outcomes = tokio::select! {
+            out = keiri_design::eval::run_case(case, digest, runs, &base, &dctx, &mut on_run) => out,
+            () = cancel.cancelled() => return Err(cancelled()),
+        }
+        .map_err(|e| {
+            ApiError::new(ErrorCode::LlmNotConfigured, e.to_string())
+                .with_details(serde_json::json!({"code": e.code()}))
+        })?;
+        reports.push(keiri_design::eval::case_report(case, outcomes));
+    }
+    Ok(PlanEvalResponse {
+        report: keiri_design::eval::summarize(reports),
+        provider: status
+            .provider
+            .map(|p| p.as_str().to_string())
+            .unwrap_or_default(),
+        model: status.model,
+        notes,
+    })
+}
+
+fn cancelled() -> ApiError {
+    ApiError::new(ErrorCode::Cancelled, "the eval was cancelled")
+}
+
+fn prepare(ctx: &Context, req: PlanEvalRequest) -> Result<Prepared, ApiError> {
     let runs = req.runs.unwrap_or(DEFAULT_RUNS);
     if runs == 0 || runs > MAX_RUNS {
         return Err(ApiError::new(
@@ -192,66 +274,19 @@ pub fn planner_eval_with_progress(
     };
     // One JSONL event log for the whole eval; a log that cannot be opened must not stop it.
     let log = crate::llm::event_log(ctx, &env, None);
-
-    // The planner is async and the API synchronous: the eval runs on its own thread with its
-    // own runtime, and its progress comes back over a channel to the caller's thread.
-    let (tx, rx) = std::sync::mpsc::channel::<EvalProgress>();
-    let reports = std::thread::scope(|scope| {
-        let worker = scope.spawn(move || {
-            let runtime = crate::llm::run_runtime()?;
-            runtime.block_on(async {
-                let mut dctx = keiri_design::Context::new(&catalog, &templates)
-                    .with_llm(&llm)
-                    .with_retriever(&retriever);
-                if let Some(log) = log {
-                    dctx = dctx.with_log(log);
-                }
-                let mut reports = Vec::new();
-                for (i, ((case, digest), plans)) in
-                    cases.iter().zip(&digests).zip(&subflow_plans).enumerate()
-                {
-                    dctx.subflow_plans = plans.clone();
-                    let _ = tx.send(EvalProgress::Case {
-                        index: i + 1,
-                        of: cases.len(),
-                        id: case.id.clone(),
-                        runs,
-                    });
-                    let tx = tx.clone();
-                    let mut on_run = move |o: &RunOutcome| {
-                        let _ = tx.send(EvalProgress::Run {
-                            case: case.id.clone(),
-                            outcome: o.clone(),
-                        });
-                    };
-                    let outcomes =
-                        keiri_design::eval::run_case(case, digest, runs, &base, &dctx, &mut on_run)
-                            .await
-                            .map_err(|e| {
-                                ApiError::new(ErrorCode::LlmNotConfigured, e.to_string())
-                                    .with_details(serde_json::json!({"code": e.code()}))
-                            })?;
-                    reports.push(keiri_design::eval::case_report(case, outcomes));
-                }
-                drop(tx);
-                Ok::<_, ApiError>(reports)
-            })
-        });
-        for p in rx {
-            on_progress(&p);
-        }
-        worker
-            .join()
-            .unwrap_or_else(|_| Err(ApiError::new(ErrorCode::Internal, "the eval thread failed")))
-    })?;
-    Ok(PlanEvalResponse {
-        report: keiri_design::eval::summarize(reports),
-        provider: status
-            .provider
-            .map(|p| p.as_str().to_string())
-            .unwrap_or_default(),
-        model: status.model,
+    Ok(Prepared {
+        cases,
+        runs,
+        llm,
+        status,
+        catalog,
+        templates,
+        retriever,
+        subflow_plans,
+        digests,
         notes,
+        base,
+        log,
     })
 }
 

@@ -2,9 +2,9 @@
 //!
 //! `plan_generate` runs the two-stage planner of `keiri-design` with the workspace's
 //! catalog, templates and LLM configuration (process environment over `<workspace>/.env`).
-//! With no LLM configured, `compose` mode still works offline. The planner is async; the API
-//! is synchronous, so each generation runs on its own thread with its own runtime — safe to
-//! call from the CLI, from `keiri serve`'s blocking pool and from the desktop shell alike.
+//! With no LLM configured, `compose` mode still works offline. `plan_generate` is async: the
+//! front-ends await it on their runtime, and what blocks (documents, the embedding model, a
+//! verification run) goes to that runtime's blocking pool.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -159,23 +159,6 @@ pub struct PlanGenerateResponse {
     pub unreadable_docs: Vec<String>,
 }
 
-/// Generates a plan (see the module docs).
-pub fn plan_generate(
-    ctx: &Context,
-    req: PlanGenerateRequest,
-) -> Result<PlanGenerateResponse, ApiError> {
-    plan_generate_with_progress(ctx, req, &mut |_| {})
-}
-
-/// [`plan_generate`], calling `on_progress` for every stage event as it happens.
-pub fn plan_generate_with_progress(
-    ctx: &Context,
-    req: PlanGenerateRequest,
-    on_progress: &mut dyn FnMut(&Progress),
-) -> Result<PlanGenerateResponse, ApiError> {
-    plan_generate_cancellable(ctx, req, on_progress, &keiri_llm::CancellationToken::new())
-}
-
 /// One streamed event of `plan_generate`: a stage's progress and the time since the call
 /// began, for "skeleton… 3.2 s".
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
@@ -186,44 +169,20 @@ pub struct GenerationEvent {
     pub elapsed_ms: u64,
 }
 
-/// [`plan_generate_cancellable`] as the API's streaming function: each stage event is a
-/// [`GenerationEvent`].
-pub(crate) fn plan_generate_stream(
-    ctx: &Context,
-    req: PlanGenerateRequest,
-    on_event: &mut dyn FnMut(serde_json::Value),
-    cancel: &keiri_llm::CancellationToken,
-) -> Result<PlanGenerateResponse, ApiError> {
-    let started = std::time::Instant::now();
-    plan_generate_cancellable(
-        ctx,
-        req,
-        &mut |p| {
-            let event = GenerationEvent {
-                progress: p.clone(),
-                elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-            };
-            on_event(serde_json::to_value(event).unwrap_or(serde_json::Value::Null));
-        },
-        cancel,
-    )
+/// What a generation reads before the planner starts: all of it blocking work (documents,
+/// catalog, templates, the embedding model), done once on the blocking pool.
+struct Prepared {
+    env: keiri_llm::Env,
+    digest: keiri_design::DocumentDigest,
+    file_schemas: Vec<keiri_plan::FileSchema>,
+    catalog: std::sync::Arc<keiri_plan::Catalog>,
+    templates: std::sync::Arc<keiri_plan::Templates>,
+    retriever: std::sync::Arc<keiri_search::Retriever>,
+    retrieval_notes: Vec<String>,
+    subflow_plans: Vec<keiri_design::schema::PlanCandidate>,
 }
 
-/// [`plan_generate_with_progress`] that stops as soon as `cancel` fires: the model call in
-/// flight is aborted and the result is [`ErrorCode::Cancelled`]. Nothing is written by a
-/// generation, so a cancelled one leaves nothing behind but its event log.
-pub fn plan_generate_cancellable(
-    ctx: &Context,
-    req: PlanGenerateRequest,
-    on_progress: &mut dyn FnMut(&Progress),
-    cancel: &keiri_llm::CancellationToken,
-) -> Result<PlanGenerateResponse, ApiError> {
-    if req.instruction.trim().is_empty() {
-        return Err(ApiError::new(
-            ErrorCode::InvalidRequest,
-            "the instruction is empty",
-        ));
-    }
+fn prepare(ctx: &Context, req: &PlanGenerateRequest) -> Result<Prepared, ApiError> {
     // The process environment over `<workspace>/.env` over the saved settings and keychain.
     let env = crate::settings::llm_env(ctx)?;
     let max_docs_chars = req
@@ -245,10 +204,61 @@ pub fn plan_generate_cancellable(
     };
     let mut retrieval_notes = Vec::new();
     let (retriever, _) = crate::retrieve::shared_retriever(ctx, embedding, &mut retrieval_notes)?;
+    Ok(Prepared {
+        env,
+        digest,
+        file_schemas,
+        catalog,
+        templates,
+        retriever,
+        retrieval_notes,
+        subflow_plans: registered_plans(ctx),
+    })
+}
+
+/// Generates a plan (see the module docs), sending each stage to `events` as it happens.
+///
+/// `cancel` stops it as soon as it fires: the model call in flight is aborted and the result
+/// is [`ErrorCode::Cancelled`]. Nothing is written by a generation, so a cancelled one leaves
+/// nothing behind but its event log.
+pub async fn plan_generate(
+    ctx: &Context,
+    req: PlanGenerateRequest,
+    events: &crate::EventSink<GenerationEvent>,
+    cancel: &keiri_llm::CancellationToken,
+) -> Result<PlanGenerateResponse, ApiError> {
+    if req.instruction.trim().is_empty() {
+        return Err(ApiError::new(
+            ErrorCode::InvalidRequest,
+            "the instruction is empty",
+        ));
+    }
+    let started = std::time::Instant::now();
+    let req = std::sync::Arc::new(req);
+    let prepared = {
+        let req = req.clone();
+        let prepare = crate::stream::blocking(ctx, move |ctx| prepare(ctx, &req));
+        tokio::select! {
+            prepared = prepare => prepared?,
+            () = cancel.cancelled() => return Err(cancelled()),
+        }
+    };
+    let Prepared {
+        env,
+        digest,
+        file_schemas,
+        catalog,
+        templates,
+        retriever,
+        retrieval_notes,
+        subflow_plans,
+    } = prepared;
     let defaults = keiri_design::GenerateOptions::default();
     let options = keiri_design::GenerateOptions {
         topk_per_category: req.topk_per_category,
-        max_docs_chars,
+        max_docs_chars: req
+            .max_docs_chars
+            .unwrap_or(keiri_design::DEFAULT_MAX_DOCS_CHARS),
         suggest_when: req.suggest_when.unwrap_or(defaults.suggest_when),
         suggest_foreach: req.suggest_foreach.unwrap_or(defaults.suggest_foreach),
         foreach_var_name: req
@@ -277,72 +287,70 @@ pub fn plan_generate_cancellable(
     let llm = keiri_llm::Llm::from_env(&env).ok();
     // The JSONL event log of this run; a log that cannot be opened must not stop the work.
     let log = crate::llm::event_log(ctx, &env, None);
-    let instruction = req.instruction.clone();
-    let subflow_plans = registered_plans(ctx);
-    let verify_by_running = req.verify_by_running;
     let verify_lang = req.lang.unwrap_or(ctx.lang);
-    let verify = |plan: &keiri_plan::Plan| {
-        crate::run::verify_plan(ctx, plan, verify_lang, cancel, crate::run::VERIFY_BUDGET)
-    };
-    let (tx, rx) = std::sync::mpsc::channel::<Progress>();
-    let result = std::thread::scope(|scope| {
-        // `move`: the worker owns the only sender, so the progress loop below ends with it.
-        let worker = scope.spawn(move || {
-            let runtime = crate::llm::run_runtime()?;
-            runtime.block_on(async {
-                let (ptx, mut prx) = tokio::sync::mpsc::unbounded_channel::<Progress>();
-                let mut dctx = keiri_design::Context::new(&catalog, &templates)
-                    .with_retriever(&retriever)
-                    .with_progress(ptx)
-                    .with_subflow_plans(subflow_plans)
-                    .with_file_schemas(file_schemas);
-                if verify_by_running {
-                    dctx = dctx.with_verifier(&verify);
-                }
-                dctx.call_options = dctx.call_options.clone().with_cancel(cancel.clone());
-                if let Some(llm) = &llm {
-                    dctx = dctx.with_llm(llm);
-                }
-                if let Some(log) = log {
-                    dctx = dctx.with_log(log);
-                }
-                let forward = async {
-                    while let Some(p) = prx.recv().await {
-                        let _ = tx.send(p);
-                    }
-                };
-                let generate = async {
-                    // Stages without a model call (retrieval, compose, validation) do not look
-                    // at the token, so the whole generation races it.
-                    let out = tokio::select! {
-                        out = keiri_design::generate_plan(
-                            &instruction, &digest.digest, &options, &dctx,
-                        ) => Some(out),
-                        () = cancel.cancelled() => None,
-                    };
-                    // Dropping the context drops the progress sender, ending `forward`.
-                    drop(dctx);
-                    out
-                };
-                let (out, ()) = tokio::join!(generate, forward);
-                match out {
-                    Some(Err(e)) if ErrorCode::from(&e) == ErrorCode::Cancelled => Err(cancelled()),
-                    Some(out) => out.map_err(design_error),
-                    None => Err(cancelled()),
-                }
+    // A verification run executes blocks: blocking work, on the blocking pool.
+    let verify = |plan: keiri_plan::Plan| -> keiri_design::VerifyRun {
+        let ctx = ctx.clone();
+        let cancel = cancel.child_token();
+        Box::pin(async move {
+            // The run stops with the generation, and when the generation is dropped.
+            let _stop = cancel.clone().drop_guard();
+            crate::stream::blocking(&ctx, move |ctx| {
+                Ok(crate::run::verify_plan(
+                    ctx,
+                    &plan,
+                    verify_lang,
+                    &cancel,
+                    crate::run::VERIFY_BUDGET,
+                ))
             })
-        });
-        for p in rx {
-            on_progress(&p);
-        }
-        worker.join().unwrap_or_else(|_| {
-            Err(ApiError::new(
-                ErrorCode::Internal,
-                "the generation thread failed",
-            ))
+            .await
+            .unwrap_or_default()
         })
-    })?;
-    let mut result = result;
+    };
+    let (ptx, mut prx) = tokio::sync::mpsc::unbounded_channel::<Progress>();
+    let mut dctx = keiri_design::Context::new(&catalog, &templates)
+        .with_retriever(&retriever)
+        .with_progress(ptx)
+        .with_subflow_plans(subflow_plans)
+        .with_file_schemas(file_schemas);
+    if req.verify_by_running {
+        dctx = dctx.with_verifier(&verify);
+    }
+    dctx.call_options = dctx.call_options.clone().with_cancel(cancel.clone());
+    if let Some(llm) = &llm {
+        dctx = dctx.with_llm(llm);
+    }
+    if let Some(log) = log {
+        dctx = dctx.with_log(log);
+    }
+    let forward = async {
+        while let Some(progress) = prx.recv().await {
+            events.send(GenerationEvent {
+                progress,
+                elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            });
+        }
+    };
+    let generate = async {
+        // Stages without a model call (retrieval, compose, validation) do not look at the
+        // token, so the whole generation races it.
+        let out = tokio::select! {
+            out = keiri_design::generate_plan(
+                &req.instruction, &digest.digest, &options, &dctx,
+            ) => Some(out),
+            () = cancel.cancelled() => None,
+        };
+        // Dropping the context drops the progress sender, ending `forward`.
+        drop(dctx);
+        out
+    };
+    let (out, ()) = tokio::join!(generate, forward);
+    let mut result = match out {
+        Some(Err(e)) if ErrorCode::from(&e) == ErrorCode::Cancelled => return Err(cancelled()),
+        Some(out) => out.map_err(design_error)?,
+        None => return Err(cancelled()),
+    };
     // How the candidates were ranked (BM25 only without a model, specs that did not load).
     result.notes.extend(retrieval_notes);
     let yaml = keiri_plan::save_plan(&result.plan)

@@ -39,8 +39,7 @@ pub use apply::{
 pub use chat::{
     ChatApproveRequest, ChatApproveResponse, ChatSendRequest, ChatSendResponse, ChatUndoRequest,
     ChatUndoResponse, PendingChangeSummary, SkillIssue, SkillSummary, SkillsListRequest,
-    SkillsListResponse, chat_approve, chat_send, chat_send_stream, chat_undo, load_skills,
-    skills_list,
+    SkillsListResponse, chat_approve, chat_send, chat_undo, load_skills, skills_list,
 };
 pub use connection::{LlmConnectionTestRequest, LlmConnectionTestResponse, llm_connection_test};
 pub use context::{Context, DEFAULT_DENY, Lang};
@@ -51,13 +50,11 @@ pub use documents::{
 pub use error::{ApiError, ErrorCode};
 pub use eval::{
     EvalProgress, PlanEvalRequest, PlanEvalResponse, planner_eval, planner_eval_report,
-    planner_eval_with_progress,
 };
 pub use generate::{
     ApplyMode, GeneratedPlan, GenerationEvent, PlanGenerateRequest, PlanGenerateResponse, Progress,
     RequirementsAnswerRequest, RequirementsAnswerResponse, Stage, Status, TemplatesListRequest,
-    TemplatesListResponse, plan_generate, plan_generate_cancellable, plan_generate_with_progress,
-    requirements_answer, templates_list,
+    TemplatesListResponse, plan_generate, requirements_answer, templates_list,
 };
 pub use keiri_llm::CancellationToken;
 /// The typed questions a generation asks (`GeneratedPlan::requirements`), for front-ends that
@@ -65,7 +62,7 @@ pub use keiri_llm::CancellationToken;
 pub use keiri_plan::{AnswerProblem, Requirement, RequirementKind, ValueType, check_answer};
 /// How a run ended and what happened to each node: keiri-run's own types, serialised as they
 /// are (`finished`, `paused`, …).
-pub use keiri_run::{NodeStatus, RunStatus};
+pub use keiri_run::{Event as RunEvent, NodeStatus, RunStatus};
 pub use llm::{LlmProviderKind, LlmStatusProblem, LlmStatusRequest, LlmStatusResponse, llm_status};
 pub use plan::{
     catalog_list, load_catalog, plan_dry_run, plan_register, plan_register_at, plan_validate,
@@ -75,7 +72,7 @@ pub use retrieve::{
     embeddings_prewarm, prewarm, retrieval,
 };
 pub use run::{
-    PlanRunRequest, PlanRunResponse, RunCancelRequest, RunCancelResponse, RunEventSink, RunFailure,
+    PlanRunRequest, PlanRunResponse, RunCancelRequest, RunCancelResponse, RunFailure,
     RunGetRequest, RunGetResponse, RunListRequest, RunListResponse, RunNode, RunOutputRequest,
     RunOutputResponse, RunPaused, RunResumeRequest, RunSummary, Running, parse_vars, plan_run,
     run_cancel, run_get, run_list, run_output, run_resume,
@@ -84,7 +81,7 @@ pub use settings::{
     SettingsGetRequest, SettingsGetResponse, SettingsSaveRequest, llm_env, settings_get,
     settings_save,
 };
-pub use stream::Frame;
+pub use stream::{EventSink, Frame};
 pub use surface::{FUNCTIONS, STREAMING_FUNCTIONS, dispatch, dispatch_stream, schema, typescript};
 pub use upload::{
     DocumentsImportRequest, DocumentsImportResponse, DocumentsUploadRequest,

@@ -64,15 +64,3 @@ pub(crate) fn event_log(
     )
     .ok()
 }
-
-/// A single-threaded async runtime for one planner or agent run. The API is synchronous and
-/// each run gets its own thread and runtime, so it can be called from the CLI, from
-/// `keiri serve`'s blocking pool and from the desktop shell alike.
-pub(crate) fn run_runtime() -> Result<tokio::runtime::Runtime, crate::ApiError> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| {
-            crate::ApiError::new(crate::ErrorCode::Internal, format!("async runtime: {e}"))
-        })
-}

@@ -339,7 +339,7 @@ mod tests {
     fn check(body: serde_json::Value, expect: Result<&str, &str>) {
         let ws = tempfile::tempdir().unwrap();
         match (
-            crate::dispatch(&ctx(ws.path()), "blocks_retrieve", body),
+            crate::stream::testing::call(&ctx(ws.path()), "blocks_retrieve", body),
             expect,
         ) {
             (Ok(v), Ok(first_id)) => {
@@ -410,7 +410,7 @@ mod tests {
         let mut ctx = local_model_ctx(ws.path(), config.path(), &dir);
         ctx.interactive = true;
         let body = json!({"instruction": "請求書の重複を検出したい"});
-        let first = crate::dispatch(&ctx, "blocks_retrieve", body.clone()).unwrap();
+        let first = crate::stream::testing::call(&ctx, "blocks_retrieve", body.clone()).unwrap();
         assert_eq!(first["mode"], "bm25", "{first:#}");
         assert_eq!(first["embedding_progress"]["done"], 0, "{first:#}");
         assert!(first["embedding_progress"]["total"].as_u64().unwrap() > 0);
@@ -422,7 +422,7 @@ mod tests {
             }
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
-        let second = crate::dispatch(&ctx, "blocks_retrieve", body).unwrap();
+        let second = crate::stream::testing::call(&ctx, "blocks_retrieve", body).unwrap();
         assert_eq!(second["mode"], "hybrid", "{second:#}");
         assert!(second["embedding_progress"].is_null(), "{second:#}");
     }
@@ -436,7 +436,7 @@ mod tests {
             !ctx.interactive,
             "the CLI and MCP contexts are not interactive"
         );
-        let first = crate::dispatch(
+        let first = crate::stream::testing::call(
             &ctx,
             "blocks_retrieve",
             json!({"instruction": "請求書の重複を検出したい"}),
@@ -496,7 +496,7 @@ mod tests {
         let added = ids(&ctx);
         assert!(!std::sync::Arc::ptr_eq(&before, &added));
         let body = json!({"instruction": "ぴよ検算", "mode": "bm25"});
-        let v = crate::dispatch(&ctx, "blocks_retrieve", body).unwrap();
+        let v = crate::stream::testing::call(&ctx, "blocks_retrieve", body).unwrap();
         assert_eq!(v["candidates"][0]["id"], "custom.piyo_check", "{v}");
 
         // Edited (a different size), and a template added: rebuilt each time.
@@ -524,7 +524,7 @@ mod tests {
         )
         .unwrap();
         let body = json!({"instruction": "重複チェック", "mode": "bm25", "docs": ["list.csv"]});
-        let v = crate::dispatch(&ctx(ws.path()), "blocks_retrieve", body).unwrap();
+        let v = crate::stream::testing::call(&ctx(ws.path()), "blocks_retrieve", body).unwrap();
         let duplicates = v["candidates"]
             .as_array()
             .unwrap()
@@ -599,7 +599,7 @@ mod tests {
     fn a_first_hybrid_search_embeds_only_the_query() {
         let (ws, ctx) = isolated("KEIRI_EMBEDDER=local\n");
         let body = json!({"instruction": "請求書の重複を検出する"});
-        let v = crate::dispatch(&ctx, "blocks_retrieve", body).unwrap();
+        let v = crate::stream::testing::call(&ctx, "blocks_retrieve", body).unwrap();
         if v["embedder"].is_null() {
             // No local model here (CI fetches it): BM25 with a note, nothing to check.
             assert_eq!(v["mode"], "bm25", "{v}");
@@ -661,11 +661,12 @@ mod tests {
             "~/x",
         ] {
             let body = json!({"instruction": "入金消込", "mode": "bm25", "docs": [doc]});
-            let err = crate::dispatch(&ctx(ws.path()), "blocks_retrieve", body).unwrap_err();
+            let err =
+                crate::stream::testing::call(&ctx(ws.path()), "blocks_retrieve", body).unwrap_err();
             assert_eq!(err.code, crate::ErrorCode::PathDenied, "{doc}");
         }
         let body = json!({"instruction": "入金消込", "mode": "bm25", "docs": ["missing.txt"]});
-        let v = crate::dispatch(&ctx(ws.path()), "blocks_retrieve", body).unwrap();
+        let v = crate::stream::testing::call(&ctx(ws.path()), "blocks_retrieve", body).unwrap();
         let notes = v["notes"].to_string();
         assert!(notes.contains("NOT_FOUND"), "{notes}");
         assert_eq!(v["candidates"][0]["id"], "matching.bank_reconciliation");

@@ -19,9 +19,6 @@ use serde_json::Value as Json;
 use crate::plan::{check, invalid, load_catalog};
 use crate::{ApiError, Context, ErrorCode, Lang};
 
-/// Receives each run event (one `events.jsonl` line as JSON) as it happens.
-pub type RunEventSink<'a> = &'a (dyn Fn(&Json) + Sync);
-
 /// Start a run.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PlanRunRequest {
@@ -433,7 +430,7 @@ fn execute(
     ctx: &Context,
     text: String,
     launch: Launch,
-    sink: RunEventSink<'_>,
+    events: &crate::EventSink<keiri_run::Event>,
     cancel: CancellationToken,
 ) -> Result<PlanRunResponse, ApiError> {
     let Launch {
@@ -481,11 +478,7 @@ fn execute(
     ctx.running.start(&run_id, cancel);
     let finished = Finished(ctx, run_id);
     let registry = keiri_run::block::Registry::builtins();
-    let forward = |event: &keiri_run::Event| {
-        if let Ok(json) = serde_json::to_value(event) {
-            sink(&json);
-        }
-    };
+    let forward = |event: &keiri_run::Event| events.send(event.clone());
     let outcome = keiri_run::run(
         &prepared.plan,
         &prepared.text,
@@ -559,55 +552,6 @@ fn check_write(ctx: &Context, write: bool) -> Result<(), ApiError> {
         ));
     }
     Ok(())
-}
-
-/// Runs `f` (a run with a thread-safe sink) on a scoped thread and passes its events to
-/// `on_event` on this one, as they happen.
-fn relay<T: Send>(
-    on_event: &mut dyn FnMut(Json),
-    f: impl FnOnce(RunEventSink<'_>) -> T + Send,
-) -> T {
-    let (tx, rx) = std::sync::mpsc::channel::<Json>();
-    std::thread::scope(|scope| {
-        let worker = scope.spawn(move || {
-            let sink = move |event: &Json| {
-                // The receiver lives until this thread is joined.
-                let _ = tx.send(event.clone());
-            };
-            f(&sink)
-        });
-        for event in rx {
-            on_event(event);
-        }
-        match worker.join() {
-            Ok(out) => out,
-            Err(panic) => std::panic::resume_unwind(panic),
-        }
-    })
-}
-
-/// [`plan_run`] as the API's streaming function: each `events.jsonl` line is an event.
-pub(crate) fn plan_run_stream(
-    ctx: &Context,
-    req: PlanRunRequest,
-    on_event: &mut dyn FnMut(Json),
-    cancel: &CancellationToken,
-) -> Result<PlanRunResponse, ApiError> {
-    check_write(ctx, req.write)?;
-    let cancel = cancel.clone();
-    relay(on_event, move |sink| plan_run(ctx, req, sink, cancel))
-}
-
-/// [`run_resume`] as the API's streaming function.
-pub(crate) fn run_resume_stream(
-    ctx: &Context,
-    req: RunResumeRequest,
-    on_event: &mut dyn FnMut(Json),
-    cancel: &CancellationToken,
-) -> Result<PlanRunResponse, ApiError> {
-    check_write(ctx, req.write)?;
-    let cancel = cancel.clone();
-    relay(on_event, move |sink| run_resume(ctx, req, sink, cancel))
 }
 
 /// Stops a run this process started; its stream then ends with status `cancelled`.
@@ -846,11 +790,26 @@ pub(crate) fn verify_plan(
         .collect()
 }
 
-/// Validates and runs a plan; events go to `sink` as they happen; `cancel` stops the run.
-pub fn plan_run(
+/// Validates and runs a plan; each `events.jsonl` line goes to `events` as it happens;
+/// `cancel` stops the run. The blocks run on the runtime's blocking pool.
+pub async fn plan_run(
     ctx: &Context,
     req: PlanRunRequest,
-    sink: RunEventSink<'_>,
+    events: &crate::EventSink<keiri_run::Event>,
+    cancel: &CancellationToken,
+) -> Result<PlanRunResponse, ApiError> {
+    check_write(ctx, req.write)?;
+    // The run stops when `cancel` fires or when this call is dropped (a client gone).
+    let cancel = cancel.child_token();
+    let _stop = cancel.clone().drop_guard();
+    let events = events.clone();
+    crate::stream::blocking(ctx, move |ctx| plan_run_blocking(ctx, req, &events, cancel)).await
+}
+
+fn plan_run_blocking(
+    ctx: &Context,
+    req: PlanRunRequest,
+    events: &crate::EventSink<keiri_run::Event>,
     cancel: CancellationToken,
 ) -> Result<PlanRunResponse, ApiError> {
     let text = plan_text(ctx, req.plan_path.as_deref(), req.yaml.as_deref())?;
@@ -864,14 +823,31 @@ pub fn plan_run(
         resume: None,
         answers: IndexMap::new(),
     };
-    execute(ctx, text, launch, sink, cancel)
+    execute(ctx, text, launch, events, cancel)
 }
 
 /// Continues a run: finished nodes are reloaded from its records, the rest run.
-pub fn run_resume(
+pub async fn run_resume(
     ctx: &Context,
     req: RunResumeRequest,
-    sink: RunEventSink<'_>,
+    events: &crate::EventSink<keiri_run::Event>,
+    cancel: &CancellationToken,
+) -> Result<PlanRunResponse, ApiError> {
+    check_write(ctx, req.write)?;
+    // The run stops when `cancel` fires or when this call is dropped (a client gone).
+    let cancel = cancel.child_token();
+    let _stop = cancel.clone().drop_guard();
+    let events = events.clone();
+    crate::stream::blocking(ctx, move |ctx| {
+        run_resume_blocking(ctx, req, &events, cancel)
+    })
+    .await
+}
+
+fn run_resume_blocking(
+    ctx: &Context,
+    req: RunResumeRequest,
+    events: &crate::EventSink<keiri_run::Event>,
     cancel: CancellationToken,
 ) -> Result<PlanRunResponse, ApiError> {
     let lang = req.lang.unwrap_or(ctx.lang);
@@ -899,7 +875,7 @@ pub fn run_resume(
         resume: Some(req.run_id),
         answers: req.answers,
     };
-    execute(ctx, text, launch, sink, cancel)
+    execute(ctx, text, launch, events, cancel)
 }
 
 fn run_path(runs: &Path, plan_id: &str, run_id: &str) -> Result<PathBuf, ApiError> {
@@ -986,7 +962,6 @@ fn read_dirs(dir: &Path) -> Vec<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Mutex;
 
     fn ctx(dir: &Path) -> Context {
         let catalog = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../block_specs");
@@ -1000,23 +975,25 @@ mod tests {
     fn run_list_get_and_resume() {
         let ws = tempfile::tempdir().unwrap();
         let ctx = ctx(ws.path());
-        let seen = Mutex::new(Vec::new());
-        let sink = |e: &Json| {
-            seen.lock()
-                .unwrap()
-                .push(e["event"].as_str().unwrap_or("").to_string())
-        };
+        let mut seen = Vec::new();
         let req = PlanRunRequest {
             yaml: Some(PLAN.into()),
             ..Default::default()
         };
-        let res = plan_run(&ctx, req, &sink, CancellationToken::new()).unwrap();
+        let res = crate::stream::testing::drive(
+            &mut |e: keiri_run::Event| {
+                let e = serde_json::to_value(e).unwrap();
+                seen.push(e["event"].as_str().unwrap_or("").to_string());
+            },
+            async |sink| plan_run(&ctx, req, sink, &CancellationToken::new()).await,
+        )
+        .unwrap();
         assert_eq!(res.status, keiri_run::RunStatus::Failed, "{res:?}");
         assert_eq!(res.failures[0].node, "ask");
         assert_eq!(res.failures[0].code, "FILE_NOT_FOUND");
         assert!(res.run_dir.starts_with("runs/api_run/"), "{}", res.run_dir);
         assert_eq!(
-            seen.lock().unwrap().as_slice(),
+            seen.as_slice(),
             ["run_start", "node_start", "node_error", "run_finish"]
         );
 
@@ -1039,16 +1016,14 @@ mod tests {
         );
 
         // Resume from the run's own plan.yaml: the failed node runs again in the same run.
-        let resumed = run_resume(
-            &ctx,
-            RunResumeRequest {
+        let resumed = crate::stream::testing::drive(&mut |_| {}, async |sink| {
+            let req = RunResumeRequest {
                 run_id: res.run_id.clone(),
                 plan_id: Some("api_run".into()),
                 ..Default::default()
-            },
-            &|_| {},
-            CancellationToken::new(),
-        )
+            };
+            run_resume(&ctx, req, sink, &CancellationToken::new()).await
+        })
         .unwrap();
         assert_eq!(resumed.run_id, res.run_id);
         assert_eq!(resumed.status, keiri_run::RunStatus::Failed);
@@ -1091,7 +1066,8 @@ graph:
         let ctx = ctx(ws.path());
         // How a generated plan marks what only the user can say.
         let plan = "id: open_vars\nvars:\n  src: null\ngraph:\n  - id: read\n    block: csv.read\n    in: {path: \"${vars.src}\"}\n    out: {rows: rows}\n";
-        let err = crate::dispatch(&ctx, "plan_run", serde_json::json!({"yaml": plan})).unwrap_err();
+        let err = crate::stream::testing::call(&ctx, "plan_run", serde_json::json!({"yaml": plan}))
+            .unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidRequest, "{err:?}");
         assert!(err.message.contains("src"), "{}", err.message);
         let details = err.details.clone().unwrap_or_default();
@@ -1103,7 +1079,7 @@ graph:
         assert_eq!(details["requirements"][0]["type"], "file", "{details}");
         assert!(!ws.path().join("runs").exists(), "nothing was started");
         // Set for the run, it runs.
-        let res = crate::dispatch(
+        let res = crate::stream::testing::call(
             &ctx,
             "plan_run",
             serde_json::json!({"yaml": plan, "vars": {"src": "inputs/請求書.csv"}}),
@@ -1118,7 +1094,7 @@ graph:
         with_invoices(ws.path());
         let ctx = ctx(ws.path());
         let mut events = Vec::new();
-        let res = crate::dispatch_stream(
+        let res = crate::stream::testing::call_stream(
             &ctx,
             "plan_run",
             serde_json::json!({"yaml": CSV_PLAN}),
@@ -1140,7 +1116,7 @@ graph:
             ]
         );
         let ids = |node: &str, limit: Option<usize>| serde_json::json!({"plan_id": "api_csv", "run_id": res["run_id"], "node": node, "limit": limit});
-        let out = crate::dispatch(&ctx, "run_output", ids("pick", None)).unwrap();
+        let out = crate::stream::testing::call(&ctx, "run_output", ids("pick", None)).unwrap();
         let rows = &out["outputs"]["rows"];
         assert_eq!(rows["kind"], "table");
         assert_eq!(rows["row_count"], 3);
@@ -1154,12 +1130,12 @@ graph:
         assert_eq!(names, ["取引先", "金額"]);
         assert_eq!(rows["rows"][1]["取引先"], "ヤマダ商事");
         // A limit cuts the rows, not the count.
-        let out = crate::dispatch(&ctx, "run_output", ids("read", Some(1))).unwrap();
+        let out = crate::stream::testing::call(&ctx, "run_output", ids("read", Some(1))).unwrap();
         assert_eq!(out["outputs"]["rows"]["rows"].as_array().unwrap().len(), 1);
         assert_eq!(out["outputs"]["rows"]["row_count"], 3);
         assert_eq!(out["outputs"]["rows"]["truncated"], true);
         // A node the plan does not have.
-        let err = crate::dispatch(&ctx, "run_output", ids("nope", None)).unwrap_err();
+        let err = crate::stream::testing::call(&ctx, "run_output", ids("nope", None)).unwrap_err();
         assert_eq!(err.code, ErrorCode::NotFound);
     }
 
@@ -1178,9 +1154,10 @@ graph:
         std::fs::copy(&src, ws.path().join("book.xlsx")).unwrap();
         let ctx = ctx(ws.path());
         let plan = "id: api_patch\ngraph:\n  - id: patch\n    block: excel.patch_workbook\n    in:\n      xlsx_path: book.xlsx\n      operations:\n        - {op: set_value, sheet: 入力データ, cell: D2, value: 確認済}\n    out: {out_path: book}\n";
-        let res = crate::dispatch(&ctx, "plan_run", serde_json::json!({"yaml": plan})).unwrap();
+        let res = crate::stream::testing::call(&ctx, "plan_run", serde_json::json!({"yaml": plan}))
+            .unwrap();
         assert_eq!(res["status"], "finished", "{res:#}");
-        let out = crate::dispatch(
+        let out = crate::stream::testing::call(
             &ctx,
             "run_output",
             serde_json::json!({"plan_id": "api_patch", "run_id": res["run_id"], "node": "patch"}),
@@ -1220,9 +1197,11 @@ graph:
             "{CSV_PLAN}  - {{id: report, block: excel.write_table, in: {{rows: \"${{pick.picked}}\", sheet_name: 請求, out_name: 請求一覧.xlsx}}, out: {{out_path: book}}}}\n"
         );
         let run = |plan: &str| {
-            let res = crate::dispatch(&ctx, "plan_run", serde_json::json!({"yaml": plan})).unwrap();
+            let res =
+                crate::stream::testing::call(&ctx, "plan_run", serde_json::json!({"yaml": plan}))
+                    .unwrap();
             assert_eq!(res["status"], "finished", "{res:#}");
-            let out = crate::dispatch(
+            let out = crate::stream::testing::call(
                 &ctx,
                 "run_output",
                 serde_json::json!({"plan_id": "api_csv", "run_id": res["run_id"], "node": "report"}),
@@ -1279,7 +1258,7 @@ graph:
         )
         .unwrap();
         let second = run(&plan);
-        let diff = crate::dispatch(
+        let diff = crate::stream::testing::call(
             &ctx,
             "workbook_compare",
             serde_json::json!({"before": after, "after": second["after"]}),
@@ -1306,7 +1285,7 @@ graph:
             );
         }
         // Outside the workspace is refused like every other path.
-        let err = crate::dispatch(
+        let err = crate::stream::testing::call(
             &ctx,
             "workbook_compare",
             serde_json::json!({"after": "/etc/hostname"}),
@@ -1323,7 +1302,8 @@ graph:
         let plan = format!(
             "{CSV_PLAN}  - {{id: ok, block: ui.confirmation, in: {{message: 重複を確認しましたか}}, out: {{approved: approved}}}}\n  - {{id: after, block: transforms.select_columns, in: {{rows: \"${{pick.picked}}\", columns: [取引先]}}, when: {{expr: \"${{ok.approved}} == true\"}}}}\n"
         );
-        let res = crate::dispatch(&ctx, "plan_run", serde_json::json!({"yaml": plan})).unwrap();
+        let res = crate::stream::testing::call(&ctx, "plan_run", serde_json::json!({"yaml": plan}))
+            .unwrap();
         assert_eq!(res["status"], "paused", "{res:#}");
         assert_eq!(res["paused"][0]["node"], "ok");
         assert_eq!(res["paused"][0]["question"]["kind"], "confirmation");
@@ -1333,14 +1313,18 @@ graph:
         );
         let ids = serde_json::json!({"plan_id": "api_csv", "run_id": res["run_id"]});
         // The pause is on disk: a new process (the app reopened) sees it.
-        let got = crate::dispatch(&ctx, "run_get", ids.clone()).unwrap();
+        let got = crate::stream::testing::call(&ctx, "run_get", ids.clone()).unwrap();
         assert_eq!(got["status"], "paused");
         assert_eq!(got["paused"][0]["question"]["kind"], "confirmation");
-        let listed =
-            crate::dispatch(&ctx, "run_list", serde_json::json!({"plan_id": "api_csv"})).unwrap();
+        let listed = crate::stream::testing::call(
+            &ctx,
+            "run_list",
+            serde_json::json!({"plan_id": "api_csv"}),
+        )
+        .unwrap();
         assert_eq!(listed["runs"][0]["status"], "paused");
         let mut events = Vec::new();
-        let resumed = crate::dispatch_stream(
+        let resumed = crate::stream::testing::call_stream(
             &ctx,
             "run_resume",
             serde_json::json!({"run_id": res["run_id"], "plan_id": "api_csv", "answers": {"ok": {"approved": true}}}),
@@ -1378,19 +1362,21 @@ graph:
             "{CSV_PLAN}  - {{id: report, block: excel.write_table, in: {{rows: \"${{pick.picked}}\", sheet_name: 請求, out_dir: outputs, out_name: 請求一覧.xlsx}}, out: {{out_path: book}}}}\n"
         );
         let run = || {
-            let res = crate::dispatch(&ctx, "plan_run", serde_json::json!({"yaml": plan})).unwrap();
+            let res =
+                crate::stream::testing::call(&ctx, "plan_run", serde_json::json!({"yaml": plan}))
+                    .unwrap();
             assert_eq!(res["status"], "finished", "{res:#}");
             serde_json::json!({"plan_id": "api_csv", "run_id": res["run_id"], "node": "report"})
         };
         let target = ws.path().join("outputs/請求一覧.xlsx");
         // First run: nothing in the workspace yet; the grid is every written cell.
         let first = run();
-        let out = crate::dispatch(&ctx, "run_output", first.clone()).unwrap();
+        let out = crate::stream::testing::call(&ctx, "run_output", first.clone()).unwrap();
         assert_eq!(out["apply_to"], "outputs/請求一覧.xlsx");
         assert_eq!(out["applied"], false);
         assert_eq!(out["workbook"]["before"], Json::Null);
         assert!(!target.exists(), "a run alone writes nothing outside runs/");
-        let applied = crate::dispatch(&ctx, "run_apply", first.clone()).unwrap();
+        let applied = crate::stream::testing::call(&ctx, "run_apply", first.clone()).unwrap();
         assert_eq!(applied["to"], "outputs/請求一覧.xlsx");
         assert_eq!(applied["existed"], false);
         let run_file = ws.path().join(out["workbook"]["after"].as_str().unwrap());
@@ -1399,14 +1385,18 @@ graph:
             std::fs::read(&run_file).unwrap()
         );
         assert_eq!(
-            crate::dispatch(&ctx, "run_output", first.clone()).unwrap()["applied"],
+            crate::stream::testing::call(&ctx, "run_output", first.clone()).unwrap()["applied"],
             true
         );
-        let again = crate::dispatch(&ctx, "run_apply", first.clone()).unwrap_err();
+        let again = crate::stream::testing::call(&ctx, "run_apply", first.clone()).unwrap_err();
         assert_eq!(again.code, ErrorCode::AlreadyExists);
         // The runs list says how long the run took and who wrote what from it, when.
-        let list =
-            crate::dispatch(&ctx, "run_list", serde_json::json!({"plan_id": "api_csv"})).unwrap();
+        let list = crate::stream::testing::call(
+            &ctx,
+            "run_list",
+            serde_json::json!({"plan_id": "api_csv"}),
+        )
+        .unwrap();
         let entry = list["runs"]
             .as_array()
             .unwrap()
@@ -1431,35 +1421,35 @@ graph:
         )
         .unwrap();
         let second = run();
-        let out = crate::dispatch(&ctx, "run_output", second.clone()).unwrap();
+        let out = crate::stream::testing::call(&ctx, "run_output", second.clone()).unwrap();
         assert_eq!(out["workbook"]["before"], "outputs/請求一覧.xlsx");
         let diff = out["workbook"]["patch_diff"].as_array().unwrap();
         assert_eq!(diff.len(), 1, "{diff:?}");
         assert_eq!(diff[0]["cell"], "B4");
-        let applied = crate::dispatch(&ctx, "run_apply", second.clone()).unwrap();
+        let applied = crate::stream::testing::call(&ctx, "run_apply", second.clone()).unwrap();
         assert_eq!(applied["existed"], true);
         assert_ne!(std::fs::read(&target).unwrap(), original);
         // Undo puts the earlier workbook back, byte for byte.
-        let undone = crate::dispatch(&ctx, "run_undo_apply", second.clone()).unwrap();
+        let undone = crate::stream::testing::call(&ctx, "run_undo_apply", second.clone()).unwrap();
         assert_eq!(undone["restored"], true);
         assert_eq!(std::fs::read(&target).unwrap(), original);
         assert_eq!(
-            crate::dispatch(&ctx, "run_output", second.clone()).unwrap()["applied"],
+            crate::stream::testing::call(&ctx, "run_output", second.clone()).unwrap()["applied"],
             false
         );
         // A file someone changed after the apply is not undone.
-        crate::dispatch(&ctx, "run_apply", second.clone()).unwrap();
+        crate::stream::testing::call(&ctx, "run_apply", second.clone()).unwrap();
         keiri_fs::write_atomic(&target, b"edited by hand").unwrap();
-        let err = crate::dispatch(&ctx, "run_undo_apply", second.clone()).unwrap_err();
+        let err = crate::stream::testing::call(&ctx, "run_undo_apply", second.clone()).unwrap_err();
         assert_eq!(err.code, ErrorCode::ChangeConflict);
         assert_eq!(std::fs::read(&target).unwrap(), b"edited by hand");
         // The first run's apply made the file: undoing it (the file changed since) is refused
         // too, and a file written straight into the node's folder has nowhere to go.
-        let err = crate::dispatch(&ctx, "run_undo_apply", first).unwrap_err();
+        let err = crate::stream::testing::call(&ctx, "run_undo_apply", first).unwrap_err();
         assert_eq!(err.code, ErrorCode::ChangeConflict);
         let ids =
             serde_json::json!({"plan_id": "api_csv", "run_id": second["run_id"], "node": "pick"});
-        let err = crate::dispatch(&ctx, "run_apply", ids).unwrap_err();
+        let err = crate::stream::testing::call(&ctx, "run_apply", ids).unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidRequest);
     }
 
@@ -1506,7 +1496,7 @@ graph:
         .unwrap();
         let config = tempfile::tempdir().unwrap();
         let ctx = ctx(ws.path()).with_config_dir(config.path().to_path_buf());
-        let res = crate::dispatch(
+        let res = crate::stream::testing::call(
             &ctx,
             "plan_generate",
             serde_json::json!({
@@ -1574,11 +1564,11 @@ graph:
         with_invoices(ws.path());
         let mut ctx = ctx(ws.path());
         let body = serde_json::json!({"yaml": CSV_PLAN, "write": true});
-        let err = crate::dispatch(&ctx, "plan_run", body.clone()).unwrap_err();
+        let err = crate::stream::testing::call(&ctx, "plan_run", body.clone()).unwrap_err();
         assert_eq!(err.code, ErrorCode::PathDenied);
         assert!(!ws.path().join("runs").exists());
         ctx.trust_arguments = true;
-        let res = crate::dispatch(&ctx, "plan_run", body).unwrap();
+        let res = crate::stream::testing::call(&ctx, "plan_run", body).unwrap();
         assert_eq!(res["status"], "finished");
     }
 
@@ -1596,7 +1586,7 @@ graph:
     body: {plan: {id: b, graph: [{id: read, block: csv.read, in: {path: inputs/請求書.csv}, out: {rows: rows}}]}}
 ";
         let mut cancelled = None;
-        let res = crate::dispatch_stream(
+        let res = crate::stream::testing::call_stream(
             &ctx,
             "plan_run",
             serde_json::json!({"yaml": plan}),
@@ -1620,6 +1610,70 @@ graph:
         )
         .unwrap();
         assert!(!again.cancelled);
+    }
+
+    /// A front-end that stops awaiting a run (an HTTP client gone, a plain call dropped) stops
+    /// the run itself, not only its own wait: the blocks do not go on in the background.
+    #[test]
+    fn dropping_a_run_call_stops_the_run() {
+        let ws = tempfile::tempdir().unwrap();
+        with_invoices(ws.path());
+        let ctx = ctx(ws.path());
+        let plan = "id: api_long
+graph:
+  - id: again
+    type: loop
+    while: {condition: {expr: \"${vars.iteration} >= 0\"}, max_iterations: 100000}
+    body: {plan: {id: b, graph: [{id: read, block: csv.read, in: {path: inputs/請求書.csv}, out: {rows: rows}}]}}
+";
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let run_id = runtime.block_on(async {
+            let (tx, mut started) = tokio::sync::mpsc::unbounded_channel::<String>();
+            let sink = crate::EventSink::new(move |e: keiri_run::Event| {
+                let e = serde_json::to_value(e).unwrap_or_default();
+                if e["event"] == "run_start" {
+                    let _ = tx.send(e["run_id"].as_str().unwrap_or_default().to_string());
+                }
+            });
+            let req = PlanRunRequest {
+                yaml: Some(plan.into()),
+                ..Default::default()
+            };
+            let cancel = CancellationToken::new();
+            tokio::select! {
+                res = plan_run(&ctx, req, &sink, &cancel) => panic!("the run ended first: {res:?}"),
+                id = started.recv() => id.unwrap(),
+            }
+        });
+        // The call is dropped; nobody calls run_cancel. Bounded, so a regression fails here
+        // instead of waiting out 100,000 iterations.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while ctx
+            .running
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains_key(&run_id)
+        {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the run went on after its call was dropped"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let got = run_get(
+            &ctx,
+            RunGetRequest {
+                plan_id: "api_long".into(),
+                run_id,
+            },
+        )
+        .unwrap();
+        assert_eq!(got.status, keiri_run::RunStatus::Cancelled);
     }
 
     #[test]
@@ -1648,7 +1702,10 @@ graph:
             yaml: Some("id: bad\ngraph:\n  - {id: a, block: no.such_block}\n".into()),
             ..Default::default()
         };
-        let err = plan_run(&ctx, invalid, &|_| {}, CancellationToken::new()).unwrap_err();
+        let err = crate::stream::testing::drive(&mut |_| {}, async |sink| {
+            plan_run(&ctx, invalid, sink, &CancellationToken::new()).await
+        })
+        .unwrap_err();
         assert_eq!(err.code, ErrorCode::PlanInvalid);
         assert_eq!(
             parse_vars("a: 1\nb: [x]\n").unwrap()["b"],

@@ -1181,7 +1181,7 @@ mod tests {
     }
 
     fn save(ctx: &Context, body: Value) -> Result<Value, ApiError> {
-        crate::dispatch(ctx, "settings_save", body)
+        crate::stream::testing::call(ctx, "settings_save", body)
     }
 
     fn settings_file(f: &Fixture) -> String {
@@ -1206,7 +1206,8 @@ mod tests {
         let plan = format!(
             "id: net\ngraph:\n  - {{id: call, block: http.request, in: {{method: GET, url: \"http://127.0.0.1:{port}/status\"}}, out: {{status: status}}}}\n"
         );
-        let run = || crate::dispatch(&f.ctx, "plan_run", json!({"yaml": plan})).unwrap();
+        let run =
+            || crate::stream::testing::call(&f.ctx, "plan_run", json!({"yaml": plan})).unwrap();
         // Nothing allowed yet: the request never leaves.
         let refused = run();
         assert_eq!(refused["status"], "failed", "{refused:#}");
@@ -1233,7 +1234,7 @@ mod tests {
             assert_eq!(err.details.as_ref().unwrap()["field"], "allow_hosts");
         }
         // A refused save changes nothing.
-        let got = crate::dispatch(&f.ctx, "settings_get", json!({})).unwrap();
+        let got = crate::stream::testing::call(&f.ctx, "settings_get", json!({})).unwrap();
         assert_eq!(got["allow_hosts"], json!(["127.0.0.1", "*.slack.com"]));
     }
 
@@ -1259,7 +1260,7 @@ mod tests {
         assert!(!file.contains(KEY), "{file}");
         assert!(file.contains("gpt-4.1-mini"), "{file}");
 
-        let got = crate::dispatch(&f.ctx, "settings_get", json!({})).unwrap();
+        let got = crate::stream::testing::call(&f.ctx, "settings_get", json!({})).unwrap();
         assert_eq!(got["api_key_set"], json!(true));
         assert_eq!(got["model"], json!("gpt-4.1-mini"));
         assert!(!got.to_string().contains(KEY));
@@ -1282,7 +1283,7 @@ mod tests {
         let ctx = Context::new(dir.path())
             .with_config_dir(dir.path().join("config"))
             .with_secrets(Arc::new(NoKeychain));
-        let got = crate::dispatch(&ctx, "settings_get", json!({})).unwrap();
+        let got = crate::stream::testing::call(&ctx, "settings_get", json!({})).unwrap();
         assert_eq!(got["provider"], json!("none"));
         assert_eq!(got["lang"], json!("ja"));
         assert_eq!(got["api_key_set"], json!(false));
@@ -1386,7 +1387,8 @@ mod tests {
         // `keiri serve` shares one) sends the key.
         let clone = ctx.clone();
         assert_eq!(llm_env(&clone).unwrap().get("KEIRI_LLM_API_KEY"), Some(KEY));
-        let tested = crate::dispatch(&clone, "llm_connection_test", json!({})).unwrap();
+        let tested =
+            crate::stream::testing::call(&clone, "llm_connection_test", json!({})).unwrap();
         assert_eq!(tested["ok"], json!(true), "{tested:#}");
         let auth = format!("Bearer {KEY}");
         assert_eq!(
@@ -1402,7 +1404,7 @@ mod tests {
         assert_eq!(kept["api_key_storage"], json!("session"));
         let (_other_dir, other) = without_keychain();
         let other = other.with_config_dir(dir.path().join("config"));
-        let fresh = crate::dispatch(&other, "settings_get", json!({})).unwrap();
+        let fresh = crate::stream::testing::call(&other, "settings_get", json!({})).unwrap();
         assert_eq!(fresh["api_key_set"], json!(false));
         // An empty key forgets it.
         let deleted = save(
@@ -1437,7 +1439,7 @@ mod tests {
         let status = crate::llm_status(&ctx, Default::default()).unwrap();
         assert!(status.configured, "{status:?}");
         assert!(status.problem.is_none());
-        let tested = crate::dispatch(&ctx, "llm_connection_test", json!({})).unwrap();
+        let tested = crate::stream::testing::call(&ctx, "llm_connection_test", json!({})).unwrap();
         assert_eq!(tested["ok"], json!(true), "{tested:#}");
         let requests = server.requests();
         assert_eq!(requests[0].body["model"], json!("local-model"));
@@ -1634,7 +1636,7 @@ mod tests {
             b"KEIRI_LLM_BASE_URL=http://127.0.0.1:9/v1\nKEIRI_LLM_MODEL=qwen\n",
         )
         .unwrap();
-        let got = crate::dispatch(&ctx, "settings_get", json!({})).unwrap();
+        let got = crate::stream::testing::call(&ctx, "settings_get", json!({})).unwrap();
         assert_eq!(got["provider"], json!("none"));
         let effective = &got["effective"];
         assert_eq!(

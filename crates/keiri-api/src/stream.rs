@@ -1,5 +1,10 @@
 //! Streaming calls: functions that report events while they run (plan generation's stages,
-//! the chat agent's tool calls) and that the caller can cancel.
+//! the chat agent's tool calls, a run's node events) and that the caller can cancel.
+//!
+//! Each one is an `async fn(&Context, Req, &EventSink<Event>, &CancellationToken)`: the
+//! transports await it on their own runtime (axum's, Tauri's, the CLI's one), and the blocking
+//! parts inside (reading documents, loading the embedding model, running a plan's blocks) go to
+//! that runtime's blocking pool through [`blocking`]. No use case starts a thread or a runtime.
 //!
 //! [`crate::dispatch_stream`] (defined with the rest of the surface in `surface.rs`) is the one
 //! entry point by name, so `keiri serve` (`POST /api/<name>/stream`, NDJSON) and the desktop
@@ -7,10 +12,82 @@
 //! output the same way with [`Frame`]: any number of `{"event": …}` lines, then exactly one
 //! `{"result": …}` or `{"error": …}`.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::ApiError;
+use crate::{ApiError, Context, ErrorCode};
+
+/// Where a use case sends its events as they happen. Any thread may send (a run's blocks send
+/// from the blocking pool); a transport whose listener has gone keeps accepting and drops them.
+pub struct EventSink<T>(Option<Arc<dyn Fn(T) + Send + Sync>>);
+
+impl<T> Clone for EventSink<T> {
+    fn clone(&self) -> Self {
+        EventSink(self.0.clone())
+    }
+}
+
+impl<T> std::fmt::Debug for EventSink<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "EventSink"
+        } else {
+            "EventSink(none)"
+        })
+    }
+}
+
+impl<T> EventSink<T> {
+    /// A sink that passes each event to `f`.
+    pub fn new(f: impl Fn(T) + Send + Sync + 'static) -> Self {
+        EventSink(Some(Arc::new(f)))
+    }
+
+    /// A sink that drops every event (a caller that only wants the result).
+    pub fn none() -> Self {
+        EventSink(None)
+    }
+
+    /// Sends one event.
+    pub fn send(&self, event: T) {
+        if let Some(f) = &self.0 {
+            f(event);
+        }
+    }
+}
+
+impl<T: Serialize> EventSink<T> {
+    /// The typed sink in front of a by-name transport's JSON sink: each event is serialised
+    /// as the schema's event type says.
+    pub fn to_json(out: EventSink<Value>) -> Self {
+        match out.0 {
+            None => EventSink(None),
+            Some(f) => EventSink::new(move |event: T| {
+                f(serde_json::to_value(event).unwrap_or(Value::Null));
+            }),
+        }
+    }
+}
+
+/// Runs blocking work (file reads, the embedding model's load, a plan's blocks) on the
+/// runtime's blocking pool with a clone of the context, so an `async` use case never stalls the
+/// runtime's workers. A panic in `f` is an [`ErrorCode::Internal`] error.
+pub(crate) async fn blocking<T: Send + 'static>(
+    ctx: &Context,
+    f: impl FnOnce(&Context) -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    let ctx = ctx.clone();
+    tokio::task::spawn_blocking(move || f(&ctx))
+        .await
+        .unwrap_or_else(|e| {
+            Err(ApiError::new(
+                ErrorCode::Internal,
+                format!("the call stopped: {e}"),
+            ))
+        })
+}
 
 /// One message of a streamed call, as both transports send it.
 #[derive(Debug, Clone, Serialize)]
@@ -44,7 +121,7 @@ impl Frame {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{CancellationToken, Context, ErrorCode, dispatch_stream};
+    use crate::{CancellationToken, Context, ErrorCode};
 
     fn ctx(dir: &std::path::Path) -> Context {
         crate::context::test_context(dir)
@@ -57,7 +134,8 @@ mod tests {
         cancel: &CancellationToken,
     ) -> (Vec<Value>, Result<Value, ApiError>) {
         let mut events = Vec::new();
-        let res = dispatch_stream(ctx, name, body, &mut |e| events.push(e), cancel);
+        let res =
+            crate::stream::testing::call_stream(ctx, name, body, &mut |e| events.push(e), cancel);
         (events, res)
     }
 
@@ -126,5 +204,66 @@ mod tests {
         );
         let err = Frame::end(Err(ApiError::new(ErrorCode::Cancelled, "stop"))).to_json();
         assert_eq!(err["error"]["code"], "CANCELLED");
+    }
+}
+
+/// The tests' way to call the async API from a plain `#[test]`: on a runtime of its own, as a
+/// front-end would, with each event handed to the test's closure as it happens.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::*;
+    use crate::CancellationToken;
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
+    /// Runs `f` with a sink whose events reach `on_event` on this thread, in order.
+    pub fn drive<E: Send + 'static, T>(
+        on_event: &mut dyn FnMut(E),
+        f: impl AsyncFnOnce(&EventSink<E>) -> T,
+    ) -> T {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let sink = EventSink::new(move |e| {
+            let _ = tx.send(e);
+        });
+        runtime().block_on(async {
+            let call = f(&sink);
+            let mut call = std::pin::pin!(call);
+            loop {
+                tokio::select! {
+                    biased;
+                    Some(event) = rx.recv() => on_event(event),
+                    out = &mut call => {
+                        while let Ok(event) = rx.try_recv() {
+                            on_event(event);
+                        }
+                        return out;
+                    }
+                }
+            }
+        })
+    }
+
+    /// [`crate::dispatch`], blocking.
+    pub fn call(ctx: &Context, name: &str, body: Value) -> Result<Value, ApiError> {
+        runtime().block_on(crate::dispatch(ctx, name, body))
+    }
+
+    /// [`crate::dispatch_stream`], blocking, each event to `on_event` as it happens.
+    pub fn call_stream(
+        ctx: &Context,
+        name: &str,
+        body: Value,
+        on_event: &mut dyn FnMut(Value),
+        cancel: &CancellationToken,
+    ) -> Result<Value, ApiError> {
+        drive(on_event, async |sink: &EventSink<Value>| {
+            crate::dispatch_stream(ctx, name, body, sink.clone(), cancel).await
+        })
     }
 }

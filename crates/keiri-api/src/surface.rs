@@ -15,9 +15,11 @@
 //!   describes these types for the MCP tools, so one derive serves both, and no second
 //!   Rust→TypeScript derive (ts-rs, specta) has to be kept in step with serde's attributes.
 //!
-//! A streaming function has one shape, `fn(&Context, Req, &mut dyn FnMut(Value),
-//! &CancellationToken) -> Result<Res, ApiError>`, and is callable without events through
-//! [`dispatch`] too. Its table line names the type its events serialise from, for the schema.
+//! A plain function is `fn(&Context, Req) -> Result<Res, ApiError>` (blocking file work; the
+//! dispatchers run it on the blocking pool). An awaited one is the same as an `async fn` (a
+//! model call without events). A streaming function is `async fn(&Context, Req,
+//! &EventSink<Event>, &CancellationToken) -> Result<Res, ApiError>`, callable without events
+//! through [`dispatch`] too; its table line names its event type, for the sink and the schema.
 //!
 //! Adding a function: write it (with its request and response types) in its module, then add
 //! one line to the table.
@@ -25,7 +27,7 @@
 use keiri_llm::CancellationToken;
 use serde_json::Value;
 
-use crate::{ApiError, Context, ErrorCode};
+use crate::{ApiError, Context, ErrorCode, EventSink};
 
 /// Parses an untrusted JSON body into a request (a missing body is `{}`).
 fn parse<Req: serde::de::DeserializeOwned>(body: Value) -> Result<Req, ApiError> {
@@ -164,11 +166,14 @@ fn rename_refs(schema: &mut Value, names: &std::collections::BTreeSet<String>) {
 macro_rules! surface {
     (
         plain { $( $name:ident ( $req:ty ) -> $res:ty = $f:path ; )* }
+        awaited { $( $aname:ident ( $areq:ty ) -> $ares:ty = $af:path ; )* }
         streaming { $( $sname:ident ( $sreq:ty ) -> $sres:ty, events $sev:ty = $sf:path ; )* }
     ) => {
         /// Names of the functions [`dispatch`] accepts, in a stable order (the streaming ones
         /// last).
-        pub const FUNCTIONS: &[&str] = &[ $( stringify!($name), )* $( stringify!($sname), )* ];
+        pub const FUNCTIONS: &[&str] = &[
+            $( stringify!($name), )* $( stringify!($aname), )* $( stringify!($sname), )*
+        ];
 
         /// Names of the functions [`dispatch_stream`] accepts (each is also in [`FUNCTIONS`],
         /// callable without events).
@@ -177,18 +182,28 @@ macro_rules! surface {
         /// Calls the function `name` with a JSON `body` and returns its JSON result.
         ///
         /// The body is untrusted: one that does not match the request type is
-        /// [`ErrorCode::InvalidRequest`], never a panic. A streaming function runs with its
-        /// events dropped and no way to cancel it.
-        pub fn dispatch(ctx: &Context, name: &str, body: Value) -> Result<Value, ApiError> {
+        /// [`ErrorCode::InvalidRequest`], never a panic. A plain function (blocking file work)
+        /// runs on the runtime's blocking pool; a streaming one is awaited with its events
+        /// dropped, and stops when this future is dropped.
+        pub async fn dispatch(ctx: &Context, name: &str, body: Value) -> Result<Value, ApiError> {
             match name {
                 $( stringify!($name) => {
                     let req: $req = parse(body)?;
-                    let res: $res = $f(ctx, req)?;
+                    crate::stream::blocking(ctx, move |ctx| {
+                        let res: $res = $f(ctx, req)?;
+                        to_json(res)
+                    })
+                    .await
+                } )*
+                $( stringify!($aname) => {
+                    let req: $areq = parse(body)?;
+                    let res: $ares = $af(ctx, req).await?;
                     to_json(res)
                 } )*
                 $( stringify!($sname) => {
                     let req: $sreq = parse(body)?;
-                    let res: $sres = $sf(ctx, req, &mut |_| {}, &CancellationToken::new())?;
+                    let res: $sres =
+                        $sf(ctx, req, &EventSink::none(), &CancellationToken::new()).await?;
                     to_json(res)
                 } )*
                 _ => Err(ApiError::new(
@@ -205,11 +220,11 @@ macro_rules! surface {
         /// [`ErrorCode::Cancelled`]. A name that is not in [`STREAMING_FUNCTIONS`] is
         /// [`ErrorCode::NotFound`]; a body that does not match the request type is
         /// [`ErrorCode::InvalidRequest`].
-        pub fn dispatch_stream(
+        pub async fn dispatch_stream(
             ctx: &Context,
             name: &str,
             body: Value,
-            on_event: &mut dyn FnMut(Value),
+            events: EventSink<Value>,
             cancel: &CancellationToken,
         ) -> Result<Value, ApiError> {
             if cancel.is_cancelled() {
@@ -218,7 +233,8 @@ macro_rules! surface {
             match name {
                 $( stringify!($sname) => {
                     let req: $sreq = parse(body)?;
-                    let res: $sres = $sf(ctx, req, on_event, cancel)?;
+                    let events = EventSink::<$sev>::to_json(events);
+                    let res: $sres = $sf(ctx, req, &events, cancel).await?;
                     to_json(res)
                 } )*
                 _ => Err(ApiError::new(
@@ -244,6 +260,14 @@ macro_rules! surface {
                 function_schema(
                     requests.subschema_for::<$req>(),
                     responses.subschema_for::<$res>(),
+                    None,
+                ),
+            ); )*
+            $( functions.insert(
+                stringify!($aname).to_owned(),
+                function_schema(
+                    requests.subschema_for::<$areq>(),
+                    responses.subschema_for::<$ares>(),
                     None,
                 ),
             ); )*
@@ -280,11 +304,9 @@ surface! {
         blocks_retrieve_eval(crate::retrieval::RetrieveEvalRequest) -> crate::retrieval::EvalReport = crate::blocks_retrieve_eval;
         embeddings_prewarm(crate::EmbeddingsPrewarmRequest) -> crate::EmbeddingsPrewarmResponse = crate::embeddings_prewarm;
         llm_status(crate::LlmStatusRequest) -> crate::LlmStatusResponse = crate::llm_status;
-        llm_connection_test(crate::LlmConnectionTestRequest) -> crate::LlmConnectionTestResponse = crate::llm_connection_test;
         apply_patch(crate::patches::ApplyPatchRequest) -> crate::patches::ApplyPatchResult = crate::apply_patch;
         templates_list(crate::TemplatesListRequest) -> crate::TemplatesListResponse = crate::templates_list;
         requirements_answer(crate::RequirementsAnswerRequest) -> crate::RequirementsAnswerResponse = crate::requirements_answer;
-        planner_eval(crate::PlanEvalRequest) -> crate::PlanEvalResponse = crate::planner_eval;
         documents_upload(crate::DocumentsUploadRequest) -> crate::DocumentsUploadResponse = crate::documents_upload;
         settings_get(crate::SettingsGetRequest) -> crate::SettingsGetResponse = crate::settings_get;
         settings_save(crate::SettingsSaveRequest) -> crate::SettingsGetResponse = crate::settings_save;
@@ -298,11 +320,15 @@ surface! {
         run_apply(crate::RunApplyRequest) -> crate::RunApplyResponse = crate::run_apply;
         run_undo_apply(crate::RunUndoApplyRequest) -> crate::RunUndoApplyResponse = crate::run_undo_apply;
     }
+    awaited {
+        llm_connection_test(crate::LlmConnectionTestRequest) -> crate::LlmConnectionTestResponse = crate::llm_connection_test;
+    }
     streaming {
-        plan_generate(crate::PlanGenerateRequest) -> crate::PlanGenerateResponse, events crate::GenerationEvent = crate::generate::plan_generate_stream;
-        chat_send(crate::ChatSendRequest) -> crate::ChatSendResponse, events keiri_agent::Event = crate::chat_send_stream;
-        plan_run(crate::PlanRunRequest) -> crate::PlanRunResponse, events keiri_run::records::Event = crate::run::plan_run_stream;
-        run_resume(crate::RunResumeRequest) -> crate::PlanRunResponse, events keiri_run::records::Event = crate::run::run_resume_stream;
+        plan_generate(crate::PlanGenerateRequest) -> crate::PlanGenerateResponse, events crate::GenerationEvent = crate::plan_generate;
+        chat_send(crate::ChatSendRequest) -> crate::ChatSendResponse, events keiri_agent::Event = crate::chat_send;
+        plan_run(crate::PlanRunRequest) -> crate::PlanRunResponse, events keiri_run::Event = crate::plan_run;
+        run_resume(crate::RunResumeRequest) -> crate::PlanRunResponse, events keiri_run::Event = crate::run_resume;
+        planner_eval(crate::PlanEvalRequest) -> crate::PlanEvalResponse, events crate::EvalProgress = crate::planner_eval;
     }
 }
 
@@ -462,10 +488,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let ctx = ctx(dir.path());
         for name in FUNCTIONS {
-            let err = dispatch(&ctx, name, serde_json::json!(42)).unwrap_err();
+            let err = crate::stream::testing::call(&ctx, name, serde_json::json!(42)).unwrap_err();
             assert_eq!(err.code, ErrorCode::InvalidRequest, "{name}: {err:?}");
         }
-        let err = dispatch(&ctx, "no_such_function", Value::Null).unwrap_err();
+        let err = crate::stream::testing::call(&ctx, "no_such_function", Value::Null).unwrap_err();
         assert_eq!(err.code, ErrorCode::NotFound);
     }
 }

@@ -392,7 +392,7 @@ mod tests {
     fn dispatch_reaches_the_upload() {
         let ws = tempfile::tempdir().unwrap();
         let ctx = Context::new(ws.path());
-        let res = crate::dispatch(
+        let res = crate::stream::testing::call(
             &ctx,
             "documents_upload",
             serde_json::json!({"name": "memo.txt", "content_base64": STANDARD.encode("メモ")}),
@@ -400,7 +400,7 @@ mod tests {
         .unwrap();
         assert_eq!(res["path"], "inputs/memo.txt");
         // The stored file is readable by the document functions through the same path.
-        let text = crate::dispatch(
+        let text = crate::stream::testing::call(
             &ctx,
             "documents_extract",
             serde_json::json!({"file_paths": [res["path"]]}),
@@ -434,7 +434,7 @@ mod tests {
         let secret = outside.path().join("secret.txt");
         fixture(&secret, b"secret");
         let ctx = Context::new(ws.path());
-        let err = crate::dispatch(
+        let err = crate::stream::testing::call(
             &ctx,
             "documents_import",
             serde_json::json!({"paths": [secret]}),
@@ -464,7 +464,7 @@ mod tests {
             "番号,金額\n1,100\n".as_bytes()
         );
         // The document functions, behind the path policy, now read it.
-        let text = crate::dispatch(
+        let text = crate::stream::testing::call(
             &ctx,
             "documents_extract",
             serde_json::json!({"file_paths": [first.files[0].path]}),

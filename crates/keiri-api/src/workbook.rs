@@ -517,7 +517,7 @@ mod tests {
         std::fs::File::create(dir.path().join("empty.xlsx")).unwrap();
         assert_eq!(code(req("empty.xlsx")), ErrorCode::WorkbookUnreadable);
         let body = serde_json::json!({"xlsx_path": "a.xlsx", "ops": [{"op": "set_value"}]});
-        let err = crate::dispatch(&ctx, "workbook_patch", body).unwrap_err();
+        let err = crate::stream::testing::call(&ctx, "workbook_patch", body).unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidRequest);
         assert!(err.message.contains("ops[0]"), "{}", err.message);
         let changed = keiri_xlsx::Error::from(keiri_fs::Error::Changed {

@@ -147,26 +147,43 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     // servers' callers are not the user and always stay inside the roots.
     ctx.trust_arguments =
         cli.global.roots.is_empty() && !matches!(cli.command, Command::Serve(_) | Command::Mcp(_));
+    // The process's one async runtime: the server's, the MCP session's, and the one the
+    // streaming calls (generate, chat, eval, run) are awaited on.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| anyhow::anyhow!("starting the async runtime: {e}"))?;
+    let code = run_command(cli, ctx, &runtime);
+    // A read of stdin (the MCP session's) cannot be cancelled; do not let it hold the process.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    code
+}
+
+fn run_command(
+    cli: &Cli,
+    ctx: keiri_api::Context,
+    runtime: &tokio::runtime::Runtime,
+) -> anyhow::Result<ExitCode> {
     let json = cli.global.json;
     match &cli.command {
         Command::Validate(args) => cmd::plan::validate(&ctx, args, json),
         Command::DryRun(args) => cmd::plan::dry_run(&ctx, args, json),
         Command::Register(args) => cmd::plan::register(&ctx, args, json),
         Command::Catalog(args) => cmd::plan::catalog(&ctx, args, json),
-        Command::Serve(args) => cmd::serve::run(ctx, args),
+        Command::Serve(args) => cmd::serve::run(ctx, args, runtime),
         Command::Extract(args) => cmd::extract::run(&ctx, args, json),
         Command::Patch(args) => cmd::patch::run(&ctx, args),
         Command::Mcp(args) => {
             let mut args = args.clone();
             args.roots = cli.global.roots.clone();
-            cmd::mcp::run(ctx, &args)
+            cmd::mcp::run(ctx, &args, runtime)
         }
         Command::Retrieve(args) => cmd::retrieve::run(&ctx, args, json),
         Command::Llm(args) => cmd::llm::run(&ctx, args, json),
-        Command::Generate(args) => cmd::generate::run(&ctx, args, json),
+        Command::Generate(args) => cmd::generate::run(&ctx, args, json, runtime),
         Command::ApplyPatch(args) => cmd::apply_patch::run(&ctx, args),
-        Command::Chat(args) => cmd::chat::run(&ctx, args, json),
-        Command::Eval(args) => cmd::eval::run(&ctx, args, json),
-        Command::Run(args) => cmd::run::run(&ctx, args, json),
+        Command::Chat(args) => cmd::chat::run(&ctx, args, json, runtime),
+        Command::Eval(args) => cmd::eval::run(&ctx, args, json, runtime),
+        Command::Run(args) => cmd::run::run(&ctx, args, json, runtime),
     }
 }

@@ -16,11 +16,9 @@ export type ApiFunction =
   | 'blocks_retrieve_eval'
   | 'embeddings_prewarm'
   | 'llm_status'
-  | 'llm_connection_test'
   | 'apply_patch'
   | 'templates_list'
   | 'requirements_answer'
-  | 'planner_eval'
   | 'documents_upload'
   | 'settings_get'
   | 'settings_save'
@@ -33,17 +31,20 @@ export type ApiFunction =
   | 'run_output'
   | 'run_apply'
   | 'run_undo_apply'
+  | 'llm_connection_test'
   | 'plan_generate'
   | 'chat_send'
   | 'plan_run'
-  | 'run_resume';
+  | 'run_resume'
+  | 'planner_eval';
 
 /** The functions that also stream events (`POST /api/<name>/stream`, `call_stream`). */
 export type StreamingFunction =
   | 'plan_generate'
   | 'chat_send'
   | 'plan_run'
-  | 'run_resume';
+  | 'run_resume'
+  | 'planner_eval';
 
 export const FUNCTIONS: readonly ApiFunction[] = [
   'catalog_list',
@@ -60,11 +61,9 @@ export const FUNCTIONS: readonly ApiFunction[] = [
   'blocks_retrieve_eval',
   'embeddings_prewarm',
   'llm_status',
-  'llm_connection_test',
   'apply_patch',
   'templates_list',
   'requirements_answer',
-  'planner_eval',
   'documents_upload',
   'settings_get',
   'settings_save',
@@ -77,10 +76,12 @@ export const FUNCTIONS: readonly ApiFunction[] = [
   'run_output',
   'run_apply',
   'run_undo_apply',
+  'llm_connection_test',
   'plan_generate',
   'chat_send',
   'plan_run',
   'run_resume',
+  'planner_eval',
 ];
 
 export const STREAMING_FUNCTIONS: readonly StreamingFunction[] = [
@@ -88,4 +89,5 @@ export const STREAMING_FUNCTIONS: readonly StreamingFunction[] = [
   'chat_send',
   'plan_run',
   'run_resume',
+  'planner_eval',
 ];

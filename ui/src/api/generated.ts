@@ -643,13 +643,6 @@ export type ValueType =
  */
 export type AnswerUse = 'value' | 'schema_template' | 'column';
 /**
- * The outcome.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "Status".
- */
-export type Status = 'valid' | 'needs_answers' | 'invalid' | 'fallback';
-/**
  * The LLM provider the settings select.
  *
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
@@ -702,6 +695,13 @@ export type When =
       expr: unknown;
     }
   | unknown;
+/**
+ * The outcome.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "Status".
+ */
+export type Status = 'valid' | 'needs_answers' | 'invalid' | 'fallback';
 /**
  * How templates are used.
  *
@@ -851,6 +851,25 @@ export type RunEvent =
       duration_ms: number;
       failed: string[];
     };
+/**
+ * One progress event of an eval.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "EvalProgress".
+ */
+export type EvalProgress =
+  | {
+      event: 'case';
+      index: number;
+      of: number;
+      id: string;
+      runs: number;
+    }
+  | {
+      event: 'run';
+      case: string;
+      outcome: RunOutcome;
+    };
 
 /**
  * Generated from crates/keiri-api/src/surface.rs — do not edit; `make generated` rewrites it.
@@ -912,10 +931,6 @@ export interface ApiFunctions {
     request: StatusRequest;
     response: StatusResponse;
   };
-  llm_connection_test: {
-    request: LlmConnectionTestRequest;
-    response: LlmConnectionTestResponse;
-  };
   apply_patch: {
     request: ApplyPatchRequest;
     response: ApplyPatchResult;
@@ -927,10 +942,6 @@ export interface ApiFunctions {
   requirements_answer: {
     request: RequirementsAnswerRequest;
     response: RequirementsAnswerResponse;
-  };
-  planner_eval: {
-    request: PlanEvalRequest;
-    response: PlanEvalResponse;
   };
   documents_upload: {
     request: DocumentsUploadRequest;
@@ -980,6 +991,10 @@ export interface ApiFunctions {
     request: RunApplyRequest;
     response: RunUndoApplyResponse;
   };
+  llm_connection_test: {
+    request: LlmConnectionTestRequest;
+    response: LlmConnectionTestResponse;
+  };
   plan_generate: {
     request: PlanGenerateRequest;
     response: PlanGenerateResponse;
@@ -999,6 +1014,11 @@ export interface ApiFunctions {
     request: RunResumeRequest;
     response: PlanRunResponse;
     event: RunEvent;
+  };
+  planner_eval: {
+    request: PlanEvalRequest;
+    response: PlanEvalResponse;
+    event: EvalProgress;
   };
 }
 /**
@@ -2380,56 +2400,6 @@ export interface StatusProblem {
   message: string;
 }
 /**
- * Request of `llm_connection_test`.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "LlmConnectionTestRequest".
- */
-export interface LlmConnectionTestRequest {
-  /**
-   * The language of `message`; the context's when absent.
-   */
-  lang?: Lang | null;
-}
-/**
- * What the test found. Never a key.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "LlmConnectionTestResponse".
- */
-export interface LlmConnectionTestResponse {
-  /**
-   * The provider answered the request.
-   */
-  ok: boolean;
-  /**
-   * The provider tried, when one is configured.
-   */
-  provider: ProviderKind | null;
-  model: string;
-  /**
-   * Where the request went (user info and query removed).
-   */
-  base_url: string | null;
-  /**
-   * How long the request took, in milliseconds.
-   */
-  elapsed_ms: number;
-  /**
-   * Why it failed: keiri-llm's code (`LLM_UNAUTHORIZED`, `LLM_CONNECTION`, `LLM_TIMEOUT`,
-   * `LLM_NOT_CONFIGURED`, …) or `KEYCHAIN_UNAVAILABLE`; `None` when `ok`.
-   */
-  code: string | null;
-  /**
-   * The outcome for the user, in `lang`.
-   */
-  message: string;
-  /**
-   * The provider's or the client's own words on a failure (English, no keys).
-   */
-  detail: string | null;
-}
-/**
  * The `apply_patch` request of the API and CLI: the tool input plus how to run it.
  *
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
@@ -2652,195 +2622,6 @@ export interface RequirementTarget {
    * The key inside that element when it is an object (`field`).
    */
   field?: string | null;
-}
-/**
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "PlanEvalRequest".
- */
-export interface PlanEvalRequest {
-  /**
-   * The case file (YAML, see `evals/planner_cases.yaml`), inside the workspace.
-   */
-  cases: string;
-  /**
-   * Runs per case (default 3, at most 20).
-   */
-  runs?: number | null;
-  /**
-   * Repair rounds after the first wiring (default 2).
-   */
-  max_repair?: number | null;
-  /**
-   * Only the cases with these ids (default: all).
-   */
-  only?: string[];
-  /**
-   * Message language, `ja` or `en`; the server's default when left out.
-   */
-  lang?: 'ja' | 'en' | null;
-}
-/**
- * The result of an eval.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "PlanEvalResponse".
- */
-export interface PlanEvalResponse {
-  cases: CaseReport[];
-  total: Totals;
-  /**
-   * The provider and model the cases ran against (secrets redacted).
-   */
-  provider: string;
-  model: string;
-  /**
-   * Documents of a case that could not be read, as `case: path: CODE message`.
-   */
-  notes: string[];
-}
-/**
- * The numbers of one case over its runs.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "CaseReport".
- */
-export interface CaseReport {
-  id: string;
-  runs: RunOutcome[];
-  first_pass_valid: number;
-  valid_after_repair: number;
-  /**
-   * Runs that ended in an error instead of a plan.
-   */
-  errors: number;
-  unknown: UnknownCounts;
-  rejected: number;
-  /**
-   * Share of runs whose block multiset is the most common one.
-   */
-  consistency: number | null;
-  /**
-   * Mean pairwise Jaccard of the block sets of the runs that made a plan.
-   */
-  jaccard: number | null;
-  /**
-   * Share of the expected blocks and shapes found, averaged over the runs; `None`
-   * without any.
-   */
-  expected_found: number | null;
-}
-/**
- * What one generation of a case amounts to.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "RunOutcome".
- */
-export interface RunOutcome {
-  /**
-   * 1-based.
-   */
-  run: number;
-  /**
-   * The planner's status; `None` when the generation failed (see `error`).
-   */
-  status: Status | null;
-  error: RunError | null;
-  /**
-   * Zero errors after the first wiring, before any repair.
-   */
-  first_pass_valid: boolean;
-  /**
-   * Zero errors at the end (after repair).
-   */
-  valid: boolean;
-  /**
-   * Repair rounds used.
-   */
-  repairs: number;
-  /**
-   * Unknown ids and keys in any attempt's plan (must be zero).
-   */
-  unknown: UnknownCounts;
-  /**
-   * Unknown ids / keys or broken contracts the guards caught before a plan was built:
-   * offenders removed by the wiring check, plus 1 for a run whose answer no schema
-   * accepted (`LLM_OUTPUT_INVALID`).
-   */
-  rejected: number;
-  /**
-   * Block ids of the final plan, sorted, with repeats (empty when the run failed).
-   */
-  blocks: string[];
-  /**
-   * Expected blocks missing from the final plan.
-   */
-  missing_expected: string[];
-  usage: Usage;
-}
-/**
- * A generation that failed, as recorded.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "RunError".
- */
-export interface RunError {
-  code: string;
-  message: string;
-}
-/**
- * Unknown block ids and `in` / `out` keys found in plans.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "UnknownCounts".
- */
-export interface UnknownCounts {
-  blocks: number;
-  inputs: number;
-  outputs: number;
-}
-/**
- * Tokens used; adds up over calls.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "Usage".
- */
-export interface Usage {
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-}
-/**
- * Totals over every case.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "Totals".
- */
-export interface Totals {
-  cases: number;
-  runs: number;
-  first_pass_valid: number;
-  first_pass_valid_rate: number;
-  valid_after_repair: number;
-  valid_after_repair_rate: number;
-  errors: number;
-  /**
-   * Unknown ids / keys that reached a plan; anything but zero is a failure.
-   */
-  unknown: UnknownCounts;
-  rejected: number;
-  /**
-   * Mean of the cases' consistency (cases with runs).
-   */
-  consistency: number | null;
-  /**
-   * Mean of the cases' pairwise Jaccard (cases with two plans or more).
-   */
-  jaccard: number | null;
-  /**
-   * Mean of the cases' expected-block share (cases that list expected blocks).
-   */
-  expected_found: number | null;
-  usage: Usage;
 }
 /**
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
@@ -3364,6 +3145,56 @@ export interface RunUndoApplyResponse {
   restored: boolean;
 }
 /**
+ * Request of `llm_connection_test`.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "LlmConnectionTestRequest".
+ */
+export interface LlmConnectionTestRequest {
+  /**
+   * The language of `message`; the context's when absent.
+   */
+  lang?: Lang | null;
+}
+/**
+ * What the test found. Never a key.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "LlmConnectionTestResponse".
+ */
+export interface LlmConnectionTestResponse {
+  /**
+   * The provider answered the request.
+   */
+  ok: boolean;
+  /**
+   * The provider tried, when one is configured.
+   */
+  provider: ProviderKind | null;
+  model: string;
+  /**
+   * Where the request went (user info and query removed).
+   */
+  base_url: string | null;
+  /**
+   * How long the request took, in milliseconds.
+   */
+  elapsed_ms: number;
+  /**
+   * Why it failed: keiri-llm's code (`LLM_UNAUTHORIZED`, `LLM_CONNECTION`, `LLM_TIMEOUT`,
+   * `LLM_NOT_CONFIGURED`, …) or `KEYCHAIN_UNAVAILABLE`; `None` when `ok`.
+   */
+  code: string | null;
+  /**
+   * The outcome for the user, in `lang`.
+   */
+  message: string;
+  /**
+   * The provider's or the client's own words on a failure (English, no keys).
+   */
+  detail: string | null;
+}
+/**
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
  * via the `definition` "PlanGenerateRequest".
  */
@@ -3653,6 +3484,17 @@ export interface Issue {
   hint: string | null;
 }
 /**
+ * Tokens used; adds up over calls.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "Usage".
+ */
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
+/**
  * One streamed event of `plan_generate`: a stage's progress and the time since the call
  * began, for "skeleton… 3.2 s".
  *
@@ -3864,4 +3706,182 @@ export interface RunResumeRequest {
    */
   runs_dir?: string | null;
   lang?: Lang | null;
+}
+/**
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "PlanEvalRequest".
+ */
+export interface PlanEvalRequest {
+  /**
+   * The case file (YAML, see `evals/planner_cases.yaml`), inside the workspace.
+   */
+  cases: string;
+  /**
+   * Runs per case (default 3, at most 20).
+   */
+  runs?: number | null;
+  /**
+   * Repair rounds after the first wiring (default 2).
+   */
+  max_repair?: number | null;
+  /**
+   * Only the cases with these ids (default: all).
+   */
+  only?: string[];
+  /**
+   * Message language, `ja` or `en`; the server's default when left out.
+   */
+  lang?: 'ja' | 'en' | null;
+}
+/**
+ * The result of an eval.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "PlanEvalResponse".
+ */
+export interface PlanEvalResponse {
+  cases: CaseReport[];
+  total: Totals;
+  /**
+   * The provider and model the cases ran against (secrets redacted).
+   */
+  provider: string;
+  model: string;
+  /**
+   * Documents of a case that could not be read, as `case: path: CODE message`.
+   */
+  notes: string[];
+}
+/**
+ * The numbers of one case over its runs.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "CaseReport".
+ */
+export interface CaseReport {
+  id: string;
+  runs: RunOutcome[];
+  first_pass_valid: number;
+  valid_after_repair: number;
+  /**
+   * Runs that ended in an error instead of a plan.
+   */
+  errors: number;
+  unknown: UnknownCounts;
+  rejected: number;
+  /**
+   * Share of runs whose block multiset is the most common one.
+   */
+  consistency: number | null;
+  /**
+   * Mean pairwise Jaccard of the block sets of the runs that made a plan.
+   */
+  jaccard: number | null;
+  /**
+   * Share of the expected blocks and shapes found, averaged over the runs; `None`
+   * without any.
+   */
+  expected_found: number | null;
+}
+/**
+ * What one generation of a case amounts to.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "RunOutcome".
+ */
+export interface RunOutcome {
+  /**
+   * 1-based.
+   */
+  run: number;
+  /**
+   * The planner's status; `None` when the generation failed (see `error`).
+   */
+  status: Status | null;
+  error: RunError | null;
+  /**
+   * Zero errors after the first wiring, before any repair.
+   */
+  first_pass_valid: boolean;
+  /**
+   * Zero errors at the end (after repair).
+   */
+  valid: boolean;
+  /**
+   * Repair rounds used.
+   */
+  repairs: number;
+  /**
+   * Unknown ids and keys in any attempt's plan (must be zero).
+   */
+  unknown: UnknownCounts;
+  /**
+   * Unknown ids / keys or broken contracts the guards caught before a plan was built:
+   * offenders removed by the wiring check, plus 1 for a run whose answer no schema
+   * accepted (`LLM_OUTPUT_INVALID`).
+   */
+  rejected: number;
+  /**
+   * Block ids of the final plan, sorted, with repeats (empty when the run failed).
+   */
+  blocks: string[];
+  /**
+   * Expected blocks missing from the final plan.
+   */
+  missing_expected: string[];
+  usage: Usage;
+}
+/**
+ * A generation that failed, as recorded.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "RunError".
+ */
+export interface RunError {
+  code: string;
+  message: string;
+}
+/**
+ * Unknown block ids and `in` / `out` keys found in plans.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "UnknownCounts".
+ */
+export interface UnknownCounts {
+  blocks: number;
+  inputs: number;
+  outputs: number;
+}
+/**
+ * Totals over every case.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "Totals".
+ */
+export interface Totals {
+  cases: number;
+  runs: number;
+  first_pass_valid: number;
+  first_pass_valid_rate: number;
+  valid_after_repair: number;
+  valid_after_repair_rate: number;
+  errors: number;
+  /**
+   * Unknown ids / keys that reached a plan; anything but zero is a failure.
+   */
+  unknown: UnknownCounts;
+  rejected: number;
+  /**
+   * Mean of the cases' consistency (cases with runs).
+   */
+  consistency: number | null;
+  /**
+   * Mean of the cases' pairwise Jaccard (cases with two plans or more).
+   */
+  jaccard: number | null;
+  /**
+   * Mean of the cases' expected-block share (cases that list expected blocks).
+   */
+  expected_found: number | null;
+  usage: Usage;
 }

@@ -91,6 +91,7 @@ pub fn describe_event(event: &Value) -> Option<String> {
 
 struct Chat<'a> {
     ctx: &'a Context,
+    runtime: &'a tokio::runtime::Runtime,
     args: &'a Args,
     json: bool,
     session: Option<String>,
@@ -99,10 +100,16 @@ struct Chat<'a> {
     interactive: bool,
 }
 
-pub fn run(ctx: &Context, args: &Args, json: bool) -> anyhow::Result<ExitCode> {
+pub fn run(
+    ctx: &Context,
+    args: &Args,
+    json: bool,
+    runtime: &tokio::runtime::Runtime,
+) -> anyhow::Result<ExitCode> {
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let mut chat = Chat {
         ctx,
+        runtime,
         args,
         json,
         session: args.session.clone(),
@@ -178,16 +185,15 @@ impl Chat<'_> {
             req.plan_path = self.args.plan.clone();
         }
         let json = self.json;
-        let res = keiri_api::chat_send_stream(
-            self.ctx,
-            req,
-            &mut |event| {
-                if !json && let Some(line) = describe_event(&event) {
-                    eprintln!("{line}");
-                }
-            },
-            &keiri_api::CancellationToken::new(),
-        )?;
+        let (sink, events) = super::events();
+        let cancel = keiri_api::CancellationToken::new();
+        let call = keiri_api::chat_send(self.ctx, req, &sink, &cancel);
+        let res = events.drive(self.runtime, call, |event| {
+            let event = serde_json::to_value(event).unwrap_or_default();
+            if !json && let Some(line) = describe_event(&event) {
+                eprintln!("{line}");
+            }
+        })?;
         self.plan_sent = true;
         self.session = Some(res.session_id.clone());
         let mut approvals = Vec::new();

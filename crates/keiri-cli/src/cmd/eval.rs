@@ -71,13 +71,23 @@ fn describe(p: &EvalProgress) -> String {
     }
 }
 
-pub fn run(ctx: &Context, args: &Args, json: bool) -> anyhow::Result<ExitCode> {
+pub fn run(
+    ctx: &Context,
+    args: &Args,
+    json: bool,
+    runtime: &tokio::runtime::Runtime,
+) -> anyhow::Result<ExitCode> {
     match &args.command {
-        EvalCommand::Planner(a) => planner(ctx, a, json),
+        EvalCommand::Planner(a) => planner(ctx, a, json, runtime),
     }
 }
 
-fn planner(ctx: &Context, args: &PlannerArgs, json: bool) -> anyhow::Result<ExitCode> {
+fn planner(
+    ctx: &Context,
+    args: &PlannerArgs,
+    json: bool,
+    runtime: &tokio::runtime::Runtime,
+) -> anyhow::Result<ExitCode> {
     let req = PlanEvalRequest {
         cases: args.cases.clone(),
         runs: Some(args.runs),
@@ -85,9 +95,10 @@ fn planner(ctx: &Context, args: &PlannerArgs, json: bool) -> anyhow::Result<Exit
         only: args.only.clone(),
         lang: Some(ctx.lang),
     };
-    let res = match keiri_api::planner_eval_with_progress(ctx, req, &mut |p| {
-        eprintln!("{}", describe(p));
-    }) {
+    let (sink, events) = super::events();
+    let cancel = keiri_api::CancellationToken::new();
+    let call = keiri_api::planner_eval(ctx, req, &sink, &cancel);
+    let res = match events.drive(runtime, call, |p| eprintln!("{}", describe(&p))) {
         Ok(r) => r,
         Err(e) => return print_error(&e, json),
     };

@@ -110,7 +110,12 @@ fn describe(p: &Progress) -> String {
 /// Most rounds of questions on a terminal before the last result stands.
 const MAX_QUESTION_ROUNDS: usize = 8;
 
-pub fn run(ctx: &Context, args: &Args, json: bool) -> anyhow::Result<ExitCode> {
+pub fn run(
+    ctx: &Context,
+    args: &Args,
+    json: bool,
+    runtime: &tokio::runtime::Runtime,
+) -> anyhow::Result<ExitCode> {
     let answers = match &args.answers {
         Some(path) => {
             let text = std::fs::read_to_string(path)
@@ -146,8 +151,10 @@ pub fn run(ctx: &Context, args: &Args, json: bool) -> anyhow::Result<ExitCode> {
     let mut rounds = 0;
     let res = loop {
         let mut view = ProgressView::new(show, stderr_tty);
-        let result =
-            keiri_api::plan_generate_with_progress(ctx, req.clone(), &mut |p| view.show(p));
+        let (sink, events) = super::events();
+        let cancel = keiri_api::CancellationToken::new();
+        let call = keiri_api::plan_generate(ctx, req.clone(), &sink, &cancel);
+        let result = events.drive(runtime, call, |e| view.show(&e.progress));
         view.finish();
         let res = match result {
             Ok(r) => r,

@@ -20,7 +20,6 @@ pub mod transport;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::Context as _;
 use keiri_api::xlsx::OnConflict;
@@ -143,21 +142,24 @@ impl Server {
             ));
         };
         let args = serde_json::Value::Object(arguments.unwrap_or_default());
-        let ctx = Arc::clone(&self.ctx);
-        let tools = Arc::clone(&self.tools);
-        // The API functions do blocking file I/O (and the workbook engine evaluates
-        // formulas); keep them off the async workers that read and write the protocol.
-        let joined = tokio::task::spawn_blocking(move || match tools.get(index) {
-            Some((spec, _)) => (spec.call)(&ctx, args),
-            None => Err(ApiError::new(ErrorCode::Internal, "tool table changed")),
-        })
-        .await;
-        let result = joined.unwrap_or_else(|e| {
-            Err(ApiError::new(
-                ErrorCode::Internal,
-                format!("the tool failed: {e}"),
-            ))
-        });
+        let result = match self.tools[index].0.call {
+            // An API function by name: the API keeps its blocking work off the async workers
+            // that read and write the protocol, and awaits its streaming ones.
+            tools::Call::Api(function) => keiri_api::dispatch(&self.ctx, function, args).await,
+            tools::Call::Blocking(call) => {
+                let ctx = Arc::clone(&self.ctx);
+                // Blocking file I/O (and the workbook engine evaluates formulas): off the
+                // async workers.
+                tokio::task::spawn_blocking(move || call(&ctx, args))
+                    .await
+                    .unwrap_or_else(|e| {
+                        Err(ApiError::new(
+                            ErrorCode::Internal,
+                            format!("the tool failed: {e}"),
+                        ))
+                    })
+            }
+        };
         Ok(match result {
             Ok(value) => CallToolResult::structured(value),
             Err(err) => CallToolResult::structured_error(error_body(&err)),
@@ -251,7 +253,11 @@ impl ServerHandler for Server {
 }
 
 /// Serves MCP on stdin/stdout until the client closes the connection.
-pub fn run(ctx: Context, args: &McpArgs) -> anyhow::Result<ExitCode> {
+pub fn run(
+    ctx: Context,
+    args: &McpArgs,
+    runtime: &tokio::runtime::Runtime,
+) -> anyhow::Result<ExitCode> {
     let ctx = configure(ctx, args)?;
     if ctx.allowed_roots.iter().any(|r| r.parent().is_none()) {
         eprintln!(
@@ -271,10 +277,6 @@ pub fn run(ctx: Context, args: &McpArgs) -> anyhow::Result<ExitCode> {
             .collect::<Vec<_>>()
             .join(", ")
     );
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
     let result = runtime.block_on(async move {
         let service = server
             .serve(transport::LineTransport::new(
@@ -286,8 +288,7 @@ pub fn run(ctx: Context, args: &McpArgs) -> anyhow::Result<ExitCode> {
         service.waiting().await.context("running the MCP session")?;
         anyhow::Ok(())
     });
-    // A read of stdin cannot be cancelled; do not let it hold the process after the session.
-    runtime.shutdown_timeout(Duration::from_secs(1));
+    // `main` shuts the runtime down with a timeout: a read of stdin cannot be cancelled.
     result.map(|()| ExitCode::SUCCESS)
 }
 

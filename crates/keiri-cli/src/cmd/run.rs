@@ -241,7 +241,12 @@ impl Progress {
     }
 }
 
-pub fn run(ctx: &Context, args: &Args, json: bool) -> anyhow::Result<ExitCode> {
+pub fn run(
+    ctx: &Context,
+    args: &Args,
+    json: bool,
+    runtime: &tokio::runtime::Runtime,
+) -> anyhow::Result<ExitCode> {
     let vars = vars(args)?;
     let inputs = inputs(args)?;
     let given = match &args.answers {
@@ -261,11 +266,14 @@ pub fn run(ctx: &Context, args: &Args, json: bool) -> anyhow::Result<ExitCode> {
         .as_ref()
         .map(|d| d.to_string_lossy().into_owned());
     let progress = Progress::new();
-    let sink = |event: &Value| progress.show(event);
+    let show = |event: keiri_api::RunEvent| {
+        progress.show(&serde_json::to_value(event).unwrap_or_default());
+    };
     let cancel = CancellationToken::new();
-    cancel_on_ctrl_c(&cancel);
+    cancel_on_ctrl_c(runtime, &cancel);
     let resume = |run_id: &str, answers: IndexMap<String, Value>| {
-        keiri_api::run_resume(
+        let (sink, events) = super::events();
+        let call = keiri_api::run_resume(
             ctx,
             RunResumeRequest {
                 run_id: run_id.to_string(),
@@ -281,25 +289,30 @@ pub fn run(ctx: &Context, args: &Args, json: bool) -> anyhow::Result<ExitCode> {
                 lang: Some(ctx.lang),
             },
             &sink,
-            cancel.clone(),
-        )
+            &cancel,
+        );
+        events.drive(runtime, call, show)
     };
     let mut result = match &args.resume {
-        None => keiri_api::plan_run(
-            ctx,
-            PlanRunRequest {
-                plan_path: plan_path.clone(),
-                yaml: None,
-                vars: vars.clone(),
-                inputs: inputs.clone(),
-                allow_env: args.allow_env.clone(),
-                write: args.write,
-                runs_dir: runs_dir.clone(),
-                lang: Some(ctx.lang),
-            },
-            &sink,
-            cancel.clone(),
-        ),
+        None => {
+            let (sink, events) = super::events();
+            let call = keiri_api::plan_run(
+                ctx,
+                PlanRunRequest {
+                    plan_path: plan_path.clone(),
+                    yaml: None,
+                    vars: vars.clone(),
+                    inputs: inputs.clone(),
+                    allow_env: args.allow_env.clone(),
+                    write: args.write,
+                    runs_dir: runs_dir.clone(),
+                    lang: Some(ctx.lang),
+                },
+                &sink,
+                &cancel,
+            );
+            events.drive(runtime, call, show)
+        }
         Some(run_id) => resume(run_id, given.clone()),
     };
     // A paused run continues as long as there are answers: from the file, else asked here.
@@ -333,46 +346,36 @@ pub fn run(ctx: &Context, args: &Args, json: bool) -> anyhow::Result<ExitCode> {
 
 /// Cancels `cancel` at the first Ctrl-C; the second one ends the process with the shell's
 /// usual 130. The handler is in place when this returns (tokio registers the signal at once),
-/// so a Ctrl-C right after the run starts cannot kill the process half-way.
-fn cancel_on_ctrl_c(cancel: &CancellationToken) {
-    let Ok(rt) = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    else {
-        // Without it a run still works; it just cannot be interrupted cleanly.
-        return;
-    };
+/// so a Ctrl-C right after the run starts cannot kill the process half-way. It listens on the
+/// CLI's runtime.
+fn cancel_on_ctrl_c(runtime: &tokio::runtime::Runtime, cancel: &CancellationToken) {
     #[cfg(unix)]
     let interrupts = {
-        let _entered = rt.enter();
+        let _entered = runtime.enter();
         match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()) {
             Ok(signal) => signal,
+            // Without it a run still works; it just cannot be interrupted cleanly.
             Err(_) => return,
         }
     };
     let cancel = cancel.clone();
-    let spawned = std::thread::Builder::new()
-        .name("ctrl-c".into())
-        .spawn(move || {
-            rt.block_on(async move {
-                #[cfg(unix)]
-                let mut interrupts = interrupts;
-                #[cfg(unix)]
-                let mut next = async || interrupts.recv().await.is_some();
-                #[cfg(not(unix))]
-                let next = async || tokio::signal::ctrl_c().await.is_ok();
-                if next().await {
-                    eprintln!(
-                        "中断しています… (もう一度 Ctrl-C で即終了) / cancelling… (Ctrl-C again to quit now)"
-                    );
-                    cancel.cancel();
-                }
-                if next().await {
-                    std::process::exit(130);
-                }
-            });
-        });
-    drop(spawned);
+    runtime.spawn(async move {
+        #[cfg(unix)]
+        let mut interrupts = interrupts;
+        #[cfg(unix)]
+        let mut next = async || interrupts.recv().await.is_some();
+        #[cfg(not(unix))]
+        let next = async || tokio::signal::ctrl_c().await.is_ok();
+        if next().await {
+            eprintln!(
+                "中断しています… (もう一度 Ctrl-C で即終了) / cancelling… (Ctrl-C again to quit now)"
+            );
+            cancel.cancel();
+        }
+        if next().await {
+            std::process::exit(130);
+        }
+    });
 }
 
 fn report(res: &PlanRunResponse, json: bool) -> anyhow::Result<ExitCode> {

@@ -256,24 +256,18 @@ async fn call(
             ));
         }
     };
-    // The API functions do blocking file I/O; keep them off the async workers.
-    let result =
-        tokio::task::spawn_blocking(move || keiri_api::dispatch(&ctx, &function, body)).await;
-    match result {
-        Ok(Ok(value)) => axum::Json(value).into_response(),
-        Ok(Err(e)) => error_response(e),
-        Err(e) => error_response(ApiError::new(
-            ErrorCode::Internal,
-            format!("the call failed: {e}"),
-        )),
+    // The API runs its blocking file work on the runtime's blocking pool itself.
+    match keiri_api::dispatch(&ctx, &function, body).await {
+        Ok(value) => axum::Json(value).into_response(),
+        Err(e) => error_response(e),
     }
 }
 
 /// `POST /api/<function>/stream`: the streamed call as NDJSON, one [`keiri_api::Frame`] a
 /// line — events as they happen, then the result or the error. The HTTP status is 200 once
 /// streaming starts (errors arrive in the last line); only an unknown function or a body that
-/// is not JSON is refused up front with the usual error status. The call runs on the blocking
-/// pool; when the client goes away the body stream is dropped, which cancels the call.
+/// is not JSON is refused up front with the usual error status. The call runs as its own
+/// task; when the client goes away the body stream is dropped, which cancels the call.
 async fn call_stream(
     State(ctx): State<Arc<Context>>,
     Path(function): Path<String>,
@@ -301,18 +295,14 @@ async fn call_stream(
     let cancel = keiri_api::CancellationToken::new();
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<keiri_api::Frame>();
     let worker_cancel = cancel.clone();
-    tokio::task::spawn_blocking(move || {
+    tokio::spawn(async move {
         let events = tx.clone();
-        let result = keiri_api::dispatch_stream(
-            &ctx,
-            &function,
-            body,
-            &mut |event| {
-                // A closed receiver means the client left; the drop guard has cancelled.
-                let _ = events.send(keiri_api::Frame::Event(event));
-            },
-            &worker_cancel,
-        );
+        let events = keiri_api::EventSink::new(move |event| {
+            // A closed receiver means the client left; the drop guard has cancelled.
+            let _ = events.send(keiri_api::Frame::Event(event));
+        });
+        let result =
+            keiri_api::dispatch_stream(&ctx, &function, body, events, &worker_cancel).await;
         let _ = tx.send(keiri_api::Frame::end(result));
     });
     // The guard lives as long as the body stream: dropping it (client gone) cancels the call.
@@ -365,7 +355,11 @@ fn error_response(err: ApiError) -> Response {
     (status, axum::Json(err)).into_response()
 }
 
-pub fn run(mut ctx: Context, args: &ServeArgs) -> anyhow::Result<ExitCode> {
+pub fn run(
+    mut ctx: Context,
+    args: &ServeArgs,
+    runtime: &tokio::runtime::Runtime,
+) -> anyhow::Result<ExitCode> {
     // The window asks again while the embedding model loads (keyword results meanwhile).
     ctx.interactive = true;
     let ui_dir = args.ui_dir.clone().or_else(find_ui_dir);
@@ -379,10 +373,6 @@ pub fn run(mut ctx: Context, args: &ServeArgs) -> anyhow::Result<ExitCode> {
     let origins = cors_origins(std::env::var("KEIRI_CORS_ALLOW_ORIGINS").ok().as_deref());
     // The first candidate search should not wait for the embedding model to load.
     keiri_api::prewarm(&ctx);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
     runtime.block_on(async move {
         let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, args.port));
         let listener = tokio::net::TcpListener::bind(addr)

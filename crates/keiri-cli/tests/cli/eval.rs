@@ -253,3 +253,44 @@ fn a_subflow_case_offers_its_plans_as_registered_and_counts_the_shape() {
     let stderr = stderr_text(&out);
     assert!(stderr.contains("case c: plan missing.yaml"), "{stderr}");
 }
+
+/// The eval is a streaming function like generation: `keiri serve` sends an event as each
+/// case starts and each run ends, then the report.
+#[tokio::test]
+async fn keiri_serve_streams_the_eval_case_by_case() {
+    let good = wiring("matching.duplicate_invoices");
+    let (url, model) = FakeServer::start_background(vec![
+        Reply::json_content(&skeleton()),
+        Reply::json_content(&good),
+    ])
+    .unwrap();
+    let ws = workspace_with_cases();
+    let server = super::serve::start_with_env(
+        ws.path(),
+        None,
+        &[
+            ("KEIRI_LLM_BASE_URL", url.as_str()),
+            ("KEIRI_LLM_MODEL", "test-model"),
+            ("KEIRI_LLM_MAX_RETRIES", "0"),
+        ],
+    );
+    let res = server
+        .api("planner_eval/stream")
+        .json(&json!({"cases": "cases.yaml", "runs": 1, "only": ["dup"]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let frames = super::serve::frames(&res.text().await.unwrap());
+    let (last, events) = frames.split_last().unwrap();
+    assert_eq!(last["result"]["total"]["runs"], 1, "{last}");
+    assert_eq!(last["result"]["total"]["first_pass_valid"], 1, "{last}");
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"]["event"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(kinds, ["case", "run"], "{events:?}");
+    assert_eq!(events[0]["event"]["id"], "dup");
+    assert_eq!(events[1]["event"]["case"], "dup");
+    assert_eq!(model.remaining(), 0);
+}

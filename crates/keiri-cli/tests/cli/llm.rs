@@ -83,16 +83,19 @@ fn llm_status_reads_the_workspace_dotenv_and_hides_the_key() {
     assert!(!stdout.contains("SECRET"), "{stdout}");
 }
 
-#[test]
-fn llm_status_is_dispatched_by_name() {
+#[tokio::test]
+async fn llm_status_is_dispatched_by_name() {
     let ws = tempfile::tempdir().unwrap();
     let ctx = keiri_api::Context::new(ws.path());
     assert!(keiri_api::FUNCTIONS.contains(&"llm_status"));
     // The answer depends on the test's own environment; its shape does not.
-    let v = keiri_api::dispatch(&ctx, "llm_status", Value::Null).unwrap();
+    let v = keiri_api::dispatch(&ctx, "llm_status", Value::Null)
+        .await
+        .unwrap();
     assert!(v["configured"].is_boolean(), "{v}");
     assert!(v["model"].is_string(), "{v}");
-    let err =
-        keiri_api::dispatch(&ctx, "llm_status", serde_json::json!({"unexpected": 1})).unwrap_err();
+    let err = keiri_api::dispatch(&ctx, "llm_status", serde_json::json!({"unexpected": 1}))
+        .await
+        .unwrap_err();
     assert_eq!(err.code.as_str(), "INVALID_REQUEST");
 }

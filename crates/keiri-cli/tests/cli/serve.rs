@@ -184,7 +184,7 @@ async fn cors_from_env_and_empty_means_none() {
 }
 
 /// The NDJSON frames of a streamed call's body.
-fn frames(body: &str) -> Vec<Value> {
+pub fn frames(body: &str) -> Vec<Value> {
     body.lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
         .collect()

@@ -159,8 +159,13 @@ pub struct Context<'a> {
     pub file_schemas: Vec<keiri_plan::FileSchema>,
 }
 
-/// See [`Context::verify`].
-pub type Verifier<'a> = &'a (dyn Fn(&Plan) -> Vec<Issue> + Sync);
+/// See [`Context::verify`]. The run is blocking work on the caller's side, so the verifier
+/// hands back a future (keiri-api runs the plan on its runtime's blocking pool) and the
+/// generation's task never blocks on it.
+pub type Verifier<'a> = &'a (dyn Fn(Plan) -> VerifyRun + Sync);
+
+/// What a [`Verifier`] returns: the run's repairable failures, as issues.
+pub type VerifyRun = std::pin::Pin<Box<dyn std::future::Future<Output = Vec<Issue>> + Send>>;
 
 impl<'a> Context<'a> {
     pub fn new(catalog: &'a Catalog, templates: &'a Templates) -> Context<'a> {
@@ -570,7 +575,7 @@ async fn generate_with_llm(
                 plan.vars.insert(q.var.clone(), answer.clone());
             }
         }
-        let evaluated = evaluate(plan, &problems, options, ctx, &question_reqs)?;
+        let evaluated = evaluate(plan, &problems, options, ctx, &question_reqs).await?;
         ctx.record(
             Event::new("validating", "validation")
                 .attempt(n)

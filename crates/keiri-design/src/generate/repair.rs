@@ -16,7 +16,7 @@ impl Evaluated {
 }
 
 /// Validates, builds the requirements, applies the answers that fit them, and validates again.
-pub(super) fn evaluate(
+pub(super) async fn evaluate(
     plan: Plan,
     problems: &[ContractProblem],
     options: &GenerateOptions,
@@ -73,7 +73,7 @@ pub(super) fn evaluate(
             None,
             "running the plan on the sample files".to_string(),
         );
-        issues.extend(verify(&plan));
+        issues.extend(verify(plan.clone()).await);
     }
     Ok(Evaluated {
         plan,

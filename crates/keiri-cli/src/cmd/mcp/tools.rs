@@ -39,7 +39,17 @@ pub struct ToolSpec {
     /// The JSON Schema of a successful result, where the response is one object type.
     pub output_schema: Option<fn() -> Arc<JsonObject>>,
     /// Runs the tool: arguments in, the API's JSON response out.
-    pub call: fn(&Context, Value) -> Result<Value, ApiError>,
+    pub call: Call,
+}
+
+/// How a tool runs.
+#[derive(Debug, Clone, Copy)]
+pub enum Call {
+    /// Blocking work on the runtime's blocking pool: arguments in, JSON out.
+    Blocking(fn(&Context, Value) -> Result<Value, ApiError>),
+    /// The API function of this name, through [`keiri_api::dispatch`] (an `async` streaming
+    /// one is awaited with its events dropped).
+    Api(&'static str),
 }
 
 impl std::fmt::Debug for ToolSpec {
@@ -61,7 +71,7 @@ pub fn all() -> Vec<ToolSpec> {
             effect: Effect::Writes,
             input_schema: schema_for_input::<PatchRequest>,
             output_schema: Some(schema_for_output::<PatchResponse>),
-            call: |ctx, args| run(ctx, args, keiri_api::workbook_patch),
+            call: Call::Blocking(|ctx, args| run(ctx, args, keiri_api::workbook_patch)),
         },
         ToolSpec {
             name: "exstruct_list_ops",
@@ -70,7 +80,7 @@ pub fn all() -> Vec<ToolSpec> {
             effect: Effect::ReadOnly,
             input_schema: no_arguments,
             output_schema: Some(schema_for_output::<keiri_api::ListOpsResponse>),
-            call: |ctx, args| run(ctx, args, keiri_api::workbook_list_ops),
+            call: Call::Blocking(|ctx, args| run(ctx, args, keiri_api::workbook_list_ops)),
         },
         ToolSpec {
             name: "exstruct_describe_op",
@@ -79,7 +89,7 @@ pub fn all() -> Vec<ToolSpec> {
             effect: Effect::ReadOnly,
             input_schema: schema_for_input::<keiri_api::DescribeOpRequest>,
             output_schema: Some(schema_for_output::<keiri_api::xlsx::OpSchema>),
-            call: |ctx, args| run(ctx, args, keiri_api::workbook_describe_op),
+            call: Call::Blocking(|ctx, args| run(ctx, args, keiri_api::workbook_describe_op)),
         },
         ToolSpec {
             name: "exstruct_validate_input",
@@ -88,7 +98,7 @@ pub fn all() -> Vec<ToolSpec> {
             effect: Effect::ReadOnly,
             input_schema: schema_for_input::<keiri_api::xlsx::ValidateInputRequest>,
             output_schema: Some(schema_for_output::<keiri_api::xlsx::ValidateInputResponse>),
-            call: |ctx, args| run(ctx, args, keiri_api::workbook_validate_input),
+            call: Call::Blocking(|ctx, args| run(ctx, args, keiri_api::workbook_validate_input)),
         },
         ToolSpec {
             name: "exstruct_get_runtime_info",
@@ -97,7 +107,7 @@ pub fn all() -> Vec<ToolSpec> {
             effect: Effect::ReadOnly,
             input_schema: no_arguments,
             output_schema: Some(schema_for_output::<keiri_api::RuntimeInfo>),
-            call: |ctx, args| run(ctx, args, keiri_api::runtime_info),
+            call: Call::Blocking(|ctx, args| run(ctx, args, keiri_api::runtime_info)),
         },
         ToolSpec {
             name: "exstruct_read_range",
@@ -106,7 +116,7 @@ pub fn all() -> Vec<ToolSpec> {
             effect: Effect::ReadOnly,
             input_schema: schema_for_input::<keiri_api::xlsx::ReadRangeRequest>,
             output_schema: Some(schema_for_output::<keiri_api::xlsx::ReadRangeResponse>),
-            call: |ctx, args| run(ctx, args, keiri_api::workbook_read_range),
+            call: Call::Blocking(|ctx, args| run(ctx, args, keiri_api::workbook_read_range)),
         },
         ToolSpec {
             name: "exstruct_read_cells",
@@ -115,7 +125,7 @@ pub fn all() -> Vec<ToolSpec> {
             effect: Effect::ReadOnly,
             input_schema: schema_for_input::<keiri_api::xlsx::ReadCellsRequest>,
             output_schema: Some(schema_for_output::<keiri_api::xlsx::ReadCellsResponse>),
-            call: |ctx, args| run(ctx, args, keiri_api::workbook_read_cells),
+            call: Call::Blocking(|ctx, args| run(ctx, args, keiri_api::workbook_read_cells)),
         },
         ToolSpec {
             name: "exstruct_read_formulas",
@@ -124,7 +134,7 @@ pub fn all() -> Vec<ToolSpec> {
             effect: Effect::ReadOnly,
             input_schema: schema_for_input::<keiri_api::xlsx::ReadFormulasRequest>,
             output_schema: Some(schema_for_output::<keiri_api::xlsx::ReadFormulasResponse>),
-            call: |ctx, args| run(ctx, args, keiri_api::workbook_read_formulas),
+            call: Call::Blocking(|ctx, args| run(ctx, args, keiri_api::workbook_read_formulas)),
         },
         ToolSpec {
             name: "exstruct_extract",
@@ -133,7 +143,7 @@ pub fn all() -> Vec<ToolSpec> {
             effect: Effect::Writes,
             input_schema: schema_for_input::<ExtractRequest>,
             output_schema: Some(schema_for_output::<ExtractResponse>),
-            call: |ctx, args| run(ctx, args, keiri_api::workbook_extract),
+            call: Call::Blocking(|ctx, args| run(ctx, args, keiri_api::workbook_extract)),
         },
         ToolSpec {
             name: "exstruct_make",
@@ -142,7 +152,7 @@ pub fn all() -> Vec<ToolSpec> {
             effect: Effect::Writes,
             input_schema: schema_for_input::<MakeRequest>,
             output_schema: Some(schema_for_output::<PatchResponse>),
-            call: |ctx, args| run(ctx, args, keiri_api::workbook_make),
+            call: Call::Blocking(|ctx, args| run(ctx, args, keiri_api::workbook_make)),
         },
         ToolSpec {
             name: "extract_code_section",
@@ -152,7 +162,7 @@ pub fn all() -> Vec<ToolSpec> {
             input_schema: schema_for_input::<SectionsRequest>,
             // The response is TOON or JSON depending on the request: no single object schema.
             output_schema: None,
-            call: |ctx, args| run(ctx, args, keiri_api::documents_extract_sections),
+            call: Call::Blocking(|ctx, args| run(ctx, args, keiri_api::documents_extract_sections)),
         },
         ToolSpec {
             name: "check_code_scale",
@@ -161,7 +171,7 @@ pub fn all() -> Vec<ToolSpec> {
             effect: Effect::ReadOnly,
             input_schema: schema_for_input::<CheckCodeScaleRequest>,
             output_schema: None,
-            call: |ctx, args| run(ctx, args, check_code_scale),
+            call: Call::Blocking(|ctx, args| run(ctx, args, check_code_scale)),
         },
         ToolSpec {
             // The tool's definition is fixed word for word by its contract (keiri-diff), so
@@ -172,7 +182,7 @@ pub fn all() -> Vec<ToolSpec> {
             effect: Effect::Writes,
             input_schema: apply_patch_parameters,
             output_schema: Some(schema_for_output::<ApplyPatchResult>),
-            call: |ctx, args| {
+            call: Call::Blocking(|ctx, args| {
                 // The contract's code for bad arguments (`INVALID_ARGUMENT`).
                 let input = ApplyPatchInput::from_json(&args)
                     .map_err(|e| ApiError::new(ErrorCode::InvalidArgument, e.to_string()))?;
@@ -183,7 +193,7 @@ pub fn all() -> Vec<ToolSpec> {
                     dry_run: false,
                 };
                 to_json(keiri_api::apply_patch(ctx, req)?)
-            },
+            }),
         },
         ToolSpec {
             name: "validate_plan",
@@ -192,7 +202,7 @@ pub fn all() -> Vec<ToolSpec> {
             effect: Effect::ReadOnly,
             input_schema: schema_for_input::<PlanRequest>,
             output_schema: None,
-            call: |ctx, args| run(ctx, args, keiri_api::plan_validate),
+            call: Call::Blocking(|ctx, args| run(ctx, args, keiri_api::plan_validate)),
         },
         ToolSpec {
             name: "retrieve_blocks",
@@ -201,7 +211,7 @@ pub fn all() -> Vec<ToolSpec> {
             effect: Effect::ReadOnly,
             input_schema: schema_for_input::<RetrieveRequest>,
             output_schema: Some(schema_for_output::<RetrieveResponse>),
-            call: |ctx, args| run(ctx, args, keiri_api::blocks_retrieve),
+            call: Call::Blocking(|ctx, args| run(ctx, args, keiri_api::blocks_retrieve)),
         },
         ToolSpec {
             name: "dry_run_plan",
@@ -210,7 +220,7 @@ pub fn all() -> Vec<ToolSpec> {
             effect: Effect::ReadOnly,
             input_schema: schema_for_input::<PlanRequest>,
             output_schema: None,
-            call: |ctx, args| run(ctx, args, keiri_api::plan_dry_run),
+            call: Call::Blocking(|ctx, args| run(ctx, args, keiri_api::plan_dry_run)),
         },
         // The three planner tools return the plan as YAML plus the planner's own types, which
         // have no schema: no output schema. Nothing is written (a plan is registered only by
@@ -222,7 +232,7 @@ pub fn all() -> Vec<ToolSpec> {
             effect: Effect::ReadOnly,
             input_schema: schema_for_input::<keiri_api::TemplatesListRequest>,
             output_schema: None,
-            call: |ctx, args| run(ctx, args, keiri_api::templates_list),
+            call: Call::Blocking(|ctx, args| run(ctx, args, keiri_api::templates_list)),
         },
         ToolSpec {
             name: "plan_generate",
@@ -231,7 +241,7 @@ pub fn all() -> Vec<ToolSpec> {
             effect: Effect::ReadOnly,
             input_schema: schema_for_input::<keiri_api::PlanGenerateRequest>,
             output_schema: None,
-            call: |ctx, args| run(ctx, args, keiri_api::plan_generate),
+            call: Call::Api("plan_generate"),
         },
         ToolSpec {
             name: "requirements_answer",
@@ -240,7 +250,7 @@ pub fn all() -> Vec<ToolSpec> {
             effect: Effect::ReadOnly,
             input_schema: schema_for_input::<keiri_api::RequirementsAnswerRequest>,
             output_schema: None,
-            call: |ctx, args| run(ctx, args, keiri_api::requirements_answer),
+            call: Call::Blocking(|ctx, args| run(ctx, args, keiri_api::requirements_answer)),
         },
         // A run writes only its own records under runs/ (`write: true` is refused here), and
         // its result is the run's status, failures and node states.
@@ -251,7 +261,7 @@ pub fn all() -> Vec<ToolSpec> {
             effect: Effect::Writes,
             input_schema: schema_for_input::<keiri_api::PlanRunRequest>,
             output_schema: None,
-            call: |ctx, args| keiri_api::dispatch(ctx, "plan_run", args),
+            call: Call::Api("plan_run"),
         },
     ]
 }
