@@ -174,7 +174,7 @@ describe('the Design chat edits the plan only after approval', () => {
       // 2: the same edit, rejected.
       ...editScript('t2'),
       // 3: a tool the skill does not allow, then the answer.
-      () => toolCall('t3-workbook', 'workbook_patch', { path: 'inputs/report.xlsx', operations: [] }),
+      () => toolCall('t3-workbook', 'exstruct_patch', { xlsx_path: 'inputs/report.xlsx', ops: [] }),
       () => text('ブックの編集はこのスキルではできません。プランの編集なら承認ステップの追加などができます。'),
     ]);
     serve = await startStudio(workspace, llm.url);
@@ -309,7 +309,7 @@ describe('the Design chat edits the plan only after approval', () => {
     assert.deepEqual(llm.requests[8].body.tools.map((tool) => tool.function.name).sort(), [...SKILL_TOOLS].sort());
     const refused = toolResult(llm.requests[9].body, 't3-workbook');
     assert.equal(refused.error_code, 'TOOL_NOT_ALLOWED');
-    assert.equal(refused.tool, 'workbook_patch');
+    assert.equal(refused.tool, 'exstruct_patch');
     assert.deepEqual([...refused.allowed_tools].sort(), [...SKILL_TOOLS].sort());
 
     const assistant = page.getByTestId('chat-assistant').nth(2);
@@ -317,7 +317,7 @@ describe('the Design chat edits the plan only after approval', () => {
     const step = assistant.getByTestId('chat-step');
     assert.equal(await step.count(), 1);
     assert.equal(await step.getAttribute('data-status'), 'error');
-    assert.equal((await step.locator('summary code').textContent())?.trim(), 'workbook_patch');
+    assert.equal((await step.locator('summary code').textContent())?.trim(), 'exstruct_patch');
     assert.equal((await step.getByTestId('chat-step-status').textContent())?.trim(), 'TOOL_NOT_ALLOWED');
     assert.match((await assistant.getByTestId('chat-reply').textContent()) ?? '', /このスキルではできません/);
     assert.equal(await page.getByTestId('chat-pending').count(), 0);

@@ -9,12 +9,15 @@
 //! | `describe_block` | one block spec of the catalog | `keiri-plan` |
 //! | `validate_plan` | findings of a plan, its columns checked against the files it reads | `keiri-plan`, `keiri-design` |
 //! | `dry_run_plan` | execution order and inputs (the front-end's dry-run, with workbook previews) | `keiri-plan` |
-//! | `workbook_patch` | a workbook dry run; with `apply: true` proposes it | `keiri-xlsx` |
+//! | `exstruct_patch` | proposes a workbook patch with its per-cell diff; `dry_run: true` only previews | `keiri-xlsx` |
 //! | `apply_patch` | proposes a unified diff to a file | `keiri-diff` |
 //!
 //! Tools that read a file see a pending change of it (what the user will get on approval),
 //! so a model can edit a plan in several steps. No tool writes a file: `apply_patch` and
-//! `workbook_patch` record a [`PendingChange`] for the approval gate.
+//! `exstruct_patch` record a [`PendingChange`] for the approval gate.
+//!
+//! A tool that does what an MCP tool does has its name and its arguments (`keiri mcp`'s names
+//! are the seed contract); only the write differs: MCP writes, the chat proposes.
 
 use keiri_diff::{Backend, NativeBackend, Run, TargetFile};
 use schemars::JsonSchema;
@@ -44,7 +47,7 @@ pub fn builtin_registry() -> ToolRegistry {
         .with(DescribeBlock)
         .with(ValidatePlan)
         .with(DryRunPlan)
-        .with(WorkbookPatch)
+        .with(ExstructPatch)
         .with(ApplyPatch)
 }
 
@@ -413,41 +416,30 @@ impl Tool for DryRunPlan {
     }
 }
 
-// ---- workbook_patch -----------------------------------------------------------------------
+// ---- exstruct_patch -----------------------------------------------------------------------
 
-/// `workbook_patch`: a dry run of workbook operations with the per-cell diff; with
-/// `apply: true` the patch is proposed and runs only when the user approves.
+/// `exstruct_patch`, MCP's workbook patch with the same arguments: the patch runs as a dry run
+/// and, unless the model asked for `dry_run: true`, is proposed with its per-cell diff and
+/// written only when the user approves (MCP's tool writes at once).
 #[derive(Debug, Clone, Copy)]
-pub struct WorkbookPatch;
+pub struct ExstructPatch;
 
-impl Tool for WorkbookPatch {
+impl Tool for ExstructPatch {
     fn name(&self) -> &str {
-        "workbook_patch"
+        "exstruct_patch"
     }
     fn description(&self) -> &str {
-        "Previews operations on an .xlsx/.xlsm workbook (set_value, set_formula, fill_formula, add_sheet, …): returns the per-cell before/after diff without writing. With apply: true the patch is proposed to the user and written only after approval."
+        "Patches an .xlsx/.xlsm workbook (set_value, set_formula, fill_formula, add_sheet, …) and returns the per-cell before/after diff. Nothing is written by this call: the patch is proposed to the user and written only after approval. dry_run: true only previews (nothing proposed)."
     }
     fn parameters(&self) -> Value {
-        let mut schema = schema_of::<keiri_xlsx::PatchRequest>();
-        if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
-            props.insert(
-                "apply".into(),
-                json!({"type": "boolean", "description": "Propose the patch for writing (the user approves it); default false: preview only."}),
-            );
-        }
-        schema
+        schema_of::<keiri_xlsx::PatchRequest>()
     }
     fn read_only(&self) -> bool {
         false
     }
     fn call(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let mut args = args.clone();
-        let apply = match args.as_object_mut().and_then(|o| o.remove("apply")) {
-            None | Some(Value::Null) => false,
-            Some(Value::Bool(b)) => b,
-            Some(_) => return Err(ToolError::invalid("apply must be a boolean")),
-        };
-        let mut req: keiri_xlsx::PatchRequest = parse_args(&args)?;
+        let mut req: keiri_xlsx::PatchRequest = parse_args(args)?;
+        let apply = !req.dry_run;
         req.dry_run = true;
         let env = keiri_xlsx::PatchEnv::new(ctx.policy.clone());
         let res = keiri_xlsx::patch(&req, &env)

@@ -23,11 +23,11 @@ const EVENTS: ChatEvent[] = [
   { type: 'route', skill: 'plan-editing', reason: 'score', score: 7, allowed_tools: ['read_file', 'apply_patch'] },
   { type: 'tool_call_start', call_id: 'c1', tool: 'read_file', arguments: { path: 'plan.yaml' } },
   { type: 'tool_call_end', call_id: 'c1', tool: 'read_file', ok: true, result: { content: PLAN } },
-  { type: 'tool_call_start', call_id: 'c2', tool: 'workbook_patch', arguments: {} },
+  { type: 'tool_call_start', call_id: 'c2', tool: 'exstruct_patch', arguments: {} },
   {
     type: 'tool_call_end',
     call_id: 'c2',
-    tool: 'workbook_patch',
+    tool: 'exstruct_patch',
     ok: false,
     error_code: 'TOOL_NOT_ALLOWED',
     result: { error_code: 'TOOL_NOT_ALLOWED', allowed_tools: ['read_file', 'apply_patch'] },
@@ -106,7 +106,7 @@ describe('ChatPanel', () => {
     expect(send?.body).toEqual({ message: '承認ステップを追加して', plan_yaml: PLAN, lang: 'ja' });
     expect(screen.getByTestId('chat-route').textContent).toContain('plan-editing');
     const steps = screen.getAllByTestId('chat-step');
-    expect(steps.map((s) => s.querySelector('code')?.textContent)).toEqual(['read_file', 'workbook_patch', 'apply_patch']);
+    expect(steps.map((s) => s.querySelector('code')?.textContent)).toEqual(['read_file', 'exstruct_patch', 'apply_patch']);
     expect(steps.map((s) => within(s).getByTestId('chat-step-status').textContent)).toEqual(['成功', 'TOOL_NOT_ALLOWED', '成功']);
     expect(steps[1]?.textContent).toContain('allowed_tools');
     expect(screen.getByTestId('chat-reply').textContent).toBe('承認ステップを追加する変更を提案しました。');
@@ -284,7 +284,7 @@ describe('applyEvent', () => {
     expect(item.skill).toBe('plan-editing');
     expect(item.steps.map((s) => [s.tool, s.status, s.errorCode])).toEqual([
       ['read_file', 'ok', undefined],
-      ['workbook_patch', 'error', 'TOOL_NOT_ALLOWED'],
+      ['exstruct_patch', 'error', 'TOOL_NOT_ALLOWED'],
       ['apply_patch', 'ok', undefined],
     ]);
     item = applyEvent(item, { type: 'error', code: 'TOOL_FAILURE_LIMIT', message: 'x' });

@@ -20,11 +20,11 @@ fn the_registry_has_the_builtin_tools_with_schemas() {
             "check_code_scale",
             "describe_block",
             "dry_run_plan",
+            "exstruct_patch",
             "extract_code_section",
             "read_file",
             "retrieve_blocks",
             "validate_plan",
-            "workbook_patch"
         ]
     );
     let specs = registry.specs(&Scope::new("t", registry.names()));
@@ -41,7 +41,7 @@ fn the_registry_has_the_builtin_tools_with_schemas() {
     assert!(
         !registry
             .read_only_names()
-            .contains(&"workbook_patch".to_string())
+            .contains(&"exstruct_patch".to_string())
     );
 }
 
@@ -239,7 +239,7 @@ fn tiny_xlsx() -> Vec<u8> {
 }
 
 #[test]
-fn workbook_patch_previews_and_proposes_only_with_apply() {
+fn exstruct_patch_proposes_unless_it_is_a_dry_run() {
     use keiri_agent::{Session, SessionStore, approve, undo};
 
     let ws = workspace();
@@ -250,8 +250,8 @@ fn workbook_patch_previews_and_proposes_only_with_apply() {
     let ops = json!([{"op": "set_value", "sheet": "Sheet1", "cell": "B1", "value": 5}]);
     let preview = registry
         .call(
-            "workbook_patch",
-            &json!({"xlsx_path": "book.xlsx", "ops": ops}),
+            "exstruct_patch",
+            &json!({"xlsx_path": "book.xlsx", "ops": ops, "dry_run": true}),
             &scope,
             &ctx,
         )
@@ -260,8 +260,8 @@ fn workbook_patch_previews_and_proposes_only_with_apply() {
     assert_eq!(preview["patch_diff"][0]["cell"], "B1", "{preview}");
     let proposed = registry
         .call(
-            "workbook_patch",
-            &json!({"xlsx_path": "book.xlsx", "ops": ops, "apply": true}),
+            "exstruct_patch",
+            &json!({"xlsx_path": "book.xlsx", "ops": ops}),
             &scope,
             &ctx,
         )
@@ -277,8 +277,8 @@ fn workbook_patch_previews_and_proposes_only_with_apply() {
     );
     let err = registry
         .call(
-            "workbook_patch",
-            &json!({"xlsx_path": "book.xlsx", "ops": ops, "apply": "yes"}),
+            "exstruct_patch",
+            &json!({"xlsx_path": "book.xlsx", "ops": ops, "dry_run": "yes"}),
             &scope,
             &ctx,
         )

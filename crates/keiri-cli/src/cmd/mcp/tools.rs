@@ -504,12 +504,12 @@ mod tests {
     use super::*;
 
     /// One name per capability: a chat tool that does what an MCP tool does has the MCP
-    /// tool's name (the MCP names are the seed contract). The chat-only tools are listed here;
-    /// `workbook_patch` stays apart while its arguments differ from `exstruct_patch`'s (the
-    /// chat previews and proposes, MCP writes).
+    /// tool's name (the MCP names are the seed contract) and takes the same arguments; only
+    /// the write differs (MCP writes, the chat proposes for approval). The chat-only tools
+    /// are listed here.
     #[test]
     fn the_chat_names_its_tools_as_mcp_does() {
-        const CHAT_ONLY: [&str; 3] = ["read_file", "describe_block", "workbook_patch"];
+        const CHAT_ONLY: [&str; 2] = ["read_file", "describe_block"];
         let mcp: Vec<&str> = all().iter().map(|t| t.name).collect();
         for name in keiri_agent::builtin_registry().names() {
             assert!(
