@@ -81,7 +81,7 @@ pub use settings::{
     SettingsGetRequest, SettingsGetResponse, SettingsSaveRequest, llm_env, settings_get,
     settings_save,
 };
-pub use stream::{EventSink, Frame};
+pub use stream::{EventSink, Events, Frame, events};
 pub use surface::{FUNCTIONS, STREAMING_FUNCTIONS, dispatch, dispatch_stream, schema, typescript};
 pub use upload::{
     DocumentsImportRequest, DocumentsImportResponse, DocumentsUploadRequest,

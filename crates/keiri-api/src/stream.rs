@@ -71,6 +71,47 @@ impl<T: Serialize> EventSink<T> {
     }
 }
 
+/// The receiving end of an [`EventSink`], for a caller that handles a call's events on its own
+/// task or thread (the CLI's progress bars and prompts, a test): [`events`] makes the pair, and
+/// [`Events::drive`] awaits the call while handing each event over, in order, before the result.
+pub struct Events<E> {
+    rx: tokio::sync::mpsc::UnboundedReceiver<E>,
+}
+
+/// A sink to pass to a call and the [`Events`] that receive what it sends.
+pub fn events<E: Send + 'static>() -> (EventSink<E>, Events<E>) {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let sink = EventSink::new(move |event| {
+        // The receiver lives until the call is driven to its end.
+        let _ = tx.send(event);
+    });
+    (sink, Events { rx })
+}
+
+impl<E> Events<E> {
+    /// Awaits `call`, passing each event it sends to `on_event` as it arrives; what was sent
+    /// just before the end is passed before the result is returned.
+    pub async fn drive<T>(
+        mut self,
+        call: impl std::future::Future<Output = T>,
+        mut on_event: impl FnMut(E),
+    ) -> T {
+        let mut call = std::pin::pin!(call);
+        loop {
+            tokio::select! {
+                biased;
+                Some(event) = self.rx.recv() => on_event(event),
+                out = &mut call => {
+                    while let Ok(event) = self.rx.try_recv() {
+                        on_event(event);
+                    }
+                    return out;
+                }
+            }
+        }
+    }
+}
+
 /// Runs blocking work (file reads, the embedding model's load, a plan's blocks) on the
 /// runtime's blocking pool with a clone of the context, so an `async` use case never stalls the
 /// runtime's workers. A panic in `f` is an [`ErrorCode::Internal`] error.
@@ -193,6 +234,22 @@ mod tests {
     }
 
     #[test]
+    fn every_event_is_handed_over_in_order_before_the_result() {
+        let mut seen = Vec::new();
+        // Sent from the blocking pool, as a run's blocks send theirs, the last ones just
+        // before the call ends.
+        let out = crate::stream::testing::drive(&mut |e: u32| seen.push(e), async |sink| {
+            let sink = sink.clone();
+            tokio::task::spawn_blocking(move || (0..500).for_each(|i| sink.send(i)))
+                .await
+                .unwrap();
+            "done"
+        });
+        assert_eq!(out, "done");
+        assert_eq!(seen, (0..500).collect::<Vec<_>>());
+    }
+
+    #[test]
     fn frames_serialise_as_one_key_objects() {
         assert_eq!(
             Frame::Event(serde_json::json!({"stage": "skeleton"})).to_json(),
@@ -227,26 +284,8 @@ pub(crate) mod testing {
         on_event: &mut dyn FnMut(E),
         f: impl AsyncFnOnce(&EventSink<E>) -> T,
     ) -> T {
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        let sink = EventSink::new(move |e| {
-            let _ = tx.send(e);
-        });
-        runtime().block_on(async {
-            let call = f(&sink);
-            let mut call = std::pin::pin!(call);
-            loop {
-                tokio::select! {
-                    biased;
-                    Some(event) = rx.recv() => on_event(event),
-                    out = &mut call => {
-                        while let Ok(event) = rx.try_recv() {
-                            on_event(event);
-                        }
-                        return out;
-                    }
-                }
-            }
-        })
+        let (sink, events) = crate::events();
+        runtime().block_on(events.drive(f(&sink), on_event))
     }
 
     /// [`crate::dispatch`], blocking.

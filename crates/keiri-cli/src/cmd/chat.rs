@@ -185,15 +185,15 @@ impl Chat<'_> {
             req.plan_path = self.args.plan.clone();
         }
         let json = self.json;
-        let (sink, events) = super::events();
+        let (sink, events) = keiri_api::events();
         let cancel = keiri_api::CancellationToken::new();
         let call = keiri_api::chat_send(self.ctx, req, &sink, &cancel);
-        let res = events.drive(self.runtime, call, |event| {
+        let res = self.runtime.block_on(events.drive(call, |event| {
             let event = serde_json::to_value(event).unwrap_or_default();
             if !json && let Some(line) = describe_event(&event) {
                 eprintln!("{line}");
             }
-        })?;
+        }))?;
         self.plan_sent = true;
         self.session = Some(res.session_id.clone());
         let mut approvals = Vec::new();

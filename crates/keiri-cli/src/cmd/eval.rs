@@ -95,10 +95,10 @@ fn planner(
         only: args.only.clone(),
         lang: Some(ctx.lang),
     };
-    let (sink, events) = super::events();
+    let (sink, events) = keiri_api::events();
     let cancel = keiri_api::CancellationToken::new();
     let call = keiri_api::planner_eval(ctx, req, &sink, &cancel);
-    let res = match events.drive(runtime, call, |p| eprintln!("{}", describe(&p))) {
+    let res = match runtime.block_on(events.drive(call, |p| eprintln!("{}", describe(&p)))) {
         Ok(r) => r,
         Err(e) => return print_error(&e, json),
     };

@@ -151,10 +151,10 @@ pub fn run(
     let mut rounds = 0;
     let res = loop {
         let mut view = ProgressView::new(show, stderr_tty);
-        let (sink, events) = super::events();
+        let (sink, events) = keiri_api::events();
         let cancel = keiri_api::CancellationToken::new();
         let call = keiri_api::plan_generate(ctx, req.clone(), &sink, &cancel);
-        let result = events.drive(runtime, call, |e| view.show(&e.progress));
+        let result = runtime.block_on(events.drive(call, |e| view.show(&e.progress)));
         view.finish();
         let res = match result {
             Ok(r) => r,

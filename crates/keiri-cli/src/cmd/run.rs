@@ -272,7 +272,7 @@ pub fn run(
     let cancel = CancellationToken::new();
     cancel_on_ctrl_c(runtime, &cancel);
     let resume = |run_id: &str, answers: IndexMap<String, Value>| {
-        let (sink, events) = super::events();
+        let (sink, events) = keiri_api::events();
         let call = keiri_api::run_resume(
             ctx,
             RunResumeRequest {
@@ -291,11 +291,11 @@ pub fn run(
             &sink,
             &cancel,
         );
-        events.drive(runtime, call, show)
+        runtime.block_on(events.drive(call, show))
     };
     let mut result = match &args.resume {
         None => {
-            let (sink, events) = super::events();
+            let (sink, events) = keiri_api::events();
             let call = keiri_api::plan_run(
                 ctx,
                 PlanRunRequest {
@@ -311,7 +311,7 @@ pub fn run(
                 &sink,
                 &cancel,
             );
-            events.drive(runtime, call, show)
+            runtime.block_on(events.drive(call, show))
         }
         Some(run_id) => resume(run_id, given.clone()),
     };
