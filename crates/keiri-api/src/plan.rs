@@ -348,6 +348,57 @@ pub fn plan_register_at(
     })
 }
 
+#[derive(Debug, Clone, Default, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PlanListRequest {}
+
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct PlanListResponse {
+    /// One entry per plan id, by id: the newest registration of each, the one a run by id or
+    /// a subflow call gets. Files in the designs folder that are not plans are left out.
+    pub plans: Vec<RegisteredPlan>,
+}
+
+/// A plan registered in the designs folder, ready to run.
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct RegisteredPlan {
+    pub id: String,
+    pub description: Option<String>,
+    pub version: Option<String>,
+    /// The file, relative to the workspace when it is inside it (`designs/<id>_<stamp>.yaml`).
+    pub file: String,
+    /// Top-level nodes of its graph.
+    pub nodes: usize,
+    /// The vars without a value: what a run must be given (`--var`, an input, an answer).
+    pub open_vars: Vec<String>,
+}
+
+/// The plans registered in the designs folder (`plan_register`'s output), newest per id.
+pub fn plan_list(ctx: &Context, _req: PlanListRequest) -> Result<PlanListResponse, ApiError> {
+    let mut plans: Vec<RegisteredPlan> = keiri_plan::designs_index(&ctx.designs_dir)
+        .into_iter()
+        .map(|(id, (path, plan))| RegisteredPlan {
+            id,
+            description: plan.description,
+            version: plan.version,
+            file: path
+                .strip_prefix(&ctx.workspace)
+                .unwrap_or(&path)
+                .to_string_lossy()
+                .replace('\\', "/"),
+            nodes: plan.graph.len(),
+            open_vars: plan
+                .vars
+                .iter()
+                .filter(|(_, value)| value.is_null())
+                .map(|(name, _)| name.clone())
+                .collect(),
+        })
+        .collect();
+    plans.sort_by(|a, b| a.id.cmp(&b.id));
+    Ok(PlanListResponse { plans })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -671,5 +722,49 @@ mod tests {
         let inner = &v["nodes"][0]["children"][0];
         assert_eq!(inner["id"], "patch");
         assert_eq!(inner["workbook"]["status"], "unresolved", "{v:#}");
+    }
+
+    /// The registered plans, newest registration per id, with what a run must be given;
+    /// a file in designs/ that is not a plan is not listed.
+    #[test]
+    fn plan_list_lists_the_newest_registration_of_each_plan() {
+        let ws = tempfile::tempdir().unwrap();
+        let ctx = ctx(ws.path());
+        let plan = |version: &str| {
+            format!(
+                "id: monthly\ndescription: 月次集計\nversion: '{version}'\nvars: {{month: null, out: out.csv}}\ngraph:\n  - id: a\n    block: csv.read\n    in: {{path: '${{vars.month}}.csv'}}\n    out: {{rows: rows}}\n"
+            )
+        };
+        let register = |yaml: String, stamp: &str| {
+            plan_register(
+                &ctx,
+                json::PlanRegisterRequest {
+                    yaml,
+                    lang: Some(Lang::En),
+                    stamp: Some(stamp.into()),
+                },
+            )
+            .unwrap()
+        };
+        register(plan("1.0"), "202611010900");
+        let newest = register(plan("1.1"), "202611020900");
+        keiri_fs::write_atomic(&ctx.designs_dir.join("broken.yaml"), b"graph: [").unwrap();
+        keiri_fs::write_atomic(&ctx.designs_dir.join("notes.txt"), b"id: x").unwrap();
+
+        let res = crate::stream::testing::call(&ctx, "plan_list", Value::Null).unwrap();
+        assert_eq!(
+            res,
+            json!({"plans": [{
+                "id": "monthly",
+                "description": "月次集計",
+                "version": "1.1",
+                "file": format!("designs/{}", newest.file_name),
+                "nodes": 1,
+                "open_vars": ["month"],
+            }]})
+        );
+        let err =
+            crate::stream::testing::call(&ctx, "plan_list", json!({"all": true})).unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidRequest);
     }
 }

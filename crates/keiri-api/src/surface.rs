@@ -294,6 +294,7 @@ surface! {
         plan_validate(crate::json::PlanValidateRequest) -> crate::json::PlanValidateResponse = crate::plan_validate;
         plan_dry_run(crate::json::PlanDryRunRequest) -> crate::json::PlanDryRunResponse = crate::plan_dry_run;
         plan_register(crate::json::PlanRegisterRequest) -> crate::json::PlanRegisterResponse = crate::plan_register;
+        plan_list(crate::plan::PlanListRequest) -> crate::plan::PlanListResponse = crate::plan::plan_list;
         documents_extract(crate::docs::ExtractRequest) -> crate::docs::Output<crate::docs::ExtractResponse> = crate::documents_extract;
         documents_digest(crate::docs::DigestRequest) -> crate::docs::Output<crate::docs::DigestResponse> = crate::documents_digest;
         documents_extract_sections(crate::docs::SectionsRequest) -> crate::docs::Output<crate::docs::SectionsResponse> = crate::documents_extract_sections;

@@ -6,6 +6,7 @@ export type ApiFunction =
   | 'plan_validate'
   | 'plan_dry_run'
   | 'plan_register'
+  | 'plan_list'
   | 'documents_extract'
   | 'documents_digest'
   | 'documents_extract_sections'
@@ -51,6 +52,7 @@ export const FUNCTIONS: readonly ApiFunction[] = [
   'plan_validate',
   'plan_dry_run',
   'plan_register',
+  'plan_list',
   'documents_extract',
   'documents_digest',
   'documents_extract_sections',

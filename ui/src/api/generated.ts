@@ -891,6 +891,10 @@ export interface ApiFunctions {
     request: PlanRegisterRequest;
     response: PlanRegisterResponse;
   };
+  plan_list: {
+    request: PlanListRequest;
+    response: PlanListResponse;
+  };
   documents_extract: {
     request: ExtractRequestInput;
     response: ExtractResponseOutput;
@@ -1508,6 +1512,45 @@ export interface PlanRegisterResponse {
   plan_id: string;
   path: string;
   file_name: string;
+}
+/**
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "PlanListRequest".
+ */
+export interface PlanListRequest {}
+/**
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "PlanListResponse".
+ */
+export interface PlanListResponse {
+  /**
+   * One entry per plan id, by id: the newest registration of each, the one a run by id or
+   * a subflow call gets. Files in the designs folder that are not plans are left out.
+   */
+  plans: RegisteredPlan[];
+}
+/**
+ * A plan registered in the designs folder, ready to run.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "RegisteredPlan".
+ */
+export interface RegisteredPlan {
+  id: string;
+  description: string | null;
+  version: string | null;
+  /**
+   * The file, relative to the workspace when it is inside it (`designs/<id>_<stamp>.yaml`).
+   */
+  file: string;
+  /**
+   * Top-level nodes of its graph.
+   */
+  nodes: number;
+  /**
+   * The vars without a value: what a run must be given (`--var`, an input, an answer).
+   */
+  open_vars: string[];
 }
 /**
  * Files to extract text from.
