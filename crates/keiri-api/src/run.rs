@@ -798,32 +798,41 @@ pub async fn plan_run(
     events: &crate::EventSink<keiri_run::Event>,
     cancel: &CancellationToken,
 ) -> Result<PlanRunResponse, ApiError> {
-    check_write(ctx, req.write)?;
-    // The run stops when `cancel` fires or when this call is dropped (a client gone).
+    start(ctx, req.write, events, cancel, move |ctx| {
+        let text = plan_text(ctx, req.plan_path.as_deref(), req.yaml.as_deref())?;
+        let launch = Launch {
+            runs_dir: chosen_runs_dir(ctx, req.runs_dir.as_deref())?,
+            lang: req.lang.unwrap_or(ctx.lang),
+            vars: req.vars,
+            inputs: req.inputs,
+            allow_env: req.allow_env,
+            write: req.write,
+            resume: None,
+            answers: IndexMap::new(),
+        };
+        Ok((text, launch))
+    })
+    .await
+}
+
+/// A run of the plan text and launch `prepare` reads, on the blocking pool. The run stops
+/// when `cancel` fires or when this call is dropped (a client gone).
+async fn start(
+    ctx: &Context,
+    write: bool,
+    events: &crate::EventSink<keiri_run::Event>,
+    cancel: &CancellationToken,
+    prepare: impl FnOnce(&Context) -> Result<(String, Launch), ApiError> + Send + 'static,
+) -> Result<PlanRunResponse, ApiError> {
+    check_write(ctx, write)?;
     let cancel = cancel.child_token();
     let _stop = cancel.clone().drop_guard();
     let events = events.clone();
-    crate::stream::blocking(ctx, move |ctx| plan_run_blocking(ctx, req, &events, cancel)).await
-}
-
-fn plan_run_blocking(
-    ctx: &Context,
-    req: PlanRunRequest,
-    events: &crate::EventSink<keiri_run::Event>,
-    cancel: CancellationToken,
-) -> Result<PlanRunResponse, ApiError> {
-    let text = plan_text(ctx, req.plan_path.as_deref(), req.yaml.as_deref())?;
-    let launch = Launch {
-        runs_dir: chosen_runs_dir(ctx, req.runs_dir.as_deref())?,
-        lang: req.lang.unwrap_or(ctx.lang),
-        vars: req.vars,
-        inputs: req.inputs,
-        allow_env: req.allow_env,
-        write: req.write,
-        resume: None,
-        answers: IndexMap::new(),
-    };
-    execute(ctx, text, launch, events, cancel)
+    crate::stream::blocking(ctx, move |ctx| {
+        let (text, launch) = prepare(ctx)?;
+        execute(ctx, text, launch, &events, cancel)
+    })
+    .await
 }
 
 /// Continues a run: finished nodes are reloaded from its records, the rest run.
@@ -833,23 +842,15 @@ pub async fn run_resume(
     events: &crate::EventSink<keiri_run::Event>,
     cancel: &CancellationToken,
 ) -> Result<PlanRunResponse, ApiError> {
-    check_write(ctx, req.write)?;
-    // The run stops when `cancel` fires or when this call is dropped (a client gone).
-    let cancel = cancel.child_token();
-    let _stop = cancel.clone().drop_guard();
-    let events = events.clone();
-    crate::stream::blocking(ctx, move |ctx| {
-        run_resume_blocking(ctx, req, &events, cancel)
+    start(ctx, req.write, events, cancel, move |ctx| {
+        resume_launch(ctx, req)
     })
     .await
 }
 
-fn run_resume_blocking(
-    ctx: &Context,
-    req: RunResumeRequest,
-    events: &crate::EventSink<keiri_run::Event>,
-    cancel: CancellationToken,
-) -> Result<PlanRunResponse, ApiError> {
+/// The plan text and launch of a resumed run: the run's own `plan.yaml` when only its ids are
+/// given.
+fn resume_launch(ctx: &Context, req: RunResumeRequest) -> Result<(String, Launch), ApiError> {
     let lang = req.lang.unwrap_or(ctx.lang);
     keiri_run::records::check_run_id(&req.run_id).map_err(|e| run_error(&e))?;
     let runs = chosen_runs_dir(ctx, req.runs_dir.as_deref())?;
@@ -875,7 +876,7 @@ fn run_resume_blocking(
         resume: Some(req.run_id),
         answers: req.answers,
     };
-    execute(ctx, text, launch, events, cancel)
+    Ok((text, launch))
 }
 
 fn run_path(runs: &Path, plan_id: &str, run_id: &str) -> Result<PathBuf, ApiError> {
