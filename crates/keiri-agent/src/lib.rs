@@ -52,6 +52,7 @@ pub use router::{Route, RouteReason, SkillScore, route};
 pub use session::{Session, SessionStore, check_session_id};
 pub use skillpack::{Frontmatter, GENERAL_SKILL, Skill, SkillIssue};
 pub use tool::{
-    DryRun, Retrieve, Scope, Tool, ToolContext, ToolError, ToolRegistry, parse_args, schema_of,
+    DryRun, Retrieve, Scope, Tool, ToolContext, ToolError, ToolRegistry, TypedTool, parse_args,
+    schema_of,
 };
 pub use tools::builtin_registry;

@@ -109,6 +109,42 @@ pub trait Tool: Send + Sync {
     fn call(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError>;
 }
 
+/// A tool whose arguments are a Rust type, as rig's `Tool` trait has them: the JSON Schema
+/// the model is offered is derived from `Args`, and the model's JSON is parsed into `Args`
+/// (an `INVALID_ARGUMENT` when it does not fit) before `run` sees it. Every such type is a
+/// [`Tool`]; a tool whose schema is fixed word for word by a contract (`apply_patch`)
+/// implements [`Tool`] itself.
+pub trait TypedTool: Send + Sync {
+    /// `[a-zA-Z0-9_-]{1,64}`, unique in a registry; an MCP tool's name when MCP has the
+    /// capability too.
+    const NAME: &'static str;
+    const DESCRIPTION: &'static str;
+    /// Whether the tool only reads (the fallback skill gets only these).
+    const READ_ONLY: bool;
+    type Args: DeserializeOwned + schemars::JsonSchema;
+
+    /// Runs the tool on arguments already parsed.
+    fn run(&self, args: Self::Args, ctx: &ToolContext) -> Result<Value, ToolError>;
+}
+
+impl<T: TypedTool> Tool for T {
+    fn name(&self) -> &str {
+        T::NAME
+    }
+    fn description(&self) -> &str {
+        T::DESCRIPTION
+    }
+    fn parameters(&self) -> Value {
+        schema_of::<T::Args>()
+    }
+    fn read_only(&self) -> bool {
+        T::READ_ONLY
+    }
+    fn call(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        self.run(parse_args(args)?, ctx)
+    }
+}
+
 /// The tools one skill may call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Scope {

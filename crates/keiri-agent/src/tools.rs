@@ -25,7 +25,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::approval::{ChangeKind, PendingChange, sha256, unified_diff};
-use crate::tool::{Tool, ToolContext, ToolError, ToolRegistry, parse_args, schema_of};
+use crate::tool::{Tool, ToolContext, ToolError, ToolRegistry, TypedTool};
 
 /// Files no tool may touch, whatever the skill: `.env` files hold API keys, and what a tool
 /// reads is sent to the model. Front-ends add these to the tools' path policy
@@ -88,38 +88,31 @@ fn read_text(ctx: &ToolContext, raw: &str) -> Result<(String, String, Option<Str
 
 // ---- read_file ----------------------------------------------------------------------------
 
+/// The arguments of `read_file`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct ReadFileArgs {
+pub struct ReadFileArgs {
     /// File path, relative to the workspace.
-    path: String,
+    pub path: String,
     /// First line to return (1-based, default 1).
     #[serde(default)]
-    start_line: Option<usize>,
+    pub start_line: Option<usize>,
     /// Last line to return (inclusive; default start_line + 399).
     #[serde(default)]
-    end_line: Option<usize>,
+    pub end_line: Option<usize>,
 }
 
 /// `read_file`: a text file of the workspace, optionally a line range.
 #[derive(Debug, Clone, Copy)]
 pub struct ReadFile;
 
-impl Tool for ReadFile {
-    fn name(&self) -> &str {
-        "read_file"
-    }
-    fn description(&self) -> &str {
-        "Reads a text file of the workspace (UTF-8, Shift_JIS, …), optionally only lines start_line..end_line. Shows a pending change's text when the file has one."
-    }
-    fn parameters(&self) -> Value {
-        schema_of::<ReadFileArgs>()
-    }
-    fn read_only(&self) -> bool {
-        true
-    }
-    fn call(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let args: ReadFileArgs = parse_args(args)?;
+impl TypedTool for ReadFile {
+    const NAME: &'static str = "read_file";
+    const DESCRIPTION: &'static str = "Reads a text file of the workspace (UTF-8, Shift_JIS, …), optionally only lines start_line..end_line. Shows a pending change's text when the file has one.";
+    const READ_ONLY: bool = true;
+    type Args = ReadFileArgs;
+
+    fn run(&self, args: ReadFileArgs, ctx: &ToolContext) -> Result<Value, ToolError> {
         let start = args.start_line.unwrap_or(1);
         if start == 0 {
             return Err(ToolError::invalid("start_line is 1-based"));
@@ -172,21 +165,13 @@ fn path_error_ref(p: &keiri_fs::Error, whole: &keiri_docs::Error) -> ToolError {
 #[derive(Debug, Clone, Copy)]
 pub struct ExtractSections;
 
-impl Tool for ExtractSections {
-    fn name(&self) -> &str {
-        "extract_code_section"
-    }
-    fn description(&self) -> &str {
-        "Reads line ranges from documents (text, PDF, Word, Excel) in one call: file_path + start_line/end_line, or requests[] of files with sections. Output TOON by default; output_format json for JSON."
-    }
-    fn parameters(&self) -> Value {
-        schema_of::<keiri_docs::SectionsRequest>()
-    }
-    fn read_only(&self) -> bool {
-        true
-    }
-    fn call(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let req: keiri_docs::SectionsRequest = parse_args(args)?;
+impl TypedTool for ExtractSections {
+    const NAME: &'static str = "extract_code_section";
+    const DESCRIPTION: &'static str = "Reads line ranges from documents (text, PDF, Word, Excel) in one call: file_path + start_line/end_line, or requests[] of files with sections. Output TOON by default; output_format json for JSON.";
+    const READ_ONLY: bool = true;
+    type Args = keiri_docs::SectionsRequest;
+
+    fn run(&self, req: keiri_docs::SectionsRequest, ctx: &ToolContext) -> Result<Value, ToolError> {
         docs_output(keiri_docs::extract_sections(
             &ctx.policy,
             &req,
@@ -200,21 +185,13 @@ impl Tool for ExtractSections {
 #[derive(Debug, Clone, Copy)]
 pub struct FileMetrics;
 
-impl Tool for FileMetrics {
-    fn name(&self) -> &str {
-        "check_code_scale"
-    }
-    fn description(&self) -> &str {
-        "Measures files: size, lines, characters, estimated tokens, content hash, format, pages or sheets. Use before reading large documents."
-    }
-    fn parameters(&self) -> Value {
-        schema_of::<keiri_docs::MetricsRequest>()
-    }
-    fn read_only(&self) -> bool {
-        true
-    }
-    fn call(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let req: keiri_docs::MetricsRequest = parse_args(args)?;
+impl TypedTool for FileMetrics {
+    const NAME: &'static str = "check_code_scale";
+    const DESCRIPTION: &'static str = "Measures files: size, lines, characters, estimated tokens, content hash, format, pages or sheets. Use before reading large documents.";
+    const READ_ONLY: bool = true;
+    type Args = keiri_docs::MetricsRequest;
+
+    fn run(&self, req: keiri_docs::MetricsRequest, ctx: &ToolContext) -> Result<Value, ToolError> {
         docs_output(keiri_docs::file_metrics(
             &ctx.policy,
             &req,
@@ -231,21 +208,17 @@ impl Tool for FileMetrics {
 #[derive(Debug, Clone, Copy)]
 pub struct RetrieveBlocks;
 
-impl Tool for RetrieveBlocks {
-    fn name(&self) -> &str {
-        "retrieve_blocks"
-    }
-    fn description(&self) -> &str {
-        "Finds the catalog blocks that fit a task described in Japanese or English (Top-K per category, with scores and matched terms)."
-    }
-    fn parameters(&self) -> Value {
-        schema_of::<keiri_search::RetrieveRequest>()
-    }
-    fn read_only(&self) -> bool {
-        true
-    }
-    fn call(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let mut req: keiri_search::RetrieveRequest = parse_args(args)?;
+impl TypedTool for RetrieveBlocks {
+    const NAME: &'static str = "retrieve_blocks";
+    const DESCRIPTION: &'static str = "Finds the catalog blocks that fit a task described in Japanese or English (Top-K per category, with scores and matched terms).";
+    const READ_ONLY: bool = true;
+    type Args = keiri_search::RetrieveRequest;
+
+    fn run(
+        &self,
+        mut req: keiri_search::RetrieveRequest,
+        ctx: &ToolContext,
+    ) -> Result<Value, ToolError> {
         let res = match &ctx.retrieve {
             Some(retrieve) => (retrieve.0)(req)?,
             None => {
@@ -261,32 +234,25 @@ impl Tool for RetrieveBlocks {
     }
 }
 
+/// The arguments of `describe_block`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct DescribeBlockArgs {
+pub struct DescribeBlockArgs {
     /// The block id, e.g. csv.read.
-    id: String,
+    pub id: String,
 }
 
 /// `describe_block`: one block spec (inputs, outputs, descriptions).
 #[derive(Debug, Clone, Copy)]
 pub struct DescribeBlock;
 
-impl Tool for DescribeBlock {
-    fn name(&self) -> &str {
-        "describe_block"
-    }
-    fn description(&self) -> &str {
-        "Returns one block of the catalog by id: titles, description, inputs and outputs with types."
-    }
-    fn parameters(&self) -> Value {
-        schema_of::<DescribeBlockArgs>()
-    }
-    fn read_only(&self) -> bool {
-        true
-    }
-    fn call(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let args: DescribeBlockArgs = parse_args(args)?;
+impl TypedTool for DescribeBlock {
+    const NAME: &'static str = "describe_block";
+    const DESCRIPTION: &'static str = "Returns one block of the catalog by id: titles, description, inputs and outputs with types.";
+    const READ_ONLY: bool = true;
+    type Args = DescribeBlockArgs;
+
+    fn run(&self, args: DescribeBlockArgs, ctx: &ToolContext) -> Result<Value, ToolError> {
         let catalog = ctx.catalog();
         let Some(spec) = catalog.get(&args.id) else {
             return Err(ToolError::failed(
@@ -306,15 +272,16 @@ impl Tool for DescribeBlock {
 
 // ---- plans --------------------------------------------------------------------------------
 
+/// The arguments of `validate_plan` and `dry_run_plan`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct PlanArgs {
+pub struct PlanArgs {
     /// The plan file, relative to the workspace (default: the current plan).
     #[serde(default)]
-    path: Option<String>,
+    pub path: Option<String>,
     /// Plan YAML text instead of a file.
     #[serde(default)]
-    yaml: Option<String>,
+    pub yaml: Option<String>,
 }
 
 fn plan_text(ctx: &ToolContext, args: &PlanArgs) -> Result<(Option<String>, String), ToolError> {
@@ -345,21 +312,13 @@ fn check_plan(
 #[derive(Debug, Clone, Copy)]
 pub struct ValidatePlan;
 
-impl Tool for ValidatePlan {
-    fn name(&self) -> &str {
-        "validate_plan"
-    }
-    fn description(&self) -> &str {
-        "Validates a plan against the block catalog (unknown blocks or keys, types, references, cycles) and against the columns of the CSV/Excel files it reads, and returns the findings with codes and lines. Defaults to the current plan, including a pending change."
-    }
-    fn parameters(&self) -> Value {
-        schema_of::<PlanArgs>()
-    }
-    fn read_only(&self) -> bool {
-        true
-    }
-    fn call(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let args: PlanArgs = parse_args(args)?;
+impl TypedTool for ValidatePlan {
+    const NAME: &'static str = "validate_plan";
+    const DESCRIPTION: &'static str = "Validates a plan against the block catalog (unknown blocks or keys, types, references, cycles) and against the columns of the CSV/Excel files it reads, and returns the findings with codes and lines. Defaults to the current plan, including a pending change.";
+    const READ_ONLY: bool = true;
+    type Args = PlanArgs;
+
+    fn run(&self, args: PlanArgs, ctx: &ToolContext) -> Result<Value, ToolError> {
         let (path, text) = plan_text(ctx, &args)?;
         let (checked, _) = check_plan(ctx, &text);
         let errors = checked.error_count();
@@ -377,21 +336,13 @@ impl Tool for ValidatePlan {
 #[derive(Debug, Clone, Copy)]
 pub struct DryRunPlan;
 
-impl Tool for DryRunPlan {
-    fn name(&self) -> &str {
-        "dry_run_plan"
-    }
-    fn description(&self) -> &str {
-        "Dry-runs a valid plan: the execution order and each node's resolved inputs, without running anything. Defaults to the current plan."
-    }
-    fn parameters(&self) -> Value {
-        schema_of::<PlanArgs>()
-    }
-    fn read_only(&self) -> bool {
-        true
-    }
-    fn call(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let args: PlanArgs = parse_args(args)?;
+impl TypedTool for DryRunPlan {
+    const NAME: &'static str = "dry_run_plan";
+    const DESCRIPTION: &'static str = "Dry-runs a valid plan: the execution order and each node's resolved inputs, without running anything. Defaults to the current plan.";
+    const READ_ONLY: bool = true;
+    type Args = PlanArgs;
+
+    fn run(&self, args: PlanArgs, ctx: &ToolContext) -> Result<Value, ToolError> {
         let (_, text) = plan_text(ctx, &args)?;
         if let Some(dry_run) = &ctx.dry_run {
             return (dry_run.0)(&text);
@@ -424,21 +375,17 @@ impl Tool for DryRunPlan {
 #[derive(Debug, Clone, Copy)]
 pub struct ExstructPatch;
 
-impl Tool for ExstructPatch {
-    fn name(&self) -> &str {
-        "exstruct_patch"
-    }
-    fn description(&self) -> &str {
-        "Patches an .xlsx/.xlsm workbook (set_value, set_formula, fill_formula, add_sheet, …) and returns the per-cell before/after diff. Nothing is written by this call: the patch is proposed to the user and written only after approval. dry_run: true only previews (nothing proposed)."
-    }
-    fn parameters(&self) -> Value {
-        schema_of::<keiri_xlsx::PatchRequest>()
-    }
-    fn read_only(&self) -> bool {
-        false
-    }
-    fn call(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let mut req: keiri_xlsx::PatchRequest = parse_args(args)?;
+impl TypedTool for ExstructPatch {
+    const NAME: &'static str = "exstruct_patch";
+    const DESCRIPTION: &'static str = "Patches an .xlsx/.xlsm workbook (set_value, set_formula, fill_formula, add_sheet, …) and returns the per-cell before/after diff. Nothing is written by this call: the patch is proposed to the user and written only after approval. dry_run: true only previews (nothing proposed).";
+    const READ_ONLY: bool = false;
+    type Args = keiri_xlsx::PatchRequest;
+
+    fn run(
+        &self,
+        mut req: keiri_xlsx::PatchRequest,
+        ctx: &ToolContext,
+    ) -> Result<Value, ToolError> {
         let apply = !req.dry_run;
         req.dry_run = true;
         let env = keiri_xlsx::PatchEnv::new(ctx.policy.clone());
@@ -467,17 +414,19 @@ impl Tool for ExstructPatch {
             .unwrap_or_else(|_| res.out_path.clone());
         let mut request = req.clone();
         request.dry_run = false;
+        // The request as it will run on approval: the arguments the change records.
+        let request = serde_json::to_value(&request)
+            .map_err(|e| ToolError::failed("INTERNAL", e.to_string()))?;
         let change_id = ctx.propose(PendingChange {
             change_id: String::new(),
             file: out_rel.clone(),
-            tool: self.name().into(),
-            args: args.clone(),
+            tool: Self::NAME.into(),
+            args: request.clone(),
             diff: workbook_diff(&ctx.relative(&source), &out_rel, &res),
             kind: ChangeKind::Workbook {
                 source: ctx.relative(&source),
                 source_sha256: sha256(&source_bytes),
-                request: serde_json::to_value(&request)
-                    .map_err(|e| ToolError::failed("INTERNAL", e.to_string()))?,
+                request,
             },
         });
         out["status"] = json!("pending_approval");
