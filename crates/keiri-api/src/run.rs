@@ -1573,19 +1573,21 @@ graph:
         assert_eq!(res["status"], "finished");
     }
 
-    #[test]
-    fn run_cancel_stops_a_run_in_progress() {
-        let ws = tempfile::tempdir().unwrap();
-        with_invoices(ws.path());
-        let ctx = ctx(ws.path());
-        // Reads the file up to 100,000 times: far longer than the cancel takes to arrive.
-        let plan = "id: api_long
+    /// Reads the file up to 100,000 times: far longer than a cancellation takes to arrive.
+    const LONG_PLAN: &str = "id: api_long
 graph:
   - id: again
     type: loop
     while: {condition: {expr: \"${vars.iteration} >= 0\"}, max_iterations: 100000}
     body: {plan: {id: b, graph: [{id: read, block: csv.read, in: {path: inputs/請求書.csv}, out: {rows: rows}}]}}
 ";
+
+    #[test]
+    fn run_cancel_stops_a_run_in_progress() {
+        let ws = tempfile::tempdir().unwrap();
+        with_invoices(ws.path());
+        let ctx = ctx(ws.path());
+        let plan = LONG_PLAN;
         let mut cancelled = None;
         let res = crate::stream::testing::call_stream(
             &ctx,
@@ -1620,13 +1622,7 @@ graph:
         let ws = tempfile::tempdir().unwrap();
         with_invoices(ws.path());
         let ctx = ctx(ws.path());
-        let plan = "id: api_long
-graph:
-  - id: again
-    type: loop
-    while: {condition: {expr: \"${vars.iteration} >= 0\"}, max_iterations: 100000}
-    body: {plan: {id: b, graph: [{id: read, block: csv.read, in: {path: inputs/請求書.csv}, out: {rows: rows}}]}}
-";
+        let plan = LONG_PLAN;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
