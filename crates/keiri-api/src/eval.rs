@@ -114,41 +114,34 @@ pub async fn planner_eval(
     events: &crate::EventSink<EvalProgress>,
     cancel: &keiri_llm::CancellationToken,
 ) -> Result<PlanEvalResponse, ApiError> {
-    let Prepared {
-        cases,
-        runs,
-        llm,
-        status,
-        catalog,
-        templates,
-        retriever,
-        subflow_plans,
-        digests,
-        notes,
-        base,
-        log,
-    } = tokio::select! {
+    let prepared = tokio::select! {
         prepared = crate::stream::blocking(ctx, move |ctx| prepare(ctx, req)) => prepared?,
         () = cancel.cancelled() => return Err(cancelled()),
     };
-    let mut dctx = keiri_design::Context::new(&catalog, &templates)
-        .with_llm(&llm)
-        .with_retriever(&retriever);
+    let mut dctx = keiri_design::Context::new(&prepared.catalog, &prepared.templates)
+        .with_llm(&prepared.llm)
+        .with_retriever(&prepared.retriever);
     dctx.call_options = dctx.call_options.clone().with_cancel(cancel.clone());
-    if let Some(log) = log {
+    if let Some(log) = prepared.log {
         dctx = dctx.with_log(log);
     }
     let mut reports = Vec::new();
-    for (i, ((case, digest), plans)) in cases.iter().zip(&digests).zip(&subflow_plans).enumerate() {
+    for (i, ((case, digest), plans)) in prepared
+        .cases
+        .iter()
+        .zip(&prepared.digests)
+        .zip(&prepared.subflow_plans)
+        .enumerate()
+    {
         if cancel.is_cancelled() {
             return Err(cancelled());
         }
         dctx.subflow_plans = plans.clone();
         events.send(EvalProgress::Case {
             index: i + 1,
-            of: cases.len(),
+            of: prepared.cases.len(),
             id: case.id.clone(),
-            runs,
+            runs: prepared.runs,
         });
         let mut on_run = |o: &RunOutcome| {
             events.send(EvalProgress::Run {
@@ -157,7 +150,7 @@ pub async fn planner_eval(
             });
         };
         let outcomes = tokio::select! {
-            out = keiri_design::eval::run_case(case, digest, runs, &base, &dctx, &mut on_run) => out,
+            out = keiri_design::eval::run_case(case, digest, prepared.runs, &prepared.base, &dctx, &mut on_run) => out,
             () = cancel.cancelled() => return Err(cancelled()),
         }
         .map_err(|e| {
@@ -168,12 +161,13 @@ pub async fn planner_eval(
     }
     Ok(PlanEvalResponse {
         report: keiri_design::eval::summarize(reports),
-        provider: status
+        provider: prepared
+            .status
             .provider
             .map(|p| p.as_str().to_string())
             .unwrap_or_default(),
-        model: status.model,
-        notes,
+        model: prepared.status.model,
+        notes: prepared.notes,
     })
 }
 

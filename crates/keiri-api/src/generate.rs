@@ -243,16 +243,6 @@ pub async fn plan_generate(
             () = cancel.cancelled() => return Err(cancelled()),
         }
     };
-    let Prepared {
-        env,
-        digest,
-        file_schemas,
-        catalog,
-        templates,
-        retriever,
-        retrieval_notes,
-        subflow_plans,
-    } = prepared;
     let defaults = keiri_design::GenerateOptions::default();
     let options = keiri_design::GenerateOptions {
         topk_per_category: req.topk_per_category,
@@ -276,17 +266,17 @@ pub async fn plan_generate(
         apply_mode: req.apply_mode.unwrap_or_default(),
         templates: req.templates.clone(),
         pinned_blocks: req.pinned_blocks.clone(),
-        allow_fallback: req
-            .fallback
-            .unwrap_or_else(|| keiri_design::fallback_allowed(env.get("KEIRI_AGENT_LLM_FALLBACK"))),
+        allow_fallback: req.fallback.unwrap_or_else(|| {
+            keiri_design::fallback_allowed(prepared.env.get("KEIRI_AGENT_LLM_FALLBACK"))
+        }),
         answers: req.answers.clone(),
         lang: req.lang.unwrap_or(ctx.lang),
     };
     // No provider is not an error here: compose mode works without one, and the planner
     // says clearly when a mode needs one.
-    let llm = keiri_llm::Llm::from_env(&env).ok();
+    let llm = keiri_llm::Llm::from_env(&prepared.env).ok();
     // The JSONL event log of this run; a log that cannot be opened must not stop the work.
-    let log = crate::llm::event_log(ctx, &env, None);
+    let log = crate::llm::event_log(ctx, &prepared.env, None);
     let verify_lang = req.lang.unwrap_or(ctx.lang);
     // A verification run executes blocks: blocking work, on the blocking pool.
     let verify = |plan: keiri_plan::Plan| -> keiri_design::VerifyRun {
@@ -309,11 +299,11 @@ pub async fn plan_generate(
         })
     };
     let (ptx, mut prx) = tokio::sync::mpsc::unbounded_channel::<Progress>();
-    let mut dctx = keiri_design::Context::new(&catalog, &templates)
-        .with_retriever(&retriever)
+    let mut dctx = keiri_design::Context::new(&prepared.catalog, &prepared.templates)
+        .with_retriever(&prepared.retriever)
         .with_progress(ptx)
-        .with_subflow_plans(subflow_plans)
-        .with_file_schemas(file_schemas);
+        .with_subflow_plans(prepared.subflow_plans)
+        .with_file_schemas(prepared.file_schemas);
     if req.verify_by_running {
         dctx = dctx.with_verifier(&verify);
     }
@@ -337,7 +327,7 @@ pub async fn plan_generate(
         // token, so the whole generation races it.
         let out = tokio::select! {
             out = keiri_design::generate_plan(
-                &req.instruction, &digest.digest, &options, &dctx,
+                &req.instruction, &prepared.digest.digest, &options, &dctx,
             ) => Some(out),
             () = cancel.cancelled() => None,
         };
@@ -352,13 +342,13 @@ pub async fn plan_generate(
         None => return Err(cancelled()),
     };
     // How the candidates were ranked (BM25 only without a model, specs that did not load).
-    result.notes.extend(retrieval_notes);
+    result.notes.extend(prepared.retrieval_notes);
     let yaml = keiri_plan::save_plan(&result.plan)
         .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
     Ok(PlanGenerateResponse {
         generated: result,
         yaml,
-        unreadable_docs: digest.unreadable,
+        unreadable_docs: prepared.digest.unreadable,
     })
 }
 
