@@ -22,7 +22,9 @@ use std::time::Duration;
 use anyhow::Context as _;
 use indexmap::IndexMap;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
-use keiri_api::{CancellationToken, Context, PlanRunRequest, PlanRunResponse, RunResumeRequest};
+use keiri_api::{
+    CancellationToken, Context, PlanRunRequest, PlanRunResponse, RunEvent, RunResumeRequest,
+};
 use serde_json::Value;
 
 use crate::output::{print_error, print_json};
@@ -95,6 +97,74 @@ fn inputs(args: &Args) -> anyhow::Result<IndexMap<String, String>> {
         .collect()
 }
 
+/// What an event does to the progress lines: a node's spinner starts, ends with the event's
+/// text, or the text is printed above them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Line {
+    Start,
+    End,
+    Note,
+}
+
+/// The node an event is about (empty for the run), its line of text, and what it does to the
+/// node's progress line.
+fn describe(event: &RunEvent) -> (&str, String, Line) {
+    use RunEvent as E;
+    match event {
+        E::RunStart {
+            run_id, plan_id, ..
+        } => ("", format!("run {run_id} ({plan_id})"), Line::Note),
+        E::NodeStart { node, .. } => (node, format!("… {node}"), Line::Start),
+        E::NodeFinish {
+            node,
+            duration_ms,
+            rows,
+            ..
+        } => {
+            let text = match rows {
+                Some(rows) => format!("✓ {node} ({duration_ms} ms, {rows} rows)"),
+                None => format!("✓ {node} ({duration_ms} ms)"),
+            };
+            (node, text, Line::End)
+        }
+        E::NodeError {
+            node,
+            code,
+            message_en,
+            retrying,
+            ..
+        } => {
+            let retry = if *retrying { " (retrying)" } else { "" };
+            (
+                node,
+                format!("✗ {node} {code}: {message_en}{retry}"),
+                Line::End,
+            )
+        }
+        E::NodeSkipped { node, reason } => (node, format!("– {node} skipped: {reason}"), Line::End),
+        E::NodeReused { node } => (node, format!("✓ {node} (from the earlier run)"), Line::End),
+        E::LlmCall { node, call } => {
+            let outcome = match &call.error {
+                Some(code) => format!("failed: {code}"),
+                None => format!("{} tokens", call.total_tokens),
+            };
+            let text = format!(
+                "  ↳ {node} AI {} · {}: {outcome}, {} ms",
+                call.model, call.purpose, call.duration_ms
+            );
+            (node, text, Line::Note)
+        }
+        E::NodePaused {
+            node, message_en, ..
+        } => (
+            node,
+            format!("? {node} waiting for an answer: {message_en}"),
+            Line::End,
+        ),
+        E::RunFinish { status, .. } => ("", format!("run {}", status.as_str()), Line::Note),
+    }
+}
+
 /// Shows the events: a progress line per node on a terminal, plain lines otherwise.
 struct Progress {
     multi: Option<MultiProgress>,
@@ -118,115 +188,29 @@ impl Progress {
         }
     }
 
-    fn show(&self, event: &Value) {
-        let kind = event
-            .get("event")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let node = event
-            .get("node")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
-        let text = match kind {
-            "run_start" => format!(
-                "run {} ({})",
-                event
-                    .get("run_id")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default(),
-                event
-                    .get("plan_id")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-            ),
-            "node_start" => format!("… {node}"),
-            "node_finish" => {
-                let ms = event
-                    .get("duration_ms")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(0);
-                match event.get("rows").and_then(Value::as_u64) {
-                    Some(rows) => format!("✓ {node} ({ms} ms, {rows} rows)"),
-                    None => format!("✓ {node} ({ms} ms)"),
-                }
-            }
-            "node_error" => {
-                let code = event
-                    .get("code")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
-                let msg = event
-                    .get("message_en")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
-                let retry = if event.get("retrying") == Some(&Value::Bool(true)) {
-                    " (retrying)"
-                } else {
-                    ""
-                };
-                format!("✗ {node} {code}: {msg}{retry}")
-            }
-            "node_skipped" => format!(
-                "– {node} skipped: {}",
-                event
-                    .get("reason")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-            ),
-            "node_reused" => format!("✓ {node} (from the earlier run)"),
-            "llm_call" => {
-                let call = event.get("call").cloned().unwrap_or_default();
-                let field = |k: &str| call.get(k).and_then(Value::as_str).unwrap_or_default();
-                let number = |k: &str| call.get(k).and_then(Value::as_u64).unwrap_or(0);
-                let outcome = match call.get("error").and_then(Value::as_str) {
-                    Some(code) => format!("failed: {code}"),
-                    None => format!("{} tokens", number("total_tokens")),
-                };
-                format!(
-                    "  ↳ {node} AI {} · {}: {outcome}, {} ms",
-                    field("model"),
-                    field("purpose"),
-                    number("duration_ms")
-                )
-            }
-            "node_paused" => format!(
-                "? {node} waiting for an answer: {}",
-                event
-                    .get("message_en")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-            ),
-            "run_finish" => format!(
-                "run {}",
-                event
-                    .get("status")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-            ),
-            _ => return,
-        };
+    fn show(&self, event: &RunEvent) {
+        let (node, text, line) = describe(event);
         let Some(multi) = &self.multi else {
             eprintln!("{text}");
             return;
         };
         let mut bars = self.bars.lock().unwrap_or_else(|p| p.into_inner());
-        match kind {
-            "node_start" => {
+        match line {
+            Line::Start => {
                 let bar = multi.add(ProgressBar::new_spinner());
                 bar.set_style(
                     ProgressStyle::with_template("{spinner} {msg} {elapsed}")
                         .unwrap_or_else(|_| ProgressStyle::default_spinner()),
                 );
-                bar.set_message(node.clone());
+                bar.set_message(node.to_string());
                 bar.enable_steady_tick(Duration::from_millis(100));
-                if let Some(old) = bars.insert(node, bar) {
+                if let Some(old) = bars.insert(node.to_string(), bar) {
                     old.finish_and_clear();
                 }
             }
-            "node_finish" | "node_error" | "node_skipped" | "node_reused" | "node_paused" => {
+            Line::End => {
                 let bar = bars
-                    .remove(&node)
+                    .remove(node)
                     .unwrap_or_else(|| multi.add(ProgressBar::new_spinner()));
                 bar.set_style(
                     ProgressStyle::with_template("{msg}")
@@ -234,7 +218,7 @@ impl Progress {
                 );
                 bar.finish_with_message(text);
             }
-            _ => {
+            Line::Note => {
                 let _ = multi.println(text);
             }
         }
@@ -266,9 +250,7 @@ pub fn run(
         .as_ref()
         .map(|d| d.to_string_lossy().into_owned());
     let progress = Progress::new();
-    let show = |event: keiri_api::RunEvent| {
-        progress.show(&serde_json::to_value(event).unwrap_or_default());
-    };
+    let show = |event: RunEvent| progress.show(&event);
     let cancel = CancellationToken::new();
     cancel_on_ctrl_c(runtime, &cancel);
     let resume = |run_id: &str, answers: IndexMap<String, Value>| {
@@ -403,4 +385,51 @@ fn report(res: &PlanRunResponse, json: bool) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(event: serde_json::Value) -> (String, String, Line) {
+        let event: RunEvent = serde_json::from_value(event).unwrap();
+        let (node, text, line) = describe(&event);
+        (node.to_string(), text, line)
+    }
+
+    #[test]
+    fn each_event_has_its_line_and_its_effect_on_the_node_spinner() {
+        let node_start = serde_json::json!({"event": "node_start", "node": "read", "attempt": 1});
+        assert_eq!(
+            line(node_start),
+            ("read".into(), "… read".into(), Line::Start)
+        );
+        let finish = serde_json::json!({"event": "node_finish", "node": "read", "duration_ms": 12,
+            "rows": 3, "outputs": {}});
+        assert_eq!(
+            line(finish),
+            ("read".into(), "✓ read (12 ms, 3 rows)".into(), Line::End)
+        );
+        let error = serde_json::json!({"event": "node_error", "node": "read", "code": "FILE_NOT_FOUND",
+            "message_ja": "ない", "message_en": "missing", "attempt": 1, "retrying": true});
+        assert_eq!(
+            line(error),
+            (
+                "read".into(),
+                "✗ read FILE_NOT_FOUND: missing (retrying)".into(),
+                Line::End
+            )
+        );
+        let call = serde_json::json!({"event": "llm_call", "node": "ask", "call": {
+            "purpose": "rows 1-20", "provider": "openai", "model": "m", "strategy": null,
+            "prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, "requests": 1,
+            "duration_ms": 40, "error": "LLM_TIMEOUT"}});
+        assert_eq!(
+            line(call).1,
+            "  ↳ ask AI m · rows 1-20: failed: LLM_TIMEOUT, 40 ms"
+        );
+        let end = serde_json::json!({"event": "run_finish", "status": "paused", "duration_ms": 5,
+            "failed": []});
+        assert_eq!(line(end), (String::new(), "run paused".into(), Line::Note));
+    }
 }
