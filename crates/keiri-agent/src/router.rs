@@ -40,6 +40,18 @@ pub enum RouteReason {
     Fallback,
 }
 
+impl RouteReason {
+    /// The word it is serialised as.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RouteReason::Explicit => "explicit",
+            RouteReason::Command => "command",
+            RouteReason::Score => "score",
+            RouteReason::Fallback => "fallback",
+        }
+    }
+}
+
 /// A skill's score for one message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SkillScore {

@@ -56,6 +56,8 @@ pub use generate::{
     RequirementsAnswerRequest, RequirementsAnswerResponse, Stage, Status, TemplatesListRequest,
     TemplatesListResponse, plan_generate, requirements_answer, templates_list,
 };
+/// What a chat turn reports as it goes (`chat_send`'s events).
+pub use keiri_agent::Event as ChatEvent;
 pub use keiri_llm::CancellationToken;
 /// The typed questions a generation asks (`GeneratedPlan::requirements`), for front-ends that
 /// ask them themselves (the CLI's terminal prompts).

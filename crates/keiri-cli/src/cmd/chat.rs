@@ -13,7 +13,7 @@ use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use keiri_api::{
-    ApiError, ChatApproveRequest, ChatSendRequest, ChatUndoRequest, Context, Lang,
+    ApiError, ChatApproveRequest, ChatEvent, ChatSendRequest, ChatUndoRequest, Context, Lang,
     PendingChangeSummary, SkillsListRequest,
 };
 use serde_json::Value;
@@ -51,41 +51,41 @@ fn text(lang: Lang, ja: &'static str, en: &'static str) -> &'static str {
 }
 
 /// One line for an event, or `None` for events shown otherwise (the reply).
-pub fn describe_event(event: &Value) -> Option<String> {
-    let s = |key: &str| event[key].as_str().unwrap_or_default().to_string();
-    match event["type"].as_str()? {
-        "route" => Some(format!(
-            "[skill] {} ({}, tools: {})",
-            s("skill"),
-            s("reason"),
-            event["allowed_tools"]
-                .as_array()
-                .map(|a| a
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .collect::<Vec<_>>()
-                    .join(", "))
-                .unwrap_or_default()
+pub fn describe_event(event: &ChatEvent) -> Option<String> {
+    match event {
+        ChatEvent::Route {
+            skill,
+            reason,
+            allowed_tools,
+            ..
+        } => Some(format!(
+            "[skill] {skill} ({}, tools: {})",
+            reason.as_str(),
+            allowed_tools.join(", ")
         )),
-        "tool_call_start" => {
-            let mut args = event["arguments"].to_string();
+        ChatEvent::ToolCallStart {
+            tool, arguments, ..
+        } => {
+            let mut args = arguments.to_string();
             if args.chars().count() > 160 {
                 args = args.chars().take(160).collect::<String>() + "…";
             }
-            Some(format!("→ {} {args}", s("tool")))
+            Some(format!("→ {tool} {args}"))
         }
-        "tool_call_end" => Some(match event["error_code"].as_str() {
-            Some(code) => format!("← {} {code}", s("tool")),
-            None => format!("← {} ok", s("tool")),
+        ChatEvent::ToolCallEnd {
+            tool, error_code, ..
+        } => Some(match error_code {
+            Some(code) => format!("← {tool} {code}"),
+            None => format!("← {tool} ok"),
         }),
-        "approval_required" => Some(format!(
-            "! {} {} ({})",
-            s("change_id"),
-            s("file"),
-            s("tool")
-        )),
-        "error" => Some(format!("! {}: {}", s("code"), s("message"))),
-        _ => None,
+        ChatEvent::ApprovalRequired {
+            change_id,
+            file,
+            tool,
+            ..
+        } => Some(format!("! {change_id} {file} ({tool})")),
+        ChatEvent::Error { code, message } => Some(format!("! {code}: {message}")),
+        ChatEvent::Reply { .. } => None,
     }
 }
 
@@ -189,7 +189,6 @@ impl Chat<'_> {
         let cancel = keiri_api::CancellationToken::new();
         let call = keiri_api::chat_send(self.ctx, req, &sink, &cancel);
         let res = self.runtime.block_on(events.drive(call, |event| {
-            let event = serde_json::to_value(event).unwrap_or_default();
             if !json && let Some(line) = describe_event(&event) {
                 eprintln!("{line}");
             }
