@@ -363,3 +363,85 @@ async fn an_empty_message_is_refused() {
     assert_eq!(run.outcome.unwrap_err().code(), "INVALID_ARGUMENT");
     assert!(run.requests.is_empty());
 }
+
+/// A tool that waits for another task of the same runtime: it finishes only when the tool
+/// call hands its worker's other tasks off (a server keeps answering while a chat's tool
+/// reads files). With one worker and no hand-off the other task never runs and the tool gives
+/// up after its bound.
+#[test]
+fn a_tool_call_does_not_hold_up_the_runtime_s_other_tasks() {
+    use std::sync::{Mutex, mpsc};
+
+    struct WaitsForAnotherTask {
+        started: Mutex<mpsc::Sender<()>>,
+        go: Mutex<mpsc::Receiver<()>>,
+    }
+    impl keiri_agent::Tool for WaitsForAnotherTask {
+        fn name(&self) -> &str {
+            "wait"
+        }
+        fn description(&self) -> &str {
+            "waits"
+        }
+        fn parameters(&self) -> serde_json::Value {
+            json!({"type": "object"})
+        }
+        fn read_only(&self) -> bool {
+            true
+        }
+        fn call(
+            &self,
+            _: &serde_json::Value,
+            _: &keiri_agent::ToolContext,
+        ) -> Result<serde_json::Value, keiri_agent::ToolError> {
+            self.started.lock().unwrap().send(()).unwrap();
+            match self
+                .go
+                .lock()
+                .unwrap()
+                .recv_timeout(std::time::Duration::from_secs(10))
+            {
+                Ok(()) => Ok(json!("the other task ran")),
+                Err(_) => Err(keiri_agent::ToolError::failed(
+                    "BLOCKED",
+                    "the runtime was held",
+                )),
+            }
+        }
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let ws = workspace();
+    let (started_tx, started) = mpsc::channel();
+    let (go, go_rx) = mpsc::channel();
+    let tool = WaitsForAnotherTask {
+        started: Mutex::new(started_tx),
+        go: Mutex::new(go_rx),
+    };
+    let result = runtime.block_on(async move {
+        let call = tokio::spawn(async move {
+            let llm = super::llm("http://127.0.0.1:9/v1");
+            let registry = keiri_agent::ToolRegistry::new().with(tool);
+            let skills = Vec::new();
+            let agent = keiri_agent::Agent::new(&llm, &registry, &skills);
+            let scope = keiri_agent::Scope::new("test", vec!["wait".into()]);
+            let call = keiri_llm::ToolCall {
+                id: "c1".into(),
+                name: "wait".into(),
+                arguments: "{}".into(),
+            };
+            let ctx = tool_ctx(ws.path());
+            keiri_agent::execute_tool_call(&agent, &scope, &ctx, &call, &mut |_| {})
+        });
+        // The tool is now waiting on the only worker (this thread is not one of them).
+        started.recv().unwrap();
+        tokio::spawn(async move { go.send(()).unwrap() })
+            .await
+            .unwrap();
+        call.await.unwrap()
+    });
+    assert_eq!(result.unwrap(), json!("the other task ran"));
+}
