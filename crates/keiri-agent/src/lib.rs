@@ -21,7 +21,8 @@
 //!   front-ends can continue, approve and undo.
 //!
 //! This crate must not know about transports (HTTP, Tauri, JSON DTOs: that is `keiri-api`),
-//! must not write a file except through the approval gate and its own session files, and
+//! must not write a file except through the approval gate, its own session files and a tool
+//! called under [`Writes::Direct`] (the front-end's caller asked for the write: MCP), and
 //! must not read the process environment (the caller builds the [`keiri_llm::Llm`]).
 //!
 //! Dependencies and why: the Keiri crates whose functions become tools; `serde_yaml`
@@ -52,7 +53,7 @@ pub use router::{Route, RouteReason, SkillScore, route};
 pub use session::{Session, SessionStore, check_session_id};
 pub use skillpack::{Frontmatter, GENERAL_SKILL, Skill, SkillIssue};
 pub use tool::{
-    DryRun, Retrieve, Scope, Tool, ToolContext, ToolError, ToolRegistry, TypedTool, parse_args,
-    schema_of,
+    DryRun, Retrieve, Scope, Tool, ToolContext, ToolError, ToolRegistry, TypedTool, Writes,
+    output_schema_of, parse_args, schema_of,
 };
 pub use tools::builtin_registry;

@@ -5,6 +5,10 @@
 //! decides whether a call is allowed: a tool outside the skill's [`Scope`] fails with
 //! [`ToolError::NotAllowed`] before anything runs. Every failure becomes a JSON object the
 //! model reads as the tool's result ([`ToolError::to_model_json`]), so the conversation goes on.
+//!
+//! One registry serves every front-end: the chat (keiri-api's `chat_send`) and MCP (`keiri
+//! mcp`) call the same tools, each through its own [`Scope`]. What differs is the context's
+//! [`Writes`]: the chat proposes a change for approval, MCP writes it.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -35,13 +39,24 @@ pub enum ToolError {
         tool: String,
         available: Vec<String>,
     },
-    /// The arguments are not valid JSON or do not match the schema.
+    /// The arguments are not valid JSON or do not match the schema. `cause` is the stable
+    /// code a front-end reports for it: `INVALID_REQUEST` (the API's code for a bad request),
+    /// or a lower crate's own (`apply_patch`'s contract says `INVALID_ARGUMENT`).
     #[error("invalid arguments: {message}")]
-    InvalidArgument { message: String },
+    InvalidArgument {
+        message: String,
+        cause: String,
+        details: Option<Box<Value>>,
+    },
     /// The tool ran and failed; `cause` is the lower crate's stable code (e.g. `NOT_FOUND`,
-    /// `PATH_DENIED`, `APPLY_FAILED`).
+    /// `PATH_DENIED`, `APPLY_FAILED`), `details` what the failure carries for the caller to
+    /// act on (an invalid plan's findings).
     #[error("{message}")]
-    Failed { cause: String, message: String },
+    Failed {
+        cause: String,
+        message: String,
+        details: Option<Box<Value>>,
+    },
 }
 
 impl ToolError {
@@ -58,6 +73,8 @@ impl ToolError {
     pub fn invalid(message: impl Into<String>) -> ToolError {
         ToolError::InvalidArgument {
             message: message.into(),
+            cause: "INVALID_REQUEST".into(),
+            details: None,
         }
     }
 
@@ -65,15 +82,60 @@ impl ToolError {
         ToolError::Failed {
             cause: cause.into(),
             message: message.into(),
+            details: None,
         }
     }
 
-    /// A lower crate's error: its `INVALID_ARGUMENT` is the model's argument problem, anything
-    /// else a failure with that cause.
+    /// A lower crate's error: its `INVALID_ARGUMENT` (or the API's `INVALID_REQUEST`) is the
+    /// model's argument problem, anything else a failure with that cause. The code is kept.
     pub fn from_code(code: &str, message: impl Into<String>) -> ToolError {
         match code {
-            "INVALID_ARGUMENT" | "INVALID_REQUEST" => ToolError::invalid(message),
+            "INVALID_ARGUMENT" | "INVALID_REQUEST" => ToolError::InvalidArgument {
+                message: message.into(),
+                cause: code.into(),
+                details: None,
+            },
             other => ToolError::failed(other, message),
+        }
+    }
+
+    /// The same error with `details` (an argument problem's or a failure's; the registry's
+    /// own errors carry theirs in their fields).
+    pub fn with_details(mut self, value: Value) -> ToolError {
+        if let ToolError::InvalidArgument { details, .. } | ToolError::Failed { details, .. } =
+            &mut self
+        {
+            *details = Some(Box::new(value));
+        }
+        self
+    }
+
+    /// The stable code a front-end reports (MCP's error body): the lower crate's code for an
+    /// argument problem or a failure, the registry's own otherwise.
+    pub fn cause(&self) -> &str {
+        match self {
+            ToolError::InvalidArgument { cause, .. } | ToolError::Failed { cause, .. } => cause,
+            other => other.code(),
+        }
+    }
+
+    /// What the failure carries besides its message.
+    pub fn details(&self) -> Option<&Value> {
+        match self {
+            ToolError::InvalidArgument { details, .. } | ToolError::Failed { details, .. } => {
+                details.as_deref()
+            }
+            _ => None,
+        }
+    }
+
+    /// The message without the kind's prefix (the body a front-end shows next to the code).
+    pub fn message(&self) -> String {
+        match self {
+            ToolError::InvalidArgument { message, .. } | ToolError::Failed { message, .. } => {
+                message.clone()
+            }
+            other => other.to_string(),
         }
     }
 
@@ -89,20 +151,48 @@ impl ToolError {
                 v["allowed_tools"] = json!(allowed_tools);
             }
             ToolError::Unknown { available, .. } => v["available_tools"] = json!(available),
-            ToolError::Failed { cause, .. } => v["cause"] = json!(cause),
-            ToolError::InvalidArgument { .. } => {}
+            ToolError::Failed { cause, details, .. } => {
+                v["cause"] = json!(cause);
+                if let Some(details) = details {
+                    v["details"] = Value::clone(details);
+                }
+            }
+            ToolError::InvalidArgument { details, .. } => {
+                if let Some(details) = details {
+                    v["details"] = Value::clone(details);
+                }
+            }
         }
         v
     }
+}
+
+/// Whether a tool's write happens: the chat proposes it for the user's approval, MCP (whose
+/// client asked for it) writes it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Writes {
+    /// Compute the change, record it as a [`PendingChange`] and write nothing.
+    #[default]
+    Propose,
+    /// Write the change now, as the front-end's caller asked.
+    Direct,
 }
 
 /// One tool the model can call.
 pub trait Tool: Send + Sync {
     /// `[a-zA-Z0-9_-]{1,64}`, unique in a registry.
     fn name(&self) -> &str;
+    /// A short human title (MCP's tool annotations).
+    fn title(&self) -> &str {
+        self.name()
+    }
     fn description(&self) -> &str;
     /// The JSON Schema of the arguments object.
     fn parameters(&self) -> Value;
+    /// The JSON Schema of a successful result, where it is one type (MCP's `outputSchema`).
+    fn output_schema(&self) -> Option<Value> {
+        None
+    }
     /// Whether the tool only reads (the fallback skill gets only these).
     fn read_only(&self) -> bool;
     /// Runs the tool. `args` come from the model: parse them, never trust them.
@@ -118,10 +208,17 @@ pub trait TypedTool: Send + Sync {
     /// `[a-zA-Z0-9_-]{1,64}`, unique in a registry; an MCP tool's name when MCP has the
     /// capability too.
     const NAME: &'static str;
+    /// A short human title (MCP's tool annotations).
+    const TITLE: &'static str;
     const DESCRIPTION: &'static str;
     /// Whether the tool only reads (the fallback skill gets only these).
     const READ_ONLY: bool;
     type Args: DeserializeOwned + schemars::JsonSchema;
+
+    /// The JSON Schema of a successful result (see [`output_schema_of`]), where it is one type.
+    fn output_schema() -> Option<Value> {
+        None
+    }
 
     /// Runs the tool on arguments already parsed.
     fn run(&self, args: Self::Args, ctx: &ToolContext) -> Result<Value, ToolError>;
@@ -131,11 +228,17 @@ impl<T: TypedTool> Tool for T {
     fn name(&self) -> &str {
         T::NAME
     }
+    fn title(&self) -> &str {
+        T::TITLE
+    }
     fn description(&self) -> &str {
         T::DESCRIPTION
     }
     fn parameters(&self) -> Value {
         schema_of::<T::Args>()
+    }
+    fn output_schema(&self) -> Option<Value> {
+        T::output_schema()
     }
     fn read_only(&self) -> bool {
         T::READ_ONLY
@@ -192,6 +295,13 @@ impl ToolRegistry {
 
     pub fn with(mut self, tool: impl Tool + 'static) -> ToolRegistry {
         self.register(Box::new(tool));
+        self
+    }
+
+    /// The registry with only the tools named in `names` (a front-end's share of the one
+    /// registry).
+    pub fn only(mut self, names: &[&str]) -> ToolRegistry {
+        self.tools.retain(|name, _| names.contains(&name.as_str()));
         self
     }
 
@@ -263,13 +373,35 @@ pub fn parse_args<A: DeserializeOwned>(args: &Value) -> Result<A, ToolError> {
     serde_json::from_value(args).map_err(|e| ToolError::invalid(e.to_string()))
 }
 
-/// The JSON Schema of `A` as a tool's parameters (without the `$schema` and `title` keys that
-/// function-calling APIs do not want).
+/// The JSON Schema of `A` as a tool's parameters (JSON Schema 2020-12, what MCP asks for;
+/// without the `$schema`, `title` and `description` keys that function-calling APIs do not
+/// want). An argument-less tool's object gets its empty `properties`, which MCP clients expect.
 pub fn schema_of<A: schemars::JsonSchema>() -> Value {
-    let mut v = serde_json::to_value(schemars::schema_for!(A)).unwrap_or_else(|_| json!({}));
+    let generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
+    let mut v =
+        serde_json::to_value(generator.into_root_schema_for::<A>()).unwrap_or_else(|_| json!({}));
     if let Some(obj) = v.as_object_mut() {
         obj.remove("$schema");
         obj.remove("title");
+        obj.remove("description");
+        if obj.get("type") == Some(&json!("object")) && !obj.contains_key("properties") {
+            obj.insert("properties".into(), json!({}));
+        }
+    }
+    v
+}
+
+/// The JSON Schema of what `T` serialises to (the result a tool returns): what `Serialize`
+/// writes, so an `Option` without `skip_serializing_if` is always there.
+pub fn output_schema_of<T: schemars::JsonSchema>() -> Value {
+    let generator = schemars::generate::SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator();
+    let mut v =
+        serde_json::to_value(generator.into_root_schema_for::<T>()).unwrap_or_else(|_| json!({}));
+    if let Some(obj) = v.as_object_mut() {
+        obj.remove("title");
+        obj.remove("description");
     }
     v
 }
@@ -292,6 +424,11 @@ pub struct ToolContext {
     pub retrieve: Option<Retrieve>,
     /// The front-end's dry-run (see [`DryRun`]); none: keiri-plan's, without workbook previews.
     pub dry_run: Option<DryRun>,
+    /// Whether a writing tool proposes its change (the chat) or writes it (MCP).
+    pub writes: Writes,
+    /// What a workbook write does when its output exists and the request does not say
+    /// (`keiri mcp --on-conflict`); none: the workbook engine's default.
+    pub on_conflict_default: Option<keiri_xlsx::OnConflict>,
     state: Mutex<ProposalState>,
 }
 
@@ -314,13 +451,14 @@ impl std::fmt::Debug for Retrieve {
     }
 }
 
-/// The dry-run of the front-end that runs the chat, given plan text: the API's `plan_dry_run`,
-/// so `dry_run_plan` answers what the studio's dry-run shows, workbook previews included.
+/// The dry-run of the front-end that runs the tools, given plan text and the message language:
+/// the API's `plan_dry_run`, so `dry_run_plan` answers what the studio's dry-run shows,
+/// workbook previews included.
 #[derive(Clone)]
 pub struct DryRun(pub std::sync::Arc<DryRunFn>);
 
-/// Plan text in, the dry-run's JSON out.
-pub type DryRunFn = dyn Fn(&str) -> Result<Value, ToolError> + Send + Sync;
+/// Plan text and language in, the dry-run's JSON out.
+pub type DryRunFn = dyn Fn(&str, keiri_plan::Lang) -> Result<Value, ToolError> + Send + Sync;
 
 impl std::fmt::Debug for DryRun {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -350,6 +488,8 @@ impl ToolContext {
             plan_path: None,
             retrieve: None,
             dry_run: None,
+            writes: Writes::Propose,
+            on_conflict_default: None,
             state: Mutex::new(ProposalState::default()),
         }
     }
@@ -382,6 +522,19 @@ impl ToolContext {
 
     pub fn with_dry_run(mut self, dry_run: DryRun) -> ToolContext {
         self.dry_run = Some(dry_run);
+        self
+    }
+
+    pub fn with_writes(mut self, writes: Writes) -> ToolContext {
+        self.writes = writes;
+        self
+    }
+
+    pub fn with_on_conflict_default(
+        mut self,
+        on_conflict: Option<keiri_xlsx::OnConflict>,
+    ) -> ToolContext {
+        self.on_conflict_default = on_conflict;
         self
     }
 

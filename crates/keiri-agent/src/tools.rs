@@ -13,11 +13,13 @@
 //! | `apply_patch` | proposes a unified diff to a file | `keiri-diff` |
 //!
 //! Tools that read a file see a pending change of it (what the user will get on approval),
-//! so a model can edit a plan in several steps. No tool writes a file: `apply_patch` and
-//! `exstruct_patch` record a [`PendingChange`] for the approval gate.
+//! so a model can edit a plan in several steps. Under [`Writes::Propose`] (the chat) no tool
+//! writes a file: `apply_patch` and `exstruct_patch` record a [`PendingChange`] for the
+//! approval gate. Under [`Writes::Direct`] (MCP) they write, as MCP's client asked.
 //!
-//! A tool that does what an MCP tool does has its name and its arguments (`keiri mcp`'s names
-//! are the seed contract); only the write differs: MCP writes, the chat proposes.
+//! These tools are also MCP's: keiri-api's registry adds the API-backed tools (workbook reads,
+//! the planner, runs) to them, and `keiri mcp` serves that one registry. Their names,
+//! arguments, results and error codes are MCP's contract (`keiri mcp`'s names are the seed).
 
 use keiri_diff::{Backend, NativeBackend, Run, TargetFile};
 use schemars::JsonSchema;
@@ -25,7 +27,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::approval::{ChangeKind, PendingChange, sha256, unified_diff};
-use crate::tool::{Tool, ToolContext, ToolError, ToolRegistry, TypedTool};
+use crate::tool::{
+    Tool, ToolContext, ToolError, ToolRegistry, TypedTool, Writes, output_schema_of,
+};
 
 /// Files no tool may touch, whatever the skill: `.env` files hold API keys, and what a tool
 /// reads is sent to the model. Front-ends add these to the tools' path policy
@@ -108,6 +112,7 @@ pub struct ReadFile;
 
 impl TypedTool for ReadFile {
     const NAME: &'static str = "read_file";
+    const TITLE: &'static str = "Read a text file";
     const DESCRIPTION: &'static str = "Reads a text file of the workspace (UTF-8, Shift_JIS, …), optionally only lines start_line..end_line. Shows a pending change's text when the file has one.";
     const READ_ONLY: bool = true;
     type Args = ReadFileArgs;
@@ -152,6 +157,10 @@ fn docs_output<T: serde::Serialize>(
     let out = out.map_err(|e| match &e {
         keiri_docs::Error::InvalidRequest(_) => ToolError::invalid(e.to_string()),
         keiri_docs::Error::Path(p) => path_error_ref(p, &e),
+        keiri_docs::Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+            ToolError::failed("NOT_FOUND", e.to_string())
+        }
+        keiri_docs::Error::Io { .. } => ToolError::failed("IO_ERROR", e.to_string()),
         _ => ToolError::failed("INTERNAL", e.to_string()),
     })?;
     serde_json::to_value(out).map_err(|e| ToolError::failed("INTERNAL", e.to_string()))
@@ -167,7 +176,17 @@ pub struct ExtractSections;
 
 impl TypedTool for ExtractSections {
     const NAME: &'static str = "extract_code_section";
-    const DESCRIPTION: &'static str = "Reads line ranges from documents (text, PDF, Word, Excel) in one call: file_path + start_line/end_line, or requests[] of files with sections. Output TOON by default; output_format json for JSON.";
+    const TITLE: &'static str = "Read line ranges of files";
+    /// The limits are [`keiri_docs::BatchLimits::default`]'s (a test keeps them in step).
+    const DESCRIPTION: &'static str = "Read line ranges (1-based, inclusive) from text, code and \
+documents (PDF, Word, Excel) in one call. Single-range form: file_path, start_line and optional \
+end_line (the end of the file when left out). Batch form: requests: [{file_path, sections: \
+[{start_line, end_line, label}]}]; give one form, not both. Limits per call: 20 files, 50 \
+sections per file, 200 sections in all, 1048576 bytes and 5000 lines of content, files up to \
+5242880 bytes; allow_truncate returns what fits instead of failing, fail_fast stops at the first \
+failing file. format: text | json (numbered lines) | raw (original line endings). output_format: \
+toon (the default, compact) or json. A file that cannot be read is reported in errors[] with a \
+stable code.";
     const READ_ONLY: bool = true;
     type Args = keiri_docs::SectionsRequest;
 
@@ -181,17 +200,55 @@ impl TypedTool for ExtractSections {
     }
 }
 
+/// `check_code_scale` arguments: the batch metrics form of the tool (`file_paths` with
+/// `metrics_only: true`). This tool measures files; it does not parse code structure, so
+/// `metrics_only: false` is refused rather than silently answered with metrics.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CheckCodeScaleArgs {
+    /// Files to measure (at most 200), absolute or relative to the first root.
+    pub file_paths: Vec<String>,
+    /// Must be `true` (the default): only file metrics are offered.
+    #[serde(default = "yes")]
+    pub metrics_only: bool,
+    /// `toon` (the default: compact, for models) or `json`.
+    #[serde(default = "toon")]
+    pub output_format: keiri_docs::OutputFormat,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn toon() -> keiri_docs::OutputFormat {
+    keiri_docs::OutputFormat::Toon
+}
+
 /// `check_code_scale`: size, lines, characters, estimated tokens, hash and format of files.
 #[derive(Debug, Clone, Copy)]
 pub struct FileMetrics;
 
 impl TypedTool for FileMetrics {
     const NAME: &'static str = "check_code_scale";
-    const DESCRIPTION: &'static str = "Measures files: size, lines, characters, estimated tokens, content hash, format, pages or sheets. Use before reading large documents.";
+    const TITLE: &'static str = "Measure files";
+    const DESCRIPTION: &'static str = "Measure files before reading them: size in bytes, lines, \
+characters, estimated tokens, a sha256 content hash, the detected format and encoding, PDF pages \
+and workbook sheets. Give file_paths (at most 200) with metrics_only: true. output_format: toon \
+(the default) or json. A file that cannot be measured is reported in errors[] with a stable code \
+(e.g. PATH_DENIED, NOT_FOUND).";
     const READ_ONLY: bool = true;
-    type Args = keiri_docs::MetricsRequest;
+    type Args = CheckCodeScaleArgs;
 
-    fn run(&self, req: keiri_docs::MetricsRequest, ctx: &ToolContext) -> Result<Value, ToolError> {
+    fn run(&self, args: CheckCodeScaleArgs, ctx: &ToolContext) -> Result<Value, ToolError> {
+        if !args.metrics_only {
+            return Err(ToolError::invalid(
+                "only metrics_only: true is supported (code structure analysis is not offered)",
+            ));
+        }
+        let req = keiri_docs::MetricsRequest {
+            file_paths: args.file_paths,
+            output_format: args.output_format,
+        };
         docs_output(keiri_docs::file_metrics(
             &ctx.policy,
             &req,
@@ -210,9 +267,19 @@ pub struct RetrieveBlocks;
 
 impl TypedTool for RetrieveBlocks {
     const NAME: &'static str = "retrieve_blocks";
-    const DESCRIPTION: &'static str = "Finds the catalog blocks that fit a task described in Japanese or English (Top-K per category, with scores and matched terms).";
+    const TITLE: &'static str = "Find catalog blocks for a job";
+    const DESCRIPTION: &'static str = "Find the catalog blocks and templates that fit a job \
+described in Japanese or English (and optionally attached documents, given as paths): the top \
+candidates per category, ranked by BM25 with Japanese-aware tokenisation fused with embedding \
+similarity when an embedder is configured (mode: bm25 | dense | hybrid; without embeddings it \
+runs as bm25 and says so in notes). Each candidate has its id, kind, category, title, scores and \
+matched terms; pinned ids are always included. k: 5 to 8 per category (default 6).";
     const READ_ONLY: bool = true;
     type Args = keiri_search::RetrieveRequest;
+
+    fn output_schema() -> Option<Value> {
+        Some(output_schema_of::<keiri_search::RetrieveResponse>())
+    }
 
     fn run(
         &self,
@@ -248,6 +315,7 @@ pub struct DescribeBlock;
 
 impl TypedTool for DescribeBlock {
     const NAME: &'static str = "describe_block";
+    const TITLE: &'static str = "Describe a catalog block";
     const DESCRIPTION: &'static str = "Returns one block of the catalog by id: titles, description, inputs and outputs with types.";
     const READ_ONLY: bool = true;
     type Args = DescribeBlockArgs;
@@ -272,16 +340,26 @@ impl TypedTool for DescribeBlock {
 
 // ---- plans --------------------------------------------------------------------------------
 
-/// The arguments of `validate_plan` and `dry_run_plan`.
+/// The arguments of `validate_plan` and `dry_run_plan`: the plan as YAML text or as a file
+/// (in the studio's chat, the current plan when neither is given).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PlanArgs {
-    /// The plan file, relative to the workspace (default: the current plan).
-    #[serde(default)]
-    pub path: Option<String>,
-    /// Plan YAML text instead of a file.
+    /// The plan YAML text (keiri_agent v0 format).
     #[serde(default)]
     pub yaml: Option<String>,
+    /// The plan file instead of the text, relative to the workspace.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// Message language, `ja` or `en`; the front-end's default when left out.
+    #[serde(default)]
+    #[schemars(schema_with = "lang_schema")]
+    pub lang: Option<keiri_plan::Lang>,
+}
+
+/// The schema of [`keiri_plan::Lang`] (a crate that knows no schemas).
+fn lang_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": ["string", "null"], "enum": ["ja", "en", null]})
 }
 
 fn plan_text(ctx: &ToolContext, args: &PlanArgs) -> Result<(Option<String>, String), ToolError> {
@@ -290,7 +368,7 @@ fn plan_text(ctx: &ToolContext, args: &PlanArgs) -> Result<(Option<String>, Stri
     }
     let Some(path) = args.path.as_ref().or(ctx.plan_path.as_ref()) else {
         return Err(ToolError::invalid(
-            "give path or yaml: there is no current plan in this chat",
+            "give yaml or path: there is no current plan",
         ));
     };
     let (rel, text, _) = read_text(ctx, path)?;
@@ -302,9 +380,10 @@ fn plan_text(ctx: &ToolContext, args: &PlanArgs) -> Result<(Option<String>, Stri
 fn check_plan(
     ctx: &ToolContext,
     text: &str,
+    lang: keiri_plan::Lang,
 ) -> (keiri_plan::Checked, std::sync::Arc<keiri_plan::Catalog>) {
     let catalog = ctx.catalog();
-    let checked = keiri_design::check_plan(text, ctx.lang, &catalog, &ctx.policy, &ctx.designs_dir);
+    let checked = keiri_design::check_plan(text, lang, &catalog, &ctx.policy, &ctx.designs_dir);
     (checked, catalog)
 }
 
@@ -314,18 +393,26 @@ pub struct ValidatePlan;
 
 impl TypedTool for ValidatePlan {
     const NAME: &'static str = "validate_plan";
-    const DESCRIPTION: &'static str = "Validates a plan against the block catalog (unknown blocks or keys, types, references, cycles) and against the columns of the CSV/Excel files it reads, and returns the findings with codes and lines. Defaults to the current plan, including a pending change.";
+    const TITLE: &'static str = "Validate a plan";
+    const DESCRIPTION: &'static str = "Validate a Keiri Studio plan (a YAML DAG of typed blocks, \
+given as yaml or as a file path) against the block catalog (unknown blocks or keys, types, \
+references, cycles) and against the columns of the CSV/Excel files it reads. Returns valid, \
+error_count, warning_count, graph and findings, each with a stable code, severity, node_id, JSON \
+path, line/column, message and hint. A YAML syntax error is a finding, not a tool error. In the \
+studio's chat it defaults to the current plan, including a pending change.";
     const READ_ONLY: bool = true;
     type Args = PlanArgs;
 
     fn run(&self, args: PlanArgs, ctx: &ToolContext) -> Result<Value, ToolError> {
         let (path, text) = plan_text(ctx, &args)?;
-        let (checked, _) = check_plan(ctx, &text);
+        let (checked, _) = check_plan(ctx, &text, args.lang.unwrap_or(ctx.lang));
         let errors = checked.error_count();
         Ok(json!({
             "path": path,
             "valid": errors == 0,
             "error_count": errors,
+            "warning_count": checked.findings.len() - errors,
+            "graph": checked.loaded.as_ref().map(|l| keiri_plan::plan_graph(&l.plan)),
             "findings": checked.findings,
         }))
     }
@@ -338,25 +425,29 @@ pub struct DryRunPlan;
 
 impl TypedTool for DryRunPlan {
     const NAME: &'static str = "dry_run_plan";
-    const DESCRIPTION: &'static str = "Dry-runs a valid plan: the execution order and each node's resolved inputs, without running anything. Defaults to the current plan.";
+    const TITLE: &'static str = "Dry-run a plan";
+    const DESCRIPTION: &'static str = "Dry-run a Keiri Studio plan (yaml, or a file path) without \
+executing any block: returns the execution order and, per node, its kind, block, dependencies \
+and resolved inputs and outputs (references such as ${node.alias} shown symbolically). A plan \
+with errors is a tool error with code PLAN_INVALID (or YAML_PARSE) whose details carry the \
+findings. In the studio's chat it defaults to the current plan.";
     const READ_ONLY: bool = true;
     type Args = PlanArgs;
 
     fn run(&self, args: PlanArgs, ctx: &ToolContext) -> Result<Value, ToolError> {
         let (_, text) = plan_text(ctx, &args)?;
+        let lang = args.lang.unwrap_or(ctx.lang);
         if let Some(dry_run) = &ctx.dry_run {
-            return (dry_run.0)(&text);
+            return (dry_run.0)(&text, lang);
         }
-        let (checked, catalog) = check_plan(ctx, &text);
+        let (checked, catalog) = check_plan(ctx, &text, lang);
         let errors = checked.error_count();
         let Some(loaded) = checked.loaded.filter(|_| errors == 0) else {
             return Err(ToolError::failed(
                 "PLAN_INVALID",
-                format!(
-                    "the plan has {errors} error(s); fix them first: {}",
-                    serde_json::to_value(&checked.findings).unwrap_or(Value::Null)
-                ),
-            ));
+                format!("the plan has {errors} error(s); fix them first (details.findings)"),
+            )
+            .with_details(json!({ "findings": checked.findings })));
         };
         let subflows = keiri_plan::designs_index(&ctx.designs_dir)
             .into_iter()
@@ -369,28 +460,54 @@ impl TypedTool for DryRunPlan {
 
 // ---- exstruct_patch -----------------------------------------------------------------------
 
-/// `exstruct_patch`, MCP's workbook patch with the same arguments: the patch runs as a dry run
-/// and, unless the model asked for `dry_run: true`, is proposed with its per-cell diff and
-/// written only when the user approves (MCP's tool writes at once).
+/// `exstruct_patch`, the workbook patch. Under [`Writes::Direct`] (MCP) it writes the result;
+/// under [`Writes::Propose`] (the chat) the patch runs as a dry run and, unless the model asked
+/// for `dry_run: true`, is proposed with its per-cell diff and written only when the user
+/// approves.
 #[derive(Debug, Clone, Copy)]
 pub struct ExstructPatch;
 
 impl TypedTool for ExstructPatch {
     const NAME: &'static str = "exstruct_patch";
-    const DESCRIPTION: &'static str = "Patches an .xlsx/.xlsm workbook (set_value, set_formula, fill_formula, add_sheet, …) and returns the per-cell before/after diff. Nothing is written by this call: the patch is proposed to the user and written only after approval. dry_run: true only previews (nothing proposed).";
+    const TITLE: &'static str = "Patch an Excel workbook";
+    const DESCRIPTION: &'static str = "\
+Edit an Excel workbook (.xlsx/.xlsm) with cell, sheet, styling and structure operations \
+(exstruct_list_ops lists them, exstruct_describe_op shows one's fields, constraints, example \
+and aliases; exstruct_validate_input checks ops without writing). Ops apply in order; a \
+top-level sheet serves every op that names none. A values shape that differs from its range, \
+or a fill_formula range of more than one row and column, is an INVALID_REQUEST error. The result is saved atomically to a new file, \
+{stem}_patched{suffix} next to the workbook unless out_dir/out_name say otherwise; the \
+original is never modified. on_conflict (overwrite | skip | rename) decides what happens when \
+the output exists; when left out, the server's --on-conflict default applies. dry_run computes \
+everything and writes nothing. Returns out_path, patch_diff (per-cell before/after), warnings, \
+error (the op that could not apply, with op_index; nothing is saved then), inverse_ops (with \
+return_inverse_ops) and formula_issues (with preflight_formula_check). Paths are absolute or \
+relative to the server's first root and must stay inside its roots. In the studio's chat the \
+patch is not saved by the call: it is proposed to the user with its diff (status \
+pending_approval, change_id) and saved only after approval.";
     const READ_ONLY: bool = false;
     type Args = keiri_xlsx::PatchRequest;
+
+    fn output_schema() -> Option<Value> {
+        Some(output_schema_of::<keiri_xlsx::PatchResponse>())
+    }
 
     fn run(
         &self,
         mut req: keiri_xlsx::PatchRequest,
         ctx: &ToolContext,
     ) -> Result<Value, ToolError> {
+        let mut env = keiri_xlsx::PatchEnv::new(ctx.policy.clone());
+        env.on_conflict_default = ctx.on_conflict_default;
+        let xlsx_error = |e: keiri_xlsx::Error| ToolError::from_code(e.code(), e.to_string());
+        if ctx.writes == Writes::Direct {
+            let res = keiri_xlsx::patch(&req, &env).map_err(xlsx_error)?;
+            return serde_json::to_value(&res)
+                .map_err(|e| ToolError::failed("INTERNAL", e.to_string()));
+        }
         let apply = !req.dry_run;
         req.dry_run = true;
-        let env = keiri_xlsx::PatchEnv::new(ctx.policy.clone());
-        let res = keiri_xlsx::patch(&req, &env)
-            .map_err(|e| ToolError::from_code(e.code(), e.to_string()))?;
+        let res = keiri_xlsx::patch(&req, &env).map_err(xlsx_error)?;
         let mut out =
             serde_json::to_value(&res).map_err(|e| ToolError::failed("INTERNAL", e.to_string()))?;
         let applied = res
@@ -471,8 +588,9 @@ fn workbook_diff(source: &str, out: &str, res: &keiri_xlsx::PatchResponse) -> St
 
 // ---- apply_patch --------------------------------------------------------------------------
 
-/// `apply_patch` (keiri-diff's definition, word for word): computes the patched file in
-/// memory with the native applier and proposes it; nothing is written before approval.
+/// `apply_patch` (keiri-diff's definition, word for word). Under [`Writes::Direct`] (MCP) it
+/// writes the patched file; under [`Writes::Propose`] (the chat) it computes the patched file in
+/// memory with the native applier and proposes it, and nothing is written before approval.
 #[derive(Debug, Clone, Copy)]
 pub struct ApplyPatch;
 
@@ -518,6 +636,15 @@ impl Backend for OnPending<'_> {
     }
 }
 
+/// A keiri-diff error as the tool's, with its details (the backend that failed to apply).
+fn diff_error(e: keiri_diff::Error) -> ToolError {
+    let err = ToolError::from_code(e.code(), e.to_string());
+    match e.details() {
+        Some(details) => err.with_details(details),
+        None => err,
+    }
+}
+
 impl Tool for ApplyPatch {
     fn name(&self) -> &str {
         keiri_diff::TOOL_NAME
@@ -528,12 +655,30 @@ impl Tool for ApplyPatch {
     fn parameters(&self) -> Value {
         keiri_diff::tool_parameters()
     }
+    fn title(&self) -> &str {
+        "Apply a unified diff to a file"
+    }
+    fn output_schema(&self) -> Option<Value> {
+        Some(output_schema_of::<keiri_diff::ApplyPatchResult>())
+    }
     fn read_only(&self) -> bool {
         false
     }
     fn call(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
         let input = keiri_diff::ApplyPatchInput::from_json(args)
             .map_err(|e| ToolError::from_code(e.code(), e.to_string()))?;
+        if ctx.writes == Writes::Direct {
+            let applied = keiri_diff::apply_patch(
+                &ctx.policy,
+                &input,
+                &NativeBackend::default(),
+                &keiri_diff::Sha256Hasher,
+                &keiri_diff::Options::default(),
+            )
+            .map_err(diff_error)?;
+            return serde_json::to_value(applied.result)
+                .map_err(|e| ToolError::failed("INTERNAL", e.to_string()));
+        }
         let resolved = ctx
             .policy
             .resolve_existing(&input.file_path)

@@ -165,7 +165,7 @@ pub fn load_skills(ctx: &Context) -> (Vec<keiri_agent::Skill>, Vec<SkillIssue>) 
             message: i.message,
         })
         .collect();
-    let tools = keiri_agent::builtin_registry().names();
+    let tools = crate::tools::chat_registry(ctx).names();
     for skill in &skills {
         for tool in skill
             .meta
@@ -252,19 +252,20 @@ pub async fn chat_send(
     // The JSONL event log of the session (`logs/runs/chat-<session>.jsonl`); a log that
     // cannot be opened must not stop the chat.
     let log = crate::llm::event_log(ctx, &env, Some(format!("chat-{session_id}")));
-    let registry = keiri_agent::builtin_registry();
     // The globs are constants, so this cannot fail in practice; if it did, the chat stops
     // rather than run its tools without them.
     let tool_policy = policy
         .with_deny(keiri_agent::tools::SECRET_GLOBS.iter().copied())
         .map_err(ApiError::from)?;
-    let tools = keiri_agent::ToolContext::new(&ctx.workspace, tool_policy.clone())
-        .with_retrieve(agent_retrieve(ctx, tool_policy))
-        .with_dry_run(agent_dry_run(ctx, lang))
-        .with_catalog_dirs(ctx.catalog_dirs.clone())
-        .with_specs(ctx.specs.clone())
-        .with_designs_dir(ctx.designs_dir.clone())
-        .with_lang(lang)
+    // The API-backed tools read through the context's policy: it denies the secrets too.
+    let mut tools_ctx = ctx.clone();
+    tools_ctx.deny.extend(
+        keiri_agent::tools::SECRET_GLOBS
+            .iter()
+            .map(ToString::to_string),
+    );
+    let registry = crate::tools::chat_registry(&tools_ctx);
+    let tools = crate::tools::tool_context(ctx, tool_policy, lang, keiri_agent::Writes::Propose)
         .with_plan_path(session.plan_path.clone());
     let input = keiri_agent::ChatInput {
         message: req.message.clone(),
@@ -301,52 +302,6 @@ pub async fn chat_send(
         stopped: outcome.stopped.map(|s| s.code().to_string()),
         undo_available: !session.undo.is_empty(),
     })
-}
-
-/// The chat's `retrieve_blocks`: [`crate::blocks_retrieve`] on the workspace's shared
-/// retriever, so the agent gets the candidates the panel shows. Attached documents must pass
-/// the tools' path policy (secrets denied) before the search reads them.
-fn agent_retrieve(ctx: &Context, policy: keiri_fs::PathPolicy) -> keiri_agent::Retrieve {
-    let ctx = ctx.clone();
-    keiri_agent::Retrieve(std::sync::Arc::new(
-        move |req: crate::retrieval::RetrieveRequest| {
-            for doc in &req.docs {
-                if let Err(e) = policy.resolve_existing(doc)
-                    && matches!(
-                        ErrorCode::from(&e),
-                        ErrorCode::PathDenied | ErrorCode::InvalidRequest
-                    )
-                {
-                    return Err(keiri_agent::ToolError::from_code(e.code(), e.to_string()));
-                }
-            }
-            crate::blocks_retrieve(&ctx, req)
-                .map_err(|e| keiri_agent::ToolError::from_code(e.code.as_str(), e.message))
-        },
-    ))
-}
-
-/// The chat's `dry_run_plan` is the studio's [`crate::plan_dry_run`]: the same order, inputs
-/// and workbook previews (a patch node's cells before and after), not a second dry-run.
-fn agent_dry_run(ctx: &Context, lang: Lang) -> keiri_agent::DryRun {
-    let ctx = ctx.clone();
-    keiri_agent::DryRun(std::sync::Arc::new(move |yaml: &str| {
-        let req = crate::json::PlanRequest {
-            yaml: yaml.to_owned(),
-            lang: Some(lang),
-        };
-        let to_tool_error = |e: ApiError| {
-            // An invalid plan's findings are in the details: the model needs them to fix it.
-            let message = match &e.details {
-                Some(details) => format!("{}; fix them first: {details}", e.message),
-                None => e.message.clone(),
-            };
-            keiri_agent::ToolError::from_code(e.code.as_str(), message)
-        };
-        let res = crate::plan_dry_run(&ctx, req).map_err(to_tool_error)?;
-        serde_json::to_value(res)
-            .map_err(|e| keiri_agent::ToolError::failed("INTERNAL", e.to_string()))
-    }))
 }
 
 /// The session's plan text when `file` is the session's plan.

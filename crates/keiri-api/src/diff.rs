@@ -24,14 +24,9 @@ use patches::{ApplyPatchInput, ApplyPatchRequest, ApplyPatchResult};
 
 fn api_error(err: keiri_diff::Error) -> ApiError {
     let api = ApiError::lower(&err);
-    match err {
-        keiri_diff::Error::ApplyFailed {
-            backend, exit_code, ..
-        } => api.with_details(serde_json::json!({
-            "backend": backend.map(|b| b.as_str()),
-            "exitCode": exit_code,
-        })),
-        _ => api,
+    match err.details() {
+        Some(details) => api.with_details(details),
+        None => api,
     }
 }
 

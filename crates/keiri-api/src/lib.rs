@@ -29,6 +29,7 @@ mod run;
 pub mod settings;
 mod stream;
 mod surface;
+pub mod tools;
 mod upload;
 mod workbook;
 

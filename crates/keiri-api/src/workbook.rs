@@ -240,7 +240,7 @@ pub struct WorkbookCompareResponse {
     pub patch_diff: Vec<xlsx::PatchDiffItem>,
     /// A workbook had more cells than are compared ([`MAX_COMPARE_CELLS`]).
     pub truncated: bool,
-    /// The cells of `after` around the changes ([`grid_context`]), for the grid's neighbours.
+    /// The cells of `after` around the changes (`grid_context`), for the grid's neighbours.
     #[serde(default)]
     pub context: Vec<SheetContext>,
 }

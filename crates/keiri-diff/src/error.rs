@@ -90,6 +90,20 @@ impl Error {
         }
     }
 
+    /// What the error carries for a caller to act on besides its code and message: which
+    /// backend failed to apply and its exit code.
+    pub fn details(&self) -> Option<serde_json::Value> {
+        match self {
+            Error::ApplyFailed {
+                backend, exit_code, ..
+            } => Some(serde_json::json!({
+                "backend": backend.map(|b| b.as_str()),
+                "exitCode": exit_code,
+            })),
+            _ => None,
+        }
+    }
+
     pub(crate) fn invalid(message: impl Into<String>) -> Error {
         Error::InvalidArgument {
             message: message.into(),

@@ -2166,7 +2166,7 @@ export interface WorkbookCompareResponse {
    */
   truncated: boolean;
   /**
-   * The cells of `after` around the changes ([`grid_context`]), for the grid's neighbours.
+   * The cells of `after` around the changes (`grid_context`), for the grid's neighbours.
    */
   context: SheetContext[];
 }

@@ -204,6 +204,72 @@ fn apply_patch_proposes_and_never_writes() {
     assert_eq!(err.to_model_json("apply_patch")["cause"], "NOT_FOUND");
 }
 
+/// Under `Writes::Direct` (MCP's setting) the same tool writes the patched file, and a patch
+/// that does not apply fails with `APPLY_FAILED` and the backend in its details.
+#[test]
+fn apply_patch_writes_when_writes_are_direct() {
+    let ws = workspace();
+    let registry = keiri_agent::builtin_registry();
+    let scope = Scope::new("test", registry.names());
+    let direct = tool_ctx(ws.path()).with_writes(keiri_agent::Writes::Direct);
+    let args = json!({"filePath": "plan.yaml", "patch": super::PLAN_PATCH});
+    let r = registry
+        .call("apply_patch", &args, &scope, &direct)
+        .unwrap();
+    assert_eq!(r["changed"], true, "{r}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("plan.yaml")).unwrap(),
+        super::PLAN_AFTER
+    );
+    assert!(direct.take_pending().0.is_empty(), "nothing is proposed");
+    let err = registry
+        .call("apply_patch", &args, &scope, &direct)
+        .unwrap_err();
+    assert_eq!(err.cause(), "APPLY_FAILED", "{err}");
+    assert_eq!(err.details().unwrap()["backend"], "native", "{err:?}");
+}
+
+/// `check_code_scale` only measures: `metrics_only: false` asks for what it does not do.
+#[test]
+fn check_code_scale_refuses_structure_analysis() {
+    let ws = workspace();
+    let err = call(
+        ws.path(),
+        "check_code_scale",
+        json!({"file_paths": ["plan.yaml"], "metrics_only": false}),
+    )
+    .unwrap_err();
+    assert_eq!(err.cause(), "INVALID_REQUEST", "{err}");
+    let toon = call(
+        ws.path(),
+        "check_code_scale",
+        json!({"file_paths": ["plan.yaml"]}),
+    )
+    .unwrap();
+    assert_eq!(toon["output_format"], "toon", "{toon}");
+}
+
+/// `extract_code_section`'s description states the batch limits the tool applies.
+#[test]
+fn extract_code_section_describes_its_limits() {
+    let registry = keiri_agent::builtin_registry();
+    let description = registry.get("extract_code_section").unwrap().description();
+    let limits = keiri_docs::BatchLimits::default();
+    for (what, n) in [
+        ("files", limits.max_files),
+        ("sections per file", limits.max_sections_per_file),
+        ("sections in all", limits.max_sections_total),
+        ("bytes and", limits.max_total_bytes),
+        ("lines of content", limits.max_total_lines),
+    ] {
+        assert!(
+            description.contains(&format!("{n} {what}")),
+            "{what}: {description}"
+        );
+    }
+    assert!(description.contains(&format!("files up to {} bytes", limits.max_file_size_bytes)));
+}
+
 /// A one-sheet workbook with numbers in A1 and A2.
 fn tiny_xlsx() -> Vec<u8> {
     use std::io::Write;

@@ -3,9 +3,9 @@
 //!
 //! The server is built on `rmcp`, the official Rust SDK, which owns the protocol: version
 //! negotiation, JSON-RPC framing and the lifecycle. This module only implements
-//! `tools/list` and `tools/call` over the table in [`tools`]; each tool converts its arguments,
-//! calls one `keiri-api` function on a blocking thread and converts the result. Input schemas
-//! are generated with `schemars` from the API's own request types.
+//! `tools/list` and `tools/call` over the one tool registry the studio's chat uses too
+//! ([`keiri_api::tools`]), in its MCP scope and with writes made directly; each call runs on a
+//! blocking thread. Input schemas are generated with `schemars` from the tools' argument types.
 //!
 //! A failure the caller can act on (bad arguments, a path outside the roots, an unreadable
 //! workbook, an invalid plan) is a *tool error*: `isError: true` with the JSON body
@@ -14,7 +14,6 @@
 //! own messages go to stderr. Frames are read by [`transport`], which answers every malformed
 //! or oversized request with a JSON-RPC error instead of leaving the client waiting.
 
-mod tools;
 pub mod transport;
 
 use std::path::PathBuf;
@@ -22,16 +21,15 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context as _;
+use keiri_api::Context;
+use keiri_api::tools::{Scope, ToolContext, ToolError, ToolRegistry, Writes};
 use keiri_api::xlsx::OnConflict;
-use keiri_api::{ApiError, Context, ErrorCode};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
-
-pub use tools::{Effect, ToolSpec};
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct McpArgs {
@@ -98,34 +96,54 @@ pub fn configure(mut ctx: Context, args: &McpArgs) -> anyhow::Result<Context> {
     Ok(ctx)
 }
 
-/// The MCP server: the context every tool runs in and the tool table with its MCP
-/// definitions, built once at start.
-#[derive(Debug, Clone)]
+/// The MCP server: the context every tool runs in, the registry with its MCP scope, and the
+/// tools' MCP definitions, built once at start.
+#[derive(Clone)]
 pub struct Server {
     ctx: Arc<Context>,
-    tools: Arc<Vec<(ToolSpec, Tool)>>,
+    registry: Arc<ToolRegistry>,
+    tools_ctx: Arc<ToolContext>,
+    scope: Arc<Scope>,
+    tools: Arc<Vec<Tool>>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("tools", &self.scope.allowed)
+            .finish()
+    }
 }
 
 impl Server {
     /// Builds the server; fails if a tool's schema cannot be generated.
     pub fn new(ctx: Context) -> anyhow::Result<Server> {
-        let tools = tools::all()
-            .into_iter()
-            .map(|spec| {
-                let tool =
-                    definition(&spec).map_err(|e| anyhow::anyhow!("tool {}: {e}", spec.name))?;
-                Ok((spec, tool))
+        let registry = keiri_api::tools::registry(&ctx);
+        let scope = keiri_api::tools::mcp_scope();
+        let tools = scope
+            .allowed
+            .iter()
+            .map(|name| {
+                let tool = registry
+                    .get(name)
+                    .ok_or_else(|| anyhow::anyhow!("tool {name}: not in the registry"))?;
+                definition(tool).map_err(|e| anyhow::anyhow!("tool {name}: {e}"))
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
+        let tools_ctx =
+            keiri_api::tools::tool_context(&ctx, ctx.path_policy(), ctx.lang, Writes::Direct);
         Ok(Server {
             ctx: Arc::new(ctx),
+            registry: Arc::new(registry),
+            tools_ctx: Arc::new(tools_ctx),
+            scope: Arc::new(scope),
             tools: Arc::new(tools),
         })
     }
 
-    /// The MCP definitions of every tool, in table order.
+    /// The MCP definitions of every tool, in [`keiri_api::tools::MCP_TOOLS`] order.
     pub fn tools(&self) -> Vec<Tool> {
-        self.tools.iter().map(|(_, t)| t.clone()).collect()
+        self.tools.as_ref().clone()
     }
 
     /// Calls a tool by name. An unknown name is a protocol error; everything else, failures
@@ -135,31 +153,31 @@ impl Server {
         name: &str,
         arguments: Option<rmcp::model::JsonObject>,
     ) -> Result<CallToolResult, ErrorData> {
-        let Some(index) = self.tools.iter().position(|(spec, _)| spec.name == name) else {
+        if !self.scope.allows(name) {
             return Err(ErrorData::invalid_params(
                 format!("unknown tool: {name}"),
                 None,
             ));
-        };
+        }
         let args = serde_json::Value::Object(arguments.unwrap_or_default());
-        let result = match self.tools[index].0.call {
-            // An API function by name: the API keeps its blocking work off the async workers
-            // that read and write the protocol, and awaits its streaming ones.
-            tools::Call::Api(function) => keiri_api::dispatch(&self.ctx, function, args).await,
-            tools::Call::Blocking(call) => {
-                let ctx = Arc::clone(&self.ctx);
-                // Blocking file I/O (and the workbook engine evaluates formulas): off the
-                // async workers.
-                tokio::task::spawn_blocking(move || call(&ctx, args))
-                    .await
-                    .unwrap_or_else(|e| {
-                        Err(ApiError::new(
-                            ErrorCode::Internal,
-                            format!("the tool failed: {e}"),
-                        ))
-                    })
-            }
-        };
+        let (registry, tools_ctx, scope) = (
+            Arc::clone(&self.registry),
+            Arc::clone(&self.tools_ctx),
+            Arc::clone(&self.scope),
+        );
+        let name = name.to_string();
+        // Blocking file I/O (and the workbook engine evaluates formulas), or an async API
+        // function awaited from the blocking pool: off the async workers that read and write
+        // the protocol.
+        let result =
+            tokio::task::spawn_blocking(move || registry.call(&name, &args, &scope, &tools_ctx))
+                .await
+                .unwrap_or_else(|e| {
+                    Err(ToolError::failed(
+                        "INTERNAL",
+                        format!("the tool failed: {e}"),
+                    ))
+                });
         Ok(match result {
             Ok(value) => CallToolResult::structured(value),
             Err(err) => CallToolResult::structured_error(error_body(&err)),
@@ -167,32 +185,40 @@ impl Server {
     }
 }
 
-/// The tool error body: `{code, message}` plus `details` when the API gave some (e.g. the
-/// findings of an invalid plan).
-pub fn error_body(err: &ApiError) -> serde_json::Value {
-    let mut body = serde_json::json!({"code": err.code.as_str(), "message": err.message});
-    if let (Some(details), Some(map)) = (&err.details, body.as_object_mut()) {
+/// The tool error body: `{code, message}` plus `details` when the tool gave some (e.g. the
+/// findings of an invalid plan). The code is the stable one of the layer that failed.
+pub fn error_body(err: &ToolError) -> serde_json::Value {
+    let mut body = serde_json::json!({"code": err.cause(), "message": err.message()});
+    if let (Some(details), Some(map)) = (err.details(), body.as_object_mut()) {
         map.insert("details".to_string(), details.clone());
     }
     body
 }
 
-fn definition(spec: &ToolSpec) -> Result<Tool, String> {
-    let input = (spec.input_schema)()?;
-    let annotations = ToolAnnotations::with_title(spec.title)
-        .read_only(spec.effect == Effect::ReadOnly)
+fn definition(tool: &dyn keiri_api::tools::Tool) -> Result<Tool, String> {
+    let input = match tool.parameters() {
+        serde_json::Value::Object(map) if map.get("type") == Some(&"object".into()) => map,
+        other => return Err(format!("the arguments' schema is not an object: {other}")),
+    };
+    let read_only = tool.read_only();
+    let annotations = ToolAnnotations::with_title(tool.title())
+        .read_only(read_only)
         // `on_conflict: overwrite` can replace an earlier output, so a writing tool is
         // marked destructive; nothing the tools do reaches beyond the local roots.
-        .destructive(spec.effect == Effect::Writes)
-        .idempotent(spec.effect == Effect::ReadOnly)
+        .destructive(!read_only)
+        .idempotent(read_only)
         .open_world(false);
-    let mut tool = Tool::new(spec.name, spec.description.clone(), input)
-        .with_title(spec.title)
-        .with_annotations(annotations);
-    if let Some(output) = spec.output_schema {
-        tool = tool.with_raw_output_schema(output());
+    let mut definition = Tool::new(
+        tool.name().to_string(),
+        tool.description().to_string(),
+        Arc::new(input),
+    )
+    .with_title(tool.title())
+    .with_annotations(annotations);
+    if let Some(serde_json::Value::Object(output)) = tool.output_schema() {
+        definition = definition.with_raw_output_schema(Arc::new(output));
     }
-    Ok(tool)
+    Ok(definition)
 }
 
 impl ServerHandler for Server {
@@ -245,10 +271,7 @@ impl ServerHandler for Server {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.tools
-            .iter()
-            .find(|(spec, _)| spec.name == name)
-            .map(|(_, tool)| tool.clone())
+        self.tools.iter().find(|tool| tool.name == name).cloned()
     }
 }
 
@@ -583,13 +606,22 @@ mod tests {
 
     #[test]
     fn error_body_carries_code_message_and_details() {
-        let plain = ApiError::new(ErrorCode::PathDenied, "outside the roots");
+        let plain = ToolError::failed("PATH_DENIED", "outside the roots");
         assert_eq!(
             error_body(&plain),
             json!({"code": "PATH_DENIED", "message": "outside the roots"})
         );
         let detailed = plain.with_details(json!({"findings": []}));
         assert_eq!(error_body(&detailed)["details"], json!({"findings": []}));
+        let api = keiri_api::tools::tool_error(
+            keiri_api::ApiError::new(keiri_api::ErrorCode::InvalidRequest, "no ops")
+                .with_details(json!({"op_index": 0})),
+        );
+        assert_eq!(
+            error_body(&api),
+            json!({"code": "INVALID_REQUEST", "message": "no ops", "details": {"op_index": 0}}),
+            "an API error keeps its code, message and details through the tool"
+        );
     }
 
     #[tokio::test]
