@@ -224,6 +224,7 @@ pub fn run_apply(ctx: &Context, req: RunApplyRequest) -> Result<RunApplyResponse
         existed: applied.existed,
     })
 }
+crate::surface::function!(plain run_apply(crate::RunApplyRequest) -> crate::RunApplyResponse);
 
 /// Puts back what was at the applied file's place before (or removes a file that was new),
 /// if the file still holds exactly what the run wrote.
@@ -269,6 +270,7 @@ pub fn run_undo_apply(
         restored: applied.existed,
     })
 }
+crate::surface::function!(plain run_undo_apply(crate::RunUndoApplyRequest) -> crate::RunUndoApplyResponse);
 
 /// Whether node `node` of the run in `run_dir` is applied now.
 pub(crate) fn is_applied(run_dir: &Path, node: &str) -> bool {

@@ -205,6 +205,7 @@ pub fn skills_list(ctx: &Context, _req: SkillsListRequest) -> Result<SkillsListR
         issues,
     })
 }
+crate::surface::function!(plain skills_list(crate::SkillsListRequest) -> crate::SkillsListResponse);
 
 /// One chat turn (see the module docs), sending each agent event to `events` as it happens;
 /// `cancel` stops the turn (the session is then left as it was).
@@ -303,6 +304,7 @@ pub async fn chat_send(
         undo_available: !session.undo.is_empty(),
     })
 }
+crate::surface::function!(streaming chat_send(crate::ChatSendRequest) -> crate::ChatSendResponse, events keiri_agent::Event);
 
 /// The session's plan text when `file` is the session's plan.
 fn plan_text(
@@ -388,6 +390,7 @@ pub fn chat_approve(
         pending: summaries(&session.pending),
     })
 }
+crate::surface::function!(plain chat_approve(crate::ChatApproveRequest) -> crate::ChatApproveResponse);
 
 /// Restores the file of the last approved change.
 pub fn chat_undo(ctx: &Context, req: ChatUndoRequest) -> Result<ChatUndoResponse, ApiError> {
@@ -405,6 +408,7 @@ pub fn chat_undo(ctx: &Context, req: ChatUndoRequest) -> Result<ChatUndoResponse
         undo_available: undone.undo_available,
     })
 }
+crate::surface::function!(plain chat_undo(crate::ChatUndoRequest) -> crate::ChatUndoResponse);
 
 #[cfg(test)]
 mod tests {

@@ -130,6 +130,7 @@ pub async fn llm_connection_test(
         },
     })
 }
+crate::surface::function!(awaited llm_connection_test(crate::LlmConnectionTestRequest) -> crate::LlmConnectionTestResponse);
 
 fn provider_name(lang: Lang, kind: Option<keiri_llm::ProviderKind>) -> String {
     match (kind, lang) {

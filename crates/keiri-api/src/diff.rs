@@ -55,6 +55,7 @@ pub fn apply_patch(ctx: &Context, req: ApplyPatchRequest) -> Result<ApplyPatchRe
     .map(|applied| applied.result)
     .map_err(api_error)
 }
+crate::surface::function!(plain apply_patch(crate::patches::ApplyPatchRequest) -> crate::patches::ApplyPatchResult);
 
 #[cfg(test)]
 mod tests {

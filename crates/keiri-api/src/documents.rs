@@ -36,6 +36,7 @@ pub fn documents_extract(
     keiri_docs::extract_files(&ctx.path_policy(), &req, keiri_docs::Cache::shared())
         .map_err(api_error)
 }
+crate::surface::function!(plain documents_extract(crate::docs::ExtractRequest) -> crate::docs::Output<crate::docs::ExtractResponse>);
 
 /// Digests the files to about `max_chars` characters for a prompt.
 pub fn documents_digest(
@@ -44,6 +45,7 @@ pub fn documents_digest(
 ) -> Result<Output<DigestResponse>, ApiError> {
     keiri_docs::digest(&ctx.path_policy(), &req, keiri_docs::Cache::shared()).map_err(api_error)
 }
+crate::surface::function!(plain documents_digest(crate::docs::DigestRequest) -> crate::docs::Output<crate::docs::DigestResponse>);
 
 /// Reads many line ranges from many files in one call (TOON output by default).
 pub fn documents_extract_sections(
@@ -58,6 +60,7 @@ pub fn documents_extract_sections(
     )
     .map_err(api_error)
 }
+crate::surface::function!(plain documents_extract_sections(crate::docs::SectionsRequest) -> crate::docs::Output<crate::docs::SectionsResponse>);
 
 /// Measures up to 200 files: size, lines, characters, tokens, hash, format, pages/sheets.
 pub fn documents_metrics(
@@ -72,6 +75,7 @@ pub fn documents_metrics(
     )
     .map_err(api_error)
 }
+crate::surface::function!(plain documents_metrics(crate::docs::MetricsRequest) -> crate::docs::Output<crate::docs::MetricsResponse>);
 
 #[cfg(test)]
 mod tests {

@@ -170,6 +170,7 @@ pub async fn planner_eval(
         notes: prepared.notes,
     })
 }
+crate::surface::function!(streaming planner_eval(crate::PlanEvalRequest) -> crate::PlanEvalResponse, events crate::EvalProgress);
 
 fn cancelled() -> ApiError {
     ApiError::new(ErrorCode::Cancelled, "the eval was cancelled")

@@ -88,6 +88,7 @@ pub fn templates_list(
         .collect();
     Ok(TemplatesListResponse { templates, issues })
 }
+crate::surface::function!(plain templates_list(crate::TemplatesListRequest) -> crate::TemplatesListResponse);
 
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -351,6 +352,7 @@ pub async fn plan_generate(
         unreadable_docs: prepared.digest.unreadable,
     })
 }
+crate::surface::function!(streaming plan_generate(crate::PlanGenerateRequest) -> crate::PlanGenerateResponse, events crate::GenerationEvent);
 
 fn cancelled() -> ApiError {
     ApiError::new(ErrorCode::Cancelled, "the generation was cancelled")
@@ -434,6 +436,7 @@ pub fn requirements_answer(
         requirements: remaining,
     })
 }
+crate::surface::function!(plain requirements_answer(crate::RequirementsAnswerRequest) -> crate::RequirementsAnswerResponse);
 
 /// Ids of the plans registered in `designs/`, sorted: what a generated plan may call.
 /// The registered plans (the latest of each id in `designs/`) a generated plan may call, with

@@ -7,10 +7,11 @@
 //! the lower crates. Lower crates never depend on this one, and only this crate and the
 //! front-ends know the transport (JSON DTO) types.
 //!
-//! The API surface is defined once, in `surface.rs`: [`FUNCTIONS`], [`dispatch`],
-//! [`dispatch_stream`], the UI's generated function list and the [`schema`] its types are
-//! generated from all come from its table, so the HTTP server, the desktop shell and the UI
-//! expose exactly one set of functions.
+//! The API surface is defined once: each function registers itself in its module
+//! (`surface::function!`), and [`FUNCTIONS`], [`dispatch`], [`dispatch_stream`], the UI's
+//! generated function list and the [`schema`] its types are generated from all come from
+//! those registrations, so the HTTP server, the desktop shell and the UI expose exactly one
+//! set of functions.
 
 mod apply;
 mod chat;

@@ -44,6 +44,7 @@ pub fn llm_status(ctx: &Context, _req: LlmStatusRequest) -> Result<LlmStatusResp
         }
     }
 }
+crate::surface::function!(plain llm_status(crate::LlmStatusRequest) -> crate::LlmStatusResponse);
 
 /// The JSONL event log of one run (`logs/keiri_agent.log` and `logs/runs/<run_id>.jsonl`),
 /// with secrets from `env` redacted; `run_id` defaults to a fresh time-based id. A log that

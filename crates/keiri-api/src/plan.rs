@@ -56,6 +56,7 @@ pub fn catalog_list(
         .collect();
     Ok(json::CatalogListResponse { blocks, issues })
 }
+crate::surface::function!(plain catalog_list(crate::json::CatalogListRequest) -> crate::json::CatalogListResponse);
 
 pub(crate) use keiri_plan::Checked;
 
@@ -110,6 +111,7 @@ pub fn plan_validate(
         findings: checked.findings,
     })
 }
+crate::surface::function!(plain plan_validate(crate::json::PlanValidateRequest) -> crate::json::PlanValidateResponse);
 
 /// Dry-runs a valid plan.
 pub fn plan_dry_run(
@@ -142,6 +144,7 @@ pub fn plan_dry_run(
         findings: checked.findings,
     })
 }
+crate::surface::function!(plain plan_dry_run(crate::json::PlanDryRunRequest) -> crate::json::PlanDryRunResponse);
 
 /// The block whose nodes get a workbook preview in a dry-run: it applies `exstruct_patch`
 /// operations (keiri-xlsx) to an existing workbook.
@@ -299,6 +302,7 @@ pub fn plan_register(
 ) -> Result<json::PlanRegisterResponse, ApiError> {
     plan_register_at(ctx, req.into(), chrono::Local::now().naive_local())
 }
+crate::surface::function!(plain plan_register(crate::json::PlanRegisterRequest) -> crate::json::PlanRegisterResponse);
 
 /// [`plan_register`] with the time passed in (tests, reproducible runs); a `stamp` in the
 /// request wins over `now`.
@@ -398,6 +402,7 @@ pub fn plan_list(ctx: &Context, _req: PlanListRequest) -> Result<PlanListRespons
     plans.sort_by(|a, b| a.id.cmp(&b.id));
     Ok(PlanListResponse { plans })
 }
+crate::surface::function!(plain plan_list(PlanListRequest) -> PlanListResponse);
 
 #[cfg(test)]
 mod tests {

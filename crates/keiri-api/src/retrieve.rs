@@ -230,6 +230,7 @@ pub fn embeddings_prewarm(
         started: prewarm(ctx).is_some(),
     })
 }
+crate::surface::function!(plain embeddings_prewarm(crate::EmbeddingsPrewarmRequest) -> crate::EmbeddingsPrewarmResponse);
 
 /// The Top-K block candidates for an instruction (and attached documents), with their
 /// scores and matched terms.
@@ -291,6 +292,7 @@ pub fn blocks_retrieve(ctx: &Context, req: RetrieveRequest) -> Result<RetrieveRe
     response.embedding_progress = progress;
     Ok(response)
 }
+crate::surface::function!(plain blocks_retrieve(crate::retrieval::RetrieveRequest) -> crate::retrieval::RetrieveResponse);
 
 /// Recall@5, recall@10, MRR and nDCG@10 of BM25-only, dense-only and hybrid retrieval on a
 /// labelled evaluation set.
@@ -323,6 +325,7 @@ pub fn blocks_retrieve_eval(
     report.notes = notes;
     Ok(report)
 }
+crate::surface::function!(plain blocks_retrieve_eval(crate::retrieval::RetrieveEvalRequest) -> crate::retrieval::EvalReport);
 
 #[cfg(test)]
 mod tests {

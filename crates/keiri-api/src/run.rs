@@ -561,6 +561,7 @@ pub fn run_cancel(ctx: &Context, req: RunCancelRequest) -> Result<RunCancelRespo
         cancelled: ctx.running.cancel(&req.run_id),
     })
 }
+crate::surface::function!(plain run_cancel(crate::RunCancelRequest) -> crate::RunCancelResponse);
 
 /// One node's saved outputs: tables as their first rows with column types, the rest as JSON.
 pub fn run_output(ctx: &Context, req: RunOutputRequest) -> Result<RunOutputResponse, ApiError> {
@@ -601,6 +602,7 @@ pub fn run_output(ctx: &Context, req: RunOutputRequest) -> Result<RunOutputRespo
             .collect(),
     })
 }
+crate::surface::function!(plain run_output(crate::RunOutputRequest) -> crate::RunOutputResponse);
 
 /// The workbook a node wrote, as a cell diff (see [`RunOutputResponse::workbook`]).
 fn written_workbook(
@@ -814,6 +816,7 @@ pub async fn plan_run(
     })
     .await
 }
+crate::surface::function!(streaming plan_run(crate::PlanRunRequest) -> crate::PlanRunResponse, events keiri_run::Event);
 
 /// A run of the plan text and launch `prepare` reads, on the blocking pool. The run stops
 /// when `cancel` fires or when this call is dropped (a client gone).
@@ -847,6 +850,7 @@ pub async fn run_resume(
     })
     .await
 }
+crate::surface::function!(streaming run_resume(crate::RunResumeRequest) -> crate::PlanRunResponse, events keiri_run::Event);
 
 /// The plan text and launch of a resumed run: the run's own `plan.yaml` when only its ids are
 /// given.
@@ -919,6 +923,7 @@ pub fn run_get(ctx: &Context, req: RunGetRequest) -> Result<RunGetResponse, ApiE
         events,
     })
 }
+crate::surface::function!(plain run_get(crate::RunGetRequest) -> crate::RunGetResponse);
 
 /// Runs under `<workspace>/runs`, newest first (run ids sort by time).
 pub fn run_list(ctx: &Context, req: RunListRequest) -> Result<RunListResponse, ApiError> {
@@ -945,6 +950,7 @@ pub fn run_list(ctx: &Context, req: RunListRequest) -> Result<RunListResponse, A
     runs.sort_by(|a, b| b.run_id.cmp(&a.run_id));
     Ok(RunListResponse { runs })
 }
+crate::surface::function!(plain run_list(crate::RunListRequest) -> crate::RunListResponse);
 
 fn read_dirs(dir: &Path) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = std::fs::read_dir(dir)

@@ -607,6 +607,7 @@ pub fn settings_get(
         effective: effective_settings(ctx),
     })
 }
+crate::surface::function!(plain settings_get(crate::SettingsGetRequest) -> crate::SettingsGetResponse);
 
 /// `settings_save`: checks and saves the settings; stores, keeps or deletes the key.
 ///
@@ -683,6 +684,7 @@ pub fn settings_save(
     keiri_fs::write_atomic(&path, text.as_bytes())?;
     settings_get(ctx, SettingsGetRequest {})
 }
+crate::surface::function!(plain settings_save(crate::SettingsSaveRequest) -> crate::SettingsGetResponse);
 
 fn invalid(field: &str, message: &str) -> ApiError {
     ApiError::new(ErrorCode::InvalidRequest, format!("{field}: {message}"))

@@ -1,8 +1,11 @@
 //! The API surface, defined once.
 //!
-//! The table at the bottom of this file is the only place a function of the API is named.
-//! From it come:
-//! - [`FUNCTIONS`] and [`STREAMING_FUNCTIONS`], the lists every front-end checks against;
+//! A function of the API is registered where it is written: right after its definition, one
+//! [`function!`] line names its kind, its request and response types (and a streaming
+//! function's event type). That line is the only place the function is named as part of the
+//! API. `inventory` collects the entries at start, and from them come:
+//! - [`FUNCTIONS`] and [`STREAMING_FUNCTIONS`], the lists every front-end checks against
+//!   (plain ones first, then awaited, then streaming; by name within each);
 //! - [`dispatch`], the entry point `keiri serve` (`POST /api/<name>`) and the desktop shell's
 //!   one `call` command use;
 //! - [`dispatch_stream`], the same for the streamed calls (`POST /api/<name>/stream`, the
@@ -19,10 +22,19 @@
 //! dispatchers run it on the blocking pool). An awaited one is the same as an `async fn` (a
 //! model call without events). A streaming function is `async fn(&Context, Req,
 //! &EventSink<Event>, &CancellationToken) -> Result<Res, ApiError>`, callable without events
-//! through [`dispatch`] too; its table line names its event type, for the sink and the schema.
+//! through [`dispatch`] too; its line names its event type, for the sink and the schema.
 //!
-//! Adding a function: write it (with its request and response types) in its module, then add
-//! one line to the table.
+//! Adding a function: write it (with its request and response types and its test) in its
+//! module and register it there:
+//!
+//! ```ignore
+//! pub fn plan_list(ctx: &Context, req: PlanListRequest) -> Result<PlanListResponse, ApiError> {
+//!     …
+//! }
+//! crate::surface::function!(plain plan_list(PlanListRequest) -> PlanListResponse);
+//! ```
+//!
+//! The generated files and docs/api.md (prose a test keeps complete) follow.
 
 use keiri_llm::CancellationToken;
 use serde_json::Value;
@@ -30,7 +42,7 @@ use serde_json::Value;
 use crate::{ApiError, Context, ErrorCode, EventSink};
 
 /// Parses an untrusted JSON body into a request (a missing body is `{}`).
-fn parse<Req: serde::de::DeserializeOwned>(body: Value) -> Result<Req, ApiError> {
+pub(crate) fn parse<Req: serde::de::DeserializeOwned>(body: Value) -> Result<Req, ApiError> {
     let body = if body.is_null() {
         serde_json::json!({})
     } else {
@@ -44,14 +56,14 @@ fn parse<Req: serde::de::DeserializeOwned>(body: Value) -> Result<Req, ApiError>
     })
 }
 
-fn to_json<Res: serde::Serialize>(res: Res) -> Result<Value, ApiError> {
+pub(crate) fn to_json<Res: serde::Serialize>(res: Res) -> Result<Value, ApiError> {
     serde_json::to_value(res)
         .map_err(|e| ApiError::new(ErrorCode::Internal, format!("serialising result: {e}")))
 }
 
 /// One function's entry in [`schema`]: its request and response types, and the type of the
 /// events a streaming function sends.
-fn function_schema(
+pub(crate) fn function_schema(
     request: schemars::Schema,
     response: schemars::Schema,
     event: Option<schemars::Schema>,
@@ -163,178 +175,263 @@ fn rename_refs(schema: &mut Value, names: &std::collections::BTreeSet<String>) {
     }
 }
 
-macro_rules! surface {
-    (
-        plain { $( $name:ident ( $req:ty ) -> $res:ty = $f:path ; )* }
-        awaited { $( $aname:ident ( $areq:ty ) -> $ares:ty = $af:path ; )* }
-        streaming { $( $sname:ident ( $sreq:ty ) -> $sres:ty, events $sev:ty = $sf:path ; )* }
-    ) => {
-        /// Names of the functions [`dispatch`] accepts, in a stable order (the streaming ones
-        /// last).
-        pub const FUNCTIONS: &[&str] = &[
-            $( stringify!($name), )* $( stringify!($aname), )* $( stringify!($sname), )*
-        ];
+/// A boxed, sendable future of a dispatched call.
+pub(crate) type Call<'a> =
+    std::pin::Pin<Box<dyn Future<Output = Result<Value, ApiError>> + Send + 'a>>;
 
-        /// Names of the functions [`dispatch_stream`] accepts (each is also in [`FUNCTIONS`],
-        /// callable without events).
-        pub const STREAMING_FUNCTIONS: &[&str] = &[ $( stringify!($sname), )* ];
+/// A streaming function's entry with its events: context, body, where the events go and the
+/// cancellation token in, the call's future out.
+pub(crate) type StreamCall =
+    for<'a> fn(&'a Context, Value, EventSink<Value>, &'a CancellationToken) -> Call<'a>;
 
-        /// Calls the function `name` with a JSON `body` and returns its JSON result.
-        ///
-        /// The body is untrusted: one that does not match the request type is
-        /// [`ErrorCode::InvalidRequest`], never a panic. A plain function (blocking file work)
-        /// runs on the runtime's blocking pool; a streaming one is awaited with its events
-        /// dropped, and stops when this future is dropped.
-        pub async fn dispatch(ctx: &Context, name: &str, body: Value) -> Result<Value, ApiError> {
-            match name {
-                $( stringify!($name) => {
-                    let req: $req = parse(body)?;
-                    crate::stream::blocking(ctx, move |ctx| {
-                        let res: $res = $f(ctx, req)?;
-                        to_json(res)
+/// What kind of function an entry is, in the order [`FUNCTIONS`] lists them.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Kind {
+    Plain,
+    Awaited,
+    Streaming,
+}
+
+/// One function of the API, as [`function!`] registers it.
+pub(crate) struct Function {
+    pub name: &'static str,
+    pub kind: Kind,
+    /// Parses the body and calls the function (a streaming one without events).
+    pub call: for<'a> fn(&'a Context, Value) -> Call<'a>,
+    /// Parses the body and calls a streaming function with its events.
+    pub stream: Option<StreamCall>,
+    /// Its entry of [`schema`], from the request and the response generators.
+    pub schema: fn(&mut schemars::SchemaGenerator, &mut schemars::SchemaGenerator) -> Value,
+}
+
+inventory::collect!(Function);
+
+/// Registers a function of the API (see the module docs): `plain name(Req) -> Res`,
+/// `awaited name(Req) -> Res` or `streaming name(Req) -> Res, events Event`, written in the
+/// module that defines `name`.
+macro_rules! function {
+    (plain $name:ident ( $req:ty ) -> $res:ty) => {
+        const _: () = {
+            fn call<'a>(
+                ctx: &'a $crate::Context,
+                body: serde_json::Value,
+            ) -> $crate::surface::Call<'a> {
+                Box::pin(async move {
+                    let req: $req = $crate::surface::parse(body)?;
+                    $crate::stream::blocking(ctx, move |ctx| {
+                        let res: $res = $name(ctx, req)?;
+                        $crate::surface::to_json(res)
                     })
                     .await
-                } )*
-                $( stringify!($aname) => {
-                    let req: $areq = parse(body)?;
-                    let res: $ares = $af(ctx, req).await?;
-                    to_json(res)
-                } )*
-                $( stringify!($sname) => {
-                    let req: $sreq = parse(body)?;
-                    let res: $sres =
-                        $sf(ctx, req, &EventSink::none(), &CancellationToken::new()).await?;
-                    to_json(res)
-                } )*
-                _ => Err(ApiError::new(
-                    ErrorCode::NotFound,
-                    format!("unknown function: {name}"),
-                )),
+                })
             }
-        }
-
-        /// Calls the streaming function `name` with a JSON `body`, passing each event to
-        /// `on_event` as it happens, and returns the function's JSON result.
-        ///
-        /// `cancel` stops the call as soon as it can; the result is then
-        /// [`ErrorCode::Cancelled`]. A name that is not in [`STREAMING_FUNCTIONS`] is
-        /// [`ErrorCode::NotFound`]; a body that does not match the request type is
-        /// [`ErrorCode::InvalidRequest`].
-        pub async fn dispatch_stream(
-            ctx: &Context,
-            name: &str,
-            body: Value,
-            events: EventSink<Value>,
-            cancel: &CancellationToken,
-        ) -> Result<Value, ApiError> {
-            if cancel.is_cancelled() {
-                return Err(ApiError::new(ErrorCode::Cancelled, "the call was cancelled"));
-            }
-            match name {
-                $( stringify!($sname) => {
-                    let req: $sreq = parse(body)?;
-                    let events = EventSink::<$sev>::to_json(events);
-                    let res: $sres = $sf(ctx, req, &events, cancel).await?;
-                    to_json(res)
-                } )*
-                _ => Err(ApiError::new(
-                    ErrorCode::NotFound,
-                    format!("unknown streaming function: {name}"),
-                )),
-            }
-        }
-
-        /// The JSON Schema (draft 7) of every function's request and response: one object whose
-        /// property `<name>` is `{request, response}`, with the types under `definitions`. The
-        /// UI's TypeScript types are generated from it (`ui/src/api/schema.json` →
-        /// `ui/src/api/generated.ts`).
-        pub fn schema() -> Value {
-            let settings = schemars::generate::SchemaSettings::draft07();
-            // A request is what the server reads (a field with a default may be left out), a
-            // response what it writes (every field not skipped is there).
-            let mut requests = settings.clone().for_deserialize().into_generator();
-            let mut responses = settings.for_serialize().into_generator();
-            let mut functions = serde_json::Map::new();
-            $( functions.insert(
-                stringify!($name).to_owned(),
-                function_schema(
+            fn schema(
+                requests: &mut schemars::SchemaGenerator,
+                responses: &mut schemars::SchemaGenerator,
+            ) -> serde_json::Value {
+                $crate::surface::function_schema(
                     requests.subschema_for::<$req>(),
                     responses.subschema_for::<$res>(),
                     None,
-                ),
-            ); )*
-            $( functions.insert(
-                stringify!($aname).to_owned(),
-                function_schema(
-                    requests.subschema_for::<$areq>(),
-                    responses.subschema_for::<$ares>(),
+                )
+            }
+            inventory::submit! {
+                $crate::surface::Function {
+                    name: stringify!($name),
+                    kind: $crate::surface::Kind::Plain,
+                    call,
+                    stream: None,
+                    schema,
+                }
+            }
+        };
+    };
+    (awaited $name:ident ( $req:ty ) -> $res:ty) => {
+        const _: () = {
+            fn call<'a>(
+                ctx: &'a $crate::Context,
+                body: serde_json::Value,
+            ) -> $crate::surface::Call<'a> {
+                Box::pin(async move {
+                    let req: $req = $crate::surface::parse(body)?;
+                    let res: $res = $name(ctx, req).await?;
+                    $crate::surface::to_json(res)
+                })
+            }
+            fn schema(
+                requests: &mut schemars::SchemaGenerator,
+                responses: &mut schemars::SchemaGenerator,
+            ) -> serde_json::Value {
+                $crate::surface::function_schema(
+                    requests.subschema_for::<$req>(),
+                    responses.subschema_for::<$res>(),
                     None,
-                ),
-            ); )*
-            $( functions.insert(
-                stringify!($sname).to_owned(),
-                function_schema(
-                    requests.subschema_for::<$sreq>(),
-                    responses.subschema_for::<$sres>(),
-                    Some(responses.subschema_for::<$sev>()),
-                ),
-            ); )*
-            document(
-                functions,
-                requests.take_definitions(true),
-                responses.take_definitions(true),
-            )
-        }
+                )
+            }
+            inventory::submit! {
+                $crate::surface::Function {
+                    name: stringify!($name),
+                    kind: $crate::surface::Kind::Awaited,
+                    call,
+                    stream: None,
+                    schema,
+                }
+            }
+        };
+    };
+    (streaming $name:ident ( $req:ty ) -> $res:ty, events $event:ty) => {
+        const _: () = {
+            fn call<'a>(
+                ctx: &'a $crate::Context,
+                body: serde_json::Value,
+            ) -> $crate::surface::Call<'a> {
+                Box::pin(async move {
+                    let req: $req = $crate::surface::parse(body)?;
+                    let res: $res = $name(
+                        ctx,
+                        req,
+                        &$crate::EventSink::none(),
+                        &keiri_llm::CancellationToken::new(),
+                    )
+                    .await?;
+                    $crate::surface::to_json(res)
+                })
+            }
+            fn stream<'a>(
+                ctx: &'a $crate::Context,
+                body: serde_json::Value,
+                events: $crate::EventSink<serde_json::Value>,
+                cancel: &'a keiri_llm::CancellationToken,
+            ) -> $crate::surface::Call<'a> {
+                Box::pin(async move {
+                    let req: $req = $crate::surface::parse(body)?;
+                    let events = $crate::EventSink::<$event>::to_json(events);
+                    let res: $res = $name(ctx, req, &events, cancel).await?;
+                    $crate::surface::to_json(res)
+                })
+            }
+            fn schema(
+                requests: &mut schemars::SchemaGenerator,
+                responses: &mut schemars::SchemaGenerator,
+            ) -> serde_json::Value {
+                $crate::surface::function_schema(
+                    requests.subschema_for::<$req>(),
+                    responses.subschema_for::<$res>(),
+                    Some(responses.subschema_for::<$event>()),
+                )
+            }
+            inventory::submit! {
+                $crate::surface::Function {
+                    name: stringify!($name),
+                    kind: $crate::surface::Kind::Streaming,
+                    call,
+                    stream: Some(stream),
+                    schema,
+                }
+            }
+        };
     };
 }
+pub(crate) use function;
 
-surface! {
-    plain {
-        catalog_list(crate::json::CatalogListRequest) -> crate::json::CatalogListResponse = crate::catalog_list;
-        plan_validate(crate::json::PlanValidateRequest) -> crate::json::PlanValidateResponse = crate::plan_validate;
-        plan_dry_run(crate::json::PlanDryRunRequest) -> crate::json::PlanDryRunResponse = crate::plan_dry_run;
-        plan_register(crate::json::PlanRegisterRequest) -> crate::json::PlanRegisterResponse = crate::plan_register;
-        plan_list(crate::plan::PlanListRequest) -> crate::plan::PlanListResponse = crate::plan::plan_list;
-        documents_extract(crate::docs::ExtractRequest) -> crate::docs::Output<crate::docs::ExtractResponse> = crate::documents_extract;
-        documents_digest(crate::docs::DigestRequest) -> crate::docs::Output<crate::docs::DigestResponse> = crate::documents_digest;
-        documents_extract_sections(crate::docs::SectionsRequest) -> crate::docs::Output<crate::docs::SectionsResponse> = crate::documents_extract_sections;
-        documents_metrics(crate::docs::MetricsRequest) -> crate::docs::Output<crate::docs::MetricsResponse> = crate::documents_metrics;
-        workbook_patch(crate::xlsx::PatchRequest) -> crate::xlsx::PatchResponse = crate::workbook_patch;
-        workbook_compare(crate::WorkbookCompareRequest) -> crate::WorkbookCompareResponse = crate::workbook_compare;
-        blocks_retrieve(crate::retrieval::RetrieveRequest) -> crate::retrieval::RetrieveResponse = crate::blocks_retrieve;
-        blocks_retrieve_eval(crate::retrieval::RetrieveEvalRequest) -> crate::retrieval::EvalReport = crate::blocks_retrieve_eval;
-        embeddings_prewarm(crate::EmbeddingsPrewarmRequest) -> crate::EmbeddingsPrewarmResponse = crate::embeddings_prewarm;
-        llm_status(crate::LlmStatusRequest) -> crate::LlmStatusResponse = crate::llm_status;
-        apply_patch(crate::patches::ApplyPatchRequest) -> crate::patches::ApplyPatchResult = crate::apply_patch;
-        templates_list(crate::TemplatesListRequest) -> crate::TemplatesListResponse = crate::templates_list;
-        requirements_answer(crate::RequirementsAnswerRequest) -> crate::RequirementsAnswerResponse = crate::requirements_answer;
-        documents_upload(crate::DocumentsUploadRequest) -> crate::DocumentsUploadResponse = crate::documents_upload;
-        settings_get(crate::SettingsGetRequest) -> crate::SettingsGetResponse = crate::settings_get;
-        settings_save(crate::SettingsSaveRequest) -> crate::SettingsGetResponse = crate::settings_save;
-        chat_approve(crate::ChatApproveRequest) -> crate::ChatApproveResponse = crate::chat_approve;
-        chat_undo(crate::ChatUndoRequest) -> crate::ChatUndoResponse = crate::chat_undo;
-        skills_list(crate::SkillsListRequest) -> crate::SkillsListResponse = crate::skills_list;
-        run_get(crate::RunGetRequest) -> crate::RunGetResponse = crate::run_get;
-        run_list(crate::RunListRequest) -> crate::RunListResponse = crate::run_list;
-        run_cancel(crate::RunCancelRequest) -> crate::RunCancelResponse = crate::run_cancel;
-        run_output(crate::RunOutputRequest) -> crate::RunOutputResponse = crate::run_output;
-        run_apply(crate::RunApplyRequest) -> crate::RunApplyResponse = crate::run_apply;
-        run_undo_apply(crate::RunUndoApplyRequest) -> crate::RunUndoApplyResponse = crate::run_undo_apply;
+/// Every registered function, in [`FUNCTIONS`] order.
+static REGISTRY: std::sync::LazyLock<Vec<&'static Function>> = std::sync::LazyLock::new(|| {
+    let mut all: Vec<&'static Function> = inventory::iter::<Function>.into_iter().collect();
+    all.sort_by(|a, b| (a.kind, a.name).cmp(&(b.kind, b.name)));
+    all
+});
+
+/// Names of the functions [`dispatch`] accepts, in a stable order: the plain ones, then the
+/// awaited ones, then the streaming ones, by name within each.
+pub static FUNCTIONS: std::sync::LazyLock<Vec<&'static str>> =
+    std::sync::LazyLock::new(|| REGISTRY.iter().map(|f| f.name).collect());
+
+/// Names of the functions [`dispatch_stream`] accepts (each is also in [`FUNCTIONS`],
+/// callable without events).
+pub static STREAMING_FUNCTIONS: std::sync::LazyLock<Vec<&'static str>> =
+    std::sync::LazyLock::new(|| {
+        REGISTRY
+            .iter()
+            .filter(|f| f.stream.is_some())
+            .map(|f| f.name)
+            .collect()
+    });
+
+fn find(name: &str) -> Option<&'static Function> {
+    REGISTRY.iter().copied().find(|f| f.name == name)
+}
+
+/// Calls the function `name` with a JSON `body` and returns its JSON result.
+///
+/// The body is untrusted: one that does not match the request type is
+/// [`ErrorCode::InvalidRequest`], never a panic. A plain function (blocking file work) runs on
+/// the runtime's blocking pool; a streaming one is awaited with its events dropped, and stops
+/// when this future is dropped.
+pub async fn dispatch(ctx: &Context, name: &str, body: Value) -> Result<Value, ApiError> {
+    match find(name) {
+        Some(function) => (function.call)(ctx, body).await,
+        None => Err(ApiError::new(
+            ErrorCode::NotFound,
+            format!("unknown function: {name}"),
+        )),
     }
-    awaited {
-        llm_connection_test(crate::LlmConnectionTestRequest) -> crate::LlmConnectionTestResponse = crate::llm_connection_test;
+}
+
+/// Calls the streaming function `name` with a JSON `body`, passing each event to `events` as
+/// it happens, and returns the function's JSON result.
+///
+/// `cancel` stops the call as soon as it can; the result is then [`ErrorCode::Cancelled`]. A
+/// name that is not in [`STREAMING_FUNCTIONS`] is [`ErrorCode::NotFound`]; a body that does
+/// not match the request type is [`ErrorCode::InvalidRequest`].
+pub async fn dispatch_stream(
+    ctx: &Context,
+    name: &str,
+    body: Value,
+    events: EventSink<Value>,
+    cancel: &CancellationToken,
+) -> Result<Value, ApiError> {
+    if cancel.is_cancelled() {
+        return Err(ApiError::new(
+            ErrorCode::Cancelled,
+            "the call was cancelled",
+        ));
     }
-    streaming {
-        plan_generate(crate::PlanGenerateRequest) -> crate::PlanGenerateResponse, events crate::GenerationEvent = crate::plan_generate;
-        chat_send(crate::ChatSendRequest) -> crate::ChatSendResponse, events keiri_agent::Event = crate::chat_send;
-        plan_run(crate::PlanRunRequest) -> crate::PlanRunResponse, events keiri_run::Event = crate::plan_run;
-        run_resume(crate::RunResumeRequest) -> crate::PlanRunResponse, events keiri_run::Event = crate::run_resume;
-        planner_eval(crate::PlanEvalRequest) -> crate::PlanEvalResponse, events crate::EvalProgress = crate::planner_eval;
+    match find(name).and_then(|f| f.stream) {
+        Some(stream) => stream(ctx, body, events, cancel).await,
+        None => Err(ApiError::new(
+            ErrorCode::NotFound,
+            format!("unknown streaming function: {name}"),
+        )),
     }
+}
+
+/// The JSON Schema (draft 7) of every function's request and response: one object whose
+/// property `<name>` is `{request, response}` (and a streaming function's `event`), with the
+/// types under `definitions`. The UI's TypeScript types are generated from it
+/// (`ui/src/api/schema.json` → `ui/src/api/generated.ts`).
+pub fn schema() -> Value {
+    let settings = schemars::generate::SchemaSettings::draft07();
+    // A request is what the server reads (a field with a default may be left out), a response
+    // what it writes (every field not skipped is there).
+    let mut requests = settings.clone().for_deserialize().into_generator();
+    let mut responses = settings.for_serialize().into_generator();
+    let mut functions = serde_json::Map::new();
+    for function in REGISTRY.iter() {
+        functions.insert(
+            function.name.to_owned(),
+            (function.schema)(&mut requests, &mut responses),
+        );
+    }
+    document(
+        functions,
+        requests.take_definitions(true),
+        responses.take_definitions(true),
+    )
 }
 
 /// The UI's `ui/src/api/functions.ts`: the function names as TypeScript types, generated
-/// from the table above so the UI cannot call a function the server does not have.
+/// from the registered functions so the UI cannot call a function the server does not have.
 pub fn typescript() -> String {
     let union = |names: &[&str]| -> String {
         names
@@ -360,10 +457,10 @@ pub fn typescript() -> String {
          export const FUNCTIONS: readonly ApiFunction[] = [{}\n];\n\
          \n\
          export const STREAMING_FUNCTIONS: readonly StreamingFunction[] = [{}\n];\n",
-        union(FUNCTIONS),
-        union(STREAMING_FUNCTIONS),
-        list(FUNCTIONS),
-        list(STREAMING_FUNCTIONS),
+        union(&FUNCTIONS),
+        union(&STREAMING_FUNCTIONS),
+        list(&FUNCTIONS),
+        list(&STREAMING_FUNCTIONS),
     )
 }
 
@@ -407,7 +504,7 @@ mod tests {
         let functions = doc["properties"].as_object().unwrap();
         assert_eq!(
             functions.keys().map(String::as_str).collect::<Vec<_>>(),
-            FUNCTIONS
+            *FUNCTIONS
         );
         let definitions = doc["definitions"].as_object().unwrap();
         fn refs(v: &Value, out: &mut Vec<String>) {
@@ -478,7 +575,7 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), FUNCTIONS.len());
-        for name in STREAMING_FUNCTIONS {
+        for name in STREAMING_FUNCTIONS.iter() {
             assert!(FUNCTIONS.contains(name), "{name}");
         }
     }
@@ -488,7 +585,7 @@ mod tests {
         // A body no request type accepts: each function is found, then refuses it.
         let dir = tempfile::tempdir().unwrap();
         let ctx = ctx(dir.path());
-        for name in FUNCTIONS {
+        for name in FUNCTIONS.iter().copied() {
             let err = crate::stream::testing::call(&ctx, name, serde_json::json!(42)).unwrap_err();
             assert_eq!(err.code, ErrorCode::InvalidRequest, "{name}: {err:?}");
         }

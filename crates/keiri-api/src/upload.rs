@@ -78,6 +78,7 @@ pub fn documents_upload(
         size_bytes: bytes.len() as u64,
     })
 }
+crate::surface::function!(plain documents_upload(crate::DocumentsUploadRequest) -> crate::DocumentsUploadResponse);
 
 /// What [`documents_import`] copies: files the desktop shell got from the native file dialog or
 /// a drop. Not a JSON request type on purpose (see [`documents_import`]).

@@ -40,6 +40,7 @@ pub fn workbook_patch(ctx: &Context, req: PatchRequest) -> Result<PatchResponse,
     env.on_conflict_default = ctx.on_conflict_default;
     keiri_xlsx::patch(&req, &env).map_err(api_error)
 }
+crate::surface::function!(plain workbook_patch(crate::xlsx::PatchRequest) -> crate::xlsx::PatchResponse);
 
 /// `workbook_list_ops` takes no arguments.
 #[derive(Debug, Clone, Default, serde::Deserialize, schemars::JsonSchema)]
@@ -483,6 +484,7 @@ pub fn workbook_compare(
         truncated,
     })
 }
+crate::surface::function!(plain workbook_compare(crate::WorkbookCompareRequest) -> crate::WorkbookCompareResponse);
 
 #[cfg(test)]
 mod tests {

@@ -2,94 +2,94 @@
 
 /** The functions every transport exposes (`POST /api/<name>`, the desktop `call` command). */
 export type ApiFunction =
-  | 'catalog_list'
-  | 'plan_validate'
-  | 'plan_dry_run'
-  | 'plan_register'
-  | 'plan_list'
-  | 'documents_extract'
-  | 'documents_digest'
-  | 'documents_extract_sections'
-  | 'documents_metrics'
-  | 'workbook_patch'
-  | 'workbook_compare'
+  | 'apply_patch'
   | 'blocks_retrieve'
   | 'blocks_retrieve_eval'
-  | 'embeddings_prewarm'
-  | 'llm_status'
-  | 'apply_patch'
-  | 'templates_list'
-  | 'requirements_answer'
-  | 'documents_upload'
-  | 'settings_get'
-  | 'settings_save'
+  | 'catalog_list'
   | 'chat_approve'
   | 'chat_undo'
-  | 'skills_list'
+  | 'documents_digest'
+  | 'documents_extract'
+  | 'documents_extract_sections'
+  | 'documents_metrics'
+  | 'documents_upload'
+  | 'embeddings_prewarm'
+  | 'llm_status'
+  | 'plan_dry_run'
+  | 'plan_list'
+  | 'plan_register'
+  | 'plan_validate'
+  | 'requirements_answer'
+  | 'run_apply'
+  | 'run_cancel'
   | 'run_get'
   | 'run_list'
-  | 'run_cancel'
   | 'run_output'
-  | 'run_apply'
   | 'run_undo_apply'
+  | 'settings_get'
+  | 'settings_save'
+  | 'skills_list'
+  | 'templates_list'
+  | 'workbook_compare'
+  | 'workbook_patch'
   | 'llm_connection_test'
-  | 'plan_generate'
   | 'chat_send'
+  | 'plan_generate'
   | 'plan_run'
-  | 'run_resume'
-  | 'planner_eval';
+  | 'planner_eval'
+  | 'run_resume';
 
 /** The functions that also stream events (`POST /api/<name>/stream`, `call_stream`). */
 export type StreamingFunction =
-  | 'plan_generate'
   | 'chat_send'
+  | 'plan_generate'
   | 'plan_run'
-  | 'run_resume'
-  | 'planner_eval';
+  | 'planner_eval'
+  | 'run_resume';
 
 export const FUNCTIONS: readonly ApiFunction[] = [
-  'catalog_list',
-  'plan_validate',
-  'plan_dry_run',
-  'plan_register',
-  'plan_list',
-  'documents_extract',
-  'documents_digest',
-  'documents_extract_sections',
-  'documents_metrics',
-  'workbook_patch',
-  'workbook_compare',
+  'apply_patch',
   'blocks_retrieve',
   'blocks_retrieve_eval',
-  'embeddings_prewarm',
-  'llm_status',
-  'apply_patch',
-  'templates_list',
-  'requirements_answer',
-  'documents_upload',
-  'settings_get',
-  'settings_save',
+  'catalog_list',
   'chat_approve',
   'chat_undo',
-  'skills_list',
+  'documents_digest',
+  'documents_extract',
+  'documents_extract_sections',
+  'documents_metrics',
+  'documents_upload',
+  'embeddings_prewarm',
+  'llm_status',
+  'plan_dry_run',
+  'plan_list',
+  'plan_register',
+  'plan_validate',
+  'requirements_answer',
+  'run_apply',
+  'run_cancel',
   'run_get',
   'run_list',
-  'run_cancel',
   'run_output',
-  'run_apply',
   'run_undo_apply',
+  'settings_get',
+  'settings_save',
+  'skills_list',
+  'templates_list',
+  'workbook_compare',
+  'workbook_patch',
   'llm_connection_test',
-  'plan_generate',
   'chat_send',
+  'plan_generate',
   'plan_run',
-  'run_resume',
   'planner_eval',
+  'run_resume',
 ];
 
 export const STREAMING_FUNCTIONS: readonly StreamingFunction[] = [
-  'plan_generate',
   'chat_send',
+  'plan_generate',
   'plan_run',
-  'run_resume',
   'planner_eval',
+  'run_resume',
 ];

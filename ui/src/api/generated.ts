@@ -2,6 +2,35 @@
 // `make generated` rewrites it.
 
 /**
+ * Which backend applies a patch.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "BackendKind".
+ */
+export type BackendKind = 'native' | 'git';
+/**
+ * Which scores rank the candidates.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "Mode".
+ */
+export type Mode = 'bm25' | 'dense' | 'hybrid';
+/**
+ * How lexical and dense scores are combined in hybrid mode.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "FusionKind".
+ */
+export type FusionKind = 'convex' | 'rrf';
+/**
+ * The kind of thing a document describes. Each kind has its own categories, so a category
+ * filter and the per-category Top-K cap always apply within one kind.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "DocKind".
+ */
+export type DocKind = 'block' | 'template';
+/**
  * The language of user-facing messages.
  *
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
@@ -9,56 +38,75 @@
  */
 export type Lang = 'en' | 'ja';
 /**
- * The rule a plan finding names.
+ * How a response is shaped.
  *
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "FindingCode".
+ * via the `definition` "OutputFormat".
  */
-export type FindingCode =
-  | 'yaml.parse'
-  | 'plan.shape'
-  | 'plan.missing_id'
-  | 'node.missing_id'
-  | 'node.duplicate_id'
-  | 'node.unknown_type'
-  | 'node.missing_block'
-  | 'node.loop_key_on_non_loop'
-  | 'node.feeds_nothing'
-  | 'block.unknown'
-  | 'input.unknown_key'
-  | 'input.enum_mismatch'
-  | 'input.missing_required'
-  | 'input.type_mismatch'
-  | 'output.unknown_key'
-  | 'output.unused'
-  | 'out.alias_invalid'
-  | 'ref.malformed'
-  | 'ref.undefined_var'
-  | 'ref.unknown_node'
-  | 'ref.unknown_alias'
-  | 'ref.type_mismatch'
-  | 'when.invalid_expr'
-  | 'loop.foreach_and_while'
-  | 'loop.while_max_iterations'
-  | 'loop.max_concurrency'
-  | 'loop.missing_iteration'
-  | 'loop.foreach_not_iterable'
-  | 'loop.missing_body'
-  | 'subflow.missing_plan_id'
-  | 'subflow.unknown_plan'
-  | 'ai.process_llm'
-  | 'ai.output_schema_required'
-  | 'ai.prompt_required'
-  | 'ui.layout_unknown_node'
-  | 'column.unknown'
-  | 'graph.cycle';
+export type OutputFormat = 'toon' | 'json';
 /**
- * How bad a finding is.
+ * A response in the requested [`OutputFormat`].
  *
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "Severity".
+ * via the `definition` "DigestResponseOutput".
  */
-export type Severity = 'error' | 'warning';
+export type DigestResponseOutput = ToonResponse | DigestResponse;
+/**
+ * Limits echoed in a TOON response.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "LimitsInfo".
+ */
+export type LimitsInfo = BatchLimits | ExtractLimits;
+/**
+ * A response in the requested [`OutputFormat`].
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "ExtractResponseOutput".
+ */
+export type ExtractResponseOutput = ToonResponse | ExtractResponse;
+/**
+ * A document format this crate reads.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "Format".
+ */
+export type Format = ('txt' | 'md' | 'csv' | 'pdf' | 'docx' | 'xlsx' | 'xlsm') | 'code';
+/**
+ * How section content is given.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "ContentFormat".
+ */
+export type ContentFormat = 'text' | 'json' | 'raw';
+/**
+ * A response in the requested [`OutputFormat`].
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "SectionsResponseOutput".
+ */
+export type SectionsResponseOutput = ToonResponse | SectionsResponse;
+/**
+ * Section content: a string (`text`, `raw`) or numbered lines (`json`).
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "SectionContent".
+ */
+export type SectionContent = string | NumberedLine[];
+/**
+ * A response in the requested [`OutputFormat`].
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "MetricsResponseOutput".
+ */
+export type MetricsResponseOutput = ToonResponse | MetricsResponse;
+/**
+ * Which kind of provider a configuration talks to.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "ProviderKind".
+ */
+export type ProviderKind = 'openai' | 'azure' | 'openai_compatible';
 /**
  * What kind of node this is.
  *
@@ -66,13 +114,6 @@ export type Severity = 'error' | 'warning';
  * via the `definition` "NodeKind".
  */
 export type NodeKind = ('block' | 'loop' | 'subflow') | 'unknown';
-/**
- * What a reference feeds: an input, a condition, a loop's items or condition, a subflow call.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "EdgeKind".
- */
-export type EdgeKind = 'data' | 'when' | 'loop' | 'call';
 /**
  * Whether a workbook patch node could be previewed.
  *
@@ -368,68 +409,127 @@ export type IssueCode =
   | 'na_error'
   | 'circular_ref_suspected';
 /**
- * How a response is shaped.
+ * The rule a plan finding names.
  *
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "OutputFormat".
+ * via the `definition` "FindingCode".
  */
-export type OutputFormat = 'toon' | 'json';
+export type FindingCode =
+  | 'yaml.parse'
+  | 'plan.shape'
+  | 'plan.missing_id'
+  | 'node.missing_id'
+  | 'node.duplicate_id'
+  | 'node.unknown_type'
+  | 'node.missing_block'
+  | 'node.loop_key_on_non_loop'
+  | 'node.feeds_nothing'
+  | 'block.unknown'
+  | 'input.unknown_key'
+  | 'input.enum_mismatch'
+  | 'input.missing_required'
+  | 'input.type_mismatch'
+  | 'output.unknown_key'
+  | 'output.unused'
+  | 'out.alias_invalid'
+  | 'ref.malformed'
+  | 'ref.undefined_var'
+  | 'ref.unknown_node'
+  | 'ref.unknown_alias'
+  | 'ref.type_mismatch'
+  | 'when.invalid_expr'
+  | 'loop.foreach_and_while'
+  | 'loop.while_max_iterations'
+  | 'loop.max_concurrency'
+  | 'loop.missing_iteration'
+  | 'loop.foreach_not_iterable'
+  | 'loop.missing_body'
+  | 'subflow.missing_plan_id'
+  | 'subflow.unknown_plan'
+  | 'ai.process_llm'
+  | 'ai.output_schema_required'
+  | 'ai.prompt_required'
+  | 'ui.layout_unknown_node'
+  | 'column.unknown'
+  | 'graph.cycle';
 /**
- * A response in the requested [`OutputFormat`].
+ * How bad a finding is.
  *
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "ExtractResponseOutput".
+ * via the `definition` "Severity".
  */
-export type ExtractResponseOutput = ToonResponse | ExtractResponse;
+export type Severity = 'error' | 'warning';
 /**
- * Limits echoed in a TOON response.
+ * What a reference feeds: an input, a condition, a loop's items or condition, a subflow call.
  *
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "LimitsInfo".
+ * via the `definition` "EdgeKind".
  */
-export type LimitsInfo = BatchLimits | ExtractLimits;
+export type EdgeKind = 'data' | 'when' | 'loop' | 'call';
 /**
- * A document format this crate reads.
+ * The kind of answer a requirement wants (the `type` of `ui.interactive_input`'s items).
  *
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "Format".
+ * via the `definition` "RequirementKind".
  */
-export type Format = ('txt' | 'md' | 'csv' | 'pdf' | 'docx' | 'xlsx' | 'xlsm') | 'code';
+export type RequirementKind = 'text' | 'select' | 'boolean' | 'number' | 'file' | 'table' | 'enum';
 /**
- * A response in the requested [`OutputFormat`].
+ * The value types the validator reasons about.
  *
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "DigestResponseOutput".
+ * via the `definition` "ValueType".
  */
-export type DigestResponseOutput = ToonResponse | DigestResponse;
+export type ValueType =
+  'string' | 'number' | 'integer' | 'boolean' | 'object' | 'array' | 'null' | 'any';
 /**
- * How section content is given.
+ * What the answer is used as.
  *
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "ContentFormat".
+ * via the `definition` "AnswerUse".
  */
-export type ContentFormat = 'text' | 'json' | 'raw';
+export type AnswerUse = 'value' | 'schema_template' | 'column';
 /**
- * A response in the requested [`OutputFormat`].
+ * How a run ended (or that it has not).
  *
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "SectionsResponseOutput".
+ * via the `definition` "RunStatus".
  */
-export type SectionsResponseOutput = ToonResponse | SectionsResponse;
+export type RunStatus = ('finished' | 'cancelled') | 'running' | 'failed' | 'paused';
 /**
- * Section content: a string (`text`, `raw`) or numbered lines (`json`).
+ * What happened to one top-level node.
  *
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "SectionContent".
+ * via the `definition` "NodeStatus".
  */
-export type SectionContent = string | NumberedLine[];
+export type NodeStatus = ('finished' | 'failed' | 'skipped') | 'paused';
 /**
- * A response in the requested [`OutputFormat`].
+ * The LLM provider the settings select.
  *
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "MetricsResponseOutput".
+ * via the `definition` "ProviderChoice".
  */
-export type MetricsResponseOutput = ToonResponse | MetricsResponse;
+export type ProviderChoice = ('openai' | 'azure') | 'none' | 'compatible';
+/**
+ * Where retrieval's embeddings come from (keiri-search's `KEIRI_EMBEDDER`).
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "EmbeddingChoice".
+ */
+export type EmbeddingChoice = ('openai' | 'azure') | 'local' | 'bm25-only';
+/**
+ * Where the selected provider's key is kept.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "KeyStorage".
+ */
+export type KeyStorage = 'keychain' | 'session';
+/**
+ * Where an effective value came from, highest precedence first.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "Source".
+ */
+export type Source = 'environment' | 'env_file' | 'settings' | 'session' | 'default';
 /**
  * One operation. Serialised flat with an `op` tag, e.g.
  * `{"op":"set_value","sheet":"Sheet1","cell":"B2","value":42}`.
@@ -585,144 +685,6 @@ export type PatchOpInput =
       design_snapshot: DesignSnapshotInput;
     };
 /**
- * Which scores rank the candidates.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "Mode".
- */
-export type Mode = 'bm25' | 'dense' | 'hybrid';
-/**
- * How lexical and dense scores are combined in hybrid mode.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "FusionKind".
- */
-export type FusionKind = 'convex' | 'rrf';
-/**
- * The kind of thing a document describes. Each kind has its own categories, so a category
- * filter and the per-category Top-K cap always apply within one kind.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "DocKind".
- */
-export type DocKind = 'block' | 'template';
-/**
- * Which kind of provider a configuration talks to.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "ProviderKind".
- */
-export type ProviderKind = 'openai' | 'azure' | 'openai_compatible';
-/**
- * Which backend applies a patch.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "BackendKind".
- */
-export type BackendKind = 'native' | 'git';
-/**
- * The kind of answer a requirement wants (the `type` of `ui.interactive_input`'s items).
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "RequirementKind".
- */
-export type RequirementKind = 'text' | 'select' | 'boolean' | 'number' | 'file' | 'table' | 'enum';
-/**
- * The value types the validator reasons about.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "ValueType".
- */
-export type ValueType =
-  'string' | 'number' | 'integer' | 'boolean' | 'object' | 'array' | 'null' | 'any';
-/**
- * What the answer is used as.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "AnswerUse".
- */
-export type AnswerUse = 'value' | 'schema_template' | 'column';
-/**
- * The LLM provider the settings select.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "ProviderChoice".
- */
-export type ProviderChoice = ('openai' | 'azure') | 'none' | 'compatible';
-/**
- * Where retrieval's embeddings come from (keiri-search's `KEIRI_EMBEDDER`).
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "EmbeddingChoice".
- */
-export type EmbeddingChoice = ('openai' | 'azure') | 'local' | 'bm25-only';
-/**
- * Where the selected provider's key is kept.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "KeyStorage".
- */
-export type KeyStorage = 'keychain' | 'session';
-/**
- * Where an effective value came from, highest precedence first.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "Source".
- */
-export type Source = 'environment' | 'env_file' | 'settings' | 'session' | 'default';
-/**
- * How a run ended (or that it has not).
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "RunStatus".
- */
-export type RunStatus = ('finished' | 'cancelled') | 'running' | 'failed' | 'paused';
-/**
- * What happened to one top-level node.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "NodeStatus".
- */
-export type NodeStatus = ('finished' | 'failed' | 'skipped') | 'paused';
-/**
- * A node's condition. v0 plans write `when: {expr: …}`; a bare string is accepted too.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "When".
- */
-export type When =
-  | {
-      expr: unknown;
-    }
-  | unknown;
-/**
- * The outcome.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "Status".
- */
-export type Status = 'valid' | 'needs_answers' | 'invalid' | 'fallback';
-/**
- * How templates are used.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "ApplyMode".
- */
-export type ApplyMode = 'compose' | 'hint' | 'llm-only';
-/**
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "Stage".
- */
-export type Stage =
-  | 'extracting'
-  | 'retrieving'
-  | 'composing'
-  | 'skeleton'
-  | 'questions'
-  | 'wiring'
-  | 'validating'
-  | 'repair';
-/**
  * One step of a turn, streamed to the UI and the CLI as it happens.
  *
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
@@ -773,6 +735,44 @@ export type ChatEvent =
  * via the `definition` "RouteReason".
  */
 export type RouteReason = 'explicit' | 'command' | 'score' | 'fallback';
+/**
+ * A node's condition. v0 plans write `when: {expr: …}`; a bare string is accepted too.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "When".
+ */
+export type When =
+  | {
+      expr: unknown;
+    }
+  | unknown;
+/**
+ * The outcome.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "Status".
+ */
+export type Status = 'valid' | 'needs_answers' | 'invalid' | 'fallback';
+/**
+ * How templates are used.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "ApplyMode".
+ */
+export type ApplyMode = 'compose' | 'hint' | 'llm-only';
+/**
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "Stage".
+ */
+export type Stage =
+  | 'extracting'
+  | 'retrieving'
+  | 'composing'
+  | 'skeleton'
+  | 'questions'
+  | 'wiring'
+  | 'validating'
+  | 'repair';
 /**
  * One line of `events.jsonl`.
  *
@@ -875,49 +875,9 @@ export type EvalProgress =
  * Generated from crates/keiri-api/src/surface.rs — do not edit; `make generated` rewrites it.
  */
 export interface ApiFunctions {
-  catalog_list: {
-    request: CatalogListRequest;
-    response: CatalogListResponse;
-  };
-  plan_validate: {
-    request: PlanRequest;
-    response: PlanValidateResponse;
-  };
-  plan_dry_run: {
-    request: PlanRequest;
-    response: PlanDryRunResponse;
-  };
-  plan_register: {
-    request: PlanRegisterRequest;
-    response: PlanRegisterResponse;
-  };
-  plan_list: {
-    request: PlanListRequest;
-    response: PlanListResponse;
-  };
-  documents_extract: {
-    request: ExtractRequestInput;
-    response: ExtractResponseOutput;
-  };
-  documents_digest: {
-    request: DigestRequestInput;
-    response: DigestResponseOutput;
-  };
-  documents_extract_sections: {
-    request: SectionsRequest;
-    response: SectionsResponseOutput;
-  };
-  documents_metrics: {
-    request: MetricsRequest;
-    response: MetricsResponseOutput;
-  };
-  workbook_patch: {
-    request: PatchRequestInput;
-    response: PatchResponse;
-  };
-  workbook_compare: {
-    request: WorkbookCompareRequest;
-    response: WorkbookCompareResponse;
+  apply_patch: {
+    request: ApplyPatchRequest;
+    response: ApplyPatchResult;
   };
   blocks_retrieve: {
     request: RetrieveRequest;
@@ -927,37 +887,9 @@ export interface ApiFunctions {
     request: RetrieveEvalRequest;
     response: EvalReport;
   };
-  embeddings_prewarm: {
-    request: EmbeddingsPrewarmRequest;
-    response: EmbeddingsPrewarmResponse;
-  };
-  llm_status: {
-    request: StatusRequest;
-    response: StatusResponse;
-  };
-  apply_patch: {
-    request: ApplyPatchRequest;
-    response: ApplyPatchResult;
-  };
-  templates_list: {
-    request: TemplatesListRequest;
-    response: TemplatesListResponse;
-  };
-  requirements_answer: {
-    request: RequirementsAnswerRequest;
-    response: RequirementsAnswerResponse;
-  };
-  documents_upload: {
-    request: DocumentsUploadRequest;
-    response: DocumentsUploadResponse;
-  };
-  settings_get: {
-    request: SettingsGetRequest;
-    response: SettingsGetResponse;
-  };
-  settings_save: {
-    request: SettingsSaveRequest;
-    response: SettingsGetResponse;
+  catalog_list: {
+    request: CatalogListRequest;
+    response: CatalogListResponse;
   };
   chat_approve: {
     request: ChatApproveRequest;
@@ -967,9 +899,61 @@ export interface ApiFunctions {
     request: ChatUndoRequest;
     response: ChatUndoResponse;
   };
-  skills_list: {
-    request: SkillsListRequest;
-    response: SkillsListResponse;
+  documents_digest: {
+    request: DigestRequestInput;
+    response: DigestResponseOutput;
+  };
+  documents_extract: {
+    request: ExtractRequestInput;
+    response: ExtractResponseOutput;
+  };
+  documents_extract_sections: {
+    request: SectionsRequest;
+    response: SectionsResponseOutput;
+  };
+  documents_metrics: {
+    request: MetricsRequest;
+    response: MetricsResponseOutput;
+  };
+  documents_upload: {
+    request: DocumentsUploadRequest;
+    response: DocumentsUploadResponse;
+  };
+  embeddings_prewarm: {
+    request: EmbeddingsPrewarmRequest;
+    response: EmbeddingsPrewarmResponse;
+  };
+  llm_status: {
+    request: StatusRequest;
+    response: StatusResponse;
+  };
+  plan_dry_run: {
+    request: PlanRequest;
+    response: PlanDryRunResponse;
+  };
+  plan_list: {
+    request: PlanListRequest;
+    response: PlanListResponse;
+  };
+  plan_register: {
+    request: PlanRegisterRequest;
+    response: PlanRegisterResponse;
+  };
+  plan_validate: {
+    request: PlanRequest;
+    response: PlanValidateResponse;
+  };
+  requirements_answer: {
+    request: RequirementsAnswerRequest;
+    response: RequirementsAnswerResponse;
+  };
+  run_apply: {
+    request: RunApplyRequest;
+    response: RunApplyResponse;
+  };
+  run_cancel: {
+    request: RunCancelRequest;
+    response: RunCancelResponse;
   };
   run_get: {
     request: RunGetRequest;
@@ -979,43 +963,54 @@ export interface ApiFunctions {
     request: RunListRequest;
     response: RunListResponse;
   };
-  run_cancel: {
-    request: RunCancelRequest;
-    response: RunCancelResponse;
-  };
   run_output: {
     request: RunOutputRequest;
     response: RunOutputResponse;
-  };
-  run_apply: {
-    request: RunApplyRequest;
-    response: RunApplyResponse;
   };
   run_undo_apply: {
     request: RunApplyRequest;
     response: RunUndoApplyResponse;
   };
+  settings_get: {
+    request: SettingsGetRequest;
+    response: SettingsGetResponse;
+  };
+  settings_save: {
+    request: SettingsSaveRequest;
+    response: SettingsGetResponse;
+  };
+  skills_list: {
+    request: SkillsListRequest;
+    response: SkillsListResponse;
+  };
+  templates_list: {
+    request: TemplatesListRequest;
+    response: TemplatesListResponse;
+  };
+  workbook_compare: {
+    request: WorkbookCompareRequest;
+    response: WorkbookCompareResponse;
+  };
+  workbook_patch: {
+    request: PatchRequestInput;
+    response: PatchResponse;
+  };
   llm_connection_test: {
     request: LlmConnectionTestRequest;
     response: LlmConnectionTestResponse;
-  };
-  plan_generate: {
-    request: PlanGenerateRequest;
-    response: PlanGenerateResponse;
-    event: GenerationEvent;
   };
   chat_send: {
     request: ChatSendRequest;
     response: ChatSendResponse;
     event: ChatEvent;
   };
+  plan_generate: {
+    request: PlanGenerateRequest;
+    response: PlanGenerateResponse;
+    event: GenerationEvent;
+  };
   plan_run: {
     request: PlanRunRequest;
-    response: PlanRunResponse;
-    event: RunEvent;
-  };
-  run_resume: {
-    request: RunResumeRequest;
     response: PlanRunResponse;
     event: RunEvent;
   };
@@ -1024,6 +1019,282 @@ export interface ApiFunctions {
     response: PlanEvalResponse;
     event: EvalProgress;
   };
+  run_resume: {
+    request: RunResumeRequest;
+    response: PlanRunResponse;
+    event: RunEvent;
+  };
+}
+/**
+ * The `apply_patch` request of the API and CLI: the tool input plus how to run it.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "ApplyPatchRequest".
+ */
+export interface ApplyPatchRequest {
+  /**
+   * Target file path, relative to the workspace or absolute inside it.
+   */
+  filePath: string;
+  /**
+   * Unified diff content.
+   */
+  patch: string;
+  /**
+   * `native` (default) or `git`.
+   */
+  backend?: BackendKind & string;
+  /**
+   * Compute and report the result without writing the file.
+   */
+  dryRun?: boolean;
+}
+/**
+ * What `apply_patch` did.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "ApplyPatchResult".
+ */
+export interface ApplyPatchResult {
+  /**
+   * The path as it was given.
+   */
+  filePath: string;
+  /**
+   * The file, relative to the workspace root, `/`-separated.
+   */
+  path: string;
+  /**
+   * Which backend applied the patch.
+   */
+  backend: BackendKind;
+  /**
+   * Whether the content differs from before (by its SHA-256).
+   */
+  changed: boolean;
+  /**
+   * Whether the new content was written (not in a dry run, not when nothing changed).
+   */
+  written: boolean;
+  /**
+   * Number of hunks applied.
+   */
+  hunks: number;
+  /**
+   * `sha256:<hex>` of the content before.
+   */
+  sha256Before: string;
+  /**
+   * `sha256:<hex>` of the content after.
+   */
+  sha256After: string;
+  /**
+   * The backend's failing exit code when it reported failure but the content changed
+   * anyway (which counts as applied).
+   */
+  exitCode?: number | null;
+  /**
+   * Notes: hunk offsets, whitespace corrections, line-ending conversion, git's warnings.
+   */
+  messages: string[];
+}
+/**
+ * The `blocks_retrieve` request: the tool contract shared by the API, the CLI and MCP.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "RetrieveRequest".
+ */
+export interface RetrieveRequest {
+  /**
+   * What the user wants done, in Japanese or English.
+   */
+  instruction: string;
+  /**
+   * Paths of attached documents; the caller resolves them and passes their text.
+   */
+  docs?: string[];
+  /**
+   * Candidates per category, 5 to 8 (default 6).
+   */
+  k?: number | null;
+  /**
+   * bm25, dense or hybrid (default hybrid; without embeddings it runs as bm25).
+   */
+  mode?: Mode | null;
+  /**
+   * Block ids that must be in the candidates whatever their score.
+   */
+  pinned?: string[];
+  /**
+   * Only candidates of this category.
+   */
+  category?: string | null;
+  /**
+   * convex (default) or rrf.
+   */
+  fusion?: FusionKind | null;
+  /**
+   * Weight of the dense side in convex fusion, 0 to 1.
+   */
+  dense_weight?: number | null;
+}
+/**
+ * The `blocks_retrieve` response.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "RetrieveResponse".
+ */
+export interface RetrieveResponse {
+  candidates: Candidate[];
+  /**
+   * The mode that actually ran.
+   */
+  mode: Mode;
+  /**
+   * The embedding model used, or null for BM25 only.
+   */
+  embedder: string | null;
+  /**
+   * What the user should know (fallbacks, unknown pinned ids).
+   */
+  notes: string[];
+  /**
+   * Set while the workspace's own blocks are being embedded in the background: the
+   * candidates are BM25-only meanwhile; ask again for hybrid results once it is done.
+   */
+  embedding_progress?: Progress | null;
+}
+/**
+ * One candidate, with every score the UI shows.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "Candidate".
+ */
+export interface Candidate {
+  id: string;
+  kind: DocKind;
+  category: string;
+  title: string;
+  /**
+   * The fused score used for ranking (0 to 1 for convex fusion).
+   */
+  score: number;
+  /**
+   * Raw BM25 score.
+   */
+  bm25: number;
+  /**
+   * Port-name vocabulary score.
+   */
+  vocabulary: number;
+  /**
+   * Embedding cosine, when embeddings ran.
+   */
+  dense: number | null;
+  /**
+   * Query terms found in the document.
+   */
+  matched: string[];
+  /**
+   * Whether the user pinned it.
+   */
+  pinned: boolean;
+}
+/**
+ * How far a background embedding has got.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "Progress".
+ */
+export interface Progress {
+  /**
+   * Passages embedded so far.
+   */
+  done: number;
+  /**
+   * Passages to embed in all.
+   */
+  total: number;
+}
+/**
+ * The `blocks_retrieve_eval` request: a labelled set and the fusion settings.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "RetrieveEvalRequest".
+ */
+export interface RetrieveEvalRequest {
+  /**
+   * Path of the evaluation set (YAML, see `crates/keiri-search/eval/dev.yaml`).
+   */
+  file: string;
+  /**
+   * convex (default) or rrf.
+   */
+  fusion?: FusionKind | null;
+  /**
+   * Weight of the dense side in convex fusion, 0 to 1.
+   */
+  dense_weight?: number | null;
+}
+/**
+ * Results of an evaluation run.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "EvalReport".
+ */
+export interface EvalReport {
+  embedder: string | null;
+  fusion: FusionKind;
+  dense_weight: number;
+  modes: ModeReport[];
+  notes: string[];
+}
+/**
+ * Results of one mode.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "ModeReport".
+ */
+export interface ModeReport {
+  mode: Mode;
+  /**
+   * Whether the mode ran as asked (dense and hybrid need an embedder).
+   */
+  ran: boolean;
+  all: Metrics;
+  /**
+   * Per language (`ja`, `en`).
+   */
+  by_lang: {
+    [k: string]: Metrics | undefined;
+  };
+  misses: Miss[];
+}
+/**
+ * Averages over a set of queries.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "Metrics".
+ */
+export interface Metrics {
+  queries: number;
+  recall_at_5: number;
+  recall_at_10: number;
+  mrr: number;
+  ndcg_at_10: number;
+}
+/**
+ * A query whose relevant blocks were not all in the top 10.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "Miss".
+ */
+export interface Miss {
+  query: string;
+  /**
+   * Relevant blocks outside the top 10, with their rank (null when not ranked at all).
+   */
+  missing: [string, number | null][];
 }
 /**
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
@@ -1082,6 +1353,660 @@ export interface CatalogIssue {
   message: string;
 }
 /**
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "ChatApproveRequest".
+ */
+export interface ChatApproveRequest {
+  session_id: string;
+  change_id: string;
+  /**
+   * `true` writes the change, `false` rejects it.
+   */
+  approve?: boolean;
+}
+/**
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "ChatApproveResponse".
+ */
+export interface ChatApproveResponse {
+  applied: boolean;
+  file: string;
+  /**
+   * The new plan text when the change was to the session's plan.
+   */
+  plan_yaml?: string | null;
+  undo_available: boolean;
+  pending: PendingChangeSummary[];
+}
+/**
+ * A change waiting for approval.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "PendingChangeSummary".
+ */
+export interface PendingChangeSummary {
+  change_id: string;
+  file: string;
+  diff: string;
+  tool: string;
+}
+/**
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "ChatUndoRequest".
+ */
+export interface ChatUndoRequest {
+  session_id: string;
+}
+/**
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "ChatUndoResponse".
+ */
+export interface ChatUndoResponse {
+  change_id: string;
+  file: string;
+  /**
+   * The restored plan text when the change was to the session's plan.
+   */
+  plan_yaml?: string | null;
+  undo_available: boolean;
+}
+/**
+ * Files to digest into a short text for a prompt.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "DigestRequestInput".
+ */
+export interface DigestRequestInput {
+  file_paths: string[];
+  /**
+   * Target length of the digest in characters (4,000).
+   */
+  max_chars?: number;
+  limits?: ExtractLimitsInput;
+  sheet?: string | null;
+  range?: string | null;
+  output_format?: OutputFormat & string;
+}
+/**
+ * Limits of [`ExtractRequest`] and [`DigestRequest`]. Missing fields take the defaults.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "ExtractLimitsInput".
+ */
+export interface ExtractLimitsInput {
+  /**
+   * Characters across all files (100,000).
+   */
+  max_total_chars?: number;
+  /**
+   * Characters of one file (50,000).
+   */
+  max_chars_per_file?: number;
+  /**
+   * Size of one file in bytes (20 MiB).
+   */
+  max_file_bytes?: number;
+  /**
+   * PDF pages read per file (20).
+   */
+  max_pages?: number;
+  /**
+   * Rows and columns of the default workbook window (500 × 50).
+   */
+  max_rows?: number;
+  max_cols?: number;
+}
+/**
+ * A response with `output_format: toon`: the JSON response encoded as TOON in
+ * `toon_content`, plus minimal metadata and no duplicated JSON detail.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "ToonResponse".
+ */
+export interface ToonResponse {
+  success: boolean;
+  /**
+   * Always `toon`: the seed's name for the format of `toon_content`.
+   */
+  format: OutputFormat;
+  /**
+   * The same, under the request's name (ours, kept for existing clients).
+   */
+  output_format: OutputFormat;
+  toon_content: string;
+  /**
+   * Files answered, failed ones included (the seed's field).
+   */
+  count_files: number;
+  /**
+   * Ranges read, for a section extraction (the seed's field).
+   */
+  count_sections?: number | null;
+  counts: Counts;
+  truncated: boolean;
+  limits?: LimitsInfo | null;
+  error_summary: ErrorCount[];
+}
+/**
+ * Counts that a TOON response keeps outside `toon_content`.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "Counts".
+ */
+export interface Counts {
+  files_requested: number;
+  files_succeeded: number;
+  sections_requested?: number | null;
+  sections_extracted?: number | null;
+  errors: number;
+}
+/**
+ * Limits of one batch section extraction.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "BatchLimits".
+ */
+export interface BatchLimits {
+  max_files: number;
+  max_sections_per_file: number;
+  max_sections_total: number;
+  max_total_bytes: number;
+  max_total_lines: number;
+  /**
+   * The seed's name; `max_file_size` (this crate's first name for it) is still read.
+   */
+  max_file_size_bytes: number;
+}
+/**
+ * Limits of [`ExtractRequest`] and [`DigestRequest`]. Missing fields take the defaults.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "ExtractLimits".
+ */
+export interface ExtractLimits {
+  /**
+   * Characters across all files (100,000).
+   */
+  max_total_chars: number;
+  /**
+   * Characters of one file (50,000).
+   */
+  max_chars_per_file: number;
+  /**
+   * Size of one file in bytes (20 MiB).
+   */
+  max_file_bytes: number;
+  /**
+   * PDF pages read per file (20).
+   */
+  max_pages: number;
+  /**
+   * Rows and columns of the default workbook window (500 × 50).
+   */
+  max_rows: number;
+  max_cols: number;
+}
+/**
+ * How many errors carried a code.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "ErrorCount".
+ */
+export interface ErrorCount {
+  code: string;
+  count: number;
+}
+/**
+ * Result of [`crate::digest`] in JSON form.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "DigestResponse".
+ */
+export interface DigestResponse {
+  /**
+   * Every file could be read (an empty digest can still be a success).
+   */
+  success: boolean;
+  /**
+   * The digest; exactly [`crate::NO_DOCUMENTS`] when no file gave any text.
+   */
+  digest: string;
+  /**
+   * True when no file gave any text.
+   */
+  empty: boolean;
+  characters: number;
+  files: DigestFile[];
+  errors: ItemError[];
+}
+/**
+ * How one file fared in a digest.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "DigestFile".
+ */
+export interface DigestFile {
+  file_path: string;
+  /**
+   * Characters after whitespace compression and duplicate-line removal.
+   */
+  characters_compressed: number;
+  /**
+   * Characters of this file in the digest (its fair share, or all of it).
+   */
+  characters_in_digest: number;
+  cut: boolean;
+}
+/**
+ * A file, range or limit that failed. `code` is stable; `message` is for people.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "ItemError".
+ */
+export interface ItemError {
+  file_path?: string | null;
+  code: string;
+  message: string;
+  label?: string | null;
+  start_line?: number | null;
+  end_line?: number | null;
+  /**
+   * For `LIMIT_EXCEEDED`: the limit's name (`max_files`, `max_total_bytes`, …).
+   */
+  limit?: string | null;
+}
+/**
+ * Files to extract text from.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "ExtractRequestInput".
+ */
+export interface ExtractRequestInput {
+  /**
+   * Paths, absolute or relative to the workspace (at most 200).
+   */
+  file_paths: string[];
+  limits?: ExtractLimitsInput;
+  /**
+   * Workbook sheet for every workbook: a name, or `#2` for the second sheet.
+   */
+  sheet?: string | null;
+  /**
+   * Workbook range in A1 notation (e.g. `A1:F40`) for every workbook.
+   */
+  range?: string | null;
+  output_format?: OutputFormat & string;
+}
+/**
+ * Result of [`crate::extract_files`] in JSON form.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "ExtractResponse".
+ */
+export interface ExtractResponse {
+  /**
+   * Every file extracted (some may still be cut; see `truncated`).
+   */
+  success: boolean;
+  files: FileText[];
+  errors: ItemError[];
+  total_characters: number;
+  /**
+   * Some text was left out by a limit; each file's `cuts` says what.
+   */
+  truncated: boolean;
+  limits: ExtractLimits;
+}
+/**
+ * One file's text.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "FileText".
+ */
+export interface FileText {
+  file_path: string;
+  resolved_path: string;
+  format: Format;
+  encoding?: string | null;
+  pages_total?: number | null;
+  pages_extracted?: number | null;
+  sheet?: string | null;
+  sheet_names?: string[] | null;
+  range?: string | null;
+  /**
+   * PDF glyphs whose font has no Unicode mapping (left out, not guessed).
+   */
+  unmapped_glyphs?: number;
+  characters: number;
+  lines: number;
+  text: string;
+  /**
+   * What was left out and why.
+   */
+  cuts: Cut[];
+}
+/**
+ * Something left out of a file's text, reported instead of silently dropped.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "Cut".
+ */
+export interface Cut {
+  /**
+   * The limit that cut: `max_pages`, `max_chars_per_file`, `max_total_chars`,
+   * `sheet_window`.
+   */
+  limit: string;
+  message: string;
+}
+/**
+ * Batch section extraction: many files × many ranges in one call, or the single-range form
+ * (`file_path`, `start_line`, `end_line`). Giving both forms is an input error.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "SectionsRequest".
+ */
+export interface SectionsRequest {
+  requests?: FileSections[] | null;
+  file_path?: string | null;
+  start_line?: number | null;
+  end_line?: number | null;
+  label?: string | null;
+  /**
+   * Workbook sheet for the single-range form.
+   */
+  sheet?: string | null;
+  format?: ContentFormat & string;
+  /**
+   * `toon` by default.
+   */
+  output_format?: OutputFormat & string;
+  /**
+   * Return what fits when a limit is exceeded, instead of failing.
+   */
+  allow_truncate?: boolean;
+  /**
+   * Stop at the first failing file or range.
+   */
+  fail_fast?: boolean;
+}
+/**
+ * One file and the ranges to read from it.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "FileSections".
+ */
+export interface FileSections {
+  file_path: string;
+  sections: SectionRange[];
+  /**
+   * Workbook sheet to read: a name, or `#2` for the second; the first worksheet by default.
+   */
+  sheet?: string | null;
+}
+/**
+ * A line range to read; lines are 1-based and inclusive.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "SectionRange".
+ */
+export interface SectionRange {
+  start_line: number;
+  /**
+   * Last line (inclusive); the end of the file when absent.
+   */
+  end_line?: number | null;
+  label?: string | null;
+}
+/**
+ * Result of [`crate::extract_sections`] in JSON form.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "SectionsResponse".
+ */
+export interface SectionsResponse {
+  /**
+   * False when a limit was exceeded without `allow_truncate`, when `fail_fast` stopped the
+   * batch, or when no range could be read; partial failures are in `errors`.
+   */
+  success: boolean;
+  /**
+   * The files answered, failed ones included (the seed's field).
+   */
+  count_files: number;
+  /**
+   * The ranges read (the seed's field; `sections_extracted` too).
+   */
+  count_sections: number;
+  format: ContentFormat;
+  files_requested: number;
+  files_succeeded: number;
+  sections_requested: number;
+  sections_extracted: number;
+  total_bytes: number;
+  total_lines: number;
+  truncated: boolean;
+  /**
+   * Limits that cut the output when `allow_truncate` was set.
+   */
+  truncated_by: string[];
+  limits: BatchLimits;
+  results: FileResult[];
+  /**
+   * Failed files and exceeded limits (failed ranges are listed under their file).
+   */
+  errors: ItemError[];
+}
+/**
+ * Sections read from one file.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "FileResult".
+ */
+export interface FileResult {
+  file_path: string;
+  resolved_path: string;
+  total_lines: number;
+  sections: Section[];
+  /**
+   * Ranges of this file that failed.
+   */
+  errors: ItemError[];
+}
+/**
+ * One extracted range.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "Section".
+ */
+export interface Section {
+  label: string | null;
+  start_line: number;
+  /**
+   * The last line returned (the file's last line when the request went past it).
+   */
+  end_line: number;
+  /**
+   * This range was cut by `allow_truncate`.
+   */
+  truncated: boolean;
+  content: SectionContent;
+}
+/**
+ * A numbered line (content format `json`).
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "NumberedLine".
+ */
+export interface NumberedLine {
+  line: number;
+  text: string;
+}
+/**
+ * Files to measure (at most 200).
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "MetricsRequest".
+ */
+export interface MetricsRequest {
+  file_paths: string[];
+  output_format?: OutputFormat & string;
+}
+/**
+ * Result of [`crate::file_metrics`] in JSON form.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "MetricsResponse".
+ */
+export interface MetricsResponse {
+  /**
+   * Every file was measured.
+   */
+  success: boolean;
+  files: FileMetrics[];
+  errors: ItemError[];
+}
+/**
+ * Measurements of one file. Text figures are of the text a section read sees (for a
+ * workbook, its first worksheet).
+ *
+ * Every field is a primitive and always present (`null` when it does not apply), so a list
+ * of these is one table: TOON writes it as a header and one row per file.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "FileMetrics".
+ */
+export interface FileMetrics {
+  file_path: string;
+  size_bytes: number;
+  lines: number;
+  characters: number;
+  /**
+   * A tokenizer-free estimate (see [`crate::estimate_tokens`]).
+   */
+  estimated_tokens: number;
+  /**
+   * `sha256:<hex>` of the file's bytes.
+   */
+  content_hash: string;
+  format: Format;
+  /**
+   * Detected encoding of a text file.
+   */
+  encoding: string | null;
+  /**
+   * Pages of a PDF.
+   */
+  pages: number | null;
+  /**
+   * Sheets of a workbook (read others with `sheet: "#2"` or by name).
+   */
+  sheets: number | null;
+}
+/**
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "DocumentsUploadRequest".
+ */
+export interface DocumentsUploadRequest {
+  /**
+   * The file's name as the user's machine knows it (only the last component is used).
+   */
+  name: string;
+  /**
+   * The file's bytes, standard base64 (padding optional).
+   */
+  content_base64: string;
+}
+/**
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "DocumentsUploadResponse".
+ */
+export interface DocumentsUploadResponse {
+  /**
+   * Where the file was stored, relative to the workspace (e.g. `inputs/invoices.csv`):
+   * what the document and generation functions take.
+   */
+  path: string;
+  /**
+   * The stored size in bytes.
+   */
+  size_bytes: number;
+}
+/**
+ * Start loading the embedding model in the background ([`prewarm`]).
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "EmbeddingsPrewarmRequest".
+ */
+export interface EmbeddingsPrewarmRequest {}
+/**
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "EmbeddingsPrewarmResponse".
+ */
+export interface EmbeddingsPrewarmResponse {
+  /**
+   * A loading thread was started (false only when no thread could be started).
+   */
+  started: boolean;
+}
+/**
+ * Request of `llm_status` (no fields).
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "StatusRequest".
+ */
+export interface StatusRequest {}
+/**
+ * Whether an LLM is configured, and which (never a key).
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "StatusResponse".
+ */
+export interface StatusResponse {
+  /**
+   * A provider is fully configured.
+   */
+  configured: boolean;
+  /**
+   * The provider, when configured.
+   */
+  provider: ProviderKind | null;
+  /**
+   * The model requests name (the default when `KEIRI_LLM_MODEL` is unset).
+   */
+  model: string;
+  /**
+   * Where requests go, without user info, query or fragment.
+   */
+  base_url: string | null;
+  /**
+   * The Azure deployment.
+   */
+  deployment: string | null;
+  /**
+   * The Azure API version.
+   */
+  api_version: string | null;
+  /**
+   * Whether a key is set (an OpenAI-compatible server may need none).
+   */
+  api_key_set: boolean;
+  /**
+   * Why it is not configured, as a stable code and a message naming the variables.
+   */
+  problem: StatusProblem | null;
+}
+/**
+ * A configuration problem.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "StatusProblem".
+ */
+export interface StatusProblem {
+  code: string;
+  message: string;
+}
+/**
  * A plan to check: its YAML text and the message language.
  *
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
@@ -1096,135 +2021,6 @@ export interface PlanRequest {
    * Message language, `ja` or `en`; the server's default when left out.
    */
   lang?: 'ja' | 'en' | null;
-}
-/**
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "PlanValidateResponse".
- */
-export interface PlanValidateResponse {
-  valid: boolean;
-  error_count: number;
-  warning_count: number;
-  findings: Finding[];
-  /**
-   * The plan's nodes, the edges its references make and the vars it uses without a value
-   * (keiri-plan's [`keiri_plan::plan_graph`]); `null` when the text is not a plan.
-   */
-  graph: PlanGraph | null;
-}
-/**
- * One problem found in a plan: the one finding type of the validator, the API, the CLI and
- * the UI.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "Finding".
- */
-export interface Finding {
-  code: FindingCode;
-  severity: Severity;
-  node_id: string | null;
-  /**
-   * JSON pointer into the plan.
-   */
-  path: string;
-  message: string;
-  hint: string | null;
-  /**
-   * The values that would fix it, when there is a closed set (a file's real columns for
-   * `column.unknown`): what a question offers the user to pick from.
-   */
-  choices?: string[];
-  /**
-   * 1-based line and column of the part `path` points at, when the plan was read from text
-   * ([`crate::check`] fills them; [`validate`] has no text).
-   */
-  line: number | null;
-  column: number | null;
-}
-/**
- * The graph of one plan.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "PlanGraph".
- */
-export interface PlanGraph {
-  /**
-   * Pre-order: a loop comes before its body's nodes.
-   */
-  nodes: GraphNode[];
-  /**
-   * One edge per (source, target) pair, in the order the references are first met.
-   */
-  edges: GraphEdge[];
-  /**
-   * The `${vars.*}` names the nodes use that have no value where they are used.
-   */
-  unresolved_vars: VarUse[];
-}
-/**
- * One node of the graph.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "GraphNode".
- */
-export interface GraphNode {
-  /**
-   * The node's JSON pointer in the plan: unique even when a loop body reuses an id.
-   */
-  key: string;
-  /**
-   * The plan node id (`""` when the node has none).
-   */
-  id: string;
-  kind: NodeKind;
-  block: string | null;
-  /**
-   * The key of the loop whose body holds this node.
-   */
-  parent: string | null;
-  /**
-   * The called plan of a subflow node.
-   */
-  call_plan_id: string | null;
-  /**
-   * The node's condition, as written.
-   */
-  when: string | null;
-}
-/**
- * Node `target` reads outputs of node `source` (both node keys).
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "GraphEdge".
- */
-export interface GraphEdge {
-  source: string;
-  target: string;
-  /**
-   * The output aliases the target reads, in order, without repeats.
-   */
-  aliases: string[];
-  /**
-   * `data` when any reference on the pair feeds an input (what a reader follows).
-   */
-  kind: EdgeKind;
-}
-/**
- * A `${vars.name}` used where it has no value.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "VarUse".
- */
-export interface VarUse {
-  name: string;
-  /**
-   * Whether a `vars` in scope has the name (with a null or empty value) or none does.
-   */
-  defined: boolean;
-  /**
-   * The ids of the nodes that use it, in order (nodes without an id are left out).
-   */
-  node_ids: string[];
 }
 /**
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
@@ -1481,37 +2277,33 @@ export interface ContextCell {
   formula: string | null;
 }
 /**
- * A plan to register: its YAML text, the message language and, when the client showed the
- * file name before saving, the `yyyymmddHHMM` stamp of that name.
+ * One problem found in a plan: the one finding type of the validator, the API, the CLI and
+ * the UI.
  *
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "PlanRegisterRequest".
+ * via the `definition` "Finding".
  */
-export interface PlanRegisterRequest {
+export interface Finding {
+  code: FindingCode;
+  severity: Severity;
+  node_id: string | null;
   /**
-   * The plan YAML text (keiri_agent v0 format).
+   * JSON pointer into the plan.
    */
-  yaml: string;
-  /**
-   * Message language, `ja` or `en`; the server's default when left out.
-   */
-  lang?: 'ja' | 'en' | null;
-  /**
-   * The `yyyymmddHHMM` of the file name the client previewed
-   * (`designs/<plan_id>_<stamp>.yaml`): the file is saved under it, so the name the person
-   * confirmed is the name written even when the minute rolled over in between. The server's
-   * clock is used when it is left out.
-   */
-  stamp?: string | null;
-}
-/**
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "PlanRegisterResponse".
- */
-export interface PlanRegisterResponse {
-  plan_id: string;
   path: string;
-  file_name: string;
+  message: string;
+  hint: string | null;
+  /**
+   * The values that would fix it, when there is a closed set (a file's real columns for
+   * `column.unknown`): what a question offers the user to pick from.
+   */
+  choices?: string[];
+  /**
+   * 1-based line and column of the part `path` points at, when the plan was read from text
+   * ([`crate::check`] fills them; [`validate`] has no text).
+   */
+  line: number | null;
+  column: number | null;
 }
 /**
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
@@ -1553,1001 +2345,137 @@ export interface RegisteredPlan {
   open_vars: string[];
 }
 /**
- * Files to extract text from.
+ * A plan to register: its YAML text, the message language and, when the client showed the
+ * file name before saving, the `yyyymmddHHMM` stamp of that name.
  *
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "ExtractRequestInput".
+ * via the `definition` "PlanRegisterRequest".
  */
-export interface ExtractRequestInput {
+export interface PlanRegisterRequest {
   /**
-   * Paths, absolute or relative to the workspace (at most 200).
+   * The plan YAML text (keiri_agent v0 format).
    */
-  file_paths: string[];
-  limits?: ExtractLimitsInput;
+  yaml: string;
   /**
-   * Workbook sheet for every workbook: a name, or `#2` for the second sheet.
+   * Message language, `ja` or `en`; the server's default when left out.
    */
-  sheet?: string | null;
+  lang?: 'ja' | 'en' | null;
   /**
-   * Workbook range in A1 notation (e.g. `A1:F40`) for every workbook.
+   * The `yyyymmddHHMM` of the file name the client previewed
+   * (`designs/<plan_id>_<stamp>.yaml`): the file is saved under it, so the name the person
+   * confirmed is the name written even when the minute rolled over in between. The server's
+   * clock is used when it is left out.
    */
-  range?: string | null;
-  output_format?: OutputFormat & string;
-}
-/**
- * Limits of [`ExtractRequest`] and [`DigestRequest`]. Missing fields take the defaults.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "ExtractLimitsInput".
- */
-export interface ExtractLimitsInput {
-  /**
-   * Characters across all files (100,000).
-   */
-  max_total_chars?: number;
-  /**
-   * Characters of one file (50,000).
-   */
-  max_chars_per_file?: number;
-  /**
-   * Size of one file in bytes (20 MiB).
-   */
-  max_file_bytes?: number;
-  /**
-   * PDF pages read per file (20).
-   */
-  max_pages?: number;
-  /**
-   * Rows and columns of the default workbook window (500 × 50).
-   */
-  max_rows?: number;
-  max_cols?: number;
-}
-/**
- * A response with `output_format: toon`: the JSON response encoded as TOON in
- * `toon_content`, plus minimal metadata and no duplicated JSON detail.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "ToonResponse".
- */
-export interface ToonResponse {
-  success: boolean;
-  /**
-   * Always `toon`: the seed's name for the format of `toon_content`.
-   */
-  format: OutputFormat;
-  /**
-   * The same, under the request's name (ours, kept for existing clients).
-   */
-  output_format: OutputFormat;
-  toon_content: string;
-  /**
-   * Files answered, failed ones included (the seed's field).
-   */
-  count_files: number;
-  /**
-   * Ranges read, for a section extraction (the seed's field).
-   */
-  count_sections?: number | null;
-  counts: Counts;
-  truncated: boolean;
-  limits?: LimitsInfo | null;
-  error_summary: ErrorCount[];
-}
-/**
- * Counts that a TOON response keeps outside `toon_content`.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "Counts".
- */
-export interface Counts {
-  files_requested: number;
-  files_succeeded: number;
-  sections_requested?: number | null;
-  sections_extracted?: number | null;
-  errors: number;
-}
-/**
- * Limits of one batch section extraction.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "BatchLimits".
- */
-export interface BatchLimits {
-  max_files: number;
-  max_sections_per_file: number;
-  max_sections_total: number;
-  max_total_bytes: number;
-  max_total_lines: number;
-  /**
-   * The seed's name; `max_file_size` (this crate's first name for it) is still read.
-   */
-  max_file_size_bytes: number;
-}
-/**
- * Limits of [`ExtractRequest`] and [`DigestRequest`]. Missing fields take the defaults.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "ExtractLimits".
- */
-export interface ExtractLimits {
-  /**
-   * Characters across all files (100,000).
-   */
-  max_total_chars: number;
-  /**
-   * Characters of one file (50,000).
-   */
-  max_chars_per_file: number;
-  /**
-   * Size of one file in bytes (20 MiB).
-   */
-  max_file_bytes: number;
-  /**
-   * PDF pages read per file (20).
-   */
-  max_pages: number;
-  /**
-   * Rows and columns of the default workbook window (500 × 50).
-   */
-  max_rows: number;
-  max_cols: number;
-}
-/**
- * How many errors carried a code.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "ErrorCount".
- */
-export interface ErrorCount {
-  code: string;
-  count: number;
-}
-/**
- * Result of [`crate::extract_files`] in JSON form.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "ExtractResponse".
- */
-export interface ExtractResponse {
-  /**
-   * Every file extracted (some may still be cut; see `truncated`).
-   */
-  success: boolean;
-  files: FileText[];
-  errors: ItemError[];
-  total_characters: number;
-  /**
-   * Some text was left out by a limit; each file's `cuts` says what.
-   */
-  truncated: boolean;
-  limits: ExtractLimits;
-}
-/**
- * One file's text.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "FileText".
- */
-export interface FileText {
-  file_path: string;
-  resolved_path: string;
-  format: Format;
-  encoding?: string | null;
-  pages_total?: number | null;
-  pages_extracted?: number | null;
-  sheet?: string | null;
-  sheet_names?: string[] | null;
-  range?: string | null;
-  /**
-   * PDF glyphs whose font has no Unicode mapping (left out, not guessed).
-   */
-  unmapped_glyphs?: number;
-  characters: number;
-  lines: number;
-  text: string;
-  /**
-   * What was left out and why.
-   */
-  cuts: Cut[];
-}
-/**
- * Something left out of a file's text, reported instead of silently dropped.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "Cut".
- */
-export interface Cut {
-  /**
-   * The limit that cut: `max_pages`, `max_chars_per_file`, `max_total_chars`,
-   * `sheet_window`.
-   */
-  limit: string;
-  message: string;
-}
-/**
- * A file, range or limit that failed. `code` is stable; `message` is for people.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "ItemError".
- */
-export interface ItemError {
-  file_path?: string | null;
-  code: string;
-  message: string;
-  label?: string | null;
-  start_line?: number | null;
-  end_line?: number | null;
-  /**
-   * For `LIMIT_EXCEEDED`: the limit's name (`max_files`, `max_total_bytes`, …).
-   */
-  limit?: string | null;
-}
-/**
- * Files to digest into a short text for a prompt.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "DigestRequestInput".
- */
-export interface DigestRequestInput {
-  file_paths: string[];
-  /**
-   * Target length of the digest in characters (4,000).
-   */
-  max_chars?: number;
-  limits?: ExtractLimitsInput;
-  sheet?: string | null;
-  range?: string | null;
-  output_format?: OutputFormat & string;
-}
-/**
- * Result of [`crate::digest`] in JSON form.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "DigestResponse".
- */
-export interface DigestResponse {
-  /**
-   * Every file could be read (an empty digest can still be a success).
-   */
-  success: boolean;
-  /**
-   * The digest; exactly [`crate::NO_DOCUMENTS`] when no file gave any text.
-   */
-  digest: string;
-  /**
-   * True when no file gave any text.
-   */
-  empty: boolean;
-  characters: number;
-  files: DigestFile[];
-  errors: ItemError[];
-}
-/**
- * How one file fared in a digest.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "DigestFile".
- */
-export interface DigestFile {
-  file_path: string;
-  /**
-   * Characters after whitespace compression and duplicate-line removal.
-   */
-  characters_compressed: number;
-  /**
-   * Characters of this file in the digest (its fair share, or all of it).
-   */
-  characters_in_digest: number;
-  cut: boolean;
-}
-/**
- * Batch section extraction: many files × many ranges in one call, or the single-range form
- * (`file_path`, `start_line`, `end_line`). Giving both forms is an input error.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "SectionsRequest".
- */
-export interface SectionsRequest {
-  requests?: FileSections[] | null;
-  file_path?: string | null;
-  start_line?: number | null;
-  end_line?: number | null;
-  label?: string | null;
-  /**
-   * Workbook sheet for the single-range form.
-   */
-  sheet?: string | null;
-  format?: ContentFormat & string;
-  /**
-   * `toon` by default.
-   */
-  output_format?: OutputFormat & string;
-  /**
-   * Return what fits when a limit is exceeded, instead of failing.
-   */
-  allow_truncate?: boolean;
-  /**
-   * Stop at the first failing file or range.
-   */
-  fail_fast?: boolean;
-}
-/**
- * One file and the ranges to read from it.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "FileSections".
- */
-export interface FileSections {
-  file_path: string;
-  sections: SectionRange[];
-  /**
-   * Workbook sheet to read: a name, or `#2` for the second; the first worksheet by default.
-   */
-  sheet?: string | null;
-}
-/**
- * A line range to read; lines are 1-based and inclusive.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "SectionRange".
- */
-export interface SectionRange {
-  start_line: number;
-  /**
-   * Last line (inclusive); the end of the file when absent.
-   */
-  end_line?: number | null;
-  label?: string | null;
-}
-/**
- * Result of [`crate::extract_sections`] in JSON form.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "SectionsResponse".
- */
-export interface SectionsResponse {
-  /**
-   * False when a limit was exceeded without `allow_truncate`, when `fail_fast` stopped the
-   * batch, or when no range could be read; partial failures are in `errors`.
-   */
-  success: boolean;
-  /**
-   * The files answered, failed ones included (the seed's field).
-   */
-  count_files: number;
-  /**
-   * The ranges read (the seed's field; `sections_extracted` too).
-   */
-  count_sections: number;
-  format: ContentFormat;
-  files_requested: number;
-  files_succeeded: number;
-  sections_requested: number;
-  sections_extracted: number;
-  total_bytes: number;
-  total_lines: number;
-  truncated: boolean;
-  /**
-   * Limits that cut the output when `allow_truncate` was set.
-   */
-  truncated_by: string[];
-  limits: BatchLimits;
-  results: FileResult[];
-  /**
-   * Failed files and exceeded limits (failed ranges are listed under their file).
-   */
-  errors: ItemError[];
-}
-/**
- * Sections read from one file.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "FileResult".
- */
-export interface FileResult {
-  file_path: string;
-  resolved_path: string;
-  total_lines: number;
-  sections: Section[];
-  /**
-   * Ranges of this file that failed.
-   */
-  errors: ItemError[];
-}
-/**
- * One extracted range.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "Section".
- */
-export interface Section {
-  label: string | null;
-  start_line: number;
-  /**
-   * The last line returned (the file's last line when the request went past it).
-   */
-  end_line: number;
-  /**
-   * This range was cut by `allow_truncate`.
-   */
-  truncated: boolean;
-  content: SectionContent;
-}
-/**
- * A numbered line (content format `json`).
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "NumberedLine".
- */
-export interface NumberedLine {
-  line: number;
-  text: string;
-}
-/**
- * Files to measure (at most 200).
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "MetricsRequest".
- */
-export interface MetricsRequest {
-  file_paths: string[];
-  output_format?: OutputFormat & string;
-}
-/**
- * Result of [`crate::file_metrics`] in JSON form.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "MetricsResponse".
- */
-export interface MetricsResponse {
-  /**
-   * Every file was measured.
-   */
-  success: boolean;
-  files: FileMetrics[];
-  errors: ItemError[];
-}
-/**
- * Measurements of one file. Text figures are of the text a section read sees (for a
- * workbook, its first worksheet).
- *
- * Every field is a primitive and always present (`null` when it does not apply), so a list
- * of these is one table: TOON writes it as a header and one row per file.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "FileMetrics".
- */
-export interface FileMetrics {
-  file_path: string;
-  size_bytes: number;
-  lines: number;
-  characters: number;
-  /**
-   * A tokenizer-free estimate (see [`crate::estimate_tokens`]).
-   */
-  estimated_tokens: number;
-  /**
-   * `sha256:<hex>` of the file's bytes.
-   */
-  content_hash: string;
-  format: Format;
-  /**
-   * Detected encoding of a text file.
-   */
-  encoding: string | null;
-  /**
-   * Pages of a PDF.
-   */
-  pages: number | null;
-  /**
-   * Sheets of a workbook (read others with `sheet: "#2"` or by name).
-   */
-  sheets: number | null;
-}
-/**
- * A patch request (`exstruct_patch` input).
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "PatchRequestInput".
- */
-export interface PatchRequestInput {
-  /**
-   * The workbook (.xlsx or .xlsm), absolute or relative to the workspace.
-   */
-  xlsx_path: string;
-  /**
-   * The sheet of every op that names none (`add_sheet` always names its own).
-   */
-  sheet?: string | null;
-  /**
-   * Operations, applied in order.
-   */
-  ops: PatchOpInput[];
-  /**
-   * Where to save; the workbook's own directory by default. Created if missing.
-   */
-  out_dir?: string | null;
-  /**
-   * File name to save as; `{stem}_patched{suffix}` by default.
-   */
-  out_name?: string | null;
-  /**
-   * What to do when the output exists; the configured default when left out.
-   */
-  on_conflict?: OnConflict | null;
-  /**
-   * Treat `set_value` strings starting with `=` as formulas instead of refusing them.
-   */
-  auto_formula?: boolean;
-  /**
-   * Compute everything but write nothing.
-   */
-  dry_run?: boolean;
-  /**
-   * Return the operations that undo this patch.
-   */
-  return_inverse_ops?: boolean;
-  /**
-   * Evaluate the patched workbook and report formula errors; errors block the save.
-   */
-  preflight_formula_check?: boolean;
-}
-/**
- * What a design op changed, as it was before. ExStruct's snapshot lists font, fill, border
- * and alignment attributes; ours records each cell's style index instead (`cell_styles`),
- * because the original `xf` stays in `styles.xml` (styles are only ever appended) and pointing
- * the cell back at it restores every attribute exactly, theme colours included.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "DesignSnapshotInput".
- */
-export interface DesignSnapshotInput {
-  cell_styles?: CellStyleSnapshot[];
-  merge_state?: MergeStateSnapshotInput | null;
-  row_dimensions?: RowDimensionSnapshotInput[];
-  column_dimensions?: ColumnDimensionSnapshotInput[];
-}
-/**
- * The merged ranges that intersected `scope` before an op.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "MergeStateSnapshotInput".
- */
-export interface MergeStateSnapshotInput {
-  scope: string;
-  ranges?: string[];
+  stamp?: string | null;
 }
 /**
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "RowDimensionSnapshotInput".
+ * via the `definition` "PlanRegisterResponse".
  */
-export interface RowDimensionSnapshotInput {
-  row: number;
-  height?: number | null;
-}
-/**
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "ColumnDimensionSnapshotInput".
- */
-export interface ColumnDimensionSnapshotInput {
-  column: string;
-  width?: number | null;
-}
-/**
- * Compare two workbooks cell by cell (or list every cell of a new one).
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "WorkbookCompareRequest".
- */
-export interface WorkbookCompareRequest {
-  /**
-   * The workbook as it was; left out for a workbook that did not exist.
-   */
-  before?: string | null;
-  /**
-   * The workbook as it is now.
-   */
-  after: string;
-}
-/**
- * The cells that differ, in the shape of a patch's diff (`set_value` per changed cell,
- * `add_sheet`/`delete_sheet` per sheet), so the UI shows it in the same before/after grid.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "WorkbookCompareResponse".
- */
-export interface WorkbookCompareResponse {
-  before: string | null;
-  after: string;
-  patch_diff: PatchDiffItem[];
-  /**
-   * A workbook had more cells than are compared ([`MAX_COMPARE_CELLS`]).
-   */
-  truncated: boolean;
-  /**
-   * The cells of `after` around the changes (`grid_context`), for the grid's neighbours.
-   */
-  context: SheetContext[];
-}
-/**
- * The `blocks_retrieve` request: the tool contract shared by the API, the CLI and MCP.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "RetrieveRequest".
- */
-export interface RetrieveRequest {
-  /**
-   * What the user wants done, in Japanese or English.
-   */
-  instruction: string;
-  /**
-   * Paths of attached documents; the caller resolves them and passes their text.
-   */
-  docs?: string[];
-  /**
-   * Candidates per category, 5 to 8 (default 6).
-   */
-  k?: number | null;
-  /**
-   * bm25, dense or hybrid (default hybrid; without embeddings it runs as bm25).
-   */
-  mode?: Mode | null;
-  /**
-   * Block ids that must be in the candidates whatever their score.
-   */
-  pinned?: string[];
-  /**
-   * Only candidates of this category.
-   */
-  category?: string | null;
-  /**
-   * convex (default) or rrf.
-   */
-  fusion?: FusionKind | null;
-  /**
-   * Weight of the dense side in convex fusion, 0 to 1.
-   */
-  dense_weight?: number | null;
-}
-/**
- * The `blocks_retrieve` response.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "RetrieveResponse".
- */
-export interface RetrieveResponse {
-  candidates: Candidate[];
-  /**
-   * The mode that actually ran.
-   */
-  mode: Mode;
-  /**
-   * The embedding model used, or null for BM25 only.
-   */
-  embedder: string | null;
-  /**
-   * What the user should know (fallbacks, unknown pinned ids).
-   */
-  notes: string[];
-  /**
-   * Set while the workspace's own blocks are being embedded in the background: the
-   * candidates are BM25-only meanwhile; ask again for hybrid results once it is done.
-   */
-  embedding_progress?: Progress | null;
-}
-/**
- * One candidate, with every score the UI shows.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "Candidate".
- */
-export interface Candidate {
-  id: string;
-  kind: DocKind;
-  category: string;
-  title: string;
-  /**
-   * The fused score used for ranking (0 to 1 for convex fusion).
-   */
-  score: number;
-  /**
-   * Raw BM25 score.
-   */
-  bm25: number;
-  /**
-   * Port-name vocabulary score.
-   */
-  vocabulary: number;
-  /**
-   * Embedding cosine, when embeddings ran.
-   */
-  dense: number | null;
-  /**
-   * Query terms found in the document.
-   */
-  matched: string[];
-  /**
-   * Whether the user pinned it.
-   */
-  pinned: boolean;
-}
-/**
- * How far a background embedding has got.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "Progress".
- */
-export interface Progress {
-  /**
-   * Passages embedded so far.
-   */
-  done: number;
-  /**
-   * Passages to embed in all.
-   */
-  total: number;
-}
-/**
- * The `blocks_retrieve_eval` request: a labelled set and the fusion settings.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "RetrieveEvalRequest".
- */
-export interface RetrieveEvalRequest {
-  /**
-   * Path of the evaluation set (YAML, see `crates/keiri-search/eval/dev.yaml`).
-   */
-  file: string;
-  /**
-   * convex (default) or rrf.
-   */
-  fusion?: FusionKind | null;
-  /**
-   * Weight of the dense side in convex fusion, 0 to 1.
-   */
-  dense_weight?: number | null;
-}
-/**
- * Results of an evaluation run.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "EvalReport".
- */
-export interface EvalReport {
-  embedder: string | null;
-  fusion: FusionKind;
-  dense_weight: number;
-  modes: ModeReport[];
-  notes: string[];
-}
-/**
- * Results of one mode.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "ModeReport".
- */
-export interface ModeReport {
-  mode: Mode;
-  /**
-   * Whether the mode ran as asked (dense and hybrid need an embedder).
-   */
-  ran: boolean;
-  all: Metrics;
-  /**
-   * Per language (`ja`, `en`).
-   */
-  by_lang: {
-    [k: string]: Metrics | undefined;
-  };
-  misses: Miss[];
-}
-/**
- * Averages over a set of queries.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "Metrics".
- */
-export interface Metrics {
-  queries: number;
-  recall_at_5: number;
-  recall_at_10: number;
-  mrr: number;
-  ndcg_at_10: number;
-}
-/**
- * A query whose relevant blocks were not all in the top 10.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "Miss".
- */
-export interface Miss {
-  query: string;
-  /**
-   * Relevant blocks outside the top 10, with their rank (null when not ranked at all).
-   */
-  missing: [string, number | null][];
-}
-/**
- * Start loading the embedding model in the background ([`prewarm`]).
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "EmbeddingsPrewarmRequest".
- */
-export interface EmbeddingsPrewarmRequest {}
-/**
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "EmbeddingsPrewarmResponse".
- */
-export interface EmbeddingsPrewarmResponse {
-  /**
-   * A loading thread was started (false only when no thread could be started).
-   */
-  started: boolean;
-}
-/**
- * Request of `llm_status` (no fields).
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "StatusRequest".
- */
-export interface StatusRequest {}
-/**
- * Whether an LLM is configured, and which (never a key).
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "StatusResponse".
- */
-export interface StatusResponse {
-  /**
-   * A provider is fully configured.
-   */
-  configured: boolean;
-  /**
-   * The provider, when configured.
-   */
-  provider: ProviderKind | null;
-  /**
-   * The model requests name (the default when `KEIRI_LLM_MODEL` is unset).
-   */
-  model: string;
-  /**
-   * Where requests go, without user info, query or fragment.
-   */
-  base_url: string | null;
-  /**
-   * The Azure deployment.
-   */
-  deployment: string | null;
-  /**
-   * The Azure API version.
-   */
-  api_version: string | null;
-  /**
-   * Whether a key is set (an OpenAI-compatible server may need none).
-   */
-  api_key_set: boolean;
-  /**
-   * Why it is not configured, as a stable code and a message naming the variables.
-   */
-  problem: StatusProblem | null;
-}
-/**
- * A configuration problem.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "StatusProblem".
- */
-export interface StatusProblem {
-  code: string;
-  message: string;
-}
-/**
- * The `apply_patch` request of the API and CLI: the tool input plus how to run it.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "ApplyPatchRequest".
- */
-export interface ApplyPatchRequest {
-  /**
-   * Target file path, relative to the workspace or absolute inside it.
-   */
-  filePath: string;
-  /**
-   * Unified diff content.
-   */
-  patch: string;
-  /**
-   * `native` (default) or `git`.
-   */
-  backend?: BackendKind & string;
-  /**
-   * Compute and report the result without writing the file.
-   */
-  dryRun?: boolean;
-}
-/**
- * What `apply_patch` did.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "ApplyPatchResult".
- */
-export interface ApplyPatchResult {
-  /**
-   * The path as it was given.
-   */
-  filePath: string;
-  /**
-   * The file, relative to the workspace root, `/`-separated.
-   */
+export interface PlanRegisterResponse {
+  plan_id: string;
   path: string;
-  /**
-   * Which backend applied the patch.
-   */
-  backend: BackendKind;
-  /**
-   * Whether the content differs from before (by its SHA-256).
-   */
-  changed: boolean;
-  /**
-   * Whether the new content was written (not in a dry run, not when nothing changed).
-   */
-  written: boolean;
-  /**
-   * Number of hunks applied.
-   */
-  hunks: number;
-  /**
-   * `sha256:<hex>` of the content before.
-   */
-  sha256Before: string;
-  /**
-   * `sha256:<hex>` of the content after.
-   */
-  sha256After: string;
-  /**
-   * The backend's failing exit code when it reported failure but the content changed
-   * anyway (which counts as applied).
-   */
-  exitCode?: number | null;
-  /**
-   * Notes: hunk offsets, whitespace corrections, line-ending conversion, git's warnings.
-   */
-  messages: string[];
+  file_name: string;
 }
 /**
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "TemplatesListRequest".
+ * via the `definition` "PlanValidateResponse".
  */
-export interface TemplatesListRequest {
+export interface PlanValidateResponse {
+  valid: boolean;
+  error_count: number;
+  warning_count: number;
+  findings: Finding[];
   /**
-   * Only templates whose id, titles, descriptions or tags contain this text.
+   * The plan's nodes, the edges its references make and the vars it uses without a value
+   * (keiri-plan's [`keiri_plan::plan_graph`]); `null` when the text is not a plan.
    */
-  query?: string | null;
+  graph: PlanGraph | null;
 }
 /**
+ * The graph of one plan.
+ *
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "TemplatesListResponse".
+ * via the `definition` "PlanGraph".
  */
-export interface TemplatesListResponse {
-  templates: TemplateSummary[];
-  issues: CatalogIssue[];
+export interface PlanGraph {
+  /**
+   * Pre-order: a loop comes before its body's nodes.
+   */
+  nodes: GraphNode[];
+  /**
+   * One edge per (source, target) pair, in the order the references are first met.
+   */
+  edges: GraphEdge[];
+  /**
+   * The `${vars.*}` names the nodes use that have no value where they are used.
+   */
+  unresolved_vars: VarUse[];
 }
 /**
+ * One node of the graph.
+ *
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "TemplateSummary".
+ * via the `definition` "GraphNode".
  */
-export interface TemplateSummary {
+export interface GraphNode {
+  /**
+   * The node's JSON pointer in the plan: unique even when a loop body reuses an id.
+   */
+  key: string;
+  /**
+   * The plan node id (`""` when the node has none).
+   */
   id: string;
-  version: string;
-  category: string;
-  title: string;
-  title_en: string;
-  description: string;
-  description_en: string;
-  tags: string[];
-  imports: string[];
-  exports: string[];
+  kind: NodeKind;
+  block: string | null;
+  /**
+   * The key of the loop whose body holds this node.
+   */
+  parent: string | null;
+  /**
+   * The called plan of a subflow node.
+   */
+  call_plan_id: string | null;
+  /**
+   * The node's condition, as written.
+   */
+  when: string | null;
+}
+/**
+ * Node `target` reads outputs of node `source` (both node keys).
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "GraphEdge".
+ */
+export interface GraphEdge {
+  source: string;
+  target: string;
+  /**
+   * The output aliases the target reads, in order, without repeats.
+   */
+  aliases: string[];
+  /**
+   * `data` when any reference on the pair feeds an input (what a reader follows).
+   */
+  kind: EdgeKind;
+}
+/**
+ * A `${vars.name}` used where it has no value.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "VarUse".
+ */
+export interface VarUse {
+  name: string;
+  /**
+   * Whether a `vars` in scope has the name (with a null or empty value) or none does.
+   */
+  defined: boolean;
+  /**
+   * The ids of the nodes that use it, in order (nodes without an id are left out).
+   */
+  node_ids: string[];
 }
 /**
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
@@ -2667,33 +2595,256 @@ export interface RequirementTarget {
   field?: string | null;
 }
 /**
+ * Apply (or undo) one node's written file.
+ *
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "DocumentsUploadRequest".
+ * via the `definition` "RunApplyRequest".
  */
-export interface DocumentsUploadRequest {
-  /**
-   * The file's name as the user's machine knows it (only the last component is used).
-   */
-  name: string;
-  /**
-   * The file's bytes, standard base64 (padding optional).
-   */
-  content_base64: string;
+export interface RunApplyRequest {
+  plan_id: string;
+  run_id: string;
+  node: string;
 }
 /**
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "DocumentsUploadResponse".
+ * via the `definition` "RunApplyResponse".
  */
-export interface DocumentsUploadResponse {
+export interface RunApplyResponse {
+  node: string;
   /**
-   * Where the file was stored, relative to the workspace (e.g. `inputs/invoices.csv`):
-   * what the document and generation functions take.
+   * The run's file (relative to the workspace).
    */
-  path: string;
+  from: string;
   /**
-   * The stored size in bytes.
+   * Where it was written (relative to the workspace).
    */
-  size_bytes: number;
+  to: string;
+  /**
+   * A file was there before (it is kept for undo).
+   */
+  existed: boolean;
+}
+/**
+ * Stop a run in progress (started by this process: the studio or `keiri serve`).
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "RunCancelRequest".
+ */
+export interface RunCancelRequest {
+  run_id: string;
+}
+/**
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "RunCancelResponse".
+ */
+export interface RunCancelResponse {
+  /**
+   * False when no such run is in progress here (it may have just finished).
+   */
+  cancelled: boolean;
+}
+/**
+ * Read one run's state and events.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "RunGetRequest".
+ */
+export interface RunGetRequest {
+  plan_id: string;
+  run_id: string;
+}
+/**
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "RunGetResponse".
+ */
+export interface RunGetResponse {
+  run_id: string;
+  plan_id: string;
+  /**
+   * `running` when the run has no end (still going, or the app was closed during it).
+   */
+  status: RunStatus;
+  started_at: string;
+  nodes: RunNode[];
+  failures: RunFailure[];
+  paused: RunPaused[];
+  /**
+   * The `events.jsonl` lines.
+   */
+  events: unknown[];
+}
+/**
+ * One top-level node's state.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "RunNode".
+ */
+export interface RunNode {
+  id: string;
+  status: NodeStatus;
+}
+/**
+ * One failed node.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "RunFailure".
+ */
+export interface RunFailure {
+  node: string;
+  code: string;
+  message: string;
+}
+/**
+ * A node waiting for a person's answer.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "RunPaused".
+ */
+export interface RunPaused {
+  node: string;
+  /**
+   * What to ask: an object whose `kind` (`confirmation`, `input`, `table_review`, `diff`,
+   * `approval`) says which controls to show (empty when the node asked nothing in
+   * particular).
+   */
+  question: {
+    [k: string]: unknown | undefined;
+  };
+  message: string;
+}
+/**
+ * List runs, newest first.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "RunListRequest".
+ */
+export interface RunListRequest {
+  /**
+   * Only this plan's runs.
+   */
+  plan_id?: string | null;
+}
+/**
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "RunListResponse".
+ */
+export interface RunListResponse {
+  runs: RunSummary[];
+}
+/**
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "RunSummary".
+ */
+export interface RunSummary {
+  plan_id: string;
+  run_id: string;
+  status: RunStatus;
+  started_at: string;
+  /**
+   * How long its last attempt took (absent while running, or when its events are unreadable).
+   */
+  duration_ms?: number | null;
+  /**
+   * The files written to the workspace from this run (「書き込む」), who applied each, when.
+   */
+  applied: AppliedWrite[];
+}
+/**
+ * One applied write of a run, as `run_list` shows it.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "AppliedWrite".
+ */
+export interface AppliedWrite {
+  node: string;
+  /**
+   * Where it was written (relative to the workspace).
+   */
+  to: string;
+  /**
+   * Who applied it (the machine's user name; empty in records from before it was kept).
+   */
+  by: string;
+  at: string;
+}
+/**
+ * Read one node's saved outputs, for a person to look at.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "RunOutputRequest".
+ */
+export interface RunOutputRequest {
+  plan_id: string;
+  run_id: string;
+  /**
+   * A top-level node id of the plan.
+   */
+  node: string;
+  /**
+   * Rows of each table to send (default 200, at most 1,000).
+   */
+  limit?: number | null;
+}
+/**
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "RunOutputResponse".
+ */
+export interface RunOutputResponse {
+  node: string;
+  /**
+   * Output alias → `{"kind": "table", "row_count", "columns": [{name, type}], "rows",
+   * "truncated"}` or `{"kind": "json", "value"}`.
+   */
+  outputs: {
+    [k: string]: unknown | undefined;
+  };
+  /**
+   * The workbook the node wrote (its `out_path` output, an .xlsx in the run directory),
+   * cell by cell: the patch's own diff for `excel.patch_workbook`, every written cell for a
+   * new workbook. `after` is relative to the workspace.
+   */
+  workbook: WorkbookCompareResponse | null;
+  /**
+   * Where 「この結果で書き込む」 (`run_apply`) would write the node's file in the workspace;
+   * `null` when it stays in the run folder.
+   */
+  apply_to: string | null;
+  /**
+   * The node's file is applied now (`run_undo_apply` puts back what was there).
+   */
+  applied: boolean;
+}
+/**
+ * The cells that differ, in the shape of a patch's diff (`set_value` per changed cell,
+ * `add_sheet`/`delete_sheet` per sheet), so the UI shows it in the same before/after grid.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "WorkbookCompareResponse".
+ */
+export interface WorkbookCompareResponse {
+  before: string | null;
+  after: string;
+  patch_diff: PatchDiffItem[];
+  /**
+   * A workbook had more cells than are compared ([`MAX_COMPARE_CELLS`]).
+   */
+  truncated: boolean;
+  /**
+   * The cells of `after` around the changes (`grid_context`), for the grid's neighbours.
+   */
+  context: SheetContext[];
+}
+/**
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "RunUndoApplyResponse".
+ */
+export interface RunUndoApplyResponse {
+  node: string;
+  to: string;
+  /**
+   * True: the earlier content is back; false: the file did not exist and was removed.
+   */
+  restored: boolean;
 }
 /**
  * Request of `settings_get` (no fields).
@@ -2859,64 +3010,6 @@ export interface SettingsSaveRequest {
 }
 /**
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "ChatApproveRequest".
- */
-export interface ChatApproveRequest {
-  session_id: string;
-  change_id: string;
-  /**
-   * `true` writes the change, `false` rejects it.
-   */
-  approve?: boolean;
-}
-/**
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "ChatApproveResponse".
- */
-export interface ChatApproveResponse {
-  applied: boolean;
-  file: string;
-  /**
-   * The new plan text when the change was to the session's plan.
-   */
-  plan_yaml?: string | null;
-  undo_available: boolean;
-  pending: PendingChangeSummary[];
-}
-/**
- * A change waiting for approval.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "PendingChangeSummary".
- */
-export interface PendingChangeSummary {
-  change_id: string;
-  file: string;
-  diff: string;
-  tool: string;
-}
-/**
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "ChatUndoRequest".
- */
-export interface ChatUndoRequest {
-  session_id: string;
-}
-/**
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "ChatUndoResponse".
- */
-export interface ChatUndoResponse {
-  change_id: string;
-  file: string;
-  /**
-   * The restored plan text when the change was to the session's plan.
-   */
-  plan_yaml?: string | null;
-  undo_available: boolean;
-}
-/**
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
  * via the `definition` "SkillsListRequest".
  */
 export interface SkillsListRequest {}
@@ -2956,236 +3049,143 @@ export interface SkillIssue {
   message: string;
 }
 /**
- * Read one run's state and events.
- *
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "RunGetRequest".
+ * via the `definition` "TemplatesListRequest".
  */
-export interface RunGetRequest {
-  plan_id: string;
-  run_id: string;
+export interface TemplatesListRequest {
+  /**
+   * Only templates whose id, titles, descriptions or tags contain this text.
+   */
+  query?: string | null;
 }
 /**
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "RunGetResponse".
+ * via the `definition` "TemplatesListResponse".
  */
-export interface RunGetResponse {
-  run_id: string;
-  plan_id: string;
-  /**
-   * `running` when the run has no end (still going, or the app was closed during it).
-   */
-  status: RunStatus;
-  started_at: string;
-  nodes: RunNode[];
-  failures: RunFailure[];
-  paused: RunPaused[];
-  /**
-   * The `events.jsonl` lines.
-   */
-  events: unknown[];
+export interface TemplatesListResponse {
+  templates: TemplateSummary[];
+  issues: CatalogIssue[];
 }
 /**
- * One top-level node's state.
- *
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "RunNode".
+ * via the `definition` "TemplateSummary".
  */
-export interface RunNode {
+export interface TemplateSummary {
   id: string;
-  status: NodeStatus;
+  version: string;
+  category: string;
+  title: string;
+  title_en: string;
+  description: string;
+  description_en: string;
+  tags: string[];
+  imports: string[];
+  exports: string[];
 }
 /**
- * One failed node.
+ * Compare two workbooks cell by cell (or list every cell of a new one).
  *
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "RunFailure".
+ * via the `definition` "WorkbookCompareRequest".
  */
-export interface RunFailure {
-  node: string;
-  code: string;
-  message: string;
+export interface WorkbookCompareRequest {
+  /**
+   * The workbook as it was; left out for a workbook that did not exist.
+   */
+  before?: string | null;
+  /**
+   * The workbook as it is now.
+   */
+  after: string;
 }
 /**
- * A node waiting for a person's answer.
+ * A patch request (`exstruct_patch` input).
  *
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "RunPaused".
+ * via the `definition` "PatchRequestInput".
  */
-export interface RunPaused {
-  node: string;
+export interface PatchRequestInput {
   /**
-   * What to ask: an object whose `kind` (`confirmation`, `input`, `table_review`, `diff`,
-   * `approval`) says which controls to show (empty when the node asked nothing in
-   * particular).
+   * The workbook (.xlsx or .xlsm), absolute or relative to the workspace.
    */
-  question: {
-    [k: string]: unknown | undefined;
-  };
-  message: string;
+  xlsx_path: string;
+  /**
+   * The sheet of every op that names none (`add_sheet` always names its own).
+   */
+  sheet?: string | null;
+  /**
+   * Operations, applied in order.
+   */
+  ops: PatchOpInput[];
+  /**
+   * Where to save; the workbook's own directory by default. Created if missing.
+   */
+  out_dir?: string | null;
+  /**
+   * File name to save as; `{stem}_patched{suffix}` by default.
+   */
+  out_name?: string | null;
+  /**
+   * What to do when the output exists; the configured default when left out.
+   */
+  on_conflict?: OnConflict | null;
+  /**
+   * Treat `set_value` strings starting with `=` as formulas instead of refusing them.
+   */
+  auto_formula?: boolean;
+  /**
+   * Compute everything but write nothing.
+   */
+  dry_run?: boolean;
+  /**
+   * Return the operations that undo this patch.
+   */
+  return_inverse_ops?: boolean;
+  /**
+   * Evaluate the patched workbook and report formula errors; errors block the save.
+   */
+  preflight_formula_check?: boolean;
 }
 /**
- * List runs, newest first.
+ * What a design op changed, as it was before. ExStruct's snapshot lists font, fill, border
+ * and alignment attributes; ours records each cell's style index instead (`cell_styles`),
+ * because the original `xf` stays in `styles.xml` (styles are only ever appended) and pointing
+ * the cell back at it restores every attribute exactly, theme colours included.
  *
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "RunListRequest".
+ * via the `definition` "DesignSnapshotInput".
  */
-export interface RunListRequest {
-  /**
-   * Only this plan's runs.
-   */
-  plan_id?: string | null;
+export interface DesignSnapshotInput {
+  cell_styles?: CellStyleSnapshot[];
+  merge_state?: MergeStateSnapshotInput | null;
+  row_dimensions?: RowDimensionSnapshotInput[];
+  column_dimensions?: ColumnDimensionSnapshotInput[];
 }
 /**
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "RunListResponse".
- */
-export interface RunListResponse {
-  runs: RunSummary[];
-}
-/**
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "RunSummary".
- */
-export interface RunSummary {
-  plan_id: string;
-  run_id: string;
-  status: RunStatus;
-  started_at: string;
-  /**
-   * How long its last attempt took (absent while running, or when its events are unreadable).
-   */
-  duration_ms?: number | null;
-  /**
-   * The files written to the workspace from this run (「書き込む」), who applied each, when.
-   */
-  applied: AppliedWrite[];
-}
-/**
- * One applied write of a run, as `run_list` shows it.
+ * The merged ranges that intersected `scope` before an op.
  *
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "AppliedWrite".
+ * via the `definition` "MergeStateSnapshotInput".
  */
-export interface AppliedWrite {
-  node: string;
-  /**
-   * Where it was written (relative to the workspace).
-   */
-  to: string;
-  /**
-   * Who applied it (the machine's user name; empty in records from before it was kept).
-   */
-  by: string;
-  at: string;
-}
-/**
- * Stop a run in progress (started by this process: the studio or `keiri serve`).
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "RunCancelRequest".
- */
-export interface RunCancelRequest {
-  run_id: string;
+export interface MergeStateSnapshotInput {
+  scope: string;
+  ranges?: string[];
 }
 /**
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "RunCancelResponse".
+ * via the `definition` "RowDimensionSnapshotInput".
  */
-export interface RunCancelResponse {
-  /**
-   * False when no such run is in progress here (it may have just finished).
-   */
-  cancelled: boolean;
-}
-/**
- * Read one node's saved outputs, for a person to look at.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "RunOutputRequest".
- */
-export interface RunOutputRequest {
-  plan_id: string;
-  run_id: string;
-  /**
-   * A top-level node id of the plan.
-   */
-  node: string;
-  /**
-   * Rows of each table to send (default 200, at most 1,000).
-   */
-  limit?: number | null;
+export interface RowDimensionSnapshotInput {
+  row: number;
+  height?: number | null;
 }
 /**
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "RunOutputResponse".
+ * via the `definition` "ColumnDimensionSnapshotInput".
  */
-export interface RunOutputResponse {
-  node: string;
-  /**
-   * Output alias → `{"kind": "table", "row_count", "columns": [{name, type}], "rows",
-   * "truncated"}` or `{"kind": "json", "value"}`.
-   */
-  outputs: {
-    [k: string]: unknown | undefined;
-  };
-  /**
-   * The workbook the node wrote (its `out_path` output, an .xlsx in the run directory),
-   * cell by cell: the patch's own diff for `excel.patch_workbook`, every written cell for a
-   * new workbook. `after` is relative to the workspace.
-   */
-  workbook: WorkbookCompareResponse | null;
-  /**
-   * Where 「この結果で書き込む」 (`run_apply`) would write the node's file in the workspace;
-   * `null` when it stays in the run folder.
-   */
-  apply_to: string | null;
-  /**
-   * The node's file is applied now (`run_undo_apply` puts back what was there).
-   */
-  applied: boolean;
-}
-/**
- * Apply (or undo) one node's written file.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "RunApplyRequest".
- */
-export interface RunApplyRequest {
-  plan_id: string;
-  run_id: string;
-  node: string;
-}
-/**
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "RunApplyResponse".
- */
-export interface RunApplyResponse {
-  node: string;
-  /**
-   * The run's file (relative to the workspace).
-   */
-  from: string;
-  /**
-   * Where it was written (relative to the workspace).
-   */
-  to: string;
-  /**
-   * A file was there before (it is kept for undo).
-   */
-  existed: boolean;
-}
-/**
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "RunUndoApplyResponse".
- */
-export interface RunUndoApplyResponse {
-  node: string;
-  to: string;
-  /**
-   * True: the earlier content is back; false: the file did not exist and was removed.
-   */
-  restored: boolean;
+export interface ColumnDimensionSnapshotInput {
+  column: string;
+  width?: number | null;
 }
 /**
  * Request of `llm_connection_test`.
@@ -3236,6 +3236,56 @@ export interface LlmConnectionTestResponse {
    * The provider's or the client's own words on a failure (English, no keys).
    */
   detail: string | null;
+}
+/**
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "ChatSendRequest".
+ */
+export interface ChatSendRequest {
+  /**
+   * Continue this session; a new one is started when absent.
+   */
+  session_id?: string | null;
+  message: string;
+  /**
+   * Use this skill (else the router chooses; `/skill-name` in the message also works).
+   */
+  skill?: string | null;
+  /**
+   * The editor's current plan text (unsaved); becomes the session's working copy.
+   */
+  plan_yaml?: string | null;
+  /**
+   * A saved plan file (workspace-relative) to work on instead.
+   */
+  plan_path?: string | null;
+  /**
+   * Attached files (workspace-relative paths).
+   */
+  files?: string[];
+  lang?: Lang | null;
+}
+/**
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "ChatSendResponse".
+ */
+export interface ChatSendResponse {
+  session_id: string;
+  skill: string;
+  reply: string;
+  /**
+   * Every event of the turn, in order (the same objects the stream sends).
+   */
+  events: unknown[];
+  /**
+   * All pending changes of the session (this turn's and earlier ones).
+   */
+  pending: PendingChangeSummary[];
+  /**
+   * Why the turn stopped early (`TOOL_FAILURE_LIMIT`, `MAX_ITERATIONS`), if it did.
+   */
+  stopped?: string | null;
+  undo_available: boolean;
 }
 /**
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
@@ -3562,56 +3612,6 @@ export interface RepairRound {
   of: number;
 }
 /**
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "ChatSendRequest".
- */
-export interface ChatSendRequest {
-  /**
-   * Continue this session; a new one is started when absent.
-   */
-  session_id?: string | null;
-  message: string;
-  /**
-   * Use this skill (else the router chooses; `/skill-name` in the message also works).
-   */
-  skill?: string | null;
-  /**
-   * The editor's current plan text (unsaved); becomes the session's working copy.
-   */
-  plan_yaml?: string | null;
-  /**
-   * A saved plan file (workspace-relative) to work on instead.
-   */
-  plan_path?: string | null;
-  /**
-   * Attached files (workspace-relative paths).
-   */
-  files?: string[];
-  lang?: Lang | null;
-}
-/**
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "ChatSendResponse".
- */
-export interface ChatSendResponse {
-  session_id: string;
-  skill: string;
-  reply: string;
-  /**
-   * Every event of the turn, in order (the same objects the stream sends).
-   */
-  events: unknown[];
-  /**
-   * All pending changes of the session (this turn's and earlier ones).
-   */
-  pending: PendingChangeSummary[];
-  /**
-   * Why the turn stopped early (`TOOL_FAILURE_LIMIT`, `MAX_ITERATIONS`), if it did.
-   */
-  stopped?: string | null;
-  undo_available: boolean;
-}
-/**
  * Start a run.
  *
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
@@ -3713,42 +3713,6 @@ export interface LlmCall {
    * The keiri-llm error code when the call failed.
    */
   error: string | null;
-}
-/**
- * Continue a run after its last finished node.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "RunResumeRequest".
- */
-export interface RunResumeRequest {
-  run_id: string;
-  /**
-   * The plan, when it changed since the run (else the run's own `plan.yaml` is used and
-   * `plan_id` is required).
-   */
-  plan_path?: string | null;
-  yaml?: string | null;
-  plan_id?: string | null;
-  vars?: {
-    [k: string]: unknown | undefined;
-  };
-  inputs?: {
-    [k: string]: string | undefined;
-  };
-  allow_env?: string[];
-  write?: boolean;
-  /**
-   * A person's answers to the paused nodes, by node id (see crates/keiri-run/README.md,
-   * "Human in the loop", for each question's answer shape).
-   */
-  answers?: {
-    [k: string]: unknown | undefined;
-  };
-  /**
-   * The `runs_dir` the run was started with.
-   */
-  runs_dir?: string | null;
-  lang?: Lang | null;
 }
 /**
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
@@ -3927,4 +3891,40 @@ export interface Totals {
    */
   expected_found: number | null;
   usage: Usage;
+}
+/**
+ * Continue a run after its last finished node.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "RunResumeRequest".
+ */
+export interface RunResumeRequest {
+  run_id: string;
+  /**
+   * The plan, when it changed since the run (else the run's own `plan.yaml` is used and
+   * `plan_id` is required).
+   */
+  plan_path?: string | null;
+  yaml?: string | null;
+  plan_id?: string | null;
+  vars?: {
+    [k: string]: unknown | undefined;
+  };
+  inputs?: {
+    [k: string]: string | undefined;
+  };
+  allow_env?: string[];
+  write?: boolean;
+  /**
+   * A person's answers to the paused nodes, by node id (see crates/keiri-run/README.md,
+   * "Human in the loop", for each question's answer shape).
+   */
+  answers?: {
+    [k: string]: unknown | undefined;
+  };
+  /**
+   * The `runs_dir` the run was started with.
+   */
+  runs_dir?: string | null;
+  lang?: Lang | null;
 }
