@@ -404,6 +404,61 @@ pub fn plan_list(ctx: &Context, _req: PlanListRequest) -> Result<PlanListRespons
 }
 crate::surface::function!(plain plan_list(PlanListRequest) -> PlanListResponse);
 
+#[derive(Debug, Clone, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PlanGetRequest {
+    /// The plan id (`plan_list`'s `id`).
+    pub id: String,
+}
+
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct PlanGetResponse {
+    pub id: String,
+    /// The file, as `plan_list` gives it.
+    pub file: String,
+    /// The plan's YAML text as it was registered.
+    pub yaml: String,
+}
+
+/// The largest registered plan `plan_get` reads: far above any plan, far below what would
+/// strain a client.
+const MAX_PLAN_BYTES: u64 = 8 * 1024 * 1024;
+
+/// A registered plan's text by id: the newest registration, the one `plan_list` shows and a
+/// run by id gets, to open it in an editor or a client.
+pub fn plan_get(ctx: &Context, req: PlanGetRequest) -> Result<PlanGetResponse, ApiError> {
+    let Some((path, _)) = keiri_plan::designs_index(&ctx.designs_dir).remove(&req.id) else {
+        return Err(ApiError::new(
+            ErrorCode::NotFound,
+            format!(
+                "no registered plan has the id {:?} (plan_list lists them)",
+                req.id
+            ),
+        ));
+    };
+    let size = std::fs::metadata(&path)
+        .map_err(|e| ApiError::new(ErrorCode::IoError, format!("{}: {e}", path.display())))?
+        .len();
+    if size > MAX_PLAN_BYTES {
+        return Err(ApiError::new(
+            ErrorCode::FileTooLarge,
+            format!("{} is {size} bytes, over {MAX_PLAN_BYTES}", path.display()),
+        ));
+    }
+    let yaml = std::fs::read_to_string(&path)
+        .map_err(|e| ApiError::new(ErrorCode::IoError, format!("{}: {e}", path.display())))?;
+    Ok(PlanGetResponse {
+        id: req.id,
+        file: path
+            .strip_prefix(&ctx.workspace)
+            .unwrap_or(&path)
+            .to_string_lossy()
+            .replace('\\', "/"),
+        yaml,
+    })
+}
+crate::surface::function!(plain plan_get(PlanGetRequest) -> PlanGetResponse);
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -771,5 +826,39 @@ mod tests {
         let err =
             crate::stream::testing::call(&ctx, "plan_list", json!({"all": true})).unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidRequest);
+    }
+
+    /// A registered plan's text by id is its newest registration's; an unknown id is
+    /// `NOT_FOUND`.
+    #[test]
+    fn plan_get_returns_the_newest_registration_of_a_plan() {
+        let ws = tempfile::tempdir().unwrap();
+        let ctx = ctx(ws.path());
+        let plan = |version: &str| {
+            format!(
+                "id: monthly\nversion: '{version}'\ngraph:\n  - id: a\n    block: csv.read\n    in: {{path: a.csv}}\n    out: {{rows: rows}}\n"
+            )
+        };
+        let mut newest = None;
+        for (version, stamp) in [("1.0", "202611010900"), ("1.1", "202611020900")] {
+            let req = json::PlanRegisterRequest {
+                yaml: plan(version),
+                lang: Some(Lang::En),
+                stamp: Some(stamp.into()),
+            };
+            newest = Some(plan_register(&ctx, req).unwrap());
+        }
+        let res = crate::stream::testing::call(&ctx, "plan_get", json!({"id": "monthly"})).unwrap();
+        assert_eq!(
+            res,
+            json!({
+                "id": "monthly",
+                "file": format!("designs/{}", newest.unwrap().file_name),
+                "yaml": plan("1.1"),
+            })
+        );
+        let err =
+            crate::stream::testing::call(&ctx, "plan_get", json!({"id": "nope"})).unwrap_err();
+        assert_eq!(err.code, ErrorCode::NotFound);
     }
 }

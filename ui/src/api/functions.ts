@@ -16,6 +16,7 @@ export type ApiFunction =
   | 'embeddings_prewarm'
   | 'llm_status'
   | 'plan_dry_run'
+  | 'plan_get'
   | 'plan_list'
   | 'plan_register'
   | 'plan_validate'
@@ -62,6 +63,7 @@ export const FUNCTIONS: readonly ApiFunction[] = [
   'embeddings_prewarm',
   'llm_status',
   'plan_dry_run',
+  'plan_get',
   'plan_list',
   'plan_register',
   'plan_validate',

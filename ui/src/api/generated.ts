@@ -931,6 +931,10 @@ export interface ApiFunctions {
     request: PlanRequest;
     response: PlanDryRunResponse;
   };
+  plan_get: {
+    request: PlanGetRequest;
+    response: PlanGetResponse;
+  };
   plan_list: {
     request: PlanListRequest;
     response: PlanListResponse;
@@ -2304,6 +2308,31 @@ export interface Finding {
    */
   line: number | null;
   column: number | null;
+}
+/**
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "PlanGetRequest".
+ */
+export interface PlanGetRequest {
+  /**
+   * The plan id (`plan_list`'s `id`).
+   */
+  id: string;
+}
+/**
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "PlanGetResponse".
+ */
+export interface PlanGetResponse {
+  id: string;
+  /**
+   * The file, as `plan_list` gives it.
+   */
+  file: string;
+  /**
+   * The plan's YAML text as it was registered.
+   */
+  yaml: string;
 }
 /**
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
