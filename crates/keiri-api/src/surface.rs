@@ -213,10 +213,7 @@ inventory::collect!(Function);
 macro_rules! function {
     (plain $name:ident ( $req:ty ) -> $res:ty) => {
         const _: () = {
-            fn call<'a>(
-                ctx: &'a $crate::Context,
-                body: serde_json::Value,
-            ) -> $crate::surface::Call<'a> {
+            fn call<'a>(ctx: &'a $crate::Context, body: serde_json::Value) -> $crate::surface::Call<'a> {
                 Box::pin(async move {
                     let req: $req = $crate::surface::parse(body)?;
                     $crate::stream::blocking(ctx, move |ctx| {
@@ -226,76 +223,28 @@ macro_rules! function {
                     .await
                 })
             }
-            fn schema(
-                requests: &mut schemars::SchemaGenerator,
-                responses: &mut schemars::SchemaGenerator,
-            ) -> serde_json::Value {
-                $crate::surface::function_schema(
-                    requests.subschema_for::<$req>(),
-                    responses.subschema_for::<$res>(),
-                    None,
-                )
-            }
-            inventory::submit! {
-                $crate::surface::Function {
-                    name: stringify!($name),
-                    kind: $crate::surface::Kind::Plain,
-                    call,
-                    stream: None,
-                    schema,
-                }
-            }
+            $crate::surface::function!(@entry $name, Plain, $req, $res, [], None);
         };
     };
     (awaited $name:ident ( $req:ty ) -> $res:ty) => {
         const _: () = {
-            fn call<'a>(
-                ctx: &'a $crate::Context,
-                body: serde_json::Value,
-            ) -> $crate::surface::Call<'a> {
+            fn call<'a>(ctx: &'a $crate::Context, body: serde_json::Value) -> $crate::surface::Call<'a> {
                 Box::pin(async move {
                     let req: $req = $crate::surface::parse(body)?;
                     let res: $res = $name(ctx, req).await?;
                     $crate::surface::to_json(res)
                 })
             }
-            fn schema(
-                requests: &mut schemars::SchemaGenerator,
-                responses: &mut schemars::SchemaGenerator,
-            ) -> serde_json::Value {
-                $crate::surface::function_schema(
-                    requests.subschema_for::<$req>(),
-                    responses.subschema_for::<$res>(),
-                    None,
-                )
-            }
-            inventory::submit! {
-                $crate::surface::Function {
-                    name: stringify!($name),
-                    kind: $crate::surface::Kind::Awaited,
-                    call,
-                    stream: None,
-                    schema,
-                }
-            }
+            $crate::surface::function!(@entry $name, Awaited, $req, $res, [], None);
         };
     };
     (streaming $name:ident ( $req:ty ) -> $res:ty, events $event:ty) => {
         const _: () = {
-            fn call<'a>(
-                ctx: &'a $crate::Context,
-                body: serde_json::Value,
-            ) -> $crate::surface::Call<'a> {
+            fn call<'a>(ctx: &'a $crate::Context, body: serde_json::Value) -> $crate::surface::Call<'a> {
                 Box::pin(async move {
-                    let req: $req = $crate::surface::parse(body)?;
-                    let res: $res = $name(
-                        ctx,
-                        req,
-                        &$crate::EventSink::none(),
-                        &keiri_llm::CancellationToken::new(),
-                    )
-                    .await?;
-                    $crate::surface::to_json(res)
+                    // Nothing cancels a call without events but dropping it.
+                    let cancel = keiri_llm::CancellationToken::new();
+                    stream(ctx, body, $crate::EventSink::none(), &cancel).await
                 })
             }
             fn stream<'a>(
@@ -311,26 +260,36 @@ macro_rules! function {
                     $crate::surface::to_json(res)
                 })
             }
-            fn schema(
-                requests: &mut schemars::SchemaGenerator,
-                responses: &mut schemars::SchemaGenerator,
-            ) -> serde_json::Value {
-                $crate::surface::function_schema(
-                    requests.subschema_for::<$req>(),
-                    responses.subschema_for::<$res>(),
-                    Some(responses.subschema_for::<$event>()),
-                )
-            }
-            inventory::submit! {
-                $crate::surface::Function {
-                    name: stringify!($name),
-                    kind: $crate::surface::Kind::Streaming,
-                    call,
-                    stream: Some(stream),
-                    schema,
-                }
-            }
+            $crate::surface::function!(@entry $name, Streaming, $req, $res, [$event], Some(stream));
         };
+    };
+    // What every kind shares: the schema entry and the registration of `call` (and `stream`).
+    (@entry $name:ident, $kind:ident, $req:ty, $res:ty, [$($event:ty)?], $stream:expr) => {
+        fn schema(
+            requests: &mut schemars::SchemaGenerator,
+            responses: &mut schemars::SchemaGenerator,
+        ) -> serde_json::Value {
+            $crate::surface::function_schema(
+                requests.subschema_for::<$req>(),
+                responses.subschema_for::<$res>(),
+                $crate::surface::function!(@event responses $($event)?),
+            )
+        }
+        inventory::submit! {
+            $crate::surface::Function {
+                name: stringify!($name),
+                kind: $crate::surface::Kind::$kind,
+                call,
+                stream: $stream,
+                schema,
+            }
+        }
+    };
+    (@event $generator:ident) => {
+        None
+    };
+    (@event $generator:ident $event:ty) => {
+        Some($generator.subschema_for::<$event>())
     };
 }
 pub(crate) use function;
