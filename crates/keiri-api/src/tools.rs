@@ -167,9 +167,9 @@ struct ApiTool {
 enum Call {
     /// A plain (blocking) API function: arguments in, JSON out.
     Plain(fn(&Context, Value) -> Result<Value, ApiError>),
-    /// The `async` API function of this name, through [`crate::dispatch`] (a streaming one's
-    /// events are dropped), awaited on the caller's runtime.
-    Awaited(&'static str),
+    /// An `async` API function (a streaming one with its events dropped): arguments in, the
+    /// future of its JSON out, awaited on the caller's runtime.
+    Awaited(for<'a> fn(&'a Context, Value) -> crate::surface::Call<'a>),
 }
 
 impl Tool for ApiTool {
@@ -209,7 +209,7 @@ impl Tool for ApiTool {
         };
         match self.call {
             Call::Plain(f) => f(&self.ctx, args).map_err(tool_error),
-            Call::Awaited(function) => await_api(&self.ctx, function, args).map_err(tool_error),
+            Call::Awaited(f) => await_api(f(&self.ctx, args)).map_err(tool_error),
         }
     }
 }
@@ -217,8 +217,7 @@ impl Tool for ApiTool {
 /// Runs an `async` API function from a tool call, which is synchronous: on the caller's
 /// multi-thread runtime with its worker handed off (`block_in_place`; off a worker, as on the
 /// blocking pool where MCP runs its tools, that is a plain call), else on a runtime of its own.
-fn await_api(ctx: &Context, function: &'static str, args: Value) -> Result<Value, ApiError> {
-    let call = crate::dispatch(ctx, function, args);
+fn await_api(call: crate::surface::Call<'_>) -> Result<Value, ApiError> {
     match tokio::runtime::Handle::try_current() {
         Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
             tokio::task::block_in_place(|| handle.block_on(call))
@@ -238,6 +237,24 @@ fn await_api(ctx: &Context, function: &'static str, args: Value) -> Result<Value
     }
 }
 
+/// `plan_generate` without its progress events.
+fn plan_generate(ctx: &Context, args: Value) -> crate::surface::Call<'_> {
+    Box::pin(async move {
+        let req = parse(args)?;
+        let cancel = keiri_llm::CancellationToken::new();
+        to_json(crate::plan_generate(ctx, req, &crate::EventSink::none(), &cancel).await?)
+    })
+}
+
+/// `plan_run` without its progress events.
+fn plan_run(ctx: &Context, args: Value) -> crate::surface::Call<'_> {
+    Box::pin(async move {
+        let req = parse(args)?;
+        let cancel = keiri_llm::CancellationToken::new();
+        to_json(crate::plan_run(ctx, req, &crate::EventSink::none(), &cancel).await?)
+    })
+}
+
 /// Deserialises the arguments into the API's request type, calls the API function and
 /// serialises its response. Arguments that do not match the type are an `INVALID_REQUEST`
 /// whose message names the offending field.
@@ -250,9 +267,18 @@ where
     Req: DeserializeOwned,
     Res: Serialize,
 {
-    let req: Req = serde_json::from_value(args)
-        .map_err(|e| ApiError::new(ErrorCode::InvalidRequest, format!("invalid arguments: {e}")))?;
-    serde_json::to_value(f(ctx, req)?)
+    to_json(f(ctx, parse(args)?)?)
+}
+
+/// The arguments as the API's request type; a mismatch is an `INVALID_REQUEST` naming the
+/// offending field.
+fn parse<Req: DeserializeOwned>(args: Value) -> Result<Req, ApiError> {
+    serde_json::from_value(args)
+        .map_err(|e| ApiError::new(ErrorCode::InvalidRequest, format!("invalid arguments: {e}")))
+}
+
+fn to_json(res: impl Serialize) -> Result<Value, ApiError> {
+    serde_json::to_value(res)
         .map_err(|e| ApiError::new(ErrorCode::Internal, format!("serialising the result: {e}")))
 }
 
@@ -372,7 +398,7 @@ fn api_tools(ctx: &Arc<Context>) -> Vec<ApiTool> {
             true,
             input::<crate::PlanGenerateRequest>,
             None,
-            Call::Awaited("plan_generate"),
+            Call::Awaited(plan_generate),
         ),
         tool(
             "requirements_answer",
@@ -392,7 +418,7 @@ fn api_tools(ctx: &Arc<Context>) -> Vec<ApiTool> {
             false,
             input::<crate::PlanRunRequest>,
             None,
-            Call::Awaited("plan_run"),
+            Call::Awaited(plan_run),
         ),
     ]
 }
