@@ -429,6 +429,9 @@ pub struct ToolContext {
     /// What a workbook write does when its output exists and the request does not say
     /// (`keiri mcp --on-conflict`); none: the workbook engine's default.
     pub on_conflict_default: Option<keiri_xlsx::OnConflict>,
+    /// Stops a long tool call (a run, a generation) when the front-end's caller gives up:
+    /// MCP's request token, which a client's `notifications/cancelled` cancels.
+    pub cancel: keiri_llm::CancellationToken,
     state: Mutex<ProposalState>,
 }
 
@@ -490,6 +493,7 @@ impl ToolContext {
             dry_run: None,
             writes: Writes::Propose,
             on_conflict_default: None,
+            cancel: keiri_llm::CancellationToken::new(),
             state: Mutex::new(ProposalState::default()),
         }
     }
@@ -535,6 +539,11 @@ impl ToolContext {
         on_conflict: Option<keiri_xlsx::OnConflict>,
     ) -> ToolContext {
         self.on_conflict_default = on_conflict;
+        self
+    }
+
+    pub fn with_cancel(mut self, cancel: keiri_llm::CancellationToken) -> ToolContext {
+        self.cancel = cancel;
         self
     }
 

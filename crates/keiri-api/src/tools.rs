@@ -18,6 +18,7 @@
 use std::sync::Arc;
 
 pub use keiri_agent::{Scope, Tool, ToolContext, ToolError, ToolRegistry, Writes};
+pub use keiri_fs::PathPolicy;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -87,12 +88,7 @@ pub fn registry(ctx: &Context) -> ToolRegistry {
 /// denies secrets); the message language; whether writes happen. `retrieve_blocks` and
 /// `dry_run_plan` are the API's own ([`crate::blocks_retrieve`], [`crate::plan_dry_run`]), so
 /// they answer what the studio's panels show.
-pub fn tool_context(
-    ctx: &Context,
-    policy: keiri_fs::PathPolicy,
-    lang: Lang,
-    writes: Writes,
-) -> ToolContext {
+pub fn tool_context(ctx: &Context, policy: PathPolicy, lang: Lang, writes: Writes) -> ToolContext {
     ToolContext::new(&ctx.workspace, policy.clone())
         .with_retrieve(retrieve(ctx, policy))
         .with_dry_run(dry_run(ctx))
@@ -167,9 +163,16 @@ struct ApiTool {
 enum Call {
     /// A plain (blocking) API function: arguments in, JSON out.
     Plain(fn(&Context, Value) -> Result<Value, ApiError>),
-    /// An `async` API function (a streaming one with its events dropped): arguments in, the
-    /// future of its JSON out, awaited on the caller's runtime.
-    Awaited(for<'a> fn(&'a Context, Value) -> crate::surface::Call<'a>),
+    /// An `async` API function (a streaming one with its events dropped): arguments and the
+    /// call's cancellation token in, the future of its JSON out, awaited on the caller's
+    /// runtime.
+    Awaited(
+        for<'a> fn(
+            &'a Context,
+            Value,
+            &'a keiri_llm::CancellationToken,
+        ) -> crate::surface::Call<'a>,
+    ),
 }
 
 impl Tool for ApiTool {
@@ -209,7 +212,7 @@ impl Tool for ApiTool {
         };
         match self.call {
             Call::Plain(f) => f(&self.ctx, args).map_err(tool_error),
-            Call::Awaited(f) => await_api(f(&self.ctx, args)).map_err(tool_error),
+            Call::Awaited(f) => await_api(f(&self.ctx, args, &tools.cancel)).map_err(tool_error),
         }
     }
 }
@@ -238,20 +241,26 @@ fn await_api(call: crate::surface::Call<'_>) -> Result<Value, ApiError> {
 }
 
 /// `plan_generate` without its progress events.
-fn plan_generate(ctx: &Context, args: Value) -> crate::surface::Call<'_> {
+fn plan_generate<'a>(
+    ctx: &'a Context,
+    args: Value,
+    cancel: &'a keiri_llm::CancellationToken,
+) -> crate::surface::Call<'a> {
     Box::pin(async move {
         let req = parse(args)?;
-        let cancel = keiri_llm::CancellationToken::new();
-        to_json(crate::plan_generate(ctx, req, &crate::EventSink::none(), &cancel).await?)
+        to_json(crate::plan_generate(ctx, req, &crate::EventSink::none(), cancel).await?)
     })
 }
 
 /// `plan_run` without its progress events.
-fn plan_run(ctx: &Context, args: Value) -> crate::surface::Call<'_> {
+fn plan_run<'a>(
+    ctx: &'a Context,
+    args: Value,
+    cancel: &'a keiri_llm::CancellationToken,
+) -> crate::surface::Call<'a> {
     Box::pin(async move {
         let req = parse(args)?;
-        let cancel = keiri_llm::CancellationToken::new();
-        to_json(crate::plan_run(ctx, req, &crate::EventSink::none(), &cancel).await?)
+        to_json(crate::plan_run(ctx, req, &crate::EventSink::none(), cancel).await?)
     })
 }
 

@@ -21,8 +21,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context as _;
+use keiri_api::CancellationToken;
 use keiri_api::Context;
-use keiri_api::tools::{Scope, ToolContext, ToolError, ToolRegistry, Writes};
+use keiri_api::tools::{Scope, ToolError, ToolRegistry, Writes};
 use keiri_api::xlsx::OnConflict;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
@@ -102,7 +103,8 @@ pub fn configure(mut ctx: Context, args: &McpArgs) -> anyhow::Result<Context> {
 pub struct Server {
     ctx: Arc<Context>,
     registry: Arc<ToolRegistry>,
-    tools_ctx: Arc<ToolContext>,
+    /// The roots and denials every call's tool context gets.
+    policy: keiri_api::tools::PathPolicy,
     scope: Arc<Scope>,
     tools: Arc<Vec<Tool>>,
 }
@@ -130,12 +132,10 @@ impl Server {
                 definition(tool).map_err(|e| anyhow::anyhow!("tool {name}: {e}"))
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
-        let tools_ctx =
-            keiri_api::tools::tool_context(&ctx, ctx.path_policy(), ctx.lang, Writes::Direct);
         Ok(Server {
+            policy: ctx.path_policy(),
             ctx: Arc::new(ctx),
             registry: Arc::new(registry),
-            tools_ctx: Arc::new(tools_ctx),
             scope: Arc::new(scope),
             tools: Arc::new(tools),
         })
@@ -147,11 +147,14 @@ impl Server {
     }
 
     /// Calls a tool by name. An unknown name is a protocol error; everything else, failures
-    /// included, is a tool result.
+    /// included, is a tool result. `cancel` is the request's token: a client's
+    /// `notifications/cancelled` stops a long call (a run, a generation), which then ends as
+    /// its function reports a cancellation (`CANCELLED`, or a run with status `cancelled`).
     pub async fn call(
         &self,
         name: &str,
         arguments: Option<rmcp::model::JsonObject>,
+        cancel: CancellationToken,
     ) -> Result<CallToolResult, ErrorData> {
         if !self.scope.allows(name) {
             return Err(ErrorData::invalid_params(
@@ -160,11 +163,14 @@ impl Server {
             ));
         }
         let args = serde_json::Value::Object(arguments.unwrap_or_default());
-        let (registry, tools_ctx, scope) = (
-            Arc::clone(&self.registry),
-            Arc::clone(&self.tools_ctx),
-            Arc::clone(&self.scope),
-        );
+        let tools_ctx = keiri_api::tools::tool_context(
+            &self.ctx,
+            self.policy.clone(),
+            self.ctx.lang,
+            Writes::Direct,
+        )
+        .with_cancel(cancel);
+        let (registry, scope) = (Arc::clone(&self.registry), Arc::clone(&self.scope));
         let name = name.to_string();
         // Blocking file I/O (and the workbook engine evaluates formulas), or an async API
         // function awaited from the blocking pool: off the async workers that read and write
@@ -263,9 +269,9 @@ impl ServerHandler for Server {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.call(&request.name, request.arguments)
+        self.call(&request.name, request.arguments, context.ct)
             .await
             .map(CallToolResponse::from)
     }
@@ -340,7 +346,10 @@ mod tests {
         let Value::Object(map) = arguments else {
             panic!("arguments must be an object")
         };
-        let result = server.call(tool, Some(map)).await.unwrap();
+        let result = server
+            .call(tool, Some(map), CancellationToken::new())
+            .await
+            .unwrap();
         let body = result.structured_content.clone().unwrap();
         match expect {
             Ok(pointer_and_value) => {
@@ -576,7 +585,10 @@ mod tests {
     async fn unknown_tool_is_a_protocol_error() {
         let ws = tempfile::tempdir().unwrap();
         let s = server(ws.path(), args(&[ws.path()], &[]));
-        let err = s.call("rm_rf", None).await.unwrap_err();
+        let err = s
+            .call("rm_rf", None, CancellationToken::new())
+            .await
+            .unwrap_err();
         assert_eq!(err.code, rmcp::model::ErrorCode::INVALID_PARAMS);
     }
 
@@ -676,6 +688,36 @@ mod tests {
             Err("INVALID_REQUEST"),
         )
         .await;
+    }
+
+    /// A client's cancellation reaches a long tool call: a run that would loop for minutes
+    /// stops and reports itself cancelled. On the multi-thread runtime `keiri mcp` uses.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_cancelled_request_stops_its_run() {
+        let ws = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(ws.path().join("inputs")).unwrap();
+        keiri_fs_put(&ws.path().join("inputs/a.csv"), "id,amount\n1,100\n");
+        let s = server(ws.path(), args(&[ws.path()], &[]));
+        let plan = "id: mcp_long\ngraph:\n  - id: again\n    type: loop\n    while: {condition: {expr: \"${vars.iteration} >= 0\"}, max_iterations: 100000}\n    body: {plan: {id: b, graph: [{id: read, block: csv.read, in: {path: inputs/a.csv}, out: {rows: rows}}]}}\n";
+        let Value::Object(arguments) = json!({"yaml": plan}) else {
+            unreachable!()
+        };
+        let cancel = CancellationToken::new();
+        let stop = cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+            stop.cancel();
+        });
+        let result = tokio::time::timeout(
+            std::time::Duration::from_secs(60),
+            s.call("run_plan", Some(arguments), cancel),
+        )
+        .await
+        .expect("the cancelled run did not stop")
+        .unwrap();
+        let body = result.structured_content.unwrap();
+        let cancelled = body["status"] == "cancelled" || body["code"] == "CANCELLED";
+        assert!(cancelled, "{body}");
     }
 
     #[test]
