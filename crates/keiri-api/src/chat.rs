@@ -258,7 +258,8 @@ pub async fn chat_send(
     let tool_policy = policy
         .with_deny(keiri_agent::tools::SECRET_GLOBS.iter().copied())
         .map_err(ApiError::from)?;
-    // The API-backed tools read through the context's policy: it denies the secrets too.
+    // The tools' context denies the secrets too: the API-backed tools, the retriever and the
+    // dry-run read through its policy.
     let mut tools_ctx = ctx.clone();
     tools_ctx.deny.extend(
         keiri_agent::tools::SECRET_GLOBS
@@ -266,8 +267,9 @@ pub async fn chat_send(
             .map(ToString::to_string),
     );
     let registry = crate::tools::chat_registry(&tools_ctx);
-    let tools = crate::tools::tool_context(ctx, tool_policy, lang, keiri_agent::Writes::Propose)
-        .with_plan_path(session.plan_path.clone());
+    let tools =
+        crate::tools::tool_context(&tools_ctx, tool_policy, lang, keiri_agent::Writes::Propose)
+            .with_plan_path(session.plan_path.clone());
     let input = keiri_agent::ChatInput {
         message: req.message.clone(),
         skill: req.skill.clone(),

@@ -248,7 +248,9 @@ fn plan_generate<'a>(
 ) -> crate::surface::Call<'a> {
     Box::pin(async move {
         let req = parse(args)?;
-        to_json(crate::plan_generate(ctx, req, &crate::EventSink::none(), cancel).await?)
+        crate::surface::to_json(
+            crate::plan_generate(ctx, req, &crate::EventSink::none(), cancel).await?,
+        )
     })
 }
 
@@ -260,7 +262,7 @@ fn plan_run<'a>(
 ) -> crate::surface::Call<'a> {
     Box::pin(async move {
         let req = parse(args)?;
-        to_json(crate::plan_run(ctx, req, &crate::EventSink::none(), cancel).await?)
+        crate::surface::to_json(crate::plan_run(ctx, req, &crate::EventSink::none(), cancel).await?)
     })
 }
 
@@ -276,7 +278,7 @@ where
     Req: DeserializeOwned,
     Res: Serialize,
 {
-    to_json(f(ctx, parse(args)?)?)
+    crate::surface::to_json(f(ctx, parse(args)?)?)
 }
 
 /// The arguments as the API's request type; a mismatch is an `INVALID_REQUEST` naming the
@@ -284,11 +286,6 @@ where
 fn parse<Req: DeserializeOwned>(args: Value) -> Result<Req, ApiError> {
     serde_json::from_value(args)
         .map_err(|e| ApiError::new(ErrorCode::InvalidRequest, format!("invalid arguments: {e}")))
-}
-
-fn to_json(res: impl Serialize) -> Result<Value, ApiError> {
-    serde_json::to_value(res)
-        .map_err(|e| ApiError::new(ErrorCode::Internal, format!("serialising the result: {e}")))
 }
 
 use keiri_agent::{output_schema_of as output, schema_of as input};
