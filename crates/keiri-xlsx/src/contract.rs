@@ -16,14 +16,34 @@ use crate::design::{
     SetFontSize, SetStyle,
 };
 
-/// A scalar a cell holds or a request gives: text, number or boolean. `null` (an empty cell) is
-/// written as `Option<CellValue>::None`.
+/// A scalar a cell holds or a request gives: text, number, boolean, or a value with an explicit
+/// kind (`{"kind": "date", "value": "2025-03-31"}`). `null` (an empty cell) is written as
+/// `Option<CellValue>::None`.
+///
+/// Text that is exactly an ISO date (`"2025-03-31"`, a real calendar date) is written as an
+/// Excel date, as Excel itself does with a date typed into a cell and as `excel.write_table`
+/// does; `{"kind": "text", "value": "2025-03-31"}` keeps it text.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum CellValue {
     Bool(bool),
     Int(i64),
     Float(f64),
+    Text(String),
+    Typed(TypedValue),
+}
+
+/// A value whose kind is given, not guessed: `{"kind": "date" | "datetime" | "text", "value":
+/// "..."}`. A date is `YYYY-MM-DD`; a datetime is `YYYY-MM-DDTHH:MM[:SS]` (or a plain date).
+/// Both are written as Excel date serials in the workbook's date system (1900, or 1904 when the
+/// workbook says so); a cell without a number format gets `yyyy/mm/dd` (datetime:
+/// `yyyy/mm/dd hh:mm:ss`), a cell with one keeps it. `text` writes the string as text, even
+/// when it looks like a date.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", content = "value", rename_all = "lowercase")]
+pub enum TypedValue {
+    Date(String),
+    Datetime(String),
     Text(String),
 }
 
@@ -115,13 +135,16 @@ pub enum PatchOp {
         range: String,
         values: Vec<Vec<Option<CellValue>>>,
     },
-    /// Writes `formula` (as written for `base_cell`) into every cell of a one-row or one-column
-    /// range, shifting relative references like Excel's fill.
+    /// Fills every cell of `range` (one row, one column or a rectangle) with the formula of
+    /// `base_cell`, shifting relative row and column references like Excel's fill (`$`-anchored
+    /// parts stay). `formula`, when given, is the formula as written for `base_cell`; without
+    /// it the formula is read from `base_cell` in the workbook.
     FillFormula {
         sheet: String,
         range: String,
         base_cell: String,
-        formula: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        formula: Option<String>,
     },
     /// Like `set_value`, only when the cell currently holds `expected`.
     SetValueIf {
@@ -670,7 +693,8 @@ impl OpFields {
                 let values: Vec<Vec<Option<CellValue>>> =
                     serde_json::from_value(raw).map_err(|e| {
                         format!(
-                            "{op}: values must be rows of text, numbers, booleans or null ({e})"
+                            "{op}: values must be rows of text, numbers, booleans, null or \
+                             {{\"kind\": \"date\", \"value\": \"YYYY-MM-DD\"}} ({e})"
                         )
                     })?;
                 PatchOp::SetRangeValues {
@@ -683,7 +707,13 @@ impl OpFields {
                 sheet,
                 range: take_string(&mut self.range, op, "range")?,
                 base_cell: take_string(&mut self.base_cell, op, "base_cell")?,
-                formula: take_string(&mut self.formula, op, "formula")?,
+                formula: match self.formula.take() {
+                    None | Some(serde_json::Value::Null) => None,
+                    other => {
+                        self.formula = other;
+                        Some(take_string(&mut self.formula, op, "formula")?)
+                    }
+                },
             },
             OpKind::SetValueIf => PatchOp::SetValueIf {
                 sheet,
@@ -744,7 +774,12 @@ fn take_value(
         None | Some(serde_json::Value::Null) => Ok(None),
         Some(v) => serde_json::from_value::<CellValue>(v)
             .map(Some)
-            .map_err(|_| format!("{op}: {field} must be text, a number, a boolean or null")),
+            .map_err(|_| {
+                format!(
+                    "{op}: {field} must be text, a number, a boolean, null or {{\"kind\": \
+                     \"date\" | \"datetime\" | \"text\", \"value\": \"...\"}}"
+                )
+            }),
     }
 }
 
@@ -881,6 +916,10 @@ pub enum ValueKind {
     Style,
     /// A row height or column width change.
     Dimension,
+    /// A date written as an Excel date; `value` is its ISO text (`2025-03-31`).
+    Date,
+    /// A date and time written as an Excel date; `value` is its ISO text.
+    Datetime,
 }
 
 /// A before or after state in the diff: a value, a formula (`"=SUM(A1:A3)"`) or a sheet name.

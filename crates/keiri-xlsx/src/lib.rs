@@ -83,8 +83,10 @@
 //! * `keiri-fs` — atomic writes and the path policy shared by the workspace.
 
 mod a1;
+mod block_spec;
 mod book;
 mod contract;
+mod dates;
 pub mod design;
 mod engine;
 mod error;
@@ -102,9 +104,10 @@ mod validate;
 mod xml;
 
 pub use a1::{Area, CellRef, MAX_COL, MAX_ROW, column_name, column_number};
+pub use block_spec::{GENERATED_BEGIN, GENERATED_END, patch_workbook_items_yaml};
 pub use contract::{
     CellValue, DiffStatus, FormulaIssue, IssueCode, IssueLevel, OnConflict, OpKind, PatchDiffItem,
-    PatchErrorDetail, PatchOp, PatchRequest, PatchResponse, PatchValue, ValueKind,
+    PatchErrorDetail, PatchOp, PatchRequest, PatchResponse, PatchValue, TypedValue, ValueKind,
 };
 pub use error::Error;
 pub use extract::{

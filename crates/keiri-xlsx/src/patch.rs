@@ -10,16 +10,21 @@ use unicode_normalization::UnicodeNormalization;
 use crate::a1::{Area, CellRef};
 use crate::book::{self, Book, SheetKind};
 use crate::contract::{
-    CellValue, DiffStatus, FormulaIssue, IssueLevel, OnConflict, OpKind, PatchDiffItem,
-    PatchErrorDetail, PatchOp, PatchRequest, PatchResponse, PatchValue, ValueKind,
+    CellValue, DiffStatus, IssueLevel, OnConflict, OpKind, PatchDiffItem, PatchErrorDetail,
+    PatchOp, PatchRequest, PatchResponse, PatchValue, TypedValue, ValueKind,
 };
-use crate::engine;
 use crate::error::Error;
 use crate::formula;
 use crate::package::Package;
 use crate::sheet::Content;
+use crate::styles::StyleChange;
 
 mod design_ops;
+mod preflight;
+mod values;
+
+use preflight::preflight;
+use values::{describe, inverse_value, matches_expected, patch_value, show};
 
 /// ExStruct's soft limit: above it a request gets a warning suggesting batches.
 pub(crate) const SOFT_MAX_OPS: usize = 200;
@@ -72,10 +77,19 @@ enum Planned {
     Fill {
         area: Area,
         base: CellRef,
-        body: String,
+        /// The formula as written for `base`; `None`: read from `base` when the op applies.
+        body: Option<String>,
     },
     /// A styling or structure op; checked by `PatchOp::validate`, applied by `design_ops`.
     Design,
+}
+
+/// What writing a value puts in the cell, what the diff shows, and the number format a date
+/// needs.
+struct Prepared {
+    content: Content,
+    after: PatchValue,
+    number_format: Option<&'static str>,
 }
 
 enum Write {
@@ -224,21 +238,18 @@ fn plan(ops: &[PatchOp]) -> Result<Vec<Planned>, Error> {
                 ..
             } => {
                 let area = parse_area(i, op, range)?;
-                if area.rows() != 1 && area.cols() != 1 {
-                    return Err(request_error(
-                        i,
-                        op,
-                        format!("the fill range {area} must be a single row or a single column"),
-                    ));
-                }
                 Planned::Fill {
                     area,
                     base: parse_cell(i, op, "base_cell", base_cell)?,
-                    body: formula_body(i, op, formula)?,
+                    body: match formula {
+                        Some(f) => Some(formula_body(i, op, f)?),
+                        None => None,
+                    },
                 }
             }
             _ => Planned::Design,
         };
+        check_dates(i, op, &planned)?;
         cells += match &planned {
             Planned::Range { area, .. } | Planned::Fill { area, .. } => area.len(),
             _ => 1,
@@ -251,6 +262,23 @@ fn plan(ops: &[PatchOp]) -> Result<Vec<Planned>, Error> {
         out.push(planned);
     }
     Ok(out)
+}
+
+/// Refuses a `date`/`datetime` value whose text is not one (a request error: no workbook can
+/// make it right). Whether the date exists in the workbook's date system is checked on apply.
+fn check_dates(i: usize, op: &PatchOp, planned: &Planned) -> Result<(), Error> {
+    let check = |v: &Option<CellValue>| match v.as_ref().and_then(values::date_write) {
+        Some(Err(e)) => Err(request_error(i, op, e)),
+        _ => Ok(()),
+    };
+    match planned {
+        Planned::Cell {
+            write: Write::Value(v),
+            ..
+        } => check(v),
+        Planned::Range { values, .. } => values.iter().flatten().try_for_each(check),
+        _ => Ok(()),
+    }
 }
 
 /// Refuses a path that is not an `.xlsx`/`.xlsm` workbook (`.xls` with the Excel COM message).
@@ -650,7 +678,9 @@ impl Run<'_> {
                 expected,
             } => self.cell_op(i, op, si, *cell, write, expected.as_ref()),
             Planned::Range { area, values } => self.range_op(i, op, si, *area, values),
-            Planned::Fill { area, base, body } => self.fill_op(i, op, si, *area, *base, body),
+            Planned::Fill { area, base, body } => {
+                self.fill_op(i, op, si, *area, *base, body.as_deref())
+            }
             Planned::Design => self.design_op(i, op, si),
             Planned::AddSheet | Planned::DeleteSheet => Ok(Ok(())),
         }
@@ -761,73 +791,132 @@ impl Run<'_> {
     }
 
     /// The content a write produces, or why it cannot be written.
-    fn content_for(
-        &mut self,
-        i: usize,
-        at: &str,
-        write: &Write,
-    ) -> Result<(Content, PatchValue), String> {
+    fn content_for(&mut self, i: usize, at: &str, write: &Write) -> Result<Prepared, String> {
+        let plain = |content, after: PatchValue| Prepared {
+            content,
+            after,
+            number_format: None,
+        };
+        let value = |v: &CellValue| PatchValue {
+            kind: ValueKind::Value,
+            value: Some(v.clone()),
+        };
+        let empty = PatchValue {
+            kind: ValueKind::Value,
+            value: None,
+        };
         match write {
-            Write::Formula(body) => Ok(self.formula_content(i, at, body)),
-            Write::Value(None) => Ok((
-                Content::Empty,
-                PatchValue {
-                    kind: ValueKind::Value,
-                    value: None,
-                },
-            )),
-            Write::Value(Some(v)) => match v {
-                CellValue::Text(s) if s.starts_with('=') => {
-                    if self.req.auto_formula {
-                        Ok(self.formula_content(i, at, &s[1..]))
-                    } else {
+            Write::Formula(body) => {
+                let (content, after) = self.formula_content(i, at, body);
+                Ok(plain(content, after))
+            }
+            Write::Value(None) => Ok(plain(Content::Empty, empty)),
+            Write::Value(Some(v)) => {
+                if let Some(date) = values::date_write(v) {
+                    let date = date?;
+                    let serial = crate::dates::serial(date.date, self.book.wb.date1904)?;
+                    return Ok(Prepared {
+                        content: Content::Number(serial),
+                        after: PatchValue {
+                            kind: date.kind,
+                            value: Some(CellValue::Text(date.text)),
+                        },
+                        number_format: Some(date.format),
+                    });
+                }
+                match v {
+                    CellValue::Text(s) if s.starts_with('=') => {
+                        if self.req.auto_formula {
+                            let (content, after) = self.formula_content(i, at, &s[1..]);
+                            Ok(plain(content, after))
+                        } else {
+                            Err(format!(
+                                "the value {s:?} starts with '='; use set_formula, or set \
+                                 auto_formula to write it as a formula"
+                            ))
+                        }
+                    }
+                    CellValue::Text(s) | CellValue::Typed(TypedValue::Text(s))
+                        if s.chars().count() > MAX_TEXT_CHARS =>
+                    {
                         Err(format!(
-                            "the value {s:?} starts with '='; use set_formula, or set auto_formula to \
-                             write it as a formula"
+                            "the text is longer than Excel's {MAX_TEXT_CHARS} characters per cell"
                         ))
                     }
+                    CellValue::Text(s) | CellValue::Typed(TypedValue::Text(s)) if s.is_empty() => {
+                        Ok(plain(Content::Empty, empty))
+                    }
+                    CellValue::Text(s) => Ok(plain(Content::Text(s.clone()), value(v))),
+                    // Forced text is shown in the diff as the text it is.
+                    CellValue::Typed(TypedValue::Text(s)) => Ok(plain(
+                        Content::Text(s.clone()),
+                        value(&CellValue::Text(s.clone())),
+                    )),
+                    CellValue::Int(n) => Ok(plain(Content::Number(*n as f64), value(v))),
+                    CellValue::Float(f) if f.is_finite() => {
+                        Ok(plain(Content::Number(*f), value(v)))
+                    }
+                    CellValue::Float(_) => Err("numbers must be finite".to_string()),
+                    CellValue::Bool(b) => Ok(plain(Content::Bool(*b), value(v))),
+                    // `date_write` took both date kinds.
+                    CellValue::Typed(TypedValue::Date(_) | TypedValue::Datetime(_)) => {
+                        Err("the date could not be read".to_string())
+                    }
                 }
-                CellValue::Text(s) if s.chars().count() > MAX_TEXT_CHARS => Err(format!(
-                    "the text is longer than Excel's {MAX_TEXT_CHARS} characters per cell"
-                )),
-                CellValue::Text(s) if s.is_empty() => Ok((
-                    Content::Empty,
-                    PatchValue {
-                        kind: ValueKind::Value,
-                        value: None,
-                    },
-                )),
-                CellValue::Text(s) => Ok((
-                    Content::Text(s.clone()),
-                    PatchValue {
-                        kind: ValueKind::Value,
-                        value: Some(v.clone()),
-                    },
-                )),
-                CellValue::Int(n) => Ok((
-                    Content::Number(*n as f64),
-                    PatchValue {
-                        kind: ValueKind::Value,
-                        value: Some(v.clone()),
-                    },
-                )),
-                CellValue::Float(f) if f.is_finite() => Ok((
-                    Content::Number(*f),
-                    PatchValue {
-                        kind: ValueKind::Value,
-                        value: Some(v.clone()),
-                    },
-                )),
-                CellValue::Float(_) => Err("numbers must be finite".to_string()),
-                CellValue::Bool(b) => Ok((
-                    Content::Bool(*b),
-                    PatchValue {
-                        kind: ValueKind::Value,
-                        value: Some(v.clone()),
-                    },
-                )),
-            },
+            }
         }
+    }
+
+    /// Gives a cell just written with a date the date's number format, unless its format
+    /// already has one (a template's own date format is kept). Returns the cell's old style
+    /// when it changed, for the inverse op.
+    fn date_format(
+        &mut self,
+        si: usize,
+        cell: CellRef,
+        format: &'static str,
+    ) -> Result<Result<Option<u32>, String>, Error> {
+        let old = {
+            let (doc, _) = self.book.doc_mut(si)?;
+            doc.style_id(cell)
+        };
+        let styles = match self.book.styles_mut()? {
+            Ok(s) => s,
+            Err(e) => return Ok(Err(e)),
+        };
+        if styles.number_format_id(old as usize) != 0 {
+            return Ok(Ok(None));
+        }
+        let change = StyleChange {
+            number_format: Some(format),
+            ..Default::default()
+        };
+        let new = match styles.derive(old as usize, &change) {
+            Ok(n) => u32::try_from(n).unwrap_or(u32::MAX),
+            Err(e) => return Ok(Err(e)),
+        };
+        let (doc, _) = self.book.doc_mut(si)?;
+        doc.restyle(cell, new);
+        Ok(Ok(Some(old)))
+    }
+
+    /// The inverse op that gives cells their old styles back (none when no style changed).
+    fn restore_styles(sheet: &str, old: Vec<(CellRef, u32)>) -> Option<PatchOp> {
+        (!old.is_empty()).then(|| {
+            PatchOp::RestoreDesignSnapshot(crate::design::RestoreDesignSnapshot {
+                sheet: sheet.to_string(),
+                design_snapshot: crate::design::DesignSnapshot {
+                    cell_styles: old
+                        .into_iter()
+                        .map(|(cell, style_id)| crate::design::CellStyleSnapshot {
+                            cell: cell.to_a1(),
+                            style_id,
+                        })
+                        .collect(),
+                    ..Default::default()
+                },
+            })
+        })
     }
 
     fn formula_content(&mut self, i: usize, at: &str, body: &str) -> (Content, PatchValue) {
@@ -897,7 +986,7 @@ impl Run<'_> {
         if let Some(expected) = expected {
             let (doc, sst) = self.book.doc_mut(si)?;
             let current = doc.get(cell, sst);
-            if !matches_expected(&current, expected.as_ref()) {
+            if !matches_expected(&current, expected.as_ref(), self.book.wb.date1904) {
                 let found = describe(&current);
                 let wanted = expected.as_ref().map_or("an empty cell".to_string(), show);
                 self.warnings.push(format!(
@@ -918,28 +1007,36 @@ impl Run<'_> {
                 return Ok(Ok(()));
             }
         }
-        let (content, after) = match self.content_for(i, &format!("{sheet}!{cell}"), write) {
+        let prepared = match self.content_for(i, &format!("{sheet}!{cell}"), write) {
             Ok(c) => c,
             Err(e) => return Ok(Err(e)),
         };
-        let before = match self.write_cell(i, si, cell, content)? {
+        let before = match self.write_cell(i, si, cell, prepared.content)? {
             Ok(b) => b,
             Err(e) => return Ok(Err(e)),
         };
-        let inverse = self
-            .req
-            .return_inverse_ops
-            .then(|| self.inverse_for(&sheet, cell, &before));
+        let mut restyled = Vec::new();
+        if let Some(format) = prepared.number_format {
+            match self.date_format(si, cell, format)? {
+                Ok(old) => restyled.extend(old.map(|o| (cell, o))),
+                Err(e) => return Ok(Err(e)),
+            }
+        }
+        let mut inverse = Vec::new();
+        if self.req.return_inverse_ops {
+            inverse.push(self.inverse_for(&sheet, cell, &before));
+            inverse.extend(Self::restore_styles(&sheet, restyled));
+        }
         self.diff.push(PatchDiffItem {
             op: op.kind(),
             op_index: i,
             sheet,
             cell: Some(cell.to_a1()),
             before: patch_value(&before),
-            after: Some(after),
+            after: Some(prepared.after),
             status: DiffStatus::Applied,
         });
-        self.inverse.push(inverse.into_iter().collect());
+        self.inverse.push(inverse);
         Ok(Ok(()))
     }
 
@@ -955,30 +1052,40 @@ impl Run<'_> {
         let cols = values.first().map_or(0, Vec::len);
         let sheet = self.sheet_name(si);
         let mut befores = Vec::with_capacity(values.len() * cols);
+        let mut restyled = Vec::new();
         for (cell, value) in area.cells().zip(values.iter().flatten()) {
             let write = Write::Value(value.clone());
-            let (content, after) = match self.content_for(i, &format!("{sheet}!{cell}"), &write) {
+            let prepared = match self.content_for(i, &format!("{sheet}!{cell}"), &write) {
                 Ok(c) => c,
                 Err(e) => return Ok(Err(format!("{cell}: {e}"))),
             };
-            let before = match self.write_cell(i, si, cell, content)? {
+            let before = match self.write_cell(i, si, cell, prepared.content)? {
                 Ok(b) => b,
                 Err(e) => return Ok(Err(e)),
             };
+            if let Some(format) = prepared.number_format {
+                match self.date_format(si, cell, format)? {
+                    Ok(old) => restyled.extend(old.map(|o| (cell, o))),
+                    Err(e) => return Ok(Err(format!("{cell}: {e}"))),
+                }
+            }
             self.diff.push(PatchDiffItem {
                 op: op.kind(),
                 op_index: i,
                 sheet: sheet.clone(),
                 cell: Some(cell.to_a1()),
                 before: patch_value(&before),
-                after: Some(after),
+                after: Some(prepared.after),
                 status: DiffStatus::Applied,
             });
             if self.req.return_inverse_ops {
                 befores.push((cell, before));
             }
         }
-        let inverse = self.inverse_for_area(&sheet, area, &befores);
+        let mut inverse = self.inverse_for_area(&sheet, area, &befores);
+        if self.req.return_inverse_ops {
+            inverse.extend(Self::restore_styles(&sheet, restyled));
+        }
         self.inverse.push(inverse);
         Ok(Ok(()))
     }
@@ -990,10 +1097,36 @@ impl Run<'_> {
         si: usize,
         area: Area,
         base: CellRef,
-        body: &str,
+        body: Option<&str>,
     ) -> Result<OpResult, Error> {
-        // `plan` has checked that the range is one row or one column.
         let sheet = self.sheet_name(si);
+        // Without a formula in the op, the base cell's own formula is filled (read before any
+        // cell of the range, which may include the base cell, is written).
+        let body = match body {
+            Some(b) => b.to_string(),
+            None => {
+                let (doc, sst) = self.book.doc_mut(si)?;
+                match doc.get(base, sst) {
+                    Content::Formula {
+                        array: Some(area), ..
+                    } => {
+                        return Ok(Err(format!(
+                            "base_cell {sheet}!{base} is part of the array formula at {area}, \
+                             which cannot be filled cell by cell"
+                        )));
+                    }
+                    Content::Formula { text, .. } => formula::strip_file_prefixes(&text),
+                    other => {
+                        return Ok(Err(format!(
+                            "base_cell {sheet}!{base} holds {} and no formula; give the op a \
+                             formula or point base_cell at a formula cell",
+                            describe(&other)
+                        )));
+                    }
+                }
+            }
+        };
+        let body = body.as_str();
         let mut befores = Vec::new();
         for cell in area.cells() {
             let rows = i64::from(cell.row) - i64::from(base.row);
@@ -1115,252 +1248,9 @@ impl Run<'_> {
     }
 }
 
-fn inverse_value(c: &Content) -> Option<CellValue> {
-    match c {
-        Content::Empty | Content::Formula { .. } => None,
-        Content::Number(n) => Some(CellValue::number(*n)),
-        Content::Bool(b) => Some(CellValue::Bool(*b)),
-        Content::Text(t) | Content::Error(t) | Content::Date(t) => Some(CellValue::Text(t.clone())),
-    }
-}
-
-/// A cell's content as the diff shows it.
-fn patch_value(c: &Content) -> Option<PatchValue> {
-    match c {
-        Content::Empty => None,
-        Content::Formula { text, .. } => Some(PatchValue {
-            kind: ValueKind::Formula,
-            value: Some(CellValue::Text(format!("={text}"))),
-        }),
-        other => Some(PatchValue {
-            kind: ValueKind::Value,
-            value: inverse_value(other),
-        }),
-    }
-}
-
-fn show(v: &CellValue) -> String {
-    match v {
-        CellValue::Bool(b) => b.to_string(),
-        CellValue::Int(i) => i.to_string(),
-        CellValue::Float(f) => f.to_string(),
-        CellValue::Text(t) => format!("{t:?}"),
-    }
-}
-
-fn describe(c: &Content) -> String {
-    match c {
-        Content::Empty => "an empty cell".to_string(),
-        Content::Number(n) => show(&CellValue::number(*n)),
-        Content::Text(t) | Content::Error(t) | Content::Date(t) => format!("{t:?}"),
-        Content::Bool(b) => b.to_string(),
-        Content::Formula { text, .. } => format!("the formula ={text}"),
-    }
-}
-
-/// A value reduced for `*_if` comparisons: empty and `""` are the same; numbers compare as
-/// numbers (`1 == 1.0`); text compares after Unicode NFC.
-#[derive(Debug, PartialEq)]
-enum Normal {
-    Empty,
-    Number(f64),
-    Text(String),
-    Bool(bool),
-}
-
-fn normal_of_value(v: Option<&CellValue>) -> Normal {
-    match v {
-        None => Normal::Empty,
-        Some(CellValue::Text(t)) if t.is_empty() => Normal::Empty,
-        Some(CellValue::Text(t)) => Normal::Text(t.nfc().collect()),
-        Some(CellValue::Int(i)) => Normal::Number(*i as f64),
-        Some(CellValue::Float(f)) => Normal::Number(*f),
-        Some(CellValue::Bool(b)) => Normal::Bool(*b),
-    }
-}
-
-fn matches_expected(current: &Content, expected: Option<&CellValue>) -> bool {
-    let want = normal_of_value(expected);
-    match current {
-        Content::Formula { text, .. } => {
-            // A formula matches its text, with or without the file-format prefixes.
-            let written = Normal::Text(format!("={text}").nfc().collect());
-            let plain = Normal::Text(
-                format!("={}", formula::strip_file_prefixes(text))
-                    .nfc()
-                    .collect(),
-            );
-            want == written || want == plain
-        }
-        other => normal_of_value(inverse_value(other).as_ref()) == want,
-    }
-}
-
-/// Runs the formula check on the original and the patched workbook; issues present before the
-/// patch are reported as warnings, so only problems the patch introduces block a save.
-fn preflight(
-    book: &mut Book,
-    timeout: Duration,
-) -> Result<(Vec<FormulaIssue>, Vec<String>), Error> {
-    let mut patched = Vec::new();
-    let mut original: Vec<(usize, engine::SheetCells)> = Vec::new();
-    for si in 0..book.sheets.len() {
-        let Some(sheet) = book.sheets.get(si) else {
-            continue;
-        };
-        let name = sheet.name.clone();
-        if sheet.kind != SheetKind::Worksheet {
-            patched.push(engine::SheetCells {
-                name,
-                cells: Vec::new(),
-            });
-            continue;
-        }
-        let existing = match &sheet.origin {
-            book::Origin::Existing { original_index, .. } => Some(*original_index),
-            book::Origin::Added { .. } => None,
-        };
-        let (doc, sst) = book.doc_mut(si)?;
-        let cells = doc.cells(sst, true);
-        if let Some(idx) = existing {
-            original.push((
-                idx,
-                engine::SheetCells {
-                    name: name.clone(),
-                    cells: doc.cells(sst, false),
-                },
-            ));
-        }
-        patched.push(engine::SheetCells { name, cells });
-    }
-    // Sheets deleted by the patch were empty worksheets; the original evaluation keeps the
-    // remaining sheets in their original order.
-    original.sort_by_key(|(i, _)| *i);
-    let names: Vec<(String, Option<u32>, String)> = book
-        .wb
-        .defined_names
-        .iter()
-        .map(|d| (d.name.clone(), d.local_sheet, d.formula.clone()))
-        .collect();
-    let iterate = book.wb.calc_pr.is_some_and(|(_, _, iterate)| iterate);
-    let date1904 = book.wb.date1904;
-    // One time budget for both evaluations; running out of it is a coded error, not a wait.
-    let deadline = std::time::Instant::now() + timeout;
-    let out_of_time = |engine::OutOfTime(limit): engine::OutOfTime| {
-        Error::Budget(format!(
-            "the formula check did not finish within {:.1} s; patch without \
-             preflight_formula_check, or check a smaller workbook",
-            limit.as_secs_f64()
-        ))
-    };
-    let after = engine::check(
-        &engine::Workbook {
-            sheets: patched,
-            names: names.clone(),
-            date1904,
-        },
-        timeout,
-    )
-    .map_err(out_of_time)?;
-    let before_book = engine::Workbook {
-        sheets: original.into_iter().map(|(_, s)| s).collect(),
-        names,
-        date1904,
-    };
-    let remaining = deadline.saturating_duration_since(std::time::Instant::now());
-    let before = engine::check(&before_book, remaining).map_err(out_of_time)?;
-    let existed: std::collections::HashSet<(String, CellRef, crate::contract::IssueCode)> = before
-        .findings
-        .iter()
-        .filter_map(|f| {
-            before_book
-                .sheets
-                .get(f.sheet)
-                .map(|s| (normalise(&s.name), f.cell, f.code))
-        })
-        .collect();
-    let sheet_names: Vec<String> = book.sheets.iter().map(|s| s.name.clone()).collect();
-    let mut issues = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    for f in &after.findings {
-        let sheet = sheet_names.get(f.sheet).cloned().unwrap_or_default();
-        if !seen.insert((f.sheet, f.cell, f.code)) {
-            continue;
-        }
-        let pre_existing = existed.contains(&(normalise(&sheet), f.cell, f.code));
-        let deliberate_cycle =
-            iterate && f.code == crate::contract::IssueCode::CircularRefSuspected;
-        let level = if pre_existing || f.mild || deliberate_cycle {
-            IssueLevel::Warning
-        } else {
-            IssueLevel::Error
-        };
-        let mut message = f.message.clone();
-        if pre_existing {
-            message = format!("already present before this patch: {message}");
-        } else if deliberate_cycle {
-            message = format!("{message}; the workbook enables iterative calculation");
-        }
-        issues.push(FormulaIssue {
-            sheet,
-            cell: f.cell.to_a1(),
-            level,
-            code: f.code,
-            message,
-        });
-    }
-    // Errors first, so a capped list still shows what blocks the save.
-    issues.sort_by_key(|i| std::cmp::Reverse(i.level));
-    let mut notes = after.notes;
-    if issues.len() > MAX_ISSUES {
-        notes.push(format!(
-            "{} more formula issues are not listed",
-            issues.len() - MAX_ISSUES
-        ));
-        issues.truncate(MAX_ISSUES);
-    }
-    Ok((issues, notes))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn check(current: Content, expected: Option<CellValue>, want: bool) {
-        assert_eq!(
-            matches_expected(&current, expected.as_ref()),
-            want,
-            "{current:?} vs {expected:?}"
-        );
-    }
-
-    #[test]
-    fn expected_values_are_normalised() {
-        check(Content::Empty, None, true);
-        check(Content::Empty, Some(CellValue::Text(String::new())), true);
-        check(Content::Number(1.0), Some(CellValue::Int(1)), true);
-        check(Content::Number(1.5), Some(CellValue::Float(1.5)), true);
-        check(
-            Content::Number(1.0),
-            Some(CellValue::Text("1".into())),
-            false,
-        );
-        // が as one code point (NFC) and as か + combining mark (NFD).
-        check(
-            Content::Text("\u{304C}".into()),
-            Some(CellValue::Text("\u{304B}\u{3099}".into())),
-            true,
-        );
-        check(Content::Text("a".into()), None, false);
-        check(Content::Bool(true), Some(CellValue::Bool(true)), true);
-        let f = Content::Formula {
-            text: "_xlfn.IFS(A1,1)".into(),
-            array: None,
-            cached: None,
-        };
-        check(f.clone(), Some(CellValue::Text("=IFS(A1,1)".into())), true);
-        check(f, Some(CellValue::Text("=_xlfn.IFS(A1,1)".into())), true);
-    }
 
     #[test]
     fn output_names() {

@@ -1153,6 +1153,7 @@ impl SheetDoc {
         let mut pending = edits.iter().peekable();
         let mut last = tag_end;
         let content_end = if row.empty { tag_end } else { close };
+        let start_len = out.len();
         for c in &row.cells {
             out.push_str(self.xml.get(last..c.start as usize).unwrap_or(""));
             while let Some((at, e)) = pending.peek() {
@@ -1192,6 +1193,16 @@ impl SheetDoc {
             out.push_str(&render_cell(p, *at, e.style.as_deref(), &e.content).unwrap_or_default());
         }
         out.push_str(self.xml.get(last.max(tag_end)..content_end).unwrap_or(""));
+        // A row whose cells were all cleared and that says nothing else (no style, height or
+        // other attribute, no other content) is left out, as a new row would be: undoing a
+        // write into a new row then gives back the sheet as it was.
+        if out
+            .get(start_len..)
+            .is_some_and(|inner| inner.trim().is_empty())
+            && only_row_number(&out[..start_len])
+        {
+            return String::new();
+        }
         out.push_str(&format!("</{p}row>"));
         out
     }
@@ -1222,6 +1233,18 @@ fn new_row(p: &str, number: u32, edits: &[(CellRef, &Edit)], height: Option<f64>
         return format!("<{p}row r=\"{number}\"{ht}/>");
     }
     format!("<{p}row r=\"{number}\"{ht}>{cells}</{p}row>")
+}
+
+/// Whether a row start tag has no attribute but its number and spans.
+fn only_row_number(tag: &str) -> bool {
+    let mut r = xml::reader(tag);
+    match r.read_event() {
+        Ok(quick_xml::events::Event::Start(e) | quick_xml::events::Event::Empty(e)) => e
+            .attributes()
+            .with_checks(false)
+            .all(|a| a.is_ok_and(|a| matches!(a.key.local_name().into_inner(), "r" | "spans"))),
+        _ => false,
+    }
 }
 
 fn tag_attr(tag: &str, name: &[u8]) -> Option<String> {

@@ -47,6 +47,8 @@ pub(crate) struct StyleChange {
     pub horizontal: Option<&'static str>,
     pub vertical: Option<&'static str>,
     pub wrap: Option<bool>,
+    /// A number format code (`yyyy/mm/dd`): an existing `<numFmt>` with that code, or a new one.
+    pub number_format: Option<&'static str>,
 }
 
 impl StyleChange {
@@ -59,10 +61,30 @@ impl StyleChange {
     }
 }
 
+/// The `<numFmts>` list: custom number formats, referred to by their `numFmtId`, not by
+/// position.
+#[derive(Debug, Default)]
+struct NumFmts {
+    /// The start tag's span, and whether it is self-closing.
+    start_tag: Option<(usize, usize, bool)>,
+    /// Where `</numFmts>` starts.
+    end_tag: usize,
+    /// (numFmtId, formatCode) of the existing formats.
+    existing: Vec<(u32, String)>,
+    added: Vec<(u32, String)>,
+}
+
+/// Custom number formats start at this id; lower ids are Excel's built-in formats.
+const FIRST_CUSTOM_NUM_FMT: u32 = 164;
+
 pub(crate) struct Styles {
     text: String,
     prefix: String,
     lists: [List; 4],
+    num_fmts: NumFmts,
+    /// The end of the root start tag: a missing `<numFmts>` goes after it when there is no
+    /// `<fonts>` list to go before.
+    root_end: usize,
     /// (xf index, change) → derived xf index, so a range of cells sharing a format derives once.
     memo: HashMap<(usize, String), usize>,
 }
@@ -247,6 +269,9 @@ impl Styles {
     /// Scans the part. `Err` is a reason the styling ops cannot use it.
     pub fn parse(text: String) -> Result<Styles, String> {
         let mut lists: [List; 4] = Default::default();
+        let mut num_fmts = NumFmts::default();
+        let mut in_num_fmts = false;
+        let mut root_end = 0usize;
         let mut prefix = String::new();
         let mut r = xml::reader(&text);
         let mut depth = 0usize;
@@ -262,7 +287,22 @@ impl Styles {
                 Event::Start(e) | Event::Empty(e) => {
                     let empty = matches!(event, Event::Empty(_));
                     match depth {
-                        0 => prefix = xml::prefix_of(e),
+                        0 => {
+                            prefix = xml::prefix_of(e);
+                            root_end = end;
+                        }
+                        1 if xml::local(e) == b"numFmts" => {
+                            num_fmts.start_tag = Some((start, end, empty));
+                            num_fmts.end_tag = end;
+                            in_num_fmts = !empty;
+                        }
+                        2 if in_num_fmts && xml::local(e) == b"numFmt" => {
+                            let id = xml::attr(e, b"numFmtId").and_then(|v| v.trim().parse().ok());
+                            let code = xml::attr(e, b"formatCode").unwrap_or_default();
+                            if let Some(id) = id {
+                                num_fmts.existing.push((id, code));
+                            }
+                        }
                         1 => {
                             let name = xml::local(e);
                             if let Some(k) = LIST_NAMES.iter().position(|n| *n == name)
@@ -296,6 +336,9 @@ impl Styles {
                         if let Some(list) = current.and_then(|k| lists.get_mut(k)) {
                             list.items.push((item_start, end));
                         }
+                    } else if depth == 1 && in_num_fmts {
+                        in_num_fmts = false;
+                        num_fmts.end_tag = start;
                     } else if depth == 1
                         && let Some(list) = current.take().and_then(|k| lists.get_mut(k))
                     {
@@ -310,8 +353,87 @@ impl Styles {
             text,
             prefix,
             lists,
+            num_fmts,
+            root_end,
             memo: HashMap::new(),
         })
+    }
+
+    /// The `numFmtId` of cell format `xf` (0, General, when it has none or does not exist).
+    pub fn number_format_id(&self, xf: usize) -> u32 {
+        self.item(ListKind::CellXfs, xf)
+            .and_then(|x| tag_attr(x, "numFmtId"))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// The id of the custom number format with `code`, appending one when there is none.
+    fn number_format(&mut self, code: &str) -> u32 {
+        let f = &mut self.num_fmts;
+        if let Some((id, _)) = f.existing.iter().chain(&f.added).find(|(_, c)| c == code) {
+            return *id;
+        }
+        let id = f
+            .existing
+            .iter()
+            .chain(&f.added)
+            .map(|(id, _)| id + 1)
+            .max()
+            .unwrap_or(0)
+            .max(FIRST_CUSTOM_NUM_FMT);
+        f.added.push((id, code.to_string()));
+        id
+    }
+
+    /// The splice that adds the appended number formats (none when nothing was appended).
+    fn num_fmts_splices(&self) -> Vec<(usize, usize, String)> {
+        let f = &self.num_fmts;
+        if f.added.is_empty() {
+            return Vec::new();
+        }
+        let p = &self.prefix;
+        let items: String = f
+            .added
+            .iter()
+            .map(|(id, code)| {
+                format!(
+                    "<{p}numFmt numFmtId=\"{id}\" formatCode=\"{}\"/>",
+                    xml::escape_attr(code)
+                )
+            })
+            .collect();
+        let count = f.existing.len() + f.added.len();
+        match f.start_tag {
+            Some((a, b, false)) => {
+                let tag = self.text.get(a..b).unwrap_or("");
+                let count = count.to_string();
+                let mut out = Vec::new();
+                if let Some(new) = xml::rewrite_start_tag(tag, &[("count", &count)], &[], false) {
+                    out.push((a, b, new));
+                }
+                out.push((f.end_tag, f.end_tag, items));
+                out
+            }
+            Some((a, b, true)) => vec![(
+                a,
+                b,
+                format!("<{p}numFmts count=\"{count}\">{items}</{p}numFmts>"),
+            )],
+            None => {
+                // `<numFmts>` is the first child of the style sheet.
+                let at = self
+                    .lists
+                    .iter()
+                    .filter_map(|l| l.start_tag.map(|(a, _, _)| a))
+                    .min()
+                    .unwrap_or(self.root_end);
+                vec![(
+                    at,
+                    at,
+                    format!("<{p}numFmts count=\"{count}\">{items}</{p}numFmts>"),
+                )]
+            }
+        }
     }
 
     fn item(&self, kind: ListKind, index: usize) -> Option<&str> {
@@ -453,6 +575,11 @@ impl Styles {
             set.push(("borderId", new.to_string()));
             set.push(("applyBorder", "1".to_string()));
         }
+        if let Some(code) = change.number_format {
+            let id = self.number_format(code);
+            set.push(("numFmtId", id.to_string()));
+            set.push(("applyNumberFormat", "1".to_string()));
+        }
         if change.touches_alignment() {
             let mut attrs: Vec<(&str, &str)> = Vec::new();
             if let Some(h) = change.horizontal {
@@ -489,12 +616,12 @@ impl Styles {
 
     /// Whether any element was appended.
     pub fn is_changed(&self) -> bool {
-        self.lists.iter().any(|l| !l.added.is_empty())
+        self.lists.iter().any(|l| !l.added.is_empty()) || !self.num_fmts.added.is_empty()
     }
 
     /// The part with the appended elements and updated counts; everything else as it was.
     pub fn to_xml(&self) -> String {
-        let mut splices = Vec::new();
+        let mut splices = self.num_fmts_splices();
         for list in &self.lists {
             let Some((a, b, false)) = list.start_tag else {
                 continue;

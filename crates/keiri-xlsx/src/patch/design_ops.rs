@@ -144,6 +144,7 @@ impl Run<'_> {
                     vertical: o.vertical_align.map(|v| v.as_str()),
                     wrap: o.wrap_text,
                     grid_border: false,
+                    number_format: None,
                 };
                 Ok((area, change, parts.join(";")))
             }),

@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod bounds;
+mod dates;
 mod design;
 mod extract;
 mod fidelity;
@@ -12,5 +13,6 @@ mod props;
 mod read;
 mod robustness;
 mod semantics;
+mod spec;
 mod support;
 mod validate;

@@ -27,6 +27,7 @@ fn show(v: &CellValue) -> String {
         CellValue::Int(i) => i.to_string(),
         CellValue::Float(f) => format!("{f}"),
         CellValue::Text(t) => t.clone(),
+        other => panic!("the read tools return no typed values: {other:?}"),
     }
 }
 

@@ -216,7 +216,7 @@ fn op_errors_carry_the_op_index() {
 }
 
 /// The contract makes a `set_range_values` whose values differ from the range's shape, and a
-/// `fill_formula` over more than one row and column, request errors (nothing written, a coded
+/// `fill_formula` with a bad base cell, request errors (nothing written, a coded
 /// error); they used to come back as a successful response with `error` set.
 #[test]
 fn range_shape_and_fill_area_mismatches_are_request_errors() {
@@ -248,8 +248,8 @@ fn range_shape_and_fill_area_mismatches_are_request_errors() {
         "2×1",
     );
     check(
-        json!({"op": "fill_formula", "sheet": "明細", "range": "A1:B2", "base_cell": "A1", "formula": "=1"}),
-        "ops[0] (fill_formula): the fill range A1:B2 must be a single row or a single column",
+        json!({"op": "fill_formula", "sheet": "明細", "range": "A1:B2", "base_cell": "A", "formula": "=1"}),
+        "ops[0] (fill_formula): base_cell \"A\" is not an A1 cell reference",
     );
 }
 

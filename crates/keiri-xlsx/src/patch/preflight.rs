@@ -1,0 +1,137 @@
+//! The preflight formula check of a patched workbook.
+
+use std::time::Duration;
+
+use crate::a1::CellRef;
+use crate::book::{self, Book, SheetKind};
+use crate::contract::{FormulaIssue, IssueLevel};
+use crate::engine;
+use crate::error::Error;
+
+use super::{MAX_ISSUES, normalise};
+
+/// Runs the formula check on the original and the patched workbook; issues present before the
+/// patch are reported as warnings, so only problems the patch introduces block a save.
+pub(super) fn preflight(
+    book: &mut Book,
+    timeout: Duration,
+) -> Result<(Vec<FormulaIssue>, Vec<String>), Error> {
+    let mut patched = Vec::new();
+    let mut original: Vec<(usize, engine::SheetCells)> = Vec::new();
+    for si in 0..book.sheets.len() {
+        let Some(sheet) = book.sheets.get(si) else {
+            continue;
+        };
+        let name = sheet.name.clone();
+        if sheet.kind != SheetKind::Worksheet {
+            patched.push(engine::SheetCells {
+                name,
+                cells: Vec::new(),
+            });
+            continue;
+        }
+        let existing = match &sheet.origin {
+            book::Origin::Existing { original_index, .. } => Some(*original_index),
+            book::Origin::Added { .. } => None,
+        };
+        let (doc, sst) = book.doc_mut(si)?;
+        let cells = doc.cells(sst, true);
+        if let Some(idx) = existing {
+            original.push((
+                idx,
+                engine::SheetCells {
+                    name: name.clone(),
+                    cells: doc.cells(sst, false),
+                },
+            ));
+        }
+        patched.push(engine::SheetCells { name, cells });
+    }
+    // Sheets deleted by the patch were empty worksheets; the original evaluation keeps the
+    // remaining sheets in their original order.
+    original.sort_by_key(|(i, _)| *i);
+    let names: Vec<(String, Option<u32>, String)> = book
+        .wb
+        .defined_names
+        .iter()
+        .map(|d| (d.name.clone(), d.local_sheet, d.formula.clone()))
+        .collect();
+    let iterate = book.wb.calc_pr.is_some_and(|(_, _, iterate)| iterate);
+    let date1904 = book.wb.date1904;
+    // One time budget for both evaluations; running out of it is a coded error, not a wait.
+    let deadline = std::time::Instant::now() + timeout;
+    let out_of_time = |engine::OutOfTime(limit): engine::OutOfTime| {
+        Error::Budget(format!(
+            "the formula check did not finish within {:.1} s; patch without \
+             preflight_formula_check, or check a smaller workbook",
+            limit.as_secs_f64()
+        ))
+    };
+    let after = engine::check(
+        &engine::Workbook {
+            sheets: patched,
+            names: names.clone(),
+            date1904,
+        },
+        timeout,
+    )
+    .map_err(out_of_time)?;
+    let before_book = engine::Workbook {
+        sheets: original.into_iter().map(|(_, s)| s).collect(),
+        names,
+        date1904,
+    };
+    let remaining = deadline.saturating_duration_since(std::time::Instant::now());
+    let before = engine::check(&before_book, remaining).map_err(out_of_time)?;
+    let existed: std::collections::HashSet<(String, CellRef, crate::contract::IssueCode)> = before
+        .findings
+        .iter()
+        .filter_map(|f| {
+            before_book
+                .sheets
+                .get(f.sheet)
+                .map(|s| (normalise(&s.name), f.cell, f.code))
+        })
+        .collect();
+    let sheet_names: Vec<String> = book.sheets.iter().map(|s| s.name.clone()).collect();
+    let mut issues = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for f in &after.findings {
+        let sheet = sheet_names.get(f.sheet).cloned().unwrap_or_default();
+        if !seen.insert((f.sheet, f.cell, f.code)) {
+            continue;
+        }
+        let pre_existing = existed.contains(&(normalise(&sheet), f.cell, f.code));
+        let deliberate_cycle =
+            iterate && f.code == crate::contract::IssueCode::CircularRefSuspected;
+        let level = if pre_existing || f.mild || deliberate_cycle {
+            IssueLevel::Warning
+        } else {
+            IssueLevel::Error
+        };
+        let mut message = f.message.clone();
+        if pre_existing {
+            message = format!("already present before this patch: {message}");
+        } else if deliberate_cycle {
+            message = format!("{message}; the workbook enables iterative calculation");
+        }
+        issues.push(FormulaIssue {
+            sheet,
+            cell: f.cell.to_a1(),
+            level,
+            code: f.code,
+            message,
+        });
+    }
+    // Errors first, so a capped list still shows what blocks the save.
+    issues.sort_by_key(|i| std::cmp::Reverse(i.level));
+    let mut notes = after.notes;
+    if issues.len() > MAX_ISSUES {
+        notes.push(format!(
+            "{} more formula issues are not listed",
+            issues.len() - MAX_ISSUES
+        ));
+        issues.truncate(MAX_ISSUES);
+    }
+    Ok((issues, notes))
+}
