@@ -25,7 +25,7 @@ help:
 	@echo "make embeddings  regenerate the bundled catalog embeddings (block_specs/.embeddings)"
 	@echo "make bench-cold-start  desktop cold start + first candidate search (BUILD=release|debug)"
 	@echo "make eval-planner  evaluate the planner on evals/planner_cases.yaml (needs an LLM)"
-	@echo "make generated  rewrite files generated from the Rust sources (ui/src/api/: functions.ts, schema.json, generated.ts)"
+	@echo "make generated  rewrite files generated from the Rust sources (ui/src/api/: functions.ts, schema.json, generated.ts; the ops of block_specs/output/excel.patch_workbook.yaml)"
 
 ## --- setup: each step installs only what is missing ------------------------------------
 setup: setup-system setup-npm setup-models
@@ -178,10 +178,13 @@ clean:
 
 # Files generated from the Rust sources: from keiri-api's one table of functions, the UI's
 # function list (ui/src/api/functions.ts) and the JSON Schema of every request and response
-# (ui/src/api/schema.json); from that schema, the UI's API types (ui/src/api/generated.ts).
-# A Rust test fails while either of the first two is stale, a UI unit test while the third is.
+# (ui/src/api/schema.json); from that schema, the UI's API types (ui/src/api/generated.ts); from
+# keiri-xlsx's op definitions, the `operations` items of the excel.patch_workbook block spec.
+# A Rust test fails while the first two or the block spec is stale, a UI unit test while the
+# API types are.
 .PHONY: generated
 generated: setup-npm
 	KEIRI_UPDATE_GENERATED=1 $(CARGO) nextest run -p keiri-api \
 	  -E 'test(the_generated_typescript_is_current) | test(the_generated_schema_is_current)'
+	KEIRI_UPDATE_GENERATED=1 $(CARGO) nextest run -p keiri-xlsx -E 'test(the_block_spec_lists_every_op)'
 	cd ui && node scripts/api-types.mjs

@@ -15,8 +15,9 @@
 //!   deleted), `workbook.xml.rels` and `[Content_Types].xml`;
 //! * `calcChain.xml` is dropped, because it would list stale formula cells (only when values,
 //!   formulas or sheets change: styling and structure ops leave it and `workbook.xml` alone);
-//! * `styles.xml`, only by the styling ops, and only by appending a format, font, fill or border
-//!   when no identical one exists (see the `styles` module and [`design`]).
+//! * `styles.xml`, only by the styling ops and by date writes, and only by appending a number
+//!   format, cell format, font, fill or border when no identical one exists (see the `styles`
+//!   module and [`design`]).
 //! * for `apply_table_style`, the sheet's relationship part (spliced, or created) and a new
 //!   `tables/tableN.xml` part with its content-type override.
 //!
@@ -55,10 +56,21 @@
 //! and compares it with the original: only problems the patch introduces are errors (which
 //! block the save); problems already present are warnings.
 //!
+//! Dates are dates: a value `{"kind": "date", "value": "2025-03-31"}` (or `datetime`, or text
+//! that is exactly a real `YYYY-MM-DD` date) is written as an Excel date serial in the
+//! workbook's date system (1900 with its phantom 1900-02-29, or 1904), and a cell whose format
+//! has no number format gets `yyyy/mm/dd` (`yyyy/mm/dd hh:mm:ss`); a cell that has one keeps
+//! it. `{"kind": "text", ...}` keeps a date-like string text. The inverse ops restore the
+//! cell's old style (`restore_design_snapshot`) and write date-like text back as text; the
+//! number and cell formats appended to `styles.xml` stay (unused), like those of the styling
+//! ops. See [`CellValue`] and [`TypedValue`].
+//!
 //! # Beside the patch
 //!
 //! The tools an `exstruct_patch` client uses around it: [`list_ops`] / [`describe_op`] (each
 //! op's fields, constraints, example and aliases, generated from the op definitions),
+//! [`patch_workbook_items_yaml`] (the same, as the `operations` items of the
+//! `excel.patch_workbook` block spec; a test keeps the spec current),
 //! [`validate_input`] (can the workbook be read, and would these ops apply — a dry run), the
 //! [`limits`], and three reads of a workbook's cells ([`read_range`], [`read_cells`],
 //! [`read_formulas`]) that open the package read-only.
