@@ -474,8 +474,11 @@ impl TypedTool for ExstructPatch {
 Edit an Excel workbook (.xlsx/.xlsm) with cell, sheet, styling and structure operations \
 (exstruct_list_ops lists them, exstruct_describe_op shows one's fields, constraints, example \
 and aliases; exstruct_validate_input checks ops without writing). Ops apply in order; a \
-top-level sheet serves every op that names none. A values shape that differs from its range, \
-or a fill_formula range of more than one row and column, is an INVALID_REQUEST error. The result is saved atomically to a new file, \
+top-level sheet serves every op that names none. A values shape that differs from its range \
+is an INVALID_REQUEST error. fill_formula fills a row, a column or a rectangle with base_cell's \
+formula (or the op's formula, written for base_cell), shifting relative references. Dates: \
+{\"kind\":\"date\",\"value\":\"2025-03-31\"} (or datetime), and text that is exactly YYYY-MM-DD, \
+are written as Excel dates; {\"kind\":\"text\",\"value\":...} keeps text. The result is saved atomically to a new file, \
 {stem}_patched{suffix} next to the workbook unless out_dir/out_name say otherwise; the \
 original is never modified. on_conflict (overwrite | skip | rename) decides what happens when \
 the output exists; when left out, the server's --on-conflict default applies. dry_run computes \

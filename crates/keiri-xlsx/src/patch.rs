@@ -280,9 +280,13 @@ fn check_dates(i: usize, op: &PatchOp, planned: &Planned) -> Result<(), Error> {
     };
     match planned {
         Planned::Cell {
-            write: Write::Value(v),
-            ..
-        } => check(v),
+            write, expected, ..
+        } => {
+            if let Write::Value(v) = write {
+                check(v)?;
+            }
+            expected.as_ref().map_or(Ok(()), check)
+        }
         Planned::Range { values, .. } => values.iter().flatten().try_for_each(check),
         _ => Ok(()),
     }

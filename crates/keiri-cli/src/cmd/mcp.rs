@@ -521,7 +521,7 @@ mod tests {
         check(
             &s,
             "exstruct_patch",
-            json!({"xlsx_path": "missing.xlsx", "ops": [{"op": "fill_formula", "sheet": "S", "range": "A1:B2", "base_cell": "A1", "formula": "=1"}]}),
+            json!({"xlsx_path": "missing.xlsx", "ops": [{"op": "fill_formula", "sheet": "S", "range": "A1:B2", "base_cell": "A", "formula": "=1"}]}),
             Err("INVALID_REQUEST"),
         )
         .await;

@@ -122,7 +122,7 @@ fn op_errors_exit_1_and_request_errors_exit_2() {
             "/formula_issues/0/code",
             json!("div0_error"),
         ),
-        // A shape that differs from the range, and a fill over a block, are request errors
+        // A shape that differs from the range, and a fill from a bad base cell, are request errors
         // (the contract's), not op errors: exit 2 with the code.
         (
             "bad_shape.json",
@@ -134,7 +134,7 @@ fn op_errors_exit_1_and_request_errors_exit_2() {
         ),
         (
             "bad_fill.json",
-            r#"[{"op":"fill_formula","sheet":"入力データ","range":"E2:F3","base_cell":"E2","formula":"=C2"}]"#,
+            r#"[{"op":"fill_formula","sheet":"入力データ","range":"E2:F3","base_cell":"E","formula":"=C2"}]"#,
             &[][..],
             2,
             "/code",

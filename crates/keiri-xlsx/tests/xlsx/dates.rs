@@ -245,6 +245,11 @@ fn a_bad_date_is_a_request_error() {
             "{value}: {err}"
         );
     }
+    // So is a bad date in a condition: it could never match.
+    let err = ws
+        .run(json!({"xlsx_path": name, "ops": [{"op": "set_value_if", "sheet": "Data", "cell": "A1", "expected": {"kind": "date", "value": "2025-13-01"}, "value": 1}]}))
+        .unwrap_err();
+    assert!(matches!(err, keiri_xlsx::Error::InvalidRequest(_)), "{err}");
     // A kind the contract does not have is refused when the op is read.
     let req: Result<keiri_xlsx::PatchRequest, _> = serde_json::from_value(json!({
         "xlsx_path": name,
