@@ -159,12 +159,11 @@ impl Frame {
     }
 }
 
-/// The tests' way to call the async API from a plain `#[test]`: on a runtime of its own, as a
-/// front-end would, with each event handed to the test's closure as it happens.
+/// The unit tests' way to call the async API from a plain `#[test]`: on a runtime of its own,
+/// as a front-end would (the integration tests have their own in `tests/api/main.rs`).
 #[cfg(test)]
 pub(crate) mod testing {
     use super::*;
-    use crate::CancellationToken;
 
     fn runtime() -> tokio::runtime::Runtime {
         tokio::runtime::Builder::new_multi_thread()
@@ -174,30 +173,8 @@ pub(crate) mod testing {
             .unwrap()
     }
 
-    /// Runs `f` with a sink whose events reach `on_event` on this thread, in order.
-    pub fn drive<E: Send + 'static, T>(
-        on_event: &mut dyn FnMut(E),
-        f: impl AsyncFnOnce(&EventSink<E>) -> T,
-    ) -> T {
-        let (sink, events) = crate::events();
-        runtime().block_on(events.drive(f(&sink), on_event))
-    }
-
     /// [`crate::dispatch`], blocking.
     pub fn call(ctx: &Context, name: &str, body: Value) -> Result<Value, ApiError> {
         runtime().block_on(crate::dispatch(ctx, name, body))
-    }
-
-    /// [`crate::dispatch_stream`], blocking, each event to `on_event` as it happens.
-    pub fn call_stream(
-        ctx: &Context,
-        name: &str,
-        body: Value,
-        on_event: &mut dyn FnMut(Value),
-        cancel: &CancellationToken,
-    ) -> Result<Value, ApiError> {
-        drive(on_event, async |sink: &EventSink<Value>| {
-            crate::dispatch_stream(ctx, name, body, sink.clone(), cancel).await
-        })
     }
 }

@@ -31,7 +31,9 @@ fn whole(file: &str) -> FileSections {
 }
 
 fn main() {
-    if keiri_testkit::skip_without_shared("accounting/ and docs/ (the real responses measured)") {
+    if keiri_testkit::skip_without_shared(
+        "fixtures/accounting/ and fixtures/docs/ (the real responses measured)",
+    ) {
         return;
     }
     let dir = fixtures();

@@ -26,7 +26,7 @@
 //! ```ignore
 //! #[test]
 //! fn reads_the_real_workbook() {
-//!     if keiri_testkit::skip_without_shared("accounting/multi_sheet_ja.xlsx") {
+//!     if keiri_testkit::skip_without_shared("fixtures/accounting/multi_sheet_ja.xlsx") {
 //!         return;
 //!     }
 //!     let path = keiri_testkit::shared_fixture("accounting/multi_sheet_ja.xlsx");
@@ -61,8 +61,8 @@ pub fn on_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v.eq_ignore_ascii_case("true"))
 }
 
-/// What to do about a test that needs `what` (a path under the shared folder, or a short
-/// description) when the shared folder may be absent. Returns `true` when the caller must
+/// What to do about a test that needs `what` (paths under the shared folder, e.g.
+/// `fixtures/accounting/invoices.csv`, or `fixtures/` for many of its files) when the shared folder may be absent. Returns `true` when the caller must
 /// return without testing (the folder is absent outside CI; the reason is printed), `false`
 /// when it is present.
 ///
@@ -79,12 +79,12 @@ fn decide(dir: &Path, present: bool, ci: bool, what: &str) -> bool {
     }
     if ci {
         panic!(
-            "the shared fixtures are missing: this test needs {what} from {} (absent), and CI=true requires every test to run",
+            "the shared fixtures are missing: this test needs {what} in {} (absent), and CI=true requires every test to run",
             dir.display()
         );
     }
     eprintln!(
-        "skipped: this test needs the third-party fixture {what} from {}, which is absent (a clone without ../shared beside it; set {SHARED_DIR_VAR} or lay ../shared out to run it; with CI=true this is a failure)",
+        "skipped: this test needs the third-party test data {what} in {}, which is absent (a clone without ../shared beside it; lay ../shared out or set {SHARED_DIR_VAR} to run it; with CI=true this is a failure)",
         dir.display()
     );
     true
@@ -111,18 +111,23 @@ mod tests {
 
     #[test]
     fn a_present_folder_runs_the_test() {
-        assert!(!decide(Path::new("/x"), true, false, "a.xlsx"));
-        assert!(!decide(Path::new("/x"), true, true, "a.xlsx"));
+        assert!(!decide(Path::new("/x"), true, false, "fixtures/a.xlsx"));
+        assert!(!decide(Path::new("/x"), true, true, "fixtures/a.xlsx"));
     }
 
     #[test]
     fn an_absent_folder_outside_ci_skips() {
-        assert!(decide(Path::new("/nowhere"), false, false, "a.xlsx"));
+        assert!(decide(
+            Path::new("/nowhere"),
+            false,
+            false,
+            "fixtures/a.xlsx"
+        ));
     }
 
     #[test]
     #[should_panic(expected = "CI=true requires every test to run")]
     fn an_absent_folder_on_ci_fails() {
-        decide(Path::new("/nowhere"), false, true, "a.xlsx");
+        decide(Path::new("/nowhere"), false, true, "fixtures/a.xlsx");
     }
 }

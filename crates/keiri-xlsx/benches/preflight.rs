@@ -80,7 +80,7 @@ fn sum_book(rows: u32, formulas: u32) -> Vec<u8> {
 }
 
 fn run() -> Result<(), String> {
-    if keiri_testkit::skip_without_shared("accounting/*.xlsx and xlsx/*.xlsx") {
+    if keiri_testkit::skip_without_shared("fixtures/accounting/*.xlsx and fixtures/xlsx/*.xlsx") {
         return Ok(());
     }
     let fixtures = keiri_testkit::shared_fixtures_dir();

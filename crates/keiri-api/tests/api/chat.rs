@@ -187,7 +187,7 @@ fn a_cancelled_turn_is_cancelled_and_leaves_no_session() {
 /// The chat's dry-run is the studio's: a patch node's workbook preview reaches the model.
 #[test]
 fn the_chats_dry_run_has_the_studios_workbook_previews() {
-    if keiri_testkit::skip_without_shared("accounting/multi_sheet_ja.xlsx") {
+    if keiri_testkit::skip_without_shared("fixtures/accounting/multi_sheet_ja.xlsx") {
         return;
     }
     let plan = "id: p\ngraph:\n  - id: patch\n    block: excel.patch_workbook\n    in:\n      xlsx_path: book.xlsx\n      operations:\n        - {op: set_value, sheet: 入力データ, cell: D2, value: 確認済}\n";

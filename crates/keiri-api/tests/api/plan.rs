@@ -73,7 +73,7 @@ fn dry_run_json(ctx: &Context, yaml: String) -> Value {
 
 #[test]
 fn dry_run_previews_workbook_patch_nodes_without_writing() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     let ws = tempfile::tempdir().unwrap();
@@ -131,7 +131,7 @@ fn dry_run_previews_workbook_patch_nodes_without_writing() {
 
 #[test]
 fn a_previewed_patch_applies_into_the_output_folder_not_beside_the_source() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     let ws = tempfile::tempdir().unwrap();
@@ -154,7 +154,7 @@ fn a_previewed_patch_applies_into_the_output_folder_not_beside_the_source() {
 
 #[test]
 fn a_plan_names_its_own_output_folder() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     let ws = tempfile::tempdir().unwrap();
@@ -226,7 +226,7 @@ fn register_refuses_a_stamp_that_is_not_a_minute_and_writes_nothing() {
 
 #[test]
 fn dry_run_preview_carries_the_real_neighbours_of_a_change() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     // The grid around 入力データ!D2 used to draw its header row and the amounts beside it
@@ -252,7 +252,7 @@ fn dry_run_preview_carries_the_real_neighbours_of_a_change() {
 
 #[test]
 fn workbook_preview_is_unresolved_when_inputs_are_known_only_at_run_time() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     let ws = tempfile::tempdir().unwrap();
@@ -288,7 +288,7 @@ fn nodes_of_other_blocks_have_no_workbook_preview() {
 
 #[test]
 fn loop_body_patch_nodes_fed_by_the_loop_item_are_unresolved() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     let ws = tempfile::tempdir().unwrap();

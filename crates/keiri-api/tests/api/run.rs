@@ -182,7 +182,7 @@ fn plan_run_streams_through_the_surface_and_run_output_previews_each_node() {
 
 #[test]
 fn a_patched_workbook_shows_the_patch_s_own_change_among_its_neighbours() {
-    if keiri_testkit::skip_without_shared("accounting/multi_sheet_ja.xlsx") {
+    if keiri_testkit::skip_without_shared("fixtures/accounting/multi_sheet_ja.xlsx") {
         return;
     }
     // The patched copy is a new file of the outputs folder: against nothing, every cell

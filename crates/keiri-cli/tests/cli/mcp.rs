@@ -341,7 +341,7 @@ impl RawServer {
 /// with ExStruct's argument shapes (aliases included) over the protocol.
 #[test]
 fn exstruct_discovery_tools_answer_in_exstructs_shapes() {
-    if keiri_testkit::skip_without_shared("accounting/multi_sheet_ja.xlsx") {
+    if keiri_testkit::skip_without_shared("fixtures/accounting/multi_sheet_ja.xlsx") {
         return;
     }
     let ws = tempfile::tempdir().unwrap();
@@ -650,7 +650,7 @@ fn exstruct_read_tools_read_the_workbook_directly() {
 /// writes holds the chart's series, the flowchart's shapes and its connectors' ends.
 #[test]
 fn exstruct_extract_reports_charts_shapes_and_connectors() {
-    if keiri_testkit::skip_without_shared("xlsx/chart_shapes.xlsx") {
+    if keiri_testkit::skip_without_shared("fixtures/xlsx/chart_shapes.xlsx") {
         return;
     }
     let ws = tempfile::tempdir().unwrap();

@@ -36,7 +36,7 @@ const SET_B2: &str = r#"[{"op":"set_value","sheet":"入力データ","cell":"D2"
 
 #[test]
 fn flags_dry_run_prints_the_diff_and_writes_nothing() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     let ws = tempfile::tempdir().unwrap();
@@ -71,7 +71,7 @@ fn flags_dry_run_prints_the_diff_and_writes_nothing() {
 
 #[test]
 fn request_file_and_on_conflict_default() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     let ws = tempfile::tempdir().unwrap();
@@ -101,7 +101,7 @@ fn request_file_and_on_conflict_default() {
 
 #[test]
 fn op_errors_exit_1_and_request_errors_exit_2() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     let ws = tempfile::tempdir().unwrap();
@@ -176,7 +176,7 @@ fn op_errors_exit_1_and_request_errors_exit_2() {
 
 #[test]
 fn dry_run_with_skip_previews_no_diff_when_the_output_exists() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     let ws = tempfile::tempdir().unwrap();

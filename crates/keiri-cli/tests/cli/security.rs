@@ -167,7 +167,7 @@ fn writing_calls(attacker_url: &str) -> Vec<(&'static str, Value)> {
 
 #[test]
 fn foreign_and_rebound_hosts_are_refused_with_421() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     let f = fixture();
@@ -236,7 +236,7 @@ fn foreign_and_rebound_hosts_are_refused_with_421() {
 
 #[test]
 fn cross_site_simple_requests_are_refused_in_every_content_type_and_write_nothing() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     let f = fixture();
@@ -343,7 +343,7 @@ fn cross_site_simple_requests_are_refused_in_every_content_type_and_write_nothin
 /// there too, then generate a plan, which would send the key and document excerpts.
 #[test]
 fn the_key_exfiltration_chain_ends_with_the_attacker_receiving_nothing() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     let f = fixture();
@@ -545,7 +545,7 @@ fn outside_untouched(f: &Fixture) {
 
 #[test]
 fn the_traversal_corpus_is_refused_over_http() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     let f = fixture();
@@ -667,7 +667,7 @@ impl Mcp {
 
 #[test]
 fn mcp_answers_every_malformed_or_oversized_request_and_stays_up() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     let f = fixture();
@@ -727,7 +727,7 @@ fn mcp_answers_every_malformed_or_oversized_request_and_stays_up() {
 
 #[test]
 fn the_traversal_corpus_is_refused_over_mcp() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     let f = fixture();
@@ -803,7 +803,7 @@ fn the_traversal_corpus_is_refused_over_mcp() {
 
 #[test]
 fn arbitrary_http_bodies_always_get_a_coded_answer() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     use proptest::prelude::*;
@@ -891,7 +891,7 @@ fn arbitrary_http_bodies_always_get_a_coded_answer() {
 
 #[test]
 fn the_cli_reads_a_file_the_user_names_anywhere_unless_given_a_root() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     let f = fixture();

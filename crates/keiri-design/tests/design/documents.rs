@@ -8,7 +8,7 @@ fn fixtures() -> PathBuf {
 
 #[test]
 fn the_digest_reads_a_csv_within_the_policy_and_respects_the_budget() {
-    if keiri_testkit::skip_without_shared("accounting") {
+    if keiri_testkit::skip_without_shared("fixtures/accounting") {
         return;
     }
     let root = fixtures().join("accounting");
@@ -28,7 +28,7 @@ fn the_digest_reads_a_csv_within_the_policy_and_respects_the_budget() {
 
 #[test]
 fn a_path_outside_the_policy_is_not_read() {
-    if keiri_testkit::skip_without_shared("accounting, docs") {
+    if keiri_testkit::skip_without_shared("fixtures/accounting, fixtures/docs") {
         return;
     }
     let root = fixtures().join("accounting");

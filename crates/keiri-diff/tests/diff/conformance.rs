@@ -448,7 +448,7 @@ fn show_bytes(bytes: &[u8]) -> String {
 
 #[test]
 fn native_and_git_write_the_same_bytes_over_a_scripted_history() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     let repo = tempfile::tempdir().unwrap();

@@ -78,7 +78,7 @@ fn check(bytes: &[u8], expect: &str) {
 
 #[test]
 fn unique_count_of_two_billion_is_a_corrupt_file() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     check(&unique_count_bomb(), "CORRUPT_FILE");
@@ -96,7 +96,7 @@ fn unique_count_of_two_billion_is_a_corrupt_file() {
 
 #[test]
 fn calamine_overflow_file_is_a_corrupt_file() {
-    if keiri_testkit::skip_without_shared("accounting/multi_sheet_ja.xlsx") {
+    if keiri_testkit::skip_without_shared("fixtures/accounting/multi_sheet_ja.xlsx") {
         return;
     }
     check(&calamine_overflow(), "CORRUPT_FILE");
@@ -122,7 +122,7 @@ fn calamine_overflow_file_is_a_corrupt_file() {
 /// test profiles); release builds wrap silently.
 #[test]
 fn calamine_0_38_still_overflows_on_the_file() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     use calamine::Reader;
@@ -138,7 +138,7 @@ fn calamine_0_38_still_overflows_on_the_file() {
 
 #[test]
 fn a_crafted_workbook_does_not_stop_the_batch() {
-    if keiri_testkit::skip_without_shared("accounting/multi_sheet_ja.xlsx") {
+    if keiri_testkit::skip_without_shared("fixtures/accounting/multi_sheet_ja.xlsx") {
         return;
     }
     let ws = Workspace::new();

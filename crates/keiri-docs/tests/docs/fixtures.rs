@@ -37,7 +37,7 @@ fn check(
 
 #[test]
 fn accounting_workbooks() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     let d = ExtractOptions::default;
@@ -107,7 +107,7 @@ fn accounting_workbooks() {
 
 #[test]
 fn accounting_csvs_and_the_invoice_pdf() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     let d = ExtractOptions::default;
@@ -143,7 +143,7 @@ fn accounting_csvs_and_the_invoice_pdf() {
 
 #[test]
 fn metrics_of_every_fixture() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     let dir = fixtures_dir();

@@ -45,7 +45,7 @@ fn run_guarded(
 
 #[test]
 fn far_corner_write_with_preflight_answers_on_every_fixture() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     for rel in fixture_workbooks() {

@@ -108,7 +108,7 @@ fn check(op: Value, cells: &[&str], expect: impl Fn(&str, &str, &str)) {
 
 #[test]
 fn set_bold_derives_a_bold_font_and_its_inverse_restores_the_style() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     check(
@@ -128,7 +128,7 @@ fn set_bold_derives_a_bold_font_and_its_inverse_restores_the_style() {
 
 #[test]
 fn set_font_size_and_color_write_sz_and_rgb() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     check(
@@ -153,7 +153,7 @@ fn set_font_size_and_color_write_sz_and_rgb() {
 
 #[test]
 fn set_fill_color_accepts_the_color_alias_and_writes_a_solid_fill() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     check(
@@ -172,7 +172,7 @@ fn set_fill_color_accepts_the_color_alias_and_writes_a_solid_fill() {
 
 #[test]
 fn set_alignment_and_set_style_write_the_alignment_element() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     check(
@@ -203,7 +203,7 @@ fn set_alignment_and_set_style_write_the_alignment_element() {
 
 #[test]
 fn draw_grid_border_accepts_a_range_and_draws_thin_black_sides() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     check(
@@ -225,7 +225,7 @@ fn draw_grid_border_accepts_a_range_and_draws_thin_black_sides() {
 
 #[test]
 fn a_second_identical_style_reuses_the_appended_format() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     let ws = Workspace::new();
@@ -255,7 +255,7 @@ fn a_second_identical_style_reuses_the_appended_format() {
 
 #[test]
 fn merge_and_unmerge_edit_merge_cells_and_invert_each_other() {
-    if keiri_testkit::skip_without_shared("xlsx/ja_form_merged.xlsx") {
+    if keiri_testkit::skip_without_shared("fixtures/xlsx/ja_form_merged.xlsx") {
         return;
     }
     let ws = Workspace::new();
@@ -318,7 +318,7 @@ fn merge_and_unmerge_edit_merge_cells_and_invert_each_other() {
 
 #[test]
 fn set_dimensions_with_aliases_sets_heights_and_widths_and_its_inverse_removes_them() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     let ws = Workspace::new();
@@ -355,7 +355,7 @@ fn set_dimensions_with_aliases_sets_heights_and_widths_and_its_inverse_removes_t
 
 #[test]
 fn auto_fit_columns_counts_east_asian_characters_as_two() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     let ws = Workspace::new();
@@ -383,7 +383,7 @@ fn auto_fit_columns_counts_east_asian_characters_as_two() {
 
 #[test]
 fn a_top_level_sheet_applies_to_ops_without_one() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     let ws = Workspace::new();
@@ -405,7 +405,7 @@ fn a_top_level_sheet_applies_to_ops_without_one() {
 
 #[test]
 fn more_than_200_ops_get_exstructs_warning() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     let ws = Workspace::new();
@@ -425,7 +425,7 @@ fn more_than_200_ops_get_exstructs_warning() {
 
 #[test]
 fn style_only_patches_leave_workbook_xml_and_calc_chain_alone() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     let ws = Workspace::new();
@@ -459,7 +459,7 @@ fn refused(op: Value, reason: &str) {
 
 #[test]
 fn bad_design_ops_are_refused_with_exstructs_reasons() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     refused(
@@ -557,7 +557,7 @@ fn parsed_ops_keep_exstructs_names_and_serialise_canonically() {
 
 #[test]
 fn apply_table_style_adds_a_table_part_with_its_relationship_and_content_type() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     let ws = Workspace::new();
@@ -665,7 +665,7 @@ fn apply_table_style_adds_a_table_part_with_its_relationship_and_content_type() 
 
 #[test]
 fn apply_table_style_refuses_a_header_row_with_an_empty_cell() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     let ws = Workspace::new();

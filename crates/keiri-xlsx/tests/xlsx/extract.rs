@@ -62,7 +62,7 @@ fn summary(sheet: &SheetData) -> (Vec<(u32, String, String)>, Vec<(String, Strin
 
 #[test]
 fn chart_shapes_chart_has_its_type_title_and_series_refs() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     let (data, _) = read("chart_shapes.xlsx", ExtractMode::Standard);
@@ -131,7 +131,7 @@ fn chart_shapes_chart_has_its_type_title_and_series_refs() {
 
 #[test]
 fn chart_shapes_flowchart_shapes_and_connectors() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     let (data, _) = read("chart_shapes.xlsx", ExtractMode::Standard);
@@ -177,7 +177,7 @@ fn chart_shapes_flowchart_shapes_and_connectors() {
 
 #[test]
 fn shape_connector_connectors_join_the_shapes_they_touch() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     let (data, _) = read("shape_connector.xlsx", ExtractMode::Standard);
@@ -231,7 +231,7 @@ fn tree(nodes: &[SmartArtNode]) -> String {
 
 #[test]
 fn smartart_node_trees_and_layouts() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     let (data, _) = read("smartart.xlsx", ExtractMode::Standard);
@@ -267,7 +267,7 @@ fn smartart_node_trees_and_layouts() {
 
 #[test]
 fn ja_form_merged_ranges_carry_their_top_left_text() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     let (data, _) = read("ja_form_merged.xlsx", ExtractMode::Standard);
@@ -302,7 +302,7 @@ fn ja_form_merged_ranges_carry_their_top_left_text() {
 
 #[test]
 fn print_areas_come_from_the_defined_names() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     // sf425_form.xlsx: <definedName name="_xlnm.Print_Area" localSheetId="0">FFR!$A$1:$X$66.
@@ -323,7 +323,7 @@ fn print_areas_come_from_the_defined_names() {
 
 #[test]
 fn verbose_adds_formulas_sizes_and_numeric_keys_on_request() {
-    if keiri_testkit::skip_without_shared("xlsx/ja_form_merged.xlsx") {
+    if keiri_testkit::skip_without_shared("fixtures/xlsx/ja_form_merged.xlsx") {
         return;
     }
     let (data, _) = read("formula_array_shared.xlsx", ExtractMode::Verbose);
@@ -396,7 +396,7 @@ fn sp(id: u32, text: &str, x: u32, y: u32) -> String {
 
 #[test]
 fn group_members_are_flattened_with_their_sheet_positions() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     // A group placed at (127000, 254000) EMU = (10 pt, 20 pt) at twice its child scale, holding
@@ -432,7 +432,7 @@ fn group_members_are_flattened_with_their_sheet_positions() {
 #[test]
 fn hyperlinks_and_tables_are_read_from_the_sheet() {
     if keiri_testkit::skip_without_shared(
-        "xlsx/formula_array_shared.xlsx, xlsx/ja_form_merged.xlsx",
+        "fixtures/xlsx/formula_array_shared.xlsx, fixtures/xlsx/ja_form_merged.xlsx",
     ) {
         return;
     }
@@ -518,7 +518,7 @@ fn hyperlinks_and_tables_are_read_from_the_sheet() {
 
 #[test]
 fn border_clusters_on_the_samples() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     let candidates = |name: &str| {
@@ -547,7 +547,7 @@ fn border_clusters_on_the_samples() {
 
 #[test]
 fn malformed_workbooks_are_typed_errors_and_broken_parts_warnings() {
-    if keiri_testkit::skip_without_shared("xlsx/ja_form_merged.xlsx") {
+    if keiri_testkit::skip_without_shared("fixtures/xlsx/ja_form_merged.xlsx") {
         return;
     }
     let err = read_workbook(
@@ -620,7 +620,7 @@ fn malformed_workbooks_are_typed_errors_and_broken_parts_warnings() {
 
 #[test]
 fn extract_writes_json_or_toon_next_to_the_workbook() {
-    if keiri_testkit::skip_without_shared("xlsx/chart_shapes.xlsx") {
+    if keiri_testkit::skip_without_shared("fixtures/xlsx/chart_shapes.xlsx") {
         return;
     }
     let ws = Workspace::new();
@@ -727,7 +727,7 @@ mod never_panics {
         #![proptest_config(ProptestConfig::with_cases(64))]
         #[test]
         fn drawing_soup_never_panics(pieces in proptest::collection::vec(0usize..64, 0..24)) {
-            if keiri_testkit::skip_without_shared("xlsx/chart_shapes.xlsx, xlsx/smartart.xlsx") {
+            if keiri_testkit::skip_without_shared("fixtures/xlsx/chart_shapes.xlsx, fixtures/xlsx/smartart.xlsx") {
                 return Ok(());
             }
             let drawing = soup(&pieces);

@@ -113,7 +113,7 @@ fn check(rel: &str, sheet: &str, cell: &str, value: serde_json::Value) {
 
 #[test]
 fn one_cell_patch_keeps_every_other_part_of_every_fixture() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     for rel in all_fixtures() {
@@ -129,7 +129,7 @@ fn one_cell_patch_keeps_every_other_part_of_every_fixture() {
 
 #[test]
 fn overwriting_existing_cells_keeps_parts_and_reads_back() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     check(
@@ -156,7 +156,7 @@ fn overwriting_existing_cells_keeps_parts_and_reads_back() {
 
 #[test]
 fn shared_and_array_formulas_keep_working() {
-    if keiri_testkit::skip_without_shared("xlsx/formula_array_shared.xlsx") {
+    if keiri_testkit::skip_without_shared("fixtures/xlsx/formula_array_shared.xlsx") {
         return;
     }
     let ws = Workspace::new();
@@ -217,7 +217,7 @@ fn shared_and_array_formulas_keep_working() {
 
 #[test]
 fn merged_cells_take_writes_at_their_top_left_cell_only() {
-    if keiri_testkit::skip_without_shared("xlsx/formula_array_shared.xlsx") {
+    if keiri_testkit::skip_without_shared("fixtures/xlsx/formula_array_shared.xlsx") {
         return;
     }
     let ws = Workspace::new();
@@ -286,7 +286,7 @@ fn check_design_op(rel: &str, sheet: &str, op: serde_json::Value, touches_styles
 
 #[test]
 fn design_ops_keep_every_part_they_have_no_reason_to_touch() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     let style_ops = [
@@ -321,7 +321,7 @@ fn design_ops_keep_every_part_they_have_no_reason_to_touch() {
 
 #[test]
 fn apply_table_style_adds_only_its_parts_on_every_fixture() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     for rel in all_fixtures() {

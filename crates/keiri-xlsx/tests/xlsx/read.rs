@@ -60,7 +60,7 @@ fn calamine_values(path: &Path) -> BTreeMap<(String, String), String> {
 
 #[test]
 fn read_range_agrees_with_an_independent_reader() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     for fixture in [
@@ -99,7 +99,7 @@ fn read_range_agrees_with_an_independent_reader() {
 
 #[test]
 fn formulas_are_read_with_their_cached_values() {
-    if keiri_testkit::skip_without_shared("accounting/retirement_benefit_workbook.xlsx") {
+    if keiri_testkit::skip_without_shared("fixtures/accounting/retirement_benefit_workbook.xlsx") {
         return;
     }
     let ws = Workspace::new();

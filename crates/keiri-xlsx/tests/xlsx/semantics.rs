@@ -130,7 +130,7 @@ fn inverse_ops_restore_the_original() {
 
 #[test]
 fn inverse_ops_restore_a_real_workbook() {
-    if keiri_testkit::skip_without_shared("accounting/retirement_benefit_workbook.xlsx") {
+    if keiri_testkit::skip_without_shared("fixtures/accounting/retirement_benefit_workbook.xlsx") {
         return;
     }
     let ws = Workspace::new();
@@ -547,7 +547,7 @@ fn preflight_downgrades_problems_the_patch_did_not_cause() {
 
 #[test]
 fn preflight_on_fixtures_reports_no_new_errors_for_a_harmless_edit() {
-    if keiri_testkit::skip_without_shared("the shared fixtures") {
+    if keiri_testkit::skip_without_shared("fixtures/") {
         return;
     }
     for rel in [
@@ -694,7 +694,7 @@ fn auto_formula_and_string_ops() {
 
 #[test]
 fn added_sheets_are_real_worksheets() {
-    if keiri_testkit::skip_without_shared("accounting/retirement_ledger_strict.xlsx") {
+    if keiri_testkit::skip_without_shared("fixtures/accounting/retirement_ledger_strict.xlsx") {
         return;
     }
     let ws = Workspace::new();

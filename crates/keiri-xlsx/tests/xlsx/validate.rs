@@ -8,7 +8,7 @@ use super::support::{Workspace, two_sheet_ledger};
 
 #[test]
 fn validate_input_checks_the_file_and_the_ops_without_writing() {
-    if keiri_testkit::skip_without_shared("accounting/multi_sheet_ja.xlsx") {
+    if keiri_testkit::skip_without_shared("fixtures/accounting/multi_sheet_ja.xlsx") {
         return;
     }
     let ws = Workspace::new();
