@@ -10,8 +10,8 @@
 // beside the input → the chat's conversation and pending approval survive a page reload, and
 // approving after the reload says what changed where.
 //
-// Needs: the keiri binary (KEIRI_BIN), the built UI (ui/dist), Chromium (CHROMIUM_PATH) and the
-// shared fixture workbook (../shared/fixtures beside the repository). Screenshots go to
+// Needs: the keiri binary (KEIRI_BIN), the built UI (ui/dist) and Chromium (CHROMIUM_PATH); the
+// workbook is the repository's own sample (samples/trial_balance.xlsx). Screenshots go to
 // ui/test-results/screenshots/ (gitignored).
 
 import assert from 'node:assert/strict';
@@ -32,7 +32,7 @@ import {
   startServe,
 } from './support.mjs';
 
-const FIXTURE_BOOK = path.join(REPO, '..', 'shared', 'fixtures', 'accounting', 'multi_sheet_ja.xlsx');
+const SAMPLE_BOOK = path.join(REPO, 'samples', 'trial_balance.xlsx');
 
 // The plan pasted after the first screen: the planner's default id, as a generated plan has.
 const PLAN = `apiVersion: v1
@@ -69,7 +69,7 @@ graph:
     in:
       xlsx_path: inputs/book.xlsx
       operations:
-        - {op: set_value, sheet: 入力データ, cell: D2, value: 確認済}
+        - {op: set_value, sheet: 試算表, cell: D2, value: 確認済}
 `;
 
 // The page's clock: the minute the register step will show. The server's clock is today, so a
@@ -132,10 +132,10 @@ describe('first screen, names and places, a chat that is kept', () => {
 
   before(async () => {
     requirePrerequisites();
-    requireFile(FIXTURE_BOOK, 'the shared fixture workbook');
+    requireFile(SAMPLE_BOOK, 'the sample workbook');
     workspace = mkdtempSync(path.join(tmpdir(), 'keiri-e2e-firstrun-'));
     mkdirSync(path.join(workspace, 'inputs'));
-    copyFileSync(FIXTURE_BOOK, path.join(workspace, 'inputs', 'book.xlsx'));
+    copyFileSync(SAMPLE_BOOK, path.join(workspace, 'inputs', 'book.xlsx'));
     llm = await startFakeLlm([
       (body) => toolCall('t1-read', 'read_file', { path: planPath(body) }),
       (body) => {

@@ -218,12 +218,3 @@ fn bundled_dir(env: &str, name: &str) -> Option<PathBuf> {
         repo.is_dir().then_some(repo)
     })
 }
-
-/// A context on `dir` with the repository's catalog and templates (the crate's unit tests).
-#[cfg(test)]
-pub(crate) fn test_context(dir: &Path) -> Context {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut ctx = Context::new(dir).with_catalog_dirs(vec![root.join("block_specs")]);
-    ctx.template_dirs = vec![root.join("templates")];
-    ctx
-}

@@ -7,8 +7,6 @@
 // A benchmark is test tooling: failing loudly on a broken fixture is what we want.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::Path;
-
 use keiri_docs::{
     BatchLimits, Cache, ContentFormat, DigestRequest, ExtractRequest, FileSections, MetricsRequest,
     Output, OutputFormat, SectionRange, SectionsRequest,
@@ -17,9 +15,7 @@ use keiri_fs::PathPolicy;
 use serde::Serialize;
 
 fn fixtures() -> std::path::PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures");
-    assert!(dir.is_dir(), "shared fixtures missing at {}", dir.display());
-    dir
+    keiri_testkit::shared_fixtures_dir()
 }
 
 fn whole(file: &str) -> FileSections {
@@ -35,6 +31,11 @@ fn whole(file: &str) -> FileSections {
 }
 
 fn main() {
+    if keiri_testkit::skip_without_shared(
+        "fixtures/accounting/ and fixtures/docs/ (the real responses measured)",
+    ) {
+        return;
+    }
     let dir = fixtures();
     let policy = PathPolicy::new([&dir]);
     let cache = Cache::new(64, 64 << 20);

@@ -9,13 +9,7 @@ use super::{keiri, put, stdout_json};
 /// A fixture workbook copied into the test workspace (fixtures live in ../shared beside the
 /// repository and are never copied into it).
 fn workbook(ws: &Path) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/fixtures/accounting/multi_sheet_ja.xlsx");
-    assert!(
-        src.is_file(),
-        "the shared fixtures are missing: expected {}",
-        src.display()
-    );
+    let src = keiri_testkit::shared_fixture("accounting/multi_sheet_ja.xlsx");
     let dst = ws.join("book.xlsx");
     std::fs::copy(&src, &dst).unwrap();
     dst
@@ -42,6 +36,9 @@ const SET_B2: &str = r#"[{"op":"set_value","sheet":"入力データ","cell":"D2"
 
 #[test]
 fn flags_dry_run_prints_the_diff_and_writes_nothing() {
+    if keiri_testkit::skip_without_shared("fixtures/") {
+        return;
+    }
     let ws = tempfile::tempdir().unwrap();
     let book = workbook(ws.path());
     let before = std::fs::read(&book).unwrap();
@@ -74,6 +71,9 @@ fn flags_dry_run_prints_the_diff_and_writes_nothing() {
 
 #[test]
 fn request_file_and_on_conflict_default() {
+    if keiri_testkit::skip_without_shared("fixtures/") {
+        return;
+    }
     let ws = tempfile::tempdir().unwrap();
     workbook(ws.path());
     let req = json!({"xlsx_path": "book.xlsx", "ops": serde_json::from_str::<Value>(SET_B2).unwrap(), "out_name": "out.xlsx"});
@@ -101,6 +101,9 @@ fn request_file_and_on_conflict_default() {
 
 #[test]
 fn op_errors_exit_1_and_request_errors_exit_2() {
+    if keiri_testkit::skip_without_shared("fixtures/") {
+        return;
+    }
     let ws = tempfile::tempdir().unwrap();
     workbook(ws.path());
     // Ops that fail on the workbook exit 1, a request that cannot be run exits 2; neither
@@ -173,6 +176,9 @@ fn op_errors_exit_1_and_request_errors_exit_2() {
 
 #[test]
 fn dry_run_with_skip_previews_no_diff_when_the_output_exists() {
+    if keiri_testkit::skip_without_shared("fixtures/") {
+        return;
+    }
     let ws = tempfile::tempdir().unwrap();
     workbook(ws.path());
     put(&ws.path().join("ops.json"), SET_B2);

@@ -3,17 +3,14 @@
 use std::path::PathBuf;
 
 fn fixtures() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures");
-    assert!(
-        dir.is_dir(),
-        "shared fixtures missing at {} (CI has them at ../shared/fixtures)",
-        dir.display()
-    );
-    dir.canonicalize().unwrap()
+    keiri_testkit::shared_fixtures_dir().canonicalize().unwrap()
 }
 
 #[test]
 fn the_digest_reads_a_csv_within_the_policy_and_respects_the_budget() {
+    if keiri_testkit::skip_without_shared("fixtures/accounting") {
+        return;
+    }
     let root = fixtures().join("accounting");
     let policy = keiri_fs::PathPolicy::new([root.clone()]);
     let path = root.join("invoices.csv").display().to_string();
@@ -31,6 +28,9 @@ fn the_digest_reads_a_csv_within_the_policy_and_respects_the_budget() {
 
 #[test]
 fn a_path_outside_the_policy_is_not_read() {
+    if keiri_testkit::skip_without_shared("fixtures/accounting, fixtures/docs") {
+        return;
+    }
     let root = fixtures().join("accounting");
     let policy = keiri_fs::PathPolicy::new([root]);
     let outside = fixtures().join("docs").join("invoice_ja.pdf");

@@ -448,6 +448,9 @@ fn show_bytes(bytes: &[u8]) -> String {
 
 #[test]
 fn native_and_git_write_the_same_bytes_over_a_scripted_history() {
+    if keiri_testkit::skip_without_shared("fixtures/") {
+        return;
+    }
     let repo = tempfile::tempdir().unwrap();
     let commits = build_history(repo.path());
     assert_eq!(commits.len(), COMMITS + 1);

@@ -16,15 +16,10 @@ use keiri_diff::{
 };
 use keiri_fs::PathPolicy;
 
-/// `<manifest>/../../../shared/fixtures`, where CI keeps the shared test data.
+/// The shared fixtures (`../shared/fixtures` beside the checkout; see keiri-testkit for what a
+/// test does when they are absent).
 pub fn fixtures() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures");
-    assert!(
-        dir.is_dir(),
-        "test fixtures not found at {}: check out the shared fixtures beside the repository",
-        dir.display()
-    );
-    dir
+    keiri_testkit::shared_fixtures_dir()
 }
 
 /// Writes a file for a test (setup only).

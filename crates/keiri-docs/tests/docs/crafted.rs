@@ -78,6 +78,9 @@ fn check(bytes: &[u8], expect: &str) {
 
 #[test]
 fn unique_count_of_two_billion_is_a_corrupt_file() {
+    if keiri_testkit::skip_without_shared("fixtures/") {
+        return;
+    }
     check(&unique_count_bomb(), "CORRUPT_FILE");
     // The same count from the generated workbook, and a `count` no file could hold.
     let book = super::generate::xlsx(&[("S", vec![vec![super::generate::t("a")]])]);
@@ -93,6 +96,9 @@ fn unique_count_of_two_billion_is_a_corrupt_file() {
 
 #[test]
 fn calamine_overflow_file_is_a_corrupt_file() {
+    if keiri_testkit::skip_without_shared("fixtures/accounting/multi_sheet_ja.xlsx") {
+        return;
+    }
     check(&calamine_overflow(), "CORRUPT_FILE");
     let sheet = "xl/worksheets/sheet1.xml";
     let book = fixture("accounting/multi_sheet_ja.xlsx");
@@ -116,6 +122,9 @@ fn calamine_overflow_file_is_a_corrupt_file() {
 /// test profiles); release builds wrap silently.
 #[test]
 fn calamine_0_38_still_overflows_on_the_file() {
+    if keiri_testkit::skip_without_shared("fixtures/") {
+        return;
+    }
     use calamine::Reader;
     let bytes = calamine_overflow();
     let result = std::panic::catch_unwind(|| {
@@ -129,6 +138,9 @@ fn calamine_0_38_still_overflows_on_the_file() {
 
 #[test]
 fn a_crafted_workbook_does_not_stop_the_batch() {
+    if keiri_testkit::skip_without_shared("fixtures/accounting/multi_sheet_ja.xlsx") {
+        return;
+    }
     let ws = Workspace::new();
     ws.put("bomb.xlsx", &unique_count_bomb());
     ws.put("overflow.xlsx", &calamine_overflow());

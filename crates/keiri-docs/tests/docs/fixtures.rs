@@ -37,6 +37,9 @@ fn check(
 
 #[test]
 fn accounting_workbooks() {
+    if keiri_testkit::skip_without_shared("fixtures/") {
+        return;
+    }
     let d = ExtractOptions::default;
     check(
         "accounting/multi_sheet_ja.xlsx",
@@ -104,6 +107,9 @@ fn accounting_workbooks() {
 
 #[test]
 fn accounting_csvs_and_the_invoice_pdf() {
+    if keiri_testkit::skip_without_shared("fixtures/") {
+        return;
+    }
     let d = ExtractOptions::default;
     check(
         "accounting/invoices.csv",
@@ -137,6 +143,9 @@ fn accounting_csvs_and_the_invoice_pdf() {
 
 #[test]
 fn metrics_of_every_fixture() {
+    if keiri_testkit::skip_without_shared("fixtures/") {
+        return;
+    }
     let dir = fixtures_dir();
     let policy = PathPolicy::new([&dir]);
     let mut paths = Vec::new();

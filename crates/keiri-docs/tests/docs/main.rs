@@ -16,20 +16,15 @@ mod sections;
 mod toon;
 mod window;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use keiri_docs::{Cache, ExtractOptions, Format};
 use keiri_fs::PathPolicy;
 
-/// `<repo>/../shared/fixtures`, where CI keeps the shared test data beside the checkout.
+/// The shared fixtures (`../shared/fixtures` beside the checkout; see keiri-testkit for what a
+/// test does when they are absent).
 pub fn fixtures_dir() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures");
-    assert!(
-        dir.is_dir(),
-        "shared fixtures missing: expected {} (the shared/ folder beside the repository)",
-        dir.display()
-    );
-    dir
+    keiri_testkit::shared_fixtures_dir()
 }
 
 /// A temporary workspace with a path policy rooted at it and a private cache.

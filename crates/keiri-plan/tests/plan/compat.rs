@@ -8,6 +8,9 @@ use super::shared_dir;
 
 #[test]
 fn v0_specs_and_plans_load_and_validate() {
+    if keiri_testkit::skip_without_shared("reference/keiri_agent_v0") {
+        return;
+    }
     let v0 = shared_dir().join("reference/keiri_agent_v0");
     let (catalog, issues) = Catalog::load(&[v0.join("block_specs")]);
     assert!(issues.is_empty(), "{issues:#?}");

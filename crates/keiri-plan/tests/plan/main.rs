@@ -137,13 +137,8 @@ pub fn repo_root() -> PathBuf {
         .unwrap()
 }
 
-/// `../shared` beside the checkout, where CI puts the shared fixtures and reference data.
+/// `../shared` beside the checkout, where CI puts the shared fixtures and reference data (see
+/// keiri-testkit for what a test does when it is absent).
 pub fn shared_dir() -> PathBuf {
-    let dir = repo_root().join("../shared");
-    assert!(
-        dir.is_dir(),
-        "the shared folder is missing: expected {} beside the checkout (CI provides it)",
-        dir.display()
-    );
-    dir
+    keiri_testkit::shared_dir()
 }

@@ -242,6 +242,9 @@ fn port_names_in_the_query_raise_the_vocabulary_score() {
 
 #[test]
 fn attached_documents_widen_the_query() {
+    if keiri_testkit::skip_without_shared("fixtures/accounting/invoices.csv") {
+        return;
+    }
     let csv = std::fs::read_to_string(fixture("accounting/invoices.csv")).unwrap();
     let instruction = "この一覧をチェックしたい";
     let rank = |docs: &[String]| {

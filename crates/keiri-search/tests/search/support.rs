@@ -25,15 +25,9 @@ pub fn catalog() -> Catalog {
     catalog
 }
 
-/// A file of the shared fixtures (`<repo>/../shared/fixtures`).
+/// A file of the shared fixtures (`<repo>/../shared/fixtures`; see keiri-testkit).
 pub fn fixture(rel: &str) -> PathBuf {
-    let path = manifest_dir().join("../../../shared/fixtures").join(rel);
-    assert!(
-        path.is_file(),
-        "fixture {} is missing: the shared fixtures must be checked out beside the repository",
-        path.display()
-    );
-    path
+    keiri_testkit::shared_fixture(rel)
 }
 
 /// The local model directory, or `None` (with a visible message) when it has not been

@@ -108,6 +108,9 @@ fn check(op: Value, cells: &[&str], expect: impl Fn(&str, &str, &str)) {
 
 #[test]
 fn set_bold_derives_a_bold_font_and_its_inverse_restores_the_style() {
+    if keiri_testkit::skip_without_shared("fixtures/") {
+        return;
+    }
     check(
         json!({"op": "set_bold", "range": "A1:B2"}),
         &["A1", "B2"],
@@ -125,6 +128,9 @@ fn set_bold_derives_a_bold_font_and_its_inverse_restores_the_style() {
 
 #[test]
 fn set_font_size_and_color_write_sz_and_rgb() {
+    if keiri_testkit::skip_without_shared("fixtures/") {
+        return;
+    }
     check(
         json!({"op": "set_font_size", "cell": "C3", "font_size": 14}),
         &["C3"],
@@ -147,6 +153,9 @@ fn set_font_size_and_color_write_sz_and_rgb() {
 
 #[test]
 fn set_fill_color_accepts_the_color_alias_and_writes_a_solid_fill() {
+    if keiri_testkit::skip_without_shared("fixtures/") {
+        return;
+    }
     check(
         json!({"op": "set_fill_color", "range": "A1:C1", "color": "FFFF00"}),
         &["A1", "C1"],
@@ -163,6 +172,9 @@ fn set_fill_color_accepts_the_color_alias_and_writes_a_solid_fill() {
 
 #[test]
 fn set_alignment_and_set_style_write_the_alignment_element() {
+    if keiri_testkit::skip_without_shared("fixtures/") {
+        return;
+    }
     check(
         json!({"op": "set_alignment", "cell": "B2", "horizontal": "center", "wrap_text": true}),
         &["B2"],
@@ -191,6 +203,9 @@ fn set_alignment_and_set_style_write_the_alignment_element() {
 
 #[test]
 fn draw_grid_border_accepts_a_range_and_draws_thin_black_sides() {
+    if keiri_testkit::skip_without_shared("fixtures/") {
+        return;
+    }
     check(
         json!({"op": "draw_grid_border", "range": "A1:B3"}),
         &["A1", "B3", "A3"],
@@ -210,6 +225,9 @@ fn draw_grid_border_accepts_a_range_and_draws_thin_black_sides() {
 
 #[test]
 fn a_second_identical_style_reuses_the_appended_format() {
+    if keiri_testkit::skip_without_shared("fixtures/") {
+        return;
+    }
     let ws = Workspace::new();
     let name = ws.add_fixture(BOOK);
     let before = part(&ws.path(&name), "xl/styles.xml");
@@ -237,6 +255,9 @@ fn a_second_identical_style_reuses_the_appended_format() {
 
 #[test]
 fn merge_and_unmerge_edit_merge_cells_and_invert_each_other() {
+    if keiri_testkit::skip_without_shared("fixtures/xlsx/ja_form_merged.xlsx") {
+        return;
+    }
     let ws = Workspace::new();
     let name = ws.add_fixture("xlsx/ja_form_merged.xlsx");
     let original = part(&ws.path(&name), "xl/worksheets/sheet1.xml");
@@ -297,6 +318,9 @@ fn merge_and_unmerge_edit_merge_cells_and_invert_each_other() {
 
 #[test]
 fn set_dimensions_with_aliases_sets_heights_and_widths_and_its_inverse_removes_them() {
+    if keiri_testkit::skip_without_shared("fixtures/") {
+        return;
+    }
     let ws = Workspace::new();
     let name = ws.add_fixture(BOOK);
     let res = ws.ok(json!({
@@ -331,6 +355,9 @@ fn set_dimensions_with_aliases_sets_heights_and_widths_and_its_inverse_removes_t
 
 #[test]
 fn auto_fit_columns_counts_east_asian_characters_as_two() {
+    if keiri_testkit::skip_without_shared("fixtures/") {
+        return;
+    }
     let ws = Workspace::new();
     let name = ws.add_fixture(BOOK);
     let res = ws.ok(json!({
@@ -356,6 +383,9 @@ fn auto_fit_columns_counts_east_asian_characters_as_two() {
 
 #[test]
 fn a_top_level_sheet_applies_to_ops_without_one() {
+    if keiri_testkit::skip_without_shared("fixtures/") {
+        return;
+    }
     let ws = Workspace::new();
     let name = ws.add_fixture(BOOK);
     let res = ws
@@ -375,6 +405,9 @@ fn a_top_level_sheet_applies_to_ops_without_one() {
 
 #[test]
 fn more_than_200_ops_get_exstructs_warning() {
+    if keiri_testkit::skip_without_shared("fixtures/") {
+        return;
+    }
     let ws = Workspace::new();
     let name = ws.add_fixture(BOOK);
     let ops: Vec<Value> = (1..=201)
@@ -392,6 +425,9 @@ fn more_than_200_ops_get_exstructs_warning() {
 
 #[test]
 fn style_only_patches_leave_workbook_xml_and_calc_chain_alone() {
+    if keiri_testkit::skip_without_shared("fixtures/") {
+        return;
+    }
     let ws = Workspace::new();
     let name = ws.add_fixture(BOOK);
     let res = ws.ok(json!({"xlsx_path": name, "sheet": SHEET,
@@ -423,6 +459,9 @@ fn refused(op: Value, reason: &str) {
 
 #[test]
 fn bad_design_ops_are_refused_with_exstructs_reasons() {
+    if keiri_testkit::skip_without_shared("fixtures/") {
+        return;
+    }
     refused(
         json!({"op": "set_font_color", "cell": "A1", "color": "red"}),
         "Invalid color format",
@@ -518,6 +557,9 @@ fn parsed_ops_keep_exstructs_names_and_serialise_canonically() {
 
 #[test]
 fn apply_table_style_adds_a_table_part_with_its_relationship_and_content_type() {
+    if keiri_testkit::skip_without_shared("fixtures/") {
+        return;
+    }
     let ws = Workspace::new();
     let name = ws.add_fixture(BOOK);
     let before = entries(&ws.path(&name));
@@ -623,6 +665,9 @@ fn apply_table_style_adds_a_table_part_with_its_relationship_and_content_type() 
 
 #[test]
 fn apply_table_style_refuses_a_header_row_with_an_empty_cell() {
+    if keiri_testkit::skip_without_shared("fixtures/") {
+        return;
+    }
     let ws = Workspace::new();
     let name = ws.add_fixture(BOOK);
     let res = ws

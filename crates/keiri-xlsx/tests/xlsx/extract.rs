@@ -62,6 +62,9 @@ fn summary(sheet: &SheetData) -> (Vec<(u32, String, String)>, Vec<(String, Strin
 
 #[test]
 fn chart_shapes_chart_has_its_type_title_and_series_refs() {
+    if keiri_testkit::skip_without_shared("fixtures/") {
+        return;
+    }
     let (data, _) = read("chart_shapes.xlsx", ExtractMode::Standard);
     let sheet = only_sheet(&data);
     assert_eq!(sheet.charts.len(), 1);
@@ -128,6 +131,9 @@ fn chart_shapes_chart_has_its_type_title_and_series_refs() {
 
 #[test]
 fn chart_shapes_flowchart_shapes_and_connectors() {
+    if keiri_testkit::skip_without_shared("fixtures/") {
+        return;
+    }
     let (data, _) = read("chart_shapes.xlsx", ExtractMode::Standard);
     let (shapes, arrows) = summary(only_sheet(&data));
     let s = |id: u32, text: &str, t: &str| (id, text.to_string(), t.to_string());
@@ -171,6 +177,9 @@ fn chart_shapes_flowchart_shapes_and_connectors() {
 
 #[test]
 fn shape_connector_connectors_join_the_shapes_they_touch() {
+    if keiri_testkit::skip_without_shared("fixtures/") {
+        return;
+    }
     let (data, _) = read("shape_connector.xlsx", ExtractMode::Standard);
     assert_eq!(data.sheets[0].0, "要件チェック");
     let (shapes, arrows) = summary(only_sheet(&data));
@@ -222,6 +231,9 @@ fn tree(nodes: &[SmartArtNode]) -> String {
 
 #[test]
 fn smartart_node_trees_and_layouts() {
+    if keiri_testkit::skip_without_shared("fixtures/") {
+        return;
+    }
     let (data, _) = read("smartart.xlsx", ExtractMode::Standard);
     let sheet = only_sheet(&data);
     let diagrams: Vec<(Option<u32>, &str, String)> = sheet
@@ -255,6 +267,9 @@ fn smartart_node_trees_and_layouts() {
 
 #[test]
 fn ja_form_merged_ranges_carry_their_top_left_text() {
+    if keiri_testkit::skip_without_shared("fixtures/") {
+        return;
+    }
     let (data, _) = read("ja_form_merged.xlsx", ExtractMode::Standard);
     let sheet = only_sheet(&data);
     let merged = sheet.merged_cells.as_ref().unwrap();
@@ -287,6 +302,9 @@ fn ja_form_merged_ranges_carry_their_top_left_text() {
 
 #[test]
 fn print_areas_come_from_the_defined_names() {
+    if keiri_testkit::skip_without_shared("fixtures/") {
+        return;
+    }
     // sf425_form.xlsx: <definedName name="_xlnm.Print_Area" localSheetId="0">FFR!$A$1:$X$66.
     // (print_ranges_4sheets.xlsx defines no print area: it has none to report.)
     let (data, _) = read("sf425_form.xlsx", ExtractMode::Light);
@@ -305,6 +323,9 @@ fn print_areas_come_from_the_defined_names() {
 
 #[test]
 fn verbose_adds_formulas_sizes_and_numeric_keys_on_request() {
+    if keiri_testkit::skip_without_shared("fixtures/xlsx/ja_form_merged.xlsx") {
+        return;
+    }
     let (data, _) = read("formula_array_shared.xlsx", ExtractMode::Verbose);
     let sheet = only_sheet(&data);
     let formulas: Vec<_> = sheet.formulas_map.iter().map(|(f, _)| f.as_str()).collect();
@@ -375,6 +396,9 @@ fn sp(id: u32, text: &str, x: u32, y: u32) -> String {
 
 #[test]
 fn group_members_are_flattened_with_their_sheet_positions() {
+    if keiri_testkit::skip_without_shared("fixtures/") {
+        return;
+    }
     // A group placed at (127000, 254000) EMU = (10 pt, 20 pt) at twice its child scale, holding
     // two rectangles and a connector between them.
     let drawing = format!(
@@ -407,6 +431,11 @@ fn group_members_are_flattened_with_their_sheet_positions() {
 
 #[test]
 fn hyperlinks_and_tables_are_read_from_the_sheet() {
+    if keiri_testkit::skip_without_shared(
+        "fixtures/xlsx/formula_array_shared.xlsx, fixtures/xlsx/ja_form_merged.xlsx",
+    ) {
+        return;
+    }
     // Hyperlinks: an external one through the sheet's relationships, an internal location.
     let sheet = std::fs::read(fixture("xlsx/ja_form_merged.xlsx")).unwrap();
     let mut archive = zip::ZipArchive::new(std::io::Cursor::new(sheet)).unwrap();
@@ -489,6 +518,9 @@ fn hyperlinks_and_tables_are_read_from_the_sheet() {
 
 #[test]
 fn border_clusters_on_the_samples() {
+    if keiri_testkit::skip_without_shared("fixtures/") {
+        return;
+    }
     let candidates = |name: &str| {
         let (data, _) = read(name, ExtractMode::Light);
         data.sheets[0].1.table_candidates.clone()
@@ -515,6 +547,9 @@ fn border_clusters_on_the_samples() {
 
 #[test]
 fn malformed_workbooks_are_typed_errors_and_broken_parts_warnings() {
+    if keiri_testkit::skip_without_shared("fixtures/xlsx/ja_form_merged.xlsx") {
+        return;
+    }
     let err = read_workbook(
         "x.xlsx",
         Arc::from(b"not a zip".to_vec()),
@@ -585,6 +620,9 @@ fn malformed_workbooks_are_typed_errors_and_broken_parts_warnings() {
 
 #[test]
 fn extract_writes_json_or_toon_next_to_the_workbook() {
+    if keiri_testkit::skip_without_shared("fixtures/xlsx/chart_shapes.xlsx") {
+        return;
+    }
     let ws = Workspace::new();
     let name = ws.add_fixture("xlsx/chart_shapes.xlsx");
     let request = |v: serde_json::Value| -> ExtractRequest { serde_json::from_value(v).unwrap() };
@@ -689,6 +727,9 @@ mod never_panics {
         #![proptest_config(ProptestConfig::with_cases(64))]
         #[test]
         fn drawing_soup_never_panics(pieces in proptest::collection::vec(0usize..64, 0..24)) {
+            if keiri_testkit::skip_without_shared("fixtures/xlsx/chart_shapes.xlsx, fixtures/xlsx/smartart.xlsx") {
+                return Ok(());
+            }
             let drawing = soup(&pieces);
             for (sample, extra) in [
                 ("chart_shapes.xlsx", "xl/charts/chart1.xml"),

@@ -113,6 +113,9 @@ fn check(rel: &str, sheet: &str, cell: &str, value: serde_json::Value) {
 
 #[test]
 fn one_cell_patch_keeps_every_other_part_of_every_fixture() {
+    if keiri_testkit::skip_without_shared("fixtures/") {
+        return;
+    }
     for rel in all_fixtures() {
         let sheet = first_sheet(&fixtures_dir().join(&rel));
         let sheet = if sheet.is_empty() {
@@ -126,6 +129,9 @@ fn one_cell_patch_keeps_every_other_part_of_every_fixture() {
 
 #[test]
 fn overwriting_existing_cells_keeps_parts_and_reads_back() {
+    if keiri_testkit::skip_without_shared("fixtures/") {
+        return;
+    }
     check(
         "accounting/retirement_benefit_workbook.xlsx",
         "2024.12",
@@ -150,6 +156,9 @@ fn overwriting_existing_cells_keeps_parts_and_reads_back() {
 
 #[test]
 fn shared_and_array_formulas_keep_working() {
+    if keiri_testkit::skip_without_shared("fixtures/xlsx/formula_array_shared.xlsx") {
+        return;
+    }
     let ws = Workspace::new();
     let name = ws.add_fixture("xlsx/formula_array_shared.xlsx");
     // C10 is the master of the shared formula C10:C12; the others must keep their formulas.
@@ -208,6 +217,9 @@ fn shared_and_array_formulas_keep_working() {
 
 #[test]
 fn merged_cells_take_writes_at_their_top_left_cell_only() {
+    if keiri_testkit::skip_without_shared("fixtures/xlsx/formula_array_shared.xlsx") {
+        return;
+    }
     let ws = Workspace::new();
     let name = ws.add_fixture("xlsx/formula_array_shared.xlsx");
     let res = ws
@@ -274,6 +286,9 @@ fn check_design_op(rel: &str, sheet: &str, op: serde_json::Value, touches_styles
 
 #[test]
 fn design_ops_keep_every_part_they_have_no_reason_to_touch() {
+    if keiri_testkit::skip_without_shared("fixtures/") {
+        return;
+    }
     let style_ops = [
         json!({"op": "set_bold", "range": "A1:C3"}),
         json!({"op": "set_font_size", "range": "AX100:AY101", "font_size": 16}),
@@ -306,6 +321,9 @@ fn design_ops_keep_every_part_they_have_no_reason_to_touch() {
 
 #[test]
 fn apply_table_style_adds_only_its_parts_on_every_fixture() {
+    if keiri_testkit::skip_without_shared("fixtures/") {
+        return;
+    }
     for rel in all_fixtures() {
         let sheet = first_sheet(&fixtures_dir().join(&rel));
         let sheet = if sheet.is_empty() {

@@ -130,6 +130,9 @@ fn inverse_ops_restore_the_original() {
 
 #[test]
 fn inverse_ops_restore_a_real_workbook() {
+    if keiri_testkit::skip_without_shared("fixtures/accounting/retirement_benefit_workbook.xlsx") {
+        return;
+    }
     let ws = Workspace::new();
     let name = ws.add_fixture("accounting/retirement_benefit_workbook.xlsx");
     check_round_trip(
@@ -544,6 +547,9 @@ fn preflight_downgrades_problems_the_patch_did_not_cause() {
 
 #[test]
 fn preflight_on_fixtures_reports_no_new_errors_for_a_harmless_edit() {
+    if keiri_testkit::skip_without_shared("fixtures/") {
+        return;
+    }
     for rel in [
         "xlsx/formula_array_shared.xlsx",
         "accounting/retirement_benefit_workbook.xlsx",
@@ -688,6 +694,9 @@ fn auto_formula_and_string_ops() {
 
 #[test]
 fn added_sheets_are_real_worksheets() {
+    if keiri_testkit::skip_without_shared("fixtures/accounting/retirement_ledger_strict.xlsx") {
+        return;
+    }
     let ws = Workspace::new();
     let name = ws.add_fixture("accounting/retirement_ledger_strict.xlsx");
     let res = ws.ok(json!({

@@ -9,15 +9,10 @@ use std::path::{Path, PathBuf};
 use calamine::{Data, Reader};
 use keiri_xlsx::{PatchEnv, PatchRequest, PatchResponse};
 
-/// `<repo>/../shared/fixtures`, where CI keeps the shared fixtures beside the checkout.
+/// The shared fixtures (`../shared/fixtures` beside the checkout; see keiri-testkit for what a
+/// test does when they are absent).
 pub fn fixtures_dir() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures");
-    assert!(
-        dir.is_dir(),
-        "the shared fixtures are missing: expected them at {} (CI checks out ../shared beside the repository)",
-        dir.display()
-    );
-    dir
+    keiri_testkit::shared_fixtures_dir()
 }
 
 pub fn fixture(rel: &str) -> PathBuf {

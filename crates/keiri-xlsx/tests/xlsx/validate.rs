@@ -8,6 +8,9 @@ use super::support::{Workspace, two_sheet_ledger};
 
 #[test]
 fn validate_input_checks_the_file_and_the_ops_without_writing() {
+    if keiri_testkit::skip_without_shared("fixtures/accounting/multi_sheet_ja.xlsx") {
+        return;
+    }
     let ws = Workspace::new();
     let name = two_sheet_ledger(&ws);
     ws.add_file("notes.xlsx", b"not a zip");

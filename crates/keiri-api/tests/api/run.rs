@@ -1,0 +1,662 @@
+use keiri_api::*;
+use keiri_api::{Context, ErrorCode};
+use keiri_llm::CancellationToken;
+use serde_json::Value as Json;
+use std::path::Path;
+
+fn ctx(dir: &Path) -> Context {
+    let catalog = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../block_specs");
+    Context::new(dir).with_catalog_dirs(vec![catalog])
+}
+
+/// Reads a file that is not there: the run records a failed node.
+const PLAN: &str = "id: api_run\nvars: {m: missing.csv}\ngraph:\n  - {id: ask, block: csv.read, in: {path: \"${vars.m}\"}}\n";
+
+#[test]
+fn run_list_get_and_resume() {
+    let ws = tempfile::tempdir().unwrap();
+    let ctx = ctx(ws.path());
+    let mut seen = Vec::new();
+    let req = PlanRunRequest {
+        yaml: Some(PLAN.into()),
+        ..Default::default()
+    };
+    let res = crate::support::drive(
+        &mut |e: keiri_run::Event| {
+            let e = serde_json::to_value(e).unwrap();
+            seen.push(e["event"].as_str().unwrap_or("").to_string());
+        },
+        async |sink| plan_run(&ctx, req, sink, &CancellationToken::new()).await,
+    )
+    .unwrap();
+    assert_eq!(res.status, keiri_run::RunStatus::Failed, "{res:?}");
+    assert_eq!(res.failures[0].node, "ask");
+    assert_eq!(res.failures[0].code, "FILE_NOT_FOUND");
+    assert!(res.run_dir.starts_with("runs/api_run/"), "{}", res.run_dir);
+    assert_eq!(
+        seen.as_slice(),
+        ["run_start", "node_start", "node_error", "run_finish"]
+    );
+
+    let list = run_list(&ctx, RunListRequest::default()).unwrap();
+    assert_eq!(list.runs.len(), 1);
+    assert_eq!(list.runs[0].run_id, res.run_id);
+    let got = run_get(
+        &ctx,
+        RunGetRequest {
+            plan_id: "api_run".into(),
+            run_id: res.run_id.clone(),
+        },
+    )
+    .unwrap();
+    assert_eq!(got.status, keiri_run::RunStatus::Failed);
+    assert_eq!(got.failures[0].code, "FILE_NOT_FOUND");
+    assert_eq!(
+        got.events.first().map(|e| e["event"].clone()),
+        Some(Json::from("run_start"))
+    );
+
+    // Resume from the run's own plan.yaml: the failed node runs again in the same run.
+    let resumed = crate::support::drive(&mut |_| {}, async |sink| {
+        let req = RunResumeRequest {
+            run_id: res.run_id.clone(),
+            plan_id: Some("api_run".into()),
+            ..Default::default()
+        };
+        run_resume(&ctx, req, sink, &CancellationToken::new()).await
+    })
+    .unwrap();
+    assert_eq!(resumed.run_id, res.run_id);
+    assert_eq!(resumed.status, keiri_run::RunStatus::Failed);
+    let got = run_get(
+        &ctx,
+        RunGetRequest {
+            plan_id: "api_run".into(),
+            run_id: res.run_id,
+        },
+    )
+    .unwrap();
+    let starts: Vec<&Json> = got
+        .events
+        .iter()
+        .filter(|e| e["event"] == "run_start")
+        .map(|e| &e["resumed"])
+        .collect();
+    assert_eq!(starts, [&Json::Bool(false), &Json::Bool(true)]);
+}
+
+const CSV_PLAN: &str = "id: api_csv
+graph:
+  - {id: read, block: csv.read, in: {path: inputs/請求書.csv}, out: {rows: rows}}
+  - {id: pick, block: transforms.select_columns, in: {rows: \"${read.rows}\", columns: [取引先, 金額]}, out: {rows: picked}}
+";
+
+fn with_invoices(ws: &Path) {
+    std::fs::create_dir_all(ws.join("inputs")).unwrap();
+    keiri_fs::write_atomic(
+        &ws.join("inputs/請求書.csv"),
+        "請求書番号,取引先,金額\nINV-001,株式会社山田商事,10000\nINV-002,ヤマダ商事,5500\nINV-003,佐藤工業,1200\n".as_bytes(),
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_run_of_a_plan_with_open_vars_is_refused_until_they_are_set() {
+    let ws = tempfile::tempdir().unwrap();
+    with_invoices(ws.path());
+    let ctx = ctx(ws.path());
+    // How a generated plan marks what only the user can say.
+    let plan = "id: open_vars\nvars:\n  src: null\ngraph:\n  - id: read\n    block: csv.read\n    in: {path: \"${vars.src}\"}\n    out: {rows: rows}\n";
+    let err =
+        crate::support::call(&ctx, "plan_run", serde_json::json!({"yaml": plan})).unwrap_err();
+    assert_eq!(err.code, ErrorCode::InvalidRequest, "{err:?}");
+    assert!(err.message.contains("src"), "{}", err.message);
+    let details = err.details.clone().unwrap_or_default();
+    assert_eq!(
+        details["open_vars"],
+        serde_json::json!(["src"]),
+        "{details}"
+    );
+    assert_eq!(details["requirements"][0]["type"], "file", "{details}");
+    assert!(!ws.path().join("runs").exists(), "nothing was started");
+    // Set for the run, it runs.
+    let res = crate::support::call(
+        &ctx,
+        "plan_run",
+        serde_json::json!({"yaml": plan, "vars": {"src": "inputs/請求書.csv"}}),
+    )
+    .unwrap();
+    assert_eq!(res["status"], "finished", "{res:#}");
+}
+
+#[test]
+fn plan_run_streams_through_the_surface_and_run_output_previews_each_node() {
+    let ws = tempfile::tempdir().unwrap();
+    with_invoices(ws.path());
+    let ctx = ctx(ws.path());
+    let mut events = Vec::new();
+    let res = crate::support::call_stream(
+        &ctx,
+        "plan_run",
+        serde_json::json!({"yaml": CSV_PLAN}),
+        &mut |e| events.push(e),
+        &CancellationToken::new(),
+    )
+    .unwrap();
+    assert_eq!(res["status"], "finished", "{res:#}");
+    let kinds: Vec<&str> = events.iter().filter_map(|e| e["event"].as_str()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "run_start",
+            "node_start",
+            "node_finish",
+            "node_start",
+            "node_finish",
+            "run_finish"
+        ]
+    );
+    let ids = |node: &str, limit: Option<usize>| serde_json::json!({"plan_id": "api_csv", "run_id": res["run_id"], "node": node, "limit": limit});
+    let out = crate::support::call(&ctx, "run_output", ids("pick", None)).unwrap();
+    let rows = &out["outputs"]["rows"];
+    assert_eq!(rows["kind"], "table");
+    assert_eq!(rows["row_count"], 3);
+    assert_eq!(rows["truncated"], false);
+    let names: Vec<&str> = rows["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    assert_eq!(names, ["取引先", "金額"]);
+    assert_eq!(rows["rows"][1]["取引先"], "ヤマダ商事");
+    // A limit cuts the rows, not the count.
+    let out = crate::support::call(&ctx, "run_output", ids("read", Some(1))).unwrap();
+    assert_eq!(out["outputs"]["rows"]["rows"].as_array().unwrap().len(), 1);
+    assert_eq!(out["outputs"]["rows"]["row_count"], 3);
+    assert_eq!(out["outputs"]["rows"]["truncated"], true);
+    // A node the plan does not have.
+    let err = crate::support::call(&ctx, "run_output", ids("nope", None)).unwrap_err();
+    assert_eq!(err.code, ErrorCode::NotFound);
+}
+
+#[test]
+fn a_patched_workbook_shows_the_patch_s_own_change_among_its_neighbours() {
+    if keiri_testkit::skip_without_shared("fixtures/accounting/multi_sheet_ja.xlsx") {
+        return;
+    }
+    // The patched copy is a new file of the outputs folder: against nothing, every cell
+    // would look added. The grid shows what the patch changed in the source instead.
+    let ws = tempfile::tempdir().unwrap();
+    let src = keiri_testkit::shared_fixture("accounting/multi_sheet_ja.xlsx");
+    std::fs::copy(&src, ws.path().join("book.xlsx")).unwrap();
+    let ctx = ctx(ws.path());
+    let plan = "id: api_patch\ngraph:\n  - id: patch\n    block: excel.patch_workbook\n    in:\n      xlsx_path: book.xlsx\n      operations:\n        - {op: set_value, sheet: 入力データ, cell: D2, value: 確認済}\n    out: {out_path: book}\n";
+    let res = crate::support::call(&ctx, "plan_run", serde_json::json!({"yaml": plan})).unwrap();
+    assert_eq!(res["status"], "finished", "{res:#}");
+    let out = crate::support::call(
+        &ctx,
+        "run_output",
+        serde_json::json!({"plan_id": "api_patch", "run_id": res["run_id"], "node": "patch"}),
+    )
+    .unwrap();
+    let book = &out["workbook"];
+    let diff = book["patch_diff"].as_array().unwrap();
+    assert_eq!(diff.len(), 1, "{book:#}");
+    assert_eq!(
+        (&diff[0]["sheet"], &diff[0]["cell"], &diff[0]["status"]),
+        (
+            &Json::from("入力データ"),
+            &Json::from("D2"),
+            &Json::from("applied")
+        )
+    );
+    assert_eq!(diff[0]["after"]["value"], "確認済");
+    // The cells around it are read from the written copy, as the dry run shows them.
+    let context = book["context"].as_array().unwrap();
+    assert_eq!(context[0]["sheet"], "入力データ", "{book:#}");
+    assert!(
+        context[0]["cells"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["cell"] == "C2" && !c["value"].is_null()),
+        "{book:#}"
+    );
+}
+
+#[test]
+fn run_output_shows_the_written_workbook_cell_by_cell_and_workbooks_compare() {
+    let ws = tempfile::tempdir().unwrap();
+    with_invoices(ws.path());
+    let ctx = ctx(ws.path());
+    let plan = format!(
+        "{CSV_PLAN}  - {{id: report, block: excel.write_table, in: {{rows: \"${{pick.picked}}\", sheet_name: 請求, out_name: 請求一覧.xlsx}}, out: {{out_path: book}}}}\n"
+    );
+    let run = |plan: &str| {
+        let res =
+            crate::support::call(&ctx, "plan_run", serde_json::json!({"yaml": plan})).unwrap();
+        assert_eq!(res["status"], "finished", "{res:#}");
+        let out = crate::support::call(
+            &ctx,
+            "run_output",
+            serde_json::json!({"plan_id": "api_csv", "run_id": res["run_id"], "node": "report"}),
+        )
+        .unwrap();
+        out["workbook"].clone()
+    };
+    let book = run(&plan);
+    let after = book["after"].as_str().unwrap().to_string();
+    assert!(
+        after.starts_with("runs/api_csv/") && after.ends_with("請求一覧.xlsx"),
+        "{after}"
+    );
+    let cells: Vec<(String, Json)> = book["patch_diff"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                format!(
+                    "{}!{}",
+                    d["sheet"].as_str().unwrap(),
+                    d["cell"].as_str().unwrap_or("-")
+                ),
+                d["after"]["value"].clone(),
+            )
+        })
+        .collect();
+    // A new workbook: its sheet is added, then every written cell, row by row.
+    assert_eq!(cells[0], ("請求!-".to_string(), Json::from("請求")));
+    assert!(
+        cells.contains(&("請求!A1".to_string(), Json::from("取引先"))),
+        "{cells:?}"
+    );
+    assert!(
+        cells.contains(&("請求!B1".to_string(), Json::from("金額"))),
+        "{cells:?}"
+    );
+    assert!(
+        cells.contains(&("請求!A3".to_string(), Json::from("ヤマダ商事"))),
+        "{cells:?}"
+    );
+    // csv.read keeps every cell as text (normalize_amounts makes numbers of amounts).
+    assert!(
+        cells.contains(&("請求!B4".to_string(), Json::from("1200"))),
+        "{cells:?}"
+    );
+    assert_eq!(book["before"], Json::Null);
+
+    // The same report after one amount changed: exactly that cell differs.
+    keiri_fs::write_atomic(
+        &ws.path().join("inputs/請求書.csv"),
+        "請求書番号,取引先,金額\nINV-001,株式会社山田商事,10000\nINV-002,ヤマダ商事,5500\nINV-003,佐藤工業,1300\n".as_bytes(),
+    )
+    .unwrap();
+    let second = run(&plan);
+    let diff = crate::support::call(
+        &ctx,
+        "workbook_compare",
+        serde_json::json!({"before": after, "after": second["after"]}),
+    )
+    .unwrap();
+    let changed = diff["patch_diff"].as_array().unwrap();
+    assert_eq!(changed.len(), 1, "{diff:#}");
+    assert_eq!(changed[0]["cell"], "B4");
+    assert_eq!(changed[0]["before"]["value"], "1200");
+    assert_eq!(changed[0]["after"]["value"], "1300");
+    // With the cells around it as the new workbook holds them: the grid draws the vendor
+    // beside the amount and the amount above it, not blanks.
+    let context: Vec<(Json, Json)> = diff["context"][0]["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["cell"].clone(), c["value"].clone()))
+        .collect();
+    assert_eq!(diff["context"][0]["sheet"], "請求", "{diff:#}");
+    for (cell, value) in [("A4", "佐藤工業"), ("B3", "5500"), ("B4", "1300")] {
+        assert!(
+            context.contains(&(Json::from(cell), Json::from(value))),
+            "{cell} = {value} missing from {context:?}"
+        );
+    }
+    // Outside the workspace is refused like every other path.
+    let err = crate::support::call(
+        &ctx,
+        "workbook_compare",
+        serde_json::json!({"after": "/etc/hostname"}),
+    )
+    .unwrap_err();
+    assert_eq!(err.code, ErrorCode::PathDenied);
+}
+
+#[test]
+fn a_paused_run_is_listed_with_its_question_and_resumes_with_answers() {
+    let ws = tempfile::tempdir().unwrap();
+    with_invoices(ws.path());
+    let ctx = ctx(ws.path());
+    let plan = format!(
+        "{CSV_PLAN}  - {{id: ok, block: ui.confirmation, in: {{message: 重複を確認しましたか}}, out: {{approved: approved}}}}\n  - {{id: after, block: transforms.select_columns, in: {{rows: \"${{pick.picked}}\", columns: [取引先]}}, when: {{expr: \"${{ok.approved}} == true\"}}}}\n"
+    );
+    let res = crate::support::call(&ctx, "plan_run", serde_json::json!({"yaml": plan})).unwrap();
+    assert_eq!(res["status"], "paused", "{res:#}");
+    assert_eq!(res["paused"][0]["node"], "ok");
+    assert_eq!(res["paused"][0]["question"]["kind"], "confirmation");
+    assert_eq!(
+        res["paused"][0]["question"]["message"],
+        "重複を確認しましたか"
+    );
+    let ids = serde_json::json!({"plan_id": "api_csv", "run_id": res["run_id"]});
+    // The pause is on disk: a new process (the app reopened) sees it.
+    let got = crate::support::call(&ctx, "run_get", ids.clone()).unwrap();
+    assert_eq!(got["status"], "paused");
+    assert_eq!(got["paused"][0]["question"]["kind"], "confirmation");
+    let listed =
+        crate::support::call(&ctx, "run_list", serde_json::json!({"plan_id": "api_csv"})).unwrap();
+    assert_eq!(listed["runs"][0]["status"], "paused");
+    let mut events = Vec::new();
+    let resumed = crate::support::call_stream(
+        &ctx,
+        "run_resume",
+        serde_json::json!({"run_id": res["run_id"], "plan_id": "api_csv", "answers": {"ok": {"approved": true}}}),
+        &mut |e| events.push(e),
+        &CancellationToken::new(),
+    )
+    .unwrap();
+    assert_eq!(resumed["status"], "finished", "{resumed:#}");
+    assert_eq!(resumed["run_id"], res["run_id"]);
+    let kinds: Vec<&str> = events.iter().filter_map(|e| e["event"].as_str()).collect();
+    assert_eq!(
+        kinds,
+        // `ok` has no inputs from other nodes, so it shared the first level with `read`:
+        // the pause stopped the run before `pick`. Now `read` is reused, the rest runs.
+        [
+            "run_start",
+            "node_reused",
+            "node_start",
+            "node_finish",
+            "node_start",
+            "node_finish",
+            "node_start",
+            "node_finish",
+            "run_finish"
+        ]
+    );
+}
+
+#[test]
+fn a_run_s_workbook_is_applied_to_the_workspace_and_undone_byte_for_byte() {
+    let ws = tempfile::tempdir().unwrap();
+    with_invoices(ws.path());
+    let ctx = ctx(ws.path());
+    let plan = format!(
+        "{CSV_PLAN}  - {{id: report, block: excel.write_table, in: {{rows: \"${{pick.picked}}\", sheet_name: 請求, out_dir: outputs, out_name: 請求一覧.xlsx}}, out: {{out_path: book}}}}\n"
+    );
+    let run = || {
+        let res =
+            crate::support::call(&ctx, "plan_run", serde_json::json!({"yaml": plan})).unwrap();
+        assert_eq!(res["status"], "finished", "{res:#}");
+        serde_json::json!({"plan_id": "api_csv", "run_id": res["run_id"], "node": "report"})
+    };
+    let target = ws.path().join("outputs/請求一覧.xlsx");
+    // First run: nothing in the workspace yet; the grid is every written cell.
+    let first = run();
+    let out = crate::support::call(&ctx, "run_output", first.clone()).unwrap();
+    assert_eq!(out["apply_to"], "outputs/請求一覧.xlsx");
+    assert_eq!(out["applied"], false);
+    assert_eq!(out["workbook"]["before"], Json::Null);
+    assert!(!target.exists(), "a run alone writes nothing outside runs/");
+    let applied = crate::support::call(&ctx, "run_apply", first.clone()).unwrap();
+    assert_eq!(applied["to"], "outputs/請求一覧.xlsx");
+    assert_eq!(applied["existed"], false);
+    let run_file = ws.path().join(out["workbook"]["after"].as_str().unwrap());
+    assert_eq!(
+        std::fs::read(&target).unwrap(),
+        std::fs::read(&run_file).unwrap()
+    );
+    assert_eq!(
+        crate::support::call(&ctx, "run_output", first.clone()).unwrap()["applied"],
+        true
+    );
+    let again = crate::support::call(&ctx, "run_apply", first.clone()).unwrap_err();
+    assert_eq!(again.code, ErrorCode::AlreadyExists);
+    // The runs list says how long the run took and who wrote what from it, when.
+    let list =
+        crate::support::call(&ctx, "run_list", serde_json::json!({"plan_id": "api_csv"})).unwrap();
+    let entry = list["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["run_id"] == first["run_id"])
+        .unwrap()
+        .clone();
+    assert!(entry["duration_ms"].is_u64(), "{entry:#}");
+    let writes = entry["applied"].as_array().unwrap();
+    assert_eq!(writes.len(), 1, "{entry:#}");
+    assert_eq!(writes[0]["node"], "report");
+    assert_eq!(writes[0]["to"], "outputs/請求一覧.xlsx");
+    // The user the process runs as (the first of USER, USERNAME, LOGNAME that is set).
+    let user = ["USER", "USERNAME", "LOGNAME"]
+        .iter()
+        .find_map(|k| std::env::var(k).ok().filter(|v| !v.trim().is_empty()))
+        .unwrap_or_else(|| "unknown".into());
+    assert_eq!(writes[0]["by"], user.as_str());
+    assert!(writes[0]["at"].as_str().unwrap().ends_with('Z'));
+    let original = std::fs::read(&target).unwrap();
+
+    // Second run after one amount changed: the grid compares with the workbook it would
+    // replace, so exactly the changed cell shows.
+    keiri_fs::write_atomic(
+        &ws.path().join("inputs/請求書.csv"),
+        "請求書番号,取引先,金額\nINV-001,株式会社山田商事,10000\nINV-002,ヤマダ商事,5500\nINV-003,佐藤工業,1300\n".as_bytes(),
+    )
+    .unwrap();
+    let second = run();
+    let out = crate::support::call(&ctx, "run_output", second.clone()).unwrap();
+    assert_eq!(out["workbook"]["before"], "outputs/請求一覧.xlsx");
+    let diff = out["workbook"]["patch_diff"].as_array().unwrap();
+    assert_eq!(diff.len(), 1, "{diff:?}");
+    assert_eq!(diff[0]["cell"], "B4");
+    let applied = crate::support::call(&ctx, "run_apply", second.clone()).unwrap();
+    assert_eq!(applied["existed"], true);
+    assert_ne!(std::fs::read(&target).unwrap(), original);
+    // Undo puts the earlier workbook back, byte for byte.
+    let undone = crate::support::call(&ctx, "run_undo_apply", second.clone()).unwrap();
+    assert_eq!(undone["restored"], true);
+    assert_eq!(std::fs::read(&target).unwrap(), original);
+    assert_eq!(
+        crate::support::call(&ctx, "run_output", second.clone()).unwrap()["applied"],
+        false
+    );
+    // A file someone changed after the apply is not undone.
+    crate::support::call(&ctx, "run_apply", second.clone()).unwrap();
+    keiri_fs::write_atomic(&target, b"edited by hand").unwrap();
+    let err = crate::support::call(&ctx, "run_undo_apply", second.clone()).unwrap_err();
+    assert_eq!(err.code, ErrorCode::ChangeConflict);
+    assert_eq!(std::fs::read(&target).unwrap(), b"edited by hand");
+    // The first run's apply made the file: undoing it (the file changed since) is refused
+    // too, and a file written straight into the node's folder has nowhere to go.
+    let err = crate::support::call(&ctx, "run_undo_apply", first).unwrap_err();
+    assert_eq!(err.code, ErrorCode::ChangeConflict);
+    let ids = serde_json::json!({"plan_id": "api_csv", "run_id": second["run_id"], "node": "pick"});
+    let err = crate::support::call(&ctx, "run_apply", ids).unwrap_err();
+    assert_eq!(err.code, ErrorCode::InvalidRequest);
+}
+
+#[test]
+fn the_planner_repairs_what_fails_when_the_plan_runs_on_the_attached_file() {
+    use keiri_llm::testkit::{FakeServer, Reply};
+    let skeleton = serde_json::json!({
+        "reasoning": "CSVを読み、取引先の列を取り出す",
+        "nodes": [
+            {"id": "read", "block": "csv.read", "purpose": "請求書を読む", "repeat": null, "calls_plan": null},
+            {"id": "pick", "block": "transforms.select_columns", "purpose": "取引先を取り出す", "repeat": null, "calls_plan": null},
+        ],
+        "questions": [],
+    });
+    let wiring = |column: &str| {
+        let input = |key: &str, value: Json| serde_json::json!({"key": key, "value_json": value.to_string()});
+        serde_json::json!({
+            "reasoning": "接続",
+            "policy": null, "node_policies": [], "ui_layout": [], "vars": [],
+            "nodes": [
+                {"id": "read", "block": "csv.read", "when": null,
+                 "inputs": [input("path", Json::from("inputs/請求書.csv"))],
+                 "outputs": [{"key": "rows", "alias": "rows"}]},
+                {"id": "pick", "block": "transforms.select_columns", "when": null,
+                 "inputs": [input("rows", Json::from("${read.rows}")), input("columns", serde_json::json!([column]))],
+                 "outputs": [{"key": "rows", "alias": "picked"}]},
+            ],
+        })
+    };
+    // The first wiring reads a column the file does not have (`vendor`); it validates, so
+    // only running it shows that.
+    let (url, server) = FakeServer::start_background(vec![
+        Reply::json_content(&skeleton),
+        Reply::json_content(&wiring("vendor")),
+        Reply::json_content(&wiring("取引先")),
+    ])
+    .unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    with_invoices(ws.path());
+    keiri_fs::write_atomic(
+        &ws.path().join(".env"),
+        format!("KEIRI_LLM_BASE_URL={url}\nKEIRI_LLM_MAX_RETRIES=0\n").as_bytes(),
+    )
+    .unwrap();
+    let config = tempfile::tempdir().unwrap();
+    let ctx = ctx(ws.path()).with_config_dir(config.path().to_path_buf());
+    let res = crate::support::call(
+        &ctx,
+        "plan_generate",
+        serde_json::json!({
+            "instruction": "請求書CSVから取引先の列を取り出す",
+            "apply_mode": "llm-only",
+            "pinned_blocks": ["csv.read", "transforms.select_columns"],
+            "verify_by_running": true,
+            "lang": "en",
+        }),
+    )
+    .unwrap();
+    assert_eq!(res["status"], "valid", "{res:#}");
+    let attempts = res["attempts"].as_array().unwrap();
+    assert_eq!(attempts.len(), 2, "{res:#}");
+    let first: Vec<&str> = attempts[0]["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|i| i["code"].as_str())
+        .collect();
+    assert!(first.contains(&"run.block_failed"), "{first:?}");
+    // The repair request carried the run-time error and the columns the node read.
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let repair = requests[2].body.to_string();
+    assert!(repair.contains("run.block_failed"), "{repair}");
+    assert!(repair.contains("vendor"), "{repair}");
+    assert!(
+        repair.contains("read.rows: [請求書番号, 取引先, 金額]"),
+        "{repair}"
+    );
+    assert!(res["yaml"].as_str().unwrap().contains("取引先"));
+    // The verification left no run behind.
+    assert!(!ws.path().join(".keiri/verify-runs").exists());
+    assert!(!ws.path().join("runs").exists());
+}
+
+#[test]
+fn write_is_refused_over_the_api_and_allowed_to_the_cli() {
+    let ws = tempfile::tempdir().unwrap();
+    with_invoices(ws.path());
+    let mut ctx = ctx(ws.path());
+    let body = serde_json::json!({"yaml": CSV_PLAN, "write": true});
+    let err = crate::support::call(&ctx, "plan_run", body.clone()).unwrap_err();
+    assert_eq!(err.code, ErrorCode::PathDenied);
+    assert!(!ws.path().join("runs").exists());
+    ctx.trust_arguments = true;
+    let res = crate::support::call(&ctx, "plan_run", body).unwrap();
+    assert_eq!(res["status"], "finished");
+}
+
+/// Reads the file up to 100,000 times: far longer than a cancellation takes to arrive.
+const LONG_PLAN: &str = "id: api_long
+graph:
+  - id: again
+    type: loop
+    while: {condition: {expr: \"${vars.iteration} >= 0\"}, max_iterations: 100000}
+    body: {plan: {id: b, graph: [{id: read, block: csv.read, in: {path: inputs/請求書.csv}, out: {rows: rows}}]}}
+";
+
+#[test]
+fn run_cancel_stops_a_run_in_progress() {
+    let ws = tempfile::tempdir().unwrap();
+    with_invoices(ws.path());
+    let ctx = ctx(ws.path());
+    let plan = LONG_PLAN;
+    let mut cancelled = None;
+    let res = crate::support::call_stream(
+        &ctx,
+        "plan_run",
+        serde_json::json!({"yaml": plan}),
+        &mut |e| {
+            if e["event"] == "run_start" {
+                let run_id = e["run_id"].as_str().unwrap_or_default().to_string();
+                cancelled = Some(run_cancel(&ctx, RunCancelRequest { run_id }).unwrap());
+            }
+        },
+        &CancellationToken::new(),
+    )
+    .unwrap();
+    assert_eq!(cancelled.map(|c| c.cancelled), Some(true));
+    assert_eq!(res["status"], "cancelled", "{res:#}");
+    // The run is over: there is nothing left to cancel.
+    let again = run_cancel(
+        &ctx,
+        RunCancelRequest {
+            run_id: res["run_id"].as_str().unwrap().into(),
+        },
+    )
+    .unwrap();
+    assert!(!again.cancelled);
+}
+
+#[test]
+fn errors_have_codes() {
+    let ws = tempfile::tempdir().unwrap();
+    let ctx = ctx(ws.path());
+    let err = run_get(
+        &ctx,
+        RunGetRequest {
+            plan_id: "x".into(),
+            run_id: "20990101T000000000Z-000000".into(),
+        },
+    )
+    .unwrap_err();
+    assert_eq!(err.code, ErrorCode::RunNotFound);
+    let err = run_get(
+        &ctx,
+        RunGetRequest {
+            plan_id: "x".into(),
+            run_id: "../x".into(),
+        },
+    )
+    .unwrap_err();
+    assert_eq!(err.code, ErrorCode::InvalidRequest);
+    let invalid = PlanRunRequest {
+        yaml: Some("id: bad\ngraph:\n  - {id: a, block: no.such_block}\n".into()),
+        ..Default::default()
+    };
+    let err = crate::support::drive(&mut |_| {}, async |sink| {
+        plan_run(&ctx, invalid, sink, &CancellationToken::new()).await
+    })
+    .unwrap_err();
+    assert_eq!(err.code, ErrorCode::PlanInvalid);
+    assert_eq!(
+        parse_vars("a: 1\nb: [x]\n").unwrap()["b"],
+        serde_json::json!(["x"])
+    );
+    assert_eq!(
+        parse_vars("- 1\n").unwrap_err().code,
+        ErrorCode::InvalidRequest
+    );
+}
