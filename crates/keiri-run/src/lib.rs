@@ -22,6 +22,18 @@
 //! multi-threaded) and what beats keiri_agent v0's pandas; only the features the blocks
 //! use are enabled to keep the build small.
 
+/// Registers a builtin block: `builtin!("csv.read", csv_read);`, written under the block's
+/// function in the block's own file (`blocks/<category>/<block>.rs`), so the registry needs no
+/// list of blocks. [`block::Registry::builtins`] collects them. Crate-internal (textual scope:
+/// defined before `mod blocks`).
+macro_rules! builtin {
+    ($id:literal, $block:path) => {
+        inventory::submit! {
+            $crate::block::Builtin { id: $id, block: $block }
+        }
+    };
+}
+
 pub mod block;
 pub mod blocks;
 pub mod engine;

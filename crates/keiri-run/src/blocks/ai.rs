@@ -23,11 +23,11 @@
 //! (blocks are synchronous functions on their own threads); `futures-util` to keep a few calls
 //! in flight at once with the answers in input order.
 
-mod classify;
-mod extract;
-mod process;
-mod summarize;
-mod variances;
+mod classify_account;
+mod explain_variances;
+mod extract_fields;
+mod process_llm;
+mod summarize_documents;
 
 use std::time::Instant;
 
@@ -37,14 +37,6 @@ use serde_json::{Value as Json, json};
 
 use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, LlmCall, Registry};
 
-/// Adds the `ai/*` builtins.
-pub fn register(registry: &mut Registry) {
-    registry.insert("ai.classify_account", classify::classify_account);
-    registry.insert("ai.explain_variances", variances::explain_variances);
-    registry.insert("ai.extract_fields", extract::extract_fields);
-    registry.insert("ai.process_llm", process::process_llm);
-    registry.insert("ai.summarize_documents", summarize::summarize_documents);
-}
 
 /// Calls in flight at once for per-document and per-item work.
 const CONCURRENCY: usize = 4;

@@ -15,18 +15,11 @@
 //! same version and features), because blocks are synchronous functions on their own
 //! threads; `zip` (the workspace's, pure-Rust deflate) for evidence archives.
 
-mod archive;
-mod http;
-mod notify;
-mod schedule;
+mod evidence_archive;
+mod http_request;
+mod notify_send;
+mod schedule_trigger;
 
 use super::cancelled;
 use crate::block::Registry;
 
-/// Adds the `integration/*` builtins.
-pub fn register(registry: &mut Registry) {
-    registry.insert("evidence.archive", archive::evidence_archive);
-    registry.insert("http.request", http::http_request);
-    registry.insert("notify.send", notify::notify_send);
-    registry.insert("schedule.trigger", schedule::schedule_trigger);
-}

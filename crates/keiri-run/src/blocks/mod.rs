@@ -1,7 +1,12 @@
-//! The builtin blocks, one module per catalog category (the directory names under
-//! `block_specs/`). Each module has a `register` function that adds its blocks.
+//! The builtin blocks: `blocks/<category>/<block>.rs`, one file per block, where the category
+//! is the block's directory under `block_specs/` and the file name is the block id with dots
+//! turned into underscores (`csv.read` → `input/csv_read.rs`; a leading category is dropped:
+//! `matching.fuzzy_match` → `matching/fuzzy_match.rs`). Each file registers its block with
+//! `builtin!` (in `lib.rs`) under the block's function, so adding a block touches that one
+//! file, its `mod` line in `<category>.rs` and its spec. `<category>.rs` holds what several
+//! blocks of the category share; what blocks of several categories share is in [`kit`].
 
-use crate::block::{BlockContext, BlockError, ErrorCode, Registry};
+use crate::block::{BlockContext, BlockError, ErrorCode};
 
 mod ai;
 mod control;
@@ -14,17 +19,6 @@ mod ui;
 
 pub use output::DEFAULT_OUT_DIR;
 
-/// Adds every builtin to `registry`.
-pub fn register_all(registry: &mut Registry) {
-    input::register(registry);
-    transforms::register(registry);
-    matching::register(registry);
-    output::register(registry);
-    control::register(registry);
-    ui::register(registry);
-    integration::register(registry);
-    ai::register(registry);
-}
 
 /// `INPUT_INVALID` with a message in both languages.
 pub(crate) fn invalid(ja: impl Into<String>, en: impl Into<String>) -> BlockError {

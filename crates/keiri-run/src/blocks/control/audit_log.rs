@@ -121,6 +121,8 @@ pub(super) fn audit_log(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outpu
         .with("entry_hash", json!(entry_hash)))
 }
 
+builtin!("control.audit_log", audit_log);
+
 /// Checks every line of an existing log: JSON, `seq` = its line number, `prev_hash` = the
 /// hash of the line before. Returns the number of lines and the hash of the last one.
 fn verify_chain(bytes: &[u8], path: &Path) -> Result<(usize, Option<String>), BlockError> {

@@ -249,3 +249,5 @@ pub(super) fn sampling(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
         .with("not_selected", Json::Array(not_selected))
         .with("summary", summary))
 }
+
+builtin!("control.sampling", sampling);

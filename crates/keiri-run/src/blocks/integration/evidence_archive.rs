@@ -358,3 +358,5 @@ pub(super) fn evidence_archive(
         .with("manifest_path", json!(manifest_path.display().to_string()))
         .with("summary", summary(entries.len(), 0)))
 }
+
+builtin!("evidence.archive", evidence_archive);

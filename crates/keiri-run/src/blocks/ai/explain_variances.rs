@@ -147,3 +147,5 @@ pub(super) fn explain_variances(
         .with("rows", out)
         .with("summary", Json::Object(summary)))
 }
+
+builtin!("ai.explain_variances", explain_variances);
