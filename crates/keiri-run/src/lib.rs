@@ -6,7 +6,8 @@
 //!   JSON between two table blocks.
 //! * [`block`]: the block interface ([`block::BlockFn`]), its inputs/outputs, the
 //!   [`block::Registry`] of builtins and the typed [`block::BlockError`].
-//! * [`blocks`]: the builtin implementations, one module per catalog category.
+//! * [`blocks`]: the builtin implementations, one file per block
+//!   (`blocks/<category>/<block>.rs`), each registering itself with `builtin!`.
 //! * [`engine`]: runs a plan (levels, policy, conditions, loops, subflows, cancellation);
 //!   [`records`] and [`state`]: what a run leaves under `runs/<plan_id>/<run_id>/` and how
 //!   it is resumed. See the crate README for the layout and the error codes.

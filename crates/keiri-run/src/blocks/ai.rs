@@ -666,8 +666,8 @@ pub(crate) fn documents(
                 let text = match (field(&["text", "content", "text_excerpt"]), path) {
                     (Some(text), _) => text,
                     (None, Some(path)) => {
-                        let (full, bytes) = super::input::read_bytes(ctx, &path)?;
-                        super::input::excerpt(&full, &bytes, MAX_DOCUMENT_CHARS + 1)
+                        let (full, bytes) = crate::blocks::kit::files::read_bytes(ctx, &path)?;
+                        crate::blocks::kit::text::excerpt(&full, &bytes, MAX_DOCUMENT_CHARS + 1)
                             .map_err(|code| {
                                 BlockError::failed(
                                     format!("{path} のテキストを読めません（{code}）"),

@@ -28,9 +28,11 @@ use serde_json::{Value as Json, json};
 use super::transforms::expr;
 use super::{cancelled, invalid};
 use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
-use crate::blocks::matching::num_json;
+use crate::blocks::kit::numbers::num_json;
 use crate::jp::{NegativeMarkers, parse_amount, parse_date};
 use crate::value::Row;
+use crate::blocks::kit::numbers::{number};
+use crate::blocks::kit::text::{text};
 
 fn objects(inputs: &Inputs, key: &str) -> Result<Vec<serde_json::Map<String, Json>>, BlockError> {
     match inputs.json(key) {
@@ -62,27 +64,11 @@ fn is_blank(v: Option<&Json>) -> bool {
     }
 }
 
-pub(crate) fn number(v: Option<&Json>) -> Option<f64> {
-    match v? {
-        Json::Number(n) => n.as_f64(),
-        Json::String(s) => parse_amount(s, &NegativeMarkers::default()).ok().flatten(),
-        _ => None,
-    }
-}
-
 fn date(v: Option<&Json>) -> Option<NaiveDate> {
     match v? {
         Json::String(s) => parse_date(s),
         Json::Number(n) => parse_date(&n.to_string()),
         _ => None,
-    }
-}
-
-pub(crate) fn text(v: Option<&Json>) -> String {
-    match v {
-        None | Some(Json::Null) => String::new(),
-        Some(Json::String(s)) => s.clone(),
-        Some(other) => other.to_string(),
     }
 }
 

@@ -8,7 +8,7 @@
 //!   written by a person or a model — cannot send data anywhere the user did not approve;
 //!   redirects to another host are refused too. A refusal is `HOST_NOT_ALLOWED`.
 //! * write outside the node's folder without `--write` (the output blocks' rule,
-//!   [`crate::blocks::output::write_path`]), or write anything non-atomically.
+//!   [`crate::blocks::kit::outputs::write_path`]), or write anything non-atomically.
 //! * read the clock: times come from [`BlockContext::now`].
 //!
 //! Dependencies and why: `reqwest`'s blocking client (the one keiri-search already builds,

@@ -34,6 +34,7 @@ use super::{cancelled, invalid};
 use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
 use crate::jp::{NegativeMarkers, parse_amount, parse_date};
 use crate::value::Row;
+use crate::blocks::kit::numbers::{num_json};
 
 // ---------------------------------------------------------------------------------------
 // Shared helpers
@@ -169,17 +170,6 @@ fn date(v: Option<&Json>) -> Option<NaiveDate> {
             parse_date(&n.to_string()).or_else(|| n.as_f64().and_then(crate::jp::excel_serial_date))
         }
         _ => None,
-    }
-}
-
-/// A number as JSON: an integer when it is one (amounts in yen), else a float rounded to
-/// four decimals so sums of cents do not print as 0.30000000000000004.
-pub(crate) fn num_json(x: f64) -> Json {
-    let r = (x * 10_000.0).round() / 10_000.0;
-    if r.fract() == 0.0 && r.abs() < 9.0e15 {
-        json!(r as i64)
-    } else {
-        json!(r)
     }
 }
 

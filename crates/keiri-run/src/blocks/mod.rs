@@ -12,12 +12,13 @@ mod ai;
 mod control;
 mod input;
 mod integration;
+pub(crate) mod kit;
 mod matching;
 mod output;
 mod transforms;
 mod ui;
 
-pub use output::DEFAULT_OUT_DIR;
+pub use kit::outputs::DEFAULT_OUT_DIR;
 
 
 /// `INPUT_INVALID` with a message in both languages.
@@ -35,26 +36,4 @@ pub(crate) fn cancelled(ctx: &BlockContext<'_>) -> Result<(), BlockError> {
         ));
     }
     Ok(())
-}
-
-/// The SHA-256 of `bytes` as 64 lowercase hex digits (the form every hash in a run's
-/// outputs, logs and manifests takes).
-pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::{Digest, Sha256};
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
-/// Japan Standard Time (UTC+9, no daylight saving): the zone times are shown in.
-pub(crate) fn jst() -> chrono::FixedOffset {
-    use chrono::Offset;
-    chrono::FixedOffset::east_opt(9 * 3600).unwrap_or_else(|| chrono::Utc.fix())
-}
-
-/// `time` in JST as ISO 8601 with seconds and offset (`2025-03-31T09:30:00+09:00`).
-pub(crate) fn jst_text(time: chrono::DateTime<chrono::Utc>) -> String {
-    time.with_timezone(&jst())
-        .to_rfc3339_opts(chrono::SecondsFormat::Secs, false)
 }

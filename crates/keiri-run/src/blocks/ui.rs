@@ -26,7 +26,7 @@ use serde_json::{Map, Value as Json, json};
 
 use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
 
-fn bad_answer(ja: impl Into<String>, en: impl Into<String>) -> BlockError {
+pub(crate) fn bad_answer(ja: impl Into<String>, en: impl Into<String>) -> BlockError {
     BlockError::input_invalid(
         "answer",
         &format!("回答の形が違います（{}）", ja.into()),
@@ -34,7 +34,7 @@ fn bad_answer(ja: impl Into<String>, en: impl Into<String>) -> BlockError {
     )
 }
 
-fn answer_object(answer: &Json) -> Result<&Map<String, Json>, BlockError> {
+pub(crate) fn answer_object(answer: &Json) -> Result<&Map<String, Json>, BlockError> {
     answer
         .as_object()
         .ok_or_else(|| bad_answer("オブジェクトが必要です", "expected an object"))

@@ -34,7 +34,7 @@ use serde_json::{Value as Json, json};
 
 use super::{cancelled, number};
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
-use crate::blocks::matching::num_json;
+use crate::blocks::kit::numbers::num_json;
 
 /// How often long loops look at the cancellation token.
 const CANCEL_EVERY: usize = 4096;

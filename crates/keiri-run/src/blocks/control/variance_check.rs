@@ -7,7 +7,7 @@ use serde_json::{Value as Json, json};
 use crate::blocks::transforms::expr;
 use crate::blocks::{cancelled, invalid};
 use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
-use crate::blocks::matching::num_json;
+use crate::blocks::kit::numbers::num_json;
 use crate::jp::{NegativeMarkers, parse_amount, parse_date};
 use crate::value::Row;
 use super::{number, text};

@@ -22,7 +22,7 @@ use serde_json::{Value as Json, json};
 
 use super::http_request::{allowed_url, origin, send};
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
-use crate::blocks::jst_text;
+use crate::blocks::kit::time::jst_text;
 
 /// The record of notifications in the node's folder.
 const RECORD_FILE: &str = "notifications.jsonl";

@@ -91,7 +91,7 @@ fn report_summary(_ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, B
     if amount_field.is_some() {
         md.push_str(&format!(
             "金額合計 / Amount: {} 円\n",
-            crate::blocks::matching::num_json(total_amount)
+            crate::blocks::kit::numbers::num_json(total_amount)
         ));
     }
     for (key, idx) in &ordered {
@@ -108,10 +108,10 @@ fn report_summary(_ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, B
         md.push_str(&format!("\n## {label}（{} 件）\n\n", idx.len()));
         if amount_field.is_some() {
             let amount: f64 = idx.iter().filter_map(|&i| amount_of(&findings[i])).sum();
-            row.insert("amount".into(), crate::blocks::matching::num_json(amount));
+            row.insert("amount".into(), crate::blocks::kit::numbers::num_json(amount));
             md.push_str(&format!(
                 "金額 / Amount: {} 円\n\n",
-                crate::blocks::matching::num_json(amount)
+                crate::blocks::kit::numbers::num_json(amount)
             ));
         }
         let examples: Vec<Row> = idx
@@ -133,7 +133,7 @@ fn report_summary(_ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, B
     }
     let mut summary = json!({"total_count": findings.len(), "by_severity": by_severity});
     if amount_field.is_some() {
-        summary["total_amount"] = crate::blocks::matching::num_json(total_amount);
+        summary["total_amount"] = crate::blocks::kit::numbers::num_json(total_amount);
     }
     Ok(Outputs::new()
         .with(
