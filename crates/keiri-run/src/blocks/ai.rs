@@ -37,7 +37,6 @@ use serde_json::{Value as Json, json};
 
 use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, LlmCall, Registry};
 
-
 /// Calls in flight at once for per-document and per-item work.
 const CONCURRENCY: usize = 4;
 

@@ -18,7 +18,6 @@ mod sampling;
 mod sod_check;
 mod variance_check;
 
-
 use std::collections::BTreeMap;
 
 use chrono::{Datelike, NaiveDate, Weekday};
@@ -29,10 +28,10 @@ use super::transforms::expr;
 use super::{cancelled, invalid};
 use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
 use crate::blocks::kit::numbers::num_json;
+use crate::blocks::kit::numbers::number;
+use crate::blocks::kit::text::text;
 use crate::jp::{NegativeMarkers, parse_amount, parse_date};
 use crate::value::Row;
-use crate::blocks::kit::numbers::{number};
-use crate::blocks::kit::text::{text};
 
 fn objects(inputs: &Inputs, key: &str) -> Result<Vec<serde_json::Map<String, Json>>, BlockError> {
     match inputs.json(key) {

@@ -31,11 +31,11 @@ use polars::prelude::*;
 use serde_json::{Value as J, json};
 
 use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
+use crate::blocks::kit::decode::{BOM, Decoding, decode, decodings};
+use crate::blocks::kit::files::{MAX_FILE_BYTES, not_found, read_bytes, resolve};
+use crate::blocks::kit::text::excerpt;
 use crate::jp;
 use crate::value::{Row, column_names, table_error};
-use crate::blocks::kit::files::{MAX_FILE_BYTES, not_found, read_bytes, resolve};
-use crate::blocks::kit::decode::{BOM, Decoding, decode, decodings};
-use crate::blocks::kit::text::{excerpt};
 
 /// Zero-based column index to letters (`0` → `A`).
 pub(crate) fn column_letter(col: u32) -> String {

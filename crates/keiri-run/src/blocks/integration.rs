@@ -22,4 +22,3 @@ mod schedule_trigger;
 
 use super::cancelled;
 use crate::block::Registry;
-

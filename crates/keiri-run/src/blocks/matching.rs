@@ -32,9 +32,9 @@ use unicode_normalization::UnicodeNormalization;
 
 use super::{cancelled, invalid};
 use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
+use crate::blocks::kit::numbers::num_json;
 use crate::jp::{NegativeMarkers, parse_amount, parse_date};
 use crate::value::Row;
-use crate::blocks::kit::numbers::{num_json};
 
 // ---------------------------------------------------------------------------------------
 // Shared helpers

@@ -20,7 +20,6 @@ mod ui;
 
 pub use kit::outputs::DEFAULT_OUT_DIR;
 
-
 /// `INPUT_INVALID` with a message in both languages.
 pub(crate) fn invalid(ja: impl Into<String>, en: impl Into<String>) -> BlockError {
     BlockError::new(ErrorCode::InputInvalid, ja, en)

@@ -37,9 +37,11 @@ use unicode_width::UnicodeWidthStr;
 
 use super::invalid;
 use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
+use crate::blocks::kit::outputs::{
+    DEFAULT_OUT_DIR, inside_run, on_conflict, save, stem_and_ext, target_dir, write_path,
+};
 use crate::jp::parse_date;
 use crate::value::Row;
-use crate::blocks::kit::outputs::{DEFAULT_OUT_DIR, inside_run, on_conflict, save, stem_and_ext, target_dir, write_path};
 
 // ---------------------------------------------------------------------------------------
 // Shared helpers

@@ -6,12 +6,12 @@
 //! Row expressions (`filter_rows`, `compute_columns`) are evaluated by [`expr`] on the
 //! columns they name only, so a wide table is never turned into JSON.
 
-pub(crate) mod expr;
 mod coerce_types;
 mod compute_columns;
 mod compute_tax;
 mod concat_rows;
 mod deduplicate;
+pub(crate) mod expr;
 mod filter_rows;
 mod fiscal_period;
 mod group_aggregate;
@@ -24,7 +24,6 @@ mod rename_columns;
 mod select_columns;
 mod sort_rows;
 mod unpivot;
-
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 

@@ -10,9 +10,9 @@ use serde_json::{Value as Json, json};
 use super::{Ask, Model, OutputShape, cut, language_instruction};
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::blocks::cancelled;
+use crate::blocks::kit::numbers::num_json;
 use crate::blocks::kit::numbers::number;
 use crate::blocks::kit::text::text;
-use crate::blocks::kit::numbers::num_json;
 
 /// Flagged accounts per call.
 const BATCH: usize = 20;

@@ -29,8 +29,8 @@ use serde_json::{Value as Json, json};
 
 use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs};
 use crate::blocks::kit::files::read_bytes;
-use crate::blocks::kit::outputs::write_path;
 use crate::blocks::kit::hash::sha256_hex;
+use crate::blocks::kit::outputs::write_path;
 use crate::blocks::kit::time::jst_text;
 
 pub(super) fn audit_log(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockError> {

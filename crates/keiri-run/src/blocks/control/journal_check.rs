@@ -1,16 +1,16 @@
 //! `control.journal_check`: its inputs and outputs are in `block_specs/control/control.journal_check.yaml`.
 
-use std::collections::BTreeMap;
+use super::{count_by, date, is_blank, number, text};
+use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
+use crate::blocks::kit::numbers::num_json;
+use crate::blocks::transforms::expr;
+use crate::blocks::{cancelled, invalid};
+use crate::jp::{NegativeMarkers, parse_amount, parse_date};
+use crate::value::Row;
 use chrono::{Datelike, NaiveDate, Weekday};
 use indexmap::IndexMap;
 use serde_json::{Value as Json, json};
-use crate::blocks::transforms::expr;
-use crate::blocks::{cancelled, invalid};
-use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
-use crate::blocks::kit::numbers::num_json;
-use crate::jp::{NegativeMarkers, parse_amount, parse_date};
-use crate::value::Row;
-use super::{count_by, date, is_blank, number, text};
+use std::collections::BTreeMap;
 
 // ---------------------------------------------------------------------------------------
 // control.journal_check

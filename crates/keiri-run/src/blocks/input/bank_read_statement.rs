@@ -1,15 +1,15 @@
 //! `bank.read_statement`: its inputs and outputs are in `block_specs/input/bank.read_statement.yaml`.
 
-use std::collections::BTreeMap;
-use std::io::{Cursor, Read};
-use std::path::{Component, Path, PathBuf};
-use chrono::NaiveDate;
-use polars::prelude::*;
-use serde_json::{Value as J, json};
+use super::{decode, number, read_bytes};
 use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
 use crate::jp;
 use crate::value::{Row, column_names, table_error};
-use super::{decode, number, read_bytes};
+use chrono::NaiveDate;
+use polars::prelude::*;
+use serde_json::{Value as J, json};
+use std::collections::BTreeMap;
+use std::io::{Cursor, Read};
+use std::path::{Component, Path, PathBuf};
 
 /// One normalised statement line.
 struct StatementLine {

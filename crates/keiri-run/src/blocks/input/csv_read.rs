@@ -1,15 +1,15 @@
 //! `csv.read`: its inputs and outputs are in `block_specs/input/csv.read.yaml`.
 
-use std::collections::BTreeMap;
-use std::io::{Cursor, Read};
-use std::path::{Component, Path, PathBuf};
-use chrono::NaiveDate;
-use polars::prelude::*;
-use serde_json::{Value as J, json};
+use super::{Decoding, MAX_FILE_BYTES, decodings, not_found, resolve};
 use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
 use crate::jp;
 use crate::value::{Row, column_names, table_error};
-use super::{Decoding, MAX_FILE_BYTES, decodings, not_found, resolve};
+use chrono::NaiveDate;
+use polars::prelude::*;
+use serde_json::{Value as J, json};
+use std::collections::BTreeMap;
+use std::io::{Cursor, Read};
+use std::path::{Component, Path, PathBuf};
 
 fn delimiter_byte(s: &str) -> Result<u8, BlockError> {
     match s {
@@ -346,7 +346,7 @@ builtin!("csv.read", csv_read);
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::super::*;
     use super::*;
     use crate::block::CallSink;
     use crate::value::table_to_rows;

@@ -1,15 +1,15 @@
 //! `file.unzip_evidence`: its inputs and outputs are in `block_specs/input/file.unzip_evidence.yaml`.
 
-use std::collections::BTreeMap;
-use std::io::{Cursor, Read};
-use std::path::{Component, Path, PathBuf};
-use chrono::NaiveDate;
-use polars::prelude::*;
-use serde_json::{Value as J, json};
+use super::{decode, excerpt, ext_of, normalize_ext, read_bytes};
 use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
 use crate::jp;
 use crate::value::{Row, column_names, table_error};
-use super::{decode, excerpt, ext_of, normalize_ext, read_bytes};
+use chrono::NaiveDate;
+use polars::prelude::*;
+use serde_json::{Value as J, json};
+use std::collections::BTreeMap;
+use std::io::{Cursor, Read};
+use std::path::{Component, Path, PathBuf};
 
 /// Caps for one evidence archive: a zip bomb stops at these, not at the disk's end.
 const ZIP_MAX_ENTRIES: usize = 10_000;

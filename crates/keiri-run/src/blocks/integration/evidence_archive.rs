@@ -27,9 +27,9 @@ use zip::{CompressionMethod, ZipWriter};
 
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::blocks::kit::files::read_bytes;
+use crate::blocks::kit::hash::sha256_hex;
 use crate::blocks::kit::numbers::num_json;
 use crate::blocks::kit::outputs::{on_conflict, save, write_path};
-use crate::blocks::kit::hash::sha256_hex;
 use crate::blocks::kit::time::{jst, jst_text};
 use crate::jp::{NegativeMarkers, parse_amount, parse_date};
 

@@ -1,11 +1,11 @@
 //! Decoding text files (CSV, bank statements, HTTP bodies): strict `encoding_rs` decoding,
 //! with `chardetng` breaking ties between legacy Japanese encodings.
 
-use chrono::NaiveDate;
 use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
 use crate::blocks::kit::files::{MAX_FILE_BYTES, not_found, read_bytes, resolve};
 use crate::jp;
 use crate::value::{Row, column_names, table_error};
+use chrono::NaiveDate;
 use polars::prelude::*;
 use serde_json::{Value as J, json};
 use std::collections::BTreeMap;

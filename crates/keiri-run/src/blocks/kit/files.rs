@@ -1,10 +1,10 @@
 //! Reading the files a block names: paths against the workspace, a size limit, and
 //! `FILE_NOT_FOUND` with the path when a file cannot be read.
 
-use chrono::NaiveDate;
 use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
 use crate::jp;
 use crate::value::{Row, column_names, table_error};
+use chrono::NaiveDate;
 use polars::prelude::*;
 use serde_json::{Value as J, json};
 use std::collections::BTreeMap;

@@ -1,14 +1,17 @@
 //! `matching.bank_reconciliation`: its inputs and outputs are in `block_specs/matching/matching.bank_reconciliation.yaml`.
 
-use std::collections::{BTreeMap, HashMap};
-use chrono::NaiveDate;
-use serde_json::{Map, Value as Json, json};
-use unicode_normalization::UnicodeNormalization;
-use crate::blocks::{cancelled, invalid};
+use super::{
+    cell_text, date, name_similarity, normalize_party_name, num_json, number, outputs, round4,
+    rows_json,
+};
 use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
+use crate::blocks::{cancelled, invalid};
 use crate::jp::{NegativeMarkers, parse_amount, parse_date};
 use crate::value::Row;
-use super::{cell_text, date, name_similarity, normalize_party_name, num_json, number, outputs, round4, rows_json};
+use chrono::NaiveDate;
+use serde_json::{Map, Value as Json, json};
+use std::collections::{BTreeMap, HashMap};
+use unicode_normalization::UnicodeNormalization;
 
 // ---------------------------------------------------------------------------------------
 // matching.bank_reconciliation

@@ -1,14 +1,17 @@
 //! `matching.fuzzy_match`: its inputs and outputs are in `block_specs/matching/matching.fuzzy_match.yaml`.
 
-use std::collections::{BTreeMap, HashMap};
-use chrono::NaiveDate;
-use serde_json::{Map, Value as Json, json};
-use unicode_normalization::UnicodeNormalization;
-use crate::blocks::{cancelled, invalid};
+use super::{
+    cell_text, column_pairs, date, key_text, name_similarity, num_json, number, outputs, round4,
+    rows_json,
+};
 use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
+use crate::blocks::{cancelled, invalid};
 use crate::jp::{NegativeMarkers, parse_amount, parse_date};
 use crate::value::Row;
-use super::{cell_text, column_pairs, date, key_text, name_similarity, num_json, number, outputs, round4, rows_json};
+use chrono::NaiveDate;
+use serde_json::{Map, Value as Json, json};
+use std::collections::{BTreeMap, HashMap};
+use unicode_normalization::UnicodeNormalization;
 
 // ---------------------------------------------------------------------------------------
 // matching.fuzzy_match

@@ -1,14 +1,14 @@
 //! `matching.three_way_match`: its inputs and outputs are in `block_specs/matching/matching.three_way_match.yaml`.
 
-use std::collections::{BTreeMap, HashMap};
-use chrono::NaiveDate;
-use serde_json::{Map, Value as Json, json};
-use unicode_normalization::UnicodeNormalization;
-use crate::blocks::{cancelled, invalid};
+use super::{cell_text, key_text, num_json, number, outputs};
 use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
+use crate::blocks::{cancelled, invalid};
 use crate::jp::{NegativeMarkers, parse_amount, parse_date};
 use crate::value::Row;
-use super::{cell_text, key_text, num_json, number, outputs};
+use chrono::NaiveDate;
+use serde_json::{Map, Value as Json, json};
+use std::collections::{BTreeMap, HashMap};
+use unicode_normalization::UnicodeNormalization;
 
 // ---------------------------------------------------------------------------------------
 // matching.three_way_match

@@ -1,15 +1,15 @@
 //! `csv.write`: its inputs and outputs are in `block_specs/output/csv.write.yaml`.
 
-use std::path::{Component, Path, PathBuf};
+use super::{columns, csv_encoding, on_conflict};
+use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
+use crate::blocks::invalid;
+use crate::jp::parse_date;
+use crate::value::Row;
 use keiri_xlsx::{OnConflict, PatchOp, PatchRequest};
 use rust_xlsxwriter::{Color, ExcelDateTime, Format, FormatBorder, Workbook};
 use serde_json::{Value as Json, json};
+use std::path::{Component, Path, PathBuf};
 use unicode_width::UnicodeWidthStr;
-use crate::blocks::invalid;
-use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
-use crate::jp::parse_date;
-use crate::value::Row;
-use super::{columns, csv_encoding, on_conflict};
 
 fn csv_write(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockError> {
     let rows = inputs.rows("rows")?;

@@ -1,15 +1,15 @@
 //! `excel.patch_workbook`: its inputs and outputs are in `block_specs/output/excel.patch_workbook.yaml`.
 
-use std::path::{Component, Path, PathBuf};
+use super::{DEFAULT_OUT_DIR, failed, file_name, on_conflict, patch_error, target_dir};
+use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
+use crate::blocks::invalid;
+use crate::jp::parse_date;
+use crate::value::Row;
 use keiri_xlsx::{OnConflict, PatchOp, PatchRequest};
 use rust_xlsxwriter::{Color, ExcelDateTime, Format, FormatBorder, Workbook};
 use serde_json::{Value as Json, json};
+use std::path::{Component, Path, PathBuf};
 use unicode_width::UnicodeWidthStr;
-use crate::blocks::invalid;
-use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
-use crate::jp::parse_date;
-use crate::value::Row;
-use super::{DEFAULT_OUT_DIR, failed, file_name, on_conflict, patch_error, target_dir};
 
 // ---------------------------------------------------------------------------------------
 // excel.patch_workbook

@@ -1,15 +1,18 @@
 //! `excel.write_table`: its inputs and outputs are in `block_specs/output/excel.write_table.yaml`.
 
-use std::path::{Component, Path, PathBuf};
+use super::{
+    DEFAULT_OUT_DIR, columns, failed, file_name, on_conflict, patch_error, path_text, save,
+    target_dir, text,
+};
+use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
+use crate::blocks::invalid;
+use crate::jp::parse_date;
+use crate::value::Row;
 use keiri_xlsx::{OnConflict, PatchOp, PatchRequest};
 use rust_xlsxwriter::{Color, ExcelDateTime, Format, FormatBorder, Workbook};
 use serde_json::{Value as Json, json};
+use std::path::{Component, Path, PathBuf};
 use unicode_width::UnicodeWidthStr;
-use crate::blocks::invalid;
-use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
-use crate::jp::parse_date;
-use crate::value::Row;
-use super::{DEFAULT_OUT_DIR, columns, failed, file_name, on_conflict, patch_error, path_text, save, target_dir, text};
 
 /// A Japanese accounting amount written as text, as a number (`None`: not an amount).
 fn text_amount(s: &str) -> Option<f64> {

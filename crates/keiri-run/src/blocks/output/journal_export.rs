@@ -1,15 +1,18 @@
 //! `journal.export`: its inputs and outputs are in `block_specs/output/journal.export.yaml`.
 
-use std::path::{Component, Path, PathBuf};
+use super::{
+    CsvEncoding, DEFAULT_OUT_DIR, csv_encoding, file_name, on_conflict, path_text, save,
+    target_dir, text,
+};
+use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
+use crate::blocks::invalid;
+use crate::jp::parse_date;
+use crate::value::Row;
 use keiri_xlsx::{OnConflict, PatchOp, PatchRequest};
 use rust_xlsxwriter::{Color, ExcelDateTime, Format, FormatBorder, Workbook};
 use serde_json::{Value as Json, json};
+use std::path::{Component, Path, PathBuf};
 use unicode_width::UnicodeWidthStr;
-use crate::blocks::invalid;
-use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
-use crate::jp::parse_date;
-use crate::value::Row;
-use super::{CsvEncoding, DEFAULT_OUT_DIR, csv_encoding, file_name, on_conflict, path_text, save, target_dir, text};
 
 /// One CSV field, quoted when it holds the delimiter, a quote or a line break (RFC 4180).
 fn csv_field(s: &str, delimiter: &str) -> String {

@@ -1,15 +1,15 @@
 //! `report.summary`: its inputs and outputs are in `block_specs/output/report.summary.yaml`.
 
-use std::path::{Component, Path, PathBuf};
+use super::{md_table, text};
+use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
+use crate::blocks::invalid;
+use crate::jp::parse_date;
+use crate::value::Row;
 use keiri_xlsx::{OnConflict, PatchOp, PatchRequest};
 use rust_xlsxwriter::{Color, ExcelDateTime, Format, FormatBorder, Workbook};
 use serde_json::{Value as Json, json};
+use std::path::{Component, Path, PathBuf};
 use unicode_width::UnicodeWidthStr;
-use crate::blocks::invalid;
-use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
-use crate::jp::parse_date;
-use crate::value::Row;
-use super::{md_table, text};
 
 /// Columns tried, in order, when none of `group_by` is in the findings: each catalog block
 /// names its finding kind differently.
@@ -108,7 +108,10 @@ fn report_summary(_ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, B
         md.push_str(&format!("\n## {label}（{} 件）\n\n", idx.len()));
         if amount_field.is_some() {
             let amount: f64 = idx.iter().filter_map(|&i| amount_of(&findings[i])).sum();
-            row.insert("amount".into(), crate::blocks::kit::numbers::num_json(amount));
+            row.insert(
+                "amount".into(),
+                crate::blocks::kit::numbers::num_json(amount),
+            );
             md.push_str(&format!(
                 "金額 / Amount: {} 円\n\n",
                 crate::blocks::kit::numbers::num_json(amount)

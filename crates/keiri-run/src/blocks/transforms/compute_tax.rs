@@ -1,14 +1,15 @@
 //! `transforms.compute_tax`: its inputs and outputs are in `block_specs/transforms/transforms.compute_tax.yaml`.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use super::expr;
+use super::{R, fail_at, is_blank, num, one_of};
+use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
+use crate::blocks::cancelled;
+use crate::jp;
+use crate::value::{Row, column_names, column_to_json, json_column, rows_to_table, table_error};
 use chrono::NaiveDate;
 use polars::prelude::*;
 use serde_json::{Value as J, json};
-use crate::blocks::cancelled;
-use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
-use crate::jp;
-use crate::value::{Row, column_names, column_to_json, json_column, rows_to_table, table_error};
-use super::{R, fail_at, is_blank, num, one_of};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 // ---------------------------------------------------------------------------------------
 // compute_tax

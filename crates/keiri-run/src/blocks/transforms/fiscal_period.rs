@@ -1,14 +1,14 @@
 //! `transforms.fiscal_period`: its inputs and outputs are in `block_specs/transforms/transforms.fiscal_period.yaml`.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use super::{R, column_dates, one_of, pe, require_columns, set_column};
+use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
+use crate::blocks::cancelled;
+use crate::jp;
+use crate::value::{Row, column_names, column_to_json, json_column, rows_to_table, table_error};
 use chrono::NaiveDate;
 use polars::prelude::*;
 use serde_json::{Value as J, json};
-use crate::blocks::cancelled;
-use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
-use crate::jp;
-use crate::value::{Row, column_names, column_to_json, json_column, rows_to_table, table_error};
-use super::{R, column_dates, one_of, pe, require_columns, set_column};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 fn iso(d: NaiveDate) -> String {
     d.format("%Y-%m-%d").to_string()

@@ -1,14 +1,14 @@
 //! `transforms.normalize_amounts`: its inputs and outputs are in `block_specs/transforms/transforms.normalize_amounts.yaml`.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use super::{R, error_entry, fail_at, num, number_column, one_of, pe, require_columns, set_column};
+use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
+use crate::blocks::cancelled;
+use crate::jp;
+use crate::value::{Row, column_names, column_to_json, json_column, rows_to_table, table_error};
 use chrono::NaiveDate;
 use polars::prelude::*;
 use serde_json::{Value as J, json};
-use crate::blocks::cancelled;
-use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
-use crate::jp;
-use crate::value::{Row, column_names, column_to_json, json_column, rows_to_table, table_error};
-use super::{R, error_entry, fail_at, num, number_column, one_of, pe, require_columns, set_column};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 // ---------------------------------------------------------------------------------------
 // normalize_amounts, normalize_dates, fiscal_period

@@ -1,14 +1,16 @@
 //! `transforms.normalize_dates`: its inputs and outputs are in `block_specs/transforms/transforms.normalize_dates.yaml`.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use super::{
+    R, column_dates, date_column, error_entry, fail_at, one_of, pe, require_columns, set_column,
+};
+use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
+use crate::blocks::cancelled;
+use crate::jp;
+use crate::value::{Row, column_names, column_to_json, json_column, rows_to_table, table_error};
 use chrono::NaiveDate;
 use polars::prelude::*;
 use serde_json::{Value as J, json};
-use crate::blocks::cancelled;
-use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
-use crate::jp;
-use crate::value::{Row, column_names, column_to_json, json_column, rows_to_table, table_error};
-use super::{R, column_dates, date_column, error_entry, fail_at, one_of, pe, require_columns, set_column};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 fn normalize_dates(ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
     let mut df = inputs.table("rows")?;

@@ -1,14 +1,15 @@
 //! `transforms.pivot`: its inputs and outputs are in `block_specs/transforms/transforms.pivot.yaml`.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use super::expr;
+use super::{R, agg_expr, cells, group_stable, numeric_for, one_of, require_columns};
+use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
+use crate::blocks::cancelled;
+use crate::jp;
+use crate::value::{Row, column_names, column_to_json, json_column, rows_to_table, table_error};
 use chrono::NaiveDate;
 use polars::prelude::*;
 use serde_json::{Value as J, json};
-use crate::blocks::cancelled;
-use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
-use crate::jp;
-use crate::value::{Row, column_names, column_to_json, json_column, rows_to_table, table_error};
-use super::{R, agg_expr, cells, group_stable, numeric_for, one_of, require_columns};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 fn pivot(_ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
     let mut df = inputs.table("rows")?;

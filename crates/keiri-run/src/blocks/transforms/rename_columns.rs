@@ -1,14 +1,14 @@
 //! `transforms.rename_columns`: its inputs and outputs are in `block_specs/transforms/transforms.rename_columns.yaml`.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use super::{R, pe};
+use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
+use crate::blocks::cancelled;
+use crate::jp;
+use crate::value::{Row, column_names, column_to_json, json_column, rows_to_table, table_error};
 use chrono::NaiveDate;
 use polars::prelude::*;
 use serde_json::{Value as J, json};
-use crate::blocks::cancelled;
-use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
-use crate::jp;
-use crate::value::{Row, column_names, column_to_json, json_column, rows_to_table, table_error};
-use super::{R, pe};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 fn rename_columns(_ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
     let mut df = inputs.table("rows")?;

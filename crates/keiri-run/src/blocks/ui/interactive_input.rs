@@ -1,8 +1,8 @@
 //! `ui.interactive_input`: its inputs and outputs are in `block_specs/ui/ui.interactive_input.yaml`.
 
-use serde_json::{Map, Value as Json, json};
-use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
 use super::{answer_object, approved, bad_answer, text_input};
+use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
+use serde_json::{Map, Value as Json, json};
 
 /// The type of a value, as the question's field types name them.
 fn fits(kind: &str, value: &Json, options: &[Json]) -> bool {
