@@ -38,17 +38,13 @@ use unicode_width::UnicodeWidthStr;
 use super::invalid;
 use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
 use crate::blocks::kit::outputs::{
-    DEFAULT_OUT_DIR, inside_run, on_conflict, save, stem_and_ext, target_dir, write_path,
+    DEFAULT_OUT_DIR, failed, inside_run, on_conflict, save, stem_and_ext, target_dir, write_path,
 };
 use crate::jp::parse_date;
 use crate::value::Row;
 
 // ---------------------------------------------------------------------------------------
 // Shared helpers
-
-fn failed(ja: impl Into<String>, en: impl Into<String>) -> BlockError {
-    BlockError::new(ErrorCode::BlockFailed, ja, en)
-}
 
 fn file_name(inputs: &Inputs, default: &str) -> Result<String, BlockError> {
     let name = inputs

@@ -11,6 +11,10 @@ use serde_json::{Value as Json, json};
 use std::path::{Component, Path, PathBuf};
 use unicode_width::UnicodeWidthStr;
 
+pub(crate) fn failed(ja: impl Into<String>, en: impl Into<String>) -> BlockError {
+    BlockError::new(ErrorCode::BlockFailed, ja, en)
+}
+
 /// A path the plan names, as a path inside the run folder: root and drive prefixes are
 /// dropped (`/reports/3月` becomes `reports/3月`), `..` is refused.
 pub(crate) fn inside_run(key: &str, text: &str) -> Result<PathBuf, BlockError> {
