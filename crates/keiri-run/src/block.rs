@@ -221,11 +221,23 @@ pub struct Registry {
     blocks: BTreeMap<&'static str, BlockFn>,
 }
 
+/// One builtin block as its own file registers it (`builtin!`, in `lib.rs`): the block id and the
+/// function that implements it. [`Registry::builtins`] collects them all.
+#[derive(Debug)]
+pub struct Builtin {
+    pub id: &'static str,
+    pub block: BlockFn,
+}
+
+inventory::collect!(Builtin);
+
 impl Registry {
-    /// Every builtin this crate implements.
+    /// Every builtin this crate implements (each registered in its own file under `blocks/`).
     pub fn builtins() -> Registry {
         let mut registry = Registry::default();
-        crate::blocks::register_all(&mut registry);
+        for builtin in inventory::iter::<Builtin> {
+            registry.insert(builtin.id, builtin.block);
+        }
         registry
     }
 
@@ -442,5 +454,27 @@ impl Outputs {
 
     pub fn get(&self, key: &str) -> Option<&Value> {
         self.0.get(key)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+
+    /// Every block is registered once: two files registering the same id would silently keep
+    /// one of them in [`Registry::builtins`].
+    #[test]
+    fn no_block_id_is_registered_twice() {
+        let mut seen = BTreeSet::new();
+        let mut twice = Vec::new();
+        for builtin in inventory::iter::<Builtin> {
+            if !seen.insert(builtin.id) {
+                twice.push(builtin.id);
+            }
+        }
+        assert!(twice.is_empty(), "registered more than once: {twice:?}");
+        assert_eq!(Registry::builtins().ids().count(), seen.len());
     }
 }

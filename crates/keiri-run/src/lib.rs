@@ -6,7 +6,8 @@
 //!   JSON between two table blocks.
 //! * [`block`]: the block interface ([`block::BlockFn`]), its inputs/outputs, the
 //!   [`block::Registry`] of builtins and the typed [`block::BlockError`].
-//! * [`blocks`]: the builtin implementations, one module per catalog category.
+//! * [`blocks`]: the builtin implementations, one file per block
+//!   (`blocks/<category>/<block>.rs`), each registering itself with `builtin!`.
 //! * [`engine`]: runs a plan (levels, policy, conditions, loops, subflows, cancellation);
 //!   [`records`] and [`state`]: what a run leaves under `runs/<plan_id>/<run_id>/` and how
 //!   it is resumed. See the crate README for the layout and the error codes.
@@ -21,6 +22,18 @@
 //! Why Polars: it is the table engine the field uses for this job (columnar, lazy,
 //! multi-threaded) and what beats keiri_agent v0's pandas; only the features the blocks
 //! use are enabled to keep the build small.
+
+/// Registers a builtin block: `builtin!("csv.read", csv_read);`, written under the block's
+/// function in the block's own file (`blocks/<category>/<block>.rs`), so the registry needs no
+/// list of blocks. [`block::Registry::builtins`] collects them. Crate-internal (textual scope:
+/// defined before `mod blocks`).
+macro_rules! builtin {
+    ($id:literal, $block:path) => {
+        inventory::submit! {
+            $crate::block::Builtin { id: $id, block: $block }
+        }
+    };
+}
 
 pub mod block;
 pub mod blocks;

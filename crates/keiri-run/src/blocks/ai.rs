@@ -23,11 +23,11 @@
 //! (blocks are synchronous functions on their own threads); `futures-util` to keep a few calls
 //! in flight at once with the answers in input order.
 
-mod classify;
-mod extract;
-mod process;
-mod summarize;
-mod variances;
+mod classify_account;
+mod explain_variances;
+mod extract_fields;
+mod process_llm;
+mod summarize_documents;
 
 use std::time::Instant;
 
@@ -36,15 +36,6 @@ use keiri_llm::{CallOptions, Llm, Message, OutputSchema, StructuredRequest};
 use serde_json::{Value as Json, json};
 
 use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, LlmCall, Registry};
-
-/// Adds the `ai/*` builtins.
-pub fn register(registry: &mut Registry) {
-    registry.insert("ai.classify_account", classify::classify_account);
-    registry.insert("ai.explain_variances", variances::explain_variances);
-    registry.insert("ai.extract_fields", extract::extract_fields);
-    registry.insert("ai.process_llm", process::process_llm);
-    registry.insert("ai.summarize_documents", summarize::summarize_documents);
-}
 
 /// Calls in flight at once for per-document and per-item work.
 const CONCURRENCY: usize = 4;
@@ -674,8 +665,8 @@ pub(crate) fn documents(
                 let text = match (field(&["text", "content", "text_excerpt"]), path) {
                     (Some(text), _) => text,
                     (None, Some(path)) => {
-                        let (full, bytes) = super::input::read_bytes(ctx, &path)?;
-                        super::input::excerpt(&full, &bytes, MAX_DOCUMENT_CHARS + 1)
+                        let (full, bytes) = crate::blocks::kit::files::read_bytes(ctx, &path)?;
+                        crate::blocks::kit::text::excerpt(&full, &bytes, MAX_DOCUMENT_CHARS + 1)
                             .map_err(|code| {
                                 BlockError::failed(
                                     format!("{path} のテキストを読めません（{code}）"),

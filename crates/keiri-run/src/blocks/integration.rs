@@ -8,25 +8,17 @@
 //!   written by a person or a model — cannot send data anywhere the user did not approve;
 //!   redirects to another host are refused too. A refusal is `HOST_NOT_ALLOWED`.
 //! * write outside the node's folder without `--write` (the output blocks' rule,
-//!   [`crate::blocks::output::write_path`]), or write anything non-atomically.
+//!   [`crate::blocks::kit::outputs::write_path`]), or write anything non-atomically.
 //! * read the clock: times come from [`BlockContext::now`].
 //!
 //! Dependencies and why: `reqwest`'s blocking client (the one keiri-search already builds,
 //! same version and features), because blocks are synchronous functions on their own
 //! threads; `zip` (the workspace's, pure-Rust deflate) for evidence archives.
 
-mod archive;
-mod http;
-mod notify;
-mod schedule;
+mod evidence_archive;
+mod http_request;
+mod notify_send;
+mod schedule_trigger;
 
 use super::cancelled;
 use crate::block::Registry;
-
-/// Adds the `integration/*` builtins.
-pub fn register(registry: &mut Registry) {
-    registry.insert("evidence.archive", archive::evidence_archive);
-    registry.insert("http.request", http::http_request);
-    registry.insert("notify.send", notify::notify_send);
-    registry.insert("schedule.trigger", schedule::schedule_trigger);
-}

@@ -20,7 +20,7 @@
 //! holds what was verified, so a crash leaves the old log or the new one, never a torn line,
 //! and two writers cannot both append after the same line.
 //!
-//! The log goes where output blocks write ([`crate::blocks::output::write_path`]): inside the
+//! The log goes where output blocks write ([`crate::blocks::kit::outputs::write_path`]): inside the
 //! node's folder unless the user passed `--write`, then at `log_path` in the workspace.
 
 use std::path::Path;
@@ -28,9 +28,10 @@ use std::path::Path;
 use serde_json::{Value as Json, json};
 
 use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs};
-use crate::blocks::input::read_bytes;
-use crate::blocks::output::write_path;
-use crate::blocks::{jst_text, sha256_hex};
+use crate::blocks::kit::files::read_bytes;
+use crate::blocks::kit::hash::sha256_hex;
+use crate::blocks::kit::outputs::write_path;
+use crate::blocks::kit::time::jst_text;
 
 pub(super) fn audit_log(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockError> {
     let event = inputs.require_str("event")?.trim();
@@ -120,6 +121,8 @@ pub(super) fn audit_log(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outpu
         .with("log_path", json!(shown))
         .with("entry_hash", json!(entry_hash)))
 }
+
+builtin!("control.audit_log", audit_log);
 
 /// Checks every line of an existing log: JSON, `seq` = its line number, `prev_hash` = the
 /// hash of the line before. Returns the number of lines and the hash of the last one.

@@ -34,7 +34,7 @@ use serde_json::{Value as Json, json};
 
 use super::{cancelled, number};
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
-use crate::blocks::matching::num_json;
+use crate::blocks::kit::numbers::num_json;
 
 /// How often long loops look at the cancellation token.
 const CANCEL_EVERY: usize = 4096;
@@ -249,3 +249,5 @@ pub(super) fn sampling(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
         .with("not_selected", Json::Array(not_selected))
         .with("summary", summary))
 }
+
+builtin!("control.sampling", sampling);

@@ -107,3 +107,5 @@ pub(super) fn process_llm(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Out
         .with("results", Json::Array(results))
         .with("summary", Json::Object(summary)))
 }
+
+builtin!("ai.process_llm", process_llm);

@@ -13,7 +13,7 @@
 //! atomically, by `on_conflict` like the output blocks (rename by default: an archive is never
 //! overwritten silently; with `skip` an existing archive is kept and every file counts as
 //! skipped). Where it goes follows the output blocks' rule
-//! ([`crate::blocks::output::write_path`]): inside the node's folder unless `--write`.
+//! ([`crate::blocks::kit::outputs::write_path`]): inside the node's folder unless `--write`.
 //! Retention runs from the archive date (`retention_until` = that date + `retention_years`).
 
 use std::collections::BTreeSet;
@@ -26,10 +26,11 @@ use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipWriter};
 
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
-use crate::blocks::input::read_bytes;
-use crate::blocks::matching::num_json;
-use crate::blocks::output::{on_conflict, save, write_path};
-use crate::blocks::{jst, jst_text, sha256_hex};
+use crate::blocks::kit::files::read_bytes;
+use crate::blocks::kit::hash::sha256_hex;
+use crate::blocks::kit::numbers::num_json;
+use crate::blocks::kit::outputs::{on_conflict, save, write_path};
+use crate::blocks::kit::time::{jst, jst_text};
 use crate::jp::{NegativeMarkers, parse_amount, parse_date};
 
 /// The most file bytes one archive holds (it is built in memory): 512 MiB.
@@ -169,7 +170,7 @@ fn unique_name(name: &str, used: &mut BTreeSet<String>) -> String {
     if used.insert(lower(name)) {
         return name.to_string();
     }
-    let (stem, ext) = crate::blocks::output::stem_and_ext(name);
+    let (stem, ext) = crate::blocks::kit::outputs::stem_and_ext(name);
     let mut n = 2;
     loop {
         let candidate = format!("{stem}_{n}{ext}");
@@ -358,3 +359,5 @@ pub(super) fn evidence_archive(
         .with("manifest_path", json!(manifest_path.display().to_string()))
         .with("summary", summary(entries.len(), 0)))
 }
+
+builtin!("evidence.archive", evidence_archive);

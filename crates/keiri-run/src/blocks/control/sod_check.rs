@@ -205,3 +205,5 @@ pub(super) fn sod_check(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outpu
         .with("violations", Json::Array(violations))
         .with("summary", summary))
 }
+
+builtin!("control.sod_check", sod_check);

@@ -442,6 +442,8 @@ pub(super) fn http_request(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Ou
         .with("headers", headers_json(&response.headers)))
 }
 
+builtin!("http.request", http_request);
+
 /// The response body: parsed when the server says JSON and it parses, else text decoded by
 /// the `charset` of its content type (UTF-8 when none is given).
 fn response_body(response: &Response) -> Json {

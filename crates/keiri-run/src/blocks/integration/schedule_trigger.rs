@@ -440,3 +440,5 @@ pub(super) fn schedule_trigger(
         .with("next_run_at", json!(next.to_rfc3339_opts(seconds, false)))
         .with("schedule", schedule))
 }
+
+builtin!("schedule.trigger", schedule_trigger);

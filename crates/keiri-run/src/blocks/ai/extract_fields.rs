@@ -76,6 +76,8 @@ pub(super) fn extract_fields(
         .with("failures", Json::Array(failures)))
 }
 
+builtin!("ai.extract_fields", extract_fields);
+
 fn is_empty(v: &Json) -> bool {
     match v {
         Json::Null => true,

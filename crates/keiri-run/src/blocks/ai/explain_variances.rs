@@ -10,8 +10,9 @@ use serde_json::{Value as Json, json};
 use super::{Ask, Model, OutputShape, cut, language_instruction};
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::blocks::cancelled;
-use crate::blocks::control::{number, text};
-use crate::blocks::matching::num_json;
+use crate::blocks::kit::numbers::num_json;
+use crate::blocks::kit::numbers::number;
+use crate::blocks::kit::text::text;
 
 /// Flagged accounts per call.
 const BATCH: usize = 20;
@@ -147,3 +148,5 @@ pub(super) fn explain_variances(
         .with("rows", out)
         .with("summary", Json::Object(summary)))
 }
+
+builtin!("ai.explain_variances", explain_variances);

@@ -102,3 +102,5 @@ pub(super) fn summarize_documents(
         .with("summaries", Json::Array(summaries))
         .with("overall_summary", json!(overall)))
 }
+
+builtin!("ai.summarize_documents", summarize_documents);

@@ -20,9 +20,9 @@ use std::time::Duration;
 use reqwest::header::CONTENT_TYPE;
 use serde_json::{Value as Json, json};
 
-use super::http::{allowed_url, origin, send};
+use super::http_request::{allowed_url, origin, send};
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
-use crate::blocks::jst_text;
+use crate::blocks::kit::time::jst_text;
 
 /// The record of notifications in the node's folder.
 const RECORD_FILE: &str = "notifications.jsonl";
@@ -123,6 +123,8 @@ pub(super) fn notify_send(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Out
         .with("sent", json!(true))
         .with("message_id", message_id))
 }
+
+builtin!("notify.send", notify_send);
 
 fn slack_payload(subject: &str, body: &str) -> Json {
     let text = if subject.is_empty() {

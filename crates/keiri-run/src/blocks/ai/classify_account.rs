@@ -250,6 +250,8 @@ pub(super) fn classify_account(
         .with("summary", Json::Object(summary)))
 }
 
+builtin!("ai.classify_account", classify_account);
+
 /// The chart from the input, or the common accounts.
 fn chart(inputs: &Inputs) -> Result<Vec<Account>, BlockError> {
     let Some(value) = inputs.json("chart_of_accounts") else {

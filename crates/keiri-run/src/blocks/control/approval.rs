@@ -1,0 +1,116 @@
+//! `control.approval`: its inputs and outputs are in `block_specs/control/control.approval.yaml`.
+
+use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
+use crate::blocks::ui::{answer_object, bad_answer};
+use serde_json::{Map, Value as Json, json};
+
+fn approval(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockError> {
+    let subject = inputs.require_str("subject")?.to_string();
+    let amount = inputs.f64("amount")?.unwrap_or(0.0);
+    let threshold = inputs.f64("threshold_amount")?.unwrap_or(0.0);
+    let approvers = match inputs.json("approvers") {
+        Some(Json::Array(items)) => items,
+        None => Vec::new(),
+        Some(_) => {
+            return Err(BlockError::input_invalid(
+                "approvers",
+                "承認者の配列が必要です",
+                "expected a list of approvers",
+            ));
+        }
+    };
+    // The route: every approver whose limit does not already cover the amount, up to the
+    // first whose limit does (a limit of 0 or none means no limit). Under the threshold,
+    // nobody needs to approve.
+    let mut route: Vec<String> = Vec::new();
+    if amount.abs() >= threshold {
+        for a in &approvers {
+            let name = a
+                .get("name")
+                .and_then(Json::as_str)
+                .unwrap_or_default()
+                .to_string();
+            if name.is_empty() {
+                return Err(BlockError::input_invalid(
+                    "approvers",
+                    "承認者に name が必要です",
+                    "every approver needs a name",
+                ));
+            }
+            route.push(name);
+            let limit = a.get("limit").and_then(Json::as_f64).unwrap_or(0.0);
+            if limit <= 0.0 || amount.abs() <= limit {
+                break;
+            }
+        }
+    }
+    if route.is_empty() {
+        return Ok(Outputs::new()
+            .with("approved", json!(true))
+            .with("decisions", json!([]))
+            .with("route", json!([])));
+    }
+    let Some(answer) = ctx.answer else {
+        return Err(BlockError::awaiting(
+            json!({
+                "kind": "approval",
+                "subject": subject,
+                "amount": amount,
+                "route": route,
+                "approvers": approvers,
+                "details": inputs.json("details"),
+                "attachments": inputs.strings("attachments")?.unwrap_or_default(),
+            }),
+            format!("承認待ち: {subject}（{}）", route.join(" → ")),
+            format!("waiting for approval: {subject} ({})", route.join(" → ")),
+        ));
+    };
+    let answer = answer_object(answer)?;
+    let Some(Json::Array(given)) = answer.get("decisions") else {
+        return Err(bad_answer(
+            "decisions に承認者ごとの判断が必要です",
+            "decisions must list each approver's decision",
+        ));
+    };
+    let now = ctx.now.to_rfc3339();
+    let mut decisions = Vec::new();
+    let mut all_approved = true;
+    for name in &route {
+        let Some(d) = given
+            .iter()
+            .find(|d| d.get("approver").and_then(Json::as_str) == Some(name.as_str()))
+        else {
+            return Err(bad_answer(
+                format!("{name} の判断がありません"),
+                format!("no decision from {name}"),
+            ));
+        };
+        let decision = d.get("decision").and_then(Json::as_str).unwrap_or_default();
+        if decision != "approved" && decision != "rejected" {
+            return Err(bad_answer(
+                format!("{name} の判断は approved か rejected です"),
+                format!("{name}'s decision must be approved or rejected"),
+            ));
+        }
+        all_approved &= decision == "approved";
+        let role = approvers
+            .iter()
+            .find(|a| a.get("name").and_then(Json::as_str) == Some(name.as_str()))
+            .and_then(|a| a.get("role"))
+            .and_then(Json::as_str)
+            .unwrap_or_default();
+        decisions.push(json!({
+            "approver": name,
+            "role": role,
+            "decision": decision,
+            "comment": d.get("comment").and_then(Json::as_str).unwrap_or_default(),
+            "decided_at": now,
+        }));
+    }
+    Ok(Outputs::new()
+        .with("approved", json!(all_approved))
+        .with("decisions", Json::Array(decisions))
+        .with("route", json!(route)))
+}
+
+builtin!("control.approval", approval);

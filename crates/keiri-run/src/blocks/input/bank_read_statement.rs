@@ -1,0 +1,419 @@
+//! `bank.read_statement`: its inputs and outputs are in `block_specs/input/bank.read_statement.yaml`.
+
+use super::{decode, number, read_bytes};
+use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
+use crate::jp;
+use crate::value::{Row, column_names, table_error};
+use chrono::NaiveDate;
+use polars::prelude::*;
+use serde_json::{Value as J, json};
+use std::collections::BTreeMap;
+use std::io::{Cursor, Read};
+use std::path::{Component, Path, PathBuf};
+
+/// One normalised statement line.
+struct StatementLine {
+    date: NaiveDate,
+    amount: f64,
+    deposit: bool,
+    description: String,
+    balance: Option<f64>,
+}
+
+/// Header names Japanese banks use, by the field they mean (first match wins).
+const BANK_HEADERS: &[(&str, &[&str])] = &[
+    (
+        "date",
+        &[
+            "日付",
+            "取引日",
+            "お取引日",
+            "年月日",
+            "勘定日",
+            "取扱日",
+            "取扱日付",
+            "入出金日",
+            "取引年月日",
+        ],
+    ),
+    (
+        "withdrawal",
+        &[
+            "お引出し",
+            "お引出",
+            "お引出金額",
+            "お引き出し",
+            "出金",
+            "出金金額",
+            "出金額",
+            "お支払金額",
+            "支払金額",
+            "引出額",
+        ],
+    ),
+    (
+        "deposit",
+        &[
+            "お預入れ",
+            "お預入",
+            "お預入金額",
+            "お預け入れ",
+            "入金",
+            "入金金額",
+            "入金額",
+            "お預り金額",
+            "預入額",
+        ],
+    ),
+    ("amount", &["金額", "取引金額", "入出金額"]),
+    (
+        "description",
+        &[
+            "摘要",
+            "お取引内容",
+            "取引内容",
+            "摘要内容",
+            "内容",
+            "お取引先",
+            "取引先",
+            "備考",
+        ],
+    ),
+    (
+        "balance",
+        &["残高", "差引残高", "取引後残高", "お取引後残高", "現在高"],
+    ),
+];
+
+/// The mapping for a header line, when its names are a known layout.
+fn detect_mapping(header: &[String]) -> Option<BTreeMap<String, String>> {
+    let mut mapping = BTreeMap::new();
+    for (field, names) in BANK_HEADERS {
+        let found = names.iter().find_map(|n| {
+            header
+                .iter()
+                .find(|h| h.trim().trim_end_matches("（円）").trim_end_matches("(円)") == *n)
+        });
+        if let Some(h) = found {
+            mapping.insert((*field).to_owned(), h.clone());
+        }
+    }
+    let has_amount = mapping.contains_key("amount")
+        || (mapping.contains_key("deposit") && mapping.contains_key("withdrawal"));
+    (mapping.contains_key("date") && has_amount).then_some(mapping)
+}
+
+fn bank_read_statement(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockError> {
+    let path = inputs.require_str("path")?;
+    let encoding = inputs.str("encoding")?.unwrap_or("auto");
+    let date_format = inputs.str("date_format")?;
+    let skip_rows = usize::try_from(inputs.i64("skip_rows")?.unwrap_or(0)).map_err(|_| {
+        BlockError::input_invalid("skip_rows", "0以上の整数が必要です", "expected 0 or more")
+    })?;
+    let mapping: Option<BTreeMap<String, String>> = match inputs.json("mapping") {
+        None => None,
+        Some(J::Object(m)) => Some(
+            m.into_iter()
+                .filter_map(|(k, v)| {
+                    v.as_str()
+                        .filter(|s| !s.is_empty())
+                        .map(|s| (k, s.to_owned()))
+                })
+                .collect(),
+        ),
+        Some(_) => {
+            return Err(BlockError::input_invalid(
+                "mapping",
+                "オブジェクトが必要です",
+                "expected an object",
+            ));
+        }
+    };
+    let (_, bytes) = read_bytes(ctx, path)?;
+    let (lines, layout) = match zengin_records(&bytes) {
+        Some(records) => (parse_zengin(&records)?, "zengin"),
+        None => {
+            let (text, _) = decode(&bytes, encoding)?;
+            (
+                parse_bank_csv(&text, skip_rows, mapping, date_format)?,
+                "csv",
+            )
+        }
+    };
+    let deposits: f64 = lines.iter().filter(|l| l.deposit).map(|l| l.amount).sum();
+    let withdrawals: f64 = lines.iter().filter(|l| !l.deposit).map(|l| l.amount).sum();
+    let first = lines.iter().map(|l| l.date).min();
+    let last = lines.iter().map(|l| l.date).max();
+    let opening = lines.first().and_then(|l| {
+        l.balance.map(|b| {
+            if l.deposit {
+                b - l.amount
+            } else {
+                b + l.amount
+            }
+        })
+    });
+    let closing = lines.last().and_then(|l| l.balance);
+    let iso = |d: Option<NaiveDate>| d.map(|d| d.format("%Y-%m-%d").to_string());
+    let summary = json!({
+        "layout": layout,
+        "period_start": iso(first),
+        "period_end": iso(last),
+        "count": lines.len(),
+        "deposit_count": lines.iter().filter(|l| l.deposit).count(),
+        "withdrawal_count": lines.iter().filter(|l| !l.deposit).count(),
+        "deposit_total": number(deposits),
+        "withdrawal_total": number(withdrawals),
+        "opening_balance": opening.map(number),
+        "closing_balance": closing.map(number),
+    });
+    let rows: Vec<Row> = lines
+        .into_iter()
+        .map(|l| {
+            let mut row = Row::new();
+            row.insert(
+                "date".into(),
+                J::String(l.date.format("%Y-%m-%d").to_string()),
+            );
+            row.insert("amount".into(), number(l.amount));
+            row.insert(
+                "direction".into(),
+                J::String(if l.deposit { "deposit" } else { "withdrawal" }.into()),
+            );
+            row.insert("description".into(), J::String(l.description));
+            row.insert("balance".into(), l.balance.map_or(J::Null, number));
+            row
+        })
+        .collect();
+    Ok(Outputs::new().with("rows", rows).with("summary", summary))
+}
+
+builtin!("bank.read_statement", bank_read_statement);
+
+fn parse_bank_csv(
+    text: &str,
+    skip_rows: usize,
+    mapping: Option<BTreeMap<String, String>>,
+    date_format: Option<&str>,
+) -> Result<Vec<StatementLine>, BlockError> {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(text.as_bytes());
+    let records: Vec<Vec<String>> = reader
+        .records()
+        .map(|r| r.map(|rec| rec.iter().map(str::to_owned).collect()))
+        .collect::<Result<_, _>>()
+        .map_err(|e| {
+            BlockError::failed(
+                format!("CSVを解析できません: {e}"),
+                format!("cannot parse the CSV: {e}"),
+            )
+        })?;
+    let records = records.get(skip_rows..).unwrap_or(&[]);
+    // Statements often start with account lines; without a mapping the header is the first
+    // line whose names are a known layout.
+    let (header_at, mapping) = match mapping {
+        Some(m) => (0, m),
+        None => records
+            .iter()
+            .enumerate()
+            .take(30)
+            .find_map(|(i, r)| detect_mapping(r).map(|m| (i, m)))
+            .ok_or_else(|| {
+                BlockError::failed("明細の見出し行を判別できません", "cannot recognise the statement's header line").with_hint(
+                    "mapping で列名を指定してください（例 {date: 取引日, deposit: お預入金額, withdrawal: お引出金額, description: 摘要}）",
+                    "give the column names in mapping",
+                )
+            })?,
+    };
+    let header: Vec<String> = records
+        .get(header_at)
+        .map(|r| r.iter().map(|h| h.trim().to_owned()).collect())
+        .unwrap_or_default();
+    let index = |field: &str| -> Result<Option<usize>, BlockError> {
+        match mapping.get(field) {
+            None => Ok(None),
+            Some(name) => header
+                .iter()
+                .position(|h| h == name.trim())
+                .map(Some)
+                .ok_or_else(|| BlockError::missing_column(name, &header)),
+        }
+    };
+    let date_i = index("date")?.ok_or_else(|| {
+        BlockError::input_invalid("mapping", "date が必要です", "date is required")
+    })?;
+    let (amount_i, deposit_i, withdrawal_i) =
+        (index("amount")?, index("deposit")?, index("withdrawal")?);
+    if amount_i.is_none() && (deposit_i.is_none() || withdrawal_i.is_none()) {
+        return Err(BlockError::input_invalid(
+            "mapping",
+            "amount か deposit と withdrawal の両方が必要です",
+            "either amount or both deposit and withdrawal are required",
+        ));
+    }
+    let description_i = index("description")?;
+    let balance_i = index("balance")?;
+    let markers = jp::NegativeMarkers::default();
+    let mut out = Vec::new();
+    for (n, record) in records.iter().enumerate().skip(header_at + 1) {
+        let cell = |i: Option<usize>| {
+            i.and_then(|i| record.get(i))
+                .map(|s| s.trim())
+                .unwrap_or("")
+        };
+        let date_text = cell(Some(date_i));
+        if date_text.is_empty() {
+            continue;
+        }
+        let line_no = n + skip_rows + 1;
+        let date = match date_format {
+            Some(f) => NaiveDate::parse_from_str(&jp::fold_width(date_text), f).ok(),
+            None => jp::parse_date(date_text),
+        };
+        let Some(date) = date else {
+            // Totals and footers (「合計」) have no date; anything else is a real error.
+            if date_text.contains("合計") || date_text.contains('計') {
+                continue;
+            }
+            return Err(BlockError::failed(
+                format!("{line_no}行目の日付「{date_text}」を解釈できません"),
+                format!("line {line_no}: cannot parse the date {date_text:?}"),
+            ));
+        };
+        let amount = |i: Option<usize>| -> Result<Option<f64>, BlockError> {
+            jp::parse_amount(cell(i), &markers).map_err(|e| {
+                BlockError::failed(
+                    format!("{line_no}行目の金額「{}」を解釈できません", e.text),
+                    format!("line {line_no}: cannot parse the amount {:?}", e.text),
+                )
+            })
+        };
+        let (value, deposit) = match amount_i {
+            Some(i) => match amount(Some(i))? {
+                Some(a) => (a.abs(), a >= 0.0),
+                None => continue,
+            },
+            None => match (
+                amount(deposit_i)?.filter(|a| *a != 0.0),
+                amount(withdrawal_i)?.filter(|a| *a != 0.0),
+            ) {
+                (Some(d), _) => (d, true),
+                (None, Some(w)) => (w, false),
+                (None, None) => continue,
+            },
+        };
+        out.push(StatementLine {
+            date,
+            amount: value,
+            deposit,
+            description: cell(description_i).to_owned(),
+            balance: amount(balance_i)?,
+        });
+    }
+    Ok(out)
+}
+
+/// The 200-byte records of a Zengin (全銀協) fixed-width file, if `bytes` is one: every
+/// record starts with its kind (1 header, 2 data, 8 trailer, 9 end), with or without line
+/// breaks between records.
+fn zengin_records(bytes: &[u8]) -> Option<Vec<&[u8]>> {
+    const LEN: usize = 200;
+    let lines: Vec<&[u8]> = bytes
+        .split(|&b| b == b'\n')
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+        .filter(|l| !l.is_empty() && *l != b"\x1a")
+        .collect();
+    let records: Vec<&[u8]> = if lines.len() > 1 && lines.iter().all(|l| l.len() == LEN) {
+        lines
+    } else if bytes.len() >= LEN && bytes.len().is_multiple_of(LEN) && !bytes.contains(&b'\n') {
+        bytes.chunks(LEN).collect()
+    } else {
+        return None;
+    };
+    let kinds_ok = records
+        .iter()
+        .all(|r| matches!(r[0], b'1' | b'2' | b'8' | b'9'));
+    (kinds_ok && records[0][0] == b'1').then_some(records)
+}
+
+/// A 和暦 YYMMDD field of a Zengin record. The era is not in the data: 31 and later are
+/// 平成 (平成31年 is 2019, the last 平成 year), earlier years 令和, which holds for
+/// statements from 2019 until 令和31 (2049).
+fn zengin_date(field: &[u8]) -> Option<NaiveDate> {
+    let s = std::str::from_utf8(field).ok()?;
+    if s.len() != 6 || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let yy: i32 = s[0..2].parse().ok()?;
+    let (mm, dd): (u32, u32) = (s[2..4].parse().ok()?, s[4..6].parse().ok()?);
+    let year = if yy >= 31 { 1988 + yy } else { 2018 + yy };
+    NaiveDate::from_ymd_opt(year, mm, dd)
+}
+
+fn zengin_text(field: &[u8]) -> String {
+    encoding_rs::SHIFT_JIS
+        .decode_without_bom_handling(field)
+        .0
+        .trim()
+        .to_owned()
+}
+
+fn zengin_number(field: &[u8]) -> Option<f64> {
+    std::str::from_utf8(field).ok()?.trim().parse().ok()
+}
+
+/// Data records of the two Zengin statement kinds (kind code in the header, bytes 2–3):
+/// `01` 振込入金通知 (deposits only) and `03` 入出金取引明細 (both directions).
+fn parse_zengin(records: &[&[u8]]) -> Result<Vec<StatementLine>, BlockError> {
+    let kind = &records[0][1..3];
+    let bad = |n: usize, what: &str| {
+        BlockError::failed(
+            format!("全銀データの{n}件目のレコードを解釈できません（{what}）"),
+            format!("Zengin record {n}: cannot read the {what}"),
+        )
+    };
+    let mut out = Vec::new();
+    for (n, r) in records.iter().enumerate().filter(|(_, r)| r[0] == b'2') {
+        let n = n + 1;
+        let line = match kind {
+            // 1 区分, 6 照会番号, 6 勘定日, 6 起算日, 10 金額, 10 他店券, 10 依頼人コード,
+            // 48 振込依頼人名, 15 仕向銀行名, 15 仕向支店名, …
+            b"01" => StatementLine {
+                date: zengin_date(&r[7..13]).ok_or_else(|| bad(n, "勘定日"))?,
+                amount: zengin_number(&r[19..29]).ok_or_else(|| bad(n, "金額"))?,
+                deposit: true,
+                description: zengin_text(&r[49..97]),
+                balance: None,
+            },
+            // 1 区分, 8 照会番号, 6 勘定日, 6 預入払出日, 1 入払区分 (1 入金 2 出金),
+            // 2 取引区分, 12 取引金額, 12 他店券, 6 交換呈示日, 6 不渡返還日, 1 手形区分,
+            // 7 手形番号, 3 僚店番号, 10 依頼人コード, 48 振込依頼人名, 15, 15, 20 摘要内容, …
+            b"03" => {
+                let payer = zengin_text(&r[81..129]);
+                let memo = zengin_text(&r[159..179]);
+                StatementLine {
+                    date: zengin_date(&r[9..15]).ok_or_else(|| bad(n, "勘定日"))?,
+                    amount: zengin_number(&r[24..36]).ok_or_else(|| bad(n, "取引金額"))?,
+                    deposit: r[21] == b'1',
+                    description: if payer.is_empty() { memo } else { payer },
+                    balance: None,
+                }
+            }
+            other => {
+                let code = String::from_utf8_lossy(other);
+                return Err(BlockError::failed(
+                    format!(
+                        "全銀データの種別コード {code} には対応していません（01 振込入金通知、03 入出金取引明細）"
+                    ),
+                    format!(
+                        "Zengin kind {code} is not supported (01 transfer notices, 03 statements)"
+                    ),
+                ));
+            }
+        };
+        out.push(line);
+    }
+    Ok(out)
+}

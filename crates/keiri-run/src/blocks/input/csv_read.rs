@@ -1,0 +1,498 @@
+//! `csv.read`: its inputs and outputs are in `block_specs/input/csv.read.yaml`.
+
+use super::{Decoding, MAX_FILE_BYTES, decodings, not_found, resolve};
+use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
+use crate::jp;
+use crate::value::{Row, column_names, table_error};
+use chrono::NaiveDate;
+use polars::prelude::*;
+use serde_json::{Value as J, json};
+use std::collections::BTreeMap;
+use std::io::{Cursor, Read};
+use std::path::{Component, Path, PathBuf};
+
+fn delimiter_byte(s: &str) -> Result<u8, BlockError> {
+    match s {
+        "\t" | "\\t" | "tab" | "TAB" => Ok(b'\t'),
+        s if s.len() == 1 => Ok(s.as_bytes()[0]),
+        _ => Err(BlockError::input_invalid(
+            "delimiter",
+            "1文字の区切り文字（, ; \\t など）が必要です",
+            "expected a one-character ASCII delimiter (, ; \\t …)",
+        )),
+    }
+}
+
+/// How much decoded text one Polars parse of `csv.read` gets. The file is decoded and parsed
+/// piece by piece, so neither the raw bytes nor the whole decoded text of a large export is
+/// ever held: at most one piece of text beside the table being built. 4 MiB keeps Polars'
+/// per-parse overhead negligible (a 45 MB journal is a dozen pieces).
+const CSV_PIECE_BYTES: usize = 4 << 20;
+
+/// How the file is read from disk and decoded: in blocks of this size.
+const CSV_READ_BLOCK: usize = 1 << 20;
+
+/// The block and piece sizes of one read (the constants above, smaller in tests).
+#[derive(Clone, Copy)]
+struct PieceSizes {
+    block: usize,
+    piece: usize,
+}
+
+/// The layout options of `csv.read` that the parser needs.
+#[derive(Clone, Copy)]
+struct CsvShape {
+    delimiter: u8,
+    header: bool,
+    skip_rows: usize,
+}
+
+/// Why one decoding of the file did not give a table.
+enum PieceError {
+    /// The bytes are not in this encoding: the next decoding is tried.
+    Undecodable,
+    Failed(BlockError),
+}
+
+/// Reads the CSV at `path` into a table of text columns, decoding and parsing it in pieces
+/// of about `sizes.piece` bytes of text. Returns the table and the encoding used.
+fn read_csv_table(
+    ctx: &BlockContext<'_>,
+    path: &str,
+    encoding: &str,
+    shape: CsvShape,
+    sizes: PieceSizes,
+) -> Result<(DataFrame, &'static str), BlockError> {
+    use std::io::{Seek, SeekFrom};
+    let full = resolve(ctx, path);
+    let mut file = std::fs::File::open(&full).map_err(|e| not_found(&full, &e))?;
+    let size = file.metadata().map_err(|e| not_found(&full, &e))?.len();
+    if size > MAX_FILE_BYTES {
+        return Err(BlockError::failed(
+            format!("ファイルが大きすぎます（{size} バイト）"),
+            format!("file is {size} bytes, over the limit of {MAX_FILE_BYTES}"),
+        ));
+    }
+    const SAMPLE: u64 = 1 << 20;
+    let mut sample = Vec::new();
+    (&mut file)
+        .take(SAMPLE)
+        .read_to_end(&mut sample)
+        .map_err(|e| not_found(&full, &e))?;
+    let whole = (sample.len() as u64) < SAMPLE || size == SAMPLE;
+    let (list, undecodable) = decodings(&sample, whole, encoding)?;
+    drop(sample);
+    for decoding in list {
+        file.seek(SeekFrom::Start(0))
+            .map_err(|e| not_found(&full, &e))?;
+        match parse_pieces(ctx, &mut file, &decoding, shape, sizes) {
+            Ok(df) => return Ok((df, decoding.name)),
+            Err(PieceError::Undecodable) => continue,
+            Err(PieceError::Failed(e)) => return Err(e),
+        }
+    }
+    Err(undecodable)
+}
+
+/// Decodes `file` block by block and hands Polars a piece of text each time about
+/// `sizes.piece` bytes have accumulated, cut after the first complete record past that size;
+/// the pieces' tables are stacked (their chunks are kept, not copied).
+fn parse_pieces(
+    ctx: &BlockContext<'_>,
+    file: &mut impl Read,
+    decoding: &Decoding,
+    shape: CsvShape,
+    sizes: PieceSizes,
+) -> Result<DataFrame, PieceError> {
+    // A BOM of the encoding is removed by the decoder, even when a block ends inside it.
+    let mut decoder = if decoding.skip_bom {
+        decoding.encoding.new_decoder_with_bom_removal()
+    } else {
+        decoding.encoding.new_decoder_without_bom_handling()
+    };
+    let mut block = vec![0u8; sizes.block.max(1)];
+    let mut text = String::new();
+    let mut table: Option<DataFrame> = None;
+    loop {
+        let n = read_block(file, &mut block).map_err(|e| {
+            PieceError::Failed(BlockError::failed(
+                format!("ファイルを読めません: {e}"),
+                format!("cannot read the file: {e}"),
+            ))
+        })?;
+        let last = n == 0;
+        decode_into(&mut decoder, &block[..n], last, &mut text)?;
+        while last || text.len() >= sizes.piece {
+            super::cancelled(ctx).map_err(PieceError::Failed)?;
+            // The first piece must hold the skipped rows and the header, or the later pieces
+            // would be parsed without knowing the columns.
+            let records = if table.is_none() {
+                shape.skip_rows + 2
+            } else {
+                1
+            };
+            let cut = if last {
+                text.len()
+            } else {
+                match record_end(text.as_bytes(), sizes.piece, records) {
+                    Some(cut) => cut,
+                    None => break,
+                }
+            };
+            let chunk = &text[..cut];
+            match &mut table {
+                None if chunk.trim().is_empty() => {}
+                None => table = Some(parse_piece(chunk, shape, None)?),
+                Some(df) => {
+                    let more = parse_piece(chunk, shape, Some(df.schema().clone()))?;
+                    df.vstack_mut_owned(more)
+                        .map_err(|e| PieceError::Failed(csv_error(&e)))?;
+                }
+            }
+            text.drain(..cut);
+            if last {
+                break;
+            }
+        }
+        if last {
+            break;
+        }
+    }
+    // A file of nothing but blank lines is an empty table, not a parse error.
+    Ok(table.unwrap_or_else(DataFrame::empty))
+}
+
+fn read_block(file: &mut impl Read, block: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < block.len() {
+        match file.read(&mut block[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
+/// Appends the decoded `src` to `text`; malformed bytes end this decoding (strict: a wrong
+/// guess is an error, never mojibake).
+fn decode_into(
+    decoder: &mut encoding_rs::Decoder,
+    mut src: &[u8],
+    last: bool,
+    text: &mut String,
+) -> Result<(), PieceError> {
+    loop {
+        let room = decoder
+            .max_utf8_buffer_length_without_replacement(src.len())
+            .unwrap_or(src.len().saturating_mul(3))
+            .max(16);
+        text.reserve(room);
+        let (result, read) = decoder.decode_to_string_without_replacement(src, text, last);
+        src = &src[read..];
+        match result {
+            encoding_rs::DecoderResult::InputEmpty => return Ok(()),
+            encoding_rs::DecoderResult::OutputFull => {}
+            encoding_rs::DecoderResult::Malformed(_, _) => return Err(PieceError::Undecodable),
+        }
+    }
+}
+
+/// The byte offset just after the first line end at or past `from` that closes a non-blank
+/// record (a `\n` outside double quotes) before another non-blank line, once at least
+/// `records` non-blank records have ended, if `text` has one. `text` starts at a record
+/// boundary, so the quote state starts closed.
+fn record_end(text: &[u8], from: usize, records: usize) -> Option<usize> {
+    let mut quoted = false;
+    let mut content = false;
+    let mut ended = 0;
+    for (i, &b) in text.iter().enumerate() {
+        match b {
+            b'"' => {
+                quoted = !quoted;
+                content = true;
+            }
+            b'\n' if !quoted => {
+                let closes_content = content;
+                if content {
+                    ended += 1;
+                }
+                content = false;
+                // Cut only between two lines with content: a blank line then never sits at
+                // the edge of a piece, where Polars might treat it unlike one mid-file.
+                let next_has_content = text.get(i + 1).is_some_and(|&c| c != b'\n' && c != b'\r');
+                if closes_content && next_has_content && i + 1 >= from && ended >= records {
+                    return Some(i + 1);
+                }
+            }
+            b' ' | b'\t' | b'\r' => {}
+            _ => content = true,
+        }
+    }
+    None
+}
+
+/// Parses one piece of CSV text with every column as text. The first piece (`schema` None)
+/// carries the skipped rows and the header; later pieces are rows only, parsed with the
+/// first piece's columns.
+fn parse_piece(
+    text: &str,
+    shape: CsvShape,
+    schema: Option<SchemaRef>,
+) -> Result<DataFrame, PieceError> {
+    let first = schema.is_none();
+    CsvReadOptions::default()
+        .with_has_header(first && shape.header)
+        .with_skip_rows(if first { shape.skip_rows } else { 0 })
+        // Every column stays text (the spec says so; coerce_types converts).
+        .with_infer_schema_length(Some(0))
+        .with_schema(schema)
+        .with_raise_if_empty(false)
+        .map_parse_options(|o| {
+            o.with_separator(shape.delimiter)
+                .with_missing_is_null(false)
+                .with_truncate_ragged_lines(true)
+        })
+        .into_reader_with_file_handle(Cursor::new(text.as_bytes()))
+        .finish()
+        .map_err(|e| PieceError::Failed(csv_error(&e)))
+}
+
+fn csv_error(e: &PolarsError) -> BlockError {
+    BlockError::failed(
+        format!("CSVを解析できません: {e}"),
+        format!("cannot parse the CSV: {e}"),
+    )
+}
+
+fn csv_read(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockError> {
+    let path = inputs.require_str("path")?;
+    let encoding = inputs.str("encoding")?.unwrap_or("auto");
+    let delimiter = delimiter_byte(inputs.str("delimiter")?.unwrap_or(","))?;
+    let header = inputs.bool("header")?.unwrap_or(true);
+    let skip_rows = usize::try_from(inputs.i64("skip_rows")?.unwrap_or(0)).map_err(|_| {
+        BlockError::input_invalid("skip_rows", "0以上の整数が必要です", "expected 0 or more")
+    })?;
+    let names = inputs.strings("columns")?;
+    let shape = CsvShape {
+        delimiter,
+        header,
+        skip_rows,
+    };
+    let sizes = PieceSizes {
+        block: CSV_READ_BLOCK,
+        piece: CSV_PIECE_BYTES,
+    };
+    let (mut df, used) = read_csv_table(ctx, path, encoding, shape, sizes)?;
+    let width = df.width();
+    match (&names, header) {
+        (Some(names), false) => {
+            if names.len() != width {
+                return Err(BlockError::input_invalid(
+                    "columns",
+                    &format!(
+                        "列名が {} 個ありますが、CSVの列は {width} 個です",
+                        names.len()
+                    ),
+                    &format!(
+                        "{} names given but the CSV has {width} columns",
+                        names.len()
+                    ),
+                ));
+            }
+            df.set_column_names(names.as_slice())
+                .map_err(|e| table_error(&e))?;
+        }
+        (None, false) => {
+            let generated: Vec<String> = (1..=width).map(|i| format!("col{i}")).collect();
+            df.set_column_names(&generated)
+                .map_err(|e| table_error(&e))?;
+        }
+        // With a header, `columns` picks and orders the columns to keep.
+        (Some(names), true) => {
+            let existing = column_names(&df);
+            if let Some(missing) = names.iter().find(|n| !existing.contains(n)) {
+                return Err(BlockError::missing_column(missing, &existing));
+            }
+            df = df
+                .select(names.iter().map(|s| s.as_str()))
+                .map_err(|e| table_error(&e))?;
+        }
+        (None, true) => {}
+    }
+    // Header names keep their text, but a BOM-less file written by Excel may pad them.
+    let trimmed: Vec<String> = column_names(&df)
+        .iter()
+        .map(|n| n.trim().to_owned())
+        .collect();
+    df.set_column_names(&trimmed).map_err(|e| table_error(&e))?;
+    let columns = column_names(&df);
+    let summary = json!({
+        "rows": df.height(),
+        "columns": columns.len(),
+        "skipped_rows": skip_rows,
+        "encoding": used,
+        "header": header,
+    });
+    Ok(Outputs::new()
+        .with("rows", df)
+        .with("columns", json!(columns))
+        .with("encoding", json!(used))
+        .with("summary", summary))
+}
+
+builtin!("csv.read", csv_read);
+
+#[cfg(test)]
+mod tests {
+    use super::super::*;
+    use super::*;
+    use crate::block::CallSink;
+    use crate::value::table_to_rows;
+    use tokio_util::sync::CancellationToken;
+
+    type Read = (Vec<Row>, Vec<String>, &'static str);
+
+    /// `bytes` read as `csv.read` reads a file, decoded in blocks and parsed in pieces of the
+    /// given sizes.
+    fn read(
+        bytes: &[u8],
+        encoding: &str,
+        shape: CsvShape,
+        sizes: PieceSizes,
+    ) -> Result<Read, BlockError> {
+        let dir = tempfile::tempdir().unwrap();
+        // Test setup only; product writes go through keiri-fs.
+        #[allow(clippy::disallowed_methods)]
+        std::fs::write(dir.path().join("t.csv"), bytes).unwrap();
+        let cancel = CancellationToken::new();
+        let ctx = BlockContext {
+            node_id: "read",
+            base_dir: dir.path(),
+            out_dir: dir.path(),
+            cancel: &cancel,
+            write: false,
+            answer: None,
+            allow_hosts: &[],
+            now: chrono::Utc::now(),
+            llm: None,
+            calls: &CallSink::none(),
+        };
+        let (df, used) = read_csv_table(&ctx, "t.csv", encoding, shape, sizes)?;
+        Ok((table_to_rows(&df)?, column_names(&df), used))
+    }
+
+    /// The whole test file in one block and one piece.
+    const WHOLE: PieceSizes = PieceSizes {
+        block: 4 << 20,
+        piece: usize::MAX,
+    };
+
+    fn shape(header: bool, skip_rows: usize) -> CsvShape {
+        CsvShape {
+            delimiter: b',',
+            header,
+            skip_rows,
+        }
+    }
+
+    fn sjis(text: &str) -> Vec<u8> {
+        encoding_rs::SHIFT_JIS.encode(text).0.into_owned()
+    }
+
+    /// Quoted line ends, commas and doubled quotes, CRLF, multi-byte text split across blocks,
+    /// no line end at the end of the file.
+    const JOURNAL: &str = "伝票日付,勘定科目,摘要\r\n令和6年4月1日,旅費交通費,\"新幹線\r\n東京－大阪\"\r\n2024/04/02,会議費,\"打合せ, \"\"A社\"\"\"\r\nR6.4.3,通信費,電話";
+
+    #[test]
+    fn a_csv_read_in_small_pieces_gives_the_rows_written_in_it() {
+        let expected = serde_json::json!([
+            {"伝票日付": "令和6年4月1日", "勘定科目": "旅費交通費", "摘要": "新幹線\r\n東京－大阪"},
+            {"伝票日付": "2024/04/02", "勘定科目": "会議費", "摘要": "打合せ, \"A社\""},
+            {"伝票日付": "R6.4.3", "勘定科目": "通信費", "摘要": "電話"}
+        ]);
+        for block in [1, 2, 3, 7, 64] {
+            for piece in [1, 10, 40] {
+                let sizes = PieceSizes { block, piece };
+                let (rows, columns, used) =
+                    read(&sjis(JOURNAL), "auto", shape(true, 0), sizes).unwrap();
+                let rows = serde_json::Value::Array(
+                    rows.into_iter().map(serde_json::Value::Object).collect(),
+                );
+                assert_eq!(rows, expected, "block {block}, piece {piece}");
+                assert_eq!(columns, ["伝票日付", "勘定科目", "摘要"]);
+                assert_eq!(used, "cp932");
+            }
+        }
+    }
+
+    #[test]
+    fn a_csv_read_in_pieces_is_the_table_read_in_one_piece() {
+        let with_bom = |t: &str| [b"\xEF\xBB\xBF".as_slice(), t.as_bytes()].concat();
+        let cases: Vec<(&str, Vec<u8>, CsvShape)> = vec![
+            ("journal, Shift_JIS", sjis(JOURNAL), shape(true, 0)),
+            ("journal, UTF-8 with BOM", with_bom(JOURNAL), shape(true, 0)),
+            (
+                "title lines skipped",
+                sjis(
+                    "売上明細\r\n出力日 2024/05/01\r\n得意先,金額\r\nあさひ商事,1000\r\nみなと物産,2000\r\n",
+                ),
+                shape(true, 2),
+            ),
+            (
+                "no header",
+                "A001,山田,300000\nA002,佐藤,280000\nA003,鈴木,250000\n"
+                    .as_bytes()
+                    .to_vec(),
+                shape(false, 0),
+            ),
+            (
+                "ragged lines",
+                "科目,金額,部門\n旅費,100\n会議費,200,営業,余分\n通信費,300,総務\n"
+                    .as_bytes()
+                    .to_vec(),
+                shape(true, 0),
+            ),
+            (
+                "blank lines",
+                "科目,金額\n旅費,100\n\n会議費,200\n\r\n通信費,300\n\n\n"
+                    .as_bytes()
+                    .to_vec(),
+                shape(true, 0),
+            ),
+        ];
+        for (name, bytes, shape) in cases {
+            let whole = read(&bytes, "auto", shape, WHOLE).unwrap();
+            assert!(!whole.0.is_empty(), "{name}: no rows");
+            for block in [1, 2, 5, 16] {
+                for piece in [1, 9, 30] {
+                    let pieces = read(&bytes, "auto", shape, PieceSizes { block, piece }).unwrap();
+                    assert_eq!(pieces, whole, "{name}: block {block}, piece {piece}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_file_utf8_in_its_first_mib_and_shift_jis_later_is_read_as_cp932() {
+        let mut text = String::from("番号,科目\r\n");
+        let mut i = 0;
+        while text.len() < (1 << 20) + 1000 {
+            text.push_str(&format!("{i},a\r\n"));
+            i += 1;
+        }
+        text.push_str("最終,旅費交通費\r\n");
+        let (rows, _, used) = read(&sjis(&text), "auto", shape(true, 0), WHOLE).unwrap();
+        assert_eq!(used, "cp932");
+        assert_eq!(rows.len(), i + 1);
+        assert_eq!(rows[i]["科目"], serde_json::json!("旅費交通費"));
+    }
+
+    #[test]
+    fn a_file_of_blank_lines_is_an_empty_table() {
+        let (rows, columns, _) = read(b"\r\n\r\n", "auto", shape(true, 0), WHOLE).unwrap();
+        assert!(rows.is_empty());
+        assert!(columns.is_empty());
+    }
+}

@@ -1,0 +1,13 @@
+//! What blocks of several categories share, split by concern: reading the files a block
+//! names ([`files`]), decoding text files ([`decode`]), numbers and text in JSON outputs
+//! ([`numbers`], [`text`]), writing and naming output files ([`outputs`]), Japan Standard Time
+//! ([`time`]) and hashes ([`hash`]). What only the blocks of one category share stays in that
+//! category's module (`blocks/<category>.rs`).
+
+pub(crate) mod decode;
+pub(crate) mod files;
+pub(crate) mod hash;
+pub(crate) mod numbers;
+pub(crate) mod outputs;
+pub(crate) mod text;
+pub(crate) mod time;

@@ -1,0 +1,146 @@
+//! Where and how blocks write their output files: the node's folder unless `--write`,
+//! atomically, with the `on_conflict` rule and output naming.
+
+use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
+use crate::blocks::invalid;
+use crate::jp::parse_date;
+use crate::value::Row;
+use keiri_xlsx::{OnConflict, PatchOp, PatchRequest};
+use rust_xlsxwriter::{Color, ExcelDateTime, Format, FormatBorder, Workbook};
+use serde_json::{Value as Json, json};
+use std::path::{Component, Path, PathBuf};
+use unicode_width::UnicodeWidthStr;
+
+pub(crate) fn failed(ja: impl Into<String>, en: impl Into<String>) -> BlockError {
+    BlockError::new(ErrorCode::BlockFailed, ja, en)
+}
+
+/// A path the plan names, as a path inside the run folder: root and drive prefixes are
+/// dropped (`/reports/3月` becomes `reports/3月`), `..` is refused.
+pub(crate) fn inside_run(key: &str, text: &str) -> Result<PathBuf, BlockError> {
+    let text = text.replace('\\', "/");
+    let mut out = PathBuf::new();
+    for c in Path::new(&text).components() {
+        match c {
+            Component::Normal(part) => out.push(part),
+            Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
+            Component::ParentDir => {
+                return Err(invalid(
+                    format!("{key} {text:?} に .. は使えません"),
+                    format!("{key} {text:?} must not contain .."),
+                )
+                .with_hint(
+                    "実行の出力は実行フォルダに書かれ、確認後に --write で書き出せます",
+                    "a run writes under its run folder; write for real with --write after review",
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Where a path the plan names for writing (input `key`) lands: with `--write` as it is,
+/// relative to the workspace; otherwise inside the node's folder in the run directory (`..`
+/// refused), so a run never writes into the user's folders. Every block that writes to a
+/// path the plan names uses this one rule.
+pub(crate) fn write_path(
+    ctx: &BlockContext<'_>,
+    key: &str,
+    text: &str,
+) -> Result<PathBuf, BlockError> {
+    if ctx.write {
+        Ok(ctx.base_dir.join(text))
+    } else {
+        Ok(ctx.out_dir.join(inside_run(key, text)?))
+    }
+}
+
+/// The folder, relative to the workspace, that a writing block uses when the plan names no
+/// `out_dir` (the studio's dry-run preview uses the same one).
+pub const DEFAULT_OUT_DIR: &str = "outputs";
+
+/// The output directory of a block. Without `--write` (the default) every file goes under
+/// the node's folder in the run directory, `out_dir` becoming a sub-folder of it; with
+/// `--write` the `out_dir` the plan names is used as it is (relative to the workspace).
+pub(crate) fn target_dir(
+    ctx: &BlockContext<'_>,
+    inputs: &Inputs,
+    default: Option<&str>,
+) -> Result<PathBuf, BlockError> {
+    let requested = inputs
+        .str("out_dir")?
+        .or(default)
+        .map(str::trim)
+        .filter(|d| !d.is_empty());
+    let dir = match requested {
+        None => ctx.out_dir.to_path_buf(),
+        Some(d) => write_path(ctx, "out_dir", d)?,
+    };
+    std::fs::create_dir_all(&dir).map_err(|e| {
+        failed(
+            format!("出力フォルダ {} を作れませんでした: {e}", dir.display()),
+            format!("could not create the output folder {}: {e}", dir.display()),
+        )
+    })?;
+    Ok(dir)
+}
+
+/// The `on_conflict` input: what to do when the file to write exists (`rename` by default).
+pub(crate) fn on_conflict(inputs: &Inputs) -> Result<OnConflict, BlockError> {
+    match inputs.str("on_conflict")? {
+        None => Ok(OnConflict::Rename),
+        Some(s) => s.parse().map_err(|_| {
+            BlockError::input_invalid(
+                "on_conflict",
+                "overwrite・skip・rename のどれかです",
+                "expected overwrite, skip or rename",
+            )
+        }),
+    }
+}
+
+/// Writes `bytes` as `dir/name` by the conflict rule; `None` when skipped.
+pub(crate) fn save(
+    dir: &Path,
+    name: &str,
+    bytes: &[u8],
+    conflict: OnConflict,
+) -> Result<Option<PathBuf>, BlockError> {
+    let path = dir.join(name);
+    let io = |e: keiri_fs::Error| {
+        failed(
+            format!("{} を保存できませんでした: {e}", path.display()),
+            format!("could not save {}: {e}", path.display()),
+        )
+    };
+    match conflict {
+        OnConflict::Overwrite => keiri_fs::write_atomic(&path, bytes)
+            .map(|()| Some(path.clone()))
+            .map_err(io),
+        OnConflict::Skip => match keiri_fs::write_new(&path, bytes) {
+            Ok(()) => Ok(Some(path.clone())),
+            Err(keiri_fs::Error::AlreadyExists { .. }) => Ok(None),
+            Err(e) => Err(io(e)),
+        },
+        OnConflict::Rename => {
+            let (stem, ext) = stem_and_ext(name);
+            keiri_fs::write_unique(dir, &stem, &ext, 1, bytes)
+                .map(Some)
+                .map_err(io)
+        }
+    }
+}
+
+/// A file name's stem and its extension with the dot (`("報告", ".xlsx")`; `""` without one).
+pub(crate) fn stem_and_ext(name: &str) -> (String, String) {
+    let p = Path::new(name);
+    let stem = p
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let ext = p
+        .extension()
+        .map(|e| format!(".{}", e.to_string_lossy()))
+        .unwrap_or_default();
+    (stem, ext)
+}

@@ -1,0 +1,260 @@
+//! `matching.bank_reconciliation`: its inputs and outputs are in `block_specs/matching/matching.bank_reconciliation.yaml`.
+
+use super::{
+    cell_text, date, name_similarity, normalize_party_name, num_json, number, outputs, round4,
+    rows_json,
+};
+use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
+use crate::blocks::{cancelled, invalid};
+use crate::jp::{NegativeMarkers, parse_amount, parse_date};
+use crate::value::Row;
+use chrono::NaiveDate;
+use serde_json::{Map, Value as Json, json};
+use std::collections::{BTreeMap, HashMap};
+use unicode_normalization::UnicodeNormalization;
+
+// ---------------------------------------------------------------------------------------
+// matching.bank_reconciliation
+
+/// Words a bank puts before the payer's name on a transfer line.
+const TRANSFER_PREFIXES: &[&str] = &["振込入金", "振込", "フリコミ", "振替入金", "入金"];
+
+/// Largest number of one customer's open invoices searched for a combined payment; 2^12
+/// subsets is instant, and a customer with more open invoices pays them one by one.
+const MAX_COMBINED: usize = 12;
+
+fn payer_name(description: &str) -> String {
+    let folded: String = description.nfkc().collect();
+    let mut s = folded.trim();
+    for prefix in TRANSFER_PREFIXES {
+        if let Some(rest) = s.strip_prefix(prefix) {
+            s = rest.trim_start();
+        }
+    }
+    s.to_string()
+}
+
+fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockError> {
+    let deposits = inputs.rows("deposits")?;
+    let receivables = inputs.rows("receivables")?;
+    let customer_field = inputs
+        .str("customer_field")?
+        .unwrap_or("customer")
+        .to_string();
+    let kana_field = Some(
+        inputs
+            .str("customer_kana_field")?
+            .unwrap_or("customer_kana")
+            .to_string(),
+    );
+    let amount_field = inputs.str("amount_field")?.unwrap_or("amount").to_string();
+    let due_field = inputs
+        .str("due_date_field")?
+        .unwrap_or("due_date")
+        .to_string();
+    let fee_tolerance = inputs.f64("fee_tolerance")?.unwrap_or(880.0);
+    let allow_combined = inputs.bool("allow_combined")?.unwrap_or(true);
+    let name_threshold = inputs.f64("name_threshold")?.unwrap_or(0.8);
+    let window = inputs.i64("date_window_days")?.unwrap_or(60);
+
+    let rec_amount: Vec<Option<f64>> = receivables
+        .iter()
+        .map(|r| number(r.get(&amount_field)))
+        .collect();
+    let rec_due: Vec<Option<NaiveDate>> = receivables
+        .iter()
+        .map(|r| date(r.get(&due_field)))
+        .collect();
+    let mut open = vec![true; receivables.len()];
+
+    let mut matches = Vec::new();
+    let mut unmatched = Vec::new();
+    let (mut deposit_total, mut cleared_count, mut cleared_amount, mut fee_total) =
+        (0.0, 0usize, 0.0, 0.0);
+    for dep in &deposits {
+        cancelled(ctx)?;
+        let Some(amount) = number(dep.get("amount")) else {
+            unmatched.push(dep.clone());
+            continue;
+        };
+        deposit_total += amount;
+        let dep_date = date(dep.get("date"));
+        let payer = payer_name(&cell_text(dep.get("description")));
+        let within_window = |k: usize| match (dep_date, rec_due[k]) {
+            (Some(d), Some(due)) => (d - due).num_days().abs() <= window,
+            // Without dates on either side the window cannot exclude the invoice.
+            _ => true,
+        };
+        // Name similarity of the payer to each open receivable (best of name and kana).
+        let sims: Vec<f64> = receivables
+            .iter()
+            .map(|r| {
+                let by_name = name_similarity(&payer, &cell_text(r.get(&customer_field)));
+                let by_kana = kana_field
+                    .as_ref()
+                    .map_or(0.0, |f| name_similarity(&payer, &cell_text(r.get(f))));
+                by_name.max(by_kana)
+            })
+            .collect();
+        let candidates: Vec<usize> = (0..receivables.len())
+            .filter(|&k| {
+                open[k]
+                    && rec_amount[k].is_some()
+                    && within_window(k)
+                    && sims[k] + 1e-9 >= name_threshold
+            })
+            .collect();
+        let fits = |total: f64| -> Option<f64> {
+            let diff = total - amount;
+            (diff.abs() < 0.005 || (diff > 0.0 && diff <= fee_tolerance + 1e-9)).then_some(diff)
+        };
+        let closeness = |k: usize| match (dep_date, rec_due[k]) {
+            (Some(d), Some(due)) => (d - due).num_days().abs(),
+            _ => i64::MAX,
+        };
+        // 1. One invoice: exact before fee-short, then the closest due date.
+        let mut best: Option<(Vec<usize>, f64)> = None;
+        let mut singles: Vec<(usize, f64)> = candidates
+            .iter()
+            .filter_map(|&k| fits(rec_amount[k].unwrap_or(0.0)).map(|d| (k, d)))
+            .collect();
+        singles.sort_by(|a, b| {
+            (a.1.abs() >= 0.005)
+                .cmp(&(b.1.abs() >= 0.005))
+                .then(closeness(a.0).cmp(&closeness(b.0)))
+                .then(a.0.cmp(&b.0))
+        });
+        if let Some(&(k, d)) = singles.first() {
+            best = Some((vec![k], d));
+        }
+        // 2. Several invoices of one customer paid together.
+        if best.is_none() && allow_combined {
+            let mut by_customer: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+            for &k in &candidates {
+                by_customer
+                    .entry(normalize_party_name(&cell_text(
+                        receivables[k].get(&customer_field),
+                    )))
+                    .or_default()
+                    .push(k);
+            }
+            let mut found: Option<(Vec<usize>, f64)> = None;
+            for group in by_customer.values() {
+                let mut group = group.clone();
+                group.sort_by_key(|&k| (rec_due[k], k));
+                group.truncate(MAX_COMBINED);
+                for size in 2..=group.len() {
+                    for subset in subsets(group.len(), size) {
+                        let ks: Vec<usize> = subset.iter().map(|&p| group[p]).collect();
+                        let total: f64 = ks.iter().map(|&k| rec_amount[k].unwrap_or(0.0)).sum();
+                        if let Some(d) = fits(total) {
+                            let better = match &found {
+                                None => true,
+                                Some((_, fd)) => fd.abs() >= 0.005 && d.abs() < 0.005,
+                            };
+                            if better {
+                                found = Some((ks, d));
+                            }
+                        }
+                    }
+                    if found.as_ref().is_some_and(|(_, d)| d.abs() < 0.005) {
+                        break;
+                    }
+                }
+                if found.is_some() {
+                    break;
+                }
+            }
+            best = found;
+        }
+        let Some((ks, diff)) = best else {
+            unmatched.push(dep.clone());
+            continue;
+        };
+        let name_sim = ks.iter().map(|&k| sims[k]).fold(1.0, f64::min);
+        let exact = diff.abs() < 0.005;
+        // Confidence: the weakest name similarity, less for a fee-short or combined payment.
+        let fee_factor = if exact { 1.0 } else { 0.9 };
+        let combined_factor = if ks.len() > 1 { 0.9 } else { 1.0 };
+        let confidence = round4(name_sim * fee_factor * combined_factor);
+        for &k in &ks {
+            open[k] = false;
+        }
+        cleared_count += 1;
+        cleared_amount += amount;
+        if !exact {
+            fee_total += diff;
+        }
+        let recs: Vec<Json> = ks
+            .iter()
+            .map(|&k| Json::Object(receivables[k].clone()))
+            .collect();
+        matches.push(json!({
+            "deposit": dep,
+            "receivables": recs,
+            "difference": num_json(if exact { 0.0 } else { diff }),
+            "difference_reason": if exact { "none" } else { "transfer_fee" },
+            "confidence": num_json(confidence),
+        }));
+    }
+    let open_rows: Vec<Row> = receivables
+        .iter()
+        .zip(&open)
+        .filter(|(_, o)| **o)
+        .map(|(r, _)| r.clone())
+        .collect();
+    let open_amount: f64 = receivables
+        .iter()
+        .zip(&open)
+        .filter(|(_, o)| **o)
+        .filter_map(|(r, _)| number(r.get(&amount_field)))
+        .sum();
+    let unmatched_amount: f64 = unmatched
+        .iter()
+        .filter_map(|d| number(d.get("amount")))
+        .sum();
+    let summary = json!({
+        "deposit_count": deposits.len(),
+        "deposit_amount": num_json(deposit_total),
+        "cleared_count": cleared_count,
+        "cleared_amount": num_json(cleared_amount),
+        "unmatched_deposit_count": unmatched.len(),
+        "unmatched_deposit_amount": num_json(unmatched_amount),
+        "open_receivable_count": open_rows.len(),
+        "open_receivable_amount": num_json(open_amount),
+        "fee_difference_total": num_json(fee_total),
+    });
+    Ok(outputs(vec![
+        ("matches", Json::Array(matches)),
+        ("unmatched_deposits", rows_json(unmatched)),
+        ("open_receivables", rows_json(open_rows)),
+        ("summary", summary),
+    ]))
+}
+
+builtin!("matching.bank_reconciliation", bank_reconciliation);
+
+/// All `size`-element subsets of `0..n` as sorted index lists, in lexicographic order.
+fn subsets(n: usize, size: usize) -> Vec<Vec<usize>> {
+    let mut out = Vec::new();
+    let mut current = Vec::with_capacity(size);
+    fn go(
+        start: usize,
+        n: usize,
+        size: usize,
+        current: &mut Vec<usize>,
+        out: &mut Vec<Vec<usize>>,
+    ) {
+        if current.len() == size {
+            out.push(current.clone());
+            return;
+        }
+        for i in start..n {
+            current.push(i);
+            go(i + 1, n, size, current, out);
+            current.pop();
+        }
+    }
+    go(0, n, size, &mut current, &mut out);
+    out
+}

@@ -1,0 +1,124 @@
+//! `excel.patch_workbook`: its inputs and outputs are in `block_specs/output/excel.patch_workbook.yaml`.
+
+use super::{DEFAULT_OUT_DIR, failed, file_name, on_conflict, patch_error, target_dir};
+use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
+use crate::blocks::invalid;
+use crate::jp::parse_date;
+use crate::value::Row;
+use keiri_xlsx::{OnConflict, PatchOp, PatchRequest};
+use rust_xlsxwriter::{Color, ExcelDateTime, Format, FormatBorder, Workbook};
+use serde_json::{Value as Json, json};
+use std::path::{Component, Path, PathBuf};
+use unicode_width::UnicodeWidthStr;
+
+// ---------------------------------------------------------------------------------------
+// excel.patch_workbook
+
+fn patch_workbook(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockError> {
+    let xlsx_path = inputs.require_str("xlsx_path")?;
+    let ops = match inputs.json("operations") {
+        Some(Json::Array(items)) => items
+            .into_iter()
+            .enumerate()
+            .map(|(i, op)| {
+                PatchOp::from_json(op).map_err(|e| {
+                    invalid(
+                        format!("operations[{i}] が不正です: {e}"),
+                        format!("operations[{i}] is invalid: {e}"),
+                    )
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?,
+        _ => {
+            return Err(BlockError::input_invalid(
+                "operations",
+                "操作の配列が必要です",
+                "expected an array of operations",
+            ));
+        }
+    };
+    let dry_run = inputs.bool("dry_run")?.unwrap_or(false);
+    let conflict = on_conflict(inputs)?;
+    // The patched copy goes where every other written file goes: the plan's out_dir, else
+    // the workspace's outputs folder (inside the node's folder for a run without --write).
+    // Never beside the source: the inputs folder holds what the person attached, and a
+    // result there is taken for a source the next time.
+    let source = ctx.base_dir.join(xlsx_path);
+    let dir = target_dir(ctx, inputs, Some(DEFAULT_OUT_DIR))?;
+    if !source.is_file() {
+        return Err(BlockError::new(
+            ErrorCode::FileNotFound,
+            format!("ブック {xlsx_path} が見つかりません"),
+            format!("workbook {xlsx_path} was not found"),
+        ));
+    }
+    let mut req = PatchRequest::new(source.display().to_string(), ops);
+    req.out_dir = Some(dir.display().to_string());
+    if let Some(name) = inputs.str("out_name")? {
+        req.out_name = Some(file_name(inputs, name)?);
+    }
+    req.on_conflict = Some(conflict);
+    req.dry_run = dry_run;
+    req.auto_formula = inputs.bool("auto_formula")?.unwrap_or(false);
+    req.preflight_formula_check = inputs.bool("preflight_formula_check")?.unwrap_or(false);
+    req.return_inverse_ops = true;
+    let env = keiri_xlsx::PatchEnv::new(keiri_fs::PathPolicy::trusted(ctx.base_dir));
+    // The file keiri-xlsx will write (its own naming rule); a skip is seen as "existed before".
+    let target_name =
+        keiri_xlsx::output_name(&source, req.out_name.as_deref()).map_err(patch_error)?;
+    let existed = dir.join(&target_name).exists();
+    let response = keiri_xlsx::patch(&req, &env).map_err(patch_error)?;
+    if let Some(e) = &response.error {
+        return Err(failed(
+            format!(
+                "操作 {} ({}) を適用できませんでした: {}",
+                e.op_index, e.sheet, e.message
+            ),
+            format!(
+                "operation {} ({}) could not be applied: {}",
+                e.op_index, e.sheet, e.message
+            ),
+        ));
+    }
+    let written = !(dry_run || existed && conflict == OnConflict::Skip);
+    let diff: Vec<Json> = response
+        .patch_diff
+        .iter()
+        .map(|d| {
+            let v = |p: &Option<keiri_xlsx::PatchValue>| {
+                p.as_ref()
+                    .and_then(|p| p.value.as_ref())
+                    .map_or(Json::Null, |c| {
+                        serde_json::to_value(c).unwrap_or(Json::Null)
+                    })
+            };
+            // `detail` is keiri-xlsx's own item (op, value kinds, applied or skipped): the
+            // studio draws its cell grid from it; plans read the plain before/after.
+            json!({
+                "sheet": d.sheet, "cell": d.cell, "before": v(&d.before), "after": v(&d.after),
+                "detail": serde_json::to_value(d).unwrap_or(Json::Null),
+            })
+        })
+        .collect();
+    Ok(Outputs::new()
+        .with(
+            "out_path",
+            json!(if written {
+                response.out_path.clone()
+            } else {
+                String::new()
+            }),
+        )
+        .with("patch_diff", Json::Array(diff))
+        .with("warnings", json!(response.warnings))
+        .with(
+            "inverse_ops",
+            serde_json::to_value(&response.inverse_ops).unwrap_or(Json::Null),
+        )
+        .with(
+            "formula_issues",
+            serde_json::to_value(&response.formula_issues).unwrap_or(Json::Null),
+        ))
+}
+
+builtin!("excel.patch_workbook", patch_workbook);

@@ -1,0 +1,331 @@
+//! `excel.write_table`: its inputs and outputs are in `block_specs/output/excel.write_table.yaml`.
+
+use super::{
+    DEFAULT_OUT_DIR, columns, failed, file_name, on_conflict, patch_error, path_text, save,
+    target_dir, text,
+};
+use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
+use crate::blocks::invalid;
+use crate::jp::parse_date;
+use crate::value::Row;
+use keiri_xlsx::{OnConflict, PatchOp, PatchRequest};
+use rust_xlsxwriter::{Color, ExcelDateTime, Format, FormatBorder, Workbook};
+use serde_json::{Value as Json, json};
+use std::path::{Component, Path, PathBuf};
+use unicode_width::UnicodeWidthStr;
+
+/// A Japanese accounting amount written as text, as a number (`None`: not an amount).
+fn text_amount(s: &str) -> Option<f64> {
+    crate::jp::parse_amount(s, &Default::default())
+        .ok()
+        .flatten()
+}
+
+// ---------------------------------------------------------------------------------------
+// excel.write_table
+
+/// Width of a column in Excel's character units: wide characters count two, plus padding,
+/// within limits that keep a long description from making the sheet unusable.
+fn column_width(texts: impl Iterator<Item = String>) -> f64 {
+    let widest = texts
+        .map(|t| UnicodeWidthStr::width(t.as_str()))
+        .max()
+        .unwrap_or(0);
+    (widest as f64 + 2.0).clamp(8.0, 60.0)
+}
+
+fn xlsx_error(e: rust_xlsxwriter::XlsxError) -> BlockError {
+    failed(
+        format!("Excelファイルを作れませんでした: {e}"),
+        format!("could not build the workbook: {e}"),
+    )
+}
+
+fn write_table(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockError> {
+    let rows = inputs.rows("rows")?;
+    let cols = columns(inputs, &rows)?;
+    let labels = match inputs.json("column_labels") {
+        Some(Json::Object(m)) => m,
+        None => serde_json::Map::new(),
+        Some(_) => {
+            return Err(BlockError::input_invalid(
+                "column_labels",
+                "オブジェクトが必要です",
+                "expected an object",
+            ));
+        }
+    };
+    let formats = match inputs.json("number_formats") {
+        Some(Json::Object(m)) => m,
+        None => serde_json::Map::new(),
+        Some(_) => {
+            return Err(BlockError::input_invalid(
+                "number_formats",
+                "オブジェクトが必要です",
+                "expected an object",
+            ));
+        }
+    };
+    let sheet_name = inputs.str("sheet_name")?.unwrap_or("レポート").to_string();
+    let title = inputs.str("title")?.map(str::to_string);
+    let freeze = inputs.bool("freeze_header")?.unwrap_or(true);
+    let dir = target_dir(ctx, inputs, Some(DEFAULT_OUT_DIR))?;
+    let name = file_name(inputs, "report.xlsx")?;
+    let conflict = on_conflict(inputs)?;
+    let header_labels: Vec<String> = cols
+        .iter()
+        .map(|c| {
+            labels
+                .get(c)
+                .and_then(Json::as_str)
+                .unwrap_or(c)
+                .to_string()
+        })
+        .collect();
+
+    if let Some(base) = inputs.str("base_workbook")? {
+        return write_into_copy(
+            ctx,
+            base,
+            &dir,
+            &name,
+            conflict,
+            &sheet_name,
+            title.as_deref(),
+            &header_labels,
+            &cols,
+            &rows,
+        );
+    }
+
+    let mut book = Workbook::new();
+    let sheet = book.add_worksheet();
+    sheet.set_name(&sheet_name).map_err(|e| {
+        invalid(
+            format!("シート名 {sheet_name:?} は使えません: {e}"),
+            format!("sheet name {sheet_name:?} is not valid: {e}"),
+        )
+    })?;
+    let header_format = Format::new()
+        .set_bold()
+        .set_background_color(Color::RGB(0x00DD_EBF7))
+        .set_border(FormatBorder::Thin);
+    let date_format = Format::new().set_num_format("yyyy/mm/dd");
+    let mut header_row: u32 = 0;
+    if let Some(t) = &title {
+        sheet
+            .write_string_with_format(0, 0, t, &Format::new().set_bold().set_font_size(14))
+            .map_err(xlsx_error)?;
+        header_row = 2;
+    }
+    for (c, label) in header_labels.iter().enumerate() {
+        let col = u16::try_from(c).map_err(|_| failed("列が多すぎます", "too many columns"))?;
+        sheet
+            .write_string_with_format(header_row, col, label, &header_format)
+            .map_err(xlsx_error)?;
+    }
+    for (c, name) in cols.iter().enumerate() {
+        let col = u16::try_from(c).map_err(|_| failed("列が多すぎます", "too many columns"))?;
+        // A format is looked up by column name first, then by its header label.
+        let number_format = formats
+            .get(name)
+            .or_else(|| formats.get(&header_labels[c]))
+            .and_then(Json::as_str)
+            .map(|f| Format::new().set_num_format(f));
+        for (r, row) in rows.iter().enumerate() {
+            let excel_row = header_row
+                + 1
+                + u32::try_from(r).map_err(|_| failed("行が多すぎます", "too many rows"))?;
+            let written = match row.get(name) {
+                None | Some(Json::Null) => continue,
+                Some(Json::Number(n)) => {
+                    let x = n.as_f64().unwrap_or(0.0);
+                    match &number_format {
+                        Some(f) => sheet.write_number_with_format(excel_row, col, x, f),
+                        None => sheet.write_number(excel_row, col, x),
+                    }
+                }
+                Some(Json::Bool(b)) => sheet.write_boolean(excel_row, col, *b),
+                Some(Json::String(s)) => match iso_date(s) {
+                    // ISO dates (what the date transforms produce) become real Excel dates.
+                    Some(d) => sheet.write_datetime_with_format(
+                        excel_row,
+                        col,
+                        &d,
+                        number_format.as_ref().unwrap_or(&date_format),
+                    ),
+                    None => match (&number_format, text_amount(s)) {
+                        // A column the plan formats as numbers gets numbers, also from text
+                        // as a CSV gives it (`1,200`, `¥1,200`, `△500`): no "number stored as
+                        // text" in the report. Other text stays text (codes keep their zeros).
+                        (Some(f), Some(x)) => sheet.write_number_with_format(excel_row, col, x, f),
+                        _ => sheet.write_string(excel_row, col, s),
+                    },
+                },
+                Some(other) => sheet.write_string(excel_row, col, other.to_string()),
+            };
+            written.map_err(xlsx_error)?;
+        }
+        let width = column_width(
+            std::iter::once(header_labels[c].clone())
+                .chain(rows.iter().map(|r| display_text(r.get(name)))),
+        );
+        sheet.set_column_width(col, width).map_err(xlsx_error)?;
+    }
+    if freeze {
+        sheet
+            .set_freeze_panes(header_row + 1, 0)
+            .map_err(xlsx_error)?;
+    }
+    let bytes = book.save_to_buffer().map_err(xlsx_error)?;
+    let saved = save(&dir, &name, &bytes, conflict)?;
+    Ok(Outputs::new()
+        .with("out_path", path_text(&saved))
+        .with("sheet_name", json!(sheet_name))
+        .with(
+            "row_count",
+            json!(if saved.is_some() { rows.len() } else { 0 }),
+        ))
+}
+
+builtin!("excel.write_table", write_table);
+
+/// What a cell shows, for the column width: dates as yyyy/mm/dd, numbers with separators.
+fn display_text(v: Option<&Json>) -> String {
+    match v {
+        Some(Json::Number(n)) => {
+            let s = n.to_string();
+            // Thousands separators add one character per three digits.
+            let digits = s.chars().filter(char::is_ascii_digit).count();
+            format!("{s}{}", ",".repeat(digits.saturating_sub(1) / 3))
+        }
+        other => text(other),
+    }
+}
+
+fn iso_date(s: &str) -> Option<ExcelDateTime> {
+    let b = s.as_bytes();
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+        return None;
+    }
+    let d = parse_date(s)?;
+    use chrono::Datelike;
+    ExcelDateTime::from_ymd(
+        u16::try_from(d.year()).ok()?,
+        u8::try_from(d.month()).ok()?,
+        u8::try_from(d.day()).ok()?,
+    )
+    .ok()
+}
+
+/// `excel.write_table` with `base_workbook`: a copy of the workbook with the table added as a
+/// new sheet, through keiri-xlsx so the rest of the workbook is kept byte for byte. Values
+/// only: keiri-xlsx does not add styles to a workbook it did not create.
+#[allow(clippy::too_many_arguments)]
+fn write_into_copy(
+    ctx: &BlockContext<'_>,
+    base: &str,
+    dir: &Path,
+    name: &str,
+    conflict: OnConflict,
+    sheet_name: &str,
+    title: Option<&str>,
+    labels: &[String],
+    cols: &[String],
+    rows: &[Row],
+) -> Result<Outputs, BlockError> {
+    let base_path = ctx.base_dir.join(base);
+    let env = keiri_xlsx::PatchEnv::new(keiri_fs::PathPolicy::trusted(ctx.base_dir));
+    // A free sheet name: the requested one, else name_2, name_3, … (found with dry runs).
+    let mut chosen = None;
+    for n in 1..100 {
+        let candidate = if n == 1 {
+            sheet_name.to_string()
+        } else {
+            format!("{sheet_name}_{n}")
+        };
+        let mut probe = PatchRequest::new(
+            base_path.display().to_string(),
+            vec![PatchOp::AddSheet {
+                sheet: candidate.clone(),
+            }],
+        );
+        probe.dry_run = true;
+        let response = keiri_xlsx::patch(&probe, &env).map_err(patch_error)?;
+        if response.error.is_none() {
+            chosen = Some(candidate);
+            break;
+        }
+    }
+    let sheet = chosen.ok_or_else(|| {
+        failed(
+            "空いているシート名が見つかりません",
+            "no free sheet name found",
+        )
+    })?;
+    let mut values: Vec<Vec<Option<keiri_xlsx::CellValue>>> = Vec::new();
+    let mut start_row = 1;
+    let mut ops = vec![PatchOp::AddSheet {
+        sheet: sheet.clone(),
+    }];
+    if let Some(t) = title {
+        ops.push(PatchOp::SetValue {
+            sheet: sheet.clone(),
+            cell: "A1".into(),
+            value: Some(keiri_xlsx::CellValue::Text(t.into())),
+        });
+        start_row = 3;
+    }
+    values.push(
+        labels
+            .iter()
+            .map(|l| Some(keiri_xlsx::CellValue::Text(l.clone())))
+            .collect(),
+    );
+    for r in rows {
+        values.push(
+            cols.iter()
+                .map(|c| match r.get(c) {
+                    None | Some(Json::Null) => None,
+                    Some(Json::Number(n)) => n.as_f64().map(keiri_xlsx::CellValue::number),
+                    Some(Json::Bool(b)) => Some(keiri_xlsx::CellValue::Bool(*b)),
+                    Some(Json::String(s)) => Some(keiri_xlsx::CellValue::Text(s.clone())),
+                    Some(other) => Some(keiri_xlsx::CellValue::Text(other.to_string())),
+                })
+                .collect(),
+        );
+    }
+    if !cols.is_empty() {
+        let last = keiri_xlsx::column_name(u32::try_from(cols.len()).unwrap_or(1));
+        let end_row = start_row + values.len() - 1;
+        ops.push(PatchOp::SetRangeValues {
+            sheet: sheet.clone(),
+            range: format!("A{start_row}:{last}{end_row}"),
+            values,
+        });
+    }
+    let mut req = PatchRequest::new(base_path.display().to_string(), ops);
+    req.out_dir = Some(dir.display().to_string());
+    req.out_name = Some(name.to_string());
+    req.on_conflict = Some(conflict);
+    let existed = dir.join(name).exists();
+    let response = keiri_xlsx::patch(&req, &env).map_err(patch_error)?;
+    if let Some(e) = response.error {
+        return Err(failed(
+            format!("シートを追加できませんでした: {}", e.message),
+            format!("could not add the sheet: {}", e.message),
+        ));
+    }
+    let skipped = existed && conflict == OnConflict::Skip;
+    Ok(Outputs::new()
+        .with(
+            "out_path",
+            json!(if skipped {
+                String::new()
+            } else {
+                response.out_path
+            }),
+        )
+        .with("sheet_name", json!(sheet))
+        .with("row_count", json!(if skipped { 0 } else { rows.len() })))
+}

@@ -1,0 +1,323 @@
+//! `journal.export`: its inputs and outputs are in `block_specs/output/journal.export.yaml`.
+
+use super::{
+    CsvEncoding, DEFAULT_OUT_DIR, csv_encoding, file_name, on_conflict, path_text, save,
+    target_dir, text,
+};
+use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
+use crate::blocks::invalid;
+use crate::jp::parse_date;
+use crate::value::Row;
+use keiri_xlsx::{OnConflict, PatchOp, PatchRequest};
+use rust_xlsxwriter::{Color, ExcelDateTime, Format, FormatBorder, Workbook};
+use serde_json::{Value as Json, json};
+use std::path::{Component, Path, PathBuf};
+use unicode_width::UnicodeWidthStr;
+
+/// One CSV field, quoted when it holds the delimiter, a quote or a line break (RFC 4180).
+fn csv_field(s: &str, delimiter: &str) -> String {
+    if s.contains(delimiter) || s.contains('"') || s.contains('\n') || s.contains('\r') {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// Encodes CSV text. Characters CP932 cannot hold become `?`, each reported once with the
+/// line it was on (encoding_rs would write an HTML character reference instead, which no
+/// accounting software reads).
+fn encode(text: &str, encoding: CsvEncoding, warnings: &mut Vec<String>) -> Vec<u8> {
+    match encoding {
+        CsvEncoding::Utf8 => text.as_bytes().to_vec(),
+        CsvEncoding::Utf8Bom => {
+            let mut out = vec![0xEF, 0xBB, 0xBF];
+            out.extend_from_slice(text.as_bytes());
+            out
+        }
+        CsvEncoding::ShiftJis => {
+            let (bytes, _, had_errors) = encoding_rs::SHIFT_JIS.encode(text);
+            if !had_errors {
+                return bytes.into_owned();
+            }
+            let mut out = Vec::with_capacity(text.len() * 2);
+            for (line_no, line) in text.split_inclusive('\n').enumerate() {
+                for c in line.chars() {
+                    let mut buf = [0u8; 4];
+                    let (b, _, bad) = encoding_rs::SHIFT_JIS.encode(c.encode_utf8(&mut buf));
+                    if bad {
+                        warnings.push(format!(
+                            "{}行目: 文字 '{c}' (U+{:04X}) は CP932 で表せないため ? に置き換えました / line {}: '{c}' is not in CP932 and was replaced with ?",
+                            line_no + 1,
+                            c as u32,
+                            line_no + 1
+                        ));
+                        out.push(b'?');
+                    } else {
+                        out.extend_from_slice(&b);
+                    }
+                }
+            }
+            out
+        }
+    }
+}
+
+fn csv_text(header: Option<&[String]>, lines: &[Vec<String>], delimiter: &str) -> String {
+    let mut out = String::new();
+    let mut push = |fields: &[String]| {
+        let line: Vec<String> = fields.iter().map(|f| csv_field(f, delimiter)).collect();
+        out.push_str(&line.join(delimiter));
+        // CRLF: what Excel and Japanese accounting and banking software expect.
+        out.push_str("\r\n");
+    };
+    if let Some(h) = header {
+        push(h);
+    }
+    for l in lines {
+        push(l);
+    }
+    out
+}
+
+/// Yayoi's 摘要 holds 64 bytes (32 full-width characters).
+const YAYOI_DESCRIPTION_WIDTH: usize = 64;
+
+fn journal_export(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockError> {
+    let entries = inputs.rows("entries")?;
+    let format = inputs.str("format")?.unwrap_or("generic").to_string();
+    let mapping = match inputs.json("field_mapping") {
+        Some(Json::Object(m)) => m,
+        None => serde_json::Map::new(),
+        Some(_) => {
+            return Err(BlockError::input_invalid(
+                "field_mapping",
+                "オブジェクトが必要です",
+                "expected an object",
+            ));
+        }
+    };
+    let default_encoding = match format.as_str() {
+        "yayoi" => "cp932",
+        "generic" | "freee" | "moneyforward" => "utf-8-sig",
+        _ => {
+            return Err(BlockError::input_invalid(
+                "format",
+                "generic・yayoi・freee・moneyforward のどれかです",
+                "expected generic, yayoi, freee or moneyforward",
+            ));
+        }
+    };
+    let encoding = csv_encoding(inputs.str("encoding")?.unwrap_or(default_encoding))?;
+    let dir = target_dir(ctx, inputs, Some(DEFAULT_OUT_DIR))?;
+    let name = file_name(inputs, "journal.csv")?;
+    let conflict = on_conflict(inputs)?;
+
+    let mut warnings = Vec::new();
+    let field = |row: &Row, f: &str| -> String {
+        let column = mapping.get(f).and_then(Json::as_str).unwrap_or(f);
+        text(row.get(column))
+    };
+    let mut lines = Vec::new();
+    for (i, row) in entries.iter().enumerate() {
+        let get = |f: &str| field(row, f);
+        let date = match parse_date(&get("date")) {
+            Some(d) => d.format("%Y/%m/%d").to_string(),
+            None => {
+                warnings.push(format!(
+                    "{}行目: 日付 {:?} を読めません / line {}: date {:?} is not a date",
+                    i + 1,
+                    get("date"),
+                    i + 1,
+                    get("date")
+                ));
+                get("date")
+            }
+        };
+        let mut amount = |f: &str| -> String {
+            let raw = get(f);
+            match crate::jp::parse_amount(&raw, &Default::default()) {
+                Ok(Some(x)) if x.fract() == 0.0 => format!("{}", x as i64),
+                Ok(Some(x)) => format!("{x}"),
+                Ok(None) => String::new(),
+                Err(_) => {
+                    warnings.push(format!("{}行目: 金額 {raw:?} を読めません / line {}: amount {raw:?} is not a number", i + 1, i + 1));
+                    raw
+                }
+            }
+        };
+        let (debit_amount, credit_amount) = (amount("debit_amount"), amount("credit_amount"));
+        // Journal software refuses a line with an amount but no account.
+        for (account, amt, side_ja, side_en) in [
+            ("debit_account", &debit_amount, "借方", "debit"),
+            ("credit_account", &credit_amount, "貸方", "credit"),
+        ] {
+            if get(account).is_empty() && !amt.is_empty() {
+                warnings.push(format!(
+                    "{}行目: {side_ja}勘定科目がありません / line {}: no {side_en} account",
+                    i + 1,
+                    i + 1
+                ));
+            }
+        }
+        let mut description = get("description");
+        if format == "yayoi"
+            && UnicodeWidthStr::width(description.as_str()) > YAYOI_DESCRIPTION_WIDTH
+        {
+            let mut cut = String::new();
+            for c in description.chars() {
+                if UnicodeWidthStr::width(format!("{cut}{c}").as_str()) > YAYOI_DESCRIPTION_WIDTH {
+                    break;
+                }
+                cut.push(c);
+            }
+            warnings.push(format!("{}行目: 摘要を弥生の上限（全角32文字）で切り詰めました / line {}: description truncated to Yayoi's 32 full-width characters", i + 1, i + 1));
+            description = cut;
+        }
+        let line: Vec<String> = match format.as_str() {
+            // 弥生会計 仕訳日記帳インポート (25 columns; 2000 = a one-line entry, no header).
+            "yayoi" => vec![
+                "2000".into(),
+                get("voucher_no"),
+                String::new(),
+                date,
+                get("debit_account"),
+                get("debit_sub_account"),
+                get("department"),
+                get("debit_tax_category"),
+                debit_amount,
+                String::new(),
+                get("credit_account"),
+                get("credit_sub_account"),
+                get("department"),
+                get("credit_tax_category"),
+                credit_amount,
+                String::new(),
+                description,
+                String::new(),
+                String::new(),
+                "0".into(),
+                String::new(),
+                String::new(),
+                "0".into(),
+                "0".into(),
+                "no".into(),
+            ],
+            "freee" => vec![
+                date,
+                get("voucher_no"),
+                get("debit_account"),
+                get("debit_sub_account"),
+                get("debit_tax_category"),
+                debit_amount,
+                get("department"),
+                get("credit_account"),
+                get("credit_sub_account"),
+                get("credit_tax_category"),
+                credit_amount,
+                get("department"),
+                description,
+            ],
+            "moneyforward" => vec![
+                get("voucher_no"),
+                date,
+                get("debit_account"),
+                get("debit_sub_account"),
+                get("department"),
+                get("debit_tax_category"),
+                debit_amount,
+                get("credit_account"),
+                get("credit_sub_account"),
+                get("department"),
+                get("credit_tax_category"),
+                credit_amount,
+                description,
+            ],
+            _ => vec![
+                get("voucher_no"),
+                date,
+                get("debit_account"),
+                get("debit_sub_account"),
+                debit_amount,
+                get("debit_tax_category"),
+                get("credit_account"),
+                get("credit_sub_account"),
+                credit_amount,
+                get("credit_tax_category"),
+                description,
+                get("department"),
+            ],
+        };
+        lines.push(line);
+    }
+    let header: Option<Vec<String>> = match format.as_str() {
+        "yayoi" => None,
+        "freee" => Some(
+            [
+                "取引日",
+                "伝票番号",
+                "借方勘定科目",
+                "借方補助科目",
+                "借方税区分",
+                "借方金額",
+                "借方部門",
+                "貸方勘定科目",
+                "貸方補助科目",
+                "貸方税区分",
+                "貸方金額",
+                "貸方部門",
+                "摘要",
+            ]
+            .map(String::from)
+            .to_vec(),
+        ),
+        "moneyforward" => Some(
+            [
+                "取引No",
+                "取引日",
+                "借方勘定科目",
+                "借方補助科目",
+                "借方部門",
+                "借方税区分",
+                "借方金額(円)",
+                "貸方勘定科目",
+                "貸方補助科目",
+                "貸方部門",
+                "貸方税区分",
+                "貸方金額(円)",
+                "摘要",
+            ]
+            .map(String::from)
+            .to_vec(),
+        ),
+        _ => Some(
+            [
+                "伝票番号",
+                "日付",
+                "借方勘定科目",
+                "借方補助科目",
+                "借方金額",
+                "借方税区分",
+                "貸方勘定科目",
+                "貸方補助科目",
+                "貸方金額",
+                "貸方税区分",
+                "摘要",
+                "部門",
+            ]
+            .map(String::from)
+            .to_vec(),
+        ),
+    };
+    let body = csv_text(header.as_deref(), &lines, ",");
+    let bytes = encode(&body, encoding, &mut warnings);
+    let saved = save(&dir, &name, &bytes, conflict)?;
+    Ok(Outputs::new()
+        .with("out_path", path_text(&saved))
+        .with(
+            "row_count",
+            json!(if saved.is_some() { lines.len() } else { 0 }),
+        )
+        .with("warnings", json!(warnings)))
+}
+
+builtin!("journal.export", journal_export);
