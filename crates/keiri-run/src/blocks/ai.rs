@@ -35,7 +35,7 @@ use futures_util::StreamExt;
 use keiri_llm::{CallOptions, Llm, Message, OutputSchema, StructuredRequest};
 use serde_json::{Value as Json, json};
 
-use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, LlmCall, Registry};
+use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, LlmCall};
 
 /// Calls in flight at once for per-document and per-item work.
 const CONCURRENCY: usize = 4;

@@ -20,18 +20,14 @@ mod variance_check;
 
 use std::collections::BTreeMap;
 
-use chrono::{Datelike, NaiveDate, Weekday};
-use indexmap::IndexMap;
-use serde_json::{Value as Json, json};
+use chrono::NaiveDate;
+use serde_json::Value as Json;
 
-use super::transforms::expr;
 use super::{cancelled, invalid};
-use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
-use crate::blocks::kit::numbers::num_json;
+use crate::block::{BlockError, Inputs};
 use crate::blocks::kit::numbers::number;
 use crate::blocks::kit::text::text;
-use crate::jp::{NegativeMarkers, parse_amount, parse_date};
-use crate::value::Row;
+use crate::jp::parse_date;
 
 fn objects(inputs: &Inputs, key: &str) -> Result<Vec<serde_json::Map<String, Json>>, BlockError> {
     match inputs.json(key) {

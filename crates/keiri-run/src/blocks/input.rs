@@ -22,20 +22,15 @@ mod file_list_folder;
 mod file_unzip_evidence;
 mod pdf_extract_text;
 
-use std::collections::BTreeMap;
-use std::io::{Cursor, Read};
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
 
-use chrono::NaiveDate;
 use polars::prelude::*;
-use serde_json::{Value as J, json};
+use serde_json::Value as J;
 
-use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
-use crate::blocks::kit::decode::{BOM, Decoding, decode, decodings};
+use crate::block::BlockError;
+use crate::blocks::kit::decode::{Decoding, decode, decodings};
 use crate::blocks::kit::files::{MAX_FILE_BYTES, not_found, read_bytes, resolve};
 use crate::blocks::kit::text::excerpt;
-use crate::jp;
-use crate::value::{Row, column_names, table_error};
 
 /// Zero-based column index to letters (`0` → `A`).
 pub(crate) fn column_letter(col: u32) -> String {

@@ -21,4 +21,3 @@ mod notify_send;
 mod schedule_trigger;
 
 use super::cancelled;
-use crate::block::Registry;

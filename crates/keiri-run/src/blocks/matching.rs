@@ -24,14 +24,13 @@ mod fuzzy_match;
 mod semantic_topk;
 mod three_way_match;
 
-use std::collections::{BTreeMap, HashMap};
 
 use chrono::NaiveDate;
-use serde_json::{Map, Value as Json, json};
+use serde_json::{Map, Value as Json};
 use unicode_normalization::UnicodeNormalization;
 
-use super::{cancelled, invalid};
-use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
+use super::invalid;
+use crate::block::{BlockError, Inputs, Outputs};
 use crate::blocks::kit::numbers::num_json;
 use crate::jp::{NegativeMarkers, parse_amount, parse_date};
 use crate::value::Row;

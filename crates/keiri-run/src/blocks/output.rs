@@ -28,19 +28,15 @@ mod journal_export;
 mod report_markdown;
 mod report_summary;
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
-use keiri_xlsx::{OnConflict, PatchOp, PatchRequest};
-use rust_xlsxwriter::{Color, ExcelDateTime, Format, FormatBorder, Workbook};
 use serde_json::{Value as Json, json};
-use unicode_width::UnicodeWidthStr;
 
 use super::invalid;
-use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
+use crate::block::{BlockError, ErrorCode, Inputs};
 use crate::blocks::kit::outputs::{
-    DEFAULT_OUT_DIR, failed, inside_run, on_conflict, save, stem_and_ext, target_dir, write_path,
+    DEFAULT_OUT_DIR, failed, on_conflict, save, target_dir,
 };
-use crate::jp::parse_date;
 use crate::value::Row;
 
 // ---------------------------------------------------------------------------------------

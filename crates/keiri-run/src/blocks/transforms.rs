@@ -25,16 +25,15 @@ mod select_columns;
 mod sort_rows;
 mod unpivot;
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::HashMap;
 
 use chrono::NaiveDate;
 use polars::prelude::*;
 use serde_json::{Value as J, json};
 
-use super::cancelled;
-use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
+use crate::block::{BlockError, Inputs};
 use crate::jp;
-use crate::value::{Row, column_names, column_to_json, json_column, rows_to_table, table_error};
+use crate::value::{column_names, column_to_json, table_error};
 
 type R<T> = Result<T, BlockError>;
 

@@ -22,9 +22,9 @@ mod diff_viewer;
 mod interactive_input;
 mod table_review;
 
-use serde_json::{Map, Value as Json, json};
+use serde_json::{Map, Value as Json};
 
-use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
+use crate::block::{BlockError, Inputs};
 
 pub(crate) fn bad_answer(ja: impl Into<String>, en: impl Into<String>) -> BlockError {
     BlockError::input_invalid(

@@ -1,8 +1,8 @@
 //! `control.approval`: its inputs and outputs are in `block_specs/control/control.approval.yaml`.
 
-use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
+use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::blocks::ui::{answer_object, bad_answer};
-use serde_json::{Map, Value as Json, json};
+use serde_json::{Value as Json, json};
 
 fn approval(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockError> {
     let subject = inputs.require_str("subject")?.to_string();

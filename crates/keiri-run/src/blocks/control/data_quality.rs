@@ -1,13 +1,9 @@
 //! `control.data_quality`: its inputs and outputs are in `block_specs/control/control.data_quality.yaml`.
 
 use super::{count_by, date, is_blank, number, objects, severity, text};
-use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
-use crate::blocks::kit::numbers::num_json;
-use crate::blocks::transforms::expr;
+use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::blocks::{cancelled, invalid};
 use crate::jp::{NegativeMarkers, parse_amount, parse_date};
-use crate::value::Row;
-use chrono::{Datelike, NaiveDate, Weekday};
 use indexmap::IndexMap;
 use serde_json::{Value as Json, json};
 use std::collections::BTreeMap;

@@ -1,11 +1,10 @@
 //! `control.journal_check`: its inputs and outputs are in `block_specs/control/control.journal_check.yaml`.
 
 use super::{count_by, date, is_blank, number, text};
-use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
+use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::blocks::kit::numbers::num_json;
-use crate::blocks::transforms::expr;
-use crate::blocks::{cancelled, invalid};
-use crate::jp::{NegativeMarkers, parse_amount, parse_date};
+use crate::blocks::cancelled;
+use crate::jp::parse_date;
 use crate::value::Row;
 use chrono::{Datelike, NaiveDate, Weekday};
 use indexmap::IndexMap;

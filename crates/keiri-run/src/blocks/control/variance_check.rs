@@ -1,16 +1,10 @@
 //! `control.variance_check`: its inputs and outputs are in `block_specs/control/control.variance_check.yaml`.
 
 use super::{number, text};
-use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
+use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::blocks::kit::numbers::num_json;
-use crate::blocks::transforms::expr;
-use crate::blocks::{cancelled, invalid};
-use crate::jp::{NegativeMarkers, parse_amount, parse_date};
-use crate::value::Row;
-use chrono::{Datelike, NaiveDate, Weekday};
-use indexmap::IndexMap;
+use crate::blocks::cancelled;
 use serde_json::{Value as Json, json};
-use std::collections::BTreeMap;
 
 // ---------------------------------------------------------------------------------------
 // control.variance_check

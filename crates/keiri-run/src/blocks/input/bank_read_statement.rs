@@ -1,15 +1,14 @@
 //! `bank.read_statement`: its inputs and outputs are in `block_specs/input/bank.read_statement.yaml`.
 
 use super::{decode, number, read_bytes};
-use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
+use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::jp;
-use crate::value::{Row, column_names, table_error};
+use crate::value::Row;
 use chrono::NaiveDate;
 use polars::prelude::*;
 use serde_json::{Value as J, json};
 use std::collections::BTreeMap;
-use std::io::{Cursor, Read};
-use std::path::{Component, Path, PathBuf};
+use std::io::Read;
 
 /// One normalised statement line.
 struct StatementLine {

@@ -1,15 +1,11 @@
 //! `csv.read`: its inputs and outputs are in `block_specs/input/csv.read.yaml`.
 
 use super::{Decoding, MAX_FILE_BYTES, decodings, not_found, resolve};
-use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
-use crate::jp;
-use crate::value::{Row, column_names, table_error};
-use chrono::NaiveDate;
+use crate::block::{BlockContext, BlockError, Inputs, Outputs};
+use crate::value::{column_names, table_error};
 use polars::prelude::*;
-use serde_json::{Value as J, json};
-use std::collections::BTreeMap;
+use serde_json::json;
 use std::io::{Cursor, Read};
-use std::path::{Component, Path, PathBuf};
 
 fn delimiter_byte(s: &str) -> Result<u8, BlockError> {
     match s {
@@ -123,7 +119,7 @@ fn parse_pieces(
         let last = n == 0;
         decode_into(&mut decoder, &block[..n], last, &mut text)?;
         while last || text.len() >= sizes.piece {
-            super::cancelled(ctx).map_err(PieceError::Failed)?;
+            crate::blocks::cancelled(ctx).map_err(PieceError::Failed)?;
             // The first piece must hold the skipped rows and the header, or the later pieces
             // would be parsed without knowing the columns.
             let records = if table.is_none() {

@@ -1,15 +1,13 @@
 //! `excel.read_workbook`: its inputs and outputs are in `block_specs/input/excel.read_workbook.yaml`.
 
 use super::{column_letter, read_bytes};
-use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
+use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs};
 use crate::jp;
-use crate::value::{Row, column_names, table_error};
-use chrono::NaiveDate;
+use crate::value::Row;
 use polars::prelude::*;
 use serde_json::{Value as J, json};
 use std::collections::BTreeMap;
-use std::io::{Cursor, Read};
-use std::path::{Component, Path, PathBuf};
+use std::io::Cursor;
 
 /// Zero-based (row, column) of an A1 cell, by keiri-xlsx's parser.
 fn parse_cell(s: &str) -> Option<(u32, u32)> {

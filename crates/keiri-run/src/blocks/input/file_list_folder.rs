@@ -1,15 +1,9 @@
 //! `file.list_folder`: its inputs and outputs are in `block_specs/input/file.list_folder.yaml`.
 
 use super::{ext_of, normalize_ext, resolve};
-use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
-use crate::jp;
-use crate::value::{Row, column_names, table_error};
-use chrono::NaiveDate;
+use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs};
 use polars::prelude::*;
 use serde_json::{Value as J, json};
-use std::collections::BTreeMap;
-use std::io::{Cursor, Read};
-use std::path::{Component, Path, PathBuf};
 
 fn modified_iso(meta: &std::fs::Metadata) -> String {
     meta.modified()

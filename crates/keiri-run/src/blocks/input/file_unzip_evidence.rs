@@ -1,10 +1,7 @@
 //! `file.unzip_evidence`: its inputs and outputs are in `block_specs/input/file.unzip_evidence.yaml`.
 
-use super::{decode, excerpt, ext_of, normalize_ext, read_bytes};
-use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
-use crate::jp;
-use crate::value::{Row, column_names, table_error};
-use chrono::NaiveDate;
+use super::{excerpt, ext_of, normalize_ext, read_bytes};
+use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs};
 use polars::prelude::*;
 use serde_json::{Value as J, json};
 use std::collections::BTreeMap;

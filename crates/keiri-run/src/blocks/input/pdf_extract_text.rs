@@ -1,15 +1,10 @@
 //! `pdf.extract_text`: its inputs and outputs are in `block_specs/input/pdf.extract_text.yaml`.
 
 use super::{docs_error, read_bytes};
-use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
-use crate::jp;
-use crate::value::{Row, column_names, table_error};
-use chrono::NaiveDate;
+use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs};
 use polars::prelude::*;
 use serde_json::{Value as J, json};
-use std::collections::BTreeMap;
-use std::io::{Cursor, Read};
-use std::path::{Component, Path, PathBuf};
+use std::io::Read;
 
 fn pdf_extract_text(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockError> {
     let path = inputs.require_str("path")?;

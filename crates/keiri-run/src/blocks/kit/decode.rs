@@ -1,16 +1,8 @@
 //! Decoding text files (CSV, bank statements, HTTP bodies): strict `encoding_rs` decoding,
 //! with `chardetng` breaking ties between legacy Japanese encodings.
 
-use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
-use crate::blocks::kit::files::{MAX_FILE_BYTES, not_found, read_bytes, resolve};
-use crate::jp;
-use crate::value::{Row, column_names, table_error};
-use chrono::NaiveDate;
+use crate::block::BlockError;
 use polars::prelude::*;
-use serde_json::{Value as J, json};
-use std::collections::BTreeMap;
-use std::io::{Cursor, Read};
-use std::path::{Component, Path, PathBuf};
 
 /// Decodes text in the encoding the spec's `encoding` input names (`auto`, `utf-8`,
 /// `utf-8-sig`, `shift_jis`, `cp932`). Returns the text and the encoding used (`utf-8`,
@@ -38,9 +30,9 @@ pub(crate) fn decode(bytes: &[u8], encoding: &str) -> Result<(String, &'static s
 /// One way to decode the file: the encoding, the name `csv.read` reports, whether a UTF-8
 /// BOM is skipped, and the error when the bytes do not decode.
 pub(crate) struct Decoding {
-    encoding: &'static encoding_rs::Encoding,
-    name: &'static str,
-    skip_bom: bool,
+    pub(crate) encoding: &'static encoding_rs::Encoding,
+    pub(crate) name: &'static str,
+    pub(crate) skip_bom: bool,
 }
 
 pub(crate) const BOM: &[u8] = b"\xEF\xBB\xBF";

@@ -1,15 +1,10 @@
 //! Reading the files a block names: paths against the workspace, a size limit, and
 //! `FILE_NOT_FOUND` with the path when a file cannot be read.
 
-use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
-use crate::jp;
-use crate::value::{Row, column_names, table_error};
-use chrono::NaiveDate;
+use crate::block::{BlockContext, BlockError, ErrorCode};
 use polars::prelude::*;
-use serde_json::{Value as J, json};
-use std::collections::BTreeMap;
-use std::io::{Cursor, Read};
-use std::path::{Component, Path, PathBuf};
+use std::io::Read;
+use std::path::{Path, PathBuf};
 
 /// Files larger than this are refused before reading (1 GiB: a 1,000,000-row journal is
 /// about 100 MB).

@@ -1,15 +1,10 @@
 //! Where and how blocks write their output files: the node's folder unless `--write`,
 //! atomically, with the `on_conflict` rule and output naming.
 
-use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
+use crate::block::{BlockContext, BlockError, ErrorCode, Inputs};
 use crate::blocks::invalid;
-use crate::jp::parse_date;
-use crate::value::Row;
-use keiri_xlsx::{OnConflict, PatchOp, PatchRequest};
-use rust_xlsxwriter::{Color, ExcelDateTime, Format, FormatBorder, Workbook};
-use serde_json::{Value as Json, json};
+use keiri_xlsx::OnConflict;
 use std::path::{Component, Path, PathBuf};
-use unicode_width::UnicodeWidthStr;
 
 pub(crate) fn failed(ja: impl Into<String>, en: impl Into<String>) -> BlockError {
     BlockError::new(ErrorCode::BlockFailed, ja, en)

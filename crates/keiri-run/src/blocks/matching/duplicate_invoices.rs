@@ -3,14 +3,12 @@
 use super::{
     cell_text, date, key_text, name_similarity, num_json, number, outputs, round4, rows_json,
 };
-use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
-use crate::blocks::{cancelled, invalid};
-use crate::jp::{NegativeMarkers, parse_amount, parse_date};
+use crate::block::{BlockContext, BlockError, Inputs, Outputs};
+use crate::blocks::cancelled;
 use crate::value::Row;
 use chrono::NaiveDate;
-use serde_json::{Map, Value as Json, json};
-use std::collections::{BTreeMap, HashMap};
-use unicode_normalization::UnicodeNormalization;
+use serde_json::{Value as Json, json};
+use std::collections::BTreeMap;
 
 // ---------------------------------------------------------------------------------------
 // matching.duplicate_invoices

@@ -1,14 +1,11 @@
 //! `matching.exact_match`: its inputs and outputs are in `block_specs/matching/matching.exact_match.yaml`.
 
 use super::{column_pairs, key_text, num_json, number, outputs, rows_json};
-use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
+use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::blocks::{cancelled, invalid};
-use crate::jp::{NegativeMarkers, parse_amount, parse_date};
 use crate::value::Row;
-use chrono::NaiveDate;
-use serde_json::{Map, Value as Json, json};
-use std::collections::{BTreeMap, HashMap};
-use unicode_normalization::UnicodeNormalization;
+use serde_json::{Value as Json, json};
+use std::collections::HashMap;
 
 // ---------------------------------------------------------------------------------------
 // matching.exact_match

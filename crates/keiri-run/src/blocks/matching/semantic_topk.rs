@@ -1,14 +1,9 @@
 //! `matching.semantic_topk`: its inputs and outputs are in `block_specs/matching/matching.semantic_topk.yaml`.
 
 use super::{cell_text, items, num_json, outputs, round4};
-use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
-use crate::blocks::{cancelled, invalid};
-use crate::jp::{NegativeMarkers, parse_amount, parse_date};
-use crate::value::Row;
-use chrono::NaiveDate;
-use serde_json::{Map, Value as Json, json};
-use std::collections::{BTreeMap, HashMap};
-use unicode_normalization::UnicodeNormalization;
+use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs};
+use crate::blocks::cancelled;
+use serde_json::{Value as Json, json};
 
 // ---------------------------------------------------------------------------------------
 // matching.semantic_topk

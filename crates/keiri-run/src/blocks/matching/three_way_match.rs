@@ -1,14 +1,11 @@
 //! `matching.three_way_match`: its inputs and outputs are in `block_specs/matching/matching.three_way_match.yaml`.
 
 use super::{cell_text, key_text, num_json, number, outputs};
-use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
-use crate::blocks::{cancelled, invalid};
-use crate::jp::{NegativeMarkers, parse_amount, parse_date};
+use crate::block::{BlockContext, BlockError, Inputs, Outputs};
+use crate::blocks::cancelled;
 use crate::value::Row;
-use chrono::NaiveDate;
-use serde_json::{Map, Value as Json, json};
+use serde_json::{Value as Json, json};
 use std::collections::{BTreeMap, HashMap};
-use unicode_normalization::UnicodeNormalization;
 
 // ---------------------------------------------------------------------------------------
 // matching.three_way_match

@@ -1,15 +1,10 @@
 //! `csv.write`: its inputs and outputs are in `block_specs/output/csv.write.yaml`.
 
-use super::{columns, csv_encoding, on_conflict};
-use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
-use crate::blocks::invalid;
-use crate::jp::parse_date;
-use crate::value::Row;
-use keiri_xlsx::{OnConflict, PatchOp, PatchRequest};
-use rust_xlsxwriter::{Color, ExcelDateTime, Format, FormatBorder, Workbook};
-use serde_json::{Value as Json, json};
-use std::path::{Component, Path, PathBuf};
-use unicode_width::UnicodeWidthStr;
+use super::journal_export::{csv_text, encode};
+use super::{columns, csv_encoding, file_name, on_conflict, path_text, text};
+use crate::blocks::kit::outputs::{DEFAULT_OUT_DIR, save, target_dir};
+use crate::block::{BlockContext, BlockError, Inputs, Outputs};
+use serde_json::json;
 
 fn csv_write(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockError> {
     let rows = inputs.rows("rows")?;

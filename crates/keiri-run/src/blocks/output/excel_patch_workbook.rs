@@ -1,15 +1,10 @@
 //! `excel.patch_workbook`: its inputs and outputs are in `block_specs/output/excel.patch_workbook.yaml`.
 
 use super::{DEFAULT_OUT_DIR, failed, file_name, on_conflict, patch_error, target_dir};
-use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
+use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs};
 use crate::blocks::invalid;
-use crate::jp::parse_date;
-use crate::value::Row;
 use keiri_xlsx::{OnConflict, PatchOp, PatchRequest};
-use rust_xlsxwriter::{Color, ExcelDateTime, Format, FormatBorder, Workbook};
 use serde_json::{Value as Json, json};
-use std::path::{Component, Path, PathBuf};
-use unicode_width::UnicodeWidthStr;
 
 // ---------------------------------------------------------------------------------------
 // excel.patch_workbook

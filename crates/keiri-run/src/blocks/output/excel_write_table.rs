@@ -4,14 +4,14 @@ use super::{
     DEFAULT_OUT_DIR, columns, failed, file_name, on_conflict, patch_error, path_text, save,
     target_dir, text,
 };
-use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
+use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::blocks::invalid;
 use crate::jp::parse_date;
 use crate::value::Row;
 use keiri_xlsx::{OnConflict, PatchOp, PatchRequest};
 use rust_xlsxwriter::{Color, ExcelDateTime, Format, FormatBorder, Workbook};
 use serde_json::{Value as Json, json};
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
 use unicode_width::UnicodeWidthStr;
 
 /// A Japanese accounting amount written as text, as a number (`None`: not an amount).

@@ -4,14 +4,10 @@ use super::{
     CsvEncoding, DEFAULT_OUT_DIR, csv_encoding, file_name, on_conflict, path_text, save,
     target_dir, text,
 };
-use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
-use crate::blocks::invalid;
+use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::jp::parse_date;
 use crate::value::Row;
-use keiri_xlsx::{OnConflict, PatchOp, PatchRequest};
-use rust_xlsxwriter::{Color, ExcelDateTime, Format, FormatBorder, Workbook};
 use serde_json::{Value as Json, json};
-use std::path::{Component, Path, PathBuf};
 use unicode_width::UnicodeWidthStr;
 
 /// One CSV field, quoted when it holds the delimiter, a quote or a line break (RFC 4180).
@@ -26,7 +22,7 @@ fn csv_field(s: &str, delimiter: &str) -> String {
 /// Encodes CSV text. Characters CP932 cannot hold become `?`, each reported once with the
 /// line it was on (encoding_rs would write an HTML character reference instead, which no
 /// accounting software reads).
-fn encode(text: &str, encoding: CsvEncoding, warnings: &mut Vec<String>) -> Vec<u8> {
+pub(super) fn encode(text: &str, encoding: CsvEncoding, warnings: &mut Vec<String>) -> Vec<u8> {
     match encoding {
         CsvEncoding::Utf8 => text.as_bytes().to_vec(),
         CsvEncoding::Utf8Bom => {
@@ -62,7 +58,7 @@ fn encode(text: &str, encoding: CsvEncoding, warnings: &mut Vec<String>) -> Vec<
     }
 }
 
-fn csv_text(header: Option<&[String]>, lines: &[Vec<String>], delimiter: &str) -> String {
+pub(super) fn csv_text(header: Option<&[String]>, lines: &[Vec<String>], delimiter: &str) -> String {
     let mut out = String::new();
     let mut push = |fields: &[String]| {
         let line: Vec<String> = fields.iter().map(|f| csv_field(f, delimiter)).collect();

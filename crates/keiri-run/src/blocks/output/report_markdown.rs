@@ -1,15 +1,11 @@
 //! `report.markdown`: its inputs and outputs are in `block_specs/output/report.markdown.yaml`.
 
 use super::{file_name, md_table, path_text, save, target_dir, text};
-use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
+use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::blocks::invalid;
-use crate::jp::parse_date;
 use crate::value::Row;
-use keiri_xlsx::{OnConflict, PatchOp, PatchRequest};
-use rust_xlsxwriter::{Color, ExcelDateTime, Format, FormatBorder, Workbook};
+use keiri_xlsx::OnConflict;
 use serde_json::{Value as Json, json};
-use std::path::{Component, Path, PathBuf};
-use unicode_width::UnicodeWidthStr;
 
 fn report_markdown(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockError> {
     let title = inputs.require_str("title")?;

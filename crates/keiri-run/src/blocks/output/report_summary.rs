@@ -1,15 +1,9 @@
 //! `report.summary`: its inputs and outputs are in `block_specs/output/report.summary.yaml`.
 
 use super::{md_table, text};
-use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
-use crate::blocks::invalid;
-use crate::jp::parse_date;
+use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::value::Row;
-use keiri_xlsx::{OnConflict, PatchOp, PatchRequest};
-use rust_xlsxwriter::{Color, ExcelDateTime, Format, FormatBorder, Workbook};
 use serde_json::{Value as Json, json};
-use std::path::{Component, Path, PathBuf};
-use unicode_width::UnicodeWidthStr;
 
 /// Columns tried, in order, when none of `group_by` is in the findings: each catalog block
 /// names its finding kind differently.

@@ -5,14 +5,12 @@ use super::{
     R, cell_date, cells, date_column, error_entry, fail_at, field, is_blank, objects, one_of,
     set_column,
 };
-use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
+use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::blocks::cancelled;
 use crate::jp;
-use crate::value::{Row, column_names, column_to_json, json_column, rows_to_table, table_error};
-use chrono::NaiveDate;
+use crate::value::json_column;
 use polars::prelude::*;
-use serde_json::{Value as J, json};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use serde_json::Value as J;
 
 // ---------------------------------------------------------------------------------------
 // coerce_types

@@ -2,14 +2,12 @@
 
 use super::expr;
 use super::{R, fail_at, is_blank, num, one_of};
-use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
-use crate::blocks::cancelled;
+use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::jp;
-use crate::value::{Row, column_names, column_to_json, json_column, rows_to_table, table_error};
-use chrono::NaiveDate;
+use crate::value::Row;
 use polars::prelude::*;
 use serde_json::{Value as J, json};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
 
 // ---------------------------------------------------------------------------------------
 // compute_tax

@@ -1,14 +1,10 @@
 //! `transforms.concat_rows`: its inputs and outputs are in `block_specs/transforms/transforms.concat_rows.yaml`.
 
 use super::R;
-use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
-use crate::blocks::cancelled;
-use crate::jp;
-use crate::value::{Row, column_names, column_to_json, json_column, rows_to_table, table_error};
-use chrono::NaiveDate;
+use crate::block::{BlockContext, BlockError, Inputs, Outputs};
+use crate::value::{Row, column_names, rows_to_table};
 use polars::prelude::*;
 use serde_json::{Value as J, json};
-use std::collections::{BTreeMap, HashMap, HashSet};
 
 // ---------------------------------------------------------------------------------------
 // concat_rows, deduplicate, select/rename/sort

@@ -2,14 +2,10 @@
 
 use super::expr;
 use super::{R, expr_columns, one_of, parse_expr, pe};
-use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
+use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::blocks::cancelled;
-use crate::jp;
-use crate::value::{Row, column_names, column_to_json, json_column, rows_to_table, table_error};
-use chrono::NaiveDate;
 use polars::prelude::*;
 use serde_json::{Value as J, json};
-use std::collections::{BTreeMap, HashMap, HashSet};
 
 fn filter_rows(ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
     let df = inputs.table("rows")?;

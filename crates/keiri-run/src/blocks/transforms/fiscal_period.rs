@@ -1,14 +1,11 @@
 //! `transforms.fiscal_period`: its inputs and outputs are in `block_specs/transforms/transforms.fiscal_period.yaml`.
 
 use super::{R, column_dates, one_of, pe, require_columns, set_column};
-use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
-use crate::blocks::cancelled;
+use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::jp;
-use crate::value::{Row, column_names, column_to_json, json_column, rows_to_table, table_error};
 use chrono::NaiveDate;
 use polars::prelude::*;
 use serde_json::{Value as J, json};
-use std::collections::{BTreeMap, HashMap, HashSet};
 
 fn iso(d: NaiveDate) -> String {
     d.format("%Y-%m-%d").to_string()

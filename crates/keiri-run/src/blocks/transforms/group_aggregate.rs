@@ -1,14 +1,9 @@
 //! `transforms.group_aggregate`: its inputs and outputs are in `block_specs/transforms/transforms.group_aggregate.yaml`.
 
 use super::{R, agg_expr, field, group_stable, numeric_for, objects, pe, require_columns};
-use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
-use crate::blocks::cancelled;
-use crate::jp;
-use crate::value::{Row, column_names, column_to_json, json_column, rows_to_table, table_error};
-use chrono::NaiveDate;
+use crate::block::{BlockContext, Inputs, Outputs};
 use polars::prelude::*;
 use serde_json::{Value as J, json};
-use std::collections::{BTreeMap, HashMap, HashSet};
 
 fn group_aggregate(_ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
     let mut df = inputs.table("rows")?;

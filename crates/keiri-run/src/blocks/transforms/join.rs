@@ -2,14 +2,11 @@
 
 use super::expr;
 use super::{R, cells, field, one_of, pe, require_columns, set_column};
-use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
-use crate::blocks::cancelled;
-use crate::jp;
-use crate::value::{Row, column_names, column_to_json, json_column, rows_to_table, table_error};
-use chrono::NaiveDate;
+use crate::block::{BlockContext, BlockError, Inputs, Outputs};
+use crate::value::column_names;
 use polars::prelude::*;
 use serde_json::{Value as J, json};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::HashSet;
 
 // ---------------------------------------------------------------------------------------
 // join, pick_value

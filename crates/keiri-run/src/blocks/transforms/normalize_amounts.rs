@@ -1,14 +1,12 @@
 //! `transforms.normalize_amounts`: its inputs and outputs are in `block_specs/transforms/transforms.normalize_amounts.yaml`.
 
 use super::{R, error_entry, fail_at, num, number_column, one_of, pe, require_columns, set_column};
-use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
+use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::blocks::cancelled;
 use crate::jp;
-use crate::value::{Row, column_names, column_to_json, json_column, rows_to_table, table_error};
-use chrono::NaiveDate;
+use crate::value::json_column;
 use polars::prelude::*;
-use serde_json::{Value as J, json};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use serde_json::Value as J;
 
 // ---------------------------------------------------------------------------------------
 // normalize_amounts, normalize_dates, fiscal_period

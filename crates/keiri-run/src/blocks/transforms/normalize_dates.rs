@@ -3,14 +3,12 @@
 use super::{
     R, column_dates, date_column, error_entry, fail_at, one_of, pe, require_columns, set_column,
 };
-use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
+use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::blocks::cancelled;
-use crate::jp;
-use crate::value::{Row, column_names, column_to_json, json_column, rows_to_table, table_error};
+use crate::value::column_to_json;
 use chrono::NaiveDate;
 use polars::prelude::*;
-use serde_json::{Value as J, json};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use serde_json::Value as J;
 
 fn normalize_dates(ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
     let mut df = inputs.table("rows")?;

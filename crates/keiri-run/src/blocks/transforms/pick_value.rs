@@ -1,14 +1,9 @@
 //! `transforms.pick_value`: its inputs and outputs are in `block_specs/transforms/transforms.pick_value.yaml`.
 
 use super::R;
-use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
-use crate::blocks::cancelled;
-use crate::jp;
-use crate::value::{Row, column_names, column_to_json, json_column, rows_to_table, table_error};
-use chrono::NaiveDate;
+use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use polars::prelude::*;
-use serde_json::{Value as J, json};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use serde_json::Value as J;
 
 fn pick_value(_ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
     let source = inputs

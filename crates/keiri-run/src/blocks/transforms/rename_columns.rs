@@ -1,14 +1,11 @@
 //! `transforms.rename_columns`: its inputs and outputs are in `block_specs/transforms/transforms.rename_columns.yaml`.
 
 use super::{R, pe};
-use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
-use crate::blocks::cancelled;
-use crate::jp;
-use crate::value::{Row, column_names, column_to_json, json_column, rows_to_table, table_error};
-use chrono::NaiveDate;
+use crate::block::{BlockContext, BlockError, Inputs, Outputs};
+use crate::value::column_names;
 use polars::prelude::*;
 use serde_json::{Value as J, json};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::HashSet;
 
 fn rename_columns(_ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
     let mut df = inputs.table("rows")?;

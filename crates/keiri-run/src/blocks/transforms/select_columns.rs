@@ -1,14 +1,9 @@
 //! `transforms.select_columns`: its inputs and outputs are in `block_specs/transforms/transforms.select_columns.yaml`.
 
 use super::{R, one_of, pe, require_columns};
-use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
-use crate::blocks::cancelled;
-use crate::jp;
-use crate::value::{Row, column_names, column_to_json, json_column, rows_to_table, table_error};
-use chrono::NaiveDate;
+use crate::block::{BlockContext, BlockError, Inputs, Outputs};
+use crate::value::column_names;
 use polars::prelude::*;
-use serde_json::{Value as J, json};
-use std::collections::{BTreeMap, HashMap, HashSet};
 
 fn select_columns(_ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
     let df = inputs.table("rows")?;

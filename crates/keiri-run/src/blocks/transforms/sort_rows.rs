@@ -1,14 +1,12 @@
 //! `transforms.sort_rows`: its inputs and outputs are in `block_specs/transforms/transforms.sort_rows.yaml`.
 
 use super::{R, date_column, field, objects, one_of, pe, require_columns};
-use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
-use crate::blocks::cancelled;
+use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::jp;
-use crate::value::{Row, column_names, column_to_json, json_column, rows_to_table, table_error};
+use crate::value::column_names;
 use chrono::NaiveDate;
 use polars::prelude::*;
-use serde_json::{Value as J, json};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use serde_json::Value as J;
 
 /// A sort key for a column: text columns whose values are all numbers or all dates sort
 /// as numbers or dates (so "9,000" sorts below "10,000" and "2024/4/1" below "2024/10/1").

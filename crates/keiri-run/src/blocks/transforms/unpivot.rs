@@ -1,14 +1,9 @@
 //! `transforms.unpivot`: its inputs and outputs are in `block_specs/transforms/transforms.unpivot.yaml`.
 
 use super::{R, ROW_INDEX, pe, require_columns};
-use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
-use crate::blocks::cancelled;
-use crate::jp;
-use crate::value::{Row, column_names, column_to_json, json_column, rows_to_table, table_error};
-use chrono::NaiveDate;
+use crate::block::{BlockContext, BlockError, Inputs, Outputs};
+use crate::value::column_names;
 use polars::prelude::*;
-use serde_json::{Value as J, json};
-use std::collections::{BTreeMap, HashMap, HashSet};
 
 fn unpivot(_ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
     let df = inputs.table("rows")?;

@@ -1,8 +1,8 @@
 //! `ui.confirmation`: its inputs and outputs are in `block_specs/ui/ui.confirmation.yaml`.
 
 use super::{answer_object, approved, comment, text_input};
-use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
-use serde_json::{Map, Value as Json, json};
+use crate::block::{BlockContext, BlockError, Inputs, Outputs};
+use serde_json::json;
 
 fn confirmation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockError> {
     let message = inputs.require_str("message")?.to_string();

@@ -1,8 +1,8 @@
 //! `ui.diff_viewer`: its inputs and outputs are in `block_specs/ui/ui.diff_viewer.yaml`.
 
 use super::{answer_object, approved, comment, text_input};
-use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
-use serde_json::{Map, Value as Json, json};
+use crate::block::{BlockContext, BlockError, Inputs, Outputs};
+use serde_json::{Value as Json, json};
 
 fn diff_viewer(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockError> {
     let title = text_input(inputs, "title")?;

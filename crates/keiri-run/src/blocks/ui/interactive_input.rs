@@ -1,7 +1,7 @@
 //! `ui.interactive_input`: its inputs and outputs are in `block_specs/ui/ui.interactive_input.yaml`.
 
-use super::{answer_object, approved, bad_answer, text_input};
-use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
+use super::{answer_object, bad_answer, text_input};
+use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use serde_json::{Map, Value as Json, json};
 
 /// The type of a value, as the question's field types name them.

@@ -1,8 +1,8 @@
 //! `ui.table_review`: its inputs and outputs are in `block_specs/ui/ui.table_review.yaml`.
 
 use super::{answer_object, approved, bad_answer, text_input};
-use crate::block::{BlockContext, BlockError, Inputs, Outputs, Registry};
-use serde_json::{Map, Value as Json, json};
+use crate::block::{BlockContext, BlockError, Inputs, Outputs};
+use serde_json::{Value as Json, json};
 
 /// Rows of a table a question carries (the person reviews these; the block keeps them all).
 const QUESTION_ROWS: usize = 500;
