@@ -56,6 +56,7 @@
 
 mod bounds;
 mod cache;
+pub mod csv;
 mod digest;
 mod docx;
 mod error;
@@ -70,7 +71,7 @@ mod parallel;
 mod pdf;
 pub mod schema;
 mod sections;
-mod text;
+pub mod text;
 mod xlsx;
 mod zipguard;
 
@@ -84,7 +85,7 @@ pub use metrics::{estimate_tokens, file_metrics};
 pub use model::*;
 pub use output::to_toon;
 pub use sections::{extract_sections, reading_options};
-pub use text::{DecodedText, decode as decode_text};
+pub use text::{DecodedText, EncodingChoice, TextEncoding, decode as decode_text};
 pub use xlsx::{
     CellData, CellWindow, SheetCells, WindowCell, WorkbookCells, workbook_cells, workbook_window,
 };
