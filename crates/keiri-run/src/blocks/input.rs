@@ -3,8 +3,9 @@
 //! Every path is resolved against `ctx.base_dir`; these blocks only read, except
 //! `file.unzip_evidence`, which extracts into `ctx.out_dir` (never beside the archive).
 //!
-//! * CSV text is decoded with `encoding_rs` (strict: a wrong guess is an error, never
-//!   mojibake) and `chardetng` breaks ties between legacy Japanese encodings; Polars' CSV
+//! * CSV text is decoded with keiri-docs' decoder and laid out by its csv rules (delimiter
+//!   detection, blank records skipped, trailing empty columns dropped), the ones design time
+//!   uses, so a file is read the same way when a plan is checked and when it runs; Polars' CSV
 //!   reader parses it (multi-threaded, all columns as text as the spec promises). The file
 //!   is streamed: decoded block by block and parsed in pieces of a few MiB cut at record
 //!   ends, so a large export never sits in memory as raw bytes or as one decoded string.
@@ -80,38 +81,62 @@ pub(crate) fn read_bytes(
     Ok((full, bytes))
 }
 
-/// Decodes text in the encoding the spec's `encoding` input names (`auto`, `utf-8`,
-/// `utf-8-sig`, `shift_jis`, `cp932`). Returns the text and the encoding used (`utf-8`,
-/// `utf-8-sig`, `euc-jp` or `cp932`; Shift_JIS is decoded as its superset CP932, which is
-/// what Japanese Windows software writes). The choice is [`decodings`]'s, which `csv.read`
-/// uses on its streamed file too.
-pub(crate) fn decode(bytes: &[u8], encoding: &str) -> Result<(String, &'static str), BlockError> {
-    const SAMPLE: usize = 1 << 20;
-    let sample = &bytes[..bytes.len().min(SAMPLE)];
-    let (list, undecodable) = decodings(sample, sample.len() == bytes.len(), encoding)?;
-    for decoding in list {
-        let b = if decoding.skip_bom {
-            bytes.strip_prefix(BOM).unwrap_or(bytes)
-        } else {
-            bytes
-        };
-        let (text, had_errors) = decoding.encoding.decode_without_bom_handling(b);
-        if !had_errors {
-            return Ok((text.into_owned(), decoding.name));
-        }
-    }
-    Err(undecodable)
+/// The encoding the spec's `encoding` input names (keiri-docs' names: `auto`, `utf-8`,
+/// `utf-8-sig`, `shift_jis`/`cp932`/`windows-31j`, `euc-jp`, `utf-16`, `utf-16le`,
+/// `utf-16be`).
+fn encoding_choice(name: &str) -> Result<keiri_docs::EncodingChoice, BlockError> {
+    keiri_docs::EncodingChoice::parse(name).ok_or_else(|| {
+        let names = keiri_docs::EncodingChoice::NAMES.join(", ");
+        BlockError::input_invalid(
+            "encoding",
+            &format!("{name} は使えません（{names}）"),
+            &format!("{name} is not one of {names}"),
+        )
+    })
 }
 
-fn delimiter_byte(s: &str) -> Result<u8, BlockError> {
-    match s {
-        "\t" | "\\t" | "tab" | "TAB" => Ok(b'\t'),
-        s if s.len() == 1 => Ok(s.as_bytes()[0]),
-        _ => Err(BlockError::input_invalid(
-            "delimiter",
-            "1文字の区切り文字（, ; \\t など）が必要です",
-            "expected a one-character ASCII delimiter (, ; \\t …)",
-        )),
+/// The error for a file that `named` does not decode, whose hint names the encoding that
+/// does (`detected`, found by the `auto` rule), if any.
+fn undecodable(
+    named: keiri_docs::TextEncoding,
+    detected: Option<keiri_docs::TextEncoding>,
+) -> BlockError {
+    let shown = named.name().to_ascii_uppercase();
+    let error = BlockError::failed(
+        format!("文字コード {shown} として読めません"),
+        format!("the file is not valid {shown}"),
+    );
+    match detected {
+        Some(works) => error.with_hint(
+            &format!(
+                "このファイルは {works} で読めます。encoding を {works} か auto にしてください"
+            ),
+            &format!("the file reads as {works}: set encoding to {works} or auto"),
+        ),
+        None => error.with_hint(
+            "encoding を auto にするか、正しい文字コードを指定してください",
+            "set encoding to auto or to the file's real encoding",
+        ),
+    }
+}
+
+fn undetectable() -> BlockError {
+    BlockError::failed(
+        "文字コードを判定できません",
+        "the text encoding could not be detected",
+    )
+    .with_hint("encoding を指定してください", "set the encoding input")
+}
+
+/// Decodes text in the encoding the spec's `encoding` input names, with keiri-docs' decoder
+/// (the one design time uses). Returns the text and the encoding used.
+pub(crate) fn decode(bytes: &[u8], encoding: &str) -> Result<(String, &'static str), BlockError> {
+    match keiri_docs::text::decode_as(bytes, encoding_choice(encoding)?) {
+        Ok((text, used)) => Ok((text, used.name())),
+        Err(keiri_docs::Error::EncodingMismatch { named, detected }) => {
+            Err(undecodable(named, detected))
+        }
+        Err(_) => Err(undetectable()),
     }
 }
 
@@ -134,102 +159,9 @@ struct PieceSizes {
 /// The layout options of `csv.read` that the parser needs.
 #[derive(Clone, Copy)]
 struct CsvShape {
-    delimiter: u8,
+    delimiter: keiri_docs::csv::Delimiter,
     header: bool,
     skip_rows: usize,
-}
-
-/// One way to decode the file: the encoding, the name `csv.read` reports, whether a UTF-8
-/// BOM is skipped, and the error when the bytes do not decode.
-struct Decoding {
-    encoding: &'static encoding_rs::Encoding,
-    name: &'static str,
-    skip_bom: bool,
-}
-
-const BOM: &[u8] = b"\xEF\xBB\xBF";
-
-/// The decodings to try, in order, for the `encoding` input, judged from the first bytes of
-/// the file (`sample`; `whole` when that is the entire file), and the error when none of
-/// them decodes the file. The rules are [`decode`]'s: a named encoding is the only one
-/// tried; `auto` takes a BOM as UTF-8, text that is UTF-8 as UTF-8, and otherwise lets
-/// chardetng choose between EUC-JP and CP932 on the first MiB, CP932 being the last resort.
-fn decodings(
-    sample: &[u8],
-    whole: bool,
-    encoding: &str,
-) -> Result<(Vec<Decoding>, BlockError), BlockError> {
-    let undecodable = |name: &str| {
-        BlockError::failed(
-            format!("文字コード {name} として読めません"),
-            format!("the file is not valid {name}"),
-        )
-        .with_hint(
-            "encoding を auto にするか、正しい文字コードを指定してください",
-            "set encoding to auto or to the file's real encoding",
-        )
-    };
-    let utf8 = |name: &'static str| Decoding {
-        encoding: encoding_rs::UTF_8,
-        name,
-        skip_bom: true,
-    };
-    let cp932 = Decoding {
-        encoding: encoding_rs::SHIFT_JIS,
-        name: "cp932",
-        skip_bom: false,
-    };
-    match encoding.trim().to_ascii_lowercase().as_str() {
-        "utf-8" | "utf8" => Ok((vec![utf8("utf-8")], undecodable("UTF-8"))),
-        "utf-8-sig" => Ok((vec![utf8("utf-8-sig")], undecodable("UTF-8"))),
-        "shift_jis" | "shift-jis" | "sjis" | "cp932" | "windows-31j" => {
-            Ok((vec![cp932], undecodable("Shift_JIS/CP932")))
-        }
-        "auto" | "" => {
-            if sample.starts_with(BOM) {
-                return Ok((vec![utf8("utf-8-sig")], undecodable("UTF-8")));
-            }
-            let mut list = Vec::new();
-            // A sample cut inside a character is still UTF-8 so far (`error_len` is None).
-            let utf8_so_far = match std::str::from_utf8(sample) {
-                Ok(_) => true,
-                Err(e) => !whole && e.error_len().is_none(),
-            };
-            if utf8_so_far {
-                list.push(Decoding {
-                    encoding: encoding_rs::UTF_8,
-                    name: "utf-8",
-                    skip_bom: false,
-                });
-            }
-            // Not UTF-8: Japanese files are then CP932 nearly always, EUC-JP sometimes;
-            // chardetng decides between the legacy encodings by byte-pair statistics, which
-            // settle long before the first MiB ends.
-            let mut detector = chardetng::EncodingDetector::new();
-            detector.feed(sample, whole);
-            if detector.guess(Some(b"jp"), true) == encoding_rs::EUC_JP {
-                list.push(Decoding {
-                    encoding: encoding_rs::EUC_JP,
-                    name: "euc-jp",
-                    skip_bom: false,
-                });
-            }
-            list.push(cp932);
-            Ok((
-                list,
-                BlockError::failed(
-                    "文字コードを判定できません",
-                    "the text encoding could not be detected",
-                )
-                .with_hint("encoding を指定してください", "set the encoding input"),
-            ))
-        }
-        other => Err(BlockError::input_invalid(
-            "encoding",
-            &format!("{other} は使えません（auto, utf-8, utf-8-sig, shift_jis, cp932）"),
-            &format!("{other} is not one of auto, utf-8, utf-8-sig, shift_jis, cp932"),
-        )),
-    }
 }
 
 /// Why one decoding of the file did not give a table.
@@ -239,16 +171,27 @@ enum PieceError {
     Failed(BlockError),
 }
 
+/// A CSV read into a table: the encoding and delimiter used, and the header's blank names
+/// at its end (see `keiri_docs::csv::blank_header_suffix`).
+struct CsvRead {
+    table: DataFrame,
+    encoding: &'static str,
+    delimiter: u8,
+    blank_header_suffix: usize,
+}
+
 /// Reads the CSV at `path` into a table of text columns, decoding and parsing it in pieces
-/// of about `sizes.piece` bytes of text. Returns the table and the encoding used.
+/// of about `sizes.piece` bytes of text. The encodings tried are keiri-docs' candidates (the
+/// rule design time uses), each over the whole file from its start.
 fn read_csv_table(
     ctx: &BlockContext<'_>,
     path: &str,
     encoding: &str,
     shape: CsvShape,
     sizes: PieceSizes,
-) -> Result<(DataFrame, &'static str), BlockError> {
+) -> Result<CsvRead, BlockError> {
     use std::io::{Seek, SeekFrom};
+    let choice = encoding_choice(encoding)?;
     let full = resolve(ctx, path);
     let mut file = std::fs::File::open(&full).map_err(|e| not_found(&full, &e))?;
     let size = file.metadata().map_err(|e| not_found(&full, &e))?.len();
@@ -258,46 +201,59 @@ fn read_csv_table(
             format!("file is {size} bytes, over the limit of {MAX_FILE_BYTES}"),
         ));
     }
-    const SAMPLE: u64 = 1 << 20;
-    let mut sample = Vec::new();
+    let detect = keiri_docs::text::DETECT_BYTES as u64;
+    let mut head = Vec::new();
     (&mut file)
-        .take(SAMPLE)
-        .read_to_end(&mut sample)
+        .take(detect + 1)
+        .read_to_end(&mut head)
         .map_err(|e| not_found(&full, &e))?;
-    let whole = (sample.len() as u64) < SAMPLE || size == SAMPLE;
-    let (list, undecodable) = decodings(&sample, whole, encoding)?;
-    drop(sample);
-    for decoding in list {
+    let whole = head.len() as u64 <= detect;
+    head.truncate(keiri_docs::text::DETECT_BYTES);
+    let list = keiri_docs::text::candidates(&head, whole, choice);
+    drop(head);
+    for &candidate in &list {
         file.seek(SeekFrom::Start(0))
             .map_err(|e| not_found(&full, &e))?;
-        match parse_pieces(ctx, &mut file, &decoding, shape, sizes) {
-            Ok(df) => return Ok((df, decoding.name)),
+        match parse_pieces(ctx, &mut file, candidate, shape, sizes) {
+            Ok((table, delimiter, blank_header_suffix)) => {
+                return Ok(CsvRead {
+                    table,
+                    encoding: candidate.name(),
+                    delimiter,
+                    blank_header_suffix,
+                });
+            }
             Err(PieceError::Undecodable) => continue,
             Err(PieceError::Failed(e)) => return Err(e),
         }
     }
-    Err(undecodable)
+    match (choice, list.first()) {
+        (keiri_docs::EncodingChoice::Auto, _) | (_, None) => Err(undetectable()),
+        (_, Some(&named)) => {
+            let detected =
+                keiri_docs::text::detect_stream(&mut file).map_err(|e| not_found(&full, &e))?;
+            Err(undecodable(named, detected))
+        }
+    }
 }
 
 /// Decodes `file` block by block and hands Polars a piece of text each time about
 /// `sizes.piece` bytes have accumulated, cut after the first complete record past that size;
-/// the pieces' tables are stacked (their chunks are kept, not copied).
+/// the pieces' tables are stacked (their chunks are kept, not copied). Returns the table, the
+/// delimiter (detected on the first piece when `auto`) and the header's trailing blank names.
 fn parse_pieces(
     ctx: &BlockContext<'_>,
     file: &mut impl Read,
-    decoding: &Decoding,
+    encoding: keiri_docs::TextEncoding,
     shape: CsvShape,
     sizes: PieceSizes,
-) -> Result<DataFrame, PieceError> {
-    // A BOM of the encoding is removed by the decoder, even when a block ends inside it.
-    let mut decoder = if decoding.skip_bom {
-        decoding.encoding.new_decoder_with_bom_removal()
-    } else {
-        decoding.encoding.new_decoder_without_bom_handling()
-    };
+) -> Result<(DataFrame, u8, usize), PieceError> {
+    let mut decoder = keiri_docs::text::StreamDecoder::new(encoding);
     let mut block = vec![0u8; sizes.block.max(1)];
     let mut text = String::new();
     let mut table: Option<DataFrame> = None;
+    let mut delimiter = b',';
+    let mut blank_suffix = 0;
     loop {
         let n = read_block(file, &mut block).map_err(|e| {
             PieceError::Failed(BlockError::failed(
@@ -306,7 +262,9 @@ fn parse_pieces(
             ))
         })?;
         let last = n == 0;
-        decode_into(&mut decoder, &block[..n], last, &mut text)?;
+        decoder
+            .decode(&block[..n], last, &mut text)
+            .map_err(|_| PieceError::Undecodable)?;
         while last || text.len() >= sizes.piece {
             super::cancelled(ctx).map_err(PieceError::Failed)?;
             // The first piece must hold the skipped rows and the header, or the later pieces
@@ -327,9 +285,20 @@ fn parse_pieces(
             let chunk = &text[..cut];
             match &mut table {
                 None if chunk.trim().is_empty() => {}
-                None => table = Some(parse_piece(chunk, shape, None)?),
+                None => {
+                    // The layout rules design time applies (keiri-docs' csv module).
+                    delimiter = shape.delimiter.resolve(chunk, shape.skip_rows);
+                    if shape.header {
+                        let header = keiri_docs::csv::records(chunk, delimiter)
+                            .skip(shape.skip_rows)
+                            .find(|r| !keiri_docs::csv::is_blank_record(r))
+                            .unwrap_or_default();
+                        blank_suffix = keiri_docs::csv::blank_header_suffix(&header);
+                    }
+                    table = Some(parse_piece(chunk, shape, delimiter, None)?);
+                }
                 Some(df) => {
-                    let more = parse_piece(chunk, shape, Some(df.schema().clone()))?;
+                    let more = parse_piece(chunk, shape, delimiter, Some(df.schema().clone()))?;
                     df.vstack_mut_owned(more)
                         .map_err(|e| PieceError::Failed(csv_error(&e)))?;
                 }
@@ -344,7 +313,55 @@ fn parse_pieces(
         }
     }
     // A file of nothing but blank lines is an empty table, not a parse error.
-    Ok(table.unwrap_or_else(DataFrame::empty))
+    Ok((
+        table.unwrap_or_else(DataFrame::empty),
+        delimiter,
+        blank_suffix,
+    ))
+}
+
+/// Drops blank records (every field empty or whitespace, e.g. Excel's `,,,,` rows), as
+/// keiri-docs' `csv::is_blank_record` defines them; returns how many were dropped.
+fn drop_blank_rows(df: &mut DataFrame) -> Result<usize, BlockError> {
+    let mut keep = vec![false; df.height()];
+    for column in df.get_columns() {
+        let values = column.str().map_err(|e| table_error(&e))?;
+        for (i, value) in values.into_iter().enumerate() {
+            if let Some(v) = value
+                && !keiri_docs::csv::is_blank_field(v)
+                && let Some(k) = keep.get_mut(i)
+            {
+                *k = true;
+            }
+        }
+    }
+    let dropped = keep.iter().filter(|k| !**k).count();
+    if dropped > 0 {
+        let mask = BooleanChunked::from_slice("keep".into(), &keep);
+        *df = df.filter(&mask).map_err(|e| table_error(&e))?;
+    }
+    Ok(dropped)
+}
+
+/// Drops the last `suffix` columns (their header is blank) from the end while every value in
+/// them is blank; returns how many were dropped.
+fn drop_empty_trailing_columns(df: &mut DataFrame, suffix: usize) -> Result<usize, BlockError> {
+    let mut dropped = 0;
+    while dropped < suffix && df.width() > 0 {
+        let last = &df.get_columns()[df.width() - 1];
+        let blank = last
+            .str()
+            .map_err(|e| table_error(&e))?
+            .into_iter()
+            .all(|v| v.is_none_or(keiri_docs::csv::is_blank_field));
+        if !blank {
+            break;
+        }
+        let name = last.name().clone();
+        *df = df.drop(name.as_str()).map_err(|e| table_error(&e))?;
+        dropped += 1;
+    }
+    Ok(dropped)
 }
 
 fn read_block(file: &mut impl Read, block: &mut [u8]) -> std::io::Result<usize> {
@@ -358,30 +375,6 @@ fn read_block(file: &mut impl Read, block: &mut [u8]) -> std::io::Result<usize> 
         }
     }
     Ok(filled)
-}
-
-/// Appends the decoded `src` to `text`; malformed bytes end this decoding (strict: a wrong
-/// guess is an error, never mojibake).
-fn decode_into(
-    decoder: &mut encoding_rs::Decoder,
-    mut src: &[u8],
-    last: bool,
-    text: &mut String,
-) -> Result<(), PieceError> {
-    loop {
-        let room = decoder
-            .max_utf8_buffer_length_without_replacement(src.len())
-            .unwrap_or(src.len().saturating_mul(3))
-            .max(16);
-        text.reserve(room);
-        let (result, read) = decoder.decode_to_string_without_replacement(src, text, last);
-        src = &src[read..];
-        match result {
-            encoding_rs::DecoderResult::InputEmpty => return Ok(()),
-            encoding_rs::DecoderResult::OutputFull => {}
-            encoding_rs::DecoderResult::Malformed(_, _) => return Err(PieceError::Undecodable),
-        }
-    }
 }
 
 /// The byte offset just after the first line end at or past `from` that closes a non-blank
@@ -424,6 +417,7 @@ fn record_end(text: &[u8], from: usize, records: usize) -> Option<usize> {
 fn parse_piece(
     text: &str,
     shape: CsvShape,
+    delimiter: u8,
     schema: Option<SchemaRef>,
 ) -> Result<DataFrame, PieceError> {
     let first = schema.is_none();
@@ -435,7 +429,7 @@ fn parse_piece(
         .with_schema(schema)
         .with_raise_if_empty(false)
         .map_parse_options(|o| {
-            o.with_separator(shape.delimiter)
+            o.with_separator(delimiter)
                 .with_missing_is_null(false)
                 .with_truncate_ragged_lines(true)
         })
@@ -454,7 +448,14 @@ fn csv_error(e: &PolarsError) -> BlockError {
 fn csv_read(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockError> {
     let path = inputs.require_str("path")?;
     let encoding = inputs.str("encoding")?.unwrap_or("auto");
-    let delimiter = delimiter_byte(inputs.str("delimiter")?.unwrap_or(","))?;
+    let delimiter = inputs.str("delimiter")?.unwrap_or("auto");
+    let delimiter = keiri_docs::csv::Delimiter::parse(delimiter).ok_or_else(|| {
+        BlockError::input_invalid(
+            "delimiter",
+            "auto か1文字の区切り文字（, ; \\t など）が必要です",
+            "expected auto or a one-character ASCII delimiter (, ; \\t …)",
+        )
+    })?;
     let header = inputs.bool("header")?.unwrap_or(true);
     let skip_rows = usize::try_from(inputs.i64("skip_rows")?.unwrap_or(0)).map_err(|_| {
         BlockError::input_invalid("skip_rows", "0以上の整数が必要です", "expected 0 or more")
@@ -469,7 +470,11 @@ fn csv_read(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockErr
         block: CSV_READ_BLOCK,
         piece: CSV_PIECE_BYTES,
     };
-    let (mut df, used) = read_csv_table(ctx, path, encoding, shape, sizes)?;
+    let read = read_csv_table(ctx, path, encoding, shape, sizes)?;
+    let (mut df, used) = (read.table, read.encoding);
+    // Blank records and trailing empty columns are left out, as design time reads the file.
+    let blank_rows = drop_blank_rows(&mut df)?;
+    let dropped_columns = drop_empty_trailing_columns(&mut df, read.blank_header_suffix)?;
     let width = df.width();
     match (&names, header) {
         (Some(names), false) => {
@@ -517,6 +522,9 @@ fn csv_read(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockErr
         "rows": df.height(),
         "columns": columns.len(),
         "skipped_rows": skip_rows,
+        "blank_rows": blank_rows,
+        "dropped_columns": dropped_columns,
+        "delimiter": char::from(read.delimiter).to_string(),
         "encoding": used,
         "header": header,
     });
@@ -1672,8 +1680,12 @@ mod tests {
             llm: None,
             calls: &CallSink::none(),
         };
-        let (df, used) = read_csv_table(&ctx, "t.csv", encoding, shape, sizes)?;
-        Ok((table_to_rows(&df)?, column_names(&df), used))
+        let read = read_csv_table(&ctx, "t.csv", encoding, shape, sizes)?;
+        Ok((
+            table_to_rows(&read.table)?,
+            column_names(&read.table),
+            read.encoding,
+        ))
     }
 
     /// The whole test file in one block and one piece.
@@ -1684,7 +1696,7 @@ mod tests {
 
     fn shape(header: bool, skip_rows: usize) -> CsvShape {
         CsvShape {
-            delimiter: b',',
+            delimiter: keiri_docs::csv::Delimiter::Byte(b','),
             header,
             skip_rows,
         }
