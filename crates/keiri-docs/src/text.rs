@@ -571,8 +571,8 @@ mod tests {
         );
         check(b"\xFF\xFE\0\0\0\0", Err("BINARY_CONTENT"));
         check(b"\xEF\xBB\xBF\xFF", Err("UNKNOWN_ENCODING"));
-        // Neither UTF-8 nor CP932 nor EUC-JP (0x80 is no lead byte in either).
-        check(b"abc\x80\x80", Err("UNKNOWN_ENCODING"));
+        // Neither UTF-8 nor CP932 nor EUC-JP (0xA0 is no character or lead byte in either).
+        check(b"abc\xA0\xA0", Err("UNKNOWN_ENCODING"));
     }
 
     #[test]
