@@ -27,6 +27,13 @@ pub enum Error {
     /// return mojibake.
     #[error("text encoding could not be detected (tried UTF-8, UTF-16, Shift_JIS, EUC-JP)")]
     UnknownEncoding,
+    /// The bytes are not valid in the encoding `named` (by the caller, or tried by `auto`);
+    /// `detected` is the encoding the `auto` rule reads them in, when the caller looked.
+    #[error("the text is not valid {named}{}", detected.map(|d| format!(" (it reads as {d})")).unwrap_or_default())]
+    EncodingMismatch {
+        named: crate::text::TextEncoding,
+        detected: Option<crate::text::TextEncoding>,
+    },
     /// The file is malformed.
     #[error("corrupt {format} file: {reason}")]
     Corrupt {
@@ -76,6 +83,7 @@ impl Error {
             Error::FileTooLarge { .. } => "FILE_TOO_LARGE",
             Error::BinaryContent => "BINARY_CONTENT",
             Error::UnknownEncoding => "UNKNOWN_ENCODING",
+            Error::EncodingMismatch { .. } => "ENCODING_MISMATCH",
             Error::Corrupt { .. } => "CORRUPT_FILE",
             Error::Encrypted => "ENCRYPTED",
             Error::DecompressionLimit { .. } => "DECOMPRESSION_LIMIT",

@@ -20,6 +20,12 @@
 //!   cached for them (the neighbours a preview grid draws around a change).
 //! * [`schema::tables`] gives a CSV's or workbook's header rows (per sheet) with the type
 //!   their first values suggest, for checking plans against the files they read.
+//! * [`text`] is the one text decoder of the workspace ([`EncodingChoice`], [`text::candidates`],
+//!   [`text::StreamDecoder`], [`text::decode_as`]) and [`csv`] the one set of CSV layout
+//!   rules (delimiter detection, blank records, trailing empty columns): design time here and
+//!   keiri-run's `csv.read` use both, so a file is read the same way when a plan is checked and
+//!   when it runs. Encodings are named `utf-8`, `utf-8-sig`, `utf-16le`, `utf-16be`, `cp932`,
+//!   `euc-jp` everywhere.
 //!
 //! Every path passes the caller's [`keiri_fs::PathPolicy`]. Untrusted bytes never panic or
 //! hang this crate: a corrupt, encrypted or hostile file (zip bomb, PDF stream bomb, looping
@@ -45,8 +51,9 @@
 //!   bounded memory, which the docx crates built on DOM trees do not.
 //! * `flate2` + `weezl` decode PDF streams behind our own size budget; the PDF reader itself
 //!   is ours (see the `pdf` module for why no crate fit).
-//! * `encoding_rs` decodes strictly (no replacement characters) and `chardetng` breaks ties
-//!   between legacy Japanese encodings with byte-pair statistics.
+//! * `encoding_rs` decodes strictly (no replacement characters). The tie between CP932 and
+//!   EUC-JP is our own rule (`text::japanese_order`), not chardetng's web-page statistics,
+//!   which read half-width katakana exports as EUC-JP.
 //! * `sha2` gives the content hash of metrics and the cache.
 //! * `toon-format` is the maintained TOON encoder (spec 4.x, the version the reference
 //!   TypeScript implementation `@toon-format/toon` 4.4 implements; the "v3" predates
@@ -56,6 +63,7 @@
 
 mod bounds;
 mod cache;
+pub mod csv;
 mod digest;
 mod docx;
 mod error;
@@ -70,7 +78,7 @@ mod parallel;
 mod pdf;
 pub mod schema;
 mod sections;
-mod text;
+pub mod text;
 mod xlsx;
 mod zipguard;
 
@@ -84,7 +92,7 @@ pub use metrics::{estimate_tokens, file_metrics};
 pub use model::*;
 pub use output::to_toon;
 pub use sections::{extract_sections, reading_options};
-pub use text::{DecodedText, decode as decode_text};
+pub use text::{DecodedText, EncodingChoice, TextEncoding, decode as decode_text};
 pub use xlsx::{
     CellData, CellWindow, SheetCells, WindowCell, WorkbookCells, workbook_cells, workbook_window,
 };

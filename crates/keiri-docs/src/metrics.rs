@@ -2,7 +2,7 @@
 //! structure, for up to [`MAX_REQUEST_FILES`](crate::MAX_REQUEST_FILES) files with four
 //! files measured at a time.
 
-use std::io::Read;
+use std::io::{Seek, SeekFrom};
 use std::path::Path;
 
 use keiri_fs::PathPolicy;
@@ -16,8 +16,7 @@ use crate::model::{
     BatchLimits, ExtractLimits, FileMetrics, ItemError, MetricsRequest, MetricsResponse, Output,
 };
 use crate::sections::reading_options;
-use crate::text::StreamDecoder;
-use crate::{lines, output, parallel};
+use crate::{lines, output, parallel, text};
 
 /// A tokenizer-free token estimate: about four ASCII characters per token, and one token per
 /// other character (kana and kanji are one or close to one token each in the GPT-4o and
@@ -156,70 +155,83 @@ impl Tally {
     }
 }
 
-/// Measures a text file too large to hold, reading it once in [`PIECE_BYTES`] pieces: the
-/// encoding is detected from its head and every piece decoded strictly, so the figures are
-/// those the in-memory path gives for a smaller file.
+/// Measures a text file too large to hold, reading it in [`PIECE_BYTES`] pieces: the `auto`
+/// candidates are judged from its head and each is tried over the whole file in turn (read
+/// again from the start), so the encoding and the figures are those the in-memory path gives
+/// for a smaller file.
 fn measure_text_stream(raw: &str, path: &Path, format: Format) -> Result<FileMetrics> {
     let io = |source| Error::Io {
         path: path.to_path_buf(),
         source,
     };
     let mut file = std::fs::File::open(path).map_err(io)?;
+    let mut buffer = vec![0u8; PIECE_BYTES.max(text::DETECT_BYTES)];
+    let filled = text::read_full(&mut file, &mut buffer).map_err(io)?;
+    let (candidates, check_text) =
+        text::document_candidates(&buffer[..filled], filled < buffer.len())?;
+    for encoding in candidates {
+        file.seek(SeekFrom::Start(0)).map_err(io)?;
+        match measure_as(&mut file, encoding, check_text, &mut buffer, path)? {
+            Some((size, tally, hash)) => {
+                return Ok(FileMetrics {
+                    file_path: raw.to_string(),
+                    size_bytes: size,
+                    lines: tally.lines(),
+                    characters: tally.characters,
+                    estimated_tokens: tally.estimated_tokens(),
+                    content_hash: hash,
+                    format,
+                    encoding: Some(encoding.name().to_string()),
+                    pages: None,
+                    sheets: None,
+                });
+            }
+            None => continue,
+        }
+    }
+    Err(Error::UnknownEncoding)
+}
+
+/// The size, tally and content hash of `file` read as `encoding` from its start; `None` when
+/// its bytes are not valid in that encoding (the next candidate is tried). Text that turns
+/// out binary is `BINARY_CONTENT`, from the check of the first decoded piece.
+fn measure_as(
+    file: &mut std::fs::File,
+    encoding: text::TextEncoding,
+    check_text: bool,
+    buffer: &mut [u8],
+    path: &Path,
+) -> Result<Option<(u64, Tally, String)>> {
+    let mut decoder = text::StreamDecoder::new(encoding);
     let mut hasher = Sha256::new();
-    let mut buffer = vec![0u8; PIECE_BYTES];
     let mut text = String::new();
     let mut tally = Tally::default();
-    let mut decoder: Option<StreamDecoder> = None;
     let mut size = 0u64;
-    let mut filled = read_full(&mut file, &mut buffer).map_err(io)?;
+    let mut checked = !check_text;
     loop {
+        let filled = text::read_full(file, buffer).map_err(|source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
         let piece = &buffer[..filled];
         hasher.update(piece);
         size += filled as u64;
-        let decoder = match &mut decoder {
-            Some(d) => d,
-            None => decoder.insert(StreamDecoder::new(piece)?),
-        };
         // A short read means the end of the file (read_full fills the buffer otherwise).
         let last = filled < buffer.len();
-        decoder.decode(piece, last, &mut text)?;
+        text.clear();
+        if decoder.decode(piece, last, &mut text).is_err() {
+            return Ok(None);
+        }
+        if !checked && !text.is_empty() {
+            checked = true;
+            text::check_not_binary_text(&text)?;
+        }
         tally.feed(&text);
         if last {
             break;
         }
-        filled = read_full(&mut file, &mut buffer).map_err(io)?;
-        if filled == 0 {
-            decoder.decode(&[], true, &mut text)?;
-            tally.feed(&text);
-            break;
-        }
     }
-    Ok(FileMetrics {
-        file_path: raw.to_string(),
-        size_bytes: size,
-        lines: tally.lines(),
-        characters: tally.characters,
-        estimated_tokens: tally.estimated_tokens(),
-        content_hash: hash_text(&hasher.finalize()),
-        format,
-        encoding: decoder.map(|d| d.encoding.to_string()),
-        pages: None,
-        sheets: None,
-    })
-}
-
-/// Reads until `buffer` is full or the file ends; the number of bytes read.
-fn read_full(file: &mut std::fs::File, buffer: &mut [u8]) -> std::io::Result<usize> {
-    let mut filled = 0;
-    while filled < buffer.len() {
-        match file.read(&mut buffer[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(filled)
+    Ok(Some((size, tally, hash_text(&hasher.finalize()))))
 }
 
 fn hash_text(digest: &[u8]) -> String {

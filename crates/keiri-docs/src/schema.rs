@@ -4,8 +4,10 @@
 
 use serde::Serialize;
 
+use crate::csv::Layout;
 use crate::error::{Error, Result};
 use crate::extract::Format;
+use crate::text::EncodingChoice;
 use crate::xlsx::{CellData, workbook_cells};
 
 /// How many data rows under the header are looked at to guess a column's type.
@@ -31,88 +33,61 @@ pub struct Column {
     pub ty: &'static str,
 }
 
-/// The tables of a CSV or workbook in `bytes`; other formats are `UnsupportedFormat`.
+/// The tables of a CSV or workbook in `bytes`; other formats are `UnsupportedFormat`. A CSV
+/// is read with the `auto` encoding and the default [`Layout`] (delimiter detected, a header,
+/// no skipped records), as `csv.read` reads it by default.
 pub fn tables(bytes: &[u8], format: Format) -> Result<Vec<Table>> {
+    tables_with(bytes, format, EncodingChoice::Auto, &Layout::default())
+}
+
+/// [`tables`], with a CSV read in `encoding` and `layout` (a plan's `csv.read` inputs); a
+/// workbook ignores both.
+pub fn tables_with(
+    bytes: &[u8],
+    format: Format,
+    encoding: EncodingChoice,
+    layout: &Layout,
+) -> Result<Vec<Table>> {
     match format {
         Format::Csv => {
-            let text = crate::text::decode(bytes)?.text;
-            Ok(vec![csv_table(&text)])
+            // Binary content is no table (the document rules), whatever the encoding asked.
+            if encoding == EncodingChoice::Auto {
+                let text = crate::text::decode(bytes)?.text;
+                Ok(vec![csv_table(&text, layout)])
+            } else {
+                let (text, _) = crate::text::decode_as(bytes, encoding)?;
+                Ok(vec![csv_table(&text, layout)])
+            }
         }
         Format::Xlsx | Format::Xlsm => workbook_tables(bytes),
         other => Err(Error::UnsupportedFormat(format!("{other:?}"))),
     }
 }
 
-fn csv_table(text: &str) -> Table {
-    let delimiter = sniff_delimiter(text);
-    let records = csv_records(text, delimiter, SAMPLE_ROWS + 1);
-    let mut rows = records.into_iter();
-    let header: Vec<String> = rows.next().unwrap_or_default();
-    let sample: Vec<Vec<String>> = rows.collect();
-    let columns = header
+/// The header and sampled column types of delimited text, by the layout rules of
+/// [`crate::csv`] (the ones `csv.read` applies): blank records skipped, trailing empty
+/// columns dropped.
+fn csv_table(text: &str, layout: &Layout) -> Table {
+    let table = crate::csv::read_table(text, layout, SAMPLE_ROWS);
+    let columns = table
+        .columns
         .iter()
         .enumerate()
         .map(|(i, name)| Column {
-            name: name.trim().to_string(),
-            ty: guess(sample.iter().filter_map(|r| r.get(i)).map(String::as_str)),
+            name: name.clone(),
+            ty: guess(
+                table
+                    .rows
+                    .iter()
+                    .filter_map(|r| r.get(i))
+                    .map(String::as_str),
+            ),
         })
         .collect();
     Table {
         sheet: None,
         columns,
     }
-}
-
-/// Tab when the first line has tabs and no commas (a TSV saved as .csv), else comma.
-fn sniff_delimiter(text: &str) -> char {
-    let first = text.lines().next().unwrap_or_default();
-    if first.contains('\t') && !first.contains(',') {
-        '\t'
-    } else {
-        ','
-    }
-}
-
-/// The first `max` records of RFC 4180 text: quoted fields may hold the delimiter, doubled
-/// quotes and line breaks.
-fn csv_records(text: &str, delimiter: char, max: usize) -> Vec<Vec<String>> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut records = Vec::new();
-    let mut record = Vec::new();
-    let mut field = String::new();
-    let mut quoted = false;
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if quoted {
-            match c {
-                '"' if chars.peek() == Some(&'"') => {
-                    field.push('"');
-                    chars.next();
-                }
-                '"' => quoted = false,
-                other => field.push(other),
-            }
-            continue;
-        }
-        match c {
-            '"' if field.is_empty() => quoted = true,
-            c if c == delimiter => record.push(std::mem::take(&mut field)),
-            '\r' => {}
-            '\n' => {
-                record.push(std::mem::take(&mut field));
-                records.push(std::mem::take(&mut record));
-                if records.len() >= max {
-                    return records;
-                }
-            }
-            other => field.push(other),
-        }
-    }
-    if !field.is_empty() || !record.is_empty() {
-        record.push(field);
-        records.push(record);
-    }
-    records
 }
 
 fn workbook_tables(bytes: &[u8]) -> Result<Vec<Table>> {
@@ -260,6 +235,58 @@ mod tests {
             names(&tables[0]),
             [("取引\n先", "text"), ("金額", "number")]
         );
+    }
+
+    /// A 仕訳日記帳 exported by accounting software: CP932, three blank lines at the end, a
+    /// formatted empty row (`,,,,,,`) and two trailing columns with no header or values.
+    #[test]
+    fn a_cp932_journal_with_blank_rows_and_empty_columns_gives_its_real_columns() {
+        let text = "日付,伝票番号,借方勘定科目,借方金額,貸方勘定科目,貸方金額,摘要,,\r\n\
+            2024/04/01,1,旅費交通費,1200,現金,1200,新幹線,,\r\n\
+            ,,,,,,,,\r\n\
+            2024/04/02,2,会議費,800,普通預金,800,,,\r\n\
+            \r\n\r\n\r\n";
+        let (bytes, _, _) = encoding_rs::SHIFT_JIS.encode(text);
+        let tables = tables(&bytes, Format::Csv).unwrap();
+        assert_eq!(
+            names(&tables[0]),
+            [
+                ("日付", "date"),
+                ("伝票番号", "number"),
+                ("借方勘定科目", "text"),
+                ("借方金額", "number"),
+                ("貸方勘定科目", "text"),
+                ("貸方金額", "number"),
+                ("摘要", "text"),
+            ]
+        );
+    }
+
+    #[test]
+    fn excel_unicode_text_is_read() {
+        let bytes: Vec<u8> = [0xFF, 0xFE]
+            .into_iter()
+            .chain(
+                "取引先\t金額\r\nあさひ商事\t1000\r\n"
+                    .encode_utf16()
+                    .flat_map(u16::to_le_bytes),
+            )
+            .collect();
+        let tables = tables(&bytes, Format::Csv).unwrap();
+        assert_eq!(names(&tables[0]), [("取引先", "text"), ("金額", "number")]);
+    }
+
+    #[test]
+    fn a_named_encoding_and_layout_are_used() {
+        let (bytes, _, _) = encoding_rs::SHIFT_JIS.encode("売上明細\r\n得意先;金額\r\nA;1\r\n");
+        let layout = Layout {
+            skip_rows: 1,
+            ..Layout::default()
+        };
+        let tables = tables_with(&bytes, Format::Csv, EncodingChoice::Cp932, &layout).unwrap();
+        assert_eq!(names(&tables[0]), [("得意先", "text"), ("金額", "number")]);
+        let err = tables_with(&bytes, Format::Csv, EncodingChoice::Utf8, &layout).unwrap_err();
+        assert_eq!(err.code(), "ENCODING_MISMATCH");
     }
 
     #[test]

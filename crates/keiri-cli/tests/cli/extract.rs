@@ -63,7 +63,7 @@ fn text_per_file_and_json() {
         .assert()
         .success();
     let v = json_of(&out);
-    assert_eq!(v["files"][0]["encoding"], "Shift_JIS");
+    assert_eq!(v["files"][0]["encoding"], "cp932");
     assert_eq!(v["files"][0]["lines"], 3);
     assert_eq!(v["success"], true);
 }
@@ -262,7 +262,7 @@ fn metrics_only() {
         (files[0]["file_path"].clone(), files[0]["lines"].clone()),
         (Value::from("memo.txt"), Value::from(3))
     );
-    assert_eq!(files[1]["encoding"], "Shift_JIS");
+    assert_eq!(files[1]["encoding"], "cp932");
     let out = keiri(ws.path())
         .args([
             "extract",

@@ -177,7 +177,7 @@ fn metrics_of_every_fixture() {
         match m.format {
             Format::Xlsx => assert!(m.sheets.unwrap() >= 1),
             Format::Pdf => assert_eq!(m.pages, Some(1)),
-            _ => assert_eq!(m.encoding.as_deref(), Some("UTF-8")),
+            _ => assert_eq!(m.encoding.as_deref(), Some("utf-8")),
         }
     }
 }

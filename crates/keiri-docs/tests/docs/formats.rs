@@ -18,34 +18,34 @@ fn text_encodings() {
         Format::Txt,
         "経理規程\n第1条".as_bytes(),
         "経理規程\n第1条",
-        Some("UTF-8"),
+        Some("utf-8"),
     );
     check(
         Format::Md,
         b"# Title\r\n\r\n- a\r\n",
         "# Title\n\n- a\n",
-        Some("UTF-8"),
+        Some("utf-8"),
     );
     let bom: Vec<u8> = [&b"\xEF\xBB\xBF"[..], "請求書,金額\n".as_bytes()].concat();
-    check(Format::Csv, &bom, "請求書,金額\n", Some("UTF-8 (BOM)"));
+    check(Format::Csv, &bom, "請求書,金額\n", Some("utf-8-sig"));
     check(
         Format::Csv,
         &generate::shift_jis(generate::INVOICE_CSV),
         &generate::INVOICE_CSV.replace("\r\n", "\n"),
-        Some("Shift_JIS"),
+        Some("cp932"),
     );
     let (euc, _, _) = encoding_rs::EUC_JP.encode("経費精算の締め日は毎月二十五日です。");
     check(
         Format::Txt,
         &euc,
         "経費精算の締め日は毎月二十五日です。",
-        Some("EUC-JP"),
+        Some("euc-jp"),
     );
     let utf16: Vec<u8> = [0xFF, 0xFE]
         .into_iter()
         .chain("日付\t金額\r\n".encode_utf16().flat_map(u16::to_le_bytes))
         .collect();
-    check(Format::Txt, &utf16, "日付\t金額\n", Some("UTF-16LE (BOM)"));
+    check(Format::Txt, &utf16, "日付\t金額\n", Some("utf-16le"));
 }
 
 #[test]

@@ -68,7 +68,7 @@ fn measures_every_format() {
             (
                 "inv.csv",
                 Format::Csv,
-                Some("Shift_JIS"),
+                Some("cp932"),
                 sjis.len() as u64,
                 3,
                 csv_chars,
@@ -79,7 +79,7 @@ fn measures_every_format() {
             (
                 "a.txt",
                 Format::Txt,
-                Some("UTF-8"),
+                Some("utf-8"),
                 10,
                 2,
                 10,
@@ -224,8 +224,8 @@ fn text_above_the_size_cap_is_measured_not_refused() {
     let streamed = run_with(&ws, &files, &tiny_cap);
     assert!(streamed.success, "{:?}", streamed.errors);
     assert_eq!(streamed.files, whole.files);
-    assert_eq!(streamed.files[0].encoding.as_deref(), Some("UTF-8 (BOM)"));
-    assert_eq!(streamed.files[1].encoding.as_deref(), Some("Shift_JIS"));
+    assert_eq!(streamed.files[0].encoding.as_deref(), Some("utf-8-sig"));
+    assert_eq!(streamed.files[1].encoding.as_deref(), Some("cp932"));
     assert_eq!(streamed.files[0].size_bytes, utf8.len() as u64);
 
     // Bytes that are not text in any encoding stay a coded error, large or not.

@@ -3,8 +3,9 @@
 //! Every path is resolved against `ctx.base_dir`; these blocks only read, except
 //! `file.unzip_evidence`, which extracts into `ctx.out_dir` (never beside the archive).
 //!
-//! * CSV text is decoded with `encoding_rs` (strict: a wrong guess is an error, never
-//!   mojibake) and `chardetng` breaks ties between legacy Japanese encodings; Polars' CSV
+//! * CSV text is decoded with keiri-docs' decoder and laid out by its csv rules (delimiter
+//!   detection, blank records skipped, trailing empty columns dropped), the ones design time
+//!   uses, so a file is read the same way when a plan is checked and when it runs; Polars' CSV
 //!   reader parses it (multi-threaded, all columns as text as the spec promises). The file
 //!   is streamed: decoded block by block and parsed in pieces of a few MiB cut at record
 //!   ends, so a large export never sits in memory as raw bytes or as one decoded string.
@@ -24,12 +25,11 @@ mod pdf_extract_text;
 
 use std::path::Path;
 
-use polars::prelude::*;
 use serde_json::Value as J;
 
 use crate::block::BlockError;
-use crate::blocks::kit::decode::{Decoding, decode, decodings};
-use crate::blocks::kit::files::{MAX_FILE_BYTES, not_found, read_bytes, resolve};
+use crate::blocks::kit::decode::decode;
+use crate::blocks::kit::files::{read_bytes, resolve};
 use crate::blocks::kit::text::excerpt;
 
 /// Zero-based column index to letters (`0` → `A`).

@@ -24,7 +24,6 @@ mod fuzzy_match;
 mod semantic_topk;
 mod three_way_match;
 
-
 use chrono::NaiveDate;
 use serde_json::{Map, Value as Json};
 use unicode_normalization::UnicodeNormalization;

@@ -34,9 +34,7 @@ use serde_json::{Value as Json, json};
 
 use super::invalid;
 use crate::block::{BlockError, ErrorCode, Inputs};
-use crate::blocks::kit::outputs::{
-    DEFAULT_OUT_DIR, failed, on_conflict, save, target_dir,
-};
+use crate::blocks::kit::outputs::{DEFAULT_OUT_DIR, failed, on_conflict, save, target_dir};
 use crate::value::Row;
 
 // ---------------------------------------------------------------------------------------

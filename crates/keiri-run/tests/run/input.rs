@@ -684,3 +684,127 @@ fn bank_statement_zengin_fixed_width() {
     .unwrap();
     assert_eq!(flat["rows"], out["rows"]);
 }
+
+/// A 仕訳日記帳 exported by accounting software in CP932, with a formatted empty row
+/// (`,,,,,,`), three blank lines at the end and two trailing columns with neither header nor
+/// values: exactly the real rows and columns.
+#[test]
+fn csv_read_skips_blank_rows_and_drops_trailing_empty_columns() {
+    let journal = "日付,伝票番号,借方勘定科目,借方金額,貸方勘定科目,貸方金額,摘要,,\r\n\
+        2024/04/01,1,旅費交通費,1200,現金,1200,新幹線,,\r\n\
+        ,,,,,,,,\r\n\
+        2024/04/02,2,会議費,800,普通預金,800,打合せ,,\r\n\
+        \r\n\r\n\r\n";
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "journal.csv", &sjis(journal));
+    let out = run("csv.read", dir.path(), json!({"path": "journal.csv"})).unwrap();
+    assert_eq!(
+        out["columns"],
+        json!([
+            "日付",
+            "伝票番号",
+            "借方勘定科目",
+            "借方金額",
+            "貸方勘定科目",
+            "貸方金額",
+            "摘要"
+        ])
+    );
+    assert_eq!(
+        out["rows"],
+        json!([
+            {"日付": "2024/04/01", "伝票番号": "1", "借方勘定科目": "旅費交通費", "借方金額": "1200", "貸方勘定科目": "現金", "貸方金額": "1200", "摘要": "新幹線"},
+            {"日付": "2024/04/02", "伝票番号": "2", "借方勘定科目": "会議費", "借方金額": "800", "貸方勘定科目": "普通預金", "貸方金額": "800", "摘要": "打合せ"}
+        ])
+    );
+    assert_eq!(out["encoding"], json!("cp932"));
+    assert_eq!(out["summary"]["rows"], json!(2));
+    assert_eq!(out["summary"]["dropped_columns"], json!(2));
+    assert!(out["summary"]["blank_rows"].as_u64().unwrap() >= 1, "{out}");
+}
+
+/// Excel's 「Unicode テキスト」 (UTF-16LE with a BOM, tab-separated), UTF-8 with and without a
+/// BOM and a semicolon file, all with the delimiter detected.
+#[test]
+fn csv_read_detects_utf16_and_the_delimiter() {
+    let utf16: Vec<u8> = [0xFF, 0xFE]
+        .into_iter()
+        .chain(
+            "取引先\t金額\r\nあさひ商事\t1,000\r\n"
+                .encode_utf16()
+                .flat_map(u16::to_le_bytes),
+        )
+        .collect();
+    let expected = json!([{"取引先": "あさひ商事", "金額": "1,000"}]);
+    let cases: Vec<(&str, Vec<u8>, &str, &str)> = vec![
+        ("unicode.txt", utf16.clone(), "auto", "utf-16le"),
+        ("unicode_named.txt", utf16, "utf-16", "utf-16le"),
+        (
+            "bom.csv",
+            [
+                b"\xEF\xBB\xBF".as_slice(),
+                "取引先,金額\n\"あさひ商事\",\"1,000\"\n".as_bytes(),
+            ]
+            .concat(),
+            "auto",
+            "utf-8-sig",
+        ),
+        (
+            "plain.csv",
+            "取引先,金額\nあさひ商事,\"1,000\"\n".as_bytes().to_vec(),
+            "auto",
+            "utf-8",
+        ),
+        (
+            "semi.csv",
+            "取引先;金額\nあさひ商事;1,000\n".as_bytes().to_vec(),
+            "auto",
+            "utf-8",
+        ),
+    ];
+    for (name, bytes, encoding, used) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), name, &bytes);
+        let out = run(
+            "csv.read",
+            dir.path(),
+            json!({"path": name, "encoding": encoding}),
+        )
+        .unwrap();
+        assert_eq!(out["rows"], expected, "{name}");
+        assert_eq!(out["encoding"], json!(used), "{name}");
+    }
+}
+
+/// A named encoding that does not fit: the hint names the one that does.
+#[test]
+fn csv_read_names_the_encoding_that_works() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "sjis.csv", &sjis(JOURNAL));
+    let e = run(
+        "csv.read",
+        dir.path(),
+        json!({"path": "sjis.csv", "encoding": "utf-8"}),
+    )
+    .unwrap_err();
+    assert_eq!(e.code, ErrorCode::BlockFailed);
+    let (ja, en) = *e.hint.unwrap();
+    assert!(ja.contains("cp932"), "{ja}");
+    assert!(en.contains("cp932"), "{en}");
+}
+
+/// #36's acceptance: bytes valid in both CP932 and EUC-JP, on which the old design-time rule
+/// (CP932) and `csv.read`'s (EUC-JP) disagreed. `ﾄﾘﾋｷｻｷ,ﾒｲ` in CP932 is `椿坊桟,匆` in EUC-JP;
+/// the design-time schema and `csv.read` now read the same columns.
+#[test]
+fn design_time_and_csv_read_read_an_ambiguous_file_alike() {
+    let bytes = b"\xC4\xD8\xCB\xB7\xBB\xB7,\xD2\xB2\r\n1,2\r\n";
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "kana.csv", bytes);
+    let out = run("csv.read", dir.path(), json!({"path": "kana.csv"})).unwrap();
+    let design = keiri_docs::schema::tables(bytes, keiri_docs::Format::Csv).unwrap();
+    let design: Vec<&str> = design[0].columns.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(design, ["ﾄﾘﾋｷｻｷ", "ﾒｲ"]);
+    assert_eq!(out["columns"], json!(design));
+    assert_eq!(out["encoding"], json!("cp932"));
+}

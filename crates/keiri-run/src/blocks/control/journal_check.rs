@@ -2,8 +2,8 @@
 
 use super::{count_by, date, is_blank, number, text};
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
-use crate::blocks::kit::numbers::num_json;
 use crate::blocks::cancelled;
+use crate::blocks::kit::numbers::num_json;
 use crate::jp::parse_date;
 use crate::value::Row;
 use chrono::{Datelike, NaiveDate, Weekday};

@@ -2,8 +2,8 @@
 
 use super::{number, text};
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
-use crate::blocks::kit::numbers::num_json;
 use crate::blocks::cancelled;
+use crate::blocks::kit::numbers::num_json;
 use serde_json::{Value as Json, json};
 
 // ---------------------------------------------------------------------------------------

@@ -5,10 +5,8 @@ use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::jp;
 use crate::value::Row;
 use chrono::NaiveDate;
-use polars::prelude::*;
 use serde_json::{Value as J, json};
 use std::collections::BTreeMap;
-use std::io::Read;
 
 /// One normalised statement line.
 struct StatementLine {

@@ -1,23 +1,12 @@
 //! `csv.read`: its inputs and outputs are in `block_specs/input/csv.read.yaml`.
 
-use super::{Decoding, MAX_FILE_BYTES, decodings, not_found, resolve};
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
+use crate::blocks::kit::decode::{encoding_choice, undecodable, undetectable};
+use crate::blocks::kit::files::{MAX_FILE_BYTES, not_found, resolve};
 use crate::value::{column_names, table_error};
 use polars::prelude::*;
 use serde_json::json;
 use std::io::{Cursor, Read};
-
-fn delimiter_byte(s: &str) -> Result<u8, BlockError> {
-    match s {
-        "\t" | "\\t" | "tab" | "TAB" => Ok(b'\t'),
-        s if s.len() == 1 => Ok(s.as_bytes()[0]),
-        _ => Err(BlockError::input_invalid(
-            "delimiter",
-            "1文字の区切り文字（, ; \\t など）が必要です",
-            "expected a one-character ASCII delimiter (, ; \\t …)",
-        )),
-    }
-}
 
 /// How much decoded text one Polars parse of `csv.read` gets. The file is decoded and parsed
 /// piece by piece, so neither the raw bytes nor the whole decoded text of a large export is
@@ -38,7 +27,7 @@ struct PieceSizes {
 /// The layout options of `csv.read` that the parser needs.
 #[derive(Clone, Copy)]
 struct CsvShape {
-    delimiter: u8,
+    delimiter: keiri_docs::csv::Delimiter,
     header: bool,
     skip_rows: usize,
 }
@@ -50,16 +39,27 @@ enum PieceError {
     Failed(BlockError),
 }
 
+/// A CSV read into a table: the encoding and delimiter used, and the header's blank names
+/// at its end (see `keiri_docs::csv::blank_header_suffix`).
+struct CsvRead {
+    table: DataFrame,
+    encoding: &'static str,
+    delimiter: u8,
+    blank_header_suffix: usize,
+}
+
 /// Reads the CSV at `path` into a table of text columns, decoding and parsing it in pieces
-/// of about `sizes.piece` bytes of text. Returns the table and the encoding used.
+/// of about `sizes.piece` bytes of text. The encodings tried are keiri-docs' candidates (the
+/// rule design time uses), each over the whole file from its start.
 fn read_csv_table(
     ctx: &BlockContext<'_>,
     path: &str,
     encoding: &str,
     shape: CsvShape,
     sizes: PieceSizes,
-) -> Result<(DataFrame, &'static str), BlockError> {
+) -> Result<CsvRead, BlockError> {
     use std::io::{Seek, SeekFrom};
+    let choice = encoding_choice(encoding)?;
     let full = resolve(ctx, path);
     let mut file = std::fs::File::open(&full).map_err(|e| not_found(&full, &e))?;
     let size = file.metadata().map_err(|e| not_found(&full, &e))?.len();
@@ -69,46 +69,59 @@ fn read_csv_table(
             format!("file is {size} bytes, over the limit of {MAX_FILE_BYTES}"),
         ));
     }
-    const SAMPLE: u64 = 1 << 20;
-    let mut sample = Vec::new();
+    let detect = keiri_docs::text::DETECT_BYTES as u64;
+    let mut head = Vec::new();
     (&mut file)
-        .take(SAMPLE)
-        .read_to_end(&mut sample)
+        .take(detect + 1)
+        .read_to_end(&mut head)
         .map_err(|e| not_found(&full, &e))?;
-    let whole = (sample.len() as u64) < SAMPLE || size == SAMPLE;
-    let (list, undecodable) = decodings(&sample, whole, encoding)?;
-    drop(sample);
-    for decoding in list {
+    let whole = head.len() as u64 <= detect;
+    head.truncate(keiri_docs::text::DETECT_BYTES);
+    let list = keiri_docs::text::candidates(&head, whole, choice);
+    drop(head);
+    for &candidate in &list {
         file.seek(SeekFrom::Start(0))
             .map_err(|e| not_found(&full, &e))?;
-        match parse_pieces(ctx, &mut file, &decoding, shape, sizes) {
-            Ok(df) => return Ok((df, decoding.name)),
+        match parse_pieces(ctx, &mut file, candidate, shape, sizes) {
+            Ok((table, delimiter, blank_header_suffix)) => {
+                return Ok(CsvRead {
+                    table,
+                    encoding: candidate.name(),
+                    delimiter,
+                    blank_header_suffix,
+                });
+            }
             Err(PieceError::Undecodable) => continue,
             Err(PieceError::Failed(e)) => return Err(e),
         }
     }
-    Err(undecodable)
+    match (choice, list.first()) {
+        (keiri_docs::EncodingChoice::Auto, _) | (_, None) => Err(undetectable()),
+        (_, Some(&named)) => {
+            let detected =
+                keiri_docs::text::detect_stream(&mut file).map_err(|e| not_found(&full, &e))?;
+            Err(undecodable(named, detected))
+        }
+    }
 }
 
 /// Decodes `file` block by block and hands Polars a piece of text each time about
 /// `sizes.piece` bytes have accumulated, cut after the first complete record past that size;
-/// the pieces' tables are stacked (their chunks are kept, not copied).
+/// the pieces' tables are stacked (their chunks are kept, not copied). Returns the table, the
+/// delimiter (detected on the first piece when `auto`) and the header's trailing blank names.
 fn parse_pieces(
     ctx: &BlockContext<'_>,
     file: &mut impl Read,
-    decoding: &Decoding,
+    encoding: keiri_docs::TextEncoding,
     shape: CsvShape,
     sizes: PieceSizes,
-) -> Result<DataFrame, PieceError> {
-    // A BOM of the encoding is removed by the decoder, even when a block ends inside it.
-    let mut decoder = if decoding.skip_bom {
-        decoding.encoding.new_decoder_with_bom_removal()
-    } else {
-        decoding.encoding.new_decoder_without_bom_handling()
-    };
+) -> Result<(DataFrame, u8, usize), PieceError> {
+    let mut decoder = keiri_docs::text::StreamDecoder::new(encoding);
     let mut block = vec![0u8; sizes.block.max(1)];
     let mut text = String::new();
     let mut table: Option<DataFrame> = None;
+    let mut delimiter = b',';
+    let mut blank_suffix = 0;
     loop {
         let n = read_block(file, &mut block).map_err(|e| {
             PieceError::Failed(BlockError::failed(
@@ -117,7 +130,9 @@ fn parse_pieces(
             ))
         })?;
         let last = n == 0;
-        decode_into(&mut decoder, &block[..n], last, &mut text)?;
+        decoder
+            .decode(&block[..n], last, &mut text)
+            .map_err(|_| PieceError::Undecodable)?;
         while last || text.len() >= sizes.piece {
             crate::blocks::cancelled(ctx).map_err(PieceError::Failed)?;
             // The first piece must hold the skipped rows and the header, or the later pieces
@@ -138,9 +153,20 @@ fn parse_pieces(
             let chunk = &text[..cut];
             match &mut table {
                 None if chunk.trim().is_empty() => {}
-                None => table = Some(parse_piece(chunk, shape, None)?),
+                None => {
+                    // The layout rules design time applies (keiri-docs' csv module).
+                    delimiter = shape.delimiter.resolve(chunk, shape.skip_rows);
+                    if shape.header {
+                        let header = keiri_docs::csv::records(chunk, delimiter)
+                            .skip(shape.skip_rows)
+                            .find(|r| !keiri_docs::csv::is_blank_record(r))
+                            .unwrap_or_default();
+                        blank_suffix = keiri_docs::csv::blank_header_suffix(&header);
+                    }
+                    table = Some(parse_piece(chunk, shape, delimiter, None)?);
+                }
                 Some(df) => {
-                    let more = parse_piece(chunk, shape, Some(df.schema().clone()))?;
+                    let more = parse_piece(chunk, shape, delimiter, Some(df.schema().clone()))?;
                     df.vstack_mut_owned(more)
                         .map_err(|e| PieceError::Failed(csv_error(&e)))?;
                 }
@@ -155,7 +181,55 @@ fn parse_pieces(
         }
     }
     // A file of nothing but blank lines is an empty table, not a parse error.
-    Ok(table.unwrap_or_else(DataFrame::empty))
+    Ok((
+        table.unwrap_or_else(DataFrame::empty),
+        delimiter,
+        blank_suffix,
+    ))
+}
+
+/// Drops blank records (every field empty or whitespace, e.g. Excel's `,,,,` rows), as
+/// keiri-docs' `csv::is_blank_record` defines them; returns how many were dropped.
+fn drop_blank_rows(df: &mut DataFrame) -> Result<usize, BlockError> {
+    let mut keep = vec![false; df.height()];
+    for column in df.columns() {
+        let values = column.str().map_err(|e| table_error(&e))?;
+        for (i, value) in values.iter().enumerate() {
+            if let Some(v) = value
+                && !keiri_docs::csv::is_blank_field(v)
+                && let Some(k) = keep.get_mut(i)
+            {
+                *k = true;
+            }
+        }
+    }
+    let dropped = keep.iter().filter(|k| !**k).count();
+    if dropped > 0 {
+        let mask = BooleanChunked::from_slice("keep".into(), &keep);
+        *df = df.filter(&mask).map_err(|e| table_error(&e))?;
+    }
+    Ok(dropped)
+}
+
+/// Drops the last `suffix` columns (their header is blank) from the end while every value in
+/// them is blank; returns how many were dropped.
+fn drop_empty_trailing_columns(df: &mut DataFrame, suffix: usize) -> Result<usize, BlockError> {
+    let mut dropped = 0;
+    while dropped < suffix && df.width() > 0 {
+        let last = &df.columns()[df.width() - 1];
+        let blank = last
+            .str()
+            .map_err(|e| table_error(&e))?
+            .iter()
+            .all(|v| v.is_none_or(keiri_docs::csv::is_blank_field));
+        if !blank {
+            break;
+        }
+        let name = last.name().clone();
+        *df = df.drop(name.as_str()).map_err(|e| table_error(&e))?;
+        dropped += 1;
+    }
+    Ok(dropped)
 }
 
 fn read_block(file: &mut impl Read, block: &mut [u8]) -> std::io::Result<usize> {
@@ -169,30 +243,6 @@ fn read_block(file: &mut impl Read, block: &mut [u8]) -> std::io::Result<usize> 
         }
     }
     Ok(filled)
-}
-
-/// Appends the decoded `src` to `text`; malformed bytes end this decoding (strict: a wrong
-/// guess is an error, never mojibake).
-fn decode_into(
-    decoder: &mut encoding_rs::Decoder,
-    mut src: &[u8],
-    last: bool,
-    text: &mut String,
-) -> Result<(), PieceError> {
-    loop {
-        let room = decoder
-            .max_utf8_buffer_length_without_replacement(src.len())
-            .unwrap_or(src.len().saturating_mul(3))
-            .max(16);
-        text.reserve(room);
-        let (result, read) = decoder.decode_to_string_without_replacement(src, text, last);
-        src = &src[read..];
-        match result {
-            encoding_rs::DecoderResult::InputEmpty => return Ok(()),
-            encoding_rs::DecoderResult::OutputFull => {}
-            encoding_rs::DecoderResult::Malformed(_, _) => return Err(PieceError::Undecodable),
-        }
-    }
 }
 
 /// The byte offset just after the first line end at or past `from` that closes a non-blank
@@ -235,6 +285,7 @@ fn record_end(text: &[u8], from: usize, records: usize) -> Option<usize> {
 fn parse_piece(
     text: &str,
     shape: CsvShape,
+    delimiter: u8,
     schema: Option<SchemaRef>,
 ) -> Result<DataFrame, PieceError> {
     let first = schema.is_none();
@@ -246,7 +297,7 @@ fn parse_piece(
         .with_schema(schema)
         .with_raise_if_empty(false)
         .map_parse_options(|o| {
-            o.with_separator(shape.delimiter)
+            o.with_separator(delimiter)
                 .with_missing_is_null(false)
                 .with_truncate_ragged_lines(true)
         })
@@ -265,7 +316,14 @@ fn csv_error(e: &PolarsError) -> BlockError {
 fn csv_read(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockError> {
     let path = inputs.require_str("path")?;
     let encoding = inputs.str("encoding")?.unwrap_or("auto");
-    let delimiter = delimiter_byte(inputs.str("delimiter")?.unwrap_or(","))?;
+    let delimiter = inputs.str("delimiter")?.unwrap_or("auto");
+    let delimiter = keiri_docs::csv::Delimiter::parse(delimiter).ok_or_else(|| {
+        BlockError::input_invalid(
+            "delimiter",
+            "auto か1文字の区切り文字（, ; \\t など）が必要です",
+            "expected auto or a one-character ASCII delimiter (, ; \\t …)",
+        )
+    })?;
     let header = inputs.bool("header")?.unwrap_or(true);
     let skip_rows = usize::try_from(inputs.i64("skip_rows")?.unwrap_or(0)).map_err(|_| {
         BlockError::input_invalid("skip_rows", "0以上の整数が必要です", "expected 0 or more")
@@ -280,7 +338,11 @@ fn csv_read(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockErr
         block: CSV_READ_BLOCK,
         piece: CSV_PIECE_BYTES,
     };
-    let (mut df, used) = read_csv_table(ctx, path, encoding, shape, sizes)?;
+    let read = read_csv_table(ctx, path, encoding, shape, sizes)?;
+    let (mut df, used) = (read.table, read.encoding);
+    // Blank records and trailing empty columns are left out, as design time reads the file.
+    let blank_rows = drop_blank_rows(&mut df)?;
+    let dropped_columns = drop_empty_trailing_columns(&mut df, read.blank_header_suffix)?;
     let width = df.width();
     match (&names, header) {
         (Some(names), false) => {
@@ -328,6 +390,9 @@ fn csv_read(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockErr
         "rows": df.height(),
         "columns": columns.len(),
         "skipped_rows": skip_rows,
+        "blank_rows": blank_rows,
+        "dropped_columns": dropped_columns,
+        "delimiter": char::from(read.delimiter).to_string(),
         "encoding": used,
         "header": header,
     });
@@ -342,13 +407,13 @@ builtin!("csv.read", csv_read);
 
 #[cfg(test)]
 mod tests {
-    use super::super::*;
+
     use super::*;
     use crate::block::CallSink;
     use crate::value::table_to_rows;
     use tokio_util::sync::CancellationToken;
 
-    type Read = (Vec<Row>, Vec<String>, &'static str);
+    type Read = (Vec<crate::value::Row>, Vec<String>, &'static str);
 
     /// `bytes` read as `csv.read` reads a file, decoded in blocks and parsed in pieces of the
     /// given sizes.
@@ -375,8 +440,12 @@ mod tests {
             llm: None,
             calls: &CallSink::none(),
         };
-        let (df, used) = read_csv_table(&ctx, "t.csv", encoding, shape, sizes)?;
-        Ok((table_to_rows(&df)?, column_names(&df), used))
+        let read = read_csv_table(&ctx, "t.csv", encoding, shape, sizes)?;
+        Ok((
+            table_to_rows(&read.table)?,
+            column_names(&read.table),
+            read.encoding,
+        ))
     }
 
     /// The whole test file in one block and one piece.
@@ -387,7 +456,7 @@ mod tests {
 
     fn shape(header: bool, skip_rows: usize) -> CsvShape {
         CsvShape {
-            delimiter: b',',
+            delimiter: keiri_docs::csv::Delimiter::Byte(b','),
             header,
             skip_rows,
         }

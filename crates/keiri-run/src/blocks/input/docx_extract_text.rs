@@ -2,7 +2,6 @@
 
 use super::{docs_error, read_bytes};
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
-use polars::prelude::*;
 use serde_json::{Value as J, json};
 
 fn docx_extract_text(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockError> {

@@ -4,7 +4,6 @@ use super::{column_letter, read_bytes};
 use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs};
 use crate::jp;
 use crate::value::Row;
-use polars::prelude::*;
 use serde_json::{Value as J, json};
 use std::collections::BTreeMap;
 use std::io::Cursor;

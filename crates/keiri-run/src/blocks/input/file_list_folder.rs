@@ -2,7 +2,6 @@
 
 use super::{ext_of, normalize_ext, resolve};
 use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs};
-use polars::prelude::*;
 use serde_json::{Value as J, json};
 
 fn modified_iso(meta: &std::fs::Metadata) -> String {

@@ -2,7 +2,6 @@
 
 use super::{excerpt, ext_of, normalize_ext, read_bytes};
 use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs};
-use polars::prelude::*;
 use serde_json::{Value as J, json};
 use std::collections::BTreeMap;
 use std::io::{Cursor, Read};

@@ -2,9 +2,7 @@
 
 use super::{docs_error, read_bytes};
 use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs};
-use polars::prelude::*;
 use serde_json::{Value as J, json};
-use std::io::Read;
 
 fn pdf_extract_text(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockError> {
     let path = inputs.require_str("path")?;

@@ -2,7 +2,6 @@
 //! `FILE_NOT_FOUND` with the path when a file cannot be read.
 
 use crate::block::{BlockContext, BlockError, ErrorCode};
-use polars::prelude::*;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 

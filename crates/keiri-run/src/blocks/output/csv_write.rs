@@ -2,8 +2,8 @@
 
 use super::journal_export::{csv_text, encode};
 use super::{columns, csv_encoding, file_name, on_conflict, path_text, text};
-use crate::blocks::kit::outputs::{DEFAULT_OUT_DIR, save, target_dir};
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
+use crate::blocks::kit::outputs::{DEFAULT_OUT_DIR, save, target_dir};
 use serde_json::json;
 
 fn csv_write(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockError> {

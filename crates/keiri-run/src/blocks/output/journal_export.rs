@@ -58,7 +58,11 @@ pub(super) fn encode(text: &str, encoding: CsvEncoding, warnings: &mut Vec<Strin
     }
 }
 
-pub(super) fn csv_text(header: Option<&[String]>, lines: &[Vec<String>], delimiter: &str) -> String {
+pub(super) fn csv_text(
+    header: Option<&[String]>,
+    lines: &[Vec<String>],
+    delimiter: &str,
+) -> String {
     let mut out = String::new();
     let mut push = |fields: &[String]| {
         let line: Vec<String> = fields.iter().map(|f| csv_field(f, delimiter)).collect();

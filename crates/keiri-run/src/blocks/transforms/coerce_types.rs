@@ -9,7 +9,6 @@ use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::blocks::cancelled;
 use crate::jp;
 use crate::value::json_column;
-use polars::prelude::*;
 use serde_json::Value as J;
 
 // ---------------------------------------------------------------------------------------

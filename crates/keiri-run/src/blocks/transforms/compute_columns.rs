@@ -5,7 +5,6 @@ use super::{R, expr_columns, field, objects, one_of, parse_expr, set_column};
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::blocks::cancelled;
 use crate::value::json_column;
-use polars::prelude::*;
 use serde_json::{Value as J, json};
 
 fn compute_columns(ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {

@@ -5,7 +5,6 @@ use super::{R, fail_at, is_blank, num, one_of};
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::jp;
 use crate::value::Row;
-use polars::prelude::*;
 use serde_json::{Value as J, json};
 use std::collections::BTreeMap;
 

@@ -3,7 +3,6 @@
 use super::R;
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::value::{Row, column_names, rows_to_table};
-use polars::prelude::*;
 use serde_json::{Value as J, json};
 
 // ---------------------------------------------------------------------------------------

@@ -2,7 +2,6 @@
 
 use super::R;
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
-use polars::prelude::*;
 use serde_json::Value as J;
 
 fn pick_value(_ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {

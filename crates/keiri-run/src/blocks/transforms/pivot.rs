@@ -4,7 +4,6 @@ use super::expr;
 use super::{R, agg_expr, cells, group_stable, numeric_for, one_of, require_columns};
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::value::Row;
-use polars::prelude::*;
 use serde_json::{Value as J, json};
 use std::collections::HashMap;
 

@@ -3,7 +3,6 @@
 use super::{R, pe};
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::value::column_names;
-use polars::prelude::*;
 use serde_json::{Value as J, json};
 use std::collections::HashSet;
 

@@ -3,7 +3,6 @@
 use super::{R, one_of, pe, require_columns};
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::value::column_names;
-use polars::prelude::*;
 
 fn select_columns(_ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
     let df = inputs.table("rows")?;
