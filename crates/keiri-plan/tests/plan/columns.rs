@@ -104,8 +104,14 @@ fn a_column_the_attached_csv_lacks_is_a_finding_with_the_real_columns_as_hint() 
         at,
         [
             ("dates", "/graph/1/in/fields/0"),
-            ("detect", "/graph/2/in/vendor_field")
+            ("detect", "/graph/2/in/vendor_field"),
+            // Not set in the plan: the block's default `invoice_date` is read all the same.
+            ("detect", "/graph/2/in/date_field"),
         ]
+    );
+    assert_eq!(
+        findings[2].message,
+        "detect の date_field（既定値） が指定する列「invoice_date」は inputs/invoices.csv にありません"
     );
     let vendor = &findings[1];
     assert_eq!(
@@ -322,7 +328,14 @@ fn the_shipped_column_inputs_name_an_input_of_their_block() {
     let mut seen = 0;
     for spec in catalog.blocks() {
         for port in spec.inputs.values().chain(spec.outputs.values()) {
-            for key in ["column_of", "columns_from", "adds_columns_from"] {
+            for key in [
+                "column_of",
+                "columns_from",
+                "adds_columns_from",
+                "keeps_columns_from",
+                "renames_columns_from",
+                "columns_if",
+            ] {
                 if let Some(Value::String(input)) = port.extra.get(key) {
                     seen += 1;
                     assert!(
