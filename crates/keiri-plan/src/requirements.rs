@@ -29,7 +29,7 @@ use std::collections::HashSet;
 
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::FindingCode;
 use crate::catalog::{BlockSpec, Catalog, PortSpec, ValueType};

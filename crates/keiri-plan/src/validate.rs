@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use crate::Lang;
 use crate::catalog::{BlockSpec, Catalog, TypeSpec, ValueType};
-use crate::columns::{self, FileSchema};
+use crate::columns::FileSchema;
 use crate::expr;
 pub use crate::finding_code::FindingCode;
 use crate::model::{Node, NodeKind, Plan};

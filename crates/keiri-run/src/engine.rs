@@ -1401,20 +1401,20 @@ fn check_columns(
             continue;
         }
         let (column, input, rows) = (&read.column, &read.input, &read.rows);
+        let list = columns.join(", ");
         let defaulted = !node.inputs.get(input).is_some_and(|v| !v.is_null());
         let (by_ja, by_en) = if defaulted {
             ("（既定値）", " (its default)")
         } else {
             ("", "")
         };
-        let list = columns.join(", ");
         return Err(BlockError::new(
             ErrorCode::ColumnNotFound,
             format!(
-                "ノード {qid}: 入力 {input}{by_ja} が読む列「{column}」は {rows} の行にありません"
+                "ノード {qid}: 入力 {input}{by_ja} が読む列「{column}」は {rows} の行にありません（ある列: {list}）"
             ),
             format!(
-                "node {qid}: input {input}{by_en} reads the column {column:?}, which the rows of {rows} do not have"
+                "node {qid}: input {input}{by_en} reads the column {column:?}, which the rows of {rows} do not have (columns: {list})"
             ),
         )
         .with_hint(

@@ -1,6 +1,6 @@
 //! The named output schemas offered for `ai.process_llm` when a plan has none.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Value, json};
 
 /// A named output schema for `ai.process_llm`, offered when a plan has none.

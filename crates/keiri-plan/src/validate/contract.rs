@@ -12,7 +12,7 @@ use crate::yaml::escape_pointer;
 impl Validator<'_> {
     /// `column.unknown`: a column named by a node that the attached file feeding it lacks,
     /// with the file's real columns as the hint and as the finding's choices.
-    fn column_contract(&mut self, plan: &Plan) {
+    pub(super) fn column_contract(&mut self, plan: &Plan) {
         let lang = self.options.lang;
         for m in columns::column_mismatches(plan, self.catalog, &self.options.file_schemas) {
             let file = match &m.sheet {
