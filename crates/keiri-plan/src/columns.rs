@@ -217,13 +217,26 @@ pub fn fit_columns(
     let mut fitted = plan.clone();
     let mut done = Vec::new();
     for m in column_mismatches(plan, catalog, files) {
-        if m.from_default {
-            // A default is not in the plan to rewrite; the question or the user sets it.
-            continue;
-        }
         let Some(real) = &m.same_after_normalizing else {
             continue;
         };
+        if m.from_default {
+            // The block's default names a column the file writes differently: the plan sets
+            // the input to the file's column. A default inside a list is left for a question.
+            if m.pointer.is_empty()
+                && let Some(node) = fitted.graph.iter_mut().find(|n| n.id == m.node_id)
+            {
+                node.inputs
+                    .insert(m.input.clone(), Value::String(real.clone()));
+                done.push((
+                    m.node_id.clone(),
+                    m.input.clone(),
+                    m.wanted.clone(),
+                    real.clone(),
+                ));
+            }
+            continue;
+        }
         let Some(node) = fitted.graph.iter_mut().find(|n| n.id == m.node_id) else {
             continue;
         };

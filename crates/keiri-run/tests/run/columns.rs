@@ -27,10 +27,19 @@ fn run(block: &str, rows_key: &str, inputs: &str) -> (RunStatus, Option<(String,
         "id: t\ngraph:\n  - id: read\n    block: csv.read\n    in: {{path: export.csv}}\n    out: {{rows: rows}}\n  - id: n\n    block: {block}\n    in: {{{rows_key}: \"${{read.rows}}\", {inputs}}}\n    out: {{}}\n"
     );
     let plan = keiri_plan::load_plan(&yaml).unwrap().plan;
-    let now = chrono::Utc.with_ymd_and_hms(2026, 11, 28, 10, 0, 0).unwrap();
+    let now = chrono::Utc
+        .with_ymd_and_hms(2026, 11, 28, 10, 0, 0)
+        .unwrap();
     let options = RunOptions::new(ws.path(), now, 1);
-    let outcome =
-        keiri_run::run(&plan, &yaml, &catalog(), &Registry::builtins(), &options, &|_| {}).unwrap();
+    let outcome = keiri_run::run(
+        &plan,
+        &yaml,
+        &catalog(),
+        &Registry::builtins(),
+        &options,
+        &|_| {},
+    )
+    .unwrap();
     let failure = outcome
         .failures
         .iter()
@@ -44,26 +53,65 @@ fn an_unknown_column_is_column_not_found_before_the_block_runs() {
     // (block, rows input, inputs, the message's column part, or None when the run finishes)
     let cases: &[(&str, &str, &str, Option<&str>)] = &[
         // By default: before, 0 duplicates and "finished".
-        ("matching.duplicate_invoices", "rows", "vendor_field: 取引先, amount_field: amount",
-         Some("input date_field (its default) reads the column \"invoice_date\"")),
-        ("matching.duplicate_invoices", "rows", "vendor_field: 取引先, amount_field: amount, date_field: 取引日", None),
+        (
+            "matching.duplicate_invoices",
+            "rows",
+            "vendor_field: 取引先, amount_field: amount",
+            Some("input date_field (its default) reads the column \"invoice_date\""),
+        ),
+        (
+            "matching.duplicate_invoices",
+            "rows",
+            "vendor_field: 取引先, amount_field: amount, date_field: 取引日",
+            None,
+        ),
         // journal_check's defaults on a Japanese export: before, every line 「金額が0」 and balanced.
-        ("control.journal_check", "entries", "checks: [balance]",
-         Some("input voucher_field (its default) reads the column \"voucher_no\"")),
-        ("control.journal_check", "entries", "voucher_field: 伝票番号, debit_field: 借方金額, credit_field: 貸方金額, date_field: 取引日", None),
+        (
+            "control.journal_check",
+            "entries",
+            "checks: [balance]",
+            Some("input voucher_field (its default) reads the column \"voucher_no\""),
+        ),
+        (
+            "control.journal_check",
+            "entries",
+            "voucher_field: 伝票番号, debit_field: 借方金額, credit_field: 貸方金額, date_field: 取引日",
+            None,
+        ),
         // In a rule: before, every row "violated".
-        ("control.policy_enforce", "rows", "rules: [{id: r1, condition: 'amout <= 100000'}]",
-         Some("input rules reads the column \"amout\"")),
-        ("control.policy_enforce", "rows", "rules: [{id: r1, condition: 'amount <= 100000'}]", None),
+        (
+            "control.policy_enforce",
+            "rows",
+            "rules: [{id: r1, condition: 'amout <= 100000'}]",
+            Some("input rules reads the column \"amout\""),
+        ),
+        (
+            "control.policy_enforce",
+            "rows",
+            "rules: [{id: r1, condition: 'amount <= 100000'}]",
+            None,
+        ),
         // A rule's field: before, the check was skipped.
-        ("control.data_quality", "rows", "rules: [{field: 金額, rule: required}]",
-         Some("input rules reads the column \"金額\"")),
+        (
+            "control.data_quality",
+            "rows",
+            "rules: [{field: 金額, rule: required}]",
+            Some("input rules reads the column \"金額\""),
+        ),
         // A condition.
-        ("transforms.filter_rows", "rows", "condition: 'amout > 0'",
-         Some("input condition reads the column \"amout\"")),
+        (
+            "transforms.filter_rows",
+            "rows",
+            "condition: 'amout > 0'",
+            Some("input condition reads the column \"amout\""),
+        ),
         // A mapping's keys.
-        ("transforms.rename_columns", "rows", "mapping: {vendor: 取引先名}",
-         Some("input mapping reads the column \"vendor\"")),
+        (
+            "transforms.rename_columns",
+            "rows",
+            "mapping: {vendor: 取引先名}",
+            Some("input mapping reads the column \"vendor\""),
+        ),
     ];
     for (block, rows, inputs, want) in cases {
         let (status, failure) = run(block, rows, inputs);
@@ -75,7 +123,9 @@ fn an_unknown_column_is_column_not_found_before_the_block_runs() {
                 assert_eq!(code, "COLUMN_NOT_FOUND", "{block} {inputs}");
                 assert!(message.contains(part), "{block}: {message}");
                 assert!(
-                    message.contains("(columns: 伝票番号, 取引日, 取引先, 借方金額, 貸方金額, amount)"),
+                    message.contains(
+                        "(columns: 伝票番号, 取引日, 取引先, 借方金額, 貸方金額, amount)"
+                    ),
                     "{message}"
                 );
             }
