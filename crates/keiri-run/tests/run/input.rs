@@ -154,7 +154,7 @@ fn csv_read_errors() {
         json!({"path": "sjis.csv", "columns": ["部門"]}),
     )
     .unwrap_err();
-    assert_eq!(e.code, ErrorCode::BlockFailed);
+    assert_eq!(e.code, ErrorCode::ColumnNotFound);
     assert_eq!(
         e.hint.unwrap().1,
         "existing columns: 伝票日付, 勘定科目, 金額, 摘要"

@@ -270,7 +270,7 @@ fn deduplicate() {
     let e = check_error(
         "transforms.deduplicate",
         json!({"rows": rows, "keys": ["伝票番号"]}),
-        ErrorCode::BlockFailed,
+        ErrorCode::ColumnNotFound,
         "伝票番号",
     );
     assert_eq!(
