@@ -83,7 +83,7 @@ fn coerce_types() {
     check_error(
         "transforms.coerce_types",
         json!({"rows": rows, "columns": [{"field": "単価", "to": "number"}]}),
-        ErrorCode::BlockFailed,
+        ErrorCode::ColumnNotFound,
         "単価",
     );
 }
@@ -320,7 +320,7 @@ fn filter_rows() {
     check_error(
         "transforms.filter_rows",
         json!({"rows": rows, "condition": "部門 == '営業'"}),
-        ErrorCode::BlockFailed,
+        ErrorCode::ColumnNotFound,
         "部門",
     );
 }
@@ -437,7 +437,7 @@ fn group_aggregate() {
     check_error(
         "transforms.group_aggregate",
         json!({"rows": rows, "by": ["部門"], "aggregations": [{"field": "金額", "op": "sum"}]}),
-        ErrorCode::BlockFailed,
+        ErrorCode::ColumnNotFound,
         "部門",
     );
     check_error(
@@ -483,7 +483,7 @@ fn join() {
     check_error(
         "transforms.join",
         json!({"left": left, "right": right, "keys": ["取引先コード"]}),
-        ErrorCode::BlockFailed,
+        ErrorCode::ColumnNotFound,
         "取引先コード",
     );
 }
