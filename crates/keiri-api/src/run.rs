@@ -671,6 +671,7 @@ fn written_workbook(
 const REPAIRABLE_AT_RUN_TIME: &[&str] = &[
     "BLOCK_FAILED",
     "INPUT_INVALID",
+    "COLUMN_NOT_FOUND",
     "REF_UNRESOLVED",
     "EXPR_INVALID",
 ];

@@ -1,42 +1,85 @@
-//! The data contract between a plan and the files it reads: which columns a node names, and
-//! whether the file feeding that node has them.
+//! The data contract between a plan and the files it reads: which columns a node reads, and
+//! whether the rows feeding that node have them.
 //!
-//! The caller passes what it knows of the files (their tables and headers, read by
-//! keiri-docs) as [`FileSchema`]s; this crate reads no file itself. Which inputs name a column
-//! and which outputs keep their input's columns is a property of the block spec, not a list of
-//! input names here:
+//! Every column a block reads is declared by its spec, and [`column_reads`] is the one
+//! function that lists them for a node: the validator compares them with the columns of the
+//! attached or named files before a run ([`column_mismatches`], finding `column.unknown`), and
+//! the runtime with the columns of the actual input tables before the block runs (error
+//! `COLUMN_NOT_FOUND`). The caller passes what it knows of the files (their tables and
+//! headers, read by keiri-docs) as [`FileSchema`]s; this crate reads no file itself. Which
+//! inputs name a column and which outputs keep their input's columns is a property of the
+//! block spec, not a list of input names here:
 //!
-//! * an input with `column_of: <rows input>` names one column (a string), several (a list of
-//!   strings) or, in a list of objects, one per object under `field`, of the rows given to
-//!   `<rows input>`;
+//! * an input with `column_of: <rows input>` names columns of the rows given to
+//!   `<rows input>`. An unset input counts with its spec `default` (a block's default column
+//!   is read like one the plan names), unless the input says `default_if_present: true`: its
+//!   default lists columns the block uses only where the rows have them (`report.summary`'s
+//!   `group_by` falls back to the columns it finds). `columns_as` says how the value names them:
+//!   - `column` (the default): a string is a column; in a list, each string, and each
+//!     object's `field` (`[{field: 金額, op: sum}]`);
+//!   - `expression`: a row expression (see [`crate::row_expr`], the parser the runtime
+//!     evaluates with) whose bare names are columns (`transforms.filter_rows`' `condition`);
+//!   - `keys` / `values`: a mapping object whose keys (`{旧列名: 新列名}`) or values
+//!     (`{target: source column}`) are columns;
+//!   - an object `{key: how, …}`: for an object value, or each object of a list, the value
+//!     under each key is read as `how` (`control.policy_enforce`'s rules:
+//!     `{condition: expression, when: expression}`).
+//!
+//!   A list value is read item by item with the same `how`. `columns_if: <input>` declares
+//!   that the block reads these columns only when that other input is set (or has a
+//!   default): `control.journal_check` reads account columns only with a chart of accounts;
 //! * an output with `columns_from: <input>` has the columns of that input: rows passed on
 //!   unchanged (`transforms.normalize_dates`), or the file at that path (`csv.read`);
 //! * such an output may add columns of its own: `adds_columns: [name, …]` names them
 //!   (`transforms.fiscal_period` adds `year_month`, …), `adds_columns_from: <input>` takes
 //!   them from an input's value — a name, a list of names, or a list of objects' `name`
-//!   (`transforms.compute_columns`).
+//!   (or `as`) (`transforms.compute_columns`);
+//! * it may also drop or rename them: `keeps_columns_from: <input>` keeps only the columns
+//!   that input names (a list of names, `transforms.select_columns`; with
+//!   `adds_columns_from`, `transforms.group_aggregate`'s keys then aggregates), and
+//!   `renames_columns_from: <input>` renames by the mapping object in that input (`{old:
+//!   new}`, `transforms.rename_columns`). The steps apply in that order: keep, rename, add.
 //!
 //! Tracing goes from a column input back through `${node.alias}` references and
 //! `columns_from` outputs to a path (a literal or a var's literal value) that one of the
 //! schemas describes, collecting the columns added on the way. Whenever the trail is lost (a
-//! block that renames columns or whose added names are known only at run time, a reader told
-//! to pick or rename columns, a path known only at run time) nothing is claimed.
+//! block whose output columns are known only at run time, a reader told to pick or rename
+//! columns, a path known only at run time) nothing is claimed before the run; the runtime
+//! still checks.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use unicode_normalization::UnicodeNormalization;
 
+use indexmap::IndexMap;
+
 use crate::catalog::{BlockSpec, Catalog};
 use crate::model::{Node, NodeKind, Plan};
 use crate::refs::{self, Target};
+use crate::row_expr;
 use crate::yaml::escape_pointer;
 
 /// Spec property of an input naming columns of the rows given to another input.
 pub const COLUMN_OF: &str = "column_of";
+/// Spec property of a `column_of` input: how its value names columns (`column`, the default;
+/// `expression`; `keys`; `values`; or an object giving that per key of an object value).
+pub const COLUMNS_AS: &str = "columns_as";
+/// Spec property of a `column_of` input: the other input that must be set (or have a
+/// default) for the block to read these columns at all.
+pub const COLUMNS_IF: &str = "columns_if";
+/// Spec property of a `column_of` input whose default names columns the block uses only
+/// where the rows have them: left unset, it reads nothing for sure.
+pub const DEFAULT_IF_PRESENT: &str = "default_if_present";
 /// Spec property of an output that carries the columns of one of the block's inputs.
 pub const COLUMNS_FROM: &str = "columns_from";
 /// Spec property of a `columns_from` output: the names of the columns it adds.
 pub const ADDS_COLUMNS: &str = "adds_columns";
+/// Spec property of a `columns_from` output: the input whose value names the only columns
+/// it keeps (a list of names).
+pub const KEEPS_COLUMNS_FROM: &str = "keeps_columns_from";
+/// Spec property of a `columns_from` output: the input whose mapping object (`{old: new}`)
+/// renames its columns.
+pub const RENAMES_COLUMNS_FROM: &str = "renames_columns_from";
 /// Spec property of a `columns_from` output: the input whose value names the columns it adds.
 pub const ADDS_COLUMNS_FROM: &str = "adds_columns_from";
 
@@ -91,12 +134,12 @@ pub struct ColumnMismatch {
     pub path: String,
     /// The input holding it.
     pub input: String,
-    /// Its position when the input is a list.
-    pub index: Option<usize>,
-    /// The key inside that list element when it is an object (`field`).
-    pub field: Option<String>,
-    /// The column the plan names.
+    /// JSON pointer of the value naming it inside the input (`""`, `/0/condition`).
+    pub pointer: String,
+    /// The column the plan names (or the block's default names).
     pub wanted: String,
+    /// Whether the plan left the input unset and the spec's default names the column.
+    pub from_default: bool,
     /// The file and sheet the rows come from.
     pub file: String,
     pub sheet: Option<String>,
@@ -127,59 +170,41 @@ pub fn column_mismatches(
         let Some(spec) = tracer.spec(node) else {
             continue;
         };
-        for (key, port) in &spec.inputs {
-            let Some(rows_input) = port.extra.get(COLUMN_OF).and_then(Value::as_str) else {
+        // References to vars with a literal value read as that value; other references
+        // are known only at run time, and `column_reads` leaves them out.
+        let inputs: IndexMap<String, Value> = node
+            .inputs
+            .iter()
+            .map(|(k, v)| (k.clone(), tracer.literals(v)))
+            .collect();
+        for read in column_reads(spec, &|key| inputs.get(key)) {
+            let Some(Source {
+                file,
+                table,
+                columns,
+            }) = tracer.table_of(node, &read.rows, 0)
+            else {
                 continue;
             };
-            let Some(value) = node.inputs.get(key) else {
+            if columns.contains(&read.column) {
                 continue;
-            };
-            let Some(Source { file, table, added }) = tracer.table_of(node, rows_input, 0) else {
-                continue;
-            };
-            let mut columns = table.names();
-            for name in added {
-                if !columns.contains(&name) {
-                    columns.push(name);
-                }
             }
-            let base = format!("/graph/{i}/in/{}", escape_pointer(key));
-            for named in named_columns(value) {
-                let Some(wanted) = tracer.literal(&named.value) else {
-                    continue;
-                };
-                if columns.contains(&wanted) {
-                    continue;
-                }
-                let norm = normalize_column(&wanted);
-                let same: Vec<&str> = columns
-                    .iter()
-                    .filter(|c| normalize_column(c) == norm)
-                    .map(String::as_str)
-                    .collect();
-                let mut path = base.clone();
-                if let Some(index) = named.index {
-                    path.push_str(&format!("/{index}"));
-                }
-                if let Some(field) = &named.field {
-                    path.push_str(&format!("/{}", escape_pointer(field)));
-                }
-                out.push(ColumnMismatch {
-                    node_id: node.id.clone(),
-                    path,
-                    input: key.clone(),
-                    index: named.index,
-                    field: named.field.clone(),
-                    wanted,
-                    file: file.path.clone(),
-                    sheet: table.sheet.clone(),
-                    columns: columns.clone(),
-                    same_after_normalizing: match same.as_slice() {
-                        [one] => Some((*one).to_string()),
-                        _ => None,
-                    },
-                });
-            }
+            out.push(ColumnMismatch {
+                node_id: node.id.clone(),
+                path: format!(
+                    "/graph/{i}/in/{}{}",
+                    escape_pointer(&read.input),
+                    read.pointer
+                ),
+                same_after_normalizing: same_after_normalizing(&read.column, &columns),
+                input: read.input,
+                pointer: read.pointer,
+                wanted: read.column,
+                from_default: read.from_default,
+                file: file.path.clone(),
+                sheet: table.sheet.clone(),
+                columns,
+            });
         }
     }
     out
@@ -200,19 +225,35 @@ pub fn fit_columns(
         let Some(real) = &m.same_after_normalizing else {
             continue;
         };
+        if m.from_default {
+            // The block's default names a column the file writes differently: the plan sets
+            // the input to the file's column. A default inside a list is left for a question.
+            if m.pointer.is_empty()
+                && let Some(node) = fitted.graph.iter_mut().find(|n| n.id == m.node_id)
+            {
+                node.inputs
+                    .insert(m.input.clone(), Value::String(real.clone()));
+                done.push((
+                    m.node_id.clone(),
+                    m.input.clone(),
+                    m.wanted.clone(),
+                    real.clone(),
+                ));
+            }
+            continue;
+        }
         let Some(node) = fitted.graph.iter_mut().find(|n| n.id == m.node_id) else {
             continue;
         };
         let Some(value) = node.inputs.get_mut(&m.input) else {
             continue;
         };
-        let slot = match (m.index, &m.field) {
-            (None, _) => Some(value),
-            (Some(i), None) => value.get_mut(i),
-            (Some(i), Some(f)) => value.get_mut(i).and_then(|e| e.get_mut(f)),
-        };
-        // Only a literal is rewritten; a `${vars.x}` keeps its var, whose value is the user's.
-        if let Some(slot) = slot.filter(|s| s.as_str() == Some(m.wanted.as_str())) {
+        // Only a literal naming exactly the column is rewritten: a `${vars.x}` keeps its var,
+        // whose value is the user's, and an expression is the user's text.
+        if let Some(slot) = value
+            .pointer_mut(&m.pointer)
+            .filter(|s| s.as_str() == Some(m.wanted.as_str()))
+        {
             *slot = Value::String(real.clone());
             done.push((
                 m.node_id.clone(),
@@ -225,37 +266,134 @@ pub fn fit_columns(
     (fitted, done)
 }
 
-struct Named {
-    value: Value,
-    index: Option<usize>,
-    field: Option<String>,
+/// One column a node will read: which input names it and where, the rows input whose columns
+/// it names, and whether the value came from the spec's default.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ColumnRead {
+    /// The input naming the column.
+    pub input: String,
+    /// JSON pointer of the value naming it inside the input (`""`, `/1`, `/0/condition`).
+    pub pointer: String,
+    /// The column.
+    pub column: String,
+    /// The input whose rows must have the column.
+    pub rows: String,
+    /// Whether the input was not set and the spec's default names the column.
+    pub from_default: bool,
 }
 
-/// The values naming a column in an input: itself (a string), each string of a list, or each
-/// object's `field` in a list of objects.
-fn named_columns(value: &Value) -> Vec<Named> {
-    match value {
-        Value::Array(items) => items
-            .iter()
-            .enumerate()
-            .filter_map(|(i, item)| match item {
-                Value::Object(map) => map.get("field").map(|f| Named {
-                    value: f.clone(),
-                    index: Some(i),
-                    field: Some("field".into()),
-                }),
-                other => Some(Named {
-                    value: other.clone(),
-                    index: Some(i),
-                    field: None,
-                }),
-            })
-            .collect(),
-        other => vec![Named {
-            value: other.clone(),
-            index: None,
-            field: None,
-        }],
+/// Every column a node of block `spec` will read, given its inputs (`input(key)`, resolved as
+/// far as the caller can: the runtime passes the actual values, the validator the plan's
+/// values with vars' literals substituted). An unset input counts with its default. Values
+/// that still hold a `${…}` reference, and expressions that do not parse (the block reports
+/// those itself), name nothing here.
+///
+/// How an input names columns is declared by its spec, see the module docs: `column_of`,
+/// `columns_as` and `columns_if`.
+pub fn column_reads<'v>(
+    spec: &BlockSpec,
+    input: &dyn Fn(&str) -> Option<&'v Value>,
+) -> Vec<ColumnRead> {
+    let set = |key: &str| input(key).filter(|v| !v.is_null());
+    let mut out = Vec::new();
+    for (key, port) in &spec.inputs {
+        let Some(rows) = port.extra.get(COLUMN_OF).and_then(Value::as_str) else {
+            continue;
+        };
+        if let Some(gate) = port.extra.get(COLUMNS_IF).and_then(Value::as_str)
+            && set(gate).is_none()
+            && spec
+                .inputs
+                .get(gate)
+                .and_then(|p| p.default.as_ref())
+                .is_none()
+        {
+            continue;
+        }
+        let (value, from_default) = match set(key) {
+            Some(v) => (v, false),
+            None => match &port.default {
+                _ if port.extra.get(DEFAULT_IF_PRESENT) == Some(&Value::Bool(true)) => continue,
+                Some(d) if !d.is_null() => (d, true),
+                _ => continue,
+            },
+        };
+        let how = port
+            .extra
+            .get(COLUMNS_AS)
+            .cloned()
+            .unwrap_or_else(|| Value::String("column".into()));
+        let mut found = Vec::new();
+        walk(&how, value, String::new(), &mut found);
+        out.extend(found.into_iter().map(|(pointer, column)| ColumnRead {
+            input: key.clone(),
+            pointer,
+            column,
+            rows: rows.to_string(),
+            from_default,
+        }));
+    }
+    out
+}
+
+/// The columns `value` names when read as `how` (see the module docs), with their pointers.
+fn walk(how: &Value, value: &Value, at: String, out: &mut Vec<(String, String)>) {
+    if let Value::Array(items) = value {
+        for (i, item) in items.iter().enumerate() {
+            walk(how, item, format!("{at}/{i}"), out);
+        }
+        return;
+    }
+    let here = |k: &str| format!("{at}/{}", escape_pointer(k));
+    match (how, value) {
+        // Known only at run time: the runtime checks the resolved value.
+        (Value::String(_), Value::String(text)) if text.contains("${") => {}
+        (Value::String(kind), _) => match (kind.as_str(), value) {
+            ("column", Value::String(name)) => out.push((at, name.clone())),
+            // In a list of objects, each object's `field` names the column
+            // (`[{field: 金額, op: sum}]`).
+            ("column", Value::Object(map)) => {
+                if let Some(field) = map.get("field") {
+                    walk(how, field, here("field"), out);
+                }
+            }
+            ("expression", Value::String(src)) => {
+                if let Ok(names) = row_expr::columns_of(src) {
+                    out.extend(names.into_iter().map(|n| (at.clone(), n)));
+                }
+            }
+            ("keys", Value::Object(map)) => {
+                for k in map.keys().filter(|k| !k.contains("${")) {
+                    out.push((here(k), k.clone()));
+                }
+            }
+            ("values", Value::Object(map)) => {
+                for (k, v) in map {
+                    walk(&Value::String("column".into()), v, here(k), out);
+                }
+            }
+            _ => {}
+        },
+        (Value::Object(fields), Value::Object(map)) => {
+            for (k, sub) in fields {
+                if let Some(v) = map.get(k) {
+                    walk(sub, v, here(k), out);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn same_after_normalizing(wanted: &str, columns: &[String]) -> Option<String> {
+    let norm = normalize_column(wanted);
+    let same: Vec<&String> = columns
+        .iter()
+        .filter(|c| normalize_column(c) == norm)
+        .collect();
+    match same.as_slice() {
+        [one] => Some((*one).clone()),
+        _ => None,
     }
 }
 
@@ -263,12 +401,12 @@ fn named_columns(value: &Value) -> Vec<Named> {
 /// finding, not a reason to loop here.
 const MAX_TRAIL: usize = 64;
 
-/// Where a node's rows come from: a table of an attached file, and the columns the nodes
-/// between added to it.
+/// Where a node's rows come from: a table of an attached file, and the columns the rows have
+/// after the nodes between (which may add, keep or rename columns).
 struct Source<'a> {
     file: &'a FileSchema,
     table: &'a TableSchema,
-    added: Vec<String>,
+    columns: Vec<String>,
 }
 
 struct Tracer<'a> {
@@ -304,6 +442,23 @@ impl<'a> Tracer<'a> {
         }
     }
 
+    /// `value` with every string that wholly references a var with a literal value replaced
+    /// by that value; other strings are kept as they are.
+    fn literals(&self, value: &Value) -> Value {
+        match value {
+            Value::String(text) if text.contains("${") => self
+                .literal(value)
+                .map_or_else(|| value.clone(), Value::String),
+            Value::Array(items) => Value::Array(items.iter().map(|v| self.literals(v)).collect()),
+            Value::Object(map) => Value::Object(
+                map.iter()
+                    .map(|(k, v)| (k.clone(), self.literals(v)))
+                    .collect(),
+            ),
+            other => other.clone(),
+        }
+    }
+
     /// The file table whose rows `node` gets in `input`, with the columns added on the way.
     fn table_of(&self, node: &Node, input: &str, depth: usize) -> Option<Source<'a>> {
         if depth > MAX_TRAIL {
@@ -326,8 +481,34 @@ impl<'a> Tracer<'a> {
             let port = spec.outputs.get(local)?;
             let from_input = port.extra.get(COLUMNS_FROM).and_then(Value::as_str)?;
             let mut found = self.table_of(source, from_input, depth + 1)?;
+            // Each property is a step on the columns, in this order; a step whose names are
+            // known only at run time loses the trail, and nothing is claimed.
+            if let Some(from) = port.extra.get(KEEPS_COLUMNS_FROM).and_then(Value::as_str) {
+                // `mode: exclude` turns the list into the columns dropped; not traced.
+                if source.inputs.get("mode").and_then(Value::as_str) == Some("exclude") {
+                    return None;
+                }
+                found.columns = self.added_names(source.inputs.get(from))?;
+            }
+            if let Some(from) = port.extra.get(RENAMES_COLUMNS_FROM).and_then(Value::as_str) {
+                // `drop_unmapped: true` keeps only the renamed columns; not traced.
+                if source.inputs.get("drop_unmapped") == Some(&Value::Bool(true)) {
+                    return None;
+                }
+                if let Some(Value::Object(map)) = source.inputs.get(from) {
+                    for (old, new) in map {
+                        let new = self.literal(new)?;
+                        if let Some(slot) = found.columns.iter_mut().find(|c| *c == old) {
+                            *slot = new;
+                        }
+                    }
+                } else if source.inputs.get(from).is_some_and(|v| !v.is_null()) {
+                    return None;
+                }
+            }
+            let mut added = Vec::new();
             if let Some(names) = port.extra.get(ADDS_COLUMNS) {
-                found.added.extend(
+                added.extend(
                     names
                         .as_array()?
                         .iter()
@@ -336,10 +517,12 @@ impl<'a> Tracer<'a> {
                 );
             }
             if let Some(from) = port.extra.get(ADDS_COLUMNS_FROM).and_then(Value::as_str) {
-                // Names known only at run time lose the trail: nothing is claimed.
-                found
-                    .added
-                    .extend(self.added_names(source.inputs.get(from))?);
+                added.extend(self.added_names(source.inputs.get(from))?);
+            }
+            for name in added {
+                if !found.columns.contains(&name) {
+                    found.columns.push(name);
+                }
             }
             return Some(found);
         }
@@ -364,7 +547,7 @@ impl<'a> Tracer<'a> {
         Some(Source {
             file,
             table,
-            added: Vec::new(),
+            columns: table.names(),
         })
     }
 
@@ -376,7 +559,7 @@ impl<'a> Tracer<'a> {
             Some(Value::Array(items)) => items
                 .iter()
                 .map(|item| match item {
-                    Value::Object(o) => self.literal(o.get("name")?),
+                    Value::Object(o) => self.literal(o.get("name").or_else(|| o.get("as"))?),
                     other => self.literal(other),
                 })
                 .collect(),

@@ -74,6 +74,10 @@ finding_codes! {
     LoopMissingIteration = "loop.missing_iteration",
     LoopForeachNotIterable = "loop.foreach_not_iterable",
     LoopMissingBody = "loop.missing_body",
+    /// A loop `out` key (other than `collect`) that names no alias of the body's nodes.
+    LoopOutUnknownAlias = "loop.out_unknown_alias",
+    /// Two nodes of a loop body publishing the same alias.
+    LoopBodyAliasDuplicate = "loop.body_alias_duplicate",
     SubflowMissingPlanId = "subflow.missing_plan_id",
     SubflowUnknownPlan = "subflow.unknown_plan",
     AiProcessLlm = "ai.process_llm",

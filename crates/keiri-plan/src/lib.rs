@@ -38,6 +38,7 @@ pub mod refs;
 pub mod register;
 pub mod requirements;
 pub mod resolve;
+pub mod row_expr;
 pub mod template;
 pub mod validate;
 pub mod workspace;
@@ -46,8 +47,8 @@ pub mod yaml;
 pub use catalog::{BlockSpec, Catalog, CatalogIssue, PortSpec, TypeSpec, ValueType};
 pub use check::{Checked, check};
 pub use columns::{
-    ColumnMismatch, ColumnSchema, FileSchema, TableSchema, column_mismatches, fit_columns,
-    normalize_column,
+    ColumnMismatch, ColumnRead, ColumnSchema, DEFAULT_IF_PRESENT, FileSchema, TableSchema,
+    column_mismatches, column_reads, fit_columns, normalize_column,
 };
 pub use compose::{
     ComposeError, ComposeOptions, Composition, Conflict, ImportBinding, PublishedExport,

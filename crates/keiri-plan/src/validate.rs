@@ -15,12 +15,14 @@ use serde_json::Value;
 
 use crate::Lang;
 use crate::catalog::{BlockSpec, Catalog, TypeSpec, ValueType};
-use crate::columns::{self, FileSchema};
+use crate::columns::FileSchema;
 use crate::expr;
 pub use crate::finding_code::FindingCode;
 use crate::model::{Node, NodeKind, Plan};
 use crate::refs::{self, Reference, Target};
 use crate::yaml::escape_pointer;
+
+mod contract;
 
 /// How bad a finding is.
 #[derive(
@@ -221,50 +223,6 @@ impl<'a> Validator<'a> {
         hint: Option<(&str, &str)>,
     ) {
         self.push(code, Severity::Error, node_id, path, message, hint);
-    }
-
-    /// `column.unknown`: a column named by a node that the attached file feeding it lacks,
-    /// with the file's real columns as the hint and as the finding's choices.
-    fn column_contract(&mut self, plan: &Plan) {
-        let lang = self.options.lang;
-        for m in columns::column_mismatches(plan, self.catalog, &self.options.file_schemas) {
-            let file = match &m.sheet {
-                Some(sheet) => format!("{} ({sheet})", m.file),
-                None => m.file.clone(),
-            };
-            let list = m.columns.join(", ");
-            let (ja, en) = (
-                format!(
-                    "{} の {} が指定する列「{}」は {file} にありません",
-                    m.node_id, m.input, m.wanted
-                ),
-                format!(
-                    "{}.{} names the column {:?}, which {file} does not have",
-                    m.node_id, m.input, m.wanted
-                ),
-            );
-            let (hint_ja, hint_en) = match &m.same_after_normalizing {
-                Some(real) => (
-                    format!("「{real}」のことなら、その名前に直してください。{file} の列: {list}"),
-                    format!("if you mean {real:?}, use that name; columns of {file}: {list}"),
-                ),
-                None => (
-                    format!("{file} の列から選んでください: {list}"),
-                    format!("pick one of the columns of {file}: {list}"),
-                ),
-            };
-            self.findings.push(Finding {
-                code: FindingCode::ColumnUnknown,
-                severity: Severity::Error,
-                node_id: Some(m.node_id.clone()),
-                path: m.path.clone(),
-                message: pick(lang, (&ja, &en)).to_string(),
-                hint: Some(pick(lang, (&hint_ja, &hint_en)).to_string()),
-                choices: m.columns.clone(),
-                line: None,
-                column: None,
-            });
-        }
     }
 
     fn check_plan<'p>(
@@ -879,6 +837,7 @@ impl<'a> Validator<'a> {
             );
             return Vec::new();
         };
+        self.loop_outputs(node, &body.plan, path);
         let mut vars: HashSet<String> = body.plan.vars.keys().cloned().collect();
         if let Some(f) = &node.foreach {
             vars.insert(

@@ -20,6 +20,12 @@ pub enum ErrorCode {
     BlockFailed,
     /// An input is missing, of the wrong type, or outside its enum.
     InputInvalid,
+    /// A column the block would read (named by the plan, by the block's default, in a rule,
+    /// a condition, an expression or a mapping) is not in the rows it gets. Raised before the
+    /// block runs (the engine checks every column the spec declares against the input
+    /// tables) and by a block that meets one, never answered with a null, a skip or an empty
+    /// result.
+    ColumnNotFound,
     /// A file the block needs does not exist or cannot be read.
     FileNotFound,
     /// The run was cancelled.
@@ -60,6 +66,7 @@ impl ErrorCode {
         match self {
             ErrorCode::BlockFailed => "BLOCK_FAILED",
             ErrorCode::InputInvalid => "INPUT_INVALID",
+            ErrorCode::ColumnNotFound => "COLUMN_NOT_FOUND",
             ErrorCode::FileNotFound => "FILE_NOT_FOUND",
             ErrorCode::Cancelled => "CANCELLED",
             ErrorCode::Timeout => "TIMEOUT",
@@ -269,10 +276,11 @@ impl BlockError {
         BlockError::new(ErrorCode::BlockFailed, message_ja, message_en)
     }
 
-    /// `BLOCK_FAILED` for a column that does not exist; the hint lists the real columns.
+    /// `COLUMN_NOT_FOUND` for a column that does not exist; the hint lists the real columns.
     pub fn missing_column(column: &str, columns: &[String]) -> BlockError {
         let list = columns.join(", ");
-        BlockError::failed(
+        BlockError::new(
+            ErrorCode::ColumnNotFound,
             format!("列 {column} がありません"),
             format!("column {column} does not exist"),
         )

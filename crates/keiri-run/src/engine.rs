@@ -850,6 +850,7 @@ impl<'a> Runner<'a> {
                         error.code,
                         ErrorCode::Cancelled
                             | ErrorCode::InputInvalid
+                            | ErrorCode::ColumnNotFound
                             | ErrorCode::UnknownBlock
                             | ErrorCode::RefUnresolved
                             | ErrorCode::EnvNotAllowed
@@ -922,6 +923,7 @@ impl<'a> Runner<'a> {
             .ok_or_else(unknown)?;
         let mut inputs = self.resolve_inputs(&node.inputs, qid, scope)?;
         check_inputs(spec, &mut inputs, qid)?;
+        check_columns(spec, node, &inputs, qid)?;
         let mut parts = frame.prefix.clone();
         parts.push(node.id.clone());
         let out_dir = self.dir.files_dir(&parts);
@@ -1332,6 +1334,7 @@ fn nested_failure(qid: &str, inner: &NodeFailure) -> BlockError {
     let code = [
         ErrorCode::BlockFailed,
         ErrorCode::InputInvalid,
+        ErrorCode::ColumnNotFound,
         ErrorCode::FileNotFound,
         ErrorCode::Cancelled,
         ErrorCode::Timeout,
@@ -1369,6 +1372,94 @@ fn invalid(qid: &str, ja: &str, en: &str) -> BlockError {
         format!("ノード {qid}: {ja}"),
         format!("node {qid}: {en}"),
     )
+}
+
+/// `COLUMN_NOT_FOUND` when a column the block will read (keiri-plan's
+/// [`keiri_plan::column_reads`]: named by the plan or by a default, in a rule, a condition, an
+/// expression or a mapping) is not in the rows it gets. The same function lists the columns
+/// before a run, so the validator and the runtime cannot disagree on what a block reads.
+/// Rows with no columns to look at (an empty list) are left to the block.
+fn check_columns(
+    spec: &keiri_plan::BlockSpec,
+    node: &Node,
+    inputs: &IndexMap<String, Value>,
+    qid: &str,
+) -> Result<(), BlockError> {
+    let get = |key: &str| match inputs.get(key) {
+        Some(Value::Json(j)) => Some(j),
+        _ => None,
+    };
+    let mut known: HashMap<String, Option<Vec<String>>> = HashMap::new();
+    for read in keiri_plan::column_reads(spec, &get) {
+        let columns = known
+            .entry(read.rows.clone())
+            .or_insert_with(|| inputs.get(&read.rows).and_then(column_names));
+        let Some(columns) = columns else {
+            continue;
+        };
+        if columns.contains(&read.column) {
+            continue;
+        }
+        let (column, input, rows) = (&read.column, &read.input, &read.rows);
+        // The inputs here have their defaults filled in; the plan's own tell which were set.
+        let defaulted = node.inputs.get(input).is_none_or(|v| v.is_null());
+        let if_present = spec
+            .inputs
+            .get(input)
+            .and_then(|p| p.extra.get(keiri_plan::DEFAULT_IF_PRESENT))
+            == Some(&serde_json::Value::Bool(true));
+        if defaulted && if_present {
+            continue;
+        }
+        let list = columns.join(", ");
+        let (by_ja, by_en) = if defaulted {
+            ("（既定値）", " (its default)")
+        } else {
+            ("", "")
+        };
+        return Err(BlockError::new(
+            ErrorCode::ColumnNotFound,
+            format!(
+                "ノード {qid}: 入力 {input}{by_ja} が読む列「{column}」は {rows} の行にありません（ある列: {list}）"
+            ),
+            format!(
+                "node {qid}: input {input}{by_en} reads the column {column:?}, which the rows of {rows} do not have (columns: {list})"
+            ),
+        )
+        .with_hint(
+            format!("{rows} の列: {list}。{input} に実在する列名を指定してください"),
+            format!("columns of {rows}: {list}; set {input} to one of them"),
+        ));
+    }
+    Ok(())
+}
+
+/// The columns of a table, or of JSON rows (every key of every row, in order of first
+/// appearance); `None` when there is nothing to look at.
+fn column_names(value: &Value) -> Option<Vec<String>> {
+    match value {
+        Value::Table(df) if df.width() > 0 => Some(
+            df.get_column_names()
+                .iter()
+                .map(|n| n.to_string())
+                .collect(),
+        ),
+        Value::Json(Json::Array(items)) => {
+            let mut names: Vec<String> = Vec::new();
+            for item in items {
+                let Json::Object(row) = item else {
+                    return None;
+                };
+                for key in row.keys() {
+                    if !names.contains(key) {
+                        names.push(key.clone());
+                    }
+                }
+            }
+            (!names.is_empty()).then_some(names)
+        }
+        _ => None,
+    }
 }
 
 /// Applies spec defaults and checks every input against the spec.

@@ -8,28 +8,7 @@
 
 use chrono::{Datelike, NaiveDate};
 
-/// Folds full-width ASCII (`０-９`, `Ａ-Ｚ`, `，`, `．`, `／`, `（`…), the ideographic space
-/// and the dash look-alikes to ASCII, and expands the one-character era names (`㋿`, `㍻`…).
-/// Half-width text is returned unchanged, without allocating a different string.
-pub fn fold_width(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '\u{FF01}'..='\u{FF5E}' => out.push(char::from_u32(c as u32 - 0xFEE0).unwrap_or(c)),
-            '\u{3000}' => out.push(' '),
-            // MINUS SIGN, HYPHEN, NON-BREAKING HYPHEN, FIGURE DASH, EN DASH: all read as '-'.
-            '\u{2212}' | '\u{2010}' | '\u{2011}' | '\u{2012}' | '\u{2013}' => out.push('-'),
-            '\u{FFE5}' => out.push('¥'),
-            '\u{32FF}' => out.push_str("令和"),
-            '\u{337B}' => out.push_str("平成"),
-            '\u{337C}' => out.push_str("昭和"),
-            '\u{337D}' => out.push_str("大正"),
-            '\u{337E}' => out.push_str("明治"),
-            _ => out.push(c),
-        }
-    }
-    out
-}
+pub use keiri_plan::row_expr::fold_width;
 
 /// The Japanese eras with the western year before their first year (`令和1年` = 2019).
 const ERAS: &[(&str, &str, i32)] = &[

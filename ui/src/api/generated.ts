@@ -444,6 +444,8 @@ export type FindingCode =
   | 'loop.missing_iteration'
   | 'loop.foreach_not_iterable'
   | 'loop.missing_body'
+  | 'loop.out_unknown_alias'
+  | 'loop.body_alias_duplicate'
   | 'subflow.missing_plan_id'
   | 'subflow.unknown_plan'
   | 'ai.process_llm'

@@ -104,8 +104,14 @@ fn a_column_the_attached_csv_lacks_is_a_finding_with_the_real_columns_as_hint() 
         at,
         [
             ("dates", "/graph/1/in/fields/0"),
-            ("detect", "/graph/2/in/vendor_field")
+            ("detect", "/graph/2/in/vendor_field"),
+            // Not set in the plan: the block's default `invoice_date` is read all the same.
+            ("detect", "/graph/2/in/date_field"),
         ]
+    );
+    assert_eq!(
+        findings[2].message,
+        "detect の date_field（既定値） が指定する列「invoice_date」は inputs/invoices.csv にありません"
     );
     let vendor = &findings[1];
     assert_eq!(
@@ -219,7 +225,12 @@ fn the_column_question_offers_the_headers_and_its_answer_fits_the_plan() {
         .filter(|q| q.answer_use == AnswerUse::Column)
         .collect();
     let ids: Vec<&str> = columns.iter().map(|q| q.id.as_str()).collect();
-    assert_eq!(ids, ["dates_fields_1", "detect_vendor_field"]);
+    // The detector's date_field is not in the plan, but its default (invoice_date) is read
+    // all the same, so it is asked too.
+    assert_eq!(
+        ids,
+        ["dates_fields_1", "detect_vendor_field", "detect_date_field"]
+    );
     let vendor = columns[1];
     assert_eq!(vendor.kind, RequirementKind::Select);
     assert_eq!(
@@ -243,6 +254,7 @@ fn the_column_question_offers_the_headers_and_its_answer_fits_the_plan() {
     let mut answers = Map::new();
     answers.insert("detect_vendor_field".into(), json!("vendor_name"));
     answers.insert("dates_fields_1".into(), json!("Invoice Date"));
+    answers.insert("detect_date_field".into(), json!("Invoice Date"));
     let owned: Vec<_> = columns.iter().map(|q| (*q).clone()).collect();
     match apply_answers(&p, &owned, &answers).unwrap_err() {
         keiri_plan::AnswerError::Invalid { problems } => {
@@ -264,6 +276,10 @@ fn the_column_question_offers_the_headers_and_its_answer_fits_the_plan() {
     );
     let dates = answered.graph.iter().find(|n| n.id == "dates").unwrap();
     assert_eq!(dates.inputs["fields"], json!(["${vars.dates_fields_1}"]));
+    assert_eq!(
+        detect.inputs["date_field"],
+        json!("${vars.detect_date_field}")
+    );
     let after = validate(&answered, &catalog, &opts);
     assert!(
         after.iter().all(|f| f.code.as_str() != "column.unknown"),
@@ -280,15 +296,18 @@ fn the_column_question_offers_the_headers_and_its_answer_fits_the_plan() {
 fn columns_equal_after_normalising_are_fitted_and_others_are_left_for_a_question() {
     let catalog = shipped_catalog();
     let (fitted, done) = fit_columns(&plan(PLAN), &catalog, &[invoices()]);
-    assert_eq!(
-        done,
-        [(
-            "dates".to_string(),
-            "fields".to_string(),
+    let fit = |node: &str, input: &str| {
+        (
+            node.to_string(),
+            input.to_string(),
             "invoice_date".to_string(),
-            "Invoice Date".to_string()
-        )]
-    );
+            "Invoice Date".to_string(),
+        )
+    };
+    // The detector's date_field is not in the plan: its default is fitted by setting it.
+    assert_eq!(done, [fit("dates", "fields"), fit("detect", "date_field")]);
+    let detect = fitted.graph.iter().find(|n| n.id == "detect").unwrap();
+    assert_eq!(detect.inputs["date_field"], json!("Invoice Date"));
     let dates = fitted.graph.iter().find(|n| n.id == "dates").unwrap();
     assert_eq!(dates.inputs["fields"], json!(["Invoice Date"]));
     assert_eq!(
@@ -322,7 +341,14 @@ fn the_shipped_column_inputs_name_an_input_of_their_block() {
     let mut seen = 0;
     for spec in catalog.blocks() {
         for port in spec.inputs.values().chain(spec.outputs.values()) {
-            for key in ["column_of", "columns_from", "adds_columns_from"] {
+            for key in [
+                "column_of",
+                "columns_from",
+                "adds_columns_from",
+                "keeps_columns_from",
+                "renames_columns_from",
+                "columns_if",
+            ] {
                 if let Some(Value::String(input)) = port.extra.get(key) {
                     seen += 1;
                     assert!(

@@ -2,6 +2,7 @@
 //! Integration tests of keiri-plan, one binary with a module per area.
 
 mod catalog;
+mod column_reads;
 mod columns;
 mod compat;
 mod compose;

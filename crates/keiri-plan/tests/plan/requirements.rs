@@ -94,7 +94,7 @@ graph:
 "#,
         &[
             "src:file[.csv] -> src@read.path",
-            "enc:select<auto|utf-8|utf-8-sig|shift_jis|cp932> -> enc@read.encoding",
+            "enc:select<auto|utf-8|utf-8-sig|shift_jis|cp932|windows-31j|euc-jp|utf-16|utf-16le|utf-16be> -> enc@read.encoding",
             "has_header:boolean -> has_header@read.header",
             "skip:number -> skip@read.skip_rows",
             "tolerance:number -> tolerance@dup.amount_tolerance",
@@ -285,7 +285,7 @@ graph:
         body,
         &[
             "src:file[.csv] -> src@read.path",
-            "enc:select<auto|utf-8|utf-8-sig|shift_jis|cp932> -> enc@read.encoding",
+            "enc:select<auto|utf-8|utf-8-sig|shift_jis|cp932|windows-31j|euc-jp|utf-16|utf-16le|utf-16be> -> enc@read.encoding",
             "rule:text -> rule@check.condition",
             "ask:text -> ask@confirm.-",
         ],
@@ -672,7 +672,7 @@ graph:
         rs.iter().map(summary).collect::<Vec<_>>(),
         [
             "invoices:file[.csv] -> invoices@read.path",
-            "encoding:select<auto|utf-8|utf-8-sig|shift_jis|cp932> -> encoding@read.encoding",
+            "encoding:select<auto|utf-8|utf-8-sig|shift_jis|cp932|windows-31j|euc-jp|utf-16|utf-16le|utf-16be> -> encoding@read.encoding",
             "book_path:file[.xlsx,.xlsm] -> book_path@book.path",
             "book_sheet:text? -> book_sheet@book.sheet",
             "book_range:text? -> book_range@book.range",

@@ -512,7 +512,7 @@ fn explain_variances_without_flagged_rows_calls_nothing() {
     );
     assert_eq!(
         result.unwrap_err().code,
-        ErrorCode::BlockFailed,
+        ErrorCode::ColumnNotFound,
         "a missing column is named"
     );
 }

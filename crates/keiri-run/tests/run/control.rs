@@ -779,7 +779,7 @@ fn sod_check_refuses_a_matrix_it_cannot_apply() {
         (
             json!({"assignments": assignments, "conflicts": [{"roles": ["発注", "検収"]}],
                    "transactions": [{"preparer": "佐藤", "承認者": "佐藤"}]}),
-            ErrorCode::BlockFailed,
+            ErrorCode::ColumnNotFound,
         ),
     ];
     for (inputs, want) in cases {

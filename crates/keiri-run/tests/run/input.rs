@@ -154,7 +154,7 @@ fn csv_read_errors() {
         json!({"path": "sjis.csv", "columns": ["部門"]}),
     )
     .unwrap_err();
-    assert_eq!(e.code, ErrorCode::BlockFailed);
+    assert_eq!(e.code, ErrorCode::ColumnNotFound);
     assert_eq!(
         e.hint.unwrap().1,
         "existing columns: 伝票日付, 勘定科目, 金額, 摘要"
@@ -611,7 +611,7 @@ fn bank_statement_csv_layouts() {
         json!({"path": "signed.csv", "mapping": {"date": "日付", "amount": "金額"}}),
     )
     .unwrap_err();
-    assert_eq!(e.code, ErrorCode::BlockFailed);
+    assert_eq!(e.code, ErrorCode::ColumnNotFound);
     assert!(e.message_en.contains("日付"));
 }
 

@@ -452,7 +452,7 @@ fn bank_reconciliation_clears_the_sample_statement_up_to_the_review() {
                "open_receivable_amount": 847000, "fee_difference_total": 660})
     );
     // The review is a person's: the run pauses there with the reconciled rows to review.
-    assert_eq!(ran.status, RunStatus::Paused);
+    assert_eq!(ran.status, RunStatus::Paused, "{:?}", ran.failures);
     assert!(ran.failures.is_empty(), "{:?}", ran.failures);
     assert_eq!(
         ran.status("bank_reconciliation__review"),

@@ -83,7 +83,7 @@ fn coerce_types() {
     check_error(
         "transforms.coerce_types",
         json!({"rows": rows, "columns": [{"field": "単価", "to": "number"}]}),
-        ErrorCode::BlockFailed,
+        ErrorCode::ColumnNotFound,
         "単価",
     );
 }
@@ -270,7 +270,7 @@ fn deduplicate() {
     let e = check_error(
         "transforms.deduplicate",
         json!({"rows": rows, "keys": ["伝票番号"]}),
-        ErrorCode::BlockFailed,
+        ErrorCode::ColumnNotFound,
         "伝票番号",
     );
     assert_eq!(
@@ -320,7 +320,7 @@ fn filter_rows() {
     check_error(
         "transforms.filter_rows",
         json!({"rows": rows, "condition": "部門 == '営業'"}),
-        ErrorCode::BlockFailed,
+        ErrorCode::ColumnNotFound,
         "部門",
     );
 }
@@ -437,7 +437,7 @@ fn group_aggregate() {
     check_error(
         "transforms.group_aggregate",
         json!({"rows": rows, "by": ["部門"], "aggregations": [{"field": "金額", "op": "sum"}]}),
-        ErrorCode::BlockFailed,
+        ErrorCode::ColumnNotFound,
         "部門",
     );
     check_error(
@@ -483,7 +483,7 @@ fn join() {
     check_error(
         "transforms.join",
         json!({"left": left, "right": right, "keys": ["取引先コード"]}),
-        ErrorCode::BlockFailed,
+        ErrorCode::ColumnNotFound,
         "取引先コード",
     );
 }
@@ -631,7 +631,7 @@ fn rename_and_select_columns() {
     check_error(
         "transforms.rename_columns",
         json!({"rows": rows, "mapping": {"取引先名": "取引先"}}),
-        ErrorCode::BlockFailed,
+        ErrorCode::ColumnNotFound,
         "取引先名",
     );
     check(
@@ -647,7 +647,7 @@ fn rename_and_select_columns() {
     check_error(
         "transforms.select_columns",
         json!({"rows": rows, "columns": ["口座番号"]}),
-        ErrorCode::BlockFailed,
+        ErrorCode::ColumnNotFound,
         "口座番号",
     );
 }
@@ -700,7 +700,7 @@ fn sort_rows() {
     check_error(
         "transforms.sort_rows",
         json!({"rows": rows, "by": [{"field": "部門"}]}),
-        ErrorCode::BlockFailed,
+        ErrorCode::ColumnNotFound,
         "部門",
     );
     check_error(
@@ -748,7 +748,7 @@ fn unpivot() {
     check_error(
         "transforms.unpivot",
         json!({"rows": [{"a": 1}], "id_fields": ["b"]}),
-        ErrorCode::BlockFailed,
+        ErrorCode::ColumnNotFound,
         "b",
     );
 }
