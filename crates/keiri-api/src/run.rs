@@ -412,6 +412,85 @@ fn refuse_open_vars(
     })))
 }
 
+/// The paths a run's blocks may read and write ([`keiri_run::paths`]): inside the context's
+/// roots (the workspace, or `--root`), the files the request named as `inputs` (already
+/// checked against the surface's own policy), and the run folder; never a `.env` file, a
+/// `--deny` match or the settings folder. The same on every surface: a command-line run is
+/// confined too, to the workspace and the files the user named.
+pub(crate) fn run_path_policy(
+    ctx: &Context,
+    named_files: &[PathBuf],
+    runs_dir: &Path,
+) -> keiri_fs::PathPolicy {
+    // The run folder may not exist yet: it is created before any block runs.
+    let _ = std::fs::create_dir_all(runs_dir);
+    let roots = ctx
+        .allowed_roots
+        .iter()
+        .cloned()
+        .chain(named_files.iter().cloned())
+        .chain(std::iter::once(runs_dir.to_path_buf()));
+    let policy = keiri_fs::PathPolicy::new(roots)
+        .with_deny(
+            crate::context::DEFAULT_DENY
+                .iter()
+                .map(|s| s.to_string())
+                .chain(ctx.deny.iter().cloned()),
+        )
+        .unwrap_or_else(|_| keiri_fs::PathPolicy::new(Vec::<PathBuf>::new()));
+    match &ctx.config_dir {
+        Some(dir) => policy.with_denied_dir(dir),
+        None => policy,
+    }
+}
+
+/// The environment variable names a run may read: the user's own list (the command line's
+/// `--allow-env`, then the saved settings' `allow_env`), narrowed to `requested` when the
+/// request names some. A request naming a variable the user did not allow is refused with
+/// `ENV_NOT_ALLOWED`: the caller (an HTTP client, an MCP tool call, a model) never decides
+/// which secrets a run sees.
+fn allowed_env(
+    ctx: &Context,
+    requested: &[String],
+    lang: Lang,
+) -> Result<std::collections::BTreeSet<String>, ApiError> {
+    let users: std::collections::BTreeSet<String> = user_allowed_env(ctx).into_iter().collect();
+    if requested.is_empty() {
+        return Ok(users);
+    }
+    let refused: Vec<&str> = requested
+        .iter()
+        .filter(|name| !users.contains(name.as_str()))
+        .map(String::as_str)
+        .collect();
+    if !refused.is_empty() {
+        let list = refused.join(", ");
+        return Err(ApiError::new(
+            ErrorCode::EnvNotAllowed,
+            pick(
+                lang,
+                &format!(
+                    "環境変数 {list} は利用者が許可していません。設定の allow_env か、コマンドラインの --allow-env で許可してください"
+                ),
+                &format!(
+                    "environment variable {list} is not allowed by the user: allow it in the settings' allow_env or with --allow-env on the command line"
+                ),
+            ),
+        )
+        .with_details(serde_json::json!({ "names": refused })));
+    }
+    Ok(requested.iter().cloned().collect())
+}
+
+/// The names the user allowed `${env.X}` to read: the command line's, then the settings'.
+pub(crate) fn user_allowed_env(ctx: &Context) -> Vec<String> {
+    let mut names = ctx.allow_env.clone();
+    if let Ok(settings) = crate::settings::load_settings(ctx) {
+        names.extend(settings.allow_env);
+    }
+    names
+}
+
 /// What a new run and a resumed one both need besides the plan text.
 struct Launch {
     vars: IndexMap<String, Json>,
@@ -444,20 +523,28 @@ fn execute(
         lang,
     } = launch;
     let prepared = prepare(ctx, text, lang)?;
-    vars.extend(input_vars(ctx, &inputs)?);
+    let named = input_vars(ctx, &inputs)?;
+    let named_files: Vec<PathBuf> = named
+        .values()
+        .filter_map(Json::as_str)
+        .map(PathBuf::from)
+        .collect();
+    vars.extend(named);
     if resume.is_none() {
         refuse_open_vars(&prepared, &vars, lang)?;
     }
     let (now, random) = now_and_random();
     let mut options = RunOptions::new(&ctx.workspace, now, random);
     options.designs_dir = ctx.designs_dir.clone();
+    options.paths = run_path_policy(ctx, &named_files, &runs_dir);
     options.runs_dir = runs_dir;
     options.vars = vars;
-    options.env_allow = allow_env.iter().cloned().collect();
+    let allow_env = allowed_env(ctx, &allow_env, lang)?;
     options.env = allow_env
         .iter()
         .filter_map(|name| std::env::var(name).ok().map(|v| (name.clone(), v)))
         .collect();
+    options.env_allow = allow_env;
     options.write = write;
     options.answers = answers;
     // The user's allowlist for network blocks, from their settings; never the plan's.
@@ -698,6 +785,7 @@ pub(crate) fn verify_plan(
     let (now, random) = now_and_random();
     let runs = ctx.workspace.join(".keiri").join("verify-runs");
     let mut options = RunOptions::new(&ctx.workspace, now, random);
+    options.paths = run_path_policy(ctx, &[], &runs);
     options.runs_dir = runs.clone();
     options.designs_dir = ctx.designs_dir.clone();
     options.cancel = cancel.child_token();
@@ -1718,5 +1806,234 @@ graph:
             parse_vars("- 1\n").unwrap_err().code,
             ErrorCode::InvalidRequest
         );
+    }
+}
+
+/// Plan runs inside the same walls as the tools: every file a block reads or writes goes
+/// through the surface's path policy, and `${env.X}` only for names the user allowed.
+#[cfg(test)]
+mod walls {
+    use super::*;
+
+    struct Walls {
+        _dir: tempfile::TempDir,
+        ws: PathBuf,
+        outside: PathBuf,
+        ctx: Context,
+    }
+
+    const SECRET: &str = "TOP-SECRET-0xC0FFEE";
+
+    fn walls() -> Walls {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        let outside = dir.path().join("outside");
+        let config = dir.path().join("config");
+        for d in [&ws, &outside, &config] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        let put = |p: &Path, text: &str| keiri_fs::write_atomic(p, text.as_bytes()).unwrap();
+        put(&outside.join("secret.csv"), &format!("a\n{SECRET}\n"));
+        put(&ws.join(".env"), &format!("a\n{SECRET}\n"));
+        put(&ws.join("server.key"), &format!("a\n{SECRET}\n"));
+        put(&ws.join("data.csv"), "a\n1\n");
+        put(&config.join("settings.csv"), &format!("a\n{SECRET}\n"));
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(&outside, ws.join("link")).unwrap();
+        let ws = ws.canonicalize().unwrap();
+        let catalog = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../block_specs");
+        let ctx = Context::new(&ws)
+            .with_catalog_dirs(vec![catalog])
+            .with_config_dir(config.canonicalize().unwrap());
+        Walls {
+            outside: outside.canonicalize().unwrap(),
+            ws,
+            ctx,
+            _dir: dir,
+        }
+    }
+
+    fn run(ctx: &Context, req: PlanRunRequest) -> Result<PlanRunResponse, ApiError> {
+        crate::stream::testing::drive(&mut |_| {}, async |sink| {
+            plan_run(ctx, req, sink, &CancellationToken::new()).await
+        })
+    }
+
+    fn read_plan(path: &str) -> String {
+        format!(
+            "id: probe\ngraph:\n  - {{id: read, block: csv.read, in: {{path: {}}}}}\n",
+            serde_json::to_string(path).unwrap()
+        )
+    }
+
+    /// Everything a caller can read back about a run: the answer and every record file.
+    fn everything(w: &Walls, res: &PlanRunResponse) -> String {
+        let mut text = format!("{res:?}");
+        let mut stack = vec![w.ws.join(&res.run_dir)];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap().flatten() {
+                if e.path().is_dir() {
+                    stack.push(e.path());
+                } else {
+                    text.push_str(&String::from_utf8_lossy(&std::fs::read(e.path()).unwrap()));
+                }
+            }
+        }
+        text
+    }
+
+    #[test]
+    fn the_traversal_corpus_read_by_a_plan_run_is_path_denied() {
+        let w = walls();
+        let secret = w.outside.join("secret.csv").display().to_string();
+        let mut corpus = vec![
+            "../outside/secret.csv".to_string(),
+            "../../../../../../etc/passwd".to_string(),
+            secret.clone(),
+            "/etc/passwd".to_string(),
+            "/proc/self/environ".to_string(),
+            "..\\outside\\secret.csv".to_string(),
+            "sub/../../outside/secret.csv".to_string(),
+            "%2e%2e/outside/secret.csv".to_string(),
+            format!("file://{secret}"),
+            "~/.bashrc".to_string(),
+            ".env".to_string(),
+            ".ENV".to_string(),
+            "server.key".to_string(),
+            w.ctx
+                .config_dir
+                .clone()
+                .unwrap()
+                .join("settings.csv")
+                .display()
+                .to_string(),
+            format!("{}/secret.csv", "a/".repeat(3000)),
+        ];
+        if cfg!(unix) {
+            corpus.push("link/secret.csv".to_string());
+        }
+        let mut failures = Vec::new();
+        for path in &corpus {
+            let req = PlanRunRequest {
+                yaml: Some(read_plan(path)),
+                ..Default::default()
+            };
+            match run(&w.ctx, req) {
+                Ok(res) => {
+                    let all = everything(&w, &res);
+                    let code = res.failures.first().map(|f| f.code.as_str());
+                    if code != Some("PATH_DENIED") || all.contains(SECRET) {
+                        failures.push(format!("{path:?}: {code:?} {res:?}"));
+                    }
+                }
+                Err(e) => failures.push(format!("{path:?}: {} {}", e.code.as_str(), e.message)),
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+
+        // What worked before still works: a workspace file, and a file named as an input even
+        // outside the workspace on the command line (the user's own argument).
+        let ok = run(
+            &w.ctx,
+            PlanRunRequest {
+                yaml: Some(read_plan("data.csv")),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(ok.status, keiri_run::RunStatus::Finished, "{ok:?}");
+        let mut cli = w.ctx.clone();
+        cli.trust_arguments = true;
+        let named = run(
+            &cli,
+            PlanRunRequest {
+                yaml: Some("id: named\nvars: {src: x}\ngraph:\n  - {id: read, block: csv.read, in: {path: \"${vars.src}\"}}\n".into()),
+                inputs: [("src".to_string(), secret.clone())].into_iter().collect(),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(named.status, keiri_run::RunStatus::Finished, "{named:?}");
+        // … but only that file: its neighbour stays outside.
+        let neighbour = run(
+            &cli,
+            PlanRunRequest {
+                yaml: Some(read_plan(
+                    &w.outside.join("other.csv").display().to_string(),
+                )),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(neighbour.failures[0].code, "PATH_DENIED", "{neighbour:?}");
+    }
+
+    #[test]
+    fn a_run_with_write_writes_to_the_workspace_and_nowhere_else() {
+        let w = walls();
+        let plan = |to: &str| {
+            format!(
+                "id: writer\ngraph:\n  - {{id: read, block: csv.read, in: {{path: data.csv}}, out: {{rows: rows}}}}\n  - {{id: save, block: csv.write, in: {{rows: \"${{read.rows}}\", out_dir: {}, out_name: result.csv}}}}\n",
+                serde_json::to_string(to).unwrap()
+            )
+        };
+        let req = |to: &str| PlanRunRequest {
+            yaml: Some(plan(to)),
+            write: true,
+            ..Default::default()
+        };
+        let mut cli = w.ctx.clone();
+        cli.trust_arguments = true;
+        let ok = run(&cli, req("outputs")).unwrap();
+        assert_eq!(ok.status, keiri_run::RunStatus::Finished, "{ok:?}");
+        assert!(w.ws.join("outputs/result.csv").is_file());
+        for to in [
+            "../outside".to_string(),
+            w.outside.display().to_string(),
+            "link".to_string(),
+        ] {
+            let res = run(&cli, req(&to)).unwrap();
+            assert_eq!(res.failures[0].code, "PATH_DENIED", "{to}: {res:?}");
+        }
+        assert_eq!(
+            std::fs::read_dir(&w.outside).unwrap().count(),
+            1,
+            "nothing was written outside"
+        );
+    }
+
+    #[test]
+    fn env_names_come_from_the_user_and_their_values_never_come_back() {
+        let w = walls();
+        // A name the user did not allow, asked for by the request: refused with a code.
+        let plan = "id: env\ngraph:\n  - {id: e, block: csv.read, in: {path: \"${env.PATH}\"}}\n";
+        let req = || PlanRunRequest {
+            yaml: Some(plan.into()),
+            allow_env: vec!["PATH".into()],
+            ..Default::default()
+        };
+        let err = run(&w.ctx, req()).unwrap_err();
+        assert_eq!(err.code, ErrorCode::EnvNotAllowed, "{}", err.message);
+        // Without the request naming it, the reference is refused at run time.
+        let res = run(
+            &w.ctx,
+            PlanRunRequest {
+                yaml: Some(plan.into()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(res.failures[0].code, "ENV_NOT_ALLOWED", "{res:?}");
+        // The user allowed it (the command line): the run reads it, and its value is redacted
+        // from what the caller gets back (here in the failure message naming the path).
+        let mut user = w.ctx.clone();
+        user.allow_env = vec!["PATH".into()];
+        let value = std::env::var("PATH").unwrap();
+        assert!(value.len() >= keiri_run::secrets::MIN_SECRET_CHARS);
+        let res = run(&user, req()).unwrap();
+        assert!(!res.failures.is_empty(), "{res:?}");
+        let all = everything(&w, &res);
+        assert!(!all.contains(&value), "{all}");
+        assert!(all.contains(keiri_run::secrets::REDACTED), "{all}");
     }
 }

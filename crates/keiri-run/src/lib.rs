@@ -22,11 +22,14 @@
 //! multi-threaded) and what beats keiri_agent v0's pandas; only the features the blocks
 //! use are enabled to keep the build small.
 
+pub mod allow_hosts;
 pub mod block;
 pub mod blocks;
 pub mod engine;
 pub mod jp;
+pub mod paths;
 pub mod records;
+pub mod secrets;
 pub mod state;
 pub mod value;
 

@@ -231,6 +231,11 @@ pub fn run(
     json: bool,
     runtime: &tokio::runtime::Runtime,
 ) -> anyhow::Result<ExitCode> {
+    // The names the user allowed on the command line belong to the context, not to the
+    // request: a request may only narrow the user's list.
+    let mut own = ctx.clone();
+    own.allow_env.extend(args.allow_env.iter().cloned());
+    let ctx = &own;
     let vars = vars(args)?;
     let inputs = inputs(args)?;
     let given = match &args.answers {
@@ -264,7 +269,7 @@ pub fn run(
                 plan_id: None,
                 vars: vars.clone(),
                 inputs: inputs.clone(),
-                allow_env: args.allow_env.clone(),
+                allow_env: Vec::new(),
                 write: args.write,
                 answers,
                 runs_dir: runs_dir.clone(),
@@ -285,7 +290,7 @@ pub fn run(
                     yaml: None,
                     vars: vars.clone(),
                     inputs: inputs.clone(),
-                    allow_env: args.allow_env.clone(),
+                    allow_env: Vec::new(),
                     write: args.write,
                     runs_dir: runs_dir.clone(),
                     lang: Some(ctx.lang),

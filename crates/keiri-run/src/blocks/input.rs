@@ -40,14 +40,10 @@ pub fn register(registry: &mut Registry) {
 /// about 100 MB).
 const MAX_FILE_BYTES: u64 = 1 << 30;
 
-/// `path` against the workspace (absolute paths stay as they are).
-pub(crate) fn resolve(ctx: &BlockContext<'_>, path: &str) -> PathBuf {
-    let p = Path::new(path);
-    if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        ctx.base_dir.join(p)
-    }
+/// `path` against the workspace (absolute paths stay as they are), through the run's path
+/// policy ([`crate::paths::resolve_read`]): `PATH_DENIED` outside its roots.
+pub(crate) fn resolve(ctx: &BlockContext<'_>, path: &str) -> Result<PathBuf, BlockError> {
+    crate::paths::resolve_read(ctx, path)
 }
 
 fn not_found(path: &Path, e: &std::io::Error) -> BlockError {
@@ -64,7 +60,7 @@ pub(crate) fn read_bytes(
     ctx: &BlockContext<'_>,
     path: &str,
 ) -> Result<(PathBuf, Vec<u8>), BlockError> {
-    let full = resolve(ctx, path);
+    let full = resolve(ctx, path)?;
     let file = std::fs::File::open(&full).map_err(|e| not_found(&full, &e))?;
     let size = file.metadata().map_err(|e| not_found(&full, &e))?.len();
     if size > MAX_FILE_BYTES {
@@ -249,7 +245,7 @@ fn read_csv_table(
     sizes: PieceSizes,
 ) -> Result<(DataFrame, &'static str), BlockError> {
     use std::io::{Seek, SeekFrom};
-    let full = resolve(ctx, path);
+    let full = resolve(ctx, path)?;
     let mut file = std::fs::File::open(&full).map_err(|e| not_found(&full, &e))?;
     let size = file.metadata().map_err(|e| not_found(&full, &e))?.len();
     if size > MAX_FILE_BYTES {
@@ -952,7 +948,7 @@ fn file_list_folder(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, 
             )
         })?
         .compile_matcher();
-    let root = resolve(ctx, folder);
+    let root = resolve(ctx, folder)?;
     if !root.is_dir() {
         let shown = root.display();
         return Err(BlockError::new(
@@ -975,7 +971,8 @@ fn file_list_folder(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, 
             ));
         }
         let Ok(entry) = entry else { continue };
-        if !entry.file_type().is_file() {
+        // A file the run's policy denies (`.env`, key files) is not listed either.
+        if !entry.file_type().is_file() || ctx.paths.check(entry.path()).is_err() {
             continue;
         }
         let name = entry.file_name().to_string_lossy().into_owned();
@@ -1663,6 +1660,7 @@ mod tests {
         let ctx = BlockContext {
             node_id: "read",
             base_dir: dir.path(),
+            paths: &keiri_fs::PathPolicy::trusted(dir.path()),
             out_dir: dir.path(),
             cancel: &cancel,
             write: false,

@@ -84,7 +84,8 @@ pub(crate) fn write_path(
     text: &str,
 ) -> Result<PathBuf, BlockError> {
     if ctx.write {
-        Ok(ctx.base_dir.join(text))
+        // Outside the run folder: through the run's path policy (`PATH_DENIED`).
+        crate::paths::resolve_write(ctx, text)
     } else {
         Ok(ctx.out_dir.join(inside_run(key, text)?))
     }
@@ -455,7 +456,7 @@ fn write_into_copy(
     cols: &[String],
     rows: &[Row],
 ) -> Result<Outputs, BlockError> {
-    let base_path = ctx.base_dir.join(base);
+    let base_path = crate::paths::resolve_read(ctx, base)?;
     let env = keiri_xlsx::PatchEnv::new(keiri_fs::PathPolicy::trusted(ctx.base_dir));
     // A free sheet name: the requested one, else name_2, name_3, … (found with dry runs).
     let mut chosen = None;
@@ -596,7 +597,11 @@ fn patch_workbook(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Bl
     // the workspace's outputs folder (inside the node's folder for a run without --write).
     // Never beside the source: the inputs folder holds what the person attached, and a
     // result there is taken for a source the next time.
-    let source = ctx.base_dir.join(xlsx_path);
+    let source = match crate::paths::resolve_read(ctx, xlsx_path) {
+        Ok(path) => path,
+        Err(e) if e.code == ErrorCode::FileNotFound => ctx.base_dir.join(xlsx_path),
+        Err(e) => return Err(e),
+    };
     let dir = target_dir(ctx, inputs, Some(DEFAULT_OUT_DIR))?;
     if !source.is_file() {
         return Err(BlockError::new(
