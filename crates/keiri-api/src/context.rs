@@ -34,6 +34,10 @@ pub struct Context {
     /// `--root`): [`Context::path_policy`] then accepts any location. Never set by the HTTP
     /// server, the MCP server or the desktop app, whose callers stay inside the roots.
     pub trust_arguments: bool,
+    /// Environment variable names the user allowed `${env.X}` in plan runs to read, from the
+    /// command line (`--allow-env`); the saved settings' `allow_env` adds to them. A request
+    /// may narrow this list, never widen it (see [`crate::run`]).
+    pub allow_env: Vec<String>,
     /// Where the studio's settings file lives ([`crate::settings`]); `None` when the platform
     /// has no user config directory and `KEIRI_CONFIG_DIR` is unset.
     pub config_dir: Option<PathBuf>,
@@ -88,6 +92,7 @@ impl Context {
             on_conflict_default: None,
             deny: Vec::new(),
             trust_arguments: false,
+            allow_env: Vec::new(),
             config_dir: crate::settings::default_config_dir(),
             secrets: crate::settings::default_secret_store(),
             running: crate::run::Running::default(),
@@ -159,10 +164,21 @@ impl Context {
     }
 }
 
-/// Globs no HTTP, MCP or agent caller may read or write, whatever the flags: `.env` files
-/// hold API keys and the LLM base URL, so writing one redirects every later model call (with
-/// the key) to whoever wrote it.
-pub const DEFAULT_DENY: &[&str] = &["**/.env", "**/.env.*"];
+/// Globs no HTTP, MCP or agent caller, and no plan run on any surface, may read or write,
+/// whatever the flags: `.env` files hold API keys and the LLM base URL, so writing one
+/// redirects every later model call (with the key) to whoever wrote it; private keys and
+/// certificates stores are secrets by their nature.
+pub const DEFAULT_DENY: &[&str] = &[
+    "**/.env",
+    "**/.env.*",
+    "**/*.pem",
+    "**/*.key",
+    "**/*.p12",
+    "**/*.pfx",
+    "**/id_rsa*",
+    "**/id_ecdsa*",
+    "**/id_ed25519*",
+];
 
 fn same_dir(a: &Path, b: &Path) -> bool {
     match (a.canonicalize(), b.canonicalize()) {

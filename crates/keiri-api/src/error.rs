@@ -73,6 +73,9 @@ pub enum ErrorCode {
     SheetNotFound,
     /// A read asks for more than its limit (`max_cells`, addresses per call).
     LimitExceeded,
+    /// A run request names an environment variable the user did not allow (in settings or
+    /// with `--allow-env`): a request may narrow the user's list, never widen it.
+    EnvNotAllowed,
 }
 
 impl ErrorCode {
@@ -108,6 +111,7 @@ impl ErrorCode {
             ErrorCode::WorkspaceNotAllowed => "WORKSPACE_NOT_ALLOWED",
             ErrorCode::SheetNotFound => "SHEET_NOT_FOUND",
             ErrorCode::LimitExceeded => "LIMIT_EXCEEDED",
+            ErrorCode::EnvNotAllowed => "ENV_NOT_ALLOWED",
         }
     }
 }

@@ -412,6 +412,85 @@ fn refuse_open_vars(
     })))
 }
 
+/// The paths a run's blocks may read and write ([`keiri_run::paths`]): inside the context's
+/// roots (the workspace, or `--root`), the files the request named as `inputs` (already
+/// checked against the surface's own policy), and the run folder; never a `.env` file, a
+/// `--deny` match or the settings folder. The same on every surface: a command-line run is
+/// confined too, to the workspace and the files the user named.
+pub(crate) fn run_path_policy(
+    ctx: &Context,
+    named_files: &[PathBuf],
+    runs_dir: &Path,
+) -> keiri_fs::PathPolicy {
+    // The run folder may not exist yet: it is created before any block runs.
+    let _ = std::fs::create_dir_all(runs_dir);
+    let roots = ctx
+        .allowed_roots
+        .iter()
+        .cloned()
+        .chain(named_files.iter().cloned())
+        .chain(std::iter::once(runs_dir.to_path_buf()));
+    let policy = keiri_fs::PathPolicy::new(roots)
+        .with_deny(
+            crate::context::DEFAULT_DENY
+                .iter()
+                .map(|s| s.to_string())
+                .chain(ctx.deny.iter().cloned()),
+        )
+        .unwrap_or_else(|_| keiri_fs::PathPolicy::new(Vec::<PathBuf>::new()));
+    match &ctx.config_dir {
+        Some(dir) => policy.with_denied_dir(dir),
+        None => policy,
+    }
+}
+
+/// The environment variable names a run may read: the user's own list (the command line's
+/// `--allow-env`, then the saved settings' `allow_env`), narrowed to `requested` when the
+/// request names some. A request naming a variable the user did not allow is refused with
+/// `ENV_NOT_ALLOWED`: the caller (an HTTP client, an MCP tool call, a model) never decides
+/// which secrets a run sees.
+fn allowed_env(
+    ctx: &Context,
+    requested: &[String],
+    lang: Lang,
+) -> Result<std::collections::BTreeSet<String>, ApiError> {
+    let users: std::collections::BTreeSet<String> = user_allowed_env(ctx).into_iter().collect();
+    if requested.is_empty() {
+        return Ok(users);
+    }
+    let refused: Vec<&str> = requested
+        .iter()
+        .filter(|name| !users.contains(name.as_str()))
+        .map(String::as_str)
+        .collect();
+    if !refused.is_empty() {
+        let list = refused.join(", ");
+        return Err(ApiError::new(
+            ErrorCode::EnvNotAllowed,
+            pick(
+                lang,
+                &format!(
+                    "環境変数 {list} は利用者が許可していません。設定の allow_env か、コマンドラインの --allow-env で許可してください"
+                ),
+                &format!(
+                    "environment variable {list} is not allowed by the user: allow it in the settings' allow_env or with --allow-env on the command line"
+                ),
+            ),
+        )
+        .with_details(serde_json::json!({ "names": refused })));
+    }
+    Ok(requested.iter().cloned().collect())
+}
+
+/// The names the user allowed `${env.X}` to read: the command line's, then the settings'.
+pub(crate) fn user_allowed_env(ctx: &Context) -> Vec<String> {
+    let mut names = ctx.allow_env.clone();
+    if let Ok(settings) = crate::settings::load_settings(ctx) {
+        names.extend(settings.allow_env);
+    }
+    names
+}
+
 /// What a new run and a resumed one both need besides the plan text.
 struct Launch {
     vars: IndexMap<String, Json>,
@@ -444,20 +523,28 @@ fn execute(
         lang,
     } = launch;
     let prepared = prepare(ctx, text, lang)?;
-    vars.extend(input_vars(ctx, &inputs)?);
+    let named = input_vars(ctx, &inputs)?;
+    let named_files: Vec<PathBuf> = named
+        .values()
+        .filter_map(Json::as_str)
+        .map(PathBuf::from)
+        .collect();
+    vars.extend(named);
     if resume.is_none() {
         refuse_open_vars(&prepared, &vars, lang)?;
     }
     let (now, random) = now_and_random();
     let mut options = RunOptions::new(&ctx.workspace, now, random);
     options.designs_dir = ctx.designs_dir.clone();
+    options.paths = run_path_policy(ctx, &named_files, &runs_dir);
     options.runs_dir = runs_dir;
     options.vars = vars;
-    options.env_allow = allow_env.iter().cloned().collect();
+    let allow_env = allowed_env(ctx, &allow_env, lang)?;
     options.env = allow_env
         .iter()
         .filter_map(|name| std::env::var(name).ok().map(|v| (name.clone(), v)))
         .collect();
+    options.env_allow = allow_env;
     options.write = write;
     options.answers = answers;
     // The user's allowlist for network blocks, from their settings; never the plan's.
@@ -699,6 +786,7 @@ pub(crate) fn verify_plan(
     let (now, random) = now_and_random();
     let runs = ctx.workspace.join(".keiri").join("verify-runs");
     let mut options = RunOptions::new(&ctx.workspace, now, random);
+    options.paths = run_path_policy(ctx, &[], &runs);
     options.runs_dir = runs.clone();
     options.designs_dir = ctx.designs_dir.clone();
     options.cancel = cancel.child_token();

@@ -131,36 +131,64 @@ pub struct Settings {
     /// names, IP addresses or `*.example.com`. Empty: no network at all. A plan cannot widen it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub allow_hosts: Vec<String>,
+    /// Environment variable names `${env.X}` in a plan run may read (besides the command
+    /// line's `--allow-env`). Empty: none. A run request may narrow it, never widen it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub allow_env: Vec<String>,
 }
 
-/// Checks the allowlist: each entry a host name, an IP address or `*.` and a domain — no
-/// scheme, port, path or spaces (`https://a.example.com/x` is refused, not guessed at).
+/// Checks the allowlist with the runtime's own parser ([`keiri_run::allow_hosts`]): each entry
+/// a host, optionally with a scheme and a port (`api.example.com`, `https://api.example.com`,
+/// `127.0.0.1:8080`, `*.example.com`); no path. A top-level name alone (`com`, `*.com`) and
+/// link-local or metadata addresses are refused. Saved in the parser's normal form.
 fn allow_hosts(raw: &[String]) -> Result<Vec<String>, ApiError> {
     let mut hosts: Vec<String> = Vec::new();
     for entry in raw {
-        let host = entry.trim().to_ascii_lowercase();
-        if host.is_empty() {
+        if entry.trim().is_empty() {
             continue;
         }
-        let name = host.strip_prefix("*.").unwrap_or(&host);
-        let ok = !name.is_empty()
-            && !name.starts_with('.')
-            && !name.ends_with('.')
-            && name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-');
-        if !ok {
-            return Err(ApiError::new(
-                ErrorCode::InvalidRequest,
-                format!("allow_hosts: {entry:?} is not a host name (write api.example.com, 127.0.0.1 or *.example.com)"),
-            )
-            .with_details(serde_json::json!({"field": "allow_hosts", "value": entry})));
-        }
+        let host = keiri_run::allow_hosts::parse_allow_entry(entry)
+            .map_err(|reason| {
+                ApiError::new(
+                    ErrorCode::InvalidRequest,
+                    format!("allow_hosts: {entry:?}: {reason} (write api.example.com, https://api.example.com, 127.0.0.1:8080 or *.example.com)"),
+                )
+                .with_details(serde_json::json!({"field": "allow_hosts", "value": entry}))
+            })?
+            .to_text();
         if !hosts.contains(&host) {
             hosts.push(host);
         }
     }
     Ok(hosts)
+}
+
+/// Checks the environment variable names: each `[A-Za-z_][A-Za-z0-9_]*`, blanks dropped,
+/// duplicates once.
+fn allow_env(raw: &[String]) -> Result<Vec<String>, ApiError> {
+    let mut names: Vec<String> = Vec::new();
+    for entry in raw {
+        let name = entry.trim();
+        if name.is_empty() {
+            continue;
+        }
+        let ok = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !ok {
+            return Err(ApiError::new(
+                ErrorCode::InvalidRequest,
+                format!("allow_env: {entry:?} is not an environment variable name"),
+            )
+            .with_details(serde_json::json!({"field": "allow_env", "value": entry})));
+        }
+        if !names.iter().any(|n| n == name) {
+            names.push(name.to_string());
+        }
+    }
+    Ok(names)
 }
 
 /// Request of `settings_get` (no fields).
@@ -276,6 +304,9 @@ pub struct SettingsSaveRequest {
     pub workspace: Option<PathBuf>,
     #[serde(default)]
     pub allow_hosts: Vec<String>,
+    /// Absent or null: keep the saved list (the settings window does not show it).
+    #[serde(default)]
+    pub allow_env: Option<Vec<String>>,
     /// Absent or null: keep the stored key. Empty: delete it (from the keychain and the
     /// session). Otherwise: store it for `provider`, where `key_storage` says.
     #[serde(default)]
@@ -619,7 +650,10 @@ pub fn settings_save(
     ctx: &Context,
     req: SettingsSaveRequest,
 ) -> Result<SettingsGetResponse, ApiError> {
-    let settings = checked_settings(&req)?;
+    let mut settings = checked_settings(&req)?;
+    if req.allow_env.is_none() {
+        settings.allow_env = load_settings(ctx).map(|s| s.allow_env).unwrap_or_default();
+    }
     let path = settings_path(ctx)?;
     if let Some(key) = req.api_key.as_deref() {
         let account = settings
@@ -714,6 +748,7 @@ fn checked_settings(req: &SettingsSaveRequest) -> Result<Settings, ApiError> {
             .filter(|w| !w.as_os_str().is_empty())
             .cloned(),
         allow_hosts: allow_hosts(&req.allow_hosts)?,
+        allow_env: allow_env(req.allow_env.as_deref().unwrap_or_default())?,
     };
     let url = |field: &str, value: &Option<String>| -> Result<(), ApiError> {
         if let Some(v) = value {
@@ -798,6 +833,25 @@ const SYSTEM_DIRS: &[&str] = &[
     "C:\\ProgramData",
 ];
 
+/// Folders that hold everyone's (or the system's) files, refused as the workspace themselves
+/// though a project folder inside one is fine (`/tmp/book-closing`, `/home/sato/keiri`).
+const SHARED_DIRS: &[&str] = &[
+    "/var",
+    "/tmp",
+    "/var/tmp",
+    "/root",
+    "/home",
+    "/Users",
+    "/opt",
+    "/srv",
+    "/mnt",
+    "/media",
+    "/private",
+    "/private/tmp",
+    "/private/var",
+    "C:\\Users",
+];
+
 /// What makes `dir` unfit as the workspace, if anything: the file-system root, the home folder
 /// itself (every dotfile and key in reach), or a system folder or anything inside one. The
 /// workspace is the root every HTTP, MCP and agent path must stay inside, so it must be a
@@ -826,6 +880,9 @@ fn forbidden_workspace(dir: &Path, home: Option<&Path>) -> Option<&'static str> 
         if SYSTEM_DIRS
             .iter()
             .any(|sys| inside(candidate, Path::new(sys)))
+            || SHARED_DIRS
+                .iter()
+                .any(|shared| same(candidate, Path::new(shared)))
         {
             return Some("a system folder");
         }

@@ -125,7 +125,29 @@ impl GlobalArgs {
     }
 }
 
+/// A reader that went away (`keiri apply-patch … | head`) is not an error: the output it did
+/// not want is dropped and the process ends quietly with status 0, as `cat` and ripgrep do.
+/// Rust ignores SIGPIPE, so a write to a closed pipe fails with `BrokenPipe` and `println!`
+/// panics on it; this hook turns exactly that panic into the quiet exit (any other panic still
+/// reports as before).
+fn exit_quietly_on_broken_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if payload.starts_with("failed printing to std") && payload.contains("Broken pipe") {
+            std::process::exit(0);
+        }
+        default(info);
+    }));
+}
+
 fn main() -> ExitCode {
+    exit_quietly_on_broken_pipe();
     let cli = Cli::parse();
     match run(&cli) {
         Ok(code) => code,

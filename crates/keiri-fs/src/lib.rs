@@ -29,7 +29,9 @@ mod panic;
 mod write;
 
 pub use panic::catch_panic;
-pub use write::{LOCK_SUFFIX, Lock, TEMP_MARK, lock, sweep, write_atomic, write_new, write_unique};
+pub use write::{
+    LOCK_SUFFIX, Lock, TEMP_MARK, lock, sweep, try_lock, write_atomic, write_new, write_unique,
+};
 
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error)]

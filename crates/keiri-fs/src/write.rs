@@ -210,7 +210,13 @@ pub fn lock(path: &Path) -> Result<Lock, Error> {
         file: None,
     };
     match lock_file(&guard.lock_path, true).map_err(io_err("locking", &guard.lock_path))? {
-        FileLock::Held(file) => guard.file = Some(file),
+        FileLock::Held(file) => {
+            guard.file = Some(file);
+            // Holding the lock, no live writer of this target exists, so its temp files are
+            // what killed writers left: each write of a target sweeps its own leftovers, and a
+            // killed `keiri run --write` never leaves them behind for good.
+            remove_temps(parent_dir(path), &owner);
+        }
         // Without advisory locks only this process is kept in order; the comparison before the
         // rename still catches other writers.
         FileLock::Busy | FileLock::Unsupported => {
@@ -218,6 +224,33 @@ pub fn lock(path: &Path) -> Result<Lock, Error> {
         }
     }
     Ok(guard)
+}
+
+/// Takes the write lock of `path` if nobody holds it, in this process or another; `None` when
+/// someone does (or the file system has no advisory locks, so liveness cannot be told).
+pub fn try_lock(path: &Path) -> Result<Option<Lock>, Error> {
+    let owner = owner_name(path)?;
+    let key = local_key(path);
+    {
+        let mut paths = held().paths.lock().unwrap_or_else(PoisonError::into_inner);
+        if paths.contains(&key) {
+            return Ok(None);
+        }
+        paths.insert(key.clone());
+    }
+    let mut guard = Lock {
+        path: path.to_path_buf(),
+        key,
+        lock_path: parent_dir(path).join(lock_name(&owner)),
+        file: None,
+    };
+    match lock_file(&guard.lock_path, false).map_err(io_err("locking", &guard.lock_path))? {
+        FileLock::Held(file) => {
+            guard.file = Some(file);
+            Ok(Some(guard))
+        }
+        FileLock::Busy | FileLock::Unsupported => Ok(None),
+    }
 }
 
 impl Drop for Lock {
@@ -416,6 +449,19 @@ pub fn write_unique(
     })
 }
 
+/// Removes the temp files of target `owner` in `dir` (the caller holds its lock).
+fn remove_temps(dir: &Path, owner: &str) {
+    let prefix = format!(".{owner}{TEMP_MARK}");
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if entry.file_name().to_string_lossy().starts_with(&prefix) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// Removes the temp and lock files that killed writers left in `dir` (see the module
 /// documentation) and returns how many were removed. A missing directory has none. Files of a
 /// target whose lock is held right now are left alone: their writer is alive.
@@ -557,6 +603,24 @@ mod tests {
     }
 
     #[test]
+    fn a_write_removes_the_temp_files_a_killed_writer_of_its_target_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let put = |name: &str| {
+            let mut f = File::create(dir.path().join(name)).unwrap();
+            f.write_all(b"partial").unwrap();
+        };
+        put(".report.xlsx.keiri-tmp-dead0001");
+        put(".report.xlsx.keiri-tmp-dead0002");
+        put(".other.xlsx.keiri-tmp-dead0003");
+        write_atomic(&dir.path().join("report.xlsx"), b"new").unwrap();
+        // The other target's leftover waits for its own write (or a sweep).
+        assert_eq!(
+            names(dir.path()),
+            [".other.xlsx.keiri-tmp-dead0003", "report.xlsx"]
+        );
+    }
+
+    #[test]
     fn sweep_removes_leftovers_of_dead_writers_only() {
         let dir = tempfile::tempdir().unwrap();
         let put = |name: &str| {
@@ -567,10 +631,11 @@ mod tests {
         put(".a.txt.keiri-tmp-dead0001");
         put(".a.txt.keiri-lock");
         put(".b.txt.keiri-tmp-dead0002");
-        put(".c.txt.keiri-tmp-live0003");
         put(".other.tmp");
-        // A live writer of c.txt holds its lock: its temp file stays.
+        // A live writer of c.txt holds its lock (taken before it creates its temp file): its
+        // temp file stays.
         let live = lock(&dir.path().join("c.txt")).unwrap();
+        put(".c.txt.keiri-tmp-live0003");
         let removed = sweep(dir.path()).unwrap();
         assert_eq!(
             names(dir.path()),

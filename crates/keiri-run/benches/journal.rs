@@ -91,6 +91,7 @@ fn call(registry: &Registry, dir: &Path, id: &str, inputs: Inputs) -> Result<Out
     let ctx = BlockContext {
         node_id: id,
         base_dir: dir,
+        paths: &keiri_fs::PathPolicy::trusted(dir),
         out_dir: &out_dir,
         cancel: &cancel,
         write: false,

@@ -51,6 +51,9 @@ pub enum ErrorCode {
     /// A network block was asked to reach a host that is not on the run's allowlist
     /// ([`BlockContext::allow_hosts`]), directly or through a redirect.
     HostNotAllowed,
+    /// A path the plan names is outside the roots of the surface that started the run, or
+    /// denied there (`.env`, key files, `--deny` globs) ([`BlockContext::paths`]).
+    PathDenied,
     /// An append-only, hash-chained log (`control.audit_log`) no longer verifies: a line was
     /// changed, removed or inserted. Nothing is appended to it.
     AuditChainBroken,
@@ -79,6 +82,7 @@ impl ErrorCode {
             ErrorCode::AwaitingInput => "AWAITING_INPUT",
             ErrorCode::HostNotAllowed => "HOST_NOT_ALLOWED",
             ErrorCode::AuditChainBroken => "AUDIT_CHAIN_BROKEN",
+            ErrorCode::PathDenied => "PATH_DENIED",
             ErrorCode::Llm(code) => code,
         }
     }
@@ -140,6 +144,9 @@ pub struct BlockContext<'a> {
     /// The node's own output directory inside the run directory; every file a block
     /// writes goes here (never beside its inputs).
     pub out_dir: &'a Path,
+    /// Where the paths the plan names may lead ([`crate::RunOptions::paths`]): every read and
+    /// every `--write` goes through [`crate::paths`].
+    pub paths: &'a keiri_fs::PathPolicy,
     /// Cancelled when the run is cancelled or the node times out; long loops check it.
     pub cancel: &'a CancellationToken,
     /// The user allowed writes outside the run directory (`keiri run --write`): only then
@@ -186,14 +193,35 @@ pub struct LlmCall {
     pub error: Option<String>,
 }
 
-/// The channel a block reports its [`LlmCall`]s on (the engine drains it as the block runs);
-/// [`CallSink::none`] drops them.
+/// A redirect a network block was answered with, and what it did about it: the run's events
+/// record each one (`redirect`), so a person sees where a request was sent on to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Redirect {
+    /// The URL that answered with the redirect (`scheme://host:port/path`, no query).
+    pub from: String,
+    /// Where it pointed (same form).
+    pub to: String,
+    pub followed: bool,
+    /// `allowed` (on the allowlist), `not_allowed`, `downgrade` (https to http),
+    /// `too_many` or `disabled` (`follow_redirects: false`).
+    pub reason: String,
+}
+
+/// What a block reports while it runs, besides its result.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Note {
+    Llm(LlmCall),
+    Redirect(Redirect),
+}
+
+/// The channel a block reports its [`LlmCall`]s and [`Redirect`]s on (the engine drains it as
+/// the block runs); [`CallSink::none`] drops them.
 #[derive(Debug, Clone, Default)]
-pub struct CallSink(Option<std::sync::mpsc::Sender<LlmCall>>);
+pub struct CallSink(Option<std::sync::mpsc::Sender<Note>>);
 
 impl CallSink {
-    /// A sink and the receiving end its calls arrive at.
-    pub fn channel() -> (CallSink, std::sync::mpsc::Receiver<LlmCall>) {
+    /// A sink and the receiving end its notes arrive at.
+    pub fn channel() -> (CallSink, std::sync::mpsc::Receiver<Note>) {
         let (tx, rx) = std::sync::mpsc::channel();
         (CallSink(Some(tx)), rx)
     }
@@ -204,9 +232,17 @@ impl CallSink {
     }
 
     pub fn record(&self, call: LlmCall) {
+        self.note(Note::Llm(call));
+    }
+
+    pub fn redirect(&self, redirect: Redirect) {
+        self.note(Note::Redirect(redirect));
+    }
+
+    fn note(&self, note: Note) {
         if let Some(tx) = &self.0 {
             // The engine stops listening once the node ended (timeout): nothing to do then.
-            let _ = tx.send(call);
+            let _ = tx.send(note);
         }
     }
 }

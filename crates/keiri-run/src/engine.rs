@@ -61,6 +61,10 @@ pub struct RunOptions {
     pub base_dir: PathBuf,
     /// Registered plans for subflow calls (`<workspace>/designs`).
     pub designs_dir: PathBuf,
+    /// Where the paths a plan names may lead: the roots and deny globs of the surface that
+    /// started the run ([`crate::paths`]). [`RunOptions::new`] trusts any path (a program
+    /// embedding the runtime); keiri-api always sets the surface's policy.
+    pub paths: keiri_fs::PathPolicy,
     /// Vars that override the plan's `vars` (`--var`, `--vars-file`, `--input`).
     pub vars: IndexMap<String, Json>,
     /// Environment variable names `${env.X}` may read.
@@ -95,6 +99,7 @@ impl RunOptions {
             runs_dir: workspace.join("runs"),
             base_dir: workspace.to_path_buf(),
             designs_dir: workspace.join("designs"),
+            paths: keiri_fs::PathPolicy::trusted(workspace),
             vars: IndexMap::new(),
             env_allow: BTreeSet::new(),
             env: HashMap::new(),
@@ -153,6 +158,7 @@ pub fn run(
     let (dir, state, resumed) = match &options.resume {
         Some(run_id) => {
             let dir = RunDir::open(&options.runs_dir, &plan.id, run_id)?;
+            dir.claim();
             let mut state = RunState::load(dir.path())?;
             dir.clean_staging()?;
             // Only finished nodes are kept; failed and skipped ones run again.
@@ -172,6 +178,8 @@ pub fn run(
         None => {
             let run_id = records::new_run_id(options.now, options.random);
             let dir = RunDir::create(&options.runs_dir, &plan.id, &run_id)?;
+            dir.claim();
+            records::clean_killed_runs(&options.runs_dir, &plan.id);
             let state = RunState {
                 run_id,
                 plan_id: plan.id.clone(),
@@ -203,6 +211,7 @@ pub fn run(
         registry,
         options,
         env_allow,
+        secrets: crate::secrets::Secrets::new(options.env.values()),
         sink,
         dir: &dir,
         state: Mutex::new(state),
@@ -261,9 +270,9 @@ pub fn run(
         plan_id: plan.id.clone(),
         run_dir: dir.path().to_path_buf(),
         status,
-        failures: result.failures,
+        failures: runner.secrets.redact_failures(result.failures),
         nodes: result.statuses,
-        paused: result.paused,
+        paused: runner.secrets.redact_failures(result.paused),
     })
 }
 
@@ -497,6 +506,8 @@ struct Runner<'a> {
     registry: &'a Registry,
     options: &'a RunOptions,
     env_allow: BTreeSet<String>,
+    /// The `${env.X}` values, redacted from everything recorded or reported.
+    secrets: crate::secrets::Secrets,
     sink: EventSink<'a>,
     dir: &'a RunDir,
     state: Mutex<RunState>,
@@ -537,6 +548,7 @@ impl<'a> Runner<'a> {
     }
 
     fn emit(&self, event: Event) {
+        let event = self.secrets.redact_event(&event);
         if let Err(e) = self.dir.append_event(&event) {
             self.note_record_error(e);
         }
@@ -746,7 +758,8 @@ impl<'a> Runner<'a> {
         });
     }
 
-    fn record_state(&self, node: &str, node_state: NodeState) {
+    fn record_state(&self, node: &str, mut node_state: NodeState) {
+        node_state.error = node_state.error.map(|f| self.secrets.redact_failure(f));
         let snapshot = {
             let mut state = self.lock_state();
             state.nodes.insert(node.to_string(), node_state);
@@ -806,7 +819,10 @@ impl<'a> Runner<'a> {
                         .map(|(k, v)| (k.clone(), records::summarize(v)))
                         .collect();
                     if frame.top.is_some() {
-                        match self.dir.save_outputs(&node.id, &outputs) {
+                        match self
+                            .dir
+                            .save_outputs(&node.id, &self.secrets.redact_outputs(&outputs))
+                        {
                             Ok(files) => self.record_state(
                                 &node.id,
                                 NodeState {
@@ -857,6 +873,7 @@ impl<'a> Runner<'a> {
                             | ErrorCode::SubflowCycle
                             | ErrorCode::SubflowNotFound
                             | ErrorCode::HostNotAllowed
+                            | ErrorCode::PathDenied
                             | ErrorCode::AuditChainBroken
                     ) && !self.options.cancel.is_cancelled();
                     let retrying = retryable && attempt < attempts;
@@ -951,6 +968,7 @@ impl<'a> Runner<'a> {
         let thread_token = token.clone();
         let node_id = qid.to_string();
         let base_dir = self.options.base_dir.clone();
+        let paths = self.options.paths.clone();
         let write = self.options.write;
         let answer = self.options.answers.get(qid).cloned();
         let allow_hosts = self.options.allow_hosts.clone();
@@ -966,6 +984,7 @@ impl<'a> Runner<'a> {
                 let ctx = BlockContext {
                     node_id: &node_id,
                     base_dir: &base_dir,
+                    paths: &paths,
                     out_dir: &out_dir,
                     cancel: &thread_token,
                     write,
@@ -988,10 +1007,16 @@ impl<'a> Runner<'a> {
         let deadline = timeout_ms.map(Duration::from_millis);
         // The block's model calls, recorded as they happen (a long extraction shows progress).
         let record_calls = || {
-            while let Ok(call) = call_rx.try_recv() {
-                self.emit(Event::LlmCall {
-                    node: qid.to_string(),
-                    call,
+            while let Ok(note) = call_rx.try_recv() {
+                self.emit(match note {
+                    crate::block::Note::Llm(call) => Event::LlmCall {
+                        node: qid.to_string(),
+                        call,
+                    },
+                    crate::block::Note::Redirect(redirect) => Event::Redirect {
+                        node: qid.to_string(),
+                        redirect,
+                    },
                 });
             }
         };
@@ -1344,6 +1369,8 @@ fn nested_failure(qid: &str, inner: &NodeFailure) -> BlockError {
         ErrorCode::ExprInvalid,
         ErrorCode::SubflowNotFound,
         ErrorCode::SubflowCycle,
+        ErrorCode::HostNotAllowed,
+        ErrorCode::PathDenied,
     ]
     .into_iter()
     .find(|c| c.as_str() == inner.code)

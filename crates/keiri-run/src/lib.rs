@@ -35,11 +35,14 @@ macro_rules! builtin {
     };
 }
 
+pub mod allow_hosts;
 pub mod block;
 pub mod blocks;
 pub mod engine;
 pub mod jp;
+pub mod paths;
 pub mod records;
+pub mod secrets;
 pub mod state;
 pub mod value;
 

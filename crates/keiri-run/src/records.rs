@@ -121,6 +121,11 @@ pub enum Event {
         node: String,
         call: crate::block::LlmCall,
     },
+    /// A network block was answered with a redirect: where to, and whether it was followed.
+    Redirect {
+        node: String,
+        redirect: crate::block::Redirect,
+    },
     RunFinish {
         status: crate::state::RunStatus,
         duration_ms: u64,
@@ -162,6 +167,31 @@ pub fn file_stem(name: &str) -> String {
 pub struct RunDir {
     root: PathBuf,
     events: Mutex<()>,
+    /// Held while a run works in this directory ([`RunDir::claim`]), so that another run can
+    /// tell a live run's `staging/` from a killed one's ([`clean_killed_runs`]).
+    live: Mutex<Option<keiri_fs::Lock>>,
+}
+
+/// The name whose keiri-fs lock marks a run as live (`.live.keiri-lock` in its directory).
+const LIVE: &str = "live";
+
+/// Removes the `staging/` folders that killed runs of `plan_id` left in `runs_dir`: a run
+/// whose live lock can be taken is not running, so its staging is debris. Called when a run
+/// starts; a resume cleans its own run ([`RunDir::clean_staging`]).
+pub fn clean_killed_runs(runs_dir: &Path, plan_id: &str) {
+    let Ok(entries) = std::fs::read_dir(runs_dir.join(file_stem(plan_id))) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let dir = entry.path();
+        let staging = dir.join("staging");
+        if !staging.is_dir() {
+            continue;
+        }
+        if let Ok(Some(_idle)) = keiri_fs::try_lock(&dir.join(LIVE)) {
+            let _ = std::fs::remove_dir_all(&staging);
+        }
+    }
 }
 
 impl RunDir {
@@ -173,6 +203,7 @@ impl RunDir {
         Ok(RunDir {
             root,
             events: Mutex::new(()),
+            live: Mutex::new(None),
         })
     }
 
@@ -186,11 +217,21 @@ impl RunDir {
         Ok(RunDir {
             root,
             events: Mutex::new(()),
+            live: Mutex::new(None),
         })
     }
 
     pub fn path(&self) -> &Path {
         &self.root
+    }
+
+    /// Marks the run as live for as long as this `RunDir` exists (see [`clean_killed_runs`]).
+    /// Best effort: where the file system has no advisory locks, nothing is marked and only
+    /// the run's own resume cleans its staging.
+    pub fn claim(&self) {
+        if let Ok(Some(lock)) = keiri_fs::try_lock(&self.root.join(LIVE)) {
+            *self.live.lock().unwrap_or_else(|p| p.into_inner()) = Some(lock);
+        }
     }
 
     /// Where the files of a node's block go (`files/<node>`; nested nodes below their loop).

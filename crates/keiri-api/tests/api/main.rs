@@ -16,6 +16,7 @@ mod stream;
 mod surface;
 mod tools;
 mod upload;
+mod walls;
 mod workbook;
 
 /// The tests' way to call the async API from a plain `#[test]`: on a runtime of its own, as a

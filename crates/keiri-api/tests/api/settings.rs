@@ -79,21 +79,34 @@ fn the_network_allowlist_is_saved_cleaned_and_reaches_a_run() {
     assert_eq!(refused["status"], "failed", "{refused:#}");
     assert_eq!(refused["failures"][0]["code"], "HOST_NOT_ALLOWED");
 
-    let saved = save(
+    // The host without the server's port: only ports 80 and 443 of it, so still refused.
+    save(
         &f.ctx,
-        json!({"provider": "none", "allow_hosts": [" 127.0.0.1 ", "", "*.Slack.com", "127.0.0.1"]}),
+        json!({"provider": "none", "allow_hosts": ["127.0.0.1"]}),
     )
     .unwrap();
-    assert_eq!(saved["allow_hosts"], json!(["127.0.0.1", "*.slack.com"]));
+    assert_eq!(run()["failures"][0]["code"], "HOST_NOT_ALLOWED");
+
+    let local = format!("127.0.0.1:{port}");
+    let saved = save(
+        &f.ctx,
+        json!({"provider": "none", "allow_hosts": [format!(" {local} "), "", "*.Slack.com", local]}),
+    )
+    .unwrap();
+    assert_eq!(saved["allow_hosts"], json!([local, "*.slack.com"]));
     let allowed = run();
     assert_eq!(allowed["status"], "finished", "{allowed:#}");
 
     for bad in [
-        "https://hooks.slack.com",
+        "ftp://hooks.slack.com",
         "a b",
         "*.",
         "example.com/x",
-        "host:443",
+        "host:http",
+        "com",
+        "*.com",
+        "169.254.169.254",
+        "[fe80::1]",
     ] {
         let err = save(&f.ctx, json!({"provider": "none", "allow_hosts": [bad]})).unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidRequest, "{bad}");
@@ -101,7 +114,7 @@ fn the_network_allowlist_is_saved_cleaned_and_reaches_a_run() {
     }
     // A refused save changes nothing.
     let got = crate::support::call(&f.ctx, "settings_get", json!({})).unwrap();
-    assert_eq!(got["allow_hosts"], json!(["127.0.0.1", "*.slack.com"]));
+    assert_eq!(got["allow_hosts"], json!([local, "*.slack.com"]));
 }
 
 #[test]
@@ -405,7 +418,7 @@ fn settings_are_checked_before_anything_is_saved() {
 #[test]
 fn the_root_and_system_folders_are_refused_as_workspace_and_nothing_is_saved() {
     let f = fixture();
-    for dir in ["/", "/etc", "/usr"] {
+    for dir in ["/", "/etc", "/usr", "/var", "/tmp", "/root"] {
         let err = save(&f.ctx, json!({"provider": "none", "workspace": dir})).unwrap_err();
         assert_eq!(err.code, ErrorCode::WorkspaceNotAllowed, "{dir}");
         assert_eq!(err.details.unwrap()["field"], json!("workspace"));

@@ -161,6 +161,18 @@ fn describe(event: &RunEvent) -> (&str, String, Line) {
             format!("? {node} waiting for an answer: {message_en}"),
             Line::End,
         ),
+        E::Redirect { node, redirect } => {
+            let done = if redirect.followed {
+                "followed"
+            } else {
+                "not followed"
+            };
+            let text = format!(
+                "  ↳ {node} redirect {} → {}: {done} ({})",
+                redirect.from, redirect.to, redirect.reason
+            );
+            (node, text, Line::Note)
+        }
         E::RunFinish { status, .. } => ("", format!("run {}", status.as_str()), Line::Note),
     }
 }
@@ -231,6 +243,11 @@ pub fn run(
     json: bool,
     runtime: &tokio::runtime::Runtime,
 ) -> anyhow::Result<ExitCode> {
+    // The names the user allowed on the command line belong to the context, not to the
+    // request: a request may only narrow the user's list.
+    let mut own = ctx.clone();
+    own.allow_env.extend(args.allow_env.iter().cloned());
+    let ctx = &own;
     let vars = vars(args)?;
     let inputs = inputs(args)?;
     let given = match &args.answers {
@@ -264,7 +281,7 @@ pub fn run(
                 plan_id: None,
                 vars: vars.clone(),
                 inputs: inputs.clone(),
-                allow_env: args.allow_env.clone(),
+                allow_env: Vec::new(),
                 write: args.write,
                 answers,
                 runs_dir: runs_dir.clone(),
@@ -285,7 +302,7 @@ pub fn run(
                     yaml: None,
                     vars: vars.clone(),
                     inputs: inputs.clone(),
-                    allow_env: args.allow_env.clone(),
+                    allow_env: Vec::new(),
                     write: args.write,
                     runs_dir: runs_dir.clone(),
                     lang: Some(ctx.lang),

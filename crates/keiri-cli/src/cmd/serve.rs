@@ -331,7 +331,7 @@ fn error_response(err: ApiError) -> Response {
         ErrorCode::InvalidRequest | ErrorCode::InvalidArgument | ErrorCode::YamlParse => {
             StatusCode::BAD_REQUEST
         }
-        ErrorCode::PathDenied => StatusCode::FORBIDDEN,
+        ErrorCode::PathDenied | ErrorCode::EnvNotAllowed => StatusCode::FORBIDDEN,
         ErrorCode::NotFound => StatusCode::NOT_FOUND,
         ErrorCode::AlreadyExists | ErrorCode::ChangeConflict | ErrorCode::SessionBusy => {
             StatusCode::CONFLICT

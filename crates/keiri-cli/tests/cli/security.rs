@@ -919,3 +919,37 @@ fn the_cli_reads_a_file_the_user_names_anywhere_unless_given_a_root() {
     assert!(text.contains("PATH_DENIED"), "{text}");
     assert!(!text.contains("INV-001"), "{text}");
 }
+
+/// `keiri --json catalog | head -c 16`: the reader closes the pipe after a few bytes of an
+/// answer far larger than a pipe's buffer; keiri ends quietly with status 0 instead of
+/// panicking (status 101) on the broken pipe.
+#[test]
+fn a_closed_stdout_pipe_is_a_quiet_exit_not_a_panic() {
+    let ws = tempfile::tempdir().unwrap();
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("keiri"))
+        .arg("--workspace")
+        .arg(ws.path())
+        .arg("--catalog")
+        .arg(catalog_dir())
+        .env("KEIRI_CONFIG_DIR", super::test_config_dir(ws.path()))
+        .arg("--json")
+        .arg("catalog")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 16];
+    stdout.read_exact(&mut first).unwrap();
+    drop(stdout);
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

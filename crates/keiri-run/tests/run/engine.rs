@@ -591,6 +591,36 @@ fn env_references_need_the_allowlist() {
 }
 
 #[test]
+fn env_values_are_redacted_from_the_records() {
+    // The value reaches the node, but no file of the run holds it: node outputs are read back
+    // by `run_output` callers (HTTP, MCP), who must not learn the user's secrets.
+    let yaml = "id: envred\ngraph:\n  - {id: e, block: t.const, in: {value: {auth: \"Bearer ${env.KEIRI_TEST_TOKEN}\", list: [\"${env.KEIRI_TEST_TOKEN}\"]}}}\n";
+    let ws = ws();
+    let mut opts = options(ws.path());
+    opts.env
+        .insert("KEIRI_TEST_TOKEN".into(), "sk-live-0123456789".into());
+    opts.env_allow.insert("KEIRI_TEST_TOKEN".into());
+    let r = run_with(yaml, &opts);
+    assert_eq!(
+        r.output("e", "value"),
+        json!({"auth": "Bearer (redacted)", "list": ["(redacted)"]})
+    );
+    let mut dirs = vec![r.outcome.run_dir.clone()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("dir").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                let text =
+                    String::from_utf8_lossy(&std::fs::read(&path).expect("read")).into_owned();
+                assert!(!text.contains("sk-live-0123456789"), "{path:?}: {text}");
+            }
+        }
+    }
+}
+
+#[test]
 fn records_hold_events_outputs_and_state() {
     let ws = ws();
     let yaml =

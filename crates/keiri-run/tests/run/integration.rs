@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use keiri_run::block::{BlockError, ErrorCode};
 use serde_json::{Value as Json, json};
 
-use crate::matching::{run_block, run_block_in, run_block_with};
+use crate::matching::{run_block, run_block_in, run_block_noted, run_block_with};
 
 // ---------------------------------------------------------------------------------------
 // A local HTTP server
@@ -135,6 +135,15 @@ fn handle(stream: TcpStream, port: u16, log: &Mutex<Vec<Seen>>) {
             format!("Location: http://localhost:{port}/echo\r\n"),
             Vec::new(),
         ),
+        "/redirect-to" => (
+            "302 Found",
+            "text/plain",
+            format!(
+                "Location: {}\r\n",
+                seen.path.split_once("?u=").map_or("", |(_, u)| u)
+            ),
+            Vec::new(),
+        ),
         "/missing" => (
             "404 Not Found",
             "text/plain; charset=utf-8",
@@ -174,8 +183,9 @@ fn handle(stream: TcpStream, port: u16, log: &Mutex<Vec<Seen>>) {
     let _ = stream.write_all(&payload);
 }
 
-fn local() -> Vec<String> {
-    vec!["127.0.0.1".to_string()]
+/// The allowlist entry of the local server: its host and its port.
+fn local(server: &Server) -> Vec<String> {
+    vec![format!("127.0.0.1:{}", server.port)]
 }
 
 fn call(id: &str, inputs: Json, allow: &[String]) -> Result<Json, BlockError> {
@@ -194,7 +204,7 @@ fn http_request_calls_an_allowed_host_and_parses_the_answer() {
         "http.request",
         json!({"url": server.url("/echo"), "query": {"取引先": "山田商事", "月": 3, "区分": ["課税", "非課税"]},
                "headers": {"Authorization": "Bearer t0ken"}}),
-        &local(),
+        &local(&server),
     )
     .unwrap();
     assert_eq!(out["status"], 200);
@@ -210,7 +220,7 @@ fn http_request_calls_an_allowed_host_and_parses_the_answer() {
     let out = call(
         "http.request",
         json!({"method": "POST", "url": server.url("/echo"), "body": {"仕訳": [{"借方": "旅費交通費", "金額": 3480}]}}),
-        &local(),
+        &local(&server),
     )
     .unwrap();
     assert_eq!(out["body"]["content_type"], "application/json");
@@ -221,7 +231,7 @@ fn http_request_calls_an_allowed_host_and_parses_the_answer() {
     let out = call(
         "http.request",
         json!({"method": "PUT", "url": server.url("/echo"), "body": "締め完了"}),
-        &local(),
+        &local(&server),
     )
     .unwrap();
     assert_eq!(
@@ -241,7 +251,7 @@ fn http_request_calls_an_allowed_host_and_parses_the_answer() {
     let out = call(
         "http.request",
         json!({"url": server.url("/sjis")}),
-        &local(),
+        &local(&server),
     )
     .unwrap();
     assert_eq!(out["body"], "請求書 3月分 ￥110,000");
@@ -259,7 +269,7 @@ fn http_request_calls_an_allowed_host_and_parses_the_answer() {
     let out = call(
         "http.request",
         json!({"url": server.url("/hook")}),
-        &local(),
+        &local(&server),
     )
     .unwrap();
     assert_eq!(out["headers"]["set-cookie"], "(redacted)");
@@ -272,13 +282,24 @@ fn http_request_refuses_hosts_that_are_not_allowed() {
     // (allowlist, url): none of these may connect.
     let cases: Vec<(Vec<String>, String)> = vec![
         (vec![], server.url("/echo")),
+        // The host without the port: only ports 80 and 443 of it.
+        (vec!["127.0.0.1".into()], server.url("/echo")),
+        (
+            vec!["localhost".into()],
+            format!("http://localhost:{}/echo", server.port),
+        ),
+        // The right port under another scheme.
+        (
+            vec![format!("https://127.0.0.1:{}", server.port)],
+            server.url("/echo"),
+        ),
         (
             vec!["127.0.0.2".into(), "example.com".into()],
             server.url("/echo"),
         ),
         (vec!["*.0.0.1".into()], server.url("/echo")),
         (
-            vec!["127.0.0.1".into()],
+            local(&server),
             format!("http://localhost:{}/echo", server.port),
         ),
     ];
@@ -309,12 +330,15 @@ fn http_request_refuses_hosts_that_are_not_allowed() {
     let err = call(
         "http.request",
         json!({"url": server.url("/redirect-other")}),
-        &local(),
+        &local(&server),
     )
     .unwrap_err();
     assert_eq!(err.code, ErrorCode::HostNotAllowed, "{err}");
     assert!(
-        err.message_en.contains("redirect to host localhost"),
+        err.message_en.contains(&format!(
+            "redirect to host http://localhost:{}",
+            server.port
+        )),
         "{}",
         err.message_en
     );
@@ -326,6 +350,59 @@ fn http_request_refuses_hosts_that_are_not_allowed() {
             .collect::<Vec<_>>(),
         ["/redirect-other"]
     );
+}
+
+#[test]
+fn http_request_redirects_only_within_the_allowlist_and_records_each_decision() {
+    let (a, b) = (Server::start(), Server::start());
+    let to_b = a.url(&format!("/redirect-to?u=http://127.0.0.1:{}/echo", b.port));
+    let dir = tempfile::tempdir().unwrap();
+    let redirects = |notes: Vec<keiri_run::block::Note>| -> Vec<(bool, String)> {
+        notes
+            .into_iter()
+            .filter_map(|n| match n {
+                keiri_run::block::Note::Redirect(r) => Some((r.followed, r.reason)),
+                keiri_run::block::Note::Llm(_) => None,
+            })
+            .collect()
+    };
+
+    // Only a's port is allowed: the redirect to b's port is refused, b never sees a request.
+    let (result, notes) =
+        run_block_noted("http.request", dir.path(), json!({"url": to_b}), &local(&a));
+    let err = result.unwrap_err();
+    assert_eq!(err.code, ErrorCode::HostNotAllowed, "{err}");
+    assert!(
+        err.message_en
+            .contains(&format!("redirect to host http://127.0.0.1:{}", b.port)),
+        "{}",
+        err.message_en
+    );
+    assert!(b.seen().is_empty(), "{:?}", b.seen());
+    assert_eq!(redirects(notes), [(false, "not_allowed".to_string())]);
+
+    // Both allowed: followed, and recorded as followed.
+    let both = [local(&a), local(&b)].concat();
+    let (result, notes) = run_block_noted("http.request", dir.path(), json!({"url": to_b}), &both);
+    assert_eq!(result.unwrap()["body"]["path"], "/echo");
+    assert_eq!(b.seen().len(), 1);
+    assert_eq!(redirects(notes), [(true, "allowed".to_string())]);
+
+    // follow_redirects: false answers with the redirect itself.
+    let (result, notes) = run_block_noted(
+        "http.request",
+        dir.path(),
+        json!({"url": to_b, "follow_redirects": false, "expected_status": [302]}),
+        &both,
+    );
+    let out = result.unwrap();
+    assert_eq!(out["status"], 302);
+    assert_eq!(
+        out["headers"]["location"],
+        format!("http://127.0.0.1:{}/echo", b.port)
+    );
+    assert_eq!(b.seen().len(), 1);
+    assert_eq!(redirects(notes), [(false, "disabled".to_string())]);
 }
 
 #[test]
@@ -367,7 +444,7 @@ fn http_request_bounds_status_size_and_time() {
         ),
     ];
     for (inputs, want) in cases {
-        match call("http.request", inputs.clone(), &local()) {
+        match call("http.request", inputs.clone(), &local(&server)) {
             Err(e) => assert_eq!(e.code, want, "{inputs}: {e}"),
             Ok(out) => panic!("{inputs} should fail with {want:?}, got {out}"),
         }
@@ -375,7 +452,7 @@ fn http_request_bounds_status_size_and_time() {
     let err = call(
         "http.request",
         json!({"url": server.url("/missing")}),
-        &local(),
+        &local(&server),
     )
     .unwrap_err();
     assert!(
@@ -387,7 +464,7 @@ fn http_request_bounds_status_size_and_time() {
     let out = call(
         "http.request",
         json!({"url": server.url("/missing"), "expected_status": [200, 404]}),
-        &local(),
+        &local(&server),
     )
     .unwrap();
     assert_eq!(
@@ -444,7 +521,7 @@ fn notify_send_posts_to_slack_and_teams_webhooks_on_allowed_hosts() {
             json!({"channel": channel, "subject": "支払予定", "body": "3/31 支払 12 件 ¥4,620,000",
                    "webhook_url": server.url("/hook")}),
             false,
-            &local(),
+            &local(&server),
         )
         .unwrap();
         assert_eq!(out, json!({"sent": true, "message_id": null}));
@@ -492,7 +569,7 @@ fn notify_send_posts_to_slack_and_teams_webhooks_on_allowed_hosts() {
         json!({"channel": "teams", "body": "x", "webhook_url": "file:///etc/passwd"}),
     ];
     for inputs in cases {
-        let err = call("notify.send", inputs.clone(), &local()).unwrap_err();
+        let err = call("notify.send", inputs.clone(), &local(&server)).unwrap_err();
         assert_eq!(err.code, ErrorCode::InputInvalid, "{inputs}: {err}");
     }
 }

@@ -68,7 +68,28 @@ pub(crate) fn run_block_llm(
     Result<Json, keiri_run::block::BlockError>,
     Vec<keiri_run::block::LlmCall>,
 ) {
-    run_block_full(id, dir, inputs, false, None, &[], llm)
+    let (result, notes) = run_block_full(id, dir, inputs, false, None, &[], llm);
+    let calls = notes
+        .into_iter()
+        .filter_map(|n| match n {
+            keiri_run::block::Note::Llm(call) => Some(call),
+            keiri_run::block::Note::Redirect(_) => None,
+        })
+        .collect();
+    (result, calls)
+}
+
+/// [`run_block_in`] with what the block reported besides its result (redirect decisions).
+pub(crate) fn run_block_noted(
+    id: &str,
+    dir: &std::path::Path,
+    inputs: Json,
+    allow_hosts: &[String],
+) -> (
+    Result<Json, keiri_run::block::BlockError>,
+    Vec<keiri_run::block::Note>,
+) {
+    run_block_full(id, dir, inputs, false, None, allow_hosts, None)
 }
 
 #[allow(clippy::type_complexity)]
@@ -82,7 +103,7 @@ fn run_block_full(
     llm: Option<&keiri_llm::Llm>,
 ) -> (
     Result<Json, keiri_run::block::BlockError>,
-    Vec<keiri_run::block::LlmCall>,
+    Vec<keiri_run::block::Note>,
 ) {
     let registry = Registry::builtins();
     let block = registry
@@ -95,6 +116,7 @@ fn run_block_full(
     let ctx = BlockContext {
         node_id: "node",
         base_dir: dir,
+        paths: &keiri_fs::PathPolicy::trusted(dir),
         out_dir: &out_dir,
         cancel: &cancel,
         write,

@@ -60,7 +60,7 @@ fn read_csv_table(
 ) -> Result<CsvRead, BlockError> {
     use std::io::{Seek, SeekFrom};
     let choice = encoding_choice(encoding)?;
-    let full = resolve(ctx, path);
+    let full = resolve(ctx, path)?;
     let mut file = std::fs::File::open(&full).map_err(|e| not_found(&full, &e))?;
     let size = file.metadata().map_err(|e| not_found(&full, &e))?.len();
     if size > MAX_FILE_BYTES {
@@ -431,6 +431,7 @@ mod tests {
         let ctx = BlockContext {
             node_id: "read",
             base_dir: dir.path(),
+            paths: &keiri_fs::PathPolicy::trusted(dir.path()),
             out_dir: dir.path(),
             cancel: &cancel,
             write: false,

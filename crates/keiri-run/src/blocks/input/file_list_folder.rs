@@ -35,7 +35,7 @@ fn file_list_folder(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, 
             )
         })?
         .compile_matcher();
-    let root = resolve(ctx, folder);
+    let root = resolve(ctx, folder)?;
     if !root.is_dir() {
         let shown = root.display();
         return Err(BlockError::new(
@@ -58,7 +58,8 @@ fn file_list_folder(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, 
             ));
         }
         let Ok(entry) = entry else { continue };
-        if !entry.file_type().is_file() {
+        // A file the run's policy denies (`.env`, key files) is not listed either.
+        if !entry.file_type().is_file() || ctx.paths.check(entry.path()).is_err() {
             continue;
         }
         let name = entry.file_name().to_string_lossy().into_owned();

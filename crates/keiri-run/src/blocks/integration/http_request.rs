@@ -1,12 +1,12 @@
 //! `http.request`, and the one guarded HTTP client that `notify.send` webhooks use too.
 //!
-//! * **Allowlist.** The URL's host must be on [`BlockContext::allow_hosts`] (exactly, or under
-//!   a `*.example.com` entry); otherwise `HOST_NOT_ALLOWED`, before any connection is made.
-//!   Entries are compared the way URLs are (lowercase, IDN as punycode, no port, IPv6 without
-//!   brackets), so `API.Example.com`, `https://api.example.com/` and `api.example.com:443`
-//!   all name `api.example.com`.
-//! * **Redirects** are followed only to the same host and never from https to http, at most
-//!   [`MAX_REDIRECTS`]; a redirect anywhere else is refused with `HOST_NOT_ALLOWED`.
+//! * **Allowlist.** The URL's scheme, host and port must be on [`BlockContext::allow_hosts`]
+//!   ([`crate::allow_hosts`]: `api.example.com` means ports 80 and 443 only,
+//!   `127.0.0.1:8080` that port); otherwise `HOST_NOT_ALLOWED`, before any connection is made.
+//! * **Redirects** are followed only to a URL the allowlist allows too, never from https to
+//!   http, at most [`MAX_REDIRECTS`], and not at all with `follow_redirects: false` (the
+//!   redirect is then the response); a refused redirect is `HOST_NOT_ALLOWED`. Every redirect
+//!   and what was done about it is a `redirect` event of the run.
 //! * **Bounds.** `timeout_ms` (at most [`MAX_TIMEOUT_MS`]) covers the whole request; a
 //!   response body over [`MAX_RESPONSE_BYTES`] fails instead of filling memory.
 //! * **Proxies** come from the environment (`HTTPS_PROXY`, `NO_PROXY`, …) as in every reqwest
@@ -24,7 +24,8 @@ use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use reqwest::redirect::Policy;
 use serde_json::{Value as Json, json};
 
-use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs};
+use crate::allow_hosts::{host_key, site, url_allowed};
+use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Redirect};
 
 /// The largest response body read, in bytes (10 MB).
 pub(super) const MAX_RESPONSE_BYTES: u64 = 10 * 1024 * 1024;
@@ -34,47 +35,6 @@ pub(super) const MAX_TIMEOUT_MS: u64 = 300_000;
 pub(super) const MAX_REDIRECTS: usize = 5;
 /// How long connecting may take at most, within the request's timeout.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// An allowlist entry as `(subdomains, host)`: `*.example.com` is `(true, "example.com")`.
-fn entry_host(entry: &str) -> Option<(bool, String)> {
-    let entry = entry.trim();
-    let (wildcard, rest) = match entry.strip_prefix("*.") {
-        Some(rest) => (true, rest),
-        None => (false, entry),
-    };
-    let text = if rest.contains("://") {
-        rest.to_string()
-    } else {
-        format!("http://{rest}/")
-    };
-    let url = Url::parse(&text).ok()?;
-    Some((wildcard, host_key(url.host_str()?)))
-}
-
-/// A host as the allowlist compares it: lowercase, no IPv6 brackets, no trailing dot.
-fn host_key(host: &str) -> String {
-    host.trim_start_matches('[')
-        .trim_end_matches(']')
-        .trim_end_matches('.')
-        .to_ascii_lowercase()
-}
-
-/// Whether `host` (as a [`Url`] spells it) is on the allowlist.
-pub(super) fn host_allowed(host: &str, allow_hosts: &[String]) -> bool {
-    let host = host_key(host);
-    allow_hosts
-        .iter()
-        .filter_map(|e| entry_host(e))
-        .any(|(wildcard, allowed)| {
-            if wildcard {
-                host.len() > allowed.len()
-                    && host.ends_with(&allowed)
-                    && host[..host.len() - allowed.len()].ends_with('.')
-            } else {
-                host == allowed
-            }
-        })
-}
 
 /// `HOST_NOT_ALLOWED` for `host`, with the hint to allow it in settings.
 pub(super) fn host_not_allowed(host: &str, via_redirect: bool) -> BlockError {
@@ -115,15 +75,15 @@ pub(super) fn allowed_url(
             "expected an http or https URL",
         ));
     }
-    let Some(host) = url.host_str() else {
+    if url.host_str().is_none_or(str::is_empty) {
         return Err(BlockError::input_invalid(
             key,
             "URLにホストがありません",
             "the URL has no host",
         ));
-    };
-    if !host_allowed(host, ctx.allow_hosts) {
-        return Err(host_not_allowed(&host_key(host), false));
+    }
+    if !url_allowed(&url, ctx.allow_hosts) {
+        return Err(host_not_allowed(&site(&url), false));
     }
     Ok(url)
 }
@@ -137,31 +97,87 @@ pub(super) struct Response {
 
 /// Sends a request to `url` (already checked by [`allowed_url`]) with the guarded client:
 /// `build` adds the method, headers and body. Messages name the URL as `shown`.
+///
+/// A redirect is followed only when `follow` is on and its target (scheme, host and port) is
+/// on the allowlist too, never from https to http, at most [`MAX_REDIRECTS`] times. Each
+/// redirect's decision is reported on [`BlockContext::calls`] (a `redirect` event, its URLs
+/// as `show` writes them). With `follow` off the redirect itself is the response.
 pub(super) fn send(
+    ctx: &BlockContext<'_>,
     url: &Url,
     shown: &str,
     timeout: Duration,
+    follow: bool,
+    show: fn(&Url) -> String,
     build: impl FnOnce(&Client) -> RequestBuilder,
 ) -> Result<Response, BlockError> {
-    let origin = host_key(url.host_str().unwrap_or_default());
-    let https = url.scheme() == "https";
-    // The host a refused redirect wanted, to report it as HOST_NOT_ALLOWED.
+    // The site a refused redirect wanted, to report it as HOST_NOT_ALLOWED.
     let refused: Arc<Mutex<Option<String>>> = Arc::default();
+    let decisions: Arc<Mutex<Vec<Redirect>>> = Arc::default();
     let refused_in_policy = Arc::clone(&refused);
+    let decisions_in_policy = Arc::clone(&decisions);
+    let allow_hosts = ctx.allow_hosts.to_vec();
     let policy = Policy::custom(move |attempt| {
-        let target = attempt.url();
-        let host = target.host_str().map(host_key).unwrap_or_default();
-        if host != origin || (https && target.scheme() != "https") {
-            *refused_in_policy
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner) = Some(host);
-            attempt.error("redirect to another host")
-        } else if attempt.previous().len() >= MAX_REDIRECTS {
-            attempt.error("too many redirects")
-        } else {
-            attempt.follow()
+        let target = attempt.url().clone();
+        let from = attempt.previous().last().cloned();
+        let reason = redirect_reason(follow, attempt.previous(), &target, &allow_hosts);
+        decisions_in_policy
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(Redirect {
+                from: from.as_ref().map(show).unwrap_or_default(),
+                to: show(&target),
+                followed: reason == "allowed",
+                reason: reason.to_string(),
+            });
+        match reason {
+            "allowed" => attempt.follow(),
+            "disabled" => attempt.stop(),
+            "too_many" => attempt.error("too many redirects"),
+            _ => {
+                *refused_in_policy
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner) = Some(site(&target));
+                attempt.error("redirect to a site that is not allowed")
+            }
         }
     });
+    let result = send_with(url, shown, timeout, policy, &refused, build);
+    for decision in std::mem::take(&mut *decisions.lock().unwrap_or_else(PoisonError::into_inner)) {
+        ctx.calls.redirect(decision);
+    }
+    result
+}
+
+/// What to do with a redirect to `target` after the requests of `chain` (the first one
+/// included): `allowed`, or why not (`disabled`, `downgrade`, `not_allowed`, `too_many`).
+fn redirect_reason(
+    follow: bool,
+    chain: &[Url],
+    target: &Url,
+    allow_hosts: &[String],
+) -> &'static str {
+    if !follow {
+        "disabled"
+    } else if chain.iter().any(|u| u.scheme() == "https") && target.scheme() != "https" {
+        "downgrade"
+    } else if !url_allowed(target, allow_hosts) {
+        "not_allowed"
+    } else if chain.len() >= MAX_REDIRECTS {
+        "too_many"
+    } else {
+        "allowed"
+    }
+}
+
+fn send_with(
+    url: &Url,
+    shown: &str,
+    timeout: Duration,
+    policy: Policy,
+    refused: &Mutex<Option<String>>,
+    build: impl FnOnce(&Client) -> RequestBuilder,
+) -> Result<Response, BlockError> {
     let mut builder = Client::builder()
         .redirect(policy)
         .timeout(timeout)
@@ -225,7 +241,7 @@ pub(super) fn send(
                 .unwrap_or_else(PoisonError::into_inner)
                 .is_some()
             {
-                return host_not_allowed(&host_key(url.host_str().unwrap_or_default()), true);
+                return host_not_allowed(&site(url), true);
             }
             failed(
                 format!("{shown} の応答を読めませんでした: {e}"),
@@ -385,10 +401,14 @@ pub(super) fn http_request(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Ou
     let body = inputs.json("body");
     super::cancelled(ctx)?;
 
+    let follow = inputs.bool("follow_redirects")?.unwrap_or(true);
     let response = send(
+        ctx,
         &url,
         &redacted(&url),
         Duration::from_millis(timeout_ms),
+        follow,
+        redacted,
         |client| {
             let mut request = client.request(method, url.clone()).headers(headers.clone());
             match body {
@@ -488,4 +508,50 @@ fn headers_json(headers: &HeaderMap) -> Json {
         out.insert(name.as_str().to_string(), Json::String(value));
     }
     Json::Object(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_redirect_is_followed_only_to_an_allowed_site_and_never_down_to_http() {
+        let url = |u: &str| Url::parse(u).unwrap();
+        let allow = ["api.example.com".to_string(), "127.0.0.1:8080".to_string()];
+        let https = [url("https://api.example.com/a")];
+        let reason = |follow, chain: &[Url], target: &str| {
+            redirect_reason(follow, chain, &url(target), &allow)
+        };
+        assert_eq!(reason(true, &https, "https://api.example.com/b"), "allowed");
+        assert_eq!(
+            reason(true, &https, "http://api.example.com/b"),
+            "downgrade"
+        );
+        assert_eq!(
+            reason(true, &https, "https://api.example.com:8443/b"),
+            "not_allowed"
+        );
+        assert_eq!(
+            reason(true, &https, "https://other.example.com/b"),
+            "not_allowed"
+        );
+        assert_eq!(
+            reason(false, &https, "https://api.example.com/b"),
+            "disabled"
+        );
+        let local = [url("http://127.0.0.1:8080/a")];
+        assert_eq!(reason(true, &local, "http://127.0.0.1:8080/b"), "allowed");
+        assert_eq!(
+            reason(true, &local, "http://127.0.0.1:8081/b"),
+            "not_allowed"
+        );
+        assert_eq!(
+            reason(true, &local, "http://169.254.169.254/latest"),
+            "not_allowed"
+        );
+        let long: Vec<Url> = (0..MAX_REDIRECTS)
+            .map(|_| url("http://127.0.0.1:8080/a"))
+            .collect();
+        assert_eq!(reason(true, &long, "http://127.0.0.1:8080/b"), "too_many");
+    }
 }

@@ -78,12 +78,20 @@ pub(super) fn notify_send(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Out
         } else {
             teams_payload(subject, body)
         };
-        let response = send(url, &origin(url), WEBHOOK_TIMEOUT, |client| {
-            client
-                .post(url.clone())
-                .header(CONTENT_TYPE, "application/json")
-                .body(payload.to_string())
-        })?;
+        let response = send(
+            ctx,
+            url,
+            &origin(url),
+            WEBHOOK_TIMEOUT,
+            true,
+            origin,
+            |client| {
+                client
+                    .post(url.clone())
+                    .header(CONTENT_TYPE, "application/json")
+                    .body(payload.to_string())
+            },
+        )?;
         if !(200..=299).contains(&response.status) {
             let excerpt: String = String::from_utf8_lossy(&response.body)
                 .chars()

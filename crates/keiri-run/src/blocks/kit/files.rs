@@ -9,14 +9,10 @@ use std::path::{Path, PathBuf};
 /// about 100 MB).
 pub(crate) const MAX_FILE_BYTES: u64 = 1 << 30;
 
-/// `path` against the workspace (absolute paths stay as they are).
-pub(crate) fn resolve(ctx: &BlockContext<'_>, path: &str) -> PathBuf {
-    let p = Path::new(path);
-    if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        ctx.base_dir.join(p)
-    }
+/// `path` against the workspace (absolute paths stay as they are), through the run's path
+/// policy ([`crate::paths::resolve_read`]): `PATH_DENIED` outside its roots.
+pub(crate) fn resolve(ctx: &BlockContext<'_>, path: &str) -> Result<PathBuf, BlockError> {
+    crate::paths::resolve_read(ctx, path)
 }
 
 pub(crate) fn not_found(path: &Path, e: &std::io::Error) -> BlockError {
@@ -33,7 +29,7 @@ pub(crate) fn read_bytes(
     ctx: &BlockContext<'_>,
     path: &str,
 ) -> Result<(PathBuf, Vec<u8>), BlockError> {
-    let full = resolve(ctx, path);
+    let full = resolve(ctx, path)?;
     let file = std::fs::File::open(&full).map_err(|e| not_found(&full, &e))?;
     let size = file.metadata().map_err(|e| not_found(&full, &e))?.len();
     if size > MAX_FILE_BYTES {

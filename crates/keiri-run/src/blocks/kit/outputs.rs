@@ -44,7 +44,8 @@ pub(crate) fn write_path(
     text: &str,
 ) -> Result<PathBuf, BlockError> {
     if ctx.write {
-        Ok(ctx.base_dir.join(text))
+        // Outside the run folder: through the run's path policy (`PATH_DENIED`).
+        crate::paths::resolve_write(ctx, text)
     } else {
         Ok(ctx.out_dir.join(inside_run(key, text)?))
     }

@@ -38,7 +38,11 @@ fn patch_workbook(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Bl
     // the workspace's outputs folder (inside the node's folder for a run without --write).
     // Never beside the source: the inputs folder holds what the person attached, and a
     // result there is taken for a source the next time.
-    let source = ctx.base_dir.join(xlsx_path);
+    let source = match crate::paths::resolve_read(ctx, xlsx_path) {
+        Ok(path) => path,
+        Err(e) if e.code == ErrorCode::FileNotFound => ctx.base_dir.join(xlsx_path),
+        Err(e) => return Err(e),
+    };
     let dir = target_dir(ctx, inputs, Some(DEFAULT_OUT_DIR))?;
     if !source.is_file() {
         return Err(BlockError::new(

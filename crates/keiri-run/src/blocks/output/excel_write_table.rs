@@ -234,7 +234,7 @@ fn write_into_copy(
     cols: &[String],
     rows: &[Row],
 ) -> Result<Outputs, BlockError> {
-    let base_path = ctx.base_dir.join(base);
+    let base_path = crate::paths::resolve_read(ctx, base)?;
     let env = keiri_xlsx::PatchEnv::new(keiri_fs::PathPolicy::trusted(ctx.base_dir));
     // A free sheet name: the requested one, else name_2, name_3, … (found with dry runs).
     let mut chosen = None;
