@@ -48,8 +48,7 @@ pub struct GlobalArgs {
     pub json: bool,
     /// Keep file paths inside DIR (repeatable; relative paths resolve against the first).
     /// Without it the command line trusts the paths you give it; `keiri serve` and
-    /// `keiri mcp` always keep their callers inside the roots (default: the workspace for
-    /// serve, the current directory for mcp).
+    /// `keiri mcp` always keep their callers inside the roots (default: the workspace).
     #[arg(long = "root", global = true, value_name = "DIR")]
     pub roots: Vec<PathBuf>,
 }

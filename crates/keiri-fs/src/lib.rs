@@ -390,7 +390,9 @@ impl PathPolicy {
 /// Why raw path text from an untrusted caller is refused before it is resolved, if it is:
 /// forms that a shell, a browser or a URL parser would turn into another path (`~`, `file:`,
 /// `%2e%2e%2f`) are never what a tool call means, so they are refused rather than guessed at.
-fn suspicious(raw: &str) -> Option<&'static str> {
+/// Public for callers that join a relative path to a base folder themselves before
+/// [`PathPolicy`] sees it (keiri-run's plan paths), so the raw text is judged the same way.
+pub fn suspicious(raw: &str) -> Option<&'static str> {
     if raw.starts_with('~') {
         return Some("`~` is not expanded; give the path itself");
     }

@@ -28,6 +28,7 @@ fn joined(ctx: &BlockContext<'_>, raw: &str) -> String {
 /// A path that the policy allows but that does not exist is `FILE_NOT_FOUND`; a path whose
 /// location is refused is `PATH_DENIED` whether or not it exists (no probing outside the roots).
 pub fn resolve_read(ctx: &BlockContext<'_>, raw: &str) -> Result<PathBuf, BlockError> {
+    refuse_suspicious(raw)?;
     let full = joined(ctx, raw);
     ctx.paths
         .resolve_existing(&full)
@@ -37,10 +38,26 @@ pub fn resolve_read(ctx: &BlockContext<'_>, raw: &str) -> Result<PathBuf, BlockE
 /// A file the plan names for writing outside the run folder (`--write`): it may not exist yet;
 /// its deepest existing folder must be allowed and the rest plain names.
 pub fn resolve_write(ctx: &BlockContext<'_>, raw: &str) -> Result<PathBuf, BlockError> {
+    refuse_suspicious(raw)?;
     let full = joined(ctx, raw);
     ctx.paths
         .resolve_new(&full)
         .map_err(|e| path_error(raw, &full, &e))
+}
+
+/// `PATH_DENIED` for path text that a shell or URL parser would turn into another path (`~`,
+/// `file:`, `%2e%2e`): judged on the plan's text, before it is joined to the workspace.
+fn refuse_suspicious(raw: &str) -> Result<(), BlockError> {
+    match keiri_fs::suspicious(raw) {
+        Some(reason) => Err(path_denied(
+            raw,
+            &keiri_fs::Error::Refused {
+                path: raw.to_string(),
+                reason,
+            },
+        )),
+        None => Ok(()),
+    }
 }
 
 /// `PATH_DENIED` for a refused location, `FILE_NOT_FOUND` for one that is allowed but missing.

@@ -156,7 +156,8 @@ export type ErrorCode =
   | 'UNSUPPORTED_MEDIA_TYPE'
   | 'WORKSPACE_NOT_ALLOWED'
   | 'SHEET_NOT_FOUND'
-  | 'LIMIT_EXCEEDED';
+  | 'LIMIT_EXCEEDED'
+  | 'ENV_NOT_ALLOWED';
 /**
  * One operation. Serialised flat with an `op` tag, e.g.
  * `{"op":"set_value","sheet":"Sheet1","cell":"B2","value":42}`.
@@ -192,7 +193,7 @@ export type PatchOp =
       sheet: string;
       range: string;
       base_cell: string;
-      formula: string;
+      formula?: string | null;
     }
   | {
       op: 'set_value_if';
@@ -312,13 +313,42 @@ export type PatchOp =
       design_snapshot: DesignSnapshot;
     };
 /**
- * A scalar a cell holds or a request gives: text, number or boolean. `null` (an empty cell) is
- * written as `Option<CellValue>::None`.
+ * A scalar a cell holds or a request gives: text, number, boolean, or a value with an explicit
+ * kind (`{"kind": "date", "value": "2025-03-31"}`). `null` (an empty cell) is written as
+ * `Option<CellValue>::None`.
+ *
+ * Text that is exactly an ISO date (`"2025-03-31"`, a real calendar date) is written as an
+ * Excel date, as Excel itself does with a date typed into a cell and as `excel.write_table`
+ * does; `{"kind": "text", "value": "2025-03-31"}` keeps it text.
  *
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
  * via the `definition` "CellValue".
  */
-export type CellValue = boolean | number | string;
+export type CellValue = boolean | number | string | TypedValue;
+/**
+ * A value whose kind is given, not guessed: `{"kind": "date" | "datetime" | "text", "value":
+ * "..."}`. A date is `YYYY-MM-DD`; a datetime is `YYYY-MM-DDTHH:MM[:SS]` (or a plain date).
+ * Both are written as Excel date serials in the workbook's date system (1900, or 1904 when the
+ * workbook says so); a cell without a number format gets `yyyy/mm/dd` (datetime:
+ * `yyyy/mm/dd hh:mm:ss`), a cell with one keeps it. `text` writes the string as text, even
+ * when it looks like a date.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "TypedValue".
+ */
+export type TypedValue =
+  | {
+      kind: 'date';
+      value: string;
+    }
+  | {
+      kind: 'datetime';
+      value: string;
+    }
+  | {
+      kind: 'text';
+      value: string;
+    };
 /**
  * A column given by its letters (`"C"`, `"AA"`) or its 1-based number.
  *
@@ -383,7 +413,8 @@ export type OpKind =
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
  * via the `definition` "ValueKind".
  */
-export type ValueKind = ('value' | 'formula' | 'sheet') | 'style' | 'dimension';
+export type ValueKind =
+  ('value' | 'formula' | 'sheet') | 'style' | 'dimension' | 'date' | 'datetime';
 /**
  * Whether an op changed the cell.
  *
@@ -567,7 +598,7 @@ export type PatchOpInput =
       sheet: string;
       range: string;
       base_cell: string;
-      formula: string;
+      formula?: string | null;
     }
   | {
       op: 'set_value_if';
@@ -846,6 +877,11 @@ export type RunEvent =
       event: 'llm_call';
       node: string;
       call: LlmCall;
+    }
+  | {
+      event: 'redirect';
+      node: string;
+      redirect: Redirect;
     }
   | {
       event: 'run_finish';
@@ -2919,6 +2955,11 @@ export interface SettingsGetResponse {
    */
   allow_hosts?: string[];
   /**
+   * Environment variable names `${env.X}` in a plan run may read (besides the command
+   * line's `--allow-env`). Empty: none. A run request may narrow it, never widen it.
+   */
+  allow_env?: string[];
+  /**
    * The selected provider has a key in the keychain.
    */
   api_key_set: boolean;
@@ -3028,6 +3069,10 @@ export interface SettingsSaveRequest {
   lang?: Lang & string;
   workspace?: string | null;
   allow_hosts?: string[];
+  /**
+   * Absent or null: keep the saved list (the settings window does not show it).
+   */
+  allow_env?: string[] | null;
   /**
    * Absent or null: keep the stored key. Empty: delete it (from the keychain and the
    * session). Otherwise: store it for `provider`, where `key_storage` says.
@@ -3744,6 +3789,29 @@ export interface LlmCall {
    * The keiri-llm error code when the call failed.
    */
   error: string | null;
+}
+/**
+ * A redirect a network block was answered with, and what it did about it: the run's events
+ * record each one (`redirect`), so a person sees where a request was sent on to.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "Redirect".
+ */
+export interface Redirect {
+  /**
+   * The URL that answered with the redirect (`scheme://host:port/path`, no query).
+   */
+  from: string;
+  /**
+   * Where it pointed (same form).
+   */
+  to: string;
+  followed: boolean;
+  /**
+   * `allowed` (on the allowlist), `not_allowed`, `downgrade` (https to http),
+   * `too_many` or `disabled` (`follow_redirects: false`).
+   */
+  reason: string;
 }
 /**
  * This interface was referenced by `ApiFunctions`'s JSON-Schema

@@ -122,8 +122,10 @@ fn validate_plan_checks_the_columns_of_the_files_the_plan_reads() {
         .iter()
         .filter(|f| f["code"] == "column.unknown")
         .collect();
-    assert_eq!(columns.len(), 1, "{r}");
+    // vendor_field, and date_field left at its default (invoice_date), which the file lacks.
+    assert_eq!(columns.len(), 2, "{r}");
     assert_eq!(columns[0]["path"], "/graph/1/in/vendor_field");
+    assert_eq!(columns[1]["path"], "/graph/1/in/date_field");
     assert_eq!(columns[0]["line"], 9, "{r}");
     assert!(
         columns[0]["hint"].as_str().unwrap().contains("取引先名"),

@@ -50,7 +50,7 @@ fn naming_a_csv_whose_headers_differ_raises_a_column_question_with_its_headers()
     #[allow(clippy::disallowed_methods)]
     std::fs::write(
         dir.path().join("inputs/invoices.csv"),
-        "請求書番号,取引先名,金額\nA-1,山田商事,\"110,000\"\n",
+        "請求書番号,取引先名,請求日,金額\nA-1,山田商事,2025/03/31,\"110,000\"\n",
     )
     .unwrap();
     let ctx = ctx(dir.path());
@@ -76,12 +76,15 @@ fn naming_a_csv_whose_headers_differ_raises_a_column_question_with_its_headers()
         .filter(|f| f.code == keiri_plan::FindingCode::ColumnUnknown)
         .map(|f| (f.path.as_str(), f.hint.as_deref()))
         .collect();
+    // vendor_field, and date_field left at its default (invoice_date), which the file lacks.
+    let hint =
+        Some("inputs/invoices.csv の列から選んでください: 請求書番号, 取引先名, 請求日, 金額");
     assert_eq!(
         unknown,
-        [(
-            "/graph/1/in/vendor_field",
-            Some("inputs/invoices.csv の列から選んでください: 請求書番号, 取引先名, 金額")
-        )]
+        [
+            ("/graph/1/in/vendor_field", hint),
+            ("/graph/1/in/date_field", hint)
+        ]
     );
     let question = &res.requirements[0];
     assert_eq!(question.id, "detect_vendor_field");
@@ -91,14 +94,16 @@ fn naming_a_csv_whose_headers_differ_raises_a_column_question_with_its_headers()
         [
             serde_json::json!("請求書番号"),
             serde_json::json!("取引先名"),
+            serde_json::json!("請求日"),
             serde_json::json!("金額")
         ]
     );
 
-    // Picking the header fits the plan: valid, nothing left to ask.
+    assert_eq!(res.requirements[1].id, "detect_date_field");
+    // Picking the headers fits the plan: valid, nothing left to ask.
     let fitted = ask(
         res.yaml.clone(),
-        serde_json::json!({"detect_vendor_field": "取引先名"}),
+        serde_json::json!({"detect_vendor_field": "取引先名", "detect_date_field": "請求日"}),
     );
     assert!(fitted.valid, "{:?}", fitted.findings);
     assert!(fitted.requirements.is_empty(), "{:?}", fitted.requirements);

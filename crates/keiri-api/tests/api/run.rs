@@ -547,12 +547,12 @@ fn the_planner_repairs_what_fails_when_the_plan_runs_on_the_attached_file() {
         .iter()
         .filter_map(|i| i["code"].as_str())
         .collect();
-    assert!(first.contains(&"run.block_failed"), "{first:?}");
+    assert!(first.contains(&"run.column_not_found"), "{first:?}");
     // The repair request carried the run-time error and the columns the node read.
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
     let repair = requests[2].body.to_string();
-    assert!(repair.contains("run.block_failed"), "{repair}");
+    assert!(repair.contains("run.column_not_found"), "{repair}");
     assert!(repair.contains("vendor"), "{repair}");
     assert!(
         repair.contains("read.rows: [請求書番号, 取引先, 金額]"),

@@ -36,7 +36,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 pub struct McpArgs {
     /// The directories the tools may read and write under: the global `--root DIR`
     /// (repeatable; relative paths in tool calls resolve against the first). Default: the
-    /// current directory.
+    /// workspace (`--workspace`, else the current directory).
     #[arg(skip)]
     pub roots: Vec<PathBuf>,
     /// What exstruct_patch does when its output file exists and the request does not say.
@@ -70,8 +70,10 @@ impl From<OnConflictArg> for OnConflict {
 /// directory), the deny globs (checked here so a typo stops the server instead of silently
 /// refusing every path) and the default conflict mode.
 pub fn configure(mut ctx: Context, args: &McpArgs) -> anyhow::Result<Context> {
+    // Default: the workspace (the current directory unless --workspace names another), so a
+    // plan run over MCP reads the workspace's files, as in `keiri serve`.
     let roots = if args.roots.is_empty() {
-        vec![std::env::current_dir().context("reading the current directory")?]
+        vec![ctx.workspace.clone()]
     } else {
         args.roots.clone()
     };

@@ -388,5 +388,5 @@ fn metrics_of_a_50_mb_log_give_its_size_and_line_count() {
     assert_eq!(file["size_bytes"], text.len() as u64, "{v}");
     assert!(text.len() > 50 * 1024 * 1024);
     assert_eq!(file["lines"], lines as u64, "{v}");
-    assert_eq!(file["encoding"], "UTF-8");
+    assert_eq!(file["encoding"], "utf-8");
 }

@@ -7,7 +7,7 @@ use super::{VALID_PLAN, keiri, put};
 
 fn invalid_plan() -> String {
     VALID_PLAN
-        .replace("encoding: cp932", "encoding: euc-jp")
+        .replace("encoding: cp932", "encoding: iso-2022-jp")
         .replace("${read.rows}", "${read.records}")
 }
 
