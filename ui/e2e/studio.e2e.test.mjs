@@ -71,7 +71,14 @@ function wiring(rowsRef) {
       {
         id: 'detect',
         block: 'matching.duplicate_invoices',
-        inputs: [input('rows', rowsRef)],
+        // The file's own columns: the block's English defaults are not in it (and are checked).
+        inputs: [
+          input('rows', rowsRef),
+          input('vendor_field', '取引先'),
+          input('amount_field', '金額'),
+          input('date_field', '請求日'),
+          input('invoice_no_field', '請求書番号'),
+        ],
         outputs: [{ key: 'duplicates', alias: 'duplicates' }],
         when: null,
       },
