@@ -18,6 +18,9 @@ export interface NodeRun {
   code: string | null;
   messageJa: string | null;
   messageEn: string | null;
+  /** What to do about a failure, when the block said (the sheets a workbook has, the columns the rows have). */
+  hintJa: string | null;
+  hintEn: string | null;
   /** The node's model calls so far (`ai.*` blocks): how many, tokens, the model, failures. */
   ai: { calls: number; tokens: number; model: string; failed: number } | null;
 }
@@ -53,7 +56,7 @@ export const IDLE: SampleRun = {
 };
 
 function waiting(id: string): NodeRun {
-  return { id, state: 'waiting', durationMs: null, rows: null, code: null, messageJa: null, messageEn: null, ai: null };
+  return { id, state: 'waiting', durationMs: null, rows: null, code: null, messageJa: null, messageEn: null, hintJa: null, hintEn: null, ai: null };
 }
 
 /** A run that is starting: every node of the plan waits. */
@@ -94,6 +97,8 @@ export function applyRunEvent(run: SampleRun, event: RunEvent): SampleRun {
         code: event.code,
         messageJa: event.message_ja,
         messageEn: event.message_en,
+        hintJa: event.hint_ja ?? null,
+        hintEn: event.hint_en ?? null,
       }));
     case 'node_skipped':
       return updateNode(run, event.node, (n) => ({ ...n, state: 'skipped' }));

@@ -87,6 +87,24 @@ pub struct RunFailure {
     pub node: String,
     pub code: String,
     pub message: String,
+    /// What to do about it, when the block said (the sheets the workbook has, the encoding
+    /// that reads the file, the columns the rows have).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+impl RunFailure {
+    fn new(lang: Lang, f: &keiri_run::state::NodeFailure) -> RunFailure {
+        RunFailure {
+            node: f.node.clone(),
+            code: f.code.clone(),
+            message: pick(lang, &f.message_ja, &f.message_en),
+            hint: match lang {
+                Lang::Ja => f.hint_ja.clone(),
+                Lang::En => f.hint_en.clone(),
+            },
+        }
+    }
 }
 
 /// A node waiting for a person's answer.
@@ -591,11 +609,7 @@ fn execute(
         failures: outcome
             .failures
             .iter()
-            .map(|f| RunFailure {
-                node: f.node.clone(),
-                code: f.code.clone(),
-                message: pick(lang, &f.message_ja, &f.message_en),
-            })
+            .map(|f| RunFailure::new(lang, f))
             .collect(),
         nodes: outcome
             .nodes
@@ -1002,11 +1016,7 @@ pub fn run_get(ctx: &Context, req: RunGetRequest) -> Result<RunGetResponse, ApiE
         failures: state
             .failures()
             .into_iter()
-            .map(|f| RunFailure {
-                node: f.node,
-                code: f.code,
-                message: pick(ctx.lang, &f.message_ja, &f.message_en),
-            })
+            .map(|f| RunFailure::new(ctx.lang, &f))
             .collect(),
         paused: state.paused().iter().map(|p| paused(ctx.lang, p)).collect(),
         events,

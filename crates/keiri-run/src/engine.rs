@@ -53,7 +53,9 @@ use crate::state::{NodeFailure, NodeState, NodeStatus, RunState, RunStatus};
 use crate::value::Value;
 
 mod checks;
+mod failures;
 use checks::{check_columns, check_inputs};
+use failures::{failure, nested_failure};
 
 /// How a run is started.
 #[derive(Debug, Clone)]
@@ -756,6 +758,8 @@ impl<'a> Runner<'a> {
             code: error.code.as_str().to_string(),
             message_ja: error.message_ja.clone(),
             message_en: error.message_en.clone(),
+            hint_ja: error.hint.as_ref().map(|h| h.0.clone()),
+            hint_en: error.hint.as_ref().map(|h| h.1.clone()),
             attempt,
             retrying,
         });
@@ -1345,47 +1349,6 @@ fn flatten(
         }
     }
     out
-}
-
-fn failure(qid: &str, error: &BlockError) -> NodeFailure {
-    NodeFailure {
-        node: qid.to_string(),
-        code: error.code.as_str().to_string(),
-        message_ja: error.message_ja.clone(),
-        message_en: error.message_en.clone(),
-        question: error.question.as_deref().cloned(),
-    }
-}
-
-/// A failure inside a loop body or subflow, reported at the loop/subflow node with its code.
-fn nested_failure(qid: &str, inner: &NodeFailure) -> BlockError {
-    let code = [
-        ErrorCode::BlockFailed,
-        ErrorCode::InputInvalid,
-        ErrorCode::ColumnNotFound,
-        ErrorCode::FileNotFound,
-        ErrorCode::Cancelled,
-        ErrorCode::Timeout,
-        ErrorCode::UnknownBlock,
-        ErrorCode::RefUnresolved,
-        ErrorCode::EnvNotAllowed,
-        ErrorCode::ExprInvalid,
-        ErrorCode::SubflowNotFound,
-        ErrorCode::SubflowCycle,
-        ErrorCode::HostNotAllowed,
-        ErrorCode::PathDenied,
-    ]
-    .into_iter()
-    .find(|c| c.as_str() == inner.code)
-    .unwrap_or(ErrorCode::BlockFailed);
-    BlockError::new(
-        code,
-        format!(
-            "ノード {qid}: {} で失敗しました: {}",
-            inner.node, inner.message_ja
-        ),
-        format!("node {qid}: {} failed: {}", inner.node, inner.message_en),
-    )
 }
 
 fn cancelled(qid: &str) -> BlockError {

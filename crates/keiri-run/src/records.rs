@@ -97,6 +97,11 @@ pub enum Event {
         code: String,
         message_ja: String,
         message_en: String,
+        /// The block's hint (what to do about it), when it gave one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        hint_ja: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        hint_en: Option<String>,
         attempt: u32,
         /// Another attempt follows (`policy.retries`).
         retrying: bool,

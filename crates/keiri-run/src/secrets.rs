@@ -149,6 +149,12 @@ impl Secrets {
         }
         failure.message_ja = self.redact_str(&failure.message_ja).into_owned();
         failure.message_en = self.redact_str(&failure.message_en).into_owned();
+        for hint in [&mut failure.hint_ja, &mut failure.hint_en]
+            .into_iter()
+            .flatten()
+        {
+            *hint = self.redact_str(hint).into_owned();
+        }
         if let Some(question) = failure.question.as_mut() {
             self.redact_json(question);
         }

@@ -63,6 +63,12 @@ pub struct NodeFailure {
     pub code: String,
     pub message_ja: String,
     pub message_en: String,
+    /// What to do about it (the block's hint: the sheets a workbook has, the encoding that
+    /// reads the file, the columns the rows have), in each language.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hint_ja: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hint_en: Option<String>,
     /// A paused node's question (`AWAITING_INPUT`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub question: Option<Json>,

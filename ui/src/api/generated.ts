@@ -851,6 +851,11 @@ export type RunEvent =
       code: string;
       message_ja: string;
       message_en: string;
+      /**
+       * The block's hint (what to do about it), when it gave one.
+       */
+      hint_ja?: string | null;
+      hint_en?: string | null;
       attempt: number;
       /**
        * Another attempt follows (`policy.retries`).
@@ -2760,6 +2765,11 @@ export interface RunFailure {
   node: string;
   code: string;
   message: string;
+  /**
+   * What to do about it, when the block said (the sheets the workbook has, the encoding
+   * that reads the file, the columns the rows have).
+   */
+  hint?: string | null;
 }
 /**
  * A node waiting for a person's answer.

@@ -164,6 +164,11 @@ export function SampleRunPanel({ lang, yaml, run, canStart, onStart, onCancel, o
                 {node.state === 'failed' ? (
                   <div className="run-node-error" role="alert" data-testid="run-node-error" data-code={node.code ?? ''}>
                     <span>{(lang === 'ja' ? node.messageJa : node.messageEn) || t(lang, 'run.failedNode')}</span>{' '}
+                    {(lang === 'ja' ? node.hintJa : node.hintEn) ? (
+                      <span className="run-node-hint" data-testid="run-node-hint">
+                        {lang === 'ja' ? node.hintJa : node.hintEn}
+                      </span>
+                    ) : null}{' '}
                     <button type="button" className="button button-link" onClick={() => onOpenNode(node.id)}>
                       {t(lang, 'run.showNode')}
                     </button>

@@ -9,7 +9,7 @@ const events: RunEvent[] = [
   { event: 'node_finish', node: 'read', duration_ms: 12, rows: 8, outputs: {} },
   { event: 'node_start', node: 'dups', attempt: 1 },
   { event: 'node_error', node: 'dups', code: 'BLOCK_FAILED', message_ja: '列 金額 がありません', message_en: 'no column 金額', attempt: 1, retrying: true },
-  { event: 'node_error', node: 'dups', code: 'BLOCK_FAILED', message_ja: '列 金額 がありません', message_en: 'no column 金額', attempt: 2, retrying: false },
+  { event: 'node_error', node: 'dups', code: 'COLUMN_NOT_FOUND', message_ja: '列 金額 がありません', message_en: 'no column 金額', hint_ja: '存在する列: 請求額, 取引先', hint_en: 'existing columns: 請求額, 取引先', attempt: 2, retrying: false },
   { event: 'node_skipped', node: 'report', reason: 'dependency failed' },
   { event: 'run_finish', status: 'failed', duration_ms: 40, failed: ['dups'] },
 ];
@@ -40,7 +40,13 @@ describe('sample run state', () => {
     expect(run.durationMs).toBe(40);
     const read = run.nodes.find((n) => n.id === 'read');
     expect(read).toMatchObject({ state: 'done', durationMs: 12, rows: 8 });
-    expect(run.nodes.find((n) => n.id === 'dups')).toMatchObject({ code: 'BLOCK_FAILED', messageEn: 'no column 金額' });
+    // The failure keeps the block's hint (here: the columns the rows do have).
+    expect(run.nodes.find((n) => n.id === 'dups')).toMatchObject({
+      code: 'COLUMN_NOT_FOUND',
+      messageEn: 'no column 金額',
+      hintJa: '存在する列: 請求額, 取引先',
+      hintEn: 'existing columns: 請求額, 取引先',
+    });
     expect([...runStates(run)]).toEqual([
       ['read', 'done'],
       ['dups', 'failed'],

@@ -116,7 +116,9 @@ fn print_nodes(nodes: &[json::DryRunNode], depth: usize) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn findings_or_error(
+/// The findings of an invalid plan, printed like `keiri validate` prints them (text mode; the
+/// JSON error carries them in `details`), then the error itself.
+pub(crate) fn findings_or_error(
     err: keiri_api::ApiError,
     source: &str,
     json: bool,

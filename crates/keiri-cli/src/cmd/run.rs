@@ -27,7 +27,7 @@ use keiri_api::{
 };
 use serde_json::Value;
 
-use crate::output::{print_error, print_json};
+use crate::output::print_json;
 
 mod ask;
 
@@ -339,7 +339,8 @@ pub fn run(
     }
     match result {
         Ok(res) => report(&res, json),
-        Err(err) => print_error(&err, json),
+        // An invalid plan: each finding with its line, node and hint, as `keiri validate` says.
+        Err(err) => super::plan::findings_or_error(err, &args.plan.display().to_string(), json),
     }
 }
 
@@ -386,6 +387,9 @@ fn report(res: &PlanRunResponse, json: bool) -> anyhow::Result<ExitCode> {
         println!("status: {}", res.status);
         for f in &res.failures {
             println!("failed: {} {}: {}", f.node, f.code, f.message);
+            if let Some(hint) = &f.hint {
+                println!("    = {hint}");
+            }
         }
         for p in &res.paused {
             println!("paused: {}: {}", p.node, p.message);

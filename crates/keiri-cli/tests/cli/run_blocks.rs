@@ -46,10 +46,20 @@ fn a_failing_node_exits_1_with_its_id_and_code_and_resume_continues() {
         .lines()
         .find(|l| l.starts_with("failed: pick "))
         .unwrap_or_else(|| panic!("no failed line for pick in {text}"));
-    // The column the plan asks for is not in the rows: named before the block runs.
+    // The column the plan asks for is not in the rows: named before the block runs, with the
+    // columns there are as the hint on the next line.
     assert!(
         failed.contains("COLUMN_NOT_FOUND") && failed.contains("金額"),
         "{failed}"
+    );
+    let hint = text
+        .lines()
+        .skip_while(|l| !l.starts_with("failed: pick "))
+        .nth(1)
+        .unwrap_or_default();
+    assert!(
+        hint.starts_with("    = ") && hint.contains("日付, 摘要, 入金"),
+        "{text}"
     );
     let run_id = text
         .lines()
@@ -157,6 +167,33 @@ fn inputs_set_vars_and_a_missing_input_is_a_usage_error() {
         .args(["run", "plan.yaml", "--var", "novalue"])
         .assert()
         .code(2);
+}
+
+/// An invalid plan is not run, and `keiri run` says why as `keiri validate` does: each finding
+/// with its place, node and hint, not only a count.
+#[test]
+fn an_invalid_plan_prints_its_findings_with_place_and_hint() {
+    let ws = workspace();
+    put(
+        &ws.path().join("bad.yaml"),
+        "id: bad\ngraph:\n  - {id: read, block: csv.read, in: {path: ledger.csv}, out: {rows: rows}}\n  - {id: pick, block: transforms.select_columns, in: {rows: \"${read.records}\", columns: [日付]}, out: {rows: picked}}\n",
+    );
+    let out = keiri(ws.path())
+        .args(["--lang", "en", "run", "bad.yaml"])
+        .assert()
+        .code(1);
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    let finding = text
+        .lines()
+        .find(|l| l.starts_with("error[ref.unknown_alias] bad.yaml:4:"))
+        .unwrap_or_else(|| panic!("no finding line in {text}"));
+    assert!(finding.contains("[pick]"), "{finding}");
+    assert!(finding.contains("records"), "{finding}");
+    assert!(
+        text.lines().any(|l| l.starts_with("    = ")),
+        "the hint is printed: {text}"
+    );
+    assert!(run_dirs(ws.path(), "bad").is_empty(), "nothing ran");
 }
 
 #[cfg(unix)]

@@ -253,7 +253,16 @@ fn excel_read_workbook() {
     )
     .unwrap_err();
     assert_eq!(e.code, ErrorCode::BlockFailed);
-    assert_eq!(e.hint.unwrap().1, "sheets: 表紙, 試算表");
+    // The message names the file, the sheet asked for and the sheets there are.
+    assert_eq!(
+        e.message_en,
+        "試算表.xlsx has no sheet \"残高\" (its sheets: 表紙, 試算表)"
+    );
+    assert_eq!(
+        e.message_ja,
+        "試算表.xlsx にシート「残高」がありません（あるシート: 表紙, 試算表）"
+    );
+    assert_eq!(e.hint.unwrap().1, "set sheet to one of: 表紙, 試算表");
     write(
         dir.path(),
         "壊れた.xlsx",

@@ -65,11 +65,19 @@ fn excel_read_workbook(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
         Ok(Ok(found)) => found,
         Ok(Err(SheetError::NotFound(names))) => {
             let list = names.join(", ");
+            let wanted = match &sheet_wanted {
+                Some(J::String(name)) => name.clone(),
+                Some(other) => other.to_string(),
+                None => String::new(),
+            };
             return Err(BlockError::failed(
-                "指定したシートがありません",
-                "the sheet does not exist",
+                format!("{path} にシート「{wanted}」がありません（あるシート: {list}）"),
+                format!("{path} has no sheet \"{wanted}\" (its sheets: {list})"),
             )
-            .with_hint(format!("シート: {list}"), format!("sheets: {list}")));
+            .with_hint(
+                format!("sheet を次のどれかにしてください: {list}"),
+                format!("set sheet to one of: {list}"),
+            ));
         }
         Ok(Err(SheetError::Corrupt(e))) => return Err(corrupt(e)),
         Err(panic) => return Err(corrupt(format!("the parser panicked ({panic})"))),

@@ -20,7 +20,9 @@ fn pivot(_ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
         &["sum", "count", "mean", "min", "max", "first", "last"],
         "sum",
     )?;
-    let fill = inputs.json("fill_value").unwrap_or(json!(0));
+    // A cell with no value stays empty unless the plan says what to put there: a default 0
+    // would turn a missing date or name into a number that looks real.
+    let fill = inputs.json("fill_value").unwrap_or(J::Null);
     let mut needed = index.clone();
     needed.push(pivot_col.to_owned());
     needed.push(values.to_owned());
