@@ -25,7 +25,13 @@
 //!     under each key is read as `how` (`control.policy_enforce`'s rules:
 //!     `{condition: expression, when: expression}`).
 //!
-//!   A list value is read item by item with the same `how`. `columns_if: <input>` declares
+//!   - `{column_of: <rows input>, as: <how>}` (inside the object form): that part names
+//!     columns of another rows input (`transforms.join`'s `keys: [{left: 伝票番号, right:
+//!     番号}]`: `{left: {column_of: left}, right: {column_of: right}}`); a plain name where the
+//!     object form expects an object is the same column on every side.
+//!
+//!   `column_of` may list several rows inputs (`[left, right]`): a name read without its own
+//!   side is read from each. A list value is read item by item with the same `how`. `columns_if: <input>` declares
 //!   that the block reads these columns only when that other input is set (or has a
 //!   default): `control.journal_check` reads account columns only with a chart of accounts;
 //! * an output with `columns_from: <input>` has the columns of that input: rows passed on
@@ -297,9 +303,15 @@ pub fn column_reads<'v>(
     let set = |key: &str| input(key).filter(|v| !v.is_null());
     let mut out = Vec::new();
     for (key, port) in &spec.inputs {
-        let Some(rows) = port.extra.get(COLUMN_OF).and_then(Value::as_str) else {
-            continue;
+        // One rows input, or several (`column_of: [left, right]`: a key both sides share).
+        let rows: Vec<&str> = match port.extra.get(COLUMN_OF) {
+            Some(Value::String(one)) => vec![one.as_str()],
+            Some(Value::Array(many)) => many.iter().filter_map(Value::as_str).collect(),
+            _ => continue,
         };
+        if rows.is_empty() {
+            continue;
+        }
         if let Some(gate) = port.extra.get(COLUMNS_IF).and_then(Value::as_str)
             && set(gate).is_none()
             && spec
@@ -324,63 +336,91 @@ pub fn column_reads<'v>(
             .cloned()
             .unwrap_or_else(|| Value::String("column".into()));
         let mut found = Vec::new();
-        walk(&how, value, String::new(), &mut found);
-        out.extend(found.into_iter().map(|(pointer, column)| ColumnRead {
-            input: key.clone(),
-            pointer,
-            column,
-            rows: rows.to_string(),
-            from_default,
-        }));
+        walk(&how, value, String::new(), None, &mut found);
+        for (pointer, column, side) in found {
+            // A part of the value that names its own rows (`{column_of: right}`) is read
+            // against those; the rest against every rows input of the spec.
+            let sides = match side {
+                Some(side) => vec![side],
+                None => rows.iter().map(|r| r.to_string()).collect(),
+            };
+            out.extend(sides.into_iter().map(|rows| ColumnRead {
+                input: key.clone(),
+                pointer: pointer.clone(),
+                column: column.clone(),
+                rows,
+                from_default,
+            }));
+        }
     }
     out
 }
 
+/// A column `value` names: its pointer, the name, and the rows input it belongs to when the
+/// spec says so for that part of the value (`{column_of: right}`; else the input's own).
+type Named = (String, String, Option<String>);
+
 /// The columns `value` names when read as `how` (see the module docs), with their pointers.
-fn walk(how: &Value, value: &Value, at: String, out: &mut Vec<(String, String)>) {
+fn walk(how: &Value, value: &Value, at: String, side: Option<&str>, out: &mut Vec<Named>) {
     if let Value::Array(items) = value {
         for (i, item) in items.iter().enumerate() {
-            walk(how, item, format!("{at}/{i}"), out);
+            walk(how, item, format!("{at}/{i}"), side, out);
         }
         return;
     }
+    let mut push =
+        |at: String, name: &String| out.push((at, name.clone(), side.map(str::to_string)));
     let here = |k: &str| format!("{at}/{}", escape_pointer(k));
     match (how, value) {
         // Known only at run time: the runtime checks the resolved value.
         (Value::String(_), Value::String(text)) if text.contains("${") => {}
         (Value::String(kind), _) => match (kind.as_str(), value) {
-            ("column", Value::String(name)) => out.push((at, name.clone())),
+            ("column", Value::String(name)) => push(at, name),
             // In a list of objects, each object's `field` names the column
             // (`[{field: 金額, op: sum}]`).
             ("column", Value::Object(map)) => {
                 if let Some(field) = map.get("field") {
-                    walk(how, field, here("field"), out);
+                    walk(how, field, here("field"), side, out);
                 }
             }
             ("expression", Value::String(src)) => {
                 if let Ok(names) = row_expr::columns_of(src) {
-                    out.extend(names.into_iter().map(|n| (at.clone(), n)));
+                    for n in &names {
+                        push(at.clone(), n);
+                    }
                 }
             }
             ("keys", Value::Object(map)) => {
                 for k in map.keys().filter(|k| !k.contains("${")) {
-                    out.push((here(k), k.clone()));
+                    push(here(k), k);
                 }
             }
             ("values", Value::Object(map)) => {
                 for (k, v) in map {
-                    walk(&Value::String("column".into()), v, here(k), out);
+                    walk(&Value::String("column".into()), v, here(k), side, out);
                 }
             }
             _ => {}
         },
+        // `{column_of: <rows input>, as: <how>}`: this part names columns of that input.
+        (Value::Object(fields), _) if fields.contains_key(COLUMN_OF) => {
+            let own = fields.get(COLUMN_OF).and_then(Value::as_str).or(side);
+            let inner = fields
+                .get("as")
+                .cloned()
+                .unwrap_or_else(|| Value::String("column".into()));
+            walk(&inner, value, at, own, out);
+        }
         (Value::Object(fields), Value::Object(map)) => {
             for (k, sub) in fields {
                 if let Some(v) = map.get(k) {
-                    walk(sub, v, here(k), out);
+                    walk(sub, v, here(k), side, out);
                 }
             }
         }
+        // A plain name where the spec describes an object (`keys: [金額, {left: …, right: …}]`):
+        // the same column on every side.
+        (Value::Object(_), Value::String(name)) if !name.contains("${") => push(at, name),
         _ => {}
     }
 }

@@ -168,6 +168,32 @@ fn unknown_columns_are_findings_wherever_a_block_reads_them() {
             "mapping: {取引先: vendor_name, 摘要: memo}",
             &["/graph/1/in/mapping/取引先"],
         ),
+        // Keys of two tables: a plain name on both sides, {left, right} each on its own.
+        (
+            "transforms.join",
+            "left",
+            "right: \"${read.rows}\", keys: [伝票番号, {left: 摘要, right: vendr}]",
+            &["/graph/1/in/keys/1/right"],
+        ),
+        (
+            "matching.exact_match",
+            "left",
+            "right: \"${read.rows}\", keys: [{left: 伝票番号, right: 伝票番号}], compare: [{left: 借方金額, right: 貸方金額}, {left: 金額, right: amount}]",
+            &["/graph/1/in/compare/1/left"],
+        ),
+        (
+            "matching.fuzzy_match",
+            "left",
+            "right: \"${read.rows}\", fields: [{left: vendor, right: 取引先, kind: text}]",
+            &["/graph/1/in/fields/0/right"],
+        ),
+        // A mapping object's values.
+        (
+            "journal.export",
+            "entries",
+            "field_mapping: {voucher_no: 伝票番号, date: 日付}",
+            &["/graph/1/in/field_mapping/date"],
+        ),
         // Fields with defaults on other blocks.
         (
             "control.variance_check",

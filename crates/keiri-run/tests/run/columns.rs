@@ -105,6 +105,33 @@ fn an_unknown_column_is_column_not_found_before_the_block_runs() {
             "condition: 'amout > 0'",
             Some("input condition reads the column \"amout\""),
         ),
+        // A key of the right-hand table; the left one is there.
+        (
+            "transforms.join",
+            "left",
+            "right: \"${read.rows}\", keys: [{left: 取引先, right: 仕入先}]",
+            Some("input keys reads the column \"仕入先\""),
+        ),
+        (
+            "transforms.join",
+            "left",
+            "right: \"${read.rows}\", keys: [伝票番号]",
+            None,
+        ),
+        // A compared field of exact matching.
+        (
+            "matching.exact_match",
+            "left",
+            "right: \"${read.rows}\", keys: [伝票番号], compare: [{left: amount, right: 金額}]",
+            Some("input compare reads the column \"金額\""),
+        ),
+        // A mapping's values.
+        (
+            "journal.export",
+            "entries",
+            "field_mapping: {voucher_no: 伝票番号, date: 日付}",
+            Some("input field_mapping reads the column \"日付\""),
+        ),
         // A mapping's keys.
         (
             "transforms.rename_columns",
