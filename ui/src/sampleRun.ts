@@ -23,6 +23,20 @@ export interface NodeRun {
   hintEn: string | null;
   /** The node's model calls so far (`ai.*` blocks): how many, tokens, the model, failures. */
   ai: { calls: number; tokens: number; model: string; failed: number } | null;
+  /**
+   * What the person must see about the node's result though it ran (a file with no data rows,
+   * a check that flagged nearly every row, rows left out); those of nodes inside a loop or
+   * subflow (`parent/child`) are the top-level node's, named by their inner node.
+   */
+  warnings: NodeWarning[];
+}
+
+export interface NodeWarning {
+  /** The node that gave it (`parent/child` inside a loop or subflow). */
+  node: string;
+  code: string;
+  messageJa: string;
+  messageEn: string;
 }
 
 export type SampleRunStatus = 'idle' | 'running' | 'finished' | 'failed' | 'cancelled' | 'paused' | 'error';
@@ -56,7 +70,7 @@ export const IDLE: SampleRun = {
 };
 
 function waiting(id: string): NodeRun {
-  return { id, state: 'waiting', durationMs: null, rows: null, code: null, messageJa: null, messageEn: null, hintJa: null, hintEn: null, ai: null };
+  return { id, state: 'waiting', durationMs: null, rows: null, code: null, messageJa: null, messageEn: null, hintJa: null, hintEn: null, ai: null, warnings: [] };
 }
 
 /** A run that is starting: every node of the plan waits. */
@@ -71,6 +85,11 @@ function updateNode(run: SampleRun, id: string, change: (node: NodeRun) => NodeR
   const known = run.nodes.some((n) => n.id === id);
   const nodes = known ? run.nodes.map((n) => (n.id === id ? change(n) : n)) : [...run.nodes, change(waiting(id))];
   return { ...run, nodes };
+}
+
+/** How many warnings the run's nodes gave. */
+export function warningCount(run: SampleRun): number {
+  return run.nodes.reduce((sum, n) => sum + n.warnings.length, 0);
 }
 
 /** The run after one event. */
@@ -100,6 +119,12 @@ export function applyRunEvent(run: SampleRun, event: RunEvent): SampleRun {
         hintJa: event.hint_ja ?? null,
         hintEn: event.hint_en ?? null,
       }));
+    case 'node_warning': {
+      const warning: NodeWarning = { node: event.node, code: event.code, messageJa: event.message_ja, messageEn: event.message_en };
+      // A warning inside a loop or subflow stays visible at its top-level node.
+      const top = event.node.split('/')[0] ?? event.node;
+      return updateNode(run, top, (n) => ({ ...n, warnings: [...n.warnings, warning] }));
+    }
     case 'node_skipped':
       return updateNode(run, event.node, (n) => ({ ...n, state: 'skipped' }));
     case 'node_paused':

@@ -287,12 +287,12 @@ pub async fn plan_generate(
             // The run stops with the generation, and when the generation is dropped.
             let _stop = cancel.clone().drop_guard();
             crate::stream::blocking(&ctx, move |ctx| {
-                Ok(crate::run::verify_plan(
+                Ok(crate::run::verify::verify_plan(
                     ctx,
                     &plan,
                     verify_lang,
                     &cancel,
-                    crate::run::VERIFY_BUDGET,
+                    crate::run::verify::VERIFY_BUDGET,
                 ))
             })
             .await

@@ -78,8 +78,8 @@ pub use retrieve::{
 pub use run::{
     PlanRunRequest, PlanRunResponse, RunCancelRequest, RunCancelResponse, RunFailure,
     RunGetRequest, RunGetResponse, RunListRequest, RunListResponse, RunNode, RunOutputRequest,
-    RunOutputResponse, RunPaused, RunResumeRequest, RunSummary, Running, parse_vars, plan_run,
-    run_cancel, run_get, run_list, run_output, run_resume,
+    RunOutputResponse, RunPaused, RunResumeRequest, RunSummary, RunWarning, Running, parse_vars,
+    plan_run, run_cancel, run_get, run_list, run_output, run_resume,
 };
 pub use settings::{
     SettingsGetRequest, SettingsGetResponse, SettingsSaveRequest, llm_env, settings_get,

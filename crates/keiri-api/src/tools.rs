@@ -511,8 +511,9 @@ Run a Keiri Studio plan (yaml, or plan_path inside the workspace) on the workspa
 every node executes its builtin block. vars override the plan's vars; inputs maps a name to a \
 file path and sets vars.<name> to it. Input files are only read; every file the run writes \
 goes under runs/<plan_id>/<run_id>/ (write: true is refused). Returns run_id, status \
-(finished | failed | cancelled), failures (node, code, message) and each node's status. \
-PLAN_INVALID with the findings when the plan does not validate.";
+(finished | failed | cancelled), failures (node, code, message, hint), warnings (node, code, \
+message: a file with no data rows, a check that flagged nearly every row, rows left out: read \
+them before trusting a finished run) and each node's status. PLAN_INVALID with the findings when the plan does not validate.";
 
 const REQUIREMENTS_ANSWER: &str = "\
 Apply answers (by requirement id) to the open questions of a plan's YAML: undefined \

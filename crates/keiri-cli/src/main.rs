@@ -3,7 +3,8 @@
 //!
 //! Every subcommand converts its arguments, calls one `keiri-api` function and prints the
 //! result: human-readable by default, the API's JSON with `--json`. Exit codes: 0 ok,
-//! 1 findings (the plan has errors), 2 usage or I/O error.
+//! 1 findings (the plan has errors), 2 usage or I/O error; `keiri run` also exits 1 when the
+//! run failed and 3 when it finished with failures `on_error: continue` let through.
 //!
 //! `clap` parses the command line (derive API); `axum` + `tower-http` serve HTTP; `rmcp`, the
 //! official MCP SDK, serves the tools to AI assistants over stdio (`keiri mcp`), with input
@@ -89,6 +90,10 @@ pub enum Command {
     /// Evaluate the planner on a case file against the configured LLM: `keiri eval planner`.
     Eval(cmd::eval::Args),
     /// Run a plan with the builtin blocks; records go to runs/<plan_id>/<run_id>/.
+    ///
+    /// Exit codes: 0 finished, 1 failed, cancelled or paused (or the plan is invalid), 2 usage
+    /// or I/O error, 3 finished with failures its `on_error: continue` let through (listed as
+    /// `failed:`). Warnings (`warning:` lines) do not change the exit code.
     Run(Box<cmd::run::Args>),
 }
 

@@ -207,15 +207,46 @@ pub struct Redirect {
     pub reason: String,
 }
 
+/// Something a person must see about a node that finished: its result may not be what they
+/// meant (the file had no data rows, a check flagged nearly every row, rows were left out of a
+/// comparison). The run still finishes; the warning reaches the run's events (`node_warning`),
+/// `state.json`, `keiri run`'s summary, the API (`warnings`) and the run panel.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Warning {
+    /// A stable code: `NO_ROWS` (a table came out with no rows while what it came from had
+    /// some, or a file had none), `MOSTLY_FLAGGED` (a check or match flagged 90 % or more of
+    /// its rows), `ROWS_SKIPPED` (rows a block left out, and why), `VALUES_UNREADABLE`
+    /// (values a block could not read and left empty), `FALLBACK` (a block used a weaker
+    /// method than the one asked for).
+    pub code: String,
+    pub message_ja: String,
+    pub message_en: String,
+}
+
+impl Warning {
+    pub fn new(
+        code: &str,
+        message_ja: impl Into<String>,
+        message_en: impl Into<String>,
+    ) -> Warning {
+        Warning {
+            code: code.to_string(),
+            message_ja: message_ja.into(),
+            message_en: message_en.into(),
+        }
+    }
+}
+
 /// What a block reports while it runs, besides its result.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Note {
     Llm(LlmCall),
     Redirect(Redirect),
+    Warning(Warning),
 }
 
-/// The channel a block reports its [`LlmCall`]s and [`Redirect`]s on (the engine drains it as
-/// the block runs); [`CallSink::none`] drops them.
+/// The channel a block reports its [`LlmCall`]s, [`Redirect`]s and [`Warning`]s on (the
+/// engine drains it as the block runs); [`CallSink::none`] drops them.
 #[derive(Debug, Clone, Default)]
 pub struct CallSink(Option<std::sync::mpsc::Sender<Note>>);
 
@@ -237,6 +268,44 @@ impl CallSink {
 
     pub fn redirect(&self, redirect: Redirect) {
         self.note(Note::Redirect(redirect));
+    }
+
+    /// Reports a [`Warning`] on the node.
+    pub fn warn(&self, warning: Warning) {
+        self.note(Note::Warning(warning));
+    }
+
+    /// Warns `ROWS_SKIPPED` when a block left `skipped` of its `total` rows out: `why` ends
+    /// the sentence (`日付が空か読めないため比較していません`, `were not compared: their date
+    /// is empty or unreadable`).
+    pub fn warn_rows_skipped(&self, skipped: usize, total: usize, why: (&str, &str)) {
+        if skipped > 0 {
+            self.warn(Warning::new(
+                "ROWS_SKIPPED",
+                format!("{total} 行中 {skipped} 行は{}", why.0),
+                format!("{skipped} of {total} rows {}", why.1),
+            ));
+        }
+    }
+
+    /// Warns `MOSTLY_FLAGGED` when `flagged` of `total` rows (at least 3) is 90 % or more: a
+    /// check that flags nearly everything usually reads the wrong column or states its
+    /// condition the wrong way round. `what` names what was flagged (`違反`, `violations`).
+    pub fn warn_if_mostly_flagged(&self, flagged: usize, total: usize, what: (&str, &str)) {
+        if total >= 3 && flagged * 10 >= total * 9 {
+            let percent = flagged * 100 / total;
+            self.warn(Warning::new(
+                "MOSTLY_FLAGGED",
+                format!(
+                    "{total} 行中 {flagged} 行（{percent}%）が{}になりました。列の指定や条件を確認してください",
+                    what.0
+                ),
+                format!(
+                    "{flagged} of {total} rows ({percent}%) came out as {}: check the columns and conditions",
+                    what.1
+                ),
+            ));
+        }
     }
 
     fn note(&self, note: Note) {

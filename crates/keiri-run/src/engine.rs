@@ -6,7 +6,8 @@
 //! * **Policy.** `on_error` (`stop` default | `continue`), `retries` and `timeout_ms`, per
 //!   node, falling back to the plan's, then to the root plan's. After a failure under `stop`,
 //!   no further level starts; under `continue`, nodes that depend on a failed or skipped node
-//!   are skipped and independent branches go on.
+//!   are skipped and independent branches go on, and the run ends finished with the failures
+//!   listed — unless one is a defect of the plan itself ([`failures::is_plan_defect`]).
 //! * **Conditions.** `when {expr}` and `while {condition}` go through keiri-plan's one
 //!   evaluator; in conditions a reference to an output that does not exist (a skipped node,
 //!   the first `while` iteration) reads as `null`.
@@ -32,7 +33,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock, mpsc};
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
@@ -45,15 +46,16 @@ use serde_json::Value as Json;
 use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
 
-use crate::block::{
-    BlockContext, BlockError, BlockFn, CallSink, ErrorCode, Inputs, Outputs, Registry,
-};
+use crate::block::{BlockError, ErrorCode, Inputs, Outputs, Registry};
 use crate::records::{self, Event, RunDir, RunError};
-use crate::state::{NodeFailure, NodeState, NodeStatus, RunState, RunStatus};
+use crate::state::{NodeFailure, NodeState, NodeStatus, NodeWarning, RunState, RunStatus};
 use crate::value::Value;
 
 mod checks;
+mod empty;
 mod failures;
+mod invoke;
+mod warnings;
 use checks::{check_columns, check_inputs};
 use failures::{failure, nested_failure};
 
@@ -135,6 +137,9 @@ pub struct RunOutcome {
     pub nodes: IndexMap<String, NodeStatus>,
     /// The nodes waiting for an answer (status `paused`), with their questions.
     pub paused: Vec<NodeFailure>,
+    /// What a person must see about the nodes that ran (kept from earlier attempts for the
+    /// nodes a resume reused), in the order they were given.
+    pub warnings: Vec<NodeWarning>,
 }
 
 /// Receives every event as it happens (besides `events.jsonl`).
@@ -166,8 +171,10 @@ pub fn run(
             dir.claim();
             let mut state = RunState::load(dir.path())?;
             dir.clean_staging()?;
-            // Only finished nodes are kept; failed and skipped ones run again.
+            // Only finished nodes are kept; failed and skipped ones run again (and warn again).
             state.nodes.retain(|_, n| n.status == NodeStatus::Finished);
+            let kept = &state.nodes;
+            state.warnings.retain(|w| kept.contains_key(w.top_node()));
             for (k, v) in &options.vars {
                 state.vars.insert(k.clone(), v.clone());
             }
@@ -195,6 +202,7 @@ pub fn run(
                 env_allow: options.env_allow.iter().cloned().collect(),
                 write: options.write,
                 nodes: Default::default(),
+                warnings: Vec::new(),
                 duration_ms: None,
             };
             (dir, state, false)
@@ -245,7 +253,7 @@ pub fn run(
     }
     let status = if result.cancelled || options.cancel.is_cancelled() {
         RunStatus::Cancelled
-    } else if !result.failures.is_empty() {
+    } else if result.fatal {
         RunStatus::Failed
     } else if !result.paused.is_empty() {
         RunStatus::Paused
@@ -278,6 +286,7 @@ pub fn run(
         failures: runner.secrets.redact_failures(result.failures),
         nodes: result.statuses,
         paused: runner.secrets.redact_failures(result.paused),
+        warnings: state.warnings,
     })
 }
 
@@ -492,6 +501,11 @@ impl Frame<'_> {
 #[derive(Default)]
 struct GraphResult {
     failures: Vec<NodeFailure>,
+    /// A failure the run cannot finish with: one under `on_error: stop` (the default), or a
+    /// defect of the plan under any policy ([`failures::is_plan_defect`]). A block's failure
+    /// on its data under `continue` (bad data, a timeout, a file that is not there) leaves the
+    /// run finished, with the failure listed.
+    fatal: bool,
     paused: Vec<NodeFailure>,
     cancelled: bool,
     statuses: IndexMap<String, NodeStatus>,
@@ -649,6 +663,8 @@ impl<'a> Runner<'a> {
                                 format!("node {qid}: cannot evaluate when ({e})"),
                             );
                             self.fail(&mut result, node, &qid, &error, 1, false, frame);
+                            // A condition that cannot be evaluated is the plan's defect.
+                            result.fatal = true;
                             if merge(node.policy.as_ref(), &policy).on_error.as_deref()
                                 != Some("continue")
                             {
@@ -690,10 +706,15 @@ impl<'a> Runner<'a> {
                             result.statuses.insert(node.id.clone(), NodeStatus::Failed);
                             result.failures.push(failure(&qid, &error));
                         }
-                        if merge(node.policy.as_ref(), &policy).on_error.as_deref()
-                            != Some("continue")
-                        {
+                        let go_on = merge(node.policy.as_ref(), &policy).on_error.as_deref()
+                            == Some("continue");
+                        if !go_on {
                             stopped = true;
+                        }
+                        if error.code != ErrorCode::AwaitingInput
+                            && (!go_on || failures::is_plan_defect(error.code))
+                        {
+                            result.fatal = true;
                         }
                     }
                     NodeResult::NotRun => result.cancelled = true,
@@ -951,126 +972,14 @@ impl<'a> Runner<'a> {
         let mut parts = frame.prefix.clone();
         parts.push(node.id.clone());
         let out_dir = self.dir.files_dir(&parts);
-        self.invoke(f, qid, Inputs(inputs), out_dir, policy.timeout_ms)
-    }
-
-    /// Calls a block on its own thread, returning early on timeout or cancellation.
-    fn invoke(
-        &self,
-        f: BlockFn,
-        qid: &str,
-        inputs: Inputs,
-        out_dir: PathBuf,
-        timeout_ms: Option<u64>,
-    ) -> Result<Outputs, BlockError> {
-        std::fs::create_dir_all(&out_dir).map_err(|e| {
-            BlockError::new(
-                ErrorCode::BlockFailed,
-                format!("ノード {qid}: 出力フォルダを作れません: {e}"),
-                format!("node {qid}: cannot create its output folder: {e}"),
-            )
-        })?;
-        let token = self.options.cancel.child_token();
-        let (tx, rx) = mpsc::channel();
-        let thread_token = token.clone();
-        let node_id = qid.to_string();
-        let base_dir = self.options.base_dir.clone();
-        let paths = self.options.paths.clone();
-        let write = self.options.write;
-        let answer = self.options.answers.get(qid).cloned();
-        let allow_hosts = self.options.allow_hosts.clone();
-        let llm = self.options.llm.clone();
-        let (calls, call_rx) = CallSink::channel();
-        // The run's clock: the start time the caller passed in, advanced by real elapsed time,
-        // so tests stay deterministic and a long run still records when each block ran.
-        let now = self.options.now
-            + chrono::Duration::from_std(self.started.elapsed()).unwrap_or_default();
-        let spawned = std::thread::Builder::new()
-            .name(format!("block {qid}"))
-            .spawn(move || {
-                let ctx = BlockContext {
-                    node_id: &node_id,
-                    base_dir: &base_dir,
-                    paths: &paths,
-                    out_dir: &out_dir,
-                    cancel: &thread_token,
-                    write,
-                    answer: answer.as_ref(),
-                    allow_hosts: &allow_hosts,
-                    now,
-                    llm: llm.as_ref(),
-                    calls: &calls,
-                };
-                let _ = tx.send(f(&ctx, &inputs));
-            });
-        if let Err(e) = spawned {
-            return Err(BlockError::new(
-                ErrorCode::BlockFailed,
-                format!("ノード {qid}: スレッドを開始できません: {e}"),
-                format!("node {qid}: cannot start a thread: {e}"),
-            ));
+        let input_rows = warnings::input_rows(spec, &inputs);
+        let shapes = empty::shapes(spec, &inputs);
+        let mut outputs = self.invoke(f, qid, Inputs(inputs), out_dir, policy.timeout_ms)?;
+        empty::keep_columns(&mut outputs, shapes);
+        if let Some(warning) = warnings::empty_result(spec, input_rows, &outputs) {
+            self.warn(qid, warning);
         }
-        let started = Instant::now();
-        let deadline = timeout_ms.map(Duration::from_millis);
-        // The block's model calls, recorded as they happen (a long extraction shows progress).
-        let record_calls = || {
-            while let Ok(note) = call_rx.try_recv() {
-                self.emit(match note {
-                    crate::block::Note::Llm(call) => Event::LlmCall {
-                        node: qid.to_string(),
-                        call,
-                    },
-                    crate::block::Note::Redirect(redirect) => Event::Redirect {
-                        node: qid.to_string(),
-                        redirect,
-                    },
-                });
-            }
-        };
-        loop {
-            let received = rx.recv_timeout(Duration::from_millis(10));
-            record_calls();
-            match received {
-                Ok(result) => {
-                    return result.map_err(|mut e| {
-                        if !e.message_en.contains(qid) {
-                            e.message_ja = format!("ノード {qid}: {}", e.message_ja);
-                            e.message_en = format!("node {qid}: {}", e.message_en);
-                        }
-                        e
-                    });
-                }
-                Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    return Err(BlockError::new(
-                        ErrorCode::BlockFailed,
-                        format!("ノード {qid}: ブロックが異常終了しました"),
-                        format!("node {qid}: the block crashed"),
-                    ));
-                }
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
-            }
-            if self.options.cancel.is_cancelled() {
-                token.cancel();
-                return Err(cancelled(qid));
-            }
-            if let Some(limit) = deadline
-                && started.elapsed() >= limit
-            {
-                token.cancel();
-                return Err(BlockError::new(
-                    ErrorCode::Timeout,
-                    format!(
-                        "ノード {qid}: {} ms 以内に終わりませんでした",
-                        limit.as_millis()
-                    ),
-                    format!("node {qid}: did not finish within {} ms", limit.as_millis()),
-                )
-                .with_hint(
-                    "policy.timeout_ms を増やすか、入力を小さくしてください",
-                    "raise policy.timeout_ms or make the input smaller",
-                ));
-            }
-        }
+        Ok(outputs)
     }
 
     fn run_loop(

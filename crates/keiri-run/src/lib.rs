@@ -48,4 +48,4 @@ pub mod value;
 
 pub use engine::{EventSink, RunOptions, RunOutcome, plan_sha256, run};
 pub use records::{Event, RunDir, RunError};
-pub use state::{NodeFailure, NodeStatus, RunState, RunStatus};
+pub use state::{NodeFailure, NodeStatus, NodeWarning, RunState, RunStatus};

@@ -110,6 +110,15 @@ pub enum Event {
         node: String,
         reason: String,
     },
+    /// Something a person must see about the node's result (it still ran): a file with no
+    /// data rows, a check that flagged nearly every row, rows left out and why
+    /// ([`crate::block::Warning`] lists the codes).
+    NodeWarning {
+        node: String,
+        code: String,
+        message_ja: String,
+        message_en: String,
+    },
     /// A human-in-the-loop node waits for a person's answer; the run pauses after this level.
     NodePaused {
         node: String,

@@ -74,6 +74,24 @@ pub struct NodeFailure {
     pub question: Option<Json>,
 }
 
+/// A warning on a node that finished (see [`crate::block::Warning`]), as `state.json`,
+/// [`crate::RunOutcome::warnings`] and the `node_warning` event record it. `node` is the
+/// qualified id (`loop/child` inside a loop body or subflow).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct NodeWarning {
+    pub node: String,
+    pub code: String,
+    pub message_ja: String,
+    pub message_en: String,
+}
+
+impl NodeWarning {
+    /// The top-level node the warning belongs to (`loop` for `loop/child`).
+    pub fn top_node(&self) -> &str {
+        self.node.split('/').next().unwrap_or_default()
+    }
+}
+
 /// One top-level node in `state.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NodeState {
@@ -104,6 +122,9 @@ pub struct RunState {
     pub write: bool,
     #[serde(default)]
     pub nodes: BTreeMap<String, NodeState>,
+    /// The warnings of the nodes that ran, in the order they were given.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<NodeWarning>,
     /// How long the last attempt took, once it ended (absent in records from before it was kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,

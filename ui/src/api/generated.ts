@@ -868,6 +868,13 @@ export type RunEvent =
       reason: string;
     }
   | {
+      event: 'node_warning';
+      node: string;
+      code: string;
+      message_ja: string;
+      message_en: string;
+    }
+  | {
       event: 'node_paused';
       node: string;
       question: unknown;
@@ -2741,6 +2748,10 @@ export interface RunGetResponse {
   failures: RunFailure[];
   paused: RunPaused[];
   /**
+   * What a person must see about the nodes that ran, in the order they were given.
+   */
+  warnings: RunWarning[];
+  /**
    * The `events.jsonl` lines.
    */
   events: unknown[];
@@ -2787,6 +2798,23 @@ export interface RunPaused {
   question: {
     [k: string]: unknown | undefined;
   };
+  message: string;
+}
+/**
+ * Something a person must see about a node that ran (the run still finished): a file with
+ * no data rows (`NO_ROWS`), a check that flagged nearly every row (`MOSTLY_FLAGGED`), rows
+ * left out and why (`ROWS_SKIPPED`), values that could not be read (`VALUES_UNREADABLE`), a
+ * weaker method used than the one asked for (`FALLBACK`).
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "RunWarning".
+ */
+export interface RunWarning {
+  /**
+   * The node (`loop/child` inside a loop body or subflow).
+   */
+  node: string;
+  code: string;
   message: string;
 }
 /**
@@ -3764,6 +3792,10 @@ export interface PlanRunResponse {
    * The nodes waiting for an answer.
    */
   paused: RunPaused[];
+  /**
+   * What a person must see about the nodes that ran, in the order they were given.
+   */
+  warnings: RunWarning[];
 }
 /**
  * One model call of an `ai.*` block, as the run's events record it: what was asked for, the

@@ -8,7 +8,7 @@ import { useEffect, useState } from 'react';
 import { ApiError, runApply, runList, runOutput, runUndoApply } from '../api';
 import type { Lang, OutputPreview, RunOutputResponse, RunSummary } from '../api/types';
 import { errorText, t, type MessageKey } from '../i18n';
-import type { NodeRun, SampleRun } from '../sampleRun';
+import { warningCount, type NodeRun, type SampleRun } from '../sampleRun';
 import { baseName, buildSheetGrids } from '../workbookGrid';
 import { DesignChangesView, SheetGridView } from './DryRunPanel';
 import { RunQuestion } from './RunQuestion';
@@ -62,6 +62,7 @@ export function SampleRunPanel({ lang, yaml, run, canStart, onStart, onCancel, o
 
   const stale = run.status !== 'idle' && run.yaml !== yaml;
   const seconds = run.durationMs !== null ? (run.durationMs / 1000).toFixed(1) : '0.0';
+  const warnings = warningCount(run);
 
   return (
     <section className="panel run-panel" data-testid="sample-run" data-status={run.status} aria-label={t(lang, 'run.title')}>
@@ -110,7 +111,15 @@ export function SampleRunPanel({ lang, yaml, run, canStart, onStart, onCancel, o
           <p className="run-status" role="status" data-testid="sample-run-status">
             {run.status === 'running'
               ? t(lang, 'run.status.running')
-              : t(lang, `run.status.${run.status}` as MessageKey, { seconds })}
+              : run.status === 'finished' && run.nodes.some((n) => n.state === 'failed')
+                ? t(lang, 'run.status.finishedWithFailures', { seconds })
+                : t(lang, `run.status.${run.status}` as MessageKey, { seconds })}
+            {warnings > 0 ? (
+              <span className="run-warning-count" data-testid="sample-run-warning-count">
+                {' '}
+                {t(lang, 'run.warningCount', { count: warnings })}
+              </span>
+            ) : null}
             {run.runDir !== null ? (
               <span className="run-dir" title={run.runDir}>
                 {' '}
@@ -161,6 +170,21 @@ export function SampleRunPanel({ lang, yaml, run, canStart, onStart, onCancel, o
                     </span>
                   ) : null}
                 </button>
+                {node.warnings.length > 0 ? (
+                  <ul className="run-node-warnings" data-testid="run-node-warnings">
+                    {node.warnings.map((w, i) => (
+                      <li key={i} className="run-node-warning" data-testid="run-node-warning" data-code={w.code}>
+                        <span aria-hidden="true">⚠ </span>
+                        {w.node !== node.id ? (
+                          <code className="run-node-id" translate="no">
+                            {w.node}:{' '}
+                          </code>
+                        ) : null}
+                        {lang === 'ja' ? w.messageJa : w.messageEn}
+                      </li>
+                    ))}
+                  </ul>
+                ) : null}
                 {node.state === 'failed' ? (
                   <div className="run-node-error" role="alert" data-testid="run-node-error" data-code={node.code ?? ''}>
                     <span>{(lang === 'ja' ? node.messageJa : node.messageEn) || t(lang, 'run.failedNode')}</span>{' '}

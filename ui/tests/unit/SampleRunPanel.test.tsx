@@ -31,7 +31,7 @@ function finished(): SampleRun {
   run = applyRunEvent(run, { event: 'run_start', run_id: 'R1', plan_id: 'p', plan_sha256: '', plan_text: 'plan', started_at: '', resumed: false });
   run = applyRunEvent(run, { event: 'node_finish', node: 'read', duration_ms: 5, rows: 3, outputs: {} });
   run = applyRunEvent(run, { event: 'node_finish', node: 'report', duration_ms: 9, rows: null, outputs: {} });
-  return finishRun(run, { run_id: 'R1', plan_id: 'p', run_dir: 'runs/p/R1', status: 'finished', failures: [], nodes: [], paused: [] });
+  return finishRun(run, { run_id: 'R1', plan_id: 'p', run_dir: 'runs/p/R1', status: 'finished', failures: [], nodes: [], paused: [], warnings: [] });
 }
 
 const noop = () => undefined;
@@ -124,6 +124,42 @@ describe('SampleRunPanel', () => {
     expect(open).toHaveBeenCalledWith('dups');
     expect(screen.getByTestId('sample-run-stale')).toBeTruthy();
     expect(screen.getByTestId('sample-run-status').textContent).toContain('1.5 秒');
+  });
+
+  it('shows a finished run\'s warnings under their nodes and counts them in the status', () => {
+    let run = startRun('plan', ['read', 'check']);
+    run = applyRunEvent(run, { event: 'run_start', run_id: 'R4', plan_id: 'p', plan_sha256: '', plan_text: 'plan', started_at: '', resumed: false });
+    run = applyRunEvent(run, { event: 'node_finish', node: 'read', duration_ms: 5, rows: 10, outputs: {} });
+    run = applyRunEvent(run, {
+      event: 'node_warning',
+      node: 'check',
+      code: 'MOSTLY_FLAGGED',
+      message_ja: '10 行中 9 行（90%）がチェック zero_amount の問題になりました。列の指定や条件を確認してください',
+      message_en: '9 of 10 rows (90%) came out as issues of the zero_amount check: check the columns and conditions',
+    });
+    run = applyRunEvent(run, { event: 'node_finish', node: 'check', duration_ms: 2, rows: 9, outputs: {} });
+    run = applyRunEvent(run, { event: 'run_finish', status: 'finished', duration_ms: 700, failed: [] });
+    const { rerender } = render(<SampleRunPanel lang="ja" yaml="plan" run={run} canStart onStart={noop} onCancel={noop} onAnswer={noop} planId={null} onOpenRun={noop} onOpenNode={noop} />);
+    expect(screen.getByTestId('sample-run-status').textContent).toContain('確認が必要な警告が 1 件あります');
+    const warning = screen.getByTestId('run-node-warning');
+    expect(warning.dataset.code).toBe('MOSTLY_FLAGGED');
+    expect(warning.textContent).toContain('10 行中 9 行（90%）がチェック zero_amount の問題になりました');
+    expect(warning.closest('[data-node-id]')?.getAttribute('data-node-id')).toBe('check');
+    expect(screen.getByTestId('sample-run-status').textContent).not.toContain('続行した失敗');
+    rerender(<SampleRunPanel lang="en" yaml="plan" run={run} canStart onStart={noop} onCancel={noop} onAnswer={noop} planId={null} onOpenRun={noop} onOpenNode={noop} />);
+    expect(screen.getByTestId('sample-run-status').textContent).toContain('1 warning(s) to check');
+    expect(screen.getByTestId('run-node-warning').textContent).toContain('9 of 10 rows (90%)');
+  });
+
+  it('says a finished run went past failures when on_error: continue let one through', () => {
+    let run = startRun('plan', ['slow', 'report']);
+    run = applyRunEvent(run, { event: 'run_start', run_id: 'R5', plan_id: 'p', plan_sha256: '', plan_text: 'plan', started_at: '', resumed: false });
+    run = applyRunEvent(run, { event: 'node_error', node: 'slow', code: 'TIMEOUT', message_ja: 'ノード slow: 50 ms 以内に終わりませんでした', message_en: 'node slow: did not finish within 50 ms', attempt: 1, retrying: false });
+    run = applyRunEvent(run, { event: 'node_finish', node: 'report', duration_ms: 9, rows: 2, outputs: {} });
+    run = applyRunEvent(run, { event: 'run_finish', status: 'finished', duration_ms: 2000, failed: ['slow'] });
+    render(<SampleRunPanel lang="ja" yaml="plan" run={run} canStart onStart={noop} onCancel={noop} onAnswer={noop} planId={null} onOpenRun={noop} onOpenNode={noop} />);
+    expect(screen.getByTestId('sample-run-status').textContent).toContain('完了しました（2.0 秒）。ただし on_error: continue で続行した失敗があります');
+    expect(screen.getByTestId('run-node-error').dataset.code).toBe('TIMEOUT');
   });
 
   it('shows an AI node\'s calls, tokens and model, and LLM_NOT_CONFIGURED as its error', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/api';
 import type { RunEvent } from '../../src/api/types';
-import { applyRunEvent, failRun, finishRun, restoredRun, runFailureFindings, runStates, startRun } from '../../src/sampleRun';
+import { applyRunEvent, failRun, finishRun, restoredRun, runFailureFindings, runStates, startRun, warningCount } from '../../src/sampleRun';
 
 const events: RunEvent[] = [
   { event: 'run_start', run_id: '20261125T100000000Z-abc123', plan_id: 'dup', plan_sha256: '', plan_text: 'plan', started_at: '2026-11-25T10:00:00Z', resumed: false },
@@ -54,6 +54,33 @@ describe('sample run state', () => {
     ]);
   });
 
+  it('keeps each warning at its top-level node, a loop body\'s named by its inner node, and counts them', () => {
+    let run = startRun('yaml', ['read', 'months', 'check']);
+    expect(warningCount(run)).toBe(0);
+    const warned: RunEvent[] = [
+      { event: 'node_start', node: 'read', attempt: 1 },
+      { event: 'node_warning', node: 'read', code: 'NO_ROWS', message_ja: 'rows が 0 行です', message_en: 'rows has no rows' },
+      { event: 'node_finish', node: 'read', duration_ms: 3, rows: 0, outputs: {} },
+      { event: 'node_start', node: 'months', attempt: 1 },
+      { event: 'node_warning', node: 'months/filter', code: 'NO_ROWS', message_ja: '4月が 0 行になりました', message_en: 'April came out empty' },
+      { event: 'node_finish', node: 'months', duration_ms: 9, rows: 3, outputs: {} },
+      { event: 'node_start', node: 'check', attempt: 1 },
+      { event: 'node_finish', node: 'check', duration_ms: 2, rows: 0, outputs: {} },
+      { event: 'run_finish', status: 'finished', duration_ms: 20, failed: [] },
+    ];
+    for (const event of warned) run = applyRunEvent(run, event);
+    // A finished run still shows what to check.
+    expect(run.status).toBe('finished');
+    expect(warningCount(run)).toBe(2);
+    expect(run.nodes.find((n) => n.id === 'read')?.warnings).toEqual([
+      { node: 'read', code: 'NO_ROWS', messageJa: 'rows が 0 行です', messageEn: 'rows has no rows' },
+    ]);
+    expect(run.nodes.find((n) => n.id === 'months')?.warnings).toEqual([
+      { node: 'months/filter', code: 'NO_ROWS', messageJa: '4月が 0 行になりました', messageEn: 'April came out empty' },
+    ]);
+    expect(run.nodes.find((n) => n.id === 'check')?.warnings).toEqual([]);
+  });
+
   it('adds up an AI node\'s model calls as they happen, failures counted apart', () => {
     const call = {
       purpose: 'document a.pdf',
@@ -93,7 +120,7 @@ describe('sample run state', () => {
 
   it('takes the response and the errors', () => {
     const run = startRun('yaml', []);
-    const done = finishRun(run, { run_id: 'r', plan_id: 'p', run_dir: 'runs/p/r', status: 'finished', failures: [], nodes: [], paused: [] });
+    const done = finishRun(run, { run_id: 'r', plan_id: 'p', run_dir: 'runs/p/r', status: 'finished', failures: [], nodes: [], paused: [], warnings: [] });
     expect(done).toMatchObject({ status: 'finished', runDir: 'runs/p/r' });
     const refused = failRun(run, new ApiError('PLAN_INVALID', 'the plan has 2 error(s)', { findings: [{}, {}] }));
     expect(refused.status).toBe('error');
@@ -113,6 +140,7 @@ describe('sample run state', () => {
       nodes: [],
       failures: [],
       paused,
+      warnings: [],
       events: [
         { event: 'run_start', run_id: 'R', plan_id: 'p', plan_sha256: '', plan_text: 'plan', started_at: '', resumed: false },
         { event: 'node_finish', node: 'read', duration_ms: 3, rows: 2, outputs: {} },

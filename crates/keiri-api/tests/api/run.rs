@@ -100,6 +100,53 @@ fn with_invoices(ws: &Path) {
     .unwrap();
 }
 
+/// A rule every invoice violates: the run finishes, and plan_run and run_get both carry the
+/// warning in the context's language, as the window and MCP read them.
+#[test]
+fn a_finished_run_carries_its_warnings_to_plan_run_and_run_get() {
+    let ws = tempfile::tempdir().unwrap();
+    with_invoices(ws.path());
+    let ctx = ctx(ws.path());
+    let yaml = "id: api_warn
+graph:
+  - {id: read, block: csv.read, in: {path: inputs/請求書.csv}, out: {rows: rows}}
+  - {id: policy, block: control.policy_enforce, in: {rows: \"${read.rows}\", rules: [{id: 上限, condition: '金額 > 100000'}]}, out: {violations: v}}
+";
+    let req = PlanRunRequest {
+        yaml: Some(yaml.into()),
+        ..Default::default()
+    };
+    let res = crate::support::drive(&mut |_| {}, async |sink| {
+        plan_run(&ctx, req, sink, &CancellationToken::new()).await
+    })
+    .unwrap();
+    assert_eq!(res.status, keiri_run::RunStatus::Finished, "{res:?}");
+    let expected = vec![RunWarning {
+        node: "policy".into(),
+        code: "MOSTLY_FLAGGED".into(),
+        message:
+            "3 行中 3 行（100%）がルール 上限 の違反になりました。列の指定や条件を確認してください"
+                .into(),
+    }];
+    assert_eq!(res.warnings, expected);
+    let got = run_get(
+        &ctx,
+        RunGetRequest {
+            plan_id: "api_warn".into(),
+            run_id: res.run_id.clone(),
+        },
+    )
+    .unwrap();
+    assert_eq!(got.warnings, expected);
+    assert!(
+        got.events
+            .iter()
+            .any(|e| e["event"] == "node_warning" && e["node"] == "policy"),
+        "{:?}",
+        got.events
+    );
+}
+
 #[test]
 fn a_run_of_a_plan_with_open_vars_is_refused_until_they_are_set() {
     let ws = tempfile::tempdir().unwrap();

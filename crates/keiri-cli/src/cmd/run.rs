@@ -141,6 +141,12 @@ fn describe(event: &RunEvent) -> (&str, String, Line) {
                 Line::End,
             )
         }
+        E::NodeWarning {
+            node,
+            code,
+            message_en,
+            ..
+        } => (node, format!("  ⚠ {node} {code}: {message_en}"), Line::Note),
         E::NodeSkipped { node, reason } => (node, format!("– {node} skipped: {reason}"), Line::End),
         E::NodeReused { node } => (node, format!("✓ {node} (from the earlier run)"), Line::End),
         E::LlmCall { node, call } => {
@@ -391,6 +397,9 @@ fn report(res: &PlanRunResponse, json: bool) -> anyhow::Result<ExitCode> {
                 println!("    = {hint}");
             }
         }
+        for w in &res.warnings {
+            println!("warning: {} {}: {}", w.node, w.code, w.message);
+        }
         for p in &res.paused {
             println!("paused: {}: {}", p.node, p.message);
         }
@@ -401,10 +410,11 @@ fn report(res: &PlanRunResponse, json: bool) -> anyhow::Result<ExitCode> {
             );
         }
     }
-    Ok(if res.status == keiri_api::RunStatus::Finished {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
+    Ok(match res.status {
+        // Failures `on_error: continue` let through: finished, but not cleanly.
+        keiri_api::RunStatus::Finished if !res.failures.is_empty() => ExitCode::from(3),
+        keiri_api::RunStatus::Finished => ExitCode::SUCCESS,
+        _ => ExitCode::from(1),
     })
 }
 

@@ -169,6 +169,73 @@ fn inputs_set_vars_and_a_missing_input_is_a_usage_error() {
         .code(2);
 }
 
+/// A month with no bank lines: the run finishes (exit 0) but says so, in the summary and in
+/// `--json`'s `warnings`, instead of a silent empty result.
+#[test]
+fn a_header_only_export_finishes_with_a_warning_in_the_summary_and_the_json() {
+    let ws = workspace();
+    put(&ws.path().join("bank.csv"), "日付,摘要,入金\r\n\r\n");
+    put(
+        &ws.path().join("plan.yaml"),
+        &PLAN.replace("cols: [日付, 金額]", "cols: [日付, 入金]"),
+    );
+    let out = keiri(ws.path())
+        .args(["--lang", "ja", "run", "plan.yaml"])
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(text.contains("status: finished"), "{text}");
+    assert!(
+        text.lines().any(|l| l
+            == "warning: bank NO_ROWS: rows が 0 行です。見出しだけのファイルか、読み込む対象が空です"),
+        "{text}"
+    );
+    // Only where the rows went missing: not again at pick, which read the empty table.
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("warning: ")).count(),
+        1,
+        "{text}"
+    );
+    let json = stdout_json(
+        &keiri(ws.path())
+            .args(["--lang", "en", "--json", "run", "plan.yaml"])
+            .assert()
+            .success(),
+    );
+    assert_eq!(json["warnings"][0]["node"], "bank");
+    assert_eq!(json["warnings"][0]["code"], "NO_ROWS");
+    assert_eq!(
+        json["warnings"][0]["message"],
+        "rows has no rows: the file has only a header, or there was nothing to read"
+    );
+}
+
+/// `on_error: continue` goes past a node that fails on its data: the run finishes with the
+/// failure listed, and exits 3 so a script can tell it from a clean run (0) and a failed one (1).
+#[test]
+fn a_failure_continue_went_past_finishes_the_run_with_exit_code_3() {
+    let ws = workspace();
+    put(
+        &ws.path().join("bank.csv"),
+        "日付,摘要,入金\n2024-04-01,振込,1000\n2024-04-02,振込,未定\n",
+    );
+    put(
+        &ws.path().join("cont.yaml"),
+        "id: cont\npolicy: {on_error: continue}\ngraph:\n  - {id: bank, block: csv.read, in: {path: bank.csv}, out: {rows: rows}}\n  - {id: amounts, block: transforms.normalize_amounts, in: {rows: \"${bank.rows}\", fields: [入金], on_error: error}, out: {rows: rows}}\n  - {id: pick, block: transforms.select_columns, in: {rows: \"${bank.rows}\", columns: [日付]}, out: {rows: picked}}\n",
+    );
+    let out = keiri(ws.path())
+        .args(["--lang", "en", "run", "cont.yaml"])
+        .assert()
+        .code(3);
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(text.contains("status: finished"), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("failed: amounts BLOCK_FAILED") && l.contains("未定")),
+        "{text}"
+    );
+}
+
 /// An invalid plan is not run, and `keiri run` says why as `keiri validate` does: each finding
 /// with its place, node and hint, not only a count.
 #[test]

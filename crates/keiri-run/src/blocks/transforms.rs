@@ -112,6 +112,44 @@ fn field<'a>(o: &'a serde_json::Map<String, J>, key: &str, input: &str) -> R<&'a
     })
 }
 
+/// Warns `VALUES_UNREADABLE` for the values of column `field` a normalising block could not
+/// read (`errors[from..]`, as [`error_entry`] made them) out of `total` rows, with the first
+/// one as an example and what `on_error` did with them (`keep` or `empty`).
+fn warn_unreadable(
+    ctx: &crate::block::BlockContext<'_>,
+    errors: &[J],
+    field: &str,
+    total: usize,
+    on_error: &str,
+    what: (&str, &str),
+) {
+    let Some(first) = errors.first() else {
+        return;
+    };
+    let example = match first.get("value") {
+        Some(J::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+        None => String::new(),
+    };
+    let n = errors.len();
+    let (done_ja, done_en) = if on_error == "empty" {
+        ("空にしました", "they were left empty")
+    } else {
+        ("元の値のまま残しています", "they were kept as they were")
+    };
+    ctx.calls.warn(crate::block::Warning::new(
+        "VALUES_UNREADABLE",
+        format!(
+            "列 {field} の {total} 行中 {n} 件を{}として読めませんでした（例: {example}）。{done_ja}",
+            what.0
+        ),
+        format!(
+            "{n} of {total} values of {field} are not {} (e.g. {example}): {done_en}",
+            what.1
+        ),
+    ));
+}
+
 fn error_entry(row_index: usize, field: &str, value: &J, message: &str) -> J {
     json!({"row_index": row_index, "field": field, "value": value, "message": message})
 }

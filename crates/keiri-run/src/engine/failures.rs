@@ -16,6 +16,26 @@ pub(super) fn failure(qid: &str, error: &BlockError) -> NodeFailure {
     }
 }
 
+/// A failure that says the plan itself is wrong (an input outside its spec, a column the rows
+/// do not have, a reference to nothing, a path or variable it may not use): `on_error:
+/// continue` goes on past it, but the run cannot count as finished, since every result after
+/// it answers a question the plan did not mean to ask.
+pub(super) fn is_plan_defect(code: ErrorCode) -> bool {
+    matches!(
+        code,
+        ErrorCode::InputInvalid
+            | ErrorCode::ColumnNotFound
+            | ErrorCode::UnknownBlock
+            | ErrorCode::RefUnresolved
+            | ErrorCode::EnvNotAllowed
+            | ErrorCode::ExprInvalid
+            | ErrorCode::SubflowNotFound
+            | ErrorCode::SubflowCycle
+            | ErrorCode::PathDenied
+            | ErrorCode::HostNotAllowed
+    )
+}
+
 /// A failure inside a loop body or subflow, reported at the loop/subflow node with its code.
 pub(super) fn nested_failure(qid: &str, inner: &NodeFailure) -> BlockError {
     let code = [

@@ -373,7 +373,12 @@ fn on_error_stop_runs_no_further_level() {
 fn on_error_continue_runs_the_independent_branch() {
     let ws = ws();
     let r = run(ws.path(), &BRANCHES.replace("ON_ERROR", "continue"));
-    assert_eq!(r.outcome.status, RunStatus::Failed);
+    // The failure `continue` let through is listed; the run itself finished (as v0's did).
+    assert_eq!(r.outcome.status, RunStatus::Finished);
+    assert_eq!(r.failure("bad"), Some("BLOCK_FAILED"));
+    assert!(
+        matches!(r.events.last(), Some(Event::RunFinish { status: RunStatus::Finished, failed, .. }) if failed == &["bad"])
+    );
     assert_eq!(r.status("after_a"), Some(NodeStatus::Finished));
     assert_eq!(r.status("after_bad"), Some(NodeStatus::Skipped));
     let e = r.events.iter().find_map(|e| match e {
@@ -426,6 +431,35 @@ fn a_slow_node_times_out() {
         "id: slow\npolicy: {timeout_ms: 50}\ngraph:\n  - {id: s, block: t.sleep, in: {ms: 20000}}\n",
     );
     assert_eq!(r.failure("s"), Some("TIMEOUT"));
+    assert_eq!(r.outcome.status, RunStatus::Failed);
+}
+
+#[test]
+fn a_timeout_under_continue_is_listed_and_the_run_finishes_but_a_plan_defect_fails_it() {
+    let ws1 = ws();
+    let r = run(
+        ws1.path(),
+        "id: slow
+policy: {on_error: continue}
+graph:
+  - {id: s, block: t.sleep, in: {ms: 20000}, policy: {timeout_ms: 50}}
+  - {id: a, block: t.const, in: {value: 1}, out: {value: v}}
+  - {id: after_a, block: t.const, in: {value: \"${a.v}\"}}
+",
+    );
+    assert_eq!(r.failure("s"), Some("TIMEOUT"));
+    assert_eq!(r.status("after_a"), Some(NodeStatus::Finished));
+    assert_eq!(r.outcome.status, RunStatus::Finished);
+    // An input outside the block's spec is the plan's defect: continue goes on past it, but
+    // the run failed.
+    let ws2 = ws();
+    let r = run(
+        ws2.path(),
+        "id: defect\npolicy: {on_error: continue}\ngraph:\n  - {id: bad_type, block: t.add, in: {a: \"one\"}}\n  - {id: a, block: t.const, in: {value: 1}}\n",
+    );
+    assert_eq!(r.failure("bad_type"), Some("INPUT_INVALID"));
+    assert_eq!(r.status("a"), Some(NodeStatus::Finished));
+    assert_eq!(r.outcome.status, RunStatus::Failed);
 }
 
 #[test]

@@ -362,7 +362,7 @@ fn http_request_redirects_only_within_the_allowlist_and_records_each_decision() 
             .into_iter()
             .filter_map(|n| match n {
                 keiri_run::block::Note::Redirect(r) => Some((r.followed, r.reason)),
-                keiri_run::block::Note::Llm(_) => None,
+                keiri_run::block::Note::Llm(_) | keiri_run::block::Note::Warning(_) => None,
             })
             .collect()
     };

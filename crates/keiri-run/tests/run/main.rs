@@ -13,3 +13,4 @@ mod output;
 mod templates;
 mod transforms;
 mod ui;
+mod warnings;

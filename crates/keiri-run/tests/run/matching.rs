@@ -73,7 +73,7 @@ pub(crate) fn run_block_llm(
         .into_iter()
         .filter_map(|n| match n {
             keiri_run::block::Note::Llm(call) => Some(call),
-            keiri_run::block::Note::Redirect(_) => None,
+            keiri_run::block::Note::Redirect(_) | keiri_run::block::Note::Warning(_) => None,
         })
         .collect();
     (result, calls)

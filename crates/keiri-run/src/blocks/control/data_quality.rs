@@ -1,7 +1,7 @@
 //! `control.data_quality`: its inputs and outputs are in `block_specs/control/control.data_quality.yaml`.
 
 use super::{count_by, date, is_blank, number, objects, severity, text};
-use crate::block::{BlockContext, BlockError, Inputs, Outputs};
+use crate::block::{BlockContext, BlockError, Inputs, Outputs, Warning};
 use crate::blocks::{cancelled, invalid};
 use crate::jp::{NegativeMarkers, parse_amount, parse_date};
 use indexmap::IndexMap;
@@ -69,8 +69,10 @@ fn data_quality(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Bloc
             }
         };
         let mut seen: IndexMap<String, usize> = IndexMap::new();
+        let (mut flagged, mut blank) = (0usize, 0usize);
         for (i, row) in rows.iter().enumerate() {
             let v = row.get(field);
+            blank += usize::from(is_blank(v));
             let problem: Option<(String, String)> = match kind {
                 "required" => {
                     is_blank(v).then(|| ("値がありません".into(), "value is missing".into()))
@@ -124,12 +126,14 @@ fn data_quality(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Bloc
                 );
                 count_by(&mut by_rule, kind);
                 count_by(&mut by_field, field);
+                flagged += 1;
                 flagged_rows[i] = true;
                 if sev == "error" {
                     error_rows[i] = true;
                 }
             }
         }
+        warn_rule(ctx, field, kind, flagged, blank, rows.len());
     }
     let valid: Vec<Json> = rows
         .iter()
@@ -150,6 +154,35 @@ fn data_quality(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Bloc
 }
 
 builtin!("control.data_quality", data_quality);
+
+/// Warns when a rule flagged nearly every row (a misread column), or checked almost none
+/// because the column is empty there (only `required` looks at empty values).
+fn warn_rule(
+    ctx: &BlockContext<'_>,
+    field: &str,
+    kind: &str,
+    flagged: usize,
+    blank: usize,
+    total: usize,
+) {
+    ctx.calls.warn_if_mostly_flagged(
+        flagged,
+        total,
+        (
+            &format!("列 {field} の {kind} チェックの問題"),
+            &format!("issues of the {kind} check on {field}"),
+        ),
+    );
+    if kind != "required" && total > 0 && blank * 10 >= total * 9 {
+        ctx.calls.warn(Warning::new(
+            "ROWS_SKIPPED",
+            format!(
+                "{total} 行中 {blank} 行は列 {field} が空のため、{kind} チェックをしていません"
+            ),
+            format!("{blank} of {total} rows were not checked by {kind}: {field} is empty there"),
+        ));
+    }
+}
 
 /// `range`: numbers against numeric bounds, dates against date bounds.
 fn range_problem(

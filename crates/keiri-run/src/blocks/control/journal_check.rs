@@ -1,7 +1,7 @@
 //! `control.journal_check`: its inputs and outputs are in `block_specs/control/control.journal_check.yaml`.
 
 use super::{count_by, date, is_blank, number, text};
-use crate::block::{BlockContext, BlockError, Inputs, Outputs};
+use crate::block::{BlockContext, BlockError, Inputs, Outputs, Warning};
 use crate::blocks::cancelled;
 use crate::blocks::kit::numbers::num_json;
 use crate::jp::parse_date;
@@ -99,6 +99,8 @@ fn journal_check(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Blo
     }
     let mut issues = Vec::new();
     let mut by_check: BTreeMap<String, usize> = BTreeMap::new();
+    // Lines each check flagged, for the warning when one flags nearly every line.
+    let mut lines_by_check: BTreeMap<String, usize> = BTreeMap::new();
     let mut balanced = true;
     let (mut debit_total, mut credit_total) = (0.0, 0.0);
     let mut push = |voucher: &str,
@@ -108,6 +110,7 @@ fn journal_check(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Blo
                     idx: &[usize],
                     issues: &mut Vec<Json>| {
         count_by(&mut by_check, check);
+        *lines_by_check.entry(check.to_string()).or_default() += idx.len();
         let rows: Vec<Json> = idx
             .iter()
             .map(|&i| Json::Object(entries[i].clone()))
@@ -269,6 +272,25 @@ fn journal_check(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Blo
                 );
             }
         }
+    }
+    if entries.is_empty() {
+        ctx.calls.warn(Warning::new(
+            "NO_ROWS",
+            "仕訳が 0 行のため、何もチェックしていません（balanced は意味を持ちません）",
+            "there are no journal lines: nothing was checked (balanced means nothing here)",
+        ));
+    }
+    // A check that flags nearly every line reads the wrong columns (a 弥生 export's 借方金額
+    // read as debit_amount's default: every line "zero").
+    for (check, lines) in &lines_by_check {
+        ctx.calls.warn_if_mostly_flagged(
+            *lines,
+            entries.len(),
+            (
+                &format!("チェック {check} の問題"),
+                &format!("issues of the {check} check"),
+            ),
+        );
     }
     let summary = json!({
         "voucher_count": vouchers.len(),

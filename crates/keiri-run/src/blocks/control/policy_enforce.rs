@@ -59,6 +59,8 @@ fn policy_enforce(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Bl
     let mut violations = Vec::new();
     let mut passed = Vec::new();
     let (mut by_rule, mut by_severity) = (BTreeMap::new(), BTreeMap::new());
+    // Per rule: the rows it applied to and the rows that violated it.
+    let mut tally = vec![(0usize, 0usize); rules.len()];
     for (i, row) in rows.iter().enumerate() {
         cancelled(ctx)?;
         let get = |c: &str| row.get(c).cloned().unwrap_or(Json::Null);
@@ -71,15 +73,17 @@ fn policy_enforce(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Bl
             })
         };
         let mut clean = true;
-        for r in &rules {
+        for (r, (applied, violated)) in rules.iter().zip(tally.iter_mut()) {
             if let Some(w) = &r.when
                 && eval(w, &r.id)? != Json::Bool(true)
             {
                 continue;
             }
+            *applied += 1;
             if eval(&r.condition, &r.id)? == Json::Bool(true) {
                 continue;
             }
+            *violated += 1;
             clean = false;
             count_by(&mut by_rule, &r.id);
             count_by(&mut by_severity, &r.severity);
@@ -88,6 +92,18 @@ fn policy_enforce(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Bl
         if clean {
             passed.push(Json::Object(row.clone()));
         }
+    }
+    // A rule almost every row violates usually names the wrong column or is stated the wrong
+    // way round (`amount > 100000` for "up to 100,000").
+    for (r, (applied, violated)) in rules.iter().zip(&tally) {
+        ctx.calls.warn_if_mostly_flagged(
+            *violated,
+            *applied,
+            (
+                &format!("ルール {} の違反", r.id),
+                &format!("violations of rule {}", r.id),
+            ),
+        );
     }
     if stop_on_error && by_severity.contains_key("error") {
         return Err(BlockError::failed(

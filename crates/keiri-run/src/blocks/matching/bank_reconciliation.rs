@@ -212,6 +212,23 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
         .iter()
         .filter_map(|d| number(d.get("amount")))
         .sum();
+    let no_amount = deposits
+        .iter()
+        .filter(|d| number(d.get("amount")).is_none())
+        .count();
+    ctx.calls.warn_rows_skipped(
+        no_amount,
+        deposits.len(),
+        (
+            "入金額（amount）が空か読めないため照合していません",
+            "were not reconciled: their amount is empty or unreadable",
+        ),
+    );
+    ctx.calls.warn_if_mostly_flagged(
+        unmatched.len(),
+        deposits.len(),
+        ("消込できない入金", "unmatched deposits"),
+    );
     let summary = json!({
         "deposit_count": deposits.len(),
         "deposit_amount": num_json(deposit_total),

@@ -93,6 +93,18 @@ fn exact_match(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Block
         .filter(|(_, used)| !**used)
         .map(|(r, _)| r.clone())
         .collect();
+    // Nearly nothing matching, or nearly every match differing, is a key or column misread
+    // far more often than a real result.
+    ctx.calls.warn_if_mostly_flagged(
+        unmatched_left.len(),
+        left.len(),
+        ("突合できない行", "unmatched"),
+    );
+    ctx.calls.warn_if_mostly_flagged(
+        difference_count,
+        matches.len(),
+        ("差異のある突合", "matches with differences"),
+    );
     let summary = json!({
         "match_count": matches.len(),
         "difference_count": difference_count,

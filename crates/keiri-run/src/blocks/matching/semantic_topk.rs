@@ -1,7 +1,7 @@
 //! `matching.semantic_topk`: its inputs and outputs are in `block_specs/matching/matching.semantic_topk.yaml`.
 
 use super::{cell_text, items, num_json, outputs, round4};
-use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs};
+use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Warning};
 use crate::blocks::cancelled;
 use serde_json::{Value as Json, json};
 
@@ -59,7 +59,17 @@ fn semantic_topk(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Blo
                 *model = m.clone();
             }
             let mut notes = Vec::new();
-            keiri_search::select_embedder(&config, &mut notes)
+            let embedder = keiri_search::select_embedder(&config, &mut notes);
+            if embedder.is_none() {
+                // The plan asked for meaning-based matching: say that it got keywords instead.
+                let why = notes.join("; ");
+                ctx.calls.warn(Warning::new(
+                    "FALLBACK",
+                    format!("埋め込みモデル {m} を使えないため、キーワード（BM25）で照合しました: {why}"),
+                    format!("embedding model {m} is not available: matched by keywords (BM25) instead: {why}"),
+                ));
+            }
+            embedder
         }
         None => None,
     };

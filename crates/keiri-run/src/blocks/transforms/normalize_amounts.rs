@@ -1,6 +1,9 @@
 //! `transforms.normalize_amounts`: its inputs and outputs are in `block_specs/transforms/transforms.normalize_amounts.yaml`.
 
-use super::{R, error_entry, fail_at, num, number_column, one_of, pe, require_columns, set_column};
+use super::{
+    R, error_entry, fail_at, num, number_column, one_of, pe, require_columns, set_column,
+    warn_unreadable,
+};
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::blocks::cancelled;
 use crate::jp;
@@ -30,6 +33,7 @@ fn normalize_amounts(ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
     let mut errors = Vec::new();
     for name in &fields {
         cancelled(ctx)?;
+        let from = errors.len();
         let column = df.column(name).map_err(pe)?.clone();
         let new = if column.dtype().is_primitive_numeric() {
             let scaled = column.cast(&DataType::Float64).map_err(pe)?;
@@ -84,6 +88,15 @@ fn normalize_amounts(ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
             }
         };
         set_column(&mut df, new)?;
+        let total = df.height();
+        warn_unreadable(
+            ctx,
+            &errors[from..],
+            name,
+            total,
+            on_error,
+            ("金額", "amounts"),
+        );
     }
     Ok(Outputs::new()
         .with("rows", df)

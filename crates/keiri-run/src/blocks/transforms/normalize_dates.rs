@@ -2,6 +2,7 @@
 
 use super::{
     R, column_dates, date_column, error_entry, fail_at, one_of, pe, require_columns, set_column,
+    warn_unreadable,
 };
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::blocks::cancelled;
@@ -31,6 +32,7 @@ fn normalize_dates(ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
     let mut errors = Vec::new();
     for name in &fields {
         cancelled(ctx)?;
+        let from = errors.len();
         let column = df.column(name).map_err(pe)?.clone();
         let dates = column_dates(&column, None)?;
         let mut kept: Vec<usize> = Vec::new();
@@ -73,6 +75,15 @@ fn normalize_dates(ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
             Column::new(name.as_str().into(), texts)
         };
         set_column(&mut df, new)?;
+        let total = df.height();
+        warn_unreadable(
+            ctx,
+            &errors[from..],
+            name,
+            total,
+            on_error,
+            ("日付", "dates"),
+        );
     }
     Ok(Outputs::new()
         .with("rows", df)

@@ -1,0 +1,133 @@
+//! Calling a block: on its own thread, with the run's context, returning early on timeout or
+//! cancellation, and recording what the block reports while it runs (model calls, redirects,
+//! warnings) as it happens.
+
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use super::{Runner, cancelled};
+use crate::block::{BlockContext, BlockError, BlockFn, CallSink, ErrorCode, Inputs, Note, Outputs};
+use crate::records::Event;
+
+impl Runner<'_> {
+    /// Calls a block on its own thread, returning early on timeout or cancellation.
+    pub(super) fn invoke(
+        &self,
+        f: BlockFn,
+        qid: &str,
+        inputs: Inputs,
+        out_dir: PathBuf,
+        timeout_ms: Option<u64>,
+    ) -> Result<Outputs, BlockError> {
+        std::fs::create_dir_all(&out_dir).map_err(|e| {
+            BlockError::new(
+                ErrorCode::BlockFailed,
+                format!("ノード {qid}: 出力フォルダを作れません: {e}"),
+                format!("node {qid}: cannot create its output folder: {e}"),
+            )
+        })?;
+        let token = self.options.cancel.child_token();
+        let (tx, rx) = mpsc::channel();
+        let thread_token = token.clone();
+        let node_id = qid.to_string();
+        let base_dir = self.options.base_dir.clone();
+        let paths = self.options.paths.clone();
+        let write = self.options.write;
+        let answer = self.options.answers.get(qid).cloned();
+        let allow_hosts = self.options.allow_hosts.clone();
+        let llm = self.options.llm.clone();
+        let (calls, call_rx) = CallSink::channel();
+        // The run's clock: the start time the caller passed in, advanced by real elapsed time,
+        // so tests stay deterministic and a long run still records when each block ran.
+        let now = self.options.now
+            + chrono::Duration::from_std(self.started.elapsed()).unwrap_or_default();
+        let spawned = std::thread::Builder::new()
+            .name(format!("block {qid}"))
+            .spawn(move || {
+                let ctx = BlockContext {
+                    node_id: &node_id,
+                    base_dir: &base_dir,
+                    paths: &paths,
+                    out_dir: &out_dir,
+                    cancel: &thread_token,
+                    write,
+                    answer: answer.as_ref(),
+                    allow_hosts: &allow_hosts,
+                    now,
+                    llm: llm.as_ref(),
+                    calls: &calls,
+                };
+                let _ = tx.send(f(&ctx, &inputs));
+            });
+        if let Err(e) = spawned {
+            return Err(BlockError::new(
+                ErrorCode::BlockFailed,
+                format!("ノード {qid}: スレッドを開始できません: {e}"),
+                format!("node {qid}: cannot start a thread: {e}"),
+            ));
+        }
+        let started = Instant::now();
+        let deadline = timeout_ms.map(Duration::from_millis);
+        // The block's model calls, recorded as they happen (a long extraction shows progress).
+        let record_calls = || {
+            while let Ok(note) = call_rx.try_recv() {
+                match note {
+                    Note::Llm(call) => self.emit(Event::LlmCall {
+                        node: qid.to_string(),
+                        call,
+                    }),
+                    Note::Redirect(redirect) => self.emit(Event::Redirect {
+                        node: qid.to_string(),
+                        redirect,
+                    }),
+                    Note::Warning(warning) => self.warn(qid, warning),
+                }
+            }
+        };
+        loop {
+            let received = rx.recv_timeout(Duration::from_millis(10));
+            record_calls();
+            match received {
+                Ok(result) => {
+                    return result.map_err(|mut e| {
+                        if !e.message_en.contains(qid) {
+                            e.message_ja = format!("ノード {qid}: {}", e.message_ja);
+                            e.message_en = format!("node {qid}: {}", e.message_en);
+                        }
+                        e
+                    });
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err(BlockError::new(
+                        ErrorCode::BlockFailed,
+                        format!("ノード {qid}: ブロックが異常終了しました"),
+                        format!("node {qid}: the block crashed"),
+                    ));
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+            }
+            if self.options.cancel.is_cancelled() {
+                token.cancel();
+                return Err(cancelled(qid));
+            }
+            if let Some(limit) = deadline
+                && started.elapsed() >= limit
+            {
+                token.cancel();
+                return Err(BlockError::new(
+                    ErrorCode::Timeout,
+                    format!(
+                        "ノード {qid}: {} ms 以内に終わりませんでした",
+                        limit.as_millis()
+                    ),
+                    format!("node {qid}: did not finish within {} ms", limit.as_millis()),
+                )
+                .with_hint(
+                    "policy.timeout_ms を増やすか、入力を小さくしてください",
+                    "raise policy.timeout_ms or make the input smaller",
+                ));
+            }
+        }
+    }
+}

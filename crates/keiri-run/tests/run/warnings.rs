@@ -1,0 +1,543 @@
+//! Warnings on runs that finish (#30.3): a file with no data rows, a transform that loses
+//! every row, a check or match that flags nearly every row, rows a block left out and values
+//! it could not read. Each reaches `RunOutcome::warnings`, the `node_warning` event and
+//! `state.json`; a clean run has none. Builtins through the engine with the shipped catalog,
+//! on small exports written out here; every expected message was worked out by hand.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::Path;
+
+use chrono::TimeZone;
+use keiri_run::block::Registry;
+use keiri_run::{Event, RunOptions, RunOutcome, RunStatus};
+
+fn catalog() -> keiri_plan::Catalog {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../block_specs");
+    keiri_plan::Catalog::load(&[dir]).0
+}
+
+/// Runs `yaml` in a workspace holding `files`; returns the outcome, the events and the
+/// workspace (kept alive for the caller to read the run's records).
+fn run(files: &[(&str, &str)], yaml: &str) -> (RunOutcome, Vec<Event>, tempfile::TempDir) {
+    let ws = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        keiri_fs::write_atomic(&ws.path().join(name), text.as_bytes()).unwrap();
+    }
+    let loaded = keiri_plan::load_plan(yaml).unwrap();
+    let now = chrono::Utc
+        .with_ymd_and_hms(2026, 11, 29, 10, 0, 0)
+        .unwrap();
+    let options = RunOptions::new(ws.path(), now, 1);
+    let events = std::sync::Mutex::new(Vec::new());
+    let outcome = keiri_run::run(
+        &loaded.plan,
+        yaml,
+        &catalog(),
+        &Registry::builtins(),
+        &options,
+        &|e| events.lock().unwrap().push(e.clone()),
+    )
+    .unwrap();
+    (outcome, events.into_inner().unwrap(), ws)
+}
+
+/// The outcome's warnings as (node, code, Japanese message, English message).
+fn warnings(outcome: &RunOutcome) -> Vec<(String, String, String, String)> {
+    outcome
+        .warnings
+        .iter()
+        .map(|w| {
+            (
+                w.node.clone(),
+                w.code.clone(),
+                w.message_ja.clone(),
+                w.message_en.clone(),
+            )
+        })
+        .collect()
+}
+
+fn codes(outcome: &RunOutcome) -> Vec<(String, String)> {
+    outcome
+        .warnings
+        .iter()
+        .map(|w| (w.node.clone(), w.code.clone()))
+        .collect()
+}
+
+/// A 弥生-style journal export: one line per row, debit and credit side by side, their tax
+/// amounts in columns of their own. Ten lines; only line 1 carries consumption tax.
+const JOURNAL: &str =
+    "\u{feff}伝票番号,日付,借方勘定科目,借方金額,借方税金額,貸方勘定科目,貸方金額,貸方税金額,摘要
+1,2026-04-01,消耗品費,1100,100,普通預金,1100,0,文具
+2,2026-04-02,旅費交通費,2000,0,現金,2000,0,電車代
+3,2026-04-03,普通預金,55000,0,売掛金,55000,0,A社入金
+4,2026-04-06,支払手数料,440,0,普通預金,440,0,振込手数料
+5,2026-04-07,通信費,8800,0,未払金,8800,0,携帯電話
+6,2026-04-08,地代家賃,120000,0,普通預金,120000,0,4月分家賃
+7,2026-04-09,普通預金,33000,0,売掛金,33000,0,B社入金
+8,2026-04-10,租税公課,5000,0,現金,5000,0,収入印紙
+9,2026-04-13,給料手当,250000,0,普通預金,250000,0,4月分給与
+10,2026-04-14,普通預金,11000,0,売掛金,11000,0,C社入金
+
+
+";
+
+const JOURNAL_CHECK: &str = "id: t
+graph:
+  - id: read
+    block: csv.read
+    in: {path: journal.csv}
+    out: {rows: rows}
+  - id: check
+    block: control.journal_check
+    in:
+      entries: ${read.rows}
+      voucher_field: 伝票番号
+      debit_field: DEBIT
+      credit_field: CREDIT
+      account_fields: [借方勘定科目, 貸方勘定科目]
+      date_field: 日付
+      checks: [zero_amount, balance]
+    out: {issues: issues, balanced: balanced}
+";
+
+#[test]
+fn a_clean_run_has_no_warnings() {
+    // The right columns: every line has amounts and every voucher balances.
+    let yaml = JOURNAL_CHECK
+        .replace("DEBIT", "借方金額")
+        .replace("CREDIT", "貸方金額");
+    let (outcome, events, ws) = run(&[("journal.csv", JOURNAL)], &yaml);
+    assert_eq!(outcome.status, RunStatus::Finished);
+    assert_eq!(warnings(&outcome), vec![]);
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, Event::NodeWarning { .. }))
+    );
+    let state = std::fs::read_to_string(outcome.run_dir.join("state.json")).unwrap();
+    assert!(!state.contains("warnings"), "{state}");
+    drop(ws);
+}
+
+#[test]
+fn a_check_that_flags_nearly_every_line_warns_to_check_the_columns() {
+    // The tax columns picked as the amounts: 9 of the 10 lines have 0 on both sides.
+    let yaml = JOURNAL_CHECK
+        .replace("DEBIT", "借方税金額")
+        .replace("CREDIT", "貸方税金額");
+    let (outcome, events, _ws) = run(&[("journal.csv", JOURNAL)], &yaml);
+    assert_eq!(outcome.status, RunStatus::Finished);
+    // Voucher 1 (debit tax 100, credit tax 0) does not balance: 1 line of 10, no warning.
+    assert_eq!(
+        warnings(&outcome),
+        vec![(
+            "check".to_string(),
+            "MOSTLY_FLAGGED".to_string(),
+            "10 行中 9 行（90%）がチェック zero_amount の問題になりました。列の指定や条件を確認してください"
+                .to_string(),
+            "9 of 10 rows (90%) came out as issues of the zero_amount check: check the columns and conditions"
+                .to_string(),
+        )]
+    );
+    // The same warning is an event of the node, and is in state.json for run_get.
+    assert!(events.iter().any(|e| matches!(e,
+        Event::NodeWarning { node, code, .. } if node == "check" && code == "MOSTLY_FLAGGED")));
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(outcome.run_dir.join("state.json")).unwrap())
+            .unwrap();
+    assert_eq!(state["warnings"][0]["node"], "check");
+    assert_eq!(state["warnings"][0]["code"], "MOSTLY_FLAGGED");
+}
+
+#[test]
+fn a_header_only_export_warns_where_the_rows_are_missing() {
+    // The export of a month with no entries: the header, then blank lines.
+    let header = JOURNAL.lines().next().unwrap();
+    let empty = format!("{header}\r\n\r\n");
+    let yaml = JOURNAL_CHECK
+        .replace("DEBIT", "借方金額")
+        .replace("CREDIT", "貸方金額");
+    let (outcome, _, _ws) = run(&[("journal.csv", &empty)], &yaml);
+    assert_eq!(outcome.status, RunStatus::Finished);
+    assert_eq!(
+        warnings(&outcome),
+        vec![
+            (
+                "read".to_string(),
+                "NO_ROWS".to_string(),
+                "rows が 0 行です。見出しだけのファイルか、読み込む対象が空です".to_string(),
+                "rows has no rows: the file has only a header, or there was nothing to read"
+                    .to_string(),
+            ),
+            (
+                "check".to_string(),
+                "NO_ROWS".to_string(),
+                "仕訳が 0 行のため、何もチェックしていません（balanced は意味を持ちません）"
+                    .to_string(),
+                "there are no journal lines: nothing was checked (balanced means nothing here)"
+                    .to_string(),
+            ),
+        ]
+    );
+}
+
+#[test]
+fn a_transform_that_loses_every_row_warns_once_not_at_every_node_after_it() {
+    let yaml = "id: t
+graph:
+  - id: read
+    block: csv.read
+    in: {path: journal.csv}
+    out: {rows: rows}
+  - id: large
+    block: transforms.filter_rows
+    in: {rows: '${read.rows}', condition: '借方金額 >= 1000000'}
+    out: {rows: large}
+  - id: total
+    block: transforms.group_aggregate
+    in: {rows: '${large.large}', by: [借方勘定科目], aggregations: [{field: 借方金額, op: sum, as: 合計}]}
+    out: {rows: totals}
+";
+    let (outcome, _, _ws) = run(&[("journal.csv", JOURNAL)], yaml);
+    assert_eq!(
+        outcome.status,
+        RunStatus::Finished,
+        "{:?}",
+        outcome.failures
+    );
+    assert_eq!(
+        warnings(&outcome),
+        vec![(
+            "large".to_string(),
+            "NO_ROWS".to_string(),
+            "rows が 0 行になりました（入力は 10 行）。条件・キー・列の指定を確認してください"
+                .to_string(),
+            "rows came out with no rows (the input had 10): check the conditions, keys and columns"
+                .to_string(),
+        )]
+    );
+}
+
+/// Expense claims: 5 rows.
+const EXPENSES: &str = "申請番号,申請者,科目,金額
+E-01,佐藤,旅費交通費,3000
+E-02,鈴木,会議費,4500
+E-03,高橋,交際費,12000
+E-04,田中,消耗品費,800
+E-05,伊藤,会議費,5000
+";
+
+#[test]
+fn a_rule_stated_the_wrong_way_round_warns_and_a_sound_rule_does_not() {
+    // R1 means "up to 100,000 yen" but says the opposite: every row violates it. R2 flags
+    // E-03 only (12,000 > 10,000): 1 of 5, no warning.
+    let yaml = "id: t
+graph:
+  - id: read
+    block: csv.read
+    in: {path: expenses.csv}
+    out: {rows: rows}
+  - id: policy
+    block: control.policy_enforce
+    in:
+      rows: ${read.rows}
+      rules:
+        - {id: R1, condition: '金額 >= 100000'}
+        - {id: R2, condition: '金額 <= 10000'}
+    out: {violations: violations}
+";
+    let (outcome, _, _ws) = run(&[("expenses.csv", EXPENSES)], yaml);
+    assert_eq!(
+        outcome.status,
+        RunStatus::Finished,
+        "{:?}",
+        outcome.failures
+    );
+    assert_eq!(
+        warnings(&outcome),
+        vec![(
+            "policy".to_string(),
+            "MOSTLY_FLAGGED".to_string(),
+            "5 行中 5 行（100%）がルール R1 の違反になりました。列の指定や条件を確認してください"
+                .to_string(),
+            "5 of 5 rows (100%) came out as violations of rule R1: check the columns and conditions"
+                .to_string(),
+        )]
+    );
+}
+
+#[test]
+fn invoices_left_out_of_the_comparison_are_counted_with_the_reason() {
+    // Six invoices: INV-3 has no amount yet (未定), INV-5 and INV-6 no date. INV-1 and
+    // INV-2 are the same invoice (same vendor and amount, 3 days apart).
+    let invoices = "請求番号,取引先,請求日,金額
+INV-1,山田商事,2026-04-01,55000
+INV-2,山田商事,2026-04-04,55000
+INV-3,佐藤工業,2026-04-05,未定
+INV-4,佐藤工業,2026-04-10,33000
+INV-5,鈴木物産,,21000
+INV-6,鈴木物産,,21000
+";
+    let yaml = "id: t
+graph:
+  - id: read
+    block: csv.read
+    in: {path: invoices.csv}
+    out: {rows: rows}
+  - id: dups
+    block: matching.duplicate_invoices
+    in: {rows: '${read.rows}', vendor_field: 取引先, amount_field: 金額, date_field: 請求日}
+    out: {duplicates: duplicates}
+";
+    let (outcome, _, _ws) = run(&[("invoices.csv", invoices)], yaml);
+    assert_eq!(
+        outcome.status,
+        RunStatus::Finished,
+        "{:?}",
+        outcome.failures
+    );
+    assert_eq!(
+        warnings(&outcome),
+        vec![
+            (
+                "dups".to_string(),
+                "ROWS_SKIPPED".to_string(),
+                "6 行中 1 行は金額（金額）が空か読めないため比較していません".to_string(),
+                "1 of 6 rows were not compared: their amount (金額) is empty or unreadable"
+                    .to_string(),
+            ),
+            (
+                "dups".to_string(),
+                "ROWS_SKIPPED".to_string(),
+                "6 行中 2 行は日付（請求日）が空か読めないため比較していません".to_string(),
+                "2 of 6 rows were not compared: their date (請求日) is empty or unreadable"
+                    .to_string(),
+            ),
+        ]
+    );
+}
+
+#[test]
+fn amounts_that_cannot_be_read_are_counted_with_an_example() {
+    // A bank export: 2 of the 5 amounts are not numbers (未定, 要確認); △500 is -500.
+    let bank = "日付,摘要,金額
+2026-04-01,振込 ヤマダ,\"1,000\"
+2026-04-02,手数料,△500
+2026-04-03,振込 サトウ,未定
+2026-04-04,振込 スズキ,\"2,000円\"
+2026-04-05,振込 タナカ,要確認
+";
+    let yaml = "id: t
+graph:
+  - id: read
+    block: csv.read
+    in: {path: bank.csv}
+    out: {rows: rows}
+  - id: amounts
+    block: transforms.normalize_amounts
+    in: {rows: '${read.rows}', fields: [金額]}
+    out: {rows: rows}
+";
+    let (outcome, _, _ws) = run(&[("bank.csv", bank)], yaml);
+    assert_eq!(
+        outcome.status,
+        RunStatus::Finished,
+        "{:?}",
+        outcome.failures
+    );
+    assert_eq!(
+        warnings(&outcome),
+        vec![(
+            "amounts".to_string(),
+            "VALUES_UNREADABLE".to_string(),
+            "列 金額 の 5 行中 2 件を金額として読めませんでした（例: 未定）。元の値のまま残しています"
+                .to_string(),
+            "2 of 5 values of 金額 are not amounts (e.g. 未定): they were kept as they were"
+                .to_string(),
+        )]
+    );
+}
+
+#[test]
+fn keys_that_never_meet_and_a_rule_on_an_empty_column_are_warned_about() {
+    // The ledger writes invoice numbers as INV-0001, the bank as 1: nothing matches.
+    let ledger = "請求番号,金額\nINV-0001,1000\nINV-0002,2000\nINV-0003,3000\n";
+    let bank = "請求番号,金額\n1,1000\n2,2000\n3,3000\n";
+    let yaml = "id: t
+graph:
+  - id: ledger
+    block: csv.read
+    in: {path: ledger.csv}
+    out: {rows: rows}
+  - id: bank
+    block: csv.read
+    in: {path: bank.csv}
+    out: {rows: rows}
+  - id: match
+    block: matching.exact_match
+    in: {left: '${ledger.rows}', right: '${bank.rows}', keys: [請求番号]}
+    out: {unmatched_left: open}
+";
+    let files = [("ledger.csv", ledger), ("bank.csv", bank)];
+    let (outcome, _, _ws) = run(&files, yaml);
+    assert_eq!(
+        outcome.status,
+        RunStatus::Finished,
+        "{:?}",
+        outcome.failures
+    );
+    assert_eq!(
+        codes(&outcome),
+        vec![("match".to_string(), "MOSTLY_FLAGGED".to_string())]
+    );
+    assert_eq!(
+        outcome.warnings[0].message_ja,
+        "3 行中 3 行（100%）が突合できない行になりました。列の指定や条件を確認してください"
+    );
+
+    // A range rule on a column that is empty in 4 of 4 rows checked nothing.
+    let claims = "申請番号,承認日,金額\nE-1,,100\nE-2,,200\nE-3,,300\nE-4,,400\n";
+    let yaml = "id: t
+graph:
+  - id: read
+    block: csv.read
+    in: {path: claims.csv}
+    out: {rows: rows}
+  - id: quality
+    block: control.data_quality
+    in:
+      rows: ${read.rows}
+      rules:
+        - {field: 承認日, rule: range, min: '2026-04-01', max: '2026-04-30'}
+        - {field: 金額, rule: range, min: 0, max: 1000}
+    out: {issues: issues}
+";
+    let (outcome, _, _ws) = run(&[("claims.csv", claims)], yaml);
+    assert_eq!(
+        outcome.status,
+        RunStatus::Finished,
+        "{:?}",
+        outcome.failures
+    );
+    assert_eq!(
+        warnings(&outcome),
+        vec![(
+            "quality".to_string(),
+            "ROWS_SKIPPED".to_string(),
+            "4 行中 4 行は列 承認日 が空のため、range チェックをしていません".to_string(),
+            "4 of 4 rows were not checked by range: 承認日 is empty there".to_string(),
+        )]
+    );
+}
+
+#[test]
+fn a_resume_keeps_the_warnings_of_the_nodes_it_reuses() {
+    // The header-only read warns; the approval pauses the run; the resume reuses the read.
+    let ws = tempfile::tempdir().unwrap();
+    keiri_fs::write_atomic(
+        &ws.path().join("expenses.csv"),
+        "申請番号,金額\n".as_bytes(),
+    )
+    .unwrap();
+    let yaml = "id: t
+graph:
+  - id: read
+    block: csv.read
+    in: {path: expenses.csv}
+    out: {rows: rows}
+  - id: ok
+    block: ui.confirmation
+    in: {message: '0 件で続けますか', details: '${read.rows}'}
+    out: {approved: approved}
+";
+    let loaded = keiri_plan::load_plan(yaml).unwrap();
+    let now = chrono::Utc
+        .with_ymd_and_hms(2026, 11, 29, 10, 0, 0)
+        .unwrap();
+    let options = RunOptions::new(ws.path(), now, 1);
+    let first = keiri_run::run(
+        &loaded.plan,
+        yaml,
+        &catalog(),
+        &Registry::builtins(),
+        &options,
+        &|_| {},
+    )
+    .unwrap();
+    assert_eq!(first.status, RunStatus::Paused, "{:?}", first.failures);
+    assert_eq!(codes(&first), vec![("read".into(), "NO_ROWS".into())]);
+    let mut resume = RunOptions::new(ws.path(), now, 2);
+    resume.resume = Some(first.run_id.clone());
+    resume
+        .answers
+        .insert("ok".into(), serde_json::json!({"approved": true}));
+    let second = keiri_run::run(
+        &loaded.plan,
+        yaml,
+        &catalog(),
+        &Registry::builtins(),
+        &resume,
+        &|_| {},
+    )
+    .unwrap();
+    assert_eq!(second.status, RunStatus::Finished, "{:?}", second.failures);
+    assert_eq!(codes(&second), vec![("read".into(), "NO_ROWS".into())]);
+}
+
+#[test]
+fn rows_that_none_pass_still_have_their_columns_so_a_later_join_runs() {
+    // No claim passes R1 (nothing is <= 0): `passed` is empty. It keeps the claims' columns,
+    // so the join with the staff list finishes with 0 rows instead of "column 申請者 does
+    // not exist" at the join.
+    let staff = "申請者,部署\n佐藤,営業部\n鈴木,経理部\n";
+    let yaml = "id: t
+graph:
+  - id: read
+    block: csv.read
+    in: {path: expenses.csv}
+    out: {rows: rows}
+  - id: staff
+    block: csv.read
+    in: {path: staff.csv}
+    out: {rows: rows}
+  - id: policy
+    block: control.policy_enforce
+    in:
+      rows: ${read.rows}
+      rules: [{id: R1, condition: '金額 <= 0'}]
+    out: {passed: passed}
+  - id: joined
+    block: transforms.join
+    in: {left: '${policy.passed}', right: '${staff.rows}', keys: [申請者], how: left}
+    out: {rows: rows}
+";
+    let files = [("expenses.csv", EXPENSES), ("staff.csv", staff)];
+    let (outcome, events, _ws) = run(&files, yaml);
+    assert_eq!(
+        outcome.status,
+        RunStatus::Finished,
+        "{:?}",
+        outcome.failures
+    );
+    let joined = events.iter().find_map(|e| match e {
+        Event::NodeFinish { node, outputs, .. } if node == "joined" => {
+            Some(outputs["rows"].clone())
+        }
+        _ => None,
+    });
+    let joined = joined.expect("joined finished");
+    assert_eq!(joined["rows"], 0, "{joined}");
+    assert_eq!(
+        joined["columns"],
+        serde_json::json!(["申請番号", "申請者", "科目", "金額", "部署"]),
+        "{joined}"
+    );
+    // The rule every claim breaks is warned about; the empty `passed` is not a second warning
+    // (a check's outputs are its answer), and the join of no rows warns nowhere either.
+    assert_eq!(
+        codes(&outcome),
+        vec![("policy".to_string(), "MOSTLY_FLAGGED".to_string())]
+    );
+}
