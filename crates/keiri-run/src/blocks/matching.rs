@@ -18,6 +18,7 @@
 //! `matching.semantic_topk`, so the runtime ranks text the same way the planner does).
 
 mod bank_reconciliation;
+mod blocking;
 mod duplicate_invoices;
 mod exact_match;
 mod fuzzy_match;
@@ -113,14 +114,19 @@ fn large_kana(c: char) -> char {
 
 /// Similarity (0 to 1) of two names after normalisation; 1 when equal.
 pub(crate) fn name_similarity(a: &str, b: &str) -> f64 {
-    let (a, b) = (normalize_party_name(a), normalize_party_name(b));
+    normalized_name_similarity(&normalize_party_name(a), &normalize_party_name(b))
+}
+
+/// [`name_similarity`] of two names already through [`normalize_party_name`], for a block
+/// that compares each name many times.
+pub(crate) fn normalized_name_similarity(a: &str, b: &str) -> f64 {
     if a.is_empty() || b.is_empty() {
         return 0.0;
     }
     if a == b {
         return 1.0;
     }
-    strsim::jaro_winkler(&a, &b)
+    strsim::jaro_winkler(a, b)
 }
 
 /// A key as compared: surrounding spaces trimmed and, when asked, NFKC and lowercase.

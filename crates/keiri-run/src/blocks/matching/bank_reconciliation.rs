@@ -1,15 +1,15 @@
 //! `matching.bank_reconciliation`: its inputs and outputs are in `block_specs/matching/matching.bank_reconciliation.yaml`.
 
 use super::{
-    cell_text, date, name_similarity, normalize_party_name, num_json, number, outputs, round4,
-    rows_json,
+    cell_text, date, normalize_party_name, normalized_name_similarity, num_json, number, outputs,
+    round4, rows_json,
 };
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::blocks::cancelled;
 use crate::value::Row;
 use chrono::NaiveDate;
 use serde_json::{Value as Json, json};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use unicode_normalization::UnicodeNormalization;
 
 // ---------------------------------------------------------------------------------------
@@ -31,6 +31,39 @@ fn payer_name(description: &str) -> String {
         }
     }
     s.to_string()
+}
+
+/// Normalised names by id, and the similarity of each pair of ids once computed.
+#[derive(Default)]
+struct Names {
+    ids: HashMap<String, u32>,
+    texts: Vec<String>,
+    scores: HashMap<(u32, u32), f64>,
+}
+
+impl Names {
+    fn id(&mut self, normalized: String) -> u32 {
+        if let Some(&id) = self.ids.get(&normalized) {
+            return id;
+        }
+        let id = self.texts.len() as u32;
+        self.texts.push(normalized.clone());
+        self.ids.insert(normalized, id);
+        id
+    }
+
+    fn text(&self, id: u32) -> &str {
+        &self.texts[id as usize]
+    }
+
+    /// [`super::name_similarity`] of the names with these ids.
+    fn similarity(&mut self, a: u32, b: u32) -> f64 {
+        let texts = &self.texts;
+        *self
+            .scores
+            .entry((a.min(b), a.max(b)))
+            .or_insert_with(|| normalized_name_similarity(&texts[a as usize], &texts[b as usize]))
+    }
 }
 
 fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockError> {
@@ -65,6 +98,22 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
         .map(|r| date(r.get(&due_field)))
         .collect();
     let mut open = vec![true; receivables.len()];
+    // Customer names normalised once, not once per deposit.
+    let mut names = Names::default();
+    let rec_name: Vec<u32> = receivables
+        .iter()
+        .map(|r| names.id(normalize_party_name(&cell_text(r.get(&customer_field)))))
+        .collect();
+    let rec_kana: Vec<Option<u32>> = receivables
+        .iter()
+        .map(|r| {
+            kana_field
+                .as_ref()
+                .map(|f| names.id(normalize_party_name(&cell_text(r.get(f)))))
+        })
+        .collect();
+    // The payer's similarity to each candidate of the deposit at hand.
+    let mut sims = vec![0.0; receivables.len()];
 
     let mut matches = Vec::new();
     let mut unmatched = Vec::new();
@@ -84,23 +133,16 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
             // Without dates on either side the window cannot exclude the invoice.
             _ => true,
         };
-        // Name similarity of the payer to each open receivable (best of name and kana).
-        let sims: Vec<f64> = receivables
-            .iter()
-            .map(|r| {
-                let by_name = name_similarity(&payer, &cell_text(r.get(&customer_field)));
-                let by_kana = kana_field
-                    .as_ref()
-                    .map_or(0.0, |f| name_similarity(&payer, &cell_text(r.get(f))));
-                by_name.max(by_kana)
-            })
-            .collect();
+        // Name similarity of the payer to each receivable the amount and window leave (best
+        // of name and kana); each pair of distinct names is scored once per call.
+        let payer = names.id(normalize_party_name(&payer));
         let candidates: Vec<usize> = (0..receivables.len())
+            .filter(|&k| open[k] && rec_amount[k].is_some() && within_window(k))
             .filter(|&k| {
-                open[k]
-                    && rec_amount[k].is_some()
-                    && within_window(k)
-                    && sims[k] + 1e-9 >= name_threshold
+                let by_name = names.similarity(payer, rec_name[k]);
+                let by_kana = rec_kana[k].map_or(0.0, |kana| names.similarity(payer, kana));
+                sims[k] = by_name.max(by_kana);
+                sims[k] + 1e-9 >= name_threshold
             })
             .collect();
         let fits = |total: f64| -> Option<f64> {
@@ -131,9 +173,7 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
             let mut by_customer: BTreeMap<String, Vec<usize>> = BTreeMap::new();
             for &k in &candidates {
                 by_customer
-                    .entry(normalize_party_name(&cell_text(
-                        receivables[k].get(&customer_field),
-                    )))
+                    .entry(names.text(rec_name[k]).to_string())
                     .or_default()
                     .push(k);
             }

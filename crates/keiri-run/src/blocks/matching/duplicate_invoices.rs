@@ -1,14 +1,16 @@
 //! `matching.duplicate_invoices`: its inputs and outputs are in `block_specs/matching/matching.duplicate_invoices.yaml`.
 
+use super::blocking::{Point, close, close_pairs, similar_names};
 use super::{
-    cell_text, date, key_text, name_similarity, num_json, number, outputs, round4, rows_json,
+    cell_text, date, key_text, normalize_party_name, normalized_name_similarity, num_json, number,
+    outputs, round4, rows_json,
 };
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::blocks::cancelled;
 use crate::value::Row;
-use chrono::NaiveDate;
+use chrono::{Datelike, NaiveDate};
 use serde_json::{Value as Json, json};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 // ---------------------------------------------------------------------------------------
 // matching.duplicate_invoices
@@ -56,6 +58,58 @@ fn invoice_no_key(v: Option<&Json>) -> Option<String> {
     key_text(v, true).map(|s| s.chars().filter(|c| c.is_alphanumeric()).collect())
 }
 
+/// One invoice as compared.
+struct Invoice {
+    vendor: String,
+    amount: Option<f64>,
+    date: Option<NaiveDate>,
+    number: Option<String>,
+}
+
+/// Vendor names normalised once, and each pair of distinct names scored once.
+struct Vendors {
+    /// The name id of each invoice.
+    ids: Vec<u32>,
+    /// Each distinct name, normalised.
+    normalized: Vec<String>,
+    scores: HashMap<(u32, u32), f64>,
+}
+
+impl Vendors {
+    /// Names that normalise alike share an id (their similarity is 1, or 0 when empty).
+    fn new(invs: &[Invoice]) -> Self {
+        let mut by_raw: HashMap<&str, u32> = HashMap::new();
+        let mut by_normalized: HashMap<String, u32> = HashMap::new();
+        let mut normalized = Vec::new();
+        let ids = invs
+            .iter()
+            .map(|inv| {
+                *by_raw.entry(inv.vendor.as_str()).or_insert_with(|| {
+                    let name = normalize_party_name(&inv.vendor);
+                    *by_normalized.entry(name.clone()).or_insert_with(|| {
+                        normalized.push(name);
+                        (normalized.len() - 1) as u32
+                    })
+                })
+            })
+            .collect();
+        Vendors {
+            ids,
+            normalized,
+            scores: HashMap::new(),
+        }
+    }
+
+    /// [`super::name_similarity`] of two invoices' vendors.
+    fn similarity(&mut self, i: usize, j: usize) -> f64 {
+        let (a, b) = (self.ids[i].min(self.ids[j]), self.ids[i].max(self.ids[j]));
+        let normalized = &self.normalized;
+        *self.scores.entry((a, b)).or_insert_with(|| {
+            normalized_name_similarity(&normalized[a as usize], &normalized[b as usize])
+        })
+    }
+}
+
 fn duplicate_invoices(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockError> {
     let rows = inputs.rows("rows")?;
     let vendor_field = inputs.str("vendor_field")?.unwrap_or("vendor").to_string();
@@ -69,24 +123,68 @@ fn duplicate_invoices(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs
     let amount_tolerance = inputs.f64("amount_tolerance")?.unwrap_or(0.0);
     let vendor_threshold = inputs.f64("vendor_similarity")?.unwrap_or(0.9);
 
-    struct Inv {
-        vendor: String,
-        amount: Option<f64>,
-        date: Option<NaiveDate>,
-        number: Option<String>,
-    }
-    let invs: Vec<Inv> = rows
+    let invs: Vec<Invoice> = rows
         .iter()
-        .map(|r| Inv {
+        .map(|r| Invoice {
             vendor: cell_text(r.get(&vendor_field)),
-            amount: number(r.get(&amount_field)),
+            amount: number(r.get(&amount_field)).filter(|x| x.is_finite()),
             date: date(r.get(&date_field)),
             number: number_field.as_ref().and_then(|f| invoice_no_key(r.get(f))),
         })
         .collect();
 
-    // Every pair is compared: invoice lists are thousands of rows, not millions, and a
-    // blocking key would miss exactly the vendor-spelling variants this block is for.
+    // An invoice without a readable amount or date is never paired: say how many.
+    let no_amount = invs.iter().filter(|i| i.amount.is_none()).count();
+    let no_date = invs
+        .iter()
+        .filter(|i| i.amount.is_some() && i.date.is_none())
+        .count();
+    ctx.calls.warn_rows_skipped(
+        no_amount,
+        invs.len(),
+        (
+            &format!("金額（{amount_field}）が空か読めないため比較していません"),
+            &format!("were not compared: their amount ({amount_field}) is empty or unreadable"),
+        ),
+    );
+    ctx.calls.warn_rows_skipped(
+        no_date,
+        invs.len(),
+        (
+            &format!("日付（{date_field}）が空か読めないため比較していません"),
+            &format!("were not compared: their date ({date_field}) is empty or unreadable"),
+        ),
+    );
+
+    // Only invoices close in amount and date whose vendors count as the same (or, with
+    // numbers, whose numbers are equal) are compared: `blocking` finds them without
+    // comparing every pair. A vendor's name is normalised once and each pair of distinct
+    // names scored once. Spelling variants are still caught: similar names are found by a
+    // join on their characters, not keyed on.
+    let mut vendors = Vendors::new(&invs);
+    let similar = similar_names(&vendors.normalized, vendor_threshold);
+    let related: Vec<(u32, u32)> = similar
+        .iter()
+        .flatten()
+        .map(|&(a, b, score)| {
+            vendors.scores.insert((a, b), score);
+            (a, b)
+        })
+        .collect();
+    // A threshold so low that any two names may count as one vendor: one group.
+    let by_vendor = similar.is_some();
+    let points: Vec<Point> = invs
+        .iter()
+        .enumerate()
+        .filter_map(|(index, inv)| {
+            Some(Point {
+                index,
+                amount: inv.amount?,
+                day: i64::from(inv.date?.num_days_from_ce()),
+                group: if by_vendor { vendors.ids[index] } else { 0 },
+            })
+        })
+        .collect();
     let n = invs.len();
     let mut parent: Vec<usize> = (0..n).collect();
     fn find(parent: &mut [usize], mut x: usize) -> usize {
@@ -97,71 +195,93 @@ fn duplicate_invoices(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs
         x
     }
     let mut pair_best: Vec<Option<(DuplicateReason, f64)>> = vec![None; n];
-    for i in 0..n {
-        cancelled(ctx)?;
-        for j in (i + 1)..n {
-            let (a, b) = (&invs[i], &invs[j]);
-            let (Some(x), Some(y)) = (a.amount, b.amount) else {
-                continue;
-            };
-            let amount_diff = (x - y).abs();
-            if amount_diff > amount_tolerance + 1e-9 {
-                continue;
+    let mut compare = |i: usize, j: usize| {
+        let (a, b) = (&invs[i], &invs[j]);
+        let (Some(x), Some(y), Some(d1), Some(d2)) = (a.amount, b.amount, a.date, b.date) else {
+            return;
+        };
+        let amount_diff = (x - y).abs();
+        let days = (d1 - d2).num_days().abs();
+        let vendor_sim = vendors.similarity(i, j);
+        let same_vendor = vendor_sim + 1e-9 >= vendor_threshold;
+        let number_sim = match (&a.number, &b.number) {
+            (Some(p), Some(q)) => Some(strsim::normalized_levenshtein(p, q)),
+            _ => None,
+        };
+        let typo = match (&a.number, &b.number) {
+            (Some(p), Some(q)) => is_transposition(p, q),
+            _ => false,
+        };
+        let reason = match number_sim {
+            Some(s) if s >= 1.0 && same_vendor && amount_diff == 0.0 && days == 0 => {
+                DuplicateReason::ExactDuplicate
             }
-            let days = match (a.date, b.date) {
-                (Some(d1), Some(d2)) => (d1 - d2).num_days().abs(),
-                _ => continue,
-            };
-            if days > window {
-                continue;
+            Some(s) if s >= 1.0 => DuplicateReason::SameInvoiceNo,
+            Some(s) if s + 1e-9 >= INVOICE_NO_SIMILARITY && typo && same_vendor => {
+                DuplicateReason::SimilarInvoiceNo
             }
-            let vendor_sim = name_similarity(&a.vendor, &b.vendor);
-            let same_vendor = vendor_sim + 1e-9 >= vendor_threshold;
-            let number_sim = match (&a.number, &b.number) {
-                (Some(p), Some(q)) => Some(strsim::normalized_levenshtein(p, q)),
-                _ => None,
+            Some(_) => return,
+            None if same_vendor => DuplicateReason::SameVendorAmount,
+            None => return,
+        };
+        let amount_sim = if x.abs().max(y.abs()) > 0.0 {
+            1.0 - amount_diff / x.abs().max(y.abs())
+        } else {
+            1.0
+        };
+        let date_sim = if window > 0 {
+            1.0 - days as f64 / window as f64
+        } else {
+            1.0
+        };
+        let mut parts = vec![vendor_sim, amount_sim, date_sim];
+        parts.extend(number_sim);
+        let score = round4(parts.iter().sum::<f64>() / parts.len() as f64);
+        for k in [i, j] {
+            let better = match pair_best[k] {
+                None => true,
+                Some((r, s)) => reason < r || (reason == r && score > s),
             };
-            let typo = match (&a.number, &b.number) {
-                (Some(p), Some(q)) => is_transposition(p, q),
-                _ => false,
-            };
-            let reason = match number_sim {
-                Some(s) if s >= 1.0 && same_vendor && amount_diff == 0.0 && days == 0 => {
-                    DuplicateReason::ExactDuplicate
-                }
-                Some(s) if s >= 1.0 => DuplicateReason::SameInvoiceNo,
-                Some(s) if s + 1e-9 >= INVOICE_NO_SIMILARITY && typo && same_vendor => {
-                    DuplicateReason::SimilarInvoiceNo
-                }
-                Some(_) => continue,
-                None if same_vendor => DuplicateReason::SameVendorAmount,
-                None => continue,
-            };
-            let amount_sim = if x.abs().max(y.abs()) > 0.0 {
-                1.0 - amount_diff / x.abs().max(y.abs())
-            } else {
-                1.0
-            };
-            let date_sim = if window > 0 {
-                1.0 - days as f64 / window as f64
-            } else {
-                1.0
-            };
-            let mut parts = vec![vendor_sim, amount_sim, date_sim];
-            parts.extend(number_sim);
-            let score = round4(parts.iter().sum::<f64>() / parts.len() as f64);
-            for k in [i, j] {
-                let better = match pair_best[k] {
-                    None => true,
-                    Some((r, s)) => reason < r || (reason == r && score > s),
-                };
-                if better {
-                    pair_best[k] = Some((reason, score));
-                }
+            if better {
+                pair_best[k] = Some((reason, score));
             }
-            let (ri, rj) = (find(&mut parent, i), find(&mut parent, j));
-            if ri != rj {
-                parent[ri.max(rj)] = ri.min(rj);
+        }
+        let (ri, rj) = (find(&mut parent, i), find(&mut parent, j));
+        if ri != rj {
+            parent[ri.max(rj)] = ri.min(rj);
+        }
+    };
+    let stop = || cancelled(ctx);
+    close_pairs(
+        &points,
+        &related,
+        amount_tolerance,
+        window,
+        stop,
+        &mut compare,
+    )?;
+    // The same invoice number under vendors that do not count as one (`same_invoice_no`):
+    // invoices sharing a number, close in amount and date, not paired above.
+    if by_vendor && number_field.is_some() {
+        let related: HashSet<(u32, u32)> = related.iter().copied().collect();
+        let mut by_number: HashMap<&str, Vec<&Point>> = HashMap::new();
+        for p in &points {
+            if let Some(number) = &invs[p.index].number {
+                by_number.entry(number.as_str()).or_default().push(p);
+            }
+        }
+        for same in by_number.values() {
+            stop()?;
+            for (n, p) in same.iter().enumerate() {
+                for q in &same[n + 1..] {
+                    let groups = (p.group.min(q.group), p.group.max(q.group));
+                    if groups.0 != groups.1
+                        && !related.contains(&groups)
+                        && close(p, q, amount_tolerance, window)
+                    {
+                        compare(p.index.min(q.index), p.index.max(q.index));
+                    }
+                }
             }
         }
     }
@@ -223,6 +343,11 @@ fn duplicate_invoices(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs
     }
     order.sort_by_key(|(i, _)| *i);
     let duplicates: Vec<Row> = order.into_iter().map(|(_, r)| r).collect();
+    ctx.calls.warn_if_mostly_flagged(
+        duplicates.len(),
+        rows.len(),
+        ("重複の疑い", "suspected duplicates"),
+    );
     let summary = json!({
         "cluster_count": clusters.len(),
         "row_count": duplicates.len(),

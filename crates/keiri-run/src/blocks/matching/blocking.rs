@@ -1,0 +1,367 @@
+//! Candidate generation for the matching blocks: which pairs of rows are worth comparing,
+//! found without comparing every pair of the list, and without missing a pair the full
+//! comparison would keep.
+//!
+//! - [`close_pairs`]: rows close in amount and date, within a group or between related
+//!   groups (a grid of amount × date cells per group).
+//! - [`similar_names`]: the pairs of distinct names whose [`super::name_similarity`] reaches
+//!   a threshold (a prefix-filtered join on their characters, exact for Jaro–Winkler).
+
+use std::collections::{HashMap, HashSet};
+
+use super::normalized_name_similarity;
+use crate::block::BlockError;
+
+/// Amounts this close are equal (the tolerance is added to it).
+pub(super) const AMOUNT_EPSILON: f64 = 1e-9;
+
+/// A row with an amount and a date, on the grid of [`close_pairs`].
+pub(super) struct Point {
+    /// Its row.
+    pub index: usize,
+    pub amount: f64,
+    /// Days since the common era.
+    pub day: i64,
+    /// Its group (a vendor): only rows of one group or of related groups are paired.
+    pub group: u32,
+}
+
+/// The pairs of rows close enough to compare: amounts within `amount_tolerance` and dates
+/// within `window` days, both in one group or in two groups `related` names (each pair of
+/// groups once, in either order), given to `each` as `(i, j)` rows with `i < j`, each once.
+///
+/// Each group's rows are put on a grid: one axis the amount, in cells at least as wide as
+/// the tolerance, the other the date, in cells of `window + 1` days. Two rows close enough
+/// are then in the same cell or in neighbouring ones, so a cell is compared with itself and
+/// the four neighbours after it in its own group, and with the nine around it in a related
+/// group. The pairs are exactly those a loop over every pair keeps (the exact test is made
+/// on each), at the cost of the rows that share a neighbourhood instead of every pair.
+/// `stop` is asked between cells (a cancelled run ends there).
+pub(super) fn close_pairs(
+    points: &[Point],
+    related: &[(u32, u32)],
+    amount_tolerance: f64,
+    window: i64,
+    stop: impl Fn() -> Result<(), BlockError>,
+    mut each: impl FnMut(usize, usize),
+) -> Result<(), BlockError> {
+    if window < 0 {
+        return Ok(());
+    }
+    // At least 1 (a yen): a cell of 1e-9 would be finer than an f64 tells apart at large
+    // amounts. The margin keeps rounding from putting two close amounts two cells apart.
+    let width = (amount_tolerance.max(0.0) + AMOUNT_EPSILON).max(1.0) * (1.0 + 1e-6);
+    let span = window.saturating_add(1);
+    let mut cells: HashMap<(u32, i64, i64), Vec<usize>> = HashMap::new();
+    let mut cells_of: HashMap<u32, Vec<(i64, i64)>> = HashMap::new();
+    for (k, p) in points.iter().enumerate() {
+        // `as` saturates: an amount past the last cell lands in it and is still compared.
+        let (x, y) = ((p.amount / width).floor() as i64, p.day.div_euclid(span));
+        let members = cells.entry((p.group, x, y)).or_default();
+        if members.is_empty() {
+            cells_of.entry(p.group).or_default().push((x, y));
+        }
+        members.push(k);
+    }
+    let mut pair = |a: &Point, b: &Point| {
+        if close(a, b, amount_tolerance, window) {
+            each(a.index.min(b.index), a.index.max(b.index));
+        }
+    };
+    fn across(
+        pair: &mut impl FnMut(&Point, &Point),
+        points: &[Point],
+        members: &[usize],
+        others: &[usize],
+    ) {
+        for &a in members {
+            for &b in others {
+                pair(&points[a], &points[b]);
+            }
+        }
+    }
+    let neighbour =
+        |x: i64, y: i64, dx: i64, dy: i64| Some((x.checked_add(dx)?, y.checked_add(dy)?));
+    for (&(group, x, y), members) in &cells {
+        stop()?;
+        for (n, &a) in members.iter().enumerate() {
+            for &b in &members[n + 1..] {
+                pair(&points[a], &points[b]);
+            }
+        }
+        for (dx, dy) in [(0, 1), (1, -1), (1, 0), (1, 1)] {
+            if let Some((nx, ny)) = neighbour(x, y, dx, dy)
+                && let Some(others) = cells.get(&(group, nx, ny))
+            {
+                across(&mut pair, points, members, others);
+            }
+        }
+    }
+    let mut seen: HashSet<(u32, u32)> = HashSet::new();
+    for &(g, h) in related {
+        if g == h || !seen.insert((g.min(h), g.max(h))) {
+            continue;
+        }
+        stop()?;
+        for &(x, y) in cells_of.get(&g).map_or(&[][..], Vec::as_slice) {
+            let members = &cells[&(g, x, y)];
+            for dx in -1..=1 {
+                for dy in -1..=1 {
+                    if let Some((nx, ny)) = neighbour(x, y, dx, dy)
+                        && let Some(others) = cells.get(&(h, nx, ny))
+                    {
+                        across(&mut pair, points, members, others);
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether two rows are close enough to compare: amounts within the tolerance, dates within
+/// the window.
+pub(super) fn close(a: &Point, b: &Point, amount_tolerance: f64, window: i64) -> bool {
+    (a.amount - b.amount).abs() <= amount_tolerance + AMOUNT_EPSILON
+        && (a.day - b.day).abs() <= window
+}
+
+/// The pairs `(a, b, similarity)` (`a < b`) of `names` (already through
+/// [`super::normalize_party_name`], each once) whose [`normalized_name_similarity`] is at
+/// least `threshold` (less 1e-9, as the blocks compare); `None` when the threshold is too low
+/// for the filter below to exclude anything (at or under 0.6), so every pair may qualify.
+///
+/// Jaro–Winkler adds at most 0.4 × (1 − Jaro) for a common prefix (4 characters × 0.1), so
+/// a pair reaching `t` has Jaro ≥ J = (t − 0.4) / 0.6; Jaro ≤ (c/|a| + c/|b| + 1) / 3 with c the
+/// characters the two have in common, so c/|a| + c/|b| ≥ K = 3J − 1. For |a| ≤ |b| that
+/// needs c ≥ K·|a|/2 and |b| ≤ |a| / (K − 1) when K > 1. Characters are taken as a multiset
+/// (the second あ of a name is its own token) ordered rarest first: two names sharing α
+/// tokens share one of the first |a| − α + 1 tokens of the shorter (prefix filtering), so
+/// only names meeting there are scored, each pair once.
+pub(super) fn similar_names(names: &[String], threshold: f64) -> Option<Vec<(u32, u32, f64)>> {
+    let jaro = (threshold - 1e-9 - 0.4) / 0.6;
+    let k = 3.0 * jaro - 1.0;
+    if k <= 0.0 {
+        return None;
+    }
+    // Each name's tokens: (character, its occurrence number in the name).
+    let tokens: Vec<Vec<(char, u16)>> = names
+        .iter()
+        .map(|name| {
+            let mut count: HashMap<char, u16> = HashMap::new();
+            name.chars()
+                .map(|c| {
+                    let n = count.entry(c).or_insert(0);
+                    *n = n.saturating_add(1);
+                    (c, *n)
+                })
+                .collect()
+        })
+        .collect();
+    let mut frequency: HashMap<(char, u16), u32> = HashMap::new();
+    for t in tokens.iter().flatten() {
+        *frequency.entry(*t).or_insert(0) += 1;
+    }
+    let mut index: HashMap<(char, u16), Vec<u32>> = HashMap::new();
+    for (id, ts) in tokens.iter().enumerate() {
+        for t in ts {
+            index.entry(*t).or_default().push(id as u32);
+        }
+    }
+    let mut found = Vec::new();
+    let mut probed: HashSet<u32> = HashSet::new();
+    for (a, ts) in tokens.iter().enumerate() {
+        let len_a = ts.len();
+        if len_a == 0 {
+            continue;
+        }
+        let mut ordered = ts.clone();
+        ordered.sort_by_key(|t| (frequency[t], *t));
+        let alpha = (k * len_a as f64 / 2.0 - 1e-9).ceil().max(1.0) as usize;
+        let prefix = (len_a + 1).saturating_sub(alpha).min(len_a);
+        let longest = if k > 1.0 {
+            (len_a as f64 / (k - 1.0) + 1e-9).floor() as usize
+        } else {
+            usize::MAX
+        };
+        probed.clear();
+        for t in &ordered[..prefix] {
+            for &b in &index[t] {
+                let len_b = tokens[b as usize].len();
+                // The pair is probed from its shorter name (the lower id between equals).
+                let from_shorter = len_b > len_a || (len_b == len_a && b as usize > a);
+                if !from_shorter || len_b > longest || !probed.insert(b) {
+                    continue;
+                }
+                let (x, y) = ((a as u32).min(b), (a as u32).max(b));
+                let score = normalized_name_similarity(&names[x as usize], &names[y as usize]);
+                if score + 1e-9 >= threshold {
+                    found.push((x, y, score));
+                }
+            }
+        }
+    }
+    Some(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeSet;
+
+    fn pairs_of(
+        points: &[Point],
+        related: &[(u32, u32)],
+        tolerance: f64,
+        window: i64,
+    ) -> BTreeSet<(usize, usize)> {
+        let mut found = BTreeSet::new();
+        close_pairs(
+            points,
+            related,
+            tolerance,
+            window,
+            || Ok(()),
+            |i, j| {
+                assert!(i < j, "({i}, {j}) is not ordered");
+                assert!(found.insert((i, j)), "({i}, {j}) was given twice");
+            },
+        )
+        .unwrap();
+        found
+    }
+
+    /// The loop the grid replaced: every pair, the same test.
+    fn all_pairs(
+        points: &[Point],
+        related: &[(u32, u32)],
+        tolerance: f64,
+        window: i64,
+    ) -> BTreeSet<(usize, usize)> {
+        let linked = |g: u32, h: u32| {
+            g == h
+                || related
+                    .iter()
+                    .any(|&(x, y)| (x, y) == (g, h) || (y, x) == (g, h))
+        };
+        let mut found = BTreeSet::new();
+        for (n, a) in points.iter().enumerate() {
+            for b in &points[n + 1..] {
+                if linked(a.group, b.group)
+                    && (a.amount - b.amount).abs() <= tolerance + AMOUNT_EPSILON
+                    && (a.day - b.day).abs() <= window
+                {
+                    found.insert((a.index.min(b.index), a.index.max(b.index)));
+                }
+            }
+        }
+        found
+    }
+
+    fn points(raw: &[(f64, i64, u32)]) -> Vec<Point> {
+        raw.iter()
+            .enumerate()
+            .map(|(index, &(amount, day, group))| Point {
+                index,
+                amount,
+                day,
+                group,
+            })
+            .collect()
+    }
+
+    proptest! {
+        /// Amounts on and around cell edges (yen, half yen, quarters near 110,000, a hundred
+        /// billion, negative), days around window edges, a few groups some of them related
+        /// (twice, or to themselves): the grid gives every pair the all-pairs loop gives,
+        /// once, and no other.
+        #[test]
+        fn the_grid_gives_exactly_the_pairs_of_the_all_pairs_loop(
+            raw in prop::collection::vec(
+                (
+                    prop_oneof![
+                        (-20i64..20).prop_map(|k| k as f64),
+                        (-20i64..20).prop_map(|k| k as f64 * 0.5),
+                        (0i64..40).prop_map(|k| 110_000.0 + k as f64 * 0.25),
+                        (0i64..4).prop_map(|k| 1e11 + k as f64),
+                    ],
+                    -40i64..80,
+                    0u32..4,
+                ),
+                0..48,
+            ),
+            related in prop::collection::vec((0u32..4, 0u32..4), 0..4),
+            tolerance in prop_oneof![Just(0.0), Just(0.5), Just(1.0), Just(2.5), 0.0f64..30.0],
+            window in -1i64..35,
+        ) {
+            let points = points(&raw);
+            prop_assert_eq!(
+                pairs_of(&points, &related, tolerance, window),
+                all_pairs(&points, &related, tolerance, window)
+            );
+        }
+
+        /// Names from a small alphabet (so many share characters, repeated ones too) and
+        /// thresholds above 0.6: the filtered join finds exactly the pairs that scoring every
+        /// pair finds, with the same scores.
+        #[test]
+        fn the_name_join_finds_exactly_the_pairs_scoring_every_pair_finds(
+            names in prop::collection::btree_set("[アイウ商事山田a-c]{0,7}", 0..24),
+            threshold in prop_oneof![Just(0.9), Just(1.0), Just(0.61), 0.601f64..1.0],
+        ) {
+            let names: Vec<String> = names.into_iter().collect();
+            let mut expected = Vec::new();
+            for a in 0..names.len() {
+                for b in a + 1..names.len() {
+                    let score = normalized_name_similarity(&names[a], &names[b]);
+                    if score + 1e-9 >= threshold {
+                        expected.push((a as u32, b as u32, score));
+                    }
+                }
+            }
+            let mut found = similar_names(&names, threshold).expect("above 0.6 the filter applies");
+            found.sort_by_key(|&(a, b, _)| (a, b));
+            prop_assert_eq!(found, expected);
+        }
+    }
+
+    #[test]
+    fn amounts_a_tolerance_apart_are_a_pair_and_a_little_more_is_not() {
+        let points = points(&[
+            (100.0, 0, 0),
+            (150.0, 30, 0),
+            (150.01, 30, 0),
+            (100.0, 31, 0),
+        ]);
+        let found = pairs_of(&points, &[], 50.0, 30);
+        assert_eq!(found, BTreeSet::from([(0, 1), (1, 2), (1, 3)]));
+    }
+
+    #[test]
+    fn rows_of_unrelated_groups_are_never_paired() {
+        let points = points(&[(100.0, 0, 0), (100.0, 0, 1), (100.0, 0, 2)]);
+        assert_eq!(
+            pairs_of(&points, &[(0, 2)], 0.0, 30),
+            BTreeSet::from([(0, 2)])
+        );
+    }
+
+    #[test]
+    fn a_threshold_at_or_under_0_6_is_left_to_the_caller() {
+        assert!(similar_names(&["山田商事".into()], 0.6).is_none());
+        // 5 of 6 characters and a 4-character prefix: 0.933; a different company: 0.
+        let found = similar_names(
+            &[
+                "山田商事東京".into(),
+                "田中物産".into(),
+                "山田商事東亰".into(),
+            ],
+            0.9,
+        );
+        assert_eq!(
+            found.map(|f| f.iter().map(|&(a, b, _)| (a, b)).collect::<Vec<_>>()),
+            Some(vec![(0, 2)])
+        );
+    }
+}
