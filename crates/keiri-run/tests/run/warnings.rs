@@ -541,3 +541,120 @@ graph:
         vec![("policy".to_string(), "MOSTLY_FLAGGED".to_string())]
     );
 }
+
+#[test]
+fn computed_columns_left_empty_by_a_blank_or_a_failed_row_are_warned_about() {
+    // Order lines: ノート has no quantity, クリップ no unit price, 封筒 a quantity of 0.
+    let lines = "品名,単価,数量
+ボールペン,120,10
+ノート,250,
+封筒,30,0
+クリップ,,5
+付箋,200,3
+";
+    let yaml = "id: t
+graph:
+  - id: read
+    block: csv.read
+    in: {path: lines.csv}
+    out: {rows: rows}
+  - id: calc
+    block: transforms.compute_columns
+    in:
+      rows: '${read.rows}'
+      columns:
+        - {name: 金額, expr: '単価 * 数量'}
+        - {name: 単価確認, expr: '金額 / 数量'}
+        - {name: 品名写し, expr: '品名'}
+    out: {rows: rows}
+";
+    let (outcome, _, _ws) = run(&[("lines.csv", lines)], yaml);
+    assert_eq!(
+        outcome.status,
+        RunStatus::Finished,
+        "{:?}",
+        outcome.failures
+    );
+    // 金額: rows 1 and 3 read a blank. 単価確認: rows 1 and 3 read the blank 金額, row 2 is
+    // 0 / 0. 品名写し copies a column and has nothing to say.
+    let calc = |code: &str, ja: &str, en: &str| {
+        (
+            "calc".to_string(),
+            code.to_string(),
+            ja.to_string(),
+            en.to_string(),
+        )
+    };
+    assert_eq!(
+        warnings(&outcome),
+        vec![
+            calc(
+                "VALUES_MISSING",
+                "列 金額 の式「単価 * 数量」: 5 行中 2 行は式が読む列（単価, 数量）が空のため空になりました（最初は 1 行目、0始まり）",
+                "金額 = 単価 * 数量: 2 of 5 rows are empty because a column it reads (単価, 数量) is empty there (first: row 1, from 0)",
+            ),
+            calc(
+                "VALUES_NOT_COMPUTED",
+                "列 単価確認 の式「金額 / 数量」: 5 行中 1 行は計算できず空にしました（最初は 2 行目、0始まり: division by zero）。errors 出力に全件あります",
+                "単価確認 = 金額 / 数量: 1 of 5 rows could not be computed and were left empty (first: row 2, from 0: division by zero); the errors output lists them all",
+            ),
+            calc(
+                "VALUES_MISSING",
+                "列 単価確認 の式「金額 / 数量」: 5 行中 2 行は式が読む列（数量, 金額）が空のため空になりました（最初は 1 行目、0始まり）",
+                "単価確認 = 金額 / 数量: 2 of 5 rows are empty because a column it reads (数量, 金額) is empty there (first: row 1, from 0)",
+            ),
+        ]
+    );
+}
+
+#[test]
+fn a_fuzzy_match_on_the_wrong_column_warns_that_nothing_matched() {
+    // The plan compares the ledger's vendor code with the bank's payee name: no pair scores
+    // anywhere near 0.8, so every ledger row is unmatched. On the names, all three match.
+    let ledger = "取引先コード,取引先,金額\nV001,株式会社山田商事,1000\nV002,佐藤工業,2000\nV003,田中商店,3000\n";
+    let bank = "支払先,支払額\n(株)山田商事,1000\n佐藤工業(有),2000\n田中商店,3000\n";
+    let yaml = |left: &str| {
+        format!(
+            "id: t
+graph:
+  - id: ledger
+    block: csv.read
+    in: {{path: ledger.csv}}
+    out: {{rows: rows}}
+  - id: bank
+    block: csv.read
+    in: {{path: bank.csv}}
+    out: {{rows: rows}}
+  - id: match
+    block: matching.fuzzy_match
+    in:
+      left: '${{ledger.rows}}'
+      right: '${{bank.rows}}'
+      fields: [{{left: {left}, right: 支払先, kind: text}}]
+      threshold: 0.8
+    out: {{unmatched_left: open}}
+"
+        )
+    };
+    let files = [("ledger.csv", ledger), ("bank.csv", bank)];
+    let (outcome, _, _ws) = run(&files, &yaml("取引先コード"));
+    assert_eq!(
+        outcome.status,
+        RunStatus::Finished,
+        "{:?}",
+        outcome.failures
+    );
+    assert_eq!(
+        warnings(&outcome),
+        vec![(
+            "match".to_string(),
+            "MOSTLY_FLAGGED".to_string(),
+            "3 行中 3 行（100%）が突合できない行になりました。列の指定や条件を確認してください"
+                .to_string(),
+            "3 of 3 rows (100%) came out as unmatched: check the columns and conditions"
+                .to_string(),
+        )]
+    );
+    let (outcome, _, _ws) = run(&files, &yaml("取引先"));
+    assert_eq!(warnings(&outcome), vec![]);
+}

@@ -184,6 +184,13 @@ fn fuzzy_match(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Block
         let mean = scores.iter().sum::<f64>() / scores.len() as f64;
         json!({"min": num_json(min), "mean": num_json(mean), "max": num_json(max)})
     };
+    // Nearly nothing reaching the threshold is a field or column misread far more often than
+    // a real result (as in `exact_match`).
+    ctx.calls.warn_if_mostly_flagged(
+        unmatched_left.len(),
+        left.len(),
+        ("突合できない行", "unmatched"),
+    );
     let summary = json!({
         "match_count": matches.len(),
         "unmatched_left_count": unmatched_left.len(),

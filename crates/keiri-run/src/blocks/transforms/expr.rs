@@ -63,7 +63,7 @@ fn truthy(v: &J) -> bool {
     }
 }
 
-fn is_empty(v: &J) -> bool {
+pub(crate) fn is_empty(v: &J) -> bool {
     match v {
         J::Null => true,
         J::String(s) => s.trim().is_empty(),
