@@ -512,6 +512,27 @@ impl SheetDoc {
         self.locked.iter().find(|l| l.area.contains(cell)).copied()
     }
 
+    /// [`Self::locked_at`] of the first cell of `area` (row by row) that a locked part covers,
+    /// found from the locked parts' corners, not by visiting every cell of the area: a merge
+    /// over a whole sheet (`A1:XFD1048576`) is 17 billion cells.
+    pub fn first_locked_in(&self, area: &Area) -> Option<Locked> {
+        let first = self
+            .locked
+            .iter()
+            .filter(|l| {
+                l.area.first.row <= area.last.row
+                    && area.first.row <= l.area.last.row
+                    && l.area.first.col <= area.last.col
+                    && area.first.col <= l.area.last.col
+            })
+            .map(|l| CellRef {
+                row: l.area.first.row.max(area.first.row),
+                col: l.area.first.col.max(area.first.col),
+            })
+            .min()?;
+        self.locked_at(first)
+    }
+
     /// The merged range covering a cell when the cell is not its top-left cell.
     pub fn merged_cover(&self, cell: CellRef) -> Option<Area> {
         self.merges

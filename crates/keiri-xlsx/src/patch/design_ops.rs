@@ -430,16 +430,18 @@ impl Run<'_> {
                 overlapped.join(", ")
             )));
         }
-        if let Some(locked) = area.cells().find_map(|c| doc.locked_at(c)) {
+        if let Some(locked) = doc.first_locked_in(&area) {
             return Ok(Err(format!(
                 "{area} overlaps {} at {}; it cannot be merged",
                 locked.what, locked.area
             )));
         }
-        let risky: Vec<String> = area
-            .cells()
-            .filter(|c| *c != area.first && doc.get(*c, sst) != Content::Empty)
-            .map(|c| c.to_a1())
+        // The cells with content, not every cell of the range (a whole sheet is 17 billion).
+        let risky: Vec<String> = doc
+            .cells(sst, true)
+            .into_iter()
+            .filter(|(c, _)| area.contains(*c) && *c != area.first)
+            .map(|(c, _)| c.to_a1())
             .collect();
         let mut merges = doc.merges().to_vec();
         merges.push(area);

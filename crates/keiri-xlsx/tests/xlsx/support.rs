@@ -73,6 +73,8 @@ pub enum Cell {
     N(f64),
     S(&'static str),
     F(&'static str),
+    /// An array formula anchored here, over the range given (`{=…}` in Excel).
+    A(&'static str, &'static str),
 }
 
 /// Writes a minimal workbook: one worksheet part per sheet, shared strings for text.
@@ -102,6 +104,9 @@ pub fn build_xlsx(sheets: &[(&str, Vec<(&str, Cell)>)]) -> Vec<u8> {
                         .replace('<', "&lt;")
                         .replace('>', "&gt;")
                 ),
+                Cell::A(f, area) => {
+                    format!(r#"<c r="{at}"><f t="array" ref="{area}">{f}</f><v>0</v></c>"#)
+                }
             };
             rows.entry(at.row).or_default().push(xml);
         }
