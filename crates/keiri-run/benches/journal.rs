@@ -97,6 +97,7 @@ fn call(registry: &Registry, dir: &Path, id: &str, inputs: Inputs) -> Result<Out
         write: false,
         answer: None,
         allow_hosts: &[],
+        limits: &Default::default(),
         now: chrono::Utc::now(),
         llm: None,
         calls: &CallSink::none(),

@@ -57,6 +57,10 @@ pub enum ErrorCode {
     /// An append-only, hash-chained log (`control.audit_log`) no longer verifies: a line was
     /// changed, removed or inserted. Nothing is appended to it.
     AuditChainBroken,
+    /// The work would pass a bound of the runtime (a `foreach` over too many items, a `while`
+    /// past its iteration ceiling, a join whose result would be too many rows): stopped
+    /// before it takes the machine's memory, with the limit and what to do in the message.
+    LimitExceeded,
     /// A model call of an `ai.*` block failed; the code is keiri-llm's
     /// ([`keiri_llm::Error::code`]): `LLM_NOT_CONFIGURED` when the run has no model,
     /// `LLM_OUTPUT_INVALID` when no answer matched the schema, `LLM_TIMEOUT`,
@@ -82,6 +86,7 @@ impl ErrorCode {
             ErrorCode::AwaitingInput => "AWAITING_INPUT",
             ErrorCode::HostNotAllowed => "HOST_NOT_ALLOWED",
             ErrorCode::AuditChainBroken => "AUDIT_CHAIN_BROKEN",
+            ErrorCode::LimitExceeded => "LIMIT_EXCEEDED",
             ErrorCode::PathDenied => "PATH_DENIED",
             ErrorCode::Llm(code) => code,
         }
@@ -160,6 +165,8 @@ pub struct BlockContext<'a> {
     /// name or IP address (`api.example.com`, `127.0.0.1`), or `*.example.com` for its
     /// subdomains.
     pub allow_hosts: &'a [String],
+    /// The run's bounds on work ([`crate::RunOptions::limits`]).
+    pub limits: &'a crate::limits::Limits,
     /// The run's clock (the engine's start time, passed in, plus the time elapsed since), so a
     /// block that records or computes times is deterministic under test.
     pub now: DateTime<Utc>,

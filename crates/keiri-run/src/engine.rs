@@ -47,6 +47,7 @@ use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
 
 use crate::block::{BlockError, ErrorCode, Inputs, Outputs, Registry};
+use crate::limits;
 use crate::records::{self, Event, RunDir, RunError};
 use crate::state::{NodeFailure, NodeState, NodeStatus, NodeWarning, RunState, RunStatus};
 use crate::value::Value;
@@ -57,7 +58,7 @@ mod failures;
 mod invoke;
 mod warnings;
 use checks::{check_columns, check_inputs};
-use failures::{failure, nested_failure};
+use failures::{cancelled, failure, invalid, nested_failure};
 
 /// How a run is started.
 #[derive(Debug, Clone)]
@@ -97,6 +98,8 @@ pub struct RunOptions {
     /// without one those nodes fail with `LLM_NOT_CONFIGURED` and the rest of the plan runs.
     pub llm: Option<keiri_llm::Llm>,
     pub cancel: CancellationToken,
+    /// The bounds on the run's work (`LIMIT_EXCEEDED` past them).
+    pub limits: limits::Limits,
 }
 
 impl RunOptions {
@@ -119,6 +122,7 @@ impl RunOptions {
             allow_hosts: Vec::new(),
             llm: None,
             cancel: CancellationToken::new(),
+            limits: limits::Limits::default(),
         }
     }
 }
@@ -903,6 +907,7 @@ impl<'a> Runner<'a> {
                             | ErrorCode::HostNotAllowed
                             | ErrorCode::PathDenied
                             | ErrorCode::AuditChainBroken
+                            | ErrorCode::LimitExceeded
                     ) && !self.options.cancel.is_cancelled();
                     let retrying = retryable && attempt < attempts;
                     self.emit_error(&qid, &error, attempt, retrying);
@@ -1012,27 +1017,35 @@ impl<'a> Runner<'a> {
                 runner: self,
                 lenient: false,
             };
-            let items =
-                match resolve::resolve(&source, &lookup).map_err(|e| resolve_error(qid, &e))? {
-                    Value::Json(Json::Array(items)) => items,
-                    Value::Table(df) => match table_json(&df)? {
+            let items = match resolve::resolve(&source, &lookup)
+                .map_err(|e| resolve_error(qid, &e))?
+            {
+                Value::Json(Json::Array(items)) => {
+                    limits::check_foreach(qid, items.len(), self.options.limits.foreach_items)
+                        .map(|()| items)?
+                }
+                Value::Table(df) => {
+                    match limits::check_foreach(qid, df.height(), self.options.limits.foreach_items)
+                        .and_then(|()| table_json(&df))?
+                    {
                         Json::Array(items) => items,
                         _ => Vec::new(),
-                    },
-                    Value::Json(other) => {
-                        return Err(invalid(
-                            qid,
-                            &format!(
-                                "foreach の対象が配列ではありません（{}）",
-                                ValueType::of(&other).as_str()
-                            ),
-                            &format!(
-                                "foreach needs a list, got {}",
-                                ValueType::of(&other).as_str()
-                            ),
-                        ));
                     }
-                };
+                }
+                Value::Json(other) => {
+                    return Err(invalid(
+                        qid,
+                        &format!(
+                            "foreach の対象が配列ではありません（{}）",
+                            ValueType::of(&other).as_str()
+                        ),
+                        &format!(
+                            "foreach needs a list, got {}",
+                            ValueType::of(&other).as_str()
+                        ),
+                    ));
+                }
+            };
             let var = f
                 .var
                 .clone()
@@ -1095,6 +1108,7 @@ impl<'a> Runner<'a> {
                 if !go {
                     break;
                 }
+                limits::check_while(qid, i, self.options.limits.while_iterations)?;
                 let mut vars: IndexMap<String, Value> = body_plan
                     .vars
                     .iter()
@@ -1258,22 +1272,6 @@ fn flatten(
         }
     }
     out
-}
-
-fn cancelled(qid: &str) -> BlockError {
-    BlockError::new(
-        ErrorCode::Cancelled,
-        format!("ノード {qid}: 実行は取り消されました"),
-        format!("node {qid}: the run was cancelled"),
-    )
-}
-
-fn invalid(qid: &str, ja: &str, en: &str) -> BlockError {
-    BlockError::new(
-        ErrorCode::InputInvalid,
-        format!("ノード {qid}: {ja}"),
-        format!("node {qid}: {en}"),
-    )
 }
 
 /// Nodes grouped by dependency depth; each level in file order.

@@ -40,6 +40,7 @@ pub mod block;
 pub mod blocks;
 pub mod engine;
 pub mod jp;
+pub mod limits;
 pub mod paths;
 pub mod records;
 pub mod secrets;

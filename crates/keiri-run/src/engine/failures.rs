@@ -71,3 +71,21 @@ pub(super) fn nested_failure(qid: &str, inner: &NodeFailure) -> BlockError {
         _ => error,
     }
 }
+
+/// The error of a node stopped because the run was cancelled.
+pub(super) fn cancelled(qid: &str) -> BlockError {
+    BlockError::new(
+        ErrorCode::Cancelled,
+        format!("ノード {qid}: 実行は取り消されました"),
+        format!("node {qid}: the run was cancelled"),
+    )
+}
+
+/// `INPUT_INVALID` for a node, with its id in front of the message.
+pub(super) fn invalid(qid: &str, ja: &str, en: &str) -> BlockError {
+    BlockError::new(
+        ErrorCode::InputInvalid,
+        format!("ノード {qid}: {ja}"),
+        format!("node {qid}: {en}"),
+    )
+}

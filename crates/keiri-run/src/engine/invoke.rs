@@ -36,6 +36,7 @@ impl Runner<'_> {
         let write = self.options.write;
         let answer = self.options.answers.get(qid).cloned();
         let allow_hosts = self.options.allow_hosts.clone();
+        let limits = self.options.limits;
         let llm = self.options.llm.clone();
         let (calls, call_rx) = CallSink::channel();
         // The run's clock: the start time the caller passed in, advanced by real elapsed time,
@@ -54,6 +55,7 @@ impl Runner<'_> {
                     write,
                     answer: answer.as_ref(),
                     allow_hosts: &allow_hosts,
+                    limits: &limits,
                     now,
                     llm: llm.as_ref(),
                     calls: &calls,

@@ -8,6 +8,7 @@ mod engine;
 mod input;
 mod integration;
 mod jp;
+mod limits;
 mod matching;
 mod output;
 mod templates;

@@ -122,6 +122,7 @@ fn run_block_full(
         write,
         answer,
         allow_hosts,
+        limits: &Default::default(),
         now: test_now(),
         llm,
         calls: &calls,

@@ -437,6 +437,7 @@ mod tests {
             write: false,
             answer: None,
             allow_hosts: &[],
+            limits: &Default::default(),
             now: chrono::Utc::now(),
             llm: None,
             calls: &CallSink::none(),

@@ -3,15 +3,16 @@
 use super::expr;
 use super::{R, cells, field, one_of, pe, require_columns, set_column};
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
+use crate::limits;
 use crate::value::column_names;
 use polars::prelude::*;
 use serde_json::{Value as J, json};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 // ---------------------------------------------------------------------------------------
 // join, pick_value
 
-fn join(_ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
+fn join(ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
     let mut left = inputs.table("left")?;
     let mut right = inputs.table("right")?;
     let keys = match inputs.json("keys") {
@@ -110,6 +111,14 @@ fn join(_ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
     let lset: HashSet<&String> = lk.iter().flatten().collect();
     let matched_left = lk.iter().flatten().filter(|k| rset.contains(k)).count();
     let matched_right = rk.iter().flatten().filter(|k| lset.contains(k)).count();
+    check_size(
+        &how,
+        &lk,
+        &rk,
+        &keys,
+        (left_rows - matched_left, right_rows - matched_right),
+        ctx.limits.join_rows,
+    )?;
     // Same-named non-key columns get the suffixes on both sides.
     let same_keys: HashSet<&String> = keys
         .iter()
@@ -160,6 +169,59 @@ fn join(_ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
         "unmatched_right_rows": right_rows - matched_right,
     });
     Ok(Outputs::new().with("rows", out).with("summary", summary))
+}
+
+/// The rows the join will produce, counted from the keys before Polars builds them: a key
+/// repeated on both sides multiplies (a join on 部門 where 伝票番号 was meant, or on a column
+/// that is nearly always the same), and past [`crate::limits::Limits::join_rows`] the node stops with
+/// `LIMIT_EXCEEDED` instead of taking the machine's memory.
+fn check_size(
+    how: &JoinType,
+    lk: &[Option<String>],
+    rk: &[Option<String>],
+    keys: &[(String, String)],
+    (unmatched_left, unmatched_right): (usize, usize),
+    max: u128,
+) -> R<()> {
+    let mut right_count: HashMap<&str, u128> = HashMap::new();
+    for k in rk.iter().flatten() {
+        *right_count.entry(k.as_str()).or_insert(0) += 1;
+    }
+    let pairs: u128 = lk
+        .iter()
+        .flatten()
+        .map(|k| right_count.get(k.as_str()).copied().unwrap_or(0))
+        .sum();
+    let rows = pairs
+        + match how {
+            JoinType::Inner => 0,
+            JoinType::Right => unmatched_right as u128,
+            JoinType::Full => (unmatched_left + unmatched_right) as u128,
+            _ => unmatched_left as u128,
+        };
+    if rows <= max {
+        return Ok(());
+    }
+    let names: Vec<&str> = keys.iter().map(|(l, _)| l.as_str()).collect();
+    let names = names.join(", ");
+    Err(limits::exceeded(
+        (
+            format!(
+                "キー（{names}）で結合すると {rows} 行になり、上限の {max} 行を超えます（左 {} 行 × 右 {} 行）",
+                lk.len(),
+                rk.len()
+            ),
+            format!(
+                "joining on {names} would give {rows} rows, past the limit of {max} (left {} rows, right {} rows)",
+                lk.len(),
+                rk.len()
+            ),
+        ),
+        (
+            "キーの値が両側で何度も繰り返されています。一意になるキー（伝票番号など）を使うか、先に transforms.group_aggregate で集計してください",
+            "the key values repeat on both sides: join on a key that is unique on one side (a voucher number), or aggregate first with transforms.group_aggregate",
+        ),
+    ))
 }
 
 builtin!("transforms.join", join);

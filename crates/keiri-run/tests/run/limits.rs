@@ -1,0 +1,214 @@
+//! Bounded work (#37.4): a foreach over too many items, a while past its ceiling and a join
+//! that would multiply rows stop with `LIMIT_EXCEEDED` before doing the work, with the size,
+//! the limit and what to change. The limits are lowered through `RunOptions::limits` so each
+//! case is small; the defaults are the same code path.
+
+use std::path::Path;
+
+use chrono::TimeZone;
+use keiri_run::block::Registry;
+use keiri_run::limits::Limits;
+use keiri_run::{Event, RunOptions, RunOutcome, RunStatus};
+
+fn catalog() -> keiri_plan::Catalog {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../block_specs");
+    keiri_plan::Catalog::load(&[dir]).0
+}
+
+/// Runs `yaml` with the builtins in a workspace holding `files`, under `limits`.
+fn run(files: &[(&str, &str)], yaml: &str, limits: Limits) -> (RunOutcome, Vec<Event>) {
+    let ws = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        keiri_fs::write_atomic(&ws.path().join(name), text.as_bytes()).unwrap();
+    }
+    let loaded = keiri_plan::load_plan(yaml).unwrap();
+    let now = chrono::Utc
+        .with_ymd_and_hms(2026, 11, 29, 10, 0, 0)
+        .unwrap();
+    let mut options = RunOptions::new(ws.path(), now, 1);
+    options.limits = limits;
+    let events = std::sync::Mutex::new(Vec::new());
+    let outcome = keiri_run::run(
+        &loaded.plan,
+        yaml,
+        &catalog(),
+        &Registry::builtins(),
+        &options,
+        &|e| events.lock().unwrap().push(e.clone()),
+    )
+    .unwrap();
+    (outcome, events.into_inner().unwrap())
+}
+
+/// The one failure of a run as (node, code, Japanese message, English message).
+fn failure(outcome: &RunOutcome) -> (String, String, String, String) {
+    assert_eq!(outcome.status, RunStatus::Failed, "{:?}", outcome.failures);
+    assert_eq!(outcome.failures.len(), 1, "{:?}", outcome.failures);
+    let f = &outcome.failures[0];
+    (
+        f.node.clone(),
+        f.code.clone(),
+        f.message_ja.clone(),
+        f.message_en.clone(),
+    )
+}
+
+const STAFF: &str = "社員番号,部門\n1,営業\n2,営業\n3,経理\n";
+
+const EACH_ROW: &str = "id: t
+graph:
+  - id: read
+    block: csv.read
+    in: {path: staff.csv}
+    out: {rows: rows}
+  - id: each
+    type: loop
+    foreach: {input: '${read.rows}', var: person}
+    body:
+      plan:
+        id: b
+        graph:
+          - id: pick
+            block: transforms.select_columns
+            in: {rows: '${read.rows}', columns: [部門]}
+            out: {rows: rows}
+    out: {collect: all}
+";
+
+#[test]
+fn a_foreach_over_more_items_than_the_limit_stops_before_its_first_iteration() {
+    let limits = Limits {
+        foreach_items: 2,
+        ..Limits::default()
+    };
+    let (outcome, events) = run(&[("staff.csv", STAFF)], EACH_ROW, limits);
+    assert_eq!(
+        failure(&outcome),
+        (
+            "each".to_string(),
+            "LIMIT_EXCEEDED".to_string(),
+            "ノード each: foreach の対象が 3 件あり、上限の 2 件を超えています".to_string(),
+            "node each: foreach over 3 items is past the limit of 2".to_string(),
+        )
+    );
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, Event::NodeStart { node, .. } if node.starts_with("each/"))),
+        "the body must not have run"
+    );
+    // At the limit it runs.
+    let limits = Limits {
+        foreach_items: 3,
+        ..Limits::default()
+    };
+    let (outcome, _) = run(&[("staff.csv", STAFF)], EACH_ROW, limits);
+    assert_eq!(
+        outcome.status,
+        RunStatus::Finished,
+        "{:?}",
+        outcome.failures
+    );
+}
+
+#[test]
+fn a_while_that_would_run_past_the_limit_stops_there_whatever_its_max_iterations() {
+    let plan = |max: u32| {
+        format!(
+            "id: t
+graph:
+  - id: read
+    block: csv.read
+    in: {{path: staff.csv}}
+    out: {{rows: rows}}
+  - id: w
+    type: loop
+    while: {{condition: {{expr: \"${{vars.iteration}} >= 0\"}}, max_iterations: {max}}}
+    body:
+      plan:
+        id: b
+        graph:
+          - id: pick
+            block: transforms.select_columns
+            in: {{rows: '${{read.rows}}', columns: [部門]}}
+            out: {{rows: rows}}
+    out: {{collect: all}}
+"
+        )
+    };
+    let limits = Limits {
+        while_iterations: 4,
+        ..Limits::default()
+    };
+    let (outcome, _) = run(&[("staff.csv", STAFF)], &plan(1_000_000_000), limits);
+    assert_eq!(
+        failure(&outcome),
+        (
+            "w".to_string(),
+            "LIMIT_EXCEEDED".to_string(),
+            "ノード w: while が 4 回を超えて続こうとしました（上限 4 回）".to_string(),
+            "node w: the while loop would run past 4 iterations (the limit)".to_string(),
+        )
+    );
+    // A max_iterations under the limit ends the loop as before.
+    let (outcome, _) = run(&[("staff.csv", STAFF)], &plan(3), limits);
+    assert_eq!(
+        outcome.status,
+        RunStatus::Finished,
+        "{:?}",
+        outcome.failures
+    );
+}
+
+#[test]
+fn a_join_whose_keys_repeat_on_both_sides_stops_before_it_builds_the_rows() {
+    // Joined on 部門 where 社員番号 was meant: 営業 is 2 rows × 3 rows = 6, 経理 1 × 1 = 1,
+    // and the left join keeps 総務 (no match): 8 rows.
+    let staff = "社員番号,部門\n1,営業\n2,営業\n3,経理\n4,総務\n";
+    let pay = "社員番号,部門,支給額\n1,営業,300000\n2,営業,280000\n9,営業,1\n3,経理,310000\n";
+    let yaml = "id: t
+graph:
+  - id: staff
+    block: csv.read
+    in: {path: staff.csv}
+    out: {rows: rows}
+  - id: pay
+    block: csv.read
+    in: {path: pay.csv}
+    out: {rows: rows}
+  - id: joined
+    block: transforms.join
+    in: {left: '${staff.rows}', right: '${pay.rows}', keys: [部門], how: left}
+    out: {rows: rows}
+";
+    let files = [("staff.csv", staff), ("pay.csv", pay)];
+    let limits = |join_rows| Limits {
+        join_rows,
+        ..Limits::default()
+    };
+    let (outcome, _) = run(&files, yaml, limits(7));
+    let (node, code, ja, en) = failure(&outcome);
+    assert_eq!((node.as_str(), code.as_str()), ("joined", "LIMIT_EXCEEDED"));
+    assert!(
+        ja.contains(
+            "キー（部門）で結合すると 8 行になり、上限の 7 行を超えます（左 4 行 × 右 4 行）"
+        ),
+        "{ja}"
+    );
+    assert!(
+        en.contains(
+            "joining on 部門 would give 8 rows, past the limit of 7 (left 4 rows, right 4 rows)"
+        ),
+        "{en}"
+    );
+    let hint = outcome.failures[0].hint_ja.clone().unwrap_or_default();
+    assert!(hint.contains("一意になるキー"), "{hint}");
+    // Exactly at the limit the join runs, with its 8 rows.
+    let (outcome, _) = run(&files, yaml, limits(8));
+    assert_eq!(
+        outcome.status,
+        RunStatus::Finished,
+        "{:?}",
+        outcome.failures
+    );
+}
