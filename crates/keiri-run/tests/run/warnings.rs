@@ -658,3 +658,58 @@ graph:
     let (outcome, _, _ws) = run(&files, &yaml("取引先"));
     assert_eq!(warnings(&outcome), vec![]);
 }
+
+#[test]
+fn a_variance_check_says_which_values_it_compared_as_0_and_when_nearly_every_row_is_over() {
+    // Budget against actual: 未確定 in 前月 is not a number and counts as 0 (as an empty cell
+    // does), so 交際費 is flagged on a change it never had; 旅費 is +10 % (under 20 %),
+    // 通信費 has no prior month (flagged), 会議費 did not change. 2 of 4 flagged: no ratio
+    // warning, one unreadable value.
+    let table = "科目,当月,前月\n旅費,110000,100000\n通信費,20000,\n交際費,30000,未確定\n会議費,50000,50000\n";
+    let yaml = |comparison: &str| {
+        format!(
+            "id: t
+graph:
+  - id: read
+    block: csv.read
+    in: {{path: pl.csv}}
+    out: {{rows: rows}}
+  - id: variance
+    block: control.variance_check
+    in: {{rows: '${{read.rows}}', key_field: 科目, current_field: 当月, comparison_field: {comparison}}}
+    out: {{issues: issues}}
+"
+        )
+    };
+    let (outcome, _, _ws) = run(&[("pl.csv", table)], &yaml("前月"));
+    assert_eq!(
+        outcome.status,
+        RunStatus::Finished,
+        "{:?}",
+        outcome.failures
+    );
+    assert_eq!(
+        warnings(&outcome),
+        vec![(
+            "variance".to_string(),
+            "VALUES_UNREADABLE".to_string(),
+            "列 前月 の 4 行中 1 件を数値として読めず、0 として比較しました（例: 未確定）"
+                .to_string(),
+            "1 of 4 values of 前月 are not numbers (e.g. 未確定): they were compared as 0"
+                .to_string(),
+        )]
+    );
+    // Compared with 科目 (text in every row) by mistake: 4 unreadable values, 4 of 4 over.
+    let (outcome, _, _ws) = run(&[("pl.csv", table)], &yaml("科目"));
+    assert_eq!(
+        codes(&outcome),
+        vec![
+            ("variance".to_string(), "VALUES_UNREADABLE".to_string()),
+            ("variance".to_string(), "MOSTLY_FLAGGED".to_string()),
+        ]
+    );
+    assert_eq!(
+        outcome.warnings[1].message_ja,
+        "4 行中 4 行（100%）がしきい値を超える増減になりました。列の指定や条件を確認してください"
+    );
+}

@@ -1,7 +1,7 @@
 //! `control.variance_check`: its inputs and outputs are in `block_specs/control/control.variance_check.yaml`.
 
 use super::{number, text};
-use crate::block::{BlockContext, BlockError, Inputs, Outputs};
+use crate::block::{BlockContext, BlockError, Inputs, Outputs, Warning};
 use crate::blocks::cancelled;
 use crate::blocks::kit::numbers::num_json;
 use serde_json::{Value as Json, json};
@@ -36,8 +36,22 @@ fn variance_check(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Bl
     let mut out = Vec::with_capacity(rows.len());
     let mut issues = Vec::new();
     let (mut current_total, mut comparison_total) = (0.0, 0.0);
+    // Values that are there but are not numbers count as 0 like empty ones; say how many.
+    let mut unreadable: Vec<(&str, usize, String)> = vec![
+        (current_field.as_str(), 0, String::new()),
+        (comparison_field.as_str(), 0, String::new()),
+    ];
     for row in &rows {
         cancelled(ctx)?;
+        for (field, count, example) in unreadable.iter_mut() {
+            let value = row.get(*field);
+            if number(value).is_none() && !text(value).trim().is_empty() {
+                if *count == 0 {
+                    *example = text(value);
+                }
+                *count += 1;
+            }
+        }
         // A row missing on one side (a new account, a leaver) counts as 0 there.
         let current = number(row.get(&current_field)).unwrap_or(0.0);
         let comparison = number(row.get(&comparison_field)).unwrap_or(0.0);
@@ -76,6 +90,25 @@ fn variance_check(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Bl
         }
         out.push(Json::Object(r));
     }
+    for (field, count, example) in &unreadable {
+        if *count > 0 {
+            let total = rows.len();
+            ctx.calls.warn(Warning::new(
+                "VALUES_UNREADABLE",
+                format!(
+                    "列 {field} の {total} 行中 {count} 件を数値として読めず、0 として比較しました（例: {example}）"
+                ),
+                format!(
+                    "{count} of {total} values of {field} are not numbers (e.g. {example}): they were compared as 0"
+                ),
+            ));
+        }
+    }
+    ctx.calls.warn_if_mostly_flagged(
+        issues.len(),
+        rows.len(),
+        ("しきい値を超える増減", "changes over the threshold"),
+    );
     let summary = json!({
         "row_count": rows.len(),
         "issue_count": issues.len(),
