@@ -66,6 +66,21 @@ impl Names {
     }
 }
 
+/// Whether invoices totalling `total` are paid by a deposit of `amount`: equal to within half a
+/// sen, or short by at most the fee tolerance (the bank took its fee); the difference if so.
+fn fits(total: f64, amount: f64, fee_tolerance: f64) -> Option<f64> {
+    let diff = total - amount;
+    (diff.abs() < 0.005 || (diff > 0.0 && diff <= fee_tolerance + 1e-9)).then_some(diff)
+}
+
+/// The receivable amounts that can pay a deposit of `amount` on their own: equal to within
+/// half a sen, or more by at most the fee tolerance (the bank took its fee). A little wider
+/// than [`fits`], which is then asked of each amount in the range.
+fn fit_range(amount: f64, fee_tolerance: f64) -> (f64, f64) {
+    let above = (fee_tolerance + 1e-9).max(0.005);
+    (amount - 0.006, amount + above + 0.001)
+}
+
 fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockError> {
     let deposits = inputs.rows("deposits")?;
     let receivables = inputs.rows("receivables")?;
@@ -114,6 +129,13 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
         .collect();
     // The payer's similarity to each candidate of the deposit at hand.
     let mut sims = vec![0.0; receivables.len()];
+    // Receivables with a finite amount, by amount (then row), for the single-invoice search.
+    let mut by_amount: Vec<(f64, usize)> = rec_amount
+        .iter()
+        .enumerate()
+        .filter_map(|(k, a)| a.filter(|x| x.is_finite()).map(|x| (x, k)))
+        .collect();
+    by_amount.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
 
     let mut matches = Vec::new();
     let mut unmatched = Vec::new();
@@ -133,32 +155,38 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
             // Without dates on either side the window cannot exclude the invoice.
             _ => true,
         };
-        // Name similarity of the payer to each receivable the amount and window leave (best
-        // of name and kana); each pair of distinct names is scored once per call.
+        // Name similarity of the payer to a receivable (best of name and kana), kept in
+        // `sims` for the confidence; each pair of distinct names is scored once per call.
         let payer = names.id(normalize_party_name(&payer));
-        let candidates: Vec<usize> = (0..receivables.len())
-            .filter(|&k| open[k] && rec_amount[k].is_some() && within_window(k))
-            .filter(|&k| {
-                let by_name = names.similarity(payer, rec_name[k]);
-                let by_kana = rec_kana[k].map_or(0.0, |kana| names.similarity(payer, kana));
-                sims[k] = by_name.max(by_kana);
-                sims[k] + 1e-9 >= name_threshold
-            })
-            .collect();
-        let fits = |total: f64| -> Option<f64> {
-            let diff = total - amount;
-            (diff.abs() < 0.005 || (diff > 0.0 && diff <= fee_tolerance + 1e-9)).then_some(diff)
+        let mut candidate = |k: usize| {
+            if !(open[k] && rec_amount[k].is_some() && within_window(k)) {
+                return false;
+            }
+            let by_name = names.similarity(payer, rec_name[k]);
+            let by_kana = rec_kana[k].map_or(0.0, |kana| names.similarity(payer, kana));
+            sims[k] = by_name.max(by_kana);
+            sims[k] + 1e-9 >= name_threshold
         };
+        let fits = |total: f64| fits(total, amount, fee_tolerance);
         let closeness = |k: usize| match (dep_date, rec_due[k]) {
             (Some(d), Some(due)) => (d - due).num_days().abs(),
             _ => i64::MAX,
         };
-        // 1. One invoice: exact before fee-short, then the closest due date.
+        // 1. One invoice: exact before fee-short, then the closest due date. Only the
+        // receivables whose amount can fit are looked at (`by_amount`), not every one.
         let mut best: Option<(Vec<usize>, f64)> = None;
-        let mut singles: Vec<(usize, f64)> = candidates
-            .iter()
-            .filter_map(|&k| fits(rec_amount[k].unwrap_or(0.0)).map(|d| (k, d)))
-            .collect();
+        let mut singles: Vec<(usize, f64)> = Vec::new();
+        if amount.is_finite() {
+            let (low, high) = fit_range(amount, fee_tolerance);
+            let start = by_amount.partition_point(|&(a, _)| a < low);
+            for &(a, k) in by_amount[start..].iter().take_while(|&&(a, _)| a <= high) {
+                if let Some(d) = fits(a)
+                    && candidate(k)
+                {
+                    singles.push((k, d));
+                }
+            }
+        }
         singles.sort_by(|a, b| {
             (a.1.abs() >= 0.005)
                 .cmp(&(b.1.abs() >= 0.005))
@@ -170,6 +198,7 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
         }
         // 2. Several invoices of one customer paid together.
         if best.is_none() && allow_combined {
+            let candidates: Vec<usize> = (0..receivables.len()).filter(|&k| candidate(k)).collect();
             let mut by_customer: BTreeMap<String, Vec<usize>> = BTreeMap::new();
             for &k in &candidates {
                 by_customer
@@ -313,4 +342,27 @@ fn subsets(n: usize, size: usize) -> Vec<Vec<usize>> {
     }
     go(0, n, size, &mut current, &mut out);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Every amount that fits a deposit is inside the range searched for it: yen, sen and
+        /// large amounts, differences around half a sen and around the fee tolerance.
+        #[test]
+        fn every_amount_that_fits_is_in_the_range_searched(
+            amount in prop_oneof![(0i64..2_000_000).prop_map(|k| k as f64), (0i64..2_000_000).prop_map(|k| k as f64 / 100.0), Just(1e12)],
+            offset in prop_oneof![-0.01f64..0.01, -1.0f64..1_000.0, Just(0.005), Just(-0.005), Just(880.0)],
+            fee_tolerance in prop_oneof![Just(0.0), Just(880.0), 0.0f64..1_000.0, Just(-5.0)],
+        ) {
+            let total = amount + offset;
+            let (low, high) = fit_range(amount, fee_tolerance);
+            if fits(total, amount, fee_tolerance).is_some() {
+                prop_assert!(low <= total && total <= high, "{total} outside {low}..={high}");
+            }
+        }
+    }
 }
