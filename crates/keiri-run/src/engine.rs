@@ -56,9 +56,11 @@ mod checks;
 mod empty;
 mod failures;
 mod invoke;
+mod policy;
 mod warnings;
 use checks::{check_columns, check_inputs};
 use failures::{cancelled, failure, invalid, nested_failure};
+use policy::merge;
 
 /// How a run is started.
 #[derive(Debug, Clone)]
@@ -540,17 +542,6 @@ struct Runner<'a> {
 }
 
 /// The effective policy of a node: its own fields, else the plan's.
-fn merge(node: Option<&Policy>, plan: &Policy) -> Policy {
-    let node = node.cloned().unwrap_or_default();
-    Policy {
-        on_error: node.on_error.or_else(|| plan.on_error.clone()),
-        retries: node.retries.or(plan.retries),
-        timeout_ms: node.timeout_ms.or(plan.timeout_ms),
-        concurrency: node.concurrency.or(plan.concurrency),
-        extra: node.extra,
-    }
-}
-
 impl<'a> Runner<'a> {
     fn lock_state(&self) -> std::sync::MutexGuard<'_, RunState> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
@@ -894,21 +885,8 @@ impl<'a> Runner<'a> {
                     return NodeResult::Failed(error);
                 }
                 Err(error) => {
-                    let retryable = !matches!(
-                        error.code,
-                        ErrorCode::Cancelled
-                            | ErrorCode::InputInvalid
-                            | ErrorCode::ColumnNotFound
-                            | ErrorCode::UnknownBlock
-                            | ErrorCode::RefUnresolved
-                            | ErrorCode::EnvNotAllowed
-                            | ErrorCode::SubflowCycle
-                            | ErrorCode::SubflowNotFound
-                            | ErrorCode::HostNotAllowed
-                            | ErrorCode::PathDenied
-                            | ErrorCode::AuditChainBroken
-                            | ErrorCode::LimitExceeded
-                    ) && !self.options.cancel.is_cancelled();
+                    let retryable =
+                        policy::retryable(error.code) && !self.options.cancel.is_cancelled();
                     let retrying = retryable && attempt < attempts;
                     self.emit_error(&qid, &error, attempt, retrying);
                     if retrying {
@@ -1072,7 +1050,7 @@ impl<'a> Runner<'a> {
             let max = w.max_iterations.unwrap_or(0).max(0) as usize;
             let condition = w.condition.as_ref().map(|c| c.expr()).unwrap_or_default();
             let mut i = 0usize;
-            while i < max {
+            loop {
                 if self.options.cancel.is_cancelled() {
                     return Err(cancelled(qid));
                 }
@@ -1106,6 +1084,10 @@ impl<'a> Runner<'a> {
                     )
                 })?;
                 if !go {
+                    break;
+                }
+                if i >= max {
+                    self.warn_loop_capped(qid, max);
                     break;
                 }
                 limits::check_while(qid, i, self.options.limits.while_iterations)?;

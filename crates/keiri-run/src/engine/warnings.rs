@@ -13,6 +13,23 @@ use crate::state::NodeWarning;
 use crate::value::Value;
 
 impl Runner<'_> {
+    /// `LOOP_CAPPED`: a `while` whose condition still held when it reached its own
+    /// `max_iterations`; its outputs are those of an unfinished loop.
+    pub(super) fn warn_loop_capped(&self, qid: &str, max: usize) {
+        self.warn(
+            qid,
+            Warning::new(
+                "LOOP_CAPPED",
+                format!(
+                    "while の条件がまだ成り立つまま max_iterations（{max} 回）に達しました。最後の回の値を使っています"
+                ),
+                format!(
+                    "the while condition still held when max_iterations ({max}) was reached: the outputs are the last iteration's"
+                ),
+            ),
+        );
+    }
+
     /// Records `warning` on node `qid`: its event now, and `state.json` with the node's state.
     pub(super) fn warn(&self, qid: &str, warning: Warning) {
         let warning = NodeWarning {

@@ -555,9 +555,27 @@ graph:
         json!([{"v": 0}, {"v": 1}, {"v": 2}])
     );
     assert_eq!(r.output("w", "v"), json!(2));
+    assert!(r.outcome.warnings.is_empty(), "{:?}", r.outcome.warnings);
     let ws2 = ws();
     let r = run(ws2.path(), &plan(2));
     assert_eq!(r.output("w", "collect"), json!([{"v": 0}, {"v": 1}]));
+    // Stopped by the cap with the condition still true (iteration 2 < 3): said, not silent.
+    let capped: Vec<(&str, &str)> = r
+        .outcome
+        .warnings
+        .iter()
+        .map(|w| (w.node.as_str(), w.code.as_str()))
+        .collect();
+    assert_eq!(capped, vec![("w", "LOOP_CAPPED")]);
+    assert_eq!(
+        r.outcome.warnings[0].message_en,
+        "the while condition still held when max_iterations (2) was reached: the outputs are the last iteration's"
+    );
+    // A cap the condition reaches at the same time is not a warning: 3 iterations, max 3.
+    let ws3 = ws();
+    let r = run(ws3.path(), &plan(3));
+    assert_eq!(r.output("w", "v"), json!(2));
+    assert!(r.outcome.warnings.is_empty(), "{:?}", r.outcome.warnings);
 }
 
 fn register(ws: &Path, name: &str, yaml: &str) {
