@@ -1,15 +1,13 @@
 //! `matching.bank_reconciliation`: its inputs and outputs are in `block_specs/matching/matching.bank_reconciliation.yaml`.
 
-use super::{
-    cell_text, date, normalize_party_name, normalized_name_similarity, num_json, number, outputs,
-    round4, rows_json,
-};
+use super::blocking::Names;
+use super::{cell_text, date, num_json, number, outputs, round4, rows_json};
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::blocks::cancelled;
 use crate::value::Row;
 use chrono::NaiveDate;
 use serde_json::{Value as Json, json};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use unicode_normalization::UnicodeNormalization;
 
 // ---------------------------------------------------------------------------------------
@@ -31,39 +29,6 @@ fn payer_name(description: &str) -> String {
         }
     }
     s.to_string()
-}
-
-/// Normalised names by id, and the similarity of each pair of ids once computed.
-#[derive(Default)]
-struct Names {
-    ids: HashMap<String, u32>,
-    texts: Vec<String>,
-    scores: HashMap<(u32, u32), f64>,
-}
-
-impl Names {
-    fn id(&mut self, normalized: String) -> u32 {
-        if let Some(&id) = self.ids.get(&normalized) {
-            return id;
-        }
-        let id = self.texts.len() as u32;
-        self.texts.push(normalized.clone());
-        self.ids.insert(normalized, id);
-        id
-    }
-
-    fn text(&self, id: u32) -> &str {
-        &self.texts[id as usize]
-    }
-
-    /// [`super::name_similarity`] of the names with these ids.
-    fn similarity(&mut self, a: u32, b: u32) -> f64 {
-        let texts = &self.texts;
-        *self
-            .scores
-            .entry((a.min(b), a.max(b)))
-            .or_insert_with(|| normalized_name_similarity(&texts[a as usize], &texts[b as usize]))
-    }
 }
 
 /// Whether invoices totalling `total` are paid by a deposit of `amount`: equal to within half a
@@ -117,15 +82,11 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
     let mut names = Names::default();
     let rec_name: Vec<u32> = receivables
         .iter()
-        .map(|r| names.id(normalize_party_name(&cell_text(r.get(&customer_field)))))
+        .map(|r| names.id(&cell_text(r.get(&customer_field))))
         .collect();
     let rec_kana: Vec<Option<u32>> = receivables
         .iter()
-        .map(|r| {
-            kana_field
-                .as_ref()
-                .map(|f| names.id(normalize_party_name(&cell_text(r.get(f)))))
-        })
+        .map(|r| kana_field.as_ref().map(|f| names.id(&cell_text(r.get(f)))))
         .collect();
     // The payer's similarity to each candidate of the deposit at hand.
     let mut sims = vec![0.0; receivables.len()];
@@ -157,7 +118,7 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
         };
         // Name similarity of the payer to a receivable (best of name and kana), kept in
         // `sims` for the confidence; each pair of distinct names is scored once per call.
-        let payer = names.id(normalize_party_name(&payer));
+        let payer = names.id(&payer);
         let mut candidate = |k: usize| {
             if !(open[k] && rec_amount[k].is_some() && within_window(k)) {
                 return false;
@@ -202,7 +163,7 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
             let mut by_customer: BTreeMap<String, Vec<usize>> = BTreeMap::new();
             for &k in &candidates {
                 by_customer
-                    .entry(names.text(rec_name[k]).to_string())
+                    .entry(names.texts()[rec_name[k] as usize].clone())
                     .or_default()
                     .push(k);
             }

@@ -9,8 +9,59 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::normalized_name_similarity;
+use super::{normalize_party_name, normalized_name_similarity};
 use crate::block::BlockError;
+
+/// Party names (vendors, customers, payers) by id: each distinct text normalised once
+/// ([`normalize_party_name`]), texts that normalise alike sharing an id, and the similarity
+/// of each pair of ids computed once.
+#[derive(Default)]
+pub(super) struct Names {
+    by_raw: HashMap<String, u32>,
+    by_normalized: HashMap<String, u32>,
+    texts: Vec<String>,
+    scores: HashMap<(u32, u32), f64>,
+}
+
+impl Names {
+    /// The id of a name as written.
+    pub fn id(&mut self, raw: &str) -> u32 {
+        if let Some(&id) = self.by_raw.get(raw) {
+            return id;
+        }
+        let normalized = normalize_party_name(raw);
+        let id = match self.by_normalized.get(&normalized) {
+            Some(&id) => id,
+            None => {
+                let id = self.texts.len() as u32;
+                self.texts.push(normalized.clone());
+                self.by_normalized.insert(normalized, id);
+                id
+            }
+        };
+        self.by_raw.insert(raw.to_string(), id);
+        id
+    }
+
+    /// Each distinct name, normalised, by id.
+    pub fn texts(&self) -> &[String] {
+        &self.texts
+    }
+
+    /// The similarity of two ids, when it is already known (from [`similar_names`]).
+    pub fn remember(&mut self, a: u32, b: u32, score: f64) {
+        self.scores.insert((a.min(b), a.max(b)), score);
+    }
+
+    /// [`super::name_similarity`] of the names with these ids.
+    pub fn similarity(&mut self, a: u32, b: u32) -> f64 {
+        let texts = &self.texts;
+        *self
+            .scores
+            .entry((a.min(b), a.max(b)))
+            .or_insert_with(|| normalized_name_similarity(&texts[a as usize], &texts[b as usize]))
+    }
+}
 
 /// Amounts this close are equal (the tolerance is added to it).
 pub(super) const AMOUNT_EPSILON: f64 = 1e-9;

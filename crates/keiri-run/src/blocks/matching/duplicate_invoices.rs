@@ -1,10 +1,7 @@
 //! `matching.duplicate_invoices`: its inputs and outputs are in `block_specs/matching/matching.duplicate_invoices.yaml`.
 
-use super::blocking::{Point, close, close_pairs, similar_names};
-use super::{
-    cell_text, date, key_text, normalize_party_name, normalized_name_similarity, num_json, number,
-    outputs, round4, rows_json,
-};
+use super::blocking::{Names, Point, close, close_pairs, similar_names};
+use super::{cell_text, date, key_text, num_json, number, outputs, round4, rows_json};
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::blocks::cancelled;
 use crate::value::Row;
@@ -66,50 +63,6 @@ struct Invoice {
     number: Option<String>,
 }
 
-/// Vendor names normalised once, and each pair of distinct names scored once.
-struct Vendors {
-    /// The name id of each invoice.
-    ids: Vec<u32>,
-    /// Each distinct name, normalised.
-    normalized: Vec<String>,
-    scores: HashMap<(u32, u32), f64>,
-}
-
-impl Vendors {
-    /// Names that normalise alike share an id (their similarity is 1, or 0 when empty).
-    fn new(invs: &[Invoice]) -> Self {
-        let mut by_raw: HashMap<&str, u32> = HashMap::new();
-        let mut by_normalized: HashMap<String, u32> = HashMap::new();
-        let mut normalized = Vec::new();
-        let ids = invs
-            .iter()
-            .map(|inv| {
-                *by_raw.entry(inv.vendor.as_str()).or_insert_with(|| {
-                    let name = normalize_party_name(&inv.vendor);
-                    *by_normalized.entry(name.clone()).or_insert_with(|| {
-                        normalized.push(name);
-                        (normalized.len() - 1) as u32
-                    })
-                })
-            })
-            .collect();
-        Vendors {
-            ids,
-            normalized,
-            scores: HashMap::new(),
-        }
-    }
-
-    /// [`super::name_similarity`] of two invoices' vendors.
-    fn similarity(&mut self, i: usize, j: usize) -> f64 {
-        let (a, b) = (self.ids[i].min(self.ids[j]), self.ids[i].max(self.ids[j]));
-        let normalized = &self.normalized;
-        *self.scores.entry((a, b)).or_insert_with(|| {
-            normalized_name_similarity(&normalized[a as usize], &normalized[b as usize])
-        })
-    }
-}
-
 fn duplicate_invoices(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockError> {
     let rows = inputs.rows("rows")?;
     let vendor_field = inputs.str("vendor_field")?.unwrap_or("vendor").to_string();
@@ -161,13 +114,14 @@ fn duplicate_invoices(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs
     // comparing every pair. A vendor's name is normalised once and each pair of distinct
     // names scored once. Spelling variants are still caught: similar names are found by a
     // join on their characters, not keyed on.
-    let mut vendors = Vendors::new(&invs);
-    let similar = similar_names(&vendors.normalized, vendor_threshold);
+    let mut vendors = Names::default();
+    let vendor_ids: Vec<u32> = invs.iter().map(|inv| vendors.id(&inv.vendor)).collect();
+    let similar = similar_names(vendors.texts(), vendor_threshold);
     let related: Vec<(u32, u32)> = similar
         .iter()
         .flatten()
         .map(|&(a, b, score)| {
-            vendors.scores.insert((a, b), score);
+            vendors.remember(a, b, score);
             (a, b)
         })
         .collect();
@@ -181,7 +135,7 @@ fn duplicate_invoices(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs
                 index,
                 amount: inv.amount?,
                 day: i64::from(inv.date?.num_days_from_ce()),
-                group: if by_vendor { vendors.ids[index] } else { 0 },
+                group: if by_vendor { vendor_ids[index] } else { 0 },
             })
         })
         .collect();
@@ -202,7 +156,7 @@ fn duplicate_invoices(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs
         };
         let amount_diff = (x - y).abs();
         let days = (d1 - d2).num_days().abs();
-        let vendor_sim = vendors.similarity(i, j);
+        let vendor_sim = vendors.similarity(vendor_ids[i], vendor_ids[j]);
         let same_vendor = vendor_sim + 1e-9 >= vendor_threshold;
         let number_sim = match (&a.number, &b.number) {
             (Some(p), Some(q)) => Some(strsim::normalized_levenshtein(p, q)),
