@@ -4,16 +4,11 @@
 //! shipped catalog.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::Path;
-
 use chrono::TimeZone;
 use keiri_run::block::Registry;
 use keiri_run::{RunOptions, RunStatus};
 
-fn catalog() -> keiri_plan::Catalog {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../block_specs");
-    keiri_plan::Catalog::load(&[dir]).0
-}
+use crate::support::catalog;
 
 /// A 弥生-like export: Japanese headers, none of the blocks' defaults.
 const CSV: &str = "伝票番号,取引日,取引先,借方金額,貸方金額,amount\n1,2026-04-01,山田商事,1000,1000,1000\n2,2026-04-01,山田商事,1000,1000,1000\n";

@@ -3,41 +3,14 @@
 //! the limit and what to change. The limits are lowered through `RunOptions::limits` so each
 //! case is small; the defaults are the same code path.
 
-use std::path::Path;
-
-use chrono::TimeZone;
-use keiri_run::block::Registry;
+use crate::support::run_builtins;
 use keiri_run::limits::Limits;
-use keiri_run::{Event, RunOptions, RunOutcome, RunStatus};
-
-fn catalog() -> keiri_plan::Catalog {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../block_specs");
-    keiri_plan::Catalog::load(&[dir]).0
-}
+use keiri_run::{Event, RunOutcome, RunStatus};
 
 /// Runs `yaml` with the builtins in a workspace holding `files`, under `limits`.
 fn run(files: &[(&str, &str)], yaml: &str, limits: Limits) -> (RunOutcome, Vec<Event>) {
-    let ws = tempfile::tempdir().unwrap();
-    for (name, text) in files {
-        keiri_fs::write_atomic(&ws.path().join(name), text.as_bytes()).unwrap();
-    }
-    let loaded = keiri_plan::load_plan(yaml).unwrap();
-    let now = chrono::Utc
-        .with_ymd_and_hms(2026, 11, 29, 10, 0, 0)
-        .unwrap();
-    let mut options = RunOptions::new(ws.path(), now, 1);
-    options.limits = limits;
-    let events = std::sync::Mutex::new(Vec::new());
-    let outcome = keiri_run::run(
-        &loaded.plan,
-        yaml,
-        &catalog(),
-        &Registry::builtins(),
-        &options,
-        &|e| events.lock().unwrap().push(e.clone()),
-    )
-    .unwrap();
-    (outcome, events.into_inner().unwrap())
+    let (outcome, events, _ws) = run_builtins(files, yaml, |o| o.limits = limits);
+    (outcome, events)
 }
 
 /// The one failure of a run as (node, code, Japanese message, English message).

@@ -11,6 +11,7 @@ mod jp;
 mod limits;
 mod matching;
 mod output;
+mod support;
 mod templates;
 mod transforms;
 mod ui;

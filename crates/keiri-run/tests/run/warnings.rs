@@ -5,40 +5,14 @@
 //! on small exports written out here; every expected message was worked out by hand.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::Path;
-
+use crate::support::{catalog, run_builtins};
 use chrono::TimeZone;
 use keiri_run::block::Registry;
 use keiri_run::{Event, RunOptions, RunOutcome, RunStatus};
 
-fn catalog() -> keiri_plan::Catalog {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../block_specs");
-    keiri_plan::Catalog::load(&[dir]).0
-}
-
-/// Runs `yaml` in a workspace holding `files`; returns the outcome, the events and the
-/// workspace (kept alive for the caller to read the run's records).
+/// Runs `yaml` with the builtins in a workspace holding `files` (see [`run_builtins`]).
 fn run(files: &[(&str, &str)], yaml: &str) -> (RunOutcome, Vec<Event>, tempfile::TempDir) {
-    let ws = tempfile::tempdir().unwrap();
-    for (name, text) in files {
-        keiri_fs::write_atomic(&ws.path().join(name), text.as_bytes()).unwrap();
-    }
-    let loaded = keiri_plan::load_plan(yaml).unwrap();
-    let now = chrono::Utc
-        .with_ymd_and_hms(2026, 11, 29, 10, 0, 0)
-        .unwrap();
-    let options = RunOptions::new(ws.path(), now, 1);
-    let events = std::sync::Mutex::new(Vec::new());
-    let outcome = keiri_run::run(
-        &loaded.plan,
-        yaml,
-        &catalog(),
-        &Registry::builtins(),
-        &options,
-        &|e| events.lock().unwrap().push(e.clone()),
-    )
-    .unwrap();
-    (outcome, events.into_inner().unwrap(), ws)
+    run_builtins(files, yaml, |_| {})
 }
 
 /// The outcome's warnings as (node, code, Japanese message, English message).
