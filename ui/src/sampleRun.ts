@@ -5,7 +5,7 @@
 
 import { useCallback, useRef, useState } from 'react';
 import { ApiError, planRun, runCancel, runGet, runList, runResume } from './api';
-import type { PlanRunResponse, RunEvent, RunGetResponse, RunPaused, ShownFinding } from './api/types';
+import type { PlanRunResponse, RunEvent, RunFile, RunGetResponse, RunPaused, ShownFinding } from './api/types';
 
 export type NodeRunState = 'waiting' | 'running' | 'done' | 'failed' | 'skipped' | 'paused';
 
@@ -55,6 +55,8 @@ export interface SampleRun {
   durationMs: number | null;
   /** The nodes waiting for a person's answer, with their questions. */
   paused: RunPaused[];
+  /** Every file the run wrote (from `plan_run`'s answer; none for a run read back from its records). */
+  files: RunFile[];
 }
 
 export const IDLE: SampleRun = {
@@ -67,6 +69,7 @@ export const IDLE: SampleRun = {
   error: null,
   durationMs: null,
   paused: [],
+  files: [],
 };
 
 function waiting(id: string): NodeRun {
@@ -157,6 +160,7 @@ export function finishRun(run: SampleRun, response: PlanRunResponse): SampleRun 
     planId: response.plan_id,
     runDir: response.run_dir,
     paused: response.paused,
+    files: response.files,
   };
 }
 

@@ -141,11 +141,12 @@ pub struct PlanGenerateRequest {
     /// The loop variable's name the model is asked to use (default `item`).
     #[serde(default)]
     pub foreach_var_name: Option<String>,
-    /// Run each plan that validates (and asks nothing more) on the workspace's files before
-    /// accepting it: a node that fails at run time (a missing column, an input it cannot use)
-    /// goes back to the repair loop with its error and its inputs' columns, within
-    /// `max_repair`. Runs write only under `.keiri/verify-runs/` (removed after) and reach no
-    /// network. The window turns it on when documents are attached.
+    /// Run each plan that validates (and asks nothing more) on the attached files (`docs`)
+    /// before accepting it: a node that fails at run time (a missing column, an input it
+    /// cannot use) goes back to the repair loop as a finding (its code, the input and column
+    /// names, its inputs' columns; never the data), within `max_repair`. The runs read only
+    /// the attached files, write only under `.keiri/verify-runs/` (removed after), read no
+    /// `${env.*}` and reach no network. The window turns it on when documents are attached.
     #[serde(default)]
     pub verify_by_running: bool,
 }
@@ -176,6 +177,8 @@ struct Prepared {
     env: keiri_llm::Env,
     digest: keiri_design::DocumentDigest,
     file_schemas: Vec<keiri_plan::FileSchema>,
+    /// The attached files, resolved: all a verification run may read.
+    samples: Vec<std::path::PathBuf>,
     catalog: std::sync::Arc<keiri_plan::Catalog>,
     templates: std::sync::Arc<keiri_plan::Templates>,
     retriever: std::sync::Arc<keiri_search::Retriever>,
@@ -194,6 +197,17 @@ fn prepare(ctx: &Context, req: &PlanGenerateRequest) -> Result<Prepared, ApiErro
     // The attached CSV/Excel files' tables: the wiring is told their headers, validation
     // checks the columns nodes name, compose fits them.
     let file_schemas = keiri_design::file_schemas(&ctx.path_policy(), &req.docs);
+    // What a verification run may read: the attached files, and files the user named in an
+    // answer (a file question answered with a path).
+    let named = req.answers.values().filter_map(Value::as_str);
+    let samples = req
+        .docs
+        .iter()
+        .map(String::as_str)
+        .chain(named)
+        .filter_map(|path| ctx.path_policy().resolve_existing(path).ok())
+        .filter(|path| path.is_file())
+        .collect();
     let (catalog, _) = crate::load_catalog(ctx);
     let (templates, _) = crate::plan::load_templates(ctx);
     // The retriever the Candidates panel, the chat and MCP search too, so the model gets the
@@ -209,6 +223,7 @@ fn prepare(ctx: &Context, req: &PlanGenerateRequest) -> Result<Prepared, ApiErro
         env,
         digest,
         file_schemas,
+        samples,
         catalog,
         templates,
         retriever,
@@ -280,8 +295,10 @@ pub async fn plan_generate(
     let log = crate::llm::event_log(ctx, &prepared.env, None);
     let verify_lang = req.lang.unwrap_or(ctx.lang);
     // A verification run executes blocks: blocking work, on the blocking pool.
+    let samples = std::sync::Arc::new(prepared.samples.clone());
     let verify = |plan: keiri_plan::Plan| -> keiri_design::VerifyRun {
         let ctx = ctx.clone();
+        let samples = samples.clone();
         let cancel = cancel.child_token();
         Box::pin(async move {
             // The run stops with the generation, and when the generation is dropped.
@@ -290,6 +307,7 @@ pub async fn plan_generate(
                 Ok(crate::run::verify::verify_plan(
                     ctx,
                     &plan,
+                    &samples,
                     verify_lang,
                     &cancel,
                     crate::run::verify::VERIFY_BUDGET,
@@ -344,6 +362,13 @@ pub async fn plan_generate(
     };
     // How the candidates were ranked (BM25 only without a model, specs that did not load).
     result.notes.extend(prepared.retrieval_notes);
+    if req.verify_by_running && prepared.samples.is_empty() {
+        result.notes.push(crate::run::pick(
+            verify_lang,
+            "試行実行による確認は行っていません: 添付されたファイルがありません（確認の実行は添付ファイルだけを読みます）",
+            "verify-by-running ran nothing: no file is attached (a verification run reads only the attached files)",
+        ));
+    }
     let yaml = keiri_plan::save_plan(&result.plan)
         .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
     Ok(PlanGenerateResponse {

@@ -76,7 +76,7 @@ pub use retrieve::{
     embeddings_prewarm, prewarm, retrieval,
 };
 pub use run::{
-    PlanRunRequest, PlanRunResponse, RunCancelRequest, RunCancelResponse, RunFailure,
+    PlanRunRequest, PlanRunResponse, RunCancelRequest, RunCancelResponse, RunFailure, RunFile,
     RunGetRequest, RunGetResponse, RunListRequest, RunListResponse, RunNode, RunOutputRequest,
     RunOutputResponse, RunPaused, RunResumeRequest, RunSummary, RunWarning, Running, parse_vars,
     plan_run, run_cancel, run_get, run_list, run_output, run_resume,

@@ -19,7 +19,10 @@ use serde_json::Value as Json;
 use crate::plan::{check, invalid, load_catalog};
 use crate::{ApiError, Context, ErrorCode, Lang};
 
+mod files;
 pub(crate) mod verify;
+
+pub use files::RunFile;
 
 /// Start a run.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
@@ -166,6 +169,9 @@ pub struct PlanRunResponse {
     /// What a person must see about the nodes that ran, in the order they were given.
     #[serde(default)]
     pub warnings: Vec<RunWarning>,
+    /// Every file the run wrote: in its run folder, or with `write` where the plan named.
+    #[serde(default)]
+    pub files: Vec<RunFile>,
 }
 
 /// Read one run's state and events.
@@ -331,7 +337,7 @@ fn run_error(err: &RunError) -> ApiError {
     ApiError::new(code, format!("{err}"))
 }
 
-fn pick(lang: Lang, ja: &str, en: &str) -> String {
+pub(crate) fn pick(lang: Lang, ja: &str, en: &str) -> String {
     match lang {
         Lang::Ja => ja.to_string(),
         Lang::En => en.to_string(),
@@ -470,14 +476,24 @@ pub(crate) fn run_path_policy(
     named_files: &[PathBuf],
     runs_dir: &Path,
 ) -> keiri_fs::PathPolicy {
-    // The run folder may not exist yet: it is created before any block runs.
-    let _ = std::fs::create_dir_all(runs_dir);
     let roots = ctx
         .allowed_roots
         .iter()
         .cloned()
-        .chain(named_files.iter().cloned())
-        .chain(std::iter::once(runs_dir.to_path_buf()));
+        .chain(named_files.iter().cloned());
+    confined_path_policy(ctx, roots, runs_dir)
+}
+
+/// The paths a run may use: `roots` and its own run folder, less the surface's deny globs,
+/// the default ones (`.env`, key files) and the settings folder.
+pub(crate) fn confined_path_policy(
+    ctx: &Context,
+    roots: impl Iterator<Item = PathBuf>,
+    runs_dir: &Path,
+) -> keiri_fs::PathPolicy {
+    // The run folder may not exist yet: it is created before any block runs.
+    let _ = std::fs::create_dir_all(runs_dir);
+    let roots = roots.chain(std::iter::once(runs_dir.to_path_buf()));
     let policy = keiri_fs::PathPolicy::new(roots)
         .with_deny(
             crate::context::DEFAULT_DENY
@@ -625,6 +641,7 @@ fn execute(
     .map_err(|e| run_error(&e));
     drop(finished);
     let outcome = outcome?;
+    let files = files::written_files(&ctx.workspace, &prepared.plan, &prepared.catalog, &outcome);
     let run_dir = outcome
         .run_dir
         .strip_prefix(&ctx.workspace)
@@ -655,6 +672,7 @@ fn execute(
             .iter()
             .map(|w| RunWarning::new(lang, w))
             .collect(),
+        files,
     })
 }
 
@@ -981,36 +999,12 @@ fn read_dirs(dir: &Path) -> Vec<PathBuf> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_verification_run_stops_at_its_budget_and_sends_nothing_back() {
-        let ws = tempfile::tempdir().unwrap();
-        with_invoices(ws.path());
-        let ctx = ctx(ws.path());
-        let plan = keiri_plan::load_plan(
-            "id: endless\ngraph:\n  - id: again\n    type: loop\n    while: {condition: {expr: \"${vars.iteration} >= 0\"}, max_iterations: 1000000}\n    body: {plan: {id: b, graph: [{id: read, block: csv.read, in: {path: inputs/請求書.csv}, out: {rows: rows}}]}}\n",
-        )
-        .unwrap()
-        .plan;
-        let started = std::time::Instant::now();
-        let issues = verify::verify_plan(
-            &ctx,
-            &plan,
-            Lang::En,
-            &CancellationToken::new(),
-            std::time::Duration::from_millis(300),
-        );
-        assert!(issues.is_empty(), "{issues:?}");
-        // Stopped by the budget, not by the million iterations (generous for a busy machine).
-        assert!(started.elapsed() < std::time::Duration::from_secs(30));
-        assert!(!ws.path().join(".keiri/verify-runs").exists());
-    }
-
-    fn ctx(dir: &Path) -> Context {
+    pub(super) fn ctx(dir: &Path) -> Context {
         let catalog = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../block_specs");
         Context::new(dir).with_catalog_dirs(vec![catalog])
     }
 
-    fn with_invoices(ws: &Path) {
+    pub(super) fn with_invoices(ws: &Path) {
         std::fs::create_dir_all(ws.join("inputs")).unwrap();
         keiri_fs::write_atomic(
             &ws.join("inputs/請求書.csv"),

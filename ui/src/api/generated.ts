@@ -3471,11 +3471,12 @@ export interface PlanGenerateRequest {
    */
   foreach_var_name?: string | null;
   /**
-   * Run each plan that validates (and asks nothing more) on the workspace's files before
-   * accepting it: a node that fails at run time (a missing column, an input it cannot use)
-   * goes back to the repair loop with its error and its inputs' columns, within
-   * `max_repair`. Runs write only under `.keiri/verify-runs/` (removed after) and reach no
-   * network. The window turns it on when documents are attached.
+   * Run each plan that validates (and asks nothing more) on the attached files (`docs`)
+   * before accepting it: a node that fails at run time (a missing column, an input it
+   * cannot use) goes back to the repair loop as a finding (its code, the input and column
+   * names, its inputs' columns; never the data), within `max_repair`. The runs read only
+   * the attached files, write only under `.keiri/verify-runs/` (removed after), read no
+   * `${env.*}` and reach no network. The window turns it on when documents are attached.
    */
   verify_by_running?: boolean;
 }
@@ -3796,6 +3797,26 @@ export interface PlanRunResponse {
    * What a person must see about the nodes that ran, in the order they were given.
    */
   warnings: RunWarning[];
+  /**
+   * Every file the run wrote: in its run folder, or with `write` where the plan named.
+   */
+  files: RunFile[];
+}
+/**
+ * A file a run wrote.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "RunFile".
+ */
+export interface RunFile {
+  /**
+   * The top-level node that wrote it (a loop's or subflow's id for its body's files).
+   */
+  node: string;
+  /**
+   * The file, relative to the workspace when inside it.
+   */
+  path: string;
 }
 /**
  * One model call of an `ai.*` block, as the run's events record it: what was asked for, the

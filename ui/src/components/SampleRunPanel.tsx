@@ -203,6 +203,27 @@ export function SampleRunPanel({ lang, yaml, run, canStart, onStart, onCancel, o
             ))}
           </ol>
         ) : null}
+        {run.files.length > 0 && run.status !== 'error' ? (
+          <div className="run-files" data-testid="sample-run-files">
+            <p>{t(lang, 'run.files', { count: run.files.length })}</p>
+            <ul>
+              {run.files.map((file) => (
+                <li key={file.path} data-testid="run-file" data-node-id={file.node}>
+                  <code translate="no" title={file.path}>
+                    {file.path}
+                  </code>{' '}
+                  <span className="muted">
+                    (
+                    <code className="run-node-id" translate="no">
+                      {file.node}
+                    </code>
+                    )
+                  </span>
+                </li>
+              ))}
+            </ul>
+          </div>
+        ) : null}
         {run.runId !== null && run.status !== 'running' && output.kind === 'none' && run.status !== 'error' ? (
           <p className="muted">{t(lang, 'run.pickNode')}</p>
         ) : null}

@@ -31,7 +31,7 @@ function finished(): SampleRun {
   run = applyRunEvent(run, { event: 'run_start', run_id: 'R1', plan_id: 'p', plan_sha256: '', plan_text: 'plan', started_at: '', resumed: false });
   run = applyRunEvent(run, { event: 'node_finish', node: 'read', duration_ms: 5, rows: 3, outputs: {} });
   run = applyRunEvent(run, { event: 'node_finish', node: 'report', duration_ms: 9, rows: null, outputs: {} });
-  return finishRun(run, { run_id: 'R1', plan_id: 'p', run_dir: 'runs/p/R1', status: 'finished', failures: [], nodes: [], paused: [], warnings: [] });
+  return finishRun(run, { run_id: 'R1', plan_id: 'p', run_dir: 'runs/p/R1', status: 'finished', failures: [], nodes: [], paused: [], warnings: [], files: [] });
 }
 
 const noop = () => undefined;
@@ -43,6 +43,18 @@ describe('SampleRunPanel', () => {
     expect(screen.getByTestId('sample-run-empty').textContent).toContain('元のファイルは変更されません');
     fireEvent.click(screen.getByTestId('sample-run-start'));
     expect(start).toHaveBeenCalledOnce();
+  });
+
+  it('lists the files the run wrote, and none before it answered', () => {
+    const run = { ...finished(), files: [{ node: 'report', path: 'runs/p/R1/files/report/outputs/請求一覧.xlsx' }] };
+    render(<SampleRunPanel lang="ja" yaml="plan" run={run} canStart onStart={noop} onCancel={noop} onAnswer={noop} planId={null} onOpenRun={noop} onOpenNode={noop} />);
+    const files = screen.getByTestId('sample-run-files');
+    expect(files.textContent).toContain('この実行が書いたファイル（1 件');
+    const items = within(files).getAllByTestId('run-file');
+    expect(items.map((i) => [i.getAttribute('data-node-id'), i.textContent])).toEqual([['report', 'runs/p/R1/files/report/outputs/請求一覧.xlsx (report)']]);
+    cleanup();
+    render(<SampleRunPanel lang="en" yaml="plan" run={finished()} canStart onStart={noop} onCancel={noop} onAnswer={noop} planId={null} onOpenRun={noop} onOpenNode={noop} />);
+    expect(screen.queryByTestId('sample-run-files')).toBeNull();
   });
 
   it('shows each node state and, on a click, the output grid with column types and the written workbook', async () => {

@@ -120,7 +120,7 @@ describe('sample run state', () => {
 
   it('takes the response and the errors', () => {
     const run = startRun('yaml', []);
-    const done = finishRun(run, { run_id: 'r', plan_id: 'p', run_dir: 'runs/p/r', status: 'finished', failures: [], nodes: [], paused: [], warnings: [] });
+    const done = finishRun(run, { run_id: 'r', plan_id: 'p', run_dir: 'runs/p/r', status: 'finished', failures: [], nodes: [], paused: [], warnings: [], files: [] });
     expect(done).toMatchObject({ status: 'finished', runDir: 'runs/p/r' });
     const refused = failRun(run, new ApiError('PLAN_INVALID', 'the plan has 2 error(s)', { findings: [{}, {}] }));
     expect(refused.status).toBe('error');

@@ -534,10 +534,11 @@ fn a_run_s_workbook_is_applied_to_the_workspace_and_undone_byte_for_byte() {
 fn the_planner_repairs_what_fails_when_the_plan_runs_on_the_attached_file() {
     use keiri_llm::testkit::{FakeServer, Reply};
     let skeleton = serde_json::json!({
-        "reasoning": "CSVを読み、取引先の列を取り出す",
+        "reasoning": "CSVを読み、取引先ごとに合計し、取引先と合計を取り出す",
         "nodes": [
             {"id": "read", "block": "csv.read", "purpose": "請求書を読む", "repeat": null, "calls_plan": null},
-            {"id": "pick", "block": "transforms.select_columns", "purpose": "取引先を取り出す", "repeat": null, "calls_plan": null},
+            {"id": "total", "block": "transforms.group_aggregate", "purpose": "取引先ごとに合計する", "repeat": null, "calls_plan": null},
+            {"id": "pick", "block": "transforms.select_columns", "purpose": "取引先と合計を取り出す", "repeat": null, "calls_plan": null},
         ],
         "questions": [],
     });
@@ -550,36 +551,33 @@ fn the_planner_repairs_what_fails_when_the_plan_runs_on_the_attached_file() {
                 {"id": "read", "block": "csv.read", "when": null,
                  "inputs": [input("path", Json::from("inputs/請求書.csv"))],
                  "outputs": [{"key": "rows", "alias": "rows"}]},
+                {"id": "total", "block": "transforms.group_aggregate", "when": null,
+                 "inputs": [input("rows", Json::from("${read.rows}")), input("by", serde_json::json!(["取引先"])),
+                            input("aggregations", serde_json::json!([{"field": "金額", "op": "sum", "as": "合計"}]))],
+                 "outputs": [{"key": "rows", "alias": "totals"}]},
                 {"id": "pick", "block": "transforms.select_columns", "when": null,
-                 "inputs": [input("rows", Json::from("${read.rows}")), input("columns", serde_json::json!([column]))],
+                 "inputs": [input("rows", Json::from("${total.totals}")), input("columns", serde_json::json!([column, "合計"]))],
                  "outputs": [{"key": "rows", "alias": "picked"}]},
             ],
         })
     };
-    // The first wiring reads a column the file does not have (`vendor`); it validates, so
-    // only running it shows that.
+    // The first wiring reads a column the grouped rows do not have (`vendor`); the checker
+    // cannot see the grouped rows' columns before a run, so only running it shows that.
     let (url, server) = FakeServer::start_background(vec![
         Reply::json_content(&skeleton),
         Reply::json_content(&wiring("vendor")),
         Reply::json_content(&wiring("取引先")),
     ])
     .unwrap();
-    let ws = tempfile::tempdir().unwrap();
-    with_invoices(ws.path());
-    keiri_fs::write_atomic(
-        &ws.path().join(".env"),
-        format!("KEIRI_LLM_BASE_URL={url}\nKEIRI_LLM_MAX_RETRIES=0\n").as_bytes(),
-    )
-    .unwrap();
-    let config = tempfile::tempdir().unwrap();
-    let ctx = ctx(ws.path()).with_config_dir(config.path().to_path_buf());
+    let (ws, _config, ctx) = with_fake_llm(&url, "");
     let res = crate::support::call(
         &ctx,
         "plan_generate",
         serde_json::json!({
-            "instruction": "請求書CSVから取引先の列を取り出す",
+            "instruction": "請求書CSVから取引先ごとの合計を取り出す",
             "apply_mode": "llm-only",
-            "pinned_blocks": ["csv.read", "transforms.select_columns"],
+            "pinned_blocks": ["csv.read", "transforms.group_aggregate", "transforms.select_columns"],
+            "docs": ["inputs/請求書.csv"],
             "verify_by_running": true,
             "lang": "en",
         }),
@@ -601,14 +599,134 @@ fn the_planner_repairs_what_fails_when_the_plan_runs_on_the_attached_file() {
     let repair = requests[2].body.to_string();
     assert!(repair.contains("run.column_not_found"), "{repair}");
     assert!(repair.contains("vendor"), "{repair}");
-    assert!(
-        repair.contains("read.rows: [請求書番号, 取引先, 金額]"),
-        "{repair}"
-    );
+    assert!(repair.contains("total.totals: [取引先, 合計]"), "{repair}");
+
     assert!(res["yaml"].as_str().unwrap().contains("取引先"));
     // The verification left no run behind.
     assert!(!ws.path().join(".keiri/verify-runs").exists());
     assert!(!ws.path().join("runs").exists());
+}
+
+/// A workspace with the invoices whose `.env` points the planner at the fake model at `url`
+/// (then the `extra` lines), and its context with a settings folder of its own.
+fn with_fake_llm(url: &str, extra: &str) -> (tempfile::TempDir, tempfile::TempDir, Context) {
+    let ws = tempfile::tempdir().unwrap();
+    with_invoices(ws.path());
+    keiri_fs::write_atomic(
+        &ws.path().join(".env"),
+        format!("KEIRI_LLM_BASE_URL={url}\nKEIRI_LLM_MAX_RETRIES=0\n{extra}").as_bytes(),
+    )
+    .unwrap();
+    let config = tempfile::tempdir().unwrap();
+    let ctx = ctx(ws.path()).with_config_dir(config.path().to_path_buf());
+    (ws, config, ctx)
+}
+
+/// A hostile model (steered, say, by text inside an attached document) drafts a plan that reads
+/// a workspace file the user did not attach, the workspace's `.env` or a file outside the
+/// workspace, followed by a node that fails on what it read. Verify-by-running reads none of
+/// them, so nothing of any of them reaches the model's requests.
+#[test]
+fn a_hostile_plan_gets_nothing_back_from_verify_by_running() {
+    use keiri_llm::testkit::{FakeServer, Reply};
+    let outside = tempfile::tempdir().unwrap();
+    let outside_file = outside.path().join("secret.csv");
+    keiri_fs::write_atomic(&outside_file, "outside-marker-51c2,x\n1,2\n".as_bytes()).unwrap();
+    let outside_path = outside_file.to_string_lossy().into_owned();
+    let skeleton = serde_json::json!({
+        "reasoning": "読む",
+        "nodes": [
+            {"id": "read", "block": "csv.read", "purpose": "読む", "repeat": null, "calls_plan": null},
+            {"id": "pick", "block": "transforms.select_columns", "purpose": "選ぶ", "repeat": null, "calls_plan": null},
+        ],
+        "questions": [],
+    });
+    let input =
+        |key: &str, value: Json| serde_json::json!({"key": key, "value_json": value.to_string()});
+    let wiring = |path: &str| {
+        serde_json::json!({
+            "reasoning": "接続", "policy": null, "node_policies": [], "ui_layout": [], "vars": [],
+            "nodes": [
+                {"id": "read", "block": "csv.read", "when": null,
+                 "inputs": [input("path", Json::from(path))],
+                 "outputs": [{"key": "rows", "alias": "rows"}]},
+                {"id": "pick", "block": "transforms.select_columns", "when": null,
+                 "inputs": [input("rows", Json::from("${read.rows}")), input("columns", serde_json::json!(["vendor"]))],
+                 "outputs": [{"key": "rows", "alias": "picked"}]},
+            ],
+        })
+    };
+    for path in ["inputs/給与.csv", ".env", outside_path.as_str()] {
+        // Replies enough for repairs: a verifier that read the file would send its header back.
+        let (url, server) = FakeServer::start_background(vec![
+            Reply::json_content(&skeleton),
+            Reply::json_content(&wiring(path)),
+            Reply::json_content(&wiring(path)),
+            Reply::json_content(&wiring(path)),
+        ])
+        .unwrap();
+        let (ws, _config, ctx) = with_fake_llm(&url, "DOTENV_MARKER=dotenv-marker-9e4b\n");
+        keiri_fs::write_atomic(
+            &ws.path().join("inputs/給与.csv"),
+            "社員,unattached-marker-77d0\n山田,420000\n".as_bytes(),
+        )
+        .unwrap();
+        let res = crate::support::call(
+            &ctx,
+            "plan_generate",
+            serde_json::json!({
+                "instruction": "請求書CSVから取引先の列を取り出す",
+                "apply_mode": "llm-only",
+                "pinned_blocks": ["csv.read", "transforms.select_columns"],
+                "docs": ["inputs/請求書.csv"],
+                "verify_by_running": true,
+                "max_repair": 2,
+                "lang": "en",
+            }),
+        );
+        let requests = server.requests();
+        assert!(requests.len() >= 2, "{path}: {res:?}");
+        for request in &requests {
+            let body = request.body.to_string();
+            for marker in [
+                "dotenv-marker-9e4b",
+                "outside-marker-51c2",
+                "unattached-marker-77d0",
+                "420000",
+            ] {
+                assert!(
+                    !body.contains(marker),
+                    "{path}: {marker} reached the model: {body}"
+                );
+            }
+        }
+        assert!(!ws.path().join(".keiri/verify-runs").exists());
+    }
+}
+
+/// Verify-by-running with nothing attached reads nothing, and says so rather than passing in
+/// silence.
+#[test]
+fn verify_by_running_without_attachments_says_it_ran_nothing() {
+    let ws = tempfile::tempdir().unwrap();
+    with_invoices(ws.path());
+    let ctx = ctx(ws.path());
+    let body = |verify: bool| {
+        serde_json::json!({
+            "instruction": "請求書CSVから重複を検出する",
+            "apply_mode": "compose",
+            "templates": ["invoice_duplicate_detection"],
+            "verify_by_running": verify,
+            "lang": "en",
+        })
+    };
+    let note = "verify-by-running ran nothing: no file is attached (a verification run reads only the attached files)";
+    let res = crate::support::call(&ctx, "plan_generate", body(true)).unwrap();
+    let notes = res["notes"].as_array().unwrap();
+    assert!(notes.iter().any(|n| n == note), "{notes:?}");
+    let res = crate::support::call(&ctx, "plan_generate", body(false)).unwrap();
+    let notes = res["notes"].as_array().unwrap();
+    assert!(!notes.iter().any(|n| n == note), "{notes:?}");
 }
 
 #[test]
