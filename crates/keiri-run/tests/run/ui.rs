@@ -55,12 +55,32 @@ fn confirmation_asks_then_takes_yes_or_no() {
     )
     .unwrap();
     assert_eq!(out, json!({"approved": false, "comment": ""}));
-    refused(
-        "ui.confirmation",
-        inputs.clone(),
-        json!({"approved": "はい"}),
-    );
-    refused("ui.confirmation", inputs, json!("yes"));
+    // A yes or a no as a person writes it in an answers file: the whole answer or approved.
+    for (given, yes) in [
+        (json!(true), true),
+        (json!("yes"), true),
+        (json!(" Yes "), true),
+        (json!("はい"), true),
+        (json!("承認"), true),
+        (json!({"approved": "はい", "comment": "OK です"}), true),
+        (json!(false), false),
+        (json!("no"), false),
+        (json!("いいえ"), false),
+        (json!({"approved": "却下"}), false),
+    ] {
+        let out = answer("ui.confirmation", inputs.clone(), given.clone()).unwrap();
+        assert_eq!(out["approved"], yes, "{given}");
+    }
+    // Anything else is not guessed at.
+    for given in [
+        json!({"approved": "たぶん"}),
+        json!({"approved": 1}),
+        json!("maybe"),
+        json!(1),
+        json!({"comment": "承認"}),
+    ] {
+        refused("ui.confirmation", inputs.clone(), given);
+    }
 }
 
 #[test]
@@ -205,8 +225,26 @@ fn approval_routes_by_amount_and_needs_every_decision() {
     refused(
         "control.approval",
         inputs(250000),
-        json!({"decisions": [{"approver": "佐藤", "decision": "ok"}, {"approver": "鈴木", "decision": "approved"}]}),
+        json!({"decisions": [{"approver": "佐藤", "decision": "保留"}, {"approver": "鈴木", "decision": "approved"}]}),
     );
+    // Decisions written as a person says them are recorded as approved / rejected.
+    let out = answer(
+        "control.approval",
+        inputs(250000),
+        json!({"decisions": [{"approver": "佐藤", "decision": "承認"}, {"approver": "鈴木", "decision": "yes"}]}),
+    )
+    .unwrap();
+    assert_eq!(out["approved"], true);
+    assert_eq!(out["decisions"][0]["decision"], "approved");
+    assert_eq!(out["decisions"][1]["decision"], "approved");
+    let out = answer(
+        "control.approval",
+        inputs(250000),
+        json!({"decisions": [{"approver": "佐藤", "decision": true}, {"approver": "鈴木", "decision": "却下"}]}),
+    )
+    .unwrap();
+    assert_eq!(out["approved"], false);
+    assert_eq!(out["decisions"][1]["decision"], "rejected");
 }
 
 const PLAN: &str = "id: confirm_then_count

@@ -1,7 +1,7 @@
 //! `control.approval`: its inputs and outputs are in `block_specs/control/control.approval.yaml`.
 
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
-use crate::blocks::ui::{answer_object, bad_answer};
+use crate::blocks::ui::{answer_object, bad_answer, yes_no};
 use serde_json::{Value as Json, json};
 
 fn approval(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockError> {
@@ -65,7 +65,7 @@ fn approval(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockErr
             format!("waiting for approval: {subject} ({})", route.join(" → ")),
         ));
     };
-    let answer = answer_object(answer)?;
+    let answer = &answer_object(answer)?;
     let Some(Json::Array(given)) = answer.get("decisions") else {
         return Err(bad_answer(
             "decisions に承認者ごとの判断が必要です",
@@ -85,13 +85,17 @@ fn approval(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockErr
                 format!("no decision from {name}"),
             ));
         };
-        let decision = d.get("decision").and_then(Json::as_str).unwrap_or_default();
-        if decision != "approved" && decision != "rejected" {
-            return Err(bad_answer(
-                format!("{name} の判断は approved か rejected です"),
-                format!("{name}'s decision must be approved or rejected"),
-            ));
-        }
+        // approved / rejected, or a yes / no as a person writes it (承認, 却下, yes, no, …).
+        let decision = match d.get("decision").and_then(yes_no) {
+            Some(true) => "approved",
+            Some(false) => "rejected",
+            None => {
+                return Err(bad_answer(
+                    format!("{name} の判断は approved（承認）か rejected（却下）です"),
+                    format!("{name}'s decision must be approved or rejected"),
+                ));
+            }
+        };
         all_approved &= decision == "approved";
         let role = approvers
             .iter()

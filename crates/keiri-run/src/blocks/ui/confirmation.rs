@@ -19,7 +19,7 @@ fn confirmation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Bloc
             format!("waiting for a confirmation: {message}"),
         ));
     };
-    let answer = answer_object(answer)?;
+    let answer = &answer_object(answer)?;
     Ok(Outputs::new()
         .with("approved", json!(approved(answer)?))
         .with("comment", json!(comment(answer)?)))

@@ -31,7 +31,7 @@ fn diff_viewer(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Block
             format!("waiting for the changes to be reviewed: {title}"),
         ));
     };
-    let answer = answer_object(answer)?;
+    let answer = &answer_object(answer)?;
     Ok(Outputs::new()
         .with("approved", json!(approved(answer)?))
         .with("comment", json!(comment(answer)?))

@@ -52,7 +52,7 @@ fn interactive_input(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs,
             format!("waiting for input: {message}"),
         ));
     };
-    let answer = answer_object(answer)?;
+    let answer = &answer_object(answer)?;
     let empty = Map::new();
     let values = match answer.get("values") {
         None | Some(Json::Null) => &empty,
@@ -108,13 +108,12 @@ fn interactive_input(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs,
     }
     let approved = match answer.get("approved") {
         None | Some(Json::Null) => true,
-        Some(Json::Bool(b)) => *b,
-        Some(_) => {
-            return Err(bad_answer(
-                "approved は true か false です",
-                "approved must be true or false",
-            ));
-        }
+        Some(value) => super::yes_no(value).ok_or_else(|| {
+            bad_answer(
+                "approved は はい（true）か いいえ（false）です",
+                "approved must be yes (true) or no (false)",
+            )
+        })?,
     };
     let response = match answer.get("response") {
         None | Some(Json::Null) => String::new(),

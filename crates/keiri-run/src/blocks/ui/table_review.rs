@@ -38,7 +38,7 @@ fn table_review(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Bloc
             ),
         ));
     };
-    let answer = answer_object(answer)?;
+    let answer = &answer_object(answer)?;
     let approved = approved(answer)?;
     let mut excluded_idx: Vec<usize> = Vec::new();
     match answer.get("excluded") {
