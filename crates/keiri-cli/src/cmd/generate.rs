@@ -57,8 +57,9 @@ pub struct Args {
     /// Register the plan to designs/ when it validates.
     #[arg(long)]
     pub register: bool,
-    /// Run each plan that validates on the workspace's files; what fails at run time goes back
-    /// to the repair loop (nothing is written outside a throwaway run folder).
+    /// Run each plan that validates on the files given with --docs (it may read no other);
+    /// what fails at run time goes back to the repair loop as codes and column names, never
+    /// the data (nothing is written outside a throwaway run folder).
     #[arg(long)]
     pub verify_by_running: bool,
     /// Candidates per category, 5 to 8 (default: retrieval's).
@@ -143,6 +144,11 @@ pub fn run(
         suggest_foreach: args.suggest_foreach,
         foreach_var_name: args.foreach_var_name.clone(),
     };
+    // The file is checked before any model call: a folder that is missing is made, and a
+    // file that is there already is refused now, not after the generation.
+    if let Some(out) = &args.out {
+        prepare_out(out)?;
+    }
     let stderr_tty = std::io::stderr().is_terminal();
     let interactive =
         args.answers.is_none() && !json && stderr_tty && std::io::stdin().is_terminal();
@@ -179,8 +185,11 @@ pub fn run(
     };
     let generated = &res.generated;
     let valid = matches!(generated.status, Status::Valid);
-    if valid && let Some(out) = &args.out {
-        keiri_fs::write_new(out, res.yaml.as_bytes())
+    // Whatever plan came back is written, headed by what it still needs: a plan that needs
+    // answers or is marked as a fallback is not lost.
+    if let Some(out) = &args.out {
+        let text = format!("{}{}", out_header(generated), res.yaml);
+        keiri_fs::write_new(out, text.as_bytes())
             .with_context(|| format!("writing {}", out.display()))?;
     }
     let registered = if valid && args.register {
@@ -199,7 +208,8 @@ pub fn run(
         None
     };
     if json {
-        print_json(&serde_json::json!({"result": res, "registered": registered}))?;
+        let wrote = args.out.as_ref().map(|p| p.display().to_string());
+        print_json(&serde_json::json!({"result": res, "registered": registered, "wrote": wrote}))?;
     } else {
         for note in &generated.notes {
             eprintln!("note: {note}");
@@ -220,6 +230,9 @@ pub fn run(
                 }
             }
             Status::NeedsAnswers => {
+                if let Some(out) = &args.out {
+                    eprintln!("wrote {} (it needs the answers below)", out.display());
+                }
                 eprintln!(
                     "the plan needs answers; write them to a JSON file and pass --answers FILE:"
                 );
@@ -233,6 +246,9 @@ pub fn run(
                 }
             }
             Status::Invalid => {
+                if let Some(out) = &args.out {
+                    eprintln!("wrote {} (it does not validate)", out.display());
+                }
                 for e in &generated.errors {
                     println!("error: {}", serde_json::to_string(e)?);
                 }
@@ -247,6 +263,61 @@ pub fn run(
         Status::Fallback => ExitCode::SUCCESS,
         Status::NeedsAnswers | Status::Invalid => ExitCode::from(1),
     })
+}
+
+/// Makes `out`'s folder and refuses a file that exists (`--out` never writes over one).
+fn prepare_out(out: &Path) -> anyhow::Result<()> {
+    if out.exists() {
+        anyhow::bail!(
+            "{} exists already: --out never writes over a file; choose another path",
+            out.display()
+        );
+    }
+    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    Ok(())
+}
+
+/// YAML comments above a plan that is not ready to run as it is: a fallback plan, the
+/// questions a plan needs answered (as `--answers` takes them), or the errors left.
+fn out_header(generated: &keiri_api::GeneratedPlan) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    match generated.status {
+        Status::Valid => {}
+        Status::Fallback => {
+            lines.push("# FALLBACK PLAN: composed from templates because the model's plan did not validate; review it before running".into());
+        }
+        Status::NeedsAnswers => {
+            lines.push("# NEEDS ANSWERS: write these to a JSON file ({\"id\": answer}) and run keiri generate again with --answers FILE".into());
+            for q in &generated.requirements {
+                lines.push(format!(
+                    "#   - {} ({:?}): {}",
+                    q.id,
+                    q.kind,
+                    one_line(&q.label)
+                ));
+            }
+        }
+        Status::Invalid => {
+            lines.push(
+                "# INVALID: this plan does not validate; the errors left after repair:".into(),
+            );
+            for e in &generated.errors {
+                let e = serde_json::to_string(e).unwrap_or_default();
+                lines.push(format!("#   - {}", one_line(&e)));
+            }
+        }
+    }
+    if lines.is_empty() {
+        return String::new();
+    }
+    lines.push(String::new());
+    lines.join("\n")
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Progress on stderr: a spinner line per stage with its elapsed time on a terminal, plain

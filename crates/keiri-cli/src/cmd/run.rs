@@ -60,8 +60,14 @@ pub struct Args {
     #[arg(long = "allow-env", value_name = "NAME")]
     pub allow_env: Vec<String>,
     /// Answers to human-in-the-loop nodes (`ui.*`, `control.approval`): a YAML or JSON
-    /// mapping of node id to answer (relative to the workspace). Without it a paused node is asked on a terminal, and
-    /// elsewhere the run stops as `paused` (resume it with `--resume RUN_ID --answers FILE`).
+    /// mapping of node id to answer (relative to the workspace). Without it a paused node is
+    /// asked on a terminal, and elsewhere the run stops as `paused` (resume it with
+    /// `--resume RUN_ID --answers FILE`). The answers, by the node's block:
+    /// `ui.confirmation`, `ui.diff_viewer`: `yes` / `no` (or `{approved: yes, comment: …}`);
+    /// `ui.table_review`: `yes`, or `{approved: yes, excluded: [row index], changes:
+    /// [{row_index, field, after}]}`; `ui.interactive_input`: `{values: {field id: value}}`;
+    /// `control.approval`: `{decisions: [{approver: 佐藤, decision: 承認, comment: …}]}`.
+    /// A yes or a no may be written true/false, yes/no, はい/いいえ or 承認/却下.
     #[arg(long = "answers", value_name = "FILE")]
     pub answers: Option<PathBuf>,
 }
@@ -399,6 +405,18 @@ fn report(res: &PlanRunResponse, json: bool) -> anyhow::Result<ExitCode> {
         }
         for w in &res.warnings {
             println!("warning: {} {}: {}", w.node, w.code, w.message);
+        }
+        // Every file the run wrote; a node that wrote many (an unzipped archive) is cut short.
+        const SHOWN: usize = 20;
+        for f in res.files.iter().take(SHOWN) {
+            println!("wrote: {} {}", f.node, f.path);
+        }
+        if res.files.len() > SHOWN {
+            println!(
+                "wrote: … {} more under {} (--json lists them all)",
+                res.files.len() - SHOWN,
+                res.run_dir
+            );
         }
         for p in &res.paused {
             println!("paused: {}: {}", p.node, p.message);

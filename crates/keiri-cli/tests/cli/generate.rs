@@ -135,6 +135,66 @@ fn unreachable_llm_falls_back_only_with_the_flag() {
     );
 }
 
+/// `--out` writes whatever plan comes back: a fallback plan (marked) into a folder that did not
+/// exist, a plan that needs answers with its questions; a file already there is refused before
+/// any model call.
+#[test]
+fn out_writes_every_plan_that_comes_back_and_never_over_a_file() {
+    let ws = tempfile::tempdir().unwrap();
+    let url = unreachable_llm();
+    let out = ws.path().join("new/dir/plan.yaml");
+    let res = generate(ws.path())
+        .env("KEIRI_LLM_BASE_URL", &url)
+        .env("KEIRI_LLM_MAX_RETRIES", "0")
+        .env("KEIRI_LLM_TIMEOUT_SECS", "5")
+        .args(["--apply-mode", "hint", "--fallback", "1", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&res.get_output().stdout).unwrap();
+    assert_eq!(v["result"]["status"], "fallback", "{v}");
+    assert_eq!(v["wrote"], out.display().to_string());
+    let written = std::fs::read_to_string(&out).unwrap();
+    assert!(written.starts_with("# FALLBACK PLAN:"), "{written}");
+    assert!(written.ends_with(v["result"]["yaml"].as_str().unwrap()));
+    // The header is a comment: the file is a plan `keiri validate` reads.
+    keiri(ws.path())
+        .arg("validate")
+        .arg(&out)
+        .assert()
+        .code(predicates::ord::ne(2));
+
+    // A plan that needs answers: written with its questions.
+    let asks = ws.path().join("asks.yaml");
+    generate(ws.path())
+        .args([
+            "--apply-mode",
+            "compose",
+            "--templates",
+            "invoice_duplicate_detection",
+            "--out",
+        ])
+        .arg(&asks)
+        .assert()
+        .code(1);
+    let written = std::fs::read_to_string(&asks).unwrap();
+    assert!(written.starts_with("# NEEDS ANSWERS:"), "{written}");
+    assert!(written.contains("#   - invoice_csv ("), "{written}");
+
+    // The file exists now: refused before the model is called (no server answers here, and
+    // an unreachable one would fail with LLM_ rather than name the file).
+    let res = generate(ws.path())
+        .env("KEIRI_LLM_BASE_URL", &url)
+        .args(["--apply-mode", "hint", "--out"])
+        .arg(&asks)
+        .assert()
+        .failure();
+    let stderr = String::from_utf8_lossy(&res.get_output().stderr).into_owned();
+    assert!(stderr.contains("exists already"), "{stderr}");
+    assert!(!stderr.contains("LLM_"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&asks).unwrap(), written);
+}
+
 /// The acceptance journey: a plan composed from the shipped templates runs on the
 /// repository's sample data, writes the report workbook under its run directory, and leaves
 /// the input byte-identical.

@@ -210,6 +210,55 @@ fn a_header_only_export_finishes_with_a_warning_in_the_summary_and_the_json() {
     );
 }
 
+/// `keiri run` says every file the run wrote: in its run folder without `--write`, where the
+/// plan names with it; `--json` lists them as `files`.
+#[test]
+fn the_summary_lists_every_file_the_run_wrote() {
+    let ws = workspace();
+    put(
+        &ws.path().join("plan.yaml"),
+        &format!(
+            "{}  - {{id: save, block: csv.write, in: {{rows: \"${{ledger.rows}}\", out_dir: outputs, out_name: 仕訳.csv}}, out: {{out_path: path}}}}\n",
+            PLAN.replace("cols: [日付, 金額]", "cols: [日付, 入金]")
+        ),
+    );
+    let out = keiri(ws.path())
+        .args(["--lang", "en", "run", "plan.yaml"])
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    let dirs = run_dirs(ws.path(), "cli_run");
+    let run_dir = dirs[0].strip_prefix(ws.path()).unwrap();
+    let expected = format!(
+        "wrote: save {}",
+        run_dir.join("files/save/outputs/仕訳.csv").display()
+    );
+    assert!(text.lines().any(|l| l == expected), "{text}");
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("wrote: ")).count(),
+        1,
+        "{text}"
+    );
+    assert!(!ws.path().join("outputs").exists());
+
+    let json = stdout_json(
+        &keiri(ws.path())
+            .args(["--json", "run", "plan.yaml", "--write"])
+            .assert()
+            .success(),
+    );
+    assert_eq!(
+        json["files"],
+        serde_json::json!([{"node": "save", "path": "outputs/仕訳.csv"}]),
+        "{json:#}"
+    );
+    let written = std::fs::read_to_string(ws.path().join("outputs/仕訳.csv")).unwrap();
+    assert!(
+        written.contains("仕入") && written.contains("△500"),
+        "{written}"
+    );
+}
+
 /// `on_error: continue` goes past a node that fails on its data: the run finishes with the
 /// failure listed, and exits 3 so a script can tell it from a clean run (0) and a failed one (1).
 #[test]
@@ -276,7 +325,8 @@ graph:
 fn a_confirmation_pauses_the_run_and_answers_continue_it() {
     let ws = workspace();
     put(&ws.path().join("confirm.yaml"), CONFIRM_PLAN);
-    put(&ws.path().join("yes.yaml"), "ok: {approved: true}\n");
+    // An answers file says yes as a person writes it.
+    put(&ws.path().join("yes.yaml"), "ok: はい\n");
     // Not a terminal and no answers: the run stops paused and says how to go on.
     let out = keiri(ws.path())
         .args(["run", "confirm.yaml"])
@@ -336,7 +386,8 @@ fn a_confirmation_pauses_the_run_and_answers_continue_it() {
         .clone();
     assert_eq!(pick["status"], "skipped");
     // An answer of the wrong shape fails the node with INPUT_INVALID (exit 1).
-    put(&ws.path().join("bad.yaml"), "ok: {approved: はい}\n");
+    // (はい, yes, 承認 are answers; たぶん is not.)
+    put(&ws.path().join("bad.yaml"), "ok: {approved: たぶん}\n");
     let out = keiri(ws.path())
         .args(["run", "confirm.yaml", "--answers", "bad.yaml", "--json"])
         .assert()
