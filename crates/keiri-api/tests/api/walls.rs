@@ -74,9 +74,9 @@ fn everything(w: &Walls, res: &PlanRunResponse) -> String {
     text
 }
 
-#[test]
-fn the_traversal_corpus_read_by_a_plan_run_is_path_denied() {
-    let w = walls();
+/// Paths a hostile plan tries: out of the workspace every way there is, the secrets inside it,
+/// the settings folder, a symlink out, and a path too long for the system.
+fn corpus(w: &Walls) -> Vec<String> {
     let secret = w.outside.join("secret.csv").display().to_string();
     let mut corpus = vec![
         "../outside/secret.csv".to_string(),
@@ -104,6 +104,14 @@ fn the_traversal_corpus_read_by_a_plan_run_is_path_denied() {
     if cfg!(unix) {
         corpus.push("link/secret.csv".to_string());
     }
+    corpus
+}
+
+#[test]
+fn the_traversal_corpus_read_by_a_plan_run_is_path_denied() {
+    let w = walls();
+    let secret = w.outside.join("secret.csv").display().to_string();
+    let corpus = corpus(&w);
     let mut failures = Vec::new();
     for path in &corpus {
         let req = PlanRunRequest {
@@ -158,6 +166,92 @@ fn the_traversal_corpus_read_by_a_plan_run_is_path_denied() {
     )
     .unwrap();
     assert_eq!(neighbour.failures[0].code, "PATH_DENIED", "{neighbour:?}");
+}
+
+/// The corpus through every block that reads a file the plan names (issue 37, item 9): each
+/// path is `PATH_DENIED`, and the secret is in nothing a caller can read back.
+#[test]
+fn every_block_that_reads_a_file_refuses_the_corpus() {
+    let w = walls();
+    type Build = fn(&str) -> serde_json::Value;
+    let readers: [(&str, Build); 13] = [
+        ("csv.read", |p| serde_json::json!({"path": p})),
+        ("bank.read_statement", |p| serde_json::json!({"path": p})),
+        ("excel.read_workbook", |p| serde_json::json!({"path": p})),
+        ("pdf.extract_text", |p| serde_json::json!({"path": p})),
+        ("docx.extract_text", |p| serde_json::json!({"path": p})),
+        ("file.unzip_evidence", |p| serde_json::json!({"path": p})),
+        ("file.list_folder", |p| serde_json::json!({"folder": p})),
+        (
+            "excel.patch_workbook",
+            |p| serde_json::json!({"xlsx_path": p, "operations": []}),
+        ),
+        (
+            "excel.write_table",
+            |p| serde_json::json!({"rows": [{"a": 1}], "base_workbook": p}),
+        ),
+        ("evidence.archive", |p| serde_json::json!({"files": [p]})),
+        (
+            "control.audit_log",
+            |p| serde_json::json!({"event": "probe", "evidence_files": [p]}),
+        ),
+        // The model blocks (a model is configured below: nothing listens there).
+        (
+            "ai.extract_fields",
+            |p| serde_json::json!({"documents": [{"path": p}], "output_schema": {"type": "object", "properties": {"total": {"type": "number"}}}}),
+        ),
+        (
+            "ai.summarize_documents",
+            |p| serde_json::json!({"documents": [{"path": p}]}),
+        ),
+    ];
+    // A model for the ai.* blocks, so that they get as far as their documents; the secret
+    // stays in `.env`.
+    keiri_fs::write_atomic(
+        &w.ws.join(".env"),
+        format!(
+            "KEIRI_LLM_BASE_URL=http://127.0.0.1:9/v1\nKEIRI_LLM_MAX_RETRIES=0\nSECRET={SECRET}\n"
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    let mut paths = corpus(&w);
+    // Folders too, for the blocks that take one.
+    paths.extend([
+        "../outside".to_string(),
+        w.outside.display().to_string(),
+        "/etc".to_string(),
+    ]);
+    if cfg!(unix) {
+        paths.push("link".to_string());
+    }
+    let mut failures = Vec::new();
+    for (block, build) in readers {
+        for path in &paths {
+            let yaml = format!(
+                "id: probe\ngraph:\n  - {{id: read, block: {block}, in: {}}}\n",
+                build(path)
+            );
+            let req = PlanRunRequest {
+                yaml: Some(yaml),
+                ..Default::default()
+            };
+            match run(&w.ctx, req) {
+                Ok(res) => {
+                    let code = res.failures.first().map(|f| f.code.as_str());
+                    if code != Some("PATH_DENIED") || everything(&w, &res).contains(SECRET) {
+                        failures.push(format!("{block} {path:?}: {code:?} {res:?}"));
+                    }
+                }
+                Err(e) => failures.push(format!(
+                    "{block} {path:?}: {} {}",
+                    e.code.as_str(),
+                    e.message
+                )),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 #[test]
