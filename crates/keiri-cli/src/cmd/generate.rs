@@ -286,7 +286,18 @@ fn out_header(generated: &keiri_api::GeneratedPlan) -> String {
     match generated.status {
         Status::Valid => {}
         Status::Fallback => {
-            lines.push("# FALLBACK PLAN: composed from templates because the model's plan did not validate; review it before running".into());
+            // The planner's first note says why (the model could not be used, or its plan did
+            // not validate after repair).
+            let why = generated
+                .notes
+                .first()
+                .filter(|n| n.starts_with("FALLBACK PLAN"))
+                .map_or_else(
+                    || "FALLBACK PLAN: composed from templates".to_string(),
+                    |n| one_line(n),
+                );
+            lines.push(format!("# {why}"));
+            lines.push("# Review it before running it.".into());
         }
         Status::NeedsAnswers => {
             lines.push("# NEEDS ANSWERS: write these to a JSON file ({\"id\": answer}) and run keiri generate again with --answers FILE".into());

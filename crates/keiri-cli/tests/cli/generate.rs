@@ -155,7 +155,13 @@ fn out_writes_every_plan_that_comes_back_and_never_over_a_file() {
     assert_eq!(v["result"]["status"], "fallback", "{v}");
     assert_eq!(v["wrote"], out.display().to_string());
     let written = std::fs::read_to_string(&out).unwrap();
-    assert!(written.starts_with("# FALLBACK PLAN:"), "{written}");
+    // Headed by why, as the first note says it (the model could not be reached).
+    let why = v["result"]["notes"][0].as_str().unwrap();
+    assert!(
+        written.starts_with(&format!("# {why}\n# Review it before running it.\n")),
+        "{written}"
+    );
+    assert!(why.contains("LLM_") && !why.contains("  "), "{why}");
     assert!(written.ends_with(v["result"]["yaml"].as_str().unwrap()));
     // The header is a comment: the file is a plan `keiri validate` reads.
     keiri(ws.path())

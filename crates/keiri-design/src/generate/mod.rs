@@ -394,7 +394,8 @@ pub async fn generate_plan(
         // cancellation is the user's decision and stays one.
         Err(error) if options.allow_fallback && fallback_covers(&error) => {
             let why = format!(
-                "FALLBACK PLAN: the LLM could not be used ({}: {error}); this plan is composed                  from templates (KEIRI_AGENT_LLM_FALLBACK is set)",
+                "FALLBACK PLAN: the LLM could not be used ({}: {error}); this plan is composed \
+                 from templates (KEIRI_AGENT_LLM_FALLBACK is set)",
                 error.code()
             );
             match compose_plan(instruction, &digest, options, ctx, Vec::new()) {
