@@ -25,11 +25,22 @@ pub fn run_builtins(
     for (name, text) in files {
         keiri_fs::write_atomic(&ws.path().join(name), text.as_bytes()).unwrap();
     }
+    let (outcome, events) = run_in(ws.path(), yaml, configure);
+    (outcome, events, ws)
+}
+
+/// Runs `yaml` with the builtins in the workspace `ws` (a fixed start time, random 1, then
+/// what `configure` sets: a resume, answers, limits); returns the outcome and the events.
+pub fn run_in(
+    ws: &Path,
+    yaml: &str,
+    configure: impl FnOnce(&mut RunOptions),
+) -> (RunOutcome, Vec<Event>) {
     let loaded = keiri_plan::load_plan(yaml).unwrap();
     let now = chrono::Utc
         .with_ymd_and_hms(2026, 11, 29, 10, 0, 0)
         .unwrap();
-    let mut options = RunOptions::new(ws.path(), now, 1);
+    let mut options = RunOptions::new(ws, now, 1);
     configure(&mut options);
     let events = std::sync::Mutex::new(Vec::new());
     let outcome = keiri_run::run(
@@ -41,5 +52,5 @@ pub fn run_builtins(
         &|e| events.lock().unwrap().push(e.clone()),
     )
     .unwrap();
-    (outcome, events.into_inner().unwrap(), ws)
+    (outcome, events.into_inner().unwrap())
 }

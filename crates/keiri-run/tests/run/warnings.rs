@@ -5,10 +5,8 @@
 //! on small exports written out here; every expected message was worked out by hand.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use crate::support::{catalog, run_builtins};
-use chrono::TimeZone;
-use keiri_run::block::Registry;
-use keiri_run::{Event, RunOptions, RunOutcome, RunStatus};
+use crate::support::{run_builtins, run_in};
+use keiri_run::{Event, RunOutcome, RunStatus};
 
 /// Runs `yaml` with the builtins in a workspace holding `files` (see [`run_builtins`]).
 fn run(files: &[(&str, &str)], yaml: &str) -> (RunOutcome, Vec<Event>, tempfile::TempDir) {
@@ -426,36 +424,16 @@ graph:
     in: {message: '0 件で続けますか', details: '${read.rows}'}
     out: {approved: approved}
 ";
-    let loaded = keiri_plan::load_plan(yaml).unwrap();
-    let now = chrono::Utc
-        .with_ymd_and_hms(2026, 11, 29, 10, 0, 0)
-        .unwrap();
-    let options = RunOptions::new(ws.path(), now, 1);
-    let first = keiri_run::run(
-        &loaded.plan,
-        yaml,
-        &catalog(),
-        &Registry::builtins(),
-        &options,
-        &|_| {},
-    )
-    .unwrap();
+    let (first, _) = run_in(ws.path(), yaml, |_| {});
     assert_eq!(first.status, RunStatus::Paused, "{:?}", first.failures);
     assert_eq!(codes(&first), vec![("read".into(), "NO_ROWS".into())]);
-    let mut resume = RunOptions::new(ws.path(), now, 2);
-    resume.resume = Some(first.run_id.clone());
-    resume
-        .answers
-        .insert("ok".into(), serde_json::json!({"approved": true}));
-    let second = keiri_run::run(
-        &loaded.plan,
-        yaml,
-        &catalog(),
-        &Registry::builtins(),
-        &resume,
-        &|_| {},
-    )
-    .unwrap();
+    let (second, _) = run_in(ws.path(), yaml, |resume| {
+        resume.random = 2;
+        resume.resume = Some(first.run_id.clone());
+        resume
+            .answers
+            .insert("ok".into(), serde_json::json!({"approved": true}));
+    });
     assert_eq!(second.status, RunStatus::Finished, "{:?}", second.failures);
     assert_eq!(codes(&second), vec![("read".into(), "NO_ROWS".into())]);
 }
