@@ -192,11 +192,12 @@ fn prepare(ctx: &Context, req: &PlanGenerateRequest) -> Result<Prepared, ApiErro
     let max_docs_chars = req
         .max_docs_chars
         .unwrap_or(keiri_design::DEFAULT_MAX_DOCS_CHARS);
-    let digest = keiri_design::digest_documents(&ctx.path_policy(), &req.docs, max_docs_chars)
-        .map_err(design_error)?;
+    let policy = ctx.path_policy();
+    let digest =
+        keiri_design::digest_documents(&policy, &req.docs, max_docs_chars).map_err(design_error)?;
     // The attached CSV/Excel files' tables: the wiring is told their headers, validation
     // checks the columns nodes name, compose fits them.
-    let file_schemas = keiri_design::file_schemas(&ctx.path_policy(), &req.docs);
+    let file_schemas = keiri_design::file_schemas(&policy, &req.docs);
     // What a verification run may read: the attached files, and files the user named in an
     // answer (a file question answered with a path).
     let named = req.answers.values().filter_map(Value::as_str);
@@ -205,7 +206,7 @@ fn prepare(ctx: &Context, req: &PlanGenerateRequest) -> Result<Prepared, ApiErro
         .iter()
         .map(String::as_str)
         .chain(named)
-        .filter_map(|path| ctx.path_policy().resolve_existing(path).ok())
+        .filter_map(|path| policy.resolve_existing(path).ok())
         .filter(|path| path.is_file())
         .collect();
     let (catalog, _) = crate::load_catalog(ctx);
