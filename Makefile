@@ -25,6 +25,7 @@ help:
 	@echo "make embeddings  regenerate the bundled catalog embeddings (block_specs/.embeddings)"
 	@echo "make bench-cold-start  desktop cold start + first candidate search (BUILD=release|debug)"
 	@echo "make eval-planner  evaluate the planner on evals/planner_cases.yaml (needs an LLM)"
+	@echo "make eval-offline  evaluate the offline composer on evals/offline_cases.yaml (no LLM)"
 	@echo "make generated  rewrite files generated from the Rust sources (ui/src/api/: functions.ts, schema.json, generated.ts; the ops of block_specs/output/excel.patch_workbook.yaml)"
 
 ## --- setup: each step installs only what is missing ------------------------------------
@@ -158,6 +159,13 @@ RUNS ?= 3
 eval-planner:
 	$(CARGO) build -p keiri-cli
 	$(TARGET_DIR)/debug/keiri --workspace . eval planner --cases evals/planner_cases.yaml --runs $(RUNS)
+
+# The offline composer (no LLM): template choice or an honest no_fit on evals/offline_cases.yaml.
+# CI runs it through keiri-cli's eval test, which holds the README's pass rate.
+.PHONY: eval-offline
+eval-offline:
+	$(CARGO) build -p keiri-cli
+	$(TARGET_DIR)/debug/keiri --workspace . eval offline --cases evals/offline_cases.yaml
 
 # Launch to interactive window and to the first candidate list, 5 runs, medians (numbers go
 # to src-tauri/README.md). BUILD=debug measures the debug build instead of the release one.

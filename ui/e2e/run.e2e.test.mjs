@@ -64,7 +64,7 @@ describe('試行実行 against keiri serve', () => {
     }
     await page.getByTestId('apply-mode').selectOption('compose');
     await page.getByTestId('generate').click();
-    // Composed offline: the plan needs answers (the CSV path and the recipient).
+    // Composed offline: the attached CSV is the file to read; the plan needs the recipient.
     await page.locator('[data-testid="generate-result"][data-status="needs_answers"]').waitFor();
     await page.getByTestId('right-tab-questions').click();
     const answered = [];
@@ -90,7 +90,8 @@ describe('試行実行 against keiri serve', () => {
       await page.locator(`[data-testid="vars-preview"]:has-text("${id}")`).waitFor();
       answered.push(id);
     }
-    assert.deepEqual(answered.sort(), ['invoice_csv', 'notify_channel', 'notify_to']);
+    assert.deepEqual(answered.sort(), ['notify_channel', 'notify_to']);
+    assert.match((await page.getByTestId('generate-result').textContent()) ?? '', /添付のファイル inputs\/invoices\.csv を使います/);
     await page.locator('[data-testid="register-target"][data-blocked="false"]').waitFor();
   });
 

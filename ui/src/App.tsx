@@ -68,6 +68,8 @@ export function App() {
   const { planRequirements, setPlanRequirements, showFindings } = validation;
   const questions = useQuestions({ lang, textRef, editor, planRequirements, setPlanRequirements, showFindings });
   const onGenerated = (response: PlanGenerateResponse, answers: Record<string, unknown>) => {
+    // Nothing fits: there is no plan, and the user's text stays as it was.
+    if (response.status === 'no_fit') return;
     questions.restart(response.requirements, answers);
     setSelectedNode(null);
     editor.current?.setText(response.yaml, 0);
@@ -256,6 +258,7 @@ export function App() {
               title={titled('generate.button', 'generate')}
               onGenerate={() => void generation.generate()}
               onCancel={generation.cancel}
+              onChangeTemplates={() => document.getElementById('template-search')?.focus()}
             />
           </div>
           <div className="panel side-panel">

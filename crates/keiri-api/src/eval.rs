@@ -19,6 +19,15 @@ pub mod planner_eval_report {
     };
 }
 
+/// The offline composer's eval (`keiri eval offline`): the case file, the judging and the
+/// report. Its cases run through [`crate::plan_generate`] in compose mode, as a user's request.
+pub mod offline_eval_report {
+    pub use keiri_design::offline_eval::{
+        OfflineCase, OfflineOutcome, OfflineReport, format_offline_report, judge,
+        load_offline_cases, summarize,
+    };
+}
+
 use keiri_design::eval::{DEFAULT_RUNS, EvalReport, RunOutcome};
 
 /// Most runs per case one call may ask for (each run is two model calls or more).

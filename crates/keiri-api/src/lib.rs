@@ -51,7 +51,8 @@ pub use documents::{
 };
 pub use error::{ApiError, ErrorCode};
 pub use eval::{
-    EvalProgress, PlanEvalRequest, PlanEvalResponse, planner_eval, planner_eval_report,
+    EvalProgress, PlanEvalRequest, PlanEvalResponse, offline_eval_report, planner_eval,
+    planner_eval_report,
 };
 pub use generate::{
     ApplyMode, GeneratedPlan, GenerationEvent, PlanGenerateRequest, PlanGenerateResponse, Progress,

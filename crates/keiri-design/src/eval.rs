@@ -187,6 +187,11 @@ impl CaseFileError {
 
 /// Reads and checks a case file (see [`parse_cases`]).
 pub fn load_cases(path: &Path) -> Result<Vec<EvalCase>, CaseFileError> {
+    parse_cases(&read_case_file(path)?, path)
+}
+
+/// The text of a case file, refused when it is larger than a case file should be.
+pub(crate) fn read_case_file(path: &Path) -> Result<String, CaseFileError> {
     let io = |source| CaseFileError::Io {
         path: path.to_path_buf(),
         source,
@@ -198,15 +203,15 @@ pub fn load_cases(path: &Path) -> Result<Vec<EvalCase>, CaseFileError> {
             size,
         });
     }
-    let text = std::fs::read_to_string(path).map_err(io)?;
-    parse_cases(&text, path)
+    std::fs::read_to_string(path).map_err(io)
 }
 
-/// Parses a case file (`cases: [{id, instruction, docs?, templates?, apply_mode?,
-/// expect_blocks?, answers?}]`). At least one case; ids unique and usable as plan ids;
-/// instructions non-empty; `apply_mode` hint or llm-only. `path` only names the file in
-/// errors.
-pub fn parse_cases(text: &str, path: &Path) -> Result<Vec<EvalCase>, CaseFileError> {
+/// A case file's YAML as `T`, with the document (for the lines of later errors); a YAML or
+/// shape error names its line.
+pub(crate) fn read_case_yaml<T: serde::de::DeserializeOwned>(
+    text: &str,
+    path: &Path,
+) -> Result<(T, keiri_plan::yaml::Document), CaseFileError> {
     let doc = keiri_plan::yaml::parse(text).map_err(|e| {
         let pos = e.position();
         CaseFileError::Yaml {
@@ -216,7 +221,7 @@ pub fn parse_cases(text: &str, path: &Path) -> Result<Vec<EvalCase>, CaseFileErr
             message: e.to_string(),
         }
     })?;
-    let file: CaseFile = serde_path_to_error::deserialize(&doc.value).map_err(|e| {
+    let file: T = serde_path_to_error::deserialize(&doc.value).map_err(|e| {
         let pointer = keiri_plan::io::path_to_pointer(e.path());
         let pos = doc.source_map.locate(&pointer);
         CaseFileError::Yaml {
@@ -230,16 +235,29 @@ pub fn parse_cases(text: &str, path: &Path) -> Result<Vec<EvalCase>, CaseFileErr
             ),
         }
     })?;
-    let invalid = |i: usize, case: &str, message: String| CaseFileError::Invalid {
+    Ok((file, doc))
+}
+
+/// The checks every case file shares: at least one case, each id usable as a plan id and used
+/// once, each instruction non-empty; then `rule`, a case's own problem if it has one. The
+/// error names the case and its line.
+pub(crate) fn check_cases<C>(
+    cases: &[C],
+    doc: &keiri_plan::yaml::Document,
+    path: &Path,
+    id_and_instruction: impl Fn(&C) -> (&str, &str),
+    rule: impl Fn(&C) -> Option<&'static str>,
+) -> Result<(), CaseFileError> {
+    let invalid = |i: usize, case: &str, message: &str| CaseFileError::Invalid {
         path: path.to_path_buf(),
         line: doc
             .source_map
             .locate(&format!("/cases/{i}"))
             .map(|p| p.line),
         case: case.to_string(),
-        message,
+        message: message.to_string(),
     };
-    if file.cases.is_empty() {
+    if cases.is_empty() {
         return Err(CaseFileError::Invalid {
             path: path.to_path_buf(),
             line: doc.source_map.locate("/cases").map(|p| p.line),
@@ -248,34 +266,53 @@ pub fn parse_cases(text: &str, path: &Path) -> Result<Vec<EvalCase>, CaseFileErr
         });
     }
     let mut seen = HashSet::new();
-    for (i, case) in file.cases.iter().enumerate() {
-        let id_ok = !case.id.is_empty()
-            && case
-                .id
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-        if !id_ok {
+    for (i, case) in cases.iter().enumerate() {
+        let (id, instruction) = id_and_instruction(case);
+        if !usable_case_id(id) {
             return Err(invalid(
                 i,
-                &case.id,
-                "the id must be letters, digits, _ or - (it becomes the plan id)".into(),
+                id,
+                "the id must be letters, digits, _ or - (it becomes the plan id)",
             ));
         }
-        if !seen.insert(case.id.as_str()) {
-            return Err(invalid(i, &case.id, "the id is used twice".into()));
+        if !seen.insert(id) {
+            return Err(invalid(i, id, "the id is used twice"));
         }
-        if case.instruction.trim().is_empty() {
-            return Err(invalid(i, &case.id, "the instruction is empty".into()));
+        if instruction.trim().is_empty() {
+            return Err(invalid(i, id, "the instruction is empty"));
         }
-        if case.apply_mode == Some(ApplyMode::Compose) {
-            return Err(invalid(
-                i,
-                &case.id,
-                "apply_mode compose needs no model and is not evaluated; use hint or llm-only"
-                    .into(),
-            ));
+        if let Some(problem) = rule(case) {
+            return Err(invalid(i, id, problem));
         }
     }
+    Ok(())
+}
+
+/// Whether `id` is usable as a case id (and so as a plan id).
+fn usable_case_id(id: &str) -> bool {
+    !id.is_empty()
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// Parses a case file (`cases: [{id, instruction, docs?, templates?, apply_mode?,
+/// expect_blocks?, answers?}]`). At least one case; ids unique and usable as plan ids;
+/// instructions non-empty; `apply_mode` hint or llm-only. `path` only names the file in
+/// errors.
+pub fn parse_cases(text: &str, path: &Path) -> Result<Vec<EvalCase>, CaseFileError> {
+    let (file, doc): (CaseFile, _) = read_case_yaml(text, path)?;
+    check_cases(
+        &file.cases,
+        &doc,
+        path,
+        |c| (c.id.as_str(), c.instruction.as_str()),
+        |c| {
+            (c.apply_mode == Some(ApplyMode::Compose)).then_some(
+                "apply_mode compose needs no model and is not evaluated; use hint or llm-only",
+            )
+        },
+    )?;
     Ok(file.cases)
 }
 
@@ -956,6 +993,7 @@ mod tests {
             reasoning: String::new(),
             candidates: Vec::new(),
             templates: Vec::new(),
+            composition: None,
             attempts: vec![
                 attempt(1, &bad, 2, vec![removed]),
                 attempt(2, &good, 0, Vec::new()),

@@ -2,7 +2,9 @@
 //! a notification) and whether a composed plan serves each: compose adds a template that
 //! serves a missing part, or says which part it could not serve, instead of dropping it.
 
-use keiri_plan::{ComposeOptions, Lang, Plan, TemplateSpec, Templates, compose};
+use keiri_plan::{
+    ComposeOptions, Composition, Lang, Node, Plan, TemplateSpec, Templates, ValueType, compose,
+};
 use unicode_normalization::UnicodeNormalization;
 
 /// One part of an instruction: the words that ask for it and the blocks that deliver it.
@@ -58,6 +60,35 @@ fn normalized(text: &str) -> String {
     text.nfkc().flat_map(char::to_lowercase).collect()
 }
 
+/// Whether `templates` compose, in this order, into one plan (the plan id is only a stand-in:
+/// `compose` refuses an empty one).
+pub fn composes(templates: &[&TemplateSpec]) -> bool {
+    let options = ComposeOptions {
+        plan_id: "composes".into(),
+        ..ComposeOptions::default()
+    };
+    compose(templates, &options).is_ok()
+}
+
+/// Whether `instruction` names `template`'s job: it contains one of the template's job words
+/// (`a+b`: all of `a` and `b`), or, for a template that declares none, one of its tags. A
+/// template that only shares a word such as 請求書 or CSV with the instruction is not its job.
+pub fn names_job(instruction: &str, template: &TemplateSpec) -> bool {
+    let text = normalized(instruction);
+    let words = if template.job_words.is_empty() {
+        &template.tags
+    } else {
+        &template.job_words
+    };
+    words.iter().any(|w| {
+        normalized(w)
+            .split('+')
+            .map(str::trim)
+            .filter(|part| !part.is_empty())
+            .all(|part| text.contains(part))
+    })
+}
+
 /// The parts `instruction` asks for.
 pub fn asked(instruction: &str) -> Vec<&'static Part> {
     let text = normalized(instruction);
@@ -94,8 +125,10 @@ pub fn missing(instruction: &str, chosen: &[&TemplateSpec]) -> Vec<&'static Part
         .collect()
 }
 
-/// Templates, by id, that serve a missing part and compose after `chosen`: each added only
-/// when the composition still succeeds. Returns the extended list.
+/// Templates, by id, that serve a missing part other than an Excel file and compose after
+/// `chosen`: each added only when the composition still succeeds. Returns the extended list.
+/// An Excel file alone is no reason for a report template's notification: the composed plan
+/// gets a plain workbook step instead ([`excel_step`]).
 pub fn complete<'t>(
     instruction: &str,
     chosen: Vec<&'t TemplateSpec>,
@@ -103,6 +136,9 @@ pub fn complete<'t>(
 ) -> Vec<&'t TemplateSpec> {
     let mut chosen = chosen;
     for part in missing(instruction, &chosen) {
+        if part.id == "excel" {
+            continue;
+        }
         let blocks: Vec<&str> = chosen.iter().flat_map(|t| template_blocks(t)).collect();
         if serves(part, &blocks) {
             continue; // a template added for an earlier part serves this one too
@@ -117,13 +153,71 @@ pub fn complete<'t>(
         for offer in offers {
             let mut with = chosen.clone();
             with.push(offer);
-            if compose(&with, &ComposeOptions::default()).is_ok() {
+            if composes(&with) {
                 chosen = with;
                 break;
             }
         }
     }
     chosen
+}
+
+/// The id of the step [`excel_step`] adds.
+pub const EXCEL_STEP: &str = "excel_output";
+
+/// A step that writes the composition's result rows to a new workbook, for an instruction that
+/// asks for an Excel file when no chosen template writes one: the rows are the last template's
+/// first table export (the flow's result), the file `outputs/<plan id>.xlsx`, the sheet named
+/// after that template. `None` when the plan already writes a workbook, Excel is not asked
+/// for, or no template exports a table.
+pub fn excel_step(
+    instruction: &str,
+    composition: &Composition,
+    templates: &[&TemplateSpec],
+    plan_id: &str,
+) -> Option<Node> {
+    let excel = asked(instruction).into_iter().find(|p| p.id == "excel")?;
+    if serves(excel, &plan_blocks(&composition.plan)) {
+        return None;
+    }
+    let (template, export) = templates.iter().rev().find_map(|t| {
+        composition
+            .exports
+            .iter()
+            .find(|e| e.template == t.id && e.ty.types() == [ValueType::Array])
+            .map(|e| (*t, e))
+    })?;
+    serde_json::from_value(serde_json::json!({
+        "id": EXCEL_STEP,
+        "description": format!("{}の結果（{}）をExcelに書き出す", template.title, export.name),
+        "block": "excel.write_table",
+        "in": {
+            "rows": export.reference,
+            "out_dir": "outputs",
+            "out_name": format!("{plan_id}.xlsx"),
+            "sheet_name": template.title,
+            "title": template.title,
+        },
+        "out": {"out_path": "out_path"},
+    }))
+    .ok()
+}
+
+/// The note for the step [`excel_step`] added.
+pub fn excel_step_note(node: &Node, lang: Lang) -> String {
+    let name = node
+        .inputs
+        .get("out_name")
+        .and_then(|v| v.as_str())
+        .unwrap_or_default();
+    match lang {
+        Lang::Ja => format!(
+            "指示にある「Excel ファイルへの出力」のため、結果の行を outputs/{name} に書き出す手順 {EXCEL_STEP} を加えました"
+        ),
+        Lang::En => format!(
+            "the instruction asks for an Excel file: step {EXCEL_STEP} writes the result rows to outputs/{name}"
+        ),
+    }
 }
 
 /// A note for each part of `instruction` that `plan` does not serve.

@@ -14,10 +14,13 @@
 //!   (an undefined `${vars.*}`) become [`keiri_plan::Requirement`]s instead of a repair.
 //! * [`ApplyMode::Compose`] needs no model: templates (named or retrieved) are merged by
 //!   their contracts with [`keiri_plan::compose`], validated, and the questions built.
-//!   [`select_templates`] ranks templates with the workspace's shared retriever
+//!   [`select_templates`] keeps the templates whose job the instruction names (their
+//!   `job_words`, [`intent::names_job`]), ranked with the workspace's shared retriever
 //!   ([`keiri_search::Retriever`], BM25 over their ids, titles, descriptions and tags), the
 //!   one that also gives the candidate blocks: the planner offers the model exactly the
-//!   candidates the Candidates panel shows.
+//!   candidates the Candidates panel shows. The attached documents fit files and columns,
+//!   never choose a template. When no template does the job, the status is
+//!   [`Status::NoFit`] with the nearest templates and blocks, and nothing is composed.
 //! * [`eval`]: the planner eval harness behind `keiri eval planner` (case file, first-pass
 //!   validity, validity after repair, unknown ids / keys, consistency over runs).
 //!
@@ -43,6 +46,7 @@ pub mod eval;
 mod files;
 mod generate;
 pub mod intent;
+pub mod offline_eval;
 pub mod prompt;
 pub mod schema;
 

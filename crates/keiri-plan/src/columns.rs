@@ -154,6 +154,9 @@ pub struct ColumnMismatch {
     pub columns: Vec<String>,
     /// The one real column equal to `wanted` after [`normalize_column`], if any.
     pub same_after_normalizing: Option<String>,
+    /// The one real column that means the same as `wanted` in accounting exports
+    /// ([`crate::column_meaning`]: 取引先名 for `vendor`, 請求日付 for `invoice_date`), if any.
+    pub same_meaning: Option<String>,
 }
 
 /// Every column named by a node of `plan` (top level; loop bodies and subflows are left out,
@@ -203,6 +206,12 @@ pub fn column_mismatches(
                     read.pointer
                 ),
                 same_after_normalizing: same_after_normalizing(&read.column, &columns),
+                same_meaning: match crate::column_meaning::same_meaning(&read.column, &columns)
+                    .as_slice()
+                {
+                    [one] => Some((*one).clone()),
+                    _ => None,
+                },
                 input: read.input,
                 pointer: read.pointer,
                 wanted: read.column,
@@ -217,9 +226,10 @@ pub fn column_mismatches(
 }
 
 /// Rewrites every mismatched column that equals exactly one real column after
-/// [`normalize_column`] to that column, and returns the plan with the rewrites made, as
-/// `(node, input, from, to)`. Other mismatches are left for a question: a guess there could
-/// wire the wrong column silently.
+/// [`normalize_column`], or else means the same as exactly one ([`ColumnMismatch::same_meaning`]),
+/// to that column, and returns the plan with the rewrites made, as `(node, input, from, to)`.
+/// Other mismatches are left for a question: a guess there could wire the wrong column
+/// silently.
 pub fn fit_columns(
     plan: &Plan,
     catalog: &Catalog,
@@ -228,7 +238,11 @@ pub fn fit_columns(
     let mut fitted = plan.clone();
     let mut done = Vec::new();
     for m in column_mismatches(plan, catalog, files) {
-        let Some(real) = &m.same_after_normalizing else {
+        let Some(real) = m
+            .same_after_normalizing
+            .as_ref()
+            .or(m.same_meaning.as_ref())
+        else {
             continue;
         };
         if m.from_default {

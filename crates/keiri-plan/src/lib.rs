@@ -26,6 +26,7 @@
 
 pub mod catalog;
 pub mod check;
+pub mod column_meaning;
 pub mod columns;
 pub mod compose;
 pub mod dry_run;

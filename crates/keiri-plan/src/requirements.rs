@@ -474,6 +474,11 @@ impl Builder<'_> {
             _ => (key.clone(), Some(key.clone())),
         };
         let list = finding.choices.join(", ");
+        // Pre-selected: the first header that means the same in accounting exports (more than
+        // one, or it would have been fitted already), else nothing.
+        let proposed = crate::column_meaning::same_meaning(&wanted, &finding.choices)
+            .first()
+            .map(|c| Value::from(c.as_str()));
         self.out.push(Requirement {
             id: var.clone(),
             kind: RequirementKind::Select,
@@ -493,7 +498,7 @@ impl Builder<'_> {
             hint: Some(format!("ファイルの列: {list}")),
             hint_en: Some(format!("columns of the file: {list}")),
             validation: None,
-            default: None,
+            default: proposed,
             value_type: None,
             answer_use: AnswerUse::Column,
             target: RequirementTarget {

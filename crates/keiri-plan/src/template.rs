@@ -48,6 +48,12 @@ pub struct TemplateSpec {
     pub description_en: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
+    /// The words that name the template's job. The offline composer chooses the template for
+    /// an instruction only when the instruction contains one of them (after NFKC and
+    /// lowercasing); `a+b` means both words. Empty: the tags serve instead. This is what keeps
+    /// a template that shares only a word such as 請求書 with the instruction out of the plan.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub job_words: Vec<String>,
     /// What the snippet needs from outside, by name; used inside as `${vars.<name>}`.
     #[serde(default)]
     pub imports: IndexMap<String, ImportSpec>,

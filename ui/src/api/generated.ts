@@ -785,7 +785,7 @@ export type When =
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
  * via the `definition` "Status".
  */
-export type Status = 'valid' | 'needs_answers' | 'invalid' | 'fallback';
+export type Status = 'valid' | 'needs_answers' | 'invalid' | 'fallback' | 'no_fit';
 /**
  * How templates are used.
  *
@@ -3503,6 +3503,12 @@ export interface PlanGenerateResponse {
    * Template ids used.
    */
   templates: string[];
+  /**
+   * The composition in one line, in the request's language (「請求書の重複検出」＋
+   * 「例外レポートの作成と通知」を使います), shown before the questions; `None` when no
+   * template was used.
+   */
+  composition: string | null;
   attempts: Attempt[];
   /**
    * Questions for the user; answer them through `GenerateOptions::answers`.

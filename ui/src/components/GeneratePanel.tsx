@@ -25,7 +25,16 @@ export function readableNotes(lang: Lang, notes: readonly string[]): { shown: st
 
 export type GenerateOutcome =
   | { kind: 'none' }
-  | { kind: 'done'; status: Status; notes: string[]; unreadable: string[] }
+  | {
+      kind: 'done';
+      status: Status;
+      notes: string[];
+      unreadable: string[];
+      /** The templates used, in one line (「…」＋「…」を使います); null when none was. */
+      composition: string | null;
+      /** With `no_fit`: the nearest templates and blocks to start from. */
+      suggestions: string[];
+    }
   | { kind: 'failed'; code: string; detailCode: string | null; message: string };
 
 interface Props {
@@ -39,6 +48,8 @@ interface Props {
   title: string;
   onGenerate(): void;
   onCancel(): void;
+  /** Takes the user to the template picker (the composition line's 変更). */
+  onChangeTemplates(): void;
 }
 
 function useClock(running: boolean, startedAt: number | null): number {
@@ -51,7 +62,7 @@ function useClock(running: boolean, startedAt: number | null): number {
   return running && startedAt !== null ? Math.max(0, now - startedAt) : 0;
 }
 
-export function GeneratePanel({ lang, running, startedAt, progress, outcome, canGenerate, title, onGenerate, onCancel }: Props) {
+export function GeneratePanel({ lang, running, startedAt, progress, outcome, canGenerate, title, onGenerate, onCancel, onChangeTemplates }: Props) {
   const clock = useClock(running, startedAt);
   const total = running ? Math.max(clock, progress.elapsedMs) : progress.elapsedMs;
   return (
@@ -120,6 +131,25 @@ export function GeneratePanel({ lang, running, startedAt, progress, outcome, can
         <div className={`notice notice-${outcome.status === 'valid' ? 'ok' : 'warning'}`} role="status" data-testid="generate-result" data-status={outcome.status}>
           <span>
             {t(lang, `generate.status.${outcome.status}`)}
+            {outcome.composition !== null ? (
+              <span className="notice-detail" data-testid="generate-composition">
+                {outcome.composition}{' '}
+                <button
+                  type="button"
+                  className="button button-small"
+                  data-testid="generate-change-templates"
+                  title={t(lang, 'generate.changeTemplatesTitle')}
+                  onClick={onChangeTemplates}
+                >
+                  {t(lang, 'generate.changeTemplates')}
+                </button>
+              </span>
+            ) : null}
+            {outcome.suggestions.length > 0 ? (
+              <span className="notice-detail" data-testid="generate-nearest">
+                {t(lang, 'generate.nearest')}: {outcome.suggestions.join('、')}
+              </span>
+            ) : null}
             {outcome.unreadable.length > 0 ? <span className="notice-detail">{t(lang, 'generate.unreadable', { files: outcome.unreadable.join(', ') })}</span> : null}
             {readableNotes(lang, outcome.notes).shown.map((note, index) => (
               <span key={index} className="notice-detail">

@@ -116,6 +116,7 @@ function TemplatePicker({
           placeholder={t(lang, 'templates.search')}
           aria-label={t(lang, 'templates.search')}
           value={query}
+          id="template-search"
           data-testid="template-search"
           onChange={(event) => setQuery(event.target.value)}
         />

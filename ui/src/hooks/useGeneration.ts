@@ -71,7 +71,14 @@ export function useGeneration({ instruction, readyDocs, documentsPending, pinned
         );
         setProgress((state) => finishProgress(state, performance.now() - started));
         setResponse(generated);
-        setOutcome({ kind: 'done', status: generated.status, notes: generated.notes, unreadable: generated.unreadable_docs });
+        setOutcome({
+          kind: 'done',
+          status: generated.status,
+          notes: generated.notes,
+          unreadable: generated.unreadable_docs,
+          composition: generated.composition,
+          suggestions: generated.status === 'no_fit' ? generated.suggestions : [],
+        });
         onGenerated(generated, withAnswers);
       } catch (err) {
         const error = asApiError(err);

@@ -4,6 +4,11 @@
 //!
 //! Exit codes: 0 when no unknown block id or key reached a plan, 1 when one did (the schema
 //! constraints promise zero), 2 for usage errors, an unusable case file or no provider.
+//!
+//! `keiri eval offline`: composes every case of an offline case file without a model, as a
+//! user's request would be (`plan_generate` in compose mode, with the case's attached files),
+//! and prints whether each chose the right templates or said honestly that none fits, and the
+//! pass rate. Exit codes: 0 when it ran (the rate is the result), 2 for an unusable case file.
 
 use std::process::ExitCode;
 
@@ -22,6 +27,18 @@ pub struct Args {
 pub enum EvalCommand {
     /// Evaluate the planner on a case file (needs an LLM provider).
     Planner(PlannerArgs),
+    /// Evaluate the offline composer (no LLM) on a case file: template choice or no_fit.
+    Offline(OfflineArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct OfflineArgs {
+    /// The case file (YAML; e.g. evals/offline_cases.yaml), relative to the workspace.
+    #[arg(long, value_name = "FILE")]
+    pub cases: String,
+    /// Only these case ids (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    pub only: Vec<String>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -79,7 +96,77 @@ pub fn run(
 ) -> anyhow::Result<ExitCode> {
     match &args.command {
         EvalCommand::Planner(a) => planner(ctx, a, json, runtime),
+        EvalCommand::Offline(a) => offline(ctx, a, json, runtime),
     }
+}
+
+fn offline(
+    ctx: &Context,
+    args: &OfflineArgs,
+    json: bool,
+    runtime: &tokio::runtime::Runtime,
+) -> anyhow::Result<ExitCode> {
+    use keiri_api::offline_eval_report::{
+        format_offline_report, judge, load_offline_cases, summarize,
+    };
+    let path = ctx.workspace.join(&args.cases);
+    let cases = match load_offline_cases(&path) {
+        Ok(cases) => cases,
+        Err(e) => {
+            eprintln!("keiri: {}: {e}", e.code());
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let unknown: Vec<&String> = args
+        .only
+        .iter()
+        .filter(|id| !cases.iter().any(|c| &c.id == *id))
+        .collect();
+    if !unknown.is_empty() {
+        eprintln!(
+            "keiri: no case with the id(s) {unknown:?} in {}",
+            args.cases
+        );
+        return Ok(ExitCode::from(2));
+    }
+    let chosen: Vec<_> = cases
+        .iter()
+        .filter(|c| args.only.is_empty() || args.only.contains(&c.id))
+        .collect();
+    let mut outcomes = Vec::new();
+    for (i, case) in chosen.iter().enumerate() {
+        let req = keiri_api::PlanGenerateRequest {
+            instruction: case.instruction.clone(),
+            docs: case.docs.clone(),
+            apply_mode: Some(keiri_api::ApplyMode::Compose),
+            plan_id: Some(case.id.clone()),
+            lang: Some(ctx.lang),
+            ..Default::default()
+        };
+        let (sink, events) = keiri_api::events();
+        let cancel = keiri_api::CancellationToken::new();
+        let call = keiri_api::plan_generate(ctx, req, &sink, &cancel);
+        let result = runtime.block_on(events.drive(call, |_| {}));
+        let outcome = match &result {
+            Ok(res) => judge(case, Ok(&res.generated)),
+            Err(e) => judge(case, Err(e.code.as_str())),
+        };
+        eprintln!(
+            "[{}/{}] {}: {}",
+            i + 1,
+            chosen.len(),
+            case.id,
+            if outcome.passed { "pass" } else { "FAIL" }
+        );
+        outcomes.push(outcome);
+    }
+    let report = summarize(outcomes);
+    if json {
+        print_json(&report)?;
+    } else {
+        print!("{}", format_offline_report(&report));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn planner(

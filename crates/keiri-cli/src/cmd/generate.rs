@@ -186,8 +186,12 @@ pub fn run(
     let generated = &res.generated;
     let valid = matches!(generated.status, Status::Valid);
     // Whatever plan came back is written, headed by what it still needs: a plan that needs
-    // answers or is marked as a fallback is not lost.
-    if let Some(out) = &args.out {
+    // answers or is marked as a fallback is not lost. "No template fits" has no plan to write.
+    let out = args
+        .out
+        .as_ref()
+        .filter(|_| generated.status != Status::NoFit);
+    if let Some(out) = out {
         let text = format!("{}{}", out_header(generated), res.yaml);
         keiri_fs::write_new(out, text.as_bytes())
             .with_context(|| format!("writing {}", out.display()))?;
@@ -208,9 +212,12 @@ pub fn run(
         None
     };
     if json {
-        let wrote = args.out.as_ref().map(|p| p.display().to_string());
+        let wrote = out.map(|p| p.display().to_string());
         print_json(&serde_json::json!({"result": res, "registered": registered, "wrote": wrote}))?;
     } else {
+        if let Some(line) = &generated.composition {
+            eprintln!("{line}");
+        }
         for note in &generated.notes {
             eprintln!("note: {note}");
         }
@@ -245,6 +252,15 @@ pub fn run(
                     println!("- {} ({:?}): {}{options}", q.id, q.kind, q.label);
                 }
             }
+            Status::NoFit => {
+                // The reason is the first note; what to start from instead goes to stdout.
+                if let Some(out) = &args.out {
+                    eprintln!("nothing written to {}: no template fits", out.display());
+                }
+                for s in &generated.suggestions {
+                    println!("nearest: {s}");
+                }
+            }
             Status::Invalid => {
                 if let Some(out) = &args.out {
                     eprintln!("wrote {} (it does not validate)", out.display());
@@ -261,7 +277,7 @@ pub fn run(
     Ok(match generated.status {
         Status::Valid => ExitCode::SUCCESS,
         Status::Fallback => ExitCode::SUCCESS,
-        Status::NeedsAnswers | Status::Invalid => ExitCode::from(1),
+        Status::NeedsAnswers | Status::Invalid | Status::NoFit => ExitCode::from(1),
     })
 }
 
@@ -284,7 +300,7 @@ fn prepare_out(out: &Path) -> anyhow::Result<()> {
 fn out_header(generated: &keiri_api::GeneratedPlan) -> String {
     let mut lines: Vec<String> = Vec::new();
     match generated.status {
-        Status::Valid => {}
+        Status::Valid | Status::NoFit => {}
         Status::Fallback => {
             // The planner's first note says why (the model could not be used, or its plan did
             // not validate after repair).

@@ -271,3 +271,179 @@ fn a_composed_plan_runs_on_the_samples_and_writes_the_report_in_its_run_folder()
         ]
     );
 }
+
+/// A job no template does gets `no_fit`, not an unrelated plan: the reason, the nearest
+/// templates and blocks, exit 1, and no file written for `--out` (there is no plan).
+#[test]
+fn a_job_no_template_does_is_no_fit_and_writes_nothing() {
+    let ws = tempfile::tempdir().unwrap();
+    let mut cmd = keiri(ws.path());
+    for v in LLM_VARS {
+        cmd.env_remove(v);
+    }
+    let out_path = ws.path().join("plans").join("variance.yaml");
+    let out = cmd
+        .args([
+            "--json",
+            "--lang",
+            "en",
+            "generate",
+            "--apply-mode",
+            "compose",
+            "--instruction",
+            "仕訳帳を勘定科目別・月別に合計して前月比の増減を一覧にする",
+            "--out",
+        ])
+        .arg(&out_path)
+        .assert()
+        .code(1);
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let result = &v["result"];
+    assert_eq!(result["status"], "no_fit", "{result}");
+    assert_eq!(result["templates"], serde_json::json!([]));
+    assert_eq!(result["composition"], Value::Null);
+    assert_eq!(result["plan"]["graph"], serde_json::json!([]));
+    assert!(
+        result["notes"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("no template does the job"),
+        "{result}"
+    );
+    let nearest: Vec<&str> = result["suggestions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect();
+    assert!(
+        nearest.iter().any(|s| s.starts_with("template ")),
+        "{nearest:?}"
+    );
+    assert!(
+        nearest.iter().any(|s| s.starts_with("block ")),
+        "{nearest:?}"
+    );
+    assert_eq!(v["wrote"], Value::Null);
+    assert!(!out_path.exists());
+}
+
+/// The text output says which templates it used, in one line, before the questions.
+#[test]
+fn the_composition_is_shown_in_one_line() {
+    let ws = tempfile::tempdir().unwrap();
+    let mut cmd = keiri(ws.path());
+    for v in LLM_VARS {
+        cmd.env_remove(v);
+    }
+    let out = cmd
+        .args([
+            "--lang",
+            "ja",
+            "generate",
+            "--apply-mode",
+            "compose",
+            "--instruction",
+            "請求書CSVから重複を検出してExcelレポートにする",
+        ])
+        .assert()
+        .code(1);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr);
+    assert!(
+        stderr.contains("「請求書の重複検出」＋「例外レポートの作成と通知」を使います"),
+        "{stderr}"
+    );
+}
+
+/// The offline path on an export it has never seen: Japanese headers (請求番号, 取引先名,
+/// 請求日付, 請求金額（税込）), a BOM, CRLF and trailing blank lines. With nothing answered the
+/// attached CSV is the file to read, every template column is fitted to the header that means
+/// the same, the Excel file asked for is a plain workbook step, and the run finds the
+/// duplicates worked out by hand: rows 1+2 (INV-0412, 山田商事, ¥110,000 twice) and rows 4+5
+/// (0415-77 / 041577, 佐藤運輸, 88,000 a day apart): 2 groups, 4 rows, 198,000 at risk.
+#[test]
+fn an_unseen_invoice_export_is_fitted_by_meaning_and_its_duplicates_are_found() {
+    let ws = tempfile::tempdir().unwrap();
+    let export = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../evals/offline/invoices_renamed.csv");
+    std::fs::create_dir_all(ws.path().join("inputs")).unwrap();
+    std::fs::copy(&export, ws.path().join("inputs/請求書一覧.csv")).unwrap();
+    let mut cmd = keiri(ws.path());
+    for v in LLM_VARS {
+        cmd.env_remove(v);
+    }
+    let out = cmd
+        .args([
+            "--json",
+            "--lang",
+            "ja",
+            "generate",
+            "--apply-mode",
+            "compose",
+            "--plan-id",
+            "invoice_duplicates",
+            "--instruction",
+            "請求書CSVから重複を検出してExcelに出力する",
+            "--docs",
+            "inputs/請求書一覧.csv",
+            "--out",
+        ])
+        .arg(ws.path().join("plan.yaml"))
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let result = &v["result"];
+    assert_eq!(result["status"], "valid", "{result:#}");
+    assert_eq!(result["requirements"], serde_json::json!([]));
+    assert_eq!(result["composition"], "「請求書の重複検出」を使います");
+    let notes: Vec<&str> = result["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    for expected in [
+        "「請求書一覧のCSVファイル」には添付のファイル inputs/請求書一覧.csv を使います",
+        "列「vendor」には、同じ意味のファイルの見出し「取引先名」を使います",
+        "列「invoice_date」には、同じ意味のファイルの見出し「請求日付」を使います",
+        "列「amount」には、同じ意味のファイルの見出し「請求金額（税込）」を使います",
+        "列「invoice_no」には、同じ意味のファイルの見出し「請求番号」を使います",
+        "結果の行を outputs/invoice_duplicates.xlsx に書き出す手順 excel_output を加えました",
+    ] {
+        assert!(
+            notes.iter().any(|n| n.contains(expected)),
+            "{expected}: {notes:#?}"
+        );
+    }
+
+    let out = keiri(ws.path())
+        .args(["--json", "run", "plan.yaml"])
+        .assert()
+        .code(0);
+    let res: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(res["status"], "finished", "{res:#}");
+    let run_dir = ws.path().join(res["run_dir"].as_str().unwrap());
+    let read = |rel: &str| -> Value {
+        serde_json::from_slice(&std::fs::read(run_dir.join(rel)).unwrap()).unwrap()
+    };
+    let summary = read("outputs/invoice_duplicate_detection__detect/summary.json");
+    assert_eq!(summary["cluster_count"], 2, "{summary}");
+    assert_eq!(summary["row_count"], 4, "{summary}");
+    assert_eq!(summary["amount_at_risk"], 198000, "{summary}");
+    let duplicates = read("outputs/invoice_duplicate_detection__detect/duplicates.json");
+    let mut numbers: Vec<&str> = duplicates
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["請求番号"].as_str().unwrap())
+        .collect();
+    numbers.sort_unstable();
+    assert_eq!(numbers, ["0415-77", "041577", "INV-0412", "INV-0412"]);
+    // The workbook asked for holds the duplicate rows.
+    assert_eq!(read("outputs/excel_output/row_count.json"), 4);
+    assert!(
+        run_dir
+            .join("files/excel_output/outputs/invoice_duplicates.xlsx")
+            .is_file()
+    );
+}

@@ -5,6 +5,7 @@ mod apply_patch;
 mod chat;
 mod concurrency;
 mod eval;
+mod eval_offline;
 mod extract;
 mod generate;
 mod generate_tty;

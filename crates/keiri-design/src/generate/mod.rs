@@ -281,6 +281,10 @@ pub enum Status {
     Invalid,
     /// Repair failed and the fallback was allowed: `plan` is the safe fallback plan.
     Fallback,
+    /// The offline composer found no template that does the job: `plan` has no steps,
+    /// `reasoning` says why and `suggestions` lists the nearest templates and blocks. Nothing
+    /// unrelated is composed instead.
+    NoFit,
 }
 
 /// A finding or a contract problem, as returned.
@@ -358,6 +362,10 @@ pub struct GeneratedPlan {
     pub candidates: Vec<String>,
     /// Template ids used.
     pub templates: Vec<String>,
+    /// The composition in one line, in the request's language (「請求書の重複検出」＋
+    /// 「例外レポートの作成と通知」を使います), shown before the questions; `None` when no
+    /// template was used.
+    pub composition: Option<String>,
     pub attempts: Vec<Attempt>,
     /// Questions for the user; answer them through `GenerateOptions::answers`.
     pub requirements: Vec<Requirement>,
@@ -386,7 +394,7 @@ pub async fn generate_plan(
     let digest = truncate_chars(digest, options.max_docs_chars);
 
     if options.apply_mode == ApplyMode::Compose {
-        return compose_plan(instruction, &digest, options, ctx, Vec::new());
+        return compose_plan(instruction, options, ctx, Vec::new());
     }
     match generate_with_llm(instruction, &digest, options, ctx).await {
         // The fallback flag covers a model that cannot be reached or answers nothing usable
@@ -398,8 +406,8 @@ pub async fn generate_plan(
                  from templates (KEIRI_AGENT_LLM_FALLBACK is set)",
                 error.code()
             );
-            match compose_plan(instruction, &digest, options, ctx, Vec::new()) {
-                Ok(mut plan) if plan.status != Status::Invalid => {
+            match compose_plan(instruction, options, ctx, Vec::new()) {
+                Ok(mut plan) if !matches!(plan.status, Status::Invalid | Status::NoFit) => {
                     plan.status = Status::Fallback;
                     plan.fallback = true;
                     plan.mode = options.apply_mode;
@@ -442,7 +450,7 @@ async fn generate_with_llm(
     let (mut candidate_ids, templates) = with_retriever(ctx, |retriever| {
         let ids = retrieve_blocks(instruction, &digest, options, retriever)?;
         let templates: Vec<&TemplateSpec> = if options.apply_mode == ApplyMode::Hint {
-            select_templates(instruction, &digest, options, ctx.templates, retriever)?
+            select_templates(instruction, options, ctx.templates, retriever)?
         } else {
             Vec::new()
         };
@@ -630,6 +638,7 @@ async fn generate_with_llm(
                 reasoning,
                 candidates: candidate_ids,
                 templates: templates.iter().map(|t| t.id.clone()).collect(),
+                composition: composition_line(&templates, options.lang),
                 attempts,
                 requirements: evaluated.requirements.clone(),
                 errors: evaluated.errors().cloned().collect(),
@@ -645,7 +654,7 @@ async fn generate_with_llm(
                     ctx.templates,
                 );
                 if options.allow_fallback {
-                    return fallback(result, instruction, &digest, options, ctx);
+                    return fallback(result, instruction, options, ctx);
                 }
                 result.notes.push(format!(
                     "the plan still has errors after {repairs} repair attempt(s); no fallback \

@@ -13,13 +13,12 @@ KEIRI_LLM_BASE_URL) gives better plans";
 pub(super) fn fallback(
     failed: GeneratedPlan,
     instruction: &str,
-    digest: &str,
     options: &GenerateOptions,
     ctx: &Context<'_>,
 ) -> Result<GeneratedPlan, Error> {
-    let composed = compose_plan(instruction, digest, options, ctx, Vec::new());
+    let composed = compose_plan(instruction, options, ctx, Vec::new());
     match composed {
-        Ok(mut plan) if plan.status != Status::Invalid => {
+        Ok(mut plan) if !matches!(plan.status, Status::Invalid | Status::NoFit) => {
             plan.status = Status::Fallback;
             plan.fallback = true;
             plan.mode = failed.mode;
@@ -46,7 +45,8 @@ pub(super) fn fallback(
 }
 
 /// Rewrites the columns a composed plan names to the attached file's header when they are the
-/// same after normalising (case, full-width/half-width, spaces, `_`), with a note for each;
+/// same after normalising (case, full-width/half-width, spaces, `_`) or the one header of the
+/// same meaning (`keiri_plan::column_meaning`: 取引先名 for `vendor`), with a note for each;
 /// any other difference stays a `column.unknown` finding and becomes a question.
 pub(super) fn fit_columns(plan: &mut Plan, ctx: &Context<'_>, lang: Lang, notes: &mut Vec<String>) {
     if ctx.file_schemas.is_empty() {
@@ -54,45 +54,199 @@ pub(super) fn fit_columns(plan: &mut Plan, ctx: &Context<'_>, lang: Lang, notes:
     }
     let (fitted, done) = keiri_plan::fit_columns(plan, ctx.catalog, &ctx.file_schemas);
     *plan = fitted;
+    // One note per column: the template's column is often read by several nodes.
+    let mut fitted: IndexMap<(String, String), Vec<String>> = IndexMap::new();
     for (node, input, from, to) in done {
-        notes.push(match lang {
-            Lang::Ja => format!(
-                "{node} の {input} の列「{from}」を、ファイルの見出し「{to}」に合わせました"
+        fitted
+            .entry((from, to))
+            .or_default()
+            .push(format!("{node}.{input}"));
+    }
+    for ((from, to), places) in fitted {
+        let places = places.join(", ");
+        let by_meaning = keiri_plan::columns::normalize_column(&from)
+            != keiri_plan::columns::normalize_column(&to);
+        notes.push(match (lang, by_meaning) {
+            (Lang::Ja, false) => format!(
+                "列「{from}」を、ファイルの見出し「{to}」に合わせました（{places}）"
             ),
-            Lang::En => {
-                format!("{node}.{input}: column {from:?} matched to the file's header {to:?}")
+            (Lang::Ja, true) => format!(
+                "列「{from}」には、同じ意味のファイルの見出し「{to}」を使います。違う場合はプランで直してください（{places}）"
+            ),
+            (Lang::En, false) => {
+                format!("column {from:?} matched to the file's header {to:?} ({places})")
             }
+            (Lang::En, true) => format!(
+                "column {from:?} is the file's header {to:?}, which means the same; if it does not, change it in the plan ({places})"
+            ),
         });
     }
 }
 
-/// The offline path: templates (named or retrieved) composed by their contracts, validated,
-/// with questions for what they import and nobody supplied.
+/// The composition in one line: the templates' titles in the order they run.
+pub(super) fn composition_line(templates: &[&TemplateSpec], lang: Lang) -> Option<String> {
+    if templates.is_empty() {
+        return None;
+    }
+    Some(match lang {
+        Lang::Ja => format!(
+            "{}を使います",
+            templates
+                .iter()
+                .map(|t| format!("「{}」", t.title))
+                .collect::<Vec<_>>()
+                .join("＋")
+        ),
+        Lang::En => format!(
+            "Using {}",
+            templates
+                .iter()
+                .map(|t| format!("\"{}\"", t.title_en.as_deref().unwrap_or(&t.title)))
+                .collect::<Vec<_>>()
+                .join(" + ")
+        ),
+    })
+}
+
+/// How many nearest templates and blocks a "nothing fits" answer lists.
+const NEAREST: usize = 3;
+
+/// No template does the job the instruction names: a plan without steps, the reason, and the
+/// nearest templates and blocks to start from by hand, instead of an unrelated composition.
+fn no_fit(
+    instruction: &str,
+    options: &GenerateOptions,
+    ctx: &Context<'_>,
+    mut notes: Vec<String>,
+) -> Result<GeneratedPlan, Error> {
+    let (templates, blocks) = with_retriever(ctx, |retriever| {
+        let templates = nearest_templates(instruction, ctx.templates, retriever, NEAREST)?;
+        let request = GenerateOptions {
+            pinned_blocks: Vec::new(),
+            ..options.clone()
+        };
+        let mut blocks = retrieve_blocks(instruction, "", &request, retriever)?;
+        blocks.truncate(NEAREST * 2);
+        Ok((templates, blocks))
+    })?;
+    let reason = match options.lang {
+        Lang::Ja => "この指示の仕事をするテンプレートがありません。関係のないテンプレートでプランを作ることはしません。近いテンプレートかブロックから組み立てるか、LLM を設定してください".to_string(),
+        Lang::En => "no template does the job this instruction describes, and no unrelated plan is composed instead: start from the nearest templates or blocks, or configure an LLM".to_string(),
+    };
+    notes.insert(0, reason.clone());
+    let mut suggestions: Vec<String> = templates
+        .iter()
+        .map(|t| match options.lang {
+            Lang::Ja => format!("テンプレート {}（{}）", t.id, t.title),
+            Lang::En => format!(
+                "template {} ({})",
+                t.id,
+                t.title_en.as_deref().unwrap_or(&t.title)
+            ),
+        })
+        .collect();
+    suggestions.extend(blocks.iter().map(|b| match options.lang {
+        Lang::Ja => format!("ブロック {b}"),
+        Lang::En => format!("block {b}"),
+    }));
+    ctx.record(Event::new("validating", "compose").validation_errors(0));
+    Ok(GeneratedPlan {
+        plan: Plan {
+            api_version: None,
+            id: options.plan_id.clone(),
+            description: Some(instruction.trim().to_string()),
+            version: None,
+            vars: IndexMap::new(),
+            policy: None,
+            ui: None,
+            graph: Vec::new(),
+            extra: IndexMap::new(),
+        },
+        status: Status::NoFit,
+        mode: ApplyMode::Compose,
+        fallback: false,
+        reasoning: reason,
+        candidates: blocks,
+        templates: Vec::new(),
+        composition: None,
+        attempts: Vec::new(),
+        requirements: Vec::new(),
+        errors: Vec::new(),
+        suggestions,
+        notes,
+        usage: Usage::default(),
+    })
+}
+
+/// Answers for the file questions the attached files settle: a `file` question nobody answered
+/// whose accepted extensions exactly one attached table file has (the invoice CSV question
+/// and the one CSV attached), with a note for each. Two candidates (three CSVs for three
+/// questions) stay questions: which is which is the user's to say.
+fn attached_file_answers(
+    requirements: &[Requirement],
+    answered: &Map<String, Value>,
+    ctx: &Context<'_>,
+    lang: Lang,
+    notes: &mut Vec<String>,
+) -> Map<String, Value> {
+    let mut out = Map::new();
+    for r in requirements {
+        if r.kind != RequirementKind::File || answered.contains_key(&r.id) {
+            continue;
+        }
+        let accepts = |path: &str| {
+            let path = path.to_lowercase();
+            r.accept.as_deref().is_none_or(|accept| {
+                accept
+                    .split(',')
+                    .map(|e| e.trim().to_lowercase())
+                    .any(|e| !e.is_empty() && path.ends_with(&e))
+            })
+        };
+        let fits: Vec<&str> = ctx
+            .file_schemas
+            .iter()
+            .map(|f| f.path.as_str())
+            .filter(|p| accepts(p))
+            .collect();
+        let [path] = fits.as_slice() else {
+            continue;
+        };
+        notes.push(match lang {
+            Lang::Ja => format!("「{}」には添付のファイル {path} を使います", r.label),
+            Lang::En => format!(
+                "{}: the attached file {path}",
+                r.label_en.as_deref().unwrap_or(&r.label)
+            ),
+        });
+        out.insert(r.id.clone(), Value::String((*path).to_string()));
+    }
+    out
+}
+
+/// The offline path: templates (named or chosen by the job the instruction names) composed by
+/// their contracts, validated, with questions for what they import and nobody supplied; or
+/// [`Status::NoFit`] when no template does the job.
 pub fn compose_plan(
     instruction: &str,
-    digest: &str,
     options: &GenerateOptions,
     ctx: &Context<'_>,
     mut notes: Vec<String>,
 ) -> Result<GeneratedPlan, Error> {
     ctx.report(Stage::Retrieving, None, "choosing templates");
     let templates = with_retriever(ctx, |retriever| {
-        select_templates(instruction, digest, options, ctx.templates, retriever)
+        select_templates(instruction, options, ctx.templates, retriever)
     })?;
-    // Retrieval picks the flows that match best; a part the instruction also asks for (an
-    // Excel report, a notification) is then added by a template that serves it, so it is not
-    // dropped. Templates the user named are kept as named: what they lack becomes a note.
+    // The chosen flows, then a template that serves a part the instruction also asks for (an
+    // Excel report, a notification), so it is not dropped. Templates the user named are kept
+    // as named: what they lack becomes a note.
     let templates = if options.templates.is_empty() && !templates.is_empty() {
         crate::intent::complete(instruction, templates, ctx.templates)
     } else {
         templates
     };
     if templates.is_empty() {
-        return Err(Error::InvalidArgument(
-            "no template matches the instruction: name templates explicitly, or configure an \
-             LLM (OPENAI_API_KEY, AZURE_OPENAI_*, KEIRI_LLM_BASE_URL)"
-                .into(),
-        ));
+        return no_fit(instruction, options, ctx, notes);
     }
     ctx.report(
         Stage::Composing,
@@ -125,9 +279,23 @@ pub fn compose_plan(
     };
     let mut plan = composition.plan.clone();
     plan.description = Some(instruction.trim().to_string());
+    if let Some(step) =
+        crate::intent::excel_step(instruction, &composition, &templates, &options.plan_id)
+    {
+        notes.push(crate::intent::excel_step_note(&step, options.lang));
+        plan.graph.push(step);
+    }
     fit_columns(&mut plan, ctx, options.lang, &mut notes);
     let mut findings = validate(&plan, ctx.catalog, &validate_options);
     let mut requirements = composition.requirements(&findings, ctx.catalog);
+    let mut answers = options.answers.clone();
+    answers.extend(attached_file_answers(
+        &requirements,
+        &answers,
+        ctx,
+        options.lang,
+        &mut notes,
+    ));
     // Answers are applied in rounds: an answered file path makes the file's columns known,
     // and the column questions that raises may already be answered too. Each round applies
     // at least one answer, so there are at most as many rounds as answers.
@@ -135,7 +303,7 @@ pub fn compose_plan(
     loop {
         let to_apply: Vec<Requirement> = requirements
             .iter()
-            .filter(|r| options.answers.contains_key(&r.id) && !applied.contains(&r.id))
+            .filter(|r| answers.contains_key(&r.id) && !applied.contains(&r.id))
             .cloned()
             .collect();
         if to_apply.is_empty() {
@@ -143,11 +311,16 @@ pub fn compose_plan(
         }
         ctx.report(Stage::Questions, None, "applying the answers");
         applied.extend(to_apply.iter().map(|r| r.id.clone()));
-        plan = apply_answers(&plan, &to_apply, &options.answers).map_err(Error::Answers)?;
+        plan = apply_answers(&plan, &to_apply, &answers).map_err(Error::Answers)?;
         // Fit the columns that differ only in how they are written.
         fit_columns(&mut plan, ctx, options.lang, &mut notes);
         findings = validate(&plan, ctx.catalog, &validate_options);
-        requirements = build_requirements(&plan, &findings, ctx.catalog);
+        // Rebuilt from the plan, a question loses the template's words for it: keep them.
+        let asked = std::mem::take(&mut requirements);
+        requirements = build_requirements(&plan, &findings, ctx.catalog)
+            .into_iter()
+            .map(|r| asked.iter().find(|a| a.id == r.id).cloned().unwrap_or(r))
+            .collect();
     }
     notes.extend(crate::intent::unserved_notes(
         instruction,
@@ -201,6 +374,7 @@ pub fn compose_plan(
         ),
         candidates,
         templates: templates.iter().map(|t| t.id.clone()).collect(),
+        composition: composition_line(&templates, options.lang),
         attempts: Vec::new(),
         requirements,
         errors,

@@ -50,16 +50,17 @@ pub(super) fn with_retriever<T>(
     }
 }
 
-/// A runner-up template is chosen too when its BM25 score is at least this share of the best.
-pub(super) const RUNNER_UP_SHARE: f32 = 0.6;
+/// At most this many templates are chosen by retrieval (a flow, a check and its report).
+const MAX_CHOSEN: usize = 3;
 
-/// The templates named in the options, or those the retriever finds
-/// ([`Retriever::rank_templates`]: BM25 over the templates' ids, titles, descriptions and
-/// tags, with the block retrieval's tokenizer): the best match, plus the runner-up when it
-/// scores at least 60 % of it (two related flows, e.g. read + report).
+/// The templates named in the options, or those whose job the instruction names
+/// ([`crate::intent::names_job`]), best BM25 match first ([`Retriever::rank_templates`] over the
+/// templates' ids, titles, descriptions and tags), each kept only when the composition still
+/// succeeds with it. The attached documents do not choose templates: they fit files and
+/// columns once the templates are chosen (a journal attached to a request for a variance list
+/// is no reason for bank reconciliation). Empty: no template does the job.
 pub fn select_templates<'t>(
     instruction: &str,
-    digest: &str,
     options: &GenerateOptions,
     templates: &'t Templates,
     retriever: &Retriever,
@@ -75,19 +76,39 @@ pub fn select_templates<'t>(
             })
             .collect();
     }
-    // The raw BM25 score, not the min-max normalised one: the runner-up rule compares the two
-    // best matches with each other, and normalising by the weakest template would distort it.
-    let scored = retriever
-        .matching_templates(instruction, &doc_texts(digest), templates)
+    // The raw BM25 score orders the templates whose job the instruction names.
+    let mut scored = retriever
+        .matching_templates(instruction, &[], templates)
         .map_err(Error::Search)?;
-    let mut chosen = Vec::new();
-    if let Some(&(top, first)) = scored.first() {
-        chosen.push(first);
-        if let Some(&(second, t)) = scored.get(1)
-            && second >= top * RUNNER_UP_SHARE
-        {
-            chosen.push(t);
+    // Reporting templates close a flow: they come after the flows they report on.
+    scored.sort_by_key(|(_, t)| t.category == "reporting");
+    let mut chosen: Vec<&TemplateSpec> = Vec::new();
+    for (_, t) in scored {
+        if chosen.len() == MAX_CHOSEN || !crate::intent::names_job(instruction, t) {
+            continue;
+        }
+        let mut with = chosen.clone();
+        with.push(t);
+        if crate::intent::composes(&with) {
+            chosen = with;
         }
     }
     Ok(chosen)
+}
+
+/// The `n` templates that match `instruction` best by BM25 alone, whether or not it names
+/// their job: what a "nothing fits" answer offers instead.
+pub(super) fn nearest_templates<'t>(
+    instruction: &str,
+    templates: &'t Templates,
+    retriever: &Retriever,
+    n: usize,
+) -> Result<Vec<&'t TemplateSpec>, Error> {
+    Ok(retriever
+        .matching_templates(instruction, &[], templates)
+        .map_err(Error::Search)?
+        .into_iter()
+        .take(n)
+        .map(|(_, t)| t)
+        .collect())
 }

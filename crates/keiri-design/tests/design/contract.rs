@@ -17,7 +17,9 @@ fn compose_options(templates: &[&str], answers: Map<String, Value>) -> GenerateO
     }
 }
 
-/// An invoices CSV whose headers are Japanese, not the template's defaults.
+/// An invoices CSV whose headers are Japanese, not the template's defaults: three of them
+/// accounting names for the template's columns, 相手先 (the counterparty) one no accounting
+/// export uses for the vendor, and `Amount` the template's own written differently.
 fn invoices() -> FileSchema {
     let column = |name: &str, ty: &str| ColumnSchema {
         name: name.into(),
@@ -29,7 +31,7 @@ fn invoices() -> FileSchema {
             sheet: None,
             columns: vec![
                 column("請求書番号", "text"),
-                column("取引先名", "text"),
+                column("相手先", "text"),
                 column("請求日", "date"),
                 column("Amount", "number"),
             ],
@@ -67,12 +69,42 @@ async fn compose_keeps_the_excel_report_the_instruction_asks_for() {
     );
 }
 
+/// Named templates are kept as named; an Excel file they do not write gets a plain workbook
+/// step on the flow's result rows (no report template and its notification), and a part no
+/// step can serve (a notification) is said in a note.
 #[tokio::test]
 async fn compose_says_which_part_of_the_instruction_the_named_templates_do_not_serve() {
     let (catalog, templates) = (catalog(), templates());
     let ctx = Context::new(&catalog, &templates);
     let result = keiri_design::generate_plan(
         EXCEL_REPORT,
+        "",
+        &compose_options(&["invoice_duplicate_detection"], Map::new()),
+        &ctx,
+    )
+    .await
+    .unwrap();
+    assert_eq!(result.templates, ["invoice_duplicate_detection"]);
+    let step = result
+        .plan
+        .graph
+        .iter()
+        .find(|n| n.id == "excel_output")
+        .unwrap_or_else(|| panic!("{:#?}", result.plan.graph));
+    assert_eq!(step.block.as_deref(), Some("excel.write_table"));
+    assert_eq!(
+        step.inputs["rows"],
+        "${invoice_duplicate_detection__detect.duplicates}"
+    );
+    assert!(
+        result.notes.iter().all(|n| !n.contains("含まれていません")),
+        "{:?}",
+        result.notes
+    );
+    assert_eq!(result.status, Status::NeedsAnswers, "{:?}", result.errors);
+
+    let result = keiri_design::generate_plan(
+        "請求書の重複を検出して担当者にメールで知らせる",
         "",
         &compose_options(&["invoice_duplicate_detection"], Map::new()),
         &ctx,
@@ -87,94 +119,76 @@ async fn compose_says_which_part_of_the_instruction_the_named_templates_do_not_s
     assert_eq!(
         unserved,
         [
-            "指示にある「Excel ファイルへの出力」に対応するテンプレートが見つからず、このプランには含まれていません。ブロックを追加するか、チャットで追加を依頼してください",
-            "指示にある「レポート（報告書）」に対応するテンプレートが見つからず、このプランには含まれていません。ブロックを追加するか、チャットで追加を依頼してください",
+            "指示にある「担当者への通知」に対応するテンプレートが見つからず、このプランには含まれていません。ブロックを追加するか、チャットで追加を依頼してください"
         ]
     );
 }
 
 #[tokio::test]
-async fn compose_asks_for_the_columns_the_attached_csv_lacks_and_fits_the_ones_written_differently()
-{
+async fn compose_fits_the_columns_it_can_know_and_asks_for_the_one_it_cannot() {
     let (catalog, templates) = (catalog(), templates());
     let ctx = Context::new(&catalog, &templates).with_file_schemas(vec![invoices()]);
-    let mut answers = Map::new();
-    answers.insert("invoice_csv".into(), json!("inputs/invoices.csv"));
     let names = ["invoice_duplicate_detection"];
+    // Nothing answered: the one attached CSV is the file to read.
     let result = keiri_design::generate_plan(
         "請求書の重複を検出する",
         "",
-        &compose_options(&names, answers.clone()),
+        &compose_options(&names, Map::new()),
         &ctx,
     )
     .await
     .unwrap();
     assert_eq!(result.status, Status::NeedsAnswers, "{:?}", result.errors);
-    // `amount` is the file's `Amount`: fitted, and said so.
+    assert!(
+        result.notes.contains(
+            &"「請求書一覧のCSVファイル」には添付のファイル inputs/invoices.csv を使います"
+                .to_string()
+        ),
+        "{:?}",
+        result.notes
+    );
+    assert_eq!(
+        result.plan.vars["invoice_csv"],
+        json!("inputs/invoices.csv")
+    );
+    // One note per column, naming every place it was fitted.
     let fitted: Vec<&String> = result
         .notes
         .iter()
-        .filter(|n| n.contains("に合わせました"))
+        .filter(|n| n.starts_with("列「"))
         .collect();
     assert_eq!(
         fitted,
         [
-            "invoice_duplicate_detection__amounts の fields の列「amount」を、ファイルの見出し「Amount」に合わせました",
-            "invoice_duplicate_detection__detect の amount_field の列「amount」を、ファイルの見出し「Amount」に合わせました",
+            "列「invoice_date」には、同じ意味のファイルの見出し「請求日」を使います。違う場合はプランで直してください（invoice_duplicate_detection__dates.fields, invoice_duplicate_detection__detect.date_field）",
+            "列「amount」を、ファイルの見出し「Amount」に合わせました（invoice_duplicate_detection__amounts.fields, invoice_duplicate_detection__detect.amount_field）",
+            "列「invoice_no」には、同じ意味のファイルの見出し「請求書番号」を使います。違う場合はプランで直してください（invoice_duplicate_detection__detect.invoice_no_field）",
         ]
     );
-    let columns: Vec<(&str, &str)> = result
+    // 相手先 is the user's to name: a select of exactly the file's headers.
+    let columns: Vec<&keiri_plan::Requirement> = result
         .requirements
         .iter()
         .filter(|q| q.answer_use == AnswerUse::Column)
-        .map(|q| {
-            (
-                q.target.node_id.as_deref().unwrap(),
-                q.target.input.as_deref().unwrap(),
-            )
-        })
         .collect();
+    assert_eq!(columns.len(), 1, "{:#?}", result.requirements);
+    let q = columns[0];
+    assert_eq!(q.id, "invoice_duplicate_detection__detect_vendor_field");
+    assert_eq!(q.kind, RequirementKind::Select);
     assert_eq!(
-        columns,
+        q.options,
         [
-            ("invoice_duplicate_detection__dates", "fields"),
-            ("invoice_duplicate_detection__detect", "vendor_field"),
-            ("invoice_duplicate_detection__detect", "date_field"),
-            ("invoice_duplicate_detection__detect", "invoice_no_field"),
+            json!("請求書番号"),
+            json!("相手先"),
+            json!("請求日"),
+            json!("Amount")
         ]
     );
-    for q in result
-        .requirements
-        .iter()
-        .filter(|q| q.answer_use == AnswerUse::Column)
-    {
-        assert_eq!(q.kind, RequirementKind::Select);
-        assert_eq!(
-            q.options,
-            [
-                json!("請求書番号"),
-                json!("取引先名"),
-                json!("請求日"),
-                json!("Amount")
-            ]
-        );
-    }
+    assert_eq!(q.default, None);
 
-    // Answering with the file's headers gives a plan without a column finding.
-    for (id, header) in [
-        ("invoice_duplicate_detection__dates_fields_1", "請求日"),
-        (
-            "invoice_duplicate_detection__detect_vendor_field",
-            "取引先名",
-        ),
-        ("invoice_duplicate_detection__detect_date_field", "請求日"),
-        (
-            "invoice_duplicate_detection__detect_invoice_no_field",
-            "請求書番号",
-        ),
-    ] {
-        answers.insert(id.into(), json!(header));
-    }
+    // Answering it gives a plan without a column finding.
+    let mut answers = Map::new();
+    answers.insert(q.id.clone(), json!("相手先"));
     let answered = keiri_design::generate_plan(
         "請求書の重複を検出する",
         "",
@@ -190,7 +204,9 @@ async fn compose_asks_for_the_columns_the_attached_csv_lacks_and_fits_the_ones_w
 fn the_wiring_prompt_lists_the_attached_files_columns() {
     let text = keiri_design::prompt::file_columns(&[invoices()]);
     assert!(
-        text.contains("inputs/invoices.csv: 請求書番号 (text), 取引先名 (text), 請求日 (date), Amount (number)"),
+        text.contains(
+            "inputs/invoices.csv: 請求書番号 (text), 相手先 (text), 請求日 (date), Amount (number)"
+        ),
         "{text}"
     );
     assert_eq!(keiri_design::prompt::file_columns(&[]), "");

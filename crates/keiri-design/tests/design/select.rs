@@ -6,13 +6,11 @@ use super::*;
 
 fn select<'t>(
     instruction: &str,
-    digest: &str,
     templates: &'t keiri_plan::Templates,
 ) -> Vec<&'t keiri_plan::TemplateSpec> {
     let retriever = Retriever::build(&catalog(), templates, None).unwrap();
     keiri_design::select_templates(
         instruction,
-        digest,
         &GenerateOptions::default(),
         templates,
         &retriever,
@@ -22,21 +20,27 @@ fn select<'t>(
 
 fn check(instruction: &str, expect: &[&str]) {
     let templates = templates();
-    let chosen = select(instruction, "", &templates);
+    let chosen = select(instruction, &templates);
     let ids: Vec<&str> = chosen.iter().map(|t| t.id.as_str()).collect();
     assert_eq!(ids, expect, "{instruction}");
 }
 
 #[test]
-fn retrieval_chooses_the_best_template_and_a_close_runner_up() {
+fn retrieval_chooses_the_templates_whose_job_the_instruction_names() {
     // The e2e compose journey and the CLI tests rely on this one.
     check(
         "請求書の重複を検出してExcelに出力",
         &["invoice_duplicate_detection"],
     );
-    // A report step asked for too: the report template is a close runner-up.
+    // A report asked for too is not a job: compose adds the report template for it afterwards
+    // (`intent::complete`), retrieval does not choose it.
     check(
         "請求書CSVから重複を検出してレポートにする",
+        &["invoice_duplicate_detection"],
+    );
+    // Two jobs named: both, in the order of the match.
+    check(
+        "請求書CSVから重複を検出して例外レポートにする",
         &["invoice_duplicate_detection", "exception_report"],
     );
     check(
@@ -65,16 +69,36 @@ fn an_unrelated_instruction_chooses_no_template() {
     check("今日の天気", &[]);
 }
 
+/// The job is the instruction's: a payroll file attached to "process this file" does not make
+/// it a payroll check (the digest is not even an input of the choice any more).
 #[test]
-fn a_digest_widens_the_query() {
-    let templates = templates();
-    let chosen = select(
-        "このファイルを処理したい",
-        "給与明細 支給額 前月比 従業員",
-        &templates,
+fn an_instruction_that_names_no_job_chooses_no_template() {
+    check("このファイルを処理したい", &[]);
+}
+
+/// A template that shares only a word with the instruction (請求書, 発注, 前月比, 照合) is not
+/// chosen: each of these named a job no template does, and used to get an unrelated one.
+#[test]
+fn a_shared_word_does_not_choose_a_template() {
+    // A journal summary by account and month with a month-on-month variance: not payroll.
+    check(
+        "仕訳帳を勘定科目別・月別に合計して前月比の増減を一覧にする",
+        &[],
     );
-    assert_eq!(
-        chosen.first().map(|t| t.id.as_str()),
-        Some("payroll_anomaly_check")
+    // A retirement-benefit workbook rolled forward: not a payroll anomaly check.
+    check("退職給付引当金のワークブックを前期から当期に繰り越す", &[]);
+    // Two text files compared: not a close checklist or a three-way match.
+    check("2つのテキストファイルを比較して差分を出す", &[]);
+    // An evidence ZIP against the ledger: not three-way match + bank reconciliation.
+    check("証憑のZIPの請求書PDFを仕訳帳と照合する", &[]);
+}
+
+/// Duplicates in an invoice CSV are one job: the three-way match, which shares 請求書 with
+/// it and needs three files, is not added.
+#[test]
+fn an_invoice_duplicate_job_is_not_a_three_way_match() {
+    check(
+        "請求書CSVから重複を検出する",
+        &["invoice_duplicate_detection"],
     );
 }

@@ -293,27 +293,65 @@ fn the_column_question_offers_the_headers_and_its_answer_fits_the_plan() {
 }
 
 #[test]
-fn columns_equal_after_normalising_are_fitted_and_others_are_left_for_a_question() {
+fn columns_equal_after_normalising_or_of_one_meaning_are_fitted_and_others_are_left_for_a_question()
+{
     let catalog = shipped_catalog();
     let (fitted, done) = fit_columns(&plan(PLAN), &catalog, &[invoices()]);
-    let fit = |node: &str, input: &str| {
+    let fit = |node: &str, input: &str, from: &str, to: &str| {
         (
             node.to_string(),
             input.to_string(),
-            "invoice_date".to_string(),
-            "Invoice Date".to_string(),
+            from.to_string(),
+            to.to_string(),
         )
     };
     // The detector's date_field is not in the plan: its default is fitted by setting it.
-    assert_eq!(done, [fit("dates", "fields"), fit("detect", "date_field")]);
+    // 取引先名 is the vendor by meaning (the accounting names of column_meaning).
+    assert_eq!(
+        done,
+        [
+            fit("dates", "fields", "invoice_date", "Invoice Date"),
+            fit("detect", "vendor_field", "vendor", "取引先名"),
+            fit("detect", "date_field", "invoice_date", "Invoice Date"),
+        ]
+    );
     let detect = fitted.graph.iter().find(|n| n.id == "detect").unwrap();
     assert_eq!(detect.inputs["date_field"], json!("Invoice Date"));
+    assert_eq!(detect.inputs["vendor_field"], json!("取引先名"));
     let dates = fitted.graph.iter().find(|n| n.id == "dates").unwrap();
     assert_eq!(dates.inputs["fields"], json!(["Invoice Date"]));
-    assert_eq!(
-        unknown_columns(&fitted, Lang::Ja, vec![invoices()]),
-        [("detect".to_string(), "/graph/2/in/vendor_field".to_string())]
-    );
+    assert!(unknown_columns(&fitted, Lang::Ja, vec![invoices()]).is_empty());
+
+    // Two headers that could be the vendor, or one no accounting name says is the vendor: a
+    // question, never a guess.
+    for (headers, proposed) in [
+        (&["取引先", "仕入先名"][..], Some(json!("取引先"))),
+        (&["会社"][..], None),
+    ] {
+        let mut file = invoices();
+        let table = &mut file.tables[0];
+        table.columns.retain(|c| c.name != "取引先名");
+        for h in headers {
+            table.columns.push(ColumnSchema {
+                name: h.to_string(),
+                ty: "text".into(),
+            });
+        }
+        let (fitted, _) = fit_columns(&plan(PLAN), &catalog, std::slice::from_ref(&file));
+        assert_eq!(
+            unknown_columns(&fitted, Lang::Ja, vec![file.clone()]),
+            [("detect".to_string(), "/graph/2/in/vendor_field".to_string())],
+            "{headers:?}"
+        );
+        // The question pre-selects the first header of the same meaning, if any.
+        let findings = column_findings(&fitted, file);
+        let questions = build_requirements(&fitted, &findings, &catalog);
+        let vendor = questions
+            .iter()
+            .find(|q| q.answer_use == AnswerUse::Column)
+            .unwrap();
+        assert_eq!(vendor.default, proposed, "{headers:?}");
+    }
 }
 
 #[test]

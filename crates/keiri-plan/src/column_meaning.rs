@@ -1,0 +1,172 @@
+//! Accounting column names by meaning: the names Japanese accounting exports and our templates
+//! give the same column (取引先 / 取引先名 / 仕入先 / vendor, 請求日 / 請求日付 / invoice_date,
+//! 金額 / 請求金額（税込）/ amount, …), so a template's column can be matched to the file's
+//! header that means the same, not only to one written the same.
+//!
+//! The groups are narrow on purpose: a name is in one group only, and a group holds names for
+//! one column, never for a wider or narrower one (the invoice date is not the posting date, the
+//! net amount is not the amount including tax). A wrong match would read the wrong column
+//! silently; a missing one only asks a question.
+
+use crate::columns::normalize_column;
+
+/// Names of one column, compared after [`normalize_column`] (NFKC, lowercase, no spaces, `_`
+/// or `-`).
+const GROUPS: &[&[&str]] = &[
+    // The counterparty that sent the invoice or is paid.
+    &[
+        "vendor",
+        "vendor_name",
+        "supplier",
+        "supplier_name",
+        "payee",
+        "取引先",
+        "取引先名",
+        "仕入先",
+        "仕入先名",
+        "支払先",
+        "支払先名",
+        "請求元",
+        "請求元名",
+        "業者名",
+    ],
+    // The customer that is billed or pays in.
+    &[
+        "customer",
+        "customer_name",
+        "得意先",
+        "得意先名",
+        "顧客",
+        "顧客名",
+        "請求先",
+        "請求先名",
+    ],
+    &[
+        "invoice_date",
+        "請求日",
+        "請求日付",
+        "請求書日付",
+        "請求年月日",
+        "発行日",
+        "issue_date",
+    ],
+    &[
+        "invoice_no",
+        "invoice_number",
+        "請求番号",
+        "請求書番号",
+        "請求書no",
+        "請求no",
+        "請求書no.",
+        "請求書ナンバー",
+    ],
+    // An invoice's or payment's amount, tax included, as invoice lists give it.
+    &[
+        "amount",
+        "金額",
+        "請求金額",
+        "請求額",
+        "税込金額",
+        "金額(税込)",
+        "請求金額(税込)",
+        "税込請求金額",
+        "支払金額",
+        "支払額",
+    ],
+    &["voucher_no", "伝票番号", "伝票no", "伝票no.", "仕訳番号"],
+    &["description", "摘要", "内容", "明細", "備考", "memo"],
+    &["debit_account", "借方勘定科目", "借方科目"],
+    &["credit_account", "貸方勘定科目", "貸方科目"],
+    &["debit_amount", "借方金額"],
+    &["credit_amount", "貸方金額"],
+    &[
+        "employee_no",
+        "社員番号",
+        "従業員番号",
+        "社員コード",
+        "従業員コード",
+    ],
+    &["employee_name", "氏名", "社員名", "従業員名"],
+    &["gross_pay", "総支給額", "支給合計", "総支給金額"],
+    &["po_no", "発注番号", "注文番号", "発注書番号", "発注no"],
+    &["quantity", "数量"],
+    &["unit_price", "単価"],
+    &["due_date", "支払期日", "支払期限", "期日"],
+];
+
+/// The group `name` belongs to, if any.
+fn group_of(name: &str) -> Option<&'static [&'static str]> {
+    let norm = normalize_column(name);
+    GROUPS
+        .iter()
+        .copied()
+        .find(|g| g.iter().any(|n| normalize_column(n) == norm))
+}
+
+/// The columns of `columns` that mean the same as `wanted`, in the order of `columns`; empty
+/// when `wanted` is in no group.
+pub fn same_meaning<'c>(wanted: &str, columns: &'c [String]) -> Vec<&'c String> {
+    let Some(group) = group_of(wanted) else {
+        return Vec::new();
+    };
+    let names: Vec<String> = group.iter().map(|n| normalize_column(n)).collect();
+    columns
+        .iter()
+        .filter(|c| names.contains(&normalize_column(c)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(names: &[&str]) -> Vec<String> {
+        names.iter().map(|n| n.to_string()).collect()
+    }
+
+    #[test]
+    fn a_template_column_finds_the_header_that_means_the_same() {
+        let file = headers(&[
+            "請求番号",
+            "取引先名",
+            "請求日付",
+            "請求金額（税込）",
+            "摘要",
+        ]);
+        assert_eq!(same_meaning("vendor", &file), ["取引先名"]);
+        assert_eq!(same_meaning("invoice_date", &file), ["請求日付"]);
+        // Full-width brackets are the same after NFKC.
+        assert_eq!(same_meaning("amount", &file), ["請求金額（税込）"]);
+        assert_eq!(same_meaning("invoice_no", &file), ["請求番号"]);
+        assert_eq!(same_meaning("description", &file), ["摘要"]);
+    }
+
+    #[test]
+    fn nothing_is_proposed_for_another_column_or_an_unknown_name() {
+        let file = headers(&["取引日付", "借方金額", "得意先名"]);
+        // The posting date is not the invoice date; a debit amount is not an invoice amount;
+        // a customer is not a vendor.
+        assert!(same_meaning("invoice_date", &file).is_empty());
+        assert!(same_meaning("amount", &file).is_empty());
+        assert!(same_meaning("vendor", &file).is_empty());
+        assert!(same_meaning("frobnicate", &file).is_empty());
+    }
+
+    #[test]
+    fn two_headers_of_one_meaning_are_both_returned() {
+        let file = headers(&["取引先", "仕入先名", "金額"]);
+        assert_eq!(same_meaning("vendor", &file), ["取引先", "仕入先名"]);
+    }
+
+    #[test]
+    fn every_name_is_in_one_group_only() {
+        let mut seen = std::collections::HashMap::new();
+        for (i, g) in GROUPS.iter().enumerate() {
+            for n in *g {
+                if let Some(j) = seen.insert(normalize_column(n), i) {
+                    assert_eq!(j, i, "{n} is in two groups");
+                }
+            }
+        }
+    }
+}

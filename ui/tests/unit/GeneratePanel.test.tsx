@@ -1,0 +1,58 @@
+import { cleanup, fireEvent, render, screen } from '@testing-library/react';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { GeneratePanel, type GenerateOutcome } from '../../src/components/GeneratePanel';
+import { EMPTY_PROGRESS } from '../../src/generation';
+
+afterEach(cleanup);
+
+function setup(outcome: GenerateOutcome) {
+  const onChangeTemplates = vi.fn();
+  render(
+    <GeneratePanel
+      lang="ja"
+      running={false}
+      startedAt={null}
+      progress={EMPTY_PROGRESS}
+      outcome={outcome}
+      canGenerate
+      title=""
+      onGenerate={vi.fn()}
+      onCancel={vi.fn()}
+      onChangeTemplates={onChangeTemplates}
+    />,
+  );
+  return onChangeTemplates;
+}
+
+describe('GeneratePanel', () => {
+  it('shows the composition in one line with a way to change it', () => {
+    const onChangeTemplates = setup({
+      kind: 'done',
+      status: 'needs_answers',
+      notes: [],
+      unreadable: [],
+      composition: '「請求書の重複検出」＋「例外レポートの作成と通知」を使います',
+      suggestions: [],
+    });
+    expect(screen.getByTestId('generate-composition').textContent).toContain('「請求書の重複検出」＋「例外レポートの作成と通知」を使います');
+    fireEvent.click(screen.getByTestId('generate-change-templates'));
+    expect(onChangeTemplates).toHaveBeenCalledOnce();
+    expect(screen.queryByTestId('generate-nearest')).toBeNull();
+  });
+
+  it('says plainly that nothing fits and lists the nearest templates and blocks', () => {
+    setup({
+      kind: 'done',
+      status: 'no_fit',
+      notes: ['この指示の仕事をするテンプレートがありません。'],
+      unreadable: [],
+      composition: null,
+      suggestions: ['テンプレート monthly_close_checklist（月次決算チェックリスト）', 'ブロック transforms.group_aggregate'],
+    });
+    const result = screen.getByTestId('generate-result');
+    expect(result.dataset.status).toBe('no_fit');
+    expect(result.textContent).toContain('関係のないプランは作っていません');
+    expect(screen.getByTestId('generate-nearest').textContent).toContain('transforms.group_aggregate');
+    expect(screen.queryByTestId('generate-composition')).toBeNull();
+  });
+});
