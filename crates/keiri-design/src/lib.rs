@@ -49,6 +49,7 @@ pub mod intent;
 pub mod offline_eval;
 pub mod prompt;
 pub mod schema;
+pub mod values;
 
 pub use error::Error;
 pub use files::{MAX_TABLE_FILES, check_plan, file_schemas, is_table_path, table_paths};

@@ -29,6 +29,28 @@ use crate::validate::{Finding, Options, Severity, validate};
 use crate::yaml::escape_pointer;
 use crate::{FindingCode, Lang};
 
+/// A setting of a template an instruction may state: its unit and the words that say which
+/// setting a number is for (承認 for the approval threshold, 見積 for the quotes threshold).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InstructionValue {
+    pub unit: ValueUnit,
+    /// At least one must be in the clause that states the number.
+    pub words: Vec<String>,
+}
+
+/// The unit of a number an instruction states.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ValueUnit {
+    /// An amount of money: 5万円, 3,000円, 1千円.
+    Yen,
+    /// A rate, set as a fraction: 20% is 0.2.
+    Percent,
+    /// A number of days: 14日.
+    Days,
+}
+
 /// A template's declaration.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TemplateSpec {
@@ -54,6 +76,10 @@ pub struct TemplateSpec {
     /// a template that shares only a word such as 請求書 with the instruction out of the plan.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub job_words: Vec<String>,
+    /// The template's settings (vars) a number in the instruction may set: 「前月比±15%」 sets
+    /// the var whose unit is percent and one of whose words is in the same clause.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub instruction_values: IndexMap<String, InstructionValue>,
     /// What the snippet needs from outside, by name; used inside as `${vars.<name>}`.
     #[serde(default)]
     pub imports: IndexMap<String, ImportSpec>,
@@ -423,7 +449,38 @@ pub fn validate_template(
     check_imports(&mut c, catalog);
     check_exports(&mut c, catalog);
     check_ui_suggestions(&mut c, catalog);
+    check_instruction_values(&mut c);
     c.findings
+}
+
+/// Every setting an instruction may state is one of the template's vars with a default, and
+/// names the words that pick it.
+fn check_instruction_values(c: &mut Checker<'_>) {
+    let t = c.template;
+    for (var, value) in &t.instruction_values {
+        let path = format!("/instruction_values/{}", crate::yaml::escape_pointer(var));
+        if !t.vars_defaults.contains_key(var) {
+            c.error(
+                "template.instruction_value_unknown",
+                None,
+                path,
+                (
+                    format!("instruction_values の {var} は vars_defaults にありません"),
+                    format!("instruction_values names {var}, which vars_defaults lacks"),
+                ),
+            );
+        } else if value.words.iter().all(|w| w.trim().is_empty()) {
+            c.error(
+                "template.instruction_value_unknown",
+                None,
+                path,
+                (
+                    format!("instruction_values の {var} に words がありません"),
+                    format!("instruction_values.{var} has no words"),
+                ),
+            );
+        }
+    }
 }
 
 /// Validates every template of a set; findings are grouped by template id.

@@ -285,6 +285,12 @@ pub fn compose_plan(
         notes.push(crate::intent::excel_step_note(&step, options.lang));
         plan.graph.push(step);
     }
+    notes.extend(crate::values::apply(
+        instruction,
+        &templates,
+        &mut plan,
+        options.lang,
+    ));
     fit_columns(&mut plan, ctx, options.lang, &mut notes);
     let mut findings = validate(&plan, ctx.catalog, &validate_options);
     let mut requirements = composition.requirements(&findings, ctx.catalog);

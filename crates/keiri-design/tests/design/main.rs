@@ -12,6 +12,7 @@ mod schema;
 mod select;
 mod shapes;
 mod transport;
+mod values;
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -95,6 +95,23 @@ fn clean_template_has_no_findings() {
 }
 
 #[test]
+fn instruction_values_name_a_default_and_their_words() {
+    let with = |values: &str| CLEAN.replace("vars_defaults:", &format!("{values}vars_defaults:"));
+    check(
+        &with("instruction_values:\n  limit: {unit: yen, words: [上限]}\n"),
+        &[],
+    );
+    check(
+        &with("instruction_values:\n  ceiling: {unit: yen, words: [上限]}\n"),
+        &["template.instruction_value_unknown@/instruction_values/ceiling"],
+    );
+    check(
+        &with("instruction_values:\n  limit: {unit: yen, words: []}\n"),
+        &["template.instruction_value_unknown@/instruction_values/limit"],
+    );
+}
+
+#[test]
 fn header_rules() {
     // The loader refuses a file without an id; a template built in memory can still lack one.
     let mut t = template(CLEAN);

@@ -1,0 +1,65 @@
+//! The user's numbers in the instruction set the template settings they are for, or a note
+//! says why not: never dropped in silence, never put in a setting they were not for.
+
+use serde_json::json;
+
+use super::*;
+
+async fn compose(instruction: &str) -> keiri_design::GeneratedPlan {
+    let (catalog, templates) = (catalog(), templates());
+    let ctx = Context::new(&catalog, &templates);
+    let options = GenerateOptions {
+        plan_id: "composed".into(),
+        apply_mode: ApplyMode::Compose,
+        ..GenerateOptions::default()
+    };
+    keiri_design::generate_plan(instruction, "", &options, &ctx)
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn the_instructions_thresholds_set_the_payroll_check() {
+    let result =
+        compose("当月と前月の給与を比べて、前月比±15%以上、または5万円以上変わった社員を洗い出す")
+            .await;
+    assert_eq!(result.templates, ["payroll_anomaly_check"]);
+    assert_eq!(result.plan.vars["payroll_change_rate"], json!(0.15));
+    assert_eq!(result.plan.vars["payroll_change_amount"], json!(50_000));
+    for note in [
+        "指示の「±15%」を設定 payroll_change_rate に使いました（既定 0.2 → 0.15）",
+        "指示の「5万円」を設定 payroll_change_amount に使いました（既定 30000 → 50000）",
+    ] {
+        assert!(
+            result.notes.iter().any(|n| n == note),
+            "{:#?}",
+            result.notes
+        );
+    }
+}
+
+#[tokio::test]
+async fn two_amounts_go_to_the_settings_their_clauses_name() {
+    let result = compose(
+        "発注データを購買規程でチェックする。承認が必要なのは5万円以上、相見積もりは50万円以上",
+    )
+    .await;
+    assert_eq!(result.templates, ["po_policy_compliance"]);
+    assert_eq!(result.plan.vars["approval_threshold"], json!(50_000));
+    assert_eq!(result.plan.vars["quote_threshold"], json!(500_000));
+}
+
+#[tokio::test]
+async fn a_number_no_setting_is_named_for_is_said_and_left() {
+    // 10万円以下 selects invoices; it is not the amount tolerance, the only yen setting.
+    let result = compose("10万円以下の請求書の重複を14日以内で検出する").await;
+    assert_eq!(result.templates, ["invoice_duplicate_detection"]);
+    assert_eq!(result.plan.vars["duplicate_amount_tolerance"], json!(0));
+    assert_eq!(result.plan.vars["duplicate_date_window_days"], json!(14));
+    assert!(
+        result.notes.iter().any(|n| n
+            == "指示の「10万円」は、このプランのどの設定のことか分からないため使っていません。必要ならプランの vars か手順で指定してください"),
+        "{:#?}",
+        result.notes
+    );
+}
