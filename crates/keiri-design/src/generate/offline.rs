@@ -224,6 +224,107 @@ fn attached_file_answers(
     out
 }
 
+/// The column a column question replaces: the plan's name at its target (a top-level node's
+/// input, list element or field).
+fn asked_column(plan: &Plan, r: &Requirement) -> Option<String> {
+    if r.answer_use != keiri_plan::AnswerUse::Column {
+        return None;
+    }
+    let node = plan
+        .graph
+        .iter()
+        .find(|n| Some(n.id.as_str()) == r.target.node_id.as_deref())?;
+    let mut value = node.inputs.get(r.target.input.as_deref()?)?;
+    if let Some(i) = r.target.index {
+        value = value.get(i)?;
+    }
+    if let Some(field) = &r.target.field {
+        value = value.get(field)?;
+    }
+    value.as_str().map(str::to_string)
+}
+
+/// One question per template column: when several nodes name the same column the file lacks
+/// (`invoice_date` read by the date normaliser and the detector), the first node's question
+/// stays, saying where else the column is used, and the other places read its answer
+/// (`${vars.<its var>}`), so one answer fits them all, however it is given.
+fn ask_each_column_once(plan: &mut Plan, requirements: &mut Vec<Requirement>) {
+    let mut first: IndexMap<(String, Vec<Value>), usize> = IndexMap::new();
+    let mut merged: Vec<(usize, Requirement)> = Vec::new();
+    for (i, r) in requirements.iter().enumerate() {
+        let Some(column) = asked_column(plan, r) else {
+            continue;
+        };
+        match first.get(&(column.clone(), r.options.clone())) {
+            Some(&kept) => merged.push((kept, r.clone())),
+            None => {
+                first.insert((column, r.options.clone()), i);
+            }
+        }
+    }
+    if merged.is_empty() {
+        return;
+    }
+    let mut places: IndexMap<usize, Vec<String>> = IndexMap::new();
+    for (kept, r) in &merged {
+        let Some(var) = requirements[*kept].target.var.clone() else {
+            continue;
+        };
+        let reference = Value::String(format!("${{vars.{var}}}"));
+        let Some(node) = plan
+            .graph
+            .iter_mut()
+            .find(|n| Some(n.id.as_str()) == r.target.node_id.as_deref())
+        else {
+            continue;
+        };
+        let Some(mut slot) = r
+            .target
+            .input
+            .as_deref()
+            .and_then(|k| node.inputs.get_mut(k))
+        else {
+            continue;
+        };
+        if let Some(i) = r.target.index {
+            let Some(inner) = slot.get_mut(i) else {
+                continue;
+            };
+            slot = inner;
+        }
+        if let Some(field) = &r.target.field {
+            let Some(inner) = slot.get_mut(field) else {
+                continue;
+            };
+            slot = inner;
+        }
+        *slot = reference;
+        places.entry(*kept).or_default().push(format!(
+            "{}.{}",
+            r.target.node_id.as_deref().unwrap_or_default(),
+            r.target.input.as_deref().unwrap_or_default()
+        ));
+    }
+    for (kept, others) in &places {
+        let q = &mut requirements[*kept];
+        let list = others.join(", ");
+        // Said once: a question kept from an earlier round has it already.
+        let (ja, en) = (
+            format!("（この答えは {list} にも使います）"),
+            format!(" (the answer is used for {list} too)"),
+        );
+        if !q.description.ends_with(&ja) {
+            q.description.push_str(&ja);
+        }
+        let d = q.description_en.get_or_insert_with(String::new);
+        if !d.ends_with(&en) {
+            d.push_str(&en);
+        }
+    }
+    let dropped: HashSet<String> = merged.iter().map(|(_, r)| r.id.clone()).collect();
+    requirements.retain(|r| !dropped.contains(&r.id));
+}
+
 /// The offline path: templates (named or chosen by the job the instruction names) composed by
 /// their contracts, validated, with questions for what they import and nobody supplied; or
 /// [`Status::NoFit`] when no template does the job.
@@ -307,6 +408,7 @@ pub fn compose_plan(
     // at least one answer, so there are at most as many rounds as answers.
     let mut applied: HashSet<String> = HashSet::new();
     loop {
+        ask_each_column_once(&mut plan, &mut requirements);
         let to_apply: Vec<Requirement> = requirements
             .iter()
             .filter(|r| answers.contains_key(&r.id) && !applied.contains(&r.id))
@@ -328,6 +430,8 @@ pub fn compose_plan(
             .map(|r| asked.iter().find(|a| a.id == r.id).cloned().unwrap_or(r))
             .collect();
     }
+    ask_each_column_once(&mut plan, &mut requirements);
+    findings = validate(&plan, ctx.catalog, &validate_options);
     notes.extend(crate::intent::unserved_notes(
         instruction,
         &plan,

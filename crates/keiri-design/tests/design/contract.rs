@@ -211,3 +211,69 @@ fn the_wiring_prompt_lists_the_attached_files_columns() {
     );
     assert_eq!(keiri_design::prompt::file_columns(&[]), "");
 }
+
+/// A column the file lacks that two nodes read (`invoice_date`: the date normaliser and the
+/// detector) is one question, and its one answer fits both.
+#[tokio::test]
+async fn a_column_two_nodes_read_is_asked_once() {
+    let (catalog, templates) = (catalog(), templates());
+    let mut file = invoices();
+    file.tables[0].columns.retain(|c| c.name != "請求日");
+    file.tables[0].columns.push(ColumnSchema {
+        name: "計上月".into(),
+        ty: "text".into(),
+    });
+    let ctx = Context::new(&catalog, &templates).with_file_schemas(vec![file]);
+    let names = ["invoice_duplicate_detection"];
+    let mut answers = Map::new();
+    answers.insert(
+        "invoice_duplicate_detection__detect_vendor_field".into(),
+        json!("相手先"),
+    );
+    let result = keiri_design::generate_plan(
+        "請求書の重複を検出する",
+        "",
+        &compose_options(&names, answers.clone()),
+        &ctx,
+    )
+    .await
+    .unwrap();
+    assert_eq!(result.status, Status::NeedsAnswers, "{:?}", result.errors);
+    let ids: Vec<&str> = result.requirements.iter().map(|q| q.id.as_str()).collect();
+    assert_eq!(ids, ["invoice_duplicate_detection__dates_fields_1"]);
+    assert!(
+        result.requirements[0].description.ends_with(
+            "（この答えは invoice_duplicate_detection__detect.date_field にも使います）"
+        ),
+        "{}",
+        result.requirements[0].description
+    );
+    let detect = result
+        .plan
+        .graph
+        .iter()
+        .find(|n| n.id == "invoice_duplicate_detection__detect")
+        .unwrap();
+    assert_eq!(
+        detect.inputs["date_field"],
+        json!("${vars.invoice_duplicate_detection__dates_fields_1}")
+    );
+
+    answers.insert(
+        "invoice_duplicate_detection__dates_fields_1".into(),
+        json!("計上月"),
+    );
+    let answered = keiri_design::generate_plan(
+        "請求書の重複を検出する",
+        "",
+        &compose_options(&names, answers),
+        &ctx,
+    )
+    .await
+    .unwrap();
+    assert_eq!(answered.status, Status::Valid, "{:?}", answered.errors);
+    assert_eq!(
+        answered.plan.vars["invoice_duplicate_detection__dates_fields_1"],
+        json!("計上月")
+    );
+}
