@@ -87,7 +87,8 @@ pub enum Command {
     ApplyPatch(cmd::apply_patch::Args),
     /// Talk to the studio's agent: a REPL, or one turn with --message; edits need approval.
     Chat(Box<cmd::chat::Args>),
-    /// Evaluate the planner on a case file against the configured LLM: `keiri eval planner`.
+    /// Evaluate the planner against the configured LLM (`keiri eval planner`), or the offline
+    /// composer without one (`keiri eval offline`), on a case file.
     Eval(cmd::eval::Args),
     /// Run a plan with the builtin blocks; records go to runs/<plan_id>/<run_id>/.
     ///

@@ -258,6 +258,31 @@ async fn a_column_two_nodes_read_is_asked_once() {
         detect.inputs["date_field"],
         json!("${vars.invoice_duplicate_detection__dates_fields_1}")
     );
+    // The window answers from the plan alone (requirements_answer rebuilds the questions from
+    // it): the same one question, whose answer fits both places.
+    let opts = keiri_plan::Options {
+        file_schemas: ctx.file_schemas.clone(),
+        ..Default::default()
+    };
+    let findings = keiri_plan::validate(&result.plan, &catalog, &opts);
+    let rebuilt = keiri_plan::build_requirements(&result.plan, &findings, &catalog);
+    let rebuilt_ids: Vec<&str> = rebuilt.iter().map(|q| q.id.as_str()).collect();
+    assert_eq!(
+        rebuilt_ids,
+        ["invoice_duplicate_detection__dates_fields_1"],
+        "{rebuilt:#?}"
+    );
+    assert_eq!(rebuilt[0].kind, RequirementKind::Select);
+    let mut one = Map::new();
+    one.insert(rebuilt[0].id.clone(), json!("計上月"));
+    let applied = keiri_plan::apply_answers(&result.plan, &rebuilt, &one).unwrap();
+    let after = keiri_plan::validate(&applied, &catalog, &opts);
+    assert!(
+        after
+            .iter()
+            .all(|f| f.severity != keiri_plan::Severity::Error),
+        "{after:#?}"
+    );
 
     answers.insert(
         "invoice_duplicate_detection__dates_fields_1".into(),
