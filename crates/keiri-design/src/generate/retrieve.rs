@@ -76,14 +76,23 @@ pub fn select_templates<'t>(
             })
             .collect();
     }
-    // The raw BM25 score orders the templates whose job the instruction names.
-    let mut scored = retriever
+    // The raw BM25 score orders the templates whose job the instruction names; one it does
+    // not score at all (its words tokenised apart) still counts, after them.
+    let mut ranked: Vec<&TemplateSpec> = retriever
         .matching_templates(instruction, &[], templates)
-        .map_err(Error::Search)?;
+        .map_err(Error::Search)?
+        .into_iter()
+        .map(|(_, t)| t)
+        .collect();
+    for t in templates.iter() {
+        if !ranked.iter().any(|r| r.id == t.id) {
+            ranked.push(t);
+        }
+    }
     // Reporting templates close a flow: they come after the flows they report on.
-    scored.sort_by_key(|(_, t)| t.category == "reporting");
+    ranked.sort_by_key(|t| t.category == "reporting");
     let mut chosen: Vec<&TemplateSpec> = Vec::new();
-    for (_, t) in scored {
+    for t in ranked {
         if chosen.len() == MAX_CHOSEN || !crate::intent::names_job(instruction, t) {
             continue;
         }

@@ -102,3 +102,25 @@ fn an_invoice_duplicate_job_is_not_a_three_way_match() {
         &["invoice_duplicate_detection"],
     );
 }
+
+/// A template whose job the instruction names is chosen even when BM25 scores it nothing (its
+/// job words are not in its indexed text).
+#[test]
+fn a_named_job_counts_without_a_bm25_score() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("closing");
+    std::fs::create_dir_all(&folder).unwrap();
+    keiri_fs::write_atomic(
+        &folder.join("rollforward.yaml"),
+        "id: rollforward\nversion: 1.0.0\ntitle: 繰越\ndescription: 前期のシートを当期にコピーします\njob_words: [ロールフォワード]\nimports: {}\nexports:\n  rows: {from: '${read.rows}', type: array}\ngraph_snippet:\n  - id: read\n    block: csv.read\n    in: {path: inputs/a.csv}\n    out: {rows: rows}\n"
+            .as_bytes(),
+    )
+    .unwrap();
+    let (templates, issues) = keiri_plan::Templates::load(&[dir.path().to_path_buf()]);
+    assert!(issues.is_empty(), "{issues:?}");
+    let ids: Vec<String> = select("退職給付のロールフォワードを作る", &templates)
+        .iter()
+        .map(|t| t.id.clone())
+        .collect();
+    assert_eq!(ids, ["rollforward"]);
+}
