@@ -18,7 +18,7 @@ import { GeneratePanel } from './components/GeneratePanel';
 import { GenerationSettings } from './components/GenerationSettings';
 import { FirstSteps } from './components/FirstSteps';
 import { GraphView } from './components/GraphView';
-import { InputsPanel } from './components/InputsPanel';
+import { InputsPanel, openTemplatePicker } from './components/InputsPanel';
 import { MissingItemsPanel } from './components/MissingItemsPanel';
 import { QuestionsPanel } from './components/QuestionsPanel';
 import { RegisterDialog } from './components/RegisterDialog';
@@ -258,7 +258,7 @@ export function App() {
               title={titled('generate.button', 'generate')}
               onGenerate={() => void generation.generate()}
               onCancel={generation.cancel}
-              onChangeTemplates={() => document.getElementById('template-search')?.focus()}
+              onChangeTemplates={openTemplatePicker}
             />
           </div>
           <div className="panel side-panel">

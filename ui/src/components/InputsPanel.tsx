@@ -162,6 +162,13 @@ function TemplatePicker({
   );
 }
 
+/** Opens the template picker and puts the cursor in its search box (the composition line's 変更). */
+export function openTemplatePicker(): void {
+  const picker = document.querySelector<HTMLDetailsElement>('details.templates');
+  if (picker !== null) picker.open = true;
+  (document.getElementById('template-search') ?? picker?.querySelector('summary'))?.focus();
+}
+
 export function InputsPanel(props: Props) {
   const { lang, documents } = props;
   const fileInput = useRef<HTMLInputElement>(null);

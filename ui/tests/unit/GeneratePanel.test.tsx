@@ -1,6 +1,7 @@
 import { cleanup, fireEvent, render, screen } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { GeneratePanel, type GenerateOutcome } from '../../src/components/GeneratePanel';
+import { openTemplatePicker } from '../../src/components/InputsPanel';
 import { EMPTY_PROGRESS } from '../../src/generation';
 
 afterEach(cleanup);
@@ -54,5 +55,21 @@ describe('GeneratePanel', () => {
     expect(result.textContent).toContain('関係のないプランは作っていません');
     expect(screen.getByTestId('generate-nearest').textContent).toContain('transforms.group_aggregate');
     expect(screen.queryByTestId('generate-composition')).toBeNull();
+  });
+});
+
+describe('openTemplatePicker', () => {
+  it('opens the closed template picker and focuses its search box', () => {
+    render(
+      <details className="templates">
+        <summary>テンプレート</summary>
+        <input id="template-search" />
+      </details>,
+    );
+    const picker = document.querySelector<HTMLDetailsElement>('details.templates');
+    expect(picker?.open).toBe(false);
+    openTemplatePicker();
+    expect(picker?.open).toBe(true);
+    expect(document.activeElement?.id).toBe('template-search');
   });
 });
