@@ -225,7 +225,8 @@ fn attached_file_answers(
 }
 
 /// The column a column question replaces: the plan's name at its target (a top-level node's
-/// input, list element or field).
+/// input, list element or field). `None` when the target holds more than a bare name (a
+/// rule's condition expression): such questions are never merged.
 fn asked_column(plan: &Plan, r: &Requirement) -> Option<String> {
     if r.answer_use != keiri_plan::AnswerUse::Column {
         return None;
@@ -241,7 +242,11 @@ fn asked_column(plan: &Plan, r: &Requirement) -> Option<String> {
     if let Some(field) = &r.target.field {
         value = value.get(field)?;
     }
-    value.as_str().map(str::to_string)
+    let name = value.as_str()?;
+    match keiri_plan::row_expr::columns_of(name) {
+        Ok(columns) if columns.len() == 1 && columns[0] == name => Some(name.to_string()),
+        _ => None,
+    }
 }
 
 /// One question per template column: when several nodes name the same column the file lacks

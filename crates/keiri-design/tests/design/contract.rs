@@ -302,3 +302,58 @@ async fn a_column_two_nodes_read_is_asked_once() {
         json!("計上月")
     );
 }
+
+/// Only bare column names are merged into one question: a rule's condition that reads a
+/// column the file lacks keeps its expression (it is never pointed at another question's var).
+#[tokio::test]
+async fn rule_conditions_are_never_merged_into_another_question() {
+    let (catalog, templates) = (catalog(), templates());
+    let column = |name: &str| ColumnSchema {
+        name: name.into(),
+        ty: "text".into(),
+    };
+    let orders = FileSchema {
+        path: "inputs/po.csv".into(),
+        tables: vec![TableSchema {
+            sheet: None,
+            columns: ["発注番号", "発注日", "納期", "金額", "発注者"]
+                .into_iter()
+                .map(column)
+                .collect(),
+        }],
+    };
+    let ctx = Context::new(&catalog, &templates).with_file_schemas(vec![orders]);
+    let result = keiri_design::generate_plan(
+        "発注データを購買規程でチェックする",
+        "",
+        &compose_options(&["po_policy_compliance"], Map::new()),
+        &ctx,
+    )
+    .await
+    .unwrap();
+    let template = templates.get("po_policy_compliance").unwrap();
+    let snippet = template
+        .graph_snippet
+        .iter()
+        .find(|n| n.id == "policy")
+        .unwrap();
+    let node = result
+        .plan
+        .graph
+        .iter()
+        .find(|n| n.id == "po_policy_compliance__policy")
+        .unwrap();
+    assert_eq!(
+        node.inputs["rules"]
+            .to_string()
+            .matches("${vars.po_policy_compliance__policy_rules")
+            .count(),
+        0,
+        "{}",
+        node.inputs["rules"]
+    );
+    assert_eq!(
+        node.inputs["rules"].as_array().map(Vec::len),
+        snippet.inputs["rules"].as_array().map(Vec::len)
+    );
+}
