@@ -54,6 +54,7 @@ pub fn check(
                     },
                     hint: None,
                     choices: Vec::new(),
+                    missing_column: None,
                     line: pos.map(|p| p.line),
                     column: pos.map(|p| p.column),
                 }],

@@ -92,6 +92,26 @@ const GROUPS: &[&[&str]] = &[
     &["quantity", "数量"],
     &["unit_price", "単価"],
     &["due_date", "支払期日", "支払期限", "期日"],
+    // A purchase order's dates, people and quotes. The delivery date is the one agreed (納期),
+    // not the day the goods came (納品日).
+    &[
+        "order_date",
+        "発注日",
+        "発注日付",
+        "発注年月日",
+        "注文日",
+        "注文日付",
+    ],
+    &["delivery_date", "納期", "納期日", "納入期日", "納入期限"],
+    &["requester", "発注者", "発注依頼者", "依頼者", "申請者"],
+    &["approver", "承認者", "承認者名", "決裁者"],
+    &[
+        "quote_count",
+        "見積件数",
+        "見積数",
+        "相見積件数",
+        "相見積数",
+    ],
 ];
 
 /// The group `name` belongs to, if any.

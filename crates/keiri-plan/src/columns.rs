@@ -52,6 +52,12 @@
 //! block whose output columns are known only at run time, a reader told to pick or rename
 //! columns, a path known only at run time) nothing is claimed before the run; the runtime
 //! still checks.
+//!
+//! A var with a literal value is read as that value before the check, whole (`${vars.col}`)
+//! or spliced into longer text as the runtime splices it (`金額 >= ${vars.threshold}`); any
+//! other reference leaves its value unchecked until the run. [`fit_columns`] writes the file's
+//! column into a plain name and, through [`crate::row_expr::rename_column`], into every place
+//! an expression reads the column, keeping the rest of the expression as written.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -62,6 +68,7 @@ use indexmap::IndexMap;
 use crate::catalog::{BlockSpec, Catalog};
 use crate::model::{Node, NodeKind, Plan};
 use crate::refs::{self, Target};
+use crate::resolve;
 use crate::row_expr;
 use crate::yaml::escape_pointer;
 
@@ -268,13 +275,21 @@ pub fn fit_columns(
         let Some(value) = node.inputs.get_mut(&m.input) else {
             continue;
         };
-        // Only a literal naming exactly the column is rewritten: a `${vars.x}` keeps its var,
-        // whose value is the user's, and an expression is the user's text.
-        if let Some(slot) = value
-            .pointer_mut(&m.pointer)
-            .filter(|s| s.as_str() == Some(m.wanted.as_str()))
-        {
-            *slot = Value::String(real.clone());
+        // A literal naming exactly the column is rewritten, and so is that column's every
+        // reference in an expression (the rest of its text kept as written); a `${vars.x}`
+        // keeps its var, whose value is the user's.
+        let Some(slot) = value.pointer_mut(&m.pointer) else {
+            continue;
+        };
+        let rewritten = match slot.as_str() {
+            Some(text) if text == m.wanted => Some(real.clone()),
+            Some(text) => row_expr::rename_column(text, &m.wanted, real)
+                .ok()
+                .filter(|renamed| renamed != text),
+            None => None,
+        };
+        if let Some(rewritten) = rewritten {
+            *slot = Value::String(rewritten);
             done.push((
                 m.node_id.clone(),
                 m.input.clone(),
@@ -484,7 +499,12 @@ impl<'a> Tracer<'a> {
         if !refs::contains_reference(value) {
             return Some(text.to_string());
         }
-        match whole_target(text)? {
+        let Some(target) = whole_target(text) else {
+            // References inside longer text (`金額 >= ${vars.threshold}`) are spliced in as the
+            // runtime splices them, when every one is a var with a literal value.
+            return resolve::interpolate(text, &VarLiterals(&self.plan.vars)).ok();
+        };
+        match target {
             Target::Var { name, path: None } => self
                 .plan
                 .vars
@@ -497,7 +517,8 @@ impl<'a> Tracer<'a> {
     }
 
     /// `value` with every string that wholly references a var with a literal value replaced
-    /// by that value; other strings are kept as they are.
+    /// by that value, and every longer text whose references are all such vars with them
+    /// spliced in; other strings are kept as they are.
     fn literals(&self, value: &Value) -> Value {
         match value {
             Value::String(text) if text.contains("${") => self
@@ -669,4 +690,36 @@ pub fn describe(files: &[FileSchema]) -> String {
         }
     }
     lines.join("\n")
+}
+
+/// The vars of a plan that hold a literal (text without a reference, a number, a yes/no), for
+/// splicing into text before a run; every other reference is unresolved.
+struct VarLiterals<'p>(&'p IndexMap<String, Value>);
+
+impl resolve::Lookup for VarLiterals<'_> {
+    type Value = Value;
+
+    fn lookup(&self, raw: &str, target: &Target) -> Result<Value, resolve::ResolveError> {
+        let literal = match target {
+            Target::Var { name, path: None } => self.0.get(name).filter(|v| match v {
+                Value::String(s) => !s.trim().is_empty() && !s.contains("${"),
+                Value::Number(_) | Value::Bool(_) => true,
+                _ => false,
+            }),
+            _ => None,
+        };
+        literal
+            .cloned()
+            .ok_or_else(|| resolve::ResolveError::Unresolved {
+                raw: raw.to_string(),
+            })
+    }
+
+    fn literal(&self, value: Value) -> Value {
+        value
+    }
+
+    fn to_json(&self, _raw: &str, value: Value) -> Result<Value, resolve::ResolveError> {
+        Ok(value)
+    }
 }

@@ -63,7 +63,8 @@ pub use model::{Node, NodeKind, Plan};
 pub use register::{RegisterError, STAMP_FORMAT, designs_index, parse_stamp, register};
 pub use requirements::{
     AnswerError, AnswerProblem, AnswerUse, Requirement, RequirementKind, RequirementTarget,
-    SchemaTemplate, Validation, apply_answers, build_requirements, check_answer, schema_templates,
+    SchemaTemplate, TargetPlace, Validation, apply_answers, build_requirements, check_answer,
+    schema_templates,
 };
 pub use resolve::{Lookup, ResolveError, resolve, resolve_json};
 pub use template::{

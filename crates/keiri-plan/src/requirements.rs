@@ -28,7 +28,7 @@
 use std::collections::HashSet;
 
 use indexmap::IndexMap;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::FindingCode;
@@ -37,113 +37,10 @@ use crate::model::{Node, Plan};
 use crate::refs::{self, Target};
 use crate::validate::{DEFAULT_LOOP_VAR, Finding};
 
-/// The kind of answer a requirement wants (the `type` of `ui.interactive_input`'s items).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum RequirementKind {
-    Text,
-    Select,
-    Boolean,
-    Number,
-    File,
-    Table,
-    Enum,
-}
-
-/// Checks on a text-like answer.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Validation {
-    /// A regular expression the answer must match (anchor it with `^…$` to match all of it).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub regex: Option<String>,
-}
-
-/// Where an answer goes.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct RequirementTarget {
-    /// The plan var that receives the answer.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub var: Option<String>,
-    /// The node whose input the answer feeds (wired to `${vars.<var>}` if it was missing).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub node_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub input: Option<String>,
-    /// The element of a list input the answer replaces ([`AnswerUse::Column`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub index: Option<usize>,
-    /// The key inside that element when it is an object (`field`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub field: Option<String>,
-}
-
-/// What the answer is used as.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum AnswerUse {
-    /// The answer itself is the value.
-    #[default]
-    Value,
-    /// The answer names one of [`schema_templates`]; its schema is the value.
-    SchemaTemplate,
-    /// The answer is a column of the file feeding the node: it goes into the var, and the
-    /// value naming the wrong column (the input, or its element at `index`/`field`) becomes
-    /// `${vars.<var>}` even though it was set.
-    Column,
-}
-
-impl AnswerUse {
-    fn is_value(&self) -> bool {
-        *self == AnswerUse::Value
-    }
-}
-
-fn required_by_default() -> bool {
-    true
-}
-
-/// One question.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Requirement {
-    pub id: String,
-    #[serde(rename = "type")]
-    pub kind: RequirementKind,
-    /// A short Japanese label.
-    pub label: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub label_en: Option<String>,
-    #[serde(default)]
-    pub description: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description_en: Option<String>,
-    /// Choices for `select` / `enum`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub options: Vec<Value>,
-    /// Whether an answer is needed before the plan can run; the spec's default is `true`,
-    /// so a requirement written without the key is required.
-    #[serde(default = "required_by_default")]
-    pub required: bool,
-    /// Accepted extensions for `file`, e.g. `.xlsx,.xlsm`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub accept: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hint: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hint_en: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub validation: Option<Validation>,
-    /// The spec's default, shown as the pre-filled answer.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub default: Option<Value>,
-    /// The JSON type a `text` answer becomes (`object`, `array`), or `integer` for a number.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub value_type: Option<ValueType>,
-    #[serde(default, skip_serializing_if = "AnswerUse::is_value")]
-    pub answer_use: AnswerUse,
-    pub target: RequirementTarget,
-}
+mod types;
+pub use types::{
+    AnswerUse, Requirement, RequirementKind, RequirementTarget, TargetPlace, Validation,
+};
 
 mod schemas;
 pub use schemas::{SchemaTemplate, schema_template, schema_templates};
@@ -445,9 +342,38 @@ impl Builder<'_> {
         };
         let index = parts.next().and_then(|i| i.parse::<usize>().ok());
         let field = parts.next().map(unescape);
-        let wanted = value_at(node, rel)
+        let written = value_at(node, rel)
             .and_then(|v| v.as_str().map(str::to_string))
             .unwrap_or_default();
+        let wanted = finding
+            .missing_column
+            .clone()
+            .unwrap_or_else(|| written.clone());
+        // A row expression reading the column among other things (a rule's condition): the
+        // answer replaces the column inside it, never the whole expression.
+        let reads_it = crate::row_expr::columns_of(&written).is_ok_and(|c| c.contains(&wanted));
+        let expression = (written != wanted && reads_it).then_some(written);
+        // One question per column an input's expressions read: the others join it.
+        if let Some(text) = &expression
+            && let Some(first) = self.out.iter_mut().find(|q| {
+                q.answer_use == AnswerUse::Column
+                    && q.target.node_id.as_deref() == Some(node.id.as_str())
+                    && q.target.input.as_deref() == Some(key.as_str())
+                    && q.target.column.as_deref() == Some(wanted.as_str())
+            })
+        {
+            first.target.also.push(TargetPlace {
+                index,
+                field: field.clone(),
+            });
+            first
+                .description
+                .push_str(&format!("。この答えは式「{text}」にも使います"));
+            if let Some(en) = &mut first.description_en {
+                en.push_str(&format!("; the answer is used in {text:?} too"));
+            }
+            return;
+        }
         let var = match index {
             Some(i) => {
                 let name = format!("{key}_{}", i + 1);
@@ -466,12 +392,51 @@ impl Builder<'_> {
                 line.to_string()
             }
         };
-        let (label, label_en) = match port {
-            Some(p) if !p.description.is_empty() => (
+        // An element that says what it is (a rule's `id` and `description`) names the
+        // question better than the input's description.
+        let element = index.and_then(|i| node.inputs.get(&key)?.get(i));
+        let element_says = element.and_then(|e| {
+            let text = |k: &str| e.get(k).and_then(Value::as_str).map(str::trim);
+            let said = [text("id"), text("description")]
+                .into_iter()
+                .flatten()
+                .filter(|t| !t.is_empty())
+                .collect::<Vec<_>>()
+                .join(" ");
+            (!said.is_empty()).then(|| first_line(&said))
+        });
+        let (label, label_en) = match (element_says, port) {
+            (Some(said), _) if expression.is_some() => (
+                format!("{said}：列「{wanted}」"),
+                Some(format!("{said}: column {wanted:?}")),
+            ),
+            (_, Some(p)) if !p.description.is_empty() => (
                 first_line(&p.description),
                 p.description_en.as_deref().map(first_line),
             ),
             _ => (key.clone(), Some(key.clone())),
+        };
+        let (description, description_en) = match &expression {
+            Some(text) => (
+                format!(
+                    "ノード {} の式「{text}」が読む列「{wanted}」は添付ファイルにありません。代わりに使う列を選んでください（式の中のこの列名だけを置き換えます）",
+                    node.id
+                ),
+                format!(
+                    "The expression {text:?} of node {} reads the column {wanted:?}, which the attached file does not have: choose the column to use instead (only that name in the expression is replaced)",
+                    node.id
+                ),
+            ),
+            None => (
+                format!(
+                    "ノード {} が使う列「{wanted}」は添付ファイルにありません。代わりに使う列を選んでください",
+                    node.id
+                ),
+                format!(
+                    "The attached file has no column {wanted:?}, which node {} uses: choose the column to use instead",
+                    node.id
+                ),
+            ),
         };
         let list = finding.choices.join(", ");
         // Pre-selected: the first header that means the same in accounting exports (more than
@@ -484,14 +449,8 @@ impl Builder<'_> {
             kind: RequirementKind::Select,
             label,
             label_en,
-            description: format!(
-                "ノード {} が使う列「{wanted}」は添付ファイルにありません。代わりに使う列を選んでください",
-                node.id
-            ),
-            description_en: Some(format!(
-                "The attached file has no column {wanted:?}, which node {} uses: choose the column to use instead",
-                node.id
-            )),
+            description,
+            description_en: Some(description_en),
             options: finding.choices.iter().cloned().map(Value::from).collect(),
             required: true,
             accept: None,
@@ -502,11 +461,13 @@ impl Builder<'_> {
             value_type: None,
             answer_use: AnswerUse::Column,
             target: RequirementTarget {
-                var: Some(var),
+                var: expression.is_none().then_some(var),
                 node_id: (!node.id.is_empty()).then(|| node.id.clone()),
                 input: Some(key),
                 index,
                 field,
+                column: expression.is_some().then_some(wanted),
+                also: Vec::new(),
             },
         });
     }
@@ -922,13 +883,35 @@ pub fn apply_answers(
             });
         };
         if r.answer_use == AnswerUse::Column {
-            let slot = node.inputs.get_mut(input);
-            let slot = match (r.target.index, &r.target.field) {
-                (None, _) => slot,
-                (Some(i), None) => slot.and_then(|v| v.get_mut(i)),
-                (Some(i), Some(f)) => slot.and_then(|v| v.get_mut(i)).and_then(|e| e.get_mut(f)),
+            if let Some(column) = &r.target.column {
+                let answer = display(&wired);
+                let places = std::iter::once(TargetPlace {
+                    index: r.target.index,
+                    field: r.target.field.clone(),
+                })
+                .chain(r.target.also.iter().cloned());
+                for place in places {
+                    let renamed = slot_mut(node, input, &place)
+                        .and_then(|slot| Some((slot.as_str()?.to_string(), slot)))
+                        .ok_or_else(|| format!("{input} holds no expression there"))
+                        .and_then(|(text, slot)| {
+                            let renamed = crate::row_expr::rename_column(&text, column, &answer)?;
+                            *slot = Value::String(renamed);
+                            Ok(())
+                        });
+                    if let Err(why) = renamed {
+                        return Err(AnswerError::Invalid {
+                            problems: vec![problem(r, "answer.column_in_expression", why)],
+                        });
+                    }
+                }
+                continue;
+            }
+            let place = TargetPlace {
+                index: r.target.index,
+                field: r.target.field.clone(),
             };
-            match slot {
+            match slot_mut(node, input, &place) {
                 Some(slot) => *slot = wired,
                 None => {
                     node.inputs.insert(input.clone(), wired);
@@ -945,6 +928,16 @@ pub fn apply_answers(
         }
     }
     Ok(plan)
+}
+
+/// The value at `place` of `node`'s input `input`: the input, its element, or a key of it.
+fn slot_mut<'n>(node: &'n mut Node, input: &str, place: &TargetPlace) -> Option<&'n mut Value> {
+    let slot = node.inputs.get_mut(input)?;
+    match (place.index, &place.field) {
+        (None, _) => Some(slot),
+        (Some(i), None) => slot.get_mut(i),
+        (Some(i), Some(f)) => slot.get_mut(i)?.get_mut(f),
+    }
 }
 
 fn find_node_mut<'p>(graph: &'p mut [Node], id: &str) -> Option<&'p mut Node> {

@@ -106,12 +106,28 @@ fn is_ident_char(c: char) -> bool {
 }
 
 fn tokenize(src: &str) -> Result<Vec<Tok>, String> {
+    tokenize_spanned(src).map(|(toks, _)| toks)
+}
+
+/// Where a token lies: `[start, end)` in characters of the folded text.
+type Span = (usize, usize);
+
+/// The tokens of `src` and where each lies: `[start, end)` in characters of the folded text
+/// ([`fold_width`]).
+fn tokenize_spanned(src: &str) -> Result<(Vec<Tok>, Vec<Span>), String> {
     // Full-width operators and digits (＞＝, １００) are common in Japanese text.
     let folded = fold_width(src);
     let chars: Vec<char> = folded.chars().collect();
     let mut out = Vec::new();
+    let mut spans = Vec::new();
+    let mut start = 0;
     let mut i = 0;
     while i < chars.len() {
+        // Every pass pushes at most one token: the one pushed last ends where this pass starts.
+        if spans.len() < out.len() {
+            spans.push((start, i));
+        }
+        start = i;
         let c = chars[i];
         if c.is_whitespace() {
             i += 1;
@@ -227,7 +243,10 @@ fn tokenize(src: &str) -> Result<Vec<Tok>, String> {
         }
         i += 1;
     }
-    Ok(out)
+    if spans.len() < out.len() {
+        spans.push((start, chars.len()));
+    }
+    Ok((out, spans))
 }
 
 struct Parser {
@@ -483,6 +502,91 @@ pub fn columns_of(src: &str) -> Result<Vec<String>, String> {
     Ok(out)
 }
 
+/// The words that are never a bare column name.
+const KEYWORDS: &[&str] = &["and", "or", "not", "in", "true", "false", "null", "none"];
+
+/// `name` as the expression language writes a column: bare when it reads back as exactly that
+/// column, else between backticks (`` `a b` ``, with `\` before a backtick or backslash).
+pub fn quote_column(name: &str) -> String {
+    let bare = !name.is_empty()
+        && name.chars().all(is_ident_char)
+        && !name.starts_with(|c: char| c.is_ascii_digit() || c == '.')
+        && !KEYWORDS.contains(&name.to_ascii_lowercase().as_str())
+        && fold_width(name) == name;
+    if bare {
+        return name.to_string();
+    }
+    let mut out = String::from("`");
+    for c in name.chars() {
+        if matches!(c, '`' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('`');
+    out
+}
+
+/// `src` with every reference to column `from` made a reference to column `to`; the rest of
+/// the text (spacing, operators, other names, `${…}` references) is kept as written. An error
+/// when `src` does not parse, or when the result would not read `to` where `src` read `from`
+/// (a name the language cannot write exactly, such as one with full-width letters, which it
+/// folds).
+pub fn rename_column(src: &str, from: &str, to: &str) -> Result<String, String> {
+    let before = columns_of(src)?;
+    let (toks, spans) = tokenize_spanned(src)?;
+    // Where each character of the folded text came from in `src` (folding turns one
+    // character into one or two), and one past the end.
+    let mut origin = Vec::new();
+    let source: Vec<char> = src.chars().collect();
+    for (k, c) in source.iter().enumerate() {
+        let mut one = [0u8; 4];
+        origin.extend(std::iter::repeat_n(
+            k,
+            fold_width(c.encode_utf8(&mut one)).chars().count(),
+        ));
+    }
+    origin.push(source.len());
+    let mut out = String::new();
+    let mut at = 0;
+    for (k, (tok, &(start, end))) in toks.iter().zip(&spans).enumerate() {
+        let name = match tok {
+            Tok::Quoted(w) => w,
+            Tok::Ident(w)
+                if !(KEYWORDS.contains(&w.to_ascii_lowercase().as_str())
+                    || (toks.get(k + 1) == Some(&Tok::LParen)
+                        && FUNCTIONS.contains(&w.to_ascii_lowercase().as_str()))) =>
+            {
+                w
+            }
+            _ => continue,
+        };
+        if name != from {
+            continue;
+        }
+        let (Some(&s), Some(&e)) = (origin.get(start), origin.get(end)) else {
+            return Err(format!("cannot place {from:?} in the expression"));
+        };
+        out.extend(&source[at..s]);
+        out.push_str(&quote_column(to));
+        at = e;
+    }
+    out.extend(&source[at.min(source.len())..]);
+    let mut want = Vec::new();
+    for c in before {
+        let c = if c == from { to.to_string() } else { c };
+        if !want.contains(&c) {
+            want.push(c);
+        }
+    }
+    match columns_of(&out) {
+        Ok(got) if got == want => Ok(out),
+        _ => Err(format!(
+            "the column {to:?} cannot be written into the expression exactly"
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -511,5 +615,54 @@ mod tests {
         }
         assert!(columns_of("金額 >=").is_err());
         assert!(columns_of("system('x')").is_err());
+    }
+
+    #[test]
+    fn renaming_a_column_keeps_the_rest_of_the_text() {
+        let cases: &[(&str, &str, &str, &str)] = &[
+            (
+                "requester != approver",
+                "approver",
+                "承認者",
+                "requester != 承認者",
+            ),
+            (
+                "not is_empty(approver)  and approver!=requester",
+                "approver",
+                "承認者",
+                "not is_empty(承認者)  and 承認者!=requester",
+            ),
+            // A function of the same name stays a function; a string stays a string.
+            (
+                "len(len) > 0 and x == 'len'",
+                "len",
+                "長さ",
+                "len(長さ) > 0 and x == 'len'",
+            ),
+            // A name the language cannot write bare is quoted; a quoted one is found.
+            (
+                "`order date` <= due",
+                "order date",
+                "発注 日",
+                "`発注 日` <= due",
+            ),
+            ("[a b] + a", "a", "and", "[a b] + `and`"),
+            ("a > 1", "a", "2026年度", "`2026年度` > 1"),
+            ("a > 1", "a", "x`y", "`x\\`y` > 1"),
+            // References and full-width text around it are kept as written.
+            (
+                "amount >= ${vars.approval_threshold} and 金額＞１",
+                "amount",
+                "金額",
+                "金額 >= ${vars.approval_threshold} and 金額＞１",
+            ),
+            ("㋿ == 1 or a == 2", "a", "b", "㋿ == 1 or b == 2"),
+        ];
+        for (src, from, to, want) in cases {
+            assert_eq!(rename_column(src, from, to).as_deref(), Ok(*want), "{src}");
+        }
+        // Full-width letters fold: the language cannot name that column exactly.
+        assert!(rename_column("a > 1", "a", "ＡＢ").is_err());
+        assert!(rename_column("a >", "a", "b").is_err());
     }
 }

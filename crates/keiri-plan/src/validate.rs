@@ -49,6 +49,10 @@ pub struct Finding {
     /// `column.unknown`): what a question offers the user to pick from.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub choices: Vec<String>,
+    /// The column a `column.unknown` is about: named by the plan, absent from the rows. The
+    /// value at `path` may be an expression that reads it among other columns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missing_column: Option<String>,
     /// 1-based line and column of the part `path` points at, when the plan was read from text
     /// ([`crate::check`] fills them; [`validate`] has no text).
     #[serde(default)]
@@ -209,6 +213,7 @@ impl<'a> Validator<'a> {
             message: pick(lang, message).to_string(),
             hint: hint.map(|h| pick(lang, h).to_string()),
             choices: Vec::new(),
+            missing_column: None,
             line: None,
             column: None,
         });

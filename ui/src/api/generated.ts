@@ -2353,6 +2353,11 @@ export interface Finding {
    */
   choices?: string[];
   /**
+   * The column a `column.unknown` is about: named by the plan, absent from the rows. The
+   * value at `path` may be an expression that reads it among other columns.
+   */
+  missing_column?: string | null;
+  /**
    * 1-based line and column of the part `path` points at, when the plan was read from text
    * ([`crate::check`] fills them; [`validate`] has no text).
    */
@@ -2671,6 +2676,27 @@ export interface RequirementTarget {
   /**
    * The key inside that element when it is an object (`field`).
    */
+  field?: string | null;
+  /**
+   * The column a row expression at the target reads ([`AnswerUse::Column`]): the answer
+   * replaces that column's every reference inside the expression, and the rest of it is
+   * kept (no var: the expression holds the column's name).
+   */
+  column?: string | null;
+  /**
+   * More expressions of the same input that read `column` (other rules' conditions): the
+   * one answer replaces it in each.
+   */
+  also?: TargetPlace[];
+}
+/**
+ * An element of a list input, or a key inside it, that an answer also goes to.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "TargetPlace".
+ */
+export interface TargetPlace {
+  index?: number | null;
   field?: string | null;
 }
 /**

@@ -363,11 +363,7 @@ fn the_composition_is_shown_in_one_line() {
 /// (0415-77 / 041577, 佐藤運輸, 88,000 a day apart): 2 groups, 4 rows, 198,000 at risk.
 #[test]
 fn an_unseen_invoice_export_is_fitted_by_meaning_and_its_duplicates_are_found() {
-    let ws = tempfile::tempdir().unwrap();
-    let export = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../evals/offline/invoices_renamed.csv");
-    std::fs::create_dir_all(ws.path().join("inputs")).unwrap();
-    std::fs::copy(&export, ws.path().join("inputs/請求書一覧.csv")).unwrap();
+    let ws = workspace_with_export("invoices_renamed.csv", "請求書一覧.csv");
     let mut cmd = keiri(ws.path());
     for v in LLM_VARS {
         cmd.env_remove(v);
@@ -445,5 +441,118 @@ fn an_unseen_invoice_export_is_fitted_by_meaning_and_its_duplicates_are_found() 
         run_dir
             .join("files/excel_output/outputs/invoice_duplicates.xlsx")
             .is_file()
+    );
+}
+
+/// A workspace whose `inputs/<name>` is the messy export `evals/offline/<export>`.
+fn workspace_with_export(export: &str, name: &str) -> tempfile::TempDir {
+    let ws = tempfile::tempdir().unwrap();
+    let from = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../evals/offline")
+        .join(export);
+    std::fs::create_dir_all(ws.path().join("inputs")).unwrap();
+    std::fs::copy(&from, ws.path().join("inputs").join(name)).unwrap();
+    ws
+}
+
+/// A purchase-order export under its own headers, checked against the purchasing rules without
+/// an LLM. The rule expressions read the template's columns: those of one meaning (発注日,
+/// 納期, 金額, 発注者, 見積件数) are written into the expressions in place, and the approver
+/// column, which no dictionary can vouch for (決裁欄), is asked once for the three expressions
+/// that read it. The run finds the violations worked out by hand (approval threshold 100,000,
+/// quotes from 1,000,000): PO-2 is ordered after its delivery date (PO-04), PO-3 is approved
+/// by its requester (PO-02) with one quote for 1,500,000 (PO-03), and PO-4 has no approver for
+/// 250,000 (PO-01); PO-1 (120,000, approved by another person) breaks nothing.
+#[test]
+fn a_purchase_order_export_is_checked_by_rules_rewritten_for_its_headers() {
+    let ws = workspace_with_export("purchase_orders_renamed.csv", "発注一覧.csv");
+    let generate = |answers: Option<&str>| {
+        let mut cmd = keiri(ws.path());
+        for v in LLM_VARS {
+            cmd.env_remove(v);
+        }
+        cmd.args([
+            "--json",
+            "generate",
+            "--apply-mode",
+            "compose",
+            "--plan-id",
+            "po_check",
+            "--instruction",
+            "発注データを購買規程でチェックする",
+            "--docs",
+            "inputs/発注一覧.csv",
+        ]);
+        if let Some(answers) = answers {
+            put(&ws.path().join("answers.json"), answers);
+            cmd.arg("--answers")
+                .arg(ws.path().join("answers.json"))
+                .arg("--out")
+                .arg(ws.path().join("plan.yaml"));
+        }
+        let out = cmd.output().unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+        v["result"].clone()
+    };
+    let asked = generate(None);
+    assert_eq!(asked["status"], "needs_answers", "{asked:#}");
+    let questions = asked["requirements"].as_array().unwrap();
+    assert_eq!(questions.len(), 1, "{questions:#?}");
+    let approver = &questions[0];
+    assert_eq!(approver["target"]["column"], "approver");
+    assert_eq!(approver["target"]["also"].as_array().map(Vec::len), Some(2));
+    assert!(
+        approver["options"]
+            .as_array()
+            .unwrap()
+            .contains(&Value::from("決裁欄"))
+    );
+
+    let answer = format!(r#"{{"{}": "決裁欄"}}"#, approver["id"].as_str().unwrap());
+    let answered = generate(Some(&answer));
+    assert_eq!(answered["status"], "valid", "{answered:#}");
+    let plan = std::fs::read_to_string(ws.path().join("plan.yaml")).unwrap();
+    for expression in [
+        "when: 金額 >= ${vars.approval_threshold}",
+        "condition: not is_empty(決裁欄)",
+        "condition: 発注者 != 決裁欄",
+        "condition: 見積件数 >= 2",
+        "condition: 発注日 <= 納期",
+    ] {
+        assert!(plan.contains(expression), "{expression}:\n{plan}");
+    }
+
+    let out = keiri(ws.path())
+        .args(["--json", "run", "plan.yaml"])
+        .assert()
+        .code(0);
+    let res: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(res["status"], "finished", "{res:#}");
+    let run_dir = ws.path().join(res["run_dir"].as_str().unwrap());
+    let violations: Value = serde_json::from_slice(
+        &std::fs::read(run_dir.join("outputs/po_policy_compliance__policy/violations.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    let found: Vec<(&str, &str)> = violations
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            (
+                v["row"]["発注番号"].as_str().unwrap(),
+                v["rule_id"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("PO-2", "PO-04"),
+            ("PO-3", "PO-02"),
+            ("PO-3", "PO-03"),
+            ("PO-4", "PO-01")
+        ]
     );
 }

@@ -57,10 +57,12 @@ pub(super) fn fit_columns(plan: &mut Plan, ctx: &Context<'_>, lang: Lang, notes:
     // One note per column: the template's column is often read by several nodes.
     let mut fitted: IndexMap<(String, String), Vec<String>> = IndexMap::new();
     for (node, input, from, to) in done {
-        fitted
-            .entry((from, to))
-            .or_default()
-            .push(format!("{node}.{input}"));
+        let places = fitted.entry((from, to)).or_default();
+        let place = format!("{node}.{input}");
+        // Several rules of one input read it: the input is named once.
+        if !places.contains(&place) {
+            places.push(place);
+        }
     }
     for ((from, to), places) in fitted {
         let places = places.join(", ");

@@ -53,6 +53,7 @@ impl Validator<'_> {
                 message: pick(lang, (&ja, &en)).to_string(),
                 hint: Some(pick(lang, (&hint_ja, &hint_en)).to_string()),
                 choices: m.columns.clone(),
+                missing_column: Some(m.wanted.clone()),
                 line: None,
                 column: None,
             });

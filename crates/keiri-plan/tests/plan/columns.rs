@@ -510,3 +510,191 @@ fn columns_are_traced_through_blocks_that_add_columns() {
     let open = MONTHLY.replace("{name: 符号付金額,", "{name: \"${vars.label}\",");
     assert!(unknown_columns(&plan(&open), Lang::Ja, vec![journal()]).is_empty());
 }
+
+/// A purchase-order check whose rule expressions read columns the file lacks, one of them
+/// beside a threshold spliced in from a var.
+const RULES: &str = r#"
+id: po
+vars:
+  po_csv: inputs/po.csv
+  threshold: 100000
+graph:
+  - id: read
+    block: csv.read
+    in: {path: "${vars.po_csv}"}
+    out: {rows: orders}
+  - id: policy
+    block: control.policy_enforce
+    in:
+      rows: "${read.orders}"
+      rules:
+        - {id: PO-01, description: しきい値以上は承認者が必要, when: "amount >= ${vars.threshold}", condition: "not is_empty(approver)", severity: error}
+        - {id: PO-02, description: 発注者と承認者は別の人, when: "not is_empty(approver)", condition: "requester != approver", severity: error}
+        - {id: PO-04, description: 発注日は納期より前, condition: "order_date <= delivery_date", severity: warning}
+    out: {violations: violations}
+"#;
+
+/// A purchase-order export: the dates and the amount have their usual Japanese names; who
+/// ordered and who approved are under names no dictionary can vouch for.
+fn purchase_orders() -> FileSchema {
+    let column = |name: &str| ColumnSchema {
+        name: name.into(),
+        ty: "text".into(),
+    };
+    FileSchema {
+        path: "inputs/po.csv".into(),
+        tables: vec![TableSchema {
+            sheet: None,
+            columns: [
+                "発注番号",
+                "発注日",
+                "納期",
+                "金額",
+                "起票者",
+                "決裁欄",
+                "承認ＩＤ",
+            ]
+            .into_iter()
+            .map(column)
+            .collect(),
+        }],
+    }
+}
+
+/// A rule's expression that reads a column the file lacks is never replaced by a column name:
+/// a column of the same meaning is written into it in place, and a question asks once per
+/// column for the rest, its answer replacing only that name in every expression reading it.
+#[test]
+fn a_column_read_by_rule_expressions_is_fitted_or_asked_in_place() {
+    let catalog = shipped_catalog();
+    let file = purchase_orders();
+    let (fitted, done) = fit_columns(&plan(RULES), &catalog, std::slice::from_ref(&file));
+    let moved: Vec<(&str, &str)> = done
+        .iter()
+        .map(|(_, _, from, to)| (from.as_str(), to.as_str()))
+        .collect();
+    assert_eq!(
+        moved,
+        [
+            ("amount", "金額"),
+            ("order_date", "発注日"),
+            ("delivery_date", "納期")
+        ]
+    );
+    let rules =
+        |p: &Plan| p.graph.iter().find(|n| n.id == "policy").unwrap().inputs["rules"].clone();
+    let fitted_rules = rules(&fitted);
+    // The threshold's reference stays as it was written; only the column changed.
+    assert_eq!(fitted_rules[0]["when"], json!("金額 >= ${vars.threshold}"));
+    assert_eq!(fitted_rules[2]["condition"], json!("発注日 <= 納期"));
+    assert_eq!(
+        fitted_rules[0]["condition"],
+        json!("not is_empty(approver)")
+    );
+
+    let opts = options(Lang::Ja, vec![file]);
+    let findings = validate(&fitted, &catalog, &opts);
+    let questions: Vec<_> = build_requirements(&fitted, &findings, &catalog)
+        .into_iter()
+        .filter(|q| q.answer_use == AnswerUse::Column)
+        .collect();
+    let asked: Vec<(Option<&str>, Option<usize>, Option<&str>)> = questions
+        .iter()
+        .map(|q| {
+            (
+                q.target.column.as_deref(),
+                q.target.index,
+                q.target.field.as_deref(),
+            )
+        })
+        .collect();
+    // approver is read in three places and asked once; requester once.
+    assert_eq!(
+        asked,
+        [
+            (Some("approver"), Some(0), Some("condition")),
+            (Some("requester"), Some(1), Some("condition")),
+        ]
+    );
+    let approver = &questions[0];
+    let also: Vec<(Option<usize>, Option<&str>)> = approver
+        .target
+        .also
+        .iter()
+        .map(|p| (p.index, p.field.as_deref()))
+        .collect();
+    assert_eq!(
+        also,
+        [(Some(1), Some("condition")), (Some(1), Some("when"))]
+    );
+    assert_eq!(
+        approver.label,
+        "PO-01 しきい値以上は承認者が必要：列「approver」"
+    );
+    assert!(
+        approver
+            .description
+            .contains("式「not is_empty(approver)」が読む列「approver」"),
+        "{}",
+        approver.description
+    );
+    // No var: the expression holds the name itself.
+    assert_eq!(approver.target.var, None);
+
+    // A header the expression language cannot write exactly (it folds full-width letters) is
+    // refused, and nothing is applied.
+    let mut answers = Map::new();
+    answers.insert(approver.id.clone(), json!("承認ＩＤ"));
+    answers.insert(questions[1].id.clone(), json!("起票者"));
+    match apply_answers(&fitted, &questions, &answers).unwrap_err() {
+        keiri_plan::AnswerError::Invalid { problems } => {
+            let codes: Vec<&str> = problems.iter().map(|p| p.code).collect();
+            assert_eq!(codes, ["answer.column_in_expression"]);
+        }
+        other => panic!("{other:?}"),
+    }
+
+    answers.insert(approver.id.clone(), json!("決裁欄"));
+    let answered = apply_answers(&fitted, &questions, &answers).unwrap();
+    let after = rules(&answered);
+    assert_eq!(
+        after,
+        json!([
+            {"id": "PO-01", "description": "しきい値以上は承認者が必要",
+             "when": "金額 >= ${vars.threshold}", "condition": "not is_empty(決裁欄)",
+             "severity": "error"},
+            {"id": "PO-02", "description": "発注者と承認者は別の人",
+             "when": "not is_empty(決裁欄)", "condition": "起票者 != 決裁欄", "severity": "error"},
+            {"id": "PO-04", "description": "発注日は納期より前",
+             "condition": "発注日 <= 納期", "severity": "warning"}
+        ])
+    );
+    assert_eq!(
+        answered.vars, fitted.vars,
+        "no var is added for an expression"
+    );
+    let left = validate(&answered, &catalog, &opts);
+    assert!(
+        left.iter().all(|f| f.code.as_str() != "column.unknown"),
+        "{left:#?}"
+    );
+}
+
+/// A var's literal spliced into an expression is read as the run will read it: a threshold
+/// leaves the expression's columns checked, and a column name spliced in is checked too.
+#[test]
+fn expressions_with_spliced_var_literals_are_checked() {
+    let p = plan(RULES);
+    let unknown = unknown_columns(&p, Lang::Ja, vec![purchase_orders()]);
+    assert!(
+        unknown.contains(&("policy".to_string(), "/graph/1/in/rules/0/when".to_string())),
+        "{unknown:?}"
+    );
+    // A reference to another node's output is known only at run time: nothing is claimed.
+    let late = RULES.replace("${vars.threshold}", "${read.orders}");
+    let unknown = unknown_columns(&plan(&late), Lang::Ja, vec![purchase_orders()]);
+    assert!(
+        !unknown.contains(&("policy".to_string(), "/graph/1/in/rules/0/when".to_string())),
+        "{unknown:?}"
+    );
+}
