@@ -62,9 +62,9 @@ pub use io::{LoadError, LoadedPlan, load_plan, save_plan};
 pub use model::{Node, NodeKind, Plan};
 pub use register::{RegisterError, STAMP_FORMAT, designs_index, parse_stamp, register};
 pub use requirements::{
-    AnswerError, AnswerProblem, AnswerUse, Requirement, RequirementKind, RequirementTarget,
-    SchemaTemplate, TargetPlace, Validation, apply_answers, build_requirements, check_answer,
-    schema_templates,
+    AnswerError, AnswerProblem, AnswerUse, NO_SUCH_COLUMN, Requirement, RequirementKind,
+    RequirementTarget, SchemaTemplate, TargetPlace, Validation, apply_answers, build_requirements,
+    check_answer, schema_templates,
 };
 pub use resolve::{Lookup, ResolveError, resolve, resolve_json};
 pub use template::{

@@ -39,10 +39,14 @@ use crate::validate::{DEFAULT_LOOP_VAR, Finding};
 
 mod types;
 pub use types::{
-    AnswerUse, Requirement, RequirementKind, RequirementTarget, TargetPlace, Validation,
+    AnswerUse, NO_SUCH_COLUMN, Requirement, RequirementKind, RequirementTarget, TargetPlace,
+    Validation,
 };
 
+mod ports;
 mod schemas;
+use ports::is_path_key;
+pub use ports::{accept_of, short_label};
 pub use schemas::{SchemaTemplate, schema_template, schema_templates};
 
 /// Builds the questions for `plan` from the validator's `findings` (the same plan's).
@@ -405,6 +409,9 @@ impl Builder<'_> {
                 .join(" ");
             (!said.is_empty()).then(|| first_line(&said))
         });
+        // A rule (an element that says what it is) whose expression reads the column can be
+        // dropped instead, when the file has no such column at all: never a wrong column.
+        let droppable = expression.is_some() && element_says.is_some();
         let (label, label_en) = match (element_says, port) {
             (Some(said), _) if expression.is_some() => (
                 format!("{said}：列「{wanted}」"),
@@ -451,11 +458,29 @@ impl Builder<'_> {
             label_en,
             description,
             description_en: Some(description_en),
-            options: finding.choices.iter().cloned().map(Value::from).collect(),
+            options: finding
+                .choices
+                .iter()
+                .map(String::as_str)
+                .chain(droppable.then_some(NO_SUCH_COLUMN))
+                .map(Value::from)
+                .collect(),
             required: true,
             accept: None,
-            hint: Some(format!("ファイルの列: {list}")),
-            hint_en: Some(format!("columns of the file: {list}")),
+            hint: Some(if droppable {
+                format!(
+                    "ファイルの列: {list}。ファイルにない列なら「{NO_SUCH_COLUMN}」を選ぶと、この列を読むルールを外し、プランの説明に書き残します"
+                )
+            } else {
+                format!("ファイルの列: {list}")
+            }),
+            hint_en: Some(if droppable {
+                format!(
+                    "columns of the file: {list}. If the file has no such column, choose {NO_SUCH_COLUMN:?}: the rules reading it are dropped, and the plan's description says so"
+                )
+            } else {
+                format!("columns of the file: {list}")
+            }),
             validation: None,
             default: proposed,
             value_type: None,
@@ -578,91 +603,6 @@ fn value_at(node: &Node, rel: &str) -> Option<Value> {
         }
         _ => None,
     }
-}
-
-/// A short label from a description: its first clause, at most 40 characters.
-pub fn short_label(description: &str) -> String {
-    let first = description.lines().next().unwrap_or_default().trim();
-    let mut end = first.len();
-    for stop in ["。", "（", "(", "：", ": ", "; ", ". "] {
-        if let Some(i) = first.find(stop) {
-            end = end.min(i);
-        }
-    }
-    let clause = first[..end].trim();
-    if clause.chars().count() > 40 {
-        clause.chars().take(40).collect::<String>() + "…"
-    } else {
-        clause.to_string()
-    }
-}
-
-/// Whether an input names a file to read.
-fn is_path_key(key: &str) -> bool {
-    key == "path" || key.ends_with("_path") || key == "file" || key.ends_with("_file")
-}
-
-/// The extensions a path input accepts, from the spec: an explicit `accept`, the extensions
-/// its descriptions name (`（.xlsx/.xlsm）`), or the file format they name (`CSV`, `PDF`).
-pub fn accept_of(port: &PortSpec) -> Option<String> {
-    if let Some(Value::String(a)) = port.extra.get("accept") {
-        return Some(a.clone());
-    }
-    let texts = [
-        port.description.as_str(),
-        port.description_en.as_deref().unwrap_or_default(),
-    ];
-    let mut exts: Vec<String> = Vec::new();
-    for text in texts {
-        for ext in extensions_in(text) {
-            if !exts.contains(&ext) {
-                exts.push(ext);
-            }
-        }
-    }
-    if exts.is_empty() {
-        for text in texts {
-            for word in text.split(|c: char| !c.is_ascii_alphanumeric()) {
-                let found: &[&str] = match word.to_ascii_lowercase().as_str() {
-                    "csv" => &[".csv"],
-                    "pdf" => &[".pdf"],
-                    "zip" => &[".zip"],
-                    "excel" => &[".xlsx", ".xlsm"],
-                    "docx" => &[".docx"],
-                    _ => &[],
-                };
-                for ext in found {
-                    if !exts.iter().any(|e| e == ext) {
-                        exts.push((*ext).to_string());
-                    }
-                }
-            }
-        }
-    }
-    (!exts.is_empty()).then(|| exts.join(","))
-}
-
-/// `.xlsx`-like tokens: a dot after a non-alphanumeric character, then 2–5 letters or digits.
-fn extensions_in(text: &str) -> Vec<String> {
-    let chars: Vec<char> = text.chars().collect();
-    let mut out = Vec::new();
-    for (i, &c) in chars.iter().enumerate() {
-        if c != '.'
-            || i.checked_sub(1)
-                .is_some_and(|p| chars[p].is_ascii_alphanumeric())
-        {
-            continue;
-        }
-        let ext: String = chars[i + 1..]
-            .iter()
-            .take_while(|c| c.is_ascii_alphanumeric())
-            .collect();
-        let letters = ext.chars().any(|c| c.is_ascii_alphabetic());
-        if (2..=5).contains(&ext.len()) && letters {
-            out.push(format!(".{}", ext.to_ascii_lowercase()));
-        }
-    }
-    out
 }
 
 /// A requirement typed by a block input's spec (target and `required` set by the caller).
@@ -851,7 +791,27 @@ pub fn apply_answers(
         return Err(AnswerError::Invalid { problems });
     }
     let mut plan = plan.clone();
+    // Rules dropped because the file has no column they read: (node, input) → (index, column).
+    let mut dropped: IndexMap<(String, String), Vec<(usize, String)>> = IndexMap::new();
     for (r, value) in accepted {
+        if r.answer_use == AnswerUse::Column
+            && let (Some(column), Some(node_id), Some(input)) =
+                (&r.target.column, &r.target.node_id, &r.target.input)
+            && value.as_str() == Some(NO_SUCH_COLUMN)
+        {
+            let places = dropped.entry((node_id.clone(), input.clone())).or_default();
+            let indexes = r
+                .target
+                .index
+                .into_iter()
+                .chain(r.target.also.iter().filter_map(|p| p.index));
+            for i in indexes {
+                if !places.iter().any(|(j, _)| *j == i) {
+                    places.push((i, column.clone()));
+                }
+            }
+            continue;
+        }
         let wired = match r.answer_use {
             AnswerUse::SchemaTemplate => {
                 let name = display(&value);
@@ -927,7 +887,49 @@ pub fn apply_answers(
             node.inputs.insert(input.clone(), wired);
         }
     }
+    drop_rules(&mut plan, dropped);
     Ok(plan)
+}
+
+/// Removes the rules whose column the file does not have (after every other answer, which
+/// names elements by their first index), and says which in the plan's description: a rule
+/// left out is never silent.
+fn drop_rules(plan: &mut Plan, dropped: IndexMap<(String, String), Vec<(usize, String)>>) {
+    let mut said = Vec::new();
+    for ((node_id, input), mut places) in dropped {
+        let Some(Value::Array(rules)) =
+            find_node_mut(&mut plan.graph, &node_id).and_then(|n| n.inputs.get_mut(&input))
+        else {
+            continue;
+        };
+        places.sort_by_key(|p| std::cmp::Reverse(p.0));
+        let mut gone = Vec::new();
+        for (i, column) in places {
+            if i < rules.len() {
+                let rule = rules.remove(i);
+                let name = ["id", "description"]
+                    .iter()
+                    .find_map(|k| rule.get(*k).and_then(Value::as_str))
+                    .map_or_else(|| format!("{}", i + 1), str::to_string);
+                gone.push(format!("{name}（列「{column}」）"));
+            }
+        }
+        gone.reverse();
+        if !gone.is_empty() {
+            said.push(format!("{node_id}.{input}: {}", gone.join("、")));
+        }
+    }
+    if said.is_empty() {
+        return;
+    }
+    let note = format!(
+        "ファイルにない列を読むため外したルール / rules dropped for columns the file lacks: {}",
+        said.join("; ")
+    );
+    plan.description = Some(match plan.description.take() {
+        Some(d) if !d.trim().is_empty() => format!("{}\n{note}", d.trim_end()),
+        _ => note,
+    });
 }
 
 /// The value at `place` of `node`'s input `input`: the input, its element, or a key of it.

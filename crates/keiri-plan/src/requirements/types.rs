@@ -132,3 +132,8 @@ pub struct Requirement {
     pub answer_use: AnswerUse,
     pub target: RequirementTarget,
 }
+
+/// The last choice of a column question on a rule's expression, for a file that has no such
+/// column at all: the answer drops the rules that read it, and the plan's description says
+/// which (never a wrong column picked to get past the question).
+pub const NO_SUCH_COLUMN: &str = "（ファイルにない：このルールを外す）";

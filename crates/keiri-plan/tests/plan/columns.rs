@@ -561,6 +561,18 @@ fn purchase_orders() -> FileSchema {
     }
 }
 
+/// The column questions of `plan` read against the files of `opts`.
+fn column_questions(
+    plan: &Plan,
+    catalog: &Catalog,
+    opts: &Options,
+) -> Vec<keiri_plan::Requirement> {
+    build_requirements(plan, &validate(plan, catalog, opts), catalog)
+        .into_iter()
+        .filter(|q| q.answer_use == AnswerUse::Column)
+        .collect()
+}
+
 /// A rule's expression that reads a column the file lacks is never replaced by a column name:
 /// a column of the same meaning is written into it in place, and a question asks once per
 /// column for the rest, its answer replacing only that name in every expression reading it.
@@ -593,11 +605,7 @@ fn a_column_read_by_rule_expressions_is_fitted_or_asked_in_place() {
     );
 
     let opts = options(Lang::Ja, vec![file]);
-    let findings = validate(&fitted, &catalog, &opts);
-    let questions: Vec<_> = build_requirements(&fitted, &findings, &catalog)
-        .into_iter()
-        .filter(|q| q.answer_use == AnswerUse::Column)
-        .collect();
+    let questions = column_questions(&fitted, &catalog, &opts);
     let asked: Vec<(Option<&str>, Option<usize>, Option<&str>)> = questions
         .iter()
         .map(|q| {
@@ -696,5 +704,56 @@ fn expressions_with_spliced_var_literals_are_checked() {
     assert!(
         !unknown.contains(&("policy".to_string(), "/graph/1/in/rules/0/when".to_string())),
         "{unknown:?}"
+    );
+}
+
+/// A file with no approver column at all: the question offers to drop the rules that read it,
+/// never only the wrong columns, and the plan's description says which rules went and why.
+#[test]
+fn a_rule_whose_column_the_file_lacks_can_be_dropped_out_loud() {
+    let catalog = shipped_catalog();
+    let mut file = purchase_orders();
+    file.tables[0]
+        .columns
+        .retain(|c| c.name != "決裁欄" && c.name != "承認ＩＤ");
+    let (fitted, _) = fit_columns(&plan(RULES), &catalog, std::slice::from_ref(&file));
+    let opts = options(Lang::Ja, vec![file]);
+    let questions = column_questions(&fitted, &catalog, &opts);
+    let approver = &questions[0];
+    assert_eq!(approver.target.column.as_deref(), Some("approver"));
+    assert_eq!(
+        approver.options.last(),
+        Some(&json!(keiri_plan::NO_SUCH_COLUMN))
+    );
+    assert!(
+        approver
+            .hint
+            .as_deref()
+            .unwrap()
+            .contains("この列を読むルールを外し")
+    );
+
+    let mut answers = Map::new();
+    answers.insert(approver.id.clone(), json!(keiri_plan::NO_SUCH_COLUMN));
+    answers.insert(questions[1].id.clone(), json!("起票者"));
+    let answered = apply_answers(&fitted, &questions, &answers).unwrap();
+    let policy = answered.graph.iter().find(|n| n.id == "policy").unwrap();
+    // PO-01 and PO-02 read the approver; PO-04 is kept as fitted.
+    assert_eq!(
+        policy.inputs["rules"],
+        json!([{"id": "PO-04", "description": "発注日は納期より前",
+                "condition": "発注日 <= 納期", "severity": "warning"}])
+    );
+    assert_eq!(
+        answered.description.as_deref(),
+        Some(
+            "ファイルにない列を読むため外したルール / rules dropped for columns the file lacks: \
+             policy.rules: PO-01（列「approver」）、PO-02（列「approver」）"
+        )
+    );
+    let left = validate(&answered, &catalog, &opts);
+    assert!(
+        left.iter().all(|f| f.code.as_str() != "column.unknown"),
+        "{left:#?}"
     );
 }

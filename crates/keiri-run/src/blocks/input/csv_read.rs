@@ -1,6 +1,6 @@
 //! `csv.read`: its inputs and outputs are in `block_specs/input/csv.read.yaml`.
 
-use crate::block::{BlockContext, BlockError, Inputs, Outputs};
+use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs};
 use crate::blocks::kit::decode::{encoding_choice, undecodable, undetectable};
 use crate::blocks::kit::files::{MAX_FILE_BYTES, not_found, resolve};
 use crate::value::{column_names, table_error};
@@ -163,10 +163,11 @@ fn parse_pieces(
                             .unwrap_or_default();
                         blank_suffix = keiri_docs::csv::blank_header_suffix(&header);
                     }
-                    table = Some(parse_piece(chunk, shape, delimiter, None)?);
+                    table = Some(parse_checked(chunk, shape, delimiter, None, 0)?);
                 }
                 Some(df) => {
-                    let more = parse_piece(chunk, shape, delimiter, Some(df.schema().clone()))?;
+                    let schema = Some(df.schema().clone());
+                    let more = parse_checked(chunk, shape, delimiter, schema, df.height())?;
                     df.vstack_mut_owned(more)
                         .map_err(|e| PieceError::Failed(csv_error(&e)))?;
                 }
@@ -279,14 +280,79 @@ fn record_end(text: &[u8], from: usize, records: usize) -> Option<usize> {
     None
 }
 
+/// Parses one piece as [`parse_piece`] does, refusing a record with more values than the
+/// header: its values would sit under the wrong columns (an amount written `1,000` without
+/// quotes reads as 1, and the next column gets `000`). Polars is asked to refuse such lines;
+/// only then is the piece scanned for the record, so a well-formed file costs no extra pass.
+/// A record whose extra values are all blank (`旅費,100,,` under two names, as some exports
+/// pad their lines) is read without them. `rows_before` is how many rows earlier pieces gave.
+fn parse_checked(
+    text: &str,
+    shape: CsvShape,
+    delimiter: u8,
+    schema: Option<SchemaRef>,
+    rows_before: usize,
+) -> Result<DataFrame, PieceError> {
+    let first = schema.is_none();
+    let width = schema.as_ref().map(|s| s.len());
+    match parse_piece(text, shape, delimiter, schema.clone(), false) {
+        Ok(df) => Ok(df),
+        Err(refused) => {
+            let mut records = keiri_docs::csv::records(text, delimiter)
+                .skip(if first { shape.skip_rows } else { 0 })
+                .filter(|r| !keiri_docs::csv::is_blank_record(r));
+            // The header (or the first row, without one) sets the width of the first piece.
+            let width = match width {
+                Some(w) => w,
+                None => match records.next() {
+                    Some(r) => r.len(),
+                    None => return Err(refused),
+                },
+            };
+            let data_before = rows_before + usize::from(first && !shape.header);
+            for (i, record) in records.enumerate() {
+                let extra = record.get(width..).unwrap_or_default();
+                if extra.iter().any(|v| !keiri_docs::csv::is_blank_field(v)) {
+                    return Err(PieceError::Failed(row_too_long(
+                        data_before + i + 1,
+                        &record,
+                        width,
+                    )));
+                }
+            }
+            parse_piece(text, shape, delimiter, schema, true)
+        }
+    }
+}
+
+/// A record with more values than the header has names: what it holds, and where.
+fn row_too_long(row: usize, record: &[String], width: usize) -> BlockError {
+    let shown: String = record.join(",").chars().take(80).collect();
+    let count = record.len();
+    BlockError::new(
+        ErrorCode::InputInvalid,
+        format!(
+            "CSVのデータ {row} 行目に値が {count} 個あり、見出しの {width} 列より多いため、値が列からずれます: 「{shown}」"
+        ),
+        format!(
+            "data row {row} of the CSV has {count} values, more than the header's {width} columns, so its values would shift columns: {shown:?}"
+        ),
+    )
+    .with_hint(
+        "カンマを含む値（1,000 など）が引用符で囲まれていないか、区切り文字が違います。ファイルを直すか、delimiter を指定してください",
+        "a value holding a comma (such as 1,000) is not quoted, or the delimiter is another: fix the file or set delimiter",
+    )
+}
+
 /// Parses one piece of CSV text with every column as text. The first piece (`schema` None)
 /// carries the skipped rows and the header; later pieces are rows only, parsed with the
-/// first piece's columns.
+/// first piece's columns. `truncate` lets Polars drop values past the last column.
 fn parse_piece(
     text: &str,
     shape: CsvShape,
     delimiter: u8,
     schema: Option<SchemaRef>,
+    truncate: bool,
 ) -> Result<DataFrame, PieceError> {
     let first = schema.is_none();
     CsvReadOptions::default()
@@ -299,7 +365,7 @@ fn parse_piece(
         .map_parse_options(|o| {
             o.with_separator(delimiter)
                 .with_missing_is_null(false)
-                .with_truncate_ragged_lines(true)
+                .with_truncate_ragged_lines(truncate)
         })
         .into_reader_with_file_handle(Cursor::new(text.as_bytes()))
         .finish()
@@ -516,7 +582,7 @@ mod tests {
             ),
             (
                 "ragged lines",
-                "科目,金額,部門\n旅費,100\n会議費,200,営業,余分\n通信費,300,総務\n"
+                "科目,金額,部門\n旅費,100\n会議費,200,営業,,\n通信費,300,総務\n"
                     .as_bytes()
                     .to_vec(),
                 shape(true, 0),
@@ -554,6 +620,49 @@ mod tests {
         assert_eq!(used, "cp932");
         assert_eq!(rows.len(), i + 1);
         assert_eq!(rows[i]["科目"], serde_json::json!("旅費交通費"));
+    }
+
+    /// A row with more values than the header would put them under the wrong columns: an
+    /// error naming the row and its text, in whichever piece it falls; blank extra values
+    /// (a padded line) are read without them.
+    #[test]
+    fn a_row_with_more_values_than_the_header_is_refused() {
+        let text = "伝票番号,科目,金額,部門\r\n1,旅費,100,営業\r\n2,会議費,200,総務,\r\n\r\n3,通信費,1,000,総務\r\n4,消耗品費,50,営業\r\n";
+        for block in [1, 4, 64] {
+            for piece in [1, 20, usize::MAX] {
+                let sizes = PieceSizes { block, piece };
+                let e = read(&sjis(text), "auto", shape(true, 0), sizes).unwrap_err();
+                assert_eq!(
+                    e.code,
+                    ErrorCode::InputInvalid,
+                    "block {block}, piece {piece}"
+                );
+                assert!(
+                    e.message_ja
+                        .contains("データ 3 行目に値が 5 個あり、見出しの 4 列より多い")
+                        && e.message_ja.contains("3,通信費,1,000,総務"),
+                    "block {block}, piece {piece}: {}",
+                    e.message_ja
+                );
+            }
+        }
+        // Without a header the first row sets the width.
+        let e = read(b"a,1\nb,2,3\n", "auto", shape(false, 0), WHOLE).unwrap_err();
+        assert!(
+            e.message_en.contains("data row 2 of the CSV has 3 values"),
+            "{}",
+            e.message_en
+        );
+        // Padding is not data: the row is read under its columns.
+        let (rows, columns, _) = read(
+            "科目,金額\n旅費,100,,\n".as_bytes(),
+            "auto",
+            shape(true, 0),
+            WHOLE,
+        )
+        .unwrap();
+        assert_eq!(columns, ["科目", "金額"]);
+        assert_eq!(rows[0]["金額"], serde_json::json!("100"));
     }
 
     #[test]
