@@ -30,6 +30,8 @@
 //!     番号}]`: `{left: {column_of: left}, right: {column_of: right}}`); a plain name where the
 //!     object form expects an object is the same column on every side.
 //!
+//!   `item_adds: <key>` says that in a list value each item's `<key>` names a column the
+//!   item adds, which later items read without the rows having it (`transforms.compute_columns`).
 //!   `column_of` may list several rows inputs (`[left, right]`): a name read without its own
 //!   side is read from each. A list value is read item by item with the same `how`. `columns_if: <input>` declares
 //!   that the block reads these columns only when that other input is set (or has a
@@ -83,6 +85,11 @@ pub const COLUMNS_IF: &str = "columns_if";
 /// Spec property of a `column_of` input whose default names columns the block uses only
 /// where the rows have them: left unset, it reads nothing for sure.
 pub const DEFAULT_IF_PRESENT: &str = "default_if_present";
+/// Spec property of a `column_of` input whose value is a list: each item's value under this
+/// key names a column the item adds, which the items after it read as if the rows had it
+/// (`transforms.compute_columns`: `[{name: 税額, expr: 金額 * 0.1}, {name: 税込, expr: 金額 +
+/// 税額}]`).
+pub const ITEM_ADDS: &str = "item_adds";
 /// Spec property of an output that carries the columns of one of the block's inputs.
 pub const COLUMNS_FROM: &str = "columns_from";
 /// Spec property of a `columns_from` output: the names of the columns it adds.
@@ -366,6 +373,22 @@ pub fn column_reads<'v>(
             .unwrap_or_else(|| Value::String("column".into()));
         let mut found = Vec::new();
         walk(&how, value, String::new(), None, &mut found);
+        // Columns an earlier item of the list adds are not read from the rows.
+        if let (Some(key), Some(items)) = (
+            port.extra.get(ITEM_ADDS).and_then(Value::as_str),
+            value.as_array(),
+        ) {
+            found.retain(|(pointer, column, _)| {
+                let index = pointer
+                    .split('/')
+                    .nth(1)
+                    .and_then(|i| i.parse::<usize>().ok());
+                !items
+                    .iter()
+                    .take(index.unwrap_or(0))
+                    .any(|item| item.get(key).and_then(Value::as_str) == Some(column.as_str()))
+            });
+        }
         for (pointer, column, side) in found {
             // A part of the value that names its own rows (`{column_of: right}`) is read
             // against those; the rest against every rows input of the spec.

@@ -757,3 +757,55 @@ fn a_rule_whose_column_the_file_lacks_can_be_dropped_out_loud() {
         "{left:#?}"
     );
 }
+
+/// `transforms.compute_columns` reads the columns its expressions name: a column the file
+/// lacks is found before the run and fitted in place when a header means the same, while a
+/// column an earlier item computes is read by the items after it without a finding.
+#[test]
+fn computed_columns_are_checked_and_later_items_read_earlier_results() {
+    let yaml = r#"
+id: tax
+vars:
+  po_csv: inputs/po.csv
+graph:
+  - id: read
+    block: csv.read
+    in: {path: "${vars.po_csv}"}
+    out: {rows: orders}
+  - id: tax
+    block: transforms.compute_columns
+    in:
+      rows: "${read.orders}"
+      columns:
+        - {name: 税額, expr: "round(amount * 0.1)"}
+        - {name: 税込, expr: "amount + 税額"}
+        - {name: 承認済, expr: "not is_empty(approver)"}
+    out: {rows: rows}
+"#;
+    let catalog = shipped_catalog();
+    let file = purchase_orders();
+    let p = plan(yaml);
+    assert_eq!(
+        unknown_columns(&p, Lang::Ja, vec![file.clone()]),
+        [
+            ("tax".to_string(), "/graph/1/in/columns/0/expr".to_string()),
+            ("tax".to_string(), "/graph/1/in/columns/1/expr".to_string()),
+            ("tax".to_string(), "/graph/1/in/columns/2/expr".to_string()),
+        ]
+    );
+    let (fitted, _) = fit_columns(&p, &catalog, std::slice::from_ref(&file));
+    let tax = fitted.graph.iter().find(|n| n.id == "tax").unwrap();
+    assert_eq!(
+        tax.inputs["columns"],
+        json!([
+            {"name": "税額", "expr": "round(金額 * 0.1)"},
+            {"name": "税込", "expr": "金額 + 税額"},
+            {"name": "承認済", "expr": "not is_empty(approver)"}
+        ])
+    );
+    // Only the approver is left: 税額 is the first item's result, not a column of the file.
+    assert_eq!(
+        unknown_columns(&fitted, Lang::Ja, vec![file]),
+        [("tax".to_string(), "/graph/1/in/columns/2/expr".to_string())]
+    );
+}
