@@ -665,3 +665,44 @@ graph:
         "4 行中 4 行（100%）がしきい値を超える増減になりました。列の指定や条件を確認してください"
     );
 }
+
+/// A CSV whose lines have fewer values than its header (a hand-edited export, or a value left
+/// out mid-line) is read with the missing columns empty, and says so: how many rows, the
+/// first one's data row (blank lines and `,,,` rows not counted) and its text. A file whose
+/// every line is complete, empty fields included, has no such warning.
+#[test]
+fn rows_with_fewer_values_than_the_header_are_warned_about() {
+    let yaml = "id: t
+graph:
+  - id: read
+    block: csv.read
+    in: {path: pay.csv}
+    out: {rows: rows}
+";
+    let short =
+        "支払先,金額,部門,備考\nA社,1000,営業,\nB社,2000\n\nC社,3000,総務,至急\nD社,500,営業\n";
+    let (outcome, _, _) = run(&[("pay.csv", short)], yaml);
+    assert_eq!(outcome.status, RunStatus::Finished);
+    assert_eq!(
+        warnings(&outcome),
+        [(
+            "read".to_string(),
+            "ROWS_SHORT".to_string(),
+            "見出し（4 列）より値の少ない行が 2 行あり、足りない列を空として読みました。最初はデータ 2 行目（値 2 個）:「B社,2000」。値が列からずれていないか確認してください".to_string(),
+            "2 rows have fewer values than the header's 4 columns; their missing columns were read as empty. First: data row 2 (2 values): \"B社,2000\". Check that no value shifted columns".to_string(),
+        )]
+    );
+    // With quoted fields (read record by record), blank lines and `,,,` rows not counted.
+    let quoted = "支払先,金額,部門,備考\n\"A社, 本店\",1000,営業,\n,,,\n\u{3000}\nB社,\"2,000\"\n";
+    let (outcome, _, _) = run(&[("pay.csv", quoted)], yaml);
+    let (_, code, ja, _) = &warnings(&outcome)[0];
+    assert_eq!(code, "ROWS_SHORT");
+    assert!(
+        ja.starts_with("見出し（4 列）より値の少ない行が 1 行あり")
+            && ja.contains("最初はデータ 2 行目（値 2 個）:「B社,2,000」"),
+        "{ja}"
+    );
+    let complete = "支払先,金額,部門,備考\nA社,1000,営業,\nB社,2000,,\n";
+    let (outcome, _, _) = run(&[("pay.csv", complete)], yaml);
+    assert!(codes(&outcome).is_empty(), "{:?}", codes(&outcome));
+}

@@ -1,6 +1,6 @@
 //! `csv.read`: its inputs and outputs are in `block_specs/input/csv.read.yaml`.
 
-use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs};
+use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Warning};
 use crate::blocks::kit::decode::{encoding_choice, undecodable, undetectable};
 use crate::blocks::kit::files::{MAX_FILE_BYTES, not_found, resolve};
 use crate::value::{column_names, table_error};
@@ -39,13 +39,16 @@ enum PieceError {
     Failed(BlockError),
 }
 
-/// A CSV read into a table: the encoding and delimiter used, and the header's blank names
-/// at its end (see `keiri_docs::csv::blank_header_suffix`).
+/// A CSV read into a table: the encoding and delimiter used, the header's blank names at its
+/// end (see `keiri_docs::csv::blank_header_suffix`), and its rows shorter than the header.
 struct CsvRead {
     table: DataFrame,
     encoding: &'static str,
     delimiter: u8,
     blank_header_suffix: usize,
+    /// The values of a full row, and the rows with fewer.
+    width: usize,
+    short: ShortRows,
 }
 
 /// Reads the CSV at `path` into a table of text columns, decoding and parsing it in pieces
@@ -83,12 +86,14 @@ fn read_csv_table(
         file.seek(SeekFrom::Start(0))
             .map_err(|e| not_found(&full, &e))?;
         match parse_pieces(ctx, &mut file, candidate, shape, sizes) {
-            Ok((table, delimiter, blank_header_suffix)) => {
+            Ok(parsed) => {
                 return Ok(CsvRead {
-                    table,
+                    table: parsed.table,
                     encoding: candidate.name(),
-                    delimiter,
-                    blank_header_suffix,
+                    delimiter: parsed.delimiter,
+                    blank_header_suffix: parsed.blank_suffix,
+                    width: parsed.width,
+                    short: parsed.short,
                 });
             }
             Err(PieceError::Undecodable) => continue,
@@ -115,13 +120,18 @@ fn parse_pieces(
     encoding: keiri_docs::TextEncoding,
     shape: CsvShape,
     sizes: PieceSizes,
-) -> Result<(DataFrame, u8, usize), PieceError> {
+) -> Result<Parsed, PieceError> {
     let mut decoder = keiri_docs::text::StreamDecoder::new(encoding);
     let mut block = vec![0u8; sizes.block.max(1)];
     let mut text = String::new();
     let mut table: Option<DataFrame> = None;
     let mut delimiter = b',';
     let mut blank_suffix = 0;
+    // The values a full row has (the header's named columns), the data records seen so far
+    // and those with fewer values.
+    let mut width = 0;
+    let mut seen = 0;
+    let mut short = ShortRows::default();
     loop {
         let n = read_block(file, &mut block).map_err(|e| {
             PieceError::Failed(BlockError::failed(
@@ -156,16 +166,20 @@ fn parse_pieces(
                 None => {
                     // The layout rules design time applies (keiri-docs' csv module).
                     delimiter = shape.delimiter.resolve(chunk, shape.skip_rows);
+                    let first = keiri_docs::csv::records(chunk, delimiter)
+                        .skip(shape.skip_rows)
+                        .find(|r| !keiri_docs::csv::is_blank_record(r))
+                        .unwrap_or_default();
                     if shape.header {
-                        let header = keiri_docs::csv::records(chunk, delimiter)
-                            .skip(shape.skip_rows)
-                            .find(|r| !keiri_docs::csv::is_blank_record(r))
-                            .unwrap_or_default();
-                        blank_suffix = keiri_docs::csv::blank_header_suffix(&header);
+                        blank_suffix = keiri_docs::csv::blank_header_suffix(&first);
                     }
+                    width = first.len() - blank_suffix;
+                    let skip = shape.skip_rows + usize::from(shape.header);
+                    count_short(chunk, delimiter, skip, width, &mut seen, &mut short);
                     table = Some(parse_checked(chunk, shape, delimiter, None, 0)?);
                 }
                 Some(df) => {
+                    count_short(chunk, delimiter, 0, width, &mut seen, &mut short);
                     let schema = Some(df.schema().clone());
                     let more = parse_checked(chunk, shape, delimiter, schema, df.height())?;
                     df.vstack_mut_owned(more)
@@ -182,11 +196,23 @@ fn parse_pieces(
         }
     }
     // A file of nothing but blank lines is an empty table, not a parse error.
-    Ok((
-        table.unwrap_or_else(DataFrame::empty),
+    Ok(Parsed {
+        table: table.unwrap_or_else(DataFrame::empty),
         delimiter,
         blank_suffix,
-    ))
+        width,
+        short,
+    })
+}
+
+/// What [`parse_pieces`] read: the table, the delimiter (detected on the first piece when
+/// `auto`), the header's trailing blank names, the values of a full row and the short rows.
+struct Parsed {
+    table: DataFrame,
+    delimiter: u8,
+    blank_suffix: usize,
+    width: usize,
+    short: ShortRows,
 }
 
 /// Drops blank records (every field empty or whitespace, e.g. Excel's `,,,,` rows), as
@@ -231,6 +257,110 @@ fn drop_empty_trailing_columns(df: &mut DataFrame, suffix: usize) -> Result<usiz
         dropped += 1;
     }
     Ok(dropped)
+}
+
+/// Rows with fewer values than the header, found while the pieces are parsed: how many, and
+/// the first one's data row (from 1, blank records not counted), value count and text.
+#[derive(Default)]
+struct ShortRows {
+    count: usize,
+    first: Option<(usize, usize, String)>,
+}
+
+/// Counts the data records of one piece and those with fewer values than `width` (blank ones
+/// are neither), after skipping `skip` non-blank records. A piece without a double quote is
+/// counted line by line, one delimiter count per line; one with quotes (fields that may hold
+/// the delimiter or a line break) is read record by record by the csv crate, in place with one
+/// reused record. Either way the pass is light beside the parse.
+fn count_short(
+    text: &str,
+    delimiter: u8,
+    skip: usize,
+    width: usize,
+    seen: &mut usize,
+    short: &mut ShortRows,
+) {
+    let mut skipped = 0;
+    let mut one = |fields: usize, blank: bool, shown: &dyn Fn() -> String| {
+        if blank {
+            return;
+        }
+        if skipped < skip {
+            skipped += 1;
+            return;
+        }
+        *seen += 1;
+        if fields < width {
+            short.count += 1;
+            if short.first.is_none() {
+                short.first = Some((*seen, fields, shown()));
+            }
+        }
+    };
+    if !text.contains('"') {
+        for line in text.split('\n') {
+            let line = line.strip_suffix('\r').unwrap_or(line);
+            let fields = line.bytes().filter(|&b| b == delimiter).count() + 1;
+            one(fields, blank_bytes(line.as_bytes(), delimiter), &|| {
+                line.to_string()
+            });
+        }
+        return;
+    }
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .delimiter(delimiter)
+        .from_reader(text.as_bytes());
+    let mut record = csv::ByteRecord::new();
+    while let Ok(true) = reader.read_byte_record(&mut record) {
+        let blank = record.iter().all(|f| blank_bytes(f, delimiter));
+        let shown = || {
+            let fields: Vec<String> = record
+                .iter()
+                .map(|f| String::from_utf8_lossy(f).into_owned())
+                .collect();
+            fields.join(",")
+        };
+        one(record.len(), blank, &shown);
+    }
+}
+
+/// Whether `bytes` (a line, or a field) holds nothing but delimiters and blanks, as
+/// `keiri_docs::csv::is_blank_field` reads each field. Decided at the first byte that is
+/// neither, which in a data line is nearly always the first.
+fn blank_bytes(bytes: &[u8], delimiter: u8) -> bool {
+    match bytes
+        .iter()
+        .position(|&b| b != delimiter && !b.is_ascii_whitespace())
+    {
+        None => true,
+        Some(i) if bytes[i].is_ascii() => false,
+        // Full-width spaces and other Unicode blanks: read the text.
+        Some(_) => std::str::from_utf8(bytes).is_ok_and(|t| {
+            t.split(char::from(delimiter))
+                .all(keiri_docs::csv::is_blank_field)
+        }),
+    }
+}
+
+/// Warns `ROWS_SHORT` when rows had fewer values than the header: their last columns were
+/// read as empty, and a value left out mid-line shifts the rest.
+fn warn_short_rows(ctx: &BlockContext<'_>, short: &ShortRows, width: usize) {
+    let Some((row, values, text)) = &short.first else {
+        return;
+    };
+    let count = short.count;
+    let shown: String = text.chars().take(80).collect();
+    ctx.calls.warn(Warning::new(
+        "ROWS_SHORT",
+        format!(
+            "見出し（{width} 列）より値の少ない行が {count} 行あり、足りない列を空として読みました。最初はデータ {row} 行目（値 {values} 個）:「{shown}」。値が列からずれていないか確認してください"
+        ),
+        format!(
+            "{count} rows have fewer values than the header's {width} columns; their missing columns were read as empty. First: data row {row} ({values} values): {shown:?}. Check that no value shifted columns"
+        ),
+    ));
 }
 
 fn read_block(file: &mut impl Read, block: &mut [u8]) -> std::io::Result<usize> {
@@ -451,6 +581,7 @@ fn csv_read(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockErr
         .map(|n| n.trim().to_owned())
         .collect();
     df.set_column_names(&trimmed).map_err(|e| table_error(&e))?;
+    warn_short_rows(ctx, &read.short, read.width);
     let columns = column_names(&df);
     let summary = json!({
         "rows": df.height(),
