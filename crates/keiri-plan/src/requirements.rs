@@ -353,10 +353,24 @@ impl Builder<'_> {
             .missing_column
             .clone()
             .unwrap_or_else(|| written.clone());
+        // A mapping's key names the column (`{旧列名: 新列名}`): an answer could only replace
+        // the value, the new name, so no question; the finding asks for the plan to be edited.
+        let names_keys = spec
+            .and_then(|s| s.inputs.get(&key))
+            .and_then(|p| p.extra.get(crate::columns::COLUMNS_AS))
+            .and_then(Value::as_str)
+            == Some("keys");
+        if names_keys {
+            return;
+        }
         // A row expression reading the column among other things (a rule's condition): the
         // answer replaces the column inside it, never the whole expression.
-        let reads_it = crate::row_expr::columns_of(&written).is_ok_and(|c| c.contains(&wanted));
-        let expression = (written != wanted && reads_it).then_some(written);
+        // Anything but the bare name, an unset input (its default named it) or a whole `${…}`
+        // reference (whose var the answer replaces) is an expression, even one that does not
+        // parse: its answer then fails out loud instead of replacing the whole text.
+        let whole_reference = crate::resolve::whole_reference(&written).is_some();
+        let expression =
+            (!written.is_empty() && written != wanted && !whole_reference).then_some(written);
         // One question per column an input's expressions read: the others join it.
         if let Some(text) = &expression
             && let Some(first) = self.out.iter_mut().find(|q| {

@@ -534,6 +534,9 @@ pub fn quote_column(name: &str) -> String {
 /// folds).
 pub fn rename_column(src: &str, from: &str, to: &str) -> Result<String, String> {
     let before = columns_of(src)?;
+    if !before.iter().any(|c| c == from) {
+        return Err(format!("the expression does not read the column {from:?}"));
+    }
     let (toks, spans) = tokenize_spanned(src)?;
     // Where each character of the folded text came from in `src` (folding turns one
     // character into one or two), and one past the end.
@@ -664,5 +667,8 @@ mod tests {
         // Full-width letters fold: the language cannot name that column exactly.
         assert!(rename_column("a > 1", "a", "ＡＢ").is_err());
         assert!(rename_column("a >", "a", "b").is_err());
+        // Nothing to rename is an error, never the expression unchanged as if it were done.
+        assert!(rename_column("b > 1", "a", "c").is_err());
+        assert!(rename_column("len(b) > 1", "len", "c").is_err());
     }
 }

@@ -809,3 +809,36 @@ graph:
         [("tax".to_string(), "/graph/1/in/columns/2/expr".to_string())]
     );
 }
+
+/// A rename mapping's key that the file lacks is a finding, but no column question: an answer
+/// could only replace the new name, never the key, so the plan must be edited.
+#[test]
+fn a_missing_rename_key_is_a_finding_without_a_question() {
+    let yaml = r#"
+id: ren
+vars:
+  po_csv: inputs/po.csv
+graph:
+  - id: read
+    block: csv.read
+    in: {path: "${vars.po_csv}"}
+    out: {rows: orders}
+  - id: rename
+    block: transforms.rename_columns
+    in:
+      rows: "${read.orders}"
+      mapping: {担当者: requester_name}
+    out: {rows: rows}
+"#;
+    let catalog = shipped_catalog();
+    let p = plan(yaml);
+    let opts = options(Lang::Ja, vec![purchase_orders()]);
+    assert_eq!(
+        unknown_columns(&p, Lang::Ja, vec![purchase_orders()]),
+        [(
+            "rename".to_string(),
+            "/graph/1/in/mapping/担当者".to_string()
+        )]
+    );
+    assert!(column_questions(&p, &catalog, &opts).is_empty());
+}

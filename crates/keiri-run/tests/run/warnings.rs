@@ -702,6 +702,23 @@ graph:
             && ja.contains("最初はデータ 2 行目（値 2 個）:「B社,2,000」"),
         "{ja}"
     );
+    // Lines skipped before the header (a title, a blank line) are neither the header nor data.
+    let titled = "id: t
+graph:
+  - id: read
+    block: csv.read
+    in: {path: pay.csv, skip_rows: 2}
+    out: {rows: rows}
+";
+    let sales = "売上明細\n\n得意先,金額,担当\nA社,100,佐藤\nB社,200\n";
+    let (outcome, _, _) = run(&[("pay.csv", sales)], titled);
+    let (_, code, ja, _) = &warnings(&outcome)[0];
+    assert_eq!(code, "ROWS_SHORT");
+    assert!(
+        ja.starts_with("見出し（3 列）より値の少ない行が 1 行あり")
+            && ja.contains("最初はデータ 2 行目（値 2 個）:「B社,200」"),
+        "{ja}"
+    );
     let complete = "支払先,金額,部門,備考\nA社,1000,営業,\nB社,2000,,\n";
     let (outcome, _, _) = run(&[("pay.csv", complete)], yaml);
     assert!(codes(&outcome).is_empty(), "{:?}", codes(&outcome));

@@ -174,12 +174,19 @@ fn parse_pieces(
                         blank_suffix = keiri_docs::csv::blank_header_suffix(&first);
                     }
                     width = first.len() - blank_suffix;
-                    let skip = shape.skip_rows + usize::from(shape.header);
-                    count_short(chunk, delimiter, skip, width, &mut seen, &mut short);
+                    count_short(
+                        chunk,
+                        delimiter,
+                        shape.skip_rows,
+                        shape.header,
+                        width,
+                        &mut seen,
+                        &mut short,
+                    );
                     table = Some(parse_checked(chunk, shape, delimiter, None, 0)?);
                 }
                 Some(df) => {
-                    count_short(chunk, delimiter, 0, width, &mut seen, &mut short);
+                    count_short(chunk, delimiter, 0, false, width, &mut seen, &mut short);
                     let schema = Some(df.schema().clone());
                     let more = parse_checked(chunk, shape, delimiter, schema, df.height())?;
                     df.vstack_mut_owned(more)
@@ -268,7 +275,8 @@ struct ShortRows {
 }
 
 /// Counts the data records of one piece and those with fewer values than `width` (blank ones
-/// are neither), after skipping `skip` non-blank records. A piece without a double quote is
+/// are neither), after skipping `skip` records (blank or not, as `skip_rows` counts them) and
+/// then, with `header`, the first non-blank one (as the header is found). A piece without a double quote is
 /// counted line by line, one delimiter count per line; one with quotes (fields that may hold
 /// the delimiter or a line break) is read record by record by the csv crate, in place with one
 /// reused record. Either way the pass is light beside the parse.
@@ -276,17 +284,22 @@ fn count_short(
     text: &str,
     delimiter: u8,
     skip: usize,
+    header: bool,
     width: usize,
     seen: &mut usize,
     short: &mut ShortRows,
 ) {
-    let mut skipped = 0;
+    let (mut skipped, mut header) = (0, header);
     let mut one = |fields: usize, blank: bool, shown: &dyn Fn() -> String| {
+        if skipped < skip {
+            skipped += 1;
+            return;
+        }
         if blank {
             return;
         }
-        if skipped < skip {
-            skipped += 1;
+        if header {
+            header = false;
             return;
         }
         *seen += 1;
