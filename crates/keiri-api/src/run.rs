@@ -611,10 +611,12 @@ fn execute(
     options.env_allow = allow_env;
     options.write = write;
     options.answers = answers;
-    // The user's allowlist for network blocks, from their settings; never the plan's.
-    options.allow_hosts = crate::settings::load_settings(ctx)
-        .map(|s| s.allow_hosts)
-        .unwrap_or_default();
+    // The user's allowlist for network blocks and the ceiling of the run's bounds, from their
+    // settings; never the plan's (a plan's `policy.limits` is held at the ceiling).
+    let settings = crate::settings::load_settings(ctx).ok();
+    options.ceiling =
+        crate::settings::run_ceiling(settings.as_ref().and_then(|s| s.run_limits.as_ref()));
+    options.allow_hosts = settings.map(|s| s.allow_hosts).unwrap_or_default();
     // The `ai.*` blocks' model, from the planner's settings (the process environment over
     // `.env` over the saved settings and keychain); without one those nodes fail with
     // `LLM_NOT_CONFIGURED` and the rest of the plan runs.

@@ -135,60 +135,10 @@ pub struct Settings {
     /// line's `--allow-env`). Empty: none. A run request may narrow it, never widen it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub allow_env: Vec<String>,
-}
-
-/// Checks the allowlist with the runtime's own parser ([`keiri_run::allow_hosts`]): each entry
-/// a host, optionally with a scheme and a port (`api.example.com`, `https://api.example.com`,
-/// `127.0.0.1:8080`, `*.example.com`); no path. A top-level name alone (`com`, `*.com`) and
-/// link-local or metadata addresses are refused. Saved in the parser's normal form.
-fn allow_hosts(raw: &[String]) -> Result<Vec<String>, ApiError> {
-    let mut hosts: Vec<String> = Vec::new();
-    for entry in raw {
-        if entry.trim().is_empty() {
-            continue;
-        }
-        let host = keiri_run::allow_hosts::parse_allow_entry(entry)
-            .map_err(|reason| {
-                ApiError::new(
-                    ErrorCode::InvalidRequest,
-                    format!("allow_hosts: {entry:?}: {reason} (write api.example.com, https://api.example.com, 127.0.0.1:8080 or *.example.com)"),
-                )
-                .with_details(serde_json::json!({"field": "allow_hosts", "value": entry}))
-            })?
-            .to_text();
-        if !hosts.contains(&host) {
-            hosts.push(host);
-        }
-    }
-    Ok(hosts)
-}
-
-/// Checks the environment variable names: each `[A-Za-z_][A-Za-z0-9_]*`, blanks dropped,
-/// duplicates once.
-fn allow_env(raw: &[String]) -> Result<Vec<String>, ApiError> {
-    let mut names: Vec<String> = Vec::new();
-    for entry in raw {
-        let name = entry.trim();
-        if name.is_empty() {
-            continue;
-        }
-        let ok = name
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if !ok {
-            return Err(ApiError::new(
-                ErrorCode::InvalidRequest,
-                format!("allow_env: {entry:?} is not an environment variable name"),
-            )
-            .with_details(serde_json::json!({"field": "allow_env", "value": entry})));
-        }
-        if !names.iter().any(|n| n == name) {
-            names.push(name.to_string());
-        }
-    }
-    Ok(names)
+    /// The ceiling of a plan run's bounds (`policy.limits`): a plan may ask for up to these,
+    /// never more. Unset bounds keep the built-in ceiling ([`run_ceiling`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_limits: Option<keiri_plan::model::PolicyLimits>,
 }
 
 /// Request of `settings_get` (no fields).
@@ -307,6 +257,9 @@ pub struct SettingsSaveRequest {
     /// Absent or null: keep the saved list (the settings window does not show it).
     #[serde(default)]
     pub allow_env: Option<Vec<String>>,
+    /// Absent or null: keep the saved ceiling (the settings window does not show it).
+    #[serde(default)]
+    pub run_limits: Option<keiri_plan::model::PolicyLimits>,
     /// Absent or null: keep the stored key. Empty: delete it (from the keychain and the
     /// session). Otherwise: store it for `provider`, where `key_storage` says.
     #[serde(default)]
@@ -654,6 +607,9 @@ pub fn settings_save(
     if req.allow_env.is_none() {
         settings.allow_env = load_settings(ctx).map(|s| s.allow_env).unwrap_or_default();
     }
+    if req.run_limits.is_none() {
+        settings.run_limits = load_settings(ctx).ok().and_then(|s| s.run_limits);
+    }
     let path = settings_path(ctx)?;
     if let Some(key) = req.api_key.as_deref() {
         let account = settings
@@ -749,6 +705,7 @@ fn checked_settings(req: &SettingsSaveRequest) -> Result<Settings, ApiError> {
             .cloned(),
         allow_hosts: allow_hosts(&req.allow_hosts)?,
         allow_env: allow_env(req.allow_env.as_deref().unwrap_or_default())?,
+        run_limits: run_limits(req.run_limits)?,
     };
     let url = |field: &str, value: &Option<String>| -> Result<(), ApiError> {
         if let Some(v) = value {
@@ -1190,6 +1147,10 @@ pub fn saved_workspace(config_dir: &Path) -> Option<PathBuf> {
     let settings: Settings = serde_json::from_str(&text).ok()?;
     settings.workspace.filter(|w| w.is_dir())
 }
+
+mod runs;
+pub use runs::run_ceiling;
+use runs::{allow_env, allow_hosts, run_limits};
 
 /// Tests of private details (the rest of the module's tests are in `tests/api/settings.rs`).
 #[cfg(test)]

@@ -87,6 +87,10 @@ finding_codes! {
     /// A column a node names that the attached file feeding it lacks.
     ColumnUnknown = "column.unknown",
     GraphCycle = "graph.cycle",
+    /// A bound of 0 in the plan's `policy.limits`.
+    PolicyLimitZero = "policy.limit_zero",
+    /// `policy.limits` on a node or a loop body, where it is not used.
+    PolicyLimitsNotPlan = "policy.limits_not_plan",
 }
 
 /// A string that is not a finding code.

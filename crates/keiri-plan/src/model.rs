@@ -48,8 +48,34 @@ pub struct Policy {
     pub timeout_ms: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub concurrency: Option<u32>,
+    /// The plan's bounds on its run's work (a plan's own policy only; see [`PolicyLimits`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<PolicyLimits>,
     #[serde(flatten)]
     pub extra: IndexMap<String, Value>,
+}
+
+/// `policy.limits`: what one run of the plan may do before it stops with `LIMIT_EXCEEDED`.
+/// Unset fields keep the runtime's defaults; a value above the ceiling of the user's settings
+/// is held at the ceiling, so a plan (often written by a model) can lower its bounds and raise
+/// them for a large journal, but never past what the user allowed.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyLimits {
+    /// Items one `foreach` may run its body for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub foreach_items: Option<u64>,
+    /// Iterations one `while` may run, whatever its `max_iterations`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub while_iterations: Option<u64>,
+    /// Rows one `transforms.join` may produce.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub join_rows: Option<u64>,
+    /// Megabytes (MiB) the process may grow by while one node runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_mb: Option<u64>,
 }
 
 /// UI hints: the order in which UI nodes are shown.

@@ -23,6 +23,7 @@ use crate::refs::{self, Reference, Target};
 use crate::yaml::escape_pointer;
 
 mod contract;
+mod limits;
 
 /// How bad a finding is.
 #[derive(
@@ -117,6 +118,7 @@ pub fn validate(plan: &Plan, catalog: &Catalog, options: &Options) -> Vec<Findin
     }
     v.usage_warnings(plan, "");
     v.column_contract(plan);
+    v.policy_limits(plan);
     v.findings
 }
 

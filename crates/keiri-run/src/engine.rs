@@ -31,12 +31,11 @@
 //!   from disk and runs the rest.
 
 use std::collections::{BTreeSet, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use chrono::{DateTime, Utc};
 use indexmap::IndexMap;
 use keiri_plan::model::{Node, NodeKind, Plan, Policy};
 use keiri_plan::refs::Target;
@@ -44,7 +43,6 @@ use keiri_plan::resolve::{self, Lookup, ResolveError};
 use keiri_plan::{Catalog, ValueType};
 use serde_json::Value as Json;
 use sha2::{Digest, Sha256};
-use tokio_util::sync::CancellationToken;
 
 use crate::block::{BlockError, ErrorCode, Inputs, Outputs, Registry};
 use crate::limits;
@@ -56,78 +54,14 @@ mod checks;
 mod empty;
 mod failures;
 mod invoke;
+mod options;
 mod policy;
 mod warnings;
 use checks::{check_columns, check_inputs};
 use failures::{cancelled, failure, invalid, nested_failure};
 use policy::merge;
 
-/// How a run is started.
-#[derive(Debug, Clone)]
-pub struct RunOptions {
-    /// Where `runs/<plan_id>/<run_id>/` go (usually `<workspace>/runs`).
-    pub runs_dir: PathBuf,
-    /// Where relative input paths resolve (the workspace).
-    pub base_dir: PathBuf,
-    /// Registered plans for subflow calls (`<workspace>/designs`).
-    pub designs_dir: PathBuf,
-    /// Where the paths a plan names may lead: the roots and deny globs of the surface that
-    /// started the run ([`crate::paths`]). [`RunOptions::new`] trusts any path (a program
-    /// embedding the runtime); keiri-api always sets the surface's policy.
-    pub paths: keiri_fs::PathPolicy,
-    /// Vars that override the plan's `vars` (`--var`, `--vars-file`, `--input`).
-    pub vars: IndexMap<String, Json>,
-    /// Environment variable names `${env.X}` may read.
-    pub env_allow: BTreeSet<String>,
-    /// The values of those variables (the caller reads the environment; tests pass their own).
-    pub env: HashMap<String, String>,
-    /// `${config.x}` values.
-    pub config: serde_json::Map<String, Json>,
-    /// The start time (run id, `run_start`), passed in so tests are deterministic.
-    pub now: DateTime<Utc>,
-    /// Randomness for the run id suffix.
-    pub random: u64,
-    /// Continue this earlier run instead of starting a new one.
-    pub resume: Option<String>,
-    /// Blocks may write to output paths the plan names (`--write`).
-    pub write: bool,
-    /// A person's answers to paused nodes, by node id (`--answers`, `run_resume`).
-    pub answers: IndexMap<String, Json>,
-    /// Hosts that network blocks (`http.request`, `notify.send` webhooks) may reach. The
-    /// allowlist is the user's, from their settings, never the plan's: a plan cannot widen it.
-    pub allow_hosts: Vec<String>,
-    /// The model the `ai.*` blocks call (the caller resolves the user's LLM settings);
-    /// without one those nodes fail with `LLM_NOT_CONFIGURED` and the rest of the plan runs.
-    pub llm: Option<keiri_llm::Llm>,
-    pub cancel: CancellationToken,
-    /// The bounds on the run's work (`LIMIT_EXCEEDED` past them).
-    pub limits: limits::Limits,
-}
-
-impl RunOptions {
-    /// Options for `workspace` with its `runs/` and `designs/`; the rest empty.
-    pub fn new(workspace: &Path, now: DateTime<Utc>, random: u64) -> RunOptions {
-        RunOptions {
-            runs_dir: workspace.join("runs"),
-            base_dir: workspace.to_path_buf(),
-            designs_dir: workspace.join("designs"),
-            paths: keiri_fs::PathPolicy::trusted(workspace),
-            vars: IndexMap::new(),
-            env_allow: BTreeSet::new(),
-            env: HashMap::new(),
-            config: serde_json::Map::new(),
-            now,
-            random,
-            resume: None,
-            write: false,
-            answers: IndexMap::new(),
-            allow_hosts: Vec::new(),
-            llm: None,
-            cancel: CancellationToken::new(),
-            limits: limits::Limits::default(),
-        }
-    }
-}
+pub use options::RunOptions;
 
 /// What a run did.
 #[derive(Debug, Clone)]
@@ -236,6 +170,11 @@ pub fn run(
         state: Mutex::new(state),
         designs: OnceLock::new(),
         record_error: Mutex::new(None),
+        limits: limits::Limits::for_plan(
+            plan.policy.as_ref().and_then(|p| p.limits.as_ref()),
+            options.limits,
+            options.ceiling,
+        ),
     };
     let run_id = runner.lock_state().run_id.clone();
     runner.emit(Event::RunStart {
@@ -539,6 +478,8 @@ struct Runner<'a> {
     designs: OnceLock<HashMap<String, (PathBuf, Plan)>>,
     /// The first failure to write the records; the run stops reporting success after it.
     record_error: Mutex<Option<RunError>>,
+    /// The run's bounds: the options' defaults, the plan's `policy.limits`, the ceiling.
+    limits: limits::Limits,
 }
 
 /// The effective policy of a node: its own fields, else the plan's.
@@ -995,35 +936,34 @@ impl<'a> Runner<'a> {
                 runner: self,
                 lenient: false,
             };
-            let items = match resolve::resolve(&source, &lookup)
-                .map_err(|e| resolve_error(qid, &e))?
-            {
-                Value::Json(Json::Array(items)) => {
-                    limits::check_foreach(qid, items.len(), self.options.limits.foreach_items)
-                        .map(|()| items)?
-                }
-                Value::Table(df) => {
-                    match limits::check_foreach(qid, df.height(), self.options.limits.foreach_items)
-                        .and_then(|()| table_json(&df))?
-                    {
-                        Json::Array(items) => items,
-                        _ => Vec::new(),
+            let items =
+                match resolve::resolve(&source, &lookup).map_err(|e| resolve_error(qid, &e))? {
+                    Value::Json(Json::Array(items)) => {
+                        limits::check_foreach(qid, items.len(), self.limits.foreach_items)
+                            .map(|()| items)?
                     }
-                }
-                Value::Json(other) => {
-                    return Err(invalid(
-                        qid,
-                        &format!(
-                            "foreach の対象が配列ではありません（{}）",
-                            ValueType::of(&other).as_str()
-                        ),
-                        &format!(
-                            "foreach needs a list, got {}",
-                            ValueType::of(&other).as_str()
-                        ),
-                    ));
-                }
-            };
+                    Value::Table(df) => {
+                        match limits::check_foreach(qid, df.height(), self.limits.foreach_items)
+                            .and_then(|()| table_json(&df))?
+                        {
+                            Json::Array(items) => items,
+                            _ => Vec::new(),
+                        }
+                    }
+                    Value::Json(other) => {
+                        return Err(invalid(
+                            qid,
+                            &format!(
+                                "foreach の対象が配列ではありません（{}）",
+                                ValueType::of(&other).as_str()
+                            ),
+                            &format!(
+                                "foreach needs a list, got {}",
+                                ValueType::of(&other).as_str()
+                            ),
+                        ));
+                    }
+                };
             let var = f
                 .var
                 .clone()
@@ -1090,7 +1030,7 @@ impl<'a> Runner<'a> {
                     self.warn_loop_capped(qid, max);
                     break;
                 }
-                limits::check_while(qid, i, self.options.limits.while_iterations)?;
+                limits::check_while(qid, i, self.limits.while_iterations)?;
                 let mut vars: IndexMap<String, Value> = body_plan
                     .vars
                     .iter()

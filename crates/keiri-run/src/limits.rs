@@ -1,14 +1,22 @@
 //! The runtime's bounds on work (#37.4): a plan, often written by a model, cannot make a run
-//! grow without limit. Each bound is checked before the work it bounds and ends the node with
-//! `LIMIT_EXCEEDED`, naming the size, the limit and what to change in the plan.
+//! grow without limit. Each bound is checked before the work it bounds (the memory budget
+//! while a node runs and when it ends) and ends the node with `LIMIT_EXCEEDED`, naming the
+//! size, the limit and how to raise it.
 //!
-//! The limits are sized for a desktop with 24 GB: a foreach iteration keeps its body's outputs
-//! for the loop's result, and a joined row of a typical journal is a few hundred bytes.
+//! Three layers decide a run's bounds ([`Limits::for_plan`]): the defaults below, sized for a
+//! desktop with 24 GB (a foreach iteration keeps its body's outputs for the loop's result, a
+//! joined row of a typical journal is a few hundred bytes); the plan's `policy.limits`, which
+//! may lower or raise them; and the ceiling from the user's settings (`run_limits`), which no
+//! plan passes. A sample run of the planner has its own, smaller ceiling.
+
+use keiri_plan::model::PolicyLimits;
 
 use crate::block::{BlockError, ErrorCode};
 
-/// The bounds of one run ([`crate::RunOptions::limits`]); [`Limits::default`] is what every
-/// surface uses today.
+const MIB: u64 = 1024 * 1024;
+
+/// The bounds of one run ([`crate::RunOptions::limits`], held at
+/// [`crate::RunOptions::ceiling`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// Items one `foreach` may run its body for.
@@ -17,6 +25,9 @@ pub struct Limits {
     pub while_iterations: usize,
     /// Rows one `transforms.join` may produce.
     pub join_rows: u128,
+    /// Bytes the process's resident memory may grow by while one node runs (its outputs
+    /// included). Measured for the whole process, so two runs at once in one server share it.
+    pub memory_bytes: u64,
 }
 
 impl Default for Limits {
@@ -25,13 +36,78 @@ impl Default for Limits {
             foreach_items: 100_000,
             while_iterations: 100_000,
             join_rows: 20_000_000,
+            // A 5M-row journal's grouping peaks near 2.6 GB; a third of a 24 GB machine leaves
+            // the window, the model and the OS theirs.
+            memory_bytes: 8 * 1024 * MIB,
         }
     }
 }
 
+impl Limits {
+    /// The highest bounds a plan may ask for when the user's settings name none.
+    pub fn ceiling() -> Limits {
+        Limits {
+            foreach_items: 1_000_000,
+            while_iterations: 1_000_000,
+            join_rows: 200_000_000,
+            memory_bytes: 16 * 1024 * MIB,
+        }
+    }
+
+    /// The planner's sample runs (verify-by-running): a model's plan on the user's sample
+    /// files, inside a server that must stay up. These are their defaults and their ceiling.
+    pub fn sample_run() -> Limits {
+        Limits {
+            foreach_items: 10_000,
+            while_iterations: 10_000,
+            join_rows: 5_000_000,
+            memory_bytes: 2 * 1024 * MIB,
+        }
+    }
+
+    /// The bounds of a run of a plan whose `policy.limits` is `plan`: each the plan's value,
+    /// else the default, and never above the ceiling.
+    pub fn for_plan(plan: Option<&PolicyLimits>, defaults: Limits, ceiling: Limits) -> Limits {
+        let plan = plan.copied().unwrap_or_default();
+        let size = |v: Option<u64>| v.map(|v| usize::try_from(v).unwrap_or(usize::MAX));
+        Limits {
+            foreach_items: size(plan.foreach_items)
+                .unwrap_or(defaults.foreach_items)
+                .min(ceiling.foreach_items),
+            while_iterations: size(plan.while_iterations)
+                .unwrap_or(defaults.while_iterations)
+                .min(ceiling.while_iterations),
+            join_rows: plan
+                .join_rows
+                .map_or(defaults.join_rows, u128::from)
+                .min(ceiling.join_rows),
+            memory_bytes: plan
+                .memory_mb
+                .map_or(defaults.memory_bytes, |mb| mb.saturating_mul(MIB))
+                .min(ceiling.memory_bytes),
+        }
+    }
+}
+
+/// The process's resident memory in bytes, where the OS tells it.
+pub(crate) fn resident_bytes() -> Option<u64> {
+    memory_stats::memory_stats().map(|m| m.physical_mem as u64)
+}
+
 /// A `LIMIT_EXCEEDED` error with its message and what to do.
-pub(crate) fn exceeded(message: (String, String), hint: (&str, &str)) -> BlockError {
-    BlockError::new(ErrorCode::LimitExceeded, message.0, message.1).with_hint(hint.0, hint.1)
+/// A `LIMIT_EXCEEDED` error with its message and what to do: `hint`, then how to raise the
+/// bound (`policy.limits.<bound>`, up to the settings' ceiling).
+pub(crate) fn exceeded(message: (String, String), hint: (&str, &str), bound: &str) -> BlockError {
+    BlockError::new(ErrorCode::LimitExceeded, message.0, message.1).with_hint(
+        format!(
+            "{}。本当に必要なら、プランの policy.limits.{bound} で上限を上げられます（設定の run_limits.{bound} まで）",
+            hint.0
+        ),
+        format!(
+            "{}; if the work really needs it, raise policy.limits.{bound} in the plan (up to run_limits.{bound} in the settings)",
+            hint.1
+        ),
+    )
 }
 
 /// A `foreach` over more items than [`Limits::foreach_items`] is refused before its
@@ -49,6 +125,7 @@ pub(crate) fn check_foreach(qid: &str, items: usize, max: usize) -> Result<(), B
             "行ごとの処理は foreach ではなく表のまま変換ブロック（transforms.*）で行うか、対象を分けてください",
             "work on the rows as a table with the transforms.* blocks instead of one iteration per row, or split the list",
         ),
+        "foreach_items",
     ))
 }
 
@@ -67,5 +144,30 @@ pub(crate) fn check_while(qid: &str, done: usize, max: usize) -> Result<(), Bloc
             "終了条件が満たされるか確認してください（max_iterations をこれより大きくしても上限は変わりません）",
             "check that the condition ends the loop (a larger max_iterations does not raise this limit)",
         ),
+        "while_iterations",
+    ))
+}
+
+/// A node that grew the process's memory by more than [`Limits::memory_bytes`] (`grown`
+/// bytes) ends with `LIMIT_EXCEEDED`; its outputs are dropped.
+pub(crate) fn check_memory(qid: &str, grown: u64, max: u64) -> Result<(), BlockError> {
+    if grown <= max {
+        return Ok(());
+    }
+    let (grown, max) = (grown / MIB, max / MIB);
+    Err(exceeded(
+        (
+            format!(
+                "ノード {qid}: 実行中にメモリが {grown} MB 増え、上限の {max} MB を超えたため止めました"
+            ),
+            format!(
+                "node {qid}: stopped after its memory grew by {grown} MB, past the limit of {max} MB"
+            ),
+        ),
+        (
+            "先に行を絞り込むか（transforms.filter_rows、transforms.select_columns）、入力を期間などで分けてください",
+            "narrow the rows or columns first (transforms.filter_rows, transforms.select_columns), or split the input by period",
+        ),
+        "memory_mb",
     ))
 }

@@ -484,7 +484,9 @@ export type FindingCode =
   | 'ai.prompt_required'
   | 'ui.layout_unknown_node'
   | 'column.unknown'
-  | 'graph.cycle';
+  | 'graph.cycle'
+  | 'policy.limit_zero'
+  | 'policy.limits_not_plan';
 /**
  * How bad a finding is.
  *
@@ -3024,6 +3026,11 @@ export interface SettingsGetResponse {
    */
   allow_env?: string[];
   /**
+   * The ceiling of a plan run's bounds (`policy.limits`): a plan may ask for up to these,
+   * never more. Unset bounds keep the built-in ceiling ([`run_ceiling`]).
+   */
+  run_limits?: PolicyLimits | null;
+  /**
    * The selected provider has a key in the keychain.
    */
   api_key_set: boolean;
@@ -3044,6 +3051,33 @@ export interface SettingsGetResponse {
    * What is in effect once the environment is layered over these settings, and why.
    */
   effective: EffectiveSettings;
+}
+/**
+ * `policy.limits`: what one run of the plan may do before it stops with `LIMIT_EXCEEDED`.
+ * Unset fields keep the runtime's defaults; a value above the ceiling of the user's settings
+ * is held at the ceiling, so a plan (often written by a model) can lower its bounds and raise
+ * them for a large journal, but never past what the user allowed.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "PolicyLimits".
+ */
+export interface PolicyLimits {
+  /**
+   * Items one `foreach` may run its body for.
+   */
+  foreach_items?: number | null;
+  /**
+   * Iterations one `while` may run, whatever its `max_iterations`.
+   */
+  while_iterations?: number | null;
+  /**
+   * Rows one `transforms.join` may produce.
+   */
+  join_rows?: number | null;
+  /**
+   * Megabytes (MiB) the process may grow by while one node runs.
+   */
+  memory_mb?: number | null;
 }
 /**
  * The LLM and embedding configuration actually in effect — the environment layered over the
@@ -3137,6 +3171,10 @@ export interface SettingsSaveRequest {
    * Absent or null: keep the saved list (the settings window does not show it).
    */
   allow_env?: string[] | null;
+  /**
+   * Absent or null: keep the saved ceiling (the settings window does not show it).
+   */
+  run_limits?: PolicyLimits | null;
   /**
    * Absent or null: keep the stored key. Empty: delete it (from the keychain and the
    * session). Otherwise: store it for `provider`, where `key_storage` says.
@@ -3586,6 +3624,10 @@ export interface Policy {
   retries?: number | null;
   timeout_ms?: number | null;
   concurrency?: number | null;
+  /**
+   * The plan's bounds on its run's work (a plan's own policy only; see [`PolicyLimits`]).
+   */
+  limits?: PolicyLimits | null;
   [k: string]: unknown | undefined;
 }
 /**

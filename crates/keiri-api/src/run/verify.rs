@@ -21,14 +21,16 @@ use crate::plan::load_catalog;
 use crate::{Context, Lang};
 
 /// Run-time errors the model can act on (a wrong column, an input a block cannot use, a
-/// condition that does not evaluate); not a missing implementation, a missing sample file, a
-/// path outside the attached files, a cancellation or the network.
+/// condition that does not evaluate, work past the sample run's bounds); not a missing
+/// implementation, a missing sample file, a path outside the attached files, a cancellation or
+/// the network.
 const REPAIRABLE_AT_RUN_TIME: &[&str] = &[
     "BLOCK_FAILED",
     "INPUT_INVALID",
     "COLUMN_NOT_FOUND",
     "REF_UNRESOLVED",
     "EXPR_INVALID",
+    "LIMIT_EXCEEDED",
 ];
 
 /// How long one verification run may take before it is stopped (and counts as passed: a plan
@@ -61,6 +63,10 @@ pub(crate) fn verify_plan(
     options.runs_dir = runs.clone();
     options.designs_dir = ctx.designs_dir.clone();
     options.cancel = cancel.child_token();
+    // A model's plan inside a server that must stay up: small bounds, which the plan's
+    // `policy.limits` cannot raise.
+    options.limits = keiri_run::limits::Limits::sample_run();
+    options.ceiling = keiri_run::limits::Limits::sample_run();
     // The budget: a timer that ends early when the run does (its sender is dropped).
     let (done, finished) = std::sync::mpsc::channel::<()>();
     let stop = options.cancel.clone();
@@ -182,6 +188,11 @@ fn finding(
                     lang,
                     "式または条件が評価できません",
                     "an expression or a condition does not evaluate",
+                ),
+                "LIMIT_EXCEEDED" => pick(
+                    lang,
+                    "サンプルでの処理量が上限を超えました（行ごとの foreach、キーが重複する結合、大きすぎる表）。行は表のまま transforms.* で処理し、一意のキーで結合してください",
+                    "the work on the sample files passed the run's bounds (a foreach over every row, a join whose keys repeat, a table too large): work on the rows as a table with transforms.* and join on a unique key",
                 ),
                 _ => pick(
                     lang,
@@ -340,5 +351,33 @@ mod tests {
         let issues = verify(&ctx, PAYROLL, &["inputs/給与.csv"], MINUTE);
         assert_eq!(issues.len(), 1, "{issues:?}");
         assert!(issues[0].message.contains("月給_秘密列"), "{issues:?}");
+    }
+
+    /// A model's plan runs inside the sample run's small bounds, which its own
+    /// `policy.limits` cannot raise: a foreach over 10,001 sample rows stops, and the model
+    /// is told what to change, not the rows.
+    #[test]
+    fn a_sample_run_keeps_its_own_bounds_whatever_the_plan_asks() {
+        let ws = tempfile::tempdir().unwrap();
+        let mut text = String::from("伝票番号,金額\n");
+        for i in 0..10_001 {
+            text.push_str(&format!("{},{}\n", 1000 + i, 500 + i));
+        }
+        keiri_fs::write_atomic(&ws.path().join("仕訳.csv"), text.as_bytes()).unwrap();
+        let ctx = ctx(ws.path());
+        let issues = verify(
+            &ctx,
+            "id: each\npolicy: {limits: {foreach_items: 1000000}}\ngraph:\n  - {id: read, block: csv.read, in: {path: 仕訳.csv}, out: {rows: rows}}\n  - id: each\n    type: loop\n    foreach: {input: \"${read.rows}\", var: line}\n    body: {plan: {id: b, graph: [{id: pick, block: transforms.select_columns, in: {rows: \"${read.rows}\", columns: [金額]}, out: {rows: rows}}]}}\n    out: {collect: all}\n",
+            &["仕訳.csv"],
+            MINUTE,
+        );
+        assert_eq!(issues.len(), 1, "{issues:?}");
+        assert_eq!(issues[0].code, "run.limit_exceeded");
+        assert_eq!(issues[0].node_id.as_deref(), Some("each"));
+        assert!(
+            issues[0].message.starts_with("failed when run on the sample files: LIMIT_EXCEEDED: the work on the sample files passed the run's bounds"),
+            "{issues:?}"
+        );
+        assert!(!issues[0].message.contains("10001"), "{issues:?}");
     }
 }

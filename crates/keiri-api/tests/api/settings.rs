@@ -413,6 +413,66 @@ fn settings_are_checked_before_anything_is_saved() {
     assert_eq!(err.code, ErrorCode::InvalidRequest);
 }
 
+/// The ceiling of a run's bounds is the user's: saved from `run_limits`, kept by a save that
+/// does not send it (the settings window), checked (no 0), and applied to `plan_run`, where a
+/// plan's `policy.limits` is held at it.
+#[test]
+fn the_run_limits_ceiling_is_saved_kept_and_holds_a_plans_own_limits() {
+    let f = fixture();
+    keiri_fs::write_atomic(
+        &f.dir.path().join("社員.csv"),
+        "社員番号,部門\n1,営業\n2,営業\n3,経理\n".as_bytes(),
+    )
+    .unwrap();
+    // The plan asks for a million items; its file has 3 staff.
+    let plan = "id: each\npolicy: {limits: {foreach_items: 1000000}}\ngraph:\n  - {id: read, block: csv.read, in: {path: 社員.csv}, out: {rows: rows}}\n  - id: each\n    type: loop\n    foreach: {input: \"${read.rows}\", var: person}\n    body: {plan: {id: b, graph: [{id: pick, block: transforms.select_columns, in: {rows: \"${read.rows}\", columns: [部門]}, out: {rows: rows}}]}}\n    out: {collect: all}\n";
+    let run = || crate::support::call(&f.ctx, "plan_run", json!({"yaml": plan})).unwrap();
+    // The built-in ceiling (a million) lets it run.
+    assert_eq!(run()["status"], "finished");
+    let saved = save(
+        &f.ctx,
+        json!({"provider": "none", "run_limits": {"foreach_items": 2, "memory_mb": 4096}}),
+    )
+    .unwrap();
+    assert_eq!(
+        saved["run_limits"],
+        json!({"foreach_items": 2, "memory_mb": 4096})
+    );
+    let refused = run();
+    assert_eq!(refused["status"], "failed", "{refused:#}");
+    assert_eq!(refused["failures"][0]["code"], "LIMIT_EXCEEDED");
+    assert!(
+        refused["failures"][0]["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("上限の 2 件を超えています"),
+        "{refused:#}"
+    );
+    // The settings window saves without run_limits: the ceiling stays.
+    save(&f.ctx, json!({"provider": "none", "lang": "en"})).unwrap();
+    assert!(
+        settings_file(&f).contains("\"foreach_items\": 2"),
+        "{}",
+        settings_file(&f)
+    );
+    assert_eq!(run()["failures"][0]["code"], "LIMIT_EXCEEDED");
+    // A 0 or an unknown bound is refused and nothing changes.
+    let err = save(
+        &f.ctx,
+        json!({"provider": "none", "run_limits": {"join_rows": 0}}),
+    )
+    .unwrap_err();
+    assert_eq!(err.code, ErrorCode::InvalidRequest);
+    assert_eq!(err.details.unwrap()["field"], "run_limits.join_rows");
+    let err = save(
+        &f.ctx,
+        json!({"provider": "none", "run_limits": {"memory_gb": 8}}),
+    )
+    .unwrap_err();
+    assert_eq!(err.code, ErrorCode::InvalidRequest, "{err:?}");
+    assert!(settings_file(&f).contains("\"foreach_items\": 2"));
+}
+
 /// `settings_save` refuses the root and system folders as the workspace and saves nothing (the
 /// guard's own cases are in `src/settings/tests.rs`).
 #[test]

@@ -125,6 +125,8 @@ pub(super) fn to_policy(p: &schema::WiredPolicy) -> Policy {
         retries: p.retries,
         timeout_ms: p.timeout_ms,
         concurrency: p.concurrency,
+        // A drafted plan never sets its own bounds; the user may, in the editor.
+        limits: None,
         extra: IndexMap::new(),
     }
 }

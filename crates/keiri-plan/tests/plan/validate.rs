@@ -623,3 +623,59 @@ graph:
         keiri_plan::check("id: [\n", Lang::En, &test_catalog(), |_| Options::default());
     insta::assert_yaml_snapshot!("findings_yaml_parse", unreadable.findings);
 }
+
+#[test]
+fn policy_limits_are_the_plans_own_and_none_is_zero() {
+    // The plan's own bounds, raised and lowered: clean.
+    let bounded = CLEAN.replacen(
+        "graph:",
+        "policy:\n  limits: {foreach_items: 500000, join_rows: 50000000, memory_mb: 12000}\ngraph:",
+        1,
+    );
+    check(&plan(&bounded), &[]);
+    assert_eq!(warnings(&plan(&bounded)), Vec::<String>::new());
+    // A bound of 0 stops the first loop or join it meets: an error at its place.
+    let zero = CLEAN.replacen(
+        "graph:",
+        "policy:\n  limits: {while_iterations: 0}\ngraph:",
+        1,
+    );
+    check(&plan(&zero), &["policy.limit_zero@"]);
+    let found = findings(&plan(&zero), &[]);
+    assert_eq!(found[0].path, "/policy/limits/while_iterations");
+    // On a node or a loop body it would be ignored: a warning says so.
+    let on_node = CLEAN.replacen(
+        "out: {rows: kept}",
+        "out: {rows: kept}\n    policy: {limits: {join_rows: 10}}",
+        1,
+    );
+    check(&plan(&on_node), &[]);
+    assert_eq!(warnings(&plan(&on_node)), ["policy.limits_not_plan@filter"]);
+    let in_body = plan(
+        r#"
+graph:
+  - id: each
+    type: loop
+    foreach: {items: [1, 2], var: n}
+    body:
+      plan:
+        id: b
+        policy: {limits: {foreach_items: 5}}
+        graph:
+          - id: f
+            block: transforms.filter
+            in: {rows: [], condition: "amount > 0"}
+            out: {rows: kept}
+    out: {collect: all}
+"#,
+    );
+    assert!(
+        warnings(&in_body).contains(&"policy.limits_not_plan@each".to_string()),
+        "{:?}",
+        warnings(&in_body)
+    );
+    // A misspelt bound does not load: it would otherwise be silently ignored.
+    let misspelt = CLEAN.replacen("graph:", "policy:\n  limits: {memroy_mb: 100}\ngraph:", 1);
+    let err = load_plan(&plan(&misspelt)).expect_err("an unknown bound must not load");
+    assert!(err.to_string().contains("memroy_mb"), "{err}");
+}

@@ -36,3 +36,99 @@ pub(crate) fn cancelled(ctx: &BlockContext<'_>) -> Result<(), BlockError> {
     }
     Ok(())
 }
+
+/// Runs a lazy query so that a cancelled run, a timed-out node or a node past its memory
+/// budget stops it: Polars checks the token between the steps of a query (before a join,
+/// after each sort, grouping or projection) and the block stops waiting at once. A single
+/// step (one join's kernel) runs to its end, which is why a join is bounded by counting its
+/// rows before it is built ([`crate::limits::Limits::join_rows`]).
+pub(crate) fn collect(
+    query: polars::prelude::LazyFrame,
+    cancel: &tokio_util::sync::CancellationToken,
+) -> polars::prelude::PolarsResult<polars::prelude::DataFrame> {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let interrupted = || polars::prelude::polars_err!(ComputeError: "the run was cancelled");
+    if cancel.is_cancelled() {
+        return Err(interrupted());
+    }
+    let running = query.collect_concurrently()?;
+    let done = Arc::new(AtomicBool::new(false));
+    {
+        // The watcher holds a handle of the query, whose drop would cancel it: it lets go only
+        // once the query is done or cancelled.
+        let (running, done, cancel) = (running.clone(), done.clone(), cancel.clone());
+        std::thread::spawn(move || {
+            while !done.load(Ordering::Relaxed) {
+                if cancel.is_cancelled() {
+                    running.cancel();
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+        });
+    }
+    let result = running.fetch_blocking();
+    done.store(true, Ordering::Relaxed);
+    match result {
+        Err(_) if cancel.is_cancelled() => Err(interrupted()),
+        result => result,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use polars::prelude::*;
+    use tokio_util::sync::CancellationToken;
+
+    /// A query of many steps (sort, shift the values, sort the other way, …) over a million
+    /// rows: seconds of work, with a check between each two steps.
+    fn long_query() -> LazyFrame {
+        let n: i64 = 1_000_000;
+        let values: Vec<i64> = (0..n).map(|i| (i * 7919) % n).collect();
+        let mut query = DataFrame::new_infer_height(vec![Column::new("a".into(), values)])
+            .unwrap()
+            .lazy();
+        for step in 0..200 {
+            query = query
+                .with_column((col("a") * lit(31) + lit(step)) % lit(n))
+                .sort(
+                    ["a"],
+                    SortMultipleOptions::default().with_order_descending(step % 2 == 0),
+                );
+        }
+        query
+    }
+
+    #[test]
+    fn a_query_stops_between_its_steps_once_the_token_is_cancelled() {
+        let cancel = CancellationToken::new();
+        let stop = cancel.clone();
+        let stopper = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            stop.cancel();
+        });
+        let result = super::collect(long_query(), &cancel);
+        stopper.join().unwrap();
+        let err = result.expect_err("the query must stop, not finish");
+        assert!(err.to_string().contains("the run was cancelled"), "{err}");
+        // A token cancelled before the start runs nothing.
+        let err = super::collect(long_query(), &cancel).expect_err("cancelled before");
+        assert!(err.to_string().contains("the run was cancelled"), "{err}");
+    }
+
+    #[test]
+    fn an_uncancelled_query_gives_what_collect_gives() {
+        let query = || {
+            df!("部門" => ["営業", "経理", "営業"], "金額" => [100i64, 200, 300])
+                .unwrap()
+                .lazy()
+                .group_by_stable([col("部門")])
+                .agg([col("金額").sum()])
+        };
+        let cancel = CancellationToken::new();
+        let ours = super::collect(query(), &cancel).unwrap();
+        assert_eq!(ours, query().collect().unwrap());
+        assert_eq!(ours.height(), 2);
+    }
+}

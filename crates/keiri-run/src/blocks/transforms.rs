@@ -367,25 +367,22 @@ const GROUP_KEY: &str = "__keiri_group_key";
 /// first, which on a million-row journal cost more memory than the rest of the pipeline
 /// (see the crate README); one integer key costs 8 bytes a row. A key column that is neither
 /// text nor an integer, or numbers too many to combine, takes Polars' own path.
-fn group_stable(mut df: DataFrame, by: &[String], aggs: Vec<Expr>) -> R<DataFrame> {
+fn group_stable(
+    mut df: DataFrame,
+    by: &[String],
+    aggs: Vec<Expr>,
+    cancel: &tokio_util::sync::CancellationToken,
+) -> R<DataFrame> {
     let Some(key) = compact_key(&df, by)? else {
         let keys: Vec<Expr> = by.iter().map(|b| col(b.as_str())).collect();
-        return df
-            .lazy()
-            .group_by_stable(keys)
-            .agg(aggs)
-            .collect()
-            .map_err(pe);
+        let query = df.lazy().group_by_stable(keys).agg(aggs);
+        return super::collect(query, cancel).map_err(pe);
     };
     df.with_column(key).map_err(pe)?;
     let mut exprs: Vec<Expr> = by.iter().map(|b| col(b.as_str()).first()).collect();
     exprs.extend(aggs);
-    let out = df
-        .lazy()
-        .group_by_stable([col(GROUP_KEY)])
-        .agg(exprs)
-        .collect()
-        .map_err(pe)?;
+    let query = df.lazy().group_by_stable([col(GROUP_KEY)]).agg(exprs);
+    let out = super::collect(query, cancel).map_err(pe)?;
     out.drop(GROUP_KEY).map_err(pe)
 }
 

@@ -1,6 +1,13 @@
-//! Calling a block: on its own thread, with the run's context, returning early on timeout or
-//! cancellation, and recording what the block reports while it runs (model calls, redirects,
-//! warnings) as it happens.
+//! Calling a block: on its own thread, with the run's context, returning early on timeout,
+//! cancellation or past the memory budget, and recording what the block reports while it runs
+//! (model calls, redirects, warnings) as it happens.
+//!
+//! The memory budget ([`crate::limits::Limits::memory_bytes`]) is how much the process's
+//! resident memory grows from the node's start: read every 100 ms while the block runs (a
+//! one-line read of `/proc/self/statm` on Linux), and once more when it returns, so a node
+//! that built an oversized table fails even when it was quicker than the poll. Past it the
+//! node's token is cancelled, so the block's loops and Polars queries stop at their next
+//! check.
 
 use std::path::PathBuf;
 use std::sync::mpsc;
@@ -8,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use super::{Runner, cancelled};
 use crate::block::{BlockContext, BlockError, BlockFn, CallSink, ErrorCode, Inputs, Note, Outputs};
+use crate::limits;
 use crate::records::Event;
 
 impl Runner<'_> {
@@ -36,7 +44,7 @@ impl Runner<'_> {
         let write = self.options.write;
         let answer = self.options.answers.get(qid).cloned();
         let allow_hosts = self.options.allow_hosts.clone();
-        let limits = self.options.limits;
+        let limits = self.limits;
         let llm = self.options.llm.clone();
         let (calls, call_rx) = CallSink::channel();
         // The run's clock: the start time the caller passed in, advanced by real elapsed time,
@@ -71,6 +79,13 @@ impl Runner<'_> {
         }
         let started = Instant::now();
         let deadline = timeout_ms.map(Duration::from_millis);
+        let memory_at_start = limits::resident_bytes();
+        let memory_check = || match (memory_at_start, limits::resident_bytes()) {
+            (Some(start), Some(now)) => {
+                limits::check_memory(qid, now.saturating_sub(start), limits.memory_bytes)
+            }
+            _ => Ok(()),
+        };
         // The block's model calls, recorded as they happen (a long extraction shows progress).
         let record_calls = || {
             while let Ok(note) = call_rx.try_recv() {
@@ -87,18 +102,22 @@ impl Runner<'_> {
                 }
             }
         };
+        let mut poll: u64 = 0;
         loop {
+            poll += 1;
             let received = rx.recv_timeout(Duration::from_millis(10));
             record_calls();
             match received {
                 Ok(result) => {
-                    return result.map_err(|mut e| {
-                        if !e.message_en.contains(qid) {
-                            e.message_ja = format!("ノード {qid}: {}", e.message_ja);
-                            e.message_en = format!("node {qid}: {}", e.message_en);
-                        }
-                        e
-                    });
+                    return result
+                        .and_then(|outputs| memory_check().map(|()| outputs))
+                        .map_err(|mut e| {
+                            if !e.message_en.contains(qid) {
+                                e.message_ja = format!("ノード {qid}: {}", e.message_ja);
+                                e.message_en = format!("node {qid}: {}", e.message_en);
+                            }
+                            e
+                        });
                 }
                 Err(mpsc::RecvTimeoutError::Disconnected) => {
                     return Err(BlockError::new(
@@ -112,6 +131,12 @@ impl Runner<'_> {
             if self.options.cancel.is_cancelled() {
                 token.cancel();
                 return Err(cancelled(qid));
+            }
+            if poll.is_multiple_of(10)
+                && let Err(e) = memory_check()
+            {
+                token.cancel();
+                return Err(e);
             }
             if let Some(limit) = deadline
                 && started.elapsed() >= limit

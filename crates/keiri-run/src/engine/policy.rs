@@ -12,6 +12,8 @@ pub(super) fn merge(node: Option<&Policy>, plan: &Policy) -> Policy {
         retries: node.retries.or(plan.retries),
         timeout_ms: node.timeout_ms.or(plan.timeout_ms),
         concurrency: node.concurrency.or(plan.concurrency),
+        // The run's bounds are the plan's alone (`limits::for_plan`), never a node's.
+        limits: None,
         extra: node.extra,
     }
 }

@@ -139,21 +139,7 @@ fn a_join_whose_keys_repeat_on_both_sides_stops_before_it_builds_the_rows() {
     // and the left join keeps 総務 (no match): 8 rows.
     let staff = "社員番号,部門\n1,営業\n2,営業\n3,経理\n4,総務\n";
     let pay = "社員番号,部門,支給額\n1,営業,300000\n2,営業,280000\n9,営業,1\n3,経理,310000\n";
-    let yaml = "id: t
-graph:
-  - id: staff
-    block: csv.read
-    in: {path: staff.csv}
-    out: {rows: rows}
-  - id: pay
-    block: csv.read
-    in: {path: pay.csv}
-    out: {rows: rows}
-  - id: joined
-    block: transforms.join
-    in: {left: '${staff.rows}', right: '${pay.rows}', keys: [部門], how: left}
-    out: {rows: rows}
-";
+    let yaml = &join_on_department("left");
     let files = [("staff.csv", staff), ("pay.csv", pay)];
     let limits = |join_rows| Limits {
         join_rows,
@@ -184,4 +170,153 @@ graph:
         "{:?}",
         outcome.failures
     );
+}
+
+/// `EACH_ROW` with `policy.limits` set to `limits` (a YAML mapping).
+fn each_row_with(limits: &str) -> String {
+    EACH_ROW.replacen("graph:", &format!("policy:\n  limits: {limits}\ngraph:"), 1)
+}
+
+#[test]
+fn a_plan_raises_or_lowers_its_bounds_in_policy_limits_but_never_past_the_ceiling() {
+    // The defaults allow 2 items, the settings' ceiling 3; the file has 3 staff.
+    let options = |o: &mut keiri_run::RunOptions| {
+        o.limits = Limits {
+            foreach_items: 2,
+            ..Limits::default()
+        };
+        o.ceiling = Limits {
+            foreach_items: 3,
+            ..Limits::ceiling()
+        };
+    };
+    let files = [("staff.csv", STAFF)];
+    // Without policy.limits the default stops it; the hint says how to raise it.
+    let (outcome, _, _ws) = run_builtins(&files, EACH_ROW, options);
+    let (_, code, ja, _) = failure(&outcome);
+    assert_eq!(code, "LIMIT_EXCEEDED");
+    assert!(ja.ends_with("上限の 2 件を超えています"), "{ja}");
+    let hint = outcome.failures[0].hint_en.clone().unwrap_or_default();
+    assert!(
+        hint.contains(
+            "raise policy.limits.foreach_items in the plan (up to run_limits.foreach_items in the settings)"
+        ),
+        "{hint}"
+    );
+    // The plan raises it to 3, within the ceiling: the loop runs its 3 items.
+    let (outcome, events, _ws) =
+        run_builtins(&files, &each_row_with("{foreach_items: 3}"), options);
+    assert_eq!(
+        outcome.status,
+        RunStatus::Finished,
+        "{:?}",
+        outcome.failures
+    );
+    let bodies: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::NodeFinish { node, .. } if node.ends_with("pick") => Some(node.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(bodies.len(), 3, "{bodies:?} {events:?}");
+    // Asking for a million is held at the ceiling of 3, so 3 items still run …
+    let (outcome, _, _ws) =
+        run_builtins(&files, &each_row_with("{foreach_items: 1000000}"), options);
+    assert_eq!(
+        outcome.status,
+        RunStatus::Finished,
+        "{:?}",
+        outcome.failures
+    );
+    // … and under a ceiling of 2 the same plan stops at 2, whatever it asks for.
+    let (outcome, _, _ws) = run_builtins(&files, &each_row_with("{foreach_items: 1000000}"), |o| {
+        o.ceiling = Limits {
+            foreach_items: 2,
+            ..Limits::ceiling()
+        };
+    });
+    let (_, code, ja, _) = failure(&outcome);
+    assert_eq!(code, "LIMIT_EXCEEDED");
+    assert!(ja.ends_with("上限の 2 件を超えています"), "{ja}");
+    // A plan may lower a bound below the default.
+    let (outcome, _, _ws) = run_builtins(&files, &each_row_with("{foreach_items: 1}"), |_| {});
+    let (_, _, ja, _) = failure(&outcome);
+    assert!(ja.ends_with("上限の 1 件を超えています"), "{ja}");
+}
+
+/// `rows` lines of `部門,金額` all in one department, so joining two of them on 部門 gives
+/// rows × rows rows.
+fn one_department(rows: usize) -> String {
+    let mut text = String::from("部門,金額\n");
+    for i in 0..rows {
+        text.push_str(&format!("営業,{}\n", 1000 + i));
+    }
+    text
+}
+
+/// Reads staff.csv and pay.csv and joins them on 部門 (`how`).
+fn join_on_department(how: &str) -> String {
+    format!(
+        "id: t
+graph:
+  - id: staff
+    block: csv.read
+    in: {{path: staff.csv}}
+    out: {{rows: rows}}
+  - id: pay
+    block: csv.read
+    in: {{path: pay.csv}}
+    out: {{rows: rows}}
+  - id: joined
+    block: transforms.join
+    in: {{left: '${{staff.rows}}', right: '${{pay.rows}}', keys: [部門], how: {how}}}
+    out: {{rows: rows}}
+"
+    )
+}
+
+#[test]
+fn a_node_that_grows_the_memory_past_the_budget_fails_and_its_rows_are_dropped() {
+    // 2,000 × 2,000 = 4,000,000 joined rows (under the row bound) of two texts and two
+    // numbers each: well over 16 MB.
+    let (a, b) = (one_department(2_000), one_department(2_000));
+    let files = [("staff.csv", a.as_str()), ("pay.csv", b.as_str())];
+    let yaml = join_on_department("inner");
+    let (outcome, events, _ws) = run_builtins(&files, &yaml, |o| {
+        o.limits = Limits {
+            memory_bytes: 16 * 1024 * 1024,
+            ..Limits::default()
+        };
+    });
+    let (node, code, ja, en) = failure(&outcome);
+    assert_eq!((node.as_str(), code.as_str()), ("joined", "LIMIT_EXCEEDED"));
+    assert!(ja.starts_with("ノード joined: 実行中にメモリが "), "{ja}");
+    assert!(
+        ja.ends_with(" MB 増え、上限の 16 MB を超えたため止めました"),
+        "{ja}"
+    );
+    assert!(en.ends_with("past the limit of 16 MB"), "{en}");
+    let hint = outcome.failures[0].hint_ja.clone().unwrap_or_default();
+    assert!(hint.contains("policy.limits.memory_mb"), "{hint}");
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, Event::NodeFinish { node, .. } if node == "joined")),
+        "the node's rows must not be kept"
+    );
+    // The reading nodes, small, finished under the same budget; with the default budget the
+    // join finishes with its 4,000,000 rows.
+    let (outcome, events, _ws) = run_builtins(&files, &yaml, |_| {});
+    assert_eq!(
+        outcome.status,
+        RunStatus::Finished,
+        "{:?}",
+        outcome.failures
+    );
+    let rows = events.iter().find_map(|e| match e {
+        Event::NodeFinish { node, rows, .. } if node == "joined" => *rows,
+        _ => None,
+    });
+    assert_eq!(rows, Some(4_000_000));
 }

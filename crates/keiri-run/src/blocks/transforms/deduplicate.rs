@@ -7,7 +7,7 @@ use polars::prelude::*;
 use serde_json::json;
 use std::collections::HashSet;
 
-fn deduplicate(_ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
+fn deduplicate(ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
     let df = inputs.table("rows")?;
     let keys = inputs
         .strings("keys")?
@@ -18,14 +18,13 @@ fn deduplicate(_ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
         "last" => UniqueKeepStrategy::Last,
         _ => UniqueKeepStrategy::First,
     };
-    let kept = df
+    let query = df
         .clone()
         .lazy()
         .with_row_index(ROW_INDEX, None)
         .unique_stable_generic(Some(keys.iter().map(|k| col(k.as_str())).collect()), keep)
-        .select([col(ROW_INDEX)])
-        .collect()
-        .map_err(pe)?;
+        .select([col(ROW_INDEX)]);
+    let kept = crate::blocks::collect(query, ctx.cancel).map_err(pe)?;
     let index = kept
         .column(ROW_INDEX)
         .map_err(pe)?

@@ -5,7 +5,7 @@ use crate::block::{BlockContext, Inputs, Outputs};
 use polars::prelude::*;
 use serde_json::{Value as J, json};
 
-fn group_aggregate(_ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
+fn group_aggregate(ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
     let mut df = inputs.table("rows")?;
     let by = inputs.strings("by")?.unwrap_or_default();
     let specs = objects(inputs, "aggregations", true)?;
@@ -23,9 +23,9 @@ fn group_aggregate(_ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
         exprs.push(agg_expr(name, op, alias)?);
     }
     let out = if by.is_empty() {
-        df.lazy().select(exprs).collect().map_err(pe)?
+        crate::blocks::collect(df.lazy().select(exprs), ctx.cancel).map_err(pe)?
     } else {
-        group_stable(df, &by, exprs)?
+        group_stable(df, &by, exprs, ctx.cancel)?
     };
     let count = out.height();
     Ok(Outputs::new()

@@ -154,11 +154,8 @@ fn join(ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
         .with_coalesce(JoinCoalesce::CoalesceColumns)
         .with_suffix(Some(suffixes[1].as_str().into()));
     args.maintain_order = order;
-    let out = left
-        .lazy()
-        .join(right.lazy(), left_on, right_on, args)
-        .collect()
-        .map_err(pe)?;
+    let query = left.lazy().join(right.lazy(), left_on, right_on, args);
+    let out = crate::blocks::collect(query, ctx.cancel).map_err(pe)?;
     let summary = json!({
         "left_rows": left_rows,
         "right_rows": right_rows,
@@ -221,6 +218,7 @@ fn check_size(
             "キーの値が両側で何度も繰り返されています。一意になるキー（伝票番号など）を使うか、先に transforms.group_aggregate で集計してください",
             "the key values repeat on both sides: join on a key that is unique on one side (a voucher number), or aggregate first with transforms.group_aggregate",
         ),
+        "join_rows",
     ))
 }
 

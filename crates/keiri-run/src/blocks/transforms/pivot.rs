@@ -7,7 +7,7 @@ use crate::value::Row;
 use serde_json::{Value as J, json};
 use std::collections::HashMap;
 
-fn pivot(_ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
+fn pivot(ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
     let mut df = inputs.table("rows")?;
     let index = inputs
         .strings("index")?
@@ -33,7 +33,12 @@ fn pivot(_ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
     let mut keys = index.clone();
     keys.push(pivot_col.to_owned());
     // Aggregate first (the long table may be large), then reshape the small result.
-    let grouped = group_stable(df, &keys, vec![agg_expr(values, aggfunc, "__keiri_value")?])?;
+    let grouped = group_stable(
+        df,
+        &keys,
+        vec![agg_expr(values, aggfunc, "__keiri_value")?],
+        ctx.cancel,
+    )?;
     let index_cells: Vec<Vec<J>> = index.iter().map(|n| cells(&grouped, n)).collect::<R<_>>()?;
     let pivot_cells = cells(&grouped, pivot_col)?;
     let value_cells = cells(&grouped, "__keiri_value")?;

@@ -5,7 +5,7 @@ use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::value::column_names;
 use polars::prelude::*;
 
-fn unpivot(_ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
+fn unpivot(ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
     let df = inputs.table("rows")?;
     let ids = inputs
         .strings("id_fields")?
@@ -63,15 +63,14 @@ fn unpivot(_ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
         DataFrame::empty()
     } else {
         // Row-major order: each source row's values stay together, in field order.
-        concat(parts, UnionArgs::default())
+        let query = concat(parts, UnionArgs::default())
             .map_err(pe)?
             .sort(
                 [ROW_INDEX, "__keiri_field"],
                 SortMultipleOptions::default().with_maintain_order(true),
             )
-            .select(names.iter().map(|n| col(n.as_str())).collect::<Vec<_>>())
-            .collect()
-            .map_err(pe)?
+            .select(names.iter().map(|n| col(n.as_str())).collect::<Vec<_>>());
+        crate::blocks::collect(query, ctx.cancel).map_err(pe)?
     };
     Ok(Outputs::new().with("rows", out))
 }

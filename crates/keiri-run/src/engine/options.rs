@@ -1,0 +1,83 @@
+//! [`RunOptions`]: what the caller of [`super::run`] decides — where the run reads and
+//! records, its vars, secrets, answers and hosts, and its bounds.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Utc};
+use indexmap::IndexMap;
+use serde_json::Value as Json;
+use tokio_util::sync::CancellationToken;
+
+use crate::limits;
+
+/// How a run is started.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Where `runs/<plan_id>/<run_id>/` go (usually `<workspace>/runs`).
+    pub runs_dir: PathBuf,
+    /// Where relative input paths resolve (the workspace).
+    pub base_dir: PathBuf,
+    /// Registered plans for subflow calls (`<workspace>/designs`).
+    pub designs_dir: PathBuf,
+    /// Where the paths a plan names may lead: the roots and deny globs of the surface that
+    /// started the run ([`crate::paths`]). [`RunOptions::new`] trusts any path (a program
+    /// embedding the runtime); keiri-api always sets the surface's policy.
+    pub paths: keiri_fs::PathPolicy,
+    /// Vars that override the plan's `vars` (`--var`, `--vars-file`, `--input`).
+    pub vars: IndexMap<String, Json>,
+    /// Environment variable names `${env.X}` may read.
+    pub env_allow: BTreeSet<String>,
+    /// The values of those variables (the caller reads the environment; tests pass their own).
+    pub env: HashMap<String, String>,
+    /// `${config.x}` values.
+    pub config: serde_json::Map<String, Json>,
+    /// The start time (run id, `run_start`), passed in so tests are deterministic.
+    pub now: DateTime<Utc>,
+    /// Randomness for the run id suffix.
+    pub random: u64,
+    /// Continue this earlier run instead of starting a new one.
+    pub resume: Option<String>,
+    /// Blocks may write to output paths the plan names (`--write`).
+    pub write: bool,
+    /// A person's answers to paused nodes, by node id (`--answers`, `run_resume`).
+    pub answers: IndexMap<String, Json>,
+    /// Hosts that network blocks (`http.request`, `notify.send` webhooks) may reach. The
+    /// allowlist is the user's, from their settings, never the plan's: a plan cannot widen it.
+    pub allow_hosts: Vec<String>,
+    /// The model the `ai.*` blocks call (the caller resolves the user's LLM settings);
+    /// without one those nodes fail with `LLM_NOT_CONFIGURED` and the rest of the plan runs.
+    pub llm: Option<keiri_llm::Llm>,
+    pub cancel: CancellationToken,
+    /// The bounds on the run's work when the plan's `policy.limits` sets none
+    /// (`LIMIT_EXCEEDED` past them).
+    pub limits: limits::Limits,
+    /// The highest bounds the plan's `policy.limits` may ask for (the user's settings).
+    pub ceiling: limits::Limits,
+}
+
+impl RunOptions {
+    /// Options for `workspace` with its `runs/` and `designs/`; the rest empty.
+    pub fn new(workspace: &Path, now: DateTime<Utc>, random: u64) -> RunOptions {
+        RunOptions {
+            runs_dir: workspace.join("runs"),
+            base_dir: workspace.to_path_buf(),
+            designs_dir: workspace.join("designs"),
+            paths: keiri_fs::PathPolicy::trusted(workspace),
+            vars: IndexMap::new(),
+            env_allow: BTreeSet::new(),
+            env: HashMap::new(),
+            config: serde_json::Map::new(),
+            now,
+            random,
+            resume: None,
+            write: false,
+            answers: IndexMap::new(),
+            allow_hosts: Vec::new(),
+            llm: None,
+            cancel: CancellationToken::new(),
+            limits: limits::Limits::default(),
+            ceiling: limits::Limits::ceiling(),
+        }
+    }
+}
