@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use unicode_normalization::UnicodeNormalization;
 
-use crate::a1::{Area, CellRef};
+use crate::a1::{self, Area, CellRef};
 use crate::book::{self, Book, SheetKind};
 use crate::contract::{
     CellValue, DiffStatus, IssueLevel, OnConflict, OpKind, PatchDiffItem, PatchErrorDetail,
@@ -20,6 +20,7 @@ use crate::sheet::Content;
 use crate::styles::StyleChange;
 
 mod design_ops;
+mod fill;
 mod paths;
 mod preflight;
 mod values;
@@ -258,17 +259,39 @@ fn plan(ops: &[PatchOp]) -> Result<Vec<Planned>, Error> {
         };
         check_dates(i, op, &planned)?;
         cells += match &planned {
+            // A fill to the sheet's edge is clipped to the content when it is applied
+            // (`clip_to_content`), which checks what is left; its first row or column counts.
+            Planned::Fill { area, .. } if to_last_row(area) || to_last_col(area) => {
+                let mut first = *area;
+                if to_last_row(area) {
+                    first.last.row = first.first.row;
+                }
+                if to_last_col(area) {
+                    first.last.col = first.first.col;
+                }
+                first.len()
+            }
             Planned::Range { area, .. } | Planned::Fill { area, .. } => area.len(),
             _ => 1,
         };
         if cells > MAX_CELLS_PER_REQUEST {
-            return Err(Error::InvalidRequest(format!(
+            return Err(Error::LimitExceeded(format!(
                 "the ops write more than {MAX_CELLS_PER_REQUEST} cells; split the request"
             )));
         }
         out.push(planned);
     }
     Ok(out)
+}
+
+/// Whether a fill goes down to the sheet's last row (and is clipped there when applied).
+fn to_last_row(area: &Area) -> bool {
+    area.last.row == a1::MAX_ROW && area.first.row < a1::MAX_ROW
+}
+
+/// Whether a fill goes across to the sheet's last column (and is clipped there when applied).
+fn to_last_col(area: &Area) -> bool {
+    area.last.col == a1::MAX_COL && area.first.col < a1::MAX_COL
 }
 
 /// Refuses a `date`/`datetime` value whose text is not one (a request error: no workbook can
@@ -978,90 +1001,6 @@ impl Run<'_> {
         if self.req.return_inverse_ops {
             inverse.extend(Self::restore_styles(&sheet, restyled));
         }
-        self.inverse.push(inverse);
-        Ok(Ok(()))
-    }
-
-    fn fill_op(
-        &mut self,
-        i: usize,
-        op: &PatchOp,
-        si: usize,
-        area: Area,
-        base: CellRef,
-        body: Option<&str>,
-    ) -> Result<OpResult, Error> {
-        let sheet = self.sheet_name(si);
-        // Without a formula in the op, the base cell's own formula is filled (read before any
-        // cell of the range, which may include the base cell, is written).
-        let body = match body {
-            Some(b) => b.to_string(),
-            None => {
-                let (doc, sst) = self.book.doc_mut(si)?;
-                match doc.get(base, sst) {
-                    Content::Formula {
-                        array: Some(area), ..
-                    } => {
-                        return Ok(Err(format!(
-                            "base_cell {sheet}!{base} is part of the array formula at {area}, \
-                             which cannot be filled cell by cell"
-                        )));
-                    }
-                    Content::Formula { text, .. } => formula::strip_file_prefixes(&text),
-                    other => {
-                        return Ok(Err(format!(
-                            "base_cell {sheet}!{base} holds {} and no formula; give the op a \
-                             formula or point base_cell at a formula cell",
-                            describe(&other)
-                        )));
-                    }
-                }
-            }
-        };
-        let body = body.as_str();
-        let mut befores = Vec::new();
-        for cell in area.cells() {
-            let rows = i64::from(cell.row) - i64::from(base.row);
-            let cols = i64::from(cell.col) - i64::from(base.col);
-            let shifted = match formula::shift(body, rows, cols) {
-                Ok(s) => s,
-                Err(e) => {
-                    return Ok(Err(format!(
-                        "the formula cannot be filled because it does not parse: {e}"
-                    )));
-                }
-            };
-            for lost in &shifted.lost {
-                self.warnings.push(format!(
-                    "op[{i}] fill_formula: at {sheet}!{cell} the reference {lost} would leave the sheet and became #REF!"
-                ));
-            }
-            let content = Content::Formula {
-                text: formula::to_file_spelling(&shifted.text),
-                array: None,
-                cached: None,
-            };
-            let before = match self.write_cell(i, si, cell, content)? {
-                Ok(b) => b,
-                Err(e) => return Ok(Err(e)),
-            };
-            self.diff.push(PatchDiffItem {
-                op: op.kind(),
-                op_index: i,
-                sheet: sheet.clone(),
-                cell: Some(cell.to_a1()),
-                before: patch_value(&before),
-                after: Some(PatchValue {
-                    kind: ValueKind::Formula,
-                    value: Some(CellValue::Text(format!("={}", shifted.text))),
-                }),
-                status: DiffStatus::Applied,
-            });
-            if self.req.return_inverse_ops {
-                befores.push((cell, before));
-            }
-        }
-        let inverse = self.inverse_for_area(&sheet, area, &befores);
         self.inverse.push(inverse);
         Ok(Ok(()))
     }

@@ -1,9 +1,37 @@
 //! Row heights and column widths of a worksheet: read, edited, and the `<cols>` list as it is
 //! written back.
 
-use super::{ColEntry, SheetDoc, format_number, tag_attr};
+use super::{ColEntry, Content, SheetDoc, format_number, tag_attr};
+use crate::a1::CellRef;
 
 impl SheetDoc {
+    /// The last row and the last column that hold content (a value or a formula), this
+    /// patch's edits included; `None` for a sheet with none. Styled empty cells do not count.
+    pub fn content_extent(&self, sst: &[String]) -> Option<(u32, u32)> {
+        let mut extent: Option<(u32, u32)> = None;
+        let mut grow = |at: CellRef| {
+            let e = extent.get_or_insert((at.row, at.col));
+            *e = (e.0.max(at.row), e.1.max(at.col));
+        };
+        let mut original = Vec::new();
+        self.visit_cells(sst, |at, _| {
+            original.push(at);
+            true
+        });
+        for at in original
+            .into_iter()
+            .filter(|at| !self.edits.contains_key(at))
+        {
+            grow(at);
+        }
+        for (at, edit) in &self.edits {
+            if edit.content != Content::Empty {
+                grow(*at);
+            }
+        }
+        extent
+    }
+
     /// The custom height of a row, if it has one.
     pub fn row_height(&self, row: u32) -> Option<f64> {
         if let Some(h) = self.heights.get(&row) {

@@ -220,3 +220,97 @@ fn a_merge_over_the_whole_sheet_looks_at_the_cells_there_are() {
         err.message
     );
 }
+
+/// Fills `range` of sheet S with `=A{row}*2` from base cell C2 on a sheet whose values are
+/// `data`; answers the response and the written workbook's cells, within the hang guard.
+fn fill_guarded(
+    data: Vec<(&'static str, Cell)>,
+    range: &str,
+) -> (
+    keiri_xlsx::PatchResponse,
+    std::collections::BTreeMap<(String, String), String>,
+) {
+    let ws = Workspace::new();
+    let name = ws.add_file("fill.xlsx", &build_xlsx(&[("S", data)]));
+    let request = json!({
+        "xlsx_path": name,
+        "sheet": "S",
+        "ops": [{"op": "fill_formula", "range": range, "base_cell": "C2", "formula": "=A2*2"}],
+        "out_name": "filled.xlsx",
+    });
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let res = ws.run(request).unwrap();
+        let cells = crate::support::cells(std::path::Path::new(&res.out_path));
+        let _ = tx.send((res, cells));
+    });
+    rx.recv_timeout(HANG_GUARD)
+        .unwrap_or_else(|_| panic!("no answer within {HANG_GUARD:?}"))
+}
+
+/// 伝票 rows 1–120: a header in A1:B1 and amounts in A2:B120.
+fn ledger() -> Vec<(&'static str, Cell)> {
+    let mut data = vec![("A1", Cell::S("金額")), ("B1", Cell::S("摘要"))];
+    for row in 2..=120 {
+        let a1: &'static str = Box::leak(format!("A{row}").into_boxed_str());
+        let b1: &'static str = Box::leak(format!("B{row}").into_boxed_str());
+        data.push((a1, Cell::N(f64::from(row) * 100.0)));
+        data.push((b1, Cell::S("仕入")));
+    }
+    data
+}
+
+#[test]
+fn a_fill_down_to_the_last_row_stops_where_the_data_does() {
+    // C2:C1048576 (a million cells: seconds and a gigabyte) means "as far as the data goes".
+    let (res, cells) = fill_guarded(ledger(), "C2:C1048576");
+    assert!(res.error.is_none(), "{:?}", res.error);
+    assert_eq!(
+        res.warnings,
+        vec![
+            "op[0] fill_formula: S!C2:C1048576 reaches the end of the sheet; filled S!C2:C120, as far as the sheet's content goes"
+        ]
+    );
+    assert_eq!(res.patch_diff.len(), 119);
+    let at = |a1: &str| cells.get(&("S".to_string(), a1.to_string())).cloned();
+    assert_eq!(at("C2").as_deref(), Some("=A2*2"));
+    assert_eq!(at("C120").as_deref(), Some("=A120*2"));
+    assert_eq!(at("C121"), None);
+
+    // A range that stops before the sheet's edge is filled as asked, past the data too.
+    let (res, cells) = fill_guarded(ledger(), "C2:C130");
+    assert!(res.warnings.is_empty(), "{:?}", res.warnings);
+    assert_eq!(res.patch_diff.len(), 129);
+    assert!(cells.contains_key(&("S".to_string(), "C130".to_string())));
+
+    // To the last column and row: clipped both ways (the data ends at B120, so C stays C).
+    let (res, _) = fill_guarded(ledger(), "C2:XFD1048576");
+    assert_eq!(res.patch_diff.len(), 119, "{:?}", res.warnings);
+
+    // A sheet with nothing below the first row fills that row only.
+    let (res, _) = fill_guarded(vec![("A1", Cell::S("金額"))], "C2:C1048576");
+    assert_eq!(res.patch_diff.len(), 1);
+    assert!(
+        res.warnings[0].ends_with("filled S!C2, as far as the sheet's content goes"),
+        "{:?}",
+        res.warnings
+    );
+}
+
+#[test]
+fn a_request_past_the_cell_cap_is_limit_exceeded_and_writes_nothing() {
+    // 26 columns × 100,000 rows = 2.6 million formula cells, stated explicitly.
+    let ws = Workspace::new();
+    let name = ws.add_file("fill.xlsx", &build_xlsx(&[("S", ledger())]));
+    let err = ws
+        .run(json!({
+            "xlsx_path": name,
+            "sheet": "S",
+            "ops": [{"op": "fill_formula", "range": "A2:Z100001", "base_cell": "A2", "formula": "=1"}],
+            "out_name": "filled.xlsx",
+        }))
+        .unwrap_err();
+    assert_eq!(err.code(), "LIMIT_EXCEEDED", "{err}");
+    assert!(err.to_string().contains("split the request"), "{err}");
+    assert!(!ws.path("filled.xlsx").exists());
+}
