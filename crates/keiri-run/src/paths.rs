@@ -7,8 +7,9 @@
 //!
 //! Relative paths resolve against [`crate::block::BlockContext::base_dir`] (the workspace)
 //! before the policy sees them, so a plan's `data/invoices.csv` means the same file on every
-//! surface. What a block writes under its own node folder (`out_dir`) needs no check: that
-//! folder is the run's.
+//! surface. What a block writes under its own node folder (`out_dir`) needs no root check: that
+//! folder is the run's. The name of every file a block writes still passes the deny globs
+//! ([`check_new_file`]), wherever it lands.
 
 use std::path::{Path, PathBuf};
 
@@ -43,6 +44,18 @@ pub fn resolve_write(ctx: &BlockContext<'_>, raw: &str) -> Result<PathBuf, Block
     ctx.paths
         .resolve_new(&full)
         .map_err(|e| path_error(raw, &full, &e))
+}
+
+/// The file a block is about to write, `dir/name`, checked against the run's path policy
+/// wherever it lands, its own run folder included: a plan never creates a file the surface
+/// would refuse to hand out (a `.env`, a key file, a `--deny` match). `PATH_DENIED` naming
+/// the file as the plan named it.
+pub fn check_new_file(ctx: &BlockContext<'_>, dir: &Path, name: &str) -> Result<(), BlockError> {
+    let full = dir.join(name);
+    ctx.paths
+        .resolve_new(&full.to_string_lossy())
+        .map(|_| ())
+        .map_err(|e| path_denied(name, &e))
 }
 
 /// `PATH_DENIED` for path text that a shell or URL parser would turn into another path (`~`,

@@ -322,3 +322,142 @@ fn env_names_come_from_the_user_and_their_values_never_come_back() {
     assert!(!all.contains(&value), "{all}");
     assert!(all.contains(keiri_run::secrets::REDACTED), "{all}");
 }
+
+/// A snapshot of every file outside the workspace's `runs/` and `outputs/` (the secrets, the
+/// outside folder, the settings folder), to show a refused write changed nothing.
+fn files_around(w: &Walls) -> Vec<(PathBuf, Vec<u8>)> {
+    let root = w.ws.parent().unwrap();
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let path = e.path();
+            let skip =
+                path.starts_with(w.ws.join("runs")) || path.starts_with(w.ws.join("outputs"));
+            if skip || e.file_type().unwrap().is_symlink() {
+                continue;
+            }
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push((path.clone(), std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The corpus as the place every writing block writes to, with `--write` (the one surface
+/// that may write where the plan says; issue 37, item 9): each path is refused with a code,
+/// and no file outside the workspace's outputs — the secrets, the settings, the outside
+/// folder — is created or changed.
+#[test]
+fn every_block_that_writes_a_file_refuses_the_corpus_even_with_write() {
+    let w = walls();
+    keiri_fs::write_atomic(
+        &w.ws.join("book.xlsx"),
+        &std::fs::read(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../samples/receivables.xlsx"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    type Build = fn(&str, &str) -> serde_json::Value;
+    // (block, the input the corpus goes to, the node's inputs with that input set).
+    let writers: [(&str, &str, Build); 9] = [
+        (
+            "csv.write",
+            "out_dir",
+            |k, p| serde_json::json!({"rows": [{"a": 1}], k: p, "out_name": "r.csv"}),
+        ),
+        (
+            "csv.write",
+            "out_name",
+            |k, p| serde_json::json!({"rows": [{"a": 1}], k: p}),
+        ),
+        (
+            "excel.write_table",
+            "out_dir",
+            |k, p| serde_json::json!({"rows": [{"a": 1}], k: p, "out_name": "r.xlsx"}),
+        ),
+        (
+            "excel.write_table",
+            "out_name",
+            |k, p| serde_json::json!({"rows": [{"a": 1}], k: p}),
+        ),
+        (
+            "excel.patch_workbook",
+            "out_dir",
+            |k, p| serde_json::json!({"xlsx_path": "book.xlsx", "operations": [{"op": "set_value", "cell": "A1", "value": "x"}], k: p}),
+        ),
+        (
+            "journal.export",
+            "out_dir",
+            |k, p| serde_json::json!({"entries": [], k: p, "out_name": "j.csv"}),
+        ),
+        (
+            "report.markdown",
+            "out_dir",
+            |k, p| serde_json::json!({"title": "t", "sections": [], k: p, "out_name": "r.md"}),
+        ),
+        (
+            "report.markdown",
+            "out_name",
+            |k, p| serde_json::json!({"title": "t", "sections": [], "out_dir": "outputs", k: p}),
+        ),
+        (
+            "control.audit_log",
+            "log_path",
+            |k, p| serde_json::json!({"event": "probe", k: p}),
+        ),
+    ];
+    let mut cli = w.ctx.clone();
+    cli.trust_arguments = true;
+    let before = files_around(&w);
+    let mut failures = Vec::new();
+    for (block, key, build) in writers {
+        for path in corpus(&w) {
+            let yaml = format!(
+                "id: probe\ngraph:\n  - {{id: save, block: {block}, in: {}}}\n",
+                build(key, &path)
+            );
+            let req = PlanRunRequest {
+                yaml: Some(yaml),
+                write: true,
+                ..Default::default()
+            };
+            match run(&cli, req) {
+                Ok(res) => {
+                    let code = res.failures.first().map(|f| f.code.as_str());
+                    if !matches!(code, Some("PATH_DENIED" | "INPUT_INVALID")) {
+                        failures.push(format!("{block}.{key} {path:?}: {code:?} {res:?}"));
+                    }
+                }
+                Err(e) => failures.push(format!(
+                    "{block}.{key} {path:?}: {} {}",
+                    e.code.as_str(),
+                    e.message
+                )),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert_eq!(
+        files_around(&w),
+        before,
+        "a file outside the outputs changed"
+    );
+    // What worked before still works: the same writer, to the workspace's outputs.
+    let ok = run(
+        &cli,
+        PlanRunRequest {
+            yaml: Some("id: ok\ngraph:\n  - {id: save, block: csv.write, in: {rows: [{a: 1}], out_dir: outputs, out_name: r.csv}}\n".into()),
+            write: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(ok.status, keiri_run::RunStatus::Finished, "{ok:?}");
+    assert!(w.ws.join("outputs/r.csv").is_file());
+}

@@ -774,6 +774,22 @@ fn the_traversal_corpus_is_refused_over_mcp() {
             "docs",
             |p| json!({"instruction": "請求書の重複", "apply_mode": "compose", "templates": ["invoice_duplicate_detection"], "docs": [p]}),
         ),
+        // Plan runs (issue 37): the same walls for the files a plan's blocks read.
+        probe(
+            "run_plan",
+            "csv.read path",
+            |p| json!({"yaml": format!("id: probe\ngraph:\n  - {{id: read, block: csv.read, in: {{path: {}}}}}\n", json!(p))}),
+        ),
+        probe(
+            "run_plan",
+            "file.list_folder folder",
+            |p| json!({"yaml": format!("id: probe\ngraph:\n  - {{id: list, block: file.list_folder, in: {{folder: {}}}}}\n", json!(p))}),
+        ),
+        probe(
+            "run_plan",
+            "excel.write_table base_workbook",
+            |p| json!({"yaml": format!("id: probe\ngraph:\n  - {{id: save, block: excel.write_table, in: {{rows: [{{a: 1}}], base_workbook: {}}}}}\n", json!(p))}),
+        ),
     ];
     let mut failures = Vec::new();
     let mut id = 100;
@@ -918,6 +934,87 @@ fn the_cli_reads_a_file_the_user_names_anywhere_unless_given_a_root() {
     );
     assert!(text.contains("PATH_DENIED"), "{text}");
     assert!(!text.contains("INV-001"), "{text}");
+}
+
+/// `keiri run` (issue 37): a plan's blocks read inside the workspace, or inside `--root`, and
+/// the files named on the command line — never the corpus. Each run exits 1 with
+/// `PATH_DENIED` and prints nothing of a secret; a file the user named with `--input` still
+/// reads, and `--root` narrows even that.
+#[test]
+fn keiri_run_refuses_the_corpus_in_a_plans_blocks() {
+    if keiri_testkit::skip_without_shared("fixtures/") {
+        return;
+    }
+    let f = fixture();
+    let plan = f.ws.join("probe.yaml");
+    let mut failures = Vec::new();
+    for path in corpus(&f) {
+        if path.contains('\u{0}') {
+            continue; // not a YAML string a file can hold; refused by the tool probes
+        }
+        put(
+            &plan,
+            &format!(
+                "id: probe\ngraph:\n  - {{id: read, block: csv.read, in: {{path: {}}}}}\n",
+                json!(path)
+            ),
+        );
+        for root in [None, Some(f.ws.display().to_string())] {
+            let mut cmd = super::keiri(&f.ws);
+            if let Some(root) = &root {
+                cmd.args(["--root", root.as_str()]);
+            }
+            let out = cmd.args(["run", "probe.yaml"]).output().unwrap();
+            let text = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            if out.status.code() != Some(1) || !refused(&text) {
+                failures.push(format!("{path:?} (root {root:?}): {:?} {text}", out.status));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} not refused:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    // The user's own argument: a file outside the workspace named with --input reads …
+    let elsewhere = tempfile::tempdir().unwrap();
+    let named = elsewhere.path().join("請求書.csv");
+    put(&named, "請求番号,金額\nINV-001,110000\n");
+    put(
+        &plan,
+        "id: probe\nvars: {src: x}\ngraph:\n  - {id: read, block: csv.read, in: {path: \"${vars.src}\"}}\n",
+    );
+    let input = format!("src={}", named.display());
+    super::keiri(&f.ws)
+        .args(["run", "probe.yaml", "--input", input.as_str()])
+        .assert()
+        .success();
+    // … unless --root says where files may come from.
+    let root = f.ws.display().to_string();
+    let out = super::keiri(&f.ws)
+        .args([
+            "--root",
+            root.as_str(),
+            "run",
+            "probe.yaml",
+            "--input",
+            input.as_str(),
+        ])
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_ne!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("PATH_DENIED"), "{text}");
+    outside_untouched(&f);
 }
 
 /// `keiri --json catalog | head -c 16`: the reader closes the pipe after a few bytes of an

@@ -33,12 +33,25 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value as Json, json};
 
 use super::invalid;
-use crate::block::{BlockError, ErrorCode, Inputs};
+use crate::block::{BlockContext, BlockError, ErrorCode, Inputs};
 use crate::blocks::kit::outputs::{DEFAULT_OUT_DIR, failed, on_conflict, save, target_dir};
 use crate::value::Row;
 
 // ---------------------------------------------------------------------------------------
 // Shared helpers
+
+/// The `out_name` a block writes in `dir` (else `default`): a plain file name, which the run's
+/// path policy allows there (no `.env` or key file, even among the outputs).
+fn out_file(
+    ctx: &BlockContext<'_>,
+    inputs: &Inputs,
+    dir: &Path,
+    default: &str,
+) -> Result<String, BlockError> {
+    let name = file_name(inputs, default)?;
+    crate::paths::check_new_file(ctx, dir, &name)?;
+    Ok(name)
+}
 
 fn file_name(inputs: &Inputs, default: &str) -> Result<String, BlockError> {
     let name = inputs

@@ -1,7 +1,7 @@
 //! `csv.write`: its inputs and outputs are in `block_specs/output/csv.write.yaml`.
 
 use super::journal_export::{csv_text, encode};
-use super::{columns, csv_encoding, file_name, on_conflict, path_text, text};
+use super::{columns, csv_encoding, on_conflict, out_file, path_text, text};
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::blocks::kit::outputs::{DEFAULT_OUT_DIR, save, target_dir};
 use serde_json::json;
@@ -23,7 +23,7 @@ fn csv_write(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockEr
     };
     let header = inputs.bool("include_header")?.unwrap_or(true);
     let dir = target_dir(ctx, inputs, Some(DEFAULT_OUT_DIR))?;
-    let name = file_name(inputs, "output.csv")?;
+    let name = out_file(ctx, inputs, &dir, "output.csv")?;
     let conflict = on_conflict(inputs)?;
     let lines: Vec<Vec<String>> = rows
         .iter()

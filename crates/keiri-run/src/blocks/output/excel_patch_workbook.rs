@@ -65,6 +65,7 @@ fn patch_workbook(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Bl
     // The file keiri-xlsx will write (its own naming rule); a skip is seen as "existed before".
     let target_name =
         keiri_xlsx::output_name(&source, req.out_name.as_deref()).map_err(patch_error)?;
+    crate::paths::check_new_file(ctx, &dir, &target_name)?;
     let existed = dir.join(&target_name).exists();
     let response = keiri_xlsx::patch(&req, &env).map_err(patch_error)?;
     if let Some(e) = &response.error {

@@ -1,7 +1,7 @@
 //! `excel.write_table`: its inputs and outputs are in `block_specs/output/excel.write_table.yaml`.
 
 use super::{
-    DEFAULT_OUT_DIR, columns, failed, file_name, on_conflict, patch_error, path_text, save,
+    DEFAULT_OUT_DIR, columns, failed, on_conflict, out_file, patch_error, path_text, save,
     target_dir, text,
 };
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
@@ -70,7 +70,7 @@ fn write_table(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Block
     let title = inputs.str("title")?.map(str::to_string);
     let freeze = inputs.bool("freeze_header")?.unwrap_or(true);
     let dir = target_dir(ctx, inputs, Some(DEFAULT_OUT_DIR))?;
-    let name = file_name(inputs, "report.xlsx")?;
+    let name = out_file(ctx, inputs, &dir, "report.xlsx")?;
     let conflict = on_conflict(inputs)?;
     let header_labels: Vec<String> = cols
         .iter()

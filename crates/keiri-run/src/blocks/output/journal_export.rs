@@ -1,8 +1,8 @@
 //! `journal.export`: its inputs and outputs are in `block_specs/output/journal.export.yaml`.
 
 use super::{
-    CsvEncoding, DEFAULT_OUT_DIR, csv_encoding, file_name, on_conflict, path_text, save,
-    target_dir, text,
+    CsvEncoding, DEFAULT_OUT_DIR, csv_encoding, on_conflict, out_file, path_text, save, target_dir,
+    text,
 };
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::jp::parse_date;
@@ -109,7 +109,7 @@ fn journal_export(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Bl
     };
     let encoding = csv_encoding(inputs.str("encoding")?.unwrap_or(default_encoding))?;
     let dir = target_dir(ctx, inputs, Some(DEFAULT_OUT_DIR))?;
-    let name = file_name(inputs, "journal.csv")?;
+    let name = out_file(ctx, inputs, &dir, "journal.csv")?;
     let conflict = on_conflict(inputs)?;
 
     let mut warnings = Vec::new();

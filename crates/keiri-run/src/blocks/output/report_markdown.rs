@@ -1,6 +1,6 @@
 //! `report.markdown`: its inputs and outputs are in `block_specs/output/report.markdown.yaml`.
 
-use super::{file_name, md_table, path_text, save, target_dir, text};
+use super::{md_table, out_file, path_text, save, target_dir, text};
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::blocks::invalid;
 use crate::value::Row;
@@ -73,7 +73,7 @@ fn report_markdown(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, B
     }
     let saved = if inputs.has("out_dir") {
         let dir = target_dir(ctx, inputs, None)?;
-        let name = file_name(inputs, "report.md")?;
+        let name = out_file(ctx, inputs, &dir, "report.md")?;
         save(&dir, &name, md.as_bytes(), OnConflict::Rename)?
     } else {
         None
