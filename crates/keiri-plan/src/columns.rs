@@ -90,6 +90,12 @@ pub const DEFAULT_IF_PRESENT: &str = "default_if_present";
 /// (`transforms.compute_columns`: `[{name: 税額, expr: 金額 * 0.1}, {name: 税込, expr: 金額 +
 /// 税額}]`).
 pub const ITEM_ADDS: &str = "item_adds";
+/// Spec property (`true`) of a `column_of` input the block can do without: an empty name (the
+/// value, or an element of a list) says the file has no such column
+/// (`matching.duplicate_invoices`' `date_field`, `transforms.normalize_dates`' `fields` on an
+/// export without dates), so it names no column, and a column question about it may be
+/// answered [`crate::NO_COLUMN`].
+pub const ABSENT_OK: &str = "absent_ok";
 /// Spec property of an output that carries the columns of one of the block's inputs.
 pub const COLUMNS_FROM: &str = "columns_from";
 /// Spec property of a `columns_from` output: the names of the columns it adds.
@@ -373,6 +379,10 @@ pub fn column_reads<'v>(
             .unwrap_or_else(|| Value::String("column".into()));
         let mut found = Vec::new();
         walk(&how, value, String::new(), None, &mut found);
+        // An empty name where the block can do without the column names none.
+        if port.extra.get(ABSENT_OK) == Some(&Value::Bool(true)) {
+            found.retain(|(_, column, _)| !column.trim().is_empty());
+        }
         // Columns an earlier item of the list adds are not read from the rows.
         if let (Some(key), Some(items)) = (
             port.extra.get(ITEM_ADDS).and_then(Value::as_str),

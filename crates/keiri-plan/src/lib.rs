@@ -62,7 +62,7 @@ pub use io::{LoadError, LoadedPlan, load_plan, save_plan};
 pub use model::{Node, NodeKind, Plan};
 pub use register::{RegisterError, STAMP_FORMAT, designs_index, parse_stamp, register};
 pub use requirements::{
-    AnswerError, AnswerProblem, AnswerUse, NO_SUCH_COLUMN, Requirement, RequirementKind,
+    AnswerError, AnswerProblem, AnswerUse, NO_COLUMN, NO_SUCH_COLUMN, Requirement, RequirementKind,
     RequirementTarget, SchemaTemplate, TargetPlace, Validation, apply_answers, build_requirements,
     check_answer, schema_templates,
 };

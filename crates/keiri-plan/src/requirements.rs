@@ -39,12 +39,14 @@ use crate::validate::{DEFAULT_LOOP_VAR, Finding};
 
 mod types;
 pub use types::{
-    AnswerUse, NO_SUCH_COLUMN, Requirement, RequirementKind, RequirementTarget, TargetPlace,
-    Validation,
+    AnswerUse, NO_COLUMN, NO_SUCH_COLUMN, Requirement, RequirementKind, RequirementTarget,
+    TargetPlace, Validation,
 };
 
+mod edits;
 mod ports;
 mod schemas;
+use edits::{clear_var_refs, drop_rules, find_node_mut, say_in_description, slot_mut};
 use ports::is_path_key;
 pub use ports::{accept_of, short_label};
 pub use schemas::{SchemaTemplate, schema_template, schema_templates};
@@ -426,6 +428,17 @@ impl Builder<'_> {
         // A rule (an element that says what it is) whose expression reads the column can be
         // dropped instead, when the file has no such column at all: never a wrong column.
         let droppable = expression.is_some() && element_says.is_some();
+        // A column (or a list's column) the block can do without may be left out instead.
+        let absent_ok = expression.is_none()
+            && field.is_none()
+            && port.is_some_and(|p| {
+                p.extra.get(crate::columns::ABSENT_OK) == Some(&Value::Bool(true))
+            });
+        let last = if droppable {
+            Some(NO_SUCH_COLUMN)
+        } else {
+            absent_ok.then_some(NO_COLUMN)
+        };
         let (label, label_en) = match (element_says, port) {
             (Some(said), _) if expression.is_some() => (
                 format!("{said}：列「{wanted}」"),
@@ -462,9 +475,11 @@ impl Builder<'_> {
         let list = finding.choices.join(", ");
         // Pre-selected: the first header that means the same in accounting exports (more than
         // one, or it would have been fitted already), else nothing.
+        // An input the block can do without proposes leaving it out when no header means it.
         let proposed = crate::column_meaning::same_meaning(&wanted, &finding.choices)
             .first()
-            .map(|c| Value::from(c.as_str()));
+            .map(|c| Value::from(c.as_str()))
+            .or_else(|| absent_ok.then(|| Value::from(NO_COLUMN)));
         self.out.push(Requirement {
             id: var.clone(),
             kind: RequirementKind::Select,
@@ -476,24 +491,28 @@ impl Builder<'_> {
                 .choices
                 .iter()
                 .map(String::as_str)
-                .chain(droppable.then_some(NO_SUCH_COLUMN))
+                .chain(last)
                 .map(Value::from)
                 .collect(),
             required: true,
             accept: None,
-            hint: Some(if droppable {
-                format!(
+            hint: Some(match last {
+                Some(NO_SUCH_COLUMN) => format!(
                     "ファイルの列: {list}。ファイルにない列なら「{NO_SUCH_COLUMN}」を選ぶと、この列を読むルールを外し、プランの説明に書き残します"
-                )
-            } else {
-                format!("ファイルの列: {list}")
+                ),
+                Some(_) => format!(
+                    "ファイルの列: {list}。ファイルにない列なら「{NO_COLUMN}」を選ぶと、この列を使わずに処理し、プランの説明に書き残します"
+                ),
+                None => format!("ファイルの列: {list}"),
             }),
-            hint_en: Some(if droppable {
-                format!(
+            hint_en: Some(match last {
+                Some(NO_SUCH_COLUMN) => format!(
                     "columns of the file: {list}. If the file has no such column, choose {NO_SUCH_COLUMN:?}: the rules reading it are dropped, and the plan's description says so"
-                )
-            } else {
-                format!("columns of the file: {list}")
+                ),
+                Some(_) => format!(
+                    "columns of the file: {list}. If the file has no such column, choose {NO_COLUMN:?}: the block works without it, and the plan's description says so"
+                ),
+                None => format!("columns of the file: {list}"),
             }),
             validation: None,
             default: proposed,
@@ -807,6 +826,8 @@ pub fn apply_answers(
     let mut plan = plan.clone();
     // Rules dropped because the file has no column they read: (node, input) → (index, column).
     let mut dropped: IndexMap<(String, String), Vec<(usize, String)>> = IndexMap::new();
+    // Inputs left empty because the file has no such column (`node.input`).
+    let mut unused: Vec<String> = Vec::new();
     for (r, value) in accepted {
         if r.answer_use == AnswerUse::Column
             && let (Some(column), Some(node_id), Some(input)) =
@@ -822,6 +843,38 @@ pub fn apply_answers(
             for i in indexes {
                 if !places.iter().any(|(j, _)| *j == i) {
                     places.push((i, column.clone()));
+                }
+            }
+            continue;
+        }
+        // A column the file does not have, for an input the block can do without: its slot,
+        // and every place wired to the question's var, left empty; no var is set.
+        if r.answer_use == AnswerUse::Column && value.as_str() == Some(NO_COLUMN) {
+            let (Some(node_id), Some(input)) = (&r.target.node_id, &r.target.input) else {
+                continue;
+            };
+            unused.push(format!("{node_id}.{input}"));
+            if let Some(var) = &r.target.var {
+                let places = clear_var_refs(&mut plan.graph, &format!("${{vars.{var}}}"));
+                for place in places {
+                    if !unused.contains(&place) {
+                        unused.push(place);
+                    }
+                }
+            }
+            let place = TargetPlace {
+                index: r.target.index,
+                field: r.target.field.clone(),
+            };
+            if let Some(node) = find_node_mut(&mut plan.graph, node_id) {
+                match slot_mut(node, input, &place) {
+                    Some(slot) => *slot = Value::String(String::new()),
+                    // A column read by default: the input is set, to nothing.
+                    None if place.index.is_none() => {
+                        node.inputs
+                            .insert(input.clone(), Value::String(String::new()));
+                    }
+                    None => {}
                 }
             }
             continue;
@@ -902,72 +955,14 @@ pub fn apply_answers(
         }
     }
     drop_rules(&mut plan, dropped);
+    if !unused.is_empty() {
+        let note = format!(
+            "ファイルにない列のため使わない入力 / inputs left out for columns the file lacks: {}",
+            unused.join(", ")
+        );
+        say_in_description(&mut plan, note);
+    }
     Ok(plan)
-}
-
-/// Removes the rules whose column the file does not have (after every other answer, which
-/// names elements by their first index), and says which in the plan's description: a rule
-/// left out is never silent.
-fn drop_rules(plan: &mut Plan, dropped: IndexMap<(String, String), Vec<(usize, String)>>) {
-    let mut said = Vec::new();
-    for ((node_id, input), mut places) in dropped {
-        let Some(Value::Array(rules)) =
-            find_node_mut(&mut plan.graph, &node_id).and_then(|n| n.inputs.get_mut(&input))
-        else {
-            continue;
-        };
-        places.sort_by_key(|p| std::cmp::Reverse(p.0));
-        let mut gone = Vec::new();
-        for (i, column) in places {
-            if i < rules.len() {
-                let rule = rules.remove(i);
-                let name = ["id", "description"]
-                    .iter()
-                    .find_map(|k| rule.get(*k).and_then(Value::as_str))
-                    .map_or_else(|| format!("{}", i + 1), str::to_string);
-                gone.push(format!("{name}（列「{column}」）"));
-            }
-        }
-        gone.reverse();
-        if !gone.is_empty() {
-            said.push(format!("{node_id}.{input}: {}", gone.join("、")));
-        }
-    }
-    if said.is_empty() {
-        return;
-    }
-    let note = format!(
-        "ファイルにない列を読むため外したルール / rules dropped for columns the file lacks: {}",
-        said.join("; ")
-    );
-    plan.description = Some(match plan.description.take() {
-        Some(d) if !d.trim().is_empty() => format!("{}\n{note}", d.trim_end()),
-        _ => note,
-    });
-}
-
-/// The value at `place` of `node`'s input `input`: the input, its element, or a key of it.
-fn slot_mut<'n>(node: &'n mut Node, input: &str, place: &TargetPlace) -> Option<&'n mut Value> {
-    let slot = node.inputs.get_mut(input)?;
-    match (place.index, &place.field) {
-        (None, _) => Some(slot),
-        (Some(i), None) => slot.get_mut(i),
-        (Some(i), Some(f)) => slot.get_mut(i)?.get_mut(f),
-    }
-}
-
-fn find_node_mut<'p>(graph: &'p mut [Node], id: &str) -> Option<&'p mut Node> {
-    for node in graph {
-        if node.id == id {
-            return Some(node);
-        }
-        if let Some(body) = &mut node.body
-            && let Some(found) = find_node_mut(&mut body.plan.graph, id)
-        {
-            return Some(found);
-        }
-    }
-    None
 }
 
 fn problem(r: &Requirement, code: &'static str, message: String) -> AnswerProblem {

@@ -412,13 +412,7 @@ fn an_unseen_invoice_export_is_fitted_by_meaning_and_its_duplicates_are_found() 
         );
     }
 
-    let out = keiri(ws.path())
-        .args(["--json", "run", "plan.yaml"])
-        .assert()
-        .code(0);
-    let res: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
-    assert_eq!(res["status"], "finished", "{res:#}");
-    let run_dir = ws.path().join(res["run_dir"].as_str().unwrap());
+    let (_, run_dir) = run_plan(&ws);
     let read = |rel: &str| -> Value {
         serde_json::from_slice(&std::fs::read(run_dir.join(rel)).unwrap()).unwrap()
     };
@@ -444,6 +438,145 @@ fn an_unseen_invoice_export_is_fitted_by_meaning_and_its_duplicates_are_found() 
     );
 }
 
+/// The same job on an export with no date column at all (#33): the one question about the
+/// template's invoice_date (read by the date normaliser and the detector) proposes leaving it
+/// out; with that default accepted the plan compares without dates, says so in its
+/// description and in a run warning, and finds the duplicates worked out by hand: INV-0412
+/// twice and 0415-77 / 041577 (the same number once the hyphen is dropped), 198,000 at risk;
+/// C-9001 and C-9002 (the same vendor and amount, a month apart) have different numbers and
+/// are not paired.
+#[test]
+fn an_invoice_export_without_dates_is_checked_without_them_and_says_so() {
+    let ws = workspace_with_export("invoices_without_dates.csv", "請求書一覧.csv");
+    let generate = |answers: Option<&str>| {
+        compose(
+            &ws,
+            "invoice_duplicates",
+            "請求書CSVから重複を検出してExcelに出力する",
+            "inputs/請求書一覧.csv",
+            answers,
+        )
+    };
+    let asked = generate(None);
+    assert_eq!(asked["status"], "needs_answers", "{asked:#}");
+    let questions = asked["requirements"].as_array().unwrap();
+    assert_eq!(questions.len(), 1, "{questions:#?}");
+    let date = &questions[0];
+    // keiri-plan's NO_COLUMN, the last choice, proposed: no header means a date.
+    const NO_COLUMN: &str = "（ファイルにない：この列を使わない）";
+    assert_eq!(date["default"], NO_COLUMN, "{date:#}");
+    assert_eq!(
+        date["options"].as_array().unwrap().last().unwrap(),
+        NO_COLUMN
+    );
+    // The defaults, accepted as they are.
+    let defaults: serde_json::Map<String, Value> = questions
+        .iter()
+        .map(|q| (q["id"].as_str().unwrap().to_string(), q["default"].clone()))
+        .collect();
+    let answered = generate(Some(&Value::Object(defaults).to_string()));
+    assert_eq!(answered["status"], "valid", "{answered:#}");
+    let plan = std::fs::read_to_string(ws.path().join("plan.yaml")).unwrap();
+    assert!(plan.contains("date_field: ''"), "{plan}");
+    assert!(
+        plan.contains("inputs left out for columns the file lacks: invoice_duplicate_detection__dates.fields, invoice_duplicate_detection__detect.date_field"),
+        "{plan}"
+    );
+
+    let (res, run_dir) = run_plan(&ws);
+    let warnings: Vec<&str> = res["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w["code"].as_str())
+        .collect();
+    assert_eq!(warnings, ["WITHOUT_COLUMN"], "{res:#}");
+    let read = |rel: &str| -> Value {
+        serde_json::from_slice(&std::fs::read(run_dir.join(rel)).unwrap()).unwrap()
+    };
+    let summary = read("outputs/invoice_duplicate_detection__detect/summary.json");
+    assert_eq!(summary["cluster_count"], 2, "{summary}");
+    assert_eq!(summary["row_count"], 4, "{summary}");
+    assert_eq!(summary["amount_at_risk"], 198000, "{summary}");
+    let duplicates = read("outputs/invoice_duplicate_detection__detect/duplicates.json");
+    let found: Vec<(&str, &str)> = duplicates
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["請求番号"].as_str().unwrap(),
+                r["reason"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("INV-0412", "same_invoice_no"),
+            ("INV-0412", "same_invoice_no"),
+            ("0415-77", "same_invoice_no"),
+            ("041577", "same_invoice_no"),
+        ]
+    );
+}
+
+/// `keiri --json generate --apply-mode compose` without an LLM for `instruction` on the
+/// attached `doc`; with `answers` (a JSON object) it answers and writes `plan.yaml`. The
+/// generation's `result`.
+fn compose(
+    ws: &tempfile::TempDir,
+    plan_id: &str,
+    instruction: &str,
+    doc: &str,
+    answers: Option<&str>,
+) -> Value {
+    let mut cmd = keiri(ws.path());
+    for v in LLM_VARS {
+        cmd.env_remove(v);
+    }
+    cmd.args([
+        "--json",
+        "--lang",
+        "ja",
+        "generate",
+        "--apply-mode",
+        "compose",
+    ])
+    .args([
+        "--plan-id",
+        plan_id,
+        "--instruction",
+        instruction,
+        "--docs",
+        doc,
+    ]);
+    if let Some(answers) = answers {
+        put(&ws.path().join("answers.json"), answers);
+        cmd.arg("--answers")
+            .arg(ws.path().join("answers.json"))
+            .arg("--out")
+            .arg(ws.path().join("plan.yaml"));
+    }
+    let out = cmd.output().unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    v["result"].clone()
+}
+
+/// `keiri --json run plan.yaml` in `ws`, which must finish with exit 0: its answer and its run
+/// folder.
+fn run_plan(ws: &tempfile::TempDir) -> (Value, std::path::PathBuf) {
+    let out = keiri(ws.path())
+        .args(["--json", "run", "plan.yaml"])
+        .assert()
+        .code(0);
+    let res: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(res["status"], "finished", "{res:#}");
+    let run_dir = ws.path().join(res["run_dir"].as_str().unwrap());
+    (res, run_dir)
+}
+
 /// A workspace whose `inputs/<name>` is the messy export `evals/offline/<export>`.
 fn workspace_with_export(export: &str, name: &str) -> tempfile::TempDir {
     let ws = tempfile::tempdir().unwrap();
@@ -467,33 +600,13 @@ fn workspace_with_export(export: &str, name: &str) -> tempfile::TempDir {
 fn a_purchase_order_export_is_checked_by_rules_rewritten_for_its_headers() {
     let ws = workspace_with_export("purchase_orders_renamed.csv", "発注一覧.csv");
     let generate = |answers: Option<&str>| {
-        let mut cmd = keiri(ws.path());
-        for v in LLM_VARS {
-            cmd.env_remove(v);
-        }
-        cmd.args([
-            "--json",
-            "generate",
-            "--apply-mode",
-            "compose",
-            "--plan-id",
+        compose(
+            &ws,
             "po_check",
-            "--instruction",
             "発注データを購買規程でチェックする",
-            "--docs",
             "inputs/発注一覧.csv",
-        ]);
-        if let Some(answers) = answers {
-            put(&ws.path().join("answers.json"), answers);
-            cmd.arg("--answers")
-                .arg(ws.path().join("answers.json"))
-                .arg("--out")
-                .arg(ws.path().join("plan.yaml"));
-        }
-        let out = cmd.output().unwrap();
-        let v: Value = serde_json::from_slice(&out.stdout)
-            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
-        v["result"].clone()
+            answers,
+        )
     };
     let asked = generate(None);
     assert_eq!(asked["status"], "needs_answers", "{asked:#}");
@@ -523,13 +636,7 @@ fn a_purchase_order_export_is_checked_by_rules_rewritten_for_its_headers() {
         assert!(plan.contains(expression), "{expression}:\n{plan}");
     }
 
-    let out = keiri(ws.path())
-        .args(["--json", "run", "plan.yaml"])
-        .assert()
-        .code(0);
-    let res: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
-    assert_eq!(res["status"], "finished", "{res:#}");
-    let run_dir = ws.path().join(res["run_dir"].as_str().unwrap());
+    let (_, run_dir) = run_plan(&ws);
     let violations: Value = serde_json::from_slice(
         &std::fs::read(run_dir.join("outputs/po_policy_compliance__policy/violations.json"))
             .unwrap(),

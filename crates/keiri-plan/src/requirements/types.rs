@@ -137,3 +137,8 @@ pub struct Requirement {
 /// column at all: the answer drops the rules that read it, and the plan's description says
 /// which (never a wrong column picked to get past the question).
 pub const NO_SUCH_COLUMN: &str = "（ファイルにない：このルールを外す）";
+
+/// The last choice of a column question on an input the block can do without
+/// ([`crate::columns::ABSENT_OK`]): the answer leaves the input empty, so the block works
+/// without the column (and says so when it runs), and the plan's description says which.
+pub const NO_COLUMN: &str = "（ファイルにない：この列を使わない）";

@@ -842,3 +842,75 @@ graph:
     );
     assert!(column_questions(&p, &catalog, &opts).is_empty());
 }
+
+/// An input the block can do without (`absent_ok`: the duplicate detector's `date_field`, the
+/// date normaliser's `fields`) may be left out when the file has no such column: its question
+/// ends with (and, with no header of that meaning, proposes) `NO_COLUMN`, whose answer empties
+/// it, says so in the plan's description, and leaves the plan valid. An empty name elsewhere
+/// is still a column the file lacks.
+#[test]
+fn a_column_the_block_can_do_without_can_be_left_out_out_loud() {
+    let catalog = shipped_catalog();
+    let mut file = invoices();
+    file.tables[0].columns.retain(|c| c.name != "Invoice Date");
+    let yaml = PLAN.replace(
+        "      vendor_field: vendor\n",
+        "      vendor_field: 取引先名\n",
+    );
+    let opts = options(Lang::Ja, vec![file]);
+    let questions = column_questions(&plan(&yaml), &catalog, &opts);
+    // The normaliser's list element and the detector's default date_field: both can go.
+    let asked: Vec<(&str, Option<&Value>)> = questions
+        .iter()
+        .map(|q| (q.target.input.as_deref().unwrap(), q.default.as_ref()))
+        .collect();
+    let no_column = json!(keiri_plan::NO_COLUMN);
+    assert_eq!(
+        asked,
+        [
+            ("fields", Some(&no_column)),
+            ("date_field", Some(&no_column))
+        ]
+    );
+    for q in &questions {
+        assert_eq!(q.options.last(), Some(&no_column), "{q:#?}");
+        assert!(
+            q.hint
+                .as_deref()
+                .unwrap()
+                .contains("この列を使わずに処理し")
+        );
+    }
+    let answers: Map<String, Value> = questions
+        .iter()
+        .map(|q| (q.id.clone(), no_column.clone()))
+        .collect();
+    let answered = apply_answers(&plan(&yaml), &questions, &answers).unwrap();
+    let node = |id: &str| answered.graph.iter().find(|n| n.id == id).unwrap();
+    assert_eq!(node("dates").inputs["fields"], json!([""]));
+    assert_eq!(node("detect").inputs["date_field"], json!(""));
+    assert!(
+        answered.vars.keys().all(|k| k == "invoice_csv"),
+        "{:?}",
+        answered.vars
+    );
+    assert_eq!(
+        answered.description.as_deref(),
+        Some(
+            "ファイルにない列のため使わない入力 / inputs left out for columns the file lacks: \
+             dates.fields, detect.date_field"
+        )
+    );
+    let left = validate(&answered, &catalog, &opts);
+    assert!(
+        left.iter().all(|f| f.code.as_str() != "column.unknown"),
+        "{left:#?}"
+    );
+    // An empty vendor column is not "left out": the detector cannot do without it.
+    let blank_vendor = yaml.replace("vendor_field: 取引先名", "vendor_field: ''");
+    let findings = column_findings(&plan(&blank_vendor), invoices());
+    assert!(
+        places(&findings).contains(&("detect", "/graph/2/in/vendor_field")),
+        "{findings:#?}"
+    );
+}

@@ -291,6 +291,65 @@ graph:
     );
 }
 
+/// An export with no date column (`date_field: ''`, the spec's `absent_ok`): the invoices
+/// are compared without dates, and the run says so. Worked by hand: 山田商事 55,000 twice
+/// (months apart, no numbers) pair as same vendor and amount; 佐藤工業 33,000 and 33,300
+/// differ in amount; 鈴木物産's 未定 is left out and counted. The date normaliser in front
+/// skips the empty name and passes the rows on.
+#[test]
+fn invoices_without_a_date_column_are_compared_without_dates_and_the_run_says_so() {
+    let invoices = "取引先,金額,摘要
+山田商事,55000,4月分
+山田商事,55000,5月分
+佐藤工業,33000,保守
+佐藤工業,33300,保守（改定後）
+鈴木物産,未定,見積中
+";
+    let yaml = "id: t
+graph:
+  - id: read
+    block: csv.read
+    in: {path: invoices.csv}
+    out: {rows: rows}
+  - id: dates
+    block: transforms.normalize_dates
+    in: {rows: '${read.rows}', fields: ['']}
+    out: {rows: rows}
+  - id: dups
+    block: matching.duplicate_invoices
+    in: {rows: '${dates.rows}', vendor_field: 取引先, amount_field: 金額, date_field: ''}
+    out: {duplicates: duplicates, summary: summary}
+";
+    let (outcome, events, _ws) = run(&[("invoices.csv", invoices)], yaml);
+    assert_eq!(
+        outcome.status,
+        RunStatus::Finished,
+        "{:?}",
+        outcome.failures
+    );
+    assert_eq!(
+        codes(&outcome),
+        [
+            ("dups".to_string(), "WITHOUT_COLUMN".to_string()),
+            ("dups".to_string(), "ROWS_SKIPPED".to_string()),
+        ]
+    );
+    let without = &warnings(&outcome)[0];
+    assert!(
+        without
+            .2
+            .starts_with("日付の列がないため、日付を見ずに比較しました"),
+        "{without:?}"
+    );
+    let rows = events.iter().find_map(|e| match e {
+        Event::NodeFinish { node, outputs, .. } if node == "dups" => {
+            outputs["duplicates"]["rows"].as_u64()
+        }
+        _ => None,
+    });
+    assert_eq!(rows, Some(2), "the two 山田商事 invoices: {events:?}");
+}
+
 #[test]
 fn amounts_that_cannot_be_read_are_counted_with_an_example() {
     // A bank export: 2 of the 5 amounts are not numbers (未定, 要確認); △500 is -500.

@@ -70,7 +70,11 @@ fn duplicate_invoices(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs
     let date_field = inputs
         .str("date_field")?
         .unwrap_or("invoice_date")
+        .trim()
         .to_string();
+    // An empty date_field: the file has no dates (`absent_ok` in the spec). Invoices are then
+    // compared without a date window, and the run says so.
+    let dated = !date_field.is_empty();
     let number_field = inputs.str("invoice_no_field")?.map(str::to_string);
     let window = inputs.i64("date_window_days")?.unwrap_or(30);
     let amount_tolerance = inputs.f64("amount_tolerance")?.unwrap_or(0.0);
@@ -81,7 +85,11 @@ fn duplicate_invoices(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs
         .map(|r| Invoice {
             vendor: cell_text(r.get(&vendor_field)),
             amount: number(r.get(&amount_field)).filter(|x| x.is_finite()),
-            date: date(r.get(&date_field)),
+            date: if dated {
+                date(r.get(&date_field))
+            } else {
+                None
+            },
             number: number_field.as_ref().and_then(|f| invoice_no_key(r.get(f))),
         })
         .collect();
@@ -90,8 +98,15 @@ fn duplicate_invoices(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs
     let no_amount = invs.iter().filter(|i| i.amount.is_none()).count();
     let no_date = invs
         .iter()
-        .filter(|i| i.amount.is_some() && i.date.is_none())
+        .filter(|i| dated && i.amount.is_some() && i.date.is_none())
         .count();
+    if !dated {
+        ctx.calls.warn(crate::block::Warning::new(
+            "WITHOUT_COLUMN",
+            "日付の列がないため、日付を見ずに比較しました。同じ取引先・同じ金額（番号があれば同じ番号）の請求書はすべて重複の候補になり、毎月同じ金額の請求も含まれます",
+            "there is no date column, so invoices were compared without dates: every invoice with the same vendor and amount (or the same number) is a candidate, monthly invoices of the same amount included",
+        ));
+    }
     ctx.calls.warn_rows_skipped(
         no_amount,
         invs.len(),
@@ -134,7 +149,11 @@ fn duplicate_invoices(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs
             Some(Point {
                 index,
                 amount: inv.amount?,
-                day: i64::from(inv.date?.num_days_from_ce()),
+                day: if dated {
+                    i64::from(inv.date?.num_days_from_ce())
+                } else {
+                    0
+                },
                 group: if by_vendor { vendor_ids[index] } else { 0 },
             })
         })
@@ -151,11 +170,15 @@ fn duplicate_invoices(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs
     let mut pair_best: Vec<Option<(DuplicateReason, f64)>> = vec![None; n];
     let mut compare = |i: usize, j: usize| {
         let (a, b) = (&invs[i], &invs[j]);
-        let (Some(x), Some(y), Some(d1), Some(d2)) = (a.amount, b.amount, a.date, b.date) else {
+        let (Some(x), Some(y)) = (a.amount, b.amount) else {
             return;
         };
+        let days = match (a.date, b.date) {
+            (Some(d1), Some(d2)) => (d1 - d2).num_days().abs(),
+            _ if !dated => 0,
+            _ => return,
+        };
         let amount_diff = (x - y).abs();
-        let days = (d1 - d2).num_days().abs();
         let vendor_sim = vendors.similarity(vendor_ids[i], vendor_ids[j]);
         let same_vendor = vendor_sim + 1e-9 >= vendor_threshold;
         let number_sim = match (&a.number, &b.number) {
@@ -167,7 +190,8 @@ fn duplicate_invoices(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs
             _ => false,
         };
         let reason = match number_sim {
-            Some(s) if s >= 1.0 && same_vendor && amount_diff == 0.0 && days == 0 => {
+            // The same date can only be said of invoices that have dates.
+            Some(s) if s >= 1.0 && same_vendor && amount_diff == 0.0 && dated && days == 0 => {
                 DuplicateReason::ExactDuplicate
             }
             Some(s) if s >= 1.0 => DuplicateReason::SameInvoiceNo,
@@ -183,12 +207,13 @@ fn duplicate_invoices(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs
         } else {
             1.0
         };
-        let date_sim = if window > 0 {
-            1.0 - days as f64 / window as f64
-        } else {
-            1.0
+        let date_sim = match window > 0 {
+            _ if !dated => None,
+            true => Some(1.0 - days as f64 / window as f64),
+            false => Some(1.0),
         };
-        let mut parts = vec![vendor_sim, amount_sim, date_sim];
+        let mut parts = vec![vendor_sim, amount_sim];
+        parts.extend(date_sim);
         parts.extend(number_sim);
         let score = round4(parts.iter().sum::<f64>() / parts.len() as f64);
         for k in [i, j] {

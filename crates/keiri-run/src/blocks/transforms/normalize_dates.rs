@@ -13,9 +13,12 @@ use serde_json::Value as J;
 
 fn normalize_dates(ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
     let mut df = inputs.table("rows")?;
-    let fields = inputs
+    let mut fields = inputs
         .strings("fields")?
         .ok_or_else(|| BlockError::input_invalid("fields", "必須です", "it is required"))?;
+    // An empty name: the file has no such column (`absent_ok`; a plan answered "not in the
+    // file"). The other columns are normalised; the rows pass through.
+    fields.retain(|f| !f.trim().is_empty());
     require_columns(&df, &fields)?;
     let output_format = inputs.str("output_format")?.unwrap_or("%Y-%m-%d");
     let on_error = one_of(inputs, "on_error", &["empty", "keep", "error"], "keep")?;
