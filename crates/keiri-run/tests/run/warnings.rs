@@ -782,3 +782,96 @@ graph:
     let (outcome, _, _) = run(&[("pay.csv", complete)], yaml);
     assert!(codes(&outcome).is_empty(), "{:?}", codes(&outcome));
 }
+
+/// A three-way match on exports named the accountants' way (発注番号, 数量, 単価, 金額), given
+/// through field_map; by hand: 2 orders, 2 receipts, 3 invoices.
+const THREE_WAY: &str = "id: t
+graph:
+  - {id: po, block: csv.read, in: {path: po.csv}, out: {rows: rows}}
+  - {id: rc, block: csv.read, in: {path: rc.csv}, out: {rows: rows}}
+  - {id: inv, block: csv.read, in: {path: inv.csv}, out: {rows: rows}}
+  - id: match
+    block: matching.three_way_match
+    in:
+      purchase_orders: '${po.rows}'
+      receipts: '${rc.rows}'
+      invoices: '${inv.rows}'
+      field_map: {po_no: 発注番号, quantity: 数量, unit_price: 単価, amount: 金額}
+    out: {exceptions: exceptions, summary: summary}
+";
+
+#[test]
+fn a_three_way_match_checks_its_columns_and_says_when_nearly_every_invoice_is_an_exception() {
+    let po = "発注番号,数量,単価,金額\nPO-1,10,1000,10000\nPO-2,5,2000,10000\n";
+    let rc = "発注番号,数量\nPO-1,10\nPO-2,5\n";
+    // Without an item column anywhere: matched by PO number, and the run says so.
+    let inv = "請求書番号,発注番号,数量,金額\nS-1,PO-1,10,10000\nS-2,PO-2,5,10000\n";
+    let files = [("po.csv", po), ("rc.csv", rc), ("inv.csv", inv)];
+    let (outcome, _, _ws) = run(&files, THREE_WAY);
+    assert_eq!(
+        outcome.status,
+        RunStatus::Finished,
+        "{:?}",
+        outcome.failures
+    );
+    assert_eq!(
+        codes(&outcome),
+        [("match".to_string(), "WITHOUT_COLUMN".to_string())]
+    );
+    assert!(
+        warnings(&outcome)[0]
+            .2
+            .starts_with("品目の列（item）がどの表にもないため、発注番号だけで照合しました"),
+        "{:?}",
+        warnings(&outcome)
+    );
+    // The invoice export writes its PO numbers without the prefix: every invoice is an
+    // order-less exception, which a finished run must not report in silence.
+    let inv = "請求書番号,発注番号,数量,金額\nS-1,1,10,10000\nS-2,2,5,10000\nS-3,2,1,2000\n";
+    let files = [("po.csv", po), ("rc.csv", rc), ("inv.csv", inv)];
+    let (outcome, _, _ws) = run(&files, THREE_WAY);
+    assert_eq!(
+        codes(&outcome),
+        [
+            ("match".to_string(), "WITHOUT_COLUMN".to_string()),
+            ("match".to_string(), "MOSTLY_FLAGGED".to_string()),
+        ]
+    );
+    assert_eq!(
+        warnings(&outcome)[1].2,
+        "3 行中 3 行（100%）が例外（請求書）になりました。列の指定や条件を確認してください"
+    );
+    // Without field_map the default names are not in the files: an error naming the table,
+    // the column and its columns, never "every invoice has no order".
+    let plain = THREE_WAY.replace(
+        "\n      field_map: {po_no: 発注番号, quantity: 数量, unit_price: 単価, amount: 金額}",
+        "",
+    );
+    let (outcome, _, _ws) = run(&files, &plain);
+    assert_eq!(outcome.status, RunStatus::Failed);
+    let f = &outcome.failures[0];
+    assert_eq!(
+        (f.node.as_str(), f.code.as_str()),
+        ("match", "COLUMN_NOT_FOUND")
+    );
+    assert_eq!(
+        f.message_ja,
+        "ノード match: 入力 purchase_orders に列 po_no がありません（field_map で別の名前を指定できます）"
+    );
+    assert_eq!(
+        f.hint_ja.as_deref(),
+        Some("存在する列: 発注番号, 数量, 単価, 金額")
+    );
+    // An item column field_map names must be in every table: here only the orders have it.
+    let with_item = "発注番号,品目,数量,単価,金額\nPO-1,紙,10,1000,10000\n";
+    let files = [("po.csv", with_item), ("rc.csv", rc), ("inv.csv", inv)];
+    let named = THREE_WAY.replace("amount: 金額}", "amount: 金額, item: 品目}");
+    let (outcome, _, _ws) = run(&files, &named);
+    let f = &outcome.failures[0];
+    assert_eq!(f.code, "COLUMN_NOT_FOUND", "{f:?}");
+    assert!(
+        f.message_ja
+            .contains("入力 receipts に列 品目 がありません"),
+        "{f:?}"
+    );
+}

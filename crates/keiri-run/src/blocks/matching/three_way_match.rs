@@ -39,6 +39,16 @@ fn three_way_match(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, B
         name("unit_price"),
         name("amount"),
     );
+    check_columns(
+        ctx,
+        &[
+            ("purchase_orders", &orders, &[&f_po, &f_qty, &f_price]),
+            ("receipts", &receipts, &[&f_po, &f_qty]),
+            ("invoices", &invoices, &[&f_po, &f_qty, &f_amount]),
+        ],
+        &f_item,
+        map.as_ref().is_some_and(|m| m.contains_key("item")),
+    )?;
     let qty_tol = inputs.f64("quantity_tolerance")?.unwrap_or(0.0);
     let rate = inputs.f64("price_tolerance_rate")?.unwrap_or(0.0);
     let amount_tol = inputs.f64("amount_tolerance")?.unwrap_or(0.0);
@@ -265,6 +275,16 @@ fn three_way_match(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, B
             Some(_) => {}
         }
     }
+    // Nearly every invoice an exception: the columns (or field_map) are likely wrong.
+    let invoice_exceptions = exceptions
+        .iter()
+        .filter(|e| e["type"] != "missing_invoice")
+        .count();
+    ctx.calls.warn_if_mostly_flagged(
+        invoice_exceptions,
+        invoices.len(),
+        ("例外（請求書）", "exceptions (invoices)"),
+    );
     let matched = matches.iter().filter(|m| m["status"] == "matched").count();
     let summary = json!({
         "match_count": matches.len(),
@@ -279,6 +299,68 @@ fn three_way_match(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, B
         ("exceptions", Json::Array(exceptions)),
         ("summary", summary),
     ]))
+}
+
+/// Each non-empty table must have the columns the match reads (`COLUMN_NOT_FOUND` naming the
+/// table, the column and the table's columns): a PO number under another name would make
+/// every invoice "without an order". The item column is used by all three tables or by none;
+/// with none the match is by PO number alone, which the run says (`WITHOUT_COLUMN`), unless
+/// field_map named an item column, which must then be there.
+fn check_columns(
+    ctx: &BlockContext<'_>,
+    tables: &[(&str, &[Row], &[&String])],
+    item: &str,
+    item_named: bool,
+) -> Result<(), BlockError> {
+    let mut with_item = Vec::new();
+    let mut without_item = Vec::new();
+    for (input, rows, needed) in tables {
+        if rows.is_empty() {
+            continue;
+        }
+        let mut columns: Vec<String> = Vec::new();
+        for row in rows.iter() {
+            for k in row.keys() {
+                if !columns.contains(k) {
+                    columns.push(k.clone());
+                }
+            }
+        }
+        let missing = |column: &str| {
+            let mut e = BlockError::missing_column(column, &columns);
+            e.message_ja = format!(
+                "入力 {input} に{}（field_map で別の名前を指定できます）",
+                e.message_ja
+            );
+            e.message_en = format!(
+                "input {input}: {} (field_map can name another column)",
+                e.message_en
+            );
+            e
+        };
+        if let Some(column) = needed.iter().find(|c| !columns.contains(c)) {
+            return Err(missing(column));
+        }
+        if columns.iter().any(|c| c == item) {
+            with_item.push(*input);
+        } else if item_named {
+            return Err(missing(item));
+        } else {
+            without_item.push((*input, missing(item)));
+        }
+    }
+    match (with_item.is_empty(), without_item.into_iter().next()) {
+        (false, Some((_, e))) => Err(e),
+        (true, Some(_)) => {
+            ctx.calls.warn(crate::block::Warning::new(
+                "WITHOUT_COLUMN",
+                format!("品目の列（{item}）がどの表にもないため、発注番号だけで照合しました（1 つの発注に複数の品目があると正しく照合できません）"),
+                format!("no table has the item column ({item}), so lines were matched by PO number alone (an order with several items cannot be matched right)"),
+            ));
+            Ok(())
+        }
+        _ => Ok(()),
+    }
 }
 
 builtin!("matching.three_way_match", three_way_match);
