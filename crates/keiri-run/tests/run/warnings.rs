@@ -875,3 +875,56 @@ fn a_three_way_match_checks_its_columns_and_says_when_nearly_every_invoice_is_an
         "{f:?}"
     );
 }
+
+/// Self-approval checked on a voucher export: vouchers with no approver are counted as not
+/// checked, and when the approver field names the preparer's column by mistake every voucher
+/// "approves itself", which the run must say instead of reporting 4 violations as found.
+#[test]
+fn a_sod_check_counts_unsigned_vouchers_and_says_when_every_voucher_approves_itself() {
+    let vouchers = "伝票番号,起票者,承認者\nV-1,佐藤,鈴木\nV-2,田中,田中\nV-3,佐藤,\nV-4,高橋,鈴木\nV-5,鈴木,佐藤\n";
+    let plan = |approver: &str| {
+        format!(
+            "id: t
+graph:
+  - {{id: read, block: csv.read, in: {{path: v.csv}}, out: {{rows: rows}}}}
+  - id: sod
+    block: control.sod_check
+    in:
+      assignments: [{{user: 佐藤, roles: [起票]}}]
+      conflicts: [{{roles: [起票, 承認]}}]
+      transactions: '${{read.rows}}'
+      preparer_field: 起票者
+      approver_field: {approver}
+    out: {{violations: violations}}
+"
+        )
+    };
+    let (outcome, _, _ws) = run(&[("v.csv", vouchers)], &plan("承認者"));
+    assert_eq!(
+        outcome.status,
+        RunStatus::Finished,
+        "{:?}",
+        outcome.failures
+    );
+    // V-2 approves itself (1 of the 4 signed): no MOSTLY_FLAGGED; V-3 is unsigned.
+    assert_eq!(
+        warnings(&outcome),
+        [(
+            "sod".to_string(),
+            "ROWS_SKIPPED".to_string(),
+            "5 行中 1 行は起票者（起票者）か承認者（承認者）が空のため自己承認を確認していません"
+                .to_string(),
+            "1 of 5 rows were not checked for self-approval: their preparer (起票者) or approver (承認者) is empty"
+                .to_string(),
+        )]
+    );
+    let (outcome, _, _ws) = run(&[("v.csv", vouchers)], &plan("起票者"));
+    assert_eq!(
+        codes(&outcome),
+        [("sod".to_string(), "MOSTLY_FLAGGED".to_string())]
+    );
+    assert_eq!(
+        warnings(&outcome)[0].2,
+        "5 行中 5 行（100%）が自己承認になりました。列の指定や条件を確認してください"
+    );
+}

@@ -160,12 +160,14 @@ pub(super) fn sod_check(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outpu
         }
     }
     let mut self_approval_count = 0;
+    let mut unsigned = 0;
     for (i, t) in transactions.iter().enumerate() {
         if i % 4096 == 0 {
             cancelled(ctx)?;
         }
         let (preparer, approver) = (t.get(preparer_field), t.get(approver_field));
         if is_blank(preparer) || is_blank(approver) {
+            unsigned += 1;
             continue;
         }
         let preparer = text(preparer);
@@ -183,6 +185,20 @@ pub(super) fn sod_check(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outpu
         }));
     }
 
+    ctx.calls.warn_rows_skipped(
+        unsigned,
+        transactions.len(),
+        (
+            &format!("起票者（{preparer_field}）か承認者（{approver_field}）が空のため自己承認を確認していません"),
+            &format!("were not checked for self-approval: their preparer ({preparer_field}) or approver ({approver_field}) is empty"),
+        ),
+    );
+    // Nearly every transaction approved by its preparer: the two fields likely name one column.
+    ctx.calls.warn_if_mostly_flagged(
+        self_approval_count,
+        transactions.len() - unsigned,
+        ("自己承認", "self-approvals"),
+    );
     // A role in the matrix that nobody holds is often a spelling that hides a conflict.
     let held: BTreeSet<&String> = users.values().flat_map(|(_, r)| r).collect();
     let mut unassigned: Vec<&String> = Vec::new();
