@@ -644,3 +644,54 @@ fn exception_report_sends_after_the_confirmation() {
     let summary = ran.output("exception_report__summarize", "summary");
     assert_eq!(summary["total_count"], json!(5), "{summary}");
 }
+
+#[test]
+fn expense_claim_policy_lists_each_broken_rule_by_claim() {
+    let ws = Workspace::new();
+    let ran = run_templates(
+        &ws,
+        &["expenses/expense_claim_policy.yaml"],
+        json!({"expense_claims_csv": "samples/expense_claims.csv"}),
+    );
+    // E-009 is a refund of △1,200 (row 8, 0-based): an input issue, not checked by the rules.
+    let issues = ran.output("expense_claim_policy__quality", "issues");
+    let got: Vec<(Json, Json)> = issues
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| (i["rule"].clone(), i["row_index"].clone()))
+        .collect();
+    assert_eq!(got, [(json!("range"), json!(8))]);
+    // By hand (samples/README.md): E-002 38,500 without a receipt; E-003 交際費 24,000 for 3
+    // (8,000 a head > 5,000); E-004 approved by its applicant; E-006 72,000 without a
+    // pre-approval (E-005's 64,800 has one); E-008 交際費 without attendees. E-010's 30,000
+    // has its receipt (the threshold is inclusive).
+    let violations = ran.output("expense_claim_policy__policy", "violations");
+    let got: Vec<(Json, Json)> = violations
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| (v["rule_id"].clone(), v["row"]["claim_no"].clone()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (json!("EX-02"), json!("E-002")),
+            (json!("EX-03"), json!("E-003")),
+            (json!("EX-04"), json!("E-004")),
+            (json!("EX-01"), json!("E-006")),
+            (json!("EX-03"), json!("E-008")),
+        ]
+    );
+    let passed = ran.output("expense_claim_policy__policy", "passed");
+    assert_eq!(
+        field(&passed, "claim_no"),
+        [
+            json!("E-001"),
+            json!("E-005"),
+            json!("E-007"),
+            json!("E-010")
+        ]
+    );
+    ws.assert_inputs_unchanged();
+}
