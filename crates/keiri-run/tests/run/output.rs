@@ -517,6 +517,49 @@ fn report_markdown_renders_sections_and_saves_only_when_asked() {
     );
     assert_eq!(out_path(&out), dir.path().join("out/outputs/checklist.md"));
     assert_eq!(std::fs::read_to_string(out_path(&out)).unwrap(), expected);
+    // A file name alone asks for the file too (it used to be ignored without a word).
+    let out = run(
+        "report.markdown",
+        dir.path(),
+        json!({"title": "月次決算チェックリスト", "sections": sections, "out_name": "名前だけ.md"}),
+    );
+    assert_eq!(out_path(&out), dir.path().join("out/名前だけ.md"));
+    assert_eq!(std::fs::read_to_string(out_path(&out)).unwrap(), expected);
+}
+
+/// Through the engine, which fills spec defaults: a report with neither out_dir nor out_name
+/// is not saved (no default name makes it look asked for), and one with a name is.
+#[test]
+fn report_markdown_in_a_plan_saves_only_when_a_folder_or_a_name_is_given() {
+    let plan = |extra: &str| {
+        format!(
+            "id: t\ngraph:\n  - {{id: md, block: report.markdown, in: {{title: 報告, sections: [{{heading: 概要, body: なし}}]{extra}}}, out: {{out_path: out_path}}}}\n"
+        )
+    };
+    let saved = |extra: &str| {
+        let (outcome, _, ws) = crate::support::run_builtins(&[], &plan(extra), |_| {});
+        assert_eq!(
+            outcome.status,
+            keiri_run::RunStatus::Finished,
+            "{:?}",
+            outcome.failures
+        );
+        let run_dir = ws.path().join("runs/t");
+        let mut found = Vec::new();
+        let mut stack = vec![run_dir];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+                if e.path().is_dir() {
+                    stack.push(e.path());
+                } else if e.path().extension().is_some_and(|x| x == "md") {
+                    found.push(e.file_name().to_string_lossy().into_owned());
+                }
+            }
+        }
+        found
+    };
+    assert_eq!(saved(""), Vec::<String>::new());
+    assert_eq!(saved(", out_name: 月次.md"), ["月次.md"]);
 }
 
 #[test]

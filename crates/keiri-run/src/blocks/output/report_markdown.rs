@@ -71,7 +71,9 @@ fn report_markdown(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, B
             }
         }
     }
-    let saved = if inputs.has("out_dir") {
+    // Asked for by naming a folder or a file (the spec gives out_name no default, so a name
+    // here is the plan's): a name alone saves in the node's folder.
+    let saved = if inputs.has("out_dir") || inputs.has("out_name") {
         let dir = target_dir(ctx, inputs, None)?;
         let name = out_file(ctx, inputs, &dir, "report.md")?;
         save(&dir, &name, md.as_bytes(), OnConflict::Rename)?
