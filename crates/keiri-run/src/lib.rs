@@ -38,6 +38,7 @@ macro_rules! builtin {
 pub mod allow_hosts;
 pub mod block;
 pub mod blocks;
+pub mod codes;
 pub mod engine;
 pub mod jp;
 pub mod limits;

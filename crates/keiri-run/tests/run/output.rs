@@ -193,6 +193,97 @@ fn write_table_adds_a_sheet_to_a_copy_of_a_base_workbook() {
     );
 }
 
+/// An exception list as a manager reads it: the counts above the rows, headers and codes in
+/// words, the data's own words kept; `labels: none` keeps the codes, `en` speaks English; a
+/// copy of a base workbook gets the same (values only).
+#[test]
+fn write_table_labels_codes_and_puts_the_summary_above_the_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = json!([
+        {"invoice_no": "TJ-08812", "vendor": "東京事務機", "amount": 48400, "cluster_id": 2, "reason": "similar_invoice_no"},
+        {"invoice_no": "X-1", "vendor": "山田商事", "amount": 110000, "cluster_id": 1, "reason": "a reason in words", "状態": "matched"},
+    ]);
+    let summary = json!([{"reason": "similar_invoice_no", "count": 1}, {"reason": "a reason in words", "count": 1}]);
+    let out = run(
+        "excel.write_table",
+        dir.path(),
+        json!({"rows": rows, "summary": summary, "title": "例外", "column_labels": {"vendor": "仕入先"}, "out_name": "ja.xlsx"}),
+    );
+    let ja = out_path(&out);
+    let grid = cells(&ja, "レポート");
+    let n = |x: f64| Data::Float(x);
+    assert_eq!(grid[0][0], s("例外"));
+    assert_eq!(grid[2][..2], [s("理由"), s("件数")]);
+    assert_eq!(grid[3][..2], [s("請求書番号の打ち間違いの疑い"), n(1.0)]);
+    // A value that is not a code is the data's own and stays as it is.
+    assert_eq!(grid[4][..2], [s("a reason in words"), n(1.0)]);
+    assert!(grid[5].iter().all(|c| *c == Data::Empty));
+    assert_eq!(
+        grid[6],
+        [
+            s("請求書番号"),
+            s("仕入先"),
+            s("金額"),
+            s("グループ"),
+            s("理由"),
+            s("状態")
+        ]
+    );
+    assert_eq!(
+        grid[7],
+        [
+            s("TJ-08812"),
+            s("東京事務機"),
+            n(48400.0),
+            n(2.0),
+            s("請求書番号の打ち間違いの疑い"),
+            Data::Empty
+        ]
+    );
+    // A column the catalog does not know keeps its values, codes or not.
+    assert_eq!(grid[8][4..], [s("a reason in words"), s("matched")]);
+    assert_eq!(out["row_count"], 2);
+
+    let out = run(
+        "excel.write_table",
+        dir.path(),
+        json!({"rows": rows, "labels": "none", "out_name": "codes.xlsx"}),
+    );
+    let grid = cells(&out_path(&out), "レポート");
+    assert_eq!(grid[0][..2], [s("invoice_no"), s("vendor")]);
+    assert_eq!(grid[1][4], s("similar_invoice_no"));
+
+    let out = run(
+        "excel.write_table",
+        dir.path(),
+        json!({"rows": rows, "summary": summary, "labels": "en", "out_name": "en.xlsx"}),
+    );
+    let grid = cells(&out_path(&out), "レポート");
+    assert_eq!(grid[0][..2], [s("Reason"), s("Count")]);
+    assert_eq!(grid[4][4], s("Reason"));
+    assert_eq!(grid[5][4], s("Invoice number likely mistyped"));
+
+    let out = run(
+        "excel.write_table",
+        dir.path(),
+        json!({"rows": rows, "summary": summary, "base_workbook": ja, "out_name": "copy.xlsx"}),
+    );
+    let grid = cells(&out_path(&out), "レポート_2");
+    assert_eq!(grid[0][..2], [s("理由"), s("件数")]);
+    assert_eq!(grid[1][0], s("請求書番号の打ち間違いの疑い"));
+    assert_eq!(grid[4][0], s("請求書番号"));
+    assert_eq!(grid[5][4], s("請求書番号の打ち間違いの疑い"));
+
+    assert_eq!(
+        error_code(
+            "excel.write_table",
+            dir.path(),
+            json!({"rows": rows, "labels": "fr"})
+        ),
+        ErrorCode::InputInvalid
+    );
+}
+
 #[test]
 fn output_paths_stay_inside_the_run_folder_unless_write_is_allowed() {
     let dir = tempfile::tempdir().unwrap();
@@ -592,15 +683,27 @@ fn report_summary_groups_findings_by_severity_and_rule() {
     let md = out["markdown"].as_str().unwrap();
     for part in [
         "# 例外レポート\n",
-        "対象期間 / Period: 2025年3月",
-        "総件数 / Total: 4 件",
-        "金額合計 / Amount: 3430000 円",
-        "## error / PO-01（2 件）",
-        "（ほか 1 件 / 1 more）",
-        "## warning / PO-03（1 件）",
+        "対象期間: 2025年3月",
+        "総件数: 4 件",
+        "金額合計: 3,430,000 円",
+        "## エラー / PO-01（2 件）",
+        "金額: 430,000 円",
+        "| ルール | 重要度 | 内容 | 金額 |",
+        "| PO-01 | エラー | 承認者がいません | 180000 |",
+        "（ほか 1 件）",
+        "## 警告 / PO-03（1 件）",
     ] {
         assert!(md.contains(part), "{part:?} missing in\n{md}");
     }
+    assert!(!md.contains(" / Total") && !md.contains("more"), "{md}");
+    // The findings themselves, in the groups' order, for a table under the counts.
+    let rules: Vec<&Json> = out["details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| &d["rule_id"])
+        .collect();
+    assert_eq!(rules, ["PO-01", "PO-01", "PO-02", "PO-03"]);
     // Findings without severity or rule_id (duplicate invoices) are grouped by their reason.
     let out = run(
         "report.summary",
@@ -613,4 +716,28 @@ fn report_summary_groups_findings_by_severity_and_rule() {
         json!([{"reason": "exact_duplicate", "count": 2}, {"reason": "similar_invoice_no", "count": 1}])
     );
     assert_eq!(out["summary"], json!({"total_count": 3, "by_severity": {}}));
+    let md = out["markdown"].as_str().unwrap();
+    assert!(md.contains("## 同じ請求書（完全一致）（2 件）"), "{md}");
+    assert!(md.contains("| グループ | 理由 |"), "{md}");
+
+    // A policy violation carries the row it is about: its columns come beside the
+    // violation's own in the details, and nested values (a match's source rows) are left out
+    // rather than written as JSON. Clusters stay together within their group.
+    let out = run(
+        "report.summary",
+        dir.path(),
+        json!({"findings": [
+            {"rule_id": "R1", "severity": "error", "row_index": 0, "row": {"po_no": "P-1", "rule_id": "shadowed", "lines": [1, 2]}},
+            {"reason": "x", "cluster_id": 2, "rows": [{"a": 1}]},
+            {"reason": "x", "cluster_id": 1, "rows": [{"a": 2}]},
+        ], "group_by": ["reason"]}),
+    );
+    assert_eq!(
+        out["details"],
+        json!([
+            {"reason": "x", "cluster_id": 1},
+            {"reason": "x", "cluster_id": 2},
+            {"rule_id": "R1", "severity": "error", "row_index": 0, "po_no": "P-1"},
+        ])
+    );
 }

@@ -361,30 +361,63 @@ fn po_policy_compliance_then_exception_report_writes_the_report_workbook() {
         "{}",
         path.display()
     );
+    // Read back: the counts per (severity, rule) in Japanese above the violations
+    // themselves, each with the order it is about.
+    let grid = sheet_values(&path, "例外");
+    let s = |t: &str| Data::String(t.into());
+    let n = |x: f64| Data::Float(x);
+    assert_eq!(grid[0][0], s("例外レポート"));
+    assert_eq!(grid[2][..3], [s("重要度"), s("ルール"), s("件数")]);
+    let counts: Vec<&[Data]> = grid[3..7].iter().map(|r| &r[..3]).collect();
+    assert_eq!(
+        counts,
+        [
+            [s("エラー"), s("PO-01"), n(1.0)],
+            [s("エラー"), s("PO-02"), n(1.0)],
+            [s("警告"), s("PO-03"), n(1.0)],
+            [s("警告"), s("PO-04"), n(1.0)],
+        ]
+    );
+    assert!(grid[7].iter().all(|c| *c == Data::Empty), "{:?}", grid[7]);
+    let header = &grid[8];
+    let col = |h: &str| {
+        header
+            .iter()
+            .position(|c| *c == s(h))
+            .unwrap_or_else(|| panic!("no {h} in {header:?}"))
+    };
+    let listed: Vec<(Data, Data, Data, Data)> = grid[9..13]
+        .iter()
+        .map(|r| {
+            (
+                r[col("ルール")].clone(),
+                r[col("重要度")].clone(),
+                r[col("発注番号")].clone(),
+                r[col("金額")].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            (s("PO-01"), s("エラー"), s("P-003"), n(180_000.0)),
+            (s("PO-02"), s("エラー"), s("P-004"), n(1_500_000.0)),
+            (s("PO-03"), s("警告"), s("P-004"), n(1_500_000.0)),
+            (s("PO-04"), s("警告"), s("P-005"), n(60_000.0)),
+        ]
+    );
+    assert_eq!(grid.len(), 13, "{grid:?}");
+    // Amounts are numbers shown #,##0, and the order dates real dates.
+    let amount_cell = format!("{}10", column_letter(col("金額")));
+    assert_eq!(number_format(&path, &amount_cell), "#,##0");
     let mut book: Xlsx<_> = open_workbook(&path).unwrap();
     let range = book.worksheet_range("例外").unwrap();
-    let cell = |r: u32, c: u32| range.get_value((r, c)).cloned().unwrap_or(Data::Empty);
-    assert_eq!(cell(0, 0), Data::String("例外レポート".into()));
-    assert_eq!(
-        (cell(2, 0), cell(2, 1), cell(2, 2)),
-        (
-            Data::String("severity".into()),
-            Data::String("rule_id".into()),
-            Data::String("count".into())
-        )
-    );
-    let body: Vec<(Data, Data, Data)> = (3..7)
-        .map(|r| (cell(r, 0), cell(r, 1), cell(r, 2)))
-        .collect();
-    let s = |t: &str| Data::String(t.into());
-    assert_eq!(
-        body,
-        [
-            (s("error"), s("PO-01"), Data::Float(1.0)),
-            (s("error"), s("PO-02"), Data::Float(1.0)),
-            (s("warning"), s("PO-03"), Data::Float(1.0)),
-            (s("warning"), s("PO-04"), Data::Float(1.0)),
-        ]
+    let order_date = range
+        .get_value((9, u32::try_from(col("order_date")).unwrap()))
+        .cloned();
+    assert!(
+        matches!(order_date, Some(Data::DateTime(_))),
+        "{order_date:?}"
     );
     // The confirmation is a person's: the run pauses there; notify waits for it.
     assert_eq!(ran.status, RunStatus::Paused);
@@ -643,6 +676,141 @@ fn exception_report_sends_after_the_confirmation() {
     // Five duplicate rows (3 + 2) make the report's findings.
     let summary = ran.output("exception_report__summarize", "summary");
     assert_eq!(summary["total_count"], json!(5), "{summary}");
+
+    // The workbook a manager is handed: the counts per reason in words, then every
+    // suspected invoice with its number, vendor, date and amount, a cluster's rows together
+    // (samples/README.md: rows 1, 3, 7 and rows 5, 9).
+    let report = PathBuf::from(
+        ran.output("exception_report__write", "out_path")
+            .as_str()
+            .unwrap(),
+    );
+    let grid = sheet_values(&report, "例外");
+    let s = |t: &str| Data::String(t.into());
+    let n = |x: f64| Data::Float(x);
+    assert_eq!(grid[0][0], s("例外レポート"));
+    assert_eq!(grid[2][..2], [s("理由"), s("件数")]);
+    assert_eq!(grid[3][..2], [s("同じ請求書（完全一致）"), n(3.0)]);
+    assert_eq!(grid[4][..2], [s("請求書番号の打ち間違いの疑い"), n(2.0)]);
+    assert_eq!(
+        grid[6],
+        [
+            s("請求書番号"),
+            s("取引先"),
+            s("請求日"),
+            s("金額"),
+            s("摘要"),
+            s("グループ"),
+            s("理由")
+        ]
+    );
+    let listed: Vec<(Data, Data, Data, Data)> = grid[7..]
+        .iter()
+        .map(|r| (r[0].clone(), r[1].clone(), r[3].clone(), r[6].clone()))
+        .collect();
+    let exact = s("同じ請求書（完全一致）");
+    let mistyped = s("請求書番号の打ち間違いの疑い");
+    assert_eq!(
+        listed,
+        [
+            (
+                s("INV-2025-0301"),
+                s("株式会社山田商事"),
+                n(110_000.0),
+                exact.clone()
+            ),
+            (
+                s("INV-2025-0301"),
+                s("(株)山田商事"),
+                n(110_000.0),
+                exact.clone()
+            ),
+            (s("INV-2025-0301"), s("ﾔﾏﾀﾞ商事"), n(110_000.0), exact),
+            (
+                s("TJ-2025-08812"),
+                s("東京事務機株式会社"),
+                n(48_400.0),
+                mistyped.clone()
+            ),
+            (
+                s("TJ-2025-08821"),
+                s("東京事務機(株)"),
+                n(48_400.0),
+                mistyped
+            ),
+        ]
+    );
+    assert_eq!(number_format(&report, "D8"), "#,##0");
+    // 令和7年3月12日 in the export is a date cell: 2025-03-12 is Excel serial 45728.
+    let mut book: Xlsx<_> = open_workbook(&report).unwrap();
+    let range = book.worksheet_range("例外").unwrap();
+    let dates: Vec<f64> = (7..12)
+        .map(|r| match range.get_value((r, 2)) {
+            Some(Data::DateTime(d)) => d.as_f64(),
+            other => panic!("row {r}: {other:?} is not a date"),
+        })
+        .collect();
+    assert_eq!(dates, [45721.0, 45721.0, 45728.0, 45726.0, 45730.0]);
+}
+
+/// A sheet's cells as a grid of values (rows from the first, columns from A).
+fn sheet_values(path: &Path, sheet: &str) -> Vec<Vec<Data>> {
+    let mut book: Xlsx<_> = open_workbook(path).unwrap();
+    let range = book.worksheet_range(sheet).unwrap();
+    let (rows, cols) = range.end().map_or((0, 0), |(r, c)| (r + 1, c + 1));
+    (0..rows)
+        .map(|r| {
+            (0..cols)
+                .map(|c| range.get_value((r, c)).cloned().unwrap_or(Data::Empty))
+                .collect()
+        })
+        .collect()
+}
+
+fn column_letter(index: usize) -> String {
+    let mut n = index + 1;
+    let mut out = String::new();
+    while n > 0 {
+        let r = (n - 1) % 26;
+        out.insert(0, char::from(b'A' + u8::try_from(r).unwrap()));
+        n = (n - 1) / 26;
+    }
+    out
+}
+
+/// The number format of `cell` on the first sheet of a workbook, read from its XML: the
+/// cell's style index, that style's format id, and the format's code (3 is Excel's built-in
+/// `#,##0`).
+fn number_format(path: &Path, cell: &str) -> String {
+    let file = std::fs::File::open(path).unwrap();
+    let mut zip = zip::ZipArchive::new(file).unwrap();
+    let mut read = |name: &str| {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut zip.by_name(name).unwrap(), &mut text).unwrap();
+        text
+    };
+    let sheet = read("xl/worksheets/sheet1.xml");
+    let styles = read("xl/styles.xml");
+    let attr = |tag: &str, name: &str| -> Option<String> {
+        let start = tag.find(&format!(" {name}=\""))? + name.len() + 3;
+        Some(tag[start..start + tag[start..].find('"')?].to_string())
+    };
+    let at = sheet
+        .find(&format!("<c r=\"{cell}\""))
+        .unwrap_or_else(|| panic!("no cell {cell}"));
+    let tag = &sheet[at..at + sheet[at..].find('>').unwrap()];
+    let style: usize = attr(tag, "s").map_or(0, |s| s.parse().unwrap());
+    let xfs = &styles[styles.find("<cellXfs").unwrap()..];
+    let xf = xfs.split("<xf ").nth(style + 1).unwrap();
+    let id = attr(&format!(" {xf}"), "numFmtId").unwrap();
+    if id == "3" {
+        return "#,##0".into();
+    }
+    let at = styles
+        .find(&format!("numFmtId=\"{id}\""))
+        .unwrap_or_else(|| panic!("no format {id}"));
+    let tag = &styles[at..at + styles[at..].find('>').unwrap()];
+    attr(tag, "formatCode").unwrap_or_else(|| format!("builtin {id}"))
 }
 
 #[test]

@@ -306,3 +306,16 @@ fn journal_check(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Blo
 }
 
 builtin!("control.journal_check", journal_check);
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_check_has_a_label_for_reports() {
+        for check in super::ALL_CHECKS {
+            assert!(
+                crate::codes::value_label("check", check, crate::codes::Lang::Ja).is_some(),
+                "{check} has no label in codes.rs"
+            );
+        }
+    }
+}

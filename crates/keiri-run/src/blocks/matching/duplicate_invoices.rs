@@ -340,3 +340,32 @@ fn duplicate_invoices(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs
 }
 
 builtin!("matching.duplicate_invoices", duplicate_invoices);
+
+#[cfg(test)]
+mod tests {
+    use super::DuplicateReason;
+
+    #[test]
+    fn every_reason_has_a_label_for_reports() {
+        for reason in [
+            DuplicateReason::ExactDuplicate,
+            DuplicateReason::SameInvoiceNo,
+            DuplicateReason::SimilarInvoiceNo,
+            DuplicateReason::SameVendorAmount,
+        ] {
+            // A new variant fails to compile here until it is listed.
+            match reason {
+                DuplicateReason::ExactDuplicate
+                | DuplicateReason::SameInvoiceNo
+                | DuplicateReason::SimilarInvoiceNo
+                | DuplicateReason::SameVendorAmount => {}
+            }
+            assert!(
+                crate::codes::value_label("reason", reason.as_str(), crate::codes::Lang::Ja)
+                    .is_some(),
+                "{} has no label in codes.rs",
+                reason.as_str()
+            );
+        }
+    }
+}

@@ -6,6 +6,7 @@ use super::{
 };
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::blocks::invalid;
+use crate::codes::{self, Lang};
 use crate::jp::parse_date;
 use crate::value::Row;
 use keiri_xlsx::{OnConflict, PatchOp, PatchRequest};
@@ -72,16 +73,25 @@ fn write_table(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Block
     let dir = target_dir(ctx, inputs, Some(DEFAULT_OUT_DIR))?;
     let name = out_file(ctx, inputs, &dir, "report.xlsx")?;
     let conflict = on_conflict(inputs)?;
-    let header_labels: Vec<String> = cols
-        .iter()
-        .map(|c| {
-            labels
-                .get(c)
-                .and_then(Json::as_str)
-                .unwrap_or(c)
-                .to_string()
-        })
-        .collect();
+    let lang = label_lang(inputs)?;
+    let header_labels = headers(&cols, &labels, lang);
+    let summary = match inputs.json("summary") {
+        None | Some(Json::Null) => None,
+        Some(_) => {
+            let rows = inputs.rows("summary")?;
+            let cols = super::all_columns(&rows);
+            Some(Table {
+                labels: headers(&cols, &labels, lang),
+                cols,
+                rows,
+            })
+        }
+    };
+    let table = Table {
+        labels: header_labels,
+        cols,
+        rows,
+    };
 
     if let Some(base) = inputs.str("base_workbook")? {
         return write_into_copy(
@@ -92,9 +102,9 @@ fn write_table(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Block
             conflict,
             &sheet_name,
             title.as_deref(),
-            &header_labels,
-            &cols,
-            &rows,
+            summary.as_ref(),
+            &table,
+            lang,
         );
     }
 
@@ -106,47 +116,137 @@ fn write_table(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Block
             format!("sheet name {sheet_name:?} is not valid: {e}"),
         )
     })?;
+    let mut next_row: u32 = 0;
+    if let Some(t) = &title {
+        sheet
+            .write_string_with_format(0, 0, t, &Format::new().set_bold().set_font_size(14))
+            .map_err(xlsx_error)?;
+        next_row = 2;
+    }
+    let mut widths: Vec<f64> = Vec::new();
+    if let Some(summary) = &summary {
+        // The counts above the rows they count, as a manager reads a report.
+        next_row = write_block(sheet, next_row, summary, &formats, lang, &mut widths)? + 1;
+    }
+    let header_row = next_row;
+    write_block(sheet, header_row, &table, &formats, lang, &mut widths)?;
+    for (c, width) in widths.iter().enumerate() {
+        let col = u16::try_from(c).map_err(|_| failed("列が多すぎます", "too many columns"))?;
+        sheet.set_column_width(col, *width).map_err(xlsx_error)?;
+    }
+    if freeze {
+        sheet
+            .set_freeze_panes(header_row + 1, 0)
+            .map_err(xlsx_error)?;
+    }
+    let bytes = book.save_to_buffer().map_err(xlsx_error)?;
+    let saved = save(&dir, &name, &bytes, conflict)?;
+    Ok(Outputs::new()
+        .with("out_path", path_text(&saved))
+        .with("sheet_name", json!(sheet_name))
+        .with(
+            "row_count",
+            json!(if saved.is_some() { table.rows.len() } else { 0 }),
+        ))
+}
+
+/// Rows to write under a header: the column names, their headers and the rows.
+struct Table {
+    cols: Vec<String>,
+    labels: Vec<String>,
+    rows: Vec<Row>,
+}
+
+/// The language the codes and headers are written in (`labels`), `None` for the data's own.
+fn label_lang(inputs: &Inputs) -> Result<Option<Lang>, BlockError> {
+    match inputs.str("labels")?.unwrap_or("ja") {
+        "ja" => Ok(Some(Lang::Ja)),
+        "en" => Ok(Some(Lang::En)),
+        "none" => Ok(None),
+        _ => Err(BlockError::input_invalid(
+            "labels",
+            "ja・en・none のどれかです",
+            "expected ja, en or none",
+        )),
+    }
+}
+
+/// Headers: the plan's `column_labels`, else the catalog's name for a column it knows, else
+/// the column's own name.
+fn headers(
+    cols: &[String],
+    labels: &serde_json::Map<String, Json>,
+    lang: Option<Lang>,
+) -> Vec<String> {
+    cols.iter()
+        .map(|c| {
+            labels
+                .get(c)
+                .and_then(Json::as_str)
+                .or_else(|| lang.and_then(|l| codes::column_label(c, l)))
+                .unwrap_or(c)
+                .to_string()
+        })
+        .collect()
+}
+
+/// A cell's value as people read it: a code in a column the catalog knows becomes its label.
+fn shown<'a>(column: &str, v: &'a Json, lang: Option<Lang>) -> std::borrow::Cow<'a, Json> {
+    match (v, lang) {
+        (Json::String(s), Some(l)) => match codes::value_label(column, s, l) {
+            Some(label) => std::borrow::Cow::Owned(json!(label)),
+            None => std::borrow::Cow::Borrowed(v),
+        },
+        _ => std::borrow::Cow::Borrowed(v),
+    }
+}
+
+/// Writes a header row at `top` and the table's rows under it, widening `widths` to fit;
+/// returns the row after the last one written.
+fn write_block(
+    sheet: &mut rust_xlsxwriter::Worksheet,
+    top: u32,
+    table: &Table,
+    formats: &serde_json::Map<String, Json>,
+    lang: Option<Lang>,
+    widths: &mut Vec<f64>,
+) -> Result<u32, BlockError> {
     let header_format = Format::new()
         .set_bold()
         .set_background_color(Color::RGB(0x00DD_EBF7))
         .set_border(FormatBorder::Thin);
     let date_format = Format::new().set_num_format("yyyy/mm/dd");
-    let mut header_row: u32 = 0;
-    if let Some(t) = &title {
-        sheet
-            .write_string_with_format(0, 0, t, &Format::new().set_bold().set_font_size(14))
-            .map_err(xlsx_error)?;
-        header_row = 2;
-    }
-    for (c, label) in header_labels.iter().enumerate() {
+    let too_many = || failed("行が多すぎます", "too many rows");
+    for (c, label) in table.labels.iter().enumerate() {
         let col = u16::try_from(c).map_err(|_| failed("列が多すぎます", "too many columns"))?;
         sheet
-            .write_string_with_format(header_row, col, label, &header_format)
+            .write_string_with_format(top, col, label, &header_format)
             .map_err(xlsx_error)?;
     }
-    for (c, name) in cols.iter().enumerate() {
+    for (c, name) in table.cols.iter().enumerate() {
         let col = u16::try_from(c).map_err(|_| failed("列が多すぎます", "too many columns"))?;
-        // A format is looked up by column name first, then by its header label.
+        // A format is looked up by column name first, then by its header label; a yen amount
+        // column the catalog knows is written #,##0 unless the plan says otherwise.
         let number_format = formats
             .get(name)
-            .or_else(|| formats.get(&header_labels[c]))
+            .or_else(|| formats.get(&table.labels[c]))
             .and_then(Json::as_str)
+            .or_else(|| codes::is_amount(name).then_some("#,##0"))
             .map(|f| Format::new().set_num_format(f));
-        for (r, row) in rows.iter().enumerate() {
-            let excel_row = header_row
-                + 1
-                + u32::try_from(r).map_err(|_| failed("行が多すぎます", "too many rows"))?;
-            let written = match row.get(name) {
-                None | Some(Json::Null) => continue,
-                Some(Json::Number(n)) => {
+        for (r, row) in table.rows.iter().enumerate() {
+            let excel_row = top + 1 + u32::try_from(r).map_err(|_| too_many())?;
+            let Some(value) = row.get(name) else { continue };
+            let written = match shown(name, value, lang).as_ref() {
+                Json::Null => continue,
+                Json::Number(n) => {
                     let x = n.as_f64().unwrap_or(0.0);
                     match &number_format {
                         Some(f) => sheet.write_number_with_format(excel_row, col, x, f),
                         None => sheet.write_number(excel_row, col, x),
                     }
                 }
-                Some(Json::Bool(b)) => sheet.write_boolean(excel_row, col, *b),
-                Some(Json::String(s)) => match iso_date(s) {
+                Json::Bool(b) => sheet.write_boolean(excel_row, col, *b),
+                Json::String(s) => match iso_date(s) {
                     // ISO dates (what the date transforms produce) become real Excel dates.
                     Some(d) => sheet.write_datetime_with_format(
                         excel_row,
@@ -162,30 +262,25 @@ fn write_table(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Block
                         _ => sheet.write_string(excel_row, col, s),
                     },
                 },
-                Some(other) => sheet.write_string(excel_row, col, other.to_string()),
+                other => sheet.write_string(excel_row, col, other.to_string()),
             };
             written.map_err(xlsx_error)?;
         }
         let width = column_width(
-            std::iter::once(header_labels[c].clone())
-                .chain(rows.iter().map(|r| display_text(r.get(name)))),
+            std::iter::once(table.labels[c].clone()).chain(
+                table
+                    .rows
+                    .iter()
+                    .map(|r| display_text(r.get(name).map(|v| shown(name, v, lang)).as_deref())),
+            ),
         );
-        sheet.set_column_width(col, width).map_err(xlsx_error)?;
+        if widths.len() <= c {
+            widths.resize(c + 1, 0.0);
+        }
+        widths[c] = widths[c].max(width);
     }
-    if freeze {
-        sheet
-            .set_freeze_panes(header_row + 1, 0)
-            .map_err(xlsx_error)?;
-    }
-    let bytes = book.save_to_buffer().map_err(xlsx_error)?;
-    let saved = save(&dir, &name, &bytes, conflict)?;
-    Ok(Outputs::new()
-        .with("out_path", path_text(&saved))
-        .with("sheet_name", json!(sheet_name))
-        .with(
-            "row_count",
-            json!(if saved.is_some() { rows.len() } else { 0 }),
-        ))
+    let written = u32::try_from(table.rows.len()).map_err(|_| too_many())?;
+    Ok(top + 1 + written)
 }
 
 builtin!("excel.write_table", write_table);
@@ -203,9 +298,11 @@ fn display_text(v: Option<&Json>) -> String {
     }
 }
 
+/// A date cell for `2025-03-05` (what the date transforms produce) or `2025/03/05` (how
+/// Japanese exports write it); other text, even one that reads as a date, stays text.
 fn iso_date(s: &str) -> Option<ExcelDateTime> {
     let b = s.as_bytes();
-    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+    if b.len() != 10 || !matches!(b[4], b'-' | b'/') || b[7] != b[4] {
         return None;
     }
     let d = parse_date(s)?;
@@ -230,9 +327,9 @@ fn write_into_copy(
     conflict: OnConflict,
     sheet_name: &str,
     title: Option<&str>,
-    labels: &[String],
-    cols: &[String],
-    rows: &[Row],
+    summary: Option<&Table>,
+    table: &Table,
+    lang: Option<Lang>,
 ) -> Result<Outputs, BlockError> {
     let base_path = crate::paths::resolve_read(ctx, base)?;
     let env = keiri_xlsx::PatchEnv::new(keiri_fs::PathPolicy::trusted(ctx.base_dir));
@@ -263,7 +360,6 @@ fn write_into_copy(
             "no free sheet name found",
         )
     })?;
-    let mut values: Vec<Vec<Option<keiri_xlsx::CellValue>>> = Vec::new();
     let mut start_row = 1;
     let mut ops = vec![PatchOp::AddSheet {
         sheet: sheet.clone(),
@@ -276,33 +372,41 @@ fn write_into_copy(
         });
         start_row = 3;
     }
-    values.push(
-        labels
-            .iter()
-            .map(|l| Some(keiri_xlsx::CellValue::Text(l.clone())))
-            .collect(),
-    );
-    for r in rows {
-        values.push(
-            cols.iter()
-                .map(|c| match r.get(c) {
-                    None | Some(Json::Null) => None,
-                    Some(Json::Number(n)) => n.as_f64().map(keiri_xlsx::CellValue::number),
-                    Some(Json::Bool(b)) => Some(keiri_xlsx::CellValue::Bool(*b)),
-                    Some(Json::String(s)) => Some(keiri_xlsx::CellValue::Text(s.clone())),
-                    Some(other) => Some(keiri_xlsx::CellValue::Text(other.to_string())),
-                })
+    for block in summary.into_iter().chain(std::iter::once(table)) {
+        if block.cols.is_empty() {
+            continue;
+        }
+        let mut values: Vec<Vec<Option<keiri_xlsx::CellValue>>> = vec![
+            block
+                .labels
+                .iter()
+                .map(|l| Some(keiri_xlsx::CellValue::Text(l.clone())))
                 .collect(),
-        );
-    }
-    if !cols.is_empty() {
-        let last = keiri_xlsx::column_name(u32::try_from(cols.len()).unwrap_or(1));
+        ];
+        for r in &block.rows {
+            values.push(
+                block
+                    .cols
+                    .iter()
+                    .map(|c| match r.get(c).map(|v| shown(c, v, lang)).as_deref() {
+                        None | Some(Json::Null) => None,
+                        Some(Json::Number(n)) => n.as_f64().map(keiri_xlsx::CellValue::number),
+                        Some(Json::Bool(b)) => Some(keiri_xlsx::CellValue::Bool(*b)),
+                        Some(Json::String(s)) => Some(keiri_xlsx::CellValue::Text(s.clone())),
+                        Some(other) => Some(keiri_xlsx::CellValue::Text(other.to_string())),
+                    })
+                    .collect(),
+            );
+        }
+        let last = keiri_xlsx::column_name(u32::try_from(block.cols.len()).unwrap_or(1));
         let end_row = start_row + values.len() - 1;
         ops.push(PatchOp::SetRangeValues {
             sheet: sheet.clone(),
             range: format!("A{start_row}:{last}{end_row}"),
             values,
         });
+        // One empty row between the summary and the table.
+        start_row = end_row + 2;
     }
     let mut req = PatchRequest::new(base_path.display().to_string(), ops);
     req.out_dir = Some(dir.display().to_string());
@@ -327,5 +431,8 @@ fn write_into_copy(
             }),
         )
         .with("sheet_name", json!(sheet))
-        .with("row_count", json!(if skipped { 0 } else { rows.len() })))
+        .with(
+            "row_count",
+            json!(if skipped { 0 } else { table.rows.len() }),
+        ))
 }

@@ -2,6 +2,7 @@
 
 use super::{md_table, text};
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
+use crate::codes::{Lang, column_label, value_label};
 use crate::value::Row;
 use serde_json::{Value as Json, json};
 
@@ -79,13 +80,13 @@ fn report_summary(_ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, B
     }
     let mut md = format!("# {title}\n\n");
     if let Some(p) = &period {
-        md.push_str(&format!("対象期間 / Period: {p}\n\n"));
+        md.push_str(&format!("対象期間: {p}\n\n"));
     }
-    md.push_str(&format!("総件数 / Total: {} 件\n", findings.len()));
+    md.push_str(&format!("総件数: {} 件\n", findings.len()));
     if amount_field.is_some() {
         md.push_str(&format!(
-            "金額合計 / Amount: {} 円\n",
-            crate::blocks::kit::numbers::num_json(total_amount)
+            "金額合計: {} 円\n",
+            crate::blocks::kit::numbers::grouped(total_amount)
         ));
     }
     for (key, idx) in &ordered {
@@ -95,9 +96,14 @@ fn report_summary(_ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, B
         }
         row.insert("count".into(), json!(idx.len()));
         let label = if key.is_empty() {
-            "すべて / all".to_string()
+            "すべて".to_string()
         } else {
-            key.join(" / ")
+            group_by
+                .iter()
+                .zip(key)
+                .map(|(c, v)| value_label(c, v, Lang::Ja).unwrap_or(v).to_string())
+                .collect::<Vec<_>>()
+                .join(" / ")
         };
         md.push_str(&format!("\n## {label}（{} 件）\n\n", idx.len()));
         if amount_field.is_some() {
@@ -107,27 +113,28 @@ fn report_summary(_ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, B
                 crate::blocks::kit::numbers::num_json(amount),
             );
             md.push_str(&format!(
-                "金額 / Amount: {} 円\n\n",
-                crate::blocks::kit::numbers::num_json(amount)
+                "金額: {} 円\n\n",
+                crate::blocks::kit::numbers::grouped(amount)
             ));
         }
         let examples: Vec<Row> = idx
             .iter()
             .take(max_examples)
-            .map(|&i| findings[i].clone())
+            .map(|&i| labelled(&flatten(&findings[i])))
             .collect();
         md.push_str(&md_table(&examples, max_examples));
         if idx.len() > max_examples && max_examples > 0 {
             // md_table has already said how many rows were left out only when it was given
             // them all; examples are a prefix, so say it here.
-            md.push_str(&format!(
-                "\n（ほか {} 件 / {} more）\n",
-                idx.len() - max_examples,
-                idx.len() - max_examples
-            ));
+            md.push_str(&format!("\n（ほか {} 件）\n", idx.len() - max_examples));
         }
         table.push(row);
     }
+    let details: Vec<Json> = ordered
+        .iter()
+        .flat_map(|(_, idx)| by_cluster(&findings, idx))
+        .map(|i| Json::Object(flatten(&findings[i])))
+        .collect();
     let mut summary = json!({"total_count": findings.len(), "by_severity": by_severity});
     if amount_field.is_some() {
         summary["total_amount"] = crate::blocks::kit::numbers::num_json(total_amount);
@@ -137,8 +144,68 @@ fn report_summary(_ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, B
             "rows",
             Json::Array(table.into_iter().map(Json::Object).collect()),
         )
+        .with("details", Json::Array(details))
         .with("markdown", json!(md))
         .with("summary", summary))
 }
 
 builtin!("report.summary", report_summary);
+
+/// A group's findings with the members of one cluster together (duplicate invoices carry a
+/// `cluster_id`), otherwise in their order.
+fn by_cluster(findings: &[Row], idx: &[usize]) -> Vec<usize> {
+    let mut idx = idx.to_vec();
+    if idx.iter().all(|&i| findings[i].contains_key("cluster_id")) {
+        let key = |i: usize| match findings[i].get("cluster_id") {
+            Some(Json::Number(n)) => (n.as_f64().unwrap_or(f64::MAX), String::new()),
+            other => (f64::MAX, text(other)),
+        };
+        idx.sort_by(|&a, &b| {
+            key(a)
+                .partial_cmp(&key(b))
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+    }
+    idx
+}
+
+/// A finding as one flat row for a table: the row a finding is about (`row` in
+/// control.policy_enforce, `transaction` in control.sod_check) gives its columns beside the
+/// finding's own, and other nested values (the source rows a match carries) are left out,
+/// because a cell of JSON is not something a person can read.
+fn flatten(finding: &Row) -> Row {
+    let mut out = Row::new();
+    for (k, v) in finding {
+        match v {
+            Json::Object(inner) if k == "row" || k == "transaction" => {
+                for (ik, iv) in inner {
+                    if !finding.contains_key(ik) && !iv.is_object() && !iv.is_array() {
+                        out.insert(ik.clone(), iv.clone());
+                    }
+                }
+            }
+            Json::Object(_) | Json::Array(_) => {}
+            _ => {
+                out.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    out
+}
+
+/// A row for the report's text: Japanese headers and labels for the codes it holds.
+fn labelled(row: &Row) -> Row {
+    let mut out = Row::new();
+    for (k, v) in row {
+        let value = match v {
+            Json::String(s) => value_label(k, s, Lang::Ja).map_or_else(|| v.clone(), |l| json!(l)),
+            _ => v.clone(),
+        };
+        // Two columns with one header (`rule` and `check`) keep their own names.
+        let header = column_label(k, Lang::Ja)
+            .filter(|h| !out.contains_key(*h) && !row.contains_key(*h))
+            .unwrap_or(k);
+        out.insert(header.to_string(), value);
+    }
+    out
+}

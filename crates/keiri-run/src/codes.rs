@@ -1,0 +1,338 @@
+//! What the codes blocks write into their rows mean, in Japanese and English: the one place
+//! reports, review tables and exports look them up, so an accountant reads 「請求書番号の打ち
+//! 間違いの疑い」 where the data says `similar_invoice_no`.
+//!
+//! Two tables:
+//! * [`COLUMNS`]: the headers of the columns blocks add (`cluster_id`, `reason`, `severity`, …)
+//!   and of the canonical columns the catalog's inputs name (`vendor`, `amount`, …), with
+//!   whether a column holds yen amounts (written `#,##0`).
+//! * [`VALUES`]: the codes found in those columns, per column, because one word means
+//!   different things in different columns (`none` as a difference reason is 「差額なし」).
+//!
+//! The data keeps its codes: a plan filters on `reason == "exact_duplicate"` and a CSV export
+//! is for machines. Labels are applied where people read, and a value that is not a listed
+//! code (a free-text reason, a user's own status) is shown as it is.
+//!
+//! Kept as Rust tables rather than a data file: they are checked when the crate builds and
+//! cannot fail to load.
+
+/// A language labels are given in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lang {
+    Ja,
+    En,
+}
+
+/// One label in both languages.
+#[derive(Clone, Copy, Debug)]
+pub struct Label {
+    pub ja: &'static str,
+    pub en: &'static str,
+}
+
+impl Label {
+    pub fn get(&self, lang: Lang) -> &'static str {
+        match lang {
+            Lang::Ja => self.ja,
+            Lang::En => self.en,
+        }
+    }
+}
+
+/// How a column's numbers are shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shown {
+    /// As they are (counts, ids, rates).
+    Plain,
+    /// Yen amounts: `#,##0`.
+    Amount,
+}
+
+const fn l(ja: &'static str, en: &'static str) -> Label {
+    Label { ja, en }
+}
+
+use Shown::{Amount, Plain};
+
+/// Column headers: the columns blocks add, then the canonical input columns.
+pub const COLUMNS: &[(&str, Label, Shown)] = &[
+    // Added by matching and control blocks.
+    ("cluster_id", l("グループ", "Group"), Plain),
+    ("reason", l("理由", "Reason"), Plain),
+    ("score", l("一致度", "Score"), Plain),
+    ("severity", l("重要度", "Severity"), Plain),
+    ("rule_id", l("ルール", "Rule"), Plain),
+    ("rule", l("チェック", "Check"), Plain),
+    ("check", l("チェック", "Check"), Plain),
+    ("type", l("種類", "Type"), Plain),
+    ("kind", l("種類", "Kind"), Plain),
+    ("status", l("状態", "Status"), Plain),
+    ("message", l("内容", "Message"), Plain),
+    ("detail", l("詳細", "Detail"), Plain),
+    ("field", l("項目", "Field"), Plain),
+    ("value", l("値", "Value"), Plain),
+    ("row_index", l("データ行（0始まり）", "Row (from 0)"), Plain),
+    ("count", l("件数", "Count"), Plain),
+    ("flagged", l("要確認", "Flagged"), Plain),
+    ("selection_reason", l("抽出理由", "Selected because"), Plain),
+    ("sample_no", l("サンプル番号", "Sample no."), Plain),
+    ("difference", l("差額", "Difference"), Amount),
+    (
+        "difference_reason",
+        l("差額の理由", "Difference reason"),
+        Plain,
+    ),
+    ("confidence", l("確からしさ", "Confidence"), Plain),
+    ("change_amount", l("増減額", "Change"), Amount),
+    ("change_rate", l("増減率", "Change rate"), Plain),
+    ("voucher", l("伝票番号", "Voucher"), Plain),
+    ("user", l("利用者", "User"), Plain),
+    ("roles", l("権限", "Roles"), Plain),
+    ("decision", l("判断", "Decision"), Plain),
+    ("approver", l("承認者", "Approver"), Plain),
+    ("comment", l("コメント", "Comment"), Plain),
+    // The canonical columns the catalog's inputs name.
+    ("invoice_no", l("請求書番号", "Invoice no."), Plain),
+    ("vendor", l("取引先", "Vendor"), Plain),
+    ("customer", l("得意先", "Customer"), Plain),
+    ("invoice_date", l("請求日", "Invoice date"), Plain),
+    ("due_date", l("支払期日", "Due date"), Plain),
+    ("date", l("日付", "Date"), Plain),
+    ("amount", l("金額", "Amount"), Amount),
+    ("tax_amount", l("消費税額", "Tax"), Amount),
+    ("description", l("摘要", "Description"), Plain),
+    ("account", l("勘定科目", "Account"), Plain),
+    ("po_no", l("発注番号", "PO no."), Plain),
+    ("item", l("品目", "Item"), Plain),
+    ("quantity", l("数量", "Quantity"), Plain),
+    ("unit_price", l("単価", "Unit price"), Amount),
+    ("debit_amount", l("借方金額", "Debit"), Amount),
+    ("credit_amount", l("貸方金額", "Credit"), Amount),
+    ("debit_account", l("借方科目", "Debit account"), Plain),
+    ("credit_account", l("貸方科目", "Credit account"), Plain),
+    ("current", l("当期", "Current"), Amount),
+    ("prior", l("前期", "Prior"), Amount),
+    ("employee", l("従業員", "Employee"), Plain),
+    ("department", l("部門", "Department"), Plain),
+];
+
+/// Codes, per column: `(column, code, label)`.
+pub const VALUES: &[(&str, &str, Label)] = &[
+    // matching.duplicate_invoices
+    (
+        "reason",
+        "exact_duplicate",
+        l("同じ請求書（完全一致）", "Same invoice (exact duplicate)"),
+    ),
+    (
+        "reason",
+        "same_invoice_no",
+        l("同じ請求書番号・金額", "Same invoice number and amount"),
+    ),
+    (
+        "reason",
+        "similar_invoice_no",
+        l(
+            "請求書番号の打ち間違いの疑い",
+            "Invoice number likely mistyped",
+        ),
+    ),
+    (
+        "reason",
+        "same_vendor_amount",
+        l("同じ取引先・金額", "Same vendor and amount"),
+    ),
+    // matching.three_way_match: exception types and match statuses
+    ("type", "missing_po", l("発注なし", "No purchase order")),
+    ("type", "missing_receipt", l("検収なし", "Not received")),
+    (
+        "type",
+        "missing_invoice",
+        l("請求書なし（検収済み）", "Received, not invoiced"),
+    ),
+    (
+        "type",
+        "quantity_mismatch",
+        l("数量の不一致", "Quantity mismatch"),
+    ),
+    (
+        "type",
+        "price_mismatch",
+        l("単価の不一致", "Price mismatch"),
+    ),
+    (
+        "type",
+        "amount_mismatch",
+        l("金額の不一致", "Amount mismatch"),
+    ),
+    (
+        "type",
+        "over_invoiced",
+        l("発注数量を超える請求", "Invoiced over the order"),
+    ),
+    ("status", "matched", l("一致", "Matched")),
+    (
+        "status",
+        "within_tolerance",
+        l("許容差内", "Within tolerance"),
+    ),
+    // control.journal_check
+    (
+        "check",
+        "balance",
+        l("貸借の不一致", "Debits and credits differ"),
+    ),
+    (
+        "check",
+        "account_exists",
+        l("科目表にない勘定科目", "Account not in the chart"),
+    ),
+    ("check", "zero_amount", l("金額ゼロ", "Zero amount")),
+    (
+        "check",
+        "negative_amount",
+        l("マイナスの金額", "Negative amount"),
+    ),
+    (
+        "check",
+        "period",
+        l("会計期間外の日付", "Date outside the period"),
+    ),
+    (
+        "check",
+        "tax_category",
+        l("税区分の不備", "Tax category missing or invalid"),
+    ),
+    ("check", "description", l("摘要なし", "No description")),
+    ("check", "weekend", l("休日の計上", "Posted on a weekend")),
+    (
+        "check",
+        "round_amount",
+        l("大きな端数のない金額", "Large round amount"),
+    ),
+    // control.data_quality and control.variance_check
+    (
+        "rule",
+        "required",
+        l("必須項目が空欄", "Required value missing"),
+    ),
+    ("rule", "unique", l("値の重複", "Duplicate value")),
+    ("rule", "range", l("範囲外の値", "Value out of range")),
+    (
+        "rule",
+        "allowed_values",
+        l("使えない値", "Value not allowed"),
+    ),
+    ("rule", "type", l("型の不一致", "Wrong type")),
+    ("rule", "regex", l("形式の不一致", "Wrong format")),
+    (
+        "rule",
+        "variance",
+        l("増減が基準超", "Change over the threshold"),
+    ),
+    // severities, in every checking block
+    ("severity", "critical", l("重大", "Critical")),
+    ("severity", "error", l("エラー", "Error")),
+    ("severity", "high", l("高", "High")),
+    ("severity", "warning", l("警告", "Warning")),
+    ("severity", "medium", l("中", "Medium")),
+    ("severity", "info", l("情報", "Info")),
+    ("severity", "low", l("低", "Low")),
+    // control.sampling
+    (
+        "selection_reason",
+        "key_item",
+        l("高額のため全件", "Key item (over the threshold)"),
+    ),
+    ("selection_reason", "random", l("無作為抽出", "Random")),
+    (
+        "selection_reason",
+        "systematic",
+        l("系統抽出", "Systematic"),
+    ),
+    (
+        "selection_reason",
+        "monetary_unit",
+        l("金額単位抽出", "Monetary unit"),
+    ),
+    // matching.bank_reconciliation
+    ("difference_reason", "none", l("差額なし", "No difference")),
+    (
+        "difference_reason",
+        "transfer_fee",
+        l("振込手数料の差し引き", "Transfer fee deducted"),
+    ),
+    // control.sod_check
+    ("kind", "self_approval", l("自己承認", "Self-approval")),
+    (
+        "kind",
+        "role_conflict",
+        l("職務の兼務", "Conflicting roles"),
+    ),
+    // control.approval
+    ("decision", "approved", l("承認", "Approved")),
+    ("decision", "rejected", l("却下", "Rejected")),
+];
+
+/// A column's header, when it is one the catalog knows.
+pub fn column_label(column: &str, lang: Lang) -> Option<&'static str> {
+    COLUMNS
+        .iter()
+        .find(|(c, _, _)| *c == column)
+        .map(|(_, label, _)| label.get(lang))
+}
+
+/// Whether a column the catalog knows holds yen amounts.
+pub fn is_amount(column: &str) -> bool {
+    COLUMNS
+        .iter()
+        .any(|(c, _, shown)| *c == column && *shown == Amount)
+}
+
+/// The label of a code in a column; `None` for a value that is not a listed code, which is
+/// then shown as it is.
+pub fn value_label(column: &str, code: &str, lang: Lang) -> Option<&'static str> {
+    VALUES
+        .iter()
+        .find(|(c, v, _)| *c == column && *v == code)
+        .map(|(_, _, label)| label.get(lang))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_column_and_code_is_listed_once() {
+        let mut seen = std::collections::HashSet::new();
+        for (c, _, _) in COLUMNS {
+            assert!(seen.insert(*c), "column {c} twice");
+        }
+        let mut seen = std::collections::HashSet::new();
+        for (c, v, _) in VALUES {
+            assert!(seen.insert((*c, *v)), "{c}={v} twice");
+            assert!(
+                column_label(c, Lang::Ja).is_some(),
+                "{c} has codes but no header"
+            );
+        }
+    }
+
+    #[test]
+    fn labels_are_per_column_and_unknown_values_have_none() {
+        assert_eq!(
+            value_label("reason", "similar_invoice_no", Lang::Ja),
+            Some("請求書番号の打ち間違いの疑い")
+        );
+        assert_eq!(
+            value_label("difference_reason", "none", Lang::En),
+            Some("No difference")
+        );
+        assert_eq!(value_label("reason", "none", Lang::Ja), None);
+        assert_eq!(
+            value_label("reason", "起票者と承認者が同じです", Lang::Ja),
+            None
+        );
+        assert!(is_amount("amount") && !is_amount("count"));
+    }
+}
