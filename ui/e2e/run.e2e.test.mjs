@@ -62,10 +62,13 @@ describe('試行実行 against keiri serve', () => {
     for (const id of TEMPLATES) {
       await page.locator(`[data-testid="template"][data-template-id="${id}"] input`).check();
     }
-    await page.getByTestId('apply-mode').selectOption('compose');
+    // No model is configured here: the default mode composes from the templates, and says so,
+    // instead of failing because AI is not set up (issue 34, item 4).
+    assert.equal(await page.getByTestId('apply-mode').inputValue(), 'auto');
     await page.getByTestId('generate').click();
     // Composed offline: the attached CSV is the file to read; the plan needs the recipient.
     await page.locator('[data-testid="generate-result"][data-status="needs_answers"]').waitFor();
+    assert.match((await page.getByTestId('generate-result').textContent()) ?? '', /AIが設定されていないため、テンプレート合成で作りました/);
     await page.getByTestId('right-tab-questions').click();
     const answered = [];
     for (let round = 0; round < 6; round += 1) {

@@ -28,6 +28,7 @@ import { useCandidates } from './hooks/useCandidates';
 import { useCatalog } from './hooks/useCatalog';
 import { useDocuments } from './hooks/useDocuments';
 import { useGeneration } from './hooks/useGeneration';
+import { replacesEditor } from './generation';
 import { useLang } from './hooks/useLang';
 import { usePlanText } from './hooks/usePlanText';
 import { useQuestions } from './hooks/useQuestions';
@@ -67,15 +68,23 @@ export function App() {
   const { candidates, pinned, togglePin, pin } = useCandidates(instruction, readyDocs, () => setLeftTab('candidates'));
   const { planRequirements, setPlanRequirements, showFindings } = validation;
   const questions = useQuestions({ lang, textRef, editor, planRequirements, setPlanRequirements, showFindings });
-  const onGenerated = (response: PlanGenerateResponse, answers: Record<string, unknown>) => {
-    // Nothing fits: there is no plan, and the user's text stays as it was.
-    if (response.status === 'no_fit') return;
+  /** Puts a generated plan in the editor, with its questions. */
+  const applyGenerated = (response: PlanGenerateResponse, answers: Record<string, unknown>) => {
     questions.restart(response.requirements, answers);
     setSelectedNode(null);
     editor.current?.setText(response.yaml, 0);
     if (response.requirements.length > 0) setRightTab('questions');
     else if (response.attempts.length > 1) setRightTab('attempts');
     else setRightTab('findings');
+  };
+  const onGenerated = (response: PlanGenerateResponse, answers: Record<string, unknown>): boolean => {
+    if (!replacesEditor(response.status, text)) {
+      // The attempts beside the user's plan; the user may still take the last one.
+      if (response.status === 'invalid') setRightTab('attempts');
+      return false;
+    }
+    applyGenerated(response, answers);
+    return true;
   };
   const generation = useGeneration({ instruction, readyDocs, documentsPending, pinned, lang, onGenerated });
   const registration = useRegistration({
@@ -238,10 +247,13 @@ export function App() {
               <select
                 id="apply-mode"
                 className="input input-small"
-                value={generation.applyMode}
+                value={generation.applyMode ?? 'auto'}
                 data-testid="apply-mode"
-                onChange={(event) => generation.setApplyMode(event.target.value as ApplyMode)}
+                onChange={(event) => generation.setApplyMode(event.target.value === 'auto' ? null : (event.target.value as ApplyMode))}
               >
+                <option value="auto" title={t(lang, 'generate.mode.autoTitle')}>
+                  {t(lang, 'generate.mode.auto')}
+                </option>
                 <option value="hint">{t(lang, 'generate.mode.hint')}</option>
                 <option value="llm-only">{t(lang, 'generate.mode.llm-only')}</option>
                 <option value="compose">{t(lang, 'generate.mode.compose')}</option>
@@ -259,6 +271,9 @@ export function App() {
               onGenerate={() => void generation.generate()}
               onCancel={generation.cancel}
               onChangeTemplates={openTemplatePicker}
+              onUseAttempt={() => {
+                if (generation.response !== null) applyGenerated(generation.response, generation.answers);
+              }}
             />
           </div>
           <div className="panel side-panel">

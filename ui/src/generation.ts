@@ -1,7 +1,7 @@
 // Generation progress as the UI shows it: the planner's stages in order, each with the time
 // it started and took, built from the streamed progress events.
 
-import type { GenerationProgress, GenerationStage } from './api/types';
+import type { GenerationProgress, GenerationStage, Status } from './api/types';
 
 /** The stages in the order the planner runs them (compose replaces skeleton…wiring). */
 export const STAGES: readonly GenerationStage[] = [
@@ -97,4 +97,14 @@ export function formatElapsed(ms: number): string {
   if (safe < 60_000) return `${(safe / 1000).toFixed(1)} s`;
   const seconds = Math.floor(safe / 1000);
   return `${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, '0')}`;
+}
+
+/**
+ * Whether a generation's plan replaces what is in the editor: not when nothing fits (there is
+ * no plan), and not when errors remain and the user already has a plan there, so a failed AI
+ * attempt never overwrites the user's work (its attempts are shown beside it instead).
+ */
+export function replacesEditor(status: Status, editorText: string): boolean {
+  if (status === 'no_fit') return false;
+  return !(status === 'invalid' && editorText.trim() !== '');
 }

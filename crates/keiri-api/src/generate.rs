@@ -101,8 +101,9 @@ pub struct PlanGenerateRequest {
     /// Template ids to use (see templates_list); empty: chosen by retrieval.
     #[serde(default)]
     pub templates: Vec<String>,
-    /// compose (offline, from templates), hint (the default: an LLM with templates as
-    /// constraints) or llm-only.
+    /// compose (offline, from templates), hint (an LLM with templates as constraints) or
+    /// llm-only. Left out: hint when a model is configured, else compose (and a note says so),
+    /// so a first generation without a key composes a plan instead of failing.
     #[serde(default)]
     #[schemars(schema_with = "crate::json::apply_mode_schema")]
     pub apply_mode: Option<ApplyMode>,
@@ -184,11 +185,20 @@ struct Prepared {
     retriever: std::sync::Arc<keiri_search::Retriever>,
     retrieval_notes: Vec<String>,
     subflow_plans: Vec<keiri_design::schema::PlanCandidate>,
+    /// The mode the request asked for, or the one chosen for it.
+    apply_mode: ApplyMode,
+    /// Compose was chosen because no model is configured (the request named no mode).
+    composed_without_model: bool,
 }
 
 fn prepare(ctx: &Context, req: &PlanGenerateRequest) -> Result<Prepared, ApiError> {
     // The process environment over `<workspace>/.env` over the saved settings and keychain.
     let env = crate::settings::llm_env(ctx)?;
+    let (apply_mode, composed_without_model) = match req.apply_mode {
+        Some(mode) => (mode, false),
+        None if keiri_llm::Llm::from_env(&env).is_ok() => (ApplyMode::default(), false),
+        None => (ApplyMode::Compose, true),
+    };
     let max_docs_chars = req
         .max_docs_chars
         .unwrap_or(keiri_design::DEFAULT_MAX_DOCS_CHARS);
@@ -213,7 +223,7 @@ fn prepare(ctx: &Context, req: &PlanGenerateRequest) -> Result<Prepared, ApiErro
     let (templates, _) = crate::plan::load_templates(ctx);
     // The retriever the Candidates panel, the chat and MCP search too, so the model gets the
     // candidates the user sees; compose ranks only templates, lexically, and loads no model.
-    let embedding = if req.apply_mode == Some(ApplyMode::Compose) {
+    let embedding = if apply_mode == ApplyMode::Compose {
         crate::retrieve::Embedding::Off
     } else {
         crate::retrieve::Embedding::Wait
@@ -230,6 +240,8 @@ fn prepare(ctx: &Context, req: &PlanGenerateRequest) -> Result<Prepared, ApiErro
         retriever,
         retrieval_notes,
         subflow_plans: registered_plans(ctx),
+        apply_mode,
+        composed_without_model,
     })
 }
 
@@ -280,7 +292,7 @@ pub async fn plan_generate(
         max_repair_attempts: req
             .max_repair
             .unwrap_or(keiri_design::DEFAULT_MAX_REPAIR_ATTEMPTS),
-        apply_mode: req.apply_mode.unwrap_or_default(),
+        apply_mode: prepared.apply_mode,
         templates: req.templates.clone(),
         pinned_blocks: req.pinned_blocks.clone(),
         allow_fallback: req.fallback.unwrap_or_else(|| {
@@ -363,6 +375,16 @@ pub async fn plan_generate(
     };
     // How the candidates were ranked (BM25 only without a model, specs that did not load).
     result.notes.extend(prepared.retrieval_notes);
+    if prepared.composed_without_model {
+        result.notes.insert(
+            0,
+            crate::run::pick(
+                verify_lang,
+                "AIが設定されていないため、テンプレート合成で作りました。設定でAIをつなぐと、指示に合わせてAIが組み立てます",
+                "no AI model is configured, so the plan was composed from templates; connect a model in the settings to have it built for your instruction",
+            ),
+        );
+    }
     if req.verify_by_running && prepared.samples.is_empty() {
         result.notes.push(crate::run::pick(
             verify_lang,

@@ -501,8 +501,9 @@ const PLAN_GENERATE: &str = "\
 Generate a Keiri Studio plan (a YAML DAG of catalog blocks) from an instruction in Japanese or \
 English, optionally with reference documents (paths) and templates. apply_mode compose merges \
 templates offline without an LLM (only templates whose job the instruction names; no_fit when \
-none does); hint (default) and llm-only need an LLM provider configured on the server (else \
-LLM_NOT_CONFIGURED naming the variables). Returns status (valid | needs_answers | invalid | \
+none does); hint and llm-only need an LLM provider configured on the server (else \
+LLM_NOT_CONFIGURED naming the variables). Left out, apply_mode is hint when a provider is \
+configured and compose (with a note saying so) when none is. Returns status (valid | needs_answers | invalid | \
 fallback | no_fit), composition (the templates used, in one line), yaml, requirements (typed \
 questions: answer them with answers in a new call or with requirements_answer), errors, \
 suggestions (with no_fit: the nearest templates and blocks), attempts and usage. \

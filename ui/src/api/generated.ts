@@ -3483,8 +3483,9 @@ export interface PlanGenerateRequest {
    */
   templates?: string[];
   /**
-   * compose (offline, from templates), hint (the default: an LLM with templates as
-   * constraints) or llm-only.
+   * compose (offline, from templates), hint (an LLM with templates as constraints) or
+   * llm-only. Left out: hint when a model is configured, else compose (and a note says so),
+   * so a first generation without a key composes a plan instead of failing.
    */
   apply_mode?: 'compose' | 'hint' | 'llm-only' | null;
   /**

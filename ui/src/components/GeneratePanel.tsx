@@ -34,6 +34,8 @@ export type GenerateOutcome =
       composition: string | null;
       /** With `no_fit`: the nearest templates and blocks to start from. */
       suggestions: string[];
+      /** The plan had errors left and the editor kept the user's plan instead. */
+      kept?: boolean;
     }
   | { kind: 'failed'; code: string; detailCode: string | null; message: string };
 
@@ -50,6 +52,8 @@ interface Props {
   onCancel(): void;
   /** Takes the user to the template picker (the composition line's 変更). */
   onChangeTemplates(): void;
+  /** Puts the generated plan the editor kept out (`kept`) into the editor after all. */
+  onUseAttempt(): void;
 }
 
 function useClock(running: boolean, startedAt: number | null): number {
@@ -62,7 +66,7 @@ function useClock(running: boolean, startedAt: number | null): number {
   return running && startedAt !== null ? Math.max(0, now - startedAt) : 0;
 }
 
-export function GeneratePanel({ lang, running, startedAt, progress, outcome, canGenerate, title, onGenerate, onCancel, onChangeTemplates }: Props) {
+export function GeneratePanel({ lang, running, startedAt, progress, outcome, canGenerate, title, onGenerate, onCancel, onChangeTemplates, onUseAttempt }: Props) {
   const clock = useClock(running, startedAt);
   const total = running ? Math.max(clock, progress.elapsedMs) : progress.elapsedMs;
   return (
@@ -131,6 +135,14 @@ export function GeneratePanel({ lang, running, startedAt, progress, outcome, can
         <div className={`notice notice-${outcome.status === 'valid' ? 'ok' : 'warning'}`} role="status" data-testid="generate-result" data-status={outcome.status}>
           <span>
             {t(lang, `generate.status.${outcome.status}`)}
+            {outcome.kept === true ? (
+              <span className="notice-detail" data-testid="generate-kept">
+                {t(lang, 'generate.kept')}{' '}
+                <button type="button" className="button button-small" data-testid="generate-use-attempt" onClick={onUseAttempt}>
+                  {t(lang, 'generate.useAttempt')}
+                </button>
+              </span>
+            ) : null}
             {outcome.composition !== null ? (
               <span className="notice-detail" data-testid="generate-composition">
                 {outcome.composition}{' '}

@@ -20,7 +20,7 @@ import {
   type NodeProps,
 } from '@xyflow/react';
 import '@xyflow/react/dist/style.css';
-import { useEffect, useMemo, useRef, useState, type CSSProperties } from 'react';
+import { createElement, useEffect, useMemo, useRef, useState, type CSSProperties } from 'react';
 import type { BlockSummary, Lang, PlanGraph as ApiPlanGraph, ShownFinding } from '../api/types';
 import {
   absoluteCenter,
@@ -203,7 +203,10 @@ function toFlow(
       id: edge.key,
       source: edge.source,
       target: edge.target,
-      label: edge.label,
+      // The ports an edge carries are the plan's own names (like the block ids under the
+      // nodes), not words to translate.
+      // (`translate` is a global attribute SVG's React types do not list.)
+      label: edge.label ? createElement('tspan', { translate: 'no' } as Record<string, string>, edge.label) : undefined,
       type: 'smoothstep',
       className: `graph-edge graph-edge-${edge.kind}`,
       markerEnd: { type: MarkerType.ArrowClosed },

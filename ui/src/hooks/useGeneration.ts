@@ -22,19 +22,26 @@ export interface GenerationOptions {
   documentsPending: boolean;
   pinned: string[];
   lang: Lang;
-  /** A generation succeeded; `answers` are the ones it was given. */
-  onGenerated(response: PlanGenerateResponse, answers: Record<string, unknown>): void;
+  /**
+   * A generation succeeded; `answers` are the ones it was given. Returns whether its plan went
+   * into the editor (a plan with errors left does not replace the user's).
+   */
+  onGenerated(response: PlanGenerateResponse, answers: Record<string, unknown>): boolean;
 }
 
 export function useGeneration({ instruction, readyDocs, documentsPending, pinned, lang, onGenerated }: GenerationOptions) {
   const [selectedTemplates, setSelectedTemplates] = useState<string[]>([]);
-  const [applyMode, setApplyMode] = useState<ApplyMode>('hint');
+  // null: the server's choice, AI with template hints when a model is configured and
+  // template composition (with a note saying so) when none is, so a first try without a key
+  // gives a plan instead of an error.
+  const [applyMode, setApplyMode] = useState<ApplyMode | null>(null);
   const [settings, setSettings] = useState<GenerationSettingsValue>(DEFAULT_GENERATION_SETTINGS);
   const [running, setRunning] = useState(false);
   const [startedAt, setStartedAt] = useState<number | null>(null);
   const [progress, setProgress] = useState<ProgressState>(EMPTY_PROGRESS);
   const [outcome, setOutcome] = useState<GenerateOutcome>({ kind: 'none' });
   const [response, setResponse] = useState<PlanGenerateResponse | null>(null);
+  const [answers, setAnswers] = useState<Record<string, unknown>>({});
   const abort = useRef<AbortController | null>(null);
 
   const generate = useCallback(
@@ -54,7 +61,7 @@ export function useGeneration({ instruction, readyDocs, documentsPending, pinned
             docs: readyDocs,
             templates: selectedTemplates,
             pinned_blocks: pinned,
-            apply_mode: applyMode,
+            apply_mode: applyMode ?? undefined,
             answers: withAnswers,
             // With documents attached, a plan is run on them before it is accepted.
             verify_by_running: readyDocs.length > 0,
@@ -71,6 +78,8 @@ export function useGeneration({ instruction, readyDocs, documentsPending, pinned
         );
         setProgress((state) => finishProgress(state, performance.now() - started));
         setResponse(generated);
+        setAnswers(withAnswers);
+        const applied = onGenerated(generated, withAnswers);
         setOutcome({
           kind: 'done',
           status: generated.status,
@@ -78,8 +87,8 @@ export function useGeneration({ instruction, readyDocs, documentsPending, pinned
           unreadable: generated.unreadable_docs,
           composition: generated.composition,
           suggestions: generated.status === 'no_fit' ? generated.suggestions : [],
+          kept: !applied && generated.status === 'invalid',
         });
-        onGenerated(generated, withAnswers);
       } catch (err) {
         const error = asApiError(err);
         setProgress((state) => finishProgress(state, performance.now() - started));
@@ -99,5 +108,5 @@ export function useGeneration({ instruction, readyDocs, documentsPending, pinned
 
   // `response` is the last successful generation's.
   const inputs = { selectedTemplates, toggleTemplate, applyMode, setApplyMode, settings, setSettings };
-  return { ...inputs, running, startedAt, progress, outcome, response, generate, cancel };
+  return { ...inputs, running, startedAt, progress, outcome, response, answers, generate, cancel };
 }

@@ -2,11 +2,11 @@ import { cleanup, fireEvent, render, screen } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { GeneratePanel, type GenerateOutcome } from '../../src/components/GeneratePanel';
 import { openTemplatePicker } from '../../src/components/InputsPanel';
-import { EMPTY_PROGRESS } from '../../src/generation';
+import { EMPTY_PROGRESS, replacesEditor } from '../../src/generation';
 
 afterEach(cleanup);
 
-function setup(outcome: GenerateOutcome) {
+function setup(outcome: GenerateOutcome, onUseAttempt = vi.fn()) {
   const onChangeTemplates = vi.fn();
   render(
     <GeneratePanel
@@ -20,6 +20,7 @@ function setup(outcome: GenerateOutcome) {
       onGenerate={vi.fn()}
       onCancel={vi.fn()}
       onChangeTemplates={onChangeTemplates}
+      onUseAttempt={onUseAttempt}
     />,
   );
   return onChangeTemplates;
@@ -71,5 +72,27 @@ describe('openTemplatePicker', () => {
     openTemplatePicker();
     expect(picker?.open).toBe(true);
     expect(document.activeElement?.id).toBe('template-search');
+  });
+
+  it('says the editor kept the plan when errors remain, and offers the attempt', () => {
+    const onUseAttempt = vi.fn();
+    setup({ kind: 'done', status: 'invalid', notes: [], unreadable: [], composition: null, suggestions: [], kept: true }, onUseAttempt);
+    expect(screen.getByTestId('generate-kept').textContent).toContain('エディタのプランはそのままです');
+    fireEvent.click(screen.getByTestId('generate-use-attempt'));
+    expect(onUseAttempt).toHaveBeenCalledOnce();
+  });
+});
+
+describe('replacesEditor', () => {
+  it.each([
+    ['valid', 'id: mine', true],
+    ['needs_answers', 'id: mine', true],
+    ['fallback', 'id: mine', true],
+    ['invalid', '', true],
+    ['invalid', '  \n', true],
+    ['invalid', 'id: mine', false],
+    ['no_fit', '', false],
+  ] as const)('%s over %j: %s', (status, text, expected) => {
+    expect(replacesEditor(status, text)).toBe(expected);
   });
 });

@@ -35,7 +35,7 @@ pub struct Args {
     #[arg(long, value_delimiter = ',')]
     pub templates: Vec<String>,
     /// compose (offline, from templates), hint (LLM with templates as constraints) or
-    /// llm-only.
+    /// llm-only; default: hint when a model is configured, else compose.
     #[arg(long, value_parser = parse_mode)]
     pub apply_mode: Option<ApplyMode>,
     /// 1 allows a marked fallback plan (composed from templates) when repair fails or the LLM

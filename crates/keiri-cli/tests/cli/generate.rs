@@ -74,6 +74,40 @@ fn compose_asks_then_registers_a_valid_plan() {
     assert!(saved.contains("invoice_duplicate_detection__"), "{saved}");
 }
 
+/// A first generation without a key composes a plan from templates, and says why, instead
+/// of failing because the default mode needs a model.
+#[test]
+fn without_a_model_and_without_a_mode_the_plan_is_composed_and_it_says_so() {
+    let ws = tempfile::tempdir().unwrap();
+    // Exit 1: the composed plan has questions (the CSV to read, where to notify).
+    let out = generate(ws.path()).assert().code(1);
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let result = &v["result"];
+    assert_eq!(result["status"], "needs_answers", "{v:#}");
+    assert!(
+        result["plan"]["graph"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n["block"] == "matching.duplicate_invoices"),
+        "{v:#}"
+    );
+    assert!(
+        result["notes"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("AIが設定されていないため、テンプレート合成で作りました"),
+        "{v:#}"
+    );
+    // Asked for by name, a mode that needs a model still says what to configure.
+    let out = generate(ws.path())
+        .args(["--apply-mode", "hint"])
+        .assert()
+        .code(2);
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(v["code"], "LLM_NOT_CONFIGURED");
+}
+
 #[test]
 fn a_mode_that_needs_an_llm_names_the_env_vars() {
     let ws = tempfile::tempdir().unwrap();
