@@ -107,7 +107,7 @@ pub(crate) fn applied_writes(run_dir: &Path) -> Vec<AppliedWrite> {
 
 fn io_error(action: &str, path: &Path, e: &std::io::Error) -> ApiError {
     ApiError::new(
-        ErrorCode::IoError,
+        crate::error::io_code(e),
         format!("{action} {}: {e}", path.display()),
     )
 }

@@ -25,6 +25,9 @@ pub enum ErrorCode {
     AlreadyExists,
     /// Reading or writing a file failed.
     IoError,
+    /// A file cannot be written now: open in another program that locks it (Excel), or
+    /// read-only. Closing it (or allowing writes) and trying again may succeed.
+    FileLocked,
     /// Anything unexpected.
     Internal,
     /// A workbook file is not a readable .xlsx/.xlsm package.
@@ -90,6 +93,7 @@ impl ErrorCode {
             ErrorCode::PathDenied => "PATH_DENIED",
             ErrorCode::AlreadyExists => "ALREADY_EXISTS",
             ErrorCode::IoError => "IO_ERROR",
+            ErrorCode::FileLocked => "FILE_LOCKED",
             ErrorCode::Internal => "INTERNAL",
             ErrorCode::WorkbookUnreadable => "WORKBOOK_UNREADABLE",
             ErrorCode::BackendError => "BACKEND_ERROR",
@@ -245,9 +249,11 @@ impl From<&keiri_diff::Error> for ErrorCode {
     }
 }
 
-fn io_code(e: &std::io::Error) -> ErrorCode {
+pub(crate) fn io_code(e: &std::io::Error) -> ErrorCode {
     if e.kind() == std::io::ErrorKind::NotFound {
         ErrorCode::NotFound
+    } else if keiri_fs::in_use(e) {
+        ErrorCode::FileLocked
     } else {
         ErrorCode::IoError
     }

@@ -264,6 +264,9 @@ pub struct RunOutputResponse {
     /// Where 「この結果で書き込む」 (`run_apply`) would write the node's file in the workspace;
     /// `null` when it stays in the run folder.
     pub apply_to: Option<String>,
+    /// A file is at `apply_to` now, so applying replaces it (what is there is kept, and
+    /// `run_undo_apply` puts it back); `false`: applying creates the file (undo removes it).
+    pub apply_replaces: bool,
     /// The node's file is applied now (`run_undo_apply` puts back what was there).
     pub applied: bool,
 }
@@ -749,6 +752,9 @@ pub fn run_output(ctx: &Context, req: RunOutputRequest) -> Result<RunOutputRespo
     Ok(RunOutputResponse {
         workbook: written_workbook(ctx, &outputs, apply_to.as_deref())?,
         applied: crate::apply::is_applied(dir.path(), &req.node),
+        apply_replaces: apply_to
+            .as_deref()
+            .is_some_and(|rel| ctx.workspace.join(rel).is_file()),
         apply_to: apply_to.map(|p| p.to_string_lossy().into_owned()),
         node: req.node,
         outputs: outputs

@@ -83,9 +83,24 @@ impl Error {
             Error::AlreadyExists { .. } => "ALREADY_EXISTS",
             Error::Changed { .. } => "CHANGE_CONFLICT",
             Error::Io { source, .. } if source.kind() == io::ErrorKind::NotFound => "NOT_FOUND",
+            Error::Io { source, .. } if in_use(source) => "FILE_LOCKED",
             Error::Io { .. } => "IO_ERROR",
         }
     }
+}
+
+/// Whether a write failed because the file (or its folder) cannot be written now: open in
+/// another program that locks it (Excel holds an open workbook so, and Windows refuses to
+/// replace it: access denied, or a sharing or lock violation), or read-only. The user can do
+/// something about either (close the file, allow writing) and try again, unlike other I/O
+/// failures.
+pub fn in_use(e: &io::Error) -> bool {
+    /// ERROR_SHARING_VIOLATION and ERROR_LOCK_VIOLATION.
+    const WINDOWS_IN_USE: [i32; 2] = [32, 33];
+    e.kind() == io::ErrorKind::PermissionDenied
+        || (cfg!(windows)
+            && e.raw_os_error()
+                .is_some_and(|c| WINDOWS_IN_USE.contains(&c)))
 }
 
 pub(crate) fn io_err<'a>(
@@ -434,6 +449,29 @@ fn starts_with_ignore_case(path: &Path, prefix: &Path) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_refused_write_is_file_locked_and_other_failures_are_io_errors() {
+        let write = |source| {
+            Error::Io {
+                action: "writing",
+                path: PathBuf::from("outputs/report.xlsx"),
+                source,
+            }
+            .code()
+        };
+        assert_eq!(
+            write(io::Error::from(io::ErrorKind::PermissionDenied)),
+            "FILE_LOCKED"
+        );
+        assert_eq!(write(io::Error::from(io::ErrorKind::NotFound)), "NOT_FOUND");
+        assert_eq!(write(io::Error::other("disk full")), "IO_ERROR");
+        // A sharing violation is a lock on Windows only; elsewhere the number means nothing.
+        assert_eq!(
+            write(io::Error::from_raw_os_error(32)) == "FILE_LOCKED",
+            cfg!(windows)
+        );
+    }
+
     use super::*;
 
     #[test]

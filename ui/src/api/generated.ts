@@ -136,6 +136,7 @@ export type ErrorCode =
   | 'PATH_DENIED'
   | 'ALREADY_EXISTS'
   | 'IO_ERROR'
+  | 'FILE_LOCKED'
   | 'INTERNAL'
   | 'WORKBOOK_UNREADABLE'
   | 'BACKEND_ERROR'
@@ -2942,6 +2943,11 @@ export interface RunOutputResponse {
    * `null` when it stays in the run folder.
    */
   apply_to: string | null;
+  /**
+   * A file is at `apply_to` now, so applying replaces it (what is there is kept, and
+   * `run_undo_apply` puts it back); `false`: applying creates the file (undo removes it).
+   */
+  apply_replaces: boolean;
   /**
    * The node's file is applied now (`run_undo_apply` puts back what was there).
    */

@@ -393,7 +393,9 @@ function ApplyRun({
         </>
       ) : step.kind === 'confirming' ? (
         <div className="workbook-confirm" role="alertdialog" data-testid="run-apply-confirm">
-          <p>{t(lang, 'dryrun.confirm', { path: target })}</p>
+          <p data-testid="run-apply-confirm-text" data-replaces={response.apply_replaces ? 'true' : 'false'}>
+            {t(lang, response.apply_replaces ? 'run.confirmReplace' : 'run.confirmNew', { path: target })}
+          </p>
           <button type="button" className="button button-primary" data-testid="run-apply-yes" onClick={() => void act(true)}>
             {t(lang, 'dryrun.confirmYes')}
           </button>

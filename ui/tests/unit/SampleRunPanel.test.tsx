@@ -9,7 +9,7 @@ afterEach(() => {
   vi.unstubAllGlobals();
 });
 
-function serve(answer: RunOutputResponse) {
+function serve(answer: RunOutputResponse, failing: Record<string, { code: string; message: string }> = {}) {
   const calls: unknown[] = [];
   const answers: Record<string, unknown> = {
     '/api/run_output': answer,
@@ -20,6 +20,8 @@ function serve(answer: RunOutputResponse) {
     'fetch',
     vi.fn(async (url: string, init: RequestInit) => {
       calls.push({ url, body: JSON.parse(String(init.body)) as unknown });
+      const failure = failing[url];
+      if (failure !== undefined) return new Response(JSON.stringify(failure), { status: 409 });
       return new Response(JSON.stringify(answers[url] ?? answer), { status: 200 });
     }),
   );
@@ -77,6 +79,7 @@ describe('SampleRunPanel', () => {
         summary: { kind: 'json', value: { count: 3 } },
       },
       apply_to: 'outputs/out.xlsx',
+      apply_replaces: true,
       applied: false,
       workbook: {
         before: 'outputs/out.xlsx',
@@ -113,13 +116,36 @@ describe('SampleRunPanel', () => {
     expect(workbook.textContent).toContain('outputs/out.xlsx の現在の内容との差分です');
     // 「この結果で書き込む」 asks first, then writes; undo puts the old workbook back.
     fireEvent.click(screen.getByTestId('run-apply-start'));
-    expect(screen.getByTestId('run-apply-confirm').textContent).toContain('outputs/out.xlsx');
+    // The file is there: the confirmation says it is replaced, and that undo restores it.
+    expect(screen.getByTestId('run-apply-confirm').textContent).toContain('outputs/out.xlsx を置き換えます。今のファイルは保存され、「元に戻す」で戻せます');
     fireEvent.click(screen.getByTestId('run-apply-yes'));
     await screen.findByTestId('run-applied');
     expect(calls[1]).toMatchObject({ url: '/api/run_apply', body: { plan_id: 'p', run_id: 'R1', node: 'report' } });
     fireEvent.click(screen.getByTestId('run-undo-apply'));
     await screen.findByTestId('run-apply-start');
     expect(calls[2]).toMatchObject({ url: '/api/run_undo_apply', body: { plan_id: 'p', run_id: 'R1', node: 'report' } });
+  });
+
+  it('says a new file is created, and when the write is refused that the file may be open in Excel, with a retry', async () => {
+    const output: RunOutputResponse = {
+      node: 'report',
+      outputs: {},
+      apply_to: 'outputs/new.xlsx',
+      apply_replaces: false,
+      applied: false,
+      workbook: null,
+    };
+    serve(output, { '/api/run_apply': { code: 'FILE_LOCKED', message: 'writing outputs/new.xlsx: permission denied' } });
+    render(<SampleRunPanel lang="ja" yaml="plan" run={finished()} canStart onStart={noop} onCancel={noop} onAnswer={noop} planId={null} onOpenRun={noop} onOpenNode={noop} />);
+    fireEvent.click(within(screen.getAllByTestId('run-node')[1] as HTMLElement).getByRole('button'));
+    fireEvent.click(await screen.findByTestId('run-apply-start'));
+    expect(screen.getByTestId('run-apply-confirm-text').textContent).toBe('outputs/new.xlsx を新しく作ります。「元に戻す」で削除できます。書き込みますか？');
+    fireEvent.click(screen.getByTestId('run-apply-yes'));
+    const error = await screen.findByTestId('run-apply-error');
+    expect(error.dataset.code).toBe('FILE_LOCKED');
+    expect(error.textContent).toContain('Excel などで開かれている可能性があります。閉じてからもう一度お試しください');
+    // Trying again is one click away.
+    expect(screen.getByTestId('run-apply-start')).toBeTruthy();
   });
 
   it('marks a failed node with its code and message and a stale result', () => {

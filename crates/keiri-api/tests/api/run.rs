@@ -450,6 +450,7 @@ fn a_run_s_workbook_is_applied_to_the_workspace_and_undone_byte_for_byte() {
     let first = run();
     let out = crate::support::call(&ctx, "run_output", first.clone()).unwrap();
     assert_eq!(out["apply_to"], "outputs/請求一覧.xlsx");
+    assert_eq!(out["apply_replaces"], false, "nothing is there to replace");
     assert_eq!(out["applied"], false);
     assert_eq!(out["workbook"]["before"], Json::Null);
     assert!(!target.exists(), "a run alone writes nothing outside runs/");
@@ -501,6 +502,10 @@ fn a_run_s_workbook_is_applied_to_the_workspace_and_undone_byte_for_byte() {
     let second = run();
     let out = crate::support::call(&ctx, "run_output", second.clone()).unwrap();
     assert_eq!(out["workbook"]["before"], "outputs/請求一覧.xlsx");
+    assert_eq!(
+        out["apply_replaces"], true,
+        "the first run's file is there now"
+    );
     let diff = out["workbook"]["patch_diff"].as_array().unwrap();
     assert_eq!(diff.len(), 1, "{diff:?}");
     assert_eq!(diff[0]["cell"], "B4");

@@ -333,9 +333,10 @@ fn error_response(err: ApiError) -> Response {
         }
         ErrorCode::PathDenied | ErrorCode::EnvNotAllowed => StatusCode::FORBIDDEN,
         ErrorCode::NotFound => StatusCode::NOT_FOUND,
-        ErrorCode::AlreadyExists | ErrorCode::ChangeConflict | ErrorCode::SessionBusy => {
-            StatusCode::CONFLICT
-        }
+        ErrorCode::AlreadyExists
+        | ErrorCode::ChangeConflict
+        | ErrorCode::SessionBusy
+        | ErrorCode::FileLocked => StatusCode::CONFLICT,
         ErrorCode::PlanInvalid | ErrorCode::WorkbookUnreadable | ErrorCode::ApplyFailed => {
             StatusCode::UNPROCESSABLE_ENTITY
         }
