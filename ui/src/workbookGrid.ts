@@ -55,6 +55,15 @@ export function formatCellValue(value: CellValue | null | undefined): string {
   return String(value);
 }
 
+/**
+ * A formula's computed value as a person reads it: numbers with thousands separators (the cell's
+ * own number format is not known here), text and truth values as they are.
+ */
+export function formatComputed(value: CellValue | null | undefined): string {
+  if (typeof value === 'number') return value.toLocaleString('ja-JP', { maximumFractionDigits: 10 });
+  return formatCellValue(value);
+}
+
 export function formatPatchValue(value: PatchValue | null | undefined): string {
   return value === null || value === undefined ? '' : formatCellValue(value.value);
 }
@@ -83,6 +92,8 @@ export interface GridCell {
   ops: { index: number; op: OpKind; status: 'applied' | 'skipped' }[];
   /** When `before` is a formula: the value the workbook cached for it (from the context). */
   beforeCached?: CellValue | null;
+  /** When `after` is a formula: what it comes to in the patched workbook (the check's engine). */
+  afterComputed?: CellValue | null;
 }
 
 /** A cell no op touched, drawn as the workbook holds it: its value, and its formula if any. */
@@ -170,10 +181,20 @@ export function buildSheetGrids(
     const op = { index: item.op_index, op: item.op, status: item.status };
     const existing = entry.cells.get(a1);
     if (existing === undefined) {
-      entry.cells.set(a1, { a1, ...position, before: item.before, after: item.status === 'applied' ? item.after : item.before, ops: [op] });
+      entry.cells.set(a1, {
+        a1,
+        ...position,
+        before: item.before,
+        after: item.status === 'applied' ? item.after : item.before,
+        ops: [op],
+        afterComputed: item.status === 'applied' ? (item.computed ?? null) : null,
+      });
     } else {
       existing.ops.push(op);
-      if (item.status === 'applied') existing.after = item.after;
+      if (item.status === 'applied') {
+        existing.after = item.after;
+        existing.afterComputed = item.computed ?? null;
+      }
     }
   }
   return [...sheets.entries()].map(([sheet, entry]) => {

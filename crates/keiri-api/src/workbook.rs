@@ -407,6 +407,8 @@ pub(crate) fn compare_cells(
         before,
         after,
         status: xlsx::DiffStatus::Applied,
+        // A comparison of two files has no formula engine; a patch's own diff has the values.
+        computed: None,
     };
     let mut diff = Vec::new();
     for (name, _) in &before_book.sheets {

@@ -947,6 +947,11 @@ pub struct PatchDiffItem {
     pub before: Option<PatchValue>,
     pub after: Option<PatchValue>,
     pub status: DiffStatus,
+    /// For a formula written: what it comes to in the patched workbook (the number a person
+    /// will see in Excel), computed by the formula check's engine; absent when the engine could
+    /// not evaluate it (or it evaluates to an error, which `formula_issues` reports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub computed: Option<CellValue>,
 }
 
 /// Why the patch was not applied: the failing op (or, for a formula check failure, the op that

@@ -72,6 +72,17 @@ pub(crate) struct Finding {
 pub(crate) struct Report {
     pub findings: Vec<Finding>,
     pub notes: Vec<String>,
+    /// What each formula the engine evaluated without an error came to, by (sheet, cell):
+    /// the number, text or truth value a person sees in Excel.
+    pub values: HashMap<(usize, CellRef), Computed>,
+}
+
+/// A formula's result as the engine computed it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Computed {
+    Number(f64),
+    Text(String),
+    Bool(bool),
 }
 
 /// Checks every formula of the workbook. Fails only when the engine ran out of time.
@@ -127,7 +138,7 @@ pub(crate) fn check(book: &Workbook, timeout: Duration) -> Result<Report, OutOfT
             };
             let result = engine.as_ref().and_then(|e| e.get(&(si, *cell)));
             let judged = match (facts.unsupported, result) {
-                (None, Some(EngineValue::Ok)) => true,
+                (None, Some(EngineValue::Ok(_))) => true,
                 (None, Some(EngineValue::Error(err))) => match classify(err) {
                     Classified::Issue(code, mild, what) => {
                         findings.push(Finding {
@@ -168,7 +179,19 @@ pub(crate) fn check(book: &Workbook, timeout: Duration) -> Result<Report, OutOfT
             "{n} formula cell(s) were checked statically only: the engine does not evaluate {why}"
         ));
     }
-    Ok(Report { findings, notes })
+    let values = engine
+        .into_iter()
+        .flatten()
+        .filter_map(|(key, value)| match value {
+            EngineValue::Ok(Some(computed)) => Some((key, computed)),
+            _ => None,
+        })
+        .collect();
+    Ok(Report {
+        findings,
+        notes,
+        values,
+    })
 }
 
 enum Classified {
@@ -254,7 +277,8 @@ fn static_findings(
 
 #[derive(Debug, Clone, PartialEq)]
 enum EngineValue {
-    Ok,
+    /// Evaluated; its value (`None`: empty).
+    Ok(Option<Computed>),
     Error(String),
     /// The engine did not accept the formula.
     Refused,
@@ -527,7 +551,12 @@ fn run(input: &EngineInput) -> Result<Values, String> {
                 Ok(ironcalc_base::cell::CellValue::String(s)) => EngineValue::Error(s),
                 _ => EngineValue::Error("#ERROR!".to_string()),
             },
-            Ok(_) => EngineValue::Ok,
+            Ok(_) => EngineValue::Ok(match model.get_cell_value_by_index(si as u32, row, col) {
+                Ok(ironcalc_base::cell::CellValue::Number(n)) => Some(Computed::Number(n)),
+                Ok(ironcalc_base::cell::CellValue::String(s)) => Some(Computed::Text(s)),
+                Ok(ironcalc_base::cell::CellValue::Boolean(b)) => Some(Computed::Bool(b)),
+                _ => None,
+            }),
             Err(_) => EngineValue::Refused,
         };
         out.insert((si, cell), value);

@@ -430,7 +430,7 @@ pub fn patch(req: &PatchRequest, env: &PatchEnv) -> Result<PatchResponse, Error>
         }
     }
     let Run {
-        diff,
+        mut diff,
         inverse,
         mut warnings,
         written,
@@ -444,8 +444,9 @@ pub fn patch(req: &PatchRequest, env: &PatchEnv) -> Result<PatchResponse, Error>
 
     let mut formula_issues = Vec::new();
     if req.preflight_formula_check {
-        let (issues, notes) = preflight(&mut book, env.engine_timeout)?;
+        let (issues, notes, computed) = preflight(&mut book, env.engine_timeout)?;
         warnings.extend(notes);
+        preflight::fill_computed(&mut diff, &computed);
         formula_issues = issues;
         let first_error = formula_issues.iter().find(|i| i.level == IssueLevel::Error);
         if let Some(issue) = first_error.filter(|_| !req.dry_run) {
@@ -475,6 +476,17 @@ pub fn patch(req: &PatchRequest, env: &PatchEnv) -> Result<PatchResponse, Error>
                 formula_issues,
             });
         }
+    }
+
+    let writes_formulas = diff.iter().any(|item| {
+        item.after
+            .as_ref()
+            .is_some_and(|a| a.kind == ValueKind::Formula)
+    });
+    if !req.preflight_formula_check && writes_formulas {
+        // The values beside the formulas of the preview, from the check's engine.
+        let computed = preflight::computed_values(&mut book, env.engine_timeout)?;
+        preflight::fill_computed(&mut diff, &computed);
     }
 
     if req.dry_run {
@@ -640,6 +652,7 @@ impl Run<'_> {
                 value: Some(CellValue::Text(name.to_string())),
             }),
             status: DiffStatus::Applied,
+            computed: None,
         });
         self.inverse.push(vec![PatchOp::DeleteSheet {
             sheet: name.to_string(),
@@ -700,6 +713,7 @@ impl Run<'_> {
             }),
             after: None,
             status: DiffStatus::Applied,
+            computed: None,
         });
         self.inverse.push(vec![PatchOp::AddSheet { sheet: actual }]);
         Ok(Ok(()))
@@ -917,6 +931,7 @@ impl Run<'_> {
                     before: now.clone(),
                     after: now,
                     status: DiffStatus::Skipped,
+                    computed: None,
                 });
                 self.inverse.push(Vec::new());
                 return Ok(Ok(()));
@@ -950,6 +965,7 @@ impl Run<'_> {
             before: patch_value(&before),
             after: Some(prepared.after),
             status: DiffStatus::Applied,
+            computed: None,
         });
         self.inverse.push(inverse);
         Ok(Ok(()))
@@ -992,6 +1008,7 @@ impl Run<'_> {
                 before: patch_value(&before),
                 after: Some(prepared.after),
                 status: DiffStatus::Applied,
+                computed: None,
             });
             if self.req.return_inverse_ops {
                 befores.push((cell, before));

@@ -2269,6 +2269,12 @@ export interface PatchDiffItem {
   before: PatchValue | null;
   after: PatchValue | null;
   status: DiffStatus;
+  /**
+   * For a formula written: what it comes to in the patched workbook (the number a person
+   * will see in Excel), computed by the formula check's engine; absent when the engine could
+   * not evaluate it (or it evaluates to an error, which `formula_issues` reports).
+   */
+  computed?: CellValue | null;
 }
 /**
  * A before or after state in the diff: a value, a formula (`"=SUM(A1:A3)"`) or a sheet name.

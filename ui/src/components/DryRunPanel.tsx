@@ -24,6 +24,7 @@ import {
   columnName,
   designChanges,
   formatCellValue,
+  formatComputed,
   formatPatchValue,
   skippedItems,
   undoRequest,
@@ -399,7 +400,12 @@ function cellTitle(lang: Lang, cell: GridCell): string {
   const show = (text: string) => (text === '' ? t(lang, 'dryrun.emptyCell') : text);
   const before =
     cell.before?.kind === 'formula' ? formulaText(lang, formatPatchValue(cell.before), cell.beforeCached) : show(formatPatchValue(cell.before));
-  const after = cell.after?.kind === 'formula' ? formulaText(lang, formatPatchValue(cell.after), null) : show(formatPatchValue(cell.after));
+  const after =
+    cell.after?.kind === 'formula'
+      ? cell.afterComputed !== undefined && cell.afterComputed !== null
+        ? t(lang, 'dryrun.formulaComputed', { formula: formatPatchValue(cell.after), value: formatComputed(cell.afterComputed) })
+        : formulaText(lang, formatPatchValue(cell.after), null)
+      : show(formatPatchValue(cell.after));
   return t(lang, 'dryrun.cellTitle', { cell: cell.a1, before, after });
 }
 
@@ -546,6 +552,12 @@ function CellView({ lang, cell }: { lang: Lang; cell: GridCell }) {
       <span className="workbook-after" data-testid="workbook-after">
         {cell.change === 'skipped' ? before : after}
       </span>
+      {isFormula && cell.change !== 'skipped' && cell.afterComputed !== undefined && cell.afterComputed !== null ? (
+        // The number the report will show, beside the formula that makes it.
+        <span className="workbook-computed" data-testid="workbook-computed" title={t(lang, 'dryrun.computedTitle')}>
+          = {formatComputed(cell.afterComputed)}
+        </span>
+      ) : null}
     </td>
   );
 }

@@ -110,10 +110,28 @@ describe('DryRunPanel', () => {
     expect(within(d2).getByTestId('workbook-after').textContent).toBe('確認済');
     // A new formula has no value until Excel calculates it, and the cell says so.
     expect((cells[2] as HTMLElement).title).toBe('E3: （空） → 数式 =D3*2（Excel で開くと計算されます）');
+    expect(within(cells[2] as HTMLElement).queryByTestId('workbook-computed')).toBeNull();
     expect(screen.getAllByTestId('workbook-skipped-op').map((li) => li.dataset.opIndex)).toEqual(['2']);
     const issue = screen.getByTestId('workbook-formula-issue');
     expect([issue.dataset.level, issue.dataset.code]).toEqual(['warning', 'value_error']);
     expect(screen.getByTestId('workbook-warnings').textContent).toContain('a warning');
+  });
+
+  it('shows what a new formula comes to beside it, as the report will show it', async () => {
+    const computed: PatchResponse = {
+      ...PREVIEW_RESPONSE,
+      patch_diff: [
+        { op: 'set_formula', op_index: 0, sheet: '集計', cell: 'B5', before: null, after: { kind: 'formula', value: '=INDEX(B2:B4,3)' }, status: 'applied', computed: 3200000 },
+      ],
+      formula_issues: [],
+    };
+    serve({ plan_dry_run: () => ({ body: dryRun({ ...READY, response: computed }) }) });
+    render(<DryRunPanel lang="ja" yaml="id: p" />);
+    fireEvent.click(screen.getByTestId('dryrun-run'));
+    const cell = (await screen.findAllByTestId('workbook-cell'))[0] as HTMLElement;
+    expect(within(cell).getByTestId('workbook-after').textContent).toBe('=INDEX(B2:B4,3)');
+    expect(within(cell).getByTestId('workbook-computed').textContent).toBe('= 3,200,000');
+    expect(cell.title).toBe('B5: （空） → 数式 =INDEX(B2:B4,3)（計算結果: 3,200,000）');
   });
 
   it('draws the header labels and neighbouring values around a change, formulas with their saved values', async () => {

@@ -208,6 +208,7 @@ impl Run<'_> {
                 value: Some(CellValue::Text(summary)),
             }),
             status: DiffStatus::Applied,
+            computed: None,
         });
     }
 

@@ -82,6 +82,7 @@ impl Run<'_> {
                     value: Some(CellValue::Text(format!("={}", shifted.text))),
                 }),
                 status: DiffStatus::Applied,
+                computed: None,
             });
             if self.req.return_inverse_ops {
                 befores.push((cell, before));

@@ -4,18 +4,22 @@ use std::time::Duration;
 
 use crate::a1::CellRef;
 use crate::book::{self, Book, SheetKind};
-use crate::contract::{FormulaIssue, IssueLevel};
+use crate::contract::{CellValue, FormulaIssue, IssueLevel};
 use crate::engine;
 use crate::error::Error;
 
 use super::{MAX_ISSUES, normalise};
 
+/// What the patched workbook's formulas come to, by (normalised sheet name, A1 cell).
+pub(super) type Computed = std::collections::HashMap<(String, String), CellValue>;
+
 /// Runs the formula check on the original and the patched workbook; issues present before the
-/// patch are reported as warnings, so only problems the patch introduces block a save.
+/// patch are reported as warnings, so only problems the patch introduces block a save. Also
+/// returns what the patched workbook's formulas evaluate to.
 pub(super) fn preflight(
     book: &mut Book,
     timeout: Duration,
-) -> Result<(Vec<FormulaIssue>, Vec<String>), Error> {
+) -> Result<(Vec<FormulaIssue>, Vec<String>, Computed), Error> {
     let mut patched = Vec::new();
     let mut original: Vec<(usize, engine::SheetCells)> = Vec::new();
     for si in 0..book.sheets.len() {
@@ -125,6 +129,7 @@ pub(super) fn preflight(
     }
     // Errors first, so a capped list still shows what blocks the save.
     issues.sort_by_key(|i| std::cmp::Reverse(i.level));
+    let computed = computed_by_name(&after.values, &sheet_names);
     let mut notes = after.notes;
     if issues.len() > MAX_ISSUES {
         notes.push(format!(
@@ -133,5 +138,74 @@ pub(super) fn preflight(
         ));
         issues.truncate(MAX_ISSUES);
     }
-    Ok((issues, notes))
+    Ok((issues, notes, computed))
+}
+
+/// What the patched workbook's formulas evaluate to, without the before/after check: for a
+/// preview that shows a formula's value beside its text when `preflight_formula_check` is off.
+/// An evaluation that does not finish in time gives no values (the preview shows formulas
+/// only), never an error.
+pub(super) fn computed_values(book: &mut Book, timeout: Duration) -> Result<Computed, Error> {
+    let mut sheets = Vec::new();
+    for si in 0..book.sheets.len() {
+        let Some(sheet) = book.sheets.get(si) else {
+            continue;
+        };
+        let name = sheet.name.clone();
+        let cells = if sheet.kind == SheetKind::Worksheet {
+            let (doc, sst) = book.doc_mut(si)?;
+            doc.cells(sst, true)
+        } else {
+            Vec::new()
+        };
+        sheets.push(engine::SheetCells { name, cells });
+    }
+    let sheet_names: Vec<String> = book.sheets.iter().map(|s| s.name.clone()).collect();
+    let names = book
+        .wb
+        .defined_names
+        .iter()
+        .map(|d| (d.name.clone(), d.local_sheet, d.formula.clone()))
+        .collect();
+    let workbook = engine::Workbook {
+        sheets,
+        names,
+        date1904: book.wb.date1904,
+    };
+    Ok(engine::check(&workbook, timeout)
+        .map(|report| computed_by_name(&report.values, &sheet_names))
+        .unwrap_or_default())
+}
+
+fn computed_by_name(
+    values: &std::collections::HashMap<(usize, CellRef), engine::Computed>,
+    sheet_names: &[String],
+) -> Computed {
+    values
+        .iter()
+        .filter_map(|((si, cell), value)| {
+            let sheet = normalise(sheet_names.get(*si)?);
+            let value = match value {
+                engine::Computed::Number(n) => CellValue::number(*n),
+                engine::Computed::Text(t) => CellValue::Text(t.clone()),
+                engine::Computed::Bool(b) => CellValue::Bool(*b),
+            };
+            Some(((sheet, cell.to_a1()), value))
+        })
+        .collect()
+}
+
+/// Puts each written formula's value beside it in the diff.
+pub(super) fn fill_computed(diff: &mut [crate::contract::PatchDiffItem], computed: &Computed) {
+    for item in diff {
+        let is_formula = item
+            .after
+            .as_ref()
+            .is_some_and(|a| a.kind == crate::contract::ValueKind::Formula);
+        if let (true, Some(cell)) = (is_formula, &item.cell) {
+            item.computed = computed
+                .get(&(normalise(&item.sheet), cell.clone()))
+                .cloned();
+        }
+    }
 }

@@ -38,6 +38,58 @@ fn ws_with_ledger() -> (Workspace, String) {
     (ws, name)
 }
 
+/// A preview shows what a formula comes to, not only its text: the diff carries the value the
+/// engine computes in the patched workbook (the new 1,500 included), with or without the
+/// formula check; a formula that evaluates to an error has none (the check reports it).
+#[test]
+fn a_formula_written_shows_its_value_in_the_patched_workbook() {
+    let (ws, name) = ws_with_ledger();
+    for preflight in [false, true] {
+        let res = ws.ok(json!({
+            "xlsx_path": name,
+            "ops": [
+                {"op": "set_value", "sheet": "明細", "cell": "B2", "value": 1500},
+                {"op": "set_formula", "sheet": "集計", "cell": "B2", "formula": "=明細!B4*2"},
+                {"op": "set_formula", "sheet": "集計", "cell": "C2", "formula": "=\"合計\"&TEXT(明細!B2*2,\"#,##0\")"},
+                {"op": "set_formula", "sheet": "集計", "cell": "D2", "formula": "=明細!B2>1000"},
+                {"op": "set_formula", "sheet": "集計", "cell": "E2", "formula": "=1/集計!B1"},
+            ],
+            "dry_run": true,
+            "preflight_formula_check": preflight,
+        }));
+        let computed = |cell: &str| {
+            res.patch_diff
+                .iter()
+                .find(|d| d.sheet == "集計" && d.cell.as_deref() == Some(cell))
+                .unwrap_or_else(|| panic!("no diff item for {cell}"))
+                .computed
+                .clone()
+        };
+        // (1,500 + 3,400.5) × 2; a value written is not computed.
+        assert_eq!(
+            computed("B2"),
+            Some(keiri_xlsx::CellValue::Int(9801)),
+            "preflight {preflight}"
+        );
+        assert_eq!(
+            computed("C2"),
+            Some(keiri_xlsx::CellValue::Text("合計3,000".into()))
+        );
+        assert_eq!(computed("D2"), Some(keiri_xlsx::CellValue::Bool(true)));
+        assert_eq!(
+            computed("E2"),
+            None,
+            "#DIV/0! is a formula issue, not a value"
+        );
+        let written = res
+            .patch_diff
+            .iter()
+            .find(|d| d.sheet == "明細" && d.cell.as_deref() == Some("B2"))
+            .unwrap();
+        assert_eq!(written.computed, None);
+    }
+}
+
 fn mtime(p: &Path) -> std::time::SystemTime {
     std::fs::metadata(p).unwrap().modified().unwrap()
 }
