@@ -298,9 +298,91 @@ pub fn value_label(column: &str, code: &str, lang: Lang) -> Option<&'static str>
         .map(|(_, _, label)| label.get(lang))
 }
 
+/// The labels a person's view of `value` needs, for a question the window draws: for each
+/// column the catalog knows among the rows' (and one level into nested objects, which the
+/// window shows as columns), its header in both languages; for each code found, its label;
+/// and which columns hold yen amounts. `{}` parts are left out; `null` when nothing is known.
+pub fn labels_for(value: Option<&serde_json::Value>) -> serde_json::Value {
+    use serde_json::{Map, Value, json};
+    let Some(Value::Array(rows)) = value else {
+        return Value::Null;
+    };
+    let mut columns = Map::new();
+    let mut values: Map<String, Value> = Map::new();
+    let mut amounts: Vec<&str> = Vec::new();
+    let mut visit = |column: &str, cell: &Value| {
+        if let Some((name, label, shown)) = COLUMNS.iter().find(|(c, _, _)| *c == column) {
+            columns
+                .entry(*name)
+                .or_insert_with(|| json!({"ja": label.ja, "en": label.en}));
+            if *shown == Amount && !amounts.contains(name) {
+                amounts.push(name);
+            }
+        }
+        if let Value::String(code) = cell
+            && let Some((_, _, label)) = VALUES.iter().find(|(c, v, _)| *c == column && v == code)
+        {
+            let of_column = values
+                .entry(column)
+                .or_insert_with(|| Value::Object(Map::new()));
+            if let Value::Object(m) = of_column {
+                m.entry(code.clone())
+                    .or_insert_with(|| json!({"ja": label.ja, "en": label.en}));
+            }
+        }
+    };
+    for row in rows {
+        let Value::Object(row) = row else { continue };
+        for (column, cell) in row {
+            match cell {
+                Value::Object(inner) => {
+                    for (key, inner_cell) in inner {
+                        visit(key, inner_cell);
+                    }
+                }
+                _ => visit(column, cell),
+            }
+        }
+    }
+    if columns.is_empty() && values.is_empty() {
+        return Value::Null;
+    }
+    json!({"columns": columns, "values": values, "amounts": amounts})
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn labels_for_a_question_name_the_known_columns_codes_and_amounts() {
+        let rows = serde_json::json!([
+            {"vendor": "山田商事", "amount": 110000, "reason": "exact_duplicate", "自社コード": "A-1"},
+            {"rule_id": "PO-01", "severity": "error", "row": {"po_no": "P-3", "amount": 180000}},
+        ]);
+        let labels = labels_for(Some(&rows));
+        assert_eq!(
+            labels["columns"]["vendor"],
+            serde_json::json!({"ja": "取引先", "en": "Vendor"})
+        );
+        assert_eq!(labels["columns"]["po_no"]["ja"], "発注番号");
+        assert!(labels["columns"].get("自社コード").is_none());
+        assert_eq!(
+            labels["values"]["reason"]["exact_duplicate"]["ja"],
+            "同じ請求書（完全一致）"
+        );
+        assert_eq!(labels["values"]["severity"]["error"]["en"], "Error");
+        assert_eq!(labels["amounts"], serde_json::json!(["amount"]));
+        assert_eq!(
+            labels_for(Some(&serde_json::json!([{"x": 1}]))),
+            serde_json::Value::Null
+        );
+        assert_eq!(
+            labels_for(Some(&serde_json::json!({"a": 1}))),
+            serde_json::Value::Null
+        );
+        assert_eq!(labels_for(None), serde_json::Value::Null);
+    }
 
     #[test]
     fn every_column_and_code_is_listed_once() {

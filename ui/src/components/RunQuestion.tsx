@@ -6,6 +6,7 @@ import { useState, type ReactElement } from 'react';
 import type { Lang, RunPaused } from '../api/types';
 import { t } from '../i18n';
 import { buildSheetGrids, diffItemsOf } from '../workbookGrid';
+import { cellDisplay, columnHeader, formatAmount, readLabels, tableColumns, valueAt, type Row } from '../questionTable';
 import { DesignChangesView, SheetGridView } from './DryRunPanel';
 
 interface Props {
@@ -14,8 +15,6 @@ interface Props {
   busy: boolean;
   onAnswer(answer: unknown): void;
 }
-
-type Row = Record<string, unknown>;
 
 function str(value: unknown): string {
   return typeof value === 'string' ? value : '';
@@ -30,26 +29,20 @@ function rowsOf(value: unknown): Row[] {
   return Array.isArray(value) ? value.filter((r): r is Row => typeof r === 'object' && r !== null && !Array.isArray(r)) : [];
 }
 
-function columnsOf(rows: Row[], given: unknown): string[] {
-  if (Array.isArray(given) && given.length > 0) return given.map(String);
-  const names: string[] = [];
-  for (const row of rows) for (const key of Object.keys(row)) if (!names.includes(key)) names.push(key);
-  return names;
-}
-
-function Details({ value }: { value: unknown }) {
+function Details({ lang, value, labels }: { lang: Lang; value: unknown; labels: unknown }) {
   if (value === null || value === undefined) return null;
   const rows = rowsOf(value);
   if (rows.length > 0) {
-    const columns = columnsOf(rows, null);
+    const columns = tableColumns(rows, null);
+    const known = readLabels(labels);
     return (
       <div className="run-grid-scroll">
         <table className="run-grid" data-testid="question-details">
           <thead>
             <tr>
               {columns.map((c) => (
-                <th key={c} scope="col">
-                  {c}
+                <th key={c.key} scope="col" data-column={c.key}>
+                  {columnHeader(c, known, lang)}
                 </th>
               ))}
             </tr>
@@ -58,7 +51,7 @@ function Details({ value }: { value: unknown }) {
             {rows.slice(0, 200).map((row, i) => (
               <tr key={i}>
                 {columns.map((c) => (
-                  <td key={c}>{cellText(row[c])}</td>
+                  <td key={c.key}>{cellDisplay(valueAt(row, c), c, known, lang)}</td>
                 ))}
               </tr>
             ))}
@@ -108,7 +101,7 @@ export function RunQuestion({ lang, paused, busy, onAnswer }: Props) {
       body = (
         <>
           <p className="question-message">{str(q.message)}</p>
-          <Details value={q.details} />
+          <Details lang={lang} value={q.details} labels={q.labels} />
           <YesNo
             lang={lang}
             busy={busy}
@@ -157,7 +150,8 @@ export function RunQuestion({ lang, paused, busy, onAnswer }: Props) {
 function TableReview({ lang, paused, busy, onAnswer }: Props) {
   const q = paused.question;
   const rows = rowsOf(q.rows);
-  const columns = columnsOf(rows, q.columns);
+  const columns = tableColumns(rows, q.columns);
+  const known = readLabels(q.labels);
   const editable = Array.isArray(q.editable_columns) ? q.editable_columns.map(String) : [];
   const allowExclude = q.allow_exclude !== false;
   const [excluded, setExcluded] = useState<number[]>([]);
@@ -180,8 +174,8 @@ function TableReview({ lang, paused, busy, onAnswer }: Props) {
             <tr>
               {allowExclude ? <th scope="col">{t(lang, 'run.q.exclude')}</th> : null}
               {columns.map((c) => (
-                <th key={c} scope="col">
-                  {c}
+                <th key={c.key} scope="col" data-column={c.key}>
+                  {columnHeader(c, known, lang)}
                 </th>
               ))}
             </tr>
@@ -200,16 +194,18 @@ function TableReview({ lang, paused, busy, onAnswer }: Props) {
                   </td>
                 ) : null}
                 {columns.map((c) =>
-                  editable.includes(c) ? (
-                    <td key={c}>
+                  c.topLevel && editable.includes(c.key) ? (
+                    <td key={c.key}>
                       <input
                         className="input"
-                        value={edits[`${i}:${c}`] ?? cellText(row[c])}
-                        onChange={(e) => setEdits((all) => ({ ...all, [`${i}:${c}`]: e.target.value }))}
+                        data-testid="question-edit"
+                        aria-label={columnHeader(c, known, lang)}
+                        value={edits[`${i}:${c.key}`] ?? cellText(row[c.key])}
+                        onChange={(e) => setEdits((all) => ({ ...all, [`${i}:${c.key}`]: e.target.value }))}
                       />
                     </td>
                   ) : (
-                    <td key={c}>{cellText(row[c])}</td>
+                    <td key={c.key}>{cellDisplay(valueAt(row, c), c, known, lang)}</td>
                   ),
                 )}
               </tr>
@@ -293,12 +289,21 @@ function InputForm({ lang, paused, busy, onAnswer }: Props) {
 function ApprovalForm({ lang, paused, busy, onAnswer }: Props) {
   const route = Array.isArray(paused.question.route) ? paused.question.route.map(String) : [];
   const [decisions, setDecisions] = useState<Record<string, string>>({});
+  const [comment, setComment] = useState('');
   const done = route.every((name) => decisions[name] === 'approved' || decisions[name] === 'rejected');
+  const amount = paused.question.amount;
   return (
     <>
       <p className="question-message">
-        {str(paused.question.subject)} ({cellText(paused.question.amount)})
+        {str(paused.question.subject)}
+        {typeof amount === 'number' ? (
+          <span className="question-amount" data-testid="question-amount">
+            {' '}
+            {t(lang, 'run.q.amount', { amount: formatAmount(amount) })}
+          </span>
+        ) : null}
       </p>
+      <Details lang={lang} value={paused.question.details} labels={paused.question.labels} />
       {route.map((name) => (
         <label key={name} className="question-field" data-testid="question-approver" data-approver={name}>
           <span>{name}</span>
@@ -309,13 +314,20 @@ function ApprovalForm({ lang, paused, busy, onAnswer }: Props) {
           </select>
         </label>
       ))}
+      <input
+        className="input question-comment"
+        data-testid="question-comment"
+        placeholder={t(lang, 'run.q.comment')}
+        value={comment}
+        onChange={(e) => setComment(e.target.value)}
+      />
       <div className="question-actions">
         <button
           type="button"
           className="button button-primary"
           data-testid="question-submit"
           disabled={busy || !done}
-          onClick={() => onAnswer({ decisions: route.map((name) => ({ approver: name, decision: decisions[name] })) })}
+          onClick={() => onAnswer({ decisions: route.map((name) => ({ approver: name, decision: decisions[name], comment })) })}
         >
           {t(lang, 'run.q.submit')}
         </button>

@@ -1,4 +1,4 @@
-import { cleanup, fireEvent, render, screen } from '@testing-library/react';
+import { cleanup, fireEvent, render, screen, within } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { RunPaused } from '../../src/api/types';
 import { RunQuestion } from '../../src/components/RunQuestion';
@@ -113,21 +113,63 @@ describe('RunQuestion', () => {
     expect(onAnswer).toHaveBeenCalledWith({ values: { limit: 500000, bank: 'みずほ' }, approved: true });
   });
 
-  it('asks every approver on the route', () => {
+  it('asks every approver on the route, with the amount as money, what is approved and a comment', () => {
     const onAnswer = show({
       node: 'approve',
       message: '',
-      question: { kind: 'approval', subject: '備品購入', amount: 250000, route: ['佐藤', '鈴木'] },
+      question: {
+        kind: 'approval',
+        subject: '備品購入',
+        amount: 268400,
+        route: ['佐藤', '鈴木'],
+        details: [{ item: 'ノートPC', vendor: '東京事務機', amount: 268400 }],
+        labels: { columns: { item: { ja: '品目', en: 'Item' }, vendor: { ja: '取引先', en: 'Vendor' }, amount: { ja: '金額', en: 'Amount' } }, values: {}, amounts: ['amount'] },
+      },
     });
+    expect(screen.getByTestId('question-amount').textContent).toBe(' 金額 ¥268,400');
+    const details = screen.getByTestId('question-details');
+    expect(within(details).getAllByRole('columnheader').map((h) => h.textContent)).toEqual(['品目', '取引先', '金額']);
+    expect(within(details).getAllByRole('cell').map((c) => c.textContent)).toEqual(['ノートPC', '東京事務機', '268,400']);
     const [first, second] = screen.getAllByRole('combobox');
     fireEvent.change(first as HTMLElement, { target: { value: 'approved' } });
     fireEvent.change(second as HTMLElement, { target: { value: 'rejected' } });
+    fireEvent.change(screen.getByTestId('question-comment'), { target: { value: '予算内' } });
     fireEvent.click(screen.getByTestId('question-submit'));
     expect(onAnswer).toHaveBeenCalledWith({
       decisions: [
-        { approver: '佐藤', decision: 'approved' },
-        { approver: '鈴木', decision: 'rejected' },
+        { approver: '佐藤', decision: 'approved', comment: '予算内' },
+        { approver: '鈴木', decision: 'rejected', comment: '予算内' },
       ],
     });
+  });
+
+  it('shows review rows in words: nested rows spread into columns, codes and headers labelled, amounts with separators, no JSON', () => {
+    show({
+      node: 'review',
+      message: '',
+      question: {
+        kind: 'table_review',
+        title: '規程違反',
+        rows: [
+          { rule_id: 'PO-01', severity: 'error', row: { po_no: 'P-003', amount: 180000 }, lines: [3, 5] },
+          { rule_id: 'PO-02', severity: 'warning', row: { po_no: 'P-004', amount: 1500000 }, lines: [{ a: 1 }] },
+        ],
+        labels: {
+          columns: { rule_id: { ja: 'ルール', en: 'Rule' }, severity: { ja: '重要度', en: 'Severity' }, po_no: { ja: '発注番号', en: 'PO no.' }, amount: { ja: '金額', en: 'Amount' } },
+          values: { severity: { error: { ja: 'エラー', en: 'Error' }, warning: { ja: '警告', en: 'Warning' } } },
+          amounts: ['amount'],
+        },
+        editable_columns: ['po_no'],
+        allow_exclude: false,
+      },
+    });
+    const table = screen.getByTestId('question-table');
+    expect(within(table).getAllByRole('columnheader').map((h) => h.textContent)).toEqual(['ルール', '重要度', '発注番号', '金額', 'lines']);
+    const rows = screen.getAllByTestId('question-row');
+    expect(within(rows[0] as HTMLElement).getAllByRole('cell').map((c) => c.textContent)).toEqual(['PO-01', 'エラー', 'P-003', '180,000', '3、5']);
+    expect(within(rows[1] as HTMLElement).getAllByRole('cell').map((c) => c.textContent)).toEqual(['PO-02', '警告', 'P-004', '1,500,000', '1 件']);
+    expect(table.textContent).not.toContain('{');
+    // A nested value is shown, not edited: the answer names the row's own fields.
+    expect(screen.queryByTestId('question-edit')).toBeNull();
   });
 });

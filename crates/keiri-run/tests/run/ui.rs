@@ -39,7 +39,7 @@ fn confirmation_asks_then_takes_yes_or_no() {
     let q = ask("ui.confirmation", inputs.clone());
     assert_eq!(
         q,
-        json!({"kind": "confirmation", "message": "例外レポートを経理部長に送ります", "details": {"件数": 4}, "confirm_label": "送信する", "cancel_label": "中止する"})
+        json!({"kind": "confirmation", "message": "例外レポートを経理部長に送ります", "details": {"件数": 4}, "labels": null, "confirm_label": "送信する", "cancel_label": "中止する"})
     );
     let out = answer(
         "ui.confirmation",
@@ -146,6 +146,17 @@ fn table_review_excludes_and_edits_only_what_it_allows() {
     assert_eq!(q["row_count"], 3);
     assert_eq!(q["rows"], rows);
     assert_eq!(q["allow_exclude"], true);
+    // Japanese headers already: nothing for the window to label.
+    assert_eq!(q["labels"], Json::Null);
+    // Rows from a check: the window gets the words for its columns and codes.
+    let flagged = json!([{"invoice_no": "INV-001", "amount": 110000, "reason": "same_invoice_no"}]);
+    let q = ask("ui.table_review", json!({"rows": flagged}));
+    assert_eq!(q["labels"]["columns"]["invoice_no"]["ja"], "請求書番号");
+    assert_eq!(
+        q["labels"]["values"]["reason"]["same_invoice_no"]["ja"],
+        "同じ請求書番号・金額"
+    );
+    assert_eq!(q["labels"]["amounts"], json!(["amount"]));
     let out = answer(
         "ui.table_review",
         inputs.clone(),

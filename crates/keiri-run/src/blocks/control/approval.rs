@@ -59,6 +59,7 @@ fn approval(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockErr
                 "route": route,
                 "approvers": approvers,
                 "details": inputs.json("details"),
+                "labels": crate::codes::labels_for(inputs.json("details").as_ref()),
                 "attachments": inputs.strings("attachments")?.unwrap_or_default(),
             }),
             format!("承認待ち: {subject}（{}）", route.join(" → ")),

@@ -12,6 +12,7 @@ fn confirmation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Bloc
                 "kind": "confirmation",
                 "message": message,
                 "details": inputs.json("details"),
+                "labels": crate::codes::labels_for(inputs.json("details").as_ref()),
                 "confirm_label": text_input(inputs, "confirm_label")?,
                 "cancel_label": text_input(inputs, "cancel_label")?,
             }),

@@ -28,6 +28,7 @@ fn table_review(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Bloc
                 "columns": columns,
                 "editable_columns": editable,
                 "allow_exclude": allow_exclude,
+                "labels": crate::codes::labels_for(Some(&Json::Array(shown.clone()))),
                 "rows": shown,
                 "row_count": rows.len(),
             }),
