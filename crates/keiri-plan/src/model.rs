@@ -78,6 +78,19 @@ pub struct PolicyLimits {
     pub memory_mb: Option<u64>,
 }
 
+impl PolicyLimits {
+    /// Each bound by its name as written (`foreach_items`, …), set or not: one list for
+    /// every check of the bounds (the validator's, the settings').
+    pub fn bounds(&self) -> [(&'static str, Option<u64>); 4] {
+        [
+            ("foreach_items", self.foreach_items),
+            ("while_iterations", self.while_iterations),
+            ("join_rows", self.join_rows),
+            ("memory_mb", self.memory_mb),
+        ]
+    }
+}
+
 /// UI hints: the order in which UI nodes are shown.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Ui {

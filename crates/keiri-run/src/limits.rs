@@ -54,6 +54,16 @@ impl Limits {
         }
     }
 
+    /// No bound at all: the cap of a list of bounds nothing is above (the user's ceiling).
+    pub fn unbounded() -> Limits {
+        Limits {
+            foreach_items: usize::MAX,
+            while_iterations: usize::MAX,
+            join_rows: u128::MAX,
+            memory_bytes: u64::MAX,
+        }
+    }
+
     /// The planner's sample runs (verify-by-running): a model's plan on the user's sample
     /// files, inside a server that must stay up. These are their defaults and their ceiling.
     pub fn sample_run() -> Limits {

@@ -40,6 +40,20 @@ impl From<Vec<Row>> for Value {
 /// One table row as JSON (column name → cell), the row form of a table.
 pub type Row = serde_json::Map<String, serde_json::Value>;
 
+/// The columns of JSON rows: every key of every row, in first-appearance order (rows from a
+/// file may differ in their keys, and an error naming "the columns" must name them all).
+pub fn columns_of(rows: &[Row]) -> Vec<String> {
+    let mut seen = indexmap::IndexSet::new();
+    for row in rows {
+        for key in row.keys() {
+            if !seen.contains(key.as_str()) {
+                seen.insert(key.clone());
+            }
+        }
+    }
+    seen.into_iter().collect()
+}
+
 impl Value {
     /// The value as rows: a table's rows, or a JSON array whose items are all objects.
     pub fn to_rows(&self) -> Result<Vec<Row>, BlockError> {

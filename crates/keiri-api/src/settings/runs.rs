@@ -67,13 +67,7 @@ pub(super) fn run_limits(raw: Option<PolicyLimits>) -> Result<Option<PolicyLimit
     let Some(limits) = raw else {
         return Ok(None);
     };
-    let bounds = [
-        ("foreach_items", limits.foreach_items),
-        ("while_iterations", limits.while_iterations),
-        ("join_rows", limits.join_rows),
-        ("memory_mb", limits.memory_mb),
-    ];
-    if let Some((name, _)) = bounds.iter().find(|(_, v)| *v == Some(0)) {
+    if let Some((name, _)) = limits.bounds().iter().find(|(_, v)| *v == Some(0)) {
         return Err(ApiError::new(
             ErrorCode::InvalidRequest,
             format!("run_limits.{name}: write 1 or more, or leave it out for the built-in ceiling"),
@@ -86,22 +80,7 @@ pub(super) fn run_limits(raw: Option<PolicyLimits>) -> Result<Option<PolicyLimit
 /// The ceiling of a run's bounds from the saved settings' `run_limits`: each bound set there,
 /// else the built-in ceiling ([`Limits::ceiling`]).
 pub fn run_ceiling(saved: Option<&PolicyLimits>) -> Limits {
-    let builtin = Limits::ceiling();
-    let Some(saved) = saved else {
-        return builtin;
-    };
-    Limits {
-        foreach_items: saved.foreach_items.map_or(builtin.foreach_items, |v| {
-            usize::try_from(v).unwrap_or(usize::MAX)
-        }),
-        while_iterations: saved
-            .while_iterations
-            .map_or(builtin.while_iterations, |v| {
-                usize::try_from(v).unwrap_or(usize::MAX)
-            }),
-        join_rows: saved.join_rows.map_or(builtin.join_rows, u128::from),
-        memory_bytes: saved
-            .memory_mb
-            .map_or(builtin.memory_bytes, |mb| mb.saturating_mul(1024 * 1024)),
-    }
+    // The settings are to the built-in ceiling what a plan is to the defaults, with nothing
+    // above them.
+    Limits::for_plan(saved, Limits::ceiling(), Limits::unbounded())
 }

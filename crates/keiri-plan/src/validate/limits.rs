@@ -11,13 +11,7 @@ impl Validator<'_> {
     /// `policy.limits_not_plan` for `limits` in a node's policy or a loop body's plan.
     pub(super) fn policy_limits(&mut self, plan: &Plan) {
         if let Some(limits) = plan.policy.as_ref().and_then(|p| p.limits) {
-            let bounds = [
-                ("foreach_items", limits.foreach_items),
-                ("while_iterations", limits.while_iterations),
-                ("join_rows", limits.join_rows),
-                ("memory_mb", limits.memory_mb),
-            ];
-            for (name, _) in bounds.iter().filter(|(_, v)| *v == Some(0)) {
+            for (name, _) in limits.bounds().iter().filter(|(_, v)| *v == Some(0)) {
                 self.error(
                     FindingCode::PolicyLimitZero,
                     None,

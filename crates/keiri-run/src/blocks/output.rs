@@ -85,13 +85,7 @@ fn path_text(p: &Option<PathBuf>) -> Json {
 
 /// Column names in first-appearance order over all rows.
 fn all_columns(rows: &[Row]) -> Vec<String> {
-    let mut seen = indexmap::IndexSet::new();
-    for r in rows {
-        for k in r.keys() {
-            seen.insert(k.clone());
-        }
-    }
-    seen.into_iter().collect()
+    crate::value::columns_of(rows)
 }
 
 fn columns(inputs: &Inputs, rows: &[Row]) -> Result<Vec<String>, BlockError> {

@@ -785,6 +785,23 @@ fn sod_check_refuses_a_matrix_it_cannot_apply() {
     for (inputs, want) in cases {
         assert_eq!(code("control.sod_check", inputs.clone()), want, "{inputs}");
     }
+    // The columns the error lists are every row's, not the first row's: an export whose later
+    // rows carry more columns names them all, so the right one can be picked.
+    let dir = tempfile::tempdir().unwrap();
+    let err = crate::matching::run_block(
+        "control.sod_check",
+        dir.path(),
+        json!({"assignments": assignments, "conflicts": [{"roles": ["発注", "検収"]}],
+               "transactions": [{"preparer": "佐藤"}, {"preparer": "鈴木", "承認者": "高橋"}]}),
+    )
+    .expect_err("no approver column");
+    assert_eq!(err.code, ErrorCode::ColumnNotFound);
+    assert!(
+        err.hint
+            .as_ref()
+            .is_some_and(|h| h.0.contains("preparer, 承認者")),
+        "{err:?}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------

@@ -154,7 +154,7 @@ pub(super) fn sod_check(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outpu
     if !transactions.is_empty() {
         for field in [preparer_field, approver_field] {
             if !transactions.iter().any(|t| t.contains_key(field)) {
-                let columns: Vec<String> = transactions[0].keys().cloned().collect();
+                let columns = crate::value::columns_of(&transactions);
                 return Err(BlockError::missing_column(field, &columns));
             }
         }

@@ -318,14 +318,7 @@ fn check_columns(
         if rows.is_empty() {
             continue;
         }
-        let mut columns: Vec<String> = Vec::new();
-        for row in rows.iter() {
-            for k in row.keys() {
-                if !columns.contains(k) {
-                    columns.push(k.clone());
-                }
-            }
-        }
+        let columns = crate::value::columns_of(rows);
         let missing = |column: &str| {
             let mut e = BlockError::missing_column(column, &columns);
             e.message_ja = format!(
