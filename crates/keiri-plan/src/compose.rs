@@ -499,6 +499,27 @@ pub fn compose(
             }
         })
         .collect();
+    // How to ask for each unbound import, kept in the plan so it is asked the template's way
+    // whenever the plan's questions are rebuilt (see requirements::questions).
+    let questions: serde_json::Map<String, Value> = unbound
+        .iter()
+        .filter_map(|u| {
+            let meta = crate::requirements::QuestionMeta {
+                required: u.required,
+                description: u.description.clone(),
+                description_en: u.description_en.clone(),
+                requirement: u.requirement.clone(),
+            };
+            serde_json::to_value(meta).ok().map(|v| (u.var.clone(), v))
+        })
+        .collect();
+    let ui = (!questions.is_empty()).then(|| crate::model::Ui {
+        layout: Vec::new(),
+        extra: IndexMap::from([(
+            crate::requirements::questions::UI_KEY.to_string(),
+            Value::Object(questions),
+        )]),
+    });
     let plan = Plan {
         api_version: Some("v1".into()),
         id: options.plan_id.trim().to_string(),
@@ -506,7 +527,7 @@ pub fn compose(
         version: Some("0.1.0".into()),
         vars: plan_vars,
         policy: None,
-        ui: None,
+        ui,
         graph,
         extra: IndexMap::new(),
     };
@@ -525,53 +546,8 @@ impl Composition {
     /// each unbound import's contract (description, requirement hint) laid over the
     /// requirement derived from the block input it feeds.
     pub fn requirements(&self, findings: &[Finding], catalog: &Catalog) -> Vec<Requirement> {
-        let mut requirements = build_requirements(&self.plan, findings, catalog);
-        for r in &mut requirements {
-            let Some(import) = self
-                .unbound_imports
-                .iter()
-                .find(|u| r.target.var.as_deref() == Some(u.var.as_str()))
-            else {
-                continue;
-            };
-            r.required = import.required;
-            if !import.description.trim().is_empty() {
-                r.label = crate::requirements::short_label(&import.description);
-                r.description = import.description.clone();
-            }
-            if let Some(en) = &import.description_en {
-                r.label_en = Some(crate::requirements::short_label(en));
-                r.description_en = Some(en.clone());
-            }
-            let Some(hint) = &import.requirement else {
-                continue;
-            };
-            if let Some(kind) = hint.kind {
-                r.kind = kind;
-            }
-            if let Some(label) = &hint.label {
-                r.label = label.clone();
-            }
-            if hint.label_en.is_some() {
-                r.label_en = hint.label_en.clone();
-            }
-            if hint.accept.is_some() {
-                r.accept = hint.accept.clone();
-            }
-            if !hint.options.is_empty() {
-                r.options = hint.options.clone();
-            }
-            if hint.hint.is_some() {
-                r.hint = hint.hint.clone();
-            }
-            if hint.hint_en.is_some() {
-                r.hint_en = hint.hint_en.clone();
-            }
-            if hint.validation.is_some() {
-                r.validation = hint.validation.clone();
-            }
-        }
-        requirements
+        // The imports' contracts are in the plan (`ui.questions`), which the builder reads.
+        build_requirements(&self.plan, findings, catalog)
     }
 }
 

@@ -39,16 +39,18 @@ use crate::validate::{DEFAULT_LOOP_VAR, Finding};
 
 mod types;
 pub use types::{
-    AnswerUse, NO_COLUMN, NO_SUCH_COLUMN, Requirement, RequirementKind, RequirementTarget,
-    TargetPlace, Validation,
+    AnswerUse, NO_COLUMN, NO_SUCH_COLUMN, Requirement, RequirementHint, RequirementKind,
+    RequirementTarget, TargetPlace, Validation,
 };
 
 mod edits;
 mod ports;
+pub(crate) mod questions;
 mod schemas;
 use edits::{clear_var_refs, drop_rules, find_node_mut, say_in_description, slot_mut};
 use ports::is_path_key;
 pub use ports::{accept_of, short_label};
+pub use questions::QuestionMeta;
 pub use schemas::{SchemaTemplate, schema_template, schema_templates};
 
 /// Builds the questions for `plan` from the validator's `findings` (the same plan's).
@@ -74,6 +76,8 @@ pub fn build_requirements(
             .collect(),
     };
     b.walk(&plan.graph, "", &set_vars(&plan.vars));
+    // A composed plan's own words for its imports (the template's), over the derived ones.
+    questions::overlay(&mut b.out, &questions::of_plan(plan));
     b.out
 }
 

@@ -24,7 +24,7 @@ use serde_json::Value;
 use crate::catalog::{self, Catalog, CatalogIssue, TypeSpec};
 use crate::model::{Node, NodeKind, Plan};
 use crate::refs::{self, Target};
-use crate::requirements::{RequirementKind, Validation};
+pub use crate::requirements::RequirementHint;
 use crate::validate::{Finding, Options, Severity, validate};
 use crate::yaml::escape_pointer;
 use crate::{FindingCode, Lang};
@@ -135,30 +135,6 @@ pub struct ImportSpec {
     pub accepts: Vec<String>,
     #[serde(flatten)]
     pub extra: IndexMap<String, Value>,
-}
-
-/// How to ask for an unbound import; every field refines what the requirements builder
-/// derives from the block input the import feeds.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct RequirementHint {
-    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
-    pub kind: Option<RequirementKind>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub label: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub label_en: Option<String>,
-    /// File extensions for `file`, e.g. `.xlsx,.xlsm`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub accept: Option<String>,
-    /// Choices for `select` / `enum`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub options: Vec<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hint: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hint_en: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub validation: Option<Validation>,
 }
 
 /// One export of a template.

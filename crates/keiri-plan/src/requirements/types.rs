@@ -142,3 +142,27 @@ pub const NO_SUCH_COLUMN: &str = "（ファイルにない：このルールを�
 /// ([`crate::columns::ABSENT_OK`]): the answer leaves the input empty, so the block works
 /// without the column (and says so when it runs), and the plan's description says which.
 pub const NO_COLUMN: &str = "（ファイルにない：この列を使わない）";
+
+/// How to ask for an unbound import; every field refines what the requirements builder
+/// derives from the block input the import feeds.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct RequirementHint {
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<RequirementKind>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label_en: Option<String>,
+    /// File extensions for `file`, e.g. `.xlsx,.xlsm`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accept: Option<String>,
+    /// Choices for `select` / `enum`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub options: Vec<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hint_en: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validation: Option<Validation>,
+}

@@ -570,6 +570,21 @@ fn invoice_duplicates_then_exception_report() {
             json!("file")
         ]
     );
+    // The template's words for its imports stay with the plan: saved, reopened and asked again
+    // (as the window does after every answer), notify_to is still 「通知先」 with the template's
+    // example, not the var's name.
+    let reopened = keiri_plan::load_plan(&keiri_plan::save_plan(&c.plan).unwrap())
+        .unwrap()
+        .plan;
+    let again = keiri_plan::build_requirements(&reopened, &findings, &catalog);
+    let notify_to = again.iter().find(|r| r.id == "notify_to").unwrap();
+    assert_eq!(notify_to.label, "通知先");
+    assert_eq!(notify_to.hint.as_deref(), Some("例 keiri@example.co.jp"));
+    assert!(
+        notify_to.description.starts_with("通知先（"),
+        "{notify_to:?}"
+    );
+    assert_eq!(again, rs, "asked the same way as at composition");
     let plan = answer_all(
         &c,
         &catalog,
