@@ -218,6 +218,10 @@ pub struct RunSummary {
     /// The files written to the workspace from this run (「書き込む」), who applied each, when.
     #[serde(default)]
     pub applied: Vec<crate::apply::AppliedWrite>,
+    /// The questions answered in this run (approvals, confirmations, reviews): who answered
+    /// each, when.
+    #[serde(default)]
+    pub answered: Vec<keiri_run::state::Answered>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -614,6 +618,8 @@ fn execute(
     options.env_allow = allow_env;
     options.write = write;
     options.answers = answers;
+    // Who answers: the user the studio (or the CLI, or the server) runs as.
+    options.answered_by = Some(crate::apply::current_user());
     // The user's allowlist for network blocks and the ceiling of the run's bounds, from their
     // settings; never the plan's (a plan's `policy.limits` is held at the ceiling).
     let settings = crate::settings::load_settings(ctx).ok();
@@ -979,6 +985,7 @@ pub fn run_list(ctx: &Context, req: RunListRequest) -> Result<RunListResponse, A
                     started_at: state.started_at,
                     duration_ms: state.duration_ms,
                     applied: crate::apply::applied_writes(&run_dir),
+                    answered: state.answered,
                 });
             }
         }

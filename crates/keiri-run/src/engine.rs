@@ -144,6 +144,7 @@ pub fn run(
                 nodes: Default::default(),
                 warnings: Vec::new(),
                 duration_ms: None,
+                answered: Vec::new(),
             };
             (dir, state, false)
         }

@@ -126,6 +126,12 @@ pub enum Event {
         message_ja: String,
         message_en: String,
     },
+    /// A person's answer to a paused node was accepted: who gave it, and when.
+    NodeAnswered {
+        node: String,
+        by: String,
+        at: String,
+    },
     /// A node finished in an earlier attempt of this run; its outputs were reloaded.
     NodeReused {
         node: String,

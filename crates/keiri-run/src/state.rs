@@ -128,6 +128,19 @@ pub struct RunState {
     /// How long the last attempt took, once it ended (absent in records from before it was kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
+    /// The answers human-in-the-loop nodes accepted: who gave each, and when.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub answered: Vec<Answered>,
+}
+
+/// An answer a node accepted (its question is in the node's record, the answer in `outputs/`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Answered {
+    pub node: String,
+    /// The user who answered (`unknown` when the caller did not say).
+    pub by: String,
+    /// When, in the run's clock (RFC 3339).
+    pub at: String,
 }
 
 impl RunState {

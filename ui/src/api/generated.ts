@@ -885,6 +885,12 @@ export type RunEvent =
       message_en: string;
     }
   | {
+      event: 'node_answered';
+      node: string;
+      by: string;
+      at: string;
+    }
+  | {
       event: 'node_reused';
       node: string;
     }
@@ -2888,6 +2894,11 @@ export interface RunSummary {
    * The files written to the workspace from this run (「書き込む」), who applied each, when.
    */
   applied: AppliedWrite[];
+  /**
+   * The questions answered in this run (approvals, confirmations, reviews): who answered
+   * each, when.
+   */
+  answered: Answered[];
 }
 /**
  * One applied write of a run, as `run_list` shows it.
@@ -2905,6 +2916,23 @@ export interface AppliedWrite {
    * Who applied it (the machine's user name; empty in records from before it was kept).
    */
   by: string;
+  at: string;
+}
+/**
+ * An answer a node accepted (its question is in the node's record, the answer in `outputs/`).
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "Answered".
+ */
+export interface Answered {
+  node: string;
+  /**
+   * The user who answered (`unknown` when the caller did not say).
+   */
+  by: string;
+  /**
+   * When, in the run's clock (RFC 3339).
+   */
   at: string;
 }
 /**

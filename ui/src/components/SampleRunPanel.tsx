@@ -299,6 +299,19 @@ function RunHistory({
                 ))}
               </ul>
             ) : null}
+            {r.answered.length > 0 ? (
+              <ul className="run-history-writes" data-testid="run-history-answers">
+                {r.answered.map((a) => (
+                  <li key={a.node} data-node-id={a.node}>
+                    {t(lang, 'run.answeredBy', {
+                      node: a.node,
+                      by: a.by,
+                      at: new Date(a.at).toLocaleString(lang === 'ja' ? 'ja-JP' : 'en-US'),
+                    })}
+                  </li>
+                ))}
+              </ul>
+            ) : null}
           </li>
         ))}
       </ol>

@@ -223,7 +223,7 @@ describe('SampleRunPanel', () => {
         return new Response(
           JSON.stringify({
             runs: [
-              { plan_id: 'p', run_id: 'R2', status: 'paused', started_at: '2026-11-25T10:05:00Z', duration_ms: 900, applied: [] },
+              { plan_id: 'p', run_id: 'R2', status: 'paused', started_at: '2026-11-25T10:05:00Z', duration_ms: 900, applied: [], answered: [] },
               {
                 plan_id: 'p',
                 run_id: 'R1',
@@ -231,6 +231,7 @@ describe('SampleRunPanel', () => {
                 started_at: '2026-11-25T10:00:00Z',
                 duration_ms: 2345,
                 applied: [{ node: 'report', to: 'outputs/請求一覧.xlsx', by: 'sato', at: '2026-11-25T10:01:00Z' }],
+                answered: [{ node: 'approve', by: 'suzuki', at: '2026-11-25T10:00:30Z' }],
               },
             ],
           }),
@@ -252,6 +253,9 @@ describe('SampleRunPanel', () => {
     const writes = within(items[1] as HTMLElement).getByTestId('run-history-writes');
     expect(writes.textContent).toContain('書き込み: outputs/請求一覧.xlsx（sato、');
     expect(within(items[0] as HTMLElement).queryByTestId('run-history-writes')).toBeNull();
+    // Who answered the run's questions (an approval here), and when.
+    expect(within(items[1] as HTMLElement).getByTestId('run-history-answers').textContent).toContain('回答: approve（suzuki、');
+    expect(within(items[0] as HTMLElement).queryByTestId('run-history-answers')).toBeNull();
     fireEvent.click(within(items[1] as HTMLElement).getByRole('button'));
     expect(openRun).toHaveBeenCalledWith('p', 'R1');
   });

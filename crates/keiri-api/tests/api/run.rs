@@ -421,6 +421,7 @@ fn a_paused_run_is_listed_with_its_question_and_resumes_with_answers() {
             "run_start",
             "node_reused",
             "node_start",
+            "node_answered",
             "node_finish",
             "node_start",
             "node_finish",
@@ -429,6 +430,23 @@ fn a_paused_run_is_listed_with_its_question_and_resumes_with_answers() {
             "run_finish"
         ]
     );
+    // The run says who answered the question, and when: the user the process runs as.
+    let user = ["USER", "USERNAME", "LOGNAME"]
+        .iter()
+        .find_map(|k| std::env::var(k).ok().filter(|v| !v.trim().is_empty()))
+        .unwrap_or_else(|| "unknown".into());
+    let answered = events
+        .iter()
+        .find(|e| e["event"] == "node_answered")
+        .unwrap();
+    assert_eq!(answered["node"], "ok");
+    assert_eq!(answered["by"], user.as_str());
+    let listed =
+        crate::support::call(&ctx, "run_list", serde_json::json!({"plan_id": "api_csv"})).unwrap();
+    let entry = &listed["runs"][0];
+    assert_eq!(entry["answered"][0]["node"], "ok", "{entry:#}");
+    assert_eq!(entry["answered"][0]["by"], user.as_str());
+    assert!(entry["answered"][0]["at"].as_str().unwrap().ends_with('Z'));
 }
 
 #[test]

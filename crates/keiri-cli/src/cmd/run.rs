@@ -155,6 +155,11 @@ fn describe(event: &RunEvent) -> (&str, String, Line) {
         } => (node, format!("  ⚠ {node} {code}: {message_en}"), Line::Note),
         E::NodeSkipped { node, reason } => (node, format!("– {node} skipped: {reason}"), Line::End),
         E::NodeReused { node } => (node, format!("✓ {node} (from the earlier run)"), Line::End),
+        E::NodeAnswered { node, by, at } => (
+            node,
+            format!("  ✓ {node} answered by {by} at {at}"),
+            Line::Note,
+        ),
         E::LlmCall { node, call } => {
             let outcome = match &call.error {
                 Some(code) => format!("failed: {code}"),

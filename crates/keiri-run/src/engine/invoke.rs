@@ -43,6 +43,7 @@ impl Runner<'_> {
         let paths = self.options.paths.clone();
         let write = self.options.write;
         let answer = self.options.answers.get(qid).cloned();
+        let answered = answer.is_some();
         let allow_hosts = self.options.allow_hosts.clone();
         let limits = self.limits;
         let llm = self.options.llm.clone();
@@ -109,15 +110,17 @@ impl Runner<'_> {
             record_calls();
             match received {
                 Ok(result) => {
-                    return result
-                        .and_then(|outputs| memory_check().map(|()| outputs))
-                        .map_err(|mut e| {
-                            if !e.message_en.contains(qid) {
-                                e.message_ja = format!("ノード {qid}: {}", e.message_ja);
-                                e.message_en = format!("node {qid}: {}", e.message_en);
-                            }
-                            e
-                        });
+                    let result = result.and_then(|outputs| memory_check().map(|()| outputs));
+                    if answered && result.is_ok() {
+                        self.record_answer(qid, now);
+                    }
+                    return result.map_err(|mut e| {
+                        if !e.message_en.contains(qid) {
+                            e.message_ja = format!("ノード {qid}: {}", e.message_ja);
+                            e.message_en = format!("node {qid}: {}", e.message_en);
+                        }
+                        e
+                    });
                 }
                 Err(mpsc::RecvTimeoutError::Disconnected) => {
                     return Err(BlockError::new(

@@ -42,6 +42,10 @@ pub struct RunOptions {
     pub write: bool,
     /// A person's answers to paused nodes, by node id (`--answers`, `run_resume`).
     pub answers: IndexMap<String, Json>,
+    /// Who gives `answers` (the API and the CLI pass the user the process runs as): recorded
+    /// with each answer a node accepts (`node_answered`, [`crate::state::RunState::answered`]),
+    /// so a run says who approved what, and when.
+    pub answered_by: Option<String>,
     /// Hosts that network blocks (`http.request`, `notify.send` webhooks) may reach. The
     /// allowlist is the user's, from their settings, never the plan's: a plan cannot widen it.
     pub allow_hosts: Vec<String>,
@@ -73,6 +77,7 @@ impl RunOptions {
             resume: None,
             write: false,
             answers: IndexMap::new(),
+            answered_by: None,
             allow_hosts: Vec::new(),
             llm: None,
             cancel: CancellationToken::new(),

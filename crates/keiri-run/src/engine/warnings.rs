@@ -1,6 +1,7 @@
 //! Warnings on nodes that ran (#30.3): what a block reports ([`crate::block::CallSink::warn`])
 //! and what the engine sees for itself — a reader or a transform whose table came out empty.
-//! Each is recorded once, redacted, as a `node_warning` event and in `state.json`.
+//! Each is recorded once, redacted, as a `node_warning` event and in `state.json`. Beside them,
+//! the other thing a run's record must say about a node that ran: who answered its question.
 
 use indexmap::IndexMap;
 use keiri_plan::catalog::BlockSpec;
@@ -28,6 +29,29 @@ impl Runner<'_> {
                 ),
             ),
         );
+    }
+
+    /// Records that node `qid` accepted a person's answer: who (the run's `answered_by`) and
+    /// when, as a `node_answered` event and in `state.json`.
+    pub(super) fn record_answer(&self, qid: &str, at: chrono::DateTime<chrono::Utc>) {
+        let answered = crate::state::Answered {
+            node: qid.to_string(),
+            by: self
+                .options
+                .answered_by
+                .clone()
+                .filter(|by| !by.trim().is_empty())
+                .unwrap_or_else(|| "unknown".into()),
+            at: at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        };
+        self.emit(Event::NodeAnswered {
+            node: answered.node.clone(),
+            by: answered.by.clone(),
+            at: answered.at.clone(),
+        });
+        let mut state = self.lock_state();
+        state.answered.retain(|a| a.node != qid);
+        state.answered.push(answered);
     }
 
     /// Records `warning` on node `qid`: its event now, and `state.json` with the node's state.
