@@ -289,6 +289,32 @@ pub fn is_amount(column: &str) -> bool {
         .any(|(c, _, shown)| *c == column && *shown == Amount)
 }
 
+/// Whether a column holds codes, so its values are to be shown as their labels: every text
+/// value in it (ignoring empty ones) is a code listed for that column, and there is one. A
+/// column where even one value is not a code is the data's own (a user's `status` column with
+/// `matched` beside `open`), and none of its values is relabelled: a report never changes a
+/// user's words because one of them happens to spell a code.
+pub fn is_code_column<'a>(
+    column: &str,
+    values: impl IntoIterator<Item = &'a serde_json::Value>,
+) -> bool {
+    let mut any = false;
+    for value in values {
+        match value {
+            serde_json::Value::Null => {}
+            serde_json::Value::String(s) if s.trim().is_empty() => {}
+            serde_json::Value::String(s) => {
+                if !VALUES.iter().any(|(c, v, _)| *c == column && v == s) {
+                    return false;
+                }
+                any = true;
+            }
+            _ => return false,
+        }
+    }
+    any
+}
+
 /// The label of a code in a column; `None` for a value that is not a listed code, which is
 /// then shown as it is.
 pub fn value_label(column: &str, code: &str, lang: Lang) -> Option<&'static str> {
@@ -310,7 +336,7 @@ pub fn labels_for(value: Option<&serde_json::Value>) -> serde_json::Value {
     let mut columns = Map::new();
     let mut values: Map<String, Value> = Map::new();
     let mut amounts: Vec<&str> = Vec::new();
-    let mut visit = |column: &str, cell: &Value| {
+    let mut visit = |column: &str, cell: &Value, codes: bool| {
         if let Some((name, label, shown)) = COLUMNS.iter().find(|(c, _, _)| *c == column) {
             columns
                 .entry(*name)
@@ -320,6 +346,7 @@ pub fn labels_for(value: Option<&serde_json::Value>) -> serde_json::Value {
             }
         }
         if let Value::String(code) = cell
+            && codes
             && let Some((_, _, label)) = VALUES.iter().find(|(c, v, _)| *c == column && v == code)
         {
             let of_column = values
@@ -331,17 +358,25 @@ pub fn labels_for(value: Option<&serde_json::Value>) -> serde_json::Value {
             }
         }
     };
+    // Every (column, value) of the rows, one level into nested objects.
+    let mut cells: indexmap::IndexMap<&str, Vec<&Value>> = indexmap::IndexMap::new();
     for row in rows {
         let Value::Object(row) = row else { continue };
         for (column, cell) in row {
             match cell {
                 Value::Object(inner) => {
                     for (key, inner_cell) in inner {
-                        visit(key, inner_cell);
+                        cells.entry(key.as_str()).or_default().push(inner_cell);
                     }
                 }
-                _ => visit(column, cell),
+                _ => cells.entry(column.as_str()).or_default().push(cell),
             }
+        }
+    }
+    for (column, values) in &cells {
+        let codes = is_code_column(column, values.iter().copied());
+        for value in values {
+            visit(column, value, codes);
         }
     }
     if columns.is_empty() && values.is_empty() {
@@ -377,6 +412,9 @@ mod tests {
             labels_for(Some(&serde_json::json!([{"x": 1}]))),
             serde_json::Value::Null
         );
+        // A user's own status column that happens to hold one code word is not relabelled.
+        let own = serde_json::json!([{"status": "matched"}, {"status": "open"}]);
+        assert!(labels_for(Some(&own))["values"].get("status").is_none());
         assert_eq!(
             labels_for(Some(&serde_json::json!({"a": 1}))),
             serde_json::Value::Null
@@ -397,6 +435,29 @@ mod tests {
                 column_label(c, Lang::Ja).is_some(),
                 "{c} has codes but no header"
             );
+        }
+    }
+
+    #[test]
+    fn a_column_is_a_code_column_only_when_all_its_text_is_codes() {
+        let v = |items: serde_json::Value| items.as_array().unwrap().clone();
+        for (column, values, want) in [
+            (
+                "reason",
+                v(serde_json::json!([
+                    "exact_duplicate",
+                    "similar_invoice_no",
+                    "",
+                    null
+                ])),
+                true,
+            ),
+            ("status", v(serde_json::json!(["matched", "open"])), false),
+            ("status", v(serde_json::json!(["matched", 1])), false),
+            ("reason", v(serde_json::json!(["", null])), false),
+            ("vendor", v(serde_json::json!(["matched"])), false),
+        ] {
+            assert_eq!(is_code_column(column, &values), want, "{column} {values:?}");
         }
     }
 

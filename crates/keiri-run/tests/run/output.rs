@@ -201,9 +201,10 @@ fn write_table_labels_codes_and_puts_the_summary_above_the_rows() {
     let dir = tempfile::tempdir().unwrap();
     let rows = json!([
         {"invoice_no": "TJ-08812", "vendor": "東京事務機", "amount": 48400, "cluster_id": 2, "reason": "similar_invoice_no"},
-        {"invoice_no": "X-1", "vendor": "山田商事", "amount": 110000, "cluster_id": 1, "reason": "a reason in words", "状態": "matched"},
+        {"invoice_no": "X-1", "vendor": "山田商事", "amount": 110000, "cluster_id": 1, "reason": "exact_duplicate", "status": "matched"},
+        {"invoice_no": "X-2", "vendor": "大阪運輸", "amount": 55000, "reason": "", "status": "open"},
     ]);
-    let summary = json!([{"reason": "similar_invoice_no", "count": 1}, {"reason": "a reason in words", "count": 1}]);
+    let summary = json!([{"reason": "similar_invoice_no", "count": 1}, {"reason": "exact_duplicate", "count": 1}]);
     let out = run(
         "excel.write_table",
         dir.path(),
@@ -215,8 +216,7 @@ fn write_table_labels_codes_and_puts_the_summary_above_the_rows() {
     assert_eq!(grid[0][0], s("例外"));
     assert_eq!(grid[2][..2], [s("理由"), s("件数")]);
     assert_eq!(grid[3][..2], [s("請求書番号の打ち間違いの疑い"), n(1.0)]);
-    // A value that is not a code is the data's own and stays as it is.
-    assert_eq!(grid[4][..2], [s("a reason in words"), n(1.0)]);
+    assert_eq!(grid[4][..2], [s("同じ請求書（完全一致）"), n(1.0)]);
     assert!(grid[5].iter().all(|c| *c == Data::Empty));
     assert_eq!(
         grid[6],
@@ -240,9 +240,11 @@ fn write_table_labels_codes_and_puts_the_summary_above_the_rows() {
             Data::Empty
         ]
     );
-    // A column the catalog does not know keeps its values, codes or not.
-    assert_eq!(grid[8][4..], [s("a reason in words"), s("matched")]);
-    assert_eq!(out["row_count"], 2);
+    // A column of the user's own words keeps them, even one that spells a code: status holds
+    // "open" beside "matched", so "matched" is not relabelled 「一致」.
+    assert_eq!(grid[8][4..], [s("同じ請求書（完全一致）"), s("matched")]);
+    assert_eq!(grid[9][5], s("open"));
+    assert_eq!(out["row_count"], 3);
 
     let out = run(
         "excel.write_table",

@@ -157,6 +157,19 @@ struct Table {
     rows: Vec<Row>,
 }
 
+impl Table {
+    /// Per column, whether its values are codes to show as labels (`codes::is_code_column`).
+    fn code_columns(&self, lang: Option<Lang>) -> Vec<bool> {
+        self.cols
+            .iter()
+            .map(|c| {
+                lang.is_some()
+                    && codes::is_code_column(c, self.rows.iter().filter_map(|r| r.get(c)))
+            })
+            .collect()
+    }
+}
+
 /// The language the codes and headers are written in (`labels`), `None` for the data's own.
 fn label_lang(inputs: &Inputs) -> Result<Option<Lang>, BlockError> {
     match inputs.str("labels")?.unwrap_or("ja") {
@@ -190,10 +203,15 @@ fn headers(
         .collect()
 }
 
-/// A cell's value as people read it: a code in a column the catalog knows becomes its label.
-fn shown<'a>(column: &str, v: &'a Json, lang: Option<Lang>) -> std::borrow::Cow<'a, Json> {
+/// A cell's value as people read it: a code in a column of codes becomes its label.
+fn shown<'a>(
+    column: &str,
+    v: &'a Json,
+    lang: Option<Lang>,
+    code_column: bool,
+) -> std::borrow::Cow<'a, Json> {
     match (v, lang) {
-        (Json::String(s), Some(l)) => match codes::value_label(column, s, l) {
+        (Json::String(s), Some(l)) if code_column => match codes::value_label(column, s, l) {
             Some(label) => std::borrow::Cow::Owned(json!(label)),
             None => std::borrow::Cow::Borrowed(v),
         },
@@ -223,8 +241,10 @@ fn write_block(
             .write_string_with_format(top, col, label, &header_format)
             .map_err(xlsx_error)?;
     }
+    let code_columns = table.code_columns(lang);
     for (c, name) in table.cols.iter().enumerate() {
         let col = u16::try_from(c).map_err(|_| failed("列が多すぎます", "too many columns"))?;
+        let is_codes = code_columns.get(c).copied().unwrap_or(false);
         // A format is looked up by column name first, then by its header label; a yen amount
         // column the catalog knows is written #,##0 unless the plan says otherwise.
         let number_format = formats
@@ -236,7 +256,7 @@ fn write_block(
         for (r, row) in table.rows.iter().enumerate() {
             let excel_row = top + 1 + u32::try_from(r).map_err(|_| too_many())?;
             let Some(value) = row.get(name) else { continue };
-            let written = match shown(name, value, lang).as_ref() {
+            let written = match shown(name, value, lang, is_codes).as_ref() {
                 Json::Null => continue,
                 Json::Number(n) => {
                     let x = n.as_f64().unwrap_or(0.0);
@@ -266,14 +286,15 @@ fn write_block(
             };
             written.map_err(xlsx_error)?;
         }
-        let width = column_width(
-            std::iter::once(table.labels[c].clone()).chain(
-                table
-                    .rows
-                    .iter()
-                    .map(|r| display_text(r.get(name).map(|v| shown(name, v, lang)).as_deref())),
-            ),
-        );
+        let width = column_width(std::iter::once(table.labels[c].clone()).chain(
+            table.rows.iter().map(|r| {
+                display_text(
+                    r.get(name)
+                        .map(|v| shown(name, v, lang, is_codes))
+                        .as_deref(),
+                )
+            }),
+        ));
         if widths.len() <= c {
             widths.resize(c + 1, 0.0);
         }
@@ -383,17 +404,21 @@ fn write_into_copy(
                 .map(|l| Some(keiri_xlsx::CellValue::Text(l.clone())))
                 .collect(),
         ];
+        let code_columns = block.code_columns(lang);
         for r in &block.rows {
             values.push(
                 block
                     .cols
                     .iter()
-                    .map(|c| match r.get(c).map(|v| shown(c, v, lang)).as_deref() {
-                        None | Some(Json::Null) => None,
-                        Some(Json::Number(n)) => n.as_f64().map(keiri_xlsx::CellValue::number),
-                        Some(Json::Bool(b)) => Some(keiri_xlsx::CellValue::Bool(*b)),
-                        Some(Json::String(s)) => Some(keiri_xlsx::CellValue::Text(s.clone())),
-                        Some(other) => Some(keiri_xlsx::CellValue::Text(other.to_string())),
+                    .zip(&code_columns)
+                    .map(|(c, &is_codes)| {
+                        match r.get(c).map(|v| shown(c, v, lang, is_codes)).as_deref() {
+                            None | Some(Json::Null) => None,
+                            Some(Json::Number(n)) => n.as_f64().map(keiri_xlsx::CellValue::number),
+                            Some(Json::Bool(b)) => Some(keiri_xlsx::CellValue::Bool(*b)),
+                            Some(Json::String(s)) => Some(keiri_xlsx::CellValue::Text(s.clone())),
+                            Some(other) => Some(keiri_xlsx::CellValue::Text(other.to_string())),
+                        }
                     })
                     .collect(),
             );

@@ -57,6 +57,12 @@ fn report_summary(_ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, B
         }
     };
     // Groups in first-appearance order, then sorted by severity and count.
+    // The columns of the findings that hold codes only: their values are shown as labels.
+    let flat: Vec<Row> = findings.iter().map(flatten).collect();
+    let code_columns: std::collections::HashSet<String> = crate::value::columns_of(&flat)
+        .into_iter()
+        .filter(|c| crate::codes::is_code_column(c, flat.iter().filter_map(|r| r.get(c))))
+        .collect();
     let mut groups: indexmap::IndexMap<Vec<String>, Vec<usize>> = indexmap::IndexMap::new();
     for (i, r) in findings.iter().enumerate() {
         let key: Vec<String> = group_by.iter().map(|c| text(r.get(c))).collect();
@@ -101,7 +107,14 @@ fn report_summary(_ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, B
             group_by
                 .iter()
                 .zip(key)
-                .map(|(c, v)| value_label(c, v, Lang::Ja).unwrap_or(v).to_string())
+                .map(|(c, v)| {
+                    code_columns
+                        .contains(c)
+                        .then(|| value_label(c, v, Lang::Ja))
+                        .flatten()
+                        .unwrap_or(v)
+                        .to_string()
+                })
                 .collect::<Vec<_>>()
                 .join(" / ")
         };
@@ -120,7 +133,7 @@ fn report_summary(_ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, B
         let examples: Vec<Row> = idx
             .iter()
             .take(max_examples)
-            .map(|&i| labelled(&flatten(&findings[i])))
+            .map(|&i| labelled(&flat[i], &code_columns))
             .collect();
         md.push_str(&md_table(&examples, max_examples));
         if idx.len() > max_examples && max_examples > 0 {
@@ -193,12 +206,15 @@ fn flatten(finding: &Row) -> Row {
     out
 }
 
-/// A row for the report's text: Japanese headers and labels for the codes it holds.
-fn labelled(row: &Row) -> Row {
+/// A row for the report's text: Japanese headers, and labels for the values of the columns
+/// that hold codes only.
+fn labelled(row: &Row, code_columns: &std::collections::HashSet<String>) -> Row {
     let mut out = Row::new();
     for (k, v) in row {
         let value = match v {
-            Json::String(s) => value_label(k, s, Lang::Ja).map_or_else(|| v.clone(), |l| json!(l)),
+            Json::String(s) if code_columns.contains(k) => {
+                value_label(k, s, Lang::Ja).map_or_else(|| v.clone(), |l| json!(l))
+            }
             _ => v.clone(),
         };
         // Two columns with one header (`rule` and `check`) keep their own names.
