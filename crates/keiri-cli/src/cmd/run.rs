@@ -23,7 +23,7 @@ use anyhow::Context as _;
 use indexmap::IndexMap;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use keiri_api::{
-    CancellationToken, Context, PlanRunRequest, PlanRunResponse, RunEvent, RunResumeRequest,
+    CancellationToken, Context, Lang, PlanRunRequest, PlanRunResponse, RunEvent, RunResumeRequest,
 };
 use serde_json::Value;
 
@@ -112,14 +112,23 @@ enum Line {
     Note,
 }
 
-/// The node an event is about (empty for the run), its line of text, and what it does to the
-/// node's progress line.
-fn describe(event: &RunEvent) -> (&str, String, Line) {
+/// The node an event is about (empty for the run), its line of text in the user's language,
+/// and what it does to the node's progress line.
+fn describe(event: &RunEvent, lang: Lang) -> (&str, String, Line) {
     use RunEvent as E;
+    let ja = lang == Lang::Ja;
+    let pick = |j: String, e: String| if ja { j } else { e };
     match event {
         E::RunStart {
             run_id, plan_id, ..
-        } => ("", format!("run {run_id} ({plan_id})"), Line::Note),
+        } => (
+            "",
+            pick(
+                format!("実行 {run_id}（{plan_id}）"),
+                format!("run {run_id} ({plan_id})"),
+            ),
+            Line::Note,
+        ),
         E::NodeStart { node, .. } => (node, format!("… {node}"), Line::Start),
         E::NodeFinish {
             node,
@@ -128,42 +137,76 @@ fn describe(event: &RunEvent) -> (&str, String, Line) {
             ..
         } => {
             let text = match rows {
-                Some(rows) => format!("✓ {node} ({duration_ms} ms, {rows} rows)"),
-                None => format!("✓ {node} ({duration_ms} ms)"),
+                Some(rows) => pick(
+                    format!("✓ {node}（{duration_ms} ms、{rows} 行）"),
+                    format!("✓ {node} ({duration_ms} ms, {rows} rows)"),
+                ),
+                None => pick(
+                    format!("✓ {node}（{duration_ms} ms）"),
+                    format!("✓ {node} ({duration_ms} ms)"),
+                ),
             };
             (node, text, Line::End)
         }
         E::NodeError {
             node,
             code,
+            message_ja,
             message_en,
             retrying,
             ..
         } => {
-            let retry = if *retrying { " (retrying)" } else { "" };
-            (
-                node,
-                format!("✗ {node} {code}: {message_en}{retry}"),
-                Line::End,
-            )
+            let text = match (ja, *retrying) {
+                (true, true) => format!("✗ {node} {code}: {message_ja}（再試行します）"),
+                (true, false) => format!("✗ {node} {code}: {message_ja}"),
+                (false, true) => format!("✗ {node} {code}: {message_en} (retrying)"),
+                (false, false) => format!("✗ {node} {code}: {message_en}"),
+            };
+            (node, text, Line::End)
         }
         E::NodeWarning {
             node,
             code,
+            message_ja,
             message_en,
-            ..
-        } => (node, format!("  ⚠ {node} {code}: {message_en}"), Line::Note),
-        E::NodeSkipped { node, reason } => (node, format!("– {node} skipped: {reason}"), Line::End),
-        E::NodeReused { node } => (node, format!("✓ {node} (from the earlier run)"), Line::End),
+        } => (
+            node,
+            format!(
+                "  ⚠ {node} {code}: {}",
+                if ja { message_ja } else { message_en }
+            ),
+            Line::Note,
+        ),
+        E::NodeSkipped { node, reason } => (
+            node,
+            pick(
+                format!("– {node} 実行しません: {reason}"),
+                format!("– {node} skipped: {reason}"),
+            ),
+            Line::End,
+        ),
+        E::NodeReused { node } => (
+            node,
+            pick(
+                format!("✓ {node}（前回の実行の結果）"),
+                format!("✓ {node} (from the earlier run)"),
+            ),
+            Line::End,
+        ),
         E::NodeAnswered { node, by, at } => (
             node,
-            format!("  ✓ {node} answered by {by} at {at}"),
+            pick(
+                format!("  ✓ {node} 回答: {by}（{at}）"),
+                format!("  ✓ {node} answered by {by} at {at}"),
+            ),
             Line::Note,
         ),
         E::LlmCall { node, call } => {
-            let outcome = match &call.error {
-                Some(code) => format!("failed: {code}"),
-                None => format!("{} tokens", call.total_tokens),
+            let outcome = match (&call.error, ja) {
+                (Some(code), true) => format!("失敗 {code}"),
+                (Some(code), false) => format!("failed: {code}"),
+                (None, true) => format!("{} トークン", call.total_tokens),
+                (None, false) => format!("{} tokens", call.total_tokens),
             };
             let text = format!(
                 "  ↳ {node} AI {} · {}: {outcome}, {} ms",
@@ -172,17 +215,24 @@ fn describe(event: &RunEvent) -> (&str, String, Line) {
             (node, text, Line::Note)
         }
         E::NodePaused {
-            node, message_en, ..
+            node,
+            message_ja,
+            message_en,
+            ..
         } => (
             node,
-            format!("? {node} waiting for an answer: {message_en}"),
+            pick(
+                format!("? {node} 回答待ち: {message_ja}"),
+                format!("? {node} waiting for an answer: {message_en}"),
+            ),
             Line::End,
         ),
         E::Redirect { node, redirect } => {
-            let done = if redirect.followed {
-                "followed"
-            } else {
-                "not followed"
+            let done = match (redirect.followed, ja) {
+                (true, true) => "たどりました",
+                (false, true) => "たどっていません",
+                (true, false) => "followed",
+                (false, false) => "not followed",
             };
             let text = format!(
                 "  ↳ {node} redirect {} → {}: {done} ({})",
@@ -190,12 +240,27 @@ fn describe(event: &RunEvent) -> (&str, String, Line) {
             );
             (node, text, Line::Note)
         }
-        E::RunFinish { status, .. } => ("", format!("run {}", status.as_str()), Line::Note),
+        E::RunFinish { status, .. } => {
+            let text = if ja {
+                let word = match status.as_str() {
+                    "finished" => "完了",
+                    "failed" => "失敗",
+                    "cancelled" => "中止",
+                    "paused" => "回答待ちで一時停止",
+                    other => other,
+                };
+                format!("実行 {word}")
+            } else {
+                format!("run {}", status.as_str())
+            };
+            ("", text, Line::Note)
+        }
     }
 }
 
 /// Shows the events: a progress line per node on a terminal, plain lines otherwise.
 struct Progress {
+    lang: Lang,
     multi: Option<MultiProgress>,
     bars: Mutex<HashMap<String, ProgressBar>>,
 }
@@ -209,16 +274,17 @@ impl Progress {
         }
     }
 
-    fn new() -> Progress {
+    fn new(lang: Lang) -> Progress {
         let multi = std::io::stderr().is_terminal().then(MultiProgress::new);
         Progress {
+            lang,
             multi,
             bars: Mutex::new(HashMap::new()),
         }
     }
 
     fn show(&self, event: &RunEvent) {
-        let (node, text, line) = describe(event);
+        let (node, text, line) = describe(event, self.lang);
         let Some(multi) = &self.multi else {
             eprintln!("{text}");
             return;
@@ -283,7 +349,7 @@ pub fn run(
         .out_dir
         .as_ref()
         .map(|d| d.to_string_lossy().into_owned());
-    let progress = Progress::new();
+    let progress = Progress::new(ctx.lang);
     let show = |event: RunEvent| progress.show(&event);
     let cancel = CancellationToken::new();
     cancel_on_ctrl_c(runtime, &cancel);
@@ -447,7 +513,7 @@ mod tests {
 
     fn line(event: serde_json::Value) -> (String, String, Line) {
         let event: RunEvent = serde_json::from_value(event).unwrap();
-        let (node, text, line) = describe(&event);
+        let (node, text, line) = describe(&event, Lang::En);
         (node.to_string(), text, line)
     }
 
@@ -485,5 +551,49 @@ mod tests {
         let end = serde_json::json!({"event": "run_finish", "status": "paused", "duration_ms": 5,
             "failed": []});
         assert_eq!(line(end), (String::new(), "run paused".into(), Line::Note));
+    }
+
+    /// In Japanese the lines are Japanese, messages included: no English sentence on the way.
+    #[test]
+    fn in_japanese_the_progress_lines_are_japanese() {
+        let ja = |event: serde_json::Value| {
+            let event: RunEvent = serde_json::from_value(event).unwrap();
+            describe(&event, Lang::Ja).1
+        };
+        for (event, want) in [
+            (
+                serde_json::json!({"event": "node_finish", "node": "read", "duration_ms": 12, "rows": 3, "outputs": {}}),
+                "✓ read（12 ms、3 行）",
+            ),
+            (
+                serde_json::json!({"event": "node_error", "node": "read", "code": "FILE_NOT_FOUND",
+                    "message_ja": "ファイルがありません", "message_en": "missing", "attempt": 1, "retrying": true}),
+                "✗ read FILE_NOT_FOUND: ファイルがありません（再試行します）",
+            ),
+            (
+                serde_json::json!({"event": "node_warning", "node": "dups", "code": "NO_ROWS",
+                    "message_ja": "0 行です", "message_en": "no rows"}),
+                "  ⚠ dups NO_ROWS: 0 行です",
+            ),
+            (
+                serde_json::json!({"event": "node_reused", "node": "read"}),
+                "✓ read（前回の実行の結果）",
+            ),
+            (
+                serde_json::json!({"event": "node_paused", "node": "ok", "question": {},
+                    "message_ja": "確認待ち", "message_en": "waiting"}),
+                "? ok 回答待ち: 確認待ち",
+            ),
+            (
+                serde_json::json!({"event": "node_answered", "node": "ok", "by": "sato", "at": "2026-11-30T01:00:00Z"}),
+                "  ✓ ok 回答: sato（2026-11-30T01:00:00Z）",
+            ),
+            (
+                serde_json::json!({"event": "run_finish", "status": "finished", "duration_ms": 5, "failed": []}),
+                "実行 完了",
+            ),
+        ] {
+            assert_eq!(ja(event), want);
+        }
     }
 }
