@@ -298,13 +298,22 @@ pub fn is_code_column<'a>(
     column: &str,
     values: impl IntoIterator<Item = &'a serde_json::Value>,
 ) -> bool {
+    // The column's codes, looked up once: most columns have none and no value is read.
+    let listed: Vec<&str> = VALUES
+        .iter()
+        .filter(|(c, _, _)| *c == column)
+        .map(|(_, v, _)| *v)
+        .collect();
+    if listed.is_empty() {
+        return false;
+    }
     let mut any = false;
     for value in values {
         match value {
             serde_json::Value::Null => {}
             serde_json::Value::String(s) if s.trim().is_empty() => {}
             serde_json::Value::String(s) => {
-                if !VALUES.iter().any(|(c, v, _)| *c == column && v == s) {
+                if !listed.contains(&s.as_str()) {
                     return false;
                 }
                 any = true;
@@ -333,31 +342,6 @@ pub fn labels_for(value: Option<&serde_json::Value>) -> serde_json::Value {
     let Some(Value::Array(rows)) = value else {
         return Value::Null;
     };
-    let mut columns = Map::new();
-    let mut values: Map<String, Value> = Map::new();
-    let mut amounts: Vec<&str> = Vec::new();
-    let mut visit = |column: &str, cell: &Value, codes: bool| {
-        if let Some((name, label, shown)) = COLUMNS.iter().find(|(c, _, _)| *c == column) {
-            columns
-                .entry(*name)
-                .or_insert_with(|| json!({"ja": label.ja, "en": label.en}));
-            if *shown == Amount && !amounts.contains(name) {
-                amounts.push(name);
-            }
-        }
-        if let Value::String(code) = cell
-            && codes
-            && let Some((_, _, label)) = VALUES.iter().find(|(c, v, _)| *c == column && v == code)
-        {
-            let of_column = values
-                .entry(column)
-                .or_insert_with(|| Value::Object(Map::new()));
-            if let Value::Object(m) = of_column {
-                m.entry(code.clone())
-                    .or_insert_with(|| json!({"ja": label.ja, "en": label.en}));
-            }
-        }
-    };
     // Every (column, value) of the rows, one level into nested objects.
     let mut cells: indexmap::IndexMap<&str, Vec<&Value>> = indexmap::IndexMap::new();
     for row in rows {
@@ -373,11 +357,32 @@ pub fn labels_for(value: Option<&serde_json::Value>) -> serde_json::Value {
             }
         }
     }
-    for (column, values) in &cells {
-        let codes = is_code_column(column, values.iter().copied());
-        for value in values {
-            visit(column, value, codes);
+    let mut columns = Map::new();
+    let mut values: Map<String, Value> = Map::new();
+    let mut amounts: Vec<&str> = Vec::new();
+    // Each column is looked up once in the tables, and its values only when it holds codes.
+    for (column, cells) in &cells {
+        if let Some((name, label, shown)) = COLUMNS.iter().find(|(c, _, _)| c == column) {
+            columns.insert((*name).to_string(), json!({"ja": label.ja, "en": label.en}));
+            if *shown == Amount {
+                amounts.push(name);
+            }
         }
+        if !is_code_column(column, cells.iter().copied()) {
+            continue;
+        }
+        let mut of_column = Map::new();
+        for cell in cells {
+            if let Value::String(code) = cell
+                && let Some((_, _, label)) =
+                    VALUES.iter().find(|(c, v, _)| c == column && v == code)
+            {
+                of_column
+                    .entry(code.clone())
+                    .or_insert_with(|| json!({"ja": label.ja, "en": label.en}));
+            }
+        }
+        values.insert((*column).to_string(), Value::Object(of_column));
     }
     if columns.is_empty() && values.is_empty() {
         return Value::Null;

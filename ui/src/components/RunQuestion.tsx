@@ -82,19 +82,24 @@ function YesNo({ lang, busy, yes, no, onAnswer, comment }: { lang: Lang; busy: b
   );
 }
 
-export function RunQuestion({ lang, paused, busy, onAnswer }: Props) {
-  const q = paused.question;
-  const kind = str(q.kind);
-  const [comment, setComment] = useState('');
-  const commentBox = (
+/** The comment a person leaves with an answer (kept in the run record). */
+function CommentBox({ lang, value, onChange }: { lang: Lang; value: string; onChange(value: string): void }) {
+  return (
     <input
       className="input question-comment"
       data-testid="question-comment"
       placeholder={t(lang, 'run.q.comment')}
-      value={comment}
-      onChange={(e) => setComment(e.target.value)}
+      value={value}
+      onChange={(e) => onChange(e.target.value)}
     />
   );
+}
+
+export function RunQuestion({ lang, paused, busy, onAnswer }: Props) {
+  const q = paused.question;
+  const kind = str(q.kind);
+  const [comment, setComment] = useState('');
+  const commentBox = <CommentBox lang={lang} value={comment} onChange={setComment} />;
   let body: ReactElement;
   switch (kind) {
     case 'confirmation':
@@ -314,13 +319,7 @@ function ApprovalForm({ lang, paused, busy, onAnswer }: Props) {
           </select>
         </label>
       ))}
-      <input
-        className="input question-comment"
-        data-testid="question-comment"
-        placeholder={t(lang, 'run.q.comment')}
-        value={comment}
-        onChange={(e) => setComment(e.target.value)}
-      />
+      <CommentBox lang={lang} value={comment} onChange={setComment} />
       <div className="question-actions">
         <button
           type="button"

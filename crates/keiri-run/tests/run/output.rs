@@ -286,6 +286,43 @@ fn write_table_labels_codes_and_puts_the_summary_above_the_rows() {
     );
 }
 
+/// A report of nothing found says so: under the header when the columns are known, alone
+/// under the title when they are not, and an empty summary adds nothing; also in a copy.
+#[test]
+fn write_table_says_when_a_report_is_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(
+        "excel.write_table",
+        dir.path(),
+        json!({"rows": [], "summary": [], "title": "重複請求書", "out_name": "none.xlsx"}),
+    );
+    assert_eq!(out["row_count"], 0);
+    let grid = cells(&out_path(&out), "レポート");
+    assert_eq!(grid[0][0], s("重複請求書"));
+    assert_eq!(grid[2][0], s("該当なし（0 件）"));
+    assert_eq!(grid.len(), 3, "{grid:?}");
+
+    let out = run(
+        "excel.write_table",
+        dir.path(),
+        json!({"rows": [], "columns": ["invoice_no", "amount"], "labels": "en", "out_name": "cols.xlsx"}),
+    );
+    let grid = cells(&out_path(&out), "レポート");
+    assert_eq!(grid[0], [s("Invoice no."), s("Amount")]);
+    assert_eq!(grid[1], [s("None (0 rows)"), Data::Empty]);
+
+    let base = out_path(&out);
+    let out = run(
+        "excel.write_table",
+        dir.path(),
+        json!({"rows": [], "summary": [], "columns": ["invoice_no", "amount"], "base_workbook": base, "out_name": "copy.xlsx"}),
+    );
+    let grid = cells(&out_path(&out), "レポート_2");
+    assert_eq!(grid[0], [s("請求書番号"), s("金額")]);
+    assert_eq!(grid[1][0], s("該当なし（0 件）"));
+    assert_eq!(grid.len(), 2, "{grid:?}");
+}
+
 #[test]
 fn output_paths_stay_inside_the_run_folder_unless_write_is_allowed() {
     let dir = tempfile::tempdir().unwrap();

@@ -20,46 +20,11 @@ pub(super) fn preflight(
     book: &mut Book,
     timeout: Duration,
 ) -> Result<(Vec<FormulaIssue>, Vec<String>, Computed), Error> {
-    let mut patched = Vec::new();
-    let mut original: Vec<(usize, engine::SheetCells)> = Vec::new();
-    for si in 0..book.sheets.len() {
-        let Some(sheet) = book.sheets.get(si) else {
-            continue;
-        };
-        let name = sheet.name.clone();
-        if sheet.kind != SheetKind::Worksheet {
-            patched.push(engine::SheetCells {
-                name,
-                cells: Vec::new(),
-            });
-            continue;
-        }
-        let existing = match &sheet.origin {
-            book::Origin::Existing { original_index, .. } => Some(*original_index),
-            book::Origin::Added { .. } => None,
-        };
-        let (doc, sst) = book.doc_mut(si)?;
-        let cells = doc.cells(sst, true);
-        if let Some(idx) = existing {
-            original.push((
-                idx,
-                engine::SheetCells {
-                    name: name.clone(),
-                    cells: doc.cells(sst, false),
-                },
-            ));
-        }
-        patched.push(engine::SheetCells { name, cells });
-    }
+    let (patched, mut original) = engine_sheets(book, true)?;
     // Sheets deleted by the patch were empty worksheets; the original evaluation keeps the
     // remaining sheets in their original order.
     original.sort_by_key(|(i, _)| *i);
-    let names: Vec<(String, Option<u32>, String)> = book
-        .wb
-        .defined_names
-        .iter()
-        .map(|d| (d.name.clone(), d.local_sheet, d.formula.clone()))
-        .collect();
+    let names = defined_names(book);
     let iterate = book.wb.calc_pr.is_some_and(|(_, _, iterate)| iterate);
     let date1904 = book.wb.date1904;
     // One time budget for both evaluations; running out of it is a coded error, not a wait.
@@ -146,35 +111,67 @@ pub(super) fn preflight(
 /// An evaluation that does not finish in time gives no values (the preview shows formulas
 /// only), never an error.
 pub(super) fn computed_values(book: &mut Book, timeout: Duration) -> Result<Computed, Error> {
-    let mut sheets = Vec::new();
-    for si in 0..book.sheets.len() {
-        let Some(sheet) = book.sheets.get(si) else {
-            continue;
-        };
-        let name = sheet.name.clone();
-        let cells = if sheet.kind == SheetKind::Worksheet {
-            let (doc, sst) = book.doc_mut(si)?;
-            doc.cells(sst, true)
-        } else {
-            Vec::new()
-        };
-        sheets.push(engine::SheetCells { name, cells });
-    }
+    let (sheets, _) = engine_sheets(book, false)?;
     let sheet_names: Vec<String> = book.sheets.iter().map(|s| s.name.clone()).collect();
-    let names = book
-        .wb
-        .defined_names
-        .iter()
-        .map(|d| (d.name.clone(), d.local_sheet, d.formula.clone()))
-        .collect();
     let workbook = engine::Workbook {
         sheets,
-        names,
+        names: defined_names(book),
         date1904: book.wb.date1904,
     };
     Ok(engine::check(&workbook, timeout)
         .map(|report| computed_by_name(&report.values, &sheet_names))
         .unwrap_or_default())
+}
+
+/// The patched workbook's sheets as the engine reads them (a chart sheet has no cells), and,
+/// with `with_original`, the cells each sheet that existed before the patch had then, by its
+/// original index.
+#[allow(clippy::type_complexity)]
+fn engine_sheets(
+    book: &mut Book,
+    with_original: bool,
+) -> Result<(Vec<engine::SheetCells>, Vec<(usize, engine::SheetCells)>), Error> {
+    let mut patched = Vec::new();
+    let mut original = Vec::new();
+    for si in 0..book.sheets.len() {
+        let Some(sheet) = book.sheets.get(si) else {
+            continue;
+        };
+        let name = sheet.name.clone();
+        if sheet.kind != SheetKind::Worksheet {
+            patched.push(engine::SheetCells {
+                name,
+                cells: Vec::new(),
+            });
+            continue;
+        }
+        let existing = match &sheet.origin {
+            book::Origin::Existing { original_index, .. } if with_original => Some(*original_index),
+            _ => None,
+        };
+        let (doc, sst) = book.doc_mut(si)?;
+        let cells = doc.cells(sst, true);
+        if let Some(idx) = existing {
+            original.push((
+                idx,
+                engine::SheetCells {
+                    name: name.clone(),
+                    cells: doc.cells(sst, false),
+                },
+            ));
+        }
+        patched.push(engine::SheetCells { name, cells });
+    }
+    Ok((patched, original))
+}
+
+/// The workbook's defined names as the engine takes them: name, local sheet, formula.
+fn defined_names(book: &Book) -> Vec<(String, Option<u32>, String)> {
+    book.wb
+        .defined_names
+        .iter()
+        .map(|d| (d.name.clone(), d.local_sheet, d.formula.clone()))
+        .collect()
 }
 
 fn computed_by_name(

@@ -25,14 +25,20 @@ fn text_amount(s: &str) -> Option<f64> {
 // ---------------------------------------------------------------------------------------
 // excel.write_table
 
-/// Width of a column in Excel's character units: wide characters count two, plus padding,
-/// within limits that keep a long description from making the sheet unusable.
-fn column_width(texts: impl Iterator<Item = String>) -> f64 {
-    let widest = texts
-        .map(|t| UnicodeWidthStr::width(t.as_str()))
-        .max()
-        .unwrap_or(0);
+/// Width of a column in Excel's character units for its widest text (wide characters count
+/// two), plus padding, within limits that keep a long description from making the sheet
+/// unusable.
+fn column_width(widest: usize) -> f64 {
     (widest as f64 + 2.0).clamp(8.0, 60.0)
+}
+
+/// What a table with no rows says under its header, so an empty report reads as "nothing
+/// found" rather than as a report that failed to fill.
+fn nothing_found(lang: Option<Lang>) -> &'static str {
+    match lang {
+        Some(Lang::En) => "None (0 rows)",
+        _ => "該当なし（0 件）",
+    }
 }
 
 fn xlsx_error(e: rust_xlsxwriter::XlsxError) -> BlockError {
@@ -124,7 +130,7 @@ fn write_table(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Block
         next_row = 2;
     }
     let mut widths: Vec<f64> = Vec::new();
-    if let Some(summary) = &summary {
+    if let Some(summary) = summary.as_ref().filter(|s| !s.rows.is_empty()) {
         // The counts above the rows they count, as a manager reads a report.
         next_row = write_block(sheet, next_row, summary, &formats, lang, &mut widths)? + 1;
     }
@@ -134,7 +140,7 @@ fn write_table(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Block
         let col = u16::try_from(c).map_err(|_| failed("列が多すぎます", "too many columns"))?;
         sheet.set_column_width(col, *width).map_err(xlsx_error)?;
     }
-    if freeze {
+    if freeze && !table.cols.is_empty() {
         sheet
             .set_freeze_panes(header_row + 1, 0)
             .map_err(xlsx_error)?;
@@ -241,6 +247,20 @@ fn write_block(
             .write_string_with_format(top, col, label, &header_format)
             .map_err(xlsx_error)?;
     }
+    if widths.len() < table.cols.len() {
+        widths.resize(table.cols.len(), 0.0);
+    }
+    if table.rows.is_empty() {
+        // Under the header, or alone when there are no columns either.
+        let row = if table.cols.is_empty() { top } else { top + 1 };
+        let note = nothing_found(lang);
+        sheet.write_string(row, 0, note).map_err(xlsx_error)?;
+        if widths.is_empty() {
+            widths.push(0.0);
+        }
+        widths[0] = widths[0].max(column_width(UnicodeWidthStr::width(note)));
+        return Ok(row + 1);
+    }
     let code_columns = table.code_columns(lang);
     for (c, name) in table.cols.iter().enumerate() {
         let col = u16::try_from(c).map_err(|_| failed("列が多すぎます", "too many columns"))?;
@@ -253,10 +273,15 @@ fn write_block(
             .and_then(Json::as_str)
             .or_else(|| codes::is_amount(name).then_some("#,##0"))
             .map(|f| Format::new().set_num_format(f));
+        let mut widest = UnicodeWidthStr::width(table.labels[c].as_str());
         for (r, row) in table.rows.iter().enumerate() {
             let excel_row = top + 1 + u32::try_from(r).map_err(|_| too_many())?;
             let Some(value) = row.get(name) else { continue };
-            let written = match shown(name, value, lang, is_codes).as_ref() {
+            let value = shown(name, value, lang, is_codes);
+            widest = widest.max(UnicodeWidthStr::width(
+                display_text(Some(value.as_ref())).as_str(),
+            ));
+            let written = match value.as_ref() {
                 Json::Null => continue,
                 Json::Number(n) => {
                     let x = n.as_f64().unwrap_or(0.0);
@@ -286,19 +311,7 @@ fn write_block(
             };
             written.map_err(xlsx_error)?;
         }
-        let width = column_width(std::iter::once(table.labels[c].clone()).chain(
-            table.rows.iter().map(|r| {
-                display_text(
-                    r.get(name)
-                        .map(|v| shown(name, v, lang, is_codes))
-                        .as_deref(),
-                )
-            }),
-        ));
-        if widths.len() <= c {
-            widths.resize(c + 1, 0.0);
-        }
-        widths[c] = widths[c].max(width);
+        widths[c] = widths[c].max(column_width(widest));
     }
     let written = u32::try_from(table.rows.len()).map_err(|_| too_many())?;
     Ok(top + 1 + written)
@@ -393,17 +406,21 @@ fn write_into_copy(
         });
         start_row = 3;
     }
-    for block in summary.into_iter().chain(std::iter::once(table)) {
-        if block.cols.is_empty() {
-            continue;
+    for block in summary
+        .filter(|s| !s.rows.is_empty())
+        .into_iter()
+        .chain(std::iter::once(table))
+    {
+        let mut values: Vec<Vec<Option<keiri_xlsx::CellValue>>> = Vec::new();
+        if !block.cols.is_empty() {
+            values.push(
+                block
+                    .labels
+                    .iter()
+                    .map(|l| Some(keiri_xlsx::CellValue::Text(l.clone())))
+                    .collect(),
+            );
         }
-        let mut values: Vec<Vec<Option<keiri_xlsx::CellValue>>> = vec![
-            block
-                .labels
-                .iter()
-                .map(|l| Some(keiri_xlsx::CellValue::Text(l.clone())))
-                .collect(),
-        ];
         let code_columns = block.code_columns(lang);
         for r in &block.rows {
             values.push(
@@ -423,7 +440,14 @@ fn write_into_copy(
                     .collect(),
             );
         }
-        let last = keiri_xlsx::column_name(u32::try_from(block.cols.len()).unwrap_or(1));
+        let width = block.cols.len().max(1);
+        if block.rows.is_empty() {
+            // Under the header (or alone): an empty table says so.
+            let mut note = vec![None; width];
+            note[0] = Some(keiri_xlsx::CellValue::Text(nothing_found(lang).into()));
+            values.push(note);
+        }
+        let last = keiri_xlsx::column_name(u32::try_from(width).unwrap_or(1));
         let end_row = start_row + values.len() - 1;
         ops.push(PatchOp::SetRangeValues {
             sheet: sheet.clone(),

@@ -146,7 +146,7 @@ fn report_summary(_ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, B
     let details: Vec<Json> = ordered
         .iter()
         .flat_map(|(_, idx)| by_cluster(&findings, idx))
-        .map(|i| Json::Object(flatten(&findings[i])))
+        .map(|i| Json::Object(flat[i].clone()))
         .collect();
     let mut summary = json!({"total_count": findings.len(), "by_severity": by_severity});
     if amount_field.is_some() {
