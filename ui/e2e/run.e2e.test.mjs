@@ -7,8 +7,11 @@
 // the run pauses at the confirmation → reload the page (the app closed and reopened): the
 // paused run is shown again → confirm → the same run finishes, the notification recorded in
 // the run folder, the attached CSV byte-identical → 「この結果で書き込む」 puts the report
-// workbook in the workspace, and undo takes it back. The expected rows are the sample file's own
-// (samples/README.md), written here by hand.
+// workbook in the workspace, and undo takes it back → register the plan → 登録済みのプラン:
+// reopen it, choose April's file (the last run's file pre-filled), run, confirm with a comment,
+// write the report and read it back → both runs listed with the files they wrote. The
+// expected rows are the sample file's own (samples/README.md) and April's, written here by
+// hand.
 //
 // Needs what design.e2e.test.mjs needs: the keiri binary (KEIRI_BIN), the built UI (ui/dist)
 // and Chromium (CHROMIUM_PATH).
@@ -149,6 +152,7 @@ describe('試行実行 against keiri serve', () => {
     await page.getByTestId('right-tab-run').click();
     const question = page.locator('[data-testid="run-question"][data-kind="confirmation"]');
     await question.waitFor();
+    await question.getByTestId('question-comment').fill('INV-2025-0301 は二重計上を確認済み');
     await question.getByTestId('question-approve').click();
     await page.locator('[data-testid="sample-run"][data-status="finished"]').waitFor();
     const states = await page.getByTestId('run-node').evaluateAll((nodes) => nodes.map((n) => [n.dataset.nodeId, n.dataset.state]));
@@ -180,6 +184,74 @@ describe('試行実行 against keiri serve', () => {
     await page.getByTestId('run-apply-start').waitFor();
     // The workbook did not exist before: undo removes it again.
     assert.equal(existsSync(report), false);
+  });
+
+  it('registers the plan, reopens it from 登録済みのプラン and runs it on next month’s file', async () => {
+    await page.getByTestId('register').click();
+    await page.getByTestId('register-confirm').click();
+    await page.locator('[data-testid="register-result"][data-state="ok"]').waitFor();
+    const registered = (await page.getByTestId('register-file').textContent()) ?? '';
+
+    await page.getByTestId('tab-plans').click();
+    const item = page.getByTestId('plans-item');
+    await item.first().waitFor();
+    assert.equal(await item.count(), 1);
+    const planId = await item.first().getAttribute('data-plan-id');
+    const detail = page.locator(`[data-testid="plan-detail"][data-plan-id="${planId}"]`);
+    await detail.waitFor();
+    assert.equal(await detail.getByTestId('plan-file').textContent(), `designs/${registered}`);
+    // The file question starts from the last run's file; a new one is chosen (uploaded here,
+    // the desktop app opens its file dialog).
+    const file = detail.locator('[data-testid="rerun-input"][data-type="file"]');
+    assert.equal(await file.count(), 1);
+    assert.equal(await file.getByRole('textbox').inputValue(), 'inputs/invoices.csv');
+    // April: one invoice entered twice (the second time without the ¥ sign), two others once.
+    const april = [
+      'invoice_no,vendor,invoice_date,amount,description',
+      'INV-2025-0412,株式会社山田商事,2025/04/05,"¥88,000",事務用品 4月分',
+      'OS-0430,大阪運輸株式会社,2025/04/30,"55,000",配送料 4月分',
+      'INV-2025-0412,株式会社山田商事,2025/04/05,"88,000",事務用品 4月分',
+      'KY-3402,九州食品有限会社,2025/04/03,"33,000",社員食堂食材',
+      '',
+    ].join('\n');
+    await file.getByTestId('question-file-input').setInputFiles({ name: 'invoices_04.csv', mimeType: 'text/csv', buffer: Buffer.from(april) });
+    await page.waitForFunction(() => /invoices_04\.csv$/.test(document.querySelector('[data-testid="rerun-input"][data-type="file"] input:not([type])')?.value ?? ''));
+    await screenshot(page, 'screenshots/plans-01-rerun.png');
+    await checkScreen(page, 'plans-01-rerun');
+
+    await detail.getByTestId('sample-run-start').click();
+    const question = detail.locator('[data-testid="run-question"][data-kind="confirmation"]');
+    await question.waitFor();
+    await question.getByTestId('question-comment').fill('4月分も確認済み');
+    await question.getByTestId('question-approve').click();
+    await detail.locator('[data-testid="sample-run"][data-status="finished"]').waitFor();
+
+    // The report of this run, written to the workspace and read back: the two INV-2025-0412
+    // rows under Japanese headers, nothing else reported.
+    const write = await detail.getByTestId('run-node').evaluateAll((nodes) => nodes.map((n) => n.dataset.nodeId).find((id) => id.endsWith('__write')));
+    await detail.locator(`[data-testid="run-node"][data-node-id="${write}"] button`).first().click();
+    await detail.getByTestId('run-apply-start').click();
+    await detail.getByTestId('run-apply-yes').click();
+    await detail.getByTestId('run-applied').waitFor();
+    // (Compared with no workbook before, every cell of the written file is in the diff.)
+    const read = await serve.api('workbook_compare', { after: 'outputs/exception_report.xlsx' });
+    assert.equal(read.status, 200, await read.clone().text());
+    const cells = (await read.json()).patch_diff.map((item) => String(item.after?.value ?? ''));
+    for (const header of ['請求書番号', '取引先', '金額', '理由']) assert.ok(cells.includes(header), `${header} in ${cells.join(' | ')}`);
+    assert.equal(cells.filter((v) => v === 'INV-2025-0412').length, 2, cells.join(' | '));
+    assert.ok(!cells.includes('OS-0430') && !cells.includes('KY-3402'), cells.join(' | '));
+
+    // Both runs are listed, newest first, each with the report it wrote and who answered.
+    const history = detail.getByTestId('run-history-item');
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid="plan-detail"] [data-testid="run-history-item"]').length === 2);
+    for (let i = 0; i < 2; i += 1) {
+      const files = await history.nth(i).getByTestId('run-history-file').allTextContents();
+      assert.ok(files.includes('exception_report.xlsx'), files.join(', '));
+      await history.nth(i).getByTestId('run-history-answers').waitFor();
+    }
+    await history.first().getByTestId('run-history-writes').waitFor();
+    await screenshot(page, 'screenshots/plans-02-runs.png');
+    await checkScreen(page, 'plans-02-runs');
   });
 
   it('raised no page errors', () => {

@@ -12,6 +12,7 @@ import { CandidatesPanel } from './components/CandidatesPanel';
 import { ChatPanel } from './components/ChatPanel';
 import { CatalogPanel } from './components/CatalogPanel';
 import { DryRunPanel } from './components/DryRunPanel';
+import { PlansView } from './components/PlansView';
 import { SampleRunPanel } from './components/SampleRunPanel';
 import { FindingsPanel } from './components/FindingsPanel';
 import { GeneratePanel } from './components/GeneratePanel';
@@ -40,6 +41,7 @@ import { EMPTY_PLAN_GRAPH, topLevelNodeIds } from './graph';
 import { runFailureFindings, runStates, useSampleRun } from './sampleRun';
 import { isMac, shortcutFor, shortcutLabel, type ShortcutAction } from './shortcuts';
 
+type TopTab = 'design' | 'plans';
 type LeftTab = 'candidates' | 'catalog';
 type CenterView = 'editor' | 'graph';
 type RightTab = 'questions' | 'findings' | 'missing' | 'attempts' | 'dryrun' | 'run';
@@ -57,6 +59,9 @@ export function App() {
   const validation = useValidation({ text, lang, textRef, sequence });
 
   // Layout.
+  const [topTab, setTopTab] = useState<TopTab>('design');
+  // Counts the openings of 登録済みのプラン: each reads the list again.
+  const [plansShown, setPlansShown] = useState(0);
   const [leftTab, setLeftTab] = useState<LeftTab>('catalog');
   const [centerView, setCenterView] = useState<CenterView>('editor');
   const [rightTab, setRightTab] = useState<RightTab>('findings');
@@ -182,6 +187,13 @@ export function App() {
     setCenterView('editor');
     selectNode(id);
   };
+  /** A registered plan into the editor (登録済みのプラン 「設計で開く」), at `node` when given. */
+  const openInEditor = (yaml: string, node?: string) => {
+    setTopTab('design');
+    setSelectedNode(null);
+    editor.current?.setText(yaml, 0);
+    if (node !== undefined) showNodeInEditor(node);
+  };
 
   return (
     <div className="app">
@@ -194,9 +206,22 @@ export function App() {
           </div>
         </div>
         <nav className="tabs" role="tablist">
-          <button type="button" role="tab" aria-selected="true" className="tab tab-active" data-testid="tab-design">
-            {t(lang, 'tab.design')}
-          </button>
+          {(['design', 'plans'] as const).map((id) => (
+            <button
+              key={id}
+              type="button"
+              role="tab"
+              aria-selected={topTab === id}
+              className={topTab === id ? 'tab tab-active' : 'tab'}
+              data-testid={`tab-${id}`}
+              onClick={() => {
+                if (id === 'plans') setPlansShown((n) => n + 1);
+                setTopTab(id);
+              }}
+            >
+              {t(lang, id === 'design' ? 'tab.design' : 'tab.plans')}
+            </button>
+          ))}
         </nav>
         <div className="topbar-end">
           <span className="mode-badge" data-testid="mode">
@@ -224,7 +249,10 @@ export function App() {
 
       <SettingsDialog lang={lang} open={settingsOpen} onClose={() => setSettingsOpen(false)} onLangChange={setLang} />
 
-      <main className="design studio">
+      {topTab === 'plans' ? <PlansView lang={lang} refresh={plansShown} onOpenInEditor={openInEditor} /> : null}
+
+      {/* Kept mounted under 登録済みのプラン: the editor's text, undo history and runs survive. */}
+      <main className="design studio" hidden={topTab !== 'design'}>
         <aside className="column column-left">
           <div className="panel inputs-panel">
             <InputsPanel

@@ -2,11 +2,27 @@
 // extracted text (upload in the browser → extraction → ready or failed), and the line that
 // says what was read and what was cut.
 
+import { ApiError, documentsUpload, pickFiles } from './api';
 import type { FileMetrics, FileText, ItemError, Lang } from './api/types';
 import { t } from './i18n';
 
 /** The largest document the server accepts (documents_upload). */
 export const MAX_UPLOAD_BYTES = 50 * 1024 * 1024;
+
+/**
+ * The workspace path of a file a person chose for a question or a run's input: in the desktop
+ * app (`file` null) the one picked in its file dialog, in the browser the chosen `File`
+ * uploaded into the workspace. `null` when the dialog was closed; throws `ApiError`.
+ */
+export async function fileForQuestion(file: File | null): Promise<string | null> {
+  if (file === null) {
+    const paths = await pickFiles();
+    return paths[0] ?? null;
+  }
+  if (file.size > MAX_UPLOAD_BYTES) throw new ApiError('FILE_TOO_LARGE', `${file.size} bytes`);
+  const uploaded = await documentsUpload({ name: file.name, content_base64: toBase64(new Uint8Array(await file.arrayBuffer())) });
+  return uploaded.path;
+}
 
 export type DocumentStatus = 'uploading' | 'reading' | 'ready' | 'failed';
 

@@ -231,6 +231,12 @@ export function runStates(run: SampleRun): ReadonlyMap<string, NodeRunState> {
 }
 
 /** The sample run of the Design tab: start it, follow it, cancel it. */
+/** What a run is given besides its plan: files by var (`inputs`) and other vars' values. */
+export interface RunGiven {
+  inputs?: Record<string, string>;
+  vars?: Record<string, unknown>;
+}
+
 export function useSampleRun() {
   const [run, setRun] = useState<SampleRun>(IDLE);
   const current = useRef<SampleRun>(IDLE);
@@ -240,11 +246,11 @@ export function useSampleRun() {
   }, []);
 
   const start = useCallback(
-    async (yaml: string, nodeIds: readonly string[], lang: 'ja' | 'en') => {
+    async (yaml: string, nodeIds: readonly string[], lang: 'ja' | 'en', given: RunGiven = {}) => {
       if (current.current.status === 'running') return;
       update(() => startRun(yaml, nodeIds));
       try {
-        const response = await planRun({ yaml, lang }, { onEvent: (event) => update((r) => applyRunEvent(r, event)) });
+        const response = await planRun({ yaml, lang, ...given }, { onEvent: (event) => update((r) => applyRunEvent(r, event)) });
         update((r) => finishRun(r, response));
       } catch (err) {
         update((r) => failRun(r, err));

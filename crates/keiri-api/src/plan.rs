@@ -418,6 +418,10 @@ pub struct PlanGetResponse {
     pub file: String,
     /// The plan's YAML text as it was registered.
     pub yaml: String,
+    /// What a rerun takes (「新しいファイルで実行」): one question per var the nodes read, as
+    /// the plan's questions word it, with the plan's own value as its `default`; files first.
+    /// Empty for a plan that does not load.
+    pub inputs: Vec<keiri_plan::Requirement>,
 }
 
 /// The largest registered plan `plan_get` reads: far above any plan, far below what would
@@ -448,6 +452,7 @@ pub fn plan_get(ctx: &Context, req: PlanGetRequest) -> Result<PlanGetResponse, A
     let yaml = std::fs::read_to_string(&path)
         .map_err(|e| ApiError::new(ErrorCode::IoError, format!("{}: {e}", path.display())))?;
     Ok(PlanGetResponse {
+        inputs: rerun_inputs(ctx, &yaml),
         id: req.id,
         file: path
             .strip_prefix(&ctx.workspace)
@@ -458,6 +463,36 @@ pub fn plan_get(ctx: &Context, req: PlanGetRequest) -> Result<PlanGetResponse, A
     })
 }
 crate::surface::function!(plain plan_get(PlanGetRequest) -> PlanGetResponse);
+
+/// The questions a rerun of a plan asks: the requirements the plan would raise with every var
+/// unset (so each var the nodes read is asked, typed by the block input it feeds), each with
+/// the plan's own value as its default; files first, then the plan's order.
+fn rerun_inputs(ctx: &Context, yaml: &str) -> Vec<keiri_plan::Requirement> {
+    let Ok(loaded) = keiri_plan::load_plan(yaml) else {
+        return Vec::new();
+    };
+    let mut plan = loaded.plan;
+    let own = std::mem::take(&mut plan.vars);
+    plan.vars = own
+        .keys()
+        .map(|k| (k.clone(), serde_json::Value::Null))
+        .collect();
+    let (catalog, _) = load_catalog(ctx);
+    let mut inputs: Vec<keiri_plan::Requirement> =
+        keiri_plan::build_requirements(&plan, &[], &catalog)
+            .into_iter()
+            .filter(|r| r.target.var.is_some())
+            .collect();
+    for r in &mut inputs {
+        if let Some(value) = r.target.var.as_deref().and_then(|v| own.get(v))
+            && !value.is_null()
+        {
+            r.default = Some(value.clone());
+        }
+    }
+    inputs.sort_by_key(|r| r.kind != keiri_plan::RequirementKind::File);
+    inputs
+}
 
 /// Tests of private details (the rest of the module's tests are in `tests/api/plan.rs`).
 #[cfg(test)]

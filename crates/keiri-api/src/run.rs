@@ -222,6 +222,14 @@ pub struct RunSummary {
     /// each, when.
     #[serde(default)]
     pub answered: Vec<keiri_run::state::Answered>,
+    /// The run's vars after its overrides (`--var`, `--input`, the window's inputs): the files
+    /// it read, so a rerun can start from them.
+    #[serde(default)]
+    pub vars: IndexMap<String, Json>,
+    /// The files the run wrote in its run folder (what 「書き込む」 copies out), by node, then
+    /// path.
+    #[serde(default)]
+    pub files: Vec<RunFile>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -978,6 +986,12 @@ pub fn run_list(ctx: &Context, req: RunListRequest) -> Result<RunListResponse, A
     for plan_dir in plan_dirs {
         for run_dir in read_dirs(&plan_dir) {
             if let Ok(state) = RunState::load(&run_dir) {
+                let mut files = files::run_folder_files(
+                    &ctx.workspace,
+                    &run_dir,
+                    state.nodes.keys().map(String::as_str),
+                );
+                files.sort_by(|a, b| (&a.node, &a.path).cmp(&(&b.node, &b.path)));
                 runs.push(RunSummary {
                     plan_id: state.plan_id,
                     run_id: state.run_id,
@@ -986,6 +1000,8 @@ pub fn run_list(ctx: &Context, req: RunListRequest) -> Result<RunListResponse, A
                     duration_ms: state.duration_ms,
                     applied: crate::apply::applied_writes(&run_dir),
                     answered: state.answered,
+                    vars: state.vars,
+                    files,
                 });
             }
         }

@@ -496,13 +496,6 @@ export type FindingCode =
  */
 export type Severity = 'error' | 'warning';
 /**
- * What a reference feeds: an input, a condition, a loop's items or condition, a subflow call.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "EdgeKind".
- */
-export type EdgeKind = 'data' | 'when' | 'loop' | 'call';
-/**
  * The kind of answer a requirement wants (the `type` of `ui.interactive_input`'s items).
  *
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
@@ -524,6 +517,13 @@ export type ValueType =
  * via the `definition` "AnswerUse".
  */
 export type AnswerUse = 'value' | 'schema_template' | 'column';
+/**
+ * What a reference feeds: an input, a condition, a loop's items or condition, a subflow call.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "EdgeKind".
+ */
+export type EdgeKind = 'data' | 'when' | 'loop' | 'call';
 /**
  * How a run ended (or that it has not).
  *
@@ -2403,6 +2403,113 @@ export interface PlanGetResponse {
    * The plan's YAML text as it was registered.
    */
   yaml: string;
+  /**
+   * What a rerun takes (「新しいファイルで実行」): one question per var the nodes read, as
+   * the plan's questions word it, with the plan's own value as its `default`; files first.
+   * Empty for a plan that does not load.
+   */
+  inputs: Requirement[];
+}
+/**
+ * One question.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "Requirement".
+ */
+export interface Requirement {
+  id: string;
+  type: RequirementKind;
+  /**
+   * A short Japanese label.
+   */
+  label: string;
+  label_en?: string | null;
+  description: string;
+  description_en?: string | null;
+  /**
+   * Choices for `select` / `enum`.
+   */
+  options?: unknown[];
+  /**
+   * Whether an answer is needed before the plan can run; the spec's default is `true`,
+   * so a requirement written without the key is required.
+   */
+  required: boolean;
+  /**
+   * Accepted extensions for `file`, e.g. `.xlsx,.xlsm`.
+   */
+  accept?: string | null;
+  hint?: string | null;
+  hint_en?: string | null;
+  validation?: Validation | null;
+  /**
+   * The spec's default, shown as the pre-filled answer.
+   */
+  default?: unknown;
+  /**
+   * The JSON type a `text` answer becomes (`object`, `array`), or `integer` for a number.
+   */
+  value_type?: ValueType | null;
+  answer_use?: AnswerUse;
+  target: RequirementTarget;
+}
+/**
+ * Checks on a text-like answer.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "Validation".
+ */
+export interface Validation {
+  /**
+   * A regular expression the answer must match (anchor it with `^…$` to match all of it).
+   */
+  regex?: string | null;
+}
+/**
+ * Where an answer goes.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "RequirementTarget".
+ */
+export interface RequirementTarget {
+  /**
+   * The plan var that receives the answer.
+   */
+  var?: string | null;
+  /**
+   * The node whose input the answer feeds (wired to `${vars.<var>}` if it was missing).
+   */
+  node_id?: string | null;
+  input?: string | null;
+  /**
+   * The element of a list input the answer replaces ([`AnswerUse::Column`]).
+   */
+  index?: number | null;
+  /**
+   * The key inside that element when it is an object (`field`).
+   */
+  field?: string | null;
+  /**
+   * The column a row expression at the target reads ([`AnswerUse::Column`]): the answer
+   * replaces that column's every reference inside the expression, and the rest of it is
+   * kept (no var: the expression holds the column's name).
+   */
+  column?: string | null;
+  /**
+   * More expressions of the same input that read `column` (other rules' conditions): the
+   * one answer replaces it in each.
+   */
+  also?: TargetPlace[];
+}
+/**
+ * An element of a list input, or a key inside it, that an answer also goes to.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "TargetPlace".
+ */
+export interface TargetPlace {
+  index?: number | null;
+  field?: string | null;
 }
 /**
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
@@ -2614,107 +2721,6 @@ export interface RequirementsAnswerResponse {
   requirements: Requirement[];
 }
 /**
- * One question.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "Requirement".
- */
-export interface Requirement {
-  id: string;
-  type: RequirementKind;
-  /**
-   * A short Japanese label.
-   */
-  label: string;
-  label_en?: string | null;
-  description: string;
-  description_en?: string | null;
-  /**
-   * Choices for `select` / `enum`.
-   */
-  options?: unknown[];
-  /**
-   * Whether an answer is needed before the plan can run; the spec's default is `true`,
-   * so a requirement written without the key is required.
-   */
-  required: boolean;
-  /**
-   * Accepted extensions for `file`, e.g. `.xlsx,.xlsm`.
-   */
-  accept?: string | null;
-  hint?: string | null;
-  hint_en?: string | null;
-  validation?: Validation | null;
-  /**
-   * The spec's default, shown as the pre-filled answer.
-   */
-  default?: unknown;
-  /**
-   * The JSON type a `text` answer becomes (`object`, `array`), or `integer` for a number.
-   */
-  value_type?: ValueType | null;
-  answer_use?: AnswerUse;
-  target: RequirementTarget;
-}
-/**
- * Checks on a text-like answer.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "Validation".
- */
-export interface Validation {
-  /**
-   * A regular expression the answer must match (anchor it with `^…$` to match all of it).
-   */
-  regex?: string | null;
-}
-/**
- * Where an answer goes.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "RequirementTarget".
- */
-export interface RequirementTarget {
-  /**
-   * The plan var that receives the answer.
-   */
-  var?: string | null;
-  /**
-   * The node whose input the answer feeds (wired to `${vars.<var>}` if it was missing).
-   */
-  node_id?: string | null;
-  input?: string | null;
-  /**
-   * The element of a list input the answer replaces ([`AnswerUse::Column`]).
-   */
-  index?: number | null;
-  /**
-   * The key inside that element when it is an object (`field`).
-   */
-  field?: string | null;
-  /**
-   * The column a row expression at the target reads ([`AnswerUse::Column`]): the answer
-   * replaces that column's every reference inside the expression, and the rest of it is
-   * kept (no var: the expression holds the column's name).
-   */
-  column?: string | null;
-  /**
-   * More expressions of the same input that read `column` (other rules' conditions): the
-   * one answer replaces it in each.
-   */
-  also?: TargetPlace[];
-}
-/**
- * An element of a list input, or a key inside it, that an answer also goes to.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "TargetPlace".
- */
-export interface TargetPlace {
-  index?: number | null;
-  field?: string | null;
-}
-/**
  * Apply (or undo) one node's written file.
  *
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
@@ -2899,6 +2905,18 @@ export interface RunSummary {
    * each, when.
    */
   answered: Answered[];
+  /**
+   * The run's vars after its overrides (`--var`, `--input`, the window's inputs): the files
+   * it read, so a rerun can start from them.
+   */
+  vars: {
+    [k: string]: unknown | undefined;
+  };
+  /**
+   * The files the run wrote in its run folder (what 「書き込む」 copies out), by node, then
+   * path.
+   */
+  files: RunFile[];
 }
 /**
  * One applied write of a run, as `run_list` shows it.
@@ -2934,6 +2952,22 @@ export interface Answered {
    * When, in the run's clock (RFC 3339).
    */
   at: string;
+}
+/**
+ * A file a run wrote.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "RunFile".
+ */
+export interface RunFile {
+  /**
+   * The top-level node that wrote it (a loop's or subflow's id for its body's files).
+   */
+  node: string;
+  /**
+   * The file, relative to the workspace when inside it.
+   */
+  path: string;
 }
 /**
  * Read one node's saved outputs, for a person to look at.
@@ -3916,22 +3950,6 @@ export interface PlanRunResponse {
    * Every file the run wrote: in its run folder, or with `write` where the plan named.
    */
   files: RunFile[];
-}
-/**
- * A file a run wrote.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "RunFile".
- */
-export interface RunFile {
-  /**
-   * The top-level node that wrote it (a loop's or subflow's id for its body's files).
-   */
-  node: string;
-  /**
-   * The file, relative to the workspace when inside it.
-   */
-  path: string;
 }
 /**
  * One model call of an `ai.*` block, as the run's events record it: what was asked for, the

@@ -188,6 +188,16 @@ export function runResume(request: ApiRequest<'run_resume'>, options: PlanRunOpt
   return callStream('run_resume', request, (event) => options.onEvent?.(event as RunEvent), options.signal);
 }
 
+/** The plans registered in `designs/`, newest registration per id. */
+export function planList() {
+  return call('plan_list', {});
+}
+
+/** A registered plan's text, and what a rerun of it takes. */
+export function planGet(request: ApiRequest<'plan_get'>) {
+  return call('plan_get', request);
+}
+
 /** The runs under `runs/`, newest first. */
 export function runList(request: ApiRequest<'run_list'> = {}) {
   return call('run_list', request);

@@ -34,7 +34,8 @@ interface Props {
   nativePicker: boolean;
 }
 
-function FilePicker({
+/** 「ファイルを選ぶ」: the desktop app's file dialog, or the browser's file input (uploaded). */
+export function FilePicker({
   lang,
   accept,
   nativePicker,

@@ -30,6 +30,8 @@ interface Props {
   planId: string | null;
   /** Opens a past run from its records. */
   onOpenRun(planId: string, runId: string): void;
+  /** Shows the earlier runs unfolded (the registered plans view, where they are the point). */
+  historyOpen?: boolean;
 }
 
 type OutputState =
@@ -38,8 +40,10 @@ type OutputState =
   | { kind: 'ready'; node: string; response: RunOutputResponse }
   | { kind: 'failed'; node: string; code: string };
 
-export function SampleRunPanel({ lang, yaml, run, canStart, onStart, onCancel, onAnswer, onOpenNode, planId, onOpenRun }: Props) {
+export function SampleRunPanel({ lang, yaml, run, canStart, onStart, onCancel, onAnswer, onOpenNode, planId, onOpenRun, historyOpen = false }: Props) {
   const [output, setOutput] = useState<OutputState>({ kind: 'none' });
+  // Counts writes and undos, each of which changes the earlier runs list.
+  const [writes, setWrites] = useState(0);
   const running = run.status === 'running';
 
   // A new run forgets the output shown for the previous one.
@@ -230,10 +234,14 @@ export function SampleRunPanel({ lang, yaml, run, canStart, onStart, onCancel, o
         <OutputView
           lang={lang}
           state={output}
-          onApplied={(response) => setOutput((o) => (o.kind === 'ready' ? { ...o, response } : o))}
+          onApplied={(response) => {
+            setOutput((o) => (o.kind === 'ready' ? { ...o, response } : o));
+            // The earlier runs list says who wrote what: read it again.
+            setWrites((n) => n + 1);
+          }}
           ids={run.runId !== null && run.planId !== null ? { plan_id: run.planId, run_id: run.runId } : null}
         />
-        <RunHistory lang={lang} planId={planId} refresh={`${run.runId ?? ''}:${run.status}`} current={run.runId} onOpen={onOpenRun} />
+        <RunHistory lang={lang} planId={planId} refresh={`${run.runId ?? ''}:${run.status}:${writes}`} current={run.runId} onOpen={onOpenRun} open={historyOpen} />
       </div>
     </section>
   );
@@ -246,12 +254,14 @@ function RunHistory({
   refresh,
   current,
   onOpen,
+  open,
 }: {
   lang: Lang;
   planId: string | null;
   refresh: string;
   current: string | null;
   onOpen(planId: string, runId: string): void;
+  open: boolean;
 }) {
   const [runs, setRuns] = useState<RunSummary[] | null>(null);
   useEffect(() => {
@@ -270,7 +280,7 @@ function RunHistory({
   }, [planId, refresh]);
   if (runs === null || runs.length === 0) return null;
   return (
-    <details className="run-history" data-testid="run-history">
+    <details className="run-history" data-testid="run-history" open={open}>
       <summary>{t(lang, 'run.history', { count: runs.length })}</summary>
       <ol>
         {runs.map((r) => (
@@ -286,6 +296,19 @@ function RunHistory({
               <span className={`run-state run-state-${r.status === 'finished' ? 'done' : r.status}`}>{t(lang, `run.runStatus.${r.status}` as MessageKey)}</span>{' '}
               {r.duration_ms != null ? <span className="run-node-meta">{t(lang, 'run.seconds', { seconds: (r.duration_ms / 1000).toFixed(1) })}</span> : null}
             </button>
+            {r.files.length > 0 ? (
+              <p className="run-history-files" data-testid="run-history-files">
+                {t(lang, 'run.historyFiles')}:{' '}
+                {r.files.map((f, i) => (
+                  <span key={f.path}>
+                    {i > 0 ? '、' : null}
+                    <code translate="no" title={f.path} data-testid="run-history-file">
+                      {baseName(f.path)}
+                    </code>
+                  </span>
+                ))}
+              </p>
+            ) : null}
             {r.applied.length > 0 ? (
               <ul className="run-history-writes" data-testid="run-history-writes">
                 {r.applied.map((w) => (

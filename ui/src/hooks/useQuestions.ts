@@ -3,10 +3,10 @@
 // once (`requirements_answer`); one it has no place for waits for a new generation.
 
 import { useState, type RefObject } from 'react';
-import { ApiError, asApiError, documentsUpload, pickFiles, requirementsAnswer } from '../api';
+import { asApiError, requirementsAnswer } from '../api';
 import type { Lang, Requirement, ShownFinding } from '../api/types';
 import type { YamlEditorHandle } from '../components/YamlEditor';
-import { MAX_UPLOAD_BYTES, toBase64 } from '../documents';
+import { fileForQuestion } from '../documents';
 
 export interface QuestionsOptions {
   lang: Lang;
@@ -77,13 +77,7 @@ export function useQuestions({ lang, textRef, editor, planRequirements, setPlanR
   /** A file answer: uploaded from the browser, or picked with the desktop dialog. */
   const chooseFile = async (file: File | null): Promise<string | null> => {
     try {
-      if (file === null) {
-        const paths = await pickFiles();
-        return paths[0] ?? null;
-      }
-      if (file.size > MAX_UPLOAD_BYTES) throw new ApiError('FILE_TOO_LARGE', `${file.size} bytes`);
-      const uploaded = await documentsUpload({ name: file.name, content_base64: toBase64(new Uint8Array(await file.arrayBuffer())) });
-      return uploaded.path;
+      return await fileForQuestion(file);
     } catch (err) {
       const error = asApiError(err);
       setQuestionError({ code: error.code, message: error.message });

@@ -223,7 +223,7 @@ describe('SampleRunPanel', () => {
         return new Response(
           JSON.stringify({
             runs: [
-              { plan_id: 'p', run_id: 'R2', status: 'paused', started_at: '2026-11-25T10:05:00Z', duration_ms: 900, applied: [], answered: [] },
+              { plan_id: 'p', run_id: 'R2', status: 'paused', started_at: '2026-11-25T10:05:00Z', duration_ms: 900, applied: [], answered: [], vars: {}, files: [] },
               {
                 plan_id: 'p',
                 run_id: 'R1',
@@ -232,6 +232,8 @@ describe('SampleRunPanel', () => {
                 duration_ms: 2345,
                 applied: [{ node: 'report', to: 'outputs/請求一覧.xlsx', by: 'sato', at: '2026-11-25T10:01:00Z' }],
                 answered: [{ node: 'approve', by: 'suzuki', at: '2026-11-25T10:00:30Z' }],
+                vars: { invoices: 'inputs/請求書.csv' },
+                files: [{ node: 'report', path: 'runs/p/R1/files/report/outputs/請求一覧.xlsx' }],
               },
             ],
           }),
@@ -256,6 +258,11 @@ describe('SampleRunPanel', () => {
     // Who answered the run's questions (an approval here), and when.
     expect(within(items[1] as HTMLElement).getByTestId('run-history-answers').textContent).toContain('回答: approve（suzuki、');
     expect(within(items[0] as HTMLElement).queryByTestId('run-history-answers')).toBeNull();
+    // The files each run wrote in its run folder, by name (the full path on hover).
+    const file = within(items[1] as HTMLElement).getByTestId('run-history-file');
+    expect(file.textContent).toBe('請求一覧.xlsx');
+    expect(file.getAttribute('title')).toBe('runs/p/R1/files/report/outputs/請求一覧.xlsx');
+    expect(within(items[0] as HTMLElement).queryByTestId('run-history-files')).toBeNull();
     fireEvent.click(within(items[1] as HTMLElement).getByRole('button'));
     expect(openRun).toHaveBeenCalledWith('p', 'R1');
   });

@@ -38,29 +38,15 @@ pub(crate) fn written_files(
             .unwrap_or(usize::MAX)
     };
     // Written under the run folder: `files/<node>/…`.
-    let files = outcome.run_dir.join("files");
-    for top in read_dir(&files) {
-        let folder = top.file_name().unwrap_or_default().to_string_lossy();
-        let Some(node) = plan
-            .graph
-            .iter()
-            .find(|n| keiri_run::records::file_stem(&n.id) == folder)
-        else {
-            continue;
-        };
-        let mut stack = vec![top];
-        while let Some(path) = stack.pop() {
-            if path.is_dir() {
-                stack.extend(read_dir(&path));
-            } else if path.is_file() {
-                let file = RunFile {
-                    node: node.id.clone(),
-                    path: shown(&path),
-                };
-                out.push((order(&node.id), file));
-            }
-        }
-    }
+    out.extend(
+        run_folder_files(
+            workspace,
+            &outcome.run_dir,
+            plan.graph.iter().map(|n| n.id.as_str()),
+        )
+        .into_iter()
+        .map(|f| (order(&f.node), f)),
+    );
     // Written where the plan named (`write`): the top-level writers' `out_path`.
     let run = outcome
         .run_dir
@@ -97,6 +83,42 @@ pub(crate) fn written_files(
     }
     out.sort_by(|a, b| (a.0, &a.1.path).cmp(&(b.0, &b.1.path)));
     out.into_iter().map(|(_, f)| f).collect()
+}
+
+/// The files under a run's `files/<node>/` folders, for the nodes among `nodes` (a folder is
+/// named by its node's file stem), in no particular order.
+pub(crate) fn run_folder_files<'a>(
+    workspace: &Path,
+    run_dir: &Path,
+    nodes: impl Iterator<Item = &'a str>,
+) -> Vec<RunFile> {
+    let nodes: Vec<&str> = nodes.collect();
+    let mut out = Vec::new();
+    for top in read_dir(&run_dir.join("files")) {
+        let folder = top.file_name().unwrap_or_default().to_string_lossy();
+        let Some(node) = nodes
+            .iter()
+            .find(|id| keiri_run::records::file_stem(id) == folder)
+        else {
+            continue;
+        };
+        let mut stack = vec![top];
+        while let Some(path) = stack.pop() {
+            if path.is_dir() {
+                stack.extend(read_dir(&path));
+            } else if path.is_file() {
+                out.push(RunFile {
+                    node: (*node).to_string(),
+                    path: path
+                        .strip_prefix(workspace)
+                        .unwrap_or(&path)
+                        .to_string_lossy()
+                        .into_owned(),
+                });
+            }
+        }
+    }
+    out
 }
 
 fn read_dir(dir: &Path) -> Vec<PathBuf> {

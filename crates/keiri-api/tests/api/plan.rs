@@ -370,8 +370,49 @@ fn plan_get_returns_the_newest_registration_of_a_plan() {
             "id": "monthly",
             "file": format!("designs/{}", newest.unwrap().file_name),
             "yaml": plan("1.1"),
+            "inputs": [],
         })
     );
     let err = crate::support::call(&ctx, "plan_get", json!({"id": "nope"})).unwrap_err();
     assert_eq!(err.code, ErrorCode::NotFound);
+}
+
+/// What a rerun of a registered plan asks for: each var the nodes read, typed by the input it
+/// feeds, the file first, with the plan's own value as the default; a var no node reads is
+/// not asked.
+#[test]
+fn plan_get_lists_what_a_rerun_takes() {
+    let ws = tempfile::tempdir().unwrap();
+    let ctx = ctx(ws.path());
+    let yaml = "id: payables\nvars: {limit: 500000, invoices: inputs/3月.csv, unused: x}\ngraph:\n  - id: ask\n    block: control.approval\n    in: {subject: 支払, approvers: [{name: 部長, limit: 1000000}], threshold_amount: '${vars.limit}'}\n    out: {approved: ok}\n  - id: read\n    block: csv.read\n    in: {path: '${vars.invoices}'}\n    out: {rows: rows}\n";
+    plan_register(
+        &ctx,
+        json::PlanRegisterRequest {
+            yaml: yaml.into(),
+            lang: Some(Lang::En),
+            stamp: Some("202611010900".into()),
+        },
+    )
+    .unwrap();
+    let res = crate::support::call(&ctx, "plan_get", json!({"id": "payables"})).unwrap();
+    let inputs = res["inputs"].as_array().unwrap();
+    let asked: Vec<(&str, &str, &Value)> = inputs
+        .iter()
+        .map(|r| {
+            (
+                r["target"]["var"].as_str().unwrap(),
+                r["type"].as_str().unwrap(),
+                &r["default"],
+            )
+        })
+        .collect();
+    assert_eq!(
+        asked,
+        [
+            ("invoices", "file", &json!("inputs/3月.csv")),
+            ("limit", "number", &json!(500000)),
+        ],
+        "{res:#}"
+    );
+    assert_eq!(res["yaml"], yaml);
 }

@@ -385,7 +385,12 @@ fn a_paused_run_is_listed_with_its_question_and_resumes_with_answers() {
     let plan = format!(
         "{CSV_PLAN}  - {{id: ok, block: ui.confirmation, in: {{message: 重複を確認しましたか}}, out: {{approved: approved}}}}\n  - {{id: after, block: transforms.select_columns, in: {{rows: \"${{pick.picked}}\", columns: [取引先]}}, when: {{expr: \"${{ok.approved}} == true\"}}}}\n"
     );
-    let res = crate::support::call(&ctx, "plan_run", serde_json::json!({"yaml": plan})).unwrap();
+    let res = crate::support::call(
+        &ctx,
+        "plan_run",
+        serde_json::json!({"yaml": plan, "inputs": {"invoices": "inputs/請求書.csv"}}),
+    )
+    .unwrap();
     assert_eq!(res["status"], "paused", "{res:#}");
     assert_eq!(res["paused"][0]["node"], "ok");
     assert_eq!(res["paused"][0]["question"]["kind"], "confirmation");
@@ -401,6 +406,9 @@ fn a_paused_run_is_listed_with_its_question_and_resumes_with_answers() {
     let listed =
         crate::support::call(&ctx, "run_list", serde_json::json!({"plan_id": "api_csv"})).unwrap();
     assert_eq!(listed["runs"][0]["status"], "paused");
+    // The file it was given, for a rerun to start from.
+    let given = listed["runs"][0]["vars"]["invoices"].as_str().unwrap();
+    assert!(given.ends_with("inputs/請求書.csv"), "{given}");
     let mut events = Vec::new();
     let resumed = crate::support::call_stream(
         &ctx,
@@ -497,6 +505,11 @@ fn a_run_s_workbook_is_applied_to_the_workspace_and_undone_byte_for_byte() {
         .unwrap()
         .clone();
     assert!(entry["duration_ms"].is_u64(), "{entry:#}");
+    // …and the file it wrote in its run folder, the one applied.
+    assert_eq!(
+        entry["files"],
+        serde_json::json!([{"node": "report", "path": out["workbook"]["after"]}])
+    );
     let writes = entry["applied"].as_array().unwrap();
     assert_eq!(writes.len(), 1, "{entry:#}");
     assert_eq!(writes[0]["node"], "report");
