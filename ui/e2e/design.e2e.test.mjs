@@ -148,12 +148,26 @@ describe('design tab against keiri serve', () => {
     await checkScreen(page, 'design-03-registered');
   });
 
-  it('inserts a node skeleton for a catalog block', async () => {
+  it('inserts a node skeleton for a catalog block, wired to the selected node, and asks for its inputs', async () => {
     await page.getByTestId('catalog-search').fill('csv.read');
     await page.locator('[data-block-id="csv.read"] [data-testid="catalog-insert"]').click();
-    const text = await editorText(page);
-    assert.equal(text, `${VALID_PLAN}  - id: csv_read\n    block: csv.read\n    in:\n      path: ""\n`);
+    assert.equal(await editorText(page), `${VALID_PLAN}  - id: csv_read\n    block: csv.read\n    in:\n      path: null\n`);
+    // The cursor is on the new node, so it is the selected one: + on a block that reads a
+    // table wires that table in (giving csv_read an out:), and leaves its condition to ask.
+    await page.getByTestId('catalog-search').fill('transforms.filter_rows');
+    await page.locator('[data-block-id="transforms.filter_rows"] [data-testid="catalog-insert"]').click();
+    assert.equal(
+      await editorText(page),
+      `${VALID_PLAN}  - id: csv_read\n    block: csv.read\n    out: {rows: rows}\n    in:\n      path: null\n` +
+        '  - id: transforms_filter_rows\n    block: transforms.filter_rows\n    in:\n      rows: "${csv_read.rows}"\n      condition: null\n',
+    );
+    // Nothing is left silently empty: the file and the condition are asked.
+    await page.getByTestId('right-tab-questions').click();
+    const asked = page.locator('[data-testid="question"], [data-testid="question-list-item"]');
+    await page.locator('[data-testid="right-tab-questions"] .count-badge').waitFor();
+    assert.equal((await page.locator('[data-testid="right-tab-questions"] .count-badge').textContent())?.trim(), '2', await asked.allTextContents().then((t) => t.join(' | ')));
     await page.getByTestId('catalog-search').fill('');
+    await page.getByTestId('right-tab-findings').click();
   });
 
   it('switches the whole UI and the validator to English', async () => {

@@ -6,7 +6,7 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { isTauri } from './api';
 import type { ApplyMode, BlockSummary, PlanGenerateResponse } from './api/types';
-import { insertNode } from './catalog';
+import { insertNode, wireFrom } from './catalog';
 import { AttemptsPanel } from './components/AttemptsPanel';
 import { CandidatesPanel } from './components/CandidatesPanel';
 import { ChatPanel } from './components/ChatPanel';
@@ -134,8 +134,11 @@ export function App() {
     editor.current?.revealNode(id);
   };
 
+  // + on a catalog block: the new node reads the table of the node selected in the editor or
+  // the graph, when there is one.
   const onInsert = (block: BlockSummary) => {
-    const { text: next, cursor } = insertNode(block, textRef.current);
+    const wiring = selectedNode !== null ? wireFrom(textRef.current, selectedNode, blocks) : null;
+    const { text: next, cursor } = insertNode(block, textRef.current, wiring);
     editor.current?.setText(next, cursor);
   };
 

@@ -1,6 +1,7 @@
 // Catalog helpers: the search filter, grouping by category and the node skeleton a block
 // inserts into the editor. Pure functions, tested without a DOM.
 
+import { isMap, isScalar, isSeq, parseDocument } from 'yaml';
 import type { BlockSummary, Lang, Port } from './api/types';
 
 // NFKC folds full-width letters and digits (ＣＳＶ → CSV) and half-width katakana, which
@@ -75,23 +76,11 @@ function yamlValue(value: unknown): string {
   return JSON.stringify(value) ?? '""';
 }
 
+// A required input without a default is the person's to give: `null`, which the validator
+// reports as missing and the questions panel asks for (typed, with the port's choices),
+// rather than an empty value that validates and then runs wrong.
 function placeholder(port: Port): unknown {
-  if (port.default !== null && port.default !== undefined) return port.default;
-  if (Array.isArray(port.enum) && port.enum.length > 0) return port.enum[0];
-  const first = port.type.split('|')[0]?.trim() ?? 'string';
-  switch (first) {
-    case 'number':
-    case 'integer':
-      return 0;
-    case 'boolean':
-      return false;
-    case 'array':
-      return [];
-    case 'object':
-      return {};
-    default:
-      return '';
-  }
+  return port.default ?? null;
 }
 
 /** A node id for `blockId` that no `id:` line of `doc` uses yet (`csv_read`, `csv_read_2`, …). */
@@ -104,16 +93,69 @@ export function freshNodeId(blockId: string, doc: string): string {
   return `${base}_${n}`;
 }
 
-function nodeLines(block: BlockSummary, id: string, indent: string): string[] {
+/** The port of `ports` that carries a table: `rows` when there is one, else the first list. */
+function tablePort(ports: readonly Port[], requiredOnly: boolean): Port | undefined {
+  const tables = ports.filter((port) => port.type.split('|')[0]?.trim() === 'array' && (!requiredOnly || port.required));
+  return tables.find((port) => port.name === 'rows') ?? tables[0];
+}
+
+function nodeLines(block: BlockSummary, id: string, indent: string, reference: string | null): string[] {
   const required = block.inputs.filter((port) => port.required);
+  // The table the node reads comes from the upstream node's output when one is wired in.
+  const main = reference !== null ? tablePort(block.inputs, true) : undefined;
   const lines = [`${indent}- id: ${id}`, `${indent}  block: ${block.id}`];
   if (required.length === 0) {
     lines.push(`${indent}  in: {}`);
   } else {
     lines.push(`${indent}  in:`);
-    for (const port of required) lines.push(`${indent}    ${port.name}: ${yamlValue(placeholder(port))}`);
+    for (const port of required) {
+      const value = port === main ? reference : placeholder(port);
+      lines.push(`${indent}    ${port.name}: ${yamlValue(value)}`);
+    }
   }
   return lines;
+}
+
+/** A new node's main input wired to an existing node's table: the reference, and the text. */
+export interface Wiring {
+  /** `doc`, with an `out:` added to the upstream node when its table had no alias yet. */
+  text: string;
+  /** `${node.alias}` of the upstream node's table output. */
+  reference: string;
+}
+
+/**
+ * How a node added after `nodeId` (the node selected in the editor or the graph) reads that
+ * node's table: by the alias its `out:` gives the table output of its block, or — when the
+ * node has no `out:` at all — by one added under its `block:` line (`out: {rows: rows}`).
+ * `null` when there is nothing to wire: no such top-level node, a block without a table
+ * output, a flow-style node, an `out:` that leaves the table out, or text that does not parse.
+ */
+export function wireFrom(doc: string, nodeId: string, blocks: readonly BlockSummary[]): Wiring | null {
+  const parsed = parseDocument(doc);
+  if (parsed.errors.length > 0) return null;
+  const graph = parsed.get('graph', true);
+  if (!isSeq(graph)) return null;
+  const node = graph.items.find((item) => isMap(item) && item.get('id') === nodeId);
+  if (!isMap(node) || node.flow === true) return null;
+  const spec = blocks.find((b) => b.id === node.get('block'));
+  const port = spec !== undefined ? tablePort(spec.outputs, false) : undefined;
+  if (port === undefined) return null;
+  const out = node.get('out', true);
+  if (isMap(out)) {
+    const alias = out.get(port.name);
+    return typeof alias === 'string' && alias !== '' ? { text: doc, reference: `\${${nodeId}.${alias}}` } : null;
+  }
+  if (out !== undefined) return null;
+  const blockPair = node.items.find((pair) => isScalar(pair.key) && pair.key.value === 'block');
+  const keyRange = isScalar(blockPair?.key) ? blockPair.key.range : null;
+  const valueRange = isScalar(blockPair?.value) ? blockPair.value.range : null;
+  if (keyRange == null || valueRange == null) return null;
+  const column = keyRange[0] - (doc.lastIndexOf('\n', keyRange[0] - 1) + 1);
+  const lineEnd = doc.indexOf('\n', valueRange[1]);
+  const at = lineEnd < 0 ? doc.length : lineEnd;
+  const line = `\n${' '.repeat(column)}out: {${port.name}: ${port.name}}`;
+  return { text: doc.slice(0, at) + line + doc.slice(at), reference: `\${${nodeId}.${port.name}}` };
 }
 
 /** A document with a node inserted, and the offset of the new node's first line. */
@@ -130,21 +172,26 @@ function joinAt(lines: string[], at: number): Insertion {
 
 /**
  * `doc` with a node for `block` added at the end of its `graph:` list, the block's required
- * inputs filled with defaults or typed placeholders. The node copies the indentation of the
- * existing items; a document without `graph:` gains one. This is text editing, not a YAML
- * round-trip, so comments and formatting the person wrote stay untouched.
+ * inputs filled with their defaults, else `null` (asked as questions). The node copies the indentation of the
+ * existing items; a document without `graph:` gains one. With `wiring` (`wireFrom`), the
+ * block's table input reads the upstream node's table instead of starting empty. This is text
+ * editing, not a YAML round-trip, so comments and formatting the person wrote stay untouched.
  */
-export function insertNode(block: BlockSummary, doc: string): Insertion {
+export function insertNode(block: BlockSummary, original: string, wiring: Wiring | null = null): Insertion {
+  // Only a block that reads a table is wired (and only then does the upstream node gain an out:).
+  const wired = wiring !== null && tablePort(block.inputs, true) !== undefined ? wiring : null;
+  const doc = wired?.text ?? original;
+  const reference = wired?.reference ?? null;
   const id = freshNodeId(block.id, doc);
   const lines = doc.split('\n');
   if (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
   const graphIndex = lines.findIndex((line) => /^graph:\s*(\[\s*\])?\s*(#.*)?$/u.test(line));
   if (graphIndex < 0) {
     const at = lines.length + 1;
-    return joinAt([...lines, 'graph:', ...nodeLines(block, id, '  ')], at);
+    return joinAt([...lines, 'graph:', ...nodeLines(block, id, '  ', reference)], at);
   }
   if (/^graph:\s*\[/u.test(lines[graphIndex] ?? '')) {
-    lines.splice(graphIndex, 1, 'graph:', ...nodeLines(block, id, '  '));
+    lines.splice(graphIndex, 1, 'graph:', ...nodeLines(block, id, '  ', reference));
     return joinAt(lines, graphIndex + 1);
   }
   let itemIndent: string | null = null;
@@ -159,6 +206,6 @@ export function insertNode(block: BlockSummary, doc: string): Insertion {
     if (itemIndent === null && content.startsWith('-')) itemIndent = indent;
     last = j;
   }
-  lines.splice(last + 1, 0, ...nodeLines(block, id, itemIndent ?? '  '));
+  lines.splice(last + 1, 0, ...nodeLines(block, id, itemIndent ?? '  ', reference));
   return joinAt(lines, last + 1);
 }

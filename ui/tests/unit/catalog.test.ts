@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { BlockSummary, Port } from '../../src/api/types';
-import { blockTitle, filterBlocks, freshNodeId, groupByCategory, insertNode } from '../../src/catalog';
+import { blockTitle, filterBlocks, freshNodeId, groupByCategory, insertNode, wireFrom } from '../../src/catalog';
 
 function port(name: string, type: string, required: boolean, extra: Partial<Port> = {}): Port {
   return { name, type, required, description: '', description_en: '', enum: null, default: null, ...extra };
@@ -119,21 +119,21 @@ describe('insertNode', () => {
       'appends to an existing graph before the next top-level key',
       csv,
       'id: p\ngraph:\n  - id: a\n    block: x\nui:\n  layout: []\n',
-      'id: p\ngraph:\n  - id: a\n    block: x\n  - id: csv_read\n    block: csv.read\n    in:\n      path: ""\nui:\n  layout: []\n',
+      'id: p\ngraph:\n  - id: a\n    block: x\n  - id: csv_read\n    block: csv.read\n    in:\n      path: null\nui:\n  layout: []\n',
       '  - id: csv_read',
     ],
     [
       'copies column-0 list items',
       csv,
       'graph:\n- id: a\n  block: x',
-      'graph:\n- id: a\n  block: x\n- id: csv_read\n  block: csv.read\n  in:\n    path: ""\n',
+      'graph:\n- id: a\n  block: x\n- id: csv_read\n  block: csv.read\n  in:\n    path: null\n',
       '- id: csv_read',
     ],
     [
       'replaces an empty flow list',
       filter,
       'id: p\ngraph: []\n',
-      'id: p\ngraph:\n  - id: transforms_filter_rows\n    block: transforms.filter_rows\n    in:\n      rows: []\n      condition: ""\n      mode: "keep"\n',
+      'id: p\ngraph:\n  - id: transforms_filter_rows\n    block: transforms.filter_rows\n    in:\n      rows: null\n      condition: null\n      mode: null\n',
       '  - id: transforms_filter_rows',
     ],
     [
@@ -147,7 +147,7 @@ describe('insertNode', () => {
       'keeps comments and blank lines inside the graph',
       csv,
       'graph:\n  # first\n  - id: a\n\n  # trailing comment\nvars: {}\n',
-      'graph:\n  # first\n  - id: a\n  - id: csv_read\n    block: csv.read\n    in:\n      path: ""\n\n  # trailing comment\nvars: {}\n',
+      'graph:\n  # first\n  - id: a\n  - id: csv_read\n    block: csv.read\n    in:\n      path: null\n\n  # trailing comment\nvars: {}\n',
       '  - id: csv_read',
     ],
   ];
@@ -155,5 +155,49 @@ describe('insertNode', () => {
     const { text, cursor } = insertNode(b, before);
     expect(text).toBe(after);
     expect(text.slice(cursor).split('\n')[0]).toBe(cursorLine);
+  });
+});
+
+describe('wireFrom and insertNode with wiring', () => {
+  const read = block('csv.read', 'input', {
+    inputs: [port('path', 'string', true)],
+    outputs: [port('header', 'array', false), port('rows', 'array', false), port('row_count', 'integer', false)],
+  });
+  const filter = BLOCKS[1] as BlockSummary;
+  const all = [read, filter];
+
+  it('reads the selected node’s table by the alias its out: gives it', () => {
+    const doc = 'id: p\ngraph:\n  - id: read\n    block: csv.read\n    in: {path: a.csv}\n    out: {rows: invoices}\n';
+    const wiring = wireFrom(doc, 'read', all);
+    expect(wiring).toEqual({ text: doc, reference: '${read.invoices}' });
+    expect(insertNode(filter, doc, wiring).text).toBe(
+      doc + '  - id: transforms_filter_rows\n    block: transforms.filter_rows\n    in:\n      rows: "${read.invoices}"\n      condition: null\n      mode: null\n',
+    );
+  });
+
+  it('gives the selected node an out: under its block: line when it has none', () => {
+    const doc = 'graph:\n  - id: read\n    block: csv.read  # the invoices\n    in:\n      path: a.csv\n';
+    const wiring = wireFrom(doc, 'read', all);
+    expect(wiring).toEqual({
+      text: 'graph:\n  - id: read\n    block: csv.read  # the invoices\n    out: {rows: rows}\n    in:\n      path: a.csv\n',
+      reference: '${read.rows}',
+    });
+  });
+
+  it('wires nothing it cannot wire safely', () => {
+    // No such node; a block without a table output; a flow-style node; an out: without the
+    // table; text that does not parse.
+    expect(wireFrom('graph:\n  - id: a\n    block: csv.read\n', 'b', all)).toBeNull();
+    expect(wireFrom('graph:\n  - id: a\n    block: unknown.block\n', 'a', all)).toBeNull();
+    expect(wireFrom('graph:\n  - {id: a, block: csv.read}\n', 'a', all)).toBeNull();
+    expect(wireFrom('graph:\n  - id: a\n    block: csv.read\n    out: {row_count: n}\n', 'a', all)).toBeNull();
+    expect(wireFrom('graph:\n  - id: a\n    block: [\n', 'a', all)).toBeNull();
+  });
+
+  it('leaves the upstream node alone when the new block reads no table', () => {
+    const doc = 'graph:\n  - id: read\n    block: csv.read\n';
+    const wiring = wireFrom(doc, 'read', all);
+    expect(wiring).not.toBeNull();
+    expect(insertNode(read, doc, wiring).text).toBe(doc + '  - id: csv_read\n    block: csv.read\n    in:\n      path: null\n');
   });
 });
