@@ -16,14 +16,15 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 import {
-  REPO,
   checkScreen,
   completion,
   launchChromium,
   openPage,
+  REPO,
   requirePrerequisites,
+  scanStep,
   screenshot,
   startFakeLlm,
   startServe,
@@ -154,6 +155,8 @@ describe('the Design chat edits the plan only after approval', () => {
   let serve;
   let browser;
   let page;
+  // The ja-mode scan: no developer language after any step.
+  afterEach(async (t) => scanStep(page, 'chat', t));
   let original;
   const pageErrors = [];
 

@@ -16,8 +16,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { launchChromium, openPage, requirePrerequisites, screenshot, startServe } from './support.mjs';
+import { after, afterEach, before, describe, it } from 'node:test';
+import { launchChromium, openPage, requirePrerequisites, scanStep, screenshot, startServe } from './support.mjs';
 
 const HEADERS = ['請求書番号', '相手先', '請求日', '金額'];
 const CSV = `${HEADERS.join(',')}\nINV-001,株式会社山田商事,2025/03/05,"110,000"\nINV-002,北海道物産株式会社,2025/03/03,"33,000"\nINV-001,株式会社山田商事,2025/03/06,"110,000"\n`;
@@ -27,6 +27,8 @@ describe('plans fitted to the attached files', () => {
   let serve;
   let browser;
   let page;
+  // The ja-mode scan: no developer language after any step.
+  afterEach(async (t) => scanStep(page, 'contract', t));
   const pageErrors = [];
 
   before(async () => {

@@ -9,8 +9,8 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { checkScreen, launchChromium, openPage, requirePrerequisites, screenshot, startServe } from './support.mjs';
+import { after, afterEach, before, describe, it } from 'node:test';
+import { checkScreen, launchChromium, openPage, requirePrerequisites, scanStep, screenshot, startServe } from './support.mjs';
 
 // A plan using our catalog's real block ids. `csv.reed` is a typo of `csv.read` (unknown
 // block) and the filter misses its required `condition`.
@@ -60,6 +60,8 @@ describe('design tab against keiri serve', () => {
   let server;
   let browser;
   let page;
+  // The ja-mode scan: no developer language after any step.
+  afterEach(async (t) => scanStep(page, 'design', t));
   const pageErrors = [];
 
   before(async () => {
@@ -181,6 +183,10 @@ describe('design tab against keiri serve', () => {
     await screenshot(page, '04-english.png');
     await page.getByTestId('lang-ja').click();
     assert.equal((await page.getByTestId('register').textContent())?.trim(), '登録');
+    // The validator speaks Japanese again too (it re-validates on the switch).
+    await page.waitForFunction(() =>
+      /[\u3040-\u30ff\u3400-\u9fff]/u.test(document.querySelector('[data-testid="finding"][data-code="block.unknown"] .finding-message')?.textContent ?? ''),
+    );
   });
 
   it('raised no page errors', () => {

@@ -18,18 +18,19 @@ import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 import {
-  REPO,
-  TIMEOUT_MS,
   collectPageErrors,
   completion,
   launchChromium,
+  REPO,
   requireFile,
   requirePrerequisites,
+  scanStep,
   screenshot,
   startFakeLlm,
   startServe,
+  TIMEOUT_MS,
 } from './support.mjs';
 
 const SAMPLE_BOOK = path.join(REPO, 'samples', 'trial_balance.xlsx');
@@ -128,6 +129,8 @@ describe('first screen, names and places, a chat that is kept', () => {
   let serve;
   let browser;
   let page;
+  // The ja-mode scan: no developer language after any step.
+  afterEach(async (t) => scanStep(page, 'firstrun', t));
   const pageErrors = [];
 
   before(async () => {

@@ -20,8 +20,8 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { REPO, checkScreen, launchChromium, openPage, requireFile, requirePrerequisites, screenshot, startServe } from './support.mjs';
+import { after, afterEach, before, describe, it } from 'node:test';
+import { checkScreen, launchChromium, openPage, REPO, requireFile, requirePrerequisites, scanStep, screenshot, startServe } from './support.mjs';
 
 const SAMPLE = path.join(REPO, 'samples', 'invoices.csv');
 const TEMPLATES = ['invoice_duplicate_detection', 'exception_report'];
@@ -39,6 +39,8 @@ describe('試行実行 against keiri serve', () => {
   let serve;
   let browser;
   let page;
+  // The ja-mode scan: no developer language after any step.
+  afterEach(async (t) => scanStep(page, 'run', t));
   const pageErrors = [];
   const sample = () => readFileSync(SAMPLE);
 

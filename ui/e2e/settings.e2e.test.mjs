@@ -18,7 +18,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:f
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 import * as support from './support.mjs';
 
 const { completion, launchChromium, openPage, requirePrerequisites, screenshot, startFakeLlm, startServe } = support;
@@ -106,6 +106,8 @@ describe('settings without an OS keychain', () => {
   let serve;
   let browser;
   let page;
+  // The ja-mode scan: no developer language after any step.
+  afterEach(async (t) => support.scanStep(page, 'settings', t));
   const pageErrors = [];
 
   before(async () => {
@@ -214,6 +216,8 @@ describe('settings while the environment configures a server that needs no key',
   let serve;
   let browser;
   let page;
+  // The ja-mode scan: no developer language after any step.
+  afterEach(async (t) => support.scanStep(page, 'settings', t));
   const pageErrors = [];
 
   before(async () => {

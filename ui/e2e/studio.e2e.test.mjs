@@ -14,17 +14,18 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 import zlib from 'node:zlib';
 import {
-  REPO,
   checkScreen,
   completion,
   freePort,
   launchChromium,
   openPage,
+  REPO,
   requireFile,
   requirePrerequisites,
+  scanStep,
   screenshot,
   startFakeLlm,
   startServe,
@@ -198,6 +199,8 @@ describe('the Design tab flow against keiri serve and a fake LLM', () => {
   let serve;
   let browser;
   let page;
+  // The ja-mode scan: no developer language after any step.
+  afterEach(async (t) => scanStep(page, 'studio', t));
   const pageErrors = [];
 
   before(async () => {

@@ -452,6 +452,19 @@ export async function checkScreen(page, screen, { language = true, layout = true
   if (found.length > 0) throw new Error(`screen "${screen}" is not fit for an accountant:\n${found.join('\n')}`);
 }
 
+/**
+ * The ja-mode scan of a journey (issue 34, item 7): after each step, when the window speaks
+ * Japanese, no developer language is on the screen (`developerLanguage`). Call it from the
+ * suite's `afterEach` with the step's context; steps that switched to English are passed over.
+ */
+export async function scanStep(page, journey, context) {
+  if (page === undefined || page.isClosed()) return;
+  const lang = await page.evaluate(() => document.documentElement.lang);
+  if (lang !== 'ja') return;
+  const step = (context?.name ?? 'step').replace(/[^\p{L}\p{N}]+/gu, '-').slice(0, 60);
+  await checkScreen(page, `${journey}-after-${step}`, { layout: false });
+}
+
 // ---- Workbooks for a journey ----
 
 /** A zip of `[name, text]` entries, stored (not deflated): enough for a small .xlsx. */

@@ -376,6 +376,9 @@ pub async fn plan_generate(
     // How the candidates were ranked (BM25 only without a model, specs that did not load).
     result.notes.extend(prepared.retrieval_notes);
     if prepared.composed_without_model {
+        // Said once, with the reason: the composer's own offline note gives way to this one.
+        let offline = keiri_design::offline_note(verify_lang);
+        result.notes.retain(|n| *n != offline);
         result.notes.insert(
             0,
             crate::run::pick(

@@ -267,7 +267,8 @@ pub struct RunOutputRequest {
 pub struct RunOutputResponse {
     pub node: String,
     /// Output alias → `{"kind": "table", "row_count", "columns": [{name, type}], "rows",
-    /// "truncated"}` or `{"kind": "json", "value"}`.
+    /// "truncated", "labels"?}` or `{"kind": "json", "value"}`; `labels` as a question's
+    /// (headers, code labels and amount columns the catalog knows; absent when none).
     pub outputs: IndexMap<String, Json>,
     /// The workbook the node wrote (its `out_path` output, an .xlsx in the run directory),
     /// cell by cell: the patch's own diff for `excel.patch_workbook`, every written cell for a

@@ -56,7 +56,8 @@ pub use files::{MAX_TABLE_FILES, check_plan, file_schemas, is_table_path, table_
 pub use generate::{
     ApplyMode, Attempt, Context, DEFAULT_MAX_DOCS_CHARS, DEFAULT_MAX_REPAIR_ATTEMPTS,
     GenerateOptions, GeneratedPlan, Issue, Progress, RepairRound, Stage, Status, Verifier,
-    VerifyRun, compose_plan, fallback_allowed, generate_plan, node_diff, select_templates, to_plan,
+    VerifyRun, compose_plan, fallback_allowed, generate_plan, node_diff, offline_note,
+    select_templates, to_plan,
 };
 
 /// The document digest for the prompt, and the files that could not be read.

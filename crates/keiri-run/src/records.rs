@@ -412,9 +412,23 @@ pub fn summarize(value: &Value) -> Json {
 /// What a person sees of one output: a table (or a list of objects) as its first `limit` rows
 /// with the column names and types and the full row count; any other value as it is.
 ///
-/// `{"kind": "table", "row_count", "columns": [{"name", "type"}], "rows": [...], "truncated"}`
-/// or `{"kind": "json", "value"}`.
+/// `{"kind": "table", "row_count", "columns": [{"name", "type"}], "rows": [...], "truncated",
+/// "labels"?}` or `{"kind": "json", "value"}`. `labels` (`codes::labels_for` over the rows
+/// shown) names the columns the catalog knows, the codes in its code columns and which columns
+/// hold yen amounts, so the window shows 理由 「同じ請求書（完全一致）」 for `reason
+/// exact_duplicate`; it is left out when nothing is known.
 pub fn preview(value: &Value, limit: usize) -> Json {
+    let mut shown = preview_rows(value, limit);
+    if shown["kind"] == "table" {
+        let labels = crate::codes::labels_for(shown.get("rows"));
+        if !labels.is_null() {
+            shown["labels"] = labels;
+        }
+    }
+    shown
+}
+
+fn preview_rows(value: &Value, limit: usize) -> Json {
     match value {
         Value::Table(df) => {
             let columns: Vec<Json> = df
@@ -488,4 +502,35 @@ pub fn read_events(run_dir: &Path) -> Result<Vec<Event>, RunError> {
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A table of findings carries what the window needs to show it in words; a table of the
+    /// user's own columns carries nothing extra.
+    #[test]
+    fn a_preview_names_known_columns_codes_and_amounts() {
+        let findings = Value::Json(json!([
+            {"invoice_no": "INV-1", "amount": 110000, "reason": "exact_duplicate"},
+            {"invoice_no": "INV-1", "amount": 110000, "reason": "exact_duplicate"},
+        ]));
+        let shown = preview(&findings, 200);
+        assert_eq!(shown["kind"], "table");
+        assert_eq!(shown["labels"]["columns"]["reason"]["ja"], "理由");
+        assert_eq!(shown["labels"]["columns"]["invoice_no"]["ja"], "請求書番号");
+        assert_eq!(
+            shown["labels"]["values"]["reason"]["exact_duplicate"]["ja"],
+            "同じ請求書（完全一致）"
+        );
+        assert_eq!(shown["labels"]["amounts"], json!(["amount"]));
+        let own = Value::Json(json!([{"取引先": "山田商事", "金額": 10000}]));
+        assert!(preview(&own, 200).get("labels").is_none());
+        assert_eq!(
+            preview(&Value::Json(json!(3)), 200),
+            json!({"kind": "json", "value": 3})
+        );
+    }
 }

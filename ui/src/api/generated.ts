@@ -2995,7 +2995,8 @@ export interface RunOutputResponse {
   node: string;
   /**
    * Output alias → `{"kind": "table", "row_count", "columns": [{name, type}], "rows",
-   * "truncated"}` or `{"kind": "json", "value"}`.
+   * "truncated", "labels"?}` or `{"kind": "json", "value"}`; `labels` as a question's
+   * (headers, code labels and amount columns the catalog knows; absent when none).
    */
   outputs: {
     [k: string]: unknown | undefined;

@@ -37,7 +37,15 @@ export interface OutputColumn {
 
 /** One output of a node as `run_output` sends it (`RunOutputResponse.outputs`). */
 export type OutputPreview =
-  | { kind: 'table'; row_count: number; columns: OutputColumn[]; rows: Record<string, unknown>[]; truncated: boolean }
+  | {
+      kind: 'table';
+      row_count: number;
+      columns: OutputColumn[];
+      rows: Record<string, unknown>[];
+      truncated: boolean;
+      /** Headers, code labels and amount columns the catalog knows (`questionTable.readLabels`). */
+      labels?: unknown;
+    }
   | { kind: 'json'; value: unknown };
 
 // ---- The desktop shell's own command (not an API function) ----

@@ -269,7 +269,7 @@ export function QuestionsPanel(props: Props) {
       ) : null}
       <div className="vars-preview">
         <h3>{t(lang, 'question.varsPreview')}</h3>
-        {preview === '' ? <p className="muted">{t(lang, 'question.noAnswers')}</p> : <pre data-testid="vars-preview">{preview}</pre>}
+        {preview === '' ? <p className="muted">{t(lang, 'question.noAnswers')}</p> : <pre data-testid="vars-preview" translate="no">{preview}</pre>}
       </div>
     </div>
   );

@@ -11,6 +11,7 @@ import { errorText, t, type MessageKey } from '../i18n';
 import { warningCount, type NodeRun, type SampleRun } from '../sampleRun';
 import { baseName, buildSheetGrids } from '../workbookGrid';
 import { DesignChangesView, SheetGridView } from './DryRunPanel';
+import { cellDisplay, columnHeader, readLabels } from '../questionTable';
 import { RunQuestion } from './RunQuestion';
 import { TechnicalDetails } from './TechnicalDetails';
 
@@ -472,11 +473,6 @@ export function columnTypeKey(type: string): MessageKey {
   return 'run.type.other';
 }
 
-function cellText(value: unknown): string {
-  if (value === null || value === undefined) return '';
-  if (typeof value === 'object') return JSON.stringify(value);
-  return String(value);
-}
 
 function OutputEntry({ lang, name, preview }: { lang: Lang; name: string; preview: OutputPreview }) {
   if (preview.kind === 'json') {
@@ -491,6 +487,10 @@ function OutputEntry({ lang, name, preview }: { lang: Lang; name: string; previe
       </div>
     );
   }
+  // Headers and codes in words, amounts with separators (the codes table's labels); the
+  // column's own name stays on hover.
+  const labels = readLabels(preview.labels);
+  const shown = (column: string) => ({ key: column, path: [column], topLevel: true });
   return (
     <div className="run-output-entry" data-testid="run-output-table" data-output={name} data-row-count={preview.row_count}>
       <h4>
@@ -506,8 +506,8 @@ function OutputEntry({ lang, name, preview }: { lang: Lang; name: string; previe
             <tr>
               <th className="run-grid-index" aria-hidden="true" />
               {preview.columns.map((column) => (
-                <th key={column.name} scope="col" data-column={column.name}>
-                  <span className="run-grid-name">{column.name}</span>
+                <th key={column.name} scope="col" data-column={column.name} title={column.name}>
+                  <span className="run-grid-name">{columnHeader(shown(column.name), labels, lang)}</span>
                   <span className="run-grid-type" title={column.type}>
                     {t(lang, columnTypeKey(column.type))}
                   </span>
@@ -522,7 +522,7 @@ function OutputEntry({ lang, name, preview }: { lang: Lang; name: string; previe
                   {index + 1}
                 </th>
                 {preview.columns.map((column) => (
-                  <td key={column.name}>{cellText(row[column.name])}</td>
+                  <td key={column.name}>{cellDisplay(row[column.name], shown(column.name), labels, lang)}</td>
                 ))}
               </tr>
             ))}

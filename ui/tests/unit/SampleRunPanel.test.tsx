@@ -59,6 +59,46 @@ describe('SampleRunPanel', () => {
     expect(screen.queryByTestId('sample-run-files')).toBeNull();
   });
 
+  it('shows an output’s headers and codes in words and its amounts with separators', async () => {
+    serve({
+      node: 'report',
+      outputs: {
+        duplicates: {
+          kind: 'table',
+          row_count: 2,
+          truncated: false,
+          columns: [
+            { name: 'invoice_no', type: 'str' },
+            { name: 'amount', type: 'f64' },
+            { name: 'reason', type: 'str' },
+          ],
+          rows: [
+            { invoice_no: 'INV-1', amount: 110000, reason: 'exact_duplicate' },
+            { invoice_no: 'INV-1', amount: 110000, reason: 'exact_duplicate' },
+          ],
+          labels: {
+            columns: { invoice_no: { ja: '請求書番号', en: 'Invoice no.' }, amount: { ja: '金額', en: 'Amount' }, reason: { ja: '理由', en: 'Reason' } },
+            values: { reason: { exact_duplicate: { ja: '同じ請求書（完全一致）', en: 'Same invoice (exact)' } } },
+            amounts: ['amount'],
+          },
+        },
+      },
+      apply_to: null,
+      apply_replaces: false,
+      applied: false,
+      workbook: null,
+    });
+    render(<SampleRunPanel lang="ja" yaml="plan" run={finished()} canStart onStart={noop} onCancel={noop} onAnswer={noop} planId={null} onOpenRun={noop} onOpenNode={noop} />);
+    fireEvent.click(within(screen.getAllByTestId('run-node')[1] as HTMLElement).getByRole('button'));
+    const grid = await screen.findByTestId('run-output-grid');
+    const headers = within(grid).getAllByRole('columnheader');
+    expect(headers.map((h) => h.querySelector('.run-grid-name')?.textContent)).toEqual(['請求書番号', '金額', '理由']);
+    // The column's own name stays on hover.
+    expect(headers.map((h) => h.getAttribute('title'))).toEqual(['invoice_no', 'amount', 'reason']);
+    const cells = within(screen.getAllByTestId('run-output-row')[0] as HTMLElement).getAllByRole('cell');
+    expect(cells.map((c) => c.textContent)).toEqual(['INV-1', '110,000', '同じ請求書（完全一致）']);
+  });
+
   it('shows each node state and, on a click, the output grid with column types and the written workbook', async () => {
     const calls = serve({
       node: 'report',

@@ -91,7 +91,25 @@ fn parse_flag(s: &str) -> Result<bool, String> {
     }
 }
 
-fn describe(p: &Progress) -> String {
+/// A stage's line: in Japanese the stage's name as the window shows it (the planner's own
+/// message is English, for administrators), in English the stage and the message.
+fn describe(p: &Progress, lang: Lang) -> String {
+    if lang == Lang::Ja {
+        let stage = match p.stage {
+            Stage::Extracting => "資料の読み取り",
+            Stage::Retrieving => "候補の検索",
+            Stage::Composing => "テンプレートの合成",
+            Stage::Skeleton => "骨組みの作成",
+            Stage::Questions => "確認事項の整理",
+            Stage::Wiring => "入出力の接続",
+            Stage::Validating => "検証",
+            Stage::Repair => "修正",
+        };
+        return match p.repair {
+            Some(r) => format!("［{stage} {}/{}］", r.n, r.of),
+            None => format!("［{stage}］"),
+        };
+    }
     let stage = match p.stage {
         Stage::Extracting => "extracting",
         Stage::Retrieving => "retrieving",
@@ -156,7 +174,7 @@ pub fn run(
     let show = stderr_tty || !json;
     let mut rounds = 0;
     let res = loop {
-        let mut view = ProgressView::new(show, stderr_tty);
+        let mut view = ProgressView::new(show, stderr_tty, ctx.lang);
         let (sink, events) = keiri_api::events();
         let cancel = keiri_api::CancellationToken::new();
         let call = keiri_api::plan_generate(ctx, req.clone(), &sink, &cancel);
@@ -218,11 +236,17 @@ pub fn run(
         if let Some(line) = &generated.composition {
             eprintln!("{line}");
         }
+        let ja = ctx.lang == Lang::Ja;
+        let say =
+            |ja_text: String, en_text: String| eprintln!("{}", if ja { ja_text } else { en_text });
         for note in &generated.notes {
-            eprintln!("note: {note}");
+            say(format!("メモ: {note}"), format!("note: {note}"));
         }
         for doc in &res.unreadable_docs {
-            eprintln!("warning: not read: {doc}");
+            say(
+                format!("注意: 読めませんでした: {doc}"),
+                format!("warning: not read: {doc}"),
+            );
         }
         match generated.status {
             Status::Valid | Status::Fallback => {
@@ -230,18 +254,27 @@ pub fn run(
                     print!("{}", res.yaml);
                 }
                 if let Some(out) = &args.out {
-                    eprintln!("wrote {}", out.display());
+                    let out = out.display();
+                    say(format!("書き出しました: {out}"), format!("wrote {out}"));
                 }
                 if let Some(r) = &registered {
-                    eprintln!("registered: {}", r.path);
+                    say(
+                        format!("登録しました: {}", r.path),
+                        format!("registered: {}", r.path),
+                    );
                 }
             }
             Status::NeedsAnswers => {
                 if let Some(out) = &args.out {
-                    eprintln!("wrote {} (it needs the answers below)", out.display());
+                    let out = out.display();
+                    say(
+                        format!("書き出しました: {out}（下の質問への回答が必要です）"),
+                        format!("wrote {out} (it needs the answers below)"),
+                    );
                 }
-                eprintln!(
-                    "the plan needs answers; write them to a JSON file and pass --answers FILE:"
+                say(
+                    "プランには回答が必要です。JSON ファイルに {\"質問の id\": 回答} で書き、--answers FILE で渡してください:".into(),
+                    "the plan needs answers; write them to a JSON file and pass --answers FILE:".into(),
                 );
                 for q in &generated.requirements {
                     let options = if q.options.is_empty() {
@@ -255,7 +288,11 @@ pub fn run(
             Status::NoFit => {
                 // The reason is the first note; what to start from instead goes to stdout.
                 if let Some(out) = &args.out {
-                    eprintln!("nothing written to {}: no template fits", out.display());
+                    let out = out.display();
+                    say(
+                        format!("{out} には何も書いていません: 合うテンプレートがありません"),
+                        format!("nothing written to {out}: no template fits"),
+                    );
                 }
                 for s in &generated.suggestions {
                     println!("nearest: {s}");
@@ -263,7 +300,11 @@ pub fn run(
             }
             Status::Invalid => {
                 if let Some(out) = &args.out {
-                    eprintln!("wrote {} (it does not validate)", out.display());
+                    let out = out.display();
+                    say(
+                        format!("書き出しました: {out}（検証を通っていません）"),
+                        format!("wrote {out} (it does not validate)"),
+                    );
                 }
                 for e in &generated.errors {
                     println!("error: {}", serde_json::to_string(e)?);
@@ -353,14 +394,16 @@ struct ProgressView {
     show: bool,
     spinners: bool,
     current: Option<indicatif::ProgressBar>,
+    lang: Lang,
 }
 
 impl ProgressView {
-    fn new(show: bool, terminal: bool) -> ProgressView {
+    fn new(show: bool, terminal: bool, lang: Lang) -> ProgressView {
         ProgressView {
             show,
             spinners: show && terminal,
             current: None,
+            lang,
         }
     }
 
@@ -369,7 +412,7 @@ impl ProgressView {
             return;
         }
         if !self.spinners {
-            eprintln!("{}", describe(p));
+            eprintln!("{}", describe(p, self.lang));
             return;
         }
         self.finish();
@@ -377,7 +420,7 @@ impl ProgressView {
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner());
         let bar = indicatif::ProgressBar::new_spinner()
             .with_style(style)
-            .with_message(describe(p));
+            .with_message(describe(p, self.lang));
         bar.enable_steady_tick(Duration::from_millis(120));
         self.current = Some(bar);
     }

@@ -42,10 +42,13 @@ fn compose_asks_then_registers_a_valid_plan() {
         .collect();
     assert!(questions.contains(&"invoice_csv"), "{questions:?}");
     // Among the notes (compose may also say which part of the instruction it could not
-    // serve): the offline composition's note about the LLM.
+    // serve): the offline composition's note about AI, in the request's language.
     let notes = v["result"]["notes"].as_array().unwrap();
     assert!(
-        notes.iter().any(|n| n.as_str().unwrap().contains("LLM")),
+        notes.iter().any(|n| n
+            .as_str()
+            .unwrap()
+            .starts_with("AIを使わずにテンプレートから合成しました")),
         "{notes:?}"
     );
 

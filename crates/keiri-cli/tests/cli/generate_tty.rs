@@ -70,9 +70,10 @@ fn generate_on_a_terminal_asks_the_questions_and_continues() {
     let transcript = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(out.status.success(), "{transcript}");
     assert!(transcript.contains("EXIT 0"), "{transcript}");
-    // One finished spinner line per stage, with its elapsed time.
+    // One finished spinner line per stage, with its elapsed time, named as the window names
+    // it (Japanese mode).
     assert!(
-        transcript.contains("✓ [composing] composing invoice_duplicate_detection"),
+        transcript.contains("✓ ［テンプレートの合成］"),
         "{transcript}"
     );
     assert!(

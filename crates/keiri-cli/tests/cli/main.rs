@@ -9,6 +9,7 @@ mod eval_offline;
 mod extract;
 mod generate;
 mod generate_tty;
+mod ja_mode;
 mod kill;
 mod llm;
 mod mcp;

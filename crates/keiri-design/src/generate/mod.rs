@@ -28,7 +28,7 @@ mod retrieve;
 mod wiring;
 
 use self::{offline::*, repair::*, retrieve::*, wiring::*};
-pub use offline::compose_plan;
+pub use offline::{compose_plan, offline_note};
 pub(crate) use repair::all_nodes;
 pub use repair::node_diff;
 pub use retrieve::select_templates;

@@ -3,9 +3,20 @@
 
 use super::*;
 
-pub(super) const OFFLINE_NOTE: &str = "composed offline from templates without an LLM; configuring an LLM \
+/// The note every offline composition ends with, in the request's language (the Japanese one
+/// names no environment variable: it is also what the window shows).
+pub fn offline_note(lang: Lang) -> String {
+    match lang {
+        Lang::Ja => {
+            "AIを使わずにテンプレートから合成しました。設定でAIをつなぐと、指示に合わせてAIがプランを組み立てます"
+                .into()
+        }
+        Lang::En => "composed offline from templates without an LLM; configuring an LLM \
 (OPENAI_API_KEY, AZURE_OPENAI_API_KEY + AZURE_OPENAI_ENDPOINT + AZURE_OPENAI_DEPLOYMENT, or \
-KEIRI_LLM_BASE_URL) gives better plans";
+KEIRI_LLM_BASE_URL) gives better plans"
+            .into(),
+    }
+}
 
 /// Repair failed and the fallback is allowed: the offline composition, marked as such. It is
 /// "safe" because it is built only from our templates' reviewed wiring; if it does not
@@ -457,7 +468,7 @@ pub fn compose_plan(
     } else {
         Status::Invalid
     };
-    notes.push(OFFLINE_NOTE.into());
+    notes.push(offline_note(options.lang));
     let mut candidates: Vec<String> = Vec::new();
     for n in &plan.graph {
         if let Some(b) = &n.block

@@ -25,7 +25,12 @@ async fn compose_builds_a_valid_plan_from_two_templates_without_a_server() {
             .await
             .unwrap();
     assert_eq!(first.status, Status::NeedsAnswers, "{:?}", first.errors);
-    assert!(first.notes.iter().any(|n| n.contains("gives better plans")));
+    assert!(
+        first
+            .notes
+            .iter()
+            .any(|n| n.starts_with("AIを使わずにテンプレートから合成しました"))
+    );
     assert!(
         first
             .plan
