@@ -12,6 +12,8 @@ use crate::sheet::SheetDoc;
 use crate::styles::Styles;
 use crate::xml;
 
+mod copy;
+
 const TABLE_CONTENT_TYPE: &str =
     "application/vnd.openxmlformats-officedocument.spreadsheetml.table+xml";
 const WORKSHEET_CONTENT_TYPE: &str =
@@ -51,6 +53,9 @@ pub(crate) enum Origin {
         part: String,
         rid: String,
         sheet_id: u32,
+        /// For a copy of an original sheet: that sheet's index in `workbook.xml` (its scoped
+        /// defined names are copied with it).
+        copy_of: Option<usize>,
     },
 }
 
@@ -577,6 +582,28 @@ impl Book {
 
     /// Appends a new empty worksheet.
     pub fn add_sheet(&mut self, name: &str) -> Result<(), Error> {
+        let doc = SheetDoc::parse(SheetDoc::empty_xml(&self.wb.main_ns))
+            .map_err(|e| Error::Backend(format!("building a new sheet: {e}")))?;
+        let (part, rid, sheet_id) = self.new_sheet_slot();
+        self.sheets.push(BookSheet {
+            name: name.to_string(),
+            kind: SheetKind::Worksheet,
+            origin: Origin::Added {
+                part,
+                rid,
+                sheet_id,
+                copy_of: None,
+            },
+            doc: Some(doc),
+        });
+        self.changed = true;
+        self.recalc = true;
+        Ok(())
+    }
+
+    /// A new worksheet's part name (beside the existing worksheets), relationship id and sheet
+    /// id, none of them taken.
+    fn new_sheet_slot(&self) -> (String, String, u32) {
         let dir = self
             .sheets
             .iter()
@@ -621,21 +648,7 @@ impl Book {
             .max()
             .unwrap_or(0)
             .saturating_add(1);
-        let doc = SheetDoc::parse(SheetDoc::empty_xml(&self.wb.main_ns))
-            .map_err(|e| Error::Backend(format!("building a new sheet: {e}")))?;
-        self.sheets.push(BookSheet {
-            name: name.to_string(),
-            kind: SheetKind::Worksheet,
-            origin: Origin::Added {
-                part,
-                rid,
-                sheet_id,
-            },
-            doc: Some(doc),
-        });
-        self.changed = true;
-        self.recalc = true;
-        Ok(())
+        (part, rid, sheet_id)
     }
 
     /// A workbook relationship id no relationship uses, nor one this patch adds.
@@ -942,7 +955,7 @@ impl Book {
             }
             splices.push((wb.sheets_inner.0, wb.sheets_inner.1, inner));
         }
-        if !self.deleted.is_empty() {
+        if structure_changed {
             // Sheet-scoped names and the active tab refer to sheets by position.
             let new_index = |original: usize| -> Option<usize> {
                 self.sheets.iter().position(|s| matches!(s.origin, Origin::Existing { original_index, .. } if original_index == original))
@@ -965,6 +978,38 @@ impl Book {
                         }
                     }
                     Some(_) => {}
+                }
+            }
+            // A copied sheet gets its own copy of each name scoped to its source, right after
+            // the source's, referring to the copy.
+            for (position, sheet) in self.sheets.iter().enumerate() {
+                let Origin::Added {
+                    copy_of: Some(source),
+                    ..
+                } = sheet.origin
+                else {
+                    continue;
+                };
+                let source_name = wb.sheets.get(source).map_or("", |e| e.name.as_str());
+                for dn in &wb.defined_names {
+                    if dn.local_sheet != Some(source as u32) || dn.empty {
+                        continue;
+                    }
+                    let tag = wb.text.get(dn.start_tag.0..dn.start_tag.1).unwrap_or("");
+                    let Some(start) = xml::rewrite_start_tag(
+                        tag,
+                        &[("localSheetId", &position.to_string())],
+                        &[],
+                        false,
+                    ) else {
+                        continue;
+                    };
+                    let formula = copy::rename_sheet_refs(&dn.formula, source_name, &sheet.name);
+                    splices.push((
+                        dn.span.1,
+                        dn.span.1,
+                        format!("{start}{}</{p}definedName>", xml::escape_text(&formula)),
+                    ));
                 }
             }
             let last = self.sheets.len().saturating_sub(1);

@@ -15,6 +15,10 @@ use crate::design::{
     RestoreDesignSnapshot, SetAlignment, SetBold, SetDimensions, SetFillColor, SetFontColor,
     SetFontSize, SetStyle,
 };
+use crate::row_ops::{AppendRows, CopySheet, UpdateRowsByKey};
+
+mod op_kind;
+pub use op_kind::OpKind;
 
 /// A scalar a cell holds or a request gives: text, number, boolean, or a value with an explicit
 /// kind (`{"kind": "date", "value": "2025-03-31"}`). `null` (an empty cell) is written as
@@ -164,8 +168,14 @@ pub enum PatchOp {
         formula: String,
     },
     /// Removes an empty worksheet that has no drawings, comments or other related parts. This
-    /// extension of the tool contract exists so that `add_sheet` has an inverse.
-    DeleteSheet { sheet: String },
+    /// extension of the tool contract exists so that `add_sheet` has an inverse. With
+    /// `copy_of`, it removes a sheet that still holds exactly the cells of that sheet (the
+    /// inverse of `copy_sheet`).
+    DeleteSheet {
+        sheet: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        copy_of: Option<String>,
+    },
     /// Thin black borders on every cell of a rectangle.
     DrawGridBorder(DrawGridBorder),
     /// Bold on or off.
@@ -194,178 +204,22 @@ pub enum PatchOp {
     DeleteTable(DeleteTable),
     /// Restores what a design op changed (the inverse of the design ops).
     RestoreDesignSnapshot(RestoreDesignSnapshot),
-}
-
-/// The operation names, as they appear in `op` fields of diffs and errors.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum OpKind {
-    SetValue,
-    SetFormula,
-    AddSheet,
-    SetRangeValues,
-    FillFormula,
-    SetValueIf,
-    SetFormulaIf,
-    DeleteSheet,
-    DrawGridBorder,
-    SetBold,
-    SetFontSize,
-    SetFontColor,
-    SetFillColor,
-    SetDimensions,
-    AutoFitColumns,
-    MergeCells,
-    UnmergeCells,
-    SetAlignment,
-    SetStyle,
-    ApplyTableStyle,
-    DeleteTable,
-    RestoreDesignSnapshot,
-}
-
-impl OpKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            OpKind::SetValue => "set_value",
-            OpKind::SetFormula => "set_formula",
-            OpKind::AddSheet => "add_sheet",
-            OpKind::SetRangeValues => "set_range_values",
-            OpKind::FillFormula => "fill_formula",
-            OpKind::SetValueIf => "set_value_if",
-            OpKind::SetFormulaIf => "set_formula_if",
-            OpKind::DeleteSheet => "delete_sheet",
-            OpKind::DrawGridBorder => "draw_grid_border",
-            OpKind::SetBold => "set_bold",
-            OpKind::SetFontSize => "set_font_size",
-            OpKind::SetFontColor => "set_font_color",
-            OpKind::SetFillColor => "set_fill_color",
-            OpKind::SetDimensions => "set_dimensions",
-            OpKind::AutoFitColumns => "auto_fit_columns",
-            OpKind::MergeCells => "merge_cells",
-            OpKind::UnmergeCells => "unmerge_cells",
-            OpKind::SetAlignment => "set_alignment",
-            OpKind::SetStyle => "set_style",
-            OpKind::ApplyTableStyle => "apply_table_style",
-            OpKind::DeleteTable => "delete_table",
-            OpKind::RestoreDesignSnapshot => "restore_design_snapshot",
-        }
-    }
-
-    /// Every op, in the order of ExStruct's op list (then our extensions).
-    pub const ALL: [OpKind; 22] = [
-        OpKind::SetValue,
-        OpKind::SetFormula,
-        OpKind::AddSheet,
-        OpKind::SetRangeValues,
-        OpKind::FillFormula,
-        OpKind::SetValueIf,
-        OpKind::SetFormulaIf,
-        OpKind::DrawGridBorder,
-        OpKind::SetBold,
-        OpKind::SetFontSize,
-        OpKind::SetFontColor,
-        OpKind::SetFillColor,
-        OpKind::SetDimensions,
-        OpKind::AutoFitColumns,
-        OpKind::MergeCells,
-        OpKind::UnmergeCells,
-        OpKind::SetAlignment,
-        OpKind::SetStyle,
-        OpKind::ApplyTableStyle,
-        OpKind::RestoreDesignSnapshot,
-        OpKind::DeleteSheet,
-        OpKind::DeleteTable,
-    ];
-
-    /// Whether the op is one of the styling and structure ops (see the `design` module).
-    pub fn is_design(self) -> bool {
-        !matches!(
-            self,
-            OpKind::SetValue
-                | OpKind::SetFormula
-                | OpKind::AddSheet
-                | OpKind::SetRangeValues
-                | OpKind::FillFormula
-                | OpKind::SetValueIf
-                | OpKind::SetFormulaIf
-                | OpKind::DeleteSheet
-        )
-    }
-
-    /// The fields the op takes (besides `op`), canonical names only.
-    pub fn fields(self) -> &'static [&'static str] {
-        const STYLE: [&str; 3] = ["sheet", "cell", "range"];
-        match self {
-            OpKind::SetValue => &["sheet", "cell", "value"],
-            OpKind::SetFormula => &["sheet", "cell", "formula"],
-            OpKind::AddSheet | OpKind::DeleteSheet => &["sheet"],
-            OpKind::SetRangeValues => &["sheet", "range", "values"],
-            OpKind::FillFormula => &["sheet", "range", "base_cell", "formula"],
-            OpKind::SetValueIf => &["sheet", "cell", "expected", "value"],
-            OpKind::SetFormulaIf => &["sheet", "cell", "expected", "formula"],
-            OpKind::DrawGridBorder => &["sheet", "base_cell", "row_count", "col_count"],
-            OpKind::SetBold => &[STYLE[0], STYLE[1], STYLE[2], "bold"],
-            OpKind::SetFontSize => &[STYLE[0], STYLE[1], STYLE[2], "font_size"],
-            OpKind::SetFontColor => &[STYLE[0], STYLE[1], STYLE[2], "color"],
-            OpKind::SetFillColor => &[STYLE[0], STYLE[1], STYLE[2], "fill_color"],
-            OpKind::SetAlignment => &[
-                "sheet",
-                "cell",
-                "range",
-                "horizontal_align",
-                "vertical_align",
-                "wrap_text",
-            ],
-            OpKind::SetStyle => &[
-                "sheet",
-                "cell",
-                "range",
-                "bold",
-                "font_size",
-                "color",
-                "fill_color",
-                "horizontal_align",
-                "vertical_align",
-                "wrap_text",
-            ],
-            OpKind::SetDimensions => &["sheet", "rows", "columns", "row_height", "column_width"],
-            OpKind::AutoFitColumns => &["sheet", "columns", "min_width", "max_width"],
-            OpKind::MergeCells | OpKind::UnmergeCells => &["sheet", "range"],
-            OpKind::ApplyTableStyle => &["sheet", "range", "style", "table_name"],
-            OpKind::DeleteTable => &["sheet", "table_name"],
-            OpKind::RestoreDesignSnapshot => &["sheet", "design_snapshot"],
-        }
-    }
-
-    /// The op with this name, if there is one.
-    pub fn parse(name: &str) -> Option<OpKind> {
-        Some(match name {
-            "set_value" => OpKind::SetValue,
-            "set_formula" => OpKind::SetFormula,
-            "add_sheet" => OpKind::AddSheet,
-            "set_range_values" => OpKind::SetRangeValues,
-            "fill_formula" => OpKind::FillFormula,
-            "set_value_if" => OpKind::SetValueIf,
-            "set_formula_if" => OpKind::SetFormulaIf,
-            "delete_sheet" => OpKind::DeleteSheet,
-            "draw_grid_border" => OpKind::DrawGridBorder,
-            "set_bold" => OpKind::SetBold,
-            "set_font_size" => OpKind::SetFontSize,
-            "set_font_color" => OpKind::SetFontColor,
-            "set_fill_color" => OpKind::SetFillColor,
-            "set_dimensions" => OpKind::SetDimensions,
-            "auto_fit_columns" => OpKind::AutoFitColumns,
-            "merge_cells" => OpKind::MergeCells,
-            "unmerge_cells" => OpKind::UnmergeCells,
-            "set_alignment" => OpKind::SetAlignment,
-            "set_style" => OpKind::SetStyle,
-            "apply_table_style" => OpKind::ApplyTableStyle,
-            "delete_table" => OpKind::DeleteTable,
-            "restore_design_snapshot" => OpKind::RestoreDesignSnapshot,
-            _ => return None,
-        })
-    }
+    /// Finds each row by its key in `key_column` (below `header_row`) and writes the named
+    /// columns: `rows` is `[{"<key column>": key, "<column>": value, ...}]`, columns by header
+    /// text or letter. Keys and headers match ignoring case, full-width forms and extra spaces,
+    /// as Excel's lookups do. A key in two rows, a key given twice or an unknown column is an
+    /// error; a key no row has follows `on_missing` (`error`, `append`, `skip`). `fill_color`
+    /// paints each row found (over `fill_columns`, default the header's columns).
+    UpdateRowsByKey(UpdateRowsByKey),
+    /// Adds `rows` (`[{"<column>": value, ...}]`) after the last row holding a value, filling a
+    /// template's formula-only rows first; past them, each new row gets the styles and the
+    /// shifted formulas of the row above. A last row that totals the rows above it is an error;
+    /// formulas that sum a range ending at the old last row are named in a warning.
+    AppendRows(AppendRows),
+    /// Copies worksheet `sheet` (alias `source`) as `new_sheet` at tab `position`: cells,
+    /// styles, merges, widths, heights, conditional formats, validations, page setup and its
+    /// scoped defined names. Drawings, comments and tables are not copied (a warning names them).
+    CopySheet(CopySheet),
 }
 
 impl PatchOp {
@@ -393,6 +247,9 @@ impl PatchOp {
             PatchOp::ApplyTableStyle(_) => OpKind::ApplyTableStyle,
             PatchOp::DeleteTable(_) => OpKind::DeleteTable,
             PatchOp::RestoreDesignSnapshot(_) => OpKind::RestoreDesignSnapshot,
+            PatchOp::UpdateRowsByKey(_) => OpKind::UpdateRowsByKey,
+            PatchOp::AppendRows(_) => OpKind::AppendRows,
+            PatchOp::CopySheet(_) => OpKind::CopySheet,
         }
     }
 
@@ -405,7 +262,7 @@ impl PatchOp {
             | PatchOp::FillFormula { sheet, .. }
             | PatchOp::SetValueIf { sheet, .. }
             | PatchOp::SetFormulaIf { sheet, .. }
-            | PatchOp::DeleteSheet { sheet } => sheet,
+            | PatchOp::DeleteSheet { sheet, .. } => sheet,
             PatchOp::DrawGridBorder(o) => &o.sheet,
             PatchOp::SetBold(o) => &o.sheet,
             PatchOp::SetFontSize(o) => &o.sheet,
@@ -419,6 +276,9 @@ impl PatchOp {
             PatchOp::ApplyTableStyle(o) => &o.sheet,
             PatchOp::DeleteTable(o) => &o.sheet,
             PatchOp::RestoreDesignSnapshot(o) => &o.sheet,
+            PatchOp::UpdateRowsByKey(o) => &o.sheet,
+            PatchOp::AppendRows(o) => &o.sheet,
+            PatchOp::CopySheet(o) => &o.sheet,
         }
     }
 
@@ -432,7 +292,7 @@ impl PatchOp {
             | PatchOp::FillFormula { sheet, .. }
             | PatchOp::SetValueIf { sheet, .. }
             | PatchOp::SetFormulaIf { sheet, .. }
-            | PatchOp::DeleteSheet { sheet } => sheet,
+            | PatchOp::DeleteSheet { sheet, .. } => sheet,
             PatchOp::DrawGridBorder(o) => &mut o.sheet,
             PatchOp::SetBold(o) => &mut o.sheet,
             PatchOp::SetFontSize(o) => &mut o.sheet,
@@ -446,6 +306,9 @@ impl PatchOp {
             PatchOp::ApplyTableStyle(o) => &mut o.sheet,
             PatchOp::DeleteTable(o) => &mut o.sheet,
             PatchOp::RestoreDesignSnapshot(o) => &mut o.sheet,
+            PatchOp::UpdateRowsByKey(o) => &mut o.sheet,
+            PatchOp::AppendRows(o) => &mut o.sheet,
+            PatchOp::CopySheet(o) => &mut o.sheet,
         }
     }
 
@@ -551,6 +414,9 @@ impl PatchOp {
                 }
                 Ok(())
             }
+            PatchOp::UpdateRowsByKey(o) => o.validate(),
+            PatchOp::AppendRows(o) => o.validate(),
+            PatchOp::CopySheet(o) => o.validate(),
             _ => Ok(()),
         }
     }
@@ -587,8 +453,8 @@ impl PatchOp {
         {
             return Err(format!("unknown field `{other}`"));
         }
-        if kind.is_design() {
-            return design_op(kind, map);
+        if kind.is_struct() {
+            return struct_op(kind, map);
         }
         let mut fields = OpFields::default();
         for (key, v) in map {
@@ -601,6 +467,7 @@ impl PatchOp {
                 "value" => fields.value = Some(v),
                 "values" => fields.values = Some(v),
                 "formula" => fields.formula = Some(v),
+                "copy_of" => fields.copy_of = Some(v),
                 other if v.is_null() => {
                     let _ = other;
                 }
@@ -611,9 +478,9 @@ impl PatchOp {
     }
 }
 
-/// Reads a design op: `null` fields count as absent (as in ExStruct), fields of other ops are
-/// refused by name, and the op's own struct does the typing.
-fn design_op(
+/// Reads a design or row op: `null` fields count as absent (as in ExStruct), fields of other
+/// ops are refused by name, and the op's own struct does the typing.
+fn struct_op(
     kind: OpKind,
     mut map: serde_json::Map<String, serde_json::Value>,
 ) -> Result<PatchOp, String> {
@@ -642,7 +509,10 @@ fn design_op(
         OpKind::ApplyTableStyle => PatchOp::ApplyTableStyle(read(op, value)?),
         OpKind::DeleteTable => PatchOp::DeleteTable(read(op, value)?),
         OpKind::RestoreDesignSnapshot => PatchOp::RestoreDesignSnapshot(read(op, value)?),
-        _ => return Err(format!("{op} is not a design op")),
+        OpKind::UpdateRowsByKey => PatchOp::UpdateRowsByKey(read(op, value)?),
+        OpKind::AppendRows => PatchOp::AppendRows(read(op, value)?),
+        OpKind::CopySheet => PatchOp::CopySheet(read(op, value)?),
+        _ => return Err(format!("{op} is not read by its own struct")),
     };
     parsed.validate()?;
     Ok(parsed)
@@ -659,6 +529,7 @@ struct OpFields {
     value: Option<serde_json::Value>,
     values: Option<serde_json::Value>,
     formula: Option<serde_json::Value>,
+    copy_of: Option<serde_json::Value>,
 }
 
 impl OpFields {
@@ -685,7 +556,16 @@ impl OpFields {
                 formula: take_string(&mut self.formula, op, "formula")?,
             },
             OpKind::AddSheet => PatchOp::AddSheet { sheet },
-            OpKind::DeleteSheet => PatchOp::DeleteSheet { sheet },
+            OpKind::DeleteSheet => PatchOp::DeleteSheet {
+                sheet,
+                copy_of: match self.copy_of.take() {
+                    None | Some(serde_json::Value::Null) => None,
+                    other => {
+                        self.copy_of = other;
+                        Some(take_string(&mut self.copy_of, op, "copy_of")?)
+                    }
+                },
+            },
             OpKind::SetRangeValues => {
                 let range = take_string(&mut self.range, op, "range")?;
                 let raw = self.values.take().filter(|v| !v.is_null());
@@ -738,6 +618,7 @@ impl OpFields {
             ("value", &self.value),
             ("values", &self.values),
             ("formula", &self.formula),
+            ("copy_of", &self.copy_of),
         ] {
             if left.as_ref().is_some_and(|v| !v.is_null()) {
                 return Err(format!("{} does not accept {name}", kind.as_str()));

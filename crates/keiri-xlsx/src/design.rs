@@ -348,6 +348,11 @@ pub struct RestoreDesignSnapshot {
 pub fn aliases(op: &str) -> &'static [(&'static str, &'static str)] {
     match op {
         "add_sheet" => &[("name", "sheet")],
+        "copy_sheet" => &[
+            ("source", "sheet"),
+            ("name", "new_sheet"),
+            ("target", "new_sheet"),
+        ],
         "set_fill_color" => &[("color", "fill_color")],
         "set_dimensions" => &[
             ("row", "rows"),
@@ -392,6 +397,14 @@ pub(crate) const KNOWN_FIELDS: &[&str] = &[
     "style",
     "table_name",
     "design_snapshot",
+    "header_row",
+    "key_column",
+    "on_missing",
+    "copy_style_from",
+    "new_sheet",
+    "position",
+    "copy_of",
+    "fill_columns",
 ];
 
 /// Rewrites aliases to their canonical fields (refusing an alias that contradicts its

@@ -110,6 +110,7 @@ mod op_schema;
 mod package;
 mod patch;
 mod read;
+mod row_ops;
 mod sheet;
 mod styles;
 mod validate;
@@ -135,6 +136,7 @@ pub use read::{
     ReadCellsRequest, ReadCellsResponse, ReadFormulasRequest, ReadFormulasResponse,
     ReadRangeRequest, ReadRangeResponse,
 };
+pub use row_ops::{AppendRows, CopySheet, CopyStyleFrom, OnMissing, RowValues, UpdateRowsByKey};
 pub use validate::{ValidateInputRequest, ValidateInputResponse};
 
 /// The limits a caller may need to know (`exstruct_get_runtime_info`).

@@ -172,7 +172,13 @@ fn sample(root: &Value, op: &str, field: &str, schema: &Value) -> Value {
         "font_size" => json!(14),
         "row_count" => json!(3),
         "col_count" => json!(4),
+        "rows" if op == "update_rows_by_key" => {
+            json!([{"社員番号": "EMP001", "退職年月日": "2025-03-31"}])
+        }
+        "rows" if op == "append_rows" => json!([{"A": "EMP010", "B": "2025-04-01"}]),
         "rows" => json!([1]),
+        "key_column" => json!("社員番号"),
+        "new_sheet" => json!("2025.3"),
         "columns" => json!(["A", 2]),
         "row_height" => json!(22),
         "column_width" => json!(18),

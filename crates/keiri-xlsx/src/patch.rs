@@ -19,10 +19,12 @@ use crate::package::Package;
 use crate::sheet::Content;
 use crate::styles::StyleChange;
 
+mod copy;
 mod design_ops;
 mod fill;
 mod paths;
 mod preflight;
+mod rows;
 mod values;
 
 use paths::first_free;
@@ -90,6 +92,10 @@ enum Planned {
     },
     /// A styling or structure op; checked by `PatchOp::validate`, applied by `design_ops`.
     Design,
+    /// `update_rows_by_key` or `append_rows`, applied by `rows`.
+    Rows,
+    /// `copy_sheet`, applied by `copy`.
+    CopySheet,
 }
 
 /// What writing a value puts in the cell, what the diff shows, and the number format a date
@@ -165,6 +171,13 @@ fn plan(ops: &[PatchOp]) -> Result<Vec<Planned>, Error> {
             return Err(request_error(i, op, "sheet must not be empty"));
         }
         let planned = match op {
+            PatchOp::UpdateRowsByKey(_) | PatchOp::AppendRows(_) | PatchOp::CopySheet(_) => {
+                op.validate().map_err(|e| request_error(i, op, e))?;
+                match op {
+                    PatchOp::CopySheet(_) => Planned::CopySheet,
+                    _ => Planned::Rows,
+                }
+            }
             _ if op.kind().is_design() => {
                 op.validate().map_err(|e| request_error(i, op, e))?;
                 Planned::Design
@@ -272,6 +285,11 @@ fn plan(ops: &[PatchOp]) -> Result<Vec<Planned>, Error> {
                 first.len()
             }
             Planned::Range { area, .. } | Planned::Fill { area, .. } => area.len(),
+            Planned::Rows => match op {
+                PatchOp::UpdateRowsByKey(o) => o.rows.iter().map(|r| r.len() as u64).sum(),
+                PatchOp::AppendRows(o) => o.rows.iter().map(|r| r.len() as u64).sum(),
+                _ => 1,
+            },
             _ => 1,
         };
         if cells > MAX_CELLS_PER_REQUEST {
@@ -578,7 +596,13 @@ impl Run<'_> {
         let requested = op.sheet();
         match planned {
             Planned::AddSheet => return self.add_sheet(i, requested),
-            Planned::DeleteSheet => return self.delete_sheet(i, requested),
+            Planned::DeleteSheet => {
+                let copy_of = match op {
+                    PatchOp::DeleteSheet { copy_of, .. } => copy_of.as_deref(),
+                    _ => None,
+                };
+                return self.delete_sheet(i, requested, copy_of);
+            }
             _ => {}
         }
         let Some(si) = self.book.find_sheet(requested) else {
@@ -609,6 +633,8 @@ impl Run<'_> {
                 self.fill_op(i, op, si, *area, *base, body.as_deref())
             }
             Planned::Design => self.design_op(i, op, si),
+            Planned::Rows => self.rows_op(i, op, si),
+            Planned::CopySheet => self.copy_sheet(i, op, si),
             Planned::AddSheet | Planned::DeleteSheet => Ok(Ok(())),
         }
     }
@@ -656,11 +682,17 @@ impl Run<'_> {
         });
         self.inverse.push(vec![PatchOp::DeleteSheet {
             sheet: name.to_string(),
+            copy_of: None,
         }]);
         Ok(Ok(()))
     }
 
-    fn delete_sheet(&mut self, i: usize, name: &str) -> Result<OpResult, Error> {
+    fn delete_sheet(
+        &mut self,
+        i: usize,
+        name: &str,
+        copy_of: Option<&str>,
+    ) -> Result<OpResult, Error> {
         let Some(si) = self.book.find_sheet(name) else {
             return Ok(Err(format!(
                 "sheet {name:?} does not exist (sheets: {})",
@@ -688,11 +720,17 @@ impl Run<'_> {
                  deleting it would leave them behind, so only sheets without them can be deleted"
             )));
         }
-        let (doc, sst) = self.book.doc_mut(si)?;
-        if doc.has_content(sst) {
-            return Ok(Err(format!(
-                "sheet {actual:?} still has values or formulas; clear them first"
-            )));
+        if let Some(source) = copy_of {
+            if let Err(e) = self.still_a_copy(si, source)? {
+                return Ok(Err(e));
+            }
+        } else {
+            let (doc, sst) = self.book.doc_mut(si)?;
+            if doc.has_content(sst) {
+                return Ok(Err(format!(
+                    "sheet {actual:?} still has values or formulas; clear them first"
+                )));
+            }
         }
         let last = si + 1 == self.book.sheets.len();
         self.book.delete_sheet(si);
@@ -715,7 +753,17 @@ impl Run<'_> {
             status: DiffStatus::Applied,
             computed: None,
         });
-        self.inverse.push(vec![PatchOp::AddSheet { sheet: actual }]);
+        if let Some(source) = copy_of {
+            let position = u32::try_from(si + 1).ok();
+            self.inverse
+                .push(vec![PatchOp::CopySheet(crate::row_ops::CopySheet {
+                    sheet: source.to_string(),
+                    new_sheet: actual,
+                    position,
+                })]);
+        } else {
+            self.inverse.push(vec![PatchOp::AddSheet { sheet: actual }]);
+        }
         Ok(Ok(()))
     }
 

@@ -18,6 +18,7 @@ use crate::xml::{self, TextBuf};
 
 mod cell_xml;
 mod dimensions;
+mod lines;
 #[cfg(test)]
 mod tests;
 
@@ -803,6 +804,11 @@ impl SheetDoc {
             })
     }
 
+    /// Where a top-level element of the worksheet (`drawing`, `pageSetup`, …) is in its text.
+    pub fn element_span(&self, name: &[u8]) -> Option<(usize, usize)> {
+        self.top_span(name)
+    }
+
     fn top_span(&self, name: &[u8]) -> Option<(usize, usize)> {
         self.top
             .iter()
@@ -1123,7 +1129,10 @@ impl SheetDoc {
             } else {
                 let original = self.xml.get(c.range()).unwrap_or("");
                 let style = self.restyles.get(&at).copied();
-                if c.implicit || style.is_some() {
+                if style == Some(0) && original.trim_end().ends_with("/>") {
+                    // A blank cell whose style is taken away says nothing: it is left out, so
+                    // undoing a fill of blank cells gives back the part as it was.
+                } else if c.implicit || style.is_some() {
                     out.push_str(&rewrite_cell_tag(original, at, c.implicit, style));
                 } else {
                     out.push_str(original);

@@ -213,6 +213,7 @@ export type PatchOp =
   | {
       op: 'delete_sheet';
       sheet: string;
+      copy_of?: string | null;
     }
   | {
       op: 'draw_grid_border';
@@ -312,6 +313,60 @@ export type PatchOp =
       op: 'restore_design_snapshot';
       sheet: string;
       design_snapshot: DesignSnapshot;
+    }
+  | {
+      op: 'update_rows_by_key';
+      sheet: string;
+      /**
+       * The row holding the column headers (1-based; default 1). Keys are searched below it.
+       */
+      header_row: number;
+      /**
+       * The key column: its header text, or its letter.
+       */
+      key_column: string;
+      rows: {
+        [k: string]: CellValue | null | undefined;
+      }[];
+      /**
+       * A key no row has: `error` (default), `append` or `skip`.
+       */
+      on_missing: OnMissing & string;
+      /**
+       * A fill colour (`#D9D9D9`) for each row found, as a leaver's row is greyed out.
+       */
+      fill_color?: string | null;
+      /**
+       * The columns `fill_color` paints (`A:P`); default: from the first to the last header.
+       */
+      fill_columns?: string | null;
+    }
+  | {
+      op: 'append_rows';
+      sheet: string;
+      /**
+       * The row holding the column headers (1-based). Without it, columns are named by letter.
+       */
+      header_row?: number | null;
+      rows: {
+        [k: string]: CellValue | null | undefined;
+      }[];
+      /**
+       * `last` (default): styles and shifted formulas of the row above; `none`: values only.
+       */
+      copy_style_from: CopyStyleFrom & string;
+    }
+  | {
+      op: 'copy_sheet';
+      sheet: string;
+      /**
+       * The new sheet's name (aliases `name`, `target`).
+       */
+      new_sheet: string;
+      /**
+       * Where the copy goes among the tabs, 1-based (default: after the last).
+       */
+      position?: number | null;
     };
 /**
  * A scalar a cell holds or a request gives: text, number, boolean, or a value with an explicit
@@ -373,6 +428,20 @@ export type HorizontalAlign =
  */
 export type VerticalAlign = 'top' | 'center' | 'bottom' | 'justify' | 'distributed';
 /**
+ * What `update_rows_by_key` does with a key no row of the sheet has.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "OnMissing".
+ */
+export type OnMissing = 'error' | 'append' | 'skip';
+/**
+ * Where an appended row's styles and formulas come from.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "CopyStyleFrom".
+ */
+export type CopyStyleFrom = 'last' | 'none';
+/**
  * What to do when the output file already exists.
  *
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
@@ -407,7 +476,10 @@ export type OpKind =
   | 'set_style'
   | 'apply_table_style'
   | 'delete_table'
-  | 'restore_design_snapshot';
+  | 'restore_design_snapshot'
+  | 'update_rows_by_key'
+  | 'append_rows'
+  | 'copy_sheet';
 /**
  * What a diff value is.
  *
@@ -620,6 +692,7 @@ export type PatchOpInput =
   | {
       op: 'delete_sheet';
       sheet: string;
+      copy_of?: string | null;
     }
   | {
       op: 'draw_grid_border';
@@ -719,6 +792,60 @@ export type PatchOpInput =
       op: 'restore_design_snapshot';
       sheet?: string;
       design_snapshot: DesignSnapshotInput;
+    }
+  | {
+      op: 'update_rows_by_key';
+      sheet?: string;
+      /**
+       * The row holding the column headers (1-based; default 1). Keys are searched below it.
+       */
+      header_row?: number;
+      /**
+       * The key column: its header text, or its letter.
+       */
+      key_column: string;
+      rows: {
+        [k: string]: CellValue | null | undefined;
+      }[];
+      /**
+       * A key no row has: `error` (default), `append` or `skip`.
+       */
+      on_missing?: OnMissing & string;
+      /**
+       * A fill colour (`#D9D9D9`) for each row found, as a leaver's row is greyed out.
+       */
+      fill_color?: string | null;
+      /**
+       * The columns `fill_color` paints (`A:P`); default: from the first to the last header.
+       */
+      fill_columns?: string | null;
+    }
+  | {
+      op: 'append_rows';
+      sheet?: string;
+      /**
+       * The row holding the column headers (1-based). Without it, columns are named by letter.
+       */
+      header_row?: number | null;
+      rows: {
+        [k: string]: CellValue | null | undefined;
+      }[];
+      /**
+       * `last` (default): styles and shifted formulas of the row above; `none`: values only.
+       */
+      copy_style_from?: CopyStyleFrom & string;
+    }
+  | {
+      op: 'copy_sheet';
+      sheet?: string;
+      /**
+       * The new sheet's name (aliases `name`, `target`).
+       */
+      new_sheet: string;
+      /**
+       * Where the copy goes among the tabs, 1-based (default: after the last).
+       */
+      position?: number | null;
     };
 /**
  * One step of a turn, streamed to the UI and the CLI as it happens.

@@ -164,3 +164,44 @@ fn a_styled_workbook_opens_in_libreoffice_with_bold_fill_merge_and_table() {
         "the table is missing from the converted workbook"
     );
 }
+
+/// The part of a flat ODF spreadsheet that is one sheet.
+fn table_of<'a>(fods: &'a str, name: &str) -> &'a str {
+    let at = fods
+        .find(&format!("<table:table table:name=\"{name}\""))
+        .unwrap_or_else(|| panic!("no sheet {name:?}"));
+    let end = fods[at..].find("</table:table>").unwrap();
+    &fods[at..at + end]
+}
+
+#[test]
+fn a_copied_sheet_opens_in_libreoffice_with_its_styles() {
+    if keiri_testkit::skip_without_shared("fixtures/accounting/retirement_workbook_2024Q4.xlsx") {
+        return;
+    }
+    if !have_soffice() {
+        return;
+    }
+    let ws = Workspace::new();
+    let name = ws.add_fixture("accounting/retirement_workbook_2024Q4.xlsx");
+    let res = ws.ok(json!({
+        "xlsx_path": name,
+        "ops": [{"op": "copy_sheet", "sheet": "2024.12", "new_sheet": "2025.3写し"}],
+        "out_name": "copied.xlsx",
+    }));
+    let fods = to_fods(&ws, Path::new(&res.out_path));
+    let source = table_of(&fods, "2024.12");
+    let copy = table_of(&fods, "2025.3写し");
+    // The header cells have the same style in both sheets, and it is not the default.
+    let header = style_of_cell_with_text(source, "社員番号");
+    assert_eq!(style_of_cell_with_text(copy, "社員番号"), header);
+    assert!(!style_definition(&fods, header).is_empty());
+    // The same columns and rows.
+    let shape = |t: &str| {
+        (
+            t.matches("<table:table-column").count(),
+            t.matches("<table:table-row").count(),
+        )
+    };
+    assert_eq!(shape(copy), shape(source));
+}

@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod bounds;
+mod copy;
 mod dates;
 mod design;
 mod extract;
@@ -12,6 +13,7 @@ mod make;
 mod props;
 mod read;
 mod robustness;
+mod rows;
 mod semantics;
 mod spec;
 mod support;

@@ -767,7 +767,8 @@ fn added_sheets_are_real_worksheets() {
     assert_eq!(
         res.inverse_ops.last(),
         Some(&PatchOp::DeleteSheet {
-            sheet: "売上集計".into()
+            sheet: "売上集計".into(),
+            copy_of: None,
         })
     );
     let parts = crate::support::entries(Path::new(&res.out_path));

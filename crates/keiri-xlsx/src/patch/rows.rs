@@ -1,0 +1,643 @@
+//! `update_rows_by_key` and `append_rows`: rows found by their key cell, rows added after the
+//! last one. Both resolve to cell writes through the same path as `set_value` (dates become
+//! serials with a date format, `=` text needs `auto_formula`, merged and locked cells are
+//! refused), so their diffs and inverse ops are the cell ops' own.
+
+use std::collections::HashMap;
+
+use super::*;
+use crate::formula::{Kind, RefArea};
+use crate::row_ops::{
+    CopyStyleFrom, OnMissing, RowValues, UpdateRowsByKey, column_letters, key_of, normalise_key,
+};
+
+/// How many keys or formulas a message lists before "and N more".
+const LISTED: usize = 5;
+
+/// The header row of a sheet: normalised header text → the columns that carry it.
+struct Headers {
+    row: Option<u32>,
+    by_name: HashMap<String, Vec<u32>>,
+}
+
+impl Headers {
+    /// The first and last column with a header.
+    fn span(&self) -> Option<(u32, u32)> {
+        let cols = self.by_name.values().flatten();
+        Some((*cols.clone().min()?, *cols.max()?))
+    }
+
+    /// The column a request names: its header text, else its letter.
+    fn column(&self, sheet: &str, name: &str) -> Result<u32, String> {
+        let key = normalise_key(name);
+        if let Some(cols) = self.by_name.get(&key) {
+            return match cols.as_slice() {
+                [one] => Ok(*one),
+                many => Err(format!(
+                    "the header {name:?} is in columns {} of {sheet}; name the column by its \
+                     letter",
+                    many.iter()
+                        .map(|c| a1::column_name(*c))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )),
+            };
+        }
+        if let Some(col) = column_letters(name) {
+            return Ok(col);
+        }
+        let mut known: Vec<(&u32, &String)> = self
+            .by_name
+            .iter()
+            .flat_map(|(n, cols)| cols.iter().map(move |c| (c, n)))
+            .collect();
+        known.sort();
+        let known: Vec<String> = known.into_iter().map(|(_, n)| format!("{n:?}")).collect();
+        Err(match self.row {
+            Some(row) => format!(
+                "{sheet} has no column {name:?} in its header row {row} (headers: {})",
+                if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                }
+            ),
+            None => format!("{name:?} is not a column letter"),
+        })
+    }
+}
+
+/// A cell's text as a header or key compares it (`None`: empty, or nothing to compare).
+fn cell_text(content: &Content) -> Option<String> {
+    let text = match content {
+        Content::Text(s) | Content::Date(s) => normalise_key(s),
+        Content::Number(n) => crate::sheet::format_number(*n),
+        Content::Bool(b) => if *b { "true" } else { "false" }.to_string(),
+        Content::Formula {
+            cached: Some(c), ..
+        } => normalise_key(&c.v),
+        _ => return None,
+    };
+    (!text.is_empty()).then_some(text)
+}
+
+fn listed(items: &[String]) -> String {
+    let mut text = items
+        .iter()
+        .take(LISTED)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if items.len() > LISTED {
+        text.push_str(&format!(" and {} more", items.len() - LISTED));
+    }
+    text
+}
+
+impl Run<'_> {
+    pub(super) fn rows_op(&mut self, i: usize, op: &PatchOp, si: usize) -> Result<OpResult, Error> {
+        match op {
+            PatchOp::UpdateRowsByKey(o) => self.update_rows(i, op, si, o),
+            PatchOp::AppendRows(o) => {
+                let headers = match o.header_row {
+                    Some(row) => self.headers(si, row)?,
+                    None => Headers {
+                        row: None,
+                        by_name: HashMap::new(),
+                    },
+                };
+                let mut befores = Vec::new();
+                let mut restyled = Vec::new();
+                let result = self.append(
+                    i,
+                    op,
+                    si,
+                    &headers,
+                    &o.rows,
+                    o.copy_style_from,
+                    &mut befores,
+                    &mut restyled,
+                )?;
+                self.finish(si, result, befores, restyled)
+            }
+            _ => Ok(Ok(())),
+        }
+    }
+
+    fn headers(&mut self, si: usize, row: u32) -> Result<Headers, Error> {
+        let (doc, sst) = self.book.doc_mut(si)?;
+        let mut by_name: HashMap<String, Vec<u32>> = HashMap::new();
+        for (col, content) in doc.row_cells(row, sst) {
+            if let Some(text) = cell_text(&content) {
+                by_name.entry(text).or_default().push(col);
+            }
+        }
+        Ok(Headers {
+            row: Some(row),
+            by_name,
+        })
+    }
+
+    /// Records the op's inverse (the cells' old contents, then their old styles) and returns
+    /// its outcome.
+    fn finish(
+        &mut self,
+        si: usize,
+        result: OpResult,
+        befores: Vec<(CellRef, Content)>,
+        restyled: Vec<(CellRef, u32)>,
+    ) -> Result<OpResult, Error> {
+        if result.is_err() {
+            return Ok(result);
+        }
+        let sheet = self.sheet_name(si);
+        let mut inverse = Vec::new();
+        if self.req.return_inverse_ops {
+            for (cell, before) in &befores {
+                inverse.push(self.inverse_for(&sheet, *cell, before));
+            }
+            // A cell restyled twice (a date format, then a fill) goes back to its first style.
+            let mut seen = std::collections::HashSet::new();
+            let first: Vec<(CellRef, u32)> = restyled
+                .into_iter()
+                .filter(|(cell, _)| seen.insert(*cell))
+                .collect();
+            inverse.extend(Self::restore_styles(&sheet, first));
+        }
+        self.inverse.push(inverse);
+        Ok(result)
+    }
+
+    fn update_rows(
+        &mut self,
+        i: usize,
+        op: &PatchOp,
+        si: usize,
+        o: &UpdateRowsByKey,
+    ) -> Result<OpResult, Error> {
+        let sheet = self.sheet_name(si);
+        let headers = self.headers(si, o.header_row)?;
+        let key_col = match headers.column(&sheet, &o.key_column) {
+            Ok(c) => c,
+            Err(e) => return Ok(Err(format!("key_column: {e}"))),
+        };
+        // Every key below the header, and the rows that hold it.
+        let mut index: HashMap<String, Vec<u32>> = HashMap::new();
+        {
+            let (doc, sst) = self.book.doc_mut(si)?;
+            for (row, content) in doc.column_cells(key_col, sst) {
+                if row <= o.header_row {
+                    continue;
+                }
+                if let Some(key) = cell_text(&content) {
+                    index.entry(key).or_default().push(row);
+                }
+            }
+        }
+        let key_name = normalise_key(&o.key_column);
+        let mut found: Vec<(u32, &RowValues)> = Vec::new();
+        let mut missing: Vec<(String, &RowValues)> = Vec::new();
+        for (n, row) in o.rows.iter().enumerate() {
+            // `validate` has checked that every row has a non-empty key.
+            let given = row
+                .iter()
+                .find(|(k, _)| normalise_key(k) == key_name)
+                .and_then(|(_, v)| v.as_ref());
+            let key = given.and_then(key_of).unwrap_or_default();
+            let shown = given.map(show).unwrap_or_default();
+            match index.get(&key).map(Vec::as_slice) {
+                Some([one]) => found.push((*one, row)),
+                Some(many) => {
+                    return Ok(Err(format!(
+                        "rows[{n}]: the key {shown} is in rows {} of {sheet} (column {}); a key \
+                         must find one row",
+                        many.iter()
+                            .map(u32::to_string)
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        a1::column_name(key_col)
+                    )));
+                }
+                None => missing.push((shown, row)),
+            }
+        }
+        if !missing.is_empty() {
+            let keys: Vec<String> = missing.iter().map(|(k, _)| k.clone()).collect();
+            match o.on_missing {
+                OnMissing::Error => {
+                    return Ok(Err(format!(
+                        "{} of {} keys are not in {sheet}!{} below row {}: {} (on_missing: \
+                         append adds them, skip leaves them out)",
+                        keys.len(),
+                        o.rows.len(),
+                        a1::column_name(key_col),
+                        o.header_row,
+                        listed(&keys)
+                    )));
+                }
+                OnMissing::Skip => self.warnings.push(format!(
+                    "op[{i}] update_rows_by_key: {} keys are not in {sheet} and were skipped: {}",
+                    keys.len(),
+                    listed(&keys)
+                )),
+                OnMissing::Append => {}
+            }
+        }
+        let mut befores = Vec::new();
+        let mut restyled = Vec::new();
+        for (row, values) in &found {
+            let mut cells: Vec<(u32, &Option<CellValue>)> = Vec::new();
+            for (name, value) in values.iter() {
+                if normalise_key(name) == key_name {
+                    continue;
+                }
+                match headers.column(&sheet, name) {
+                    Ok(col) => cells.push((col, value)),
+                    Err(e) => return Ok(Err(e)),
+                }
+            }
+            cells.sort_by_key(|(col, _)| *col);
+            for (col, value) in cells {
+                let Some(cell) = CellRef::new(*row, col) else {
+                    continue;
+                };
+                if let Err(e) =
+                    self.write_value(i, op, si, cell, value, &mut befores, &mut restyled)?
+                {
+                    return Ok(Err(e));
+                }
+            }
+        }
+        if let Some(color) = &o.fill_color {
+            let span = match &o.fill_columns {
+                Some(text) => crate::row_ops::column_span(text).ok(),
+                None => headers.span(),
+            };
+            let rows: Vec<u32> = found.iter().map(|(r, _)| *r).collect();
+            if let (Some(span), false) = (span, rows.is_empty())
+                && let Err(e) = self.fill_rows(si, &rows, span, color, &mut restyled)?
+            {
+                return Ok(Err(e));
+            }
+        }
+        let mut result = Ok(());
+        if o.on_missing == OnMissing::Append && !missing.is_empty() {
+            let rows: Vec<RowValues> = missing.into_iter().map(|(_, r)| r.clone()).collect();
+            result = self.append(
+                i,
+                op,
+                si,
+                &headers,
+                &rows,
+                CopyStyleFrom::Last,
+                &mut befores,
+                &mut restyled,
+            )?;
+        }
+        self.finish(si, result, befores, restyled)
+    }
+
+    /// Gives columns `span` of each of `rows` a solid fill (each cell keeps the rest of its
+    /// format), recording the old styles.
+    fn fill_rows(
+        &mut self,
+        si: usize,
+        rows: &[u32],
+        span: (u32, u32),
+        color: &str,
+        restyled: &mut Vec<(CellRef, u32)>,
+    ) -> Result<OpResult, Error> {
+        let change = StyleChange {
+            fill_color: match crate::design::argb(color, "fill_color") {
+                Ok(c) => Some(c),
+                Err(e) => return Ok(Err(e)),
+            },
+            ..Default::default()
+        };
+        let cells: Vec<CellRef> = rows
+            .iter()
+            .flat_map(|r| (span.0..=span.1).filter_map(move |c| CellRef::new(*r, c)))
+            .collect();
+        let before: Vec<u32> = {
+            let (doc, _) = self.book.doc_mut(si)?;
+            cells.iter().map(|c| doc.style_id(*c)).collect()
+        };
+        let styles = match self.book.styles_mut()? {
+            Ok(s) => s,
+            Err(e) => return Ok(Err(e)),
+        };
+        let mut derived: HashMap<u32, u32> = HashMap::new();
+        let mut after = Vec::with_capacity(before.len());
+        for old in &before {
+            let new = match derived.get(old) {
+                Some(n) => *n,
+                None => match styles.derive(*old as usize, &change) {
+                    Ok(n) => {
+                        let n = u32::try_from(n).unwrap_or(u32::MAX);
+                        derived.insert(*old, n);
+                        n
+                    }
+                    Err(e) => return Ok(Err(e)),
+                },
+            };
+            after.push(new);
+        }
+        let (doc, _) = self.book.doc_mut(si)?;
+        for ((cell, old), new) in cells.iter().zip(before).zip(after) {
+            doc.restyle(*cell, new);
+            restyled.push((*cell, old));
+        }
+        self.book.changed = true;
+        Ok(Ok(()))
+    }
+
+    /// Writes one value as `set_value` writes it, recording the diff, the old content and the
+    /// old style (when a date format was added).
+    #[allow(clippy::too_many_arguments)]
+    fn write_value(
+        &mut self,
+        i: usize,
+        op: &PatchOp,
+        si: usize,
+        cell: CellRef,
+        value: &Option<CellValue>,
+        befores: &mut Vec<(CellRef, Content)>,
+        restyled: &mut Vec<(CellRef, u32)>,
+    ) -> Result<OpResult, Error> {
+        let sheet = self.sheet_name(si);
+        let write = Write::Value(value.clone());
+        let prepared = match self.content_for(i, &format!("{sheet}!{cell}"), &write) {
+            Ok(c) => c,
+            Err(e) => return Ok(Err(format!("{cell}: {e}"))),
+        };
+        let before = match self.write_cell(i, si, cell, prepared.content)? {
+            Ok(b) => b,
+            Err(e) => return Ok(Err(e)),
+        };
+        if let Some(format) = prepared.number_format {
+            match self.date_format(si, cell, format)? {
+                Ok(old) => restyled.extend(old.map(|o| (cell, o))),
+                Err(e) => return Ok(Err(format!("{cell}: {e}"))),
+            }
+        }
+        self.diff.push(PatchDiffItem {
+            op: op.kind(),
+            op_index: i,
+            sheet,
+            cell: Some(cell.to_a1()),
+            before: patch_value(&before),
+            after: Some(prepared.after),
+            status: DiffStatus::Applied,
+            computed: None,
+        });
+        befores.push((cell, before));
+        Ok(Ok(()))
+    }
+
+    /// Appends `rows` after the last row holding a value (at least below the header row).
+    #[allow(clippy::too_many_arguments)]
+    fn append(
+        &mut self,
+        i: usize,
+        op: &PatchOp,
+        si: usize,
+        headers: &Headers,
+        rows: &[RowValues],
+        copy: CopyStyleFrom,
+        befores: &mut Vec<(CellRef, Content)>,
+        restyled: &mut Vec<(CellRef, u32)>,
+    ) -> Result<OpResult, Error> {
+        let sheet = self.sheet_name(si);
+        // Every column first, so a wrong name writes nothing.
+        let mut resolved: Vec<Vec<(u32, &Option<CellValue>)>> = Vec::with_capacity(rows.len());
+        for row in rows {
+            let mut cells = Vec::with_capacity(row.len());
+            for (name, value) in row {
+                match headers.column(&sheet, name) {
+                    Ok(col) => cells.push((col, value)),
+                    Err(e) => return Ok(Err(e)),
+                }
+            }
+            cells.sort_by_key(|(col, _)| *col);
+            resolved.push(cells);
+        }
+        let header = headers.row.unwrap_or(0);
+        let last = {
+            let (doc, sst) = self.book.doc_mut(si)?;
+            doc.last_value_row(sst).unwrap_or(0).max(header)
+        };
+        let first = last + 1;
+        let end = u64::from(last) + rows.len() as u64;
+        if end >= u64::from(a1::MAX_ROW) {
+            return Ok(Err(format!(
+                "{} rows after row {last} would pass the sheet's last row {}",
+                rows.len(),
+                a1::MAX_ROW
+            )));
+        }
+        if last > header
+            && let Some(total) = self.totals_in(si, last)?
+        {
+            return Ok(Err(format!(
+                "row {last} of {sheet} looks like a totals row ({total}); rows appended below \
+                 it would be left out of its total. Make room above it in Excel, or write the \
+                 rows with set_range_values"
+            )));
+        }
+        self.warn_ranges_ending_at(i, op, si, last, header)?;
+        for (n, cells) in resolved.iter().enumerate() {
+            let row = first + n as u32;
+            // Styles and formulas of the row above, into cells the row does not have yet (a
+            // template's prepared row keeps its own). The header row carries nothing.
+            if copy == CopyStyleFrom::Last && row - 1 > header {
+                let given: Vec<u32> = cells.iter().map(|(c, _)| *c).collect();
+                if let Err(e) = self.carry_row(i, op, si, row, &given, befores, restyled)? {
+                    return Ok(Err(e));
+                }
+            }
+            for (col, value) in cells {
+                let Some(cell) = CellRef::new(row, *col) else {
+                    continue;
+                };
+                if let Err(e) = self.write_value(i, op, si, cell, value, befores, restyled)? {
+                    return Ok(Err(e));
+                }
+            }
+        }
+        Ok(Ok(()))
+    }
+
+    /// Gives the empty cells of `row` the styles of the row above and its formulas shifted one
+    /// row down (except in the columns in `given`).
+    #[allow(clippy::too_many_arguments)]
+    fn carry_row(
+        &mut self,
+        i: usize,
+        op: &PatchOp,
+        si: usize,
+        row: u32,
+        given: &[u32],
+        befores: &mut Vec<(CellRef, Content)>,
+        restyled: &mut Vec<(CellRef, u32)>,
+    ) -> Result<OpResult, Error> {
+        let sheet = self.sheet_name(si);
+        let (styles, formulas) = {
+            let (doc, sst) = self.book.doc_mut(si)?;
+            let own: Vec<u32> = doc.row_columns(row);
+            let styles: Vec<(u32, u32)> = doc
+                .row_columns(row - 1)
+                .into_iter()
+                .filter(|c| !own.contains(c))
+                .filter_map(|c| {
+                    let style = doc.style_id(CellRef {
+                        row: row - 1,
+                        col: c,
+                    });
+                    (style != 0).then_some((c, style))
+                })
+                .collect();
+            let formulas: Vec<(u32, String, bool)> = doc
+                .row_cells(row - 1, sst)
+                .into_iter()
+                .filter(|(c, _)| !own.contains(c) && !given.contains(c))
+                .filter_map(|(c, content)| match content {
+                    Content::Formula { text, array, .. } => Some((c, text, array.is_some())),
+                    _ => None,
+                })
+                .collect();
+            (styles, formulas)
+        };
+        for (col, style) in styles {
+            let Some(cell) = CellRef::new(row, col) else {
+                continue;
+            };
+            let (doc, _) = self.book.doc_mut(si)?;
+            let old = doc.style_id(cell);
+            doc.restyle(cell, style);
+            restyled.push((cell, old));
+            self.book.changed = true;
+        }
+        for (col, text, array) in formulas {
+            let Some(cell) = CellRef::new(row, col) else {
+                continue;
+            };
+            if array {
+                self.warnings.push(format!(
+                    "op[{i}] {}: {sheet}!{} above holds an array formula, which is not carried \
+                     to {cell}",
+                    op.kind().as_str(),
+                    CellRef { row: row - 1, col }
+                ));
+                continue;
+            }
+            let body = formula::strip_file_prefixes(&text);
+            let shifted = match formula::shift(&body, 1, 0) {
+                Ok(s) => s,
+                Err(e) => {
+                    return Ok(Err(format!(
+                        "the formula above {cell} cannot be carried down because it does not \
+                         parse: {e}"
+                    )));
+                }
+            };
+            let content = Content::Formula {
+                text: formula::to_file_spelling(&shifted.text),
+                array: None,
+                cached: None,
+            };
+            let before = match self.write_cell(i, si, cell, content)? {
+                Ok(b) => b,
+                Err(e) => return Ok(Err(e)),
+            };
+            self.diff.push(PatchDiffItem {
+                op: op.kind(),
+                op_index: i,
+                sheet: sheet.clone(),
+                cell: Some(cell.to_a1()),
+                before: patch_value(&before),
+                after: Some(PatchValue {
+                    kind: ValueKind::Formula,
+                    value: Some(CellValue::Text(format!("={}", shifted.text))),
+                }),
+                status: DiffStatus::Applied,
+                computed: None,
+            });
+            befores.push((cell, before));
+        }
+        Ok(Ok(()))
+    }
+
+    /// A totals row: its only values are text (a label such as 合計) and one of its formulas
+    /// takes a range of this sheet that ends right above it. Returns `cell =formula`.
+    fn totals_in(&mut self, si: usize, row: u32) -> Result<Option<String>, Error> {
+        let (doc, sst) = self.book.doc_mut(si)?;
+        let cells = doc.row_cells(row, sst);
+        let only_labels = cells
+            .iter()
+            .all(|(_, c)| matches!(c, Content::Text(_) | Content::Formula { .. }));
+        if !only_labels {
+            return Ok(None);
+        }
+        Ok(cells.into_iter().find_map(|(col, content)| {
+            let Content::Formula { text, .. } = content else {
+                return None;
+            };
+            let body = formula::strip_file_prefixes(&text);
+            ranges_of(&body)
+                .any(|(first, last)| last + 1 == row && first < last)
+                .then(|| format!("{}{row} ={body}", a1::column_name(col)))
+        }))
+    }
+
+    /// Warns about formulas outside the rows being appended to that take a range of this sheet
+    /// ending at the old last row: the new rows are not in them.
+    fn warn_ranges_ending_at(
+        &mut self,
+        i: usize,
+        op: &PatchOp,
+        si: usize,
+        last: u32,
+        header: u32,
+    ) -> Result<(), Error> {
+        if last <= header {
+            return Ok(());
+        }
+        let sheet = self.sheet_name(si);
+        let (doc, sst) = self.book.doc_mut(si)?;
+        let mut hits: Vec<String> = Vec::new();
+        doc.visit_cells(sst, |at, content| {
+            if let Content::Formula { text, .. } = content
+                && !(header < at.row && at.row <= last)
+            {
+                let body = formula::strip_file_prefixes(&text);
+                if ranges_of(&body).any(|(first, end)| end == last && first < last) {
+                    hits.push(format!("{at} ={body}"));
+                }
+            }
+            true
+        });
+        if !hits.is_empty() {
+            self.warnings.push(format!(
+                "op[{i}] {}: {} formula(s) of {sheet} take a range ending at row {last}, the last \
+                 row before the appended ones, and do not include them: {}",
+                op.kind().as_str(),
+                hits.len(),
+                listed(&hits)
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The row spans (first, last) of the ranges a formula takes on its own sheet (references
+/// without a sheet prefix).
+fn ranges_of(body: &str) -> impl Iterator<Item = (u32, u32)> {
+    let tokens = formula::tokenize(body).unwrap_or_default();
+    tokens.into_iter().filter_map(|t| match t.kind {
+        Kind::Reference(r) if r.prefix.is_none() => match r.area {
+            RefArea::Range(a, b) => Some((a.row.min(b.row), a.row.max(b.row))),
+            _ => None,
+        },
+        _ => None,
+    })
+}
