@@ -106,7 +106,7 @@ export interface NeighbourCell {
 
 export interface SheetGrid {
   sheet: string;
-  /** `add_sheet` / `delete_sheet` in this patch. */
+  /** `add_sheet` or `copy_sheet` / `delete_sheet` in this patch. */
   sheetChange: 'added' | 'deleted' | null;
   /** The window drawn: consecutive rows and columns around the changed cells. */
   rows: number[];
@@ -171,7 +171,7 @@ export function buildSheetGrids(
     if (isDesignChange(item)) continue;
     const entry = sheetOf(item.sheet);
     if (item.cell === null) {
-      if (item.status === 'applied' && item.op === 'add_sheet') entry.sheetChange = 'added';
+      if (item.status === 'applied' && (item.op === 'add_sheet' || item.op === 'copy_sheet')) entry.sheetChange = 'added';
       if (item.status === 'applied' && item.op === 'delete_sheet') entry.sheetChange = 'deleted';
       continue;
     }

@@ -405,6 +405,7 @@ pub(crate) const KNOWN_FIELDS: &[&str] = &[
     "position",
     "copy_of",
     "fill_columns",
+    "extend_ranges",
 ];
 
 /// Rewrites aliases to their canonical fields (refusing an alias that contradicts its

@@ -651,7 +651,7 @@ pub fn tokenize(formula: &str) -> Result<Vec<Token>, SyntaxError> {
 }
 
 /// Rebuilds the text, replacing the tokens `replace` returns text for.
-fn render(
+pub(crate) fn render(
     formula: &str,
     tokens: &[Token],
     mut replace: impl FnMut(usize, &Token) -> Option<String>,
@@ -669,7 +669,7 @@ fn render(
     out
 }
 
-fn render_pos(p: Pos) -> String {
+pub(crate) fn render_pos(p: Pos) -> String {
     format!(
         "{}{}{}{}",
         if p.col_abs { "$" } else { "" },

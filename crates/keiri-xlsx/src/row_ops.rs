@@ -64,6 +64,10 @@ pub struct UpdateRowsByKey {
     /// A key no row has: `error` (default), `append` or `skip`.
     #[serde(default)]
     pub on_missing: OnMissing,
+    /// With `on_missing: append`: whether totals over the table are extended to the appended
+    /// rows (see `append_rows`; default `true`).
+    #[serde(default = "yes")]
+    pub extend_ranges: bool,
     /// A fill colour (`#D9D9D9`) for each row found, as a leaver's row is greyed out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fill_color: Option<String>,
@@ -90,6 +94,15 @@ pub struct AppendRows {
     /// `last` (default): styles and shifted formulas of the row above; `none`: values only.
     #[serde(default)]
     pub copy_style_from: CopyStyleFrom,
+    /// Whether formulas outside the table that add up its rows (`=SUM(H6:H12)`) are extended
+    /// to the appended rows (default `true`, as an accountant extends a total by hand); with
+    /// `false` they are left and named in a warning.
+    #[serde(default = "yes")]
+    pub extend_ranges: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// `copy_sheet`: a copy of worksheet `sheet` (alias `source`) under a new name — values, formulas, styles, merges,
@@ -157,9 +170,6 @@ impl UpdateRowsByKey {
         if self.key_column.trim().is_empty() {
             return Err("update_rows_by_key key_column must not be empty".to_string());
         }
-        if self.rows.is_empty() {
-            return Err("update_rows_by_key rows must not be empty".to_string());
-        }
         if let Some(color) = &self.fill_color {
             crate::design::argb(color, "fill_color")?;
         }
@@ -205,9 +215,6 @@ impl AppendRows {
     pub(crate) fn validate(&self) -> Result<(), String> {
         if let Some(h) = self.header_row {
             check_header_row(h)?;
-        }
-        if self.rows.is_empty() {
-            return Err("append_rows rows must not be empty".to_string());
         }
         if let Some(n) = self.rows.iter().position(BTreeMap::is_empty) {
             return Err(format!("append_rows rows[{n}] names no column"));

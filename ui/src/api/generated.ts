@@ -333,6 +333,11 @@ export type PatchOp =
        */
       on_missing: OnMissing & string;
       /**
+       * With `on_missing: append`: whether totals over the table are extended to the appended
+       * rows (see `append_rows`; default `true`).
+       */
+      extend_ranges: boolean;
+      /**
        * A fill colour (`#D9D9D9`) for each row found, as a leaver's row is greyed out.
        */
       fill_color?: string | null;
@@ -355,6 +360,12 @@ export type PatchOp =
        * `last` (default): styles and shifted formulas of the row above; `none`: values only.
        */
       copy_style_from: CopyStyleFrom & string;
+      /**
+       * Whether formulas outside the table that add up its rows (`=SUM(H6:H12)`) are extended
+       * to the appended rows (default `true`, as an accountant extends a total by hand); with
+       * `false` they are left and named in a warning.
+       */
+      extend_ranges: boolean;
     }
   | {
       op: 'copy_sheet';
@@ -812,6 +823,11 @@ export type PatchOpInput =
        */
       on_missing?: OnMissing & string;
       /**
+       * With `on_missing: append`: whether totals over the table are extended to the appended
+       * rows (see `append_rows`; default `true`).
+       */
+      extend_ranges?: boolean;
+      /**
        * A fill colour (`#D9D9D9`) for each row found, as a leaver's row is greyed out.
        */
       fill_color?: string | null;
@@ -834,6 +850,12 @@ export type PatchOpInput =
        * `last` (default): styles and shifted formulas of the row above; `none`: values only.
        */
       copy_style_from?: CopyStyleFrom & string;
+      /**
+       * Whether formulas outside the table that add up its rows (`=SUM(H6:H12)`) are extended
+       * to the appended rows (default `true`, as an accountant extends a total by hand); with
+       * `false` they are left and named in a warning.
+       */
+      extend_ranges?: boolean;
     }
   | {
       op: 'copy_sheet';

@@ -147,6 +147,15 @@ describe('buildSheetGrids', () => {
     expect(grids[2]?.rows).toEqual([]);
   });
 
+  it('shows a copied sheet as added, with the cells written into the copy', () => {
+    const grids = buildSheetGrids([
+      item({ sheet: '2025.3', cell: null, op: 'copy_sheet', before: null, after: { kind: 'sheet', value: '2025.3' } }),
+      item({ sheet: '2025.3', cell: 'D2', op: 'set_value', op_index: 1 }),
+      item({ sheet: '2025.3', cell: 'A11', op: 'append_rows', op_index: 3 }),
+    ]);
+    expect(grids.map((g) => [g.sheet, g.sheetChange, g.cells.size])).toEqual([['2025.3', 'added', 2]]);
+  });
+
   it('caps the window and lists the rest as overflow', () => {
     const grids = buildSheetGrids(
       [item({ cell: 'A1' }), item({ cell: 'A500' }), item({ cell: 'Z2' }), item({ cell: 'B3' })],

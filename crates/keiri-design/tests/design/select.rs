@@ -32,6 +32,12 @@ fn retrieval_chooses_the_templates_whose_job_the_instruction_names() {
         "請求書の重複を検出してExcelに出力",
         &["invoice_duplicate_detection"],
     );
+    // A retirement-benefit workbook rolled forward: the roll-forward, not a payroll check
+    // (it used to get the payroll check for sharing 給与-like words, then nothing).
+    check(
+        "退職給付引当金のワークブックを前期から当期に繰り越す",
+        &["period_roll_forward"],
+    );
     // A report asked for too is not a job: compose adds the report template for it afterwards
     // (`intent::complete`), retrieval does not choose it.
     check(
@@ -85,8 +91,6 @@ fn a_shared_word_does_not_choose_a_template() {
         "仕訳帳を勘定科目別・月別に合計して前月比の増減を一覧にする",
         &[],
     );
-    // A retirement-benefit workbook rolled forward: not a payroll anomaly check.
-    check("退職給付引当金のワークブックを前期から当期に繰り越す", &[]);
     // Two text files compared: not a close checklist or a three-way match.
     check("2つのテキストファイルを比較して差分を出す", &[]);
     // An evidence ZIP against the ledger: not three-way match + bank reconciliation.

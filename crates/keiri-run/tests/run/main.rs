@@ -11,6 +11,7 @@ mod jp;
 mod limits;
 mod matching;
 mod output;
+mod roll_forward;
 mod support;
 mod templates;
 mod transforms;

@@ -20,18 +20,18 @@ use keiri_run::records::RunDir;
 use keiri_run::state::{NodeStatus, RunStatus};
 use serde_json::{Value as Json, json};
 
-fn repo() -> PathBuf {
+pub(crate) fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 /// A workspace with a copy of `samples/`, and the bytes of every sample to compare after.
-struct Workspace {
-    dir: tempfile::TempDir,
+pub(crate) struct Workspace {
+    pub(crate) dir: tempfile::TempDir,
     originals: Vec<(PathBuf, Vec<u8>)>,
 }
 
 impl Workspace {
-    fn new() -> Workspace {
+    pub(crate) fn new() -> Workspace {
         let dir = tempfile::tempdir().unwrap();
         let samples = dir.path().join("samples");
         std::fs::create_dir_all(&samples).unwrap();
@@ -59,17 +59,17 @@ impl Workspace {
 }
 
 /// What a run left behind.
-struct Ran {
-    status: RunStatus,
-    nodes: IndexMap<String, NodeStatus>,
-    failures: Vec<(String, String)>,
+pub(crate) struct Ran {
+    pub(crate) status: RunStatus,
+    pub(crate) nodes: IndexMap<String, NodeStatus>,
+    pub(crate) failures: Vec<(String, String)>,
     dir: RunDir,
     run_dir: PathBuf,
 }
 
 impl Ran {
     /// Output `alias` of node `node` (a composed id `<template>__<node>`), as JSON.
-    fn output(&self, node: &str, alias: &str) -> Json {
+    pub(crate) fn output(&self, node: &str, alias: &str) -> Json {
         let outputs = self
             .dir
             .load_outputs(node)
@@ -81,13 +81,13 @@ impl Ran {
             .to_json()
     }
 
-    fn status(&self, node: &str) -> Option<NodeStatus> {
+    pub(crate) fn status(&self, node: &str) -> Option<NodeStatus> {
         self.nodes.get(node).copied()
     }
 }
 
 /// Composes `templates` with `vars`, validates the plan and runs it in `ws`.
-fn run_templates(ws: &Workspace, templates: &[&str], vars: Json) -> Ran {
+pub(crate) fn run_templates(ws: &Workspace, templates: &[&str], vars: Json) -> Ran {
     run_templates_answered(ws, templates, vars, json!({}))
 }
 

@@ -40,6 +40,11 @@ pub fn generate_workbook() -> Vec<u8> {
     let sst = format!(
         r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" count="{ROWS}" uniqueCount="{ROWS}">{strings}</sst>"#
     );
+    package(sheet, sst)
+}
+
+/// The package around one worksheet named 明細 and its shared strings.
+fn package(sheet: String, sst: String) -> Vec<u8> {
     let files: Vec<(&str, String)> = vec![
         ("[Content_Types].xml", r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/><Override PartName="/xl/worksheets/sheet1.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/><Override PartName="/xl/sharedStrings.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sharedStrings+xml"/></Types>"#.to_string()),
         ("_rels/.rels", r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="xl/workbook.xml"/></Relationships>"#.to_string()),
@@ -54,6 +59,44 @@ pub fn generate_workbook() -> Vec<u8> {
         let _ = w.write_all(text.as_bytes());
     }
     w.finish().map(|c| c.into_inner()).unwrap_or_default()
+}
+
+/// A ledger of `rows` data rows under a header row (伝票番号, 金額1–金額8, 合計): the key
+/// `伝票0000001`… in A (shared strings), eight numbers and a `SUM` formula per row.
+pub fn generate_ledger(rows: u32) -> Vec<u8> {
+    let mut sheet = String::with_capacity(rows as usize * 260);
+    let last = rows + 1;
+    sheet.push_str(&format!(r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><dimension ref="A1:J{last}"/><sheetData>"#));
+    let mut strings = String::from("<si><t>伝票番号</t></si>");
+    sheet.push_str(r#"<row r="1"><c r="A1" t="s"><v>0</v></c>"#);
+    for c in 2..COLS {
+        strings.push_str(&format!("<si><t>金額{}</t></si>", c - 1));
+        sheet.push_str(&format!(
+            r#"<c r="{}1" t="s"><v>{}</v></c>"#,
+            col_name(c),
+            c - 1
+        ));
+    }
+    strings.push_str("<si><t>合計</t></si>");
+    sheet.push_str(&format!(r#"<c r="J1" t="s"><v>{}</v></c></row>"#, COLS - 1));
+    for r in 2..=last {
+        sheet.push_str(&format!(r#"<row r="{r}" spans="1:{COLS}">"#));
+        sheet.push_str(&format!(r#"<c r="A{r}" t="s"><v>{}</v></c>"#, r - 2 + COLS));
+        strings.push_str(&format!("<si><t>伝票{:07}</t></si>", r - 1));
+        for c in 2..COLS {
+            let v = (r * 31 + c * 17) % 10_000;
+            sheet.push_str(&format!(r#"<c r="{}{r}"><v>{v}.{c}</v></c>"#, col_name(c)));
+        }
+        sheet.push_str(&format!(
+            r#"<c r="J{r}"><f>SUM(B{r}:I{r})</f><v>0</v></c></row>"#
+        ));
+    }
+    sheet.push_str("</sheetData></worksheet>");
+    let count = rows + COLS;
+    let sst = format!(
+        r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" count="{count}" uniqueCount="{count}">{strings}</sst>"#
+    );
+    package(sheet, sst)
 }
 
 pub fn vm_kb(field: &str) -> u64 {

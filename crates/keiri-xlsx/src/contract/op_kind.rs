@@ -174,8 +174,15 @@ impl OpKind {
                 "on_missing",
                 "fill_color",
                 "fill_columns",
+                "extend_ranges",
             ],
-            OpKind::AppendRows => &["sheet", "header_row", "rows", "copy_style_from"],
+            OpKind::AppendRows => &[
+                "sheet",
+                "header_row",
+                "rows",
+                "copy_style_from",
+                "extend_ranges",
+            ],
             OpKind::CopySheet => &["sheet", "new_sheet", "position"],
         }
     }

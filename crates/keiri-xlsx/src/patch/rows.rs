@@ -96,6 +96,21 @@ fn listed(items: &[String]) -> String {
 
 impl Run<'_> {
     pub(super) fn rows_op(&mut self, i: usize, op: &PatchOp, si: usize) -> Result<OpResult, Error> {
+        // No rows (a quarter without leavers) is nothing to do, said in a warning.
+        let given = match op {
+            PatchOp::UpdateRowsByKey(o) => o.rows.len(),
+            PatchOp::AppendRows(o) => o.rows.len(),
+            _ => 1,
+        };
+        if given == 0 {
+            self.warnings.push(format!(
+                "op[{i}] {}: no rows were given; {} is unchanged",
+                op.kind().as_str(),
+                self.sheet_name(si)
+            ));
+            self.inverse.push(Vec::new());
+            return Ok(Ok(()));
+        }
         match op {
             PatchOp::UpdateRowsByKey(o) => self.update_rows(i, op, si, o),
             PatchOp::AppendRows(o) => {
@@ -114,7 +129,7 @@ impl Run<'_> {
                     si,
                     &headers,
                     &o.rows,
-                    o.copy_style_from,
+                    (o.copy_style_from, o.extend_ranges),
                     &mut befores,
                     &mut restyled,
                 )?;
@@ -289,7 +304,7 @@ impl Run<'_> {
                 si,
                 &headers,
                 &rows,
-                CopyStyleFrom::Last,
+                (CopyStyleFrom::Last, o.extend_ranges),
                 &mut befores,
                 &mut restyled,
             )?;
@@ -403,7 +418,7 @@ impl Run<'_> {
         si: usize,
         headers: &Headers,
         rows: &[RowValues],
-        copy: CopyStyleFrom,
+        (copy, extend): (CopyStyleFrom, bool),
         befores: &mut Vec<(CellRef, Content)>,
         restyled: &mut Vec<(CellRef, u32)>,
     ) -> Result<OpResult, Error> {
@@ -444,7 +459,8 @@ impl Run<'_> {
                  rows with set_range_values"
             )));
         }
-        self.warn_ranges_ending_at(i, op, si, last, header)?;
+        let final_row = last + rows.len() as u32;
+        let short = self.ranges_short_of(si, last, header, final_row)?;
         for (n, cells) in resolved.iter().enumerate() {
             let row = first + n as u32;
             // Styles and formulas of the row above, into cells the row does not have yet (a
@@ -464,6 +480,58 @@ impl Run<'_> {
                 }
             }
         }
+        if short.is_empty() {
+            return Ok(Ok(()));
+        }
+        let listed_cells: Vec<String> = short
+            .iter()
+            .map(|s| format!("{} ={} → ={}", s.cell, s.body, s.extended))
+            .collect();
+        if !extend {
+            let outside: Vec<String> = short
+                .iter()
+                .map(|s| format!("{} ={}", s.cell, s.body))
+                .collect();
+            self.warnings.push(format!(
+                "op[{i}] {}: {} formula(s) of {sheet} add up the table's rows but stop before \
+                 the appended ones (rows up to {final_row}); extend their ranges: {}",
+                op.kind().as_str(),
+                short.len(),
+                listed(&outside)
+            ));
+            return Ok(Ok(()));
+        }
+        for s in short {
+            let content = Content::Formula {
+                text: formula::to_file_spelling(&s.extended),
+                array: None,
+                cached: None,
+            };
+            let before = match self.write_cell(i, si, s.cell, content)? {
+                Ok(b) => b,
+                Err(e) => return Ok(Err(e)),
+            };
+            self.diff.push(PatchDiffItem {
+                op: op.kind(),
+                op_index: i,
+                sheet: sheet.clone(),
+                cell: Some(s.cell.to_a1()),
+                before: patch_value(&before),
+                after: Some(PatchValue {
+                    kind: ValueKind::Formula,
+                    value: Some(CellValue::Text(format!("={}", s.extended))),
+                }),
+                status: DiffStatus::Applied,
+                computed: None,
+            });
+            befores.push((s.cell, before));
+        }
+        self.warnings.push(format!(
+            "op[{i}] {}: extended {} total(s) of {sheet} to the appended rows: {}",
+            op.kind().as_str(),
+            listed_cells.len(),
+            listed(&listed_cells)
+        ));
         Ok(Ok(()))
     }
 
@@ -589,44 +657,78 @@ impl Run<'_> {
         }))
     }
 
-    /// Warns about formulas outside the rows being appended to that take a range of this sheet
-    /// ending at the old last row: the new rows are not in them.
-    fn warn_ranges_ending_at(
+    /// Formulas outside the table that take a range of its rows reaching the old last row but
+    /// not the last appended one (`SUM(H6:H12)` with rows appended to 13): the new rows would
+    /// not be in them, and the total would be short without a sign. Each comes with its
+    /// ranges extended to `final_row`.
+    fn ranges_short_of(
         &mut self,
-        i: usize,
-        op: &PatchOp,
         si: usize,
         last: u32,
         header: u32,
-    ) -> Result<(), Error> {
+        final_row: u32,
+    ) -> Result<Vec<ShortRange>, Error> {
         if last <= header {
-            return Ok(());
+            return Ok(Vec::new());
         }
-        let sheet = self.sheet_name(si);
         let (doc, sst) = self.book.doc_mut(si)?;
-        let mut hits: Vec<String> = Vec::new();
+        let short = |first: u32, end: u32| {
+            first <= last && first >= header && end >= last && end < final_row && first < end
+        };
+        let mut out = Vec::new();
         doc.visit_cells(sst, |at, content| {
             if let Content::Formula { text, .. } = content
-                && !(header < at.row && at.row <= last)
+                && !(header < at.row && at.row <= final_row)
             {
                 let body = formula::strip_file_prefixes(&text);
-                if ranges_of(&body).any(|(first, end)| end == last && first < last) {
-                    hits.push(format!("{at} ={body}"));
+                if ranges_of(&body).any(|(first, end)| short(first, end)) {
+                    let extended =
+                        extend_ranges(&body, |first, end| short(first, end).then_some(final_row));
+                    out.push(ShortRange {
+                        cell: at,
+                        body,
+                        extended,
+                    });
                 }
             }
             true
         });
-        if !hits.is_empty() {
-            self.warnings.push(format!(
-                "op[{i}] {}: {} formula(s) of {sheet} take a range ending at row {last}, the last \
-                 row before the appended ones, and do not include them: {}",
-                op.kind().as_str(),
-                hits.len(),
-                listed(&hits)
-            ));
-        }
-        Ok(())
+        Ok(out)
     }
+}
+
+/// A formula whose ranges stop short of the appended rows, and the same formula reaching them.
+struct ShortRange {
+    cell: CellRef,
+    body: String,
+    extended: String,
+}
+
+/// The formula with the last row of each own-sheet range `new_end` picks for it replaced.
+fn extend_ranges(body: &str, new_end: impl Fn(u32, u32) -> Option<u32>) -> String {
+    let Ok(tokens) = formula::tokenize(body) else {
+        return body.to_string();
+    };
+    formula::render(body, &tokens, |_, t| {
+        let Kind::Reference(r) = &t.kind else {
+            return None;
+        };
+        let RefArea::Range(a, b) = r.area else {
+            return None;
+        };
+        if r.prefix.is_some() {
+            return None;
+        }
+        let (top, bottom) = if a.row <= b.row { (a, b) } else { (b, a) };
+        let end = new_end(top.row, bottom.row)?;
+        let mut bottom = bottom;
+        bottom.row = end;
+        Some(format!(
+            "{}:{}",
+            formula::render_pos(top),
+            formula::render_pos(bottom)
+        ))
+    })
 }
 
 /// The row spans (first, last) of the ranges a formula takes on its own sheet (references

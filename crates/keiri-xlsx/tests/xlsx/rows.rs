@@ -20,6 +20,7 @@ fn schedule() -> Vec<u8> {
             vec![
                 ("A1", Cell::S("退職給付明細")),
                 ("G2", Cell::F("SUM(E4:E8)")),
+                ("H2", Cell::F("SUM(F4:F10)")),
                 ("A3", Cell::S("社員番号")),
                 ("B3", Cell::S("氏名")),
                 ("C3", Cell::S(" 入社日 ")),
@@ -256,13 +257,21 @@ fn append_rows_fills_the_prepared_rows_then_carries_the_formulas_down() {
     let sheet = "xl/worksheets/sheet1.xml";
     assert_eq!(raw_value(out, sheet, "C9").as_deref(), Some("45663"));
     assert_eq!(raw_value(out, sheet, "C11").as_deref(), Some("45719"));
-    // The summary G2 sums E4:E8, which ends at the old last row: the user is told.
+    // The totals above the table, G2 = SUM(E4:E8) and H2 = SUM(F4:F10), stopped before the
+    // new rows: they are extended to row 11, in the diff and in a warning.
+    assert_eq!(cell(out, "2024.12", "G2").as_deref(), Some("=SUM(E4:E11)"));
+    assert_eq!(cell(out, "2024.12", "H2").as_deref(), Some("=SUM(F4:F11)"));
     assert!(
         res.warnings
             .iter()
-            .any(|w| w.contains("G2 =SUM(E4:E8)") && w.contains("row 8")),
+            .any(|w| w.contains("G2 =SUM(E4:E8) → =SUM(E4:E11)")),
         "{:?}",
         res.warnings
+    );
+    assert!(
+        res.patch_diff
+            .iter()
+            .any(|d| d.cell.as_deref() == Some("H2"))
     );
     // Undo: the cells come back as they were.
     let undo = serde_json::to_value(&res.inverse_ops).unwrap();
@@ -487,5 +496,58 @@ fn update_rows_by_key_greys_the_rows_it_finds() {
     assert_eq!(
         String::from_utf8_lossy(&entries(Path::new(&back.out_path))[part]),
         String::from_utf8_lossy(&entries(&ws.path(&name))[part])
+    );
+}
+
+/// With extend_ranges off, a total that stops short is left and named.
+#[test]
+fn append_rows_can_leave_totals_alone_and_say_so() {
+    let (ws, name) = ws_with_schedule();
+    let res = ws.ok(json!({
+        "xlsx_path": name,
+        "ops": [{"op": "append_rows", "sheet": "2024.12", "header_row": 3, "extend_ranges": false,
+            "rows": [{"社員番号": "EMP006"}, {"社員番号": "EMP007"}, {"社員番号": "EMP008"}]}],
+        "dry_run": true,
+    }));
+    assert!(
+        res.patch_diff
+            .iter()
+            .all(|d| d.cell.as_deref() != Some("G2"))
+    );
+    assert!(
+        res.warnings.iter().any(|w| w.contains("G2 =SUM(E4:E8)")
+            && w.contains("H2 =SUM(F4:F10)")
+            && w.contains("extend their ranges")),
+        "{:?}",
+        res.warnings
+    );
+}
+
+/// A quarter without leavers or joiners: nothing to write, and the run says so.
+#[test]
+fn no_rows_change_nothing_and_say_so() {
+    let (ws, name) = ws_with_schedule();
+    let res = ws.ok(json!({
+        "xlsx_path": name,
+        "ops": [
+            {"op": "update_rows_by_key", "sheet": "2024.12", "header_row": 3,
+                "key_column": "社員番号", "rows": []},
+            {"op": "append_rows", "sheet": "2024.12", "header_row": 3, "rows": []},
+        ],
+        "out_name": "same.xlsx",
+    }));
+    assert!(res.patch_diff.is_empty());
+    assert_eq!(
+        res.warnings
+            .iter()
+            .filter(|w| w.contains("no rows were given"))
+            .count(),
+        2,
+        "{:?}",
+        res.warnings
+    );
+    assert_eq!(
+        std::fs::read(&res.out_path).unwrap(),
+        std::fs::read(ws.path(&name)).unwrap()
     );
 }
