@@ -460,6 +460,28 @@ impl Run<'_> {
             )));
         }
         let final_row = last + rows.len() as u32;
+        // A merged block below the table (a form's notes box) is not a row to write into,
+        // not even at its top-left cell.
+        {
+            let (doc, _) = self.book.doc_mut(si)?;
+            for (n, cells) in resolved.iter().enumerate() {
+                let row = first + n as u32;
+                let merged = cells.iter().find_map(|(col, _)| {
+                    let cell = CellRef::new(row, *col)?;
+                    doc.merges()
+                        .iter()
+                        .find(|m| m.contains(cell) && !m.is_single_cell())
+                        .map(|m| (cell, *m))
+                });
+                if let Some((cell, merge)) = merged {
+                    return Ok(Err(format!(
+                        "row {row} of {sheet}, where the rows would be appended, is part of \
+                         the merged range {merge} at {cell}; append_rows writes plain rows below \
+                         the last row with a value ({last})"
+                    )));
+                }
+            }
+        }
         let short = self.ranges_short_of(si, last, header, final_row)?;
         for (n, cells) in resolved.iter().enumerate() {
             let row = first + n as u32;

@@ -199,3 +199,94 @@ fn copy_sheet_on_every_sample_keeps_the_original_parts() {
         }
     }
 }
+
+/// append_rows and update_rows_by_key on every shared sample (column letters, keys in A):
+/// only the sheet they write changes; charts, shapes, SmartArt and every other part are copied
+/// raw.
+#[test]
+fn row_ops_on_every_sample_touch_only_their_sheet() {
+    if keiri_testkit::skip_without_shared("fixtures/xlsx/chart_shapes.xlsx") {
+        return;
+    }
+    let mut names: Vec<String> = std::fs::read_dir(fixtures_dir().join("xlsx"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".xlsx"))
+        .collect();
+    names.sort();
+    for file in names {
+        let ws = Workspace::new();
+        let name = ws.add_fixture(&format!("xlsx/{file}"));
+        let original = ws.path(&name);
+        let first = sheet_names(&original)[0].clone();
+        let res = ws
+            .run(json!({
+                "xlsx_path": name,
+                "ops": [{"op": "append_rows", "sheet": first, "copy_style_from": "none",
+                    "rows": [{"A": "追加1", "B": 100}, {"A": "追加2", "B": 200}]}],
+                "out_name": "appended.xlsx",
+            }))
+            .unwrap();
+        if let Some(error) = &res.error {
+            // A form whose empty area below the last value is merged cells: refused, saying
+            // where, and nothing is written.
+            assert!(
+                ["ja_form_merged.xlsx", "sf425_form.xlsx"].contains(&file.as_str())
+                    && error.message.contains("is part of the merged range"),
+                "{file}: {error:?}"
+            );
+            assert!(!ws.path("appended.xlsx").exists());
+            continue;
+        }
+        let out = Path::new(&res.out_path);
+        let appended = sheet_cells(out, &first);
+        let (row1, row2) = appended
+            .iter()
+            .filter(|(_, v)| v.starts_with("追加"))
+            .map(|(a1, _)| a1.trim_start_matches('A').parse::<u32>().unwrap())
+            .fold((u32::MAX, 0), |(lo, hi), r| (lo.min(r), hi.max(r)));
+        assert_eq!(row2, row1 + 1, "{file}");
+        let before_raw = raw_entries(&original);
+        let after_raw = raw_entries(out);
+        let changed: Vec<&String> = before_raw
+            .iter()
+            .filter(|(part, raw)| after_raw.get(*part) != Some(raw))
+            .map(|(part, _)| part)
+            .collect();
+        assert!(
+            changed.iter().all(|p| p.starts_with("xl/worksheets/sheet")
+                || matches!(
+                    p.as_str(),
+                    "xl/workbook.xml"
+                        | "xl/calcChain.xml"
+                        | "[Content_Types].xml"
+                        | "xl/_rels/workbook.xml.rels"
+                )),
+            "{file}: {changed:?}"
+        );
+        assert_eq!(
+            changed
+                .iter()
+                .filter(|p| p.starts_with("xl/worksheets/sheet"))
+                .count(),
+            1,
+            "{file}: {changed:?}"
+        );
+        // The rows just appended are found again by key (below a header row, when there is
+        // a row above them).
+        if row1 == 1 {
+            continue;
+        }
+        let res = ws.ok(json!({
+            "xlsx_path": "appended.xlsx",
+            "ops": [{"op": "update_rows_by_key", "sheet": first, "header_row": row1 - 1,
+                "key_column": "A", "rows": [{"A": "追加2", "B": 250}]}],
+            "dry_run": true,
+        }));
+        assert_eq!(
+            res.patch_diff[0].cell.as_deref(),
+            Some(format!("B{row2}").as_str()),
+            "{file}"
+        );
+    }
+}
