@@ -224,7 +224,8 @@ pub struct Warning {
     /// some, or a file had none), `MOSTLY_FLAGGED` (a check or match flagged 90 % or more of
     /// its rows), `ROWS_SKIPPED` (rows a block left out, and why), `VALUES_UNREADABLE`
     /// (values a block could not read and left empty), `FALLBACK` (a block used a weaker
-    /// method than the one asked for).
+    /// method than the one asked for), `KEYS_NOT_FOUND` (keys `excel.lookup_rows` found no
+    /// row for).
     pub code: String,
     pub message_ja: String,
     pub message_en: String,

@@ -132,9 +132,9 @@ pub use make::MakeRequest;
 pub use op_schema::{OpSchema, SHEET_OR_TOP_LEVEL, describe_op, list_ops};
 pub use patch::{PatchEnv, output_name};
 pub use read::{
-    CellReadItem, DEFAULT_MAX_CELLS, FormulaReadItem, MAX_ADDRESSES, MAX_CELLS_CEILING,
-    ReadCellsRequest, ReadCellsResponse, ReadFormulasRequest, ReadFormulasResponse,
-    ReadRangeRequest, ReadRangeResponse,
+    CellReadItem, DEFAULT_MAX_CELLS, FindRowsRequest, FindRowsResponse, FormulaReadItem,
+    MAX_ADDRESSES, MAX_CELLS_CEILING, ReadCellsRequest, ReadCellsResponse, ReadFormulasRequest,
+    ReadFormulasResponse, ReadRangeRequest, ReadRangeResponse,
 };
 pub use row_ops::{AppendRows, CopySheet, CopyStyleFrom, OnMissing, RowValues, UpdateRowsByKey};
 pub use validate::{ValidateInputRequest, ValidateInputResponse};
@@ -177,6 +177,14 @@ pub fn validate_input(
     env: &PatchEnv,
 ) -> Result<ValidateInputResponse, Error> {
     guard::guarded(&req.xlsx_path, || validate::validate_input(req, env))
+}
+
+/// The rows of a sheet that hold each of a list of keys (`excel.lookup_rows`); read only.
+pub fn find_rows(
+    req: &FindRowsRequest,
+    policy: &keiri_fs::PathPolicy,
+) -> Result<FindRowsResponse, Error> {
+    read::find_rows(req, policy)
 }
 
 /// Reads a rectangle of cells (`exstruct_read_range`).

@@ -283,6 +283,77 @@ fn max_cells(max: u64) -> Result<u64, Error> {
 }
 
 /// The workbook opened with the sheet a read names (or its only worksheet).
+/// `find_rows` arguments: which rows of `sheet` hold each key in `key_column` (below
+/// `header_row`), compared as `update_rows_by_key` compares them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FindRowsRequest {
+    pub xlsx_path: String,
+    #[serde(default)]
+    pub sheet: Option<String>,
+    #[serde(default = "first_row")]
+    pub header_row: u32,
+    /// The key column: its header text, or its letter.
+    pub key_column: String,
+    pub keys: Vec<CellValue>,
+}
+
+fn first_row() -> u32 {
+    1
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FindRowsResponse {
+    pub sheet_name: String,
+    /// The key column's letter.
+    pub key_column: String,
+    /// For each key, in order: the rows (1-based) whose key cell matches it; none, one, or
+    /// several when the sheet has the key twice.
+    pub rows: Vec<Vec<u32>>,
+}
+
+/// Finds the rows of each key (see [`FindRowsRequest`]); a column the header row does not
+/// have is `INVALID_REQUEST` naming the headers.
+pub fn find_rows(req: &FindRowsRequest, policy: &PathPolicy) -> Result<FindRowsResponse, Error> {
+    if req.header_row == 0 || req.header_row >= crate::a1::MAX_ROW {
+        return Err(Error::InvalidRequest(format!(
+            "header_row {} is outside the sheet's rows",
+            req.header_row
+        )));
+    }
+    guard::guarded(&req.xlsx_path, || {
+        let mut opened = Opened::new(&req.xlsx_path, req.sheet.as_deref(), policy)?;
+        let (doc, sst) = opened.book.doc_mut(opened.index)?;
+        let headers = crate::row_ops::Headers::read(doc, sst, req.header_row);
+        let col = headers
+            .column(&opened.sheet_name, &req.key_column)
+            .map_err(Error::InvalidRequest)?;
+        let mut index: std::collections::HashMap<String, Vec<u32>> = Default::default();
+        for (row, content) in doc.column_cells(col, sst) {
+            if row <= req.header_row {
+                continue;
+            }
+            if let Some(key) = crate::row_ops::cell_text(&content) {
+                index.entry(key).or_default().push(row);
+            }
+        }
+        let rows = req
+            .keys
+            .iter()
+            .map(|k| {
+                crate::row_ops::key_of(k)
+                    .and_then(|k| index.get(&k).cloned())
+                    .unwrap_or_default()
+            })
+            .collect();
+        Ok(FindRowsResponse {
+            sheet_name: opened.sheet_name.clone(),
+            key_column: crate::a1::column_name(col),
+            rows,
+        })
+    })
+}
+
 struct Opened {
     book: Book,
     index: usize,

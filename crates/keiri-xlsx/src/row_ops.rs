@@ -8,13 +8,14 @@
 //! ` 社員番号 ` and a full-width `ＩＤ` find their columns), or by a column letter. Keys are
 //! compared the same way, and a number cell `1001` matches the key `"1001"` or `1001`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use unicode_normalization::UnicodeNormalization;
 
 use crate::contract::CellValue;
+use crate::sheet::{Content, SheetDoc};
 
 /// One row to write: column (header text or letter) → value. `null` clears the cell.
 pub type RowValues = BTreeMap<String, Option<CellValue>>;
@@ -254,6 +255,95 @@ pub(crate) fn column_span(text: &str) -> Result<(u32, u32), String> {
             "fill_columns {text:?} is not a column span such as A:P"
         )),
     }
+}
+
+/// The header row of a sheet: normalised header text → the columns that carry it.
+pub(crate) struct Headers {
+    pub(crate) row: Option<u32>,
+    by_name: HashMap<String, Vec<u32>>,
+}
+
+impl Headers {
+    /// The headers of `row` (text, numbers, a formula's cached text).
+    pub(crate) fn read(doc: &SheetDoc, sst: &[String], row: u32) -> Headers {
+        let mut by_name: HashMap<String, Vec<u32>> = HashMap::new();
+        for (col, content) in doc.row_cells(row, sst) {
+            if let Some(text) = cell_text(&content) {
+                by_name.entry(text).or_default().push(col);
+            }
+        }
+        Headers {
+            row: Some(row),
+            by_name,
+        }
+    }
+
+    /// No header row: columns are named by letter only.
+    pub(crate) fn letters_only() -> Headers {
+        Headers {
+            row: None,
+            by_name: HashMap::new(),
+        }
+    }
+
+    /// The first and last column with a header.
+    pub(crate) fn span(&self) -> Option<(u32, u32)> {
+        let cols = self.by_name.values().flatten();
+        Some((*cols.clone().min()?, *cols.max()?))
+    }
+
+    /// The column a request names: its header text, else its letter.
+    pub(crate) fn column(&self, sheet: &str, name: &str) -> Result<u32, String> {
+        let key = normalise_key(name);
+        if let Some(cols) = self.by_name.get(&key) {
+            return match cols.as_slice() {
+                [one] => Ok(*one),
+                many => Err(format!(
+                    "the header {name:?} is in columns {} of {sheet}; name the column by its \
+                     letter",
+                    many.iter()
+                        .map(|c| crate::a1::column_name(*c))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )),
+            };
+        }
+        if let Some(col) = column_letters(name) {
+            return Ok(col);
+        }
+        let mut known: Vec<(&u32, &String)> = self
+            .by_name
+            .iter()
+            .flat_map(|(n, cols)| cols.iter().map(move |c| (c, n)))
+            .collect();
+        known.sort();
+        let known: Vec<String> = known.into_iter().map(|(_, n)| format!("{n:?}")).collect();
+        Err(match self.row {
+            Some(row) => format!(
+                "{sheet} has no column {name:?} in its header row {row} (headers: {})",
+                if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                }
+            ),
+            None => format!("{name:?} is not a column letter"),
+        })
+    }
+}
+
+/// A cell's text as a header or key compares it (`None`: empty, or nothing to compare).
+pub(crate) fn cell_text(content: &Content) -> Option<String> {
+    let text = match content {
+        Content::Text(s) | Content::Date(s) => normalise_key(s),
+        Content::Number(n) => crate::sheet::format_number(*n),
+        Content::Bool(b) => if *b { "true" } else { "false" }.to_string(),
+        Content::Formula {
+            cached: Some(c), ..
+        } => normalise_key(&c.v),
+        _ => return None,
+    };
+    (!text.is_empty()).then_some(text)
 }
 
 fn check_header_row(row: u32) -> Result<(), String> {

@@ -18,6 +18,7 @@
 mod bank_read_statement;
 mod csv_read;
 mod docx_extract_text;
+mod excel_lookup_rows;
 mod excel_read_workbook;
 mod file_list_folder;
 mod file_unzip_evidence;

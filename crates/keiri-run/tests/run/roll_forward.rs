@@ -199,3 +199,94 @@ fn the_first_quarter_of_a_year_resets_the_year_to_date_total() {
     assert!(!new.contains_key("A15"));
     assert_eq!(new["D2"], "45838", "2025-06-30 is 45658 + 180");
 }
+
+const LOOKUP: &str = r#"id: lookup
+graph:
+  - id: read
+    block: csv.read
+    in: {path: samples/retirement_changes.csv}
+    out: {rows: rows}
+  - id: find
+    block: excel.lookup_rows
+    in:
+      path: WORKBOOK
+      sheet: "2024.12"
+      header_row: 5
+      key_column: 社員番号
+      rows: ${read.rows}
+    out: {rows: rows, missing: missing, count: count}
+"#;
+
+/// `excel.lookup_rows` gives the sheet's row of each key, the full-width one included; the
+/// keys the sheet does not have go to `missing` with a warning; a key in two rows fails.
+#[test]
+fn lookup_rows_finds_each_key_and_names_the_missing_ones() {
+    let ws = Workspace::new();
+    let yaml = LOOKUP.replace("WORKBOOK", "samples/retirement_schedule.xlsx");
+    let (outcome, _) = crate::support::run_in(ws.dir.path(), &yaml, |_| {});
+    assert_eq!(
+        outcome.status,
+        RunStatus::Finished,
+        "{:?}",
+        outcome.failures
+    );
+    let dir =
+        keiri_run::RunDir::open(&ws.dir.path().join("runs"), "lookup", &outcome.run_id).unwrap();
+    let outputs = dir.load_outputs("find").unwrap().0;
+    let found = outputs["rows"].to_json();
+    let pairs: Vec<(String, u64)> = found
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["社員番号"].as_str().unwrap().to_string(),
+                r["row"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        pairs,
+        [
+            ("EMP002".to_string(), 7),
+            ("ＥＭＰ００４".to_string(), 9),
+            ("EMP003".to_string(), 8)
+        ]
+    );
+    let missing = outputs["missing"].to_json();
+    assert_eq!(missing.as_array().unwrap().len(), 4, "EMP006 to EMP009");
+    let warning = outcome
+        .warnings
+        .iter()
+        .find(|w| w.code == "KEYS_NOT_FOUND")
+        .expect("a warning names the keys not found");
+    assert!(
+        warning
+            .message_ja
+            .starts_with("4 件のキーが 2024.12 の A 列にありません")
+            && warning.message_en.contains("\"EMP006\""),
+        "{warning:?}"
+    );
+
+    // The same key twice in the sheet: which row is meant cannot be decided.
+    let env = keiri_xlsx::PatchEnv::new(keiri_fs::PathPolicy::new([ws.dir.path()]));
+    let req: keiri_xlsx::PatchRequest = serde_json::from_value(json!({
+        "xlsx_path": "samples/retirement_schedule.xlsx",
+        "out_dir": ".",
+        "out_name": "twice.xlsx",
+        "ops": [{"op": "append_rows", "sheet": "2024.12", "header_row": 5,
+            "rows": [{"社員番号": "emp003", "氏名": "鈴木一郎（二重登録）"}]}],
+    }))
+    .unwrap();
+    let res = keiri_xlsx::patch(&req, &env).unwrap();
+    assert!(res.error.is_none(), "{:?}", res.error);
+    let yaml = LOOKUP.replace("WORKBOOK", "twice.xlsx");
+    let (outcome, _) = crate::support::run_in(ws.dir.path(), &yaml, |_| {});
+    assert_eq!(outcome.status, RunStatus::Failed);
+    let failure = &outcome.failures[0];
+    assert_eq!(failure.node, "find");
+    assert!(
+        failure.message_en.contains("rows 8, 11 of 2024.12"),
+        "{failure:?}"
+    );
+}

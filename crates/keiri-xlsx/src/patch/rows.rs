@@ -8,78 +8,11 @@ use std::collections::HashMap;
 use super::*;
 use crate::formula::{Kind, RefArea};
 use crate::row_ops::{
-    CopyStyleFrom, OnMissing, RowValues, UpdateRowsByKey, column_letters, key_of, normalise_key,
+    CopyStyleFrom, Headers, OnMissing, RowValues, UpdateRowsByKey, cell_text, key_of, normalise_key,
 };
 
 /// How many keys or formulas a message lists before "and N more".
 const LISTED: usize = 5;
-
-/// The header row of a sheet: normalised header text → the columns that carry it.
-struct Headers {
-    row: Option<u32>,
-    by_name: HashMap<String, Vec<u32>>,
-}
-
-impl Headers {
-    /// The first and last column with a header.
-    fn span(&self) -> Option<(u32, u32)> {
-        let cols = self.by_name.values().flatten();
-        Some((*cols.clone().min()?, *cols.max()?))
-    }
-
-    /// The column a request names: its header text, else its letter.
-    fn column(&self, sheet: &str, name: &str) -> Result<u32, String> {
-        let key = normalise_key(name);
-        if let Some(cols) = self.by_name.get(&key) {
-            return match cols.as_slice() {
-                [one] => Ok(*one),
-                many => Err(format!(
-                    "the header {name:?} is in columns {} of {sheet}; name the column by its \
-                     letter",
-                    many.iter()
-                        .map(|c| a1::column_name(*c))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )),
-            };
-        }
-        if let Some(col) = column_letters(name) {
-            return Ok(col);
-        }
-        let mut known: Vec<(&u32, &String)> = self
-            .by_name
-            .iter()
-            .flat_map(|(n, cols)| cols.iter().map(move |c| (c, n)))
-            .collect();
-        known.sort();
-        let known: Vec<String> = known.into_iter().map(|(_, n)| format!("{n:?}")).collect();
-        Err(match self.row {
-            Some(row) => format!(
-                "{sheet} has no column {name:?} in its header row {row} (headers: {})",
-                if known.is_empty() {
-                    "none".to_string()
-                } else {
-                    known.join(", ")
-                }
-            ),
-            None => format!("{name:?} is not a column letter"),
-        })
-    }
-}
-
-/// A cell's text as a header or key compares it (`None`: empty, or nothing to compare).
-fn cell_text(content: &Content) -> Option<String> {
-    let text = match content {
-        Content::Text(s) | Content::Date(s) => normalise_key(s),
-        Content::Number(n) => crate::sheet::format_number(*n),
-        Content::Bool(b) => if *b { "true" } else { "false" }.to_string(),
-        Content::Formula {
-            cached: Some(c), ..
-        } => normalise_key(&c.v),
-        _ => return None,
-    };
-    (!text.is_empty()).then_some(text)
-}
 
 fn listed(items: &[String]) -> String {
     let mut text = items
@@ -116,10 +49,7 @@ impl Run<'_> {
             PatchOp::AppendRows(o) => {
                 let headers = match o.header_row {
                     Some(row) => self.headers(si, row)?,
-                    None => Headers {
-                        row: None,
-                        by_name: HashMap::new(),
-                    },
+                    None => Headers::letters_only(),
                 };
                 let mut befores = Vec::new();
                 let mut restyled = Vec::new();
@@ -141,16 +71,7 @@ impl Run<'_> {
 
     fn headers(&mut self, si: usize, row: u32) -> Result<Headers, Error> {
         let (doc, sst) = self.book.doc_mut(si)?;
-        let mut by_name: HashMap<String, Vec<u32>> = HashMap::new();
-        for (col, content) in doc.row_cells(row, sst) {
-            if let Some(text) = cell_text(&content) {
-                by_name.entry(text).or_default().push(col);
-            }
-        }
-        Ok(Headers {
-            row: Some(row),
-            by_name,
-        })
+        Ok(Headers::read(doc, sst, row))
     }
 
     /// Records the op's inverse (the cells' old contents, then their old styles) and returns
