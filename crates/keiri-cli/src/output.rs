@@ -50,3 +50,28 @@ pub fn print_findings(findings: &[keiri_api::json::Finding], source: &str) {
         }
     }
 }
+
+/// The text in the user's language (`--lang`): one place for the CLI's bilingual lines.
+pub fn pick<T>(lang: keiri_api::Lang, ja: T, en: T) -> T {
+    match lang {
+        keiri_api::Lang::Ja => ja,
+        keiri_api::Lang::En => en,
+    }
+}
+
+/// A catalog text in the user's language: the English one when English is asked for and the
+/// catalog gives one, else the Japanese (the catalog's own language).
+pub fn pick_given<'a>(lang: keiri_api::Lang, ja: &'a str, en: Option<&'a str>) -> &'a str {
+    match en {
+        Some(en) if !en.trim().is_empty() => pick(lang, ja, en),
+        _ => ja,
+    }
+}
+
+/// Prints a line on stderr in the user's language.
+pub fn say(lang: keiri_api::Lang, ja: impl std::fmt::Display, en: impl std::fmt::Display) {
+    match lang {
+        keiri_api::Lang::Ja => eprintln!("{ja}"),
+        keiri_api::Lang::En => eprintln!("{en}"),
+    }
+}

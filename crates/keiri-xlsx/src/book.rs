@@ -584,21 +584,35 @@ impl Book {
     pub fn add_sheet(&mut self, name: &str) -> Result<(), Error> {
         let doc = SheetDoc::parse(SheetDoc::empty_xml(&self.wb.main_ns))
             .map_err(|e| Error::Backend(format!("building a new sheet: {e}")))?;
-        let (part, rid, sheet_id) = self.new_sheet_slot();
-        self.sheets.push(BookSheet {
+        let slot = self.new_sheet_slot();
+        self.insert_added(name, doc, slot, None, None);
+        Ok(())
+    }
+
+    /// Puts a worksheet this patch adds at tab `position` (0-based; `None`: last).
+    fn insert_added(
+        &mut self,
+        name: &str,
+        doc: SheetDoc,
+        (part, rid, sheet_id): (String, String, u32),
+        copy_of: Option<usize>,
+        position: Option<usize>,
+    ) {
+        let sheet = BookSheet {
             name: name.to_string(),
             kind: SheetKind::Worksheet,
             origin: Origin::Added {
                 part,
                 rid,
                 sheet_id,
-                copy_of: None,
+                copy_of,
             },
             doc: Some(doc),
-        });
+        };
+        let at = position.unwrap_or(self.sheets.len()).min(self.sheets.len());
+        self.sheets.insert(at, sheet);
         self.changed = true;
         self.recalc = true;
-        Ok(())
     }
 
     /// A new worksheet's part name (beside the existing worksheets), relationship id and sheet

@@ -21,7 +21,7 @@ use keiri_api::{
 };
 use serde_json::{Map, Value};
 
-use crate::output::{print_error, print_json};
+use crate::output::{pick_given, print_error, print_json};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -236,9 +236,7 @@ pub fn run(
         if let Some(line) = &generated.composition {
             eprintln!("{line}");
         }
-        let ja = ctx.lang == Lang::Ja;
-        let say =
-            |ja_text: String, en_text: String| eprintln!("{}", if ja { ja_text } else { en_text });
+        let say = |ja_text: String, en_text: String| crate::output::say(ctx.lang, ja_text, en_text);
         for note in &generated.notes {
             say(format!("メモ: {note}"), format!("note: {note}"));
         }
@@ -483,13 +481,6 @@ pub enum Raw {
     YesNo(bool),
 }
 
-fn pick<'a>(lang: Lang, ja: &'a str, en: Option<&'a str>) -> &'a str {
-    match (lang, en) {
-        (Lang::En, Some(en)) if !en.trim().is_empty() => en,
-        _ => ja,
-    }
-}
-
 /// A scalar as the user would type it (strings without quotes).
 fn plain(value: &Value) -> String {
     match value {
@@ -501,8 +492,8 @@ fn plain(value: &Value) -> String {
 /// The prompt of a requirement: its label, the description when it says more, and what the
 /// answer must look like (type, file extensions, pattern, hint).
 pub fn question(r: &Requirement, lang: Lang) -> Question {
-    let label = pick(lang, &r.label, r.label_en.as_deref());
-    let description = pick(lang, &r.description, r.description_en.as_deref());
+    let label = pick_given(lang, &r.label, r.label_en.as_deref());
+    let description = pick_given(lang, &r.description, r.description_en.as_deref());
     // Generated descriptions often repeat the label ("X" / "X (columns …)"): say it once.
     let mut prompt = if description.trim().starts_with(label.trim()) {
         description.trim().to_string()
@@ -542,7 +533,7 @@ pub fn question(r: &Requirement, lang: Lang) -> Question {
         notes.push(pattern.to_string());
     }
     if let Some(hint) = r.hint.as_deref() {
-        notes.push(pick(lang, hint, r.hint_en.as_deref()).to_string());
+        notes.push(pick_given(lang, hint, r.hint_en.as_deref()).to_string());
     }
     if !r.required {
         notes.push(match lang {

@@ -117,7 +117,7 @@ enum Line {
 fn describe(event: &RunEvent, lang: Lang) -> (&str, String, Line) {
     use RunEvent as E;
     let ja = lang == Lang::Ja;
-    let pick = |j: String, e: String| if ja { j } else { e };
+    let pick = |j: String, e: String| crate::output::pick(lang, j, e);
     match event {
         E::RunStart {
             run_id, plan_id, ..

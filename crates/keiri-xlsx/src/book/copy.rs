@@ -7,7 +7,7 @@
 //! settings — are not duplicated: the copy leaves out the element that points to each, and
 //! the returned warnings name them.
 
-use super::{Book, BookSheet, Origin, SheetKind};
+use super::{Book, Origin};
 use crate::error::Error;
 use crate::package;
 use crate::sheet::SheetDoc;
@@ -127,21 +127,7 @@ impl Book {
                 }
             }
         }
-        let sheet = BookSheet {
-            name: name.to_string(),
-            kind: SheetKind::Worksheet,
-            origin: Origin::Added {
-                part,
-                rid,
-                sheet_id,
-                copy_of: original,
-            },
-            doc: Some(doc),
-        };
-        let at = position.unwrap_or(self.sheets.len()).min(self.sheets.len());
-        self.sheets.insert(at, sheet);
-        self.changed = true;
-        self.recalc = true;
+        self.insert_added(name, doc, (part, rid, sheet_id), original, position);
         Ok(warnings)
     }
 }

@@ -62,28 +62,10 @@ impl Run<'_> {
                     "op[{i}] fill_formula: at {sheet}!{cell} the reference {lost} would leave the sheet and became #REF!"
                 ));
             }
-            let content = Content::Formula {
-                text: formula::to_file_spelling(&shifted.text),
-                array: None,
-                cached: None,
-            };
-            let before = match self.write_cell(i, si, cell, content)? {
+            let before = match self.write_formula(i, op, si, cell, &shifted.text)? {
                 Ok(b) => b,
                 Err(e) => return Ok(Err(e)),
             };
-            self.diff.push(PatchDiffItem {
-                op: op.kind(),
-                op_index: i,
-                sheet: sheet.clone(),
-                cell: Some(cell.to_a1()),
-                before: patch_value(&before),
-                after: Some(PatchValue {
-                    kind: ValueKind::Formula,
-                    value: Some(CellValue::Text(format!("={}", shifted.text))),
-                }),
-                status: DiffStatus::Applied,
-                computed: None,
-            });
             if self.req.return_inverse_ops {
                 befores.push((cell, before));
             }

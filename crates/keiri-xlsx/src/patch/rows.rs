@@ -197,10 +197,9 @@ impl Run<'_> {
                 let Some(cell) = CellRef::new(*row, col) else {
                     continue;
                 };
-                if let Err(e) =
-                    self.write_value(i, op, si, cell, value, &mut befores, &mut restyled)?
-                {
-                    return Ok(Err(e));
+                match self.write_value(i, op, si, cell, value, &mut restyled)? {
+                    Ok(before) => befores.push((cell, before)),
+                    Err(e) => return Ok(Err(e)),
                 }
             }
         }
@@ -284,49 +283,6 @@ impl Run<'_> {
             restyled.push((*cell, old));
         }
         self.book.changed = true;
-        Ok(Ok(()))
-    }
-
-    /// Writes one value as `set_value` writes it, recording the diff, the old content and the
-    /// old style (when a date format was added).
-    #[allow(clippy::too_many_arguments)]
-    fn write_value(
-        &mut self,
-        i: usize,
-        op: &PatchOp,
-        si: usize,
-        cell: CellRef,
-        value: &Option<CellValue>,
-        befores: &mut Vec<(CellRef, Content)>,
-        restyled: &mut Vec<(CellRef, u32)>,
-    ) -> Result<OpResult, Error> {
-        let sheet = self.sheet_name(si);
-        let write = Write::Value(value.clone());
-        let prepared = match self.content_for(i, &format!("{sheet}!{cell}"), &write) {
-            Ok(c) => c,
-            Err(e) => return Ok(Err(format!("{cell}: {e}"))),
-        };
-        let before = match self.write_cell(i, si, cell, prepared.content)? {
-            Ok(b) => b,
-            Err(e) => return Ok(Err(e)),
-        };
-        if let Some(format) = prepared.number_format {
-            match self.date_format(si, cell, format)? {
-                Ok(old) => restyled.extend(old.map(|o| (cell, o))),
-                Err(e) => return Ok(Err(format!("{cell}: {e}"))),
-            }
-        }
-        self.diff.push(PatchDiffItem {
-            op: op.kind(),
-            op_index: i,
-            sheet,
-            cell: Some(cell.to_a1()),
-            before: patch_value(&before),
-            after: Some(prepared.after),
-            status: DiffStatus::Applied,
-            computed: None,
-        });
-        befores.push((cell, before));
         Ok(Ok(()))
     }
 
@@ -418,8 +374,9 @@ impl Run<'_> {
                 let Some(cell) = CellRef::new(row, *col) else {
                     continue;
                 };
-                if let Err(e) = self.write_value(i, op, si, cell, value, befores, restyled)? {
-                    return Ok(Err(e));
+                match self.write_value(i, op, si, cell, value, restyled)? {
+                    Ok(before) => befores.push((cell, before)),
+                    Err(e) => return Ok(Err(e)),
                 }
             }
         }
@@ -445,29 +402,10 @@ impl Run<'_> {
             return Ok(Ok(()));
         }
         for s in short {
-            let content = Content::Formula {
-                text: formula::to_file_spelling(&s.extended),
-                array: None,
-                cached: None,
-            };
-            let before = match self.write_cell(i, si, s.cell, content)? {
-                Ok(b) => b,
+            match self.write_formula(i, op, si, s.cell, &s.extended)? {
+                Ok(before) => befores.push((s.cell, before)),
                 Err(e) => return Ok(Err(e)),
-            };
-            self.diff.push(PatchDiffItem {
-                op: op.kind(),
-                op_index: i,
-                sheet: sheet.clone(),
-                cell: Some(s.cell.to_a1()),
-                before: patch_value(&before),
-                after: Some(PatchValue {
-                    kind: ValueKind::Formula,
-                    value: Some(CellValue::Text(format!("={}", s.extended))),
-                }),
-                status: DiffStatus::Applied,
-                computed: None,
-            });
-            befores.push((s.cell, before));
+            }
         }
         self.warnings.push(format!(
             "op[{i}] {}: extended {} total(s) of {sheet} to the appended rows: {}",
@@ -551,29 +489,10 @@ impl Run<'_> {
                     )));
                 }
             };
-            let content = Content::Formula {
-                text: formula::to_file_spelling(&shifted.text),
-                array: None,
-                cached: None,
-            };
-            let before = match self.write_cell(i, si, cell, content)? {
-                Ok(b) => b,
+            match self.write_formula(i, op, si, cell, &shifted.text)? {
+                Ok(before) => befores.push((cell, before)),
                 Err(e) => return Ok(Err(e)),
-            };
-            self.diff.push(PatchDiffItem {
-                op: op.kind(),
-                op_index: i,
-                sheet: sheet.clone(),
-                cell: Some(cell.to_a1()),
-                before: patch_value(&before),
-                after: Some(PatchValue {
-                    kind: ValueKind::Formula,
-                    value: Some(CellValue::Text(format!("={}", shifted.text))),
-                }),
-                status: DiffStatus::Applied,
-                computed: None,
-            });
-            befores.push((cell, before));
+            }
         }
         Ok(Ok(()))
     }

@@ -6,12 +6,7 @@ use dialoguer::theme::ColorfulTheme;
 use keiri_api::{Lang, RunPaused};
 use serde_json::{Map, Value, json};
 
-fn pick<'a>(lang: Lang, ja: &'a str, en: &'a str) -> &'a str {
-    match lang {
-        Lang::Ja => ja,
-        Lang::En => en,
-    }
-}
+use crate::output::pick;
 
 fn text<'a>(q: &'a Value, key: &str) -> &'a str {
     q.get(key).and_then(Value::as_str).unwrap_or_default()
