@@ -58,9 +58,12 @@ export function errorFor(errors: readonly ItemError[], path: string): ItemError 
   return errors.find((error) => error.file_path === path) ?? null;
 }
 
+/** Columns a table summary names before 「…」. */
+const SUMMARY_COLUMNS = 5;
+
 /**
- * One line about what was read: pages (read of total) for a PDF, sheets for a workbook,
- * characters otherwise.
+ * One line about what was read: rows × columns and the first column names for a CSV, pages
+ * (read of total) for a PDF, sheets for a workbook, characters otherwise.
  */
 export function extractionSummary(lang: Lang, entry: DocumentEntry): string {
   const text = entry.text;
@@ -74,6 +77,19 @@ export function extractionSummary(lang: Lang, entry: DocumentEntry): string {
   const sheets = text?.sheet_names?.length ?? metrics?.sheets ?? null;
   if (sheets !== null && sheets !== undefined) {
     parts.push(t(lang, 'docs.sheets', { count: sheets, sheet: text?.sheet ?? '' }));
+  }
+  const table = text?.table;
+  if (table) {
+    const shown = table.columns.slice(0, SUMMARY_COLUMNS).join(', ');
+    const more = table.columns.length > SUMMARY_COLUMNS ? ', …' : '';
+    parts.push(
+      t(lang, 'docs.table', {
+        rows: table.rows.toLocaleString(),
+        columns: table.columns.length,
+        names: `${shown}${more}`,
+      }),
+    );
+    return parts.join(' · ');
   }
   const characters = text?.characters ?? metrics?.characters;
   if (characters !== undefined) parts.push(t(lang, 'docs.characters', { count: characters.toLocaleString() }));

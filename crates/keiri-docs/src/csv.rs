@@ -230,11 +230,24 @@ pub struct Table {
     /// Up to the requested number of rows, blank records left out, as wide as `columns`
     /// (short records padded with empty fields).
     pub rows: Vec<Vec<String>>,
+    /// Every non-blank record after the header (not only the rows kept).
+    pub data_rows: usize,
     /// Blank records skipped after the header (all of them, not only those before the last
     /// row kept).
     pub blank_rows: usize,
     /// Trailing columns dropped (blank header, blank values).
     pub dropped_columns: usize,
+}
+
+/// The header and the number of data rows of delimited text read with the default layout
+/// (delimiter detected, header in the first record, blank records left out): what an
+/// attachment is summarised as (「8 行 × 5 列: 取引先, 請求日, …」).
+pub fn shape(text: &str) -> crate::model::TableShape {
+    let table = read_table(text, &Layout::default(), 0);
+    crate::model::TableShape {
+        rows: table.data_rows,
+        columns: table.columns,
+    }
 }
 
 /// The table of `text` read with `layout`: the header and at most `max_rows` rows. The whole
@@ -246,6 +259,7 @@ pub fn read_table(text: &str, layout: &Layout, max_rows: usize) -> Table {
     let mut header: Option<Vec<String>> = None;
     let mut rows: Vec<Vec<String>> = Vec::new();
     let mut blank_rows = 0;
+    let mut data_rows = 0;
     let mut width = 0;
     // Per trailing blank-header column, whether a value was seen in it.
     let mut suffix: Vec<bool> = Vec::new();
@@ -270,6 +284,7 @@ pub fn read_table(text: &str, layout: &Layout, max_rows: usize) -> Table {
                 *seen = true;
             }
         }
+        data_rows += 1;
         if rows.len() < max_rows {
             rows.push(record);
         }
@@ -292,6 +307,7 @@ pub fn read_table(text: &str, layout: &Layout, max_rows: usize) -> Table {
         delimiter,
         columns,
         rows,
+        data_rows,
         blank_rows,
         dropped_columns,
     }
@@ -300,6 +316,19 @@ pub fn read_table(text: &str, layout: &Layout, max_rows: usize) -> Table {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_messy_export_is_summarised_by_its_rows_and_columns() {
+        // A BOM, CRLF, a quoted field with a line break, blank lines between and after rows,
+        // and a trailing empty column: three data rows of four named columns.
+        let text = "\u{feff}伝票番号,日付,摘要,金額,\r\n1,2026-04-01,\"文具\r\n（事務用）\",1100,\r\n\r\n2,2026-04-02,電車代,2000,\r\n3,2026-04-03,入金,55000,\r\n\r\n,,,,\r\n";
+        let shape = shape(text);
+        assert_eq!(shape.rows, 3);
+        assert_eq!(shape.columns, ["伝票番号", "日付", "摘要", "金額"]);
+        // Tab-separated (Excel's "Unicode text") is detected the same way.
+        let shape = super::shape("取引先\t金額\nA社\t100\n");
+        assert_eq!((shape.rows, shape.columns.len()), (1, 2));
+    }
 
     #[test]
     fn the_delimiter_is_the_one_every_record_shares() {

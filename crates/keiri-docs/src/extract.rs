@@ -188,6 +188,8 @@ pub struct Extracted {
     pub range: Option<String>,
     pub unmapped_glyphs: usize,
     pub cuts: Vec<Cut>,
+    /// A CSV's table shape (see [`crate::csv::shape`]).
+    pub table: Option<crate::model::TableShape>,
 }
 
 impl Extracted {
@@ -217,6 +219,7 @@ fn extract_unguarded(bytes: &[u8], format: Format, opts: &ExtractOptions) -> Res
         range: None,
         unmapped_glyphs: 0,
         cuts: Vec::new(),
+        table: None,
     };
     let chars_cut = |limit: usize| Cut {
         limit: "max_chars_per_file".into(),
@@ -227,6 +230,9 @@ fn extract_unguarded(bytes: &[u8], format: Format, opts: &ExtractOptions) -> Res
             let decoded = text::decode(bytes)?;
             out.encoding = Some(decoded.encoding);
             out.text = decoded.text;
+            if format == Format::Csv {
+                out.table = Some(crate::csv::shape(&out.text));
+            }
             if let Some(max) = opts.max_chars
                 && let Some(cut) = lines::cut_chars(&out.text, max)
             {

@@ -102,6 +102,7 @@ fn extract_all(
             lines: lines::count(&text),
             text,
             cuts,
+            table: ex.table.clone(),
         });
     }
     (files, errors)

@@ -134,6 +134,19 @@ pub struct FileText {
     pub text: String,
     /// What was left out and why.
     pub cuts: Vec<Cut>,
+    /// A CSV's table: its data rows and its header (read from the whole file, before any
+    /// cut).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table: Option<TableShape>,
+}
+
+/// The shape of a delimited file's table.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TableShape {
+    /// Data rows (the header and blank records not counted).
+    pub rows: usize,
+    /// The header's names.
+    pub columns: Vec<String>,
 }
 
 fn is_zero(n: &usize) -> bool {

@@ -1896,6 +1896,11 @@ export interface FileText {
    * What was left out and why.
    */
   cuts: Cut[];
+  /**
+   * A CSV's table: its data rows and its header (read from the whole file, before any
+   * cut).
+   */
+  table?: TableShape | null;
 }
 /**
  * Something left out of a file's text, reported instead of silently dropped.
@@ -1910,6 +1915,22 @@ export interface Cut {
    */
   limit: string;
   message: string;
+}
+/**
+ * The shape of a delimited file's table.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "TableShape".
+ */
+export interface TableShape {
+  /**
+   * Data rows (the header and blank records not counted).
+   */
+  rows: number;
+  /**
+   * The header's names.
+   */
+  columns: string[];
 }
 /**
  * Batch section extraction: many files × many ranges in one call, or the single-range form

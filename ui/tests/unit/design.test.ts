@@ -211,4 +211,26 @@ describe('documents', () => {
     };
     expect(extractionSummary('en', entry)).toBe(`20/30 pages · ${(1200).toLocaleString()} characters`);
   });
+
+  it('summarises a CSV as its rows and columns, not its characters', () => {
+    const columns = ['伝票番号', '日付', '借方勘定科目', '借方金額', '貸方勘定科目', '貸方金額', '摘要'];
+    const entry: DocumentEntry = {
+      key: 'j',
+      name: 'journal.csv',
+      path: 'inputs/journal.csv',
+      status: 'ready',
+      text: {
+        file_path: 'inputs/journal.csv', resolved_path: '/w/inputs/journal.csv', format: 'csv', encoding: 'Shift_JIS',
+        characters: 733, lines: 9, text: '', cuts: [], table: { rows: 1234, columns },
+      },
+      metrics: null,
+      error: null,
+    };
+    expect(extractionSummary('ja', entry)).toBe(
+      `${(1234).toLocaleString()} 行 × 7 列: 伝票番号, 日付, 借方勘定科目, 借方金額, 貸方勘定科目, …`,
+    );
+    expect(extractionSummary('en', entry)).toBe(
+      `${(1234).toLocaleString()} rows × 7 columns: 伝票番号, 日付, 借方勘定科目, 借方金額, 貸方勘定科目, …`,
+    );
+  });
 });
