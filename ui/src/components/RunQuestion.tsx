@@ -293,9 +293,14 @@ function InputForm({ lang, paused, busy, onAnswer }: Props) {
 
 function ApprovalForm({ lang, paused, busy, onAnswer }: Props) {
   const route = Array.isArray(paused.question.route) ? paused.question.route.map(String) : [];
+  const signed = paused.question.require_signature === true;
   const [decisions, setDecisions] = useState<Record<string, string>>({});
+  const [signatures, setSignatures] = useState<Record<string, string>>({});
   const [comment, setComment] = useState('');
-  const done = route.every((name) => decisions[name] === 'approved' || decisions[name] === 'rejected');
+  const done = route.every(
+    (name) =>
+      (decisions[name] === 'approved' || decisions[name] === 'rejected') && (!signed || (signatures[name] ?? '').trim() !== ''),
+  );
   const amount = paused.question.amount;
   return (
     <>
@@ -310,15 +315,30 @@ function ApprovalForm({ lang, paused, busy, onAnswer }: Props) {
       </p>
       <Details lang={lang} value={paused.question.details} labels={paused.question.labels} />
       {route.map((name) => (
-        <label key={name} className="question-field" data-testid="question-approver" data-approver={name}>
-          <span>{name}</span>
-          <select className="input" value={decisions[name] ?? ''} onChange={(e) => setDecisions((all) => ({ ...all, [name]: e.target.value }))}>
-            <option value="" />
-            <option value="approved">{t(lang, 'run.q.approve')}</option>
-            <option value="rejected">{t(lang, 'run.q.reject')}</option>
-          </select>
-        </label>
+        <div key={name} className="question-approver" data-testid="question-approver" data-approver={name}>
+          <label className="question-field">
+            <span>{name}</span>
+            <select className="input" value={decisions[name] ?? ''} onChange={(e) => setDecisions((all) => ({ ...all, [name]: e.target.value }))}>
+              <option value="" />
+              <option value="approved">{t(lang, 'run.q.approve')}</option>
+              <option value="rejected">{t(lang, 'run.q.reject')}</option>
+            </select>
+          </label>
+          {signed ? (
+            <label className="question-field">
+              <span>{t(lang, 'run.q.signature', { name })}</span>
+              <input
+                className="input"
+                data-testid="question-signature"
+                value={signatures[name] ?? ''}
+                placeholder={name}
+                onChange={(e) => setSignatures((all) => ({ ...all, [name]: e.target.value }))}
+              />
+            </label>
+          ) : null}
+        </div>
       ))}
+      {signed ? <p className="muted">{t(lang, 'run.q.signature_hint')}</p> : null}
       <CommentBox lang={lang} value={comment} onChange={setComment} />
       <div className="question-actions">
         <button
@@ -326,7 +346,16 @@ function ApprovalForm({ lang, paused, busy, onAnswer }: Props) {
           className="button button-primary"
           data-testid="question-submit"
           disabled={busy || !done}
-          onClick={() => onAnswer({ decisions: route.map((name) => ({ approver: name, decision: decisions[name], comment })) })}
+          onClick={() =>
+            onAnswer({
+              decisions: route.map((name) => ({
+                approver: name,
+                decision: decisions[name],
+                comment,
+                ...(signed ? { signed_by: (signatures[name] ?? '').trim() } : {}),
+              })),
+            })
+          }
         >
           {t(lang, 'run.q.submit')}
         </button>

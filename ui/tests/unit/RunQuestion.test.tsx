@@ -143,6 +143,25 @@ describe('RunQuestion', () => {
     });
   });
 
+  it('asks a named approver to sign with their own name when the plan requires it', () => {
+    const onAnswer = show({
+      node: 'approve',
+      message: '',
+      question: { kind: 'approval', subject: '支払承認', amount: 500000, route: ['山田 太郎'], require_signature: true },
+    });
+    const submit = screen.getByTestId('question-submit') as HTMLButtonElement;
+    fireEvent.change(screen.getByRole('combobox'), { target: { value: 'approved' } });
+    // A decision alone is not enough: the name is required.
+    expect(submit.disabled).toBe(true);
+    expect(screen.getByText('山田 太郎 の署名（本人の名前）')).toBeTruthy();
+    fireEvent.change(screen.getByTestId('question-signature'), { target: { value: ' 山田 太郎 ' } });
+    expect(submit.disabled).toBe(false);
+    fireEvent.click(submit);
+    expect(onAnswer).toHaveBeenCalledWith({
+      decisions: [{ approver: '山田 太郎', decision: 'approved', comment: '', signed_by: '山田 太郎' }],
+    });
+  });
+
   it('shows review rows in words: nested rows spread into columns, codes and headers labelled, amounts with separators, no JSON', () => {
     show({
       node: 'review',

@@ -258,6 +258,53 @@ fn approval_routes_by_amount_and_needs_every_decision() {
     assert_eq!(out["decisions"][1]["decision"], "rejected");
 }
 
+/// With `require_signature`, each named approver's decision carries that approver's own name:
+/// the person at the keyboard cannot decide for the 部長 unrecorded. Spaces, full-width forms
+/// and case do not matter; another name, or none, is refused.
+#[test]
+fn approval_can_require_each_approver_to_sign_with_their_name() {
+    let inputs = json!({"subject": "支払承認", "amount": 500000, "require_signature": true,
+        "approvers": [{"name": "山田 太郎", "role": "部長"}]});
+    assert_eq!(
+        ask("control.approval", inputs.clone())["require_signature"],
+        true
+    );
+    let out = answer(
+        "control.approval",
+        inputs.clone(),
+        json!({"decisions": [{"approver": "山田 太郎", "decision": "approved", "signed_by": "山田\u{3000}太郎"}]}),
+    )
+    .unwrap();
+    assert_eq!(out["approved"], true);
+    assert_eq!(out["decisions"][0]["signed_by"], "山田\u{3000}太郎");
+    for signed in [json!(null), json!(""), json!("佐藤 花子")] {
+        let mut decision = json!({"approver": "山田 太郎", "decision": "approved"});
+        if !signed.is_null() {
+            decision["signed_by"] = signed;
+        }
+        refused(
+            "control.approval",
+            inputs.clone(),
+            json!({"decisions": [decision]}),
+        );
+    }
+    // Without the requirement a signature is still checked when one is given.
+    let plain = json!({"subject": "支払承認", "amount": 500000,
+        "approvers": [{"name": "山田 太郎", "role": "部長"}]});
+    refused(
+        "control.approval",
+        plain.clone(),
+        json!({"decisions": [{"approver": "山田 太郎", "decision": "approved", "signed_by": "佐藤"}]}),
+    );
+    let out = answer(
+        "control.approval",
+        plain,
+        json!({"decisions": [{"approver": "山田 太郎", "decision": "approved"}]}),
+    )
+    .unwrap();
+    assert!(out["decisions"][0].get("signed_by").is_none());
+}
+
 const PLAN: &str = "id: confirm_then_count
 graph:
   - {id: read, block: csv.read, in: {path: invoices.csv}, out: {rows: rows}}

@@ -70,6 +70,7 @@ pub fn answer(paused: &RunPaused, lang: Lang) -> anyhow::Result<Option<Value>> {
                         .collect()
                 })
                 .unwrap_or_default();
+            let signed = q.get("require_signature").and_then(Value::as_bool) == Some(true);
             let mut decisions = Vec::new();
             for name in route {
                 let prompt = pick(
@@ -82,7 +83,20 @@ pub fn answer(paused: &RunPaused, lang: Lang) -> anyhow::Result<Option<Value>> {
                     return Ok(None);
                 };
                 let decision = if ok { "approved" } else { "rejected" };
-                decisions.push(json!({"approver": name, "decision": decision}));
+                let mut item = json!({"approver": name, "decision": decision});
+                if signed {
+                    // The plan asks each approver to sign with their own name; the block
+                    // refuses another name.
+                    let signature: String = dialoguer::Input::with_theme(&theme)
+                        .with_prompt(pick(
+                            lang,
+                            &format!("{name} の署名（本人の名前）"),
+                            &format!("{name}'s signature (their own name)"),
+                        ))
+                        .interact_text()?;
+                    item["signed_by"] = json!(signature.trim());
+                }
+                decisions.push(item);
             }
             Ok(Some(json!({"decisions": decisions})))
         }

@@ -6,6 +6,7 @@ use serde_json::{Value as Json, json};
 
 fn approval(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockError> {
     let subject = inputs.require_str("subject")?.to_string();
+    let signed = inputs.bool("require_signature")?.unwrap_or(false);
     let amount = inputs.f64("amount")?.unwrap_or(0.0);
     let threshold = inputs.f64("threshold_amount")?.unwrap_or(0.0);
     let approvers = match inputs.json("approvers") {
@@ -61,6 +62,7 @@ fn approval(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockErr
                 "details": inputs.json("details"),
                 "labels": crate::codes::labels_for(inputs.json("details").as_ref()),
                 "attachments": inputs.strings("attachments")?.unwrap_or_default(),
+                "require_signature": signed,
             }),
             format!("承認待ち: {subject}（{}）", route.join(" → ")),
             format!("waiting for approval: {subject} ({})", route.join(" → ")),
@@ -97,6 +99,28 @@ fn approval(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockErr
                 ));
             }
         };
+        // A named approver's decision is signed with their own name when the plan asks: the
+        // person at the keyboard cannot answer for the 部長 without it being recorded.
+        let signature = d
+            .get("signed_by")
+            .and_then(Json::as_str)
+            .map(str::trim)
+            .filter(|s| !s.is_empty());
+        match signature {
+            None if signed => {
+                return Err(bad_answer(
+                    format!("{name} の判断には {name} 本人の名前の入力（署名）が必要です"),
+                    format!("{name}'s decision needs {name}'s own name typed as a signature"),
+                ));
+            }
+            Some(s) if !same_person(s, name) => {
+                return Err(bad_answer(
+                    format!("{name} の判断に入力された名前「{s}」は {name} ではありません"),
+                    format!("the name {s:?} typed for {name}'s decision is not {name}"),
+                ));
+            }
+            _ => {}
+        }
         all_approved &= decision == "approved";
         let role = approvers
             .iter()
@@ -111,11 +135,27 @@ fn approval(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockErr
             "comment": d.get("comment").and_then(Json::as_str).unwrap_or_default(),
             "decided_at": now,
         }));
+        if let (Some(s), Some(Json::Object(last))) = (signature, decisions.last_mut()) {
+            last.insert("signed_by".into(), json!(s));
+        }
     }
     Ok(Outputs::new()
         .with("approved", json!(all_approved))
         .with("decisions", Json::Array(decisions))
         .with("route", json!(route)))
+}
+
+/// Whether a typed name is the approver's: the same after NFKC and with spaces and case
+/// ignored (「山田 太郎」, 「山田　太郎」 and 「山田太郎」 are one person).
+fn same_person(typed: &str, name: &str) -> bool {
+    use unicode_normalization::UnicodeNormalization;
+    let fold = |s: &str| -> String {
+        s.nfkc()
+            .filter(|c| !c.is_whitespace())
+            .collect::<String>()
+            .to_lowercase()
+    };
+    fold(typed) == fold(name)
 }
 
 builtin!("control.approval", approval);
