@@ -14,6 +14,8 @@ export interface NodeRun {
   state: NodeRunState;
   durationMs: number | null;
   rows: number | null;
+  /** When the node started running (ms since the epoch, this window's clock), to show how long a long node has run. */
+  startedAt: number | null;
   /** A failed node's code and messages (both languages, as the run recorded them). */
   code: string | null;
   messageJa: string | null;
@@ -73,7 +75,7 @@ export const IDLE: SampleRun = {
 };
 
 function waiting(id: string): NodeRun {
-  return { id, state: 'waiting', durationMs: null, rows: null, code: null, messageJa: null, messageEn: null, hintJa: null, hintEn: null, ai: null, warnings: [] };
+  return { id, state: 'waiting', durationMs: null, rows: null, startedAt: null, code: null, messageJa: null, messageEn: null, hintJa: null, hintEn: null, ai: null, warnings: [] };
 }
 
 /** A run that is starting: every node of the plan waits. */
@@ -95,13 +97,13 @@ export function warningCount(run: SampleRun): number {
   return run.nodes.reduce((sum, n) => sum + n.warnings.length, 0);
 }
 
-/** The run after one event. */
-export function applyRunEvent(run: SampleRun, event: RunEvent): SampleRun {
+/** The run after one event; `now` is when it arrived (a node's start time). */
+export function applyRunEvent(run: SampleRun, event: RunEvent, now: number = Date.now()): SampleRun {
   switch (event.event) {
     case 'run_start':
       return { ...run, runId: event.run_id, planId: event.plan_id };
     case 'node_start':
-      return updateNode(run, event.node, (n) => ({ ...n, state: 'running' }));
+      return updateNode(run, event.node, (n) => ({ ...n, state: 'running', startedAt: now }));
     case 'node_finish':
       return updateNode(run, event.node, (n) => ({
         ...n,

@@ -159,6 +159,7 @@ export function SampleRunPanel({ lang, yaml, run, canStart, onStart, onCancel, o
                   </code>
                   <span className={`run-state run-state-${node.state}`}>{t(lang, `run.state.${node.state}` as MessageKey)}</span>
                   {node.durationMs !== null ? <span className="run-node-meta">{t(lang, 'run.duration', { ms: node.durationMs })}</span> : null}
+                  {node.state === 'running' && node.startedAt !== null ? <Elapsed lang={lang} since={node.startedAt} /> : null}
                   {node.rows !== null ? (
                     <span className="run-node-meta" data-testid="run-node-rows">
                       {t(lang, 'run.rows', { count: node.rows })}
@@ -530,5 +531,20 @@ function OutputEntry({ lang, name, preview }: { lang: Lang; name: string; previe
         </table>
       </div>
     </div>
+  );
+}
+
+/** How long a running node has run, counted up every second (a long node is not silent). */
+function Elapsed({ lang, since }: { lang: Lang; since: number }) {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    const timer = window.setInterval(() => setNow(Date.now()), 1000);
+    return () => window.clearInterval(timer);
+  }, []);
+  const seconds = Math.max(0, Math.floor((now - since) / 1000));
+  return (
+    <span className="run-node-meta" data-testid="run-node-elapsed">
+      {t(lang, 'run.elapsed', { seconds })}
+    </span>
   );
 }

@@ -1,4 +1,4 @@
-import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
+import { act, cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { RunOutputResponse } from '../../src/api/types';
 import { SampleRunPanel } from '../../src/components/SampleRunPanel';
@@ -39,6 +39,28 @@ function finished(): SampleRun {
 const noop = () => undefined;
 
 describe('SampleRunPanel', () => {
+  it('counts up how long a running node has run, and stops when it is done', () => {
+    vi.useFakeTimers();
+    try {
+      const start = Date.now();
+      let run = startRun('plan', ['read', 'report']);
+      run = applyRunEvent(run, { event: 'run_start', run_id: 'R1', plan_id: 'p', plan_sha256: '', plan_text: 'plan', started_at: '', resumed: false });
+      run = applyRunEvent(run, { event: 'node_start', node: 'read', attempt: 1 }, start);
+      const props = { lang: 'ja' as const, yaml: 'plan', canStart: true, onStart: noop, onCancel: noop, onAnswer: noop, planId: null, onOpenRun: noop, onOpenNode: noop };
+      const { rerender } = render(<SampleRunPanel {...props} run={run} />);
+      expect(screen.getByTestId('run-node-elapsed').textContent).toBe('0 秒経過');
+      act(() => {
+        vi.advanceTimersByTime(52_000);
+      });
+      expect(screen.getByTestId('run-node-elapsed').textContent).toBe('52 秒経過');
+      run = applyRunEvent(run, { event: 'node_finish', node: 'read', duration_ms: 52_000, rows: 200_000, outputs: {} });
+      rerender(<SampleRunPanel {...props} run={run} />);
+      expect(screen.queryByTestId('run-node-elapsed')).toBeNull();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('starts from idle and says the files stay untouched', () => {
     const start = vi.fn();
     render(<SampleRunPanel lang="ja" yaml="plan" run={IDLE} canStart onStart={start} onCancel={noop} onAnswer={noop} planId={null} onOpenRun={noop} onOpenNode={noop} />);
