@@ -131,6 +131,14 @@ describe('試行実行 against keiri serve', () => {
     assert.equal(numbers.filter((t) => /TJ-2025-088(12|21)/.test(t)).length, 2, numbers.join('\n'));
     await screenshot(page, 'screenshots/run-01-duplicates.png');
     await checkScreen(page, 'run-01-duplicates');
+    // 広げる: the inputs column gives its room to the results, and 元の幅 brings it back.
+    const narrow = (await duplicates.boundingBox())?.width ?? 0;
+    await page.getByTestId('right-wide').click();
+    await page.locator('.column-left').waitFor({ state: 'hidden' });
+    const widened = (await duplicates.boundingBox())?.width ?? 0;
+    assert.ok(widened > narrow * 1.3, `the results grow from ${narrow}px to ${widened}px`);
+    await page.getByTestId('right-wide').click();
+    await page.locator('.column-left').waitFor({ state: 'visible' });
 
     // The report workbook the write node saved under the run folder, cell by cell.
     await page.locator(`[data-testid="run-node"][data-node-id="${byName('__write')}"] button`).first().click();

@@ -65,6 +65,9 @@ export function App() {
   const [leftTab, setLeftTab] = useState<LeftTab>('catalog');
   const [centerView, setCenterView] = useState<CenterView>('editor');
   const [rightTab, setRightTab] = useState<RightTab>('findings');
+  // Results wide: the right pane takes the room of the inputs column, for run outputs and
+  // workbook grids with many columns.
+  const [wide, setWide] = useState(false);
   const [selectedNode, setSelectedNode] = useState<string | null>(null);
   const [settingsOpen, setSettingsOpen] = useState(false);
 
@@ -255,7 +258,7 @@ export function App() {
       {topTab === 'plans' ? <PlansView lang={lang} refresh={plansShown} onOpenInEditor={openInEditor} /> : null}
 
       {/* Kept mounted under 登録済みのプラン: the editor's text, undo history and runs survive. */}
-      <main className="design studio" hidden={topTab !== 'design'}>
+      <main className={wide ? 'design studio design-wide' : 'design studio'} hidden={topTab !== 'design'}>
         <aside className="column column-left">
           <div className="panel inputs-panel">
             <InputsPanel
@@ -492,6 +495,16 @@ export function App() {
                 {tab.count !== null ? <span className="count-badge">{tab.count}</span> : null}
               </button>
             ))}
+            <button
+              type="button"
+              className="subtab subtab-wide"
+              aria-pressed={wide}
+              data-testid="right-wide"
+              title={t(lang, wide ? 'right.narrowTitle' : 'right.wideTitle')}
+              onClick={() => setWide((w) => !w)}
+            >
+              {t(lang, wide ? 'right.narrow' : 'right.wide')}
+            </button>
           </div>
           {rightTabs.find((tab) => tab.id === rightTab)?.explain !== undefined ? (
             <p className="muted right-explain" data-testid="right-explain">
