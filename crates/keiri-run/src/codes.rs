@@ -91,6 +91,14 @@ pub const COLUMNS: &[(&str, Label, Shown)] = &[
     ("decision", l("判断", "Decision"), Plain),
     ("approver", l("承認者", "Approver"), Plain),
     ("comment", l("コメント", "Comment"), Plain),
+    // A summary's figures (report.summary's `summary`).
+    ("total_count", l("件数", "Count"), Plain),
+    (
+        "by_severity",
+        l("重要度別の件数", "Count by severity"),
+        Plain,
+    ),
+    ("total_amount", l("金額の合計", "Total amount"), Amount),
     // The canonical columns the catalog's inputs name.
     ("invoice_no", l("請求書番号", "Invoice no."), Plain),
     ("vendor", l("取引先", "Vendor"), Plain),
@@ -339,18 +347,29 @@ pub fn value_label(column: &str, code: &str, lang: Lang) -> Option<&'static str>
 /// and which columns hold yen amounts. `{}` parts are left out; `null` when nothing is known.
 pub fn labels_for(value: Option<&serde_json::Value>) -> serde_json::Value {
     use serde_json::{Map, Value, json};
-    let Some(Value::Array(rows)) = value else {
-        return Value::Null;
+    // Rows, or one object (a summary: `{total_count, by_severity: {error: 2}}`) as one row.
+    let rows: Vec<&Value> = match value {
+        Some(Value::Array(rows)) => rows.iter().collect(),
+        Some(object @ Value::Object(_)) => vec![object],
+        _ => return Value::Null,
     };
-    // Every (column, value) of the rows, one level into nested objects.
+    // Every (column, value) of the rows, one level into nested objects; and the keys of a
+    // `by_<column>` object, which are codes of <column> (`by_severity: {error: 2}`).
     let mut cells: indexmap::IndexMap<&str, Vec<&Value>> = indexmap::IndexMap::new();
+    let mut keyed: Vec<(&str, &str)> = Vec::new();
     for row in rows {
         let Value::Object(row) = row else { continue };
         for (column, cell) in row {
             match cell {
                 Value::Object(inner) => {
+                    // The object's own name too: a summary's `by_severity` has a label.
+                    cells.entry(column.as_str()).or_default();
+                    let of = column.strip_prefix("by_");
                     for (key, inner_cell) in inner {
                         cells.entry(key.as_str()).or_default().push(inner_cell);
+                        if let Some(of) = of {
+                            keyed.push((of, key.as_str()));
+                        }
                     }
                 }
                 _ => cells.entry(column.as_str()).or_default().push(cell),
@@ -384,6 +403,17 @@ pub fn labels_for(value: Option<&serde_json::Value>) -> serde_json::Value {
         }
         values.insert((*column).to_string(), Value::Object(of_column));
     }
+    for (column, code) in keyed {
+        if let Some((_, _, label)) = VALUES.iter().find(|(c, v, _)| *c == column && *v == code)
+            && let Value::Object(of_column) = values
+                .entry(column.to_string())
+                .or_insert_with(|| Value::Object(Map::new()))
+        {
+            of_column
+                .entry(code.to_string())
+                .or_insert_with(|| json!({"ja": label.ja, "en": label.en}));
+        }
+    }
     if columns.is_empty() && values.is_empty() {
         return Value::Null;
     }
@@ -393,6 +423,17 @@ pub fn labels_for(value: Option<&serde_json::Value>) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn labels_for_a_summary_name_its_figures_and_the_codes_it_counts() {
+        let summary = serde_json::json!({"total_count": 5, "by_severity": {"error": 2, "warning": 3}, "total_amount": 330000});
+        let labels = labels_for(Some(&summary));
+        assert_eq!(labels["columns"]["total_count"]["ja"], "件数");
+        assert_eq!(labels["columns"]["by_severity"]["ja"], "重要度別の件数");
+        assert_eq!(labels["values"]["severity"]["error"]["ja"], "エラー");
+        assert_eq!(labels["values"]["severity"]["warning"]["en"], "Warning");
+        assert_eq!(labels["amounts"], serde_json::json!(["total_amount"]));
+    }
 
     #[test]
     fn labels_for_a_question_name_the_known_columns_codes_and_amounts() {

@@ -6,7 +6,7 @@ import { useState, type ReactElement } from 'react';
 import type { Lang, RunPaused } from '../api/types';
 import { t } from '../i18n';
 import { buildSheetGrids, diffItemsOf } from '../workbookGrid';
-import { cellDisplay, columnHeader, formatAmount, readLabels, tableColumns, valueAt, type Row } from '../questionTable';
+import { cellDisplay, columnHeader, formatAmount, readLabels, tableColumns, valueAt, type QuestionLabels, type Row } from '../questionTable';
 import { DesignChangesView, SheetGridView } from './DryRunPanel';
 
 interface Props {
@@ -60,12 +60,41 @@ function Details({ lang, value, labels }: { lang: Lang; value: unknown; labels: 
       </div>
     );
   }
+  if (typeof value === 'object' && !Array.isArray(value)) {
+    // One object (a summary: 件数, 重要度別の件数, …): a row per item, in words.
+    const known = readLabels(labels);
+    return (
+      <table className="run-grid run-grid-pairs" data-testid="question-details">
+        <tbody>
+          {Object.entries(value as Record<string, unknown>).map(([key, item]) => (
+            <tr key={key} data-testid="question-detail" data-key={key}>
+              <th scope="row">{known.columns[key]?.[lang] ?? <span translate="no">{key}</span>}</th>
+              <td>{detailText(key, item, known, lang)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    );
+  }
   return (
     // Data the plan passed to the question, quoted as it is (like the YAML editor).
     <pre className="dryrun-json" data-testid="question-details" translate="no">
       {JSON.stringify(value, null, 2)}
     </pre>
   );
+}
+
+/** One item of an object's details as a person reads it; a `by_<column>` object counts codes of <column>. */
+function detailText(key: string, item: unknown, known: QuestionLabels, lang: Lang): string {
+  if (item !== null && typeof item === 'object' && !Array.isArray(item)) {
+    const entries = Object.entries(item as Record<string, unknown>);
+    if (entries.length === 0) return t(lang, 'run.q.none');
+    const codes = known.values[key.replace(/^by_/, '')] ?? {};
+    return entries
+      .map(([code, count]) => `${codes[code]?.[lang] ?? code} ${typeof count === 'object' ? JSON.stringify(count) : String(count)}`)
+      .join(lang === 'ja' ? '、' : ', ');
+  }
+  return cellDisplay(item, { key, path: [key], topLevel: true }, known, lang);
 }
 
 function YesNo({ lang, busy, yes, no, onAnswer, comment }: { lang: Lang; busy: boolean; yes: string; no: string; onAnswer(approved: boolean): void; comment?: ReactElement }) {

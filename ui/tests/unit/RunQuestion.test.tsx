@@ -143,6 +143,32 @@ describe('RunQuestion', () => {
     });
   });
 
+  it('shows a summary object in words, a row per figure, codes and amounts labelled, no JSON', () => {
+    show({
+      node: 'confirm',
+      message: '',
+      question: {
+        kind: 'confirmation',
+        message: '例外レポートを送信します。よろしいですか？',
+        details: { total_count: 5, by_severity: { error: 2, warning: 3 }, total_amount: 330000, by_rule: {} },
+        labels: {
+          columns: { total_count: { ja: '件数', en: 'Count' }, by_severity: { ja: '重要度別の件数', en: 'Count by severity' }, total_amount: { ja: '金額の合計', en: 'Total amount' } },
+          values: { severity: { error: { ja: 'エラー', en: 'Error' }, warning: { ja: '警告', en: 'Warning' } } },
+          amounts: ['total_amount'],
+        },
+      },
+    });
+    const details = screen.getByTestId('question-details');
+    expect(details.textContent).not.toContain('{');
+    const rows = within(details).getAllByTestId('question-detail').map((r) => [r.querySelector('th')?.textContent, r.querySelector('td')?.textContent]);
+    expect(rows).toEqual([
+      ['件数', '5'],
+      ['重要度別の件数', 'エラー 2、警告 3'],
+      ['金額の合計', '330,000'],
+      ['by_rule', 'なし'],
+    ]);
+  });
+
   it('asks a named approver to sign with their own name when the plan requires it', () => {
     const onAnswer = show({
       node: 'approve',
