@@ -9,10 +9,7 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::Command;
-
-use common::{COLS, ROWS, col_name, generate_workbook, report, samples};
+use common::{COLS, ROWS, col_name, generate_workbook};
 
 const OPS: usize = 10_000;
 const RUNS: usize = 5;
@@ -69,32 +66,5 @@ fn run() -> Result<(), String> {
         workbook.len()
     );
 
-    let ours = common::ours(RUNS, dir.path(), &ops_path)?;
-    let (ours_t, ours_m, ours_b) = report("keiri-xlsx", &ours);
-
-    let Some(python) = common::python_with("bench-venv", &["openpyxl"]) else {
-        println!("openpyxl: skipped (python3 with venv/pip is not available)");
-        return Ok(());
-    };
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/openpyxl_patch.py");
-    let theirs = samples(
-        RUNS,
-        || {
-            let mut c = Command::new(&python);
-            c.arg(&script)
-                .arg(&input)
-                .arg(&ops_path)
-                .arg(dir.path().join("openpyxl.xlsx"));
-            c
-        },
-        "openpyxl run",
-    )?;
-    let (t, m, b) = report("openpyxl  ", &theirs);
-    println!(
-        "ratio: {:.1}× faster, {:.2}× the peak memory ({:.2}× counting only what loading and patching added)",
-        t / ours_t,
-        ours_m / m,
-        (ours_m - ours_b) / (m - b)
-    );
-    Ok(())
+    common::ours_against_openpyxl(RUNS, dir.path(), &ops_path, "openpyxl_patch.py")
 }

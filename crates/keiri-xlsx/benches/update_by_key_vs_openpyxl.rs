@@ -12,9 +12,8 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 
-use common::{generate_ledger, report, samples};
+use common::generate_ledger;
 
 const ROWS: u32 = 100_000;
 const KEYS: usize = 10_000;
@@ -83,35 +82,7 @@ fn prepare(dir: &Path) -> Result<(), String> {
 fn run() -> Result<(), String> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     prepare(dir.path())?;
-    let input = dir.path().join("input.xlsx");
     let ops_path = dir.path().join("ops.json");
     println!("median of {RUNS} runs");
-    let ours = common::ours(RUNS, dir.path(), &ops_path)?;
-    let (ours_t, ours_m, ours_b) = report("keiri-xlsx", &ours);
-
-    let Some(python) = common::python_with("bench-venv", &["openpyxl"]) else {
-        println!("openpyxl: skipped (python3 with venv/pip is not available)");
-        return Ok(());
-    };
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/openpyxl_update_by_key.py");
-    let theirs = samples(
-        RUNS,
-        || {
-            let mut c = Command::new(&python);
-            c.arg(&script)
-                .arg(&input)
-                .arg(&ops_path)
-                .arg(dir.path().join("openpyxl.xlsx"));
-            c
-        },
-        "openpyxl run",
-    )?;
-    let (t, m, b) = report("openpyxl  ", &theirs);
-    println!(
-        "ratio: {:.1}× faster, {:.2}× the peak memory ({:.2}× counting only what loading and patching added)",
-        t / ours_t,
-        ours_m / m,
-        (ours_m - ours_b) / (m - b)
-    );
-    Ok(())
+    common::ours_against_openpyxl(RUNS, dir.path(), &ops_path, "openpyxl_update_by_key.py")
 }

@@ -247,3 +247,42 @@ pub fn ours(runs: usize, dir: &Path, ops_path: &Path) -> Result<Vec<Sample>, Str
         "keiri-xlsx run",
     )
 }
+
+/// Our side (this binary's `--child-ours`) against the openpyxl `script` on the same input and
+/// ops, `runs` times each; prints both medians and the ratios.
+pub fn ours_against_openpyxl(
+    runs: usize,
+    dir: &Path,
+    ops_path: &Path,
+    script: &str,
+) -> Result<(), String> {
+    let ours = ours(runs, dir, ops_path)?;
+    let (ours_t, ours_m, ours_b) = report("keiri-xlsx", &ours);
+    let Some(python) = python_with("bench-venv", &["openpyxl"]) else {
+        println!("openpyxl: skipped (python3 with venv/pip is not available)");
+        return Ok(());
+    };
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("benches")
+        .join(script);
+    let theirs = samples(
+        runs,
+        || {
+            let mut c = Command::new(&python);
+            c.arg(&script)
+                .arg(dir.join("input.xlsx"))
+                .arg(ops_path)
+                .arg(dir.join("openpyxl.xlsx"));
+            c
+        },
+        "openpyxl run",
+    )?;
+    let (t, m, b) = report("openpyxl  ", &theirs);
+    println!(
+        "ratio: {:.1}× faster, {:.2}× the peak memory ({:.2}× counting only what loading and patching added)",
+        t / ours_t,
+        ours_m / m,
+        (ours_m - ours_b) / (m - b)
+    );
+    Ok(())
+}
