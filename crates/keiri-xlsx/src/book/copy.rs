@@ -94,6 +94,17 @@ impl Book {
                  {name:?} (its page setup is)"
             ));
         }
+        // A VBA code name is unique in a workbook: the copy gets none (Excel gives it one).
+        if let Some((a, b)) = probe.element_span(b"sheetPr")
+            && let Some(tag_end) = xml_text.get(a..b).and_then(|t| t.find('>'))
+            && let Some(tag) = xml_text.get(a..a + tag_end + 1)
+            && tag.contains("codeName=")
+        {
+            let empty = tag.trim_end().ends_with("/>");
+            if let Some(new) = xml::rewrite_start_tag(tag, &[], &["codeName"], empty) {
+                splices.push((a, a + tag_end + 1, new));
+            }
+        }
         // One selected tab: two would open grouped in Excel, and an edit would go to both.
         if let Some((a, b)) = start_tag(&xml_text, probe.element_span(b"sheetViews"), "sheetView")
             && let Some(tag) = xml_text.get(a..b)

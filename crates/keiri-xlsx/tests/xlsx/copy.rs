@@ -290,3 +290,47 @@ fn row_ops_on_every_sample_touch_only_their_sheet() {
         );
     }
 }
+
+/// A sheet with a VBA code name and a selected tab: the copy has neither (a code name is
+/// unique in a workbook; two selected tabs open grouped), and keeps the rest of sheetPr.
+#[test]
+fn the_copy_drops_the_code_name_and_the_selected_tab() {
+    let ws = Workspace::new();
+    let bytes = crate::support::build_xlsx(&[("元", vec![("A1", crate::support::Cell::S("値"))])]);
+    // Give the generated sheet a sheetPr with a code name and a tab colour, and a selected view.
+    let mut z = zip::ZipArchive::new(std::io::Cursor::new(bytes)).unwrap();
+    let mut out = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for i in 0..z.len() {
+        use std::io::{Read, Write};
+        let mut f = z.by_index(i).unwrap();
+        let name = f.name().unwrap().to_string();
+        let mut text = String::new();
+        f.read_to_string(&mut text).unwrap();
+        if name == "xl/worksheets/sheet1.xml" {
+            text = text.replace(
+                "<sheetData>",
+                "<sheetPr codeName=\"Sheet1\"><tabColor rgb=\"FFFF0000\"/></sheetPr><sheetViews><sheetView tabSelected=\"1\" workbookViewId=\"0\"/></sheetViews><sheetData>",
+            );
+        }
+        out.start_file(name, zip::write::SimpleFileOptions::default())
+            .unwrap();
+        out.write_all(text.as_bytes()).unwrap();
+    }
+    let name = ws.add_file("coded.xlsx", &out.finish().unwrap().into_inner());
+    let res = ws.ok(
+        json!({"xlsx_path": name, "ops": [{"op": "copy_sheet", "sheet": "元", "new_sheet": "写し"}],
+        "out_name": "copied.xlsx"}),
+    );
+    let out = Path::new(&res.out_path);
+    let copy = text(out, "xl/worksheets/sheet2.xml");
+    assert!(
+        copy.contains("<sheetPr><tabColor rgb=\"FFFF0000\"/></sheetPr>"),
+        "{copy}"
+    );
+    assert!(
+        !copy.contains("codeName") && !copy.contains("tabSelected"),
+        "{copy}"
+    );
+    assert!(text(out, "xl/worksheets/sheet1.xml").contains("codeName=\"Sheet1\""));
+    assert_eq!(sheet_cells(out, "写し"), sheet_cells(out, "元"));
+}
