@@ -29,13 +29,7 @@ fn main() {
 /// 10,000 `set_value` ops on cells spread over the sheet (a fixed LCG, so every run and both
 /// sides patch the same cells): numbers in B–I, text in A.
 fn generate_ops() -> serde_json::Value {
-    let mut state: u64 = 0x2545_F491_4F6C_DD1D;
-    let mut next = || {
-        state = state
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        (state >> 33) as u32
-    };
+    let mut next = common::lcg();
     let ops: Vec<serde_json::Value> = (0..OPS)
         .map(|i| {
             let row = next() % ROWS + 1;

@@ -41,13 +41,7 @@ fn main() {
 /// One `update_rows_by_key` op: 10,000 distinct keys spread over the ledger (a fixed LCG, so
 /// both sides update the same rows), each with new 金額1 and 金額2.
 fn generate_ops() -> serde_json::Value {
-    let mut state: u64 = 0x2545_F491_4F6C_DD1D;
-    let mut next = || {
-        state = state
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        (state >> 33) as u32
-    };
+    let mut next = common::lcg();
     let mut seen = std::collections::HashSet::new();
     let mut rows = Vec::with_capacity(KEYS);
     while rows.len() < KEYS {

@@ -286,3 +286,15 @@ pub fn ours_against_openpyxl(
     );
     Ok(())
 }
+
+/// A fixed linear congruential sequence, so every run and both sides of a benchmark touch the
+/// same cells and keys.
+pub fn lcg() -> impl FnMut() -> u32 {
+    let mut state: u64 = 0x2545_F491_4F6C_DD1D;
+    move || {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (state >> 33) as u32
+    }
+}
