@@ -290,3 +290,40 @@ fn lookup_rows_finds_each_key_and_names_the_missing_ones() {
         "{failure:?}"
     );
 }
+
+/// The same changes exported with dates written as people write them (2025/01/06, 令和7年2月1日,
+/// R7.3.3): read as the same dates, so no joiner or leaver is left out of the quarter.
+#[test]
+fn dates_written_every_which_way_find_the_same_joiners_and_leavers() {
+    let ws = Workspace::new();
+    let messy = "社員番号,氏名,役職,入社日,退職年月日,退職金支給額\r\n\
+        EMP002,佐藤花子,主任,2016/10/01,2025/02/28,1200000\r\n\
+        ＥＭＰ００４,高橋美咲,部長,2008-04-01,令和7年3月31日,800000\r\n\
+        EMP006,山本翔,一般職,2025/01/06,,\r\n\
+        EMP007,中村麻衣,一般職,令和7年2月1日,,\r\n\
+        EMP008,小林正雄,主任,R7.3.3,,\r\n\
+        EMP009,加藤恵子,一般職,2025/4/1,,\r\n\r\n";
+    keiri_fs::write_atomic(&ws.dir.path().join("changes_messy.csv"), messy.as_bytes()).unwrap();
+    let ran = run_templates(
+        &ws,
+        &[TEMPLATE],
+        json!({"prior_workbook": "samples/retirement_schedule.xlsx",
+               "changes_csv": "changes_messy.csv"}),
+    );
+    assert_eq!(ran.status, RunStatus::Finished, "{:?}", ran.failures);
+    let out = ran.output("period_roll_forward__roll", "out_path");
+    let new = sheet(Path::new(out.as_str().unwrap()), "2025.3");
+    let at = |cell: &str| new.get(cell).cloned().unwrap_or_default();
+    assert_eq!(
+        (at("E7"), at("E9")),
+        ("45716".to_string(), "45747".to_string())
+    );
+    assert_eq!(
+        [at("A11"), at("A12"), at("A13"), at("A14")],
+        ["EMP006", "EMP007", "EMP008", ""]
+    );
+    assert_eq!(
+        [at("D11"), at("D12"), at("D13")],
+        ["45663", "45689", "45719"]
+    );
+}
