@@ -6,7 +6,7 @@
 // (support.mjs holds what the e2e tests share). Screenshots go to ui/test-results/ (gitignored).
 
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
@@ -168,6 +168,34 @@ describe('design tab against keiri serve', () => {
     const asked = page.locator('[data-testid="question"], [data-testid="question-list-item"]');
     await page.locator('[data-testid="right-tab-questions"] .count-badge').waitFor();
     assert.equal((await page.locator('[data-testid="right-tab-questions"] .count-badge').textContent())?.trim(), '2', await asked.allTextContents().then((t) => t.join(' | ')));
+    await page.getByTestId('catalog-search').fill('');
+    await page.getByTestId('right-tab-findings').click();
+  });
+
+  it('asks the columns of a wired node as check boxes of the columns its rows have', async () => {
+    // An export in the workspace: the plan reads it, so its header is known before a run.
+    mkdirSync(path.join(workspace, 'input'), { recursive: true });
+    writeFileSync(path.join(workspace, 'input', 'journal.csv'), '伝票番号,取引先,部門,金額\r\nV1,山田商事,営業,1000\r\n');
+    await pasteIntoEditor(page, 'apiVersion: v1\nid: e2e_totals\nversion: 0.1.0\ngraph:\n  - id: read_journal\n    block: csv.read\n    in:\n      path: input/journal.csv\n    out:\n      rows: lines\n');
+    await page.getByTestId('catalog-search').fill('transforms.group_aggregate');
+    await page.locator('[data-block-id="transforms.group_aggregate"] [data-testid="catalog-insert"]').click();
+    assert.match(await editorText(page), /rows: "\$\{read_journal\.lines\}"\n {6}by: null/);
+    await page.getByTestId('right-tab-questions').click();
+    // The grouping columns: the file's headers to tick, in the order wanted.
+    const picks = page.locator('[data-testid="question-input"][data-control="columns"] label');
+    await picks.first().waitFor();
+    assert.deepEqual(await picks.allTextContents(), ['伝票番号', '取引先', '部門', '金額']);
+    await picks.filter({ hasText: '部門' }).locator('input').check();
+    await picks.filter({ hasText: '取引先' }).locator('input').check();
+    await screenshot(page, '05-column-picks.png');
+    await page.getByTestId('question-submit').click();
+    // The answer is the list, in the order ticked, written into the plan for the node.
+    await page.waitForFunction(() =>
+      [...document.querySelectorAll('[data-testid="editor-content"] .cm-line')].some((line) => line.textContent?.includes('部門')),
+    );
+    const text = await editorText(page);
+    assert.match(text, /by: "?\$\{vars\.transforms_group_aggregate_by\}"?\n/, text);
+    assert.match(text, /transforms_group_aggregate_by:\s*(\[\s*部門,\s*取引先\s*\]|\n\s*- 部門\n\s*- 取引先)/, text);
     await page.getByTestId('catalog-search').fill('');
     await page.getByTestId('right-tab-findings').click();
   });

@@ -7,9 +7,13 @@
 import type { Lang, Requirement } from './api/types';
 import type { MessageKey } from './i18n';
 
-export type ControlKind = 'text' | 'textarea' | 'select' | 'boolean' | 'number' | 'file' | 'table';
+export type ControlKind = 'text' | 'textarea' | 'select' | 'columns' | 'boolean' | 'number' | 'file' | 'table';
 
-/** The control for a requirement: a choice list when it has options, whatever its type. */
+/**
+ * The control for a requirement: a choice list when it has options, whatever its type, and
+ * check boxes when the answer is a list picked from them (the columns of the rows a node
+ * reads, for `by: [科目, 部門]`).
+ */
 export function controlFor(requirement: Requirement): ControlKind {
   const options = requirement.options ?? [];
   switch (requirement.type) {
@@ -25,7 +29,7 @@ export function controlFor(requirement: Requirement): ControlKind {
     case 'table':
       return 'table';
     case 'text':
-      if (options.length > 0) return 'select';
+      if (options.length > 0) return requirement.value_type === 'array' ? 'columns' : 'select';
       // Objects and arrays are typed as JSON, which needs room.
       return requirement.value_type === 'object' || requirement.value_type === 'array' ? 'textarea' : 'text';
   }
@@ -56,6 +60,23 @@ export function initialAnswerText(requirement: Requirement): string {
   if (typeof value === 'string') return value;
   if (controlFor(requirement) === 'select') return optionText(value);
   return typeof value === 'object' ? JSON.stringify(value, null, 2) : String(value);
+}
+
+/** The columns picked so far in a `columns` control's text (a JSON list), in picking order. */
+export function pickedColumns(text: string): string[] {
+  try {
+    const value = JSON.parse(text) as unknown;
+    return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+/** The text of a `columns` control after `name` is ticked (added last) or unticked. */
+export function togglePick(text: string, name: string): string {
+  const picked = pickedColumns(text);
+  const next = picked.includes(name) ? picked.filter((item) => item !== name) : [...picked, name];
+  return next.length === 0 ? '' : JSON.stringify(next);
 }
 
 export type AnswerCheck = { ok: true; value: unknown } | { ok: false; error: MessageKey; params?: Record<string, string> };
@@ -110,6 +131,14 @@ export function parseAnswer(requirement: Requirement, raw: string): AnswerCheck 
     case 'select': {
       const option = (requirement.options ?? []).find((candidate) => optionText(candidate) === text);
       return option === undefined ? { ok: false, error: 'question.notAnOption' } : { ok: true, value: option };
+    }
+    case 'columns': {
+      const picked = pickedColumns(text);
+      const options = (requirement.options ?? []).map(optionText);
+      if (picked.length === 0 || picked.some((name) => !options.includes(name))) {
+        return { ok: false, error: 'question.notAnOption' };
+      }
+      return { ok: true, value: picked };
     }
     case 'table':
     case 'textarea': {

@@ -63,8 +63,25 @@ pub(crate) use keiri_plan::Checked;
 /// Reads and validates plan text with the workspace's catalog, registered plans and the
 /// files the plan reads (see [`keiri_plan::check`]).
 pub(crate) fn check(ctx: &Context, yaml: &str, lang: Lang) -> Checked {
+    check_as_run(ctx, yaml, lang, &Default::default())
+}
+
+/// [`check`] with a run's vars over the plan's own: what a run checks before it starts.
+pub(crate) fn check_as_run(
+    ctx: &Context,
+    yaml: &str,
+    lang: Lang,
+    vars: &indexmap::IndexMap<String, serde_json::Value>,
+) -> Checked {
     let (catalog, _) = load_catalog(ctx);
-    keiri_design::check_plan(yaml, lang, &catalog, &ctx.path_policy(), &ctx.designs_dir)
+    keiri_design::check_plan_as_run(
+        yaml,
+        lang,
+        &catalog,
+        &ctx.path_policy(),
+        &ctx.designs_dir,
+        vars,
+    )
 }
 
 /// The tables of the CSV/Excel files `plan` names (literal paths in its vars and inputs),

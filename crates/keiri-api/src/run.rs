@@ -16,7 +16,7 @@ use keiri_run::{RunError, RunOptions, RunState};
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
-use crate::plan::{check, invalid, load_catalog};
+use crate::plan::{invalid, load_catalog};
 use crate::{ApiError, Context, ErrorCode, Lang};
 
 mod files;
@@ -417,8 +417,15 @@ struct Prepared {
     catalog: std::sync::Arc<keiri_plan::Catalog>,
 }
 
-fn prepare(ctx: &Context, text: String, lang: Lang) -> Result<Prepared, ApiError> {
-    let checked = check(ctx, &text, lang);
+/// The plan text checked as the run will see it, with the run's `vars` (its `--var`,
+/// `--input` and the window's inputs) over the plan's own.
+fn prepare(
+    ctx: &Context,
+    text: String,
+    lang: Lang,
+    vars: &IndexMap<String, Json>,
+) -> Result<Prepared, ApiError> {
+    let checked = crate::plan::check_as_run(ctx, &text, lang, vars);
     if checked.error_count() > 0 {
         return Err(invalid(&checked));
     }
@@ -602,7 +609,6 @@ fn execute(
         runs_dir,
         lang,
     } = launch;
-    let prepared = prepare(ctx, text, lang)?;
     let named = input_vars(ctx, &inputs)?;
     let named_files: Vec<PathBuf> = named
         .values()
@@ -610,6 +616,7 @@ fn execute(
         .map(PathBuf::from)
         .collect();
     vars.extend(named);
+    let prepared = prepare(ctx, text, lang, &vars)?;
     if resume.is_none() {
         refuse_open_vars(&prepared, &vars, lang)?;
     }

@@ -31,7 +31,27 @@ pub fn check_plan(
     policy: &keiri_fs::PathPolicy,
     designs_dir: &std::path::Path,
 ) -> Checked {
-    keiri_plan::check(yaml, lang, catalog, |plan| keiri_plan::Options {
+    check_plan_as_run(
+        yaml,
+        lang,
+        catalog,
+        policy,
+        designs_dir,
+        &Default::default(),
+    )
+}
+
+/// [`check_plan`] with a run's `vars` over the plan's own ([`keiri_plan::check_as_run`]):
+/// the columns checked are those of the files the run will read.
+pub fn check_plan_as_run(
+    yaml: &str,
+    lang: Lang,
+    catalog: &Catalog,
+    policy: &keiri_fs::PathPolicy,
+    designs_dir: &std::path::Path,
+    vars: &indexmap::IndexMap<String, Value>,
+) -> Checked {
+    keiri_plan::check_as_run(yaml, lang, catalog, vars, |plan| keiri_plan::Options {
         lang,
         known_plans: keiri_plan::designs_index(designs_dir).into_keys().collect(),
         file_schemas: file_schemas(policy, &table_paths(plan)),

@@ -52,7 +52,9 @@ pub mod schema;
 pub mod values;
 
 pub use error::Error;
-pub use files::{MAX_TABLE_FILES, check_plan, file_schemas, is_table_path, table_paths};
+pub use files::{
+    MAX_TABLE_FILES, check_plan, check_plan_as_run, file_schemas, is_table_path, table_paths,
+};
 pub use generate::{
     ApplyMode, Attempt, Context, DEFAULT_MAX_DOCS_CHARS, DEFAULT_MAX_REPAIR_ATTEMPTS,
     GenerateOptions, GeneratedPlan, Issue, Progress, RepairRound, Stage, Status, Verifier,

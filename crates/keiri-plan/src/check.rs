@@ -2,6 +2,9 @@
 //! validating in one step, for every front-end (the API's validate, dry-run, register and
 //! run all go through it).
 
+use indexmap::IndexMap;
+use serde_json::Value;
+
 use crate::catalog::Catalog;
 use crate::io::{LoadedPlan, load_plan};
 use crate::model::Plan;
@@ -36,6 +39,20 @@ pub fn check(
     catalog: &Catalog,
     options: impl FnOnce(&Plan) -> Options,
 ) -> Checked {
+    check_as_run(yaml, lang, catalog, &IndexMap::new(), options)
+}
+
+/// [`check`] of the plan as a run will see it: the run's `vars` (`--var`, `--input`, the
+/// window's inputs) over the plan's own, so the files checked are the ones the run reads and
+/// a column named by a var is the run's (a plan whose default column the run overrides is
+/// not refused for the default). The checked plan in [`Checked::loaded`] is the text's own.
+pub fn check_as_run(
+    yaml: &str,
+    lang: Lang,
+    catalog: &Catalog,
+    vars: &IndexMap<String, Value>,
+    options: impl FnOnce(&Plan) -> Options,
+) -> Checked {
     let loaded = match load_plan(yaml) {
         Ok(l) => l,
         Err(e) => {
@@ -61,8 +78,15 @@ pub fn check(
             };
         }
     };
-    let options = options(&loaded.plan);
-    let findings = validate(&loaded.plan, catalog, &options)
+    let as_run = (!vars.is_empty()).then(|| {
+        let mut plan = loaded.plan.clone();
+        plan.vars
+            .extend(vars.iter().map(|(k, v)| (k.clone(), v.clone())));
+        plan
+    });
+    let plan = as_run.as_ref().unwrap_or(&loaded.plan);
+    let options = options(plan);
+    let findings = validate(plan, catalog, &options)
         .into_iter()
         .map(|mut f| {
             let pos = loaded.source_map.locate(&f.path);

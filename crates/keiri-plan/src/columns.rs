@@ -46,7 +46,16 @@
 //!   that input names (a list of names, `transforms.select_columns`; with
 //!   `adds_columns_from`, `transforms.group_aggregate`'s keys then aggregates), and
 //!   `renames_columns_from: <input>` renames by the mapping object in that input (`{old:
-//!   new}`, `transforms.rename_columns`). The steps apply in that order: keep, rename, add.
+//!   new}`, `transforms.rename_columns`); `adds_columns_from` may list several inputs
+//!   (`transforms.unpivot`'s `[variable_name, value_name]`), each unset one counting with its
+//!   spec default, and `adds_columns_named: "{field}_{op}"` names a list item that has
+//!   neither `name` nor `as` from its own values (`transforms.group_aggregate`'s `金額_sum`);
+//! * `joins_columns_from: {rows: <input>, keys: <input>, suffixes: <input>, how: <input>}`
+//!   appends the columns of another rows input as `transforms.join` does: a column both sides
+//!   have, other than a key of the same name, gets the suffixes (`_left` / `_right` by
+//!   default) on each side, and the other side's key columns are folded into this side's (in
+//!   a `how: right` join, this side's into the other's, where the other side has them). The
+//!   steps apply in that order: keep, rename, join, add.
 //!
 //! Tracing goes from a column input back through `${node.alias}` references and
 //! `columns_from` outputs to a path (a literal or a var's literal value) that one of the
@@ -106,8 +115,16 @@ pub const KEEPS_COLUMNS_FROM: &str = "keeps_columns_from";
 /// Spec property of a `columns_from` output: the input whose mapping object (`{old: new}`)
 /// renames its columns.
 pub const RENAMES_COLUMNS_FROM: &str = "renames_columns_from";
-/// Spec property of a `columns_from` output: the input whose value names the columns it adds.
+/// Spec property of a `columns_from` output: the input (or list of inputs) whose value names
+/// the columns it adds.
 pub const ADDS_COLUMNS_FROM: &str = "adds_columns_from";
+/// Spec property of an `adds_columns_from` output: the name of an added item that has neither
+/// `name` nor `as`, as a pattern of the item's values (`"{field}_{op}"`).
+pub const ADDS_COLUMNS_NAMED: &str = "adds_columns_named";
+/// Spec property of a `columns_from` output: `{rows, keys, suffixes, how}`, the inputs of the
+/// other table joined in, its keys, the suffixes of shared columns and the join type (see the
+/// module docs).
+pub const JOINS_COLUMNS_FROM: &str = "joins_columns_from";
 
 /// What is known of one attached file: its tables (one for a CSV, one per sheet for a
 /// workbook) and their header rows.
@@ -169,6 +186,11 @@ pub struct ColumnMismatch {
     /// The file and sheet the rows come from.
     pub file: String,
     pub sheet: Option<String>,
+    /// The other files whose rows were joined in on the way (`transforms.join`), if any.
+    pub joined: Vec<String>,
+    /// The nearest node on the way whose output has other columns than its input (kept,
+    /// renamed, joined or added ones): the rows checked are that node's output.
+    pub via: Option<String>,
     /// The columns the rows have at that node, in order: the file's real columns, then those
     /// the nodes on the way added.
     pub columns: Vec<String>,
@@ -211,6 +233,8 @@ pub fn column_mismatches(
                 file,
                 table,
                 columns,
+                joined,
+                via,
             }) = tracer.table_of(node, &read.rows, 0)
             else {
                 continue;
@@ -238,11 +262,34 @@ pub fn column_mismatches(
                 from_default: read.from_default,
                 file: file.path.clone(),
                 sheet: table.sheet.clone(),
+                joined,
+                via,
                 columns,
             });
         }
     }
     out
+}
+
+/// The columns the rows given to `input` of node `node_id` (top level) will have, as far as
+/// `files` tell before the run: the file's own columns after the nodes between have kept,
+/// renamed, joined in or added theirs. `None` when the trail is lost (see the module docs)
+/// or the input does not take rows from a described file. The column pickers of the
+/// studio's questions list these.
+pub fn input_columns(
+    plan: &Plan,
+    catalog: &Catalog,
+    files: &[FileSchema],
+    node_id: &str,
+    input: &str,
+) -> Option<Vec<String>> {
+    let tracer = Tracer {
+        plan,
+        catalog,
+        files,
+    };
+    let node = plan.graph.iter().find(|n| n.id == node_id)?;
+    tracer.table_of(node, input, 0).map(|s| s.columns)
 }
 
 /// Rewrites every mismatched column that equals exactly one real column after
@@ -504,11 +551,15 @@ fn same_after_normalizing(wanted: &str, columns: &[String]) -> Option<String> {
 const MAX_TRAIL: usize = 64;
 
 /// Where a node's rows come from: a table of an attached file, and the columns the rows have
-/// after the nodes between (which may add, keep or rename columns).
+/// after the nodes between (which may add, keep, rename or join in columns).
 struct Source<'a> {
     file: &'a FileSchema,
     table: &'a TableSchema,
     columns: Vec<String>,
+    /// The other files joined in on the way.
+    joined: Vec<String>,
+    /// The nearest node on the way that changed the columns.
+    via: Option<String>,
 }
 
 struct Tracer<'a> {
@@ -554,9 +605,19 @@ impl<'a> Tracer<'a> {
     /// spliced in; other strings are kept as they are.
     fn literals(&self, value: &Value) -> Value {
         match value {
-            Value::String(text) if text.contains("${") => self
-                .literal(value)
-                .map_or_else(|| value.clone(), Value::String),
+            Value::String(text) if text.contains("${") => {
+                // A var holding a list or an object without references (an answered column
+                // question: `by: ${vars.totals_by}` with `[科目]`) is that value.
+                if let Some(Target::Var { name, path: None }) = whole_target(text)
+                    && let Some(held @ (Value::Array(_) | Value::Object(_))) =
+                        self.plan.vars.get(&name)
+                    && !refs::contains_reference(held)
+                {
+                    return held.clone();
+                }
+                self.literal(value)
+                    .map_or_else(|| value.clone(), Value::String)
+            }
             Value::Array(items) => Value::Array(items.iter().map(|v| self.literals(v)).collect()),
             Value::Object(map) => Value::Object(
                 map.iter()
@@ -589,6 +650,7 @@ impl<'a> Tracer<'a> {
             let port = spec.outputs.get(local)?;
             let from_input = port.extra.get(COLUMNS_FROM).and_then(Value::as_str)?;
             let mut found = self.table_of(source, from_input, depth + 1)?;
+            let before = found.columns.clone();
             // Each property is a step on the columns, in this order; a step whose names are
             // known only at run time loses the trail, and nothing is claimed.
             if let Some(from) = port.extra.get(KEEPS_COLUMNS_FROM).and_then(Value::as_str) {
@@ -596,7 +658,7 @@ impl<'a> Tracer<'a> {
                 if source.inputs.get("mode").and_then(Value::as_str) == Some("exclude") {
                     return None;
                 }
-                found.columns = self.added_names(source.inputs.get(from))?;
+                found.columns = self.added_names(source.inputs.get(from), None)?;
             }
             if let Some(from) = port.extra.get(RENAMES_COLUMNS_FROM).and_then(Value::as_str) {
                 // `drop_unmapped: true` keeps only the renamed columns; not traced.
@@ -614,6 +676,9 @@ impl<'a> Tracer<'a> {
                     return None;
                 }
             }
+            if let Some(join) = port.extra.get(JOINS_COLUMNS_FROM) {
+                found = self.joined(source, join, found, depth)?;
+            }
             let mut added = Vec::new();
             if let Some(names) = port.extra.get(ADDS_COLUMNS) {
                 added.extend(
@@ -624,13 +689,24 @@ impl<'a> Tracer<'a> {
                         .collect::<Option<Vec<_>>>()?,
                 );
             }
-            if let Some(from) = port.extra.get(ADDS_COLUMNS_FROM).and_then(Value::as_str) {
-                added.extend(self.added_names(source.inputs.get(from))?);
+            let named = port.extra.get(ADDS_COLUMNS_NAMED).and_then(Value::as_str);
+            for from in names_of(port.extra.get(ADDS_COLUMNS_FROM)) {
+                // An unset input adds the column its spec default names (unpivot's 項目, 値).
+                let value = source
+                    .inputs
+                    .get(from)
+                    .filter(|v| !v.is_null())
+                    .or_else(|| spec.inputs.get(from)?.default.as_ref());
+                added.extend(self.added_names(value, named)?);
             }
             for name in added {
                 if !found.columns.contains(&name) {
                     found.columns.push(name);
                 }
+            }
+            // Unwinding from the file towards the node: the last to change them is nearest.
+            if found.columns != before {
+                found.via = Some(source.id.clone());
             }
             return Some(found);
         }
@@ -656,23 +732,130 @@ impl<'a> Tracer<'a> {
             file,
             table,
             columns: table.names(),
+            joined: Vec::new(),
+            via: None,
         })
     }
 
     /// The column names an `adds_columns_from` input gives: a name, a list of names, or a
-    /// list of objects' `name`, each literal; `None` when any is known only at run time.
-    fn added_names(&self, value: Option<&Value>) -> Option<Vec<String>> {
-        match value {
+    /// list of objects' `name` (or `as`, or else the `named` pattern filled from the object's
+    /// values), each literal; `None` when any is known only at run time.
+    fn added_names(&self, value: Option<&Value>, named: Option<&str>) -> Option<Vec<String>> {
+        match value.map(|v| self.literals(v)).as_ref() {
             None | Some(Value::Null) => Some(Vec::new()),
             Some(Value::Array(items)) => items
                 .iter()
                 .map(|item| match item {
-                    Value::Object(o) => self.literal(o.get("name").or_else(|| o.get("as"))?),
+                    Value::Object(o) => match o.get("name").or_else(|| o.get("as")) {
+                        Some(name) if !name.is_null() => self.literal(name),
+                        _ => self.pattern(named?, o),
+                    },
                     other => self.literal(other),
                 })
                 .collect(),
             Some(other) => Some(vec![self.literal(other)?]),
         }
+    }
+
+    /// `pattern` (`"{field}_{op}"`) with each `{key}` replaced by the literal value of `item`
+    /// under that key; `None` when one is missing or known only at run time.
+    fn pattern(&self, pattern: &str, item: &serde_json::Map<String, Value>) -> Option<String> {
+        let mut out = String::new();
+        let mut rest = pattern;
+        while let Some(open) = rest.find('{') {
+            out.push_str(&rest[..open]);
+            let close = open + rest[open..].find('}')?;
+            out.push_str(&self.literal(item.get(&rest[open + 1..close])?)?);
+            rest = &rest[close + 1..];
+        }
+        out.push_str(rest);
+        Some(out)
+    }
+
+    /// `rows` (the columns of `source`'s own side) with the other side's columns joined in as
+    /// `transforms.join` joins them: `join` is the port's `{rows, keys, suffixes}`.
+    fn joined(
+        &self,
+        source: &Node,
+        join: &Value,
+        mut rows: Source<'a>,
+        depth: usize,
+    ) -> Option<Source<'a>> {
+        let input = |key: &str| join.get(key).and_then(Value::as_str);
+        let other = self.table_of(source, input("rows")?, depth + 1)?;
+        // Each key as (this side, other side); a plain name is the same column on both.
+        let keys: Vec<(String, String)> = match self.literals(source.inputs.get(input("keys")?)?) {
+            Value::String(name) => vec![(name.clone(), name)],
+            Value::Array(items) => items
+                .iter()
+                .map(|k| match k {
+                    Value::String(name) => Some((name.clone(), name.clone())),
+                    Value::Object(o) => Some((
+                        o.get("left")?.as_str()?.to_string(),
+                        o.get("right")?.as_str()?.to_string(),
+                    )),
+                    _ => None,
+                })
+                .collect::<Option<_>>()?,
+            _ => return None,
+        };
+        if keys
+            .iter()
+            .any(|(l, r)| l.contains("${") || r.contains("${"))
+        {
+            return None;
+        }
+        let suffixes = match source
+            .inputs
+            .get(input("suffixes")?)
+            .filter(|v| !v.is_null())
+        {
+            Some(value) => self.added_names(Some(value), None)?,
+            None => vec!["_left".to_string(), "_right".to_string()],
+        };
+        let [left_suffix, right_suffix] = suffixes.as_slice() else {
+            return None;
+        };
+        let is_key = |name: &String| keys.iter().any(|(l, r)| l == name || r == name);
+        // A column both sides have, other than a key, is suffixed on each side.
+        let shared: Vec<String> = rows
+            .columns
+            .iter()
+            .filter(|c| other.columns.contains(c) && !is_key(c))
+            .cloned()
+            .collect();
+        let suffixed = |name: &String, suffix: &str| match shared.contains(name) {
+            true => format!("{name}{suffix}"),
+            false => name.clone(),
+        };
+        // A right join keeps the other side's rows, and the keys stand where that side has
+        // them; otherwise the other side's keys fold into this side's.
+        let how = input("how").and_then(|key| source.inputs.get(key));
+        let right = how.and_then(|h| self.literal(h)).as_deref() == Some("right");
+        if how.is_some_and(|h| !h.is_null()) && self.literal(how?).is_none() {
+            return None;
+        }
+        let mut columns: Vec<String> = rows
+            .columns
+            .iter()
+            .filter(|c| !(right && keys.iter().any(|(l, _)| l == *c)))
+            .map(|c| suffixed(c, left_suffix))
+            .collect();
+        // A remaining clash takes the other side's suffix.
+        for name in &other.columns {
+            if !right && keys.iter().any(|(_, r)| r == name) {
+                continue;
+            }
+            let mut name = suffixed(name, right_suffix);
+            if columns.contains(&name) {
+                name = format!("{name}{right_suffix}");
+            }
+            columns.push(name);
+        }
+        rows.columns = columns;
+        rows.joined.push(other.file.path.clone());
+        rows.joined.extend(other.joined);
+        Some(rows)
     }
 }
 
@@ -689,6 +872,15 @@ fn reads_other_columns(node: &Node) -> bool {
             .get("header_row")
             .is_some_and(|v| !v.is_null() && v.as_i64() != Some(1))
         || set("range")
+}
+
+/// The input names a spec property gives: one name or a list of names.
+fn names_of(value: Option<&Value>) -> Vec<&str> {
+    match value {
+        Some(Value::String(one)) => vec![one.as_str()],
+        Some(Value::Array(many)) => many.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    }
 }
 
 fn whole_target(text: &str) -> Option<Target> {

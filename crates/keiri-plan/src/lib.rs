@@ -46,10 +46,10 @@ pub mod workspace;
 pub mod yaml;
 
 pub use catalog::{BlockSpec, Catalog, CatalogIssue, PortSpec, TypeSpec, ValueType};
-pub use check::{Checked, check};
+pub use check::{Checked, check, check_as_run};
 pub use columns::{
     ColumnMismatch, ColumnRead, ColumnSchema, DEFAULT_IF_PRESENT, FileSchema, TableSchema,
-    column_mismatches, column_reads, fit_columns, normalize_column,
+    column_mismatches, column_reads, fit_columns, input_columns, normalize_column,
 };
 pub use compose::{
     ComposeError, ComposeOptions, Composition, Conflict, ImportBinding, PublishedExport,

@@ -36,6 +36,7 @@ use crate::catalog::{BlockSpec, Catalog, PortSpec, ValueType};
 use crate::model::{Node, Plan};
 use crate::refs::{self, Target};
 use crate::validate::{DEFAULT_LOOP_VAR, Finding};
+use crate::yaml::escape_pointer;
 
 mod types;
 pub use types::{
@@ -48,8 +49,8 @@ mod ports;
 pub(crate) mod questions;
 mod schemas;
 use edits::{clear_var_refs, drop_rules, find_node_mut, say_in_description, slot_mut};
-use ports::is_path_key;
 pub use ports::{accept_of, short_label};
+use ports::{is_path_key, offer_columns};
 pub use questions::QuestionMeta;
 pub use schemas::{SchemaTemplate, schema_template, schema_templates};
 
@@ -162,7 +163,16 @@ impl Builder<'_> {
                             && !specific
                             && is_missing(node.inputs.get(key))
                         {
+                            let before = self.out.len();
                             self.input_requirement(node, spec, key, port, true, None);
+                            // The columns the rows have there, when the files tell them.
+                            let at = format!("{path}/in/{}", escape_pointer(key));
+                            let columns = mine.iter().find(|f| {
+                                f.code == FindingCode::InputMissingRequired && f.path == at
+                            });
+                            if let (Some(r), Some(f)) = (self.out.get_mut(before), columns) {
+                                offer_columns(r, &f.choices);
+                            }
                         }
                     }
                 }
@@ -992,7 +1002,21 @@ fn scalar_text(v: &Value) -> Option<String> {
 /// (`はい`/`いいえ`, `yes`/`no`, `する`/`しない`, …), a choice, a list or a table.
 pub fn check_answer(r: &Requirement, answer: &Value) -> Result<Value, AnswerProblem> {
     let value = match r.kind {
-        RequirementKind::Text => text_answer(r, answer)?,
+        RequirementKind::Text => {
+            let value = text_answer(r, answer)?;
+            // A list of columns picked from the file's: each must be one of them.
+            if let (Value::Array(items), false) = (&value, r.options.is_empty())
+                && let Some(stray) = items.iter().find(|i| !r.options.contains(i))
+            {
+                let list: Vec<String> = r.options.iter().map(display).collect();
+                return Err(problem(
+                    r,
+                    "answer.not_an_option",
+                    format!("{} is not one of {}", display(stray), list.join(", ")),
+                ));
+            }
+            value
+        }
         RequirementKind::File => {
             let Some(path) = answer.as_str().map(str::trim).filter(|s| !s.is_empty()) else {
                 return Err(problem(

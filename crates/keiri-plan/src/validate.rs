@@ -118,6 +118,7 @@ pub fn validate(plan: &Plan, catalog: &Catalog, options: &Options) -> Vec<Findin
     }
     v.usage_warnings(plan, "");
     v.column_contract(plan);
+    v.column_choices(plan);
     v.policy_limits(plan);
     v.findings
 }
@@ -548,7 +549,7 @@ impl<'a> Validator<'a> {
                 self.error(
                     FindingCode::InputMissingRequired,
                     id,
-                    format!("{path}/in"),
+                    format!("{path}/in/{}", escape_pointer(key)),
                     (
                         &format!("{block} の必須入力 {key} がありません"),
                         &format!("required input {key} of {block} is missing"),

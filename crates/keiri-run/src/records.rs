@@ -399,8 +399,25 @@ pub fn summarize(value: &Value) -> Json {
             "rows": df.height(),
             "columns": df.get_column_names().iter().map(|c| c.to_string()).collect::<Vec<_>>(),
         }),
+        // Rows as JSON (a pivot's, a match's): their columns too, as a table's, so what reads
+        // `node_finish` (the planner's verify-by-running) can name them.
         Value::Json(Json::Array(items)) => {
-            serde_json::json!({"kind": "json", "type": "array", "rows": items.len()})
+            let mut summary =
+                serde_json::json!({"kind": "json", "type": "array", "rows": items.len()});
+            if !items.is_empty() && items.iter().all(Json::is_object) {
+                let mut columns = indexmap::IndexSet::new();
+                for key in items
+                    .iter()
+                    .filter_map(Json::as_object)
+                    .flat_map(|row| row.keys())
+                {
+                    if !columns.contains(key.as_str()) {
+                        columns.insert(key.clone());
+                    }
+                }
+                summary["columns"] = serde_json::json!(columns.into_iter().collect::<Vec<_>>());
+            }
+            summary
         }
         Value::Json(other) => {
             let ty = keiri_plan::ValueType::of(other).as_str();

@@ -6,7 +6,7 @@ import { useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
 import type { Lang, Requirement } from '../api/types';
 import type { DocumentEntry } from '../documents';
 import { errorText, t } from '../i18n';
-import { controlFor, initialAnswerText, optionText, parseAnswer, requirementText, varsPreview } from '../requirements';
+import { controlFor, initialAnswerText, optionText, parseAnswer, pickedColumns, requirementText, togglePick, varsPreview } from '../requirements';
 import { isComposing } from '../shortcuts';
 
 interface Props {
@@ -117,6 +117,25 @@ function Control({
           ))}
         </select>
       );
+    case 'columns': {
+      // Ticked in the order wanted (the first column groups first); the text is the list.
+      const picked = pickedColumns(text);
+      return (
+        <div {...common} role="group" className="column-picks">
+          {(requirement.options ?? []).map((option) => {
+            const name = optionText(option);
+            const order = picked.indexOf(name);
+            return (
+              <label key={name} className={order >= 0 ? 'column-pick column-pick-on' : 'column-pick'}>
+                <input type="checkbox" data-testid="question-column" checked={order >= 0} onChange={() => setText(togglePick(text, name))} />
+                {name}
+                {order >= 0 && picked.length > 1 ? <span className="column-pick-order">{order + 1}</span> : null}
+              </label>
+            );
+          })}
+        </div>
+      );
+    }
     case 'boolean':
       return (
         <div className="segmented" role="radiogroup" {...common}>

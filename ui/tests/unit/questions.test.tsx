@@ -113,6 +113,27 @@ describe('QuestionsPanel', () => {
     expect(onAnswer).toHaveBeenCalledWith(expect.anything(), 20);
   });
 
+  it('picks a list of columns with check boxes, in the order ticked', () => {
+    // What a group's `by` gets when the columns of the rows it reads are known.
+    const columns = req({ value_type: 'array', options: ['伝票番号', '科目', '部門'], hint: 'ファイルの列から選んでください（複数可）' });
+    const onAnswer = render([columns]);
+    expect(input().dataset.control).toBe('columns');
+    const boxes = () => [...host.querySelectorAll<HTMLInputElement>('[data-testid="question-column"]')];
+    expect(boxes().map((box) => box.parentElement?.textContent)).toEqual(['伝票番号', '科目', '部門']);
+    // Nothing ticked: nothing sent, the problem said.
+    submit();
+    expect(onAnswer).not.toHaveBeenCalled();
+    expect(host.querySelector('[data-testid="question-problem"]')).not.toBeNull();
+    // 部門 then 科目: sent in that order; unticking removes one.
+    act(() => boxes()[2]?.click());
+    act(() => boxes()[1]?.click());
+    act(() => boxes()[0]?.click());
+    expect(host.querySelectorAll('.column-pick-order')).toHaveLength(3);
+    act(() => boxes()[0]?.click());
+    submit();
+    expect(onAnswer).toHaveBeenCalledWith(expect.objectContaining({ id: 'q' }), ['部門', '科目']);
+  });
+
   it('answers on Enter, but not while an input method is composing', () => {
     const onAnswer = render([req({})]);
     type(input(), '東京');

@@ -566,80 +566,168 @@ fn a_run_s_workbook_is_applied_to_the_workspace_and_undone_byte_for_byte() {
     assert_eq!(err.code, ErrorCode::InvalidRequest);
 }
 
-#[test]
-fn the_planner_repairs_what_fails_when_the_plan_runs_on_the_attached_file() {
-    use keiri_llm::testkit::{FakeServer, Reply};
+/// A drafted plan that reads the invoices, reshapes them with `middle` (block, inputs, alias)
+/// and picks `[column, also]` from the result: the skeleton and the wiring the fake model
+/// answers with.
+fn reshaping_draft(middle: (&str, Json, &str), column: &str, also: &str) -> (Json, Json) {
+    let (block, inputs, alias) = middle;
     let skeleton = serde_json::json!({
-        "reasoning": "CSVを読み、取引先ごとに合計し、取引先と合計を取り出す",
+        "reasoning": "CSVを読み、形を変え、必要な列を取り出す",
         "nodes": [
             {"id": "read", "block": "csv.read", "purpose": "請求書を読む", "repeat": null, "calls_plan": null},
-            {"id": "total", "block": "transforms.group_aggregate", "purpose": "取引先ごとに合計する", "repeat": null, "calls_plan": null},
-            {"id": "pick", "block": "transforms.select_columns", "purpose": "取引先と合計を取り出す", "repeat": null, "calls_plan": null},
+            {"id": "shape", "block": block, "purpose": "形を変える", "repeat": null, "calls_plan": null},
+            {"id": "pick", "block": "transforms.select_columns", "purpose": "列を取り出す", "repeat": null, "calls_plan": null},
         ],
         "questions": [],
     });
-    let wiring = |column: &str| {
-        let input = |key: &str, value: Json| serde_json::json!({"key": key, "value_json": value.to_string()});
-        serde_json::json!({
-            "reasoning": "接続",
-            "policy": null, "node_policies": [], "ui_layout": [], "vars": [],
-            "nodes": [
-                {"id": "read", "block": "csv.read", "when": null,
-                 "inputs": [input("path", Json::from("inputs/請求書.csv"))],
-                 "outputs": [{"key": "rows", "alias": "rows"}]},
-                {"id": "total", "block": "transforms.group_aggregate", "when": null,
-                 "inputs": [input("rows", Json::from("${read.rows}")), input("by", serde_json::json!(["取引先"])),
-                            input("aggregations", serde_json::json!([{"field": "金額", "op": "sum", "as": "合計"}]))],
-                 "outputs": [{"key": "rows", "alias": "totals"}]},
-                {"id": "pick", "block": "transforms.select_columns", "when": null,
-                 "inputs": [input("rows", Json::from("${total.totals}")), input("columns", serde_json::json!([column, "合計"]))],
-                 "outputs": [{"key": "rows", "alias": "picked"}]},
-            ],
-        })
-    };
-    // The first wiring reads a column the grouped rows do not have (`vendor`); the checker
-    // cannot see the grouped rows' columns before a run, so only running it shows that.
-    let (url, server) = FakeServer::start_background(vec![
-        Reply::json_content(&skeleton),
-        Reply::json_content(&wiring("vendor")),
-        Reply::json_content(&wiring("取引先")),
-    ])
-    .unwrap();
+    let input =
+        |key: &str, value: Json| serde_json::json!({"key": key, "value_json": value.to_string()});
+    let mut shape_inputs = vec![input("rows", Json::from("${read.rows}"))];
+    for (key, value) in inputs.as_object().unwrap() {
+        shape_inputs.push(input(key, value.clone()));
+    }
+    let wiring = serde_json::json!({
+        "reasoning": "接続",
+        "policy": null, "node_policies": [], "ui_layout": [], "vars": [],
+        "nodes": [
+            {"id": "read", "block": "csv.read", "when": null,
+             "inputs": [input("path", Json::from("inputs/請求書.csv"))],
+             "outputs": [{"key": "rows", "alias": "rows"}]},
+            {"id": "shape", "block": block, "when": null, "inputs": shape_inputs,
+             "outputs": [{"key": "rows", "alias": alias}]},
+            {"id": "pick", "block": "transforms.select_columns", "when": null,
+             "inputs": [input("rows", Json::from(format!("${{shape.{alias}}}"))), input("columns", serde_json::json!([column, also]))],
+             "outputs": [{"key": "rows", "alias": "picked"}]},
+        ],
+    });
+    (skeleton, wiring)
+}
+
+/// Generates with the fake model answering `replies`, pinned to the three blocks, with the
+/// invoices attached and verify-by-running on; returns the result and the requests made.
+fn generate_reshaping(
+    block: &str,
+    replies: Vec<keiri_llm::testkit::Reply>,
+) -> (Json, Vec<String>, tempfile::TempDir) {
+    use keiri_llm::testkit::FakeServer;
+    let (url, server) = FakeServer::start_background(replies).unwrap();
     let (ws, _config, ctx) = with_fake_llm(&url, "");
     let res = crate::support::call(
         &ctx,
         "plan_generate",
         serde_json::json!({
-            "instruction": "請求書CSVから取引先ごとの合計を取り出す",
+            "instruction": "請求書CSVの形を変えて必要な列を取り出す",
             "apply_mode": "llm-only",
-            "pinned_blocks": ["csv.read", "transforms.group_aggregate", "transforms.select_columns"],
+            "pinned_blocks": ["csv.read", block, "transforms.select_columns"],
             "docs": ["inputs/請求書.csv"],
             "verify_by_running": true,
             "lang": "en",
         }),
     )
     .unwrap();
-    assert_eq!(res["status"], "valid", "{res:#}");
-    let attempts = res["attempts"].as_array().unwrap();
-    assert_eq!(attempts.len(), 2, "{res:#}");
-    let first: Vec<&str> = attempts[0]["issues"]
+    let requests = server
+        .requests()
+        .iter()
+        .map(|r| r.body.to_string())
+        .collect();
+    (res, requests, ws)
+}
+
+/// The codes of the issues of attempt `i`.
+fn attempt_codes(res: &Json, i: usize) -> Vec<String> {
+    res["attempts"][i]["issues"]
         .as_array()
         .unwrap()
         .iter()
-        .filter_map(|i| i["code"].as_str())
-        .collect();
-    assert!(first.contains(&"run.column_not_found"), "{first:?}");
-    // The repair request carried the run-time error and the columns the node read.
-    let requests = server.requests();
-    assert_eq!(requests.len(), 3);
-    let repair = requests[2].body.to_string();
-    assert!(repair.contains("run.column_not_found"), "{repair}");
-    assert!(repair.contains("vendor"), "{repair}");
-    assert!(repair.contains("total.totals: [取引先, 合計]"), "{repair}");
+        .filter_map(|i| i["code"].as_str().map(str::to_string))
+        .collect()
+}
 
-    assert!(res["yaml"].as_str().unwrap().contains("取引先"));
+#[test]
+fn the_planner_repairs_what_fails_when_the_plan_runs_on_the_attached_file() {
+    use keiri_llm::testkit::Reply;
+    // A pivot's columns are the vendors in the file, known only when it runs: the first
+    // wiring picks `山田商事`, which the file writes 株式会社山田商事, so only running it shows
+    // that.
+    let pivot = |column: &str| {
+        reshaping_draft(
+            (
+                "transforms.pivot",
+                serde_json::json!({"index": ["請求書番号"], "columns": "取引先", "values": "金額"}),
+                "wide",
+            ),
+            column,
+            "請求書番号",
+        )
+    };
+    let (skeleton, first) = pivot("山田商事");
+    let (_, second) = pivot("株式会社山田商事");
+    let (res, requests, ws) = generate_reshaping(
+        "transforms.pivot",
+        vec![
+            Reply::json_content(&skeleton),
+            Reply::json_content(&first),
+            Reply::json_content(&second),
+        ],
+    );
+    assert_eq!(res["status"], "valid", "{res:#}");
+    assert_eq!(res["attempts"].as_array().unwrap().len(), 2, "{res:#}");
+    let codes = attempt_codes(&res, 0);
+    assert!(
+        codes.contains(&"run.column_not_found".to_string()),
+        "{codes:?}"
+    );
+    // The repair request carried the run-time error and the columns the node read.
+    assert_eq!(requests.len(), 3);
+    let repair = &requests[2];
+    assert!(repair.contains("run.column_not_found"), "{repair}");
+    assert!(repair.contains("山田商事"), "{repair}");
+    assert!(
+        repair.contains("shape.wide: [請求書番号, 株式会社山田商事, ヤマダ商事, 佐藤工業]"),
+        "{repair}"
+    );
+    assert!(res["yaml"].as_str().unwrap().contains("株式会社山田商事"));
     // The verification left no run behind.
     assert!(!ws.path().join(".keiri/verify-runs").exists());
+    assert!(!ws.path().join("runs").exists());
+}
+
+#[test]
+fn a_column_the_grouped_rows_lack_is_asked_before_anything_runs() {
+    use keiri_llm::testkit::Reply;
+    // A group's columns are its keys and its aggregates: `vendor` after grouping by 取引先
+    // is the checker's finding, before a run, and a question offering the grouped rows'
+    // columns (取引先 proposed: it means the vendor), not a run-time failure to repair.
+    let (skeleton, wiring) = reshaping_draft(
+        (
+            "transforms.group_aggregate",
+            serde_json::json!({"by": ["取引先"], "aggregations": [{"field": "金額", "op": "sum", "as": "合計"}]}),
+            "totals",
+        ),
+        "vendor",
+        "合計",
+    );
+    let (res, requests, ws) = generate_reshaping(
+        "transforms.group_aggregate",
+        vec![Reply::json_content(&skeleton), Reply::json_content(&wiring)],
+    );
+    assert_eq!(res["status"], "needs_answers", "{res:#}");
+    assert_eq!(requests.len(), 2, "no repair asked of the model");
+    let codes = attempt_codes(&res, 0);
+    assert!(codes.contains(&"column.unknown".to_string()), "{codes:?}");
+    assert!(!codes.iter().any(|c| c.starts_with("run.")), "{codes:?}");
+    let question = &res["requirements"][0];
+    assert_eq!(question["target"]["node_id"], "pick");
+    assert_eq!(question["options"], serde_json::json!(["取引先", "合計"]));
+    assert_eq!(question["default"], "取引先");
+    let error = &res["errors"][0];
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("the output of shape (from inputs/請求書.csv)"),
+        "{error}"
+    );
     assert!(!ws.path().join("runs").exists());
 }
 

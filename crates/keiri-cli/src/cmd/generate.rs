@@ -527,6 +527,14 @@ pub fn question(r: &Requirement, lang: Lang) -> Question {
             Lang::Ja => "JSON の行の配列".into(),
             Lang::En => "JSON array of rows".into(),
         }),
+        // A list picked from the columns of the rows the node reads: they are the choices.
+        RequirementKind::Text if !r.options.is_empty() => {
+            let items: Vec<String> = r.options.iter().map(plain).collect();
+            notes.push(match lang {
+                Lang::Ja => format!("カンマ区切りで: {}", items.join(", ")),
+                Lang::En => format!("comma separated, of: {}", items.join(", ")),
+            });
+        }
         _ => {}
     }
     if let Some(pattern) = r.validation.as_ref().and_then(|v| v.regex.as_deref()) {
@@ -784,6 +792,14 @@ mod tests {
             Ok(json!(["請求番号", "金額", "日付"])),
         );
         check(json!({"value_type": "object"}), text("[]"), Err("object"));
+        // A list picked from the columns of the rows: each item must be one of them.
+        let by = json!({"value_type": "array", "options": ["科目", "部門"]});
+        check(by.clone(), text("部門、科目"), Ok(json!(["部門", "科目"])));
+        check(
+            by,
+            text("科目, 勘定科目"),
+            Err("勘定科目 is not one of 科目, 部門"),
+        );
         assert!(
             answer_value(
                 &requirement(json!({"type": "file"})),
@@ -855,6 +871,19 @@ mod tests {
             Question::Text {
                 prompt: "Label [integer]".into(),
                 default: Some("30".into()),
+                optional: false
+            }
+        );
+        assert_eq!(
+            q(
+                json!({"value_type": "array", "options": ["科目", "部門"], "hint": "ファイルの列から選んでください（複数可）"}),
+                Lang::Ja
+            ),
+            Question::Text {
+                prompt:
+                    "ラベル [カンマ区切りで: 科目, 部門, ファイルの列から選んでください（複数可）]"
+                        .into(),
+                default: None,
                 optional: false
             }
         );

@@ -18,6 +18,21 @@ graph:
   - {id: pick, block: transforms.select_columns, in: {rows: "${bank.rows}", columns: "${vars.cols}"}, out: {rows: picked}}
 "#;
 
+/// [`PLAN`] with the bank lines pivoted (one column per payer) before the pick: the pivot's
+/// columns are the data's, known only when it runs, so a wrong column fails at run time.
+const PIVOTED: &str = r#"
+id: cli_run
+vars:
+  ledger: ledger.csv
+  bank: bank.csv
+  cols: [日付, 金額]
+graph:
+  - {id: ledger, block: csv.read, in: {path: "${vars.ledger}"}, out: {rows: rows}}
+  - {id: bank, block: csv.read, in: {path: "${vars.bank}"}, out: {rows: rows}}
+  - {id: wide, block: transforms.pivot, in: {rows: "${bank.rows}", index: [日付], columns: 摘要, values: 入金}, out: {rows: wide}}
+  - {id: pick, block: transforms.select_columns, in: {rows: "${wide.wide}", columns: "${vars.cols}"}, out: {rows: picked}}
+"#;
+
 const LEDGER: &str = "日付,勘定科目,金額\n2024-04-01,売上,1000\n2024-04-02,仕入,△500\n";
 const BANK: &str = "日付,摘要,入金\n2024-04-01,ﾄｳｷｮｳｼｮｳｼﾞ,1000\n";
 
@@ -38,8 +53,32 @@ fn run_dirs(ws: &Path, plan_id: &str) -> Vec<PathBuf> {
 }
 
 #[test]
+fn a_column_the_file_lacks_stops_the_run_before_it_starts() {
+    // The plan's own columns, against the bank file's: refused with the finding, no run.
+    let ws = workspace();
+    let out = keiri(ws.path())
+        .args(["--lang", "ja", "run", "plan.yaml"])
+        .assert()
+        .code(1);
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned()
+        + &String::from_utf8_lossy(&out.get_output().stderr);
+    assert!(
+        text.contains("error[column.unknown]")
+            && text.contains("列「金額」は bank.csv にありません"),
+        "{text}"
+    );
+    assert!(run_dirs(ws.path(), "cli_run").is_empty(), "no run started");
+    // The run's own vars are what is checked: with the right columns it runs.
+    keiri(ws.path())
+        .args(["run", "plan.yaml", "--var", r#"cols=["日付","入金"]"#])
+        .assert()
+        .code(0);
+}
+
+#[test]
 fn a_failing_node_exits_1_with_its_id_and_code_and_resume_continues() {
     let ws = workspace();
+    put(&ws.path().join("plan.yaml"), PIVOTED);
     let out = keiri(ws.path()).args(["run", "plan.yaml"]).assert().code(1);
     let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
     let failed = text
@@ -58,7 +97,7 @@ fn a_failing_node_exits_1_with_its_id_and_code_and_resume_continues() {
         .nth(1)
         .unwrap_or_default();
     assert!(
-        hint.starts_with("    = ") && hint.contains("日付, 摘要, 入金"),
+        hint.starts_with("    = ") && hint.contains("日付, ﾄｳｷｮｳｼｮｳｼﾞ"),
         "{text}"
     );
     let run_id = text
@@ -82,7 +121,7 @@ fn a_failing_node_exits_1_with_its_id_and_code_and_resume_continues() {
     // Fix the input (the columns to pick) and continue from the failed node.
     let out = keiri(ws.path())
         .args(["--json", "run", "plan.yaml", "--resume", &run_id])
-        .args(["--var", r#"cols=["日付","入金"]"#])
+        .args(["--var", r#"cols=["日付","ﾄｳｷｮｳｼｮｳｼﾞ"]"#])
         .assert()
         .code(0);
     let res = stdout_json(&out);
@@ -99,7 +138,7 @@ fn a_failing_node_exits_1_with_its_id_and_code_and_resume_continues() {
             )
         })
         .collect();
-    assert_eq!(statuses.len(), 3, "{statuses:?}");
+    assert_eq!(statuses.len(), 4, "{statuses:?}");
     assert!(run_dir.join("outputs/pick").is_dir());
     // The finished nodes were not run again: their outputs are the first run's.
     assert_eq!(

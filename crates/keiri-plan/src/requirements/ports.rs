@@ -1,9 +1,10 @@
 //! What a block input's spec says about its question: a short label from its description,
-//! and the file extensions a path input accepts.
+//! the file extensions a path input accepts, and the columns a column input can pick from.
 
 use serde_json::Value;
 
-use crate::catalog::PortSpec;
+use super::{Requirement, RequirementKind};
+use crate::catalog::{PortSpec, ValueType};
 
 /// A short label from a description: its first clause, at most 40 characters.
 pub fn short_label(description: &str) -> String {
@@ -88,4 +89,32 @@ fn extensions_in(text: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// A question on a column input whose rows' columns are known: a pick from them (`select`
+/// for one column; for a list of columns, a text answer whose items must be among the
+/// `options`, which the studio shows as check boxes).
+pub(super) fn offer_columns(r: &mut Requirement, columns: &[String]) {
+    let list = r.value_type == Some(ValueType::Array);
+    if columns.is_empty() || !(r.kind == RequirementKind::Text && (list || r.value_type.is_none()))
+    {
+        return;
+    }
+    if !list {
+        r.kind = RequirementKind::Select;
+    }
+    r.options = columns.iter().cloned().map(Value::String).collect();
+    let (ja, en) = if list {
+        (
+            "ファイルの列から選んでください（複数可）",
+            "pick the file's columns (one or more)",
+        )
+    } else {
+        (
+            "ファイルの列から選んでください",
+            "pick one of the file's columns",
+        )
+    };
+    r.hint = Some(ja.to_string());
+    r.hint_en = Some(en.to_string());
 }

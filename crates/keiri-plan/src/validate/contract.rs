@@ -19,6 +19,24 @@ impl Validator<'_> {
                 Some(sheet) => format!("{} ({sheet})", m.file),
                 None => m.file.clone(),
             };
+            // Rows a node reshaped on the way (grouped, joined, renamed, …): the columns
+            // listed are that node's output's, and the message says so.
+            let file = match (&m.via, m.joined.as_slice()) {
+                (None, _) => file,
+                (Some(via), others) => {
+                    let from: Vec<&str> = std::iter::once(file.as_str())
+                        .chain(others.iter().map(String::as_str))
+                        .collect();
+                    pick(
+                        lang,
+                        (
+                            &format!("{via} の出力（{} から）", from.join("、")),
+                            &format!("the output of {via} (from {})", from.join(", ")),
+                        ),
+                    )
+                    .to_string()
+                }
+            };
             let list = m.columns.join(", ");
             let (by_ja, by_en) = if m.from_default {
                 ("（既定値）", " (its default)")
@@ -57,6 +75,55 @@ impl Validator<'_> {
                 line: None,
                 column: None,
             });
+        }
+    }
+
+    /// The columns a required column input left unset can name, as the choices of its
+    /// `input.missing_required` finding: the columns the rows have at that node when the
+    /// attached files tell them ([`columns::input_columns`]). The question it raises is then
+    /// a pick from those columns instead of a name typed from memory. Top-level nodes, and
+    /// inputs whose value is a column or a list of columns (not an expression or a mapping).
+    pub(super) fn column_choices(&mut self, plan: &Plan) {
+        let files = &self.options.file_schemas;
+        if files.is_empty() {
+            return;
+        }
+        for finding in &mut self.findings {
+            if finding.code != FindingCode::InputMissingRequired {
+                continue;
+            }
+            let Some((index, key)) = finding
+                .path
+                .strip_prefix("/graph/")
+                .and_then(|rest| rest.split_once("/in/"))
+                .and_then(|(i, key)| Some((i.parse::<usize>().ok()?, key)))
+            else {
+                continue;
+            };
+            let Some(node) = plan.graph.get(index) else {
+                continue;
+            };
+            let Some(port) = node
+                .block
+                .as_deref()
+                .and_then(|b| self.catalog.get(b))
+                .and_then(|spec| spec.inputs.get(&key.replace("~1", "/").replace("~0", "~")))
+            else {
+                continue;
+            };
+            let names_columns = port
+                .extra
+                .get(columns::COLUMNS_AS)
+                .is_none_or(|how| how.as_str() == Some("column"));
+            let Some(rows) = port.extra.get(columns::COLUMN_OF).and_then(|r| r.as_str()) else {
+                continue;
+            };
+            if names_columns
+                && let Some(found) =
+                    columns::input_columns(plan, self.catalog, files, &node.id, rows)
+            {
+                finding.choices = found;
+            }
         }
     }
 

@@ -264,12 +264,12 @@ graph:
         found,
         [
             (
-                "f.condition names the column \"借方金額\", which in/export.csv does not have"
+                "f.condition names the column \"借方金額\", which the output of sel (from in/export.csv) does not have"
                     .to_string(),
                 choices.clone()
             ),
             (
-                "f.condition names the column \"摘要\", which in/export.csv does not have"
+                "f.condition names the column \"摘要\", which the output of sel (from in/export.csv) does not have"
                     .to_string(),
                 choices
             ),

@@ -763,3 +763,99 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_column_input_left_unset_is_a_pick_from_the_columns_its_rows_have() {
+    // What the catalog's + gives: a group and a pivot wired to a journal whose columns are
+    // known, their column inputs unset.
+    let p = plan(
+        r#"
+graph:
+  - id: read
+    block: csv.read
+    in: {path: inputs/journal.csv}
+    out: {rows: lines}
+  - id: totals
+    block: transforms.group_aggregate
+    in: {rows: "${read.lines}", by: null, aggregations: null}
+    out: {rows: totals}
+  - id: wide
+    block: transforms.pivot
+    in: {rows: "${totals.totals}", index: null, columns: null, values: null}
+    out: {rows: wide}
+"#,
+    );
+    let catalog = shipped_catalog();
+    let column = |name: &str| keiri_plan::ColumnSchema {
+        name: name.into(),
+        ty: "text".into(),
+    };
+    let journal = keiri_plan::FileSchema {
+        path: "inputs/journal.csv".into(),
+        tables: vec![keiri_plan::TableSchema {
+            sheet: None,
+            columns: vec![column("伝票番号"), column("科目"), column("金額")],
+        }],
+    };
+    let options = Options {
+        file_schemas: vec![journal],
+        ..Options::default()
+    };
+    let findings = validate(&p, &catalog, &options);
+    let questions = build_requirements(&p, &findings, &catalog);
+    let find = |id: &str| questions.iter().find(|q| q.id == id).unwrap();
+    // A list of columns: a text answer (a list) whose items are picked from the file's.
+    let by = find("totals_by");
+    assert_eq!(
+        (by.kind, by.value_type, by.options.clone()),
+        (
+            RequirementKind::Text,
+            Some(ValueType::Array),
+            vec![json!("伝票番号"), json!("科目"), json!("金額")]
+        )
+    );
+    assert_eq!(
+        by.hint.as_deref(),
+        Some("ファイルの列から選んでください（複数可）")
+    );
+    // The aggregations are a table of objects: no pick.
+    assert!(find("totals_aggregations").options.is_empty());
+    // After the group, the columns are known only once `by` and the aggregations are set.
+    assert!(find("wide_columns").options.is_empty());
+    // Answered, the pivot's single-column inputs become selects of the grouped columns.
+    let group: Vec<Requirement> = questions
+        .iter()
+        .filter(|q| q.id.starts_with("totals_"))
+        .cloned()
+        .collect();
+    let answered = apply_answers(
+        &p,
+        &group,
+        &Map::from_iter([
+            ("totals_by".to_string(), json!("科目")),
+            (
+                "totals_aggregations".to_string(),
+                json!([{"field": "金額", "op": "sum", "as": "合計"}]),
+            ),
+        ]),
+    )
+    .unwrap();
+    let findings = validate(&answered, &catalog, &options);
+    let questions = build_requirements(&answered, &findings, &catalog);
+    let wide = questions.iter().find(|q| q.id == "wide_columns").unwrap();
+    assert_eq!(
+        (wide.kind, wide.options.clone()),
+        (RequirementKind::Select, vec![json!("科目"), json!("合計")])
+    );
+    // A column outside the list is refused, naming it; one inside is taken.
+    let problem = keiri_plan::check_answer(by, &json!("科目, 勘定科目")).unwrap_err();
+    assert_eq!(problem.code, "answer.not_an_option");
+    assert!(problem.message.contains("勘定科目"), "{}", problem.message);
+    assert_eq!(
+        keiri_plan::check_answer(by, &json!("科目, 金額")).unwrap(),
+        json!(["科目", "金額"])
+    );
+    // Without the file's columns, the questions are as before: typed, no choices.
+    let blind = build_requirements(&p, &validate(&p, &catalog, &Options::default()), &catalog);
+    assert!(blind.iter().all(|q| q.options.is_empty()));
+}

@@ -14,6 +14,7 @@ mod output;
 mod roll_forward;
 mod support;
 mod templates;
+mod traced;
 mod transforms;
 mod ui;
 mod warnings;
