@@ -478,6 +478,7 @@ pub fn requirements_answer(
         crate::json::PlanValidateRequest {
             yaml: yaml.clone(),
             lang: Some(lang),
+            ..Default::default()
         },
     )?;
     Ok(RequirementsAnswerResponse {

@@ -81,7 +81,26 @@ pub(crate) fn apply_mode_schema(_: &mut schemars::SchemaGenerator) -> schemars::
     schemars::json_schema!({"type": ["string", "null"], "enum": ["compose", "hint", "llm-only", null]})
 }
 
-pub type PlanValidateRequest = PlanRequest;
+/// A plan to validate: its YAML text, the message language and, to check it as a run would
+/// be, that run's vars and input files over the plan's own (`keiri validate --var/--input`).
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PlanValidateRequest {
+    /// The plan YAML text (keiri_agent v0 format).
+    pub yaml: String,
+    /// Message language, `ja` or `en`; the server's default when left out.
+    #[serde(default)]
+    #[schemars(schema_with = "lang_schema")]
+    pub lang: Option<Lang>,
+    /// Vars of a run, over the plan's own: a column or a file a var names is checked as that
+    /// run would read it.
+    #[serde(default)]
+    pub vars: indexmap::IndexMap<String, serde_json::Value>,
+    /// Input files of a run, `NAME → path`: each must exist and pass the path policy, and sets
+    /// `vars.NAME`, as `plan_run`'s `inputs` do; their columns are checked.
+    #[serde(default)]
+    pub inputs: indexmap::IndexMap<String, String>,
+}
 pub type PlanDryRunRequest = PlanRequest;
 
 /// A plan to register: its YAML text, the message language and, when the client showed the

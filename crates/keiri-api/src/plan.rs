@@ -115,7 +115,9 @@ pub fn plan_validate(
     ctx: &Context,
     req: json::PlanValidateRequest,
 ) -> Result<json::PlanValidateResponse, ApiError> {
-    let checked = check(ctx, &req.yaml, req.lang.unwrap_or(ctx.lang));
+    let mut vars = req.vars;
+    vars.extend(crate::run::input_vars(ctx, &req.inputs)?);
+    let checked = check_as_run(ctx, &req.yaml, req.lang.unwrap_or(ctx.lang), &vars);
     let error_count = checked.error_count();
     Ok(json::PlanValidateResponse {
         valid: error_count == 0,

@@ -384,7 +384,7 @@ fn plan_text(ctx: &Context, path: Option<&str>, yaml: Option<&str>) -> Result<St
 }
 
 /// `--input NAME=PATH`: each path must exist and pass the path policy; it becomes a var.
-fn input_vars(
+pub(crate) fn input_vars(
     ctx: &Context,
     inputs: &IndexMap<String, String>,
 ) -> Result<IndexMap<String, Json>, ApiError> {

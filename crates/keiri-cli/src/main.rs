@@ -61,7 +61,7 @@ fn parse_lang(s: &str) -> Result<keiri_api::Lang, String> {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Validate a plan against the catalog.
-    Validate(cmd::plan::PlanArgs),
+    Validate(cmd::plan::ValidateArgs),
     /// Show the execution order and resolved inputs of a plan without running it.
     DryRun(cmd::plan::PlanArgs),
     /// Save a valid plan to designs/<plan_id>_<yyyymmddHHMM>.yaml (never overwrites).

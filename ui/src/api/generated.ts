@@ -1152,7 +1152,7 @@ export interface ApiFunctions {
     response: PlanRegisterResponse;
   };
   plan_validate: {
-    request: PlanRequest;
+    request: PlanValidateRequest;
     response: PlanValidateResponse;
   };
   requirements_answer: {
@@ -2752,6 +2752,37 @@ export interface PlanRegisterResponse {
   plan_id: string;
   path: string;
   file_name: string;
+}
+/**
+ * A plan to validate: its YAML text, the message language and, to check it as a run would
+ * be, that run's vars and input files over the plan's own (`keiri validate --var/--input`).
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "PlanValidateRequest".
+ */
+export interface PlanValidateRequest {
+  /**
+   * The plan YAML text (keiri_agent v0 format).
+   */
+  yaml: string;
+  /**
+   * Message language, `ja` or `en`; the server's default when left out.
+   */
+  lang?: 'ja' | 'en' | null;
+  /**
+   * Vars of a run, over the plan's own: a column or a file a var names is checked as that
+   * run would read it.
+   */
+  vars?: {
+    [k: string]: unknown | undefined;
+  };
+  /**
+   * Input files of a run, `NAME → path`: each must exist and pass the path policy, and sets
+   * `vars.NAME`, as `plan_run`'s `inputs` do; their columns are checked.
+   */
+  inputs?: {
+    [k: string]: string | undefined;
+  };
 }
 /**
  * This interface was referenced by `ApiFunctions`'s JSON-Schema

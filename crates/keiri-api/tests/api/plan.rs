@@ -20,6 +20,7 @@ fn validation_sends_the_plan_graph() {
         json::PlanValidateRequest {
             yaml: yaml.into(),
             lang: Some(Lang::En),
+            ..Default::default()
         },
     )
     .unwrap();
@@ -38,6 +39,7 @@ fn validation_sends_the_plan_graph() {
         json::PlanValidateRequest {
             yaml: "graph: [\n".into(),
             lang: None,
+            ..Default::default()
         },
     )
     .unwrap();

@@ -15,6 +15,17 @@ pub struct PlanArgs {
     pub plan: PathBuf,
 }
 
+/// `keiri validate`: the plan, and optionally what a run would give it.
+#[derive(Debug, clap::Args)]
+pub struct ValidateArgs {
+    #[command(flatten)]
+    pub plan: PlanArgs,
+    /// Check the plan as a run with these vars and input files would be: the columns checked
+    /// are those of the files they name.
+    #[command(flatten)]
+    pub given: crate::cmd::run::RunVars,
+}
+
 #[derive(Debug, clap::Args)]
 pub struct CatalogArgs {
     /// Only blocks whose id, title or description contains this text.
@@ -54,9 +65,15 @@ fn request(ctx: &Context, text: String) -> json::PlanRequest {
     }
 }
 
-pub fn validate(ctx: &Context, args: &PlanArgs, json: bool) -> anyhow::Result<ExitCode> {
-    let (text, source) = read_plan(args)?;
-    let res = match keiri_api::plan_validate(ctx, request(ctx, text)) {
+pub fn validate(ctx: &Context, args: &ValidateArgs, json: bool) -> anyhow::Result<ExitCode> {
+    let (text, source) = read_plan(&args.plan)?;
+    let req = json::PlanValidateRequest {
+        yaml: text,
+        lang: Some(ctx.lang),
+        vars: crate::cmd::run::vars(&args.given)?,
+        inputs: crate::cmd::run::inputs(&args.given)?,
+    };
+    let res = match keiri_api::plan_validate(ctx, req) {
         Ok(r) => r,
         Err(e) => return print_error(&e, json),
     };

@@ -37,15 +37,8 @@ pub struct Args {
     /// workspace).
     #[arg(value_name = "PLAN")]
     pub plan: PathBuf,
-    /// Set a plan var (`NAME=VALUE`; the value is read as JSON when it parses, else as text).
-    #[arg(long = "var", value_name = "NAME=VALUE")]
-    pub vars: Vec<String>,
-    /// A YAML or JSON file of vars (a mapping); `--var` wins over it.
-    #[arg(long = "vars-file", value_name = "FILE")]
-    pub vars_file: Option<PathBuf>,
-    /// An input file: sets `vars.NAME` to PATH. Inputs are read, never modified.
-    #[arg(long = "input", value_name = "NAME=PATH")]
-    pub inputs: Vec<String>,
+    #[command(flatten)]
+    pub given: RunVars,
     /// Where runs are recorded instead of <workspace>/runs.
     #[arg(long = "out-dir", value_name = "DIR")]
     pub out_dir: Option<PathBuf>,
@@ -72,6 +65,21 @@ pub struct Args {
     pub answers: Option<PathBuf>,
 }
 
+/// The vars and input files a run is given (`keiri run`, and `keiri validate`, which checks
+/// the plan as that run would be).
+#[derive(Debug, Default, clap::Args)]
+pub struct RunVars {
+    /// Set a plan var (`NAME=VALUE`; the value is read as JSON when it parses, else as text).
+    #[arg(long = "var", value_name = "NAME=VALUE")]
+    pub vars: Vec<String>,
+    /// A YAML or JSON file of vars (a mapping); `--var` wins over it.
+    #[arg(long = "vars-file", value_name = "FILE")]
+    pub vars_file: Option<PathBuf>,
+    /// An input file: sets `vars.NAME` to PATH. Inputs are read, never modified.
+    #[arg(long = "input", value_name = "NAME=PATH")]
+    pub inputs: Vec<String>,
+}
+
 fn split_pair<'a>(raw: &'a str, what: &str) -> anyhow::Result<(&'a str, &'a str)> {
     raw.split_once('=')
         .filter(|(k, _)| !k.trim().is_empty())
@@ -81,7 +89,7 @@ fn split_pair<'a>(raw: &'a str, what: &str) -> anyhow::Result<(&'a str, &'a str)
 
 /// `--vars-file` then `--var`; `--var` values are JSON when they parse (`10`, `true`,
 /// `[1,2]`), else text.
-fn vars(args: &Args) -> anyhow::Result<IndexMap<String, Value>> {
+pub fn vars(args: &RunVars) -> anyhow::Result<IndexMap<String, Value>> {
     let mut vars = IndexMap::new();
     if let Some(file) = &args.vars_file {
         let text =
@@ -96,7 +104,7 @@ fn vars(args: &Args) -> anyhow::Result<IndexMap<String, Value>> {
     Ok(vars)
 }
 
-fn inputs(args: &Args) -> anyhow::Result<IndexMap<String, String>> {
+pub fn inputs(args: &RunVars) -> anyhow::Result<IndexMap<String, String>> {
     args.inputs
         .iter()
         .map(|raw| split_pair(raw, "--input").map(|(k, v)| (k.to_string(), v.to_string())))
@@ -331,8 +339,8 @@ pub fn run(
     let mut own = ctx.clone();
     own.allow_env.extend(args.allow_env.iter().cloned());
     let ctx = &own;
-    let vars = vars(args)?;
-    let inputs = inputs(args)?;
+    let vars = vars(&args.given)?;
+    let inputs = inputs(&args.given)?;
     let given = match &args.answers {
         Some(file) => {
             // Relative to the workspace, like the plan and --input paths.

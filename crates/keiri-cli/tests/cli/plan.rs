@@ -212,3 +212,48 @@ fn catalog_lists_blocks() {
         .success()
         .stdout(predicate::str::contains("ai.process_llm"));
 }
+
+/// `keiri validate --var/--input` checks the plan as that run would be: the columns of the
+/// file a run is given, and a column a var names for the run.
+#[test]
+fn validate_with_a_runs_vars_and_inputs_checks_the_files_that_run_reads() {
+    let ws = tempfile::tempdir().unwrap();
+    put(
+        &ws.path().join("p.yaml"),
+        "id: totals\nvars:\n  journal: journal.csv\n  by: [部門]\ngraph:\n  - {id: read, block: csv.read, in: {path: \"${vars.journal}\"}, out: {rows: rows}}\n  - {id: totals, block: transforms.group_aggregate, in: {rows: \"${read.rows}\", by: \"${vars.by}\", aggregations: [{field: 金額, op: sum}]}, out: {rows: totals}}\n  - {id: save, block: csv.write, in: {rows: \"${totals.totals}\", out_name: totals.csv}}\n",
+    );
+    put(
+        &ws.path().join("journal.csv"),
+        "伝票番号,部門,金額\nV1,営業,1000\n",
+    );
+    // Next month's export writes the department 部署.
+    put(
+        &ws.path().join("april.csv"),
+        "伝票番号,部署,金額\nV9,総務,300\n",
+    );
+    let plan = ws.path().join("p.yaml");
+    let validate = |extra: &[&str]| {
+        keiri(ws.path())
+            .args(["--lang", "ja", "validate"])
+            .arg(&plan)
+            .args(extra)
+            .assert()
+    };
+    validate(&[]).success();
+    let out = validate(&["--input", "journal=april.csv"]).code(1);
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(
+        text.contains("error[column.unknown]")
+            && text.contains("列「部門」は")
+            && text.contains("伝票番号, 部署, 金額"),
+        "{text}"
+    );
+    // The run's own column for it: valid.
+    validate(&["--input", "journal=april.csv", "--var", "by=[\"部署\"]"]).success();
+    // A column the run's var names that the file lacks.
+    validate(&["--var", "by=[\"部署\"]"]).code(1);
+    // An input that does not exist is refused, naming it.
+    validate(&["--input", "journal=may.csv"])
+        .code(2)
+        .stderr(predicate::str::contains("NOT_FOUND: input journal"));
+}
