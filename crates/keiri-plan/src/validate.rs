@@ -23,6 +23,7 @@ use crate::refs::{self, Reference, Target};
 use crate::yaml::escape_pointer;
 
 mod contract;
+mod items;
 mod limits;
 
 /// How bad a finding is.
@@ -540,6 +541,7 @@ impl<'a> Validator<'a> {
                 continue;
             }
             self.check_literal_type(block, key, port, value, id, &p);
+            self.check_items(block, key, port, value, id, &p);
         }
         for (key, port) in &spec.inputs {
             let missing = node.inputs.get(key).is_none_or(Value::is_null);

@@ -290,6 +290,17 @@ pub fn column_label(column: &str, lang: Lang) -> Option<&'static str> {
         .map(|(_, label, _)| label.get(lang))
 }
 
+/// Whether a header of the data's own reads as a yen amount: 金額, a name ending in 額
+/// (支払額, 増減額), one with 円 or 残高, or English `amount`.
+pub fn reads_as_amount(column: &str) -> bool {
+    let name = column.trim();
+    name.contains("金額")
+        || name.trim_end_matches(['）', ')']).ends_with('額')
+        || name.contains('円')
+        || name.contains("残高")
+        || name.to_lowercase().contains("amount")
+}
+
 /// Whether a column the catalog knows holds yen amounts.
 pub fn is_amount(column: &str) -> bool {
     COLUMNS
@@ -386,6 +397,13 @@ pub fn labels_for(value: Option<&serde_json::Value>) -> serde_json::Value {
             if *shown == Amount {
                 amounts.push(name);
             }
+        } else if reads_as_amount(column)
+            && cells.iter().any(|c| c.is_number())
+            && cells.iter().all(|c| c.is_number() || c.is_null())
+        {
+            // The data's own amount column (支払額, 請求金額（税込）): numbers under a header
+            // that says so, shown as yen like the catalog's.
+            amounts.push(column);
         }
         if !is_code_column(column, cells.iter().copied()) {
             continue;
@@ -414,7 +432,7 @@ pub fn labels_for(value: Option<&serde_json::Value>) -> serde_json::Value {
                 .or_insert_with(|| json!({"ja": label.ja, "en": label.en}));
         }
     }
-    if columns.is_empty() && values.is_empty() {
+    if columns.is_empty() && values.is_empty() && amounts.is_empty() {
         return Value::Null;
     }
     json!({"columns": columns, "values": values, "amounts": amounts})
@@ -433,6 +451,27 @@ mod tests {
         assert_eq!(labels["values"]["severity"]["error"]["ja"], "エラー");
         assert_eq!(labels["values"]["severity"]["warning"]["en"], "Warning");
         assert_eq!(labels["amounts"], serde_json::json!(["total_amount"]));
+    }
+
+    #[test]
+    fn the_datas_own_amount_columns_are_shown_as_yen() {
+        // 支払額 and 請求金額（税込） hold numbers and say they are amounts; 件数 and a 金額 column
+        // with text in it are not shown as yen.
+        let rows = serde_json::json!([
+            {"取引先": "山田商事", "支払額": 550000, "請求金額（税込）": 605000, "件数": 2, "備考金額": "未定"},
+            {"取引先": "東京事務機", "支払額": 88000, "請求金額（税込）": null, "件数": 1, "備考金額": 1}
+        ]);
+        let labels = labels_for(Some(&rows));
+        let mut amounts: Vec<&str> = labels["amounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap())
+            .collect();
+        amounts.sort();
+        assert_eq!(amounts, ["支払額", "請求金額（税込）"]);
+        assert!(!reads_as_amount("件数") && !reads_as_amount("金曜"));
+        assert!(reads_as_amount("残高") && reads_as_amount("Amount (JPY)"));
     }
 
     #[test]

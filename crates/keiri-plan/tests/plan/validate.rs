@@ -679,3 +679,43 @@ graph:
     let err = load_plan(&plan(&misspelt)).expect_err("an unknown bound must not load");
     assert!(err.to_string().contains("memroy_mb"), "{err}");
 }
+
+#[test]
+fn list_items_of_the_wrong_type_are_findings_before_the_run() {
+    // `control.approval` wants approvers as objects ({name, role, limit}); a list of names
+    // validated and then failed the run with INPUT_INVALID.
+    let catalog = super::template::shipped_catalog();
+    let run = |approvers: &str| {
+        let yaml = format!(
+            "id: a\nvars: {{second: 鈴木}}\ngraph:\n  - id: approve\n    block: control.approval\n    in: {{subject: 支払, approvers: {approvers}}}\n    out: {{approved: ok}}\n"
+        );
+        let plan = load_plan(&yaml).unwrap().plan;
+        validate(&plan, &catalog, &Options::default())
+            .into_iter()
+            .filter(|f| f.code.as_str() == "input.type_mismatch")
+            .map(|f| (f.path, f.message))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        run("[{name: 佐藤}, 鈴木]"),
+        [(
+            "/graph/0/in/approvers/1".to_string(),
+            "control.approval の approvers の 2 番目は object 型が必要ですが string が指定されています（例 {name: …}）".to_string()
+        )]
+    );
+    assert!(run("[{name: 佐藤}, {name: 鈴木, limit: 1000000}]").is_empty());
+    // An item known only at run time is the run's to check.
+    assert!(run("[{name: 佐藤}, \"${vars.second}\"]").is_empty());
+    // Items of several allowed types (`transforms.join`'s keys: a name or {left, right}).
+    let join = load_plan(
+        "id: j\ngraph:\n  - {id: l, block: csv.read, in: {path: a.csv}, out: {rows: rows}}\n  - {id: r, block: csv.read, in: {path: b.csv}, out: {rows: rows}}\n  - {id: j, block: transforms.join, in: {left: \"${l.rows}\", right: \"${r.rows}\", keys: [科目, {left: 部門, right: 部署}, 3]}, out: {rows: rows}}\n",
+    )
+    .unwrap()
+    .plan;
+    let mismatched: Vec<String> = validate(&join, &catalog, &Options::default())
+        .into_iter()
+        .filter(|f| f.code.as_str() == "input.type_mismatch")
+        .map(|f| f.path)
+        .collect();
+    assert_eq!(mismatched, ["/graph/2/in/keys/2"]);
+}
