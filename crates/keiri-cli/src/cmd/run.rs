@@ -429,7 +429,7 @@ pub fn run(
         result = resume(&res.run_id, answers);
     }
     match result {
-        Ok(res) => report(&res, json),
+        Ok(res) => report(&res, json, ctx.lang),
         // An invalid plan: each finding with its line, node and hint, as `keiri validate` says.
         Err(err) => super::plan::findings_or_error(err, &args.plan.display().to_string(), json),
     }
@@ -469,7 +469,9 @@ fn cancel_on_ctrl_c(runtime: &tokio::runtime::Runtime, cancel: &CancellationToke
     });
 }
 
-fn report(res: &PlanRunResponse, json: bool) -> anyhow::Result<ExitCode> {
+/// The run's summary on stdout: `key: value` lines whose keys stay the same in every language
+/// (scripts read them; `--json` is the whole response), their free text in `lang`.
+fn report(res: &PlanRunResponse, json: bool, lang: Lang) -> anyhow::Result<ExitCode> {
     if json {
         print_json(res)?;
     } else {
@@ -491,10 +493,15 @@ fn report(res: &PlanRunResponse, json: bool) -> anyhow::Result<ExitCode> {
             println!("wrote: {} {}", f.node, f.path);
         }
         if res.files.len() > SHOWN {
+            let more = res.files.len() - SHOWN;
+            let dir = &res.run_dir;
             println!(
-                "wrote: … {} more under {} (--json lists them all)",
-                res.files.len() - SHOWN,
-                res.run_dir
+                "wrote: {}",
+                crate::output::pick(
+                    lang,
+                    format!("…ほか {more} 件（{dir} の下。すべては --json で一覧できます）"),
+                    format!("… {more} more under {dir} (--json lists them all)"),
+                )
             );
         }
         for p in &res.paused {
@@ -502,8 +509,13 @@ fn report(res: &PlanRunResponse, json: bool) -> anyhow::Result<ExitCode> {
         }
         if !res.paused.is_empty() {
             println!(
-                "resume: keiri run PLAN --resume {} --answers FILE   (FILE: node id → answer)",
-                res.run_id
+                "resume: keiri run PLAN --resume {} --answers FILE   {}",
+                res.run_id,
+                crate::output::pick(
+                    lang,
+                    "（FILE: ノードIDごとの回答を書いたファイル）",
+                    "(FILE: node id → answer)"
+                )
             );
         }
     }

@@ -1,7 +1,8 @@
 //! The ja-mode scan of the CLI (issue 34, item 7): what `keiri generate` and `keiri run` say to
-//! a person on stderr in Japanese mode (the default) has no English sentence. Stdout is the
-//! machine-readable summary (`run_id:`, `status:`, `wrote:`; the plan itself), whose keys stay
-//! stable for scripts, and is not scanned.
+//! a person in Japanese mode (the default) has no English sentence. Stderr is scanned whole;
+//! `keiri run`'s stdout is its summary of `key: value` lines (`run_id:`, `status:`, `wrote:`,
+//! `resume:`), whose keys and codes stay the same in every language for scripts, so its values
+//! are scanned after the key.
 
 use crate::{LLM_ENV, keiri, put};
 
@@ -81,4 +82,42 @@ fn generate_and_run_speak_japanese_on_stderr() {
     let stderr = String::from_utf8_lossy(&ran.get_output().stderr).into_owned();
     assert!(stderr.contains("完了"), "{stderr}");
     assert_eq!(english_lines(&stderr), Vec::<String>::new(), "{stderr}");
+    assert_eq!(summary_english(&ran), Vec::<String>::new());
+
+    // Paused on the confirmation: the way to resume is said in Japanese too.
+    let paused = keiri(ws.path())
+        .args(["run", "plan.yaml"])
+        .write_stdin("")
+        .assert()
+        .code(1);
+    let stdout = String::from_utf8_lossy(&paused.get_output().stdout).into_owned();
+    assert!(
+        stdout.contains("resume: keiri run PLAN --resume"),
+        "{stdout}"
+    );
+    assert_eq!(summary_english(&paused), Vec::<String>::new(), "{stdout}");
+}
+
+/// The English lines among the values of `keiri run`'s stdout summary: each line's text after
+/// its `key: `, without the node ids, paths, flags and codes it names (`wrote: save
+/// runs/…/totals.csv`, `resume: keiri run PLAN --resume …`), which are no sentence.
+fn summary_english(out: &assert_cmd::assert::Assert) -> Vec<String> {
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    let named = |w: &str| {
+        w.contains(['/', '_', '.', '-'])
+            || w.chars().all(|c| !c.is_ascii_lowercase())
+            || ["keiri", "run"].contains(&w)
+    };
+    let values: String = stdout
+        .lines()
+        .map(|l| l.split_once(": ").map_or(l, |(_, value)| value))
+        .map(|v| {
+            v.split_whitespace()
+                .filter(|w| !named(w))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    english_lines(&values)
 }
