@@ -634,6 +634,7 @@ fn execute(
     options.env_allow = allow_env;
     options.write = write;
     options.answers = answers;
+    options.lang = lang;
     // Who answers: the user the studio (or the CLI, or the server) runs as.
     options.answered_by = Some(crate::apply::current_user());
     // The user's allowlist for network blocks and the ceiling of the run's bounds, from their

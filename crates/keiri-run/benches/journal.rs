@@ -101,6 +101,7 @@ fn call(registry: &Registry, dir: &Path, id: &str, inputs: Inputs) -> Result<Out
         now: chrono::Utc::now(),
         llm: None,
         calls: &CallSink::none(),
+        lang: keiri_plan::Lang::Ja,
     };
     let block = registry.get(id).ok_or(format!("{id} is not registered"))?;
     Ok(block(&ctx, &inputs)?)

@@ -176,6 +176,19 @@ pub struct BlockContext<'a> {
     /// Where a block reports each model call it made; the engine records them as `llm_call`
     /// events while the block runs.
     pub calls: &'a CallSink,
+    /// The language of the words a block writes into its rows ([`crate::RunOptions::lang`]).
+    pub lang: keiri_plan::Lang,
+}
+
+impl BlockContext<'_> {
+    /// `ja` or `en`, in the run's language: the one place a block picks the words it writes
+    /// into its rows (warnings and errors carry both).
+    pub fn say<T>(&self, ja: T, en: T) -> T {
+        match self.lang {
+            keiri_plan::Lang::Ja => ja,
+            keiri_plan::Lang::En => en,
+        }
+    }
 }
 
 /// One model call of an `ai.*` block, as the run's events record it: what was asked for, the

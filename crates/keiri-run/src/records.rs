@@ -544,7 +544,11 @@ mod tests {
         );
         assert_eq!(shown["labels"]["amounts"], json!(["amount"]));
         let own = Value::Json(json!([{"取引先": "山田商事", "金額": 10000}]));
-        assert!(preview(&own, 200).get("labels").is_none());
+        // The data's own headers need no words; its 金額 is shown as yen.
+        assert_eq!(
+            preview(&own, 200)["labels"],
+            json!({"columns": {}, "values": {}, "amounts": ["金額"]})
+        );
         assert_eq!(
             preview(&Value::Json(json!(3)), 200),
             json!({"kind": "json", "value": 3})

@@ -67,6 +67,7 @@ pub(crate) fn verify_plan(
     // `policy.limits` cannot raise.
     options.limits = keiri_run::limits::Limits::sample_run();
     options.ceiling = keiri_run::limits::Limits::sample_run();
+    options.lang = lang;
     // The budget: a timer that ends early when the run does (its sender is dropped).
     let (done, finished) = std::sync::mpsc::channel::<()>();
     let stop = options.cancel.clone();

@@ -47,6 +47,7 @@ impl Runner<'_> {
         let allow_hosts = self.options.allow_hosts.clone();
         let limits = self.limits;
         let llm = self.options.llm.clone();
+        let lang = self.options.lang;
         let (calls, call_rx) = CallSink::channel();
         // The run's clock: the start time the caller passed in, advanced by real elapsed time,
         // so tests stay deterministic and a long run still records when each block ran.
@@ -68,6 +69,7 @@ impl Runner<'_> {
                     now,
                     llm: llm.as_ref(),
                     calls: &calls,
+                    lang,
                 };
                 let _ = tx.send(f(&ctx, &inputs));
             });

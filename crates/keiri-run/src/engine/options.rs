@@ -58,6 +58,9 @@ pub struct RunOptions {
     pub limits: limits::Limits,
     /// The highest bounds the plan's `policy.limits` may ask for (the user's settings).
     pub ceiling: limits::Limits,
+    /// The language of the words blocks write into their rows (a check's message, a
+    /// match's reason): the user's, so a report handed to a manager reads in one language.
+    pub lang: keiri_plan::Lang,
 }
 
 impl RunOptions {
@@ -83,6 +86,7 @@ impl RunOptions {
             cancel: CancellationToken::new(),
             limits: limits::Limits::default(),
             ceiling: limits::Limits::ceiling(),
+            lang: keiri_plan::Lang::Ja,
         }
     }
 }

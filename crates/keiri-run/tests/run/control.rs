@@ -729,7 +729,7 @@ fn sod_check_finds_role_conflicts_and_self_approved_vouchers() {
     );
     assert_eq!(
         out["violations"][3]["reason"],
-        "取引先マスタ登録・支払データ作成 は同じ人が兼務してはいけません / one person must not hold all of these duties"
+        "取引先マスタ登録・支払データ作成 は同じ人が兼務してはいけません"
     );
     assert_eq!(out["violations"][0]["transaction"], Json::Null);
     assert_eq!(out["violations"][4]["transaction"], vouchers[1]);
@@ -943,5 +943,32 @@ fn audit_log_writes_to_the_workspace_only_with_write() {
     ];
     for (inputs, want) in cases {
         assert_eq!(code("control.audit_log", inputs.clone()), want, "{inputs}");
+    }
+}
+
+/// The words a check writes into its rows are in the run's language, one language per report
+/// (before: 「売上高 の増減 … / change over the threshold」 in every run).
+#[test]
+fn a_checks_messages_are_in_the_runs_language() {
+    use keiri_run::records::RunDir;
+    let csv = "勘定科目,当月,前月\n仕入高,560000,400000\n売上高,1000000,1100000\n";
+    let yaml = "id: lang\ngraph:\n  - {id: read, block: csv.read, in: {path: pl.csv}, out: {rows: rows}}\n  - {id: var, block: control.variance_check, in: {rows: \"${read.rows}\", key_field: 勘定科目, current_field: 当月, comparison_field: 前月}, out: {issues: issues}}\n";
+    for (lang, want) in [
+        (
+            keiri_plan::Lang::Ja,
+            "仕入高 の増減 160000 がしきい値を超えています",
+        ),
+        (
+            keiri_plan::Lang::En,
+            "the change of 仕入高, 160000, is over the threshold",
+        ),
+    ] {
+        let (outcome, _, ws) =
+            crate::support::run_builtins(&[("pl.csv", csv)], yaml, |o| o.lang = lang);
+        let dir = RunDir::open(&ws.path().join("runs"), "lang", &outcome.run_id).unwrap();
+        let issues = dir.load_outputs("var").unwrap().0["issues"].to_json();
+        // 仕入高 rose 40 % (160,000); 売上高 fell 9 %, under the 20 % threshold.
+        assert_eq!(issues.as_array().unwrap().len(), 1, "{issues}");
+        assert_eq!(issues[0]["message"], want);
     }
 }

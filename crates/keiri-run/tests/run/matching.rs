@@ -126,6 +126,7 @@ fn run_block_full(
         now: test_now(),
         llm,
         calls: &calls,
+        lang: keiri_plan::Lang::Ja,
     };
     let Json::Object(map) = inputs else {
         panic!("inputs must be an object")

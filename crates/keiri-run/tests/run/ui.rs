@@ -146,8 +146,11 @@ fn table_review_excludes_and_edits_only_what_it_allows() {
     assert_eq!(q["row_count"], 3);
     assert_eq!(q["rows"], rows);
     assert_eq!(q["allow_exclude"], true);
-    // Japanese headers already: nothing for the window to label.
-    assert_eq!(q["labels"], Json::Null);
+    // Japanese headers already: nothing for the window to name, only 金額 to show as yen.
+    assert_eq!(
+        q["labels"],
+        json!({"columns": {}, "values": {}, "amounts": ["金額"]})
+    );
     // Rows from a check: the window gets the words for its columns and codes.
     let flagged = json!([{"invoice_no": "INV-001", "amount": 110000, "reason": "same_invoice_no"}]);
     let q = ask("ui.table_review", json!({"rows": flagged}));

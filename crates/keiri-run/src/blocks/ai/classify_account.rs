@@ -215,9 +215,15 @@ pub(super) fn classify_account(
             }
             (suggestion, _) => {
                 let reason = if suggestion.is_some() {
-                    "AIの回答が勘定科目表にない科目でした / the answer is not in the chart"
+                    ctx.say(
+                        "AIの回答が勘定科目表にない科目でした",
+                        "the answer is not in the chart",
+                    )
                 } else {
-                    "AIがこの行に回答しませんでした / the model did not answer this row"
+                    ctx.say(
+                        "AIがこの行に回答しませんでした",
+                        "the model did not answer this row",
+                    )
                 };
                 r.insert("suggested_account_code".into(), Json::Null);
                 r.insert("suggested_account".into(), Json::Null);

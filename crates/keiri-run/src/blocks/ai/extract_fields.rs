@@ -49,7 +49,7 @@ pub(super) fn extract_fields(
                     failures.push(json!({
                         "name": doc.name,
                         "missing_fields": missing,
-                        "message": "文書から読み取れなかった項目があります / some fields are not in the document",
+                        "message": ctx.say("文書から読み取れなかった項目があります", "some fields are not in the document"),
                     }));
                 }
                 let mut row = Row::new();

@@ -135,12 +135,14 @@ fn journal_check(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Blo
                 voucher,
                 "balance",
                 "error",
-                format!(
-                    "借方 {} と貸方 {} が一致しません（差額 {}） / debits and credits differ",
-                    num_json(debit),
-                    num_json(credit),
-                    num_json(debit - credit)
-                ),
+                {
+                    let (d, c, diff) =
+                        (num_json(debit), num_json(credit), num_json(debit - credit));
+                    ctx.say(
+                        format!("借方 {d} と貸方 {c} が一致しません（差額 {diff}）"),
+                        format!("debits {d} and credits {c} differ by {diff}"),
+                    )
+                },
                 idx,
                 &mut issues,
             );
@@ -161,7 +163,11 @@ fn journal_check(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Blo
                     voucher,
                     "account_exists",
                     "error",
-                    "勘定科目が科目一覧にありません / account not in the chart of accounts".into(),
+                    ctx.say(
+                        "勘定科目が科目一覧にありません",
+                        "account not in the chart of accounts",
+                    )
+                    .into(),
                     &bad,
                     &mut issues,
                 );
@@ -177,7 +183,8 @@ fn journal_check(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Blo
                     voucher,
                     "zero_amount",
                     "warning",
-                    "金額が0の明細があります / a line has zero amounts".into(),
+                    ctx.say("金額が0の明細があります", "a line has zero amounts")
+                        .into(),
                     &bad,
                     &mut issues,
                 );
@@ -193,7 +200,8 @@ fn journal_check(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Blo
                     voucher,
                     "negative_amount",
                     "warning",
-                    "マイナスの金額があります / a line has a negative amount".into(),
+                    ctx.say("マイナスの金額があります", "a line has a negative amount")
+                        .into(),
                     &bad,
                     &mut issues,
                 );
@@ -205,7 +213,18 @@ fn journal_check(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Blo
                 None => true,
             });
             if !bad.is_empty() {
-                push(voucher, "period", "error", "計上日が会計期間の外です（または日付が読めません） / date outside the period (or unreadable)".into(), &bad, &mut issues);
+                push(
+                    voucher,
+                    "period",
+                    "error",
+                    ctx.say(
+                        "計上日が会計期間の外です（または日付が読めません）",
+                        "date outside the period (or unreadable)",
+                    )
+                    .into(),
+                    &bad,
+                    &mut issues,
+                );
             }
         }
         if on("tax_category") {
@@ -219,7 +238,7 @@ fn journal_check(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Blo
                     voucher,
                     "tax_category",
                     "warning",
-                    "税区分がありません / tax category missing".into(),
+                    ctx.say("税区分がありません", "tax category missing").into(),
                     &bad,
                     &mut issues,
                 );
@@ -232,7 +251,7 @@ fn journal_check(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Blo
                     voucher,
                     "description",
                     "info",
-                    "摘要がありません / description missing".into(),
+                    ctx.say("摘要がありません", "description missing").into(),
                     &bad,
                     &mut issues,
                 );
@@ -248,7 +267,8 @@ fn journal_check(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Blo
                     voucher,
                     "weekend",
                     "warning",
-                    "土日の日付で計上されています / dated on a weekend".into(),
+                    ctx.say("土日の日付で計上されています", "dated on a weekend")
+                        .into(),
                     &bad,
                     &mut issues,
                 );
@@ -266,7 +286,8 @@ fn journal_check(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Blo
                     voucher,
                     "round_amount",
                     "info",
-                    "大きな端数のない金額です / large round amount".into(),
+                    ctx.say("大きな端数のない金額です", "large round amount")
+                        .into(),
                     &bad,
                     &mut issues,
                 );

@@ -118,9 +118,10 @@ pub(super) fn sod_check(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outpu
             .filter(|r| !r.trim().is_empty())
             .map_or_else(
                 || {
-                    format!(
-                        "{} は同じ人が兼務してはいけません / one person must not hold all of these duties",
-                        roles.join("・")
+                    let roles = roles.join("・");
+                    ctx.say(
+                        format!("{roles} は同じ人が兼務してはいけません"),
+                        format!("one person must not hold all of {roles}"),
                     )
                 },
                 str::to_string,
@@ -180,7 +181,7 @@ pub(super) fn sod_check(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outpu
         violations.push(json!({
             "user": preparer.trim(), "kind": "self_approval",
             "roles": [preparer_field, approver_field],
-            "reason": "起票者と承認者が同じです / the preparer also approved it",
+            "reason": ctx.say("起票者と承認者が同じです", "the preparer also approved it"),
             "severity": "error", "transaction": t,
         }));
     }

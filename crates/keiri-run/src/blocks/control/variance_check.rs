@@ -78,14 +78,13 @@ fn variance_check(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Bl
             let mut issue = r.clone();
             issue.insert("rule".into(), json!("variance"));
             issue.insert("severity".into(), json!("warning"));
-            issue.insert(
-                "message".into(),
-                json!(format!(
-                    "{} の増減 {} がしきい値を超えています / change over the threshold",
-                    text(row.get(&key_field)),
-                    num_json(change)
-                )),
-            );
+            issue.insert("message".into(), {
+                let (key, change) = (text(row.get(&key_field)), num_json(change));
+                json!(ctx.say(
+                    format!("{key} の増減 {change} がしきい値を超えています"),
+                    format!("the change of {key}, {change}, is over the threshold"),
+                ))
+            });
             issues.push(Json::Object(issue));
         }
         out.push(Json::Object(r));

@@ -651,6 +651,7 @@ mod tests {
             now: chrono::Utc::now(),
             llm: None,
             calls: &CallSink::none(),
+            lang: keiri_plan::Lang::Ja,
         };
         let read = read_csv_table(&ctx, "t.csv", encoding, shape, sizes)?;
         Ok((
