@@ -75,6 +75,16 @@ const GROUPS: &[&[&str]] = &[
     ],
     &["voucher_no", "伝票番号", "伝票no", "伝票no.", "仕訳番号"],
     &["description", "摘要", "内容", "明細", "備考", "memo"],
+    // A journal line's date (the posting date; never an invoice's, see below).
+    &[
+        "date",
+        "日付",
+        "取引日",
+        "取引日付",
+        "伝票日付",
+        "計上日",
+        "仕訳日",
+    ],
     &["debit_account", "借方勘定科目", "借方科目"],
     &["credit_account", "貸方勘定科目", "貸方科目"],
     &["debit_amount", "借方金額"],
@@ -170,6 +180,8 @@ mod tests {
         assert!(same_meaning("amount", &file).is_empty());
         assert!(same_meaning("vendor", &file).is_empty());
         assert!(same_meaning("frobnicate", &file).is_empty());
+        // A journal's 取引日付 is its posting date.
+        assert_eq!(same_meaning("date", &file), ["取引日付"]);
     }
 
     #[test]

@@ -32,6 +32,12 @@ fn retrieval_chooses_the_templates_whose_job_the_instruction_names() {
         "請求書の重複を検出してExcelに出力",
         &["invoice_duplicate_detection"],
     );
+    // A journal summary by account and month with a month-on-month variance: its own
+    // template, not payroll (it used to be no job of any template).
+    check(
+        "仕訳帳を勘定科目別・月別に合計して前月比の増減を一覧にする",
+        &["journal_monthly_variance"],
+    );
     // A retirement-benefit workbook rolled forward: the roll-forward, not a payroll check
     // (it used to get the payroll check for sharing 給与-like words, then nothing).
     check(
@@ -86,11 +92,8 @@ fn an_instruction_that_names_no_job_chooses_no_template() {
 /// chosen: each of these named a job no template does, and used to get an unrelated one.
 #[test]
 fn a_shared_word_does_not_choose_a_template() {
-    // A journal summary by account and month with a month-on-month variance: not payroll.
-    check(
-        "仕訳帳を勘定科目別・月別に合計して前月比の増減を一覧にする",
-        &[],
-    );
+    // Depreciation from a fixed-asset register: not the journal summary (仕訳) or payroll.
+    check("固定資産台帳から今月の減価償却費を計算して仕訳を作る", &[]);
     // Two text files compared: not a close checklist or a three-way match.
     check("2つのテキストファイルを比較して差分を出す", &[]);
     // An evidence ZIP against the ledger: not three-way match + bank reconciliation.
