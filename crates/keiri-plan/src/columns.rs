@@ -297,7 +297,30 @@ pub fn input_columns(
 /// to that column, and returns the plan with the rewrites made, as `(node, input, from, to)`.
 /// Other mismatches are left for a question: a guess there could wire the wrong column
 /// silently.
+///
+/// A fit can make a later node's column a mismatch in its turn (an unpivot's `id_fields`
+/// fitted to 借方金額, then a step reading `debit_amount` after it), so fitting repeats until
+/// nothing more fits (a few rounds at most).
 pub fn fit_columns(
+    plan: &Plan,
+    catalog: &Catalog,
+    files: &[FileSchema],
+) -> (Plan, Vec<(String, String, String, String)>) {
+    let mut fitted = plan.clone();
+    let mut done = Vec::new();
+    for _ in 0..8 {
+        let (next, more) = fit_once(&fitted, catalog, files);
+        if more.is_empty() {
+            break;
+        }
+        fitted = next;
+        done.extend(more);
+    }
+    (fitted, done)
+}
+
+/// One round of [`fit_columns`]: the mismatches of `plan` as it is.
+fn fit_once(
     plan: &Plan,
     catalog: &Catalog,
     files: &[FileSchema],

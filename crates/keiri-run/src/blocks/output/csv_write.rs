@@ -31,7 +31,7 @@ fn csv_write(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockEr
         .collect();
     let body = csv_text(header.then_some(cols.as_slice()), &lines, &delimiter);
     let mut warnings = Vec::new();
-    let bytes = encode(&body, encoding, &mut warnings);
+    let bytes = encode(&body, encoding, &mut warnings, ctx.lang);
     let saved = save(&dir, &name, &bytes, conflict)?;
     if saved.is_none() {
         warnings.push(format!("{name} は既にあり on_conflict が skip のため書きませんでした / {name} exists and on_conflict is skip; nothing was written"));

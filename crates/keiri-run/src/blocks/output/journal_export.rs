@@ -21,8 +21,17 @@ fn csv_field(s: &str, delimiter: &str) -> String {
 
 /// Encodes CSV text. Characters CP932 cannot hold become `?`, each reported once with the
 /// line it was on (encoding_rs would write an HTML character reference instead, which no
-/// accounting software reads).
-pub(super) fn encode(text: &str, encoding: CsvEncoding, warnings: &mut Vec<String>) -> Vec<u8> {
+/// accounting software reads). The warnings are in `lang`, the run's.
+pub(super) fn encode(
+    text: &str,
+    encoding: CsvEncoding,
+    warnings: &mut Vec<String>,
+    lang: keiri_plan::Lang,
+) -> Vec<u8> {
+    let say = |ja: String, en: String| match lang {
+        keiri_plan::Lang::Ja => ja,
+        keiri_plan::Lang::En => en,
+    };
     match encoding {
         CsvEncoding::Utf8 => text.as_bytes().to_vec(),
         CsvEncoding::Utf8Bom => {
@@ -41,11 +50,10 @@ pub(super) fn encode(text: &str, encoding: CsvEncoding, warnings: &mut Vec<Strin
                     let mut buf = [0u8; 4];
                     let (b, _, bad) = encoding_rs::SHIFT_JIS.encode(c.encode_utf8(&mut buf));
                     if bad {
-                        warnings.push(format!(
-                            "{}行目: 文字 '{c}' (U+{:04X}) は CP932 で表せないため ? に置き換えました / line {}: '{c}' is not in CP932 and was replaced with ?",
-                            line_no + 1,
-                            c as u32,
-                            line_no + 1
+                        let (n, code) = (line_no + 1, c as u32);
+                        warnings.push(say(
+                            format!("{n}行目: 文字 '{c}' (U+{code:04X}) は CP932 で表せないため ? に置き換えました"),
+                            format!("line {n}: '{c}' (U+{code:04X}) is not in CP932 and was replaced with ?"),
                         ));
                         out.push(b'?');
                     } else {
@@ -123,12 +131,10 @@ fn journal_export(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Bl
         let date = match parse_date(&get("date")) {
             Some(d) => d.format("%Y/%m/%d").to_string(),
             None => {
-                warnings.push(format!(
-                    "{}行目: 日付 {:?} を読めません / line {}: date {:?} is not a date",
-                    i + 1,
-                    get("date"),
-                    i + 1,
-                    get("date")
+                let (n, raw) = (i + 1, get("date"));
+                warnings.push(ctx.say(
+                    format!("{n}行目: 日付 {raw:?} を読めません"),
+                    format!("line {n}: date {raw:?} is not a date"),
                 ));
                 get("date")
             }
@@ -140,7 +146,11 @@ fn journal_export(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Bl
                 Ok(Some(x)) => format!("{x}"),
                 Ok(None) => String::new(),
                 Err(_) => {
-                    warnings.push(format!("{}行目: 金額 {raw:?} を読めません / line {}: amount {raw:?} is not a number", i + 1, i + 1));
+                    let n = i + 1;
+                    warnings.push(ctx.say(
+                        format!("{n}行目: 金額 {raw:?} を読めません"),
+                        format!("line {n}: amount {raw:?} is not a number"),
+                    ));
                     raw
                 }
             }
@@ -152,10 +162,10 @@ fn journal_export(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Bl
             ("credit_account", &credit_amount, "貸方", "credit"),
         ] {
             if get(account).is_empty() && !amt.is_empty() {
-                warnings.push(format!(
-                    "{}行目: {side_ja}勘定科目がありません / line {}: no {side_en} account",
-                    i + 1,
-                    i + 1
+                let n = i + 1;
+                warnings.push(ctx.say(
+                    format!("{n}行目: {side_ja}勘定科目がありません"),
+                    format!("line {n}: no {side_en} account"),
                 ));
             }
         }
@@ -170,7 +180,11 @@ fn journal_export(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Bl
                 }
                 cut.push(c);
             }
-            warnings.push(format!("{}行目: 摘要を弥生の上限（全角32文字）で切り詰めました / line {}: description truncated to Yayoi's 32 full-width characters", i + 1, i + 1));
+            let n = i + 1;
+            warnings.push(ctx.say(
+                format!("{n}行目: 摘要を弥生の上限（全角32文字）で切り詰めました"),
+                format!("line {n}: description truncated to Yayoi's 32 full-width characters"),
+            ));
             description = cut;
         }
         let line: Vec<String> = match format.as_str() {
@@ -309,7 +323,7 @@ fn journal_export(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Bl
         ),
     };
     let body = csv_text(header.as_deref(), &lines, ",");
-    let bytes = encode(&body, encoding, &mut warnings);
+    let bytes = encode(&body, encoding, &mut warnings, ctx.lang);
     let saved = save(&dir, &name, &bytes, conflict)?;
     Ok(Outputs::new()
         .with("out_path", path_text(&saved))
