@@ -12,7 +12,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { checkScreen, launchChromium, openPage, requirePrerequisites, scanStep, screenshot, startServe } from './support.mjs';
+import { checkScreen, launchChromium, openPage, pasteIntoEditor, requirePrerequisites, scanStep, screenshot, startServe } from './support.mjs';
 
 // April's payments: 山田商事 330,000 + 220,000 = 550,000; 東京事務機 88,000. Total 638,000,
 // over 佐藤's limit of 500,000, so the route goes on to 鈴木.
@@ -48,14 +48,6 @@ graph:
       approved: approved
       decisions: decisions
 `;
-
-/** Replaces the editor's whole text the way a person pastes: select all, then insert. */
-async function pasteIntoEditor(page, text) {
-  const editor = page.getByTestId('editor-content');
-  await editor.click();
-  await page.keyboard.press('Control+A');
-  await page.keyboard.insertText(text);
-}
 
 describe('an approval with signatures in 試行実行', () => {
   let workspace;

@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, 
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { checkScreen, launchChromium, openPage, requirePrerequisites, scanStep, screenshot, startServe } from './support.mjs';
+import { checkScreen, launchChromium, openPage, pasteIntoEditor, requirePrerequisites, scanStep, screenshot, startServe } from './support.mjs';
 
 // A plan using our catalog's real block ids. `csv.reed` is a typo of `csv.read` (unknown
 // block) and the filter misses its required `condition`.
@@ -40,14 +40,6 @@ const VALID_PLAN = INVALID_PLAN.replace('block: csv.reed', 'block: csv.read').re
   '      rows: "${read_invoices.invoices}"\n',
   '      rows: "${read_invoices.invoices}"\n      condition: 金額 >= 100000\n',
 );
-
-/** Replaces the editor's whole text the way a person pastes: select all, then insert. */
-async function pasteIntoEditor(page, text) {
-  const editor = page.getByTestId('editor-content');
-  await editor.click();
-  await page.keyboard.press('Control+A');
-  await page.keyboard.insertText(text);
-}
 
 async function editorText(page) {
   return page.getByTestId('editor-content').evaluate((el) =>

@@ -23,6 +23,7 @@ import {
   collectPageErrors,
   completion,
   launchChromium,
+  pasteIntoEditor,
   REPO,
   requireFile,
   requirePrerequisites,
@@ -114,13 +115,6 @@ function thresholdDiff(file, plan) {
 /** The editor's text, line by line from CodeMirror's DOM (the plans here are short). */
 function editorText(page) {
   return page.locator('.cm-content .cm-line').evaluateAll((lines) => lines.map((line) => line.textContent).join('\n'));
-}
-
-/** Replaces the editor's whole text the way a person pastes: select all, then insert. */
-async function pasteIntoEditor(page, text) {
-  await page.getByTestId('editor-content').click();
-  await page.keyboard.press('Control+A');
-  await page.keyboard.insertText(text);
 }
 
 describe('first screen, names and places, a chat that is kept', () => {

@@ -212,6 +212,13 @@ export async function openPage(browser, url, pageErrors) {
 }
 
 /** Saves a screenshot of `page` to `ui/test-results/<file>` (e.g. `screenshots/01-inputs.png`). */
+/** Replaces the editor's whole text the way a person pastes: select all, then insert. */
+export async function pasteIntoEditor(page, text) {
+  await page.getByTestId('editor-content').click();
+  await page.keyboard.press('Control+A');
+  await page.keyboard.insertText(text);
+}
+
 export async function screenshot(page, file) {
   const target = path.join(TEST_RESULTS, file);
   mkdirSync(path.dirname(target), { recursive: true });
