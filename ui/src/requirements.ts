@@ -87,13 +87,19 @@ function extensionOf(path: string): string {
   return dot > 0 ? name.slice(dot).toLowerCase() : '';
 }
 
-/** The accepted extensions of a `file` requirement, lower case with their dot. */
+/**
+ * The accepted extensions of a `file` requirement, lower case with their dot. A CSV question
+ * takes any delimited text the runtime reads: `.tsv`, and Excel's 「Unicode テキスト」 (`.txt`),
+ * as keiri-plan's `accepts_path` does.
+ */
 export function acceptedExtensions(requirement: Requirement): string[] {
-  return (requirement.accept ?? '')
+  const listed = (requirement.accept ?? '')
     .split(',')
     .map((ext) => ext.trim().toLowerCase())
     .filter((ext) => ext !== '')
     .map((ext) => (ext.startsWith('.') ? ext : `.${ext}`));
+  const delimited = listed.includes('.csv') ? ['.tsv', '.txt'].filter((ext) => !listed.includes(ext)) : [];
+  return [...listed, ...delimited];
 }
 
 function compileRegex(source: string): RegExp | null {

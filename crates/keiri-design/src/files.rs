@@ -12,10 +12,11 @@ pub const MAX_TABLE_FILES: usize = 16;
 /// Bytes read from one table file at most; a larger file is left out.
 const MAX_TABLE_BYTES: u64 = 32 * 1024 * 1024;
 
-/// Whether `path` names a file whose columns can be read (CSV, TSV, xlsx, xlsm).
+/// Whether `path` names a file whose columns can be read (CSV, TSV, xlsx, xlsm, and a `.txt`
+/// a plan reads as a table: Excel's 「Unicode テキスト」 export).
 pub fn is_table_path(path: &str) -> bool {
     let lower = path.trim().to_ascii_lowercase();
-    [".csv", ".tsv", ".xlsx", ".xlsm"]
+    [".csv", ".tsv", ".txt", ".xlsx", ".xlsm"]
         .iter()
         .any(|ext| lower.ends_with(ext))
 }
@@ -87,9 +88,17 @@ pub fn file_schemas(policy: &keiri_fs::PathPolicy, paths: &[String]) -> Vec<File
         .take(MAX_TABLE_FILES)
         .filter_map(|raw| {
             let resolved = policy.resolve_existing(raw).ok()?;
-            let format = keiri_docs::Format::from_path(&resolved).ok()?;
+            // A `.txt` is a table only when it reads as delimited text with two columns or
+            // more (Excel's 「Unicode テキスト」); a memo or a letter stays a document.
+            let (format, text) = match keiri_docs::Format::from_path(&resolved).ok()? {
+                keiri_docs::Format::Txt => (keiri_docs::Format::Csv, true),
+                other => (other, false),
+            };
             let bytes = keiri_docs::read_capped(&resolved, MAX_TABLE_BYTES).ok()?;
             let tables = keiri_docs::schema::tables(&bytes, format).ok()?;
+            if text && tables.first().is_none_or(|t| t.columns.len() < 2) {
+                return None;
+            }
             Some(FileSchema {
                 path: raw.trim().to_string(),
                 tables: tables

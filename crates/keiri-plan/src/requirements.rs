@@ -49,7 +49,7 @@ mod ports;
 pub(crate) mod questions;
 mod schemas;
 use edits::{clear_var_refs, drop_rules, find_node_mut, say_in_description, slot_mut};
-pub use ports::{accept_of, short_label};
+pub use ports::{accept_of, accepts_path, short_label};
 use ports::{is_path_key, offer_columns};
 pub use questions::QuestionMeta;
 pub use schemas::{SchemaTemplate, schema_template, schema_templates};
@@ -1025,20 +1025,14 @@ pub fn check_answer(r: &Requirement, answer: &Value) -> Result<Value, AnswerProb
                     "a file path (text) is expected".into(),
                 ));
             };
-            if let Some(accept) = r.accept.as_deref().filter(|a| !a.trim().is_empty()) {
-                let lower = path.to_lowercase();
-                let ok = accept
-                    .split(',')
-                    .map(|e| e.trim().to_lowercase())
-                    .filter(|e| !e.is_empty())
-                    .any(|e| lower.ends_with(&e));
-                if !ok {
-                    return Err(problem(
-                        r,
-                        "answer.extension",
-                        format!("the file must end with one of {accept}"),
-                    ));
-                }
+            if let Some(accept) = r.accept.as_deref().filter(|a| !a.trim().is_empty())
+                && !accepts_path(accept, path)
+            {
+                return Err(problem(
+                    r,
+                    "answer.extension",
+                    format!("the file must end with one of {accept}"),
+                ));
             }
             Value::String(path.to_string())
         }

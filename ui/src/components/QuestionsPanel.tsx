@@ -6,7 +6,7 @@ import { useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
 import type { Lang, Requirement } from '../api/types';
 import type { DocumentEntry } from '../documents';
 import { errorText, t } from '../i18n';
-import { controlFor, initialAnswerText, optionText, parseAnswer, pickedColumns, requirementText, togglePick, varsPreview } from '../requirements';
+import { acceptedExtensions, controlFor, initialAnswerText, optionText, parseAnswer, pickedColumns, requirementText, togglePick, varsPreview } from '../requirements';
 import { isComposing } from '../shortcuts';
 
 interface Props {
@@ -171,7 +171,7 @@ function Control({
           ) : null}
           <div className="file-answer-row">
             <input {...common} className="input" type="text" placeholder={requirement.accept ?? ''} value={text} onChange={(event) => setText(event.target.value)} />
-            <FilePicker lang={lang} accept={requirement.accept ?? undefined} nativePicker={nativePicker} onChooseFile={onChooseFile} setText={setText} />
+            <FilePicker lang={lang} accept={acceptedExtensions(requirement).join(',') || undefined} nativePicker={nativePicker} onChooseFile={onChooseFile} setText={setText} />
           </div>
         </div>
       );

@@ -53,7 +53,11 @@ describe('answer checks', () => {
     ['select keeps the option value', { type: 'enum', options: [1, 2] }, '2', { ok: true, value: 2 }],
     ['select outside the options', { type: 'select', options: ['a'] }, 'b', { ok: false, error: 'question.notAnOption' }],
     ['file with the right extension', { type: 'file', accept: '.xlsx,.xlsm' }, 'inputs/a.XLSM', { ok: true, value: 'inputs/a.XLSM' }],
-    ['file with another extension', { type: 'file', accept: 'csv' }, 'a.pdf', { ok: false, error: 'question.wrongExtension', params: { accept: '.csv' } }],
+    ['file with another extension', { type: 'file', accept: 'csv' }, 'a.pdf', { ok: false, error: 'question.wrongExtension', params: { accept: '.csv, .tsv, .txt' } }],
+    // Excel's 「Unicode テキスト」 (.txt) and a tab-separated file answer a CSV question.
+    ['a CSV question takes Unicode text', { type: 'file', accept: '.csv' }, 'inputs/仕訳帳.txt', { ok: true, value: 'inputs/仕訳帳.txt' }],
+    ['a CSV question takes a TSV', { type: 'file', accept: '.csv' }, 'inputs/仕訳帳.TSV', { ok: true, value: 'inputs/仕訳帳.TSV' }],
+    ['an Excel question does not take text', { type: 'file', accept: '.xlsx' }, 'a.txt', { ok: false, error: 'question.wrongExtension', params: { accept: '.xlsx' } }],
     ['table', { type: 'table' }, '[{"a": 1}]', { ok: true, value: [{ a: 1 }] }],
     ['table that is not rows', { type: 'table' }, '[1]', { ok: false, error: 'question.notTable' }],
     ['object text', { value_type: 'object' }, '{"k": "v"}', { ok: true, value: { k: 'v' } }],

@@ -208,13 +208,9 @@ fn attached_file_answers(
             continue;
         }
         let accepts = |path: &str| {
-            let path = path.to_lowercase();
-            r.accept.as_deref().is_none_or(|accept| {
-                accept
-                    .split(',')
-                    .map(|e| e.trim().to_lowercase())
-                    .any(|e| !e.is_empty() && path.ends_with(&e))
-            })
+            r.accept
+                .as_deref()
+                .is_none_or(|accept| keiri_plan::requirements::accepts_path(accept, path))
         };
         let fits: Vec<&str> = ctx
             .file_schemas

@@ -91,6 +91,21 @@ fn extensions_in(text: &str) -> Vec<String> {
     out
 }
 
+/// Whether `path` has one of the extensions `accept` lists (`.csv,.tsv`), case ignored. A CSV
+/// question takes any delimited text `csv.read` reads: a tab-separated `.tsv` and Excel's
+/// 「Unicode テキスト」 export, which Excel names `.txt`.
+pub fn accepts_path(accept: &str, path: &str) -> bool {
+    let path = path.trim().to_lowercase();
+    accept
+        .split(',')
+        .map(|e| e.trim().to_lowercase())
+        .filter(|e| !e.is_empty())
+        .any(|e| {
+            path.ends_with(&e)
+                || (e == ".csv" && (path.ends_with(".tsv") || path.ends_with(".txt")))
+        })
+}
+
 /// A question on a column input whose rows' columns are known: a pick from them (`select`
 /// for one column; for a list of columns, a text answer whose items must be among the
 /// `options`, which the studio shows as check boxes).

@@ -859,3 +859,30 @@ graph:
     let blind = build_requirements(&p, &validate(&p, &catalog, &Options::default()), &catalog);
     assert!(blind.iter().all(|q| q.options.is_empty()));
 }
+
+#[test]
+fn a_csv_question_takes_delimited_text_of_any_extension_csv_read_reads() {
+    use keiri_plan::requirements::accepts_path;
+    // Excel's 「Unicode テキスト」 is saved as .txt; a tab-separated export as .tsv.
+    for path in ["inputs/仕訳帳.csv", "inputs/仕訳帳.TXT", "a.tsv"] {
+        assert!(accepts_path(".csv", path), "{path}");
+    }
+    assert!(!accepts_path(".csv", "a.pdf"));
+    assert!(!accepts_path(".xlsx,.xlsm", "a.txt"));
+    assert!(accepts_path(".xlsx,.xlsm", "inputs/a.XLSM"));
+    let question: Requirement = serde_json::from_value(json!({
+        "id": "journal_csv", "type": "file", "label": "仕訳帳", "accept": ".csv",
+        "target": {"var": "journal_csv"}
+    }))
+    .unwrap();
+    assert_eq!(
+        keiri_plan::check_answer(&question, &json!("inputs/仕訳帳.txt")).unwrap(),
+        json!("inputs/仕訳帳.txt")
+    );
+    assert_eq!(
+        keiri_plan::check_answer(&question, &json!("memo.pdf"))
+            .unwrap_err()
+            .code,
+        "answer.extension"
+    );
+}
