@@ -75,6 +75,18 @@ const GROUPS: &[&[&str]] = &[
     ],
     &["voucher_no", "伝票番号", "伝票no", "伝票no.", "仕訳番号"],
     &["description", "摘要", "内容", "明細", "備考", "memo"],
+    // A qualified invoice's figures: the supplier's registration number, the rate, and the
+    // net and tax of that rate.
+    &[
+        "registration_no",
+        "登録番号",
+        "適格請求書発行事業者登録番号",
+        "インボイス登録番号",
+        "t番号",
+    ],
+    &["tax_rate", "税率", "消費税率"],
+    &["net_amount", "税抜金額", "税抜額", "本体価格", "本体金額"],
+    &["tax_amount", "消費税額", "消費税", "税額"],
     // A journal line's date (the posting date; never an invoice's, see below).
     &[
         "date",

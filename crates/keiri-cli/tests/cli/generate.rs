@@ -819,3 +819,66 @@ fn journal_variances(ws: &tempfile::TempDir, doc: &str) {
         want.map(|(m, a, c)| (m.to_string(), a.to_string(), c))
     );
 }
+
+/// Received invoices by tax rate, checked against the qualified invoice rules without an LLM,
+/// their Japanese headers fitted by meaning: the problems worked out by hand in
+/// `samples/README.md` — INV-103's registration number is too short, INV-104 has none (no
+/// input tax credit), INV-106 states 10,001 where one rounding of 99,999 × 10 % gives 9,999 or
+/// 10,000, INV-107 charged 10 % on an 8 % line (100 for 80), INV-108 is at 5 %. INV-102 (1,235,
+/// rounded up) and INV-105 (3,334, rounded up) are right.
+#[test]
+fn received_invoices_are_checked_for_registration_numbers_and_rounded_tax() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(ws.path().join("inputs")).unwrap();
+    std::fs::copy(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../samples/qualified_invoices.csv"),
+        ws.path().join("inputs/受領請求書.csv"),
+    )
+    .unwrap();
+    let composed = compose(
+        &ws,
+        "invoice_tax",
+        "請求書の登録番号の形式と、税率別の消費税の端数処理が正しいかチェックする",
+        "inputs/受領請求書.csv",
+        Some("{}"),
+    );
+    assert_eq!(composed["status"], "valid", "{composed:#}");
+    let (_, run_dir) = run_plan(&ws);
+    let read = |rel: &str| -> Vec<Value> {
+        let v: Value = serde_json::from_slice(&std::fs::read(run_dir.join(rel)).unwrap()).unwrap();
+        v.as_array().unwrap().clone()
+    };
+    // Row indexes count from 0: INV-103 is the fourth line, INV-104 the fifth.
+    let registration: Vec<(u64, String)> =
+        read("outputs/invoice_tax_check__registration/issues.json")
+            .iter()
+            .map(|i| {
+                (
+                    i["row_index"].as_u64().unwrap(),
+                    i["rule"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+    assert_eq!(
+        registration,
+        [(4, "required".to_string()), (3, "regex".to_string())]
+    );
+    let tax: Vec<(String, String)> = read("outputs/invoice_tax_check__tax/violations.json")
+        .iter()
+        .map(|v| {
+            (
+                v["row"]["請求書番号"].as_str().unwrap().to_string(),
+                v["rule_id"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        tax,
+        [
+            ("INV-106".to_string(), "TX-02".to_string()),
+            ("INV-107".to_string(), "TX-02".to_string()),
+            ("INV-108".to_string(), "TX-01".to_string()),
+        ]
+    );
+}
