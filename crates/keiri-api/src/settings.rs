@@ -257,7 +257,8 @@ pub struct SettingsSaveRequest {
     /// Absent or null: keep the saved list (the settings window does not show it).
     #[serde(default)]
     pub allow_env: Option<Vec<String>>,
-    /// Absent or null: keep the saved ceiling (the settings window does not show it).
+    /// Absent or null: keep the saved ceiling. The settings window always sends it (blank
+    /// bounds are left out: the built-in ceiling).
     #[serde(default)]
     pub run_limits: Option<keiri_plan::model::PolicyLimits>,
     /// Absent or null: keep the stored key. Empty: delete it (from the keychain and the

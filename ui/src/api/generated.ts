@@ -3448,7 +3448,8 @@ export interface SettingsSaveRequest {
    */
   allow_env?: string[] | null;
   /**
-   * Absent or null: keep the saved ceiling (the settings window does not show it).
+   * Absent or null: keep the saved ceiling. The settings window always sends it (blank
+   * bounds are left out: the built-in ceiling).
    */
   run_limits?: PolicyLimits | null;
   /**

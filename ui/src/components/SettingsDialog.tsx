@@ -16,6 +16,7 @@ import type {
   KeyStorage,
   Lang,
   LlmConnectionTestResponse,
+  PolicyLimits,
   ProviderChoice,
   SettingsGetResponse,
   SettingsSaveRequest,
@@ -34,8 +35,31 @@ interface Props {
 const PROVIDERS: readonly ProviderChoice[] = ['none', 'openai', 'azure', 'compatible'];
 const EMBEDDINGS: readonly (EmbeddingChoice | 'auto')[] = ['auto', 'local', 'openai', 'azure', 'bm25-only'];
 /** Fields the API names in `details.field` when it refuses a value. */
-const FIELDS = ['base_url', 'azure_endpoint', 'azure_deployment', 'api_key', 'workspace', 'allow_hosts'] as const;
+const FIELDS = [
+  'base_url',
+  'azure_endpoint',
+  'azure_deployment',
+  'api_key',
+  'workspace',
+  'allow_hosts',
+  'run_limits.foreach_items',
+  'run_limits.while_iterations',
+  'run_limits.join_rows',
+  'run_limits.memory_mb',
+] as const;
 type Field = (typeof FIELDS)[number];
+
+/**
+ * The bounds of a plan run the user sets the ceiling of (`run_limits`): what a plan's
+ * `policy.limits` may ask for at most. Blank: the built-in ceiling, shown as the placeholder.
+ */
+const LIMITS = [
+  { key: 'foreach_items', builtIn: 1_000_000 },
+  { key: 'while_iterations', builtIn: 1_000_000 },
+  { key: 'join_rows', builtIn: 200_000_000 },
+  { key: 'memory_mb', builtIn: 16_384 },
+] as const;
+type LimitKey = (typeof LIMITS)[number]['key'];
 
 interface Form {
   provider: ProviderChoice;
@@ -49,6 +73,8 @@ interface Form {
   workspace: string;
   /** One host a line. */
   allow_hosts: string;
+  /** Each bound as typed; blank is the built-in ceiling. */
+  run_limits: Record<LimitKey, string>;
 }
 
 /** What happens to the stored key on save. */
@@ -77,7 +103,36 @@ function formOf(settings: SettingsGetResponse): Form {
     lang: settings.lang,
     workspace: settings.workspace ?? '',
     allow_hosts: (settings.allow_hosts ?? []).join('\n'),
+    run_limits: Object.fromEntries(
+      LIMITS.map(({ key }) => {
+        const value = settings.run_limits?.[key];
+        return [key, typeof value === 'number' ? String(value) : ''];
+      }),
+    ) as Record<LimitKey, string>,
   };
+}
+
+/** A bound as typed: `null` when blank (the built-in ceiling), else its whole number, or NaN. */
+function limitValue(typed: string): number | null {
+  const text = typed.replace(/[,，\s]/g, '');
+  if (text === '') return null;
+  const value = Number(text);
+  return Number.isSafeInteger(value) && value > 0 ? value : Number.NaN;
+}
+
+/** The first bound typed as something other than a whole number above 0, if any. */
+export function limitProblem(limits: Record<LimitKey, string>): LimitKey | null {
+  return LIMITS.find(({ key }) => Number.isNaN(limitValue(limits[key])))?.key ?? null;
+}
+
+/** The ceiling to save: each bound typed (separators allowed), blank ones left to the built-in. */
+function limitsRequest(limits: Record<LimitKey, string>): PolicyLimits {
+  const out: PolicyLimits = {};
+  for (const { key } of LIMITS) {
+    const value = limitValue(limits[key]);
+    if (value !== null && !Number.isNaN(value)) out[key] = value;
+  }
+  return out;
 }
 
 /** The request for `form`; blank texts are left out (the API treats them as unset). */
@@ -97,6 +152,7 @@ export function saveRequest(form: Form, key: KeyEdit, storage: KeyStorage = 'key
       .split(/[\s,]+/)
       .map((h) => h.trim())
       .filter((h) => h !== ''),
+    run_limits: limitsRequest(form.run_limits),
   };
   if (key.kind === 'replace' && key.key.trim() !== '') {
     request.api_key = key.key;
@@ -288,6 +344,13 @@ export function SettingsDialog({ lang, open, onClose, onLangChange }: Props) {
 
   const save = async (storage: KeyStorage = sessionOnly ? 'session' : 'keychain') => {
     if (!form) return;
+    // A bound that is not a whole number is said at its field before anything is sent.
+    const bad = limitProblem(form.run_limits);
+    if (bad !== null) {
+      const field: Field = `run_limits.${bad}`;
+      setStatus({ kind: 'failed', text: t(lang, 'settings.saveFailed', { message: t(lang, `settings.field.${field}` as MessageKey) }), field });
+      return;
+    }
     setStatus({ kind: 'saving' });
     try {
       const saved = await settingsSave(saveRequest(form, key, storage));
@@ -537,6 +600,24 @@ export function SettingsDialog({ lang, open, onClose, onLangChange }: Props) {
               />
               <small className="settings-hint">{t(lang, 'settings.allowHostsHint')}</small>
             </label>
+
+            <fieldset className="settings-field settings-limits" data-testid="settings-run-limits">
+              <legend>{t(lang, 'settings.runLimits')}</legend>
+              {LIMITS.map(({ key, builtIn }) => (
+                <label key={key} className="settings-limit">
+                  <span>{t(lang, `settings.limit.${key}` as MessageKey)}</span>
+                  <input
+                    data-testid={`settings-limit-${key}`}
+                    inputMode="numeric"
+                    aria-invalid={field(`run_limits.${key}`)}
+                    placeholder={builtIn.toLocaleString('ja-JP')}
+                    value={form.run_limits[key]}
+                    onChange={(e) => update({ run_limits: { ...form.run_limits, [key]: e.target.value } })}
+                  />
+                </label>
+              ))}
+              <small className="settings-hint">{t(lang, 'settings.runLimitsHint')}</small>
+            </fieldset>
 
             <p
               className="settings-status"

@@ -6,7 +6,7 @@
 import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { EffectiveSettings, SettingsGetResponse } from '../../src/api/types';
-import { SettingsDialog, saveRequest } from '../../src/components/SettingsDialog';
+import { SettingsDialog, limitProblem, saveRequest } from '../../src/components/SettingsDialog';
 
 const KEY = 'sk-test-SECRET-0123456789';
 
@@ -149,6 +149,25 @@ describe('SettingsDialog', () => {
     expect(screen.getByTestId('settings-base-url').getAttribute('aria-invalid')).toBe('true');
   });
 
+  it('shows the saved run bounds, sends what is typed and names a bound that is not a number', async () => {
+    const calls = server({ ...STORED, run_limits: { memory_mb: 8192 } }, (body) => [200, { ...STORED, run_limits: body.run_limits }]);
+    open();
+    const memory = (await screen.findByTestId('settings-limit-memory_mb')) as HTMLInputElement;
+    expect(memory.value).toBe('8192');
+    // Blank bounds show the built-in ceiling as their placeholder.
+    expect(screen.getByTestId('settings-limit-join_rows').getAttribute('placeholder')).toBe('200,000,000');
+    fireEvent.change(memory, { target: { value: '8GB' } });
+    fireEvent.click(screen.getByTestId('settings-save'));
+    await screen.findByText(/1ステップのメモリは MB の整数で入力してください/);
+    expect(memory.getAttribute('aria-invalid')).toBe('true');
+    expect(calls.filter((c) => c.fn === 'settings_save')).toHaveLength(0);
+    fireEvent.change(memory, { target: { value: '4,096' } });
+    fireEvent.change(screen.getByTestId('settings-limit-foreach_items'), { target: { value: '2000000' } });
+    fireEvent.click(screen.getByTestId('settings-save'));
+    await waitFor(() => expect(calls.filter((c) => c.fn === 'settings_save')).toHaveLength(1));
+    expect(calls.find((c) => c.fn === 'settings_save')?.body.run_limits).toEqual({ foreach_items: 2_000_000, memory_mb: 4096 });
+  });
+
   it('says so when the keychain is unavailable', async () => {
     server(STORED, () => [500, { code: 'KEYCHAIN_UNAVAILABLE', message: 'the OS keychain is not available: …' }]);
     open();
@@ -261,6 +280,7 @@ describe('saveRequest', () => {
     lang: 'en' as const,
     workspace: '',
     allow_hosts: ' hooks.slack.com\n\n127.0.0.1, *.example.co.jp ',
+    run_limits: { foreach_items: '', while_iterations: '', join_rows: '', memory_mb: '' },
   };
 
   it('sends only the fields of the chosen provider, trimmed', () => {
@@ -276,7 +296,22 @@ describe('saveRequest', () => {
       workspace: undefined,
       // One a line (or separated by commas or spaces), blanks dropped.
       allow_hosts: ['hooks.slack.com', '127.0.0.1', '*.example.co.jp'],
+      // Every bound blank: the built-in ceiling.
+      run_limits: {},
     });
+  });
+
+  it('sends the run bounds typed, with separators, and leaves blank ones to the built-in ceiling', () => {
+    const limits = { foreach_items: '2,000,000', while_iterations: ' ', join_rows: '300000000', memory_mb: '8192' };
+    expect(saveRequest({ ...form, run_limits: limits }, { kind: 'keep' }).run_limits).toEqual({
+      foreach_items: 2_000_000,
+      join_rows: 300_000_000,
+      memory_mb: 8192,
+    });
+    // Not a whole number above 0: named before anything is sent.
+    expect(limitProblem(limits)).toBeNull();
+    expect(limitProblem({ ...limits, memory_mb: '8GB' })).toBe('memory_mb');
+    expect(limitProblem({ ...limits, join_rows: '0' })).toBe('join_rows');
   });
 
   it('replaces, keeps or deletes the key', () => {
