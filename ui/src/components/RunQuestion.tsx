@@ -322,6 +322,12 @@ function InputForm({ lang, paused, busy, onAnswer }: Props) {
 
 function ApprovalForm({ lang, paused, busy, onAnswer }: Props) {
   const route = Array.isArray(paused.question.route) ? paused.question.route.map(String) : [];
+  // Each approver's role as the plan gives it (佐藤 一郎 — 経理課長), beside the name.
+  const roles = new Map(
+    (Array.isArray(paused.question.approvers) ? paused.question.approvers : [])
+      .filter((a): a is Record<string, unknown> => typeof a === 'object' && a !== null)
+      .map((a) => [String(a.name ?? ''), typeof a.role === 'string' ? a.role.trim() : ''] as const),
+  );
   const signed = paused.question.require_signature === true;
   const [decisions, setDecisions] = useState<Record<string, string>>({});
   const [signatures, setSignatures] = useState<Record<string, string>>({});
@@ -346,7 +352,10 @@ function ApprovalForm({ lang, paused, busy, onAnswer }: Props) {
       {route.map((name) => (
         <div key={name} className="question-approver" data-testid="question-approver" data-approver={name}>
           <label className="question-field">
-            <span>{name}</span>
+            <span>
+              {name}
+              {roles.get(name) ? <span className="question-role">（{roles.get(name)}）</span> : null}
+            </span>
             <select className="input" value={decisions[name] ?? ''} onChange={(e) => setDecisions((all) => ({ ...all, [name]: e.target.value }))}>
               <option value="" />
               <option value="approved">{t(lang, 'run.q.approve')}</option>

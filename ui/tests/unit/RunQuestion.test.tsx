@@ -122,6 +122,7 @@ describe('RunQuestion', () => {
         subject: '備品購入',
         amount: 268400,
         route: ['佐藤', '鈴木'],
+        approvers: [{ name: '佐藤', role: '課長', limit: 100000 }, { name: '鈴木' }],
         details: [{ item: 'ノートPC', vendor: '東京事務機', amount: 268400 }],
         labels: { columns: { item: { ja: '品目', en: 'Item' }, vendor: { ja: '取引先', en: 'Vendor' }, amount: { ja: '金額', en: 'Amount' } }, values: {}, amounts: ['amount'] },
       },
@@ -130,6 +131,8 @@ describe('RunQuestion', () => {
     const details = screen.getByTestId('question-details');
     expect(within(details).getAllByRole('columnheader').map((h) => h.textContent)).toEqual(['品目', '取引先', '金額']);
     expect(within(details).getAllByRole('cell').map((c) => c.textContent)).toEqual(['ノートPC', '東京事務機', '268,400']);
+    // Each approver with the role the plan gives (none for 鈴木).
+    expect(screen.getAllByTestId('question-approver').map((a) => a.querySelector('label > span')?.textContent)).toEqual(['佐藤（課長）', '鈴木']);
     const [first, second] = screen.getAllByRole('combobox');
     fireEvent.change(first as HTMLElement, { target: { value: 'approved' } });
     fireEvent.change(second as HTMLElement, { target: { value: 'rejected' } });
