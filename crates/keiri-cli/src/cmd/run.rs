@@ -360,7 +360,7 @@ pub fn run(
     let progress = Progress::new(ctx.lang);
     let show = |event: RunEvent| progress.show(&event);
     let cancel = CancellationToken::new();
-    cancel_on_ctrl_c(runtime, &cancel);
+    cancel_on_ctrl_c(runtime, &cancel, ctx.lang);
     let resume = |run_id: &str, answers: IndexMap<String, Value>| {
         let (sink, events) = keiri_api::events();
         let call = keiri_api::run_resume(
@@ -439,7 +439,7 @@ pub fn run(
 /// usual 130. The handler is in place when this returns (tokio registers the signal at once),
 /// so a Ctrl-C right after the run starts cannot kill the process half-way. It listens on the
 /// CLI's runtime.
-fn cancel_on_ctrl_c(runtime: &tokio::runtime::Runtime, cancel: &CancellationToken) {
+fn cancel_on_ctrl_c(runtime: &tokio::runtime::Runtime, cancel: &CancellationToken, lang: Lang) {
     #[cfg(unix)]
     let interrupts = {
         let _entered = runtime.enter();
@@ -459,7 +459,12 @@ fn cancel_on_ctrl_c(runtime: &tokio::runtime::Runtime, cancel: &CancellationToke
         let next = async || tokio::signal::ctrl_c().await.is_ok();
         if next().await {
             eprintln!(
-                "中断しています… (もう一度 Ctrl-C で即終了) / cancelling… (Ctrl-C again to quit now)"
+                "{}",
+                crate::output::pick(
+                    lang,
+                    "中断しています…（もう一度 Ctrl-C で即終了）",
+                    "cancelling… (Ctrl-C again to quit now)"
+                )
             );
             cancel.cancel();
         }

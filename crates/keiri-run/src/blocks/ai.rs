@@ -699,7 +699,13 @@ pub(crate) fn documents(
 }
 
 /// What a document without text gets instead of an answer.
-pub(crate) const NO_TEXT: &str = "文書にテキストがありません（画像だけのPDFなど） / the document has no text (an image-only PDF?)";
+/// What a document without text gets instead of an answer, in the run's language.
+pub(crate) fn no_text(ctx: &BlockContext<'_>) -> &'static str {
+    ctx.say(
+        "文書にテキストがありません（画像だけのPDFなど）",
+        "the document has no text (an image-only PDF?)",
+    )
+}
 
 /// `text` cut to `max` characters, and whether it was cut.
 pub(crate) fn cut(text: &str, max: usize) -> (String, bool) {

@@ -147,10 +147,11 @@ fn md_cell(v: Option<&Json>) -> String {
     text(v).replace('|', "\\|").replace(['\r', '\n'], " ")
 }
 
-/// A Markdown table of `rows` (columns in first-appearance order), at most `max` rows.
-fn md_table(rows: &[Row], max: usize) -> String {
+/// A Markdown table of `rows` (columns in first-appearance order), at most `max` rows; an
+/// empty one says so in the run's language.
+fn md_table(ctx: &BlockContext<'_>, rows: &[Row], max: usize) -> String {
     if rows.is_empty() {
-        return "（該当なし / none）\n".to_string();
+        return ctx.say("（該当なし）\n", "(none)\n").to_string();
     }
     let cols = all_columns(rows);
     let mut out = format!(

@@ -631,7 +631,7 @@ fn report_markdown_renders_sections_and_saves_only_when_asked() {
     let expected = "# 月次決算チェックリスト\n\n## 1. 仕訳チェック\n\n貸借一致: false\n\n\
                     | voucher | check |\n|---|---|\n| J-0304 | balance |\n\n（ほか 1 行 / 1 more rows）\n\n\
                     ## 2. 確認事項\n\n- 仮払金の解消\n- 減価償却費の計上\n\n\
-                    ## 3. 未処理\n\n（該当なし / none）\n\n\
+                    ## 3. 未処理\n\n（該当なし）\n\n\
                     ## 4. 表の中の区切り\n\n| 摘要 |\n|---|\n| A\\|B 改行 |\n";
     let out = run(
         "report.markdown",

@@ -143,7 +143,7 @@ pub fn answer(paused: &RunPaused, lang: Lang) -> anyhow::Result<Option<Value>> {
                                     && !s.trim().is_empty()
                                     && s.trim().parse::<f64>().is_err()
                                 {
-                                    Err("数値を入力してください / enter a number")
+                                    Err(pick(lang, "数値を入力してください", "enter a number"))
                                 } else {
                                     Ok(())
                                 }

@@ -2,7 +2,7 @@
 
 use serde_json::{Value as Json, json};
 
-use super::{Model, NO_TEXT, OutputShape, documents};
+use super::{Model, OutputShape, documents, no_text};
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::value::Row;
 
@@ -36,7 +36,8 @@ pub(super) fn extract_fields(
     let mut rows: Vec<Row> = Vec::with_capacity(docs.len());
     for (doc, answer) in docs.iter().zip(answers) {
         let Some(answer) = answer else {
-            failures.push(json!({"name": doc.name, "missing_fields": fields, "message": NO_TEXT}));
+            failures
+                .push(json!({"name": doc.name, "missing_fields": fields, "message": no_text(ctx)}));
             continue;
         };
         match answer {

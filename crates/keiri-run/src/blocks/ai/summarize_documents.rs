@@ -2,7 +2,7 @@
 
 use serde_json::{Value as Json, json};
 
-use super::{Ask, Model, NO_TEXT, OutputShape, documents, failure_error, language_instruction};
+use super::{Ask, Model, OutputShape, documents, failure_error, language_instruction, no_text};
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 
 const SYSTEM: &str = "You summarise business documents (contracts, approval requests, minutes, \
@@ -50,7 +50,7 @@ pub(super) fn summarize_documents(
     let mut written = Vec::new();
     for (doc, answer) in docs.iter().zip(answers) {
         let Some(answer) = answer else {
-            summaries.push(json!({"name": doc.name, "summary": "", "key_points": [NO_TEXT]}));
+            summaries.push(json!({"name": doc.name, "summary": "", "key_points": [no_text(ctx)]}));
             continue;
         };
         let name = &doc.name;

@@ -61,7 +61,7 @@ fn report_markdown(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, B
                     .and_then(Json::as_u64)
                     .map_or(usize::MAX, |m| usize::try_from(m).unwrap_or(usize::MAX));
                 md.push('\n');
-                md.push_str(&md_table(&rows, max));
+                md.push_str(&md_table(ctx, &rows, max));
             }
             Some(_) => {
                 return Err(invalid(

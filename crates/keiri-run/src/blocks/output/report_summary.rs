@@ -21,7 +21,7 @@ fn severity_rank(s: &str) -> usize {
     }
 }
 
-fn report_summary(_ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockError> {
+fn report_summary(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockError> {
     let findings = inputs.rows("findings")?;
     let requested = inputs
         .strings("group_by")?
@@ -135,7 +135,7 @@ fn report_summary(_ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, B
             .take(max_examples)
             .map(|&i| labelled(&flat[i], &code_columns))
             .collect();
-        md.push_str(&md_table(&examples, max_examples));
+        md.push_str(&md_table(ctx, &examples, max_examples));
         if idx.len() > max_examples && max_examples > 0 {
             // md_table has already said how many rows were left out only when it was given
             // them all; examples are a prefix, so say it here.
