@@ -881,4 +881,23 @@ fn received_invoices_are_checked_for_registration_numbers_and_rounded_tax() {
             ("INV-108".to_string(), "TX-01".to_string()),
         ]
     );
+
+    // A line without its rate is named as such, never checked against an assumed 10 %.
+    let sample = std::fs::read_to_string(ws.path().join("inputs/受領請求書.csv")).unwrap();
+    put(
+        &ws.path().join("inputs/受領請求書.csv"),
+        &sample.replacen("T1234567890123,8%,", "T1234567890123,,", 1),
+    );
+    let (_, run_dir) = run_plan(&ws);
+    let issues: Vec<Value> = serde_json::from_slice(
+        &std::fs::read(run_dir.join("outputs/invoice_tax_check__registration/issues.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(
+        issues
+            .iter()
+            .any(|i| i["row_index"] == 1 && i["rule"] == "required" && i["field"] == "記載の税率"),
+        "{issues:?}"
+    );
 }
