@@ -27,8 +27,12 @@
 //!
 //!   - `{column_of: <rows input>, as: <how>}` (inside the object form): that part names
 //!     columns of another rows input (`transforms.join`'s `keys: [{left: 伝票番号, right:
-//!     番号}]`: `{left: {column_of: left}, right: {column_of: right}}`); a plain name where the
-//!     object form expects an object is the same column on every side.
+//!     番号}]`: `{left: {column_of: left}, right: {column_of: right}}`), or of each of a list
+//!     of them; a plain name where the object form expects an object is the same column on
+//!     every side. With `default: <name>`, a key the value leaves out names that column, read
+//!     like a block default, and so does an unset input (`matching.three_way_match`'s
+//!     `field_map`: `{po_no: {column_of: [purchase_orders, receipts, invoices], default:
+//!     po_no}, …}`; the fit and the column question then set that key of the mapping).
 //!
 //!   `item_adds: <key>` says that in a list value each item's `<key>` names a column the
 //!   item adds, which later items read without the rows having it (`transforms.compute_columns`).
@@ -81,7 +85,7 @@ use crate::model::{Node, NodeKind, Plan};
 use crate::refs::{self, Target};
 use crate::resolve;
 use crate::row_expr;
-use crate::yaml::escape_pointer;
+use crate::yaml::{escape_pointer, unescape_pointer};
 
 /// Spec property of an input naming columns of the rows given to another input.
 pub const COLUMN_OF: &str = "column_of";
@@ -337,12 +341,28 @@ fn fit_once(
         };
         if m.from_default {
             // The block's default names a column the file writes differently: the plan sets
-            // the input to the file's column. A default inside a list is left for a question.
-            if m.pointer.is_empty()
-                && let Some(node) = fitted.graph.iter_mut().find(|n| n.id == m.node_id)
-            {
+            // the input (or the mapping's key, `field_map: {po_no: 発注番号}`) to the file's
+            // column. A default inside a list is left for a question.
+            let Some(node) = fitted.graph.iter_mut().find(|n| n.id == m.node_id) else {
+                continue;
+            };
+            let key = m.pointer.strip_prefix('/').filter(|k| !k.contains('/'));
+            let set = if m.pointer.is_empty() {
                 node.inputs
                     .insert(m.input.clone(), Value::String(real.clone()));
+                true
+            } else if let Some(key) = key
+                && let Value::Object(map) = node
+                    .inputs
+                    .entry(m.input.clone())
+                    .or_insert_with(|| Value::Object(serde_json::Map::new()))
+            {
+                map.insert(unescape_pointer(key), Value::String(real.clone()));
+                true
+            } else {
+                false
+            };
+            if set {
                 done.push((
                     m.node_id.clone(),
                     m.input.clone(),
@@ -434,31 +454,34 @@ pub fn column_reads<'v>(
         {
             continue;
         }
-        let (value, from_default) = match set(key) {
-            Some(v) => (v, false),
-            None => match &port.default {
-                _ if port.extra.get(DEFAULT_IF_PRESENT) == Some(&Value::Bool(true)) => continue,
-                Some(d) if !d.is_null() => (d, true),
-                _ => continue,
-            },
-        };
         let how = port
             .extra
             .get(COLUMNS_AS)
             .cloned()
             .unwrap_or_else(|| Value::String("column".into()));
+        let no_keys = Value::Object(serde_json::Map::new());
+        let (value, from_default) = match set(key) {
+            Some(v) => (v, false),
+            None => match &port.default {
+                _ if port.extra.get(DEFAULT_IF_PRESENT) == Some(&Value::Bool(true)) => continue,
+                Some(d) if !d.is_null() => (d, true),
+                // A mapping whose keys have defaults of their own reads those when unset.
+                _ if has_key_defaults(&how) => (&no_keys, true),
+                _ => continue,
+            },
+        };
         let mut found = Vec::new();
         walk(&how, value, String::new(), None, &mut found);
         // An empty name where the block can do without the column names none.
         if port.extra.get(ABSENT_OK) == Some(&Value::Bool(true)) {
-            found.retain(|(_, column, _)| !column.trim().is_empty());
+            found.retain(|(_, column, _, _)| !column.trim().is_empty());
         }
         // Columns an earlier item of the list adds are not read from the rows.
         if let (Some(key), Some(items)) = (
             port.extra.get(ITEM_ADDS).and_then(Value::as_str),
             value.as_array(),
         ) {
-            found.retain(|(pointer, column, _)| {
+            found.retain(|(pointer, column, _, _)| {
                 let index = pointer
                     .split('/')
                     .nth(1)
@@ -469,7 +492,7 @@ pub fn column_reads<'v>(
                     .any(|item| item.get(key).and_then(Value::as_str) == Some(column.as_str()))
             });
         }
-        for (pointer, column, side) in found {
+        for (pointer, column, side, key_default) in found {
             // A part of the value that names its own rows (`{column_of: right}`) is read
             // against those; the rest against every rows input of the spec.
             let sides = match side {
@@ -481,16 +504,24 @@ pub fn column_reads<'v>(
                 pointer: pointer.clone(),
                 column: column.clone(),
                 rows,
-                from_default,
+                from_default: from_default || key_default,
             }));
         }
     }
     out
 }
 
-/// A column `value` names: its pointer, the name, and the rows input it belongs to when the
-/// spec says so for that part of the value (`{column_of: right}`; else the input's own).
-type Named = (String, String, Option<String>);
+/// A column `value` names: its pointer, the name, the rows input it belongs to when the
+/// spec says so for that part of the value (`{column_of: right}`; else the input's own), and
+/// whether the name is a key's default (the value left that key out).
+type Named = (String, String, Option<String>, bool);
+
+/// Whether `how` is the object form with a `default` for some key (`matching.three_way_match`'s
+/// `field_map`: a key left out names the column of the key's own name).
+fn has_key_defaults(how: &Value) -> bool {
+    how.as_object()
+        .is_some_and(|fields| fields.values().any(|sub| sub.get("default").is_some()))
+}
 
 /// The columns `value` names when read as `how` (see the module docs), with their pointers.
 fn walk(how: &Value, value: &Value, at: String, side: Option<&str>, out: &mut Vec<Named>) {
@@ -501,7 +532,7 @@ fn walk(how: &Value, value: &Value, at: String, side: Option<&str>, out: &mut Ve
         return;
     }
     let mut push =
-        |at: String, name: &String| out.push((at, name.clone(), side.map(str::to_string)));
+        |at: String, name: &String| out.push((at, name.clone(), side.map(str::to_string), false));
     let here = |k: &str| format!("{at}/{}", escape_pointer(k));
     match (how, value) {
         // Known only at run time: the runtime checks the resolved value.
@@ -534,19 +565,35 @@ fn walk(how: &Value, value: &Value, at: String, side: Option<&str>, out: &mut Ve
             }
             _ => {}
         },
-        // `{column_of: <rows input>, as: <how>}`: this part names columns of that input.
+        // `{column_of: <rows input>, as: <how>}`: this part names columns of that input (of
+        // each, for a list of inputs).
         (Value::Object(fields), _) if fields.contains_key(COLUMN_OF) => {
-            let own = fields.get(COLUMN_OF).and_then(Value::as_str).or(side);
             let inner = fields
                 .get("as")
                 .cloned()
                 .unwrap_or_else(|| Value::String("column".into()));
-            walk(&inner, value, at, own, out);
+            match fields.get(COLUMN_OF) {
+                Some(Value::Array(sides)) => {
+                    for own in sides.iter().filter_map(Value::as_str) {
+                        walk(&inner, value, at.clone(), Some(own), out);
+                    }
+                }
+                own => walk(&inner, value, at, own.and_then(Value::as_str).or(side), out),
+            }
         }
         (Value::Object(fields), Value::Object(map)) => {
             for (k, sub) in fields {
-                if let Some(v) = map.get(k) {
-                    walk(sub, v, here(k), side, out);
+                match (map.get(k), sub.get("default")) {
+                    (Some(v), _) => walk(sub, v, here(k), side, out),
+                    // `{…, default: name}`: a key left out names the default's column.
+                    (None, Some(default)) => {
+                        let from = out.len();
+                        walk(sub, default, here(k), side, out);
+                        for named in &mut out[from..] {
+                            named.3 = true;
+                        }
+                    }
+                    (None, None) => {}
                 }
             }
         }

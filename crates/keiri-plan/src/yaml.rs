@@ -115,6 +115,11 @@ pub fn escape_pointer(segment: &str) -> String {
     segment.replace('~', "~0").replace('/', "~1")
 }
 
+/// The segment [`escape_pointer`] escaped, as it was.
+pub fn unescape_pointer(segment: &str) -> String {
+    segment.replace("~1", "/").replace("~0", "~")
+}
+
 enum Frame {
     Seq(Vec<Value>, Option<usize>, usize),
     Map(

@@ -63,6 +63,18 @@ pub(super) fn slot_mut<'n>(
     input: &str,
     place: &TargetPlace,
 ) -> Option<&'n mut Value> {
+    if let (None, Some(key)) = (place.index, &place.field) {
+        // A mapping's key (`field_map`'s `po_no`), the mapping made when the plan left it out.
+        let map = node
+            .inputs
+            .entry(input.to_string())
+            .or_insert_with(|| Value::Object(serde_json::Map::new()));
+        return Some(
+            map.as_object_mut()?
+                .entry(key.clone())
+                .or_insert(Value::Null),
+        );
+    }
     let slot = node.inputs.get_mut(input)?;
     match (place.index, &place.field) {
         (None, _) => Some(slot),

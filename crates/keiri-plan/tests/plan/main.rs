@@ -9,6 +9,7 @@ mod compose;
 mod dry_run;
 mod fuzz;
 mod io;
+mod mapping_columns;
 mod register;
 mod requirements;
 mod template;

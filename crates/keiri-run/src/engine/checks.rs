@@ -39,12 +39,27 @@ pub(super) fn check_columns(
         if columns.contains(&read.column) {
             continue;
         }
-        let (column, input, rows) = (&read.column, &read.input, &read.rows);
+        let (column, rows) = (&read.column, &read.rows);
+        // A mapping's key is named with it (`field_map.po_no`), unless the key is the column
+        // the plan wrote (`mapping: {vendor: 取引先名}`).
+        let key = read
+            .pointer
+            .strip_prefix('/')
+            .filter(|k| !k.contains('/') && k.parse::<usize>().is_err())
+            .map(|k| k.replace("~1", "/").replace("~0", "~"))
+            .filter(|k| k != column || read.from_default);
+        let input = match key {
+            Some(key) => format!("{}.{key}", read.input),
+            None => read.input.clone(),
+        };
+        let input = &input;
         // The inputs here have their defaults filled in; the plan's own tell which were set.
-        let defaulted = node.inputs.get(input).is_none_or(|v| v.is_null());
+        // A mapping's key left out (`field_map` without `po_no`) reads its own default.
+        let defaulted =
+            read.from_default || node.inputs.get(&read.input).is_none_or(|v| v.is_null());
         let if_present = spec
             .inputs
-            .get(input)
+            .get(&read.input)
             .and_then(|p| p.extra.get(keiri_plan::DEFAULT_IF_PRESENT))
             == Some(&serde_json::Value::Bool(true));
         if defaulted && if_present {

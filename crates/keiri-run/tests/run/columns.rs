@@ -125,7 +125,7 @@ fn an_unknown_column_is_column_not_found_before_the_block_runs() {
             "journal.export",
             "entries",
             "field_mapping: {voucher_no: 伝票番号, date: 日付}",
-            Some("input field_mapping reads the column \"日付\""),
+            Some("input field_mapping.date reads the column \"日付\""),
         ),
         // A mapping's keys.
         (

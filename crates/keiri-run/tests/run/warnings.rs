@@ -856,11 +856,21 @@ fn a_three_way_match_checks_its_columns_and_says_when_nearly_every_invoice_is_an
     );
     assert_eq!(
         f.message_ja,
-        "ノード match: 入力 purchase_orders に列 po_no がありません（field_map で別の名前を指定できます）"
+        "ノード match: 入力 field_map.po_no（既定値） が読む列「po_no」は purchase_orders の行にありません（ある列: 発注番号, 数量, 単価, 金額）"
     );
     assert_eq!(
         f.hint_ja.as_deref(),
-        Some("存在する列: 発注番号, 数量, 単価, 金額")
+        Some(
+            "purchase_orders の列: 発注番号, 数量, 単価, 金額。field_map.po_no に実在する列名を指定してください"
+        )
+    );
+    // A key field_map leaves out still reads its default: amount, which the invoices call 金額.
+    let partial = THREE_WAY.replace(", amount: 金額}", "}");
+    let (outcome, _, _ws) = run(&files, &partial);
+    let f = &outcome.failures[0];
+    assert_eq!(
+        f.message_ja,
+        "ノード match: 入力 field_map.amount（既定値） が読む列「amount」は invoices の行にありません（ある列: 請求書番号, 発注番号, 数量, 金額）"
     );
     // An item column field_map names must be in every table: here only the orders have it.
     let with_item = "発注番号,品目,数量,単価,金額\nPO-1,紙,10,1000,10000\n";
@@ -871,7 +881,7 @@ fn a_three_way_match_checks_its_columns_and_says_when_nearly_every_invoice_is_an
     assert_eq!(f.code, "COLUMN_NOT_FOUND", "{f:?}");
     assert!(
         f.message_ja
-            .contains("入力 receipts に列 品目 がありません"),
+            .contains("入力 field_map.item が読む列「品目」は receipts の行にありません"),
         "{f:?}"
     );
 }
