@@ -899,7 +899,10 @@ impl<'a> Runner<'a> {
         let out_dir = self.dir.files_dir(&parts);
         let input_rows = warnings::input_rows(spec, &inputs);
         let shapes = empty::shapes(spec, &inputs);
-        let mut outputs = self.invoke(f, qid, Inputs(inputs), out_dir, policy.timeout_ms)?;
+        let columnless = empty::columnless(node, &inputs);
+        let mut outputs = self
+            .invoke(f, qid, Inputs(inputs), out_dir, policy.timeout_ms)
+            .map_err(|e| empty::explain_missing(e, &columnless))?;
         empty::keep_columns(&mut outputs, shapes);
         if let Some(warning) = warnings::empty_result(spec, input_rows, &outputs) {
             self.warn(qid, warning);

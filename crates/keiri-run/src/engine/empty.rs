@@ -5,6 +5,11 @@
 //! after the real cause — an empty quarter. The engine gives such an empty output the columns
 //! of the input it came from (with its types when the input is a table), plus the columns
 //! the spec says the block adds (`adds_columns`, as text), so empty periods run through.
+//!
+//! Rows that reach a block empty and without columns (a loop's list of tables that were all
+//! empty, a loop that ran 0 times: JSON rows, which cannot say their columns) still make a
+//! block that reads a column fail; [`explain_missing`] makes that failure name the node whose
+//! output came out empty, not the column alone.
 
 use indexmap::IndexMap;
 use keiri_plan::catalog::BlockSpec;
@@ -14,7 +19,7 @@ use keiri_plan::columns::{
 use polars::prelude::{Column, DataFrame, DataType};
 use serde_json::Value as Json;
 
-use crate::block::Outputs;
+use crate::block::{BlockError, ErrorCode, Outputs};
 use crate::value::{Row, Value, rows_to_table};
 
 /// Rows of a JSON input looked at for the column types of an empty output.
@@ -94,4 +99,56 @@ pub(super) fn keep_columns(outputs: &mut Outputs, shapes: Vec<(String, DataFrame
             *value = Value::Table(shape);
         }
     }
+}
+
+/// The rows inputs of a node that are empty and have no columns, with the plan's reference
+/// to the node output they are (`left` ← `${all.quarter}`: `("left", "all")`).
+pub(super) fn columnless(
+    node: &keiri_plan::model::Node,
+    inputs: &IndexMap<String, Value>,
+) -> Vec<(String, String)> {
+    inputs
+        .iter()
+        .filter(|(_, value)| match value {
+            Value::Table(df) => df.width() == 0,
+            Value::Json(Json::Array(items)) => items.is_empty(),
+            Value::Json(_) => false,
+        })
+        .filter_map(|(key, _)| {
+            let raw = node.inputs.get(key)?.as_str()?;
+            let reference = keiri_plan::resolve::whole_reference(raw)?;
+            match keiri_plan::refs::parse_target(reference).ok()? {
+                keiri_plan::refs::Target::Node { node, .. } => Some((key.clone(), node)),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// A `COLUMN_NOT_FOUND` on rows that came empty and without columns says so: the column is
+/// not misspelled, the rows before it came out empty (an empty period, a loop run 0 times).
+pub(super) fn explain_missing(error: BlockError, columnless: &[(String, String)]) -> BlockError {
+    if error.code != ErrorCode::ColumnNotFound || columnless.is_empty() {
+        return error;
+    }
+    let (ja, en): (Vec<String>, Vec<String>) = columnless
+        .iter()
+        .map(|(input, from)| {
+            (
+                format!("{input}（{from} の出力）"),
+                format!("{input} (the output of {from})"),
+            )
+        })
+        .unzip();
+    let (ja, en) = (ja.join("、"), en.join(", "));
+    let mut error = error;
+    error.message_ja = format!(
+        "{}。{ja} は 0 行で列もありません",
+        error.message_ja.trim_end_matches('。')
+    );
+    error.message_en = format!("{}; {en} has no rows and no columns", error.message_en);
+    error.with_hint(
+        format!("列名の誤りではなく、{ja} が空でした（該当する行のない期間、0 回のループ、すべての行を除いた条件など）。その前のノードの結果を確認してください"),
+        format!("the column name is not the problem: {en} came out empty (a period with no rows, a loop that ran 0 times, a condition that left no rows); check the nodes before it"),
+    )
 }

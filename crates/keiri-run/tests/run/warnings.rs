@@ -938,3 +938,66 @@ graph:
         "5 行中 5 行（100%）が自己承認になりました。列の指定や条件を確認してください"
     );
 }
+
+/// A quarter with no rows for its months: each month's filter keeps the journal's columns, but
+/// the loop's list of month tables is JSON rows, which cannot say their columns once empty, so
+/// a join on it cannot run through (see `engine/empty.rs`). The run stops and says which node
+/// came out empty, not only that the column 科目 is missing; with rows it runs.
+#[test]
+fn a_join_on_an_empty_loop_result_names_the_node_that_came_out_empty() {
+    let journal = "月,科目,金額\n2026-01,売上,1000\n2026-02,売上,2000\n";
+    let accounts = "科目,区分\n売上,収益\n";
+    let plan = |months: &str| {
+        format!(
+            "id: quarter
+vars:
+  months: {months}
+graph:
+  - {{id: read, block: csv.read, in: {{path: journal.csv}}, out: {{rows: rows}}}}
+  - {{id: acc, block: csv.read, in: {{path: accounts.csv}}, out: {{rows: accounts}}}}
+  - id: each
+    type: loop
+    foreach: {{input: '${{vars.months}}', var: month}}
+    body:
+      plan:
+        id: inner
+        graph:
+          - {{id: pick, block: transforms.filter_rows, in: {{rows: '${{read.rows}}', condition: \"月 == '${{vars.month}}'\"}}, out: {{rows: picked}}}}
+    out: {{picked: months_rows}}
+  - {{id: all, block: transforms.concat_rows, in: {{tables: '${{each.months_rows}}'}}, out: {{rows: quarter}}}}
+  - {{id: named, block: transforms.join, in: {{left: '${{all.quarter}}', right: '${{acc.accounts}}', keys: [科目]}}, out: {{rows: joined}}}}
+"
+        )
+    };
+    let files = [("journal.csv", journal), ("accounts.csv", accounts)];
+    // The first quarter: both months have rows, 2 rows joined.
+    let (outcome, _, _ws) = run(&files, &plan("['2026-01', '2026-02']"));
+    assert_eq!(
+        outcome.status,
+        RunStatus::Finished,
+        "{:?}",
+        outcome.failures
+    );
+    // The second quarter has none, and a loop over no months has none either.
+    for months in ["['2026-04', '2026-05']", "[]"] {
+        let (outcome, _, _ws) = run(&files, &plan(months));
+        assert_eq!(outcome.status, RunStatus::Failed, "{months}");
+        let f = &outcome.failures[0];
+        assert_eq!(
+            (f.node.as_str(), f.code.as_str()),
+            ("named", "COLUMN_NOT_FOUND")
+        );
+        assert!(
+            f.message_ja
+                .ends_with("left（all の出力） は 0 行で列もありません"),
+            "{months}: {}",
+            f.message_ja
+        );
+        assert!(
+            f.hint_ja
+                .as_deref()
+                .is_some_and(|h| h.starts_with("列名の誤りではなく、left（all の出力） が空でした")),
+            "{f:?}"
+        );
+    }
+}
