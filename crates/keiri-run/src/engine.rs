@@ -41,6 +41,7 @@ use keiri_plan::model::{Node, NodeKind, Plan, Policy};
 use keiri_plan::refs::Target;
 use keiri_plan::resolve::{self, Lookup, ResolveError};
 use keiri_plan::{Catalog, ValueType};
+use polars::prelude::DataFrame;
 use serde_json::Value as Json;
 use sha2::{Digest, Sha256};
 
@@ -176,6 +177,7 @@ pub fn run(
             options.limits,
             options.ceiling,
         ),
+        loop_shapes: Mutex::new(HashMap::new()),
     };
     let run_id = runner.lock_state().run_id.clone();
     runner.emit(Event::RunStart {
@@ -243,6 +245,8 @@ fn millis(d: Duration) -> u64 {
 /// Values visible at one plan level: node outputs by alias and vars, plus the outer level.
 struct Scope<'p> {
     outputs: HashMap<String, IndexMap<String, Value>>,
+    /// The columns of the tables a loop's output lists hold, by node and alias (`empty.rs`).
+    shapes: HashMap<String, IndexMap<String, DataFrame>>,
     vars: IndexMap<String, Value>,
     parent: Option<&'p Scope<'p>>,
 }
@@ -259,6 +263,7 @@ impl<'p> Scope<'p> {
         }
         Scope {
             outputs: HashMap::new(),
+            shapes: HashMap::new(),
             vars,
             parent: None,
         }
@@ -268,6 +273,13 @@ impl<'p> Scope<'p> {
         match self.outputs.get(node) {
             Some(aliases) => aliases.get(alias),
             None => self.parent.and_then(|p| p.output(node, alias)),
+        }
+    }
+
+    fn shape(&self, node: &str, alias: &str) -> Option<&DataFrame> {
+        match self.shapes.get(node) {
+            Some(shapes) => shapes.get(alias),
+            None => self.parent.and_then(|p| p.shape(node, alias)),
         }
     }
 
@@ -481,6 +493,8 @@ struct Runner<'a> {
     record_error: Mutex<Option<RunError>>,
     /// The run's bounds: the options' defaults, the plan's `policy.limits`, the ceiling.
     limits: limits::Limits,
+    /// Each finished loop's shapes (see `Scope::shapes`), by qualified id, until published.
+    loop_shapes: Mutex<HashMap<String, IndexMap<String, DataFrame>>>,
 }
 
 /// The effective policy of a node: its own fields, else the plan's.
@@ -627,6 +641,9 @@ impl<'a> Runner<'a> {
                 match outcome {
                     NodeResult::Done(outputs) => {
                         scope.publish(node, &outputs);
+                        if let Some(shapes) = self.take_loop_shapes(&frame.qualified(&node.id)) {
+                            scope.shapes.insert(node.id.clone(), shapes);
+                        }
                         result
                             .statuses
                             .insert(node.id.clone(), NodeStatus::Finished);
@@ -898,7 +915,7 @@ impl<'a> Runner<'a> {
         parts.push(node.id.clone());
         let out_dir = self.dir.files_dir(&parts);
         let input_rows = warnings::input_rows(spec, &inputs);
-        let shapes = empty::shapes(spec, &inputs);
+        let shapes = empty::shapes(spec, &inputs, &|key| empty::loop_shape(node, key, scope));
         let columnless = empty::columnless(node, &inputs);
         let mut outputs = self
             .invoke(f, qid, Inputs(inputs), out_dir, policy.timeout_ms)
@@ -1000,6 +1017,7 @@ impl<'a> Runner<'a> {
                 }
                 let mut view = Scope {
                     outputs: HashMap::new(),
+                    shapes: HashMap::new(),
                     vars: IndexMap::new(),
                     parent: Some(scope),
                 };
@@ -1044,6 +1062,9 @@ impl<'a> Runner<'a> {
                 iterations.push(self.iterate(node, qid, i, body_plan, policy, scope, vars, frame)?);
                 i += 1;
             }
+        }
+        if foreach {
+            self.keep_loop_shapes(node, qid, body_plan, &iterations, scope);
         }
         let mut collect = Vec::with_capacity(iterations.len());
         for it in &iterations {
@@ -1098,6 +1119,7 @@ impl<'a> Runner<'a> {
     ) -> Result<IndexMap<String, Value>, BlockError> {
         let mut inner = Scope {
             outputs: HashMap::new(),
+            shapes: HashMap::new(),
             vars,
             parent: Some(scope),
         };
@@ -1162,6 +1184,7 @@ impl<'a> Runner<'a> {
         vars.extend(inputs);
         let mut inner = Scope {
             outputs: HashMap::new(),
+            shapes: HashMap::new(),
             vars,
             parent: None,
         };

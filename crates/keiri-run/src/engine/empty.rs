@@ -6,10 +6,17 @@
 //! of the input it came from (with its types when the input is a table), plus the columns
 //! the spec says the block adds (`adds_columns`, as text), so empty periods run through.
 //!
-//! Rows that reach a block empty and without columns (a loop's list of tables that were all
-//! empty, a loop that ran 0 times: JSON rows, which cannot say their columns) still make a
-//! block that reads a column fail; [`explain_missing`] makes that failure name the node whose
-//! output came out empty, not the column alone.
+//! A loop's output list of tables is JSON (one list of rows per item), which cannot say its
+//! columns once every item is empty. The engine keeps them beside it instead: when a foreach
+//! ends, each output whose items are all tables gets the union of their columns as its shape
+//! (when the loop ran 0 times, the shape its body's blocks would give, worked out from the
+//! rows they read outside the loop); a block whose `columns_from` input is such a list
+//! (`transforms.concat_rows`' `tables`) gives that shape to its empty output. So a quarter
+//! whose months have no rows joins and reports as an empty table.
+//!
+//! Rows that still reach a block empty and without columns (a loop's body reading a file
+//! named by the item) make a block that reads a column fail; [`explain_missing`] makes that
+//! failure name the node whose output came out empty, not the column alone.
 
 use indexmap::IndexMap;
 use keiri_plan::catalog::BlockSpec;
@@ -19,6 +26,11 @@ use keiri_plan::columns::{
 use polars::prelude::{Column, DataFrame, DataType};
 use serde_json::Value as Json;
 
+use keiri_plan::model::{Node, Plan};
+use keiri_plan::refs::Target;
+use keiri_plan::resolve;
+
+use super::{RefLookup, Runner, Scope};
 use crate::block::{BlockError, ErrorCode, Outputs};
 use crate::value::{Row, Value, rows_to_table};
 
@@ -27,34 +39,51 @@ const SAMPLE_ROWS: usize = 100;
 
 /// The empty table each `columns_from` output becomes when it comes out empty, by output key:
 /// taken from the inputs before the block runs (a table's schema is kept for free; a list of
-/// objects gives the columns and types of its first rows).
+/// objects gives the columns and types of its first rows; a loop's list of tables, the shape
+/// `from_loop` knows for that input).
 pub(super) fn shapes(
     spec: &BlockSpec,
     inputs: &IndexMap<String, Value>,
+    from_loop: &dyn Fn(&str) -> Option<DataFrame>,
 ) -> Vec<(String, DataFrame)> {
     let mut shapes = Vec::new();
     for (key, port) in &spec.outputs {
         let Some(Json::String(source)) = port.extra.get(COLUMNS_FROM) else {
             continue;
         };
-        // Outputs that keep, rename or compute columns produce their own schema.
-        if [KEEPS_COLUMNS_FROM, RENAMES_COLUMNS_FROM, ADDS_COLUMNS_FROM]
+        // Outputs that keep or rename columns produce their own schema.
+        if [KEEPS_COLUMNS_FROM, RENAMES_COLUMNS_FROM]
             .iter()
             .any(|p| port.extra.contains_key(*p))
         {
             continue;
         }
-        let Some(mut empty) = inputs.get(source).and_then(empty_like) else {
+        let Some(mut empty) = inputs
+            .get(source)
+            .and_then(empty_like)
+            .or_else(|| from_loop(source))
+        else {
             continue;
         };
-        let added = port
+        let mut added: Vec<String> = port
             .extra
             .get(ADDS_COLUMNS)
             .and_then(Json::as_array)
             .into_iter()
             .flatten()
-            .filter_map(Json::as_str);
-        for name in added {
+            .filter_map(Json::as_str)
+            .map(str::to_string)
+            .collect();
+        if let Some(from) = port.extra.get(ADDS_COLUMNS_FROM) {
+            // Names given by inputs (`source_field: 月`); a name known only from the data
+            // leaves the output to the block.
+            let Some(names) = added_names(from, inputs) else {
+                continue;
+            };
+            added.extend(names);
+        }
+        for name in &added {
+            let name = name.as_str();
             if empty.column(name).is_err() {
                 let column = Column::full_null(name.into(), 0, &DataType::String);
                 if empty.with_column(column).is_err() {
@@ -151,4 +180,157 @@ pub(super) fn explain_missing(error: BlockError, columnless: &[(String, String)]
         format!("列名の誤りではなく、{ja} が空でした（該当する行のない期間、0 回のループ、すべての行を除いた条件など）。その前のノードの結果を確認してください"),
         format!("the column name is not the problem: {en} came out empty (a period with no rows, a loop that ran 0 times, a condition that left no rows); check the nodes before it"),
     )
+}
+
+/// The column names the inputs `from` names (`adds_columns_from`: one input or a list) give:
+/// a name, a list of names, or a list of objects' `name` (or `as`); `None` when one is not
+/// a plain name.
+fn added_names(from: &Json, inputs: &IndexMap<String, Value>) -> Option<Vec<String>> {
+    let keys: Vec<&str> = match from {
+        Json::String(one) => vec![one.as_str()],
+        Json::Array(many) => many.iter().filter_map(Json::as_str).collect(),
+        _ => return None,
+    };
+    let mut names = Vec::new();
+    for key in keys {
+        match inputs.get(key) {
+            None | Some(Value::Json(Json::Null)) => {}
+            Some(Value::Json(Json::String(name))) => names.push(name.clone()),
+            Some(Value::Json(Json::Array(items))) => {
+                for item in items {
+                    let name = match item {
+                        Json::String(name) => name,
+                        Json::Object(o) => o.get("name").or_else(|| o.get("as"))?.as_str()?,
+                        _ => return None,
+                    };
+                    names.push(name.to_string());
+                }
+            }
+            Some(_) => return None,
+        }
+    }
+    Some(names)
+}
+
+/// The shape of the loop output list that `node`'s input `key` wholly references, if the
+/// loop kept one.
+pub(super) fn loop_shape(node: &Node, key: &str, scope: &Scope<'_>) -> Option<DataFrame> {
+    let raw = node.inputs.get(key)?.as_str()?;
+    let reference = resolve::whole_reference(raw)?;
+    match keiri_plan::refs::parse_target(reference).ok()? {
+        Target::Node {
+            node,
+            alias,
+            path: None,
+        } => scope.shape(&node, &alias).cloned(),
+        _ => None,
+    }
+}
+
+/// The union of the columns of `tables` (each table's own types; a column first seen in a
+/// later table is added with its type there); `None` when any is not rows with columns.
+fn union(tables: impl Iterator<Item = Option<DataFrame>>) -> Option<DataFrame> {
+    let mut shape: Option<DataFrame> = None;
+    for table in tables {
+        let table = table?;
+        match &mut shape {
+            None => shape = Some(table),
+            Some(shape) => {
+                for column in table.columns() {
+                    if shape.column(column.name()).is_err() {
+                        shape.with_column(column.clone()).ok()?;
+                    }
+                }
+            }
+        }
+    }
+    shape
+}
+
+impl Runner<'_> {
+    /// Keeps the shape of each output list of the foreach `node` whose items are all tables,
+    /// until the loop is published (see the module docs).
+    pub(super) fn keep_loop_shapes(
+        &self,
+        node: &Node,
+        qid: &str,
+        body: &Plan,
+        iterations: &[IndexMap<String, Value>],
+        scope: &Scope<'_>,
+    ) {
+        let dry = if iterations.is_empty() {
+            self.body_shapes(body, scope)
+        } else {
+            IndexMap::new()
+        };
+        let mut shapes = IndexMap::new();
+        for (local, alias) in node.aliases() {
+            let shape = if iterations.is_empty() {
+                dry.get(local).cloned()
+            } else {
+                union(
+                    iterations
+                        .iter()
+                        .map(|it| it.get(local).and_then(empty_like)),
+                )
+            };
+            if let Some(shape) = shape {
+                shapes.insert(alias.to_string(), shape);
+            }
+        }
+        if !shapes.is_empty() {
+            let mut kept = self.loop_shapes.lock().unwrap_or_else(|p| p.into_inner());
+            kept.insert(qid.to_string(), shapes);
+        }
+    }
+
+    /// The shapes a loop kept for the node `qid`, once, as it is published.
+    pub(super) fn take_loop_shapes(&self, qid: &str) -> Option<IndexMap<String, DataFrame>> {
+        let mut kept = self.loop_shapes.lock().unwrap_or_else(|p| p.into_inner());
+        kept.remove(qid)
+    }
+
+    /// For a loop that ran 0 times: the empty table each alias of `body` would hold, by alias,
+    /// as far as its blocks' `columns_from` outputs tell from the rows they read outside the
+    /// loop (the item itself reads as null). Nothing runs.
+    fn body_shapes(&self, body: &Plan, scope: &Scope<'_>) -> IndexMap<String, DataFrame> {
+        let mut view = Scope {
+            outputs: std::collections::HashMap::new(),
+            shapes: std::collections::HashMap::new(),
+            vars: IndexMap::new(),
+            parent: Some(scope),
+        };
+        for inner in &body.graph {
+            let Some(spec) = inner.block.as_deref().and_then(|b| self.catalog.get(b)) else {
+                continue;
+            };
+            let lookup = RefLookup {
+                scope: &view,
+                runner: self,
+                lenient: true,
+            };
+            let inputs: IndexMap<String, Value> = inner
+                .inputs
+                .iter()
+                .filter_map(|(k, v)| Some((k.clone(), resolve::resolve(v, &lookup).ok()?)))
+                .collect();
+            let shapes = shapes(spec, &inputs, &|key| loop_shape(inner, key, &view));
+            let aliases: IndexMap<String, Value> = inner
+                .aliases()
+                .filter_map(|(local, alias)| {
+                    let (_, shape) = shapes.iter().find(|(k, _)| k == local)?;
+                    Some((alias.to_string(), Value::Table(shape.clone())))
+                })
+                .collect();
+            view.outputs.insert(inner.id.clone(), aliases);
+        }
+        view.outputs
+            .into_values()
+            .flatten()
+            .filter_map(|(alias, value)| match value {
+                Value::Table(df) => Some((alias, df)),
+                Value::Json(_) => None,
+            })
+            .collect()
+    }
 }

@@ -939,15 +939,17 @@ graph:
     );
 }
 
-/// A quarter with no rows for its months: each month's filter keeps the journal's columns, but
-/// the loop's list of month tables is JSON rows, which cannot say their columns once empty, so
-/// a join on it cannot run through (see `engine/empty.rs`). The run stops and says which node
-/// came out empty, not only that the column 科目 is missing; with rows it runs.
+/// A quarter with no rows for its months: each month's filter keeps the journal's columns, the
+/// loop keeps them for its list of month tables, the concatenation gives them to its empty
+/// result, and the join runs through to an empty table with the journal's and the accounts'
+/// columns; so does a loop over no months, whose filter would read the journal. When the
+/// body's rows are the item's own, nothing tells the columns of a loop that ran 0 times: the
+/// join stops and names the node that came out empty, not only the column 科目.
 #[test]
-fn a_join_on_an_empty_loop_result_names_the_node_that_came_out_empty() {
+fn an_empty_quarter_runs_through_a_loop_a_concatenation_and_a_join() {
     let journal = "月,科目,金額\n2026-01,売上,1000\n2026-02,売上,2000\n";
     let accounts = "科目,区分\n売上,収益\n";
-    let plan = |months: &str| {
+    let plan = |months: &str, rows: &str| {
         format!(
             "id: quarter
 vars:
@@ -962,42 +964,63 @@ graph:
       plan:
         id: inner
         graph:
-          - {{id: pick, block: transforms.filter_rows, in: {{rows: '${{read.rows}}', condition: \"月 == '${{vars.month}}'\"}}, out: {{rows: picked}}}}
+          - {{id: pick, block: transforms.filter_rows, in: {{rows: {rows}, condition: \"月 == '${{vars.month}}'\"}}, out: {{rows: picked}}}}
     out: {{picked: months_rows}}
-  - {{id: all, block: transforms.concat_rows, in: {{tables: '${{each.months_rows}}'}}, out: {{rows: quarter}}}}
+  - {{id: all, block: transforms.concat_rows, in: {{tables: '${{each.months_rows}}', source_field: 元}}, out: {{rows: quarter}}}}
   - {{id: named, block: transforms.join, in: {{left: '${{all.quarter}}', right: '${{acc.accounts}}', keys: [科目]}}, out: {{rows: joined}}}}
 "
         )
     };
     let files = [("journal.csv", journal), ("accounts.csv", accounts)];
-    // The first quarter: both months have rows, 2 rows joined.
-    let (outcome, _, _ws) = run(&files, &plan("['2026-01', '2026-02']"));
-    assert_eq!(
-        outcome.status,
-        RunStatus::Finished,
-        "{:?}",
-        outcome.failures
-    );
-    // The second quarter has none, and a loop over no months has none either.
-    for months in ["['2026-04', '2026-05']", "[]"] {
-        let (outcome, _, _ws) = run(&files, &plan(months));
-        assert_eq!(outcome.status, RunStatus::Failed, "{months}");
-        let f = &outcome.failures[0];
+    let joined = |months: &str, rows: &str| {
+        let (outcome, _, ws) = run(&files, &plan(months, rows));
         assert_eq!(
-            (f.node.as_str(), f.code.as_str()),
-            ("named", "COLUMN_NOT_FOUND")
+            outcome.status,
+            RunStatus::Finished,
+            "{months}: {:?}",
+            outcome.failures
         );
-        assert!(
-            f.message_ja
-                .ends_with("left（all の出力） は 0 行で列もありません"),
-            "{months}: {}",
-            f.message_ja
-        );
-        assert!(
-            f.hint_ja
-                .as_deref()
-                .is_some_and(|h| h.starts_with("列名の誤りではなく、left（all の出力） が空でした")),
-            "{f:?}"
-        );
-    }
+        let options = keiri_run::RunOptions::new(ws.path(), chrono::Utc::now(), 1);
+        let dir = keiri_run::records::RunDir::open(&options.runs_dir, "quarter", &outcome.run_id)
+            .unwrap();
+        match dir.load_outputs("named").unwrap().0.get("rows").unwrap() {
+            keiri_run::value::Value::Table(df) => (df.height(), keiri_run::value::column_names(df)),
+            other => panic!("{other:?}"),
+        }
+    };
+    let columns = ["月", "科目", "金額", "元", "区分"]
+        .map(String::from)
+        .to_vec();
+    // The first quarter: both months have a row.
+    assert_eq!(
+        joined("['2026-01', '2026-02']", "'${read.rows}'"),
+        (2, columns.clone())
+    );
+    // The second quarter has none; a loop over no months has none either.
+    assert_eq!(
+        joined("['2026-04', '2026-05']", "'${read.rows}'"),
+        (0, columns.clone())
+    );
+    assert_eq!(joined("[]", "'${read.rows}'"), (0, columns));
+    // Rows the item itself gives (`rows: ${vars.month}`), and no month: nothing tells the
+    // columns.
+    let (outcome, _, _ws) = run(&files, &plan("[]", "'${vars.month}'"));
+    assert_eq!(outcome.status, RunStatus::Failed);
+    let f = &outcome.failures[0];
+    assert_eq!(
+        (f.node.as_str(), f.code.as_str()),
+        ("named", "COLUMN_NOT_FOUND")
+    );
+    assert!(
+        f.message_ja
+            .ends_with("left（all の出力） は 0 行で列もありません"),
+        "{}",
+        f.message_ja
+    );
+    assert!(
+        f.hint_ja
+            .as_deref()
+            .is_some_and(|h| h.starts_with("列名の誤りではなく、left（all の出力） が空でした")),
+        "{f:?}"
+    );
 }
