@@ -511,6 +511,19 @@ pub fn column_reads<'v>(
     out
 }
 
+/// How a message names the place of a column read: the input, with a mapping's key
+/// (`field_map.po_no`) unless the key is the column the plan wrote (`mapping: {vendor: …}`).
+pub fn read_place(input: &str, pointer: &str, column: &str, from_default: bool) -> String {
+    match pointer
+        .strip_prefix('/')
+        .filter(|k| !k.contains('/') && k.parse::<usize>().is_err())
+        .map(unescape_pointer)
+    {
+        Some(key) if key != column || from_default => format!("{input}.{key}"),
+        _ => input.to_string(),
+    }
+}
+
 /// A column `value` names: its pointer, the name, the rows input it belongs to when the
 /// spec says so for that part of the value (`{column_of: right}`; else the input's own), and
 /// whether the name is a key's default (the value left that key out).

@@ -43,14 +43,15 @@ impl Validator<'_> {
             } else {
                 ("", "")
             };
+            let place = columns::read_place(&m.input, &m.pointer, &m.wanted, m.from_default);
             let (ja, en) = (
                 format!(
-                    "{} の {}{by_ja} が指定する列「{}」は {file} にありません",
-                    m.node_id, m.input, m.wanted
+                    "{} の {place}{by_ja} が指定する列「{}」は {file} にありません",
+                    m.node_id, m.wanted
                 ),
                 format!(
-                    "{}.{}{by_en} names the column {:?}, which {file} does not have",
-                    m.node_id, m.input, m.wanted
+                    "{}.{place}{by_en} names the column {:?}, which {file} does not have",
+                    m.node_id, m.wanted
                 ),
             );
             let (hint_ja, hint_en) = match &m.same_after_normalizing {

@@ -103,7 +103,7 @@ fn a_mapping_left_out_reads_each_keys_default_against_the_tables_that_read_it() 
     );
     assert!(
         found.iter().any(|(_, m)| m
-            == "match の field_map（既定値） が指定する列「unit_price」は in/po.csv にありません"),
+            == "match の field_map.unit_price（既定値） が指定する列「unit_price」は in/po.csv にありません"),
         "{found:?}"
     );
 }
@@ -130,10 +130,8 @@ fn a_mapped_key_is_checked_and_a_key_left_out_still_reads_its_default() {
         ]
     );
     assert!(
-        found
-            .iter()
-            .any(|(_, m)| m
-                == "match の field_map が指定する列「発注番号」は in/rc.csv にありません"),
+        found.iter().any(|(_, m)| m
+            == "match の field_map.po_no が指定する列「発注番号」は in/rc.csv にありません"),
         "{found:?}"
     );
     // Mapped to the columns every table has, nothing is left; `date` is not read at all.

@@ -40,19 +40,8 @@ pub(super) fn check_columns(
             continue;
         }
         let (column, rows) = (&read.column, &read.rows);
-        // A mapping's key is named with it (`field_map.po_no`), unless the key is the column
-        // the plan wrote (`mapping: {vendor: 取引先名}`).
-        let key = read
-            .pointer
-            .strip_prefix('/')
-            .filter(|k| !k.contains('/') && k.parse::<usize>().is_err())
-            .map(|k| k.replace("~1", "/").replace("~0", "~"))
-            .filter(|k| k != column || read.from_default);
-        let input = match key {
-            Some(key) => format!("{}.{key}", read.input),
-            None => read.input.clone(),
-        };
-        let input = &input;
+        let input =
+            &keiri_plan::columns::read_place(&read.input, &read.pointer, column, read.from_default);
         // The inputs here have their defaults filled in; the plan's own tell which were set.
         // A mapping's key left out (`field_map` without `po_no`) reads its own default.
         let defaulted =
