@@ -57,6 +57,7 @@ mod failures;
 mod invoke;
 mod options;
 mod policy;
+mod shapes;
 mod warnings;
 use checks::{check_columns, check_inputs};
 use failures::{cancelled, failure, invalid, nested_failure};
@@ -243,10 +244,13 @@ fn millis(d: Duration) -> u64 {
 }
 
 /// Values visible at one plan level: node outputs by alias and vars, plus the outer level.
+/// A loop's output lists' shapes, by alias (`empty.rs`, `shapes.rs`).
+type Shapes = IndexMap<String, DataFrame>;
+
 struct Scope<'p> {
     outputs: HashMap<String, IndexMap<String, Value>>,
     /// The columns of the tables a loop's output lists hold, by node and alias (`empty.rs`).
-    shapes: HashMap<String, IndexMap<String, DataFrame>>,
+    shapes: HashMap<String, Shapes>,
     vars: IndexMap<String, Value>,
     parent: Option<&'p Scope<'p>>,
 }
@@ -494,7 +498,7 @@ struct Runner<'a> {
     /// The run's bounds: the options' defaults, the plan's `policy.limits`, the ceiling.
     limits: limits::Limits,
     /// Each finished loop's shapes (see `Scope::shapes`), by qualified id, until published.
-    loop_shapes: Mutex<HashMap<String, IndexMap<String, DataFrame>>>,
+    loop_shapes: Mutex<HashMap<String, Shapes>>,
 }
 
 /// The effective policy of a node: its own fields, else the plan's.
@@ -641,7 +645,8 @@ impl<'a> Runner<'a> {
                 match outcome {
                     NodeResult::Done(outputs) => {
                         scope.publish(node, &outputs);
-                        if let Some(shapes) = self.take_loop_shapes(&frame.qualified(&node.id)) {
+                        let qid = frame.qualified(&node.id);
+                        if let Some(shapes) = self.lock_loop_shapes().remove(&qid) {
                             scope.shapes.insert(node.id.clone(), shapes);
                         }
                         result
@@ -915,7 +920,8 @@ impl<'a> Runner<'a> {
         parts.push(node.id.clone());
         let out_dir = self.dir.files_dir(&parts);
         let input_rows = warnings::input_rows(spec, &inputs);
-        let shapes = empty::shapes(spec, &inputs, &|key| empty::loop_shape(node, key, scope));
+        let shape = |n: &str, a: &str| scope.shape(n, a).cloned();
+        let shapes = empty::shapes(spec, &inputs, &|key| empty::loop_shape(node, key, &shape));
         let columnless = empty::columnless(node, &inputs);
         let mut outputs = self
             .invoke(f, qid, Inputs(inputs), out_dir, policy.timeout_ms)
@@ -1064,7 +1070,15 @@ impl<'a> Runner<'a> {
             }
         }
         if foreach {
-            self.keep_loop_shapes(node, qid, body_plan, &iterations, scope);
+            let dry = |inner: &Node, published: &empty::Published| {
+                self.dry_inputs(inner, published, scope)
+            };
+            let shapes = empty::loop_shapes(node, &iterations, || {
+                empty::body_shapes(body_plan, self.catalog, &dry)
+            });
+            if !shapes.is_empty() {
+                self.lock_loop_shapes().insert(qid.to_string(), shapes);
+            }
         }
         let mut collect = Vec::with_capacity(iterations.len());
         for it in &iterations {

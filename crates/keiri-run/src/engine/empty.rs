@@ -26,11 +26,13 @@ use keiri_plan::columns::{
 use polars::prelude::{Column, DataFrame, DataType};
 use serde_json::Value as Json;
 
+use std::collections::HashMap;
+
+use keiri_plan::Catalog;
 use keiri_plan::model::{Node, Plan};
 use keiri_plan::refs::Target;
 use keiri_plan::resolve;
 
-use super::{RefLookup, Runner, Scope};
 use crate::block::{BlockError, ErrorCode, Outputs};
 use crate::value::{Row, Value, rows_to_table};
 
@@ -213,8 +215,12 @@ fn added_names(from: &Json, inputs: &IndexMap<String, Value>) -> Option<Vec<Stri
 }
 
 /// The shape of the loop output list that `node`'s input `key` wholly references, if the
-/// loop kept one.
-pub(super) fn loop_shape(node: &Node, key: &str, scope: &Scope<'_>) -> Option<DataFrame> {
+/// loop kept one (`shape(node, alias)`: the scope's).
+pub(super) fn loop_shape(
+    node: &Node,
+    key: &str,
+    shape: &dyn Fn(&str, &str) -> Option<DataFrame>,
+) -> Option<DataFrame> {
     let raw = node.inputs.get(key)?.as_str()?;
     let reference = resolve::whole_reference(raw)?;
     match keiri_plan::refs::parse_target(reference).ok()? {
@@ -222,7 +228,7 @@ pub(super) fn loop_shape(node: &Node, key: &str, scope: &Scope<'_>) -> Option<Da
             node,
             alias,
             path: None,
-        } => scope.shape(&node, &alias).cloned(),
+        } => shape(&node, &alias),
         _ => None,
     }
 }
@@ -247,90 +253,70 @@ fn union(tables: impl Iterator<Item = Option<DataFrame>>) -> Option<DataFrame> {
     shape
 }
 
-impl Runner<'_> {
-    /// Keeps the shape of each output list of the foreach `node` whose items are all tables,
-    /// until the loop is published (see the module docs).
-    pub(super) fn keep_loop_shapes(
-        &self,
-        node: &Node,
-        qid: &str,
-        body: &Plan,
-        iterations: &[IndexMap<String, Value>],
-        scope: &Scope<'_>,
-    ) {
-        let dry = if iterations.is_empty() {
-            self.body_shapes(body, scope)
+/// The shape of each output list of the foreach `node` whose items are all tables, by alias
+/// (see the module docs); `dry` gives the body's shapes, by body alias, when it ran 0 times.
+pub(super) fn loop_shapes(
+    node: &Node,
+    iterations: &[IndexMap<String, Value>],
+    dry: impl FnOnce() -> IndexMap<String, DataFrame>,
+) -> IndexMap<String, DataFrame> {
+    let dry = if iterations.is_empty() {
+        dry()
+    } else {
+        IndexMap::new()
+    };
+    let mut shapes = IndexMap::new();
+    for (local, alias) in node.aliases() {
+        let shape = if iterations.is_empty() {
+            dry.get(local).cloned()
         } else {
-            IndexMap::new()
+            union(
+                iterations
+                    .iter()
+                    .map(|it| it.get(local).and_then(empty_like)),
+            )
         };
-        let mut shapes = IndexMap::new();
-        for (local, alias) in node.aliases() {
-            let shape = if iterations.is_empty() {
-                dry.get(local).cloned()
-            } else {
-                union(
-                    iterations
-                        .iter()
-                        .map(|it| it.get(local).and_then(empty_like)),
-                )
-            };
-            if let Some(shape) = shape {
-                shapes.insert(alias.to_string(), shape);
-            }
-        }
-        if !shapes.is_empty() {
-            let mut kept = self.loop_shapes.lock().unwrap_or_else(|p| p.into_inner());
-            kept.insert(qid.to_string(), shapes);
+        if let Some(shape) = shape {
+            shapes.insert(alias.to_string(), shape);
         }
     }
+    shapes
+}
 
-    /// The shapes a loop kept for the node `qid`, once, as it is published.
-    pub(super) fn take_loop_shapes(&self, qid: &str) -> Option<IndexMap<String, DataFrame>> {
-        let mut kept = self.loop_shapes.lock().unwrap_or_else(|p| p.into_inner());
-        kept.remove(qid)
-    }
+/// Body node outputs by node id, then alias: what a body's earlier nodes gave.
+pub(super) type Published = HashMap<String, IndexMap<String, Value>>;
 
-    /// For a loop that ran 0 times: the empty table each alias of `body` would hold, by alias,
-    /// as far as its blocks' `columns_from` outputs tell from the rows they read outside the
-    /// loop (the item itself reads as null). Nothing runs.
-    fn body_shapes(&self, body: &Plan, scope: &Scope<'_>) -> IndexMap<String, DataFrame> {
-        let mut view = Scope {
-            outputs: std::collections::HashMap::new(),
-            shapes: std::collections::HashMap::new(),
-            vars: IndexMap::new(),
-            parent: Some(scope),
+/// For a loop that ran 0 times: the empty table each alias of `body` would hold, by alias,
+/// as far as its blocks' `columns_from` outputs tell from the rows they read outside the
+/// loop. Nothing runs: `inputs(node, published)` resolves a body node's inputs leniently
+/// (the item itself reads as null), the earlier body nodes' outputs being their shapes.
+pub(super) fn body_shapes(
+    body: &Plan,
+    catalog: &Catalog,
+    inputs: &dyn Fn(&Node, &Published) -> IndexMap<String, Value>,
+) -> IndexMap<String, DataFrame> {
+    let mut published = Published::new();
+    for inner in &body.graph {
+        let Some(spec) = inner.block.as_deref().and_then(|b| catalog.get(b)) else {
+            continue;
         };
-        for inner in &body.graph {
-            let Some(spec) = inner.block.as_deref().and_then(|b| self.catalog.get(b)) else {
-                continue;
-            };
-            let lookup = RefLookup {
-                scope: &view,
-                runner: self,
-                lenient: true,
-            };
-            let inputs: IndexMap<String, Value> = inner
-                .inputs
-                .iter()
-                .filter_map(|(k, v)| Some((k.clone(), resolve::resolve(v, &lookup).ok()?)))
-                .collect();
-            let shapes = shapes(spec, &inputs, &|key| loop_shape(inner, key, &view));
-            let aliases: IndexMap<String, Value> = inner
-                .aliases()
-                .filter_map(|(local, alias)| {
-                    let (_, shape) = shapes.iter().find(|(k, _)| k == local)?;
-                    Some((alias.to_string(), Value::Table(shape.clone())))
-                })
-                .collect();
-            view.outputs.insert(inner.id.clone(), aliases);
-        }
-        view.outputs
-            .into_values()
-            .flatten()
-            .filter_map(|(alias, value)| match value {
-                Value::Table(df) => Some((alias, df)),
-                Value::Json(_) => None,
+        let resolved = inputs(inner, &published);
+        let shapes = shapes(spec, &resolved, &|_| None);
+        let aliases: IndexMap<String, Value> = inner
+            .aliases()
+            .filter_map(|(local, alias)| {
+                let (_, shape) = shapes.iter().find(|(k, _)| k == local)?;
+                Some((alias.to_string(), Value::Table(shape.clone())))
             })
-            .collect()
+            .collect();
+        published.insert(inner.id.clone(), aliases);
     }
+    published
+        .into_values()
+        .flatten()
+        .filter_map(|(alias, value)| match value {
+            Value::Table(df) => Some((alias, df)),
+            Value::Json(_) => None,
+        })
+        .collect()
 }

@@ -1024,3 +1024,48 @@ graph:
         "{f:?}"
     );
 }
+
+/// compute_tax writes tax_rate, tax_amount, net_amount and gross_amount: an input column of
+/// one of those names (an English export's stated tax) is replaced, and the run says so with
+/// the rows whose value changed. By hand at 10 %, floor: 1,000 → 100 (as stated), 2,000 → 200
+/// (stated 180), a blank stated tax is not a change; the stated rate 10% is the rate used.
+#[test]
+fn compute_tax_says_when_it_replaces_an_input_column_that_held_other_figures() {
+    let yaml = "id: t
+graph:
+  - {id: read, block: csv.read, in: {path: inv.csv}, out: {rows: rows}}
+  - id: tax
+    block: transforms.compute_tax
+    in: {rows: '${read.rows}', amount_field: 税抜, rate_field: tax_rate}
+    out: {rows: rows}
+";
+    let stated = "税抜,tax_rate,tax_amount\n1000,10%,100\n\"2,000\",10%,180\n3000,10%,\n";
+    let (outcome, _, _ws) = run(&[("inv.csv", stated)], yaml);
+    assert_eq!(
+        outcome.status,
+        RunStatus::Finished,
+        "{:?}",
+        outcome.failures
+    );
+    assert_eq!(
+        warnings(&outcome),
+        [(
+            "tax".to_string(),
+            "REPLACED_COLUMN".to_string(),
+            "入力の列 tax_amount を計算した値で置き換えました（3 行中 1 行で元の値と違います）。元の値を残すには、先に列の名前を変えてください".to_string(),
+            "the input's column tax_amount was replaced by the computed values (1 of 3 rows held another value); to keep the input's values, rename the column first".to_string(),
+        )]
+    );
+    // A plan that kept the stated figures under its own names says so.
+    let kept = yaml.replace(
+        "rate_field: tax_rate}",
+        "rate_field: tax_rate, replace_columns: true}",
+    );
+    assert_ne!(kept, yaml);
+    let (outcome, _, _ws) = run(&[("inv.csv", stated)], &kept);
+    assert!(codes(&outcome).is_empty(), "{:?}", codes(&outcome));
+    // Figures that agree are no warning.
+    let agree = "税抜,tax_rate,tax_amount\n1000,10%,100\n\"2,000\",0.1,200\n";
+    let (outcome, _, _ws) = run(&[("inv.csv", agree)], yaml);
+    assert!(codes(&outcome).is_empty(), "{:?}", codes(&outcome));
+}

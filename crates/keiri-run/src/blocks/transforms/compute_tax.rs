@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 // ---------------------------------------------------------------------------------------
 // compute_tax
 
-fn compute_tax(_ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
+fn compute_tax(ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
     let rows = inputs.rows("rows")?;
     let amount_field = inputs.require_str("amount_field")?;
     let basis = match one_of(
@@ -169,6 +169,8 @@ fn compute_tax(_ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
             }
         }
     }
+    // A column of these names in the input is replaced: how many rows held another value.
+    let mut replaced: BTreeMap<&str, usize> = BTreeMap::new();
     let out: Vec<Row> = rows
         .into_iter()
         .zip(lines.iter().zip(&splits))
@@ -179,13 +181,35 @@ fn compute_tax(_ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
                 }
                 _ => (J::Null, J::Null, J::Null, J::Null),
             };
-            row.insert("tax_rate".into(), rate);
-            row.insert("tax_amount".into(), tax);
-            row.insert("net_amount".into(), net);
-            row.insert("gross_amount".into(), gross);
+            for (name, value) in [
+                ("tax_rate", rate),
+                ("tax_amount", tax),
+                ("net_amount", net),
+                ("gross_amount", gross),
+            ] {
+                if let Some(old) = row.insert(name.into(), value.clone())
+                    && !is_blank(&old)
+                    && !same_figure(&old, &value, name == "tax_rate", &markers)
+                {
+                    *replaced.entry(name).or_default() += 1;
+                }
+            }
             row
         })
         .collect();
+    // The input's own figures under these names are gone from the rows: never in silence,
+    // unless the plan kept them under other names and says so.
+    if inputs.bool("replace_columns")?.unwrap_or(false) {
+        replaced.clear();
+    }
+    let total = out.len();
+    for (name, count) in replaced {
+        ctx.calls.warn(crate::block::Warning::new(
+            "REPLACED_COLUMN",
+            format!("入力の列 {name} を計算した値で置き換えました（{total} 行中 {count} 行で元の値と違います）。元の値を残すには、先に列の名前を変えてください"),
+            format!("the input's column {name} was replaced by the computed values ({count} of {total} rows held another value); to keep the input's values, rename the column first"),
+        ));
+    }
     let totals_by_rate: Vec<J> = totals
         .into_iter()
         .rev()
@@ -201,4 +225,25 @@ builtin!("transforms.compute_tax", compute_tax);
 /// A rate as the fraction the spec shows (0.1, 0.08).
 fn rate_json(rate: jp::TaxRate) -> J {
     crate::value::float_json(f64::from(rate.0) / 10_000.0)
+}
+
+/// Whether an input cell holds the figure computed for it: a rate read as a rate (10%, 10 and
+/// 0.1 are the same rate), an amount as an amount (1,100 and 1100).
+fn same_figure(old: &J, new: &J, rate: bool, markers: &jp::NegativeMarkers) -> bool {
+    let read = |v: &J| -> Option<f64> {
+        match (v, rate) {
+            (J::Number(n), false) => n.as_f64(),
+            (J::String(s), false) => jp::parse_amount(s, markers).ok().flatten(),
+            (J::Number(n), true) => n
+                .as_f64()
+                .and_then(jp::TaxRate::from_number)
+                .map(|r| f64::from(r.0)),
+            (J::String(s), true) => jp::TaxRate::parse(s).map(|r| f64::from(r.0)),
+            _ => None,
+        }
+    };
+    match (read(old), read(new)) {
+        (Some(a), Some(b)) => (a - b).abs() < 1e-6,
+        _ => false,
+    }
 }
