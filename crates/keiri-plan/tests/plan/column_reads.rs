@@ -3,11 +3,9 @@
 //! object; and known columns flow through renames and selections. Loop outputs are checked
 //! too. Expectations are written by hand from the specs.
 
-use keiri_plan::{
-    Catalog, ColumnSchema, FileSchema, Lang, Options, TableSchema, load_plan, validate,
-};
+use keiri_plan::{Catalog, FileSchema, Lang, Options, load_plan, validate};
 
-use super::repo_root;
+use super::{csv_schema, repo_root};
 
 fn catalog() -> Catalog {
     Catalog::load(&[repo_root().join("block_specs")]).0
@@ -26,19 +24,7 @@ fn export() -> FileSchema {
         "amount",
         "vendor",
     ];
-    FileSchema {
-        path: "in/export.csv".into(),
-        tables: vec![TableSchema {
-            sheet: None,
-            columns: columns
-                .iter()
-                .map(|c| ColumnSchema {
-                    name: (*c).into(),
-                    ty: "text".into(),
-                })
-                .collect(),
-        }],
-    }
+    csv_schema("in/export.csv", &columns)
 }
 
 /// A plan reading the export, then one node of `block` with `inputs` (YAML flow mapping,

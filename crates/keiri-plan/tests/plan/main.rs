@@ -132,6 +132,23 @@ pub fn write_specs(dir: &Path, specs: &[(&str, &str)]) {
 }
 
 /// The repository root (two levels above this crate).
+/// A CSV's schema: its path and headers (typed as text).
+pub fn csv_schema(path: &str, columns: &[&str]) -> keiri_plan::FileSchema {
+    keiri_plan::FileSchema {
+        path: path.into(),
+        tables: vec![keiri_plan::TableSchema {
+            sheet: None,
+            columns: columns
+                .iter()
+                .map(|c| keiri_plan::ColumnSchema {
+                    name: (*c).into(),
+                    ty: "text".into(),
+                })
+                .collect(),
+        }],
+    }
+}
+
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../..")

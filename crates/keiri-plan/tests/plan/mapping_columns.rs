@@ -7,31 +7,15 @@
 //! po_no, quantity, amount; item only when mapped, in all three.
 
 use keiri_plan::{
-    AnswerUse, Catalog, ColumnSchema, FileSchema, Lang, Options, TableSchema, apply_answers,
-    build_requirements, fit_columns, load_plan, validate,
+    AnswerUse, Catalog, FileSchema, Lang, Options, apply_answers, build_requirements, fit_columns,
+    load_plan, validate,
 };
 use serde_json::{Map, Value, json};
 
-use super::repo_root;
+use super::{csv_schema as csv, repo_root};
 
 fn catalog() -> Catalog {
     Catalog::load(&[repo_root().join("block_specs")]).0
-}
-
-fn csv(path: &str, columns: &[&str]) -> FileSchema {
-    FileSchema {
-        path: path.into(),
-        tables: vec![TableSchema {
-            sheet: None,
-            columns: columns
-                .iter()
-                .map(|c| ColumnSchema {
-                    name: (*c).into(),
-                    ty: "text".into(),
-                })
-                .collect(),
-        }],
-    }
 }
 
 /// A purchasing system's exports, headed the accountants' way, except that the system calls
