@@ -88,9 +88,14 @@ fn all_columns(rows: &[Row]) -> Vec<String> {
     crate::value::columns_of(rows)
 }
 
+/// The columns to write: those the plan lists, else the rows'; a table with no rows still
+/// has its columns (an empty quarter's report keeps its header).
 fn columns(inputs: &Inputs, rows: &[Row]) -> Result<Vec<String>, BlockError> {
-    Ok(match inputs.strings("columns")? {
-        Some(c) if !c.is_empty() => c,
+    Ok(match (inputs.strings("columns")?, inputs.get("rows")) {
+        (Some(c), _) if !c.is_empty() => c,
+        (_, Some(crate::value::Value::Table(df))) if rows.is_empty() => {
+            crate::value::column_names(df)
+        }
         _ => all_columns(rows),
     })
 }

@@ -323,6 +323,37 @@ fn write_table_says_when_a_report_is_empty() {
     assert_eq!(grid.len(), 2, "{grid:?}");
 }
 
+/// A filter that leaves no rows hands on a table that still has its columns: the report and
+/// the CSV written from it keep the header (the workbook says 該当なし under it), so an empty
+/// month reads as "nothing found" in the columns the user expects.
+#[test]
+fn an_empty_table_is_written_with_its_header() {
+    let yaml = "id: t
+graph:
+  - {id: read, block: csv.read, in: {path: j.csv}, out: {rows: rows}}
+  - {id: pick, block: transforms.filter_rows, in: {rows: '${read.rows}', condition: '金額 > 1000000'}, out: {rows: rows}}
+  - {id: book, block: excel.write_table, in: {rows: '${pick.rows}', out_name: none.xlsx}, out: {path: path}}
+  - {id: text, block: csv.write, in: {rows: '${pick.rows}', out_name: none.csv}, out: {path: path}}
+";
+    let journal = "日付,科目,金額\n2026-04-01,売上,1000\n";
+    let (outcome, _, _ws) = crate::support::run_builtins(&[("j.csv", journal)], yaml, |_| {});
+    assert_eq!(
+        outcome.status,
+        keiri_run::RunStatus::Finished,
+        "{:?}",
+        outcome.failures
+    );
+    let files = outcome.run_dir.join("files");
+    let grid = cells(&files.join("book/outputs/none.xlsx"), "レポート");
+    assert_eq!(grid[0], [s("日付"), s("科目"), s("金額")]);
+    assert_eq!(grid[1][0], s("該当なし（0 件）"));
+    let text = std::fs::read_to_string(files.join("text/outputs/none.csv")).unwrap();
+    assert_eq!(
+        text.trim_start_matches('\u{feff}').trim_end(),
+        "日付,科目,金額"
+    );
+}
+
 #[test]
 fn output_paths_stay_inside_the_run_folder_unless_write_is_allowed() {
     let dir = tempfile::tempdir().unwrap();
