@@ -243,10 +243,10 @@ fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
-/// Values visible at one plan level: node outputs by alias and vars, plus the outer level.
 /// A loop's output lists' shapes, by alias (`empty.rs`, `shapes.rs`).
 type Shapes = IndexMap<String, DataFrame>;
 
+/// Values visible at one plan level: node outputs by alias and vars, plus the outer level.
 struct Scope<'p> {
     outputs: HashMap<String, IndexMap<String, Value>>,
     /// The columns of the tables a loop's output lists hold, by node and alias (`empty.rs`).
