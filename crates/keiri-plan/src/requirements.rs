@@ -228,7 +228,7 @@ impl Builder<'_> {
         let top_key = rel
             .strip_prefix("/in/")
             .filter(|k| !k.contains('/'))
-            .map(|k| k.replace("~1", "/").replace("~0", "~"));
+            .map(crate::yaml::unescape_pointer);
         for r in found {
             let Target::Var { name, .. } = &r.target else {
                 continue;
@@ -403,7 +403,7 @@ fn value_at(node: &Node, rel: &str) -> Option<Value> {
     let mut parts = rel.splitn(3, '/').skip(1);
     let field = parts.next()?;
     let rest = parts.next().unwrap_or_default();
-    let unescape = |s: &str| s.replace("~1", "/").replace("~0", "~");
+    let unescape = crate::yaml::unescape_pointer;
     let (key, inner) = match rest.split_once('/') {
         Some((k, i)) => (unescape(k), format!("/{i}")),
         None => (unescape(rest), String::new()),

@@ -679,7 +679,7 @@ fn warns_about_exported(f: &Finding, snippet: &Plan, exported: &HashSet<(String,
         FindingCode::NodeFeedsNothing => exported.iter().any(|(n, _)| n == node_id),
         FindingCode::OutputUnused => {
             let local = f.path.rsplit('/').next().unwrap_or_default();
-            let local = local.replace("~1", "/").replace("~0", "~");
+            let local = crate::yaml::unescape_pointer(local);
             snippet
                 .graph
                 .iter()

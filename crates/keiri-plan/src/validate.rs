@@ -961,7 +961,7 @@ impl<'a> Validator<'a> {
                     let prefix = format!("{node_path}/in/");
                     if let Some(key) = r.pointer.strip_prefix(&prefix).filter(|k| !k.contains('/'))
                     {
-                        let key = key.replace("~1", "/").replace("~0", "~");
+                        let key = crate::yaml::unescape_pointer(key);
                         if let Some(port) = spec.inputs.get(&key)
                             && !port.ty.accepts_any_of(out_ty)
                         {

@@ -21,16 +21,19 @@ impl Builder<'_> {
         finding: &Finding,
         rel: &str,
     ) {
-        let unescape = |s: &str| s.replace("~1", "/").replace("~0", "~");
         let mut parts = rel.strip_prefix("/in/").unwrap_or_default().split('/');
-        let Some(key) = parts.next().filter(|k| !k.is_empty()).map(unescape) else {
+        let Some(key) = parts
+            .next()
+            .filter(|k| !k.is_empty())
+            .map(crate::yaml::unescape_pointer)
+        else {
             return;
         };
         // `/in/rules/0/condition` (an element's key) or `/in/field_map/po_no` (a mapping's).
         let (index, field) = match parts.next() {
             Some(i) => match i.parse::<usize>() {
-                Ok(i) => (Some(i), parts.next().map(unescape)),
-                Err(_) => (None, Some(unescape(i))),
+                Ok(i) => (Some(i), parts.next().map(crate::yaml::unescape_pointer)),
+                Err(_) => (None, Some(crate::yaml::unescape_pointer(i))),
             },
             None => (None, None),
         };

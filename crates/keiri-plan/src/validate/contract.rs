@@ -108,7 +108,7 @@ impl Validator<'_> {
                 .block
                 .as_deref()
                 .and_then(|b| self.catalog.get(b))
-                .and_then(|spec| spec.inputs.get(&key.replace("~1", "/").replace("~0", "~")))
+                .and_then(|spec| spec.inputs.get(&crate::yaml::unescape_pointer(key)))
             else {
                 continue;
             };

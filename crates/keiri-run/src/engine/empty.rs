@@ -145,14 +145,7 @@ pub(super) fn columnless(
             Value::Json(Json::Array(items)) => items.is_empty(),
             Value::Json(_) => false,
         })
-        .filter_map(|(key, _)| {
-            let raw = node.inputs.get(key)?.as_str()?;
-            let reference = keiri_plan::resolve::whole_reference(raw)?;
-            match keiri_plan::refs::parse_target(reference).ok()? {
-                keiri_plan::refs::Target::Node { node, .. } => Some((key.clone(), node)),
-                _ => None,
-            }
-        })
+        .filter_map(|(key, _)| Some((key.clone(), output_of(node, key)?.0)))
         .collect()
 }
 
@@ -214,6 +207,20 @@ fn added_names(from: &Json, inputs: &IndexMap<String, Value>) -> Option<Vec<Stri
     Some(names)
 }
 
+/// The node output (node, alias) that `node`'s input `key` wholly references
+/// (`${all.quarter}`), if it does.
+fn output_of(node: &Node, key: &str) -> Option<(String, String)> {
+    let raw = node.inputs.get(key)?.as_str()?;
+    match keiri_plan::refs::parse_target(resolve::whole_reference(raw)?).ok()? {
+        Target::Node {
+            node,
+            alias,
+            path: None,
+        } => Some((node, alias)),
+        _ => None,
+    }
+}
+
 /// The shape of the loop output list that `node`'s input `key` wholly references, if the
 /// loop kept one (`shape(node, alias)`: the scope's).
 pub(super) fn loop_shape(
@@ -221,16 +228,8 @@ pub(super) fn loop_shape(
     key: &str,
     shape: &dyn Fn(&str, &str) -> Option<DataFrame>,
 ) -> Option<DataFrame> {
-    let raw = node.inputs.get(key)?.as_str()?;
-    let reference = resolve::whole_reference(raw)?;
-    match keiri_plan::refs::parse_target(reference).ok()? {
-        Target::Node {
-            node,
-            alias,
-            path: None,
-        } => shape(&node, &alias),
-        _ => None,
-    }
+    let (node, alias) = output_of(node, key)?;
+    shape(&node, &alias)
 }
 
 /// The union of the columns of `tables` (each table's own types; a column first seen in a

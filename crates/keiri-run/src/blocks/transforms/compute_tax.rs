@@ -92,22 +92,15 @@ fn compute_tax(ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
             }
         };
         let rate = match rate_field.and_then(|f| row.get(f)).filter(|v| !is_blank(v)) {
-            Some(v) => {
-                let parsed = match v {
-                    J::Number(n) => n.as_f64().and_then(jp::TaxRate::from_number),
-                    J::String(s) => jp::TaxRate::parse(s),
-                    _ => None,
-                };
-                parsed.ok_or_else(|| {
-                    fail_at(
-                        i,
-                        rate_field.unwrap_or(""),
-                        v,
-                        "税率として読めません",
-                        "is not a tax rate",
-                    )
-                })?
-            }
+            Some(v) => rate_of(v).ok_or_else(|| {
+                fail_at(
+                    i,
+                    rate_field.unwrap_or(""),
+                    v,
+                    "税率として読めません",
+                    "is not a tax rate",
+                )
+            })?,
             None => match reduced_field.and_then(|f| row.get(f)) {
                 Some(flag) if jp::is_reduced_flag(flag) => jp::TaxRate::REDUCED,
                 _ => default_rate,
@@ -234,16 +227,21 @@ fn same_figure(old: &J, new: &J, rate: bool, markers: &jp::NegativeMarkers) -> b
         match (v, rate) {
             (J::Number(n), false) => n.as_f64(),
             (J::String(s), false) => jp::parse_amount(s, markers).ok().flatten(),
-            (J::Number(n), true) => n
-                .as_f64()
-                .and_then(jp::TaxRate::from_number)
-                .map(|r| f64::from(r.0)),
-            (J::String(s), true) => jp::TaxRate::parse(s).map(|r| f64::from(r.0)),
+            (_, true) => rate_of(v).map(|r| f64::from(r.0)),
             _ => None,
         }
     };
     match (read(old), read(new)) {
         (Some(a), Some(b)) => (a - b).abs() < 1e-6,
         _ => false,
+    }
+}
+
+/// A cell as a tax rate: 0.1, 10 or "10%".
+fn rate_of(v: &J) -> Option<jp::TaxRate> {
+    match v {
+        J::Number(n) => n.as_f64().and_then(jp::TaxRate::from_number),
+        J::String(s) => jp::TaxRate::parse(s),
+        _ => None,
     }
 }
