@@ -219,8 +219,16 @@ fn prepare(ctx: &Context, req: &PlanGenerateRequest) -> Result<Prepared, ApiErro
         .filter_map(|path| policy.resolve_existing(path).ok())
         .filter(|path| path.is_file())
         .collect();
-    let (catalog, _) = crate::load_catalog(ctx);
-    let (templates, _) = crate::plan::load_templates(ctx);
+    let (catalog, catalog_issues) = crate::load_catalog(ctx);
+    let (templates, template_issues) = crate::plan::load_templates(ctx);
+    // A block spec or template that does not load is left out of the plan: said, so that a
+    // team's own template with a typo is not a silent "no template fits".
+    let lang = req.lang.unwrap_or(ctx.lang);
+    let mut retrieval_notes: Vec<String> = catalog_issues
+        .iter()
+        .chain(&template_issues)
+        .map(|i| unloaded_note(i, &ctx.workspace, lang))
+        .collect();
     // The retriever the Candidates panel, the chat and MCP search too, so the model gets the
     // candidates the user sees; compose ranks only templates, lexically, and loads no model.
     let embedding = if apply_mode == ApplyMode::Compose {
@@ -228,7 +236,6 @@ fn prepare(ctx: &Context, req: &PlanGenerateRequest) -> Result<Prepared, ApiErro
     } else {
         crate::retrieve::Embedding::Wait
     };
-    let mut retrieval_notes = Vec::new();
     let (retriever, _) = crate::retrieve::shared_retriever(ctx, embedding, &mut retrieval_notes)?;
     Ok(Prepared {
         env,
@@ -243,6 +250,30 @@ fn prepare(ctx: &Context, req: &PlanGenerateRequest) -> Result<Prepared, ApiErro
         apply_mode,
         composed_without_model,
     })
+}
+
+/// The note for a block spec or template file that did not load.
+fn unloaded_note(
+    issue: &keiri_plan::CatalogIssue,
+    workspace: &std::path::Path,
+    lang: Lang,
+) -> String {
+    let file = issue
+        .file
+        .strip_prefix(workspace)
+        .unwrap_or(&issue.file)
+        .display();
+    let at = issue.line.map(|l| format!(":{l}")).unwrap_or_default();
+    match lang {
+        Lang::Ja => format!(
+            "{file}{at} を読めないため、このファイルのブロックやテンプレートは使っていません: {}",
+            issue.message
+        ),
+        Lang::En => format!(
+            "{file}{at} did not load, so its block or template is not used: {}",
+            issue.message
+        ),
+    }
 }
 
 /// Generates a plan (see the module docs), sending each stage to `events` as it happens.

@@ -159,6 +159,72 @@ pub fn apply(
             }
         }
     }
+    notes.extend(choose(instruction, templates, plan, lang));
+    notes
+}
+
+/// Sets the settings of `templates` that a word of `instruction` chooses (their
+/// `instruction_choices`) in `plan.vars`, with a note for each: the value chosen and the words
+/// that chose it, or why none was when the words of two values are there.
+fn choose(
+    instruction: &str,
+    templates: &[&TemplateSpec],
+    plan: &mut Plan,
+    lang: Lang,
+) -> Vec<String> {
+    let text = normalized(instruction);
+    let mut notes = Vec::new();
+    for (var, values) in templates.iter().flat_map(|t| t.instruction_choices.iter()) {
+        let chosen: Vec<(&String, &String)> = values
+            .iter()
+            .filter_map(|(value, words)| {
+                let word = words
+                    .iter()
+                    .find(|w| !w.trim().is_empty() && text.contains(&normalized(w)))?;
+                Some((value, word))
+            })
+            .collect();
+        match chosen.as_slice() {
+            [] => {}
+            [(value, word)] => {
+                let before = plan.vars.insert(var.clone(), Value::from(value.as_str()));
+                let before = match before {
+                    Some(Value::String(b)) => b,
+                    Some(b) => b.to_string(),
+                    None => String::new(),
+                };
+                notes.push(match lang {
+                    Lang::Ja if before == **value => {
+                        format!("指示の「{word}」から設定 {var} は既定の {value} のままです")
+                    }
+                    Lang::Ja => format!(
+                        "指示の「{word}」から設定 {var} を {value} にしました（既定 {before}）"
+                    ),
+                    Lang::En if before == **value => {
+                        format!("the instruction's {word:?} keeps {var} at its default {value}")
+                    }
+                    Lang::En => format!(
+                        "the instruction's {word:?} sets {var} to {value} (default {before})"
+                    ),
+                });
+            }
+            several => {
+                let list = several
+                    .iter()
+                    .map(|(value, word)| format!("{word} → {value}"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                notes.push(match lang {
+                    Lang::Ja => format!(
+                        "指示の言葉から設定 {var} を一つに決められないため既定のままです（{list}）。プランの vars で指定してください"
+                    ),
+                    Lang::En => format!(
+                        "the instruction's words do not settle {var}, left at its default ({list}); set it in the plan's vars"
+                    ),
+                });
+            }
+        }
+    }
     notes
 }
 

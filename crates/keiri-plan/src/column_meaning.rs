@@ -113,7 +113,32 @@ const GROUPS: &[&[&str]] = &[
     &["po_no", "発注番号", "注文番号", "発注書番号", "発注no"],
     &["quantity", "数量"],
     &["unit_price", "単価"],
-    &["due_date", "支払期日", "支払期限", "期日"],
+    // The day an invoice is due: paid by us (支払期日) or to us (入金期日, 回収期日).
+    &[
+        "due_date",
+        "支払期日",
+        "支払期限",
+        "期日",
+        "入金期日",
+        "入金期限",
+        "回収期日",
+        "回収予定日",
+        "入金予定日",
+    ],
+    // What is still open on an invoice, after partial payments (never the invoice's amount).
+    &[
+        "open_amount",
+        "未収残高",
+        "未収金額",
+        "未収額",
+        "請求残高",
+        "未回収残高",
+        "未回収額",
+        "未入金額",
+        "未入金残高",
+        "売掛残高",
+        "売掛金残高",
+    ],
     // A purchase order's dates, people and quotes. The delivery date is the one agreed (納期),
     // not the day the goods came (納品日).
     &[

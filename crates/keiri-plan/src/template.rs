@@ -80,6 +80,12 @@ pub struct TemplateSpec {
     /// the var whose unit is percent and one of whose words is in the same clause.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub instruction_values: IndexMap<String, InstructionValue>,
+    /// The template's settings a word of the instruction chooses, `var: {value: [words]}`:
+    /// 「請求日からの経過日数」 sets `aging_basis` to `invoice_date` when `invoice_date` lists
+    /// 請求日から. The default (in `vars_defaults`) is one of the values; words of two values
+    /// in one instruction choose neither, and say so.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub instruction_choices: IndexMap<String, IndexMap<String, Vec<String>>>,
     /// What the snippet needs from outside, by name; used inside as `${vars.<name>}`.
     #[serde(default)]
     pub imports: IndexMap<String, ImportSpec>,
@@ -426,7 +432,52 @@ pub fn validate_template(
     check_exports(&mut c, catalog);
     check_ui_suggestions(&mut c, catalog);
     check_instruction_values(&mut c);
+    check_instruction_choices(&mut c);
     c.findings
+}
+
+/// Every setting a word may choose is one of the template's vars, its default one of the
+/// values, and each value names the words that choose it.
+fn check_instruction_choices(c: &mut Checker<'_>) {
+    let t = c.template;
+    for (var, values) in &t.instruction_choices {
+        let path = format!("/instruction_choices/{}", crate::yaml::escape_pointer(var));
+        let default = t.vars_defaults.get(var).and_then(Value::as_str);
+        let problem = if default.is_none() {
+            Some((
+                format!(
+                    "instruction_choices の {var} は vars_defaults に文字列の既定値がありません"
+                ),
+                format!(
+                    "instruction_choices names {var}, which has no text default in vars_defaults"
+                ),
+            ))
+        } else if !default.is_some_and(|d| values.contains_key(d)) {
+            Some((
+                format!(
+                    "instruction_choices の {var} の値に既定値 {} がありません",
+                    default.unwrap_or_default()
+                ),
+                format!(
+                    "instruction_choices.{var} lacks its default {}",
+                    default.unwrap_or_default()
+                ),
+            ))
+        } else if values
+            .values()
+            .any(|w| w.iter().all(|w| w.trim().is_empty()))
+        {
+            Some((
+                format!("instruction_choices の {var} に words のない値があります"),
+                format!("instruction_choices.{var} has a value without words"),
+            ))
+        } else {
+            None
+        };
+        if let Some(message) = problem {
+            c.error("template.instruction_value_unknown", None, path, message);
+        }
+    }
 }
 
 /// Every setting an instruction may state is one of the template's vars with a default, and

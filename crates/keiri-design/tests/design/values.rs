@@ -63,3 +63,28 @@ async fn a_number_no_setting_is_named_for_is_said_and_left() {
         result.notes
     );
 }
+
+#[tokio::test]
+async fn a_word_of_the_instruction_chooses_the_setting_it_names() {
+    let result = compose("売掛金の年齢表を作りたい。請求日からの経過日数で区分する").await;
+    assert_eq!(result.templates, ["receivables_aging"]);
+    assert_eq!(result.plan.vars["aging_basis"], json!("invoice_date"));
+    assert!(
+        result.notes.iter().any(|n| n
+            == "指示の「請求日から」から設定 aging_basis を invoice_date にしました（既定 due_date）"),
+        "{:#?}",
+        result.notes
+    );
+
+    // Words of both values choose neither: the default stays, and it is said.
+    let result = compose("売掛金の年齢表を、請求日からではなく期日経過で作りたい").await;
+    assert_eq!(result.templates, ["receivables_aging"]);
+    assert_eq!(result.plan.vars["aging_basis"], json!("due_date"));
+    assert!(
+        result.notes.iter().any(|n| n.starts_with(
+            "指示の言葉から設定 aging_basis を一つに決められないため既定のままです（期日経過 → due_date, 請求日から → invoice_date）"
+        )),
+        "{:#?}",
+        result.notes
+    );
+}

@@ -112,6 +112,33 @@ fn instruction_values_name_a_default_and_their_words() {
 }
 
 #[test]
+fn instruction_choices_name_a_text_default_among_their_values() {
+    let with = |choices: &str| {
+        CLEAN.replace(
+            "vars_defaults:\n",
+            &format!("{choices}vars_defaults:\n  basis: due\n"),
+        )
+    };
+    check(
+        &with("instruction_choices:\n  basis: {due: [期日], issued: [請求日から]}\n"),
+        &[],
+    );
+    // The default is not one of the values, the var has no text default, a value no words.
+    check(
+        &with("instruction_choices:\n  basis: {issued: [請求日から], paid: [入金日]}\n"),
+        &["template.instruction_value_unknown@/instruction_choices/basis"],
+    );
+    check(
+        &with("instruction_choices:\n  limit: {due: [期日]}\n"),
+        &["template.instruction_value_unknown@/instruction_choices/limit"],
+    );
+    check(
+        &with("instruction_choices:\n  basis: {due: [期日], issued: []}\n"),
+        &["template.instruction_value_unknown@/instruction_choices/basis"],
+    );
+}
+
+#[test]
 fn header_rules() {
     // The loader refuses a file without an id; a template built in memory can still lack one.
     let mut t = template(CLEAN);

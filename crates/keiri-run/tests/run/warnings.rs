@@ -461,6 +461,29 @@ graph:
             "4 of 4 rows were not checked by range: 承認日 is empty there".to_string(),
         )]
     );
+
+    // A row with an error leaves valid_rows: whatever totals them next is short of it, so the
+    // run says so (the other rows are in range, and the dates filled in).
+    let claims =
+        "申請番号,承認日,金額\nE-1,2026-04-02,100\nE-2,2026-04-03,2000\nE-3,2026-04-04,300\n";
+    let (outcome, _, _ws) = run(&[("claims.csv", claims)], yaml);
+    assert_eq!(
+        outcome.status,
+        RunStatus::Finished,
+        "{:?}",
+        outcome.failures
+    );
+    assert_eq!(
+        warnings(&outcome),
+        vec![(
+            "quality".to_string(),
+            "ROWS_SKIPPED".to_string(),
+            "3 行中 1 行はエラーがあるため valid_rows から除きました（理由は issues にあります）"
+                .to_string(),
+            "1 of 3 rows were left out of valid_rows for errors (the reasons are in issues)"
+                .to_string(),
+        )]
+    );
 }
 
 #[test]

@@ -141,6 +141,16 @@ fn data_quality(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Bloc
         .filter(|(_, e)| !**e)
         .map(|(r, _)| Json::Object(r.clone()))
         .collect();
+    // Rows with an error leave valid_rows: a later step's totals are then short of them, so it
+    // is said, not only listed in issues.
+    ctx.calls.warn_rows_skipped(
+        rows.len() - valid.len(),
+        rows.len(),
+        (
+            "エラーがあるため valid_rows から除きました（理由は issues にあります）",
+            "were left out of valid_rows for errors (the reasons are in issues)",
+        ),
+    );
     let summary = json!({
         "issue_count": issues.len(),
         "rows_with_issues": flagged_rows.iter().filter(|f| **f).count(),
