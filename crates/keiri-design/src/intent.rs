@@ -74,19 +74,83 @@ pub fn composes(templates: &[&TemplateSpec]) -> bool {
 /// (`a+b`: all of `a` and `b`), or, for a template that declares none, one of its tags. A
 /// template that only shares a word such as 請求書 or CSV with the instruction is not its job.
 pub fn names_job(instruction: &str, template: &TemplateSpec) -> bool {
-    let text = normalized(instruction);
+    !job_matches(&normalized(instruction), template).is_empty()
+}
+
+/// One job word found in an instruction: for each of its parts (`a+b` has two), every place
+/// the part stands (byte ranges of the normalised instruction); `chars` counts the parts'
+/// characters, the measure of how specific the word is.
+struct JobMatch {
+    parts: Vec<Vec<std::ops::Range<usize>>>,
+    chars: usize,
+}
+
+/// The job words of `template` that `text` (normalised) contains, all parts present.
+fn job_matches(text: &str, template: &TemplateSpec) -> Vec<JobMatch> {
     let words = if template.job_words.is_empty() {
         &template.tags
     } else {
         &template.job_words
     };
-    words.iter().any(|w| {
-        normalized(w)
-            .split('+')
-            .map(str::trim)
-            .filter(|part| !part.is_empty())
-            .all(|part| text.contains(part))
-    })
+    words
+        .iter()
+        .filter_map(|w| {
+            let word = normalized(w);
+            let parts: Vec<&str> = word
+                .split('+')
+                .map(str::trim)
+                .filter(|part| !part.is_empty())
+                .collect();
+            let places: Vec<Vec<std::ops::Range<usize>>> = parts
+                .iter()
+                .map(|part| {
+                    text.match_indices(part)
+                        .map(|(at, found)| at..at + found.len())
+                        .collect()
+                })
+                .collect();
+            (!parts.is_empty() && places.iter().all(|p: &Vec<_>| !p.is_empty())).then(|| JobMatch {
+                parts: places,
+                chars: parts.iter().map(|p| p.chars().count()).sum(),
+            })
+        })
+        .collect()
+}
+
+/// Whether `template`'s job is named in `instruction` only inside a more specific job word
+/// of one of `others`: each of its words found stands, everywhere it stands, within a longer
+/// word of another template (「重複」 inside 「重複登録」, "duplicate" inside "duplicate
+/// vendors"). The more specific job is then the one the instruction names.
+pub fn named_only_inside(
+    instruction: &str,
+    template: &TemplateSpec,
+    others: &[&TemplateSpec],
+) -> bool {
+    let text = normalized(instruction);
+    let own = job_matches(&text, template);
+    let theirs: Vec<JobMatch> = others
+        .iter()
+        .filter(|o| o.id != template.id)
+        .flat_map(|o| job_matches(&text, o))
+        .collect();
+    // A place is inside a longer part of the other word, or is the one place of a part the
+    // other word shares with it (重複 of 取引先マスタ+重複): a part standing twice may stand
+    // once for each job.
+    let within = |places: &[std::ops::Range<usize>], outer: &JobMatch| {
+        places.iter().all(|p| {
+            outer.parts.iter().any(|part| {
+                part.iter().any(|o| {
+                    o.start <= p.start && p.end <= o.end && (o.len() > p.len() || part.len() == 1)
+                })
+            })
+        })
+    };
+    !own.is_empty()
+        && own.iter().all(|m| {
+            theirs
+                .iter()
+                .any(|t| t.chars > m.chars && m.parts.iter().all(|places| within(places, t)))
+        })
 }
 
 /// The parts `instruction` asks for.

@@ -30,6 +30,18 @@ const GROUPS: &[&[&str]] = &[
         "請求元名",
         "業者名",
     ],
+    // A vendor's code in the vendor master (never its name).
+    &[
+        "vendor_code",
+        "vendor_id",
+        "取引先コード",
+        "取引先cd",
+        "取引先番号",
+        "仕入先コード",
+        "仕入先cd",
+        "仕入先番号",
+        "支払先コード",
+    ],
     // The customer that is billed or pays in.
     &[
         "customer",

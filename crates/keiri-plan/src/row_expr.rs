@@ -7,7 +7,9 @@
 //! spaces or operators); numbers, strings, `true`/`false`/`null`, `+ - * /`, comparisons
 //! (`== != > >= < <=`, `=` too), `and`/`or`/`not` (`&&`/`||`/`!`), `in [..]`/`not in [..]`,
 //! and the functions `contains`, `starts_with`, `ends_with`, `is_empty`, `round`, `floor`,
-//! `ceil`, `abs`, `if`, `days_between`, `concat`, `len`.
+//! `ceil`, `abs`, `if`, `days_between`, `concat`, `len`, and `name_key` (a company or
+//! person name in the form names are compared in: width, kana and legal forms folded, so
+//! `name_key("(株)ﾔﾏﾀﾞ")` equals `name_key("株式会社ヤマダ")`).
 //!
 //! This is not the language of a node's `when` (see [`crate::expr`]: `${…}` references, no
 //! bare names). It lives here, not in the runtime, so that the column check before a run
@@ -99,6 +101,7 @@ const FUNCTIONS: &[&str] = &[
     "days_between",
     "concat",
     "len",
+    "name_key",
 ];
 
 fn is_ident_char(c: char) -> bool {
@@ -438,7 +441,7 @@ fn check_calls(e: &Expr) -> Result<(), String> {
     match e {
         Expr::Call(name, args) => {
             let ok = match name.as_str() {
-                "is_empty" | "floor" | "ceil" | "abs" | "len" => args.len() == 1,
+                "is_empty" | "floor" | "ceil" | "abs" | "len" | "name_key" => args.len() == 1,
                 "round" => matches!(args.len(), 1 | 2),
                 "contains" | "starts_with" | "ends_with" | "days_between" => args.len() == 2,
                 "if" => args.len() == 3,

@@ -47,6 +47,21 @@ fn model_dir() -> Option<std::path::PathBuf> {
     None
 }
 
+/// A folder of its own holding links to the model files of `dir`: the process loads a model
+/// once per folder, so a test that watches the model load uses one no other test loads.
+fn private_model(dir: &std::path::Path) -> tempfile::TempDir {
+    let own = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let entry = entry.unwrap();
+        let to = own.path().join(entry.file_name());
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(entry.path(), to).unwrap();
+        #[cfg(not(unix))]
+        std::fs::copy(entry.path(), to).unwrap();
+    }
+    own
+}
+
 /// A context whose embeddings use the local model in `dir`.
 fn local_model_ctx(
     ws: &std::path::Path,
@@ -67,7 +82,9 @@ fn local_model_ctx(
 
 #[test]
 fn prewarm_loads_the_local_model_before_the_first_search() {
-    let Some(dir) = model_dir() else { return };
+    let Some(shared) = model_dir() else { return };
+    let own = private_model(&shared);
+    let dir = own.path().to_path_buf();
     let (ws, config) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let ctx = local_model_ctx(ws.path(), config.path(), &dir);
     assert!(!keiri_search::embed::E5Embedder::is_loaded(&dir));
@@ -77,7 +94,9 @@ fn prewarm_loads_the_local_model_before_the_first_search() {
 
 #[test]
 fn a_window_gets_keyword_results_while_the_model_loads_then_the_hybrid_ranking() {
-    let Some(dir) = model_dir() else { return };
+    let Some(shared) = model_dir() else { return };
+    let own = private_model(&shared);
+    let dir = own.path().to_path_buf();
     let (ws, config) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let mut ctx = local_model_ctx(ws.path(), config.path(), &dir);
     ctx.interactive = true;

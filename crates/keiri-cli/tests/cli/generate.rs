@@ -561,7 +561,7 @@ fn an_invoice_export_without_dates_is_checked_without_them_and_says_so() {
 /// `keiri --json generate --apply-mode compose` without an LLM for `instruction` on the
 /// attached `doc`; with `answers` (a JSON object) it answers and writes `plan.yaml`. The
 /// generation's `result`.
-fn compose(
+pub(super) fn compose(
     ws: &tempfile::TempDir,
     plan_id: &str,
     instruction: &str,
@@ -603,7 +603,7 @@ fn compose(
 
 /// `keiri --json run plan.yaml` in `ws`, which must finish with exit 0: its answer and its run
 /// folder.
-fn run_plan(ws: &tempfile::TempDir) -> (Value, std::path::PathBuf) {
+pub(super) fn run_plan(ws: &tempfile::TempDir) -> (Value, std::path::PathBuf) {
     let out = keiri(ws.path())
         .args(["--json", "run", "plan.yaml"])
         .assert()
@@ -620,7 +620,7 @@ fn workspace_with_export(export: &str, name: &str) -> tempfile::TempDir {
 }
 
 /// A workspace whose `inputs/<name>` is the repository's file `from` (`samples/…`).
-fn workspace_with(from: &str, name: &str) -> tempfile::TempDir {
+pub(super) fn workspace_with(from: &str, name: &str) -> tempfile::TempDir {
     let ws = tempfile::tempdir().unwrap();
     let from = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../..")
@@ -898,174 +898,6 @@ fn received_invoices_are_checked_for_registration_numbers_and_rounded_tax() {
             .any(|i| i["row_index"] == 1 && i["rule"] == "required" && i["field"] == "記載の税率"),
         "{issues:?}"
     );
-}
-
-/// Receivables aged without an LLM from an export of the sales system (Shift_JIS, CRLF, blank
-/// lines at the end, dates in three notations, △ for a credit note) whose Japanese headers are
-/// fitted by meaning; only the as-of date is asked. The figures are worked out by hand in
-/// `samples/README.md`: by due date (the default), then by invoice date as the instruction
-/// asks. The table always adds up to the open balances (1,336,500): the invoice without a due
-/// date and the one billed after the as-of date are in 区分不能, and the missing due date is a
-/// warning of the run.
-#[test]
-fn receivables_are_aged_by_customer_and_the_table_adds_up() {
-    let ws = workspace_with("samples/receivables_aging.csv", "売掛金明細.csv");
-    let by_due =
-        "3月末時点で入金期日を過ぎている売掛金を得意先別にまとめて、滞留債権を洗い出したい";
-    let asked = compose(&ws, "aging", by_due, "inputs/売掛金明細.csv", None);
-    assert_eq!(asked["status"], "needs_answers", "{asked:#}");
-    let ids: Vec<&str> = asked["requirements"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|q| q["id"].as_str().unwrap())
-        .collect();
-    assert_eq!(ids, ["as_of_date"]);
-
-    let as_of = Some(r#"{"as_of_date": "2025-03-31"}"#);
-    let composed = compose(&ws, "aging", by_due, "inputs/売掛金明細.csv", as_of);
-    assert_eq!(composed["status"], "valid", "{composed:#}");
-    let (res, run_dir) = run_plan(&ws);
-    let warnings = res["warnings"].to_string();
-    assert!(
-        warnings.contains("VALUES_MISSING") && warnings.contains("days_between(期日"),
-        "{res:#}"
-    );
-    // 得意先, 件数, 合計, 期日未到来, 30日以内, 31〜60日, 61〜90日, 90日超, 区分不能.
-    let table: [(&str, [i64; 8]); 7] = [
-        (
-            "株式会社山田商事",
-            [3, 770_000, 330_000, 0, 330_000, 0, 0, 110_000],
-        ),
-        (
-            "合同会社田中デザイン",
-            [2, 198_000, -22_000, 0, 0, 220_000, 0, 0],
-        ),
-        ("佐藤工業有限会社", [1, 132_000, 132_000, 0, 0, 0, 0, 0]),
-        ("鈴木製作所", [2, 132_000, 0, 0, 88_000, 0, 44_000, 0]),
-        ("株式会社高橋物産", [2, 88_000, 0, 77_000, 0, 0, 0, 11_000]),
-        ("伊藤商店", [1, 16_500, 0, 0, 0, 0, 16_500, 0]),
-        (
-            "合計",
-            [
-                11, 1_336_500, 440_000, 77_000, 418_000, 220_000, 60_500, 121_000,
-            ],
-        ),
-    ];
-    assert_eq!(
-        aging_workbook(&ws, &run_dir),
-        table.map(|(c, v)| (c.to_string(), v))
-    );
-    let ids = |res: &Value, node: &str| -> Vec<String> {
-        node_rows(&ws, res, node)
-            .iter()
-            .map(|r| r["請求書番号"].as_str().unwrap().to_string())
-            .collect()
-    };
-    // Open past 60 days (the default), oldest first; the two that cannot be aged.
-    assert_eq!(
-        ids(&res, "receivables_aging__long_overdue"),
-        ["A-0112", "A-0106", "A-0105"]
-    );
-    assert_eq!(ids(&res, "receivables_aging__unaged"), ["A-0109", "A-0111"]);
-
-    // From the invoice date: nothing is "not yet due", and the instruction's 30/60/90 are the
-    // template's buckets.
-    let by_invoice = "売掛金の年齢表を作りたい。請求日からの経過日数で30日・60日・90日超に分ける";
-    std::fs::remove_file(ws.path().join("plan.yaml")).unwrap();
-    let composed = compose(&ws, "aging", by_invoice, "inputs/売掛金明細.csv", as_of);
-    assert_eq!(composed["status"], "valid", "{composed:#}");
-    assert!(
-        composed["notes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|n| n == "指示の「請求日から」から設定 aging_basis を invoice_date にしました（既定 due_date）"),
-        "{composed:#}"
-    );
-    let (res, run_dir) = run_plan(&ws);
-    let table: [(&str, [i64; 8]); 7] = [
-        (
-            "株式会社山田商事",
-            [3, 770_000, 0, 330_000, 0, 0, 330_000, 110_000],
-        ),
-        (
-            "合同会社田中デザイン",
-            [2, 198_000, 0, -22_000, 0, 0, 220_000, 0],
-        ),
-        ("佐藤工業有限会社", [1, 132_000, 0, 0, 132_000, 0, 0, 0]),
-        ("鈴木製作所", [2, 132_000, 0, 0, 0, 88_000, 44_000, 0]),
-        ("株式会社高橋物産", [2, 88_000, 0, 11_000, 77_000, 0, 0, 0]),
-        ("伊藤商店", [1, 16_500, 0, 0, 0, 0, 16_500, 0]),
-        (
-            "合計",
-            [11, 1_336_500, 0, 319_000, 209_000, 88_000, 610_500, 110_000],
-        ),
-    ];
-    assert_eq!(
-        aging_workbook(&ws, &run_dir),
-        table.map(|(c, v)| (c.to_string(), v))
-    );
-    assert_eq!(
-        ids(&res, "receivables_aging__long_overdue"),
-        ["A-0112", "A-0106", "A-0105", "A-0104", "A-0103"]
-    );
-    assert_eq!(ids(&res, "receivables_aging__unaged"), ["A-0111"]);
-}
-
-/// The rows of `node`'s `rows` output in the run `res` answered, read through the API as the
-/// window reads them.
-fn node_rows(ws: &tempfile::TempDir, res: &Value, node: &str) -> Vec<Value> {
-    let shown = keiri_api::run_output(
-        &keiri_api::Context::new(ws.path()),
-        keiri_api::RunOutputRequest {
-            plan_id: res["plan_id"].as_str().unwrap_or("aging").into(),
-            run_id: res["run_id"].as_str().unwrap().into(),
-            node: node.into(),
-            limit: Some(100),
-        },
-    )
-    .unwrap();
-    shown.outputs["rows"]["rows"].as_array().unwrap().clone()
-}
-
-/// The aging table of the workbook the run wrote (sheet 年齢表): each line below the header
-/// row (the one starting 得意先) as its customer and eight whole numbers.
-fn aging_workbook(ws: &tempfile::TempDir, run_dir: &std::path::Path) -> Vec<(String, [i64; 8])> {
-    let path = run_dir.join("files/receivables_aging__write/outputs/売掛金年齢表.xlsx");
-    let read: keiri_api::xlsx::ReadRangeRequest = serde_json::from_value(serde_json::json!({
-        "xlsx_path": path.display().to_string(),
-        "sheet": "年齢表",
-        "range": "A1:I20",
-    }))
-    .unwrap();
-    let cells = keiri_api::workbook_read_range(&keiri_api::Context::new(ws.path()), read).unwrap();
-    let cells = serde_json::to_value(cells.cells).unwrap();
-    let at = |cell: String| {
-        cells
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["cell"] == cell.as_str())
-            .map(|c| c["value"].clone())
-            .unwrap_or(Value::Null)
-    };
-    let header = (1..=20)
-        .find(|r| at(format!("A{r}")) == "得意先")
-        .expect("a header row starting 得意先");
-    assert_eq!(at(format!("I{header}")), "区分不能");
-    (header + 1..=20)
-        .take_while(|r| !at(format!("A{r}")).is_null())
-        .map(|r| {
-            let customer = at(format!("A{r}")).as_str().unwrap().to_string();
-            let figures = ["B", "C", "D", "E", "F", "G", "H", "I"].map(|col| {
-                at(format!("{col}{r}"))
-                    .as_f64()
-                    .unwrap_or_else(|| panic!("{col}{r} is not a number")) as i64
-            });
-            (customer, figures)
-        })
-        .collect()
 }
 
 /// A workspace template that does not load is named in the answer's notes, with its line: a

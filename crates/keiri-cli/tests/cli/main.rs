@@ -8,6 +8,7 @@ mod eval;
 mod eval_offline;
 mod extract;
 mod generate;
+mod generate_jobs;
 mod generate_tty;
 mod ja_mode;
 mod kill;

@@ -54,7 +54,8 @@ pub(super) fn with_retriever<T>(
 const MAX_CHOSEN: usize = 3;
 
 /// The templates named in the options, or those whose job the instruction names
-/// ([`crate::intent::names_job`]), best BM25 match first ([`Retriever::rank_templates`] over the
+/// ([`crate::intent::names_job`]) other than inside a more specific job word of another
+/// ([`crate::intent::named_only_inside`]), best BM25 match first ([`Retriever::rank_templates`] over the
 /// templates' ids, titles, descriptions and tags), each kept only when the composition still
 /// succeeds with it. The attached documents do not choose templates: they fit files and
 /// columns once the templates are chosen (a journal attached to a request for a variance list
@@ -91,9 +92,14 @@ pub fn select_templates<'t>(
     }
     // Reporting templates close a flow: they come after the flows they report on.
     ranked.sort_by_key(|t| t.category == "reporting");
+    let named: Vec<&TemplateSpec> = ranked
+        .iter()
+        .copied()
+        .filter(|t| crate::intent::names_job(instruction, t))
+        .collect();
     let mut chosen: Vec<&TemplateSpec> = Vec::new();
-    for t in ranked {
-        if chosen.len() == MAX_CHOSEN || !crate::intent::names_job(instruction, t) {
+    for t in named.iter().copied() {
+        if chosen.len() == MAX_CHOSEN || crate::intent::named_only_inside(instruction, t, &named) {
             continue;
         }
         let mut with = chosen.clone();

@@ -131,3 +131,30 @@ fn a_named_job_counts_without_a_bm25_score() {
         .collect();
     assert_eq!(ids, ["rollforward"]);
 }
+
+/// A job word standing inside a longer job word of another template names the more specific
+/// job only: 重複 (invoice duplicates) inside 重複登録 of the vendor master, "duplicate" inside
+/// "duplicate vendors". Where it also stands on its own, both jobs are named.
+#[test]
+fn a_job_word_inside_a_more_specific_one_names_only_that_job() {
+    check(
+        "取引先マスタに重複登録されている仕入先がないか調べる",
+        &["vendor_master_name_matching"],
+    );
+    check(
+        "Find duplicate vendors in the vendor master before the payment run",
+        &["vendor_master_name_matching"],
+    );
+    check("請求書の重複を検出する", &["invoice_duplicate_detection"]);
+    let templates = templates();
+    let both = select(
+        "取引先マスタの重複登録を調べて、請求書の重複も検出する",
+        &templates,
+    );
+    let mut ids: Vec<&str> = both.iter().map(|t| t.id.as_str()).collect();
+    ids.sort_unstable();
+    assert_eq!(
+        ids,
+        ["invoice_duplicate_detection", "vendor_master_name_matching"]
+    );
+}

@@ -5,7 +5,8 @@
 //! Every block reads rows (a table or a JSON array of objects) and returns JSON: the
 //! results are pairs and groups of rows, which are not tables.
 //!
-//! Names are compared after [`normalize_party_name`]: NFKC (full-width letters and digits
+//! Names are compared after [`normalize_party_name`] (in `kit/text.rs`, which the row
+//! expressions' `name_key` uses too): NFKC (full-width letters and digits
 //! and half-width kana fold to one form, `㈱` becomes `(株)`), legal-form words and their
 //! bank-transfer abbreviations removed (株式会社, (株), ｶ), …), hiragana folded to katakana
 //! and small kana to large ones (bank transfers spell ｼｮｳｼﾞ as ｼﾖｳｼﾞ), spaces and
@@ -32,85 +33,12 @@ use unicode_normalization::UnicodeNormalization;
 use super::invalid;
 use crate::block::{BlockError, Inputs, Outputs};
 use crate::blocks::kit::numbers::num_json;
+pub(crate) use crate::blocks::kit::text::normalize_party_name;
 use crate::jp::{NegativeMarkers, parse_amount, parse_date};
 use crate::value::Row;
 
 // ---------------------------------------------------------------------------------------
 // Shared helpers
-
-/// Legal-form words and their abbreviations, after NFKC and kana folding. Longer forms come
-/// first so that `株式会社` is removed before anything inside it could match.
-const LEGAL_FORMS: &[&str] = &[
-    "カブシキガイシヤ",
-    "ユウゲンガイシヤ",
-    "ゴウドウガイシヤ",
-    "株式会社",
-    "有限会社",
-    "合同会社",
-    "合資会社",
-    "合名会社",
-    "一般社団法人",
-    "一般財団法人",
-    "(株)",
-    "(有)",
-    "(同)",
-    "(資)",
-    "(名)",
-    "(カ)",
-    "(ユ)",
-    "(ド)",
-    "カ)",
-    "(カ",
-    "ユ)",
-    "(ユ",
-    "ド)",
-    "(ド",
-];
-
-/// The form of a company or person name used for comparison (see the module docs).
-pub(crate) fn normalize_party_name(name: &str) -> String {
-    let folded: String = name
-        .nfkc()
-        .map(|c| {
-            // Hiragana → katakana, so ヤマダ and やまだ compare equal.
-            if ('\u{3041}'..='\u{3096}').contains(&c) {
-                char::from_u32(c as u32 + 0x60).unwrap_or(c)
-            } else {
-                c
-            }
-        })
-        .map(large_kana)
-        .flat_map(char::to_lowercase)
-        .collect();
-    let mut s = folded;
-    for form in LEGAL_FORMS {
-        if s.contains(form) {
-            s = s.replace(form, "");
-        }
-    }
-    s.chars()
-        .filter(|c| !c.is_whitespace() && !"・.,、。'\"()（）「」".contains(*c))
-        .collect()
-}
-
-/// Small katakana as their large forms; bank transfer names are written without small kana.
-fn large_kana(c: char) -> char {
-    match c {
-        'ァ' => 'ア',
-        'ィ' => 'イ',
-        'ゥ' => 'ウ',
-        'ェ' => 'エ',
-        'ォ' => 'オ',
-        'ッ' => 'ツ',
-        'ャ' => 'ヤ',
-        'ュ' => 'ユ',
-        'ョ' => 'ヨ',
-        'ヮ' => 'ワ',
-        'ヵ' => 'カ',
-        'ヶ' => 'ケ',
-        other => other,
-    }
-}
 
 /// Similarity (0 to 1) of two names after normalisation; 1 when equal.
 pub(crate) fn name_similarity(a: &str, b: &str) -> f64 {

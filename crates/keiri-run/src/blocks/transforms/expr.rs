@@ -5,7 +5,9 @@
 //! spaces or operators), numbers, strings, `true`/`false`/`null`, `+ - * /`, comparisons
 //! (`== != > >= < <=`, `=` too), `and`/`or`/`not` (`&&`/`||`/`!`), `in [..]`/`not in [..]`,
 //! and the functions `contains`, `starts_with`, `ends_with`, `is_empty`, `round`, `floor`,
-//! `ceil`, `abs`, `if`, `days_between`, `concat`, `len`.
+//! `ceil`, `abs`, `if`, `days_between`, `concat`, `len`, `name_key` (a name as
+//! [`crate::blocks::kit::text::normalize_party_name`] folds it, the form the matching blocks
+//! compare names in).
 //!
 //! Values are dynamically typed the way accounting data is: a CSV cell `"1,200"` or `"¥1,200"`
 //! compares and adds as the number 1200 (through [`crate::jp::parse_amount`]), a null cell
@@ -184,6 +186,13 @@ fn call(name: &str, args: &[Expr], get: &dyn Fn(&str) -> J) -> Result<J, String>
         "starts_with" => J::Bool(to_text(&arg(0)?).starts_with(&to_text(&arg(1)?))),
         "ends_with" => J::Bool(to_text(&arg(0)?).ends_with(&to_text(&arg(1)?))),
         "len" => J::from(to_text(&arg(0)?).chars().count()),
+        "name_key" => {
+            let v = arg(0)?;
+            if is_empty(&v) {
+                return Ok(J::Null);
+            }
+            J::String(crate::blocks::kit::text::normalize_party_name(&to_text(&v)))
+        }
         "concat" => J::String(
             args.iter()
                 .map(|a| eval(a, get).map(|v| to_text(&v)))
@@ -252,6 +261,15 @@ mod tests {
             ("round(請求額 / 3)", json!(367)),
             ("if(請求額 > 入金額, '未収', '済')", json!("未収")),
             ("days_between(請求日, 入金日)", json!(29)),
+            (
+                "name_key(\"(株)ﾔﾏﾀﾞ 商事\") == name_key(\"株式会社ヤマダ商事\")",
+                json!(true),
+            ),
+            (
+                "name_key(\"ヤマダ商事\") == name_key(\"ヤマダ商店\")",
+                json!(false),
+            ),
+            ("name_key(取引先)", J::Null),
             ("concat(勘定科目, '-', 請求額)", json!("交際費-1100")),
             ("`a b` * 2", json!(4)),
             ("[a b] * 2", json!(4)),

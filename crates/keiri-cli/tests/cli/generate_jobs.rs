@@ -1,0 +1,250 @@
+//! Jobs composed without an LLM from the shipped templates and run to their end on the
+//! samples, checked against the figures worked out by hand in `samples/README.md`.
+
+use serde_json::Value;
+
+use super::generate::{compose, run_plan, workspace_with};
+
+/// Receivables aged without an LLM from an export of the sales system (Shift_JIS, CRLF, blank
+/// lines at the end, dates in three notations, △ for a credit note) whose Japanese headers are
+/// fitted by meaning; only the as-of date is asked. The figures are worked out by hand in
+/// `samples/README.md`: by due date (the default), then by invoice date as the instruction
+/// asks. The table always adds up to the open balances (1,336,500): the invoice without a due
+/// date and the one billed after the as-of date are in 区分不能, and the missing due date is a
+/// warning of the run.
+#[test]
+fn receivables_are_aged_by_customer_and_the_table_adds_up() {
+    let ws = workspace_with("samples/receivables_aging.csv", "売掛金明細.csv");
+    let by_due =
+        "3月末時点で入金期日を過ぎている売掛金を得意先別にまとめて、滞留債権を洗い出したい";
+    let asked = compose(&ws, "aging", by_due, "inputs/売掛金明細.csv", None);
+    assert_eq!(asked["status"], "needs_answers", "{asked:#}");
+    let ids: Vec<&str> = asked["requirements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| q["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["as_of_date"]);
+
+    let as_of = Some(r#"{"as_of_date": "2025-03-31"}"#);
+    let composed = compose(&ws, "aging", by_due, "inputs/売掛金明細.csv", as_of);
+    assert_eq!(composed["status"], "valid", "{composed:#}");
+    let (res, run_dir) = run_plan(&ws);
+    let warnings = res["warnings"].to_string();
+    assert!(
+        warnings.contains("VALUES_MISSING") && warnings.contains("days_between(期日"),
+        "{res:#}"
+    );
+    // 得意先, 件数, 合計, 期日未到来, 30日以内, 31〜60日, 61〜90日, 90日超, 区分不能.
+    let table: [(&str, [i64; 8]); 7] = [
+        (
+            "株式会社山田商事",
+            [3, 770_000, 330_000, 0, 330_000, 0, 0, 110_000],
+        ),
+        (
+            "合同会社田中デザイン",
+            [2, 198_000, -22_000, 0, 0, 220_000, 0, 0],
+        ),
+        ("佐藤工業有限会社", [1, 132_000, 132_000, 0, 0, 0, 0, 0]),
+        ("鈴木製作所", [2, 132_000, 0, 0, 88_000, 0, 44_000, 0]),
+        ("株式会社高橋物産", [2, 88_000, 0, 77_000, 0, 0, 0, 11_000]),
+        ("伊藤商店", [1, 16_500, 0, 0, 0, 0, 16_500, 0]),
+        (
+            "合計",
+            [
+                11, 1_336_500, 440_000, 77_000, 418_000, 220_000, 60_500, 121_000,
+            ],
+        ),
+    ];
+    assert_eq!(
+        aging_workbook(&ws, &run_dir),
+        table.map(|(c, v)| (c.to_string(), v))
+    );
+    let ids = |res: &Value, node: &str| -> Vec<String> {
+        node_rows(&ws, res, node)
+            .iter()
+            .map(|r| r["請求書番号"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // Open past 60 days (the default), oldest first; the two that cannot be aged.
+    assert_eq!(
+        ids(&res, "receivables_aging__long_overdue"),
+        ["A-0112", "A-0106", "A-0105"]
+    );
+    assert_eq!(ids(&res, "receivables_aging__unaged"), ["A-0109", "A-0111"]);
+
+    // From the invoice date: nothing is "not yet due", and the instruction's 30/60/90 are the
+    // template's buckets.
+    let by_invoice = "売掛金の年齢表を作りたい。請求日からの経過日数で30日・60日・90日超に分ける";
+    std::fs::remove_file(ws.path().join("plan.yaml")).unwrap();
+    let composed = compose(&ws, "aging", by_invoice, "inputs/売掛金明細.csv", as_of);
+    assert_eq!(composed["status"], "valid", "{composed:#}");
+    assert!(
+        composed["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n == "指示の「請求日から」から設定 aging_basis を invoice_date にしました（既定 due_date）"),
+        "{composed:#}"
+    );
+    let (res, run_dir) = run_plan(&ws);
+    let table: [(&str, [i64; 8]); 7] = [
+        (
+            "株式会社山田商事",
+            [3, 770_000, 0, 330_000, 0, 0, 330_000, 110_000],
+        ),
+        (
+            "合同会社田中デザイン",
+            [2, 198_000, 0, -22_000, 0, 0, 220_000, 0],
+        ),
+        ("佐藤工業有限会社", [1, 132_000, 0, 0, 132_000, 0, 0, 0]),
+        ("鈴木製作所", [2, 132_000, 0, 0, 0, 88_000, 44_000, 0]),
+        ("株式会社高橋物産", [2, 88_000, 0, 11_000, 77_000, 0, 0, 0]),
+        ("伊藤商店", [1, 16_500, 0, 0, 0, 0, 16_500, 0]),
+        (
+            "合計",
+            [11, 1_336_500, 0, 319_000, 209_000, 88_000, 610_500, 110_000],
+        ),
+    ];
+    assert_eq!(
+        aging_workbook(&ws, &run_dir),
+        table.map(|(c, v)| (c.to_string(), v))
+    );
+    assert_eq!(
+        ids(&res, "receivables_aging__long_overdue"),
+        ["A-0112", "A-0106", "A-0105", "A-0104", "A-0103"]
+    );
+    assert_eq!(ids(&res, "receivables_aging__unaged"), ["A-0111"]);
+}
+
+/// The rows of `node`'s `rows` output in the run `res` answered, read through the API as the
+/// window reads them.
+fn node_rows(ws: &tempfile::TempDir, res: &Value, node: &str) -> Vec<Value> {
+    let shown = keiri_api::run_output(
+        &keiri_api::Context::new(ws.path()),
+        keiri_api::RunOutputRequest {
+            plan_id: res["plan_id"].as_str().unwrap().into(),
+            run_id: res["run_id"].as_str().unwrap().into(),
+            node: node.into(),
+            limit: Some(100),
+        },
+    )
+    .unwrap();
+    shown.outputs["rows"]["rows"].as_array().unwrap().clone()
+}
+
+/// The aging table of the workbook the run wrote (sheet 年齢表): each line below the header
+/// row (the one starting 得意先) as its customer and eight whole numbers.
+fn aging_workbook(ws: &tempfile::TempDir, run_dir: &std::path::Path) -> Vec<(String, [i64; 8])> {
+    let path = run_dir.join("files/receivables_aging__write/outputs/売掛金年齢表.xlsx");
+    let read: keiri_api::xlsx::ReadRangeRequest = serde_json::from_value(serde_json::json!({
+        "xlsx_path": path.display().to_string(),
+        "sheet": "年齢表",
+        "range": "A1:I20",
+    }))
+    .unwrap();
+    let cells = keiri_api::workbook_read_range(&keiri_api::Context::new(ws.path()), read).unwrap();
+    let cells = serde_json::to_value(cells.cells).unwrap();
+    let at = |cell: String| {
+        cells
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["cell"] == cell.as_str())
+            .map(|c| c["value"].clone())
+            .unwrap_or(Value::Null)
+    };
+    let header = (1..=20)
+        .find(|r| at(format!("A{r}")) == "得意先")
+        .expect("a header row starting 得意先");
+    assert_eq!(at(format!("I{header}")), "区分不能");
+    (header + 1..=20)
+        .take_while(|r| !at(format!("A{r}")).is_null())
+        .map(|r| {
+            let customer = at(format!("A{r}")).as_str().unwrap().to_string();
+            let figures = ["B", "C", "D", "E", "F", "G", "H", "I"].map(|col| {
+                at(format!("{col}{r}"))
+                    .as_f64()
+                    .unwrap_or_else(|| panic!("{col}{r} is not a number")) as i64
+            });
+            (customer, figures)
+        })
+        .collect()
+}
+
+/// The vendor master's 名寄せ without an LLM, its headers fitted by meaning, nothing asked:
+/// the five groups of `samples/README.md` (法人格, width and spaces folded), the same code on
+/// two rows a warning and not a group, 株式会社山田商店 not with 山田商事, and the row without
+/// a name left out with a warning of the run.
+#[test]
+fn a_vendor_master_is_matched_by_name_into_groups_of_codes() {
+    let ws = workspace_with("samples/vendor_master.csv", "取引先マスタ.csv");
+    let composed = compose(
+        &ws,
+        "vendors",
+        "取引先マスタの名寄せをして、同じ会社が別コードで登録されていないか調べる",
+        "inputs/取引先マスタ.csv",
+        Some("{}"),
+    );
+    assert_eq!(composed["status"], "valid", "{composed:#}");
+    let (res, _) = run_plan(&ws);
+    let warnings: Vec<(&str, &str)> = res["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| (w["node"].as_str().unwrap(), w["code"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        warnings,
+        [
+            ("vendor_master_name_matching__keyed", "VALUES_MISSING"),
+            ("vendor_master_name_matching__quality", "ROWS_SKIPPED"),
+        ]
+    );
+    let candidates: Vec<(String, String, String)> =
+        node_rows(&ws, &res, "vendor_master_name_matching__candidates")
+            .iter()
+            .map(|r| {
+                let text = |k: &str| r[k].as_str().unwrap().to_string();
+                (text("代表コード"), text("取引先コード"), text("取引先名"))
+            })
+            .collect();
+    let want = [
+        ("V001", "V001", "株式会社山田商事"),
+        ("V001", "V003", "(株)山田商事"),
+        ("V001", "V006", "山田商事"),
+        ("V002", "V002", "東京事務機株式会社"),
+        ("V002", "V009", "東京事務機 株式会社"),
+        ("V004", "V004", "大阪運輸株式会社"),
+        ("V004", "V010", "大阪運輸(有)"),
+        ("V007", "V007", "クリーンサービス合同会社"),
+        ("V007", "V008", "クリーンサービス（同）"),
+        ("V012", "V012", "ＡＢＣシステム株式会社"),
+        ("V012", "V013", "ABCシステム(株)"),
+    ];
+    assert_eq!(
+        candidates,
+        want.map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()))
+    );
+    let groups: Vec<(String, i64)> = node_rows(&ws, &res, "vendor_master_name_matching__groups")
+        .iter()
+        .map(|r| {
+            (
+                r["代表コード"].as_str().unwrap().to_string(),
+                r["コード数"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        groups,
+        [
+            ("V001", 3),
+            ("V002", 2),
+            ("V004", 2),
+            ("V007", 2),
+            ("V012", 2)
+        ]
+        .map(|(c, n)| (c.to_string(), n))
+    );
+}
