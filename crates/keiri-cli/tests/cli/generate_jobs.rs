@@ -18,13 +18,7 @@ fn receivables_are_aged_by_customer_and_the_table_adds_up() {
     let by_due =
         "3月末時点で入金期日を過ぎている売掛金を得意先別にまとめて、滞留債権を洗い出したい";
     let asked = compose(&ws, "aging", by_due, "inputs/売掛金明細.csv", None);
-    assert_eq!(asked["status"], "needs_answers", "{asked:#}");
-    let ids: Vec<&str> = asked["requirements"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|q| q["id"].as_str().unwrap())
-        .collect();
+    let ids = questions(&asked);
     assert_eq!(ids, ["as_of_date"]);
 
     let as_of = Some(r#"{"as_of_date": "2025-03-31"}"#);
@@ -247,4 +241,97 @@ fn a_vendor_master_is_matched_by_name_into_groups_of_codes() {
         ]
         .map(|(c, n)| (c.to_string(), n))
     );
+}
+
+/// A 全銀 transfer file from a payment schedule (Shift_JIS, its headers fitted by meaning,
+/// the bank code 9 of a spreadsheet that dropped its zeros): the company's details are asked
+/// (seven questions), then the approved payments — V001, V014, V007, 1,177,000 in all — are
+/// the file's data records and the others (未承認, 差戻し) are listed as not transferred.
+#[test]
+fn approved_payments_become_a_zengin_transfer_file() {
+    let ws = workspace_with("samples/payables_approved.csv", "支払予定.csv");
+    let instruction = "承認済みの買掛金から全銀フォーマットの総合振込ファイルを作る";
+    let asked = compose(&ws, "furikomi", instruction, "inputs/支払予定.csv", None);
+    let ids = questions(&asked);
+    assert_eq!(
+        ids,
+        [
+            "company_code",
+            "company_name_kana",
+            "transfer_date",
+            "paying_bank_code",
+            "paying_branch_code",
+            "paying_account_type",
+            "paying_account_no"
+        ]
+    );
+    let answers = r#"{"company_code": "1234567890", "company_name_kana": "ケイリショウジ（カ",
+        "transfer_date": "2025-04-25", "paying_bank_code": "0001", "paying_branch_code": "100",
+        "paying_account_type": "普通", "paying_account_no": "7654321"}"#;
+    let composed = compose(
+        &ws,
+        "furikomi",
+        instruction,
+        "inputs/支払予定.csv",
+        Some(answers),
+    );
+    assert_eq!(composed["status"], "valid", "{composed:#}");
+    let (res, run_dir) = run_plan(&ws);
+    let bytes = std::fs::read(
+        run_dir.join("files/zengin_transfer_file__transfer/outputs/sogofurikomi.txt"),
+    )
+    .unwrap();
+    let records: Vec<&[u8]> = bytes
+        .split(|b| *b == b'\n')
+        .filter(|r| !r.is_empty())
+        .map(|r| r.strip_suffix(b"\r").unwrap())
+        .collect();
+    assert_eq!(records.len(), 6, "header, three payments, trailer, end");
+    assert!(records.iter().all(|r| r.len() == 120));
+    assert_eq!(&records[0][..14], b"12101234567890");
+    assert_eq!(&records[0][54..58], b"0425");
+    // Bank, account, amount and vendor code of each payment, at their offsets.
+    let field = |r: &[u8], at: std::ops::Range<usize>| String::from_utf8(r[at].to_vec()).unwrap();
+    let payments: Vec<[String; 4]> = records[1..4]
+        .iter()
+        .map(|r| {
+            [
+                field(r, 1..5),
+                field(r, 43..50),
+                field(r, 80..90),
+                field(r, 91..95),
+            ]
+        })
+        .collect();
+    let want = [
+        ["0005", "1234567", "0001100000", "V001"],
+        ["0009", "0765432", "0000055000", "V014"],
+        ["0001", "0012345", "0000022000", "V007"],
+    ];
+    assert_eq!(payments, want.map(|p| p.map(str::to_string)));
+    // ヤマダショウジ（カ in JIS X 0201: ﾔ ﾏ ﾀ ﾞ ｼ ﾖ ｳ ｼ ﾞ ( ｶ, then spaces to 30.
+    let name: &[u8] = &[
+        0xD4, 0xCF, 0xC0, 0xDE, 0xBC, 0xD6, 0xB3, 0xBC, 0xDE, 0x28, 0xB6,
+    ];
+    assert_eq!(&records[1][50..61], name);
+    assert!(records[1][61..80].iter().all(|b| *b == b' '));
+    assert_eq!(&records[4][..19], b"8000003000001177000");
+    assert_eq!(records[5][0], b'9');
+
+    let held: Vec<String> = node_rows(&ws, &res, "zengin_transfer_file__held")
+        .iter()
+        .map(|r| r["仕入先コード"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(held, ["V004", "V016"]);
+}
+
+/// The ids of the questions a composition that needs answers asks.
+fn questions(asked: &Value) -> Vec<&str> {
+    assert_eq!(asked["status"], "needs_answers", "{asked:#}");
+    asked["requirements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| q["id"].as_str().unwrap())
+        .collect()
 }

@@ -673,7 +673,24 @@ fn every_shipped_template_composes_alone() {
                 }
                 (None, Some(option), _) => option.clone(),
                 (None, None, keiri_plan::RequirementKind::Table) => json!([{"amount": 1}]),
-                _ if r.validation.is_some() => json!("2025-03-31"),
+                // The example its hint gives (例 1234567890, 普通 または 当座), else a date.
+                _ if r.validation.is_some() => {
+                    let pattern = r.validation.as_ref().and_then(|v| v.regex.clone());
+                    let fits = |v: &str| {
+                        pattern
+                            .as_deref()
+                            .is_none_or(|p| regex::Regex::new(p).unwrap().is_match(v))
+                    };
+                    let hint = r.hint.clone().unwrap_or_default();
+                    let example = hint.trim_start_matches("例").trim().to_string();
+                    let first = example.split_whitespace().next().unwrap_or("").to_string();
+                    json!(
+                        [example, first]
+                            .into_iter()
+                            .find(|v| fits(v))
+                            .unwrap_or_else(|| "2025-03-31".to_string())
+                    )
+                }
                 _ => json!("x@example.co.jp"),
             };
             answers.insert(r.id.clone(), value);

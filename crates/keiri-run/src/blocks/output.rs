@@ -21,6 +21,7 @@
 //!   definition, which is Windows-31J = CP932, the encoding Japanese software means).
 //! * `unicode-width` counts East Asian wide characters as two columns for column widths.
 
+mod bank_zengin_transfer;
 mod csv_write;
 mod excel_patch_workbook;
 mod excel_write_table;

@@ -18,3 +18,4 @@ mod traced;
 mod transforms;
 mod ui;
 mod warnings;
+mod zengin;
