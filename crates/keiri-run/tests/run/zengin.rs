@@ -175,3 +175,28 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     files
 }
+
+#[test]
+fn the_customer_code_is_blank_without_a_column_and_a_column_named_must_exist() {
+    let rows = json!([
+        {"銀行コード": "0005", "支店コード": "001", "預金種目": "普通",
+         "口座番号": "1234567", "口座名義カナ": "ﾔﾏﾀﾞ", "支払額": 1000},
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    // "" is the answer "the file has no such column": the 20 bytes are blank.
+    let mut without = inputs(rows.clone());
+    without["customer_code_field"] = json!("");
+    let out = run_block("bank.zengin_transfer", dir.path(), without).unwrap();
+    let bytes = std::fs::read(out["out_path"].as_str().unwrap()).unwrap();
+    let data = &bytes[122..242];
+    assert_eq!(data[0], b'2');
+    assert_eq!(&data[90..112], b"0                    7");
+    // A column the plan names that the rows lack is an error, not blanks.
+    let err = run_block("bank.zengin_transfer", dir.path(), inputs(rows)).unwrap_err();
+    assert_eq!(err.code, keiri_run::block::ErrorCode::ColumnNotFound);
+    assert!(
+        err.message_ja.contains("仕入先コード"),
+        "{}",
+        err.message_ja
+    );
+}
