@@ -110,8 +110,16 @@ pub fn apply(
         .iter()
         .flat_map(|t| t.instruction_values.iter())
         .collect();
+    let fixed: Vec<&keiri_plan::FixedValues> = templates
+        .iter()
+        .flat_map(|t| t.instruction_fixed.iter())
+        .collect();
     let mut notes = Vec::new();
     for s in stated(instruction) {
+        if let Some(note) = fixed_note(&s, &fixed, lang) {
+            notes.push(note);
+            continue;
+        }
         let named: Vec<&String> = settings
             .iter()
             .filter(|(_, v)| v.unit == s.unit)
@@ -161,6 +169,46 @@ pub fn apply(
     }
     notes.extend(choose(instruction, templates, plan, lang));
     notes
+}
+
+/// The note for a number stated beside the words of numbers a template's steps use as they
+/// are: confirmed when it is one of them, said to differ when not. `None` when no such group
+/// of the same unit is named in its clause.
+fn fixed_note(s: &Stated, fixed: &[&keiri_plan::FixedValues], lang: Lang) -> Option<String> {
+    let group = fixed
+        .iter()
+        .find(|f| f.unit == s.unit && f.words.iter().any(|w| s.clause.contains(&normalized(w))))?;
+    let value = s.value.as_f64()?;
+    let unit = match (s.unit, lang) {
+        (ValueUnit::Days, Lang::Ja) => "日",
+        (ValueUnit::Days, Lang::En) => " days",
+        (ValueUnit::Yen, Lang::Ja) => "円",
+        (ValueUnit::Yen, Lang::En) => " yen",
+        (ValueUnit::Percent, _) => "",
+    };
+    let list = group
+        .values
+        .iter()
+        .map(|v| format!("{v}{unit}"))
+        .collect::<Vec<_>>()
+        .join(match lang {
+            Lang::Ja => "・",
+            Lang::En => ", ",
+        });
+    let text = &s.text;
+    let same = group.values.iter().any(|v| (v - value).abs() < 1e-9);
+    Some(match (same, lang) {
+        (true, Lang::Ja) => format!("指示の「{text}」はこのプランの区切り（{list}）のとおりです"),
+        (true, Lang::En) => {
+            format!("the instruction's {text:?} is one of this plan's own ({list})")
+        }
+        (false, Lang::Ja) => format!(
+            "指示の「{text}」の区切りはこのプランにはありません（{list} で分けます）。変えるにはプランの手順を直してください"
+        ),
+        (false, Lang::En) => format!(
+            "the instruction's {text:?} is not one of this plan's own ({list}); change the plan's steps for it"
+        ),
+    })
 }
 
 /// Sets the settings of `templates` that a word of `instruction` chooses (their

@@ -68,8 +68,9 @@ pub use requirements::{
 };
 pub use resolve::{Lookup, ResolveError, resolve, resolve_json};
 pub use template::{
-    ExportSpec, ImportSpec, InstructionValue, RequirementHint, TemplateFinding, TemplateSpec,
-    Templates, UiSuggestion, ValueUnit, load_template, validate_template, validate_templates,
+    ExportSpec, FixedValues, ImportSpec, InstructionValue, RequirementHint, TemplateFinding,
+    TemplateSpec, Templates, UiSuggestion, ValueUnit, load_template, validate_template,
+    validate_templates,
 };
 pub use validate::{Finding, Options, Severity, has_errors, validate};
 pub use workspace::{Loaded, Workspace};

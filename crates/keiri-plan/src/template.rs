@@ -39,6 +39,19 @@ pub struct InstructionValue {
     pub words: Vec<String>,
 }
 
+/// Numbers a template's steps use as they are (an aging's 30, 60 and 90 days): a number of
+/// that unit the instruction states beside one of the words is confirmed when it is one of
+/// them and said to differ when not, rather than taken for a setting no step has.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FixedValues {
+    pub unit: ValueUnit,
+    /// In the unit's terms (days, yen, a fraction for percent).
+    pub values: Vec<f64>,
+    /// At least one must be in the clause that states the number.
+    pub words: Vec<String>,
+}
+
 /// The unit of a number an instruction states.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -86,6 +99,9 @@ pub struct TemplateSpec {
     /// in one instruction choose neither, and say so.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub instruction_choices: IndexMap<String, IndexMap<String, Vec<String>>>,
+    /// Numbers the steps use as they are, which an instruction may state (see [`FixedValues`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub instruction_fixed: Vec<FixedValues>,
     /// What the snippet needs from outside, by name; used inside as `${vars.<name>}`.
     #[serde(default)]
     pub imports: IndexMap<String, ImportSpec>,
@@ -433,7 +449,26 @@ pub fn validate_template(
     check_ui_suggestions(&mut c, catalog);
     check_instruction_values(&mut c);
     check_instruction_choices(&mut c);
+    check_instruction_fixed(&mut c);
     c.findings
+}
+
+/// Every group of fixed numbers has numbers and words.
+fn check_instruction_fixed(c: &mut Checker<'_>) {
+    let t = c.template;
+    for (i, fixed) in t.instruction_fixed.iter().enumerate() {
+        if fixed.values.is_empty() || fixed.words.iter().all(|w| w.trim().is_empty()) {
+            c.error(
+                "template.instruction_value_unknown",
+                None,
+                format!("/instruction_fixed/{i}"),
+                (
+                    "instruction_fixed の各要素には values と words が必要です".to_string(),
+                    "each instruction_fixed entry needs values and words".to_string(),
+                ),
+            );
+        }
+    }
 }
 
 /// Every setting a word may choose is one of the template's vars, its default one of the

@@ -88,3 +88,26 @@ async fn a_word_of_the_instruction_chooses_the_setting_it_names() {
         result.notes
     );
 }
+
+#[tokio::test]
+async fn numbers_a_template_uses_as_they_are_are_confirmed_or_said_to_differ() {
+    // The aging buckets are 30, 60 and 90 days; the follow-up threshold is a setting.
+    let result = compose(
+        "売掛金の年齢表を作りたい。30日・45日・90日超に分け、120日を超えて滞留しているものは督促する",
+    )
+    .await;
+    assert_eq!(result.templates, ["receivables_aging"]);
+    assert_eq!(result.plan.vars["overdue_alert_days"], json!(120));
+    for note in [
+        "指示の「30日」はこのプランの区切り（30日・60日・90日）のとおりです",
+        "指示の「45日」の区切りはこのプランにはありません（30日・60日・90日 で分けます）。変えるにはプランの手順を直してください",
+        "指示の「90日」はこのプランの区切り（30日・60日・90日）のとおりです",
+        "指示の「120日」を設定 overdue_alert_days に使いました（既定 60 → 120）",
+    ] {
+        assert!(
+            result.notes.iter().any(|n| n == note),
+            "{note}: {:#?}",
+            result.notes
+        );
+    }
+}

@@ -139,6 +139,23 @@ fn instruction_choices_name_a_text_default_among_their_values() {
 }
 
 #[test]
+fn instruction_fixed_names_values_and_words() {
+    let with = |fixed: &str| CLEAN.replace("vars_defaults:", &format!("{fixed}vars_defaults:"));
+    check(
+        &with("instruction_fixed:\n  - {unit: days, values: [30, 60], words: [区分]}\n"),
+        &[],
+    );
+    check(
+        &with("instruction_fixed:\n  - {unit: days, values: [], words: [区分]}\n"),
+        &["template.instruction_value_unknown@/instruction_fixed/0"],
+    );
+    check(
+        &with("instruction_fixed:\n  - {unit: days, values: [30], words: []}\n"),
+        &["template.instruction_value_unknown@/instruction_fixed/0"],
+    );
+}
+
+#[test]
 fn header_rules() {
     // The loader refuses a file without an id; a template built in memory can still lack one.
     let mut t = template(CLEAN);
