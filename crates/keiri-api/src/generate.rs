@@ -366,7 +366,8 @@ pub async fn plan_generate(
         .with_retriever(&prepared.retriever)
         .with_progress(ptx)
         .with_subflow_plans(prepared.subflow_plans)
-        .with_file_schemas(prepared.file_schemas);
+        .with_file_schemas(prepared.file_schemas)
+        .with_attached(req.docs.clone());
     if req.verify_by_running {
         dctx = dctx.with_verifier(&verify);
     }

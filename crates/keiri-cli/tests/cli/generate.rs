@@ -568,6 +568,17 @@ pub(super) fn compose(
     doc: &str,
     answers: Option<&str>,
 ) -> Value {
+    compose_docs(ws, plan_id, instruction, &[doc], answers)
+}
+
+/// [`compose`] with several attached files.
+pub(super) fn compose_docs(
+    ws: &tempfile::TempDir,
+    plan_id: &str,
+    instruction: &str,
+    docs: &[&str],
+    answers: Option<&str>,
+) -> Value {
     let mut cmd = keiri(ws.path());
     for v in LLM_VARS {
         cmd.env_remove(v);
@@ -580,14 +591,10 @@ pub(super) fn compose(
         "--apply-mode",
         "compose",
     ])
-    .args([
-        "--plan-id",
-        plan_id,
-        "--instruction",
-        instruction,
-        "--docs",
-        doc,
-    ]);
+    .args(["--plan-id", plan_id, "--instruction", instruction]);
+    for doc in docs {
+        cmd.args(["--docs", doc]);
+    }
     if let Some(answers) = answers {
         put(&ws.path().join("answers.json"), answers);
         cmd.arg("--answers")

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::generate::{compose, run_plan, workspace_with};
+use super::generate::{compose, compose_docs, run_plan, workspace_with};
 
 /// Receivables aged without an LLM from an export of the sales system (Shift_JIS, CRLF, blank
 /// lines at the end, dates in three notations, △ for a credit note) whose Japanese headers are
@@ -345,4 +345,78 @@ fn questions(asked: &Value) -> Vec<&str> {
         .iter()
         .map(|q| q["id"].as_str().unwrap())
         .collect()
+}
+
+/// A purchase ledger against a ZIP of its evidence, both attached, nothing asked: worked out
+/// by hand in `samples/README.md` — INV-2025-0301 is found written in full-width, TJ-2025-08812
+/// in a CSV's line (48400 beside 20), OS-5512 in a file name whose text says 50,000 for the
+/// ledger's 55,000; CL-2025-031 has no evidence, 12 is too short to look up (a warning), J-006
+/// has no number; the receipt and the scan are unused, the scan without text.
+#[test]
+fn a_ledger_is_vouched_against_a_zip_of_evidence() {
+    let ws = workspace_with("samples/purchase_ledger.csv", "仕入帳.csv");
+    std::fs::copy(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../samples/evidence_2025-03.zip"),
+        ws.path().join("inputs/証憑.zip"),
+    )
+    .unwrap();
+    let composed = compose_docs(
+        &ws,
+        "vouching",
+        "証憑ZIPの中の請求書と仕入帳を突き合わせて、証憑のない仕訳を洗い出す",
+        &["inputs/仕入帳.csv", "inputs/証憑.zip"],
+        Some("{}"),
+    );
+    assert_eq!(composed["status"], "valid", "{composed:#}");
+    let (res, run_dir) = run_plan(&ws);
+    let warnings = res["warnings"].to_string();
+    assert!(warnings.contains("ROWS_SKIPPED"), "{res:#}");
+    let read = |name: &str| -> Value {
+        let path = run_dir
+            .join("outputs/evidence_reconciliation__lookup")
+            .join(name);
+        serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+    };
+    let pick = |rows: &Value, key: &str| -> Vec<(String, Value)> {
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .map(|r| (r["伝票番号"].as_str().unwrap().to_string(), r[key].clone()))
+            .collect()
+    };
+    let found = read("found.json");
+    assert_eq!(
+        pick(&found, "evidence_files"),
+        [
+            ("J-001".to_string(), Value::from("請求書_山田商事_0301.txt")),
+            ("J-002".to_string(), Value::from("tokyo_jimuki_202503.csv")),
+            ("J-003".to_string(), Value::from("大阪運輸_OS5512.txt")),
+        ]
+    );
+    assert_eq!(
+        pick(&found, "amount_agrees"),
+        [
+            ("J-001".to_string(), Value::Bool(true)),
+            ("J-002".to_string(), Value::Bool(true)),
+            ("J-003".to_string(), Value::Bool(false)),
+        ]
+    );
+    assert_eq!(
+        pick(&read("missing.json"), "reason"),
+        [
+            ("J-004".to_string(), Value::from("証憑が見つかりません")),
+            ("J-005".to_string(), Value::from("番号が短すぎて探せません")),
+            ("J-006".to_string(), Value::from("番号がありません")),
+        ]
+    );
+    let unused: Vec<String> = read("unused_files.json")
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(unused, ["領収書_文具店.txt", "scan_0007.jpg"]);
+    let summary = read("summary.json");
+    assert_eq!(summary["amount_disagrees"], 1);
+    assert_eq!(summary["files_without_text"], 1);
 }

@@ -157,6 +157,9 @@ pub struct Context<'a> {
     /// The tables of the attached CSV/Excel files (headers and types): offered to the
     /// wiring stage, checked by validation (`column.unknown`), fitted by compose.
     pub file_schemas: Vec<keiri_plan::FileSchema>,
+    /// Every attached file (workspace-relative, as attached), tables or not: a file question
+    /// exactly one of them fits is answered with it (an evidence ZIP, not only a CSV).
+    pub attached: Vec<String>,
 }
 
 /// See [`Context::verify`]. The run is blocking work on the caller's side, so the verifier
@@ -180,12 +183,19 @@ impl<'a> Context<'a> {
             retriever: None,
             verify: None,
             file_schemas: Vec::new(),
+            attached: Vec::new(),
         }
     }
 
     /// The attached files' tables (see [`Context::file_schemas`]).
     pub fn with_file_schemas(mut self, files: Vec<keiri_plan::FileSchema>) -> Context<'a> {
         self.file_schemas = files;
+        self
+    }
+
+    /// The attached files (see [`Context::attached`]).
+    pub fn with_attached(mut self, paths: Vec<String>) -> Context<'a> {
+        self.attached = paths;
         self
     }
 

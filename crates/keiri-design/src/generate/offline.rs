@@ -192,8 +192,8 @@ fn no_fit(
 }
 
 /// Answers for the file questions the attached files settle: a `file` question nobody answered
-/// whose accepted extensions exactly one attached table file has (the invoice CSV question
-/// and the one CSV attached), with a note for each. Two candidates (three CSVs for three
+/// whose accepted extensions exactly one attached file has (the invoice CSV question and the
+/// one CSV attached, the evidence ZIP question and the one ZIP), with a note for each. Two candidates (three CSVs for three
 /// questions) stay questions: which is which is the user's to say.
 fn attached_file_answers(
     requirements: &[Requirement],
@@ -212,12 +212,15 @@ fn attached_file_answers(
                 .as_deref()
                 .is_none_or(|accept| keiri_plan::requirements::accepts_path(accept, path))
         };
-        let fits: Vec<&str> = ctx
+        let mut fits: Vec<&str> = ctx
             .file_schemas
             .iter()
             .map(|f| f.path.as_str())
+            .chain(ctx.attached.iter().map(String::as_str))
             .filter(|p| accepts(p))
             .collect();
+        fits.sort_unstable();
+        fits.dedup();
         let [path] = fits.as_slice() else {
             continue;
         };

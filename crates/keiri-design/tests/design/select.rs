@@ -96,8 +96,12 @@ fn a_shared_word_does_not_choose_a_template() {
     check("固定資産台帳から今月の減価償却費を計算して仕訳を作る", &[]);
     // Two text files compared: not a close checklist or a three-way match.
     check("2つのテキストファイルを比較して差分を出す", &[]);
-    // An evidence ZIP against the ledger: not three-way match + bank reconciliation.
-    check("証憑のZIPの請求書PDFを仕訳帳と照合する", &[]);
+    // An evidence ZIP against the ledger: its own template now, not three-way match + bank
+    // reconciliation for sharing 請求書 and 照合.
+    check(
+        "証憑のZIPの請求書PDFを仕訳帳と照合する",
+        &["evidence_reconciliation"],
+    );
 }
 
 /// Duplicates in an invoice CSV are one job: the three-way match, which shares 請求書 with

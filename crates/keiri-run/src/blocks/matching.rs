@@ -21,6 +21,7 @@
 mod bank_reconciliation;
 mod blocking;
 mod duplicate_invoices;
+mod evidence_lookup;
 mod exact_match;
 mod fuzzy_match;
 mod semantic_topk;

@@ -641,3 +641,27 @@ fn semantic_topk_ranks_by_shared_words_without_an_embedder() {
                "unmatched": []}),
     );
 }
+
+#[test]
+fn evidence_lookup_needs_the_columns_it_is_told_to_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = json!([{"伝票番号": "J-1", "請求書番号": "INV-0001", "金額": 1000}]);
+    let files = json!([{"name": "a.txt", "text_excerpt": "請求書番号 inv 0001 金額 1,000円"}]);
+    // Found with case, spaces and the hyphen folded; the amount written with a separator.
+    let out = run_block(
+        "matching.evidence_lookup",
+        dir.path(),
+        json!({"rows": rows, "files": files, "number_field": "請求書番号", "amount_field": "金額"}),
+    )
+    .unwrap();
+    assert_eq!(out["found"][0]["evidence_files"], "a.txt");
+    assert_eq!(out["found"][0]["amount_agrees"], true);
+    // A number column the rows lack is an error, never "no evidence" for every row.
+    let err = run_block(
+        "matching.evidence_lookup",
+        dir.path(),
+        json!({"rows": rows, "files": files, "number_field": "invoice_no"}),
+    )
+    .unwrap_err();
+    assert_eq!(err.code, keiri_run::block::ErrorCode::ColumnNotFound);
+}
