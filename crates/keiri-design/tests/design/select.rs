@@ -96,6 +96,16 @@ fn a_shared_word_does_not_choose_a_template() {
     check("固定資産台帳から今月の減価償却費を計算して仕訳を作る", &[]);
     // Two text files compared: not a close checklist or a three-way match.
     check("2つのテキストファイルを比較して差分を出す", &[]);
+    // Withholding tax computed from pay: 給与 names the domain, not the payroll check's job
+    // (comparing months, flagging changes).
+    check(
+        "毎月の給与から源泉徴収税額を計算して、納付書用に月別で集計する",
+        &[],
+    );
+    check(
+        "給与を前月と比べて大きく変わった社員を洗い出す",
+        &["payroll_anomaly_check"],
+    );
     // An evidence ZIP against the ledger: its own template now, not three-way match + bank
     // reconciliation for sharing 請求書 and 照合.
     check(
