@@ -26,6 +26,34 @@ pub const PARTS: &[Part] = &[
         words: &["excel", "エクセル", "xlsx", "ワークブック", "workbook"],
         blocks: &["excel.write_table", "excel.patch_workbook"],
     },
+    // An export the instruction asks for as CSV: the words say output, since CSV alone is
+    // mostly the file the job reads (請求書CSVから…).
+    Part {
+        id: "csv",
+        label_ja: "CSV ファイルへの出力",
+        label_en: "a CSV file",
+        words: &[
+            "csvで出力",
+            "csvに出力",
+            "csvファイルに出力",
+            "csvで書き出",
+            "csvに書き出",
+            "csvファイルに書き出",
+            "csvで保存",
+            "csvに保存",
+            "csvで出し",
+            "csvにして",
+            "csvでエクスポート",
+            "csvにエクスポート",
+            "export to csv",
+            "export as csv",
+            "as a csv",
+            "to a csv",
+            "csv export",
+            "csv output",
+        ],
+        blocks: &["csv.write", "journal.export"],
+    },
     Part {
         id: "report",
         label_ja: "レポート（報告書）",
@@ -192,7 +220,7 @@ pub fn missing(instruction: &str, chosen: &[&TemplateSpec]) -> Vec<&'static Part
 /// Templates, by id, that serve a missing part other than an Excel file and compose after
 /// `chosen`: each added only when the composition still succeeds. Returns the extended list.
 /// An Excel file alone is no reason for a report template's notification: the composed plan
-/// gets a plain workbook step instead ([`excel_step`]).
+/// gets a plain workbook step instead ([`output_steps`]); so does a CSV file.
 pub fn complete<'t>(
     instruction: &str,
     chosen: Vec<&'t TemplateSpec>,
@@ -200,7 +228,7 @@ pub fn complete<'t>(
 ) -> Vec<&'t TemplateSpec> {
     let mut chosen = chosen;
     for part in missing(instruction, &chosen) {
-        if part.id == "excel" {
+        if matches!(part.id, "excel" | "csv") {
             continue;
         }
         let blocks: Vec<&str> = chosen.iter().flat_map(|t| template_blocks(t)).collect();
@@ -226,60 +254,93 @@ pub fn complete<'t>(
     chosen
 }
 
-/// The id of the step [`excel_step`] adds.
+/// The id of the step [`output_steps`] adds for an Excel file.
 pub const EXCEL_STEP: &str = "excel_output";
+/// The id of the step [`output_steps`] adds for a CSV file.
+pub const CSV_STEP: &str = "csv_output";
 
-/// A step that writes the composition's result rows to a new workbook, for an instruction that
-/// asks for an Excel file when no chosen template writes one: the rows are the last template's
-/// first table export (the flow's result), the file `outputs/<plan id>.xlsx`, the sheet named
-/// after that template. `None` when the plan already writes a workbook, Excel is not asked
-/// for, or no template exports a table.
-pub fn excel_step(
+/// Steps that write the composition's result rows to a new file, for an instruction that asks
+/// for an Excel or a CSV file when no chosen template writes one: the rows are the last
+/// template's first table export (the flow's result), the file `outputs/<plan id>.xlsx` (the
+/// sheet named after that template) or `outputs/<plan id>.csv` (UTF-8 with a BOM, which
+/// Excel opens; Shift_JIS when the instruction says so). Empty when neither is asked for, the
+/// plan already writes it, or no template exports a table.
+pub fn output_steps(
     instruction: &str,
     composition: &Composition,
     templates: &[&TemplateSpec],
     plan_id: &str,
-) -> Option<Node> {
-    let excel = asked(instruction).into_iter().find(|p| p.id == "excel")?;
-    if serves(excel, &plan_blocks(&composition.plan)) {
-        return None;
-    }
-    let (template, export) = templates.iter().rev().find_map(|t| {
+) -> Vec<Node> {
+    let Some((template, export)) = templates.iter().rev().find_map(|t| {
         composition
             .exports
             .iter()
             .find(|e| e.template == t.id && e.ty.types() == [ValueType::Array])
             .map(|e| (*t, e))
-    })?;
-    serde_json::from_value(serde_json::json!({
-        "id": EXCEL_STEP,
-        "description": format!("{}の結果（{}）をExcelに書き出す", template.title, export.name),
-        "block": "excel.write_table",
-        "in": {
-            "rows": export.reference,
-            "out_dir": "outputs",
-            "out_name": format!("{plan_id}.xlsx"),
-            "sheet_name": template.title,
-            "title": template.title,
-        },
-        "out": {"out_path": "out_path"},
-    }))
-    .ok()
+    }) else {
+        return Vec::new();
+    };
+    let text = normalized(instruction);
+    let blocks = plan_blocks(&composition.plan);
+    asked(instruction)
+        .into_iter()
+        .filter(|p| matches!(p.id, "excel" | "csv") && !serves(p, &blocks))
+        .filter_map(|part| {
+            let step = if part.id == "excel" {
+                serde_json::json!({
+                    "id": EXCEL_STEP,
+                    "description": format!("{}の結果（{}）をExcelに書き出す", template.title, export.name),
+                    "block": "excel.write_table",
+                    "in": {
+                        "rows": export.reference,
+                        "out_dir": "outputs",
+                        "out_name": format!("{plan_id}.xlsx"),
+                        "sheet_name": template.title,
+                        "title": template.title,
+                    },
+                    "out": {"out_path": "out_path"},
+                })
+            } else {
+                let sjis = ["shift_jis", "shift-jis", "sjis", "cp932", "シフトjis"]
+                    .iter()
+                    .any(|w| text.contains(w));
+                serde_json::json!({
+                    "id": CSV_STEP,
+                    "description": format!("{}の結果（{}）をCSVに書き出す", template.title, export.name),
+                    "block": "csv.write",
+                    "in": {
+                        "rows": export.reference,
+                        "out_dir": "outputs",
+                        "out_name": format!("{plan_id}.csv"),
+                        "encoding": if sjis { "cp932" } else { "utf-8-sig" },
+                    },
+                    "out": {"out_path": "out_path"},
+                })
+            };
+            serde_json::from_value(step).ok()
+        })
+        .collect()
 }
 
-/// The note for the step [`excel_step`] added.
-pub fn excel_step_note(node: &Node, lang: Lang) -> String {
+/// The note for a step [`output_steps`] added.
+pub fn output_step_note(node: &Node, lang: Lang) -> String {
     let name = node
         .inputs
         .get("out_name")
         .and_then(|v| v.as_str())
         .unwrap_or_default();
+    let (part_ja, part_en) = if node.id == CSV_STEP {
+        ("CSV ファイルへの出力", "a CSV file")
+    } else {
+        ("Excel ファイルへの出力", "an Excel file")
+    };
+    let id = &node.id;
     match lang {
         Lang::Ja => format!(
-            "指示にある「Excel ファイルへの出力」のため、結果の行を outputs/{name} に書き出す手順 {EXCEL_STEP} を加えました"
+            "指示にある「{part_ja}」のため、結果の行を outputs/{name} に書き出す手順 {id} を加えました"
         ),
         Lang::En => format!(
-            "the instruction asks for an Excel file: step {EXCEL_STEP} writes the result rows to outputs/{name}"
+            "the instruction asks for {part_en}: step {id} writes the result rows to outputs/{name}"
         ),
     }
 }

@@ -397,10 +397,9 @@ pub fn compose_plan(
     };
     let mut plan = composition.plan.clone();
     plan.description = Some(instruction.trim().to_string());
-    if let Some(step) =
-        crate::intent::excel_step(instruction, &composition, &templates, &options.plan_id)
+    for step in crate::intent::output_steps(instruction, &composition, &templates, &options.plan_id)
     {
-        notes.push(crate::intent::excel_step_note(&step, options.lang));
+        notes.push(crate::intent::output_step_note(&step, options.lang));
         plan.graph.push(step);
     }
     notes.extend(crate::values::apply(

@@ -84,18 +84,7 @@ async fn compose_says_which_part_of_the_instruction_the_named_templates_do_not_s
     )
     .await
     .unwrap();
-    assert_eq!(result.templates, ["invoice_duplicate_detection"]);
-    let step = result
-        .plan
-        .graph
-        .iter()
-        .find(|n| n.id == "excel_output")
-        .unwrap_or_else(|| panic!("{:#?}", result.plan.graph));
-    assert_eq!(step.block.as_deref(), Some("excel.write_table"));
-    assert_eq!(
-        step.inputs["rows"],
-        "${invoice_duplicate_detection__detect.duplicates}"
-    );
+    result_step(&result, "excel_output", "excel.write_table");
     assert!(
         result.notes.iter().all(|n| !n.contains("含まれていません")),
         "{:?}",
@@ -356,4 +345,62 @@ async fn rule_conditions_are_never_merged_into_another_question() {
         node.inputs["rules"].as_array().map(Vec::len),
         snippet.inputs["rules"].as_array().map(Vec::len)
     );
+}
+
+/// A CSV export the instruction asks for gets a `csv.write` step on the flow's result rows
+/// (Shift_JIS when it says so); a CSV the job only reads gets none.
+#[tokio::test]
+async fn a_csv_export_asked_for_gets_a_csv_step_and_a_csv_read_does_not() {
+    let (catalog, templates) = (catalog(), templates());
+    let ctx = Context::new(&catalog, &templates);
+    let options = compose_options(&[], Map::new());
+    let result = keiri_design::generate_plan(
+        "請求書CSVから重複を検出して、結果をShift_JISのCSVで出力する",
+        "",
+        &options,
+        &ctx,
+    )
+    .await
+    .unwrap();
+    let step = result_step(&result, "csv_output", "csv.write");
+    assert_eq!(step.inputs["encoding"], "cp932");
+    assert!(
+        result
+            .notes
+            .iter()
+            .any(|n| n.contains("手順 csv_output を加えました")),
+        "{:?}",
+        result.notes
+    );
+
+    let result = keiri_design::generate_plan("請求書CSVから重複を検出する", "", &options, &ctx)
+        .await
+        .unwrap();
+    assert!(
+        result.plan.graph.iter().all(|n| n.id != "csv_output"),
+        "{:#?}",
+        result.plan.graph
+    );
+}
+
+/// The step `id` an invoice-duplicates composition added: its block, and the duplicates it
+/// writes.
+fn result_step<'r>(
+    result: &'r keiri_design::GeneratedPlan,
+    id: &str,
+    block: &str,
+) -> &'r keiri_plan::Node {
+    assert_eq!(result.templates, ["invoice_duplicate_detection"]);
+    let step = result
+        .plan
+        .graph
+        .iter()
+        .find(|n| n.id == id)
+        .unwrap_or_else(|| panic!("{:#?}", result.plan.graph));
+    assert_eq!(step.block.as_deref(), Some(block));
+    assert_eq!(
+        step.inputs["rows"],
+        "${invoice_duplicate_detection__detect.duplicates}"
+    );
+    step
 }
