@@ -54,6 +54,23 @@ pub fn columns_of(rows: &[Row]) -> Vec<String> {
     seen.into_iter().collect()
 }
 
+/// `COLUMN_NOT_FOUND` naming every column the rows have when no row of `rows` has one of
+/// `names` (a column the plan names that the file lacks); rows that are none lack nothing.
+pub fn require_columns<'a>(
+    rows: &[Row],
+    names: impl IntoIterator<Item = &'a str>,
+) -> Result<(), BlockError> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    for name in names {
+        if rows.iter().all(|r| !r.contains_key(name)) {
+            return Err(BlockError::missing_column(name, &columns_of(rows)));
+        }
+    }
+    Ok(())
+}
+
 impl Value {
     /// The value as rows: a table's rows, or a JSON array whose items are all objects.
     pub fn to_rows(&self) -> Result<Vec<Row>, BlockError> {

@@ -38,15 +38,7 @@ pub(super) fn explain_variances(
     let rate_limit = inputs.f64("threshold_rate")?.unwrap_or(0.1);
     let amount_limit = inputs.f64("threshold_amount")?.unwrap_or(0.0);
     let language = language_instruction(inputs)?;
-    let columns: Vec<String> = rows
-        .first()
-        .map(|r| r.keys().cloned().collect())
-        .unwrap_or_default();
-    for field in [account_field, current_field, comparison_field] {
-        if !rows.is_empty() && !rows.iter().any(|r| r.contains_key(field)) {
-            return Err(BlockError::missing_column(field, &columns));
-        }
-    }
+    crate::value::require_columns(&rows, [account_field, current_field, comparison_field])?;
     let mut out = Vec::with_capacity(rows.len());
     let mut flagged_rows = Vec::new();
     for (i, row) in rows.into_iter().enumerate() {

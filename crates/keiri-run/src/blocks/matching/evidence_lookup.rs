@@ -32,12 +32,10 @@ fn evidence_lookup(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, B
         .str("amount_field")?
         .filter(|f| !f.trim().is_empty())
         .map(str::to_string);
-    for column in std::iter::once(&number_field).chain(amount_field.as_ref()) {
-        if !rows.is_empty() && rows.iter().all(|r| !r.contains_key(column)) {
-            let existing: Vec<String> = rows[0].keys().cloned().collect();
-            return Err(BlockError::missing_column(column, &existing));
-        }
-    }
+    crate::value::require_columns(
+        &rows,
+        std::iter::once(number_field.as_str()).chain(amount_field.as_deref()),
+    )?;
     // Each file's name, its name and text folded for numbers, and its text in NFKC for
     // amounts (spaces kept: `20 48400` are two figures).
     let folded: Vec<(String, String, String)> = files

@@ -51,16 +51,13 @@ fn zengin_transfer(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, B
             .filter(|c| !c.trim().is_empty())
             .map(str::to_string),
     };
-    for column in fields
-        .required()
-        .into_iter()
-        .chain(fields.customer_code.as_deref())
-    {
-        if rows.iter().all(|r| !r.contains_key(column)) {
-            let existing: Vec<String> = rows[0].keys().cloned().collect();
-            return Err(BlockError::missing_column(column, &existing));
-        }
-    }
+    crate::value::require_columns(
+        &rows,
+        fields
+            .required()
+            .into_iter()
+            .chain(fields.customer_code.as_deref()),
+    )?;
     let mut records = vec![header];
     let (mut problems, mut cut) = (Vec::new(), Vec::new());
     let mut total: u64 = 0;
