@@ -38,7 +38,7 @@ LIMIT = 1200
 # path -> its line count when listed (it may shrink, never grow, and leaves the list once under
 # the limit).
 KNOWN_LARGE = {
-    "crates/keiri-run/src/engine.rs": 1308,
+    "crates/keiri-run/src/engine.rs": 1271,
 }
 
 # crate -> size of its largest import cycle (files) when listed.

@@ -502,6 +502,9 @@ pending_approval, change_id) and saved only after approval.";
     ) -> Result<Value, ToolError> {
         let mut env = keiri_xlsx::PatchEnv::new(ctx.policy.clone());
         env.on_conflict_default = ctx.on_conflict_default;
+        // A client's `notifications/cancelled` stops the patch; nothing is written then.
+        let cancel = ctx.cancel.clone();
+        env.stop = keiri_xlsx::Stop::when(move || cancel.is_cancelled());
         let xlsx_error = |e: keiri_xlsx::Error| ToolError::from_code(e.code(), e.to_string());
         if ctx.writes == Writes::Direct {
             let res = keiri_xlsx::patch(&req, &env).map_err(xlsx_error)?;

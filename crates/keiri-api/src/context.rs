@@ -54,6 +54,11 @@ pub struct Context {
     /// The catalog and templates, loaded once and reloaded only when a spec or template file
     /// changes; shared by every clone of the context.
     pub specs: Arc<keiri_plan::Workspace>,
+    /// Set when the caller of the current call goes away: the HTTP connection of a plain
+    /// call closes. Each call's blocking work gets its own child ([`crate::stream::blocking`]),
+    /// and the work that can stop part-way (a workbook patch) looks at it; a stopped patch
+    /// writes nothing.
+    pub cancel: keiri_llm::CancellationToken,
 }
 
 impl Context {
@@ -98,6 +103,7 @@ impl Context {
             running: crate::run::Running::default(),
             interactive: false,
             specs: Arc::new(keiri_plan::Workspace::new()),
+            cancel: keiri_llm::CancellationToken::new(),
         }
     }
 

@@ -220,6 +220,7 @@ impl From<&keiri_xlsx::Error> for ErrorCode {
             E::Budget(_) => ErrorCode::PreflightTimeout,
             E::SheetNotFound { .. } => ErrorCode::SheetNotFound,
             E::LimitExceeded(_) => ErrorCode::LimitExceeded,
+            E::Cancelled => ErrorCode::Cancelled,
             _ => ErrorCode::Internal,
         }
     }

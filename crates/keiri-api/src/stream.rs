@@ -115,19 +115,27 @@ impl<E> Events<E> {
 /// Runs blocking work (file reads, the embedding model's load, a plan's blocks) on the
 /// runtime's blocking pool with a clone of the context, so an `async` use case never stalls the
 /// runtime's workers. A panic in `f` is an [`ErrorCode::Internal`] error.
+///
+/// The pool cannot abort a closure, so the clone's [`Context::cancel`] is a child token that
+/// is cancelled when this future is dropped before `f` returns — what the HTTP server does when
+/// the client hangs up (#37.7) — and work that can stop part-way (a workbook patch) stops there.
 pub(crate) async fn blocking<T: Send + 'static>(
     ctx: &Context,
     f: impl FnOnce(&Context) -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
-    let ctx = ctx.clone();
-    tokio::task::spawn_blocking(move || f(&ctx))
+    let mut ctx = ctx.clone();
+    ctx.cancel = ctx.cancel.child_token();
+    let hung_up = ctx.cancel.clone().drop_guard();
+    let out = tokio::task::spawn_blocking(move || f(&ctx))
         .await
         .unwrap_or_else(|e| {
             Err(ApiError::new(
                 ErrorCode::Internal,
                 format!("the call stopped: {e}"),
             ))
-        })
+        });
+    hung_up.disarm();
+    out
 }
 
 /// One message of a streamed call, as both transports send it.
@@ -176,5 +184,55 @@ pub(crate) mod testing {
     /// [`crate::dispatch`], blocking.
     pub fn call(ctx: &Context, name: &str, body: Value) -> Result<Value, ApiError> {
         runtime().block_on(crate::dispatch(ctx, name, body))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    use super::*;
+
+    /// Blocking work that waits (up to 60 s) for its context's `cancel`, then says whether
+    /// it saw it.
+    fn wait_for_cancel(
+        tx: mpsc::Sender<bool>,
+    ) -> impl FnOnce(&Context) -> Result<(), ApiError> + Send + 'static {
+        move |ctx| {
+            let start = std::time::Instant::now();
+            while !ctx.cancel.is_cancelled() && start.elapsed() < Duration::from_secs(60) {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            let _ = tx.send(ctx.cancel.is_cancelled());
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn dropping_a_call_cancels_its_blocking_work_and_only_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = Context::new(dir.path());
+        let (tx, rx) = mpsc::channel();
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            // The caller gives up after 50 ms (the HTTP server drops the call's future when
+            // the client hangs up).
+            let call = blocking(&ctx, wait_for_cancel(tx));
+            assert!(
+                tokio::time::timeout(Duration::from_millis(50), call)
+                    .await
+                    .is_err()
+            );
+        });
+        assert_eq!(rx.recv_timeout(Duration::from_secs(60)), Ok(true));
+        // The front-end's context is not cancelled with it: the next call runs.
+        assert!(!ctx.cancel.is_cancelled());
+        let done = runtime.block_on(blocking(&ctx, |ctx| Ok(ctx.cancel.is_cancelled())));
+        assert!(!done.unwrap());
     }
 }

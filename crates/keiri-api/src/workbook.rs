@@ -29,6 +29,16 @@ pub mod xlsx {
 
 use xlsx::{PatchRequest, PatchResponse};
 
+/// Where a workbook call runs: the request's paths inside the context's roots, its
+/// `--on-conflict` default, and stopped (writing nothing) when the caller goes away.
+fn patch_env(ctx: &Context) -> keiri_xlsx::PatchEnv {
+    let mut env = keiri_xlsx::PatchEnv::new(ctx.path_policy());
+    env.on_conflict_default = ctx.on_conflict_default;
+    let cancel = ctx.cancel.clone();
+    env.stop = keiri_xlsx::Stop::when(move || cancel.is_cancelled());
+    env
+}
+
 fn api_error(err: keiri_xlsx::Error) -> ApiError {
     ApiError::lower(&err)
 }
@@ -36,8 +46,7 @@ fn api_error(err: keiri_xlsx::Error) -> ApiError {
 /// Applies the ops of `req` to its workbook (or, with `dry_run`, only reports what would
 /// change). `ctx.on_conflict_default` applies when the request leaves `on_conflict` out.
 pub fn workbook_patch(ctx: &Context, req: PatchRequest) -> Result<PatchResponse, ApiError> {
-    let mut env = keiri_xlsx::PatchEnv::new(ctx.path_policy());
-    env.on_conflict_default = ctx.on_conflict_default;
+    let env = patch_env(ctx);
     keiri_xlsx::patch(&req, &env).map_err(api_error)
 }
 crate::surface::function!(plain workbook_patch(crate::xlsx::PatchRequest) -> crate::xlsx::PatchResponse);
@@ -103,8 +112,7 @@ pub fn workbook_validate_input(
     ctx: &Context,
     req: xlsx::ValidateInputRequest,
 ) -> Result<xlsx::ValidateInputResponse, ApiError> {
-    let mut env = keiri_xlsx::PatchEnv::new(ctx.path_policy());
-    env.on_conflict_default = ctx.on_conflict_default;
+    let env = patch_env(ctx);
     keiri_xlsx::validate_input(&req, &env).map_err(api_error)
 }
 
@@ -208,16 +216,14 @@ pub fn workbook_extract(
     ctx: &Context,
     req: xlsx::ExtractRequest,
 ) -> Result<xlsx::ExtractResponse, ApiError> {
-    let mut env = keiri_xlsx::PatchEnv::new(ctx.path_policy());
-    env.on_conflict_default = ctx.on_conflict_default;
+    let env = patch_env(ctx);
     keiri_xlsx::workbook_extract(&req, &env).map_err(api_error)
 }
 
 /// Creates a workbook and applies `req.ops` to it in one call (`exstruct_make`); the response
 /// is a patch's. `ctx.on_conflict_default` applies when the request leaves `on_conflict` out.
 pub fn workbook_make(ctx: &Context, req: xlsx::MakeRequest) -> Result<PatchResponse, ApiError> {
-    let mut env = keiri_xlsx::PatchEnv::new(ctx.path_policy());
-    env.on_conflict_default = ctx.on_conflict_default;
+    let env = patch_env(ctx);
     keiri_xlsx::workbook_make(&req, &env).map_err(api_error)
 }
 

@@ -73,7 +73,8 @@ pub struct PolicyLimits {
     /// Rows one `transforms.join` may produce.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub join_rows: Option<u64>,
-    /// Megabytes (MiB) the process may grow by while one node runs.
+    /// Megabytes (MiB) the process may grow by from the run's start (the tables the run
+    /// keeps and the work of the node running).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_mb: Option<u64>,
 }

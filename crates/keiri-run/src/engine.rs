@@ -55,12 +55,14 @@ mod checks;
 mod empty;
 mod failures;
 mod invoke;
+mod levels;
 mod options;
 mod policy;
 mod shapes;
 mod warnings;
 use checks::{check_columns, check_inputs};
 use failures::{cancelled, failure, invalid, nested_failure};
+use levels::{last_uses, levels};
 use policy::merge;
 
 pub use options::RunOptions;
@@ -179,6 +181,7 @@ pub fn run(
             options.ceiling,
         ),
         loop_shapes: Mutex::new(HashMap::new()),
+        memory_at_start: limits::resident_bytes(),
     };
     let run_id = runner.lock_state().run_id.clone();
     runner.emit(Event::RunStart {
@@ -499,6 +502,9 @@ struct Runner<'a> {
     limits: limits::Limits,
     /// Each finished loop's shapes (see `Scope::shapes`), by qualified id, until published.
     loop_shapes: Mutex<HashMap<String, Shapes>>,
+    /// The process's resident memory when the run started: the memory budget is the run's
+    /// growth from here (`invoke.rs`), so tables kept node after node add up.
+    memory_at_start: Option<u64>,
 }
 
 /// The effective policy of a node: its own fields, else the plan's.
@@ -1235,49 +1241,6 @@ fn flatten(
         }
     }
     out
-}
-
-/// Nodes grouped by dependency depth; each level in file order.
-fn levels(plan: &Plan) -> Vec<Vec<usize>> {
-    let order = keiri_plan::dry_run::topological_order(plan);
-    let index: HashMap<&str, usize> = plan
-        .graph
-        .iter()
-        .enumerate()
-        .map(|(i, n)| (n.id.as_str(), i))
-        .collect();
-    let mut depth = vec![0usize; plan.graph.len()];
-    for &i in &order {
-        let deps = keiri_plan::dry_run::dependencies(&plan.graph[i], plan);
-        depth[i] = deps
-            .iter()
-            .filter_map(|d| index.get(d.as_str()))
-            .filter(|&&d| d != i)
-            .map(|&d| depth[d] + 1)
-            .max()
-            .unwrap_or(0);
-    }
-    let max = depth.iter().copied().max().unwrap_or(0);
-    let mut levels = vec![Vec::new(); if plan.graph.is_empty() { 0 } else { max + 1 }];
-    for (i, d) in depth.into_iter().enumerate() {
-        levels[d].push(i);
-    }
-    levels
-}
-
-/// For each node that others refer to, the last level (index into `levels`) of a node that
-/// refers to it.
-fn last_uses(plan: &Plan, levels: &[Vec<usize>]) -> HashMap<String, usize> {
-    let mut last = HashMap::new();
-    for (level_index, level) in levels.iter().enumerate() {
-        for &i in level {
-            for dep in keiri_plan::dry_run::dependencies(&plan.graph[i], plan) {
-                let entry = last.entry(dep).or_insert(level_index);
-                *entry = (*entry).max(level_index);
-            }
-        }
-    }
-    last
 }
 
 /// Maps `f` over `items` on at most `limit` scoped threads; results in item order.

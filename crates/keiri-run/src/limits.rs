@@ -25,8 +25,9 @@ pub struct Limits {
     pub while_iterations: usize,
     /// Rows one `transforms.join` may produce.
     pub join_rows: u128,
-    /// Bytes the process's resident memory may grow by while one node runs (its outputs
-    /// included). Measured for the whole process, so two runs at once in one server share it.
+    /// Bytes the process's resident memory may grow by from the run's start (the tables it
+    /// keeps and the work of the node running). Measured for the whole process, so two runs at
+    /// once in one server share it.
     pub memory_bytes: u64,
 }
 
@@ -158,8 +159,8 @@ pub(crate) fn check_while(qid: &str, done: usize, max: usize) -> Result<(), Bloc
     ))
 }
 
-/// A node that grew the process's memory by more than [`Limits::memory_bytes`] (`grown`
-/// bytes) ends with `LIMIT_EXCEEDED`; its outputs are dropped.
+/// A node during which the run's memory passed [`Limits::memory_bytes`] of growth since the
+/// run started (`grown` bytes) ends with `LIMIT_EXCEEDED`; its outputs are dropped.
 pub(crate) fn check_memory(qid: &str, grown: u64, max: u64) -> Result<(), BlockError> {
     if grown <= max {
         return Ok(());
@@ -168,10 +169,10 @@ pub(crate) fn check_memory(qid: &str, grown: u64, max: u64) -> Result<(), BlockE
     Err(exceeded(
         (
             format!(
-                "ノード {qid}: 実行中にメモリが {grown} MB 増え、上限の {max} MB を超えたため止めました"
+                "ノード {qid}: 実行開始からメモリが {grown} MB 増え、上限の {max} MB を超えたため止めました"
             ),
             format!(
-                "node {qid}: stopped after its memory grew by {grown} MB, past the limit of {max} MB"
+                "node {qid}: stopped after the run's memory grew by {grown} MB since it started, past the limit of {max} MB"
             ),
         ),
         (

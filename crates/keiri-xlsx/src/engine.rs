@@ -16,8 +16,9 @@
 //! Two budgets keep the check in proportion to the workbook's cells rather than its extent:
 //! a work estimate (the cells every formula's references cover, after bounding) above
 //! [`MAX_ENGINE_WORK`] leaves the engine out and only the static checks run, with a note; and
-//! the engine's time limit, which ends the check with [`OutOfTime`] (the caller turns it into a
-//! coded error) instead of a long wait.
+//! the engine's time limit, which ends the check with [`Halted::OutOfTime`] (the caller turns it
+//! into a coded error) instead of a long wait. The caller's [`Stop`] ends the wait the same
+//! way ([`Halted::Cancelled`]); the detached engine thread finishes on its own.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::mpsc;
@@ -30,6 +31,7 @@ use crate::a1::CellRef;
 use crate::contract::IssueCode;
 use crate::formula;
 use crate::sheet::Content;
+use crate::stop::Stop;
 
 /// Cells beyond this are not handed to the engine (static checks still run).
 const MAX_ENGINE_CELLS: usize = 3_000_000;
@@ -42,9 +44,14 @@ pub(crate) const MAX_ENGINE_WORK: u64 = 20_000_000;
 const MIN_BOUND_ROWS: u32 = 10_000;
 const MIN_BOUND_COLS: u32 = 256;
 
-/// The engine did not finish within its time limit.
+/// Why the check ended before the engine answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct OutOfTime(pub Duration);
+pub(crate) enum Halted {
+    /// The engine did not finish within its time limit.
+    OutOfTime(Duration),
+    /// The caller asked to stop.
+    Cancelled,
+}
 
 pub(crate) struct SheetCells {
     pub name: String,
@@ -85,8 +92,9 @@ pub(crate) enum Computed {
     Bool(bool),
 }
 
-/// Checks every formula of the workbook. Fails only when the engine ran out of time.
-pub(crate) fn check(book: &Workbook, timeout: Duration) -> Result<Report, OutOfTime> {
+/// Checks every formula of the workbook.
+/// Fails only when the engine ran out of time or the caller stopped it.
+pub(crate) fn check(book: &Workbook, timeout: Duration, stop: &Stop) -> Result<Report, Halted> {
     let mut notes = Vec::new();
     let total: usize = book.sheets.iter().map(|s| s.cells.len()).sum();
     let engine = if total > MAX_ENGINE_CELLS {
@@ -105,9 +113,10 @@ pub(crate) fn check(book: &Workbook, timeout: Duration) -> Result<Report, OutOfT
             ));
             None
         } else {
-            match evaluate(input, timeout) {
+            match evaluate(input, timeout, stop) {
                 Ok(values) => Some(values),
-                Err(Failure::OutOfTime) => return Err(OutOfTime(timeout)),
+                Err(Failure::OutOfTime) => return Err(Halted::OutOfTime(timeout)),
+                Err(Failure::Cancelled) => return Err(Halted::Cancelled),
                 Err(Failure::Other(reason)) => {
                     notes.push(format!("the formula engine could not evaluate the workbook ({reason}); only static formula checks ran"));
                     None
@@ -422,10 +431,14 @@ impl EngineInput {
 
 enum Failure {
     OutOfTime,
+    Cancelled,
     Other(String),
 }
 
-fn evaluate(input: EngineInput, timeout: Duration) -> Result<Values, Failure> {
+/// How often the wait for the engine looks at the caller's stop.
+const STOP_POLL: Duration = Duration::from_millis(20);
+
+fn evaluate(input: EngineInput, timeout: Duration, stop: &Stop) -> Result<Values, Failure> {
     // The engine gets its own copy of the input so it can run detached: if it does not finish
     // in time we stop waiting and the thread ends on its own.
     let (tx, rx) = mpsc::channel();
@@ -441,12 +454,25 @@ fn evaluate(input: EngineInput, timeout: Duration) -> Result<Values, Failure> {
             let _ = tx.send(result);
         })
         .map_err(|e| Failure::Other(format!("cannot start the engine thread: {e}")))?;
-    match rx.recv_timeout(timeout) {
-        Ok(result) => result.map_err(Failure::Other),
-        Err(mpsc::RecvTimeoutError::Timeout) => Err(Failure::OutOfTime),
-        Err(mpsc::RecvTimeoutError::Disconnected) => Err(Failure::Other(
-            "the engine stopped unexpectedly".to_string(),
-        )),
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match rx.recv_timeout(left.min(STOP_POLL)) {
+            Ok(result) => return result.map_err(Failure::Other),
+            Err(mpsc::RecvTimeoutError::Timeout) if left <= STOP_POLL => {
+                return Err(Failure::OutOfTime);
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if stop.is_set() {
+                    return Err(Failure::Cancelled);
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(Failure::Other(
+                    "the engine stopped unexpectedly".to_string(),
+                ));
+            }
+        }
     }
 }
 
@@ -638,7 +664,7 @@ mod tests {
             names: vec![("Rate".into(), None, "Other!$A$1".into())],
             date1904: false,
         };
-        let report = check(&book, Duration::from_secs(30)).unwrap();
+        let report = check(&book, Duration::from_secs(30), &Stop::default()).unwrap();
         let got: Vec<(String, IssueCode)> = report
             .findings
             .iter()
@@ -695,6 +721,33 @@ mod tests {
         );
     }
 
+    /// A chain of `n` formulas, each adding one to the next: seconds of engine work at 50,000.
+    fn chain(n: u32) -> Workbook {
+        let mut cells = vec![(CellRef { row: n + 1, col: 1 }, Content::Number(1.0))];
+        for row in 1..=n {
+            cells.push((CellRef { row, col: 1 }, f(&format!("A{}+1", row + 1))));
+        }
+        Workbook {
+            sheets: vec![SheetCells {
+                name: "S".into(),
+                cells,
+            }],
+            names: Vec::new(),
+            date1904: false,
+        }
+    }
+
+    #[test]
+    fn a_stop_ends_the_wait_for_the_engine() {
+        // The engine is not interrupted (its thread ends on its own); the caller stops waiting
+        // at its next look at the stop, long before the 120 s limit.
+        let stop = Stop::when(|| true);
+        assert_eq!(
+            check(&chain(50_000), Duration::from_secs(120), &stop).err(),
+            Some(Halted::Cancelled)
+        );
+    }
+
     #[test]
     fn long_dependency_chains_do_not_overflow_the_stack() {
         let n = 50_000u32;
@@ -710,7 +763,7 @@ mod tests {
             names: Vec::new(),
             date1904: false,
         };
-        let report = check(&book, Duration::from_secs(120)).unwrap();
+        let report = check(&book, Duration::from_secs(120), &Stop::default()).unwrap();
         assert!(report.findings.is_empty(), "{:?}", report.findings.first());
         assert!(report.notes.is_empty(), "{:?}", report.notes);
     }

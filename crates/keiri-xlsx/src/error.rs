@@ -49,6 +49,9 @@ pub enum Error {
     /// A read asks for more cells than its `max_cells`.
     #[error("{0}")]
     LimitExceeded(String),
+    /// The caller asked the patch to stop (see [`Stop`](crate::Stop)); nothing was written.
+    #[error("the patch was cancelled before it was saved; nothing was written")]
+    Cancelled,
 }
 
 impl Error {
@@ -67,6 +70,7 @@ impl Error {
             Error::Budget(_) => "PREFLIGHT_TIMEOUT",
             Error::SheetNotFound { .. } => "SHEET_NOT_FOUND",
             Error::LimitExceeded(_) => "LIMIT_EXCEEDED",
+            Error::Cancelled => "CANCELLED",
         }
     }
 

@@ -112,6 +112,7 @@ mod patch;
 mod read;
 mod row_ops;
 mod sheet;
+mod stop;
 mod styles;
 mod validate;
 mod xml;
@@ -137,6 +138,7 @@ pub use read::{
     ReadFormulasResponse, ReadRangeRequest, ReadRangeResponse,
 };
 pub use row_ops::{AppendRows, CopySheet, CopyStyleFrom, OnMissing, RowValues, UpdateRowsByKey};
+pub use stop::Stop;
 pub use validate::{ValidateInputRequest, ValidateInputResponse};
 
 /// The limits a caller may need to know (`exstruct_get_runtime_info`).

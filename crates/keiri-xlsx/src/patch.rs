@@ -17,6 +17,7 @@ use crate::error::Error;
 use crate::formula;
 use crate::package::Package;
 use crate::sheet::Content;
+use crate::stop::{CELLS_PER_CHECK, Stop};
 use crate::styles::StyleChange;
 
 mod copy;
@@ -60,6 +61,9 @@ pub struct PatchEnv {
     pub on_conflict_default: Option<OnConflict>,
     /// How long the formula engine may run for a preflight check.
     pub engine_timeout: Duration,
+    /// Set when the caller goes away: the patch ends with `CANCELLED` and writes nothing
+    /// (see [`Stop`]).
+    pub stop: Stop,
 }
 
 impl PatchEnv {
@@ -68,6 +72,7 @@ impl PatchEnv {
             policy,
             on_conflict_default: None,
             engine_timeout: Duration::from_secs(60),
+            stop: Stop::default(),
         }
     }
 }
@@ -336,6 +341,7 @@ fn check_dates(i: usize, op: &PatchOp, planned: &Planned) -> Result<(), Error> {
 
 /// Applies a patch request. See the crate documentation for the semantics.
 pub fn patch(req: &PatchRequest, env: &PatchEnv) -> Result<PatchResponse, Error> {
+    env.stop.check()?;
     check_extension(&req.xlsx_path)?;
     let resolved = req.with_default_sheet().map_err(Error::InvalidRequest)?;
     let req: &PatchRequest = &resolved;
@@ -428,8 +434,11 @@ pub fn patch(req: &PatchRequest, env: &PatchEnv) -> Result<PatchResponse, Error>
         inverse: Vec::new(),
         warnings,
         written: HashMap::new(),
+        stop: &env.stop,
+        cells_written: 0,
     };
     for (i, (op, p)) in req.ops.iter().zip(&planned).enumerate() {
+        env.stop.check()?;
         if let Err(message) = run.apply(i, op, p)? {
             let Run { warnings, .. } = run;
             return Ok(PatchResponse {
@@ -463,7 +472,7 @@ pub fn patch(req: &PatchRequest, env: &PatchEnv) -> Result<PatchResponse, Error>
 
     let mut formula_issues = Vec::new();
     if req.preflight_formula_check {
-        let (issues, notes, computed) = preflight(&mut book, env.engine_timeout)?;
+        let (issues, notes, computed) = preflight(&mut book, env.engine_timeout, &env.stop)?;
         warnings.extend(notes);
         preflight::fill_computed(&mut diff, &computed);
         formula_issues = issues;
@@ -504,7 +513,7 @@ pub fn patch(req: &PatchRequest, env: &PatchEnv) -> Result<PatchResponse, Error>
     });
     if !req.preflight_formula_check && writes_formulas {
         // The values beside the formulas of the preview, from the check's engine.
-        let computed = preflight::computed_values(&mut book, env.engine_timeout)?;
+        let computed = preflight::computed_values(&mut book, env.engine_timeout, &env.stop)?;
         preflight::fill_computed(&mut diff, &computed);
     }
 
@@ -519,6 +528,8 @@ pub fn patch(req: &PatchRequest, env: &PatchEnv) -> Result<PatchResponse, Error>
         });
     }
 
+    // The last look at the stop: past it the save is one atomic rename.
+    env.stop.check()?;
     // An unchanged workbook (every op skipped) is saved as an exact copy.
     let changes = book.changes()?;
     let new_bytes: std::sync::Arc<[u8]> = if book.changed {
@@ -587,6 +598,9 @@ struct Run<'a> {
     warnings: Vec<String>,
     /// (sheet, cell) → the last op that wrote it, to attribute formula check failures.
     written: HashMap<(String, String), usize>,
+    /// The caller's stop, looked at every [`CELLS_PER_CHECK`] cells written.
+    stop: &'a Stop,
+    cells_written: u64,
 }
 
 /// The outcome of one op: `Err` is an op failure reported as `PatchErrorDetail`.

@@ -3351,7 +3351,8 @@ export interface PolicyLimits {
    */
   join_rows?: number | null;
   /**
-   * Megabytes (MiB) the process may grow by while one node runs.
+   * Megabytes (MiB) the process may grow by from the run's start (the tables the run
+   * keeps and the work of the node running).
    */
   memory_mb?: number | null;
 }

@@ -158,7 +158,7 @@ describe('SettingsDialog', () => {
     expect(screen.getByTestId('settings-limit-join_rows').getAttribute('placeholder')).toBe('200,000,000');
     fireEvent.change(memory, { target: { value: '8GB' } });
     fireEvent.click(screen.getByTestId('settings-save'));
-    await screen.findByText(/1ステップのメモリは MB の整数で入力してください/);
+    await screen.findByText(/実行のメモリは MB の整数で入力してください/);
     expect(memory.getAttribute('aria-invalid')).toBe('true');
     expect(calls.filter((c) => c.fn === 'settings_save')).toHaveLength(0);
     fireEvent.change(memory, { target: { value: '4,096' } });

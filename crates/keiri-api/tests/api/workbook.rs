@@ -42,3 +42,37 @@ fn request_errors_map_to_api_codes() {
     });
     assert_eq!(ErrorCode::from(&changed), ErrorCode::ChangeConflict);
 }
+
+#[test]
+fn a_patch_whose_caller_went_away_is_cancelled_and_writes_nothing() {
+    // `Context::cancel` is what the HTTP server cancels when the client hangs up on a call
+    // (see `stream::blocking`); every workbook call that writes passes it to the patch.
+    let dir = tempfile::tempdir().unwrap();
+    let make = |out: &str| -> xlsx::MakeRequest {
+        serde_json::from_value(serde_json::json!({
+            "out_path": out,
+            "sheet": "S",
+            "ops": [{"op": "set_value", "sheet": "S", "cell": "A1", "value": 1}],
+        }))
+        .unwrap()
+    };
+    let ctx = Context::new(dir.path());
+    workbook_make(&ctx, make("book.xlsx")).unwrap();
+    let before = std::fs::read(dir.path().join("book.xlsx")).unwrap();
+    ctx.cancel.cancel();
+    let body = serde_json::json!({
+        "xlsx_path": "book.xlsx",
+        "ops": [{"op": "set_value", "sheet": "S", "cell": "B1", "value": 2}],
+        "out_name": "out.xlsx",
+    });
+    let req: PatchRequest = serde_json::from_value(body.clone()).unwrap();
+    let err = workbook_patch(&ctx, req).unwrap_err();
+    assert_eq!(err.code, ErrorCode::Cancelled, "{}", err.message);
+    assert_eq!(
+        workbook_make(&ctx, make("made.xlsx")).unwrap_err().code,
+        ErrorCode::Cancelled
+    );
+    assert!(!dir.path().join("out.xlsx").exists());
+    assert_eq!(std::fs::read(dir.path().join("book.xlsx")).unwrap(), before);
+    assert!(!dir.path().join("made.xlsx").exists());
+}

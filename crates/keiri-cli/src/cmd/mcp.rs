@@ -722,6 +722,33 @@ mod tests {
         assert!(cancelled, "{body}");
     }
 
+    /// A cancelled workbook patch writes nothing (its stop is looked at before the read, each
+    /// op, every few thousand cells and the save).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_cancelled_request_patches_nothing() {
+        let ws = tempfile::tempdir().unwrap();
+        let seed = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../samples/trial_balance.xlsx");
+        std::fs::copy(seed, ws.path().join("book.xlsx")).unwrap();
+        let s = server(ws.path(), args(&[ws.path()], &[]));
+        let Value::Object(arguments) = json!({
+            "xlsx_path": "book.xlsx",
+            "out_name": "out.xlsx",
+            "ops": [{"op": "add_sheet", "sheet": "S"}],
+        }) else {
+            unreachable!()
+        };
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        let result = s
+            .call("exstruct_patch", Some(arguments), cancel)
+            .await
+            .unwrap();
+        let body = result.structured_content.unwrap();
+        assert_eq!(body["code"], "CANCELLED", "{body}");
+        assert!(!ws.path().join("out.xlsx").exists());
+    }
+
     #[test]
     fn definitions_carry_schemas_and_annotations() {
         let ws = tempfile::tempdir().unwrap();

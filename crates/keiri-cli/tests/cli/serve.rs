@@ -283,3 +283,53 @@ async fn closing_a_streamed_call_cancels_the_model_call_in_flight() {
     .await;
     assert!(closed.is_ok(), "the model call was not cancelled");
 }
+
+/// Hanging up on a workbook patch stops it (#37.7): a patch whose formula check takes a while
+/// writes its workbook when the client waits, and nothing when the client goes away first.
+#[tokio::test]
+async fn hanging_up_on_a_workbook_patch_stops_it_and_nothing_is_written() {
+    let ws = tempfile::tempdir().unwrap();
+    let seed =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../samples/trial_balance.xlsx");
+    std::fs::copy(seed, ws.path().join("seed.xlsx")).unwrap();
+    let server = start(ws.path(), None);
+    // A sheet of 50,000 formulas, each reading the next: seconds of formula engine work.
+    let chain = json!({
+        "xlsx_path": "seed.xlsx",
+        "out_name": "chain.xlsx",
+        "ops": [
+            {"op": "add_sheet", "sheet": "S"},
+            {"op": "set_value", "sheet": "S", "cell": "A50001", "value": 1},
+            {"op": "fill_formula", "sheet": "S", "range": "A1:A50000", "base_cell": "A1", "formula": "=A2+1"},
+        ],
+    });
+    let res = post(&server, "workbook_patch", chain, None).await;
+    assert_eq!(res.status(), 200, "{:?}", res.text().await);
+    let checked = |out: &str| {
+        json!({
+            "xlsx_path": "chain.xlsx",
+            "out_name": out,
+            "ops": [{"op": "set_value", "sheet": "S", "cell": "B1", "value": 1}],
+            "preflight_formula_check": true,
+        })
+    };
+    // Waited for: written.
+    let started = std::time::Instant::now();
+    let res = post(&server, "workbook_patch", checked("waited.xlsx"), None).await;
+    let took = started.elapsed();
+    assert_eq!(res.status(), 200);
+    assert!(ws.path().join("waited.xlsx").is_file());
+    // Hung up a quarter of the way through: never written, even long after it would have been.
+    let gone = server
+        .api("workbook_patch")
+        .json(&checked("hung_up.xlsx"))
+        .timeout(took / 4)
+        .send()
+        .await;
+    assert!(gone.is_err(), "the call should have been cut: {gone:?}");
+    tokio::time::sleep(took * 3).await;
+    assert!(
+        !ws.path().join("hung_up.xlsx").exists(),
+        "a patch the client hung up on was saved"
+    );
+}

@@ -110,11 +110,21 @@ fn text(v: Option<&Json>) -> String {
     }
 }
 
+/// Where a block's workbook patch runs: inside the block's base folder (its paths were checked
+/// against the run's policy first), stopped with the node (a cancelled run, a timeout, the
+/// memory budget) between ops, every few thousand cells and while formulas are evaluated.
+fn patch_env(ctx: &BlockContext<'_>) -> keiri_xlsx::PatchEnv {
+    let mut env = keiri_xlsx::PatchEnv::new(keiri_fs::PathPolicy::trusted(ctx.base_dir));
+    let token = ctx.cancel.clone();
+    env.stop = keiri_xlsx::Stop::when(move || token.is_cancelled());
+    env
+}
+
 fn patch_error(e: keiri_xlsx::Error) -> BlockError {
-    let code = if e.code() == "FILE_NOT_FOUND" || e.code() == "NOT_FOUND" {
-        ErrorCode::FileNotFound
-    } else {
-        ErrorCode::BlockFailed
+    let code = match e.code() {
+        "FILE_NOT_FOUND" | "NOT_FOUND" => ErrorCode::FileNotFound,
+        "CANCELLED" => ErrorCode::Cancelled,
+        _ => ErrorCode::BlockFailed,
     };
     BlockError::new(
         code,

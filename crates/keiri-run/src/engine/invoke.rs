@@ -3,11 +3,14 @@
 //! (model calls, redirects, warnings) as it happens.
 //!
 //! The memory budget ([`crate::limits::Limits::memory_bytes`]) is how much the process's
-//! resident memory grows from the node's start: read every 100 ms while the block runs (a
-//! one-line read of `/proc/self/statm` on Linux), and once more when it returns, so a node
-//! that built an oversized table fails even when it was quicker than the poll. Past it the
-//! node's token is cancelled, so the block's loops and Polars queries stop at their next
-//! check.
+//! resident memory grows from the **run's** start, so the tables a run keeps from node to node
+//! add up against one budget (a plan of twenty nodes each just under it cannot take twenty
+//! times the budget). It is read every 100 ms while a block runs (a one-line read of
+//! `/proc/self/statm` on Linux), and once more when it returns, so a node that built an
+//! oversized table fails even when it was quicker than the poll. Past it the node's token is
+//! cancelled, so the block's loops, Polars queries and workbook patches stop at their next
+//! check. The measure is the whole process: two runs at once in one server share it, and
+//! memory the allocator keeps after a node freed it still counts.
 
 use std::path::PathBuf;
 use std::sync::mpsc;
@@ -82,8 +85,7 @@ impl Runner<'_> {
         }
         let started = Instant::now();
         let deadline = timeout_ms.map(Duration::from_millis);
-        let memory_at_start = limits::resident_bytes();
-        let memory_check = || match (memory_at_start, limits::resident_bytes()) {
+        let memory_check = || match (self.memory_at_start, limits::resident_bytes()) {
             (Some(start), Some(now)) => {
                 limits::check_memory(qid, now.saturating_sub(start), limits.memory_bytes)
             }

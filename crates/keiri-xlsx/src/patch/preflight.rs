@@ -7,6 +7,7 @@ use crate::book::{self, Book, SheetKind};
 use crate::contract::{CellValue, FormulaIssue, IssueLevel};
 use crate::engine;
 use crate::error::Error;
+use crate::stop::Stop;
 
 use super::{MAX_ISSUES, normalise};
 
@@ -19,6 +20,7 @@ pub(super) type Computed = std::collections::HashMap<(String, String), CellValue
 pub(super) fn preflight(
     book: &mut Book,
     timeout: Duration,
+    stop: &Stop,
 ) -> Result<(Vec<FormulaIssue>, Vec<String>, Computed), Error> {
     let (patched, mut original) = engine_sheets(book, true)?;
     // Sheets deleted by the patch were empty worksheets; the original evaluation keeps the
@@ -29,12 +31,13 @@ pub(super) fn preflight(
     let date1904 = book.wb.date1904;
     // One time budget for both evaluations; running out of it is a coded error, not a wait.
     let deadline = std::time::Instant::now() + timeout;
-    let out_of_time = |engine::OutOfTime(limit): engine::OutOfTime| {
-        Error::Budget(format!(
+    let out_of_time = |halted: engine::Halted| match halted {
+        engine::Halted::OutOfTime(limit) => Error::Budget(format!(
             "the formula check did not finish within {:.1} s; patch without \
              preflight_formula_check, or check a smaller workbook",
             limit.as_secs_f64()
-        ))
+        )),
+        engine::Halted::Cancelled => Error::Cancelled,
     };
     let after = engine::check(
         &engine::Workbook {
@@ -43,6 +46,7 @@ pub(super) fn preflight(
             date1904,
         },
         timeout,
+        stop,
     )
     .map_err(out_of_time)?;
     let before_book = engine::Workbook {
@@ -51,7 +55,7 @@ pub(super) fn preflight(
         date1904,
     };
     let remaining = deadline.saturating_duration_since(std::time::Instant::now());
-    let before = engine::check(&before_book, remaining).map_err(out_of_time)?;
+    let before = engine::check(&before_book, remaining, stop).map_err(out_of_time)?;
     let existed: std::collections::HashSet<(String, CellRef, crate::contract::IssueCode)> = before
         .findings
         .iter()
@@ -109,8 +113,12 @@ pub(super) fn preflight(
 /// What the patched workbook's formulas evaluate to, without the before/after check: for a
 /// preview that shows a formula's value beside its text when `preflight_formula_check` is off.
 /// An evaluation that does not finish in time gives no values (the preview shows formulas
-/// only), never an error.
-pub(super) fn computed_values(book: &mut Book, timeout: Duration) -> Result<Computed, Error> {
+/// only), never an error; a stop is [`Error::Cancelled`].
+pub(super) fn computed_values(
+    book: &mut Book,
+    timeout: Duration,
+    stop: &Stop,
+) -> Result<Computed, Error> {
     let (sheets, _) = engine_sheets(book, false)?;
     let sheet_names: Vec<String> = book.sheets.iter().map(|s| s.name.clone()).collect();
     let workbook = engine::Workbook {
@@ -118,9 +126,11 @@ pub(super) fn computed_values(book: &mut Book, timeout: Duration) -> Result<Comp
         names: defined_names(book),
         date1904: book.wb.date1904,
     };
-    Ok(engine::check(&workbook, timeout)
-        .map(|report| computed_by_name(&report.values, &sheet_names))
-        .unwrap_or_default())
+    match engine::check(&workbook, timeout, stop) {
+        Ok(report) => Ok(computed_by_name(&report.values, &sheet_names)),
+        Err(engine::Halted::Cancelled) => Err(Error::Cancelled),
+        Err(engine::Halted::OutOfTime(_)) => Ok(Computed::default()),
+    }
 }
 
 /// The patched workbook's sheets as the engine reads them (a chart sheet has no cells), and,

@@ -12,6 +12,10 @@ impl Run<'_> {
         cell: CellRef,
         content: Content,
     ) -> Result<Result<Content, String>, Error> {
+        self.cells_written += 1;
+        if self.cells_written.is_multiple_of(CELLS_PER_CHECK) {
+            self.stop.check()?;
+        }
         let (doc, sst) = self.book.doc_mut(si)?;
         if let Some(locked) = doc.locked_at(cell) {
             return Ok(Err(format!(

@@ -16,5 +16,6 @@ mod robustness;
 mod rows;
 mod semantics;
 mod spec;
+mod stop;
 mod support;
 mod validate;

@@ -1,6 +1,6 @@
 //! `excel.patch_workbook`: its inputs and outputs are in `block_specs/output/excel.patch_workbook.yaml`.
 
-use super::{DEFAULT_OUT_DIR, failed, file_name, on_conflict, patch_error, target_dir};
+use super::{DEFAULT_OUT_DIR, failed, file_name, on_conflict, patch_env, patch_error, target_dir};
 use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs};
 use crate::blocks::invalid;
 use keiri_xlsx::{OnConflict, PatchOp, PatchRequest};
@@ -61,7 +61,7 @@ fn patch_workbook(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Bl
     req.auto_formula = inputs.bool("auto_formula")?.unwrap_or(false);
     req.preflight_formula_check = inputs.bool("preflight_formula_check")?.unwrap_or(false);
     req.return_inverse_ops = true;
-    let env = keiri_xlsx::PatchEnv::new(keiri_fs::PathPolicy::trusted(ctx.base_dir));
+    let env = patch_env(ctx);
     // The file keiri-xlsx will write (its own naming rule); a skip is seen as "existed before".
     let target_name =
         keiri_xlsx::output_name(&source, req.out_name.as_deref()).map_err(patch_error)?;

@@ -1,8 +1,8 @@
 //! `excel.write_table`: its inputs and outputs are in `block_specs/output/excel.write_table.yaml`.
 
 use super::{
-    DEFAULT_OUT_DIR, columns, failed, on_conflict, out_file, patch_error, path_text, save,
-    target_dir, text,
+    DEFAULT_OUT_DIR, columns, failed, on_conflict, out_file, patch_env, patch_error, path_text,
+    save, target_dir, text,
 };
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::blocks::invalid;
@@ -366,7 +366,7 @@ fn write_into_copy(
     lang: Option<Lang>,
 ) -> Result<Outputs, BlockError> {
     let base_path = crate::paths::resolve_read(ctx, base)?;
-    let env = keiri_xlsx::PatchEnv::new(keiri_fs::PathPolicy::trusted(ctx.base_dir));
+    let env = patch_env(ctx);
     // A free sheet name: the requested one, else name_2, name_3, … (found with dry runs).
     let mut chosen = None;
     for n in 1..100 {
