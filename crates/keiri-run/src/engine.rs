@@ -933,7 +933,7 @@ impl<'a> Runner<'a> {
             .invoke(f, qid, Inputs(inputs), out_dir, policy.timeout_ms)
             .map_err(|e| empty::explain_missing(e, &columnless))?;
         empty::keep_columns(&mut outputs, shapes);
-        if let Some(warning) = warnings::empty_result(spec, input_rows, &outputs) {
+        if let Some(warning) = warnings::empty_result(spec, node, input_rows, &outputs) {
             self.warn(qid, warning);
         }
         Ok(outputs)

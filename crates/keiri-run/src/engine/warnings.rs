@@ -5,6 +5,7 @@
 
 use indexmap::IndexMap;
 use keiri_plan::catalog::BlockSpec;
+use keiri_plan::model::Node;
 use serde_json::Value as Json;
 
 use super::Runner;
@@ -94,9 +95,12 @@ pub(super) fn input_rows(spec: &BlockSpec, inputs: &IndexMap<String, Value>) -> 
 /// empty: a reader found no data rows (a header-only export, an empty folder), or a transform
 /// turned rows into none. A node whose inputs were already empty says nothing: the warning
 /// stands where the rows were lost, not at every node after it. A check's empty list of
-/// findings is its good answer and is not warned about.
+/// findings is its good answer and is not warned about, and so is a main output the plan does
+/// not take (the node's `out`): a filter whose plan keeps only its `excluded` rows (the rows
+/// that fail a rule) has found nothing wrong when every row was excluded or none was.
 pub(super) fn empty_result(
     spec: &BlockSpec,
+    node: &Node,
     input_rows: Option<usize>,
     outputs: &Outputs,
 ) -> Option<Warning> {
@@ -107,10 +111,23 @@ pub(super) fn empty_result(
         .0
         .iter()
         .find_map(|(k, v)| rows(v).map(|n| (k, n)))?;
+    if node.aliases().next().is_some() && !node.aliases().any(|(local, _)| local == key) {
+        return None;
+    }
     if out > 0 {
         return None;
     }
     match input_rows {
+        // A reader of files (a folder, a ZIP) found none: no header to speak of.
+        None if spec.id.starts_with("file.") => Some(Warning::new(
+            "NO_ROWS",
+            format!(
+                "{key} が 0 件です。フォルダ（ZIP）に対象のファイルがありません。場所と絞り込み条件を確認してください"
+            ),
+            format!(
+                "{key} is empty: the folder (or ZIP) holds no file to read; check its location and filters"
+            ),
+        )),
         None => Some(Warning::new(
             "NO_ROWS",
             format!("{key} が 0 行です。見出しだけのファイルか、読み込む対象が空です"),

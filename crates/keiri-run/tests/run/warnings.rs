@@ -192,6 +192,77 @@ graph:
     );
 }
 
+#[test]
+fn a_filter_whose_plan_keeps_only_the_excluded_rows_does_not_warn_when_every_row_is_excluded() {
+    // The aging's long-overdue list: the plan takes the rows that fail the rule. All ten lines
+    // are at least 100 (so every row is excluded and `rows` is empty), and that is the
+    // answer, not lost rows; taking `rows` as well would warn as before.
+    let only_excluded = "id: t
+graph:
+  - id: read
+    block: csv.read
+    in: {path: journal.csv}
+    out: {rows: rows}
+  - id: small
+    block: transforms.filter_rows
+    in: {rows: '${read.rows}', condition: '借方金額 < 100'}
+    out: {excluded: large}
+";
+    let (outcome, _, _ws) = run(&[("journal.csv", JOURNAL)], only_excluded);
+    assert_eq!(
+        outcome.status,
+        RunStatus::Finished,
+        "{:?}",
+        outcome.failures
+    );
+    assert_eq!(warnings(&outcome), vec![]);
+    let both = only_excluded.replace(
+        "out: {excluded: large}",
+        "out: {rows: small, excluded: large}",
+    );
+    let (outcome, _, _ws) = run(&[("journal.csv", JOURNAL)], &both);
+    let codes: Vec<(String, String)> = warnings(&outcome)
+        .into_iter()
+        .map(|(node, code, _, _)| (node, code))
+        .collect();
+    assert_eq!(codes, vec![("small".to_string(), "NO_ROWS".to_string())]);
+}
+
+#[test]
+fn a_folder_without_the_files_asked_for_says_so_not_that_a_file_has_only_a_header() {
+    // The month's evidence folder holds a note but no PDF.
+    let yaml = "id: t
+graph:
+  - id: list
+    block: file.list_folder
+    in: {folder: evidence, extensions: ['.pdf']}
+    out: {files: files}
+";
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::create_dir(ws.path().join("evidence")).unwrap();
+    keiri_fs::write_atomic(
+        &ws.path().join("evidence/memo.txt"),
+        "未着分は来週".as_bytes(),
+    )
+    .unwrap();
+    let (outcome, _) = run_in(ws.path(), yaml, |_| {});
+    assert_eq!(
+        outcome.status,
+        RunStatus::Finished,
+        "{:?}",
+        outcome.failures
+    );
+    assert_eq!(
+        warnings(&outcome),
+        vec![(
+            "list".to_string(),
+            "NO_ROWS".to_string(),
+            "files が 0 件です。フォルダ（ZIP）に対象のファイルがありません。場所と絞り込み条件を確認してください".to_string(),
+            "files is empty: the folder (or ZIP) holds no file to read; check its location and filters".to_string(),
+        )]
+    );
+}
+
 /// Expense claims: 5 rows.
 const EXPENSES: &str = "申請番号,申請者,科目,金額
 E-01,佐藤,旅費交通費,3000
