@@ -7,6 +7,9 @@ use keiri_plan::{
 };
 use unicode_normalization::UnicodeNormalization;
 
+mod existing;
+pub use existing::{Existing, existing_workbook};
+
 /// One part of an instruction: the words that ask for it and the blocks that deliver it.
 pub struct Part {
     pub id: &'static str,
@@ -181,9 +184,23 @@ pub fn named_only_inside(
         })
 }
 
+/// File names the instruction writes: their stems are names, not words (「月次報告.xlsx」 asks
+/// for no report), while their extensions still say what kind of file is meant. `None` only if
+/// the pattern did not compile, which the tests of `asked` would show.
+static FILE_NAME: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(
+        r#"[^\s「」『』（）()\[\]、。,，:：;；/\\"'“”‘’]+(\.(?:xlsx|xlsm|xls|csv|tsv|txt|pdf|zip|docx))"#,
+    )
+    .ok()
+});
+
 /// The parts `instruction` asks for.
 pub fn asked(instruction: &str) -> Vec<&'static Part> {
     let text = normalized(instruction);
+    let text = match FILE_NAME.as_ref() {
+        Some(names) => names.replace_all(&text, "$1").into_owned(),
+        None => text,
+    };
     PARTS
         .iter()
         .filter(|p| p.words.iter().any(|w| text.contains(w)))
@@ -264,12 +281,17 @@ pub const CSV_STEP: &str = "csv_output";
 /// template's first table export (the flow's result), the file `outputs/<plan id>.xlsx` (the
 /// sheet named after that template) or `outputs/<plan id>.csv` (UTF-8 with a BOM, which
 /// Excel opens; Shift_JIS when the instruction says so). Empty when neither is asked for, the
-/// plan already writes it, or no template exports a table.
+/// plan already writes it, or no template exports a table. When the instruction asks for the
+/// rows to go into a workbook it names ([`existing_workbook`], looked up among `files`, the
+/// attached files), the Excel step adds its sheet (the one the instruction names, else the
+/// template's title) to a copy of that workbook, saved under the workbook's own name; the
+/// original is never changed.
 pub fn output_steps(
     instruction: &str,
     composition: &Composition,
     templates: &[&TemplateSpec],
     plan_id: &str,
+    files: &[&str],
 ) -> Vec<Node> {
     let Some((template, export)) = templates.iter().rev().find_map(|t| {
         composition
@@ -287,7 +309,7 @@ pub fn output_steps(
         .filter(|p| matches!(p.id, "excel" | "csv") && !serves(p, &blocks))
         .filter_map(|part| {
             let step = if part.id == "excel" {
-                serde_json::json!({
+                let mut step = serde_json::json!({
                     "id": EXCEL_STEP,
                     "description": format!("{}の結果（{}）をExcelに書き出す", template.title, export.name),
                     "block": "excel.write_table",
@@ -299,7 +321,19 @@ pub fn output_steps(
                         "title": template.title,
                     },
                     "out": {"out_path": "out_path"},
-                })
+                });
+                if let Some(book) = existing_workbook(instruction, files) {
+                    let sheet = book.sheet.unwrap_or_else(|| template.title.clone());
+                    step["description"] = format!(
+                        "{}の結果（{}）を {} のコピーに「{sheet}」シートとして書き込む",
+                        template.title, export.name, book.name
+                    )
+                    .into();
+                    step["in"]["base_workbook"] = book.path.into();
+                    step["in"]["out_name"] = book.name.into();
+                    step["in"]["sheet_name"] = sheet.into();
+                }
+                step
             } else {
                 let sjis = ["shift_jis", "shift-jis", "sjis", "cp932", "シフトjis"]
                     .iter()
@@ -335,6 +369,17 @@ pub fn output_step_note(node: &Node, lang: Lang) -> String {
         ("Excel ファイルへの出力", "an Excel file")
     };
     let id = &node.id;
+    let text = |key: &str| node.inputs.get(key).and_then(|v| v.as_str());
+    if let (Some(base), Some(sheet)) = (text("base_workbook"), text("sheet_name")) {
+        return match lang {
+            Lang::Ja => format!(
+                "指示にある既存のブック {base} への書き込みのため、結果の行をそのコピーの「{sheet}」シートに書き、outputs/{name} として保存する手順 {id} を加えました（元のブックは変えません）"
+            ),
+            Lang::En => format!(
+                "the instruction asks for the rows in the workbook {base}: step {id} writes them to a sheet \"{sheet}\" of a copy saved as outputs/{name} (the original is left as it is)"
+            ),
+        };
+    }
     match lang {
         Lang::Ja => format!(
             "指示にある「{part_ja}」のため、結果の行を outputs/{name} に書き出す手順 {id} を加えました"

@@ -420,3 +420,95 @@ fn a_ledger_is_vouched_against_a_zip_of_evidence() {
     assert_eq!(summary["amount_disagrees"], 1);
     assert_eq!(summary["files_without_text"], 1);
 }
+
+/// A range of a workbook's sheet as `(cell, value)` pairs, empty cells left out.
+fn sheet_cells(
+    ws: &tempfile::TempDir,
+    path: &std::path::Path,
+    sheet: &str,
+) -> Vec<(String, Value)> {
+    let read: keiri_api::xlsx::ReadRangeRequest = serde_json::from_value(serde_json::json!({
+        "xlsx_path": path.display().to_string(),
+        "sheet": sheet,
+        "range": "A1:J60",
+        "include_empty": false,
+    }))
+    .unwrap();
+    let cells = keiri_api::workbook_read_range(&keiri_api::Context::new(ws.path()), read)
+        .unwrap_or_else(|e| panic!("{sheet}: {e:?}"));
+    serde_json::to_value(cells.cells)
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["cell"].as_str().unwrap().to_string(), c["value"].clone()))
+        .collect()
+}
+
+/// The result rows go into a workbook the user already keeps (#33 item 2): 「月次報告.xlsxに
+/// 『重複一覧』シートを追加して書き込む」 with the workbook attached gives the invoice check plus
+/// a step that adds the sheet 重複一覧 to a copy of 月次報告.xlsx — no report template for the
+/// 報告 of its file name, nothing asked. The copy keeps the 試算表 sheet cell for cell and
+/// holds the four duplicate rows worked out by hand (INV-0412 twice, 0415-77 / 041577); the
+/// attached workbook is not changed.
+#[test]
+fn the_result_rows_go_into_a_sheet_of_a_workbook_the_user_keeps() {
+    let ws = workspace_with("evals/offline/invoices_renamed.csv", "請求書一覧.csv");
+    let book =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../samples/trial_balance.xlsx");
+    let kept = ws.path().join("inputs/月次報告.xlsx");
+    std::fs::copy(&book, &kept).unwrap();
+    let before = std::fs::read(&kept).unwrap();
+    let v = compose_docs(
+        &ws,
+        "invoice_duplicates",
+        "請求書CSVから重複を検出して、月次報告.xlsxに『重複一覧』シートを追加して書き込む",
+        &["inputs/請求書一覧.csv", "inputs/月次報告.xlsx"],
+        Some("{}"),
+    );
+    assert_eq!(v["status"], "valid", "{v:#}");
+    assert_eq!(v["composition"], "「請求書の重複検出」を使います");
+    assert_eq!(v["requirements"], serde_json::json!([]));
+    let notes: Vec<&str> = v["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    assert!(
+        notes.contains(&"指示にある既存のブック inputs/月次報告.xlsx への書き込みのため、結果の行をそのコピーの「重複一覧」シートに書き、outputs/月次報告.xlsx として保存する手順 excel_output を加えました（元のブックは変えません）"),
+        "{notes:#?}"
+    );
+
+    let (_, run_dir) = run_plan(&ws);
+    let copy = run_dir.join("files/excel_output/outputs/月次報告.xlsx");
+    assert_eq!(
+        sheet_cells(&ws, &copy, "試算表"),
+        sheet_cells(&ws, &kept, "試算表")
+    );
+    let added = sheet_cells(&ws, &copy, "重複一覧");
+    let header = added
+        .iter()
+        .find(|(_, v)| v == "請求番号")
+        .map(|(cell, _)| cell.clone())
+        .expect("a header 請求番号");
+    let column: String = header
+        .chars()
+        .take_while(char::is_ascii_alphabetic)
+        .collect();
+    let row: u32 = header[column.len()..].parse().unwrap();
+    let mut numbers: Vec<&str> = added
+        .iter()
+        .filter(|(cell, _)| {
+            cell.starts_with(&column) && cell[column.len()..].parse::<u32>().is_ok_and(|r| r > row)
+        })
+        .filter_map(|(_, v)| v.as_str())
+        .collect();
+    numbers.sort_unstable();
+    assert_eq!(numbers, ["0415-77", "041577", "INV-0412", "INV-0412"]);
+    assert_eq!(
+        std::fs::read(&kept).unwrap(),
+        before,
+        "the kept workbook changed"
+    );
+}

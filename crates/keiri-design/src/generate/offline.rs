@@ -397,8 +397,19 @@ pub fn compose_plan(
     };
     let mut plan = composition.plan.clone();
     plan.description = Some(instruction.trim().to_string());
-    for step in crate::intent::output_steps(instruction, &composition, &templates, &options.plan_id)
-    {
+    let files: Vec<&str> = ctx
+        .attached
+        .iter()
+        .map(String::as_str)
+        .chain(ctx.file_schemas.iter().map(|f| f.path.as_str()))
+        .collect();
+    for step in crate::intent::output_steps(
+        instruction,
+        &composition,
+        &templates,
+        &options.plan_id,
+        &files,
+    ) {
         notes.push(crate::intent::output_step_note(&step, options.lang));
         plan.graph.push(step);
     }
