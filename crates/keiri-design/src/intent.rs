@@ -57,6 +57,42 @@ pub const PARTS: &[Part] = &[
         ],
         blocks: &["csv.write", "journal.export"],
     },
+    // A person's approval before the result is used: the words ask for one to be given, not
+    // for rows already approved (承認済みの買掛金 is the payables template's input).
+    Part {
+        id: "approval",
+        label_ja: "承認",
+        label_en: "an approval",
+        words: &[
+            "承認を得",
+            "承認を受け",
+            "承認をもら",
+            "承認を取",
+            "承認を求め",
+            "承認を依頼",
+            "承認してから",
+            "承認後",
+            "承認のうえ",
+            "承認の上",
+            "承認を経",
+            "上長の承認",
+            "上司の承認",
+            "承認ステップ",
+            "承認フロー",
+            "決裁を",
+            "決裁後",
+            "稟議",
+            "get approval",
+            "after approval",
+            "approval before",
+            "approve before",
+            "approved by a manager",
+            "approval step",
+            "sign-off",
+            "sign off",
+        ],
+        blocks: &["control.approval", "ui.confirmation", "ui.table_review"],
+    },
     Part {
         id: "report",
         label_ja: "レポート（報告書）",
@@ -245,7 +281,8 @@ pub fn complete<'t>(
 ) -> Vec<&'t TemplateSpec> {
     let mut chosen = chosen;
     for part in missing(instruction, &chosen) {
-        if matches!(part.id, "excel" | "csv") {
+        // Steps of their own, not templates ([`output_steps`], [`approval_step`]).
+        if matches!(part.id, "excel" | "csv" | "approval") {
             continue;
         }
         let blocks: Vec<&str> = chosen.iter().flat_map(|t| template_blocks(t)).collect();
@@ -271,6 +308,74 @@ pub fn complete<'t>(
     chosen
 }
 
+/// The id of the step [`approval_step`] adds.
+pub const APPROVAL_STEP: &str = "approval";
+
+/// The composition's result: the last template (of `templates`) with a table export, and that
+/// export (its first).
+fn result_export<'c, 't>(
+    composition: &'c Composition,
+    templates: &[&'t TemplateSpec],
+) -> Option<(&'t TemplateSpec, &'c keiri_plan::PublishedExport)> {
+    templates.iter().rev().find_map(|t| {
+        composition
+            .exports
+            .iter()
+            .find(|e| e.template == t.id && e.ty.types() == [ValueType::Array])
+            .map(|e| (*t, e))
+    })
+}
+
+/// A person's approval of the composition's result rows, for an instruction that asks for one
+/// (上長の承認を得てから…, get approval before…) when no chosen template asks it: a
+/// `ui.confirmation` step showing the rows, whose answer (who, when) the run records. The steps
+/// [`output_steps`] adds run only once it is given (`when: approval.approved`), so a refusal
+/// writes nothing. `None` when not asked, already served, or no template exports a table.
+pub fn approval_step(
+    instruction: &str,
+    composition: &Composition,
+    templates: &[&TemplateSpec],
+) -> Option<Node> {
+    let (template, export) = result_export(composition, templates)?;
+    let blocks = plan_blocks(&composition.plan);
+    asked(instruction)
+        .into_iter()
+        .find(|p| p.id == "approval" && !serves(p, &blocks))?;
+    serde_json::from_value(serde_json::json!({
+        "id": APPROVAL_STEP,
+        "description": format!("{}の結果（{}）を確認して承認する", template.title, export.name),
+        "block": "ui.confirmation",
+        "in": {
+            "message": format!("「{}」の結果（{}）を確認してください。承認すると次の手順に進み、却下すると何も出力しません", template.title, export.name),
+            "details": export.reference,
+            "confirm_label": "承認する",
+            "cancel_label": "却下する",
+        },
+        "out": {"approved": "approved", "comment": "comment"},
+    }))
+    .ok()
+}
+
+/// The note for the step [`approval_step`] added.
+pub fn approval_step_note(lang: Lang, gates: &[String]) -> String {
+    let id = APPROVAL_STEP;
+    let gated = gates.join(", ");
+    match (lang, gates.is_empty()) {
+        (Lang::Ja, true) => format!(
+            "指示にある「承認」のため、結果を見せて承認を求める手順 {id} を加えました（誰がいつ承認したかを実行の記録に残します）"
+        ),
+        (Lang::Ja, false) => format!(
+            "指示にある「承認」のため、結果を見せて承認を求める手順 {id} を加え、{gated} は承認されたときだけ実行するようにしました（誰がいつ承認したかを実行の記録に残します）"
+        ),
+        (Lang::En, true) => format!(
+            "the instruction asks for an approval: step {id} shows the result and asks for it (who approved and when is kept in the run's record)"
+        ),
+        (Lang::En, false) => format!(
+            "the instruction asks for an approval: step {id} shows the result and asks for it, and {gated} runs only once it is given (who approved and when is kept in the run's record)"
+        ),
+    }
+}
+
 /// The id of the step [`output_steps`] adds for an Excel file.
 pub const EXCEL_STEP: &str = "excel_output";
 /// The id of the step [`output_steps`] adds for a CSV file.
@@ -293,13 +398,7 @@ pub fn output_steps(
     plan_id: &str,
     files: &[&str],
 ) -> Vec<Node> {
-    let Some((template, export)) = templates.iter().rev().find_map(|t| {
-        composition
-            .exports
-            .iter()
-            .find(|e| e.template == t.id && e.ty.types() == [ValueType::Array])
-            .map(|e| (*t, e))
-    }) else {
+    let Some((template, export)) = result_export(composition, templates) else {
         return Vec::new();
     };
     let text = normalized(instruction);
@@ -407,4 +506,31 @@ pub fn unserved_notes(instruction: &str, plan: &Plan, lang: Lang) -> Vec<String>
             ),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_name_asks_for_its_kind_of_file_not_for_its_words() {
+        let ids = |text: &str| -> Vec<&str> { asked(text).iter().map(|p| p.id).collect() };
+        assert_eq!(ids("重複を月次報告.xlsxにシートとして追加"), ["excel"]);
+        assert_eq!(ids("通知一覧.csvを読んで重複を探す"), Vec::<&str>::new());
+        // The words themselves still ask.
+        assert_eq!(
+            ids("重複を探して月次報告を作り、Excelにする"),
+            ["excel", "report"]
+        );
+    }
+
+    #[test]
+    fn an_approval_is_asked_for_when_one_is_to_be_given_not_for_rows_already_approved() {
+        let approval = |text: &str| asked(text).iter().any(|p| p.id == "approval");
+        assert!(approval("上長の承認を得てからExcelに出力する"));
+        assert!(approval("部長の決裁を経て振込データを作る"));
+        assert!(approval("Get approval before exporting the list"));
+        assert!(!approval("承認済みの買掛金から全銀の振込ファイルを作る"));
+        assert!(!approval("承認者の列が空の発注をチェックする"));
+    }
 }

@@ -512,3 +512,79 @@ fn the_result_rows_go_into_a_sheet_of_a_workbook_the_user_keeps() {
         "the kept workbook changed"
     );
 }
+
+/// An approval the instruction asks for (#33 item 2): 「上長の承認を得てからExcelに出力する」
+/// adds a confirmation step showing the duplicate rows before the workbook step, which runs
+/// only once it is approved. Nothing else is asked. Refused, the run finishes with the
+/// workbook step skipped and nothing written; approved, the workbook holds the rows; with no
+/// answer the run stops at the approval (paused), showing the four rows worked out by hand.
+#[test]
+fn an_approval_asked_for_gates_what_the_plan_writes() {
+    let ws = workspace_with("evals/offline/invoices_renamed.csv", "請求書一覧.csv");
+    let v = compose(
+        &ws,
+        "invoice_duplicates",
+        "請求書CSVから重複を検出し、上長の承認を得てからExcelに出力する",
+        "inputs/請求書一覧.csv",
+        Some("{}"),
+    );
+    assert_eq!(v["status"], "valid", "{v:#}");
+    assert_eq!(v["requirements"], serde_json::json!([]));
+    assert!(
+        v["notes"].as_array().unwrap().iter().any(|n| n
+            == "指示にある「承認」のため、結果を見せて承認を求める手順 approval を加え、excel_output は承認されたときだけ実行するようにしました（誰がいつ承認したかを実行の記録に残します）"),
+        "{v:#}"
+    );
+    let run = |answers: Option<&str>| -> Value {
+        let mut cmd = super::keiri(ws.path());
+        cmd.args(["--json", "run", "plan.yaml"]);
+        if let Some(answers) = answers {
+            super::put(&ws.path().join("answers.json"), answers);
+            cmd.args(["--answers", "answers.json"]);
+        }
+        let out = cmd.write_stdin("").output().unwrap();
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)))
+    };
+    let status_of = |res: &Value, node: &str| {
+        res["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["id"] == node)
+            .map(|n| n["status"].as_str().unwrap().to_string())
+    };
+
+    let waiting = run(None);
+    assert_eq!(waiting["status"], "paused", "{waiting:#}");
+    let shown: Vec<&str> = waiting["paused"][0]["question"]["details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["請求番号"].as_str().unwrap())
+        .collect();
+    assert_eq!(shown, ["INV-0412", "INV-0412", "0415-77", "041577"]);
+
+    let refused = run(Some(r#"{"approval": "却下"}"#));
+    assert_eq!(refused["status"], "finished", "{refused:#}");
+    assert_eq!(
+        status_of(&refused, "excel_output").as_deref(),
+        Some("skipped")
+    );
+    assert_eq!(refused["files"], serde_json::json!([]));
+
+    let approved = run(Some(
+        r#"{"approval": {"approved": "承認", "comment": "確認済み"}}"#,
+    ));
+    assert_eq!(approved["status"], "finished", "{approved:#}");
+    assert_eq!(
+        status_of(&approved, "excel_output").as_deref(),
+        Some("finished")
+    );
+    let run_dir = ws.path().join(approved["run_dir"].as_str().unwrap());
+    let rows: Value = serde_json::from_slice(
+        &std::fs::read(run_dir.join("outputs/excel_output/row_count.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(rows, 4);
+}

@@ -403,13 +403,25 @@ pub fn compose_plan(
         .map(String::as_str)
         .chain(ctx.file_schemas.iter().map(|f| f.path.as_str()))
         .collect();
-    for step in crate::intent::output_steps(
+    let approval = crate::intent::approval_step(instruction, &composition, &templates);
+    let mut outputs = crate::intent::output_steps(
         instruction,
         &composition,
         &templates,
         &options.plan_id,
         &files,
-    ) {
+    );
+    if let Some(step) = approval {
+        // What the outputs write waits for the approval; a refusal writes nothing.
+        let gate = format!("${{{}.approved}} == true", step.id);
+        for output in &mut outputs {
+            output.when = serde_json::from_value(serde_json::json!({"expr": gate})).ok();
+        }
+        let gated: Vec<String> = outputs.iter().map(|o| o.id.clone()).collect();
+        notes.push(crate::intent::approval_step_note(options.lang, &gated));
+        plan.graph.push(step);
+    }
+    for step in outputs {
         notes.push(crate::intent::output_step_note(&step, options.lang));
         plan.graph.push(step);
     }

@@ -148,17 +148,6 @@ mod tests {
     }
 
     #[test]
-    fn a_file_name_asks_for_its_kind_of_file_not_for_its_words() {
-        let ids = |text: &str| -> Vec<&str> {
-            crate::intent::asked(text).iter().map(|p| p.id).collect()
-        };
-        assert_eq!(ids("重複を月次報告.xlsxにシートとして追加"), ["excel"]);
-        assert_eq!(ids("通知一覧.csvを読んで重複を探す"), Vec::<&str>::new());
-        // The words themselves still ask.
-        assert_eq!(ids("重複を探して月次報告を作り、Excelにする"), ["excel", "report"]);
-    }
-
-    #[test]
     fn a_workbook_the_job_reads_is_not_one_to_write_into() {
         let files = ["inputs/給与_3月.xlsx"];
         // No words that say "into": the named workbooks are what the job reads.
