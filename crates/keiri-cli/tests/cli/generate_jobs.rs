@@ -588,3 +588,86 @@ fn an_approval_asked_for_gates_what_the_plan_writes() {
     .unwrap();
     assert_eq!(rows, 4);
 }
+
+/// Column questions no header meaning answers are pre-selected from the file (#33 item 3): an
+/// export whose headers are in no dictionary (証憑番号, 相手先, 受領日, 税込額, 備考; BOM, CRLF,
+/// quoted amounts with separators, a blank line at the end) gets 受領日 proposed for the
+/// invoice date (its only column of dates), 税込額 for the amount (its only column of numbers)
+/// and 証憑番号 for the invoice number (its only header that names a number), each saying why;
+/// the vendor, which no value type or header shape tells from 備考, is asked with nothing
+/// proposed. With the proposals accepted and 相手先 chosen, the run finds the one duplicate
+/// worked out by hand: A-1001 from 山田商事 twice, 110,000 at risk.
+#[test]
+fn columns_no_dictionary_knows_are_proposed_from_the_files_values() {
+    let ws = workspace_with(
+        "evals/offline/invoices_unknown_headers.csv",
+        "受領請求書.csv",
+    );
+    let asked = compose(
+        &ws,
+        "invoice_duplicates",
+        "請求書CSVから重複を検出する",
+        "inputs/受領請求書.csv",
+        None,
+    );
+    assert_eq!(asked["status"], "needs_answers", "{asked:#}");
+    let proposals: Vec<(String, Value)> = asked["requirements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| {
+            let id = q["id"].as_str().unwrap();
+            (
+                id.rsplit("__").next().unwrap().to_string(),
+                q["default"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        proposals,
+        [
+            ("dates_fields_1".to_string(), Value::from("受領日")),
+            ("amounts_fields_1".to_string(), Value::from("税込額")),
+            ("detect_vendor_field".to_string(), Value::Null),
+            (
+                "detect_invoice_no_field".to_string(),
+                Value::from("証憑番号")
+            ),
+        ]
+    );
+    let date = &asked["requirements"][0];
+    assert!(
+        date["description"]
+            .as_str()
+            .unwrap()
+            .ends_with("（値が日付の列は「受領日」だけなので、これを選んでおきました）"),
+        "{date:#}"
+    );
+    let mut answers: serde_json::Map<String, Value> = asked["requirements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| (q["id"].as_str().unwrap().to_string(), q["default"].clone()))
+        .collect();
+    answers.insert(
+        "invoice_duplicate_detection__detect_vendor_field".into(),
+        "相手先".into(),
+    );
+    let answered = compose(
+        &ws,
+        "invoice_duplicates",
+        "請求書CSVから重複を検出する",
+        "inputs/受領請求書.csv",
+        Some(&Value::Object(answers).to_string()),
+    );
+    assert_eq!(answered["status"], "valid", "{answered:#}");
+    let (_, run_dir) = run_plan(&ws);
+    let summary: Value = serde_json::from_slice(
+        &std::fs::read(run_dir.join("outputs/invoice_duplicate_detection__detect/summary.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(summary["cluster_count"], 1, "{summary}");
+    assert_eq!(summary["row_count"], 2, "{summary}");
+    assert_eq!(summary["amount_at_risk"], 110000, "{summary}");
+}

@@ -25,6 +25,7 @@ use crate::schema::{self, ContractProblem, Skeleton, Wiring, check_wiring, parse
 mod offline;
 mod repair;
 mod retrieve;
+mod sniff;
 mod wiring;
 
 use self::{offline::*, repair::*, retrieve::*, wiring::*};

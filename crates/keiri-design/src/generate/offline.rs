@@ -470,6 +470,7 @@ pub fn compose_plan(
             .collect();
     }
     ask_each_column_once(&mut plan, &mut requirements);
+    super::sniff::propose_by_values(&plan, &mut requirements, &ctx.file_schemas, asked_column);
     findings = validate(&plan, ctx.catalog, &validate_options);
     notes.extend(crate::intent::unserved_notes(
         instruction,
