@@ -593,10 +593,10 @@ fn an_approval_asked_for_gates_what_the_plan_writes() {
 /// export whose headers are in no dictionary (証憑番号, 相手先, 受領日, 税込額, 備考; BOM, CRLF,
 /// quoted amounts with separators, a blank line at the end) gets 受領日 proposed for the
 /// invoice date (its only column of dates), 税込額 for the amount (its only column of numbers)
-/// and 証憑番号 for the invoice number (its only header that names a number), each saying why;
-/// the vendor, which no value type or header shape tells from 備考, is asked with nothing
-/// proposed. With the proposals accepted and 相手先 chosen, the run finds the one duplicate
-/// worked out by hand: A-1001 from 山田商事 twice, 110,000 at risk.
+/// 証憑番号 for the invoice number (its only header that names a number) and 相手先 for the
+/// vendor (its only header that names a party), each saying why. With the proposals accepted
+/// as they are, the run finds the one duplicate worked out by hand: A-1001 from 山田商事 twice,
+/// 110,000 at risk.
 #[test]
 fn columns_no_dictionary_knows_are_proposed_from_the_files_values() {
     let ws = workspace_with(
@@ -628,7 +628,7 @@ fn columns_no_dictionary_knows_are_proposed_from_the_files_values() {
         [
             ("dates_fields_1".to_string(), Value::from("受領日")),
             ("amounts_fields_1".to_string(), Value::from("税込額")),
-            ("detect_vendor_field".to_string(), Value::Null),
+            ("detect_vendor_field".to_string(), Value::from("相手先")),
             (
                 "detect_invoice_no_field".to_string(),
                 Value::from("証憑番号")
@@ -643,16 +643,12 @@ fn columns_no_dictionary_knows_are_proposed_from_the_files_values() {
             .ends_with("（値が日付の列は「受領日」だけなので、これを選んでおきました）"),
         "{date:#}"
     );
-    let mut answers: serde_json::Map<String, Value> = asked["requirements"]
+    let answers: serde_json::Map<String, Value> = asked["requirements"]
         .as_array()
         .unwrap()
         .iter()
         .map(|q| (q["id"].as_str().unwrap().to_string(), q["default"].clone()))
         .collect();
-    answers.insert(
-        "invoice_duplicate_detection__detect_vendor_field".into(),
-        "相手先".into(),
-    );
     let answered = compose(
         &ws,
         "invoice_duplicates",

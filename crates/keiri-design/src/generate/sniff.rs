@@ -3,7 +3,9 @@
 //! file's only column whose values are dates, for a date the template reads (請求日,
 //! invoice_date, due_date…), or its only column of numbers, for an amount (金額, amount,
 //! price…); for a number or code (請求番号, invoice_no) its only header that names one (番号,
-//! No, コード, ID: no value type tells a code from a name). Only one such column makes a proposal: with two date columns the question stays
+//! No, コード, ID: no value type tells a code from a name); for a counterparty (vendor, 得意先)
+//! its only header that names a party (…先, 社名, 会社, 業者; not an address, contact or
+//! code). Only one such column makes a proposal: with two date columns the question stays
 //! open, since an invoice date is not a due date. A proposal is a default the user sees and
 //! may change, never an answer applied in silence; the question's description says why it
 //! was chosen.
@@ -26,6 +28,21 @@ fn wanted_type(name: &str) -> Option<&'static str> {
     } else if any(&["number", "番号", "code", "コード"]) || n.ends_with("no") || n.ends_with("id")
     {
         Some(CODE)
+    } else if any(&[
+        "vendor",
+        "supplier",
+        "customer",
+        "payee",
+        "counterparty",
+        "client",
+        "取引先",
+        "得意先",
+        "仕入先",
+        "支払先",
+        "相手先",
+        "請求先",
+    ]) {
+        Some(PARTY)
     } else {
         None
     }
@@ -34,6 +51,32 @@ fn wanted_type(name: &str) -> Option<&'static str> {
 /// A number or code (請求番号, invoice_no, 取引先コード): no value type says it, so its header
 /// does — the only header with 番号, No, コード, code, ID or CD in it.
 const CODE: &str = "code";
+
+/// A counterparty (vendor, customer): its header says so — the only one naming a party (…先,
+/// 社名, 会社, 業者, name), never its address, contact or code.
+const PARTY: &str = "party";
+
+fn looks_like_party(header: &str) -> bool {
+    let n = normalize_column(header);
+    let party = ["先", "社名", "会社", "業者", "name"]
+        .iter()
+        .any(|w| n.contains(w));
+    let detail = [
+        "住所",
+        "電話",
+        "メール",
+        "mail",
+        "tel",
+        "担当",
+        "コード",
+        "code",
+        "番号",
+        "cd",
+    ]
+    .iter()
+    .any(|w| n.contains(w));
+    party && !detail
+}
 
 fn looks_like_code(header: &str) -> bool {
     let n = normalize_column(header);
@@ -86,6 +129,7 @@ pub(super) fn propose_by_values(
             .iter()
             .filter(|c| match ty {
                 CODE => looks_like_code(&c.name),
+                PARTY => looks_like_party(&c.name),
                 ty => c.ty == ty,
             })
             .map(|c| c.name.as_str())
@@ -97,10 +141,11 @@ pub(super) fn propose_by_values(
         let (ja, en) = match ty {
             "date" => ("値が日付の列", "column of dates"),
             "number" => ("値が数値の列", "column of numbers"),
-            _ => (
+            CODE => (
                 "番号・コードらしい見出しの列",
                 "header that names a number or code",
             ),
+            _ => ("取引先らしい見出しの列", "header that names a counterparty"),
         };
         r.description.push_str(&format!(
             "（{ja}は「{column}」だけなので、これを選んでおきました）"
@@ -134,7 +179,20 @@ mod tests {
                 && looks_like_code("取引先CD")
         );
         assert!(!looks_like_code("相手先") && !looks_like_code("摘要"));
-        for other in ["vendor", "取引先", "摘要"] {
+        for party in ["vendor", "customer", "取引先", "得意先名"] {
+            assert_eq!(wanted_type(party), Some(PARTY), "{party}");
+        }
+        assert!(
+            looks_like_party("相手先")
+                && looks_like_party("仕入先名")
+                && looks_like_party("会社名")
+        );
+        assert!(
+            !looks_like_party("相手先コード")
+                && !looks_like_party("送付先住所")
+                && !looks_like_party("摘要")
+        );
+        for other in ["摘要", "description", "勘定科目"] {
             assert_eq!(wanted_type(other), None, "{other}");
         }
     }

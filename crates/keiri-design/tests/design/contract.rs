@@ -154,7 +154,9 @@ async fn compose_fits_the_columns_it_can_know_and_asks_for_the_one_it_cannot() {
             "列「invoice_no」には、同じ意味のファイルの見出し「請求書番号」を使います。違う場合はプランで直してください（invoice_duplicate_detection__detect.invoice_no_field）",
         ]
     );
-    // 相手先 is the user's to name: a select of exactly the file's headers.
+    // 相手先 is the user's to confirm: a select of exactly the file's headers, asked, with the
+    // file's only header that names a party proposed (no dictionary vouches for it: a
+    // counterparty may be a customer).
     let columns: Vec<&keiri_plan::Requirement> = result
         .requirements
         .iter()
@@ -173,7 +175,13 @@ async fn compose_fits_the_columns_it_can_know_and_asks_for_the_one_it_cannot() {
             json!("Amount")
         ]
     );
-    assert_eq!(q.default, None);
+    assert_eq!(q.default, Some(json!("相手先")));
+    assert!(
+        q.description
+            .ends_with("（取引先らしい見出しの列は「相手先」だけなので、これを選んでおきました）"),
+        "{}",
+        q.description
+    );
 
     // Answering it gives a plan without a column finding.
     let mut answers = Map::new();
