@@ -80,9 +80,12 @@ fn looks_like_party(header: &str) -> bool {
 
 fn looks_like_code(header: &str) -> bool {
     let n = normalize_column(header);
-    ["番号", "コード", "code", "no", "id", "cd", "№"]
+    // `no` and `id` only at the end (Invoice No., 伝票No, vendor_id): Notes and Paid-by are
+    // not codes.
+    ["番号", "コード", "code", "cd", "№"]
         .iter()
         .any(|w| n.contains(w))
+        || ["no", "no.", "id"].iter().any(|w| n.ends_with(w))
 }
 
 /// Pre-selects the one column of the right value type for each column question of
@@ -179,6 +182,8 @@ mod tests {
                 && looks_like_code("取引先CD")
         );
         assert!(!looks_like_code("相手先") && !looks_like_code("摘要"));
+        assert!(looks_like_code("Invoice No") && looks_like_code("vendor_id"));
+        assert!(!looks_like_code("Notes") && !looks_like_code("Paid by"));
         for party in ["vendor", "customer", "取引先", "得意先名"] {
             assert_eq!(wanted_type(party), Some(PARTY), "{party}");
         }
