@@ -59,6 +59,19 @@ pub struct Context {
     /// and the work that can stop part-way (a workbook patch) looks at it; a stopped patch
     /// writes nothing.
     pub cancel: keiri_llm::CancellationToken,
+    /// Told how far the embedding of the workspace's own blocks has got while a one-shot
+    /// caller waits for it (a terminal's progress bar); `None` tells no one.
+    pub embedding_progress: Option<ProgressHook>,
+}
+
+/// A callback that is told a background task's progress ([`Context::embedding_progress`]).
+#[derive(Clone)]
+pub struct ProgressHook(pub Arc<dyn Fn(keiri_search::Progress) + Send + Sync>);
+
+impl std::fmt::Debug for ProgressHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ProgressHook")
+    }
 }
 
 impl Context {
@@ -104,6 +117,7 @@ impl Context {
             interactive: false,
             specs: Arc::new(keiri_plan::Workspace::new()),
             cancel: keiri_llm::CancellationToken::new(),
+            embedding_progress: None,
         }
     }
 

@@ -44,7 +44,7 @@ pub use chat::{
     SkillsListResponse, chat_approve, chat_send, chat_undo, load_skills, skills_list,
 };
 pub use connection::{LlmConnectionTestRequest, LlmConnectionTestResponse, llm_connection_test};
-pub use context::{Context, DEFAULT_DENY, Lang};
+pub use context::{Context, DEFAULT_DENY, Lang, ProgressHook};
 pub use diff::{apply_patch, patches};
 pub use documents::{
     docs, documents_digest, documents_extract, documents_extract_sections, documents_metrics,

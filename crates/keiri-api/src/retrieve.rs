@@ -16,7 +16,10 @@
 //! The bundled catalog's passage vectors come from the pack beside it
 //! (`block_specs/.embeddings/`), so the first search embeds only the query. Passages the pack
 //! and the cache lack (the workspace's own blocks) are embedded in the background: meanwhile
-//! `blocks_retrieve` answers with BM25 candidates and `embedding_progress`.
+//! `blocks_retrieve` answers a window (an interactive context) with BM25 candidates and
+//! `embedding_progress`, and it asks again; a one-shot caller (the CLI, MCP) waits for them,
+//! its progress told to [`Context::embedding_progress`]. Either way the vectors go to the disk
+//! cache, so the next process embeds only the query.
 
 use keiri_search::index::IndexOptions;
 use keiri_search::{Document, EmbedConfig, Index, Mode, Progress, Retriever, RetrieverKey};
@@ -27,7 +30,7 @@ use crate::{ApiError, Context, ErrorCode};
 pub mod retrieval {
     pub use keiri_search::eval::{EvalReport, Metrics, Miss, ModeReport, format_report};
     pub use keiri_search::{
-        Candidate, DocKind, FusionKind, Mode, RetrieveRequest, RetrieveResponse,
+        Candidate, DocKind, FusionKind, Mode, Progress, RetrieveRequest, RetrieveResponse,
     };
 
     /// The `blocks_retrieve_eval` request: a labelled set and the fusion settings.
@@ -56,7 +59,8 @@ fn api_error(err: keiri_search::Error) -> ApiError {
 pub enum Embedding {
     /// Not at all: BM25 only, no model loaded.
     Off,
-    /// Now, before answering (the eval harness needs every vector).
+    /// Now, before answering: one-shot callers (the CLI, MCP, the planner, the eval harness).
+    /// Progress goes to [`Context::embedding_progress`], and what had to be embedded is a note.
     Wait,
     /// In the background, answering with BM25 meanwhile.
     Background,
@@ -171,10 +175,22 @@ pub fn shared_retriever(
     let (blocks, progress) = if embedding == Embedding::Background {
         Index::build_background(docs, embedder, &options).map_err(api_error)?
     } else {
-        (
-            Index::build(docs, embedder, &options).map_err(api_error)?,
-            None,
-        )
+        let tell = |p: Progress| {
+            if let Some(hook) = &ctx.embedding_progress {
+                (hook.0)(p);
+            }
+        };
+        let (index, embedded) =
+            Index::build_waiting(docs, embedder, &options, &tell).map_err(api_error)?;
+        if embedded > 0
+            && let Some(name) = index.embedder_name()
+        {
+            notes.push(format!(
+                "embedded {embedded} of the workspace's passages with {name} before answering; \
+                 kept in the embedding cache for the next search"
+            ));
+        }
+        (index, None)
     };
     // Cached only when complete: an index still embedding in the background, or one whose
     // embedding failed (a network error of a cloud embedder), is used for this answer and
@@ -280,10 +296,14 @@ pub fn blocks_retrieve(ctx: &Context, req: RetrieveRequest) -> Result<RetrieveRe
             crate::docs::Output::Toon(_) => Vec::new(),
         }
     };
+    // A window gets keyword candidates at once and asks again; a one-shot caller waits for
+    // the dense side instead of answering with BM25 and exiting before it is there.
     let embedding = if req.mode == Some(Mode::Bm25) {
         Embedding::Off
-    } else {
+    } else if ctx.interactive {
         Embedding::Background
+    } else {
+        Embedding::Wait
     };
     let (retriever, progress) = shared_retriever(ctx, embedding, &mut notes)?;
     let mut response = retriever.retrieve(&req, &doc_texts).map_err(api_error)?;

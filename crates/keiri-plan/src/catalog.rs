@@ -293,6 +293,22 @@ pub(crate) fn load_latest_from<T: Versioned>(
     let mut out = BTreeMap::new();
     let mut issues = Vec::new();
     for dir in dirs.iter().filter(|d| d.is_dir()) {
+        // A file beside the category folders is not read: said, not silently left out (a
+        // team's spec saved as block_specs/my_block.yaml would otherwise vanish).
+        if min_depth > 1 {
+            for file in yaml_files(dir, 1)
+                .into_iter()
+                .filter(|f| f.parent() == Some(dir))
+            {
+                issues.push(issue(
+                    &file,
+                    None,
+                    "not loaded: a file here belongs in a category folder \
+                     (<dir>/<category>/<id>.yaml; the folder name is its category)"
+                        .into(),
+                ));
+            }
+        }
         for file in yaml_files(dir, min_depth) {
             match load_one(&file) {
                 Ok(spec) => insert_latest(&mut out, spec, &mut issues),

@@ -74,6 +74,8 @@ const MAX_INSTRUCTION_CHARS: usize = 20_000;
 const MAX_QUERY_TERMS: usize = 512;
 /// Weight of the port-name vocabulary score added to BM25.
 const VOCABULARY_WEIGHT: f32 = 1.0;
+/// How often [`Index::build_waiting`] looks at the background embedding's progress.
+const WAIT_POLL: std::time::Duration = std::time::Duration::from_millis(50);
 /// Matched terms reported per candidate.
 const MATCHED_LIMIT: usize = 12;
 
@@ -154,6 +156,9 @@ pub struct Index {
     /// Passage vectors of each document (empty without an embedder).
     vectors: Vec<Vec<Vec<f32>>>,
     notes: Vec<String>,
+    /// The dense side is still on its way (the model loading, or the workspace's passages
+    /// embedding in the background): its note says so, and ranking adds no other.
+    pending: bool,
 }
 
 impl std::fmt::Debug for Index {
@@ -210,6 +215,7 @@ impl Index {
             }
             Ok(Prepared::Pending(progress)) => {
                 let mut index = Index::assemble(docs, None, None, options)?;
+                index.pending = true;
                 index.notes.push(format!(
                     "embedding {} of the workspace's passages with {} in the background ({} done); BM25 results meanwhile",
                     progress.total,
@@ -225,6 +231,54 @@ impl Index {
         }
     }
 
+    /// Like [`Index::build_background`], but waits for the passages the pack and the disk
+    /// cache lack to be embedded, telling `on_progress` how far it has got while it waits:
+    /// for callers that answer once (the CLI, MCP, a CLI-driven planner). The vectors go to
+    /// the embedder's disk cache, so the next process finds them there. Also returns how many
+    /// passages were embedded for this call (0 when the pack and cache held them all). A
+    /// failed embedding leaves the index lexical, with a note saying why.
+    pub fn build_waiting(
+        docs: Vec<Document>,
+        embedder: Option<Arc<dyn Embedder>>,
+        options: &IndexOptions,
+        on_progress: &dyn Fn(Progress),
+    ) -> Result<(Index, usize), Error> {
+        let Some(e) = embedder else {
+            return Ok((Index::assemble(docs, None, None, options)?, 0));
+        };
+        let passages = passages(&docs);
+        let mut embedded = 0;
+        let mut last = None;
+        let flat = loop {
+            match prepare_passages(&e, &passages) {
+                Ok(Prepared::Ready(flat)) => break Ok(flat),
+                Ok(Prepared::Pending(progress)) => {
+                    embedded = embedded.max(progress.total);
+                    if last != Some(progress) {
+                        on_progress(progress);
+                        last = Some(progress);
+                    }
+                    std::thread::sleep(WAIT_POLL);
+                }
+                Err(err) => break Err(err),
+            }
+        };
+        if embedded > 0 && flat.is_ok() {
+            on_progress(Progress {
+                done: embedded,
+                total: embedded,
+            });
+        }
+        let flat = Some(flat.map(|f| (f, passages.len())));
+        let index = Index::assemble(docs, Some(e), flat, options)?;
+        let embedded = if index.embedder.is_some() {
+            embedded
+        } else {
+            0
+        };
+        Ok((index, embedded))
+    }
+
     /// The BM25 index of `docs` while the embedding model `model` is still loading: the dense
     /// side comes with a later call, and the progress says nothing is embedded yet.
     pub fn build_while_model_loads(
@@ -234,6 +288,7 @@ impl Index {
     ) -> Result<(Index, Progress), Error> {
         let total = passages(&docs).len();
         let mut index = Index::assemble(docs, None, None, options)?;
+        index.pending = true;
         index.notes.push(format!(
             "loading the embedding model {model}; BM25 results meanwhile"
         ));
@@ -294,6 +349,7 @@ impl Index {
             embedder,
             vectors,
             notes,
+            pending: false,
         })
     }
 
@@ -350,6 +406,9 @@ impl Index {
                     && query.category.as_deref().is_none_or(|c| d.category == c)
             })
             .collect();
+        if self.docs.is_empty() {
+            notes.push("the catalog has nothing to search: no block or template was loaded".into());
+        }
         if let Some(category) = &query.category
             && eligible.is_empty()
         {
@@ -365,10 +424,12 @@ impl Index {
             match self.dense_scores(&instruction, &docs, query.clauses) {
                 Ok(Some(scores)) => dense_all = Some(scores),
                 Ok(None) => {
-                    notes.push(format!(
-                        "no embedding model is available, so {} retrieval ran as BM25 only",
-                        mode.as_str()
-                    ));
+                    if !self.pending {
+                        notes.push(format!(
+                            "no embedding model is available, so {} retrieval ran as BM25 only",
+                            mode.as_str()
+                        ));
+                    }
                     mode = Mode::Bm25;
                 }
                 Err(e) => {

@@ -67,7 +67,38 @@ fn fusion(arg: Option<FusionArg>) -> Option<FusionKind> {
     })
 }
 
+/// `ctx` with a progress bar on stderr for the embedding of the workspace's own blocks, when
+/// stderr is a terminal (the bar is cleared once they are embedded).
+fn with_progress_bar(ctx: &Context) -> Context {
+    use std::io::IsTerminal;
+    let mut ctx = ctx.clone();
+    if !std::io::stderr().is_terminal() {
+        return ctx;
+    }
+    let style =
+        indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} {elapsed:.dim}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+    let bar = indicatif::ProgressBar::hidden()
+        .with_style(style.progress_chars("=> "))
+        .with_message("embedding the workspace's blocks");
+    ctx.embedding_progress = Some(keiri_api::ProgressHook(std::sync::Arc::new(
+        move |p: keiri_api::retrieval::Progress| {
+            if bar.is_hidden() {
+                bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+                bar.reset_elapsed();
+            }
+            bar.set_length(p.total as u64);
+            bar.set_position(p.done as u64);
+            if p.done >= p.total {
+                bar.finish_and_clear();
+            }
+        },
+    )));
+    ctx
+}
+
 pub fn run(ctx: &Context, args: &Args, json: bool) -> anyhow::Result<ExitCode> {
+    let ctx = &with_progress_bar(ctx);
     if let Some(file) = &args.eval {
         let req = RetrieveEvalRequest {
             file: file.clone(),

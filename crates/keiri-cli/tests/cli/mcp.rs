@@ -154,8 +154,14 @@ struct RawServer {
 
 impl RawServer {
     fn start(args: &[String]) -> RawServer {
+        RawServer::start_with_env(args, &[])
+    }
+
+    /// [`RawServer::start`] with `env` set for the server process.
+    fn start_with_env(args: &[String], env: &[(&str, &Path)]) -> RawServer {
         let mut child = Command::new(keiri_bin())
             .args(args)
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -302,7 +308,11 @@ fn raw_json_rpc_session_speaks_only_protocol_on_stdout() {
 impl RawServer {
     /// A server for `ws` with `flags`, past the initialize handshake.
     fn ready(ws: &Path, flags: &[&str]) -> RawServer {
-        let mut server = RawServer::start(&server_args(ws, flags));
+        RawServer::handshake(RawServer::start(&server_args(ws, flags)))
+    }
+
+    /// `server` past the initialize handshake.
+    fn handshake(mut server: RawServer) -> RawServer {
         server.request(
             1,
             "initialize",
@@ -1478,4 +1488,47 @@ fn the_panel_the_planner_the_chat_and_mcp_get_the_same_candidates() {
         "MCP's candidates"
     );
     mcp.finish();
+}
+
+/// MCP's `retrieve_blocks` over a team's own catalog answers with dense scores on the first
+/// call (a client asks once; it used to get BM25 while the process had not even started
+/// embedding), and a second server finds the vectors in the disk cache.
+#[test]
+fn retrieve_blocks_over_a_teams_own_catalog_is_hybrid_at_once_and_cached() {
+    use super::retrieve::{hybrid_at_once_then_from_the_cache, no_model_here, own_catalog};
+    let ws = tempfile::tempdir().unwrap();
+    let own = own_catalog(ws.path());
+    let cache = ws.path().join("embed-cache");
+    let config = super::test_config_dir(ws.path());
+    let search = || {
+        let args: Vec<String> = [
+            "--workspace".as_ref(),
+            ws.path().as_os_str(),
+            "--catalog".as_ref(),
+            own.as_os_str(),
+            "mcp".as_ref(),
+        ]
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+        let env = [
+            ("KEIRI_EMBED_CACHE_DIR", cache.as_path()),
+            ("KEIRI_CONFIG_DIR", config.as_path()),
+            ("KEIRI_EMBEDDER", Path::new("auto")),
+        ];
+        let mut server = RawServer::handshake(RawServer::start_with_env(&args, &env));
+        let answer = server
+            .call(
+                2,
+                "retrieve_blocks",
+                json!({"instruction": "請求書の二重計上を見つける", "mode": "hybrid"}),
+            )
+            .unwrap();
+        server.finish();
+        answer
+    };
+    if no_model_here() {
+        return;
+    }
+    hybrid_at_once_then_from_the_cache(search, &cache);
 }

@@ -108,3 +108,124 @@ fn eval_prints_the_metrics_table() {
         .assert()
         .code(2);
 }
+
+/// A team's own catalog beside the workspace: copies of the bundled matching blocks, without
+/// the bundled pack's vectors, so every passage must be embedded.
+pub fn own_catalog(ws: &std::path::Path) -> std::path::PathBuf {
+    let own = ws.join("own_blocks");
+    std::fs::create_dir_all(own.join("matching")).unwrap();
+    for entry in std::fs::read_dir(super::catalog_dir().join("matching")).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, own.join("matching").join(path.file_name().unwrap())).unwrap();
+    }
+    own
+}
+
+/// The files under `dir` (the embedding cache: one file per vector).
+fn files_under(dir: &std::path::Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .map(|e| e.unwrap().path())
+        .map(|p| if p.is_dir() { files_under(&p) } else { 1 })
+        .sum()
+}
+
+/// True (with a printed reason) where the local model is not installed and this is not CI;
+/// in CI, which installs it, a missing model fails. Asked of the files, not of a response, so
+/// a response that wrongly answers without the model fails instead of skipping.
+pub fn no_model_here() -> bool {
+    let dir = std::env::var_os("KEIRI_EMBED_MODEL_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../models/multilingual-e5-small")
+        });
+    if dir.join("e5-small-q4.bin").is_file() && dir.join("tokenizer.json").is_file() {
+        return false;
+    }
+    assert!(
+        std::env::var("CI").is_err(),
+        "CI installs the embedding model, but it is not in {}",
+        dir.display()
+    );
+    eprintln!(
+        "SKIPPED: no local embedding model in {} (make setup-models)",
+        dir.display()
+    );
+    true
+}
+
+/// The check both front-ends pass: the first `search` over a team's own catalog answers
+/// hybrid, every candidate with a dense score, one note saying what was embedded and none
+/// contradicting it; the second finds every vector in `cache` and embeds nothing.
+pub fn hybrid_at_once_then_from_the_cache(search: impl Fn() -> Value, cache: &std::path::Path) {
+    let first = search();
+    assert_eq!(first["mode"], "hybrid", "{first}");
+    assert!(first.get("embedding_progress").is_none(), "{first}");
+    let candidates = first["candidates"].as_array().unwrap();
+    assert!(!candidates.is_empty(), "{first}");
+    assert!(
+        candidates.iter().all(|c| c["dense"].is_number()),
+        "every candidate has a dense score: {first}"
+    );
+    let notes = first["notes"].to_string();
+    assert!(!notes.contains("background"), "{notes}");
+    assert!(!notes.contains("no embedding model"), "{notes}");
+    assert_eq!(embedded_notes(&first).len(), 1, "{notes}");
+    let cached = files_under(cache);
+    assert!(cached > candidates.len(), "{cached} vectors cached");
+
+    let second = search();
+    assert_eq!(second["mode"], "hybrid", "{second}");
+    assert_eq!(second["candidates"], first["candidates"]);
+    assert!(embedded_notes(&second).is_empty(), "{second}");
+    assert_eq!(files_under(cache), cached, "nothing new embedded");
+}
+
+/// The notes that say passages were embedded for this call.
+fn embedded_notes(response: &Value) -> Vec<String> {
+    response["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n.as_str())
+        .filter(|n| n.starts_with("embedded "))
+        .map(str::to_string)
+        .collect()
+}
+
+/// `keiri retrieve --mode hybrid` over a catalog the bundled pack does not cover embeds its
+/// passages before answering (it used to answer BM25, saying both that they were embedding in
+/// the background and that no model was available, and exit before anything was embedded);
+/// the next process finds them in the disk cache and embeds nothing.
+#[test]
+fn a_teams_own_catalog_gets_dense_scores_at_once_and_from_the_cache_next_time() {
+    let ws = tempfile::tempdir().unwrap();
+    let own = own_catalog(ws.path());
+    let cache = ws.path().join("embed-cache");
+    let search = || {
+        let mut cmd = assert_cmd::Command::cargo_bin("keiri").unwrap();
+        cmd.arg("--workspace")
+            .arg(ws.path())
+            .arg("--catalog")
+            .arg(&own)
+            .env("KEIRI_CONFIG_DIR", super::test_config_dir(ws.path()))
+            .env("KEIRI_EMBED_CACHE_DIR", &cache)
+            .env_remove("KEIRI_EMBEDDER")
+            .args([
+                "retrieve",
+                "--mode",
+                "hybrid",
+                "--json",
+                "請求書の二重計上を見つける",
+            ]);
+        let out = cmd.assert().success();
+        serde_json::from_slice::<Value>(&out.get_output().stdout).unwrap()
+    };
+    if no_model_here() {
+        return;
+    }
+    hybrid_at_once_then_from_the_cache(search, &cache);
+}

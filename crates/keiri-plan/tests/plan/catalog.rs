@@ -65,6 +65,30 @@ fn a_broken_spec_is_reported_with_file_and_line_and_others_load() {
     );
 }
 
+/// A spec saved directly in a catalog folder, not in a category folder, is an issue naming
+/// where it belongs: before, it was silently not there (a team's catalog of such files was
+/// an empty catalog, with no word of why).
+#[test]
+fn a_spec_outside_a_category_folder_is_an_issue_not_a_silent_gap() {
+    let dir = tempfile::tempdir().unwrap();
+    write_specs(dir.path(), &[("misc/good.yaml", V1), ("loose.yaml", V2)]);
+    let (c, issues) = Catalog::load(&[dir.path().to_path_buf()]);
+    assert_eq!(
+        c.get("x.block").unwrap().version,
+        "1.0.0",
+        "loose.yaml is not read"
+    );
+    assert_eq!(
+        super::issue_summary(&issues),
+        [("loose.yaml".to_string(), None)]
+    );
+    assert!(
+        issues[0].message.contains("category folder"),
+        "{}",
+        issues[0].message
+    );
+}
+
 /// The catalog we ship: loads cleanly and meets the bar every spec must meet.
 #[test]
 fn shipped_catalog_is_complete() {

@@ -145,7 +145,16 @@ pub fn prepare_passages(embedder: &Arc<dyn Embedder>, texts: &[String]) -> Resul
     let worker = job.clone();
     let spawned = std::thread::Builder::new()
         .name("keiri-embed".into())
-        .spawn(move || run(&*embedder, &worker, &unique));
+        .spawn(move || {
+            // A panicking embedder must not leave the job running for ever: whoever waits
+            // for it ([`crate::Index::build_waiting`]) would wait for ever too.
+            let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                run(&*embedder, &worker, &unique)
+            }));
+            if ran.is_err() {
+                worker.set_state(JobState::Failed("the embedder panicked".into()));
+            }
+        });
     if let Err(e) = spawned {
         job.set_state(JobState::Failed(format!("could not start a thread: {e}")));
     }

@@ -136,6 +136,19 @@ fn a_workspace_block_is_embedded_in_the_background_while_bm25_answers() {
     let response = top_k(&index, &request, &[]).unwrap();
     assert_eq!(response.mode, Mode::Bm25, "{:?}", response.notes);
     assert_eq!(response.candidates[0].id, "mine.expense_check");
+    // One note says why: the embedding is on its way, not that there is no model.
+    assert!(
+        response
+            .notes
+            .iter()
+            .any(|n| n.contains("in the background"))
+            && !response
+                .notes
+                .iter()
+                .any(|n| n.contains("no embedding model")),
+        "{:?}",
+        response.notes
+    );
 
     gate.send(()).unwrap(); // both passages are one batch
     let index = loop {
@@ -149,4 +162,74 @@ fn a_workspace_block_is_embedded_in_the_background_while_bm25_answers() {
     gate.send(()).unwrap(); // the query
     let response = top_k(&index, &request, &[]).unwrap();
     assert_eq!(response.mode, Mode::Hybrid, "{:?}", response.notes);
+}
+
+/// A one-shot caller waits for the workspace's passages: told the progress batch by batch,
+/// answered with the dense side, and told how many passages were embedded for it.
+#[test]
+fn a_one_shot_caller_waits_for_the_workspace_blocks_and_sees_the_progress() {
+    let (gate, rx) = std::sync::mpsc::channel();
+    let embedder: Arc<dyn Embedder> = Arc::new(Gated(Mutex::new(rx)));
+    let mut own = Document::new(DocKind::Block, "mine.expense_check", "matching");
+    own.title = "経費精算チェック".into();
+    own.passages = (0..10).map(|i| format!("経費精算の確認 {i}")).collect();
+    // Two batches of passages (8 + 2), then the query.
+    for _ in 0..3 {
+        gate.send(()).unwrap();
+    }
+    let seen = Mutex::new(Vec::new());
+    let (index, embedded) =
+        Index::build_waiting(vec![own], Some(embedder), &IndexOptions::default(), &|p| {
+            seen.lock().unwrap().push(p)
+        })
+        .unwrap();
+    assert_eq!(embedded, 10);
+    let seen = seen.into_inner().unwrap();
+    assert_eq!(seen.first().map(|p| p.total), Some(10), "{seen:?}");
+    assert_eq!(
+        seen.last(),
+        Some(&Progress {
+            done: 10,
+            total: 10
+        }),
+        "{seen:?}"
+    );
+    assert!(seen.windows(2).all(|w| w[0].done <= w[1].done), "{seen:?}");
+    let request = RetrieveRequest {
+        instruction: "経費精算".into(),
+        ..Default::default()
+    };
+    let response = top_k(&index, &request, &[]).unwrap();
+    assert_eq!(response.mode, Mode::Hybrid, "{:?}", response.notes);
+}
+
+/// An embedder that panics fails the wait instead of leaving it waiting for ever: the index
+/// answers lexically with a note saying why.
+#[test]
+fn a_panicking_embedder_ends_the_wait_with_a_note() {
+    struct Panics;
+    impl Embedder for Panics {
+        fn name(&self) -> &str {
+            "test:panics"
+        }
+        fn embed(&self, _: &[String], _: EmbedKind) -> Result<Vec<Vec<f32>>, Error> {
+            panic!("model file truncated")
+        }
+    }
+    let mut own = Document::new(DocKind::Block, "mine.expense_check", "matching");
+    own.passages = vec!["経費精算の確認".into()];
+    let (index, embedded) = Index::build_waiting(
+        vec![own],
+        Some(Arc::new(Panics)),
+        &IndexOptions::default(),
+        &|_| {},
+    )
+    .unwrap();
+    assert_eq!(embedded, 0);
+    assert_eq!(index.embedder_name(), None);
+    assert!(
+        index.notes().iter().any(|n| n.contains("panicked")),
+        "{:?}",
+        index.notes()
+    );
 }
