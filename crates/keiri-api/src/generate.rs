@@ -178,6 +178,8 @@ struct Prepared {
     env: keiri_llm::Env,
     digest: keiri_design::DocumentDigest,
     file_schemas: Vec<keiri_plan::FileSchema>,
+    /// The attached files and the files named in answers, as given.
+    attached: Vec<String>,
     /// The attached files, resolved: all a verification run may read.
     samples: Vec<std::path::PathBuf>,
     catalog: std::sync::Arc<keiri_plan::Catalog>,
@@ -203,19 +205,26 @@ fn prepare(ctx: &Context, req: &PlanGenerateRequest) -> Result<Prepared, ApiErro
         .max_docs_chars
         .unwrap_or(keiri_design::DEFAULT_MAX_DOCS_CHARS);
     let policy = ctx.path_policy();
+    // A file the user named in an answer (a file question answered with a path) is read like
+    // an attached one: its columns are checked and fitted the same way, so generate and
+    // `keiri validate` on the written plan give one verdict.
+    let mut attached = req.docs.clone();
+    for named in req.answers.values().filter_map(Value::as_str) {
+        let is_file = policy
+            .resolve_existing(named)
+            .is_ok_and(|path| path.is_file());
+        if is_file && !attached.iter().any(|a| a.trim() == named.trim()) {
+            attached.push(named.trim().to_string());
+        }
+    }
     let digest =
-        keiri_design::digest_documents(&policy, &req.docs, max_docs_chars).map_err(design_error)?;
+        keiri_design::digest_documents(&policy, &attached, max_docs_chars).map_err(design_error)?;
     // The attached CSV/Excel files' tables: the wiring is told their headers, validation
     // checks the columns nodes name, compose fits them.
-    let file_schemas = keiri_design::file_schemas(&policy, &req.docs);
-    // What a verification run may read: the attached files, and files the user named in an
-    // answer (a file question answered with a path).
-    let named = req.answers.values().filter_map(Value::as_str);
-    let samples = req
-        .docs
+    let file_schemas = keiri_design::file_schemas(&policy, &attached);
+    // What a verification run may read: the attached files and those named in answers.
+    let samples = attached
         .iter()
-        .map(String::as_str)
-        .chain(named)
         .filter_map(|path| policy.resolve_existing(path).ok())
         .filter(|path| path.is_file())
         .collect();
@@ -241,6 +250,7 @@ fn prepare(ctx: &Context, req: &PlanGenerateRequest) -> Result<Prepared, ApiErro
         env,
         digest,
         file_schemas,
+        attached,
         samples,
         catalog,
         templates,
@@ -367,7 +377,7 @@ pub async fn plan_generate(
         .with_progress(ptx)
         .with_subflow_plans(prepared.subflow_plans)
         .with_file_schemas(prepared.file_schemas)
-        .with_attached(req.docs.clone());
+        .with_attached(prepared.attached);
     if req.verify_by_running {
         dctx = dctx.with_verifier(&verify);
     }

@@ -930,3 +930,78 @@ fn a_template_that_does_not_load_is_said() {
         "{result:#}"
     );
 }
+
+/// The codes of a plan's error findings, sorted: `findings` of `keiri validate`, `errors` of a
+/// generation.
+fn error_codes(findings: &Value) -> Vec<String> {
+    let mut codes: Vec<String> = findings
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["severity"] == "error")
+        .map(|f| format!("{} {}", f["code"], f["path"]))
+        .collect();
+    codes.sort();
+    codes
+}
+
+/// A file named in an answer, never attached with --docs, is read like an attached one: its
+/// headers (伝票番号/取引先/日付/金額) are fitted and what cannot be fitted is asked, and the
+/// generation's verdict is the one `keiri validate` gives the plan it wrote. Before, the
+/// generation said `valid` with no question while validate found 6 `column.unknown` errors.
+#[test]
+fn a_file_named_in_an_answer_is_checked_like_an_attached_one() {
+    let ws = tempfile::tempdir().unwrap();
+    let csv = ws.path().join("受領請求書.csv");
+    put(
+        &csv,
+        "伝票番号,取引先,日付,金額\nA-1,東京商事,2026/10/01,1000\nA-1,東京商事,2026/10/03,1000\nB-7,大阪物産,2026/10/05,2500\n",
+    );
+    let file = csv.display().to_string();
+    let validate = |ws: &tempfile::TempDir| -> Value {
+        let out = keiri(ws.path())
+            .args(["--json", "validate"])
+            .arg(ws.path().join("plan.yaml"))
+            .output()
+            .unwrap();
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    const JOB: &str = "請求書の重複を検出する";
+    let answers = serde_json::json!({"invoice_csv": file});
+    let first = compose_docs(&ws, "dup", JOB, &[], Some(&answers.to_string()));
+    assert_eq!(first["status"], "needs_answers", "{first:#}");
+    let asked: Vec<&str> = first["requirements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    let checked = validate(&ws);
+    assert_eq!(checked["valid"], false, "{checked:#}");
+    assert_eq!(
+        error_codes(&first["errors"]),
+        error_codes(&checked["findings"]),
+        "one verdict"
+    );
+    // The headers one dictionary vouches for are fitted, not asked: 金額 for the amount and
+    // 取引先 for the vendor.
+    let plan = std::fs::read_to_string(ws.path().join("plan.yaml")).unwrap();
+    assert!(plan.contains("金額") && plan.contains("取引先"), "{plan}");
+    assert!(!asked.is_empty(), "{first:#}");
+
+    // Answered with the file's own headers, the plan is valid for both.
+    let mut all = answers.as_object().unwrap().clone();
+    for id in asked {
+        let column = if id.contains("date") {
+            "日付"
+        } else {
+            "伝票番号"
+        };
+        all.insert(id.to_string(), Value::String(column.into()));
+    }
+    std::fs::remove_file(ws.path().join("plan.yaml")).unwrap();
+    let answered = compose_docs(&ws, "dup", JOB, &[], Some(&Value::Object(all).to_string()));
+    assert_eq!(answered["status"], "valid", "{answered:#}");
+    let checked = validate(&ws);
+    assert_eq!(checked["valid"], true, "{checked:#}");
+}

@@ -34,7 +34,12 @@ fn generate_on_a_terminal_asks_the_questions_and_continues() {
     };
     let ws = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(ws.path().join("data")).unwrap();
-    put(&ws.path().join("data/invoices.csv"), "a,b\n1,2\n");
+    // Headers that fit the template's columns: the file named in the answer is read like an
+    // attached one, and these leave no column to ask about.
+    put(
+        &ws.path().join("data/invoices.csv"),
+        "vendor,invoice_no,invoice_date,amount\nA社,INV-1,2026-10-01,1000\n",
+    );
     let driver = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/tty_driver.py");
     // Wait for the question, give a file that does not exist (refused while typing), then
     // one that does.

@@ -4,8 +4,8 @@ Usage: tty_driver.py SCRIPT_JSON -- COMMAND...
 SCRIPT_JSON is a list of [wait_for, send]: wait until `wait_for` has appeared in the output
 (after the previous match), then type `send`. After the script, the output is read until the
 command exits; the whole transcript (escape sequences removed) is printed, then
-`EXIT <code>`. Each wait gives up after 60 s, so a hung prompt fails the test instead of
-hanging it.
+`EXIT <code>`. Each wait gives up after 60 s, and so does the wait for the command to exit
+(it is killed), so a hung prompt fails the test instead of hanging it.
 """
 import json, os, pty, re, select, sys, time
 
@@ -53,6 +53,18 @@ for wait_for, send in script:
 deadline = time.time() + 60
 while time.time() < deadline and pump(deadline):
     pass
-_, status = os.waitpid(pid, 0)
+done, status = os.waitpid(pid, os.WNOHANG)
+grace = time.time() + 10  # the output may close a moment before the process exits
+while done == 0 and time.time() < grace:
+    time.sleep(0.05)
+    done, status = os.waitpid(pid, os.WNOHANG)
+if done == 0:
+    # Still running after the script and a minute more (a question nobody answers): kill it
+    # rather than wait for ever, and fail.
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    print(ANSI.sub(b"", out).decode(errors="replace"))
+    print("TIMEOUT waiting for the command to exit")
+    sys.exit(3)
 print(ANSI.sub(b"", out).decode(errors="replace"))
 print(f"EXIT {os.waitstatus_to_exitcode(status)}")
