@@ -144,6 +144,32 @@ pub struct PlanValidateResponse {
     pub graph: Option<keiri_plan::PlanGraph>,
 }
 
+/// A keiri_agent v0 plan to import: its YAML text and the message language.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PlanImportV0Request {
+    /// The v0 plan's YAML text.
+    pub yaml: String,
+    /// Message language, `ja` or `en`; the server's default when left out.
+    #[serde(default)]
+    #[schemars(schema_with = "lang_schema")]
+    pub lang: Option<Lang>,
+}
+
+/// A v0 plan rewritten for this catalog: what was rewritten, what was not, and the verdict of
+/// `plan_validate` on the result.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct PlanImportV0Response {
+    /// The rewritten plan (re-serialised: the comments of the input are not kept).
+    pub yaml: String,
+    /// Block ids and keys rewritten one to one.
+    pub rewritten: Vec<keiri_plan::ImportItem>,
+    /// What has no one-to-one equivalent and was left as it was, to rewrite by hand.
+    pub unmapped: Vec<keiri_plan::ImportItem>,
+    /// `plan_validate` on the rewritten plan.
+    pub validation: PlanValidateResponse,
+}
+
 /// A plan finding (code, severity, node, JSON pointer, message, hint, line and column):
 /// keiri-plan's own type, serialised as it is.
 pub use keiri_plan::{Finding, FindingCode, Severity};

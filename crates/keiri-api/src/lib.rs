@@ -70,7 +70,8 @@ pub use keiri_plan::{AnswerProblem, Requirement, RequirementKind, ValueType, che
 pub use keiri_run::{Event as RunEvent, NodeStatus, RunStatus};
 pub use llm::{LlmProviderKind, LlmStatusProblem, LlmStatusRequest, LlmStatusResponse, llm_status};
 pub use plan::{
-    catalog_list, load_catalog, plan_dry_run, plan_register, plan_register_at, plan_validate,
+    catalog_list, load_catalog, plan_dry_run, plan_import_v0, plan_register, plan_register_at,
+    plan_validate,
 };
 pub use retrieve::{
     EmbeddingsPrewarmRequest, EmbeddingsPrewarmResponse, blocks_retrieve, blocks_retrieve_eval,

@@ -132,6 +132,36 @@ pub fn plan_validate(
 }
 crate::surface::function!(plain plan_validate(crate::json::PlanValidateRequest) -> crate::json::PlanValidateResponse);
 
+/// Rewrites a keiri_agent v0 plan for this catalog ([`keiri_plan::import_v0`]: block ids and
+/// the keys that map one to one) and validates the result; what does not map is listed.
+pub fn plan_import_v0(
+    ctx: &Context,
+    req: json::PlanImportV0Request,
+) -> Result<json::PlanImportV0Response, ApiError> {
+    let loaded = keiri_plan::load_plan(&req.yaml)
+        .map_err(|e| ApiError::new(ErrorCode::YamlParse, e.to_string()))?;
+    let (catalog, _) = load_catalog(ctx);
+    let imported = keiri_plan::import_v0(&loaded.plan, &catalog);
+    let yaml = keiri_plan::save_plan(&imported.plan)
+        .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
+    let validation = plan_validate(
+        ctx,
+        json::PlanValidateRequest {
+            yaml: yaml.clone(),
+            lang: req.lang,
+            vars: Default::default(),
+            inputs: Default::default(),
+        },
+    )?;
+    Ok(json::PlanImportV0Response {
+        yaml,
+        rewritten: imported.rewritten,
+        unmapped: imported.unmapped,
+        validation,
+    })
+}
+crate::surface::function!(plain plan_import_v0(crate::json::PlanImportV0Request) -> crate::json::PlanImportV0Response);
+
 /// Dry-runs a valid plan.
 pub fn plan_dry_run(
     ctx: &Context,

@@ -68,6 +68,10 @@ pub enum Command {
     Register(cmd::plan::PlanArgs),
     /// List the block catalog.
     Catalog(cmd::plan::CatalogArgs),
+    /// Rewrite a keiri_agent v0 plan for this catalog (block ids and the keys that map one to
+    /// one), list what does not map, and validate the result
+    #[command(name = "import-v0")]
+    ImportV0(cmd::plan::ImportV0Args),
     /// Serve the studio UI and API on 127.0.0.1.
     Serve(cmd::serve::ServeArgs),
     /// Extract document text, a prompt digest, line ranges of many files, or file metrics.
@@ -197,6 +201,7 @@ fn run_command(
         Command::DryRun(args) => cmd::plan::dry_run(&ctx, args, json),
         Command::Register(args) => cmd::plan::register(&ctx, args, json),
         Command::Catalog(args) => cmd::plan::catalog(&ctx, args, json),
+        Command::ImportV0(args) => cmd::plan::import_v0(&ctx, args, json),
         Command::Serve(args) => cmd::serve::run(ctx, args, runtime),
         Command::Extract(args) => cmd::extract::run(&ctx, args, json),
         Command::Patch(args) => cmd::patch::run(&ctx, args),

@@ -41,6 +41,7 @@ pub mod requirements;
 pub mod resolve;
 pub mod row_expr;
 pub mod template;
+pub mod v0;
 pub mod validate;
 pub mod workspace;
 pub mod yaml;
@@ -72,6 +73,7 @@ pub use template::{
     TemplateSpec, Templates, UiSuggestion, ValueUnit, load_template, validate_template,
     validate_templates,
 };
+pub use v0::{ImportItem, Imported, import_v0, v0_successors};
 pub use validate::{Finding, Options, Severity, has_errors, validate};
 pub use workspace::{Loaded, Workspace};
 

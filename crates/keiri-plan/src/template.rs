@@ -72,44 +72,68 @@ pub struct TemplateSpec {
     #[serde(default, with = "catalog::version_string")]
     pub version: String,
     /// The Japanese title.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub title: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title_en: Option<String>,
     /// The Japanese description.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub description: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description_en: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub tags: Vec<String>,
     /// The words that name the template's job. The offline composer chooses the template for
     /// an instruction only when the instruction contains one of them (after NFKC and
     /// lowercasing); `a+b` means both words. Empty: the tags serve instead. This is what keeps
     /// a template that shares only a word such as 請求書 with the instruction out of the plan.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub job_words: Vec<String>,
     /// The template's settings (vars) a number in the instruction may set: 「前月比±15%」 sets
     /// the var whose unit is percent and one of whose words is in the same clause.
-    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "IndexMap::is_empty"
+    )]
     pub instruction_values: IndexMap<String, InstructionValue>,
     /// The template's settings a word of the instruction chooses, `var: {value: [words]}`:
     /// 「請求日からの経過日数」 sets `aging_basis` to `invoice_date` when `invoice_date` lists
     /// 請求日から. The default (in `vars_defaults`) is one of the values; words of two values
     /// in one instruction choose neither, and say so.
-    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "IndexMap::is_empty"
+    )]
     pub instruction_choices: IndexMap<String, IndexMap<String, Vec<String>>>,
     /// Numbers the steps use as they are, which an instruction may state (see [`FixedValues`]).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub instruction_fixed: Vec<FixedValues>,
     /// What the snippet needs from outside, by name; used inside as `${vars.<name>}`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub imports: IndexMap<String, ImportSpec>,
     /// What the snippet offers to later templates, by name.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub exports: IndexMap<String, ExportSpec>,
     /// Values for imports (used when they are not bound) and for the snippet's tunables.
-    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "IndexMap::is_empty"
+    )]
     pub vars_defaults: IndexMap<String, Value>,
     /// UI steps worth adding around the snippet (the planner's hint mode shows them). Read
     /// from either shape the formats allow: a list of suggestions, or the spec's
@@ -121,7 +145,7 @@ pub struct TemplateSpec {
     )]
     pub ui_suggestions: Vec<UiSuggestion>,
     /// The nodes, written like a plan's `graph`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub graph_snippet: Vec<Node>,
     /// The directory the template was found in (`templates/<category>/…`).
     #[serde(skip)]
@@ -137,12 +161,22 @@ fn yes() -> bool {
     true
 }
 
+/// An optional field written as `null` (as the spec's examples and some editors write an
+/// empty field) reads as its default instead of refusing the whole template.
+fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
+}
+
 /// One import of a template.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ImportSpec {
     #[serde(rename = "type", default)]
     pub ty: TypeSpec,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub description: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description_en: Option<String>,
@@ -153,7 +187,11 @@ pub struct ImportSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requirement: Option<RequirementHint>,
     /// Export names (of earlier templates) this import may bind to besides its own name.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub accepts: Vec<String>,
     #[serde(flatten)]
     pub extra: IndexMap<String, Value>,
@@ -170,7 +208,7 @@ pub struct ExportSpec {
     pub from: String,
     #[serde(rename = "type", default)]
     pub ty: TypeSpec,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub description: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description_en: Option<String>,
@@ -186,7 +224,7 @@ pub struct UiSuggestion {
     /// The snippet node after which the step fits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub reason: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason_en: Option<String>,
@@ -210,8 +248,9 @@ where
         List(Vec<Entry>),
         Layout { layout: Vec<Entry> },
     }
-    let entries = match Shape::deserialize(deserializer)? {
-        Shape::List(entries) | Shape::Layout { layout: entries } => entries,
+    let entries = match Option::<Shape>::deserialize(deserializer)? {
+        Some(Shape::List(entries) | Shape::Layout { layout: entries }) => entries,
+        None => Vec::new(),
     };
     Ok(entries
         .into_iter()

@@ -458,7 +458,7 @@ impl<'a> Validator<'a> {
             return None;
         };
         let Some(spec) = self.catalog.get(block) else {
-            let similar = self.similar_blocks(block);
+            let similar = crate::v0::similar_blocks(self.catalog, block);
             let hint_ja = if similar.is_empty() {
                 "カタログにあるブロック id を使ってください".to_string()
             } else {
@@ -1107,19 +1107,6 @@ impl<'a> Validator<'a> {
                 }),
             _ => false,
         }
-    }
-
-    fn similar_blocks(&self, wanted: &str) -> Vec<String> {
-        let head = wanted.split('.').next().unwrap_or(wanted);
-        let tail = wanted.rsplit('.').next().unwrap_or(wanted);
-        self.catalog
-            .blocks()
-            .filter(|b| {
-                b.id.starts_with(&format!("{head}.")) || b.id.ends_with(&format!(".{tail}"))
-            })
-            .map(|b| b.id.clone())
-            .take(5)
-            .collect()
     }
 }
 

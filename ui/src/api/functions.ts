@@ -17,6 +17,7 @@ export type ApiFunction =
   | 'llm_status'
   | 'plan_dry_run'
   | 'plan_get'
+  | 'plan_import_v0'
   | 'plan_list'
   | 'plan_register'
   | 'plan_validate'
@@ -64,6 +65,7 @@ export const FUNCTIONS: readonly ApiFunction[] = [
   'llm_status',
   'plan_dry_run',
   'plan_get',
+  'plan_import_v0',
   'plan_list',
   'plan_register',
   'plan_validate',

@@ -1143,6 +1143,10 @@ export interface ApiFunctions {
     request: PlanGetRequest;
     response: PlanGetResponse;
   };
+  plan_import_v0: {
+    request: PlanImportV0Request;
+    response: PlanImportV0Response;
+  };
   plan_list: {
     request: PlanListRequest;
     response: PlanListResponse;
@@ -2682,6 +2686,167 @@ export interface TargetPlace {
   field?: string | null;
 }
 /**
+ * A keiri_agent v0 plan to import: its YAML text and the message language.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "PlanImportV0Request".
+ */
+export interface PlanImportV0Request {
+  /**
+   * The v0 plan's YAML text.
+   */
+  yaml: string;
+  /**
+   * Message language, `ja` or `en`; the server's default when left out.
+   */
+  lang?: 'ja' | 'en' | null;
+}
+/**
+ * A v0 plan rewritten for this catalog: what was rewritten, what was not, and the verdict of
+ * `plan_validate` on the result.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "PlanImportV0Response".
+ */
+export interface PlanImportV0Response {
+  /**
+   * The rewritten plan (re-serialised: the comments of the input are not kept).
+   */
+  yaml: string;
+  /**
+   * Block ids and keys rewritten one to one.
+   */
+  rewritten: ImportItem[];
+  /**
+   * What has no one-to-one equivalent and was left as it was, to rewrite by hand.
+   */
+  unmapped: ImportItem[];
+  /**
+   * `plan_validate` on the rewritten plan.
+   */
+  validation: PlanValidateResponse;
+}
+/**
+ * One thing [`import_v0`] changed or could not change, at a node.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "ImportItem".
+ */
+export interface ImportItem {
+  /**
+   * The node's id, with its loop's id before it for a node inside a loop body (`loop/node`).
+   */
+  node_id: string;
+  /**
+   * What it is about: the block id, or the input or output key.
+   */
+  subject: string;
+  /**
+   * What happened, or why it could not (English).
+   */
+  detail: string;
+}
+/**
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "PlanValidateResponse".
+ */
+export interface PlanValidateResponse {
+  valid: boolean;
+  error_count: number;
+  warning_count: number;
+  findings: Finding[];
+  /**
+   * The plan's nodes, the edges its references make and the vars it uses without a value
+   * (keiri-plan's [`keiri_plan::plan_graph`]); `null` when the text is not a plan.
+   */
+  graph: PlanGraph | null;
+}
+/**
+ * The graph of one plan.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "PlanGraph".
+ */
+export interface PlanGraph {
+  /**
+   * Pre-order: a loop comes before its body's nodes.
+   */
+  nodes: GraphNode[];
+  /**
+   * One edge per (source, target) pair, in the order the references are first met.
+   */
+  edges: GraphEdge[];
+  /**
+   * The `${vars.*}` names the nodes use that have no value where they are used.
+   */
+  unresolved_vars: VarUse[];
+}
+/**
+ * One node of the graph.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "GraphNode".
+ */
+export interface GraphNode {
+  /**
+   * The node's JSON pointer in the plan: unique even when a loop body reuses an id.
+   */
+  key: string;
+  /**
+   * The plan node id (`""` when the node has none).
+   */
+  id: string;
+  kind: NodeKind;
+  block: string | null;
+  /**
+   * The key of the loop whose body holds this node.
+   */
+  parent: string | null;
+  /**
+   * The called plan of a subflow node.
+   */
+  call_plan_id: string | null;
+  /**
+   * The node's condition, as written.
+   */
+  when: string | null;
+}
+/**
+ * Node `target` reads outputs of node `source` (both node keys).
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "GraphEdge".
+ */
+export interface GraphEdge {
+  source: string;
+  target: string;
+  /**
+   * The output aliases the target reads, in order, without repeats.
+   */
+  aliases: string[];
+  /**
+   * `data` when any reference on the pair feeds an input (what a reader follows).
+   */
+  kind: EdgeKind;
+}
+/**
+ * A `${vars.name}` used where it has no value.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "VarUse".
+ */
+export interface VarUse {
+  name: string;
+  /**
+   * Whether a `vars` in scope has the name (with a null or empty value) or none does.
+   */
+  defined: boolean;
+  /**
+   * The ids of the nodes that use it, in order (nodes without an id are left out).
+   */
+  node_ids: string[];
+}
+/**
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
  * via the `definition` "PlanListRequest".
  */
@@ -2783,106 +2948,6 @@ export interface PlanValidateRequest {
   inputs?: {
     [k: string]: string | undefined;
   };
-}
-/**
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "PlanValidateResponse".
- */
-export interface PlanValidateResponse {
-  valid: boolean;
-  error_count: number;
-  warning_count: number;
-  findings: Finding[];
-  /**
-   * The plan's nodes, the edges its references make and the vars it uses without a value
-   * (keiri-plan's [`keiri_plan::plan_graph`]); `null` when the text is not a plan.
-   */
-  graph: PlanGraph | null;
-}
-/**
- * The graph of one plan.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "PlanGraph".
- */
-export interface PlanGraph {
-  /**
-   * Pre-order: a loop comes before its body's nodes.
-   */
-  nodes: GraphNode[];
-  /**
-   * One edge per (source, target) pair, in the order the references are first met.
-   */
-  edges: GraphEdge[];
-  /**
-   * The `${vars.*}` names the nodes use that have no value where they are used.
-   */
-  unresolved_vars: VarUse[];
-}
-/**
- * One node of the graph.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "GraphNode".
- */
-export interface GraphNode {
-  /**
-   * The node's JSON pointer in the plan: unique even when a loop body reuses an id.
-   */
-  key: string;
-  /**
-   * The plan node id (`""` when the node has none).
-   */
-  id: string;
-  kind: NodeKind;
-  block: string | null;
-  /**
-   * The key of the loop whose body holds this node.
-   */
-  parent: string | null;
-  /**
-   * The called plan of a subflow node.
-   */
-  call_plan_id: string | null;
-  /**
-   * The node's condition, as written.
-   */
-  when: string | null;
-}
-/**
- * Node `target` reads outputs of node `source` (both node keys).
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "GraphEdge".
- */
-export interface GraphEdge {
-  source: string;
-  target: string;
-  /**
-   * The output aliases the target reads, in order, without repeats.
-   */
-  aliases: string[];
-  /**
-   * `data` when any reference on the pair feeds an input (what a reader follows).
-   */
-  kind: EdgeKind;
-}
-/**
- * A `${vars.name}` used where it has no value.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "VarUse".
- */
-export interface VarUse {
-  name: string;
-  /**
-   * Whether a `vars` in scope has the name (with a null or empty value) or none does.
-   */
-  defined: boolean;
-  /**
-   * The ids of the nodes that use it, in order (nodes without an id are left out).
-   */
-  node_ids: string[];
 }
 /**
  * This interface was referenced by `ApiFunctions`'s JSON-Schema

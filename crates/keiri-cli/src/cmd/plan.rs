@@ -1,4 +1,4 @@
-//! `keiri validate | dry-run | register | catalog`.
+//! `keiri validate | dry-run | register | catalog | import-v0`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -24,6 +24,16 @@ pub struct ValidateArgs {
     /// are those of the files they name.
     #[command(flatten)]
     pub given: crate::cmd::run::RunVars,
+}
+
+/// `keiri import-v0`: a v0 plan and where its rewrite goes.
+#[derive(Debug, clap::Args)]
+pub struct ImportV0Args {
+    #[command(flatten)]
+    pub plan: PlanArgs,
+    /// Write the rewritten plan here (never over an existing file); default: standard output.
+    #[arg(long, value_name = "PATH")]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -95,6 +105,58 @@ pub fn validate(ctx: &Context, args: &ValidateArgs, json: bool) -> anyhow::Resul
     } else {
         ExitCode::from(1)
     })
+}
+
+/// Exit codes: 0 the rewritten plan validates, 1 it is written but still has errors (what
+/// did not map, and the findings, are listed), 2 usage or I/O error.
+pub fn import_v0(ctx: &Context, args: &ImportV0Args, json: bool) -> anyhow::Result<ExitCode> {
+    let (text, source) = read_plan(&args.plan)?;
+    let req = json::PlanImportV0Request {
+        yaml: text,
+        lang: Some(ctx.lang),
+    };
+    let res = match keiri_api::plan_import_v0(ctx, req) {
+        Ok(r) => r,
+        Err(e) => return print_error(&e, json),
+    };
+    if let Some(out) = &args.out {
+        keiri_fs::write_new(out, res.yaml.as_bytes())
+            .with_context(|| format!("writing {}", out.display()))?;
+    }
+    let code = if res.validation.valid {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    };
+    if json {
+        print_json(&res)?;
+        return Ok(code);
+    }
+    if args.out.is_none() {
+        print!("{}", res.yaml);
+    }
+    let target = args
+        .out
+        .as_ref()
+        .map_or_else(|| "<stdout>".to_string(), |p| p.display().to_string());
+    for item in &res.rewritten {
+        eprintln!("rewritten [{}]: {}", item.node_id, item.detail);
+    }
+    for item in &res.unmapped {
+        eprintln!("not mapped [{}]: {}", item.node_id, item.detail);
+    }
+    print_findings(&res.validation.findings, &target);
+    eprintln!(
+        "{source}: {} rewritten, {} not mapped; the result has {} error(s), {} warning(s){}",
+        res.rewritten.len(),
+        res.unmapped.len(),
+        res.validation.error_count,
+        res.validation.warning_count,
+        args.out
+            .as_ref()
+            .map_or_else(String::new, |p| format!("; wrote {}", p.display()))
+    );
+    Ok(code)
 }
 
 pub fn dry_run(ctx: &Context, args: &PlanArgs, json: bool) -> anyhow::Result<ExitCode> {

@@ -257,3 +257,117 @@ fn validate_with_a_runs_vars_and_inputs_checks_the_files_that_run_reads() {
         .code(2)
         .stderr(predicate::str::contains("NOT_FOUND: input journal"));
 }
+
+/// A plan written for keiri_agent v0: its CSV read and its grouping, in v0's block ids and keys.
+const V0_TOTALS: &str = r#"apiVersion: v1
+id: v0_totals
+version: 0.1.0
+vars:
+  journal: journal.csv
+graph:
+- id: read
+  block: file.read_csv
+  in:
+    path: ${vars.journal}
+    has_header: true
+  out:
+    rows: rows
+- id: totals
+  block: transforms.group_by_agg
+  in:
+    items: ${read.rows}
+    by: [account]
+    aggregations:
+    - {field: amount, op: sum}
+  out:
+    rows: totals
+"#;
+
+/// `keiri validate` on a v0 plan names what each v0 block became first: csv.read for
+/// file.read_csv (it used to suggest file.list_folder).
+#[test]
+fn an_unknown_v0_block_suggests_what_it_became() {
+    let ws = tempfile::tempdir().unwrap();
+    put(&ws.path().join("v0.yaml"), V0_TOTALS);
+    let out = keiri(ws.path())
+        .args(["--json", "--lang", "en", "validate"])
+        .arg(ws.path().join("v0.yaml"))
+        .assert()
+        .code(1);
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let hints: Vec<&str> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "block.unknown")
+        .map(|f| f["hint"].as_str().unwrap())
+        .collect();
+    assert_eq!(hints.len(), 2, "{v:#}");
+    assert!(hints[0].starts_with("did you mean: csv.read"), "{hints:?}");
+    assert!(
+        hints[1].starts_with("did you mean: transforms.group_aggregate"),
+        "{hints:?}"
+    );
+}
+
+/// `keiri import-v0` rewrites a v0 plan whose blocks all map one to one into a plan that
+/// validates and runs on the journal it names. A plan with a block that has no successor
+/// exits 1 and names that node.
+#[test]
+fn import_v0_rewrites_what_maps_and_names_what_does_not() {
+    let ws = tempfile::tempdir().unwrap();
+    put(&ws.path().join("v0.yaml"), V0_TOTALS);
+    put(
+        &ws.path().join("journal.csv"),
+        "account,amount\nA,1200\nB,40\nA,300\n",
+    );
+    keiri(ws.path())
+        .args(["import-v0", "v0.yaml", "--out"])
+        .arg(ws.path().join("plan.yaml"))
+        .current_dir(ws.path())
+        .assert()
+        .code(0)
+        .stderr(predicate::str::contains(
+            "block file.read_csv is now csv.read",
+        ))
+        .stderr(predicate::str::contains("input has_header is now header"))
+        .stderr(predicate::str::contains("0 not mapped"));
+    let plan = std::fs::read_to_string(ws.path().join("plan.yaml")).unwrap();
+    assert!(
+        plan.contains("block: csv.read") && plan.contains("header: true"),
+        "{plan}"
+    );
+    let out = keiri(ws.path())
+        .args(["--json", "run", "plan.yaml"])
+        .current_dir(ws.path())
+        .assert()
+        .code(0);
+    let res: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(res["status"], "finished", "{res:#}");
+    // Refused over an existing file, before anything is written.
+    keiri(ws.path())
+        .args(["import-v0", "v0.yaml", "--out"])
+        .arg(ws.path().join("plan.yaml"))
+        .assert()
+        .code(2);
+
+    let chunked = V0_TOTALS.replace("transforms.group_by_agg", "nlp.chunk_texts");
+    put(&ws.path().join("v0_nlp.yaml"), &chunked);
+    let out = keiri(ws.path())
+        .args(["--json", "import-v0"])
+        .arg(ws.path().join("v0_nlp.yaml"))
+        .assert()
+        .code(1);
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let unmapped = v["unmapped"].as_array().unwrap();
+    assert_eq!(unmapped.len(), 1, "{v:#}");
+    assert_eq!(unmapped[0]["node_id"], "totals");
+    assert!(
+        unmapped[0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("no equivalent here"),
+        "{v:#}"
+    );
+    assert_eq!(v["validation"]["valid"], false);
+}

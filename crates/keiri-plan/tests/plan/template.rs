@@ -525,3 +525,28 @@ fn requirement_without_required_is_required() {
     .unwrap_or_else(|e| panic!("{e}"));
     assert!(r.required);
 }
+
+/// A template written to the spec with its optional fields set to `null` (description,
+/// vars_defaults, ui_suggestions, an import's description…) loads as if they were left out;
+/// it used to be refused whole ("invalid type: null").
+#[test]
+fn optional_fields_written_as_null_load_as_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    write_specs(
+        dir.path(),
+        &[(
+            "a/nulls.yaml",
+            "id: nulls\nversion: 1.0.0\ntitle: 空欄のあるテンプレート\ndescription: null\n\
+             tags: null\njob_words: ~\nvars_defaults: null\nui_suggestions: null\n\
+             imports:\n  src:\n    type: table\n    description: null\n    accepts: null\n\
+             exports: null\ngraph_snippet: []\n",
+        )],
+    );
+    let (set, issues) = Templates::load(&[dir.path().to_path_buf()]);
+    assert!(issues.is_empty(), "{issues:?}");
+    let t = set.get("nulls").unwrap();
+    assert_eq!(t.title, "空欄のあるテンプレート");
+    assert!(t.description.is_empty() && t.vars_defaults.is_empty());
+    assert!(t.ui_suggestions.is_empty() && t.exports.is_empty());
+    assert!(t.imports["src"].description.is_empty());
+}
