@@ -136,6 +136,15 @@ pub fn template_summary(t: &TemplateSpec) -> String {
                 .join(", ")
         ));
     }
+    for u in &t.ui_suggestions {
+        let reason = u.reason_en.as_deref().unwrap_or(&u.reason);
+        s.push_str(&format!(
+            "  suggested UI step: {} after {} — {}\n",
+            u.block,
+            u.after.as_deref().unwrap_or("-"),
+            cut(reason, 120)
+        ));
+    }
     for n in &t.graph_snippet {
         s.push_str(&format!(
             "  node {} {} in[{}] out[{}]\n",

@@ -55,6 +55,50 @@ pub(super) fn fallback(
     }
 }
 
+/// A composed plan says how it runs instead of leaving it to defaults nobody sees: the
+/// runtime's own defaults as its `policy` (stop at the first failure, no retries, one node at
+/// a time) unless the plan has one, and its UI steps, in order, as `ui.layout`.
+fn state_policy_and_layout(plan: &mut Plan) {
+    if plan.policy.is_none() {
+        plan.policy = Some(keiri_plan::model::Policy {
+            on_error: Some("stop".into()),
+            retries: Some(0),
+            concurrency: Some(1),
+            ..Default::default()
+        });
+    }
+    let ui_steps: Vec<String> = plan
+        .graph
+        .iter()
+        .filter(|n| n.block.as_deref().is_some_and(|b| b.starts_with("ui.")))
+        .map(|n| n.id.clone())
+        .collect();
+    if !ui_steps.is_empty() {
+        let ui = plan.ui.get_or_insert_with(Default::default);
+        if ui.layout.is_empty() {
+            ui.layout = ui_steps;
+        }
+    }
+}
+
+/// A UI step a template suggests (its `ui_suggestions`), said to the user: compose does not
+/// add it (a review step pauses every run), the user may.
+fn ui_suggestion_note(s: &keiri_plan::UiSuggestion, lang: Lang) -> String {
+    let after = s.after.as_deref().unwrap_or("-");
+    match lang {
+        Lang::Ja => format!(
+            "テンプレートの提案: {}（{} を {} の後に）。必要ならプランに加えてください",
+            s.reason, s.block, after
+        ),
+        Lang::En => format!(
+            "the template suggests: {} ({} after {}); add it to the plan if you want it",
+            s.reason_en.as_deref().unwrap_or(&s.reason),
+            s.block,
+            after
+        ),
+    }
+}
+
 /// Rewrites the columns a composed plan names to the attached file's header when they are the
 /// same after normalising (case, full-width/half-width, spaces, `_`) or the one header of the
 /// same meaning (`keiri_plan::column_meaning`: 取引先名 for `vendor`), with a note for each;
@@ -471,6 +515,13 @@ pub fn compose_plan(
     }
     ask_each_column_once(&mut plan, &mut requirements);
     super::sniff::propose_by_values(&plan, &mut requirements, &ctx.file_schemas, asked_column);
+    state_policy_and_layout(&mut plan);
+    notes.extend(
+        composition
+            .ui_suggestions
+            .iter()
+            .map(|s| ui_suggestion_note(s, options.lang)),
+    );
     findings = validate(&plan, ctx.catalog, &validate_options);
     notes.extend(crate::intent::unserved_notes(
         instruction,

@@ -98,3 +98,48 @@ async fn an_unknown_template_is_an_invalid_argument() {
     assert_eq!(err.code(), "INVALID_ARGUMENT");
     assert!(err.to_string().contains("nope"));
 }
+
+/// A composed plan states how it runs (the runtime's defaults as its policy), lists its UI
+/// steps as `ui.layout`, and passes on the UI steps its templates suggest as notes; the
+/// stage-1 prompt's template summary carries the same suggestions.
+#[tokio::test]
+async fn a_composed_plan_states_its_policy_layout_and_the_templates_suggestions() {
+    let (catalog, templates) = (catalog(), templates());
+    let ctx = Context::new(&catalog, &templates);
+    let instruction = "請求書の重複を検出して、上長の承認を得てからExcelに出力する";
+    let options = compose_options(&["invoice_duplicate_detection"], Map::new());
+    let got = keiri_design::generate_plan(instruction, "", &options, &ctx)
+        .await
+        .unwrap();
+    let policy = got.plan.policy.as_ref().expect("a policy");
+    assert_eq!(policy.on_error.as_deref(), Some("stop"));
+    assert_eq!((policy.retries, policy.concurrency), (Some(0), Some(1)));
+    let ui_steps: Vec<&str> = got
+        .plan
+        .graph
+        .iter()
+        .filter(|n| n.block.as_deref().is_some_and(|b| b.starts_with("ui.")))
+        .map(|n| n.id.as_str())
+        .collect();
+    assert!(
+        !ui_steps.is_empty(),
+        "the approval step: {:?}",
+        got.plan.graph
+    );
+    assert_eq!(got.plan.ui.as_ref().unwrap().layout, ui_steps);
+    assert!(
+        got.notes
+            .iter()
+            .any(|n| n.starts_with("テンプレートの提案:")
+                && n.contains("ui.table_review")
+                && n.contains("invoice_duplicate_detection__detect")),
+        "{:?}",
+        got.notes
+    );
+    let template = templates.get("invoice_duplicate_detection").unwrap();
+    let summary = keiri_design::prompt::template_summary(template);
+    assert!(
+        summary.contains("suggested UI step: ui.table_review after detect"),
+        "{summary}"
+    );
+}
