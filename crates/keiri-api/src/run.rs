@@ -440,12 +440,15 @@ fn prepare(
     })
 }
 
-/// Refuses a run of a plan that still has open questions: a var the nodes read that is defined
-/// without a value (how a generated plan marks what only the user can say) and that the run
-/// does not set. Without this the first node that reads it would fail with a bare "missing
-/// input".
-fn refuse_open_vars(
-    prepared: &Prepared,
+/// Runtime chat (実行チャット): a plan that still has open questions (a var the nodes read that
+/// is defined without a value, how a generated plan marks what only the user can say, and
+/// that the run does not set) asks them at its start ([`keiri_plan::ask_at_run_start`]): the
+/// run pauses at the inserted `run_inputs` node with the same typed questions as at design
+/// time, and its answers go to the nodes that read those vars. The plan the run records is
+/// the one it ran; the registered plan is not touched. A resumed run is given the same
+/// plan, so it finds the same node.
+fn ask_open_vars(
+    prepared: &mut Prepared,
     run_vars: &IndexMap<String, Json>,
     lang: Lang,
 ) -> Result<(), ApiError> {
@@ -462,31 +465,20 @@ fn refuse_open_vars(
                     })
             })
             .collect();
-    if open.is_empty() {
-        return Ok(());
-    }
-    let names: Vec<&str> = open
-        .iter()
-        .filter_map(|r| r.target.var.as_deref())
-        .collect();
-    let list = names.join(", ");
-    let example = names.first().copied().unwrap_or_default();
-    Err(ApiError::new(
-        ErrorCode::InvalidRequest,
+    let message = |vars: &[&str]| {
         pick(
             lang,
-            &format!(
-                "値が決まっていない変数があります: {list}。設計タブの不足項目で答えるか、実行時に指定してください（例: --var {example}=…）"
-            ),
-            &format!(
-                "the plan has vars without a value: {list}. Answer them in the Design tab, or set them for the run (e.g. --var {example}=…)"
-            ),
-        ),
-    )
-    .with_details(serde_json::json!({
-        "open_vars": names,
-        "requirements": serde_json::to_value(&open).unwrap_or_default(),
-    })))
+            &format!("この実行に必要な値を入力してください: {}", vars.join(", ")),
+            &format!("Values this run needs: {}", vars.join(", ")),
+        )
+    };
+    let Some(asked) = keiri_plan::ask_at_run_start(&prepared.plan, &open, message) else {
+        return Ok(());
+    };
+    prepared.text = keiri_plan::save_plan(&asked)
+        .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
+    prepared.plan = asked;
+    Ok(())
 }
 
 /// The paths a run's blocks may read and write ([`keiri_run::paths`]): inside the context's
@@ -616,10 +608,8 @@ fn execute(
         .map(PathBuf::from)
         .collect();
     vars.extend(named);
-    let prepared = prepare(ctx, text, lang, &vars)?;
-    if resume.is_none() {
-        refuse_open_vars(&prepared, &vars, lang)?;
-    }
+    let mut prepared = prepare(ctx, text, lang, &vars)?;
+    ask_open_vars(&mut prepared, &vars, lang)?;
     let (now, random) = now_and_random();
     let mut options = RunOptions::new(&ctx.workspace, now, random);
     options.designs_dir = ctx.designs_dir.clone();

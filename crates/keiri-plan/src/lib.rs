@@ -40,6 +40,7 @@ pub mod register;
 pub mod requirements;
 pub mod resolve;
 pub mod row_expr;
+pub mod run_chat;
 pub mod template;
 pub mod v0;
 pub mod validate;
@@ -68,6 +69,7 @@ pub use requirements::{
     check_answer, schema_templates,
 };
 pub use resolve::{Lookup, ResolveError, resolve, resolve_json};
+pub use run_chat::ask_at_run_start;
 pub use template::{
     ExportSpec, FixedValues, ImportSpec, InstructionValue, RequirementHint, TemplateFinding,
     TemplateSpec, Templates, UiSuggestion, ValueUnit, load_template, validate_template,

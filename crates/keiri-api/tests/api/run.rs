@@ -147,26 +147,73 @@ graph:
     );
 }
 
+/// Runtime chat: a run of a plan with an open var (how a generated plan marks what only the
+/// user can say) pauses at a `run_inputs` node inserted at its head, asking the plan's own
+/// typed question (a CSV file); answered through run_resume by ids alone (as the window
+/// does, from the run's recorded plan), it reads the file named. The plan text given is not
+/// changed; a run that sets the var is not asked.
 #[test]
-fn a_run_of_a_plan_with_open_vars_is_refused_until_they_are_set() {
+fn a_run_of_a_plan_with_open_vars_asks_them_at_its_start() {
     let ws = tempfile::tempdir().unwrap();
     with_invoices(ws.path());
     let ctx = ctx(ws.path());
-    // How a generated plan marks what only the user can say.
     let plan = "id: open_vars\nvars:\n  src: null\ngraph:\n  - id: read\n    block: csv.read\n    in: {path: \"${vars.src}\"}\n    out: {rows: rows}\n";
-    let err =
-        crate::support::call(&ctx, "plan_run", serde_json::json!({"yaml": plan})).unwrap_err();
-    assert_eq!(err.code, ErrorCode::InvalidRequest, "{err:?}");
-    assert!(err.message.contains("src"), "{}", err.message);
-    let details = err.details.clone().unwrap_or_default();
+    let res = crate::support::call(&ctx, "plan_run", serde_json::json!({"yaml": plan})).unwrap();
+    assert_eq!(res["status"], "paused", "{res:#}");
+    let paused = &res["paused"][0];
+    assert_eq!(paused["node"], "run_inputs", "{res:#}");
+    let field = &paused["question"]["fields"][0];
     assert_eq!(
-        details["open_vars"],
-        serde_json::json!(["src"]),
-        "{details}"
+        (&field["id"], &field["type"]),
+        (&serde_json::json!("src"), &serde_json::json!("file")),
+        "{res:#}"
     );
-    assert_eq!(details["requirements"][0]["type"], "file", "{details}");
-    assert!(!ws.path().join("runs").exists(), "nothing was started");
-    // Set for the run, it runs.
+    assert_eq!(field["accept"], ".csv", "{res:#}");
+    assert_eq!(
+        res["nodes"].as_array().unwrap().len(),
+        1,
+        "read waits: {res:#}"
+    );
+
+    // A wrong answer fails the run, naming the field; resumed with the right one, it runs.
+    let ids = |answer: serde_json::Value| {
+        serde_json::json!({"run_id": res["run_id"], "plan_id": "open_vars",
+                           "answers": {"run_inputs": answer}})
+    };
+    let refused = crate::support::call(
+        &ctx,
+        "run_resume",
+        ids(serde_json::json!({"values": {"src": 3}})),
+    )
+    .unwrap();
+    assert_eq!(refused["status"], "failed", "{refused:#}");
+    assert_eq!(
+        refused["failures"][0]["code"], "INPUT_INVALID",
+        "{refused:#}"
+    );
+    assert!(
+        refused["failures"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("src"),
+        "{refused:#}"
+    );
+    let resumed = crate::support::call(
+        &ctx,
+        "run_resume",
+        ids(serde_json::json!({"values": {"src": "inputs/請求書.csv"}})),
+    )
+    .unwrap();
+    assert_eq!(resumed["status"], "finished", "{resumed:#}");
+    let rows = crate::support::call(
+        &ctx,
+        "run_output",
+        serde_json::json!({"plan_id": "open_vars", "run_id": res["run_id"], "node": "read"}),
+    )
+    .unwrap();
+    assert_eq!(rows["outputs"]["rows"]["row_count"], 3, "{rows:#}");
+
+    // Set for the run, nothing is asked.
     let res = crate::support::call(
         &ctx,
         "plan_run",
@@ -174,6 +221,13 @@ fn a_run_of_a_plan_with_open_vars_is_refused_until_they_are_set() {
     )
     .unwrap();
     assert_eq!(res["status"], "finished", "{res:#}");
+    assert!(
+        res["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|n| n["id"] != "run_inputs")
+    );
 }
 
 #[test]

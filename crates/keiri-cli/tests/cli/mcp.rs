@@ -1532,3 +1532,34 @@ fn retrieve_blocks_over_a_teams_own_catalog_is_hybrid_at_once_and_cached() {
     }
     hybrid_at_once_then_from_the_cache(search, &cache);
 }
+
+/// Runtime chat over MCP: `run_plan` of a plan with an open var answers with a paused run
+/// whose question is the plan's own (a CSV file); given the var, the run finishes.
+#[test]
+fn run_plan_with_an_open_var_returns_its_question_as_a_paused_run() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(ws.path().join("inputs")).unwrap();
+    put(
+        &ws.path().join("inputs/請求書.csv"),
+        "請求書番号,取引先,金額\nINV-001,山田商事,10000\n",
+    );
+    let plan = "id: mcp_open\nvars: {src: null}\ngraph:\n  - {id: read, block: csv.read, in: {path: \"${vars.src}\"}, out: {rows: rows}}\n";
+    let mut server = RawServer::ready(ws.path(), &[]);
+    let body = server
+        .call(2, "run_plan", json!({"yaml": plan}))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(body["status"], "paused", "{body}");
+    let question = &body["paused"][0]["question"];
+    assert_eq!(body["paused"][0]["node"], "run_inputs", "{body}");
+    assert_eq!(question["fields"][0]["id"], "src", "{body}");
+    assert_eq!(question["fields"][0]["type"], "file", "{body}");
+    let body = server
+        .call(
+            3,
+            "run_plan",
+            json!({"yaml": plan, "vars": {"src": "inputs/請求書.csv"}}),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(body["status"], "finished", "{body}");
+    server.finish();
+}

@@ -100,3 +100,56 @@ fn usage_errors_exit_2() {
         .assert()
         .code(2);
 }
+
+/// Runtime chat on the command line: a plan with an open var, run without a terminal, stops
+/// `paused` (exit 1) at the inserted `run_inputs` node with the plan's own question and says
+/// how to resume; `--resume RUN_ID --answers FILE` runs it on the file named, and the totals
+/// are those worked out by hand (A: 1,200 + 300 = 1,500; B: 40). The plan file is unchanged.
+#[test]
+fn a_plan_with_an_open_var_asks_it_at_the_start_and_resumes_with_the_answer() {
+    let ws = tempfile::tempdir().unwrap();
+    let plan = "id: open_totals\nvars:\n  journal: null\ngraph:\n- id: read\n  block: csv.read\n  in: {path: \"${vars.journal}\"}\n  out: {rows: rows}\n- id: totals\n  block: transforms.group_aggregate\n  in:\n    rows: ${read.rows}\n    by: [account]\n    aggregations: [{field: amount, op: sum}]\n  out: {rows: totals}\n- id: save\n  block: csv.write\n  in: {rows: \"${totals.totals}\", out_name: totals.csv}\n  out: {out_path: saved}\n";
+    put(&ws.path().join("plan.yaml"), plan);
+    put(
+        &ws.path().join("journal.csv"),
+        "account,amount\nA,1200\nB,40\nA,300\n",
+    );
+    let out = keiri(ws.path())
+        .args(["--json", "run", "plan.yaml"])
+        .current_dir(ws.path())
+        .assert()
+        .code(1);
+    let res = stdout_json(&out);
+    assert_eq!(res["status"], "paused", "{res:#}");
+    assert_eq!(res["paused"][0]["node"], "run_inputs");
+    let field = &res["paused"][0]["question"]["fields"][0];
+    assert_eq!(field["id"], "journal", "{res:#}");
+    assert_eq!(field["type"], "file", "{res:#}");
+    let run_id = res["run_id"].as_str().unwrap();
+    put(
+        &ws.path().join("answers.json"),
+        r#"{"run_inputs": {"values": {"journal": "journal.csv"}}}"#,
+    );
+    keiri(ws.path())
+        .args([
+            "run",
+            "plan.yaml",
+            "--resume",
+            run_id,
+            "--answers",
+            "answers.json",
+        ])
+        .current_dir(ws.path())
+        .assert()
+        .code(0);
+    let run_dir = ws.path().join(res["run_dir"].as_str().unwrap());
+    let totals = std::fs::read_to_string(run_dir.join("files/save/outputs/totals.csv")).unwrap();
+    assert_eq!(
+        totals.trim_start_matches('\u{feff}').replace("\r\n", "\n"),
+        "account,amount_sum\nA,1500\nB,40\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("plan.yaml")).unwrap(),
+        plan
+    );
+}
