@@ -1,7 +1,8 @@
 //! `keiri generate` on a terminal: open questions asked with typed prompts, a bad answer asked
 //! again, the generation run again with the answers, one spinner line per stage. Driven on a
 //! pseudo-terminal by `tty_driver.py` (python3's `pty`); without python3 it prints a skip
-//! notice, except under `CI=true`, where it fails.
+//! notice, except under `CI=true`, where it fails. Also `keiri run` asking a plan's open
+//! questions when the run starts (runtime chat).
 
 use std::io::Write;
 use std::path::Path;
@@ -94,4 +95,42 @@ fn generate_on_a_terminal_asks_the_questions_and_continues() {
         transcript.contains("block: matching.duplicate_invoices"),
         "{transcript}"
     );
+}
+
+/// Runtime chat on a terminal: `keiri run` of a plan whose CSV is left open asks for it with
+/// the plan's own question when the run starts, and the run finishes on the file typed.
+#[test]
+fn run_on_a_terminal_asks_the_plans_open_file_and_finishes() {
+    let Some(python) = python() else {
+        return;
+    };
+    let ws = tempfile::tempdir().unwrap();
+    put(
+        &ws.path().join("journal.csv"),
+        "account,amount\nA,1200\nA,300\n",
+    );
+    put(
+        &ws.path().join("plan.yaml"),
+        "id: open_read\nvars: {journal: null}\ngraph:\n- id: read\n  block: csv.read\n  in: {path: \"${vars.journal}\"}\n  out: {rows: rows}\n",
+    );
+    let driver = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/tty_driver.py");
+    let script = serde_json::json!([["読み込むCSVファイルのパス", "journal.csv\r"]]);
+    let mut cmd = Command::new(python);
+    cmd.arg(&driver)
+        .arg(script.to_string())
+        .arg("--")
+        .arg(assert_cmd::cargo::cargo_bin("keiri"))
+        .arg("--workspace")
+        .arg(ws.path())
+        .arg("--catalog")
+        .arg(catalog_dir())
+        .args(["run", "plan.yaml"])
+        .current_dir(ws.path())
+        .env("TERM", "xterm")
+        .env("KEIRI_CONFIG_DIR", super::test_config_dir(ws.path()));
+    let out = cmd.output().unwrap();
+    let transcript = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(transcript.contains("EXIT 0"), "{transcript}");
+    assert!(transcript.contains("status: finished"), "{transcript}");
+    assert!(transcript.contains("read（"), "{transcript}");
 }
