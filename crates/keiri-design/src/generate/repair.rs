@@ -247,20 +247,27 @@ pub(super) fn map_changes(
 /// what changed (block, inputs added / removed / changed, outputs).
 pub fn node_diff(before: &Plan, after: &Plan) -> Vec<String> {
     let mut lines = Vec::new();
-    let find = |plan: &Plan, id: &str| plan.graph.iter().find(|n| n.id == id).cloned();
-    for old in &before.graph {
+    graph_diff(&before.graph, &after.graph, "", &mut lines);
+    lines
+}
+
+/// [`node_diff`] of one graph, its nodes named with `prefix` (`loop/` inside a loop body), and
+/// of the bodies of the loops both graphs have.
+fn graph_diff(before: &[Node], after: &[Node], prefix: &str, lines: &mut Vec<String>) {
+    let find = |graph: &[Node], id: &str| graph.iter().find(|n| n.id == id).cloned();
+    for old in before {
         if find(after, &old.id).is_none() {
             lines.push(format!(
-                "- {} ({})",
+                "- {prefix}{} ({})",
                 old.id,
                 old.block.as_deref().unwrap_or("-")
             ));
         }
     }
-    for new in &after.graph {
+    for new in after {
         let Some(old) = find(before, &new.id) else {
             lines.push(format!(
-                "+ {} ({})",
+                "+ {prefix}{} ({})",
                 new.id,
                 new.block.as_deref().unwrap_or("-")
             ));
@@ -277,10 +284,19 @@ pub fn node_diff(before: &Plan, after: &Plan) -> Vec<String> {
         map_changes("in", &old.inputs, &new.inputs, &mut changes);
         map_changes("out", &old.out, &new.out, &mut changes);
         if !changes.is_empty() {
-            lines.push(format!("~ {}: {}", new.id, changes.join("; ")));
+            lines.push(format!("~ {prefix}{}: {}", new.id, changes.join("; ")));
+        }
+        let body = |n: &Node| {
+            n.body
+                .as_ref()
+                .map(|b| b.plan.graph.clone())
+                .unwrap_or_default()
+        };
+        let (old_body, new_body) = (body(&old), body(new));
+        if !old_body.is_empty() || !new_body.is_empty() {
+            graph_diff(&old_body, &new_body, &format!("{prefix}{}/", new.id), lines);
         }
     }
-    lines
 }
 
 pub(super) fn suggestions(

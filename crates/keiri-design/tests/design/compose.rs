@@ -143,3 +143,30 @@ async fn a_composed_plan_states_its_policy_layout_and_the_templates_suggestions(
         "{summary}"
     );
 }
+
+/// The repair prompt's node diff sees a change inside a loop body (it used to compare the top
+/// level only, so a repair that fixed a body node looked like no change at all).
+#[test]
+fn the_repair_diff_names_changes_inside_loop_bodies() {
+    let plan = |limit: &str, extra: bool| {
+        let more = if extra {
+            "\n          - {id: note, block: transforms.pick_value, in: {source: {}, path: a}}"
+        } else {
+            ""
+        };
+        keiri_plan::load_plan(&format!(
+            "id: p\ngraph:\n  - id: each\n    type: loop\n    foreach: {{input: [1]}}\n    body:\n      plan:\n        id: b\n        graph:\n          - {{id: pick, block: transforms.pick_value, in: {{source: {{}}, path: {limit}}}}}{more}\n"
+        ))
+        .unwrap()
+        .plan
+    };
+    let diff = keiri_design::node_diff(&plan("a", false), &plan("b", true));
+    assert_eq!(
+        diff,
+        [
+            "~ each/pick: in.path \"a\" -> \"b\"".to_string(),
+            "+ each/note (transforms.pick_value)".to_string()
+        ],
+        "{diff:?}"
+    );
+}
