@@ -62,6 +62,8 @@ pub use generate::{
 /// What a chat turn reports as it goes (`chat_send`'s events).
 pub use keiri_agent::Event as ChatEvent;
 pub use keiri_llm::CancellationToken;
+/// The id of the node a run inserts to ask a plan's open questions (runtime chat).
+pub use keiri_plan::run_chat::RUN_INPUTS;
 /// The typed questions a generation asks (`GeneratedPlan::requirements`), for front-ends that
 /// ask them themselves (the CLI's terminal prompts).
 pub use keiri_plan::{AnswerProblem, Requirement, RequirementKind, ValueType, check_answer};

@@ -4,7 +4,9 @@ Usage: python mcp_client.py SPEC_JSON
 
 SPEC_JSON is a file holding
     {"command": "/path/to/keiri", "args": ["mcp", "--root", "..."],
-     "mode": "legacy" | "auto", "calls": [{"tool": "name", "arguments": {...}}, ...]}
+     "mode": "legacy" | "auto", "calls": [{"tool": "name", "arguments": {...}}, ...],
+     "elicit": {...}}   (optional: the client answers elicitation requests with this content,
+                          and records each request under "elicited")
 
 The script starts the server over stdio, lets the SDK negotiate the session (`legacy` is the
 initialize handshake that Claude Desktop and VS Code use; `auto` probes server/discover first),
@@ -21,6 +23,7 @@ import sys
 
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.types import ElicitResult
 
 
 def dump(model):
@@ -29,8 +32,18 @@ def dump(model):
 
 async def main(spec):
     params = StdioServerParameters(command=spec["command"], args=spec["args"])
-    out = {}
-    async with Client(params, mode=spec.get("mode", "legacy"), read_timeout_seconds=60) as client:
+    out = {"elicited": []}
+    options = {}
+    if "elicit" in spec:
+
+        async def elicit(context, request):
+            out["elicited"].append(dump(request))
+            return ElicitResult(action="accept", content=spec["elicit"])
+
+        options["elicitation_callback"] = elicit
+    async with Client(
+        params, mode=spec.get("mode", "legacy"), read_timeout_seconds=60, **options
+    ) as client:
         out["protocol_version"] = client.protocol_version
         out["server_info"] = dump(client.server_info) if client.server_info else None
         out["instructions"] = client.instructions

@@ -13,6 +13,12 @@
 //! protocol error. Stdout belongs to the protocol: this module writes nothing there, and its
 //! own messages go to stderr. Frames are read by [`transport`], which answers every malformed
 //! or oversized request with a JSON-RPC error instead of leaving the client waiting.
+//!
+//! Runtime chat: `run_plan` of a plan with open questions pauses at the node the runtime
+//! inserts for them, and that paused result (with the questions) is the answer; a client that
+//! declared the `elicitation` capability (rmcp's `elicitation` feature) is asked them as a
+//! form instead, and the plan runs again with the answers as its vars. The paused first run
+//! stays in the run records as paused.
 
 pub mod transport;
 
@@ -273,13 +279,115 @@ impl ServerHandler for Server {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.call(&request.name, request.arguments, context.ct)
-            .await
-            .map(CallToolResponse::from)
+        let result = self
+            .call(&request.name, request.arguments.clone(), context.ct.clone())
+            .await?;
+        // Runtime chat: a run that paused for the plan's open questions asks them of the
+        // person through the client (elicitation) when it can, and runs with the answers.
+        if request.name == "run_plan"
+            && let Some(values) = elicit_run_inputs(&result, &context).await
+        {
+            let mut args = request.arguments.unwrap_or_default();
+            let vars = args
+                .entry("vars")
+                .or_insert_with(|| serde_json::Value::Object(Default::default()));
+            if let Some(vars) = vars.as_object_mut() {
+                vars.extend(values);
+            }
+            return self
+                .call("run_plan", Some(args), context.ct)
+                .await
+                .map(CallToolResponse::from);
+        }
+        Ok(CallToolResponse::from(result))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
         self.tools.iter().find(|tool| tool.name == name).cloned()
+    }
+}
+
+/// The answers to a run's open questions (a `run_plan` result paused at the node the runtime
+/// inserted for them, (`keiri_plan::run_chat`)), asked through the client's elicitation when
+/// it declared the capability; `None` when the result is something else, the client cannot
+/// elicit, or the person declined: the paused result with its questions stands.
+async fn elicit_run_inputs(
+    result: &CallToolResult,
+    context: &RequestContext<RoleServer>,
+) -> Option<serde_json::Map<String, serde_json::Value>> {
+    let body = result.structured_content.as_ref()?;
+    let paused = body.get("paused")?.as_array()?.first()?;
+    if body.get("status")?.as_str()? != "paused"
+        || paused.get("node")?.as_str()? != keiri_api::RUN_INPUTS
+    {
+        return None;
+    }
+    let can_elicit = context
+        .peer
+        .peer_info()
+        .is_some_and(|info| info.capabilities.elicitation.is_some());
+    if !can_elicit {
+        return None;
+    }
+    let question = paused.get("question")?;
+    let mut properties = serde_json::Map::new();
+    let mut required = Vec::new();
+    for field in question.get("fields")?.as_array()? {
+        let id = field.get("id")?.as_str()?;
+        let text = |key: &str| field.get(key).and_then(|v| v.as_str()).unwrap_or_default();
+        let mut schema = serde_json::json!({
+            "title": if text("label").is_empty() { id } else { text("label") },
+            "description": text("description"),
+        });
+        let options: Vec<&str> = field
+            .get("options")
+            .and_then(|o| o.as_array())
+            .map(|o| o.iter().filter_map(|v| v.as_str()).collect())
+            .unwrap_or_default();
+        match text("type") {
+            "number" => schema["type"] = "number".into(),
+            "boolean" => schema["type"] = "boolean".into(),
+            "select" | "enum" if !options.is_empty() => {
+                schema["type"] = "string".into();
+                schema["enum"] = options.into();
+            }
+            _ => schema["type"] = "string".into(),
+        }
+        if field
+            .get("required")
+            .and_then(|r| r.as_bool())
+            .unwrap_or(true)
+        {
+            required.push(id.to_string());
+        }
+        properties.insert(id.to_string(), schema);
+    }
+    let requested_schema = serde_json::from_value(serde_json::json!({
+        "type": "object",
+        "properties": properties,
+        "required": required,
+    }))
+    .ok()?;
+    let message = question
+        .get("message")
+        .and_then(|m| m.as_str())
+        .unwrap_or_default()
+        .to_string();
+    let answer = context
+        .peer
+        .create_elicitation(rmcp::model::ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message,
+            requested_schema,
+        })
+        .await
+        .ok()?;
+    if answer.action != rmcp::model::ElicitationAction::Accept {
+        return None;
+    }
+    match answer.content? {
+        serde_json::Value::Object(values) => Some(values),
+        _ => None,
     }
 }
 

@@ -956,12 +956,19 @@ fn python_client() -> Option<PathBuf> {
 /// One client session: starts `keiri mcp` with `flags`, makes `calls` and returns the
 /// client's report (see tests/mcp_client.py).
 fn session(python: &Path, ws: &Path, flags: &[&str], mode: &str, calls: Value) -> Value {
-    let spec = json!({
-        "command": keiri_bin(),
-        "args": server_args(ws, flags),
-        "mode": mode,
-        "calls": calls,
-    });
+    session_spec(
+        python,
+        json!({
+            "command": keiri_bin(),
+            "args": server_args(ws, flags),
+            "mode": mode,
+            "calls": calls,
+        }),
+    )
+}
+
+/// A client session as `spec` says (see tests/mcp_client.py).
+fn session_spec(python: &Path, spec: Value) -> Value {
     let spec_dir = tempfile::tempdir().unwrap();
     let spec_path = spec_dir.path().join("spec.json");
     put(&spec_path, &spec.to_string());
@@ -1562,4 +1569,41 @@ fn run_plan_with_an_open_var_returns_its_question_as_a_paused_run() {
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(body["status"], "finished", "{body}");
     server.finish();
+}
+
+/// Runtime chat through a client that can elicit (the official Python SDK with an elicitation
+/// callback): `run_plan` of a plan with an open file asks it with the plan's own words as a
+/// form (a required string), and the run finishes on the answer; a client without the
+/// capability gets the paused run (above).
+#[test]
+fn run_plan_elicits_the_open_questions_when_the_client_can() {
+    let Some(python) = python_client() else {
+        return;
+    };
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(ws.path().join("inputs")).unwrap();
+    put(
+        &ws.path().join("inputs/請求書.csv"),
+        "請求書番号,取引先,金額\nINV-001,山田商事,10000\nINV-002,佐藤工業,1200\n",
+    );
+    let plan = "id: mcp_elicit\nvars: {src: null}\ngraph:\n  - {id: read, block: csv.read, in: {path: \"${vars.src}\"}, out: {rows: rows}}\n";
+    let report = session_spec(
+        &python,
+        json!({
+            "command": keiri_bin(),
+            "args": server_args(ws.path(), &[]),
+            "calls": [{"tool": "run_plan", "arguments": {"yaml": plan}}],
+            "elicit": {"src": "inputs/請求書.csv"},
+        }),
+    );
+    let asked = &report["elicited"][0];
+    let schema = &asked["requestedSchema"];
+    assert_eq!(schema["properties"]["src"]["type"], "string", "{report}");
+    assert_eq!(schema["required"], json!(["src"]), "{report}");
+    assert!(
+        asked["message"].as_str().unwrap().contains("src"),
+        "{report}"
+    );
+    check(&report, 0, Ok(("/status", json!("finished"))));
+    assert_eq!(report["elicited"].as_array().unwrap().len(), 1, "{report}");
 }
