@@ -916,6 +916,13 @@ fn python_client() -> Option<PathBuf> {
     if has_pinned_sdk(&python) {
         return Some(python);
     }
+    // Tests run as separate processes: one makes the venv while the others wait for it (two
+    // `venv --clear` at once break each other).
+    let lock = std::fs::File::create(venv.with_extension("lock")).unwrap();
+    lock.lock().unwrap();
+    if has_pinned_sdk(&python) {
+        return Some(python);
+    }
     let base = std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_string());
     let run = |cmd: &mut Command, what: &str| -> Result<(), String> {
         match cmd.output() {
