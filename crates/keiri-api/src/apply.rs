@@ -124,7 +124,7 @@ fn written_file(ctx: &Context, req: &RunApplyRequest) -> Result<(PathBuf, PathBu
     let runs = ctx.workspace.join("runs");
     let dir = keiri_run::RunDir::open(&runs, &req.plan_id, &req.run_id)
         .map_err(|e| ApiError::new(ErrorCode::RunNotFound, e.to_string()))?;
-    let outputs = dir.load_outputs(&req.node).map_err(|_| {
+    let outputs = dir.load_shown(&req.node).map_err(|_| {
         ApiError::new(
             ErrorCode::NotFound,
             format!("node {} of run {} saved no outputs", req.node, req.run_id),

@@ -737,7 +737,7 @@ crate::surface::function!(plain run_cancel(crate::RunCancelRequest) -> crate::Ru
 
 /// One node's saved outputs: tables as their first rows with column types, the rest as JSON.
 pub fn run_output(ctx: &Context, req: RunOutputRequest) -> Result<RunOutputResponse, ApiError> {
-    const MAX_ROWS: usize = 1000;
+    const MAX_ROWS: usize = keiri_run::records::SHOWN_ROWS;
     let limit = req.limit.unwrap_or(200).min(MAX_ROWS);
     let dir = keiri_run::RunDir::open(&runs_dir(ctx), &req.plan_id, &req.run_id)
         .map_err(|e| run_error(&e))?;
@@ -748,7 +748,10 @@ pub fn run_output(ctx: &Context, req: RunOutputRequest) -> Result<RunOutputRespo
             format!("run {} has no node {}", req.run_id, req.node),
         ));
     }
-    let outputs = match dir.load_outputs(&req.node) {
+    // A big table of a step that can run again was kept as its first rows (the checkpoint
+    // policy, keiri-run's `RunDir::save_outputs`): shown with its real row count.
+    let kept = dir.kept_in_part(&req.node).map_err(|e| run_error(&e))?;
+    let outputs = match dir.load_shown(&req.node) {
         Ok(outputs) => outputs,
         // A node that failed or was skipped saved nothing.
         Err(RunError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
@@ -773,7 +776,14 @@ pub fn run_output(ctx: &Context, req: RunOutputRequest) -> Result<RunOutputRespo
         outputs: outputs
             .0
             .iter()
-            .map(|(k, v)| (k.clone(), keiri_run::records::preview(v, limit)))
+            .map(|(k, v)| {
+                let mut shown = keiri_run::records::preview(v, limit);
+                if let Some(kept) = kept.get(k) {
+                    shown["row_count"] = kept.rows.into();
+                    shown["truncated"] = (kept.rows > limit).into();
+                }
+                (k.clone(), shown)
+            })
             .collect(),
     })
 }

@@ -8,8 +8,8 @@
 //! the generator's.
 //!
 //! `KEIRI_BENCH_ROWS` changes the row count, `KEIRI_BENCH_RUNS` the runs (default 5).
-//! With `KEIRI_BENCH_PYTHON=/path/to/python` (a Python with pandas) the same pipeline in
-//! pandas (`benches/journal_pandas.py`) runs on the same file, side by side.
+//! The whole-process comparison with pandas, Polars and DuckDB is `benches/journal/`
+//! (README, "Benchmark: a journal by account × month").
 //!
 //! Run once, in release: `cargo bench -p keiri-run --bench journal`.
 
@@ -166,17 +166,6 @@ fn main() -> Result<(), Error> {
         .status()?;
     if !status.success() {
         return Err(format!("the pipeline run failed: {status}").into());
-    }
-    if let Ok(python) = std::env::var("KEIRI_BENCH_PYTHON") {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/journal_pandas.py");
-        let status = std::process::Command::new(python)
-            .arg(script)
-            .arg(&csv)
-            .arg(runs.to_string())
-            .status();
-        if let Err(e) = status {
-            println!("pandas run failed: {e}");
-        }
     }
     Ok(())
 }

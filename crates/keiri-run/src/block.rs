@@ -61,6 +61,10 @@ pub enum ErrorCode {
     /// past its iteration ceiling, a join whose result would be too many rows): stopped
     /// before it takes the machine's memory, with the limit and what to do in the message.
     LimitExceeded,
+    /// A resume ran a node again whose big tables the first attempt kept as their first rows
+    /// only ([`crate::RunDir::save_outputs`]), and it gave other rows than then: a file it
+    /// read or a var changed. The run stops rather than mix the rows of two attempts.
+    DataChanged,
     /// A model call of an `ai.*` block failed; the code is keiri-llm's
     /// ([`keiri_llm::Error::code`]): `LLM_NOT_CONFIGURED` when the run has no model,
     /// `LLM_OUTPUT_INVALID` when no answer matched the schema, `LLM_TIMEOUT`,
@@ -87,6 +91,7 @@ impl ErrorCode {
             ErrorCode::HostNotAllowed => "HOST_NOT_ALLOWED",
             ErrorCode::AuditChainBroken => "AUDIT_CHAIN_BROKEN",
             ErrorCode::LimitExceeded => "LIMIT_EXCEEDED",
+            ErrorCode::DataChanged => "DATA_CHANGED",
             ErrorCode::PathDenied => "PATH_DENIED",
             ErrorCode::Llm(code) => code,
         }

@@ -32,7 +32,6 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -58,12 +57,15 @@ mod invoke;
 mod levels;
 mod options;
 mod policy;
+mod recorder;
 mod shapes;
+mod tables;
 mod warnings;
 use checks::{check_columns, check_inputs};
 use failures::{cancelled, failure, invalid, nested_failure};
-use levels::{last_uses, levels};
+use levels::{last_uses, levels, parallel};
 use policy::merge;
+use tables::{table_json, value_json};
 
 pub use options::RunOptions;
 
@@ -182,6 +184,7 @@ pub fn run(
         ),
         loop_shapes: Mutex::new(HashMap::new()),
         memory_at_start: limits::resident_bytes(),
+        recorder: Default::default(),
     };
     let run_id = runner.lock_state().run_id.clone();
     runner.emit(Event::RunStart {
@@ -199,7 +202,16 @@ pub fn run(
         top: Some(&reused),
     };
     let policy = plan.policy.clone().unwrap_or_default();
-    let result = runner.run_graph(plan, &policy, &mut root, &frame);
+    let (result, writer_failed) = recorder::with_writer(
+        &runner.recorder,
+        |job| runner.save_finished(job),
+        || runner.run_graph(plan, &policy, &mut root, &frame),
+    );
+    if writer_failed {
+        runner.note_record_error(RunError::StateInvalid(
+            "saving a node's outputs failed unexpectedly".into(),
+        ));
+    }
     if let Some(err) = runner.take_record_error() {
         return Err(err);
     }
@@ -376,52 +388,6 @@ impl Lookup for RefLookup<'_> {
     }
 }
 
-/// A value as JSON: tables become arrays of row objects.
-fn value_json(value: &Value) -> Result<Json, BlockError> {
-    match value {
-        Value::Json(j) => Ok(j.clone()),
-        Value::Table(df) => table_json(df),
-    }
-}
-
-fn table_json(df: &polars::prelude::DataFrame) -> Result<Json, BlockError> {
-    use polars::prelude::AnyValue;
-    let columns = df.columns();
-    let mut rows = Vec::with_capacity(df.height());
-    for i in 0..df.height() {
-        let mut row = serde_json::Map::new();
-        for column in columns {
-            let cell = column.get(i).map_err(|e| {
-                BlockError::new(
-                    ErrorCode::BlockFailed,
-                    format!("表の読み取りに失敗しました: {e}"),
-                    format!("reading a table failed: {e}"),
-                )
-            })?;
-            let json = match cell {
-                AnyValue::Null => Json::Null,
-                AnyValue::Boolean(b) => Json::Bool(b),
-                AnyValue::String(s) => Json::String(s.to_string()),
-                AnyValue::StringOwned(s) => Json::String(s.to_string()),
-                AnyValue::Int8(v) => Json::from(v),
-                AnyValue::Int16(v) => Json::from(v),
-                AnyValue::Int32(v) => Json::from(v),
-                AnyValue::Int64(v) => Json::from(v),
-                AnyValue::UInt8(v) => Json::from(v),
-                AnyValue::UInt16(v) => Json::from(v),
-                AnyValue::UInt32(v) => Json::from(v),
-                AnyValue::UInt64(v) => Json::from(v),
-                AnyValue::Float32(v) => Json::from(f64::from(v)),
-                AnyValue::Float64(v) => Json::from(v),
-                other => Json::String(other.to_string()),
-            };
-            row.insert(column.name().to_string(), json);
-        }
-        rows.push(Json::Object(row));
-    }
-    Ok(Json::Array(rows))
-}
-
 fn resolve_error(node: &str, err: &ResolveError) -> BlockError {
     let code = match err {
         ResolveError::EnvNotAllowed { .. } => ErrorCode::EnvNotAllowed,
@@ -505,6 +471,8 @@ struct Runner<'a> {
     /// The process's resident memory when the run started: the memory budget is the run's
     /// growth from here (`invoke.rs`), so tables kept node after node add up.
     memory_at_start: Option<u64>,
+    /// Where finished nodes' outputs go to be saved off the critical path (`recorder.rs`).
+    recorder: recorder::Recorder,
 }
 
 /// The effective policy of a node: its own fields, else the plan's.
@@ -551,7 +519,7 @@ impl<'a> Runner<'a> {
         let policy = merge(plan.policy.as_ref(), inherited);
         let levels = levels(plan);
         // At the top level a node's outputs are dropped once every node that refers to them
-        // has run: they are on disk already, and a long pipeline would otherwise hold every
+        // has run: they are on disk already (or, kept in part, can be computed again), and a long pipeline would otherwise hold every
         // intermediate table to the end. A loop body or a subflow hands its whole scope up
         // (`flatten`), so only the top level releases.
         let releases = frame.top.is_some();
@@ -559,6 +527,10 @@ impl<'a> Runner<'a> {
             last_uses(plan, &levels)
         } else {
             HashMap::new()
+        };
+        let not_needed = match frame.top {
+            Some(top) if !top.is_empty() => recorder::not_needed(plan, top, self.dir),
+            _ => Default::default(),
         };
         let mut result = GraphResult::default();
         let mut stopped = false;
@@ -576,7 +548,15 @@ impl<'a> Runner<'a> {
                 let node = &plan.graph[i];
                 let qid = frame.qualified(&node.id);
                 // A node finished in an earlier attempt of this run: reload its outputs. If
-                // they cannot be read, the node simply runs again.
+                // they cannot be read, or were kept in part and a node still to run needs
+                // them, the node runs again; kept in part and needed by none, it stays done.
+                if not_needed.contains(&node.id) {
+                    self.emit(Event::NodeReused { node: qid });
+                    result
+                        .statuses
+                        .insert(node.id.clone(), NodeStatus::Finished);
+                    continue;
+                }
                 if frame.top.is_some_and(|t| t.contains_key(&node.id))
                     && let Ok(outputs) = self.dir.load_outputs(&node.id)
                 {
@@ -753,13 +733,38 @@ impl<'a> Runner<'a> {
 
     fn record_state(&self, node: &str, mut node_state: NodeState) {
         node_state.error = node_state.error.map(|f| self.secrets.redact_failure(f));
-        let snapshot = {
+        // Saved under the lock: the record writer (`recorder.rs`) and the nodes of a level
+        // record from their own threads, and an older snapshot must not land last.
+        let saved = {
             let mut state = self.lock_state();
             state.nodes.insert(node.to_string(), node_state);
-            state.clone()
+            state.save(self.dir.path())
         };
-        if let Err(e) = snapshot.save(self.dir.path()) {
+        if let Err(e) = saved {
             self.note_record_error(e);
+        }
+    }
+
+    /// Saves `node`'s outputs (secrets redacted) and records it finished: on the record
+    /// writer's thread while the run goes (`recorder.rs`), else here.
+    fn record_finished(&self, node: &Node, outputs: &Outputs) {
+        if let Some(job) = self.recorder.send(recorder::Job::new(node, outputs)) {
+            self.save_finished(job);
+        }
+    }
+
+    fn save_finished(&self, job: recorder::Job) {
+        let outputs = self.secrets.redact_outputs(&job.outputs);
+        match self.dir.save_outputs(&job.node, &outputs, job.recomputable) {
+            Ok(files) => self.record_state(
+                &job.node,
+                NodeState {
+                    status: NodeStatus::Finished,
+                    outputs: files,
+                    error: None,
+                },
+            ),
+            Err(e) => self.note_record_error(e),
         }
     }
 
@@ -785,6 +790,13 @@ impl<'a> Runner<'a> {
         let policy = merge(node.policy.as_ref(), plan_policy);
         let qid = frame.qualified(&node.id);
         let attempts = policy.retries.unwrap_or(0).saturating_add(1);
+        // Finished in an earlier attempt but kept in part: its rows must come out the same.
+        let kept = match frame.top {
+            Some(top) if top.contains_key(&node.id) => {
+                self.dir.kept_in_part(&node.id).unwrap_or_default()
+            }
+            _ => Default::default(),
+        };
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -803,6 +815,7 @@ impl<'a> Runner<'a> {
                     format!("node {qid}: unknown node type"),
                 )),
             };
+            let result = result.and_then(|outputs| recorder::same_rows(&qid, &kept, outputs));
             let duration_ms = millis(started.elapsed());
             match result {
                 Ok(outputs) => {
@@ -812,20 +825,7 @@ impl<'a> Runner<'a> {
                         .map(|(k, v)| (k.clone(), records::summarize(v)))
                         .collect();
                     if frame.top.is_some() {
-                        match self
-                            .dir
-                            .save_outputs(&node.id, &self.secrets.redact_outputs(&outputs))
-                        {
-                            Ok(files) => self.record_state(
-                                &node.id,
-                                NodeState {
-                                    status: NodeStatus::Finished,
-                                    outputs: files,
-                                    error: None,
-                                },
-                            ),
-                            Err(e) => self.note_record_error(e),
-                        }
+                        self.record_finished(node, &outputs);
                     }
                     self.emit(Event::NodeFinish {
                         node: qid.clone(),
@@ -1241,31 +1241,4 @@ fn flatten(
         }
     }
     out
-}
-
-/// Maps `f` over `items` on at most `limit` scoped threads; results in item order.
-fn parallel<T: Sync, R: Send>(items: &[T], limit: usize, f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    if limit <= 1 || items.len() <= 1 {
-        return items.iter().map(&f).collect();
-    }
-    let next = AtomicUsize::new(0);
-    let slots: Vec<Mutex<Option<R>>> = items.iter().map(|_| Mutex::new(None)).collect();
-    std::thread::scope(|s| {
-        for _ in 0..limit.min(items.len()) {
-            s.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::SeqCst);
-                    let Some(item) = items.get(i) else {
-                        break;
-                    };
-                    let r = f(item);
-                    *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
-                }
-            });
-        }
-    });
-    slots
-        .into_iter()
-        .filter_map(|m| m.into_inner().unwrap_or_else(|p| p.into_inner()))
-        .collect()
 }

@@ -64,7 +64,7 @@ pub(crate) fn written_files(
             if !writes || !finished {
                 continue;
             }
-            let Ok(outputs) = run.load_outputs(&node.id) else {
+            let Ok(outputs) = run.load_shown(&node.id) else {
                 continue;
             };
             if let Some(keiri_run::value::Value::Json(Json::String(path))) = outputs.get("out_path")

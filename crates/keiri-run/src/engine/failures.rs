@@ -19,7 +19,8 @@ pub(super) fn failure(qid: &str, error: &BlockError) -> NodeFailure {
 /// A failure that says the plan itself is wrong (an input outside its spec, a column the rows
 /// do not have, a reference to nothing, a path or variable it may not use): `on_error:
 /// continue` goes on past it, but the run cannot count as finished, since every result after
-/// it answers a question the plan did not mean to ask.
+/// it answers a question the plan did not mean to ask. A resume whose data changed under it
+/// (`DATA_CHANGED`) is counted with them: its results would mix two attempts' rows.
 pub(super) fn is_plan_defect(code: ErrorCode) -> bool {
     matches!(
         code,
@@ -33,6 +34,7 @@ pub(super) fn is_plan_defect(code: ErrorCode) -> bool {
             | ErrorCode::SubflowCycle
             | ErrorCode::PathDenied
             | ErrorCode::HostNotAllowed
+            | ErrorCode::DataChanged
     )
 }
 

@@ -1,7 +1,10 @@
 //! The order a plan level runs in: its nodes grouped by dependency depth, and for each node
-//! the last level that reads it (its outputs are released after that level at the top).
+//! the last level that reads it (its outputs are released after that level at the top), and
+//! the nodes of a level run side by side.
 
 use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use keiri_plan::model::Plan;
 
@@ -46,4 +49,35 @@ pub(super) fn last_uses(plan: &Plan, levels: &[Vec<usize>]) -> HashMap<String, u
         }
     }
     last
+}
+
+/// Maps `f` over `items` on at most `limit` scoped threads; results in item order.
+pub(super) fn parallel<T: Sync, R: Send>(
+    items: &[T],
+    limit: usize,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
+    if limit <= 1 || items.len() <= 1 {
+        return items.iter().map(&f).collect();
+    }
+    let next = AtomicUsize::new(0);
+    let slots: Vec<Mutex<Option<R>>> = items.iter().map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|s| {
+        for _ in 0..limit.min(items.len()) {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    let Some(item) = items.get(i) else {
+                        break;
+                    };
+                    let r = f(item);
+                    *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
+                }
+            });
+        }
+    });
+    slots
+        .into_iter()
+        .filter_map(|m| m.into_inner().unwrap_or_else(|p| p.into_inner()))
+        .collect()
 }

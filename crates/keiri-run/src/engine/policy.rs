@@ -19,7 +19,7 @@ pub(super) fn merge(node: Option<&Policy>, plan: &Policy) -> Policy {
 }
 
 /// Whether another attempt may succeed: not for a cancellation, a defect of the plan, a
-/// path, host or secret the run may not use, a broken audit log or a bound of the runtime.
+/// path, host or secret the run may not use, a broken audit log, a bound of the runtime or data that changed under a resume.
 pub(super) fn retryable(code: ErrorCode) -> bool {
     !matches!(
         code,
@@ -35,5 +35,6 @@ pub(super) fn retryable(code: ErrorCode) -> bool {
             | ErrorCode::PathDenied
             | ErrorCode::AuditChainBroken
             | ErrorCode::LimitExceeded
+            | ErrorCode::DataChanged
     )
 }

@@ -2,6 +2,7 @@
 //! Integration tests of keiri-run: the engine and every builtin block.
 mod ai;
 mod catalog;
+mod checkpoints;
 mod columns;
 mod control;
 mod engine;
