@@ -378,13 +378,7 @@ impl RunDir {
         if !self.kept_in_part(node)?.is_empty() {
             return Err(RunError::KeptInPart(node.to_string()));
         }
-        self.load_saved(node)
-    }
-
-    /// What was saved of a node's outputs, to show: tables kept in part as their first rows,
-    /// with [`RunDir::kept_in_part`] telling which and their real row counts.
-    pub fn load_shown(&self, node: &str) -> Result<Outputs, RunError> {
-        self.load_saved(node)
+        self.load_shown(node)
     }
 
     /// Whether a node's outputs were saved (its folder under `outputs/` exists).
@@ -404,7 +398,9 @@ impl RunDir {
         }
     }
 
-    fn load_saved(&self, node: &str) -> Result<Outputs, RunError> {
+    /// What was saved of a node's outputs, to show: tables kept in part as their first rows,
+    /// with [`RunDir::kept_in_part`] telling which and their real row counts.
+    pub fn load_shown(&self, node: &str) -> Result<Outputs, RunError> {
         let dir = self.root.join("outputs").join(file_stem(node));
         let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
             .map_err(io("reading", &dir))?
@@ -479,13 +475,25 @@ pub struct Kept {
 }
 
 /// An XXH3-128 of a table's column names, types and every value in order: equal for tables
-/// with the same rows however Polars chunked or laid them out in memory. Values are framed
-/// (a length before each text, a marker for an empty cell) into a buffer hashed a megabyte
-/// at a time: a million-row table takes milliseconds, on the writer thread. It detects a
-/// change (a resume's file edited), it is no seal against tampering.
+/// with the same rows however Polars chunked or laid them out in memory. Each value is framed
+/// (a tag telling an empty cell from a value, a length before each text) into a buffer
+/// hashed a megabyte at a time: a million-row table takes milliseconds, on the writer
+/// thread. It detects a change (a resume's file edited), it is no seal against tampering.
 pub fn table_digest(df: &DataFrame) -> String {
     use xxhash_rust::xxh3::Xxh3;
-    const EMPTY: [u8; 8] = u64::MAX.to_le_bytes();
+    /// One cell: `0` for an empty one, else `1` and its bytes (texts with their length).
+    fn cell(buf: &mut Vec<u8>, value: Option<&[u8]>, sized: bool) {
+        match value {
+            None => buf.push(0),
+            Some(bytes) => {
+                buf.push(1);
+                if sized {
+                    buf.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+                }
+                buf.extend_from_slice(bytes);
+            }
+        }
+    }
     let mut hash = Xxh3::new();
     let mut buf: Vec<u8> = Vec::with_capacity(1 << 20);
     let flush = |buf: &mut Vec<u8>, hash: &mut Xxh3, force: bool| {
@@ -496,53 +504,48 @@ pub fn table_digest(df: &DataFrame) -> String {
     };
     for column in df.columns() {
         for label in [column.name().to_string(), column.dtype().to_string()] {
-            buf.extend_from_slice(&(label.len() as u64).to_le_bytes());
-            buf.extend_from_slice(label.as_bytes());
+            cell(&mut buf, Some(label.as_bytes()), true);
         }
         let series = column.as_materialized_series().to_physical_repr();
         let dtype = series.dtype().clone();
+        // Numbers as their 8 bytes; a cast that fails falls through to the text of each value.
+        let floats = dtype
+            .is_float()
+            .then(|| series.cast(&DataType::Float64).ok())
+            .flatten();
+        let integers = (dtype.is_integer() || dtype == DataType::Boolean)
+            .then(|| series.cast(&DataType::Int64).ok())
+            .flatten();
         if let Ok(values) = series.str() {
             for value in values.iter() {
-                match value {
-                    Some(v) => {
-                        buf.extend_from_slice(&(v.len() as u64).to_le_bytes());
-                        buf.extend_from_slice(v.as_bytes());
-                    }
-                    None => buf.extend_from_slice(&EMPTY),
-                }
+                cell(&mut buf, value.map(str::as_bytes), true);
                 flush(&mut buf, &mut hash, false);
             }
-        } else if dtype.is_float() {
-            let values = series.cast(&DataType::Float64).ok();
-            for value in values
-                .iter()
-                .flat_map(|v| v.f64().ok())
-                .flat_map(|v| v.iter())
-            {
-                match value {
-                    Some(v) => buf.extend_from_slice(&v.to_bits().to_le_bytes()),
-                    None => buf.extend_from_slice(&EMPTY),
-                }
+        } else if let Some(values) = floats.as_ref().and_then(|s| s.f64().ok()) {
+            for value in values.iter() {
+                cell(
+                    &mut buf,
+                    value
+                        .map(|v| v.to_bits().to_le_bytes())
+                        .as_ref()
+                        .map(|b| &b[..]),
+                    false,
+                );
                 flush(&mut buf, &mut hash, false);
             }
-        } else if dtype.is_integer() || dtype == DataType::Boolean {
-            let values = series.cast(&DataType::Int64).ok();
-            for value in values
-                .iter()
-                .flat_map(|v| v.i64().ok())
-                .flat_map(|v| v.iter())
-            {
-                match value {
-                    Some(v) => buf.extend_from_slice(&v.to_le_bytes()),
-                    None => buf.extend_from_slice(&EMPTY),
-                }
+        } else if let Some(values) = integers.as_ref().and_then(|s| s.i64().ok()) {
+            for value in values.iter() {
+                cell(
+                    &mut buf,
+                    value.map(i64::to_le_bytes).as_ref().map(|b| &b[..]),
+                    false,
+                );
                 flush(&mut buf, &mut hash, false);
             }
         } else {
             for i in 0..series.len() {
                 let value = series.get(i).map(|v| format!("{v:?}")).unwrap_or_default();
-                buf.extend_from_slice(&(value.len() as u64).to_le_bytes());
-                buf.extend_from_slice(value.as_bytes());
+                cell(&mut buf, Some(value.as_bytes()), true);
                 flush(&mut buf, &mut hash, false);
             }
         }
@@ -787,6 +790,11 @@ mod tests {
             .with_column(Series::new("金額".into(), amounts).into_column())
             .unwrap();
         assert_ne!(table_digest(&one_off), table_digest(&table));
+        // An empty cell is not the number −1 (whose eight bytes are all ones).
+        let with = |v: Option<i64>| {
+            DataFrame::new(1, vec![Series::new("金額".into(), [v]).into_column()]).unwrap()
+        };
+        assert_ne!(table_digest(&with(None)), table_digest(&with(Some(-1))));
         let loaded = run.load_outputs("totals").unwrap();
         match loaded.get("rows") {
             Some(Value::Table(back)) => assert!(back.equals(&table)),
