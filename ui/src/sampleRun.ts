@@ -5,7 +5,7 @@
 
 import { useCallback, useRef, useState } from 'react';
 import { ApiError, planRun, runCancel, runGet, runList, runResume } from './api';
-import type { PlanRunResponse, RunEvent, RunFile, RunGetResponse, RunPaused, ShownFinding } from './api/types';
+import type { PlanRunResponse, ProgressUnit, RunEvent, RunFile, RunGetResponse, RunPaused, ShownFinding } from './api/types';
 
 export type NodeRunState = 'waiting' | 'running' | 'done' | 'failed' | 'skipped' | 'paused';
 
@@ -23,6 +23,11 @@ export interface NodeRun {
   /** What to do about a failure, when the block said (the sheets a workbook has, the columns the rows have). */
   hintJa: string | null;
   hintEn: string | null;
+  /**
+   * How far a long node has got (`node_progress`: rows read, deposits matched, bytes of the
+   * file), its latest report; none for a node that ended within a second.
+   */
+  progress: { done: number; total: number | null; unit: ProgressUnit } | null;
   /** The node's model calls so far (`ai.*` blocks): how many, tokens, the model, failures. */
   ai: { calls: number; tokens: number; model: string; failed: number } | null;
   /**
@@ -75,7 +80,7 @@ export const IDLE: SampleRun = {
 };
 
 function waiting(id: string): NodeRun {
-  return { id, state: 'waiting', durationMs: null, rows: null, startedAt: null, code: null, messageJa: null, messageEn: null, hintJa: null, hintEn: null, ai: null, warnings: [] };
+  return { id, state: 'waiting', durationMs: null, rows: null, startedAt: null, code: null, messageJa: null, messageEn: null, hintJa: null, hintEn: null, progress: null, ai: null, warnings: [] };
 }
 
 /** A run that is starting: every node of the plan waits. */
@@ -103,11 +108,14 @@ export function applyRunEvent(run: SampleRun, event: RunEvent, now: number = Dat
     case 'run_start':
       return { ...run, runId: event.run_id, planId: event.plan_id };
     case 'node_start':
-      return updateNode(run, event.node, (n) => ({ ...n, state: 'running', startedAt: now }));
+      return updateNode(run, event.node, (n) => ({ ...n, state: 'running', startedAt: now, progress: null }));
+    case 'node_progress':
+      return updateNode(run, event.node, (n) => ({ ...n, progress: { done: event.done, total: event.total, unit: event.unit } }));
     case 'node_finish':
       return updateNode(run, event.node, (n) => ({
         ...n,
         state: 'done',
+        progress: null,
         durationMs: event.duration_ms,
         rows: event.rows,
       }));

@@ -69,6 +69,7 @@ pub use keiri_plan::run_chat::RUN_INPUTS;
 pub use keiri_plan::{AnswerProblem, Requirement, RequirementKind, ValueType, check_answer};
 /// How a run ended and what happened to each node: keiri-run's own types, serialised as they
 /// are (`finished`, `paused`, …).
+pub use keiri_run::block::ProgressUnit;
 pub use keiri_run::{Event as RunEvent, NodeStatus, RunStatus};
 pub use llm::{LlmProviderKind, LlmStatusProblem, LlmStatusRequest, LlmStatusResponse, llm_status};
 pub use plan::{

@@ -2,6 +2,8 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
 use chrono::{DateTime, Utc};
 use indexmap::IndexMap;
@@ -263,6 +265,70 @@ impl Warning {
     }
 }
 
+/// How far a long block has got ([`CallSink::progress`]): the engine reads it while the block
+/// runs and reports it as a `node_progress` event once a node has run for a second, then at
+/// most once a second, so the window and `keiri run` show more than "running" for a long node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    /// Units done so far.
+    pub done: u64,
+    /// Units in all, when the block knows it.
+    pub total: Option<u64>,
+    pub unit: ProgressUnit,
+}
+
+/// What a [`Progress`] counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ProgressUnit {
+    /// Rows of the block's input table (or the deposits, invoices… it goes through).
+    Rows,
+    /// Bytes of the file being read.
+    Bytes,
+    /// Pages of a document.
+    Pages,
+    /// Files (of a folder, an archive, a list).
+    Files,
+}
+
+/// The latest [`Progress`] of one block, shared by the block (which writes it at every step
+/// of its long loop, a few atomic stores) and the engine (which reads it every poll).
+#[derive(Debug, Default)]
+struct ProgressCell {
+    done: AtomicU64,
+    /// `u64::MAX`: unknown.
+    total: AtomicU64,
+    /// 0: nothing reported yet; else the unit's index plus one.
+    unit: AtomicU8,
+}
+
+const UNITS: [ProgressUnit; 4] = [
+    ProgressUnit::Rows,
+    ProgressUnit::Bytes,
+    ProgressUnit::Pages,
+    ProgressUnit::Files,
+];
+
+impl ProgressCell {
+    fn set(&self, progress: Progress) {
+        self.done.store(progress.done, Ordering::Relaxed);
+        self.total
+            .store(progress.total.unwrap_or(u64::MAX), Ordering::Relaxed);
+        let unit = UNITS.iter().position(|u| *u == progress.unit).unwrap_or(0);
+        self.unit.store(unit as u8 + 1, Ordering::Release);
+    }
+
+    fn get(&self) -> Option<Progress> {
+        let unit = *UNITS.get(usize::from(self.unit.load(Ordering::Acquire)).checked_sub(1)?)?;
+        let total = self.total.load(Ordering::Relaxed);
+        Some(Progress {
+            done: self.done.load(Ordering::Relaxed),
+            total: (total != u64::MAX).then_some(total),
+            unit,
+        })
+    }
+}
+
 /// What a block reports while it runs, besides its result.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Note {
@@ -272,20 +338,39 @@ pub enum Note {
 }
 
 /// The channel a block reports its [`LlmCall`]s, [`Redirect`]s and [`Warning`]s on (the
-/// engine drains it as the block runs); [`CallSink::none`] drops them.
+/// engine drains it as the block runs), and where it keeps its [`Progress`] (the engine reads
+/// the latest); [`CallSink::none`] drops them.
 #[derive(Debug, Clone, Default)]
-pub struct CallSink(Option<std::sync::mpsc::Sender<Note>>);
+pub struct CallSink {
+    notes: Option<std::sync::mpsc::Sender<Note>>,
+    progress: Arc<ProgressCell>,
+}
 
 impl CallSink {
     /// A sink and the receiving end its notes arrive at.
     pub fn channel() -> (CallSink, std::sync::mpsc::Receiver<Note>) {
         let (tx, rx) = std::sync::mpsc::channel();
-        (CallSink(Some(tx)), rx)
+        let sink = CallSink {
+            notes: Some(tx),
+            progress: Arc::default(),
+        };
+        (sink, rx)
     }
 
     /// A sink that drops every call.
     pub fn none() -> CallSink {
-        CallSink(None)
+        CallSink::default()
+    }
+
+    /// Reports how far the block has got: cheap enough to call at every row of a loop (the
+    /// engine reads only the latest, see [`Progress`]).
+    pub fn progress(&self, progress: Progress) {
+        self.progress.set(progress);
+    }
+
+    /// The latest progress the block reported, if any.
+    pub fn latest_progress(&self) -> Option<Progress> {
+        self.progress.get()
     }
 
     pub fn record(&self, call: LlmCall) {
@@ -335,7 +420,7 @@ impl CallSink {
     }
 
     fn note(&self, note: Note) {
-        if let Some(tx) = &self.0 {
+        if let Some(tx) = &self.notes {
             // The engine stops listening once the node ended (timeout): nothing to do then.
             let _ = tx.send(note);
         }

@@ -127,6 +127,16 @@ pub enum Event {
         message_ja: String,
         message_en: String,
     },
+    /// How far a long node has got (rows read, deposits matched…): once it has run for
+    /// [`crate::RunOptions::progress_every`], then at most that often, while it runs.
+    NodeProgress {
+        node: String,
+        /// Units done so far.
+        done: u64,
+        /// Units in all, when the block knows it.
+        total: Option<u64>,
+        unit: crate::block::ProgressUnit,
+    },
     /// A human-in-the-loop node waits for a person's answer; the run pauses after this level.
     NodePaused {
         node: String,

@@ -1027,6 +1027,19 @@ export type RunEvent =
       message_en: string;
     }
   | {
+      event: 'node_progress';
+      node: string;
+      /**
+       * Units done so far.
+       */
+      done: number;
+      /**
+       * Units in all, when the block knows it.
+       */
+      total: number | null;
+      unit: ProgressUnit;
+    }
+  | {
       event: 'node_paused';
       node: string;
       question: unknown;
@@ -1059,6 +1072,13 @@ export type RunEvent =
       duration_ms: number;
       failed: string[];
     };
+/**
+ * What a [`Progress`] counts.
+ *
+ * This interface was referenced by `ApiFunctions`'s JSON-Schema
+ * via the `definition` "ProgressUnit".
+ */
+export type ProgressUnit = 'rows' | 'bytes' | 'pages' | 'files';
 /**
  * One progress event of an eval.
  *

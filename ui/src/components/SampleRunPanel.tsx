@@ -160,6 +160,7 @@ export function SampleRunPanel({ lang, yaml, run, canStart, onStart, onCancel, o
                   <span className={`run-state run-state-${node.state}`}>{t(lang, `run.state.${node.state}` as MessageKey)}</span>
                   {node.durationMs !== null ? <span className="run-node-meta">{t(lang, 'run.duration', { ms: node.durationMs })}</span> : null}
                   {node.state === 'running' && node.startedAt !== null ? <Elapsed lang={lang} since={node.startedAt} /> : null}
+                  {node.state === 'running' && node.progress !== null ? <NodeProgress lang={lang} progress={node.progress} /> : null}
                   {node.rows !== null ? (
                     <span className="run-node-meta" data-testid="run-node-rows">
                       {t(lang, 'run.rows', { count: node.rows })}
@@ -535,6 +536,30 @@ function OutputEntry({ lang, name, preview }: { lang: Lang; name: string; previe
 }
 
 /** How long a running node has run, counted up every second (a long node is not silent). */
+/** How far a long node has got: `120,000 / 200,000 行（60%）` with a bar, or `1,234 ファイル` when the block does not know the total. */
+function NodeProgress({ lang, progress }: { lang: Lang; progress: NonNullable<NodeRun['progress']> }) {
+  const locale = lang === 'ja' ? 'ja-JP' : 'en-US';
+  const count = (n: number) =>
+    progress.unit === 'bytes' ? (n / 1e6).toLocaleString(locale, { minimumFractionDigits: 1, maximumFractionDigits: 1 }) : n.toLocaleString(locale);
+  const unit = t(lang, `run.unit.${progress.unit}` as MessageKey);
+  const { total } = progress;
+  if (total === null || total <= 0) {
+    return (
+      <span className="run-node-meta" data-testid="run-node-progress">
+        {t(lang, 'run.progressOpen', { done: count(progress.done), unit })}
+      </span>
+    );
+  }
+  const done = Math.min(progress.done, total);
+  const text = t(lang, 'run.progress', { done: count(done), total: count(total), unit, percent: Math.floor((done * 100) / total) });
+  return (
+    <span className="run-node-meta run-node-progress" data-testid="run-node-progress">
+      <progress max={total} value={done} aria-label={text} />
+      {text}
+    </span>
+  );
+}
+
 function Elapsed({ lang, since }: { lang: Lang; since: number }) {
   const [now, setNow] = useState(() => Date.now());
   useEffect(() => {

@@ -39,7 +39,7 @@ function finished(): SampleRun {
 const noop = () => undefined;
 
 describe('SampleRunPanel', () => {
-  it('counts up how long a running node has run, and stops when it is done', () => {
+  it('counts up how long a running node has run and how far it has got, and stops when it is done', () => {
     vi.useFakeTimers();
     try {
       const start = Date.now();
@@ -53,9 +53,22 @@ describe('SampleRunPanel', () => {
         vi.advanceTimersByTime(52_000);
       });
       expect(screen.getByTestId('run-node-elapsed').textContent).toBe('52 秒経過');
+      expect(screen.queryByTestId('run-node-progress')).toBeNull();
+      run = applyRunEvent(run, { event: 'node_progress', node: 'read', done: 120_000, total: 200_000, unit: 'rows' });
+      rerender(<SampleRunPanel {...props} run={run} />);
+      const progress = screen.getByTestId('run-node-progress');
+      expect(progress.textContent).toBe('120,000 / 200,000 行（60%）');
+      expect(progress.querySelector('progress')).toMatchObject({ max: 200_000, value: 120_000 });
+      run = applyRunEvent(run, { event: 'node_progress', node: 'read', done: 12_345_678, total: 45_600_000, unit: 'bytes' });
+      rerender(<SampleRunPanel {...props} run={run} lang="en" />);
+      expect(screen.getByTestId('run-node-progress').textContent).toBe('12.3 / 45.6 MB (27%)');
+      run = applyRunEvent(run, { event: 'node_progress', node: 'read', done: 1234, total: null, unit: 'files' });
+      rerender(<SampleRunPanel {...props} run={run} />);
+      expect(screen.getByTestId('run-node-progress').textContent).toBe('1,234 ファイル');
       run = applyRunEvent(run, { event: 'node_finish', node: 'read', duration_ms: 52_000, rows: 200_000, outputs: {} });
       rerender(<SampleRunPanel {...props} run={run} />);
       expect(screen.queryByTestId('run-node-elapsed')).toBeNull();
+      expect(screen.queryByTestId('run-node-progress')).toBeNull();
     } finally {
       vi.useRealTimers();
     }

@@ -107,6 +107,21 @@ describe('sample run state', () => {
     expect(run.nodes[0]?.ai).toEqual({ calls: 2, tokens: 1000, model: 'gpt-4.1', failed: 1 });
   });
 
+  it('keeps a long node\'s latest progress while it runs and drops it when it ends or starts again', () => {
+    let run = startRun('yaml', ['dups']);
+    run = applyRunEvent(run, { event: 'node_start', node: 'dups', attempt: 1 });
+    expect(run.nodes[0]?.progress).toBeNull();
+    run = applyRunEvent(run, { event: 'node_progress', node: 'dups', done: 50_000, total: 200_000, unit: 'rows' });
+    run = applyRunEvent(run, { event: 'node_progress', node: 'dups', done: 150_000, total: 200_000, unit: 'rows' });
+    expect(run.nodes[0]).toMatchObject({ state: 'running', progress: { done: 150_000, total: 200_000, unit: 'rows' } });
+    // A retried attempt starts over.
+    run = applyRunEvent(run, { event: 'node_start', node: 'dups', attempt: 2 });
+    expect(run.nodes[0]?.progress).toBeNull();
+    run = applyRunEvent(run, { event: 'node_progress', node: 'dups', done: 10, total: null, unit: 'rows' });
+    run = applyRunEvent(run, { event: 'node_finish', node: 'dups', duration_ms: 52_000, rows: 3, outputs: {} });
+    expect(run.nodes[0]).toMatchObject({ state: 'done', progress: null, rows: 3 });
+  });
+
   it('keeps nested nodes out of the top-level list and adds nodes the text did not name', () => {
     let run = startRun('yaml', ['loop']);
     run = applyRunEvent(run, { event: 'node_start', node: 'loop/inner', attempt: 1 });

@@ -1,7 +1,8 @@
 //! `keiri run PLAN.yaml`: runs a plan with the builtin blocks and records it under
 //! `runs/<plan_id>/<run_id>/`.
 //!
-//! On a terminal each node gets an `indicatif` line (spinner while it runs, then ✓/✗/–);
+//! On a terminal each node gets an `indicatif` line (spinner while it runs, with how far a long
+//! node has got — `120,000 / 200,000 行（60%）` — then ✓/✗/–);
 //! otherwise one plain line per event on stderr. Exit codes: 0 the run finished, 1 a node
 //! failed (or the run was cancelled, or the plan is invalid), 2 usage or I/O error.
 //!
@@ -118,6 +119,56 @@ enum Line {
     Start,
     End,
     Note,
+    /// How far the node has got: its spinner's text.
+    Progress,
+}
+
+/// `1234567` as `1,234,567`.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `120,000 / 200,000 rows (60%)`, `12.3 / 45.6 MB (27%)`, `1,234 files` (no total known).
+fn progress_text(
+    done: u64,
+    total: Option<u64>,
+    unit: keiri_api::ProgressUnit,
+    lang: Lang,
+) -> String {
+    use keiri_api::ProgressUnit as U;
+    let ja = lang == Lang::Ja;
+    let count = |n: u64| match unit {
+        U::Bytes => format!("{:.1}", n as f64 / 1e6),
+        _ => grouped(n),
+    };
+    let word = match (unit, ja) {
+        (U::Rows, true) => " 行",
+        (U::Rows, false) => " rows",
+        (U::Bytes, _) => " MB",
+        (U::Pages, true) => " ページ",
+        (U::Pages, false) => " pages",
+        (U::Files, true) => " ファイル",
+        (U::Files, false) => " files",
+    };
+    match total {
+        Some(total) if total > 0 => {
+            let percent = (done.min(total) * 100) / total;
+            if ja {
+                format!("{} / {}{word}（{percent}%）", count(done), count(total))
+            } else {
+                format!("{} / {}{word} ({percent}%)", count(done), count(total))
+            }
+        }
+        _ => format!("{}{word}", count(done)),
+    }
 }
 
 /// The node an event is about (empty for the run), its line of text in the user's language,
@@ -138,6 +189,16 @@ fn describe(event: &RunEvent, lang: Lang) -> (&str, String, Line) {
             Line::Note,
         ),
         E::NodeStart { node, .. } => (node, format!("… {node}"), Line::Start),
+        E::NodeProgress {
+            node,
+            done,
+            total,
+            unit,
+        } => (
+            node,
+            format!("… {node} {}", progress_text(*done, *total, *unit, lang)),
+            Line::Progress,
+        ),
         E::NodeFinish {
             node,
             duration_ms,
@@ -323,6 +384,12 @@ impl Progress {
             }
             Line::Note => {
                 let _ = multi.println(text);
+            }
+            // A node's spinner says how far it has got (no line of its own).
+            Line::Progress => {
+                if let Some(bar) = bars.get(node) {
+                    bar.set_message(text.trim_start_matches("… ").to_string());
+                }
             }
         }
     }
@@ -573,6 +640,22 @@ mod tests {
             line(call).1,
             "  ↳ ask AI m · rows 1-20: failed: LLM_TIMEOUT, 40 ms"
         );
+        let progress = serde_json::json!({"event": "node_progress", "node": "read",
+            "done": 1_234_567, "total": 3_000_000, "unit": "rows"});
+        assert_eq!(
+            line(progress),
+            (
+                "read".into(),
+                "… read 1,234,567 / 3,000,000 rows (41%)".into(),
+                Line::Progress
+            )
+        );
+        let bytes = serde_json::json!({"event": "node_progress", "node": "read",
+            "done": 12_345_678, "total": 45_600_000, "unit": "bytes"});
+        assert_eq!(line(bytes).1, "… read 12.3 / 45.6 MB (27%)");
+        let unknown = serde_json::json!({"event": "node_progress", "node": "list",
+            "done": 999, "total": null, "unit": "files"});
+        assert_eq!(line(unknown).1, "… list 999 files");
         let end = serde_json::json!({"event": "run_finish", "status": "paused", "duration_ms": 5,
             "failed": []});
         assert_eq!(line(end), (String::new(), "run paused".into(), Line::Note));
@@ -599,6 +682,10 @@ mod tests {
                 serde_json::json!({"event": "node_warning", "node": "dups", "code": "NO_ROWS",
                     "message_ja": "0 行です", "message_en": "no rows"}),
                 "  ⚠ dups NO_ROWS: 0 行です",
+            ),
+            (
+                serde_json::json!({"event": "node_progress", "node": "read", "done": 100, "total": 200, "unit": "rows"}),
+                "… read 100 / 200 行（50%）",
             ),
             (
                 serde_json::json!({"event": "node_reused", "node": "read"}),

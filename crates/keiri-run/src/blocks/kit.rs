@@ -1,7 +1,8 @@
 //! What blocks of several categories share, split by concern: reading the files a block
 //! names ([`files`]), decoding text files ([`decode`]), numbers and text in JSON outputs
 //! ([`numbers`], [`text`]), writing and naming output files ([`outputs`]), Japan Standard Time
-//! ([`time`]) and hashes ([`hash`]). What only the blocks of one category share stays in that
+//! ([`time`]), hashes ([`hash`]) and the steps of a long loop ([`steps`]: cancellation and
+//! progress). What only the blocks of one category share stays in that
 //! category's module (`blocks/<category>.rs`).
 
 pub(crate) mod decode;
@@ -9,5 +10,6 @@ pub(crate) mod files;
 pub(crate) mod hash;
 pub(crate) mod numbers;
 pub(crate) mod outputs;
+pub(crate) mod steps;
 pub(crate) mod text;
 pub(crate) mod time;

@@ -1,6 +1,6 @@
 //! Calling a block: on its own thread, with the run's context, returning early on timeout,
 //! cancellation or past the memory budget, and recording what the block reports while it runs
-//! (model calls, redirects, warnings) as it happens.
+//! (model calls, redirects, warnings) as it happens, and how far a long block has got.
 //!
 //! The memory budget ([`crate::limits::Limits::memory_bytes`]) is how much the process's
 //! resident memory grows from the **run's** start, so the tables a run keeps from node to node
@@ -17,7 +17,9 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use super::{Runner, cancelled};
-use crate::block::{BlockContext, BlockError, BlockFn, CallSink, ErrorCode, Inputs, Note, Outputs};
+use crate::block::{
+    BlockContext, BlockError, BlockFn, CallSink, ErrorCode, Inputs, Note, Outputs, Progress,
+};
 use crate::limits;
 use crate::records::Event;
 
@@ -52,6 +54,7 @@ impl Runner<'_> {
         let llm = self.options.llm.clone();
         let lang = self.options.lang;
         let (calls, call_rx) = CallSink::channel();
+        let progress = calls.clone();
         // The run's clock: the start time the caller passed in, advanced by real elapsed time,
         // so tests stay deterministic and a long run still records when each block ran.
         let now = self.options.now
@@ -107,11 +110,32 @@ impl Runner<'_> {
                 }
             }
         };
+        // The block's latest progress, once it has run `progress_every`, then that often.
+        let mut progress_shown: (Instant, Option<Progress>) = (started, None);
+        let mut show_progress = || {
+            let latest = progress.latest_progress();
+            if latest.is_some()
+                && latest != progress_shown.1
+                && progress_shown.0.elapsed() >= self.options.progress_every
+                && let Some(latest) = latest
+            {
+                progress_shown = (Instant::now(), Some(latest));
+                self.emit(Event::NodeProgress {
+                    node: qid.to_string(),
+                    done: latest.done,
+                    total: latest.total,
+                    unit: latest.unit,
+                });
+            }
+        };
         let mut poll: u64 = 0;
         loop {
             poll += 1;
             let received = rx.recv_timeout(Duration::from_millis(10));
             record_calls();
+            if received.is_err() {
+                show_progress();
+            }
             match received {
                 Ok(result) => {
                     let result = result.and_then(|outputs| memory_check().map(|()| outputs));

@@ -61,6 +61,9 @@ pub struct RunOptions {
     /// The language of the words blocks write into their rows (a check's message, a
     /// match's reason): the user's, so a report handed to a manager reads in one language.
     pub lang: keiri_plan::Lang,
+    /// How often a long node's progress becomes a `node_progress` event (the first one only
+    /// once the node has run this long, so quick nodes have none): one second.
+    pub progress_every: std::time::Duration,
 }
 
 impl RunOptions {
@@ -87,6 +90,7 @@ impl RunOptions {
             limits: limits::Limits::default(),
             ceiling: limits::Limits::ceiling(),
             lang: keiri_plan::Lang::Ja,
+            progress_every: std::time::Duration::from_secs(1),
         }
     }
 }

@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 
 use chrono::TimeZone;
 use keiri_plan::{BlockSpec, Catalog, Plan};
-use keiri_run::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Registry};
+use keiri_run::block::{
+    BlockContext, BlockError, ErrorCode, Inputs, Outputs, Progress, ProgressUnit, Registry,
+};
 use keiri_run::value::Value;
 use keiri_run::{Event, NodeStatus, RunOptions, RunOutcome, RunStatus};
 use polars::prelude::{Column, DataFrame};
@@ -94,15 +96,26 @@ fn t_flaky(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockErro
 }
 
 /// Sleeps `ms` in small steps, stopping early when cancelled.
+/// Sleeps `ms`, or `ms` in each of `steps` steps, reporting each step's progress (rows).
 fn t_sleep(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockError> {
     log_call(ctx);
     let ms = json_in(inputs, "ms").as_u64().unwrap_or(0);
-    let end = Instant::now() + Duration::from_millis(ms);
-    while Instant::now() < end {
-        if ctx.cancel.is_cancelled() {
-            return Err(BlockError::new(ErrorCode::Cancelled, "取消", "cancelled"));
+    let steps = json_in(inputs, "steps").as_u64();
+    for done in 0..steps.unwrap_or(1) {
+        if steps.is_some() {
+            ctx.calls.progress(Progress {
+                done,
+                total: steps,
+                unit: ProgressUnit::Rows,
+            });
         }
-        std::thread::sleep(Duration::from_millis(5));
+        let end = Instant::now() + Duration::from_millis(ms);
+        while Instant::now() < end {
+            if ctx.cancel.is_cancelled() {
+                return Err(BlockError::new(ErrorCode::Cancelled, "取消", "cancelled"));
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
     }
     Ok(out(&[("value", Value::Json(json!(ms)))]))
 }
@@ -191,7 +204,7 @@ fn catalog() -> Catalog {
         spec("t.flaky", json!({"fails": {"type": "integer"}}), &["value"]),
         spec(
             "t.sleep",
-            json!({"ms": {"type": "integer"}, "mode": {"type": "string", "enum": ["a", "b"]}}),
+            json!({"ms": {"type": "integer"}, "steps": {"type": "integer"}, "mode": {"type": "string", "enum": ["a", "b"]}}),
             &["value"],
         ),
         spec("t.barrier", json!({"n": {"type": "integer"}}), &["value"]),
@@ -432,6 +445,65 @@ fn a_slow_node_times_out() {
     );
     assert_eq!(r.failure("s"), Some("TIMEOUT"));
     assert_eq!(r.outcome.status, RunStatus::Failed);
+}
+
+/// The `node_progress` events of `node`: (done, total, unit).
+fn progress_of(r: &Run, node: &str) -> Vec<(u64, Option<u64>, ProgressUnit)> {
+    r.events
+        .iter()
+        .filter_map(|e| match e {
+            Event::NodeProgress {
+                node: n,
+                done,
+                total,
+                unit,
+            } if n == node => Some((*done, *total, *unit)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_long_node_reports_its_progress_while_it_runs() {
+    let ws = ws();
+    let mut options = options(ws.path());
+    options.progress_every = Duration::ZERO;
+    let yaml = "id: long\ngraph:\n  - {id: s, block: t.sleep, in: {ms: 150, steps: 3}}\n";
+    let r = run_with(yaml, &options);
+    assert_eq!(r.status("s"), Some(NodeStatus::Finished));
+    let progress = progress_of(&r, "s");
+    // Each step is reported before its 150 ms; the engine looks every 10 ms.
+    assert!(!progress.is_empty(), "no node_progress: {:?}", r.events);
+    assert!(progress.windows(2).all(|w| w[0].0 < w[1].0), "{progress:?}");
+    assert!(
+        progress
+            .iter()
+            .all(|&(done, total, unit)| done < 3 && total == Some(3) && unit == ProgressUnit::Rows),
+        "{progress:?}"
+    );
+    // Between the node's start and its finish, and in events.jsonl as on the sink.
+    let at = |want: &dyn Fn(&Event) -> bool| r.events.iter().position(want).unwrap();
+    let start = at(&|e| matches!(e, Event::NodeStart { .. }));
+    let first = at(&|e| matches!(e, Event::NodeProgress { .. }));
+    let finish = at(&|e| matches!(e, Event::NodeFinish { .. }));
+    assert!(start < first && first < finish, "{:?}", r.events);
+    let log = std::fs::read_to_string(r.outcome.run_dir.join("events.jsonl")).unwrap();
+    assert!(
+        log.contains(r#""event":"node_progress","node":"s","done":"#),
+        "{log}"
+    );
+}
+
+#[test]
+fn a_quick_node_reports_no_progress() {
+    // The default: a node that ends within a second has no progress events.
+    let ws = ws();
+    let r = run(
+        ws.path(),
+        "id: quick\ngraph:\n  - {id: s, block: t.sleep, in: {ms: 20, steps: 3}}\n",
+    );
+    assert_eq!(r.status("s"), Some(NodeStatus::Finished));
+    assert_eq!(progress_of(&r, "s"), vec![]);
 }
 
 #[test]

@@ -3,13 +3,14 @@
 //! The change and the flag are computed here, as `control.variance_check` does; only the
 //! flagged rows go to the model, and each comment comes back under its row number.
 
+use crate::block::ProgressUnit;
+use crate::blocks::kit::steps::Steps;
 use std::collections::HashMap;
 
 use serde_json::{Value as Json, json};
 
 use super::{Ask, Model, OutputShape, cut, language_instruction};
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
-use crate::blocks::cancelled;
 use crate::blocks::kit::numbers::num_json;
 use crate::blocks::kit::numbers::number;
 use crate::blocks::kit::text::text;
@@ -41,8 +42,9 @@ pub(super) fn explain_variances(
     crate::value::require_columns(&rows, [account_field, current_field, comparison_field])?;
     let mut out = Vec::with_capacity(rows.len());
     let mut flagged_rows = Vec::new();
+    let mut steps = Steps::new(ctx, ProgressUnit::Rows, Some(rows.len()));
     for (i, row) in rows.into_iter().enumerate() {
-        cancelled(ctx)?;
+        steps.next()?;
         // An account missing on one side (new, closed) counts as 0 there.
         let current = number(row.get(current_field)).unwrap_or(0.0);
         let comparison = number(row.get(comparison_field)).unwrap_or(0.0);

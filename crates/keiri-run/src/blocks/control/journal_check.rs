@@ -1,9 +1,10 @@
 //! `control.journal_check`: its inputs and outputs are in `block_specs/control/control.journal_check.yaml`.
 
 use super::{count_by, date, is_blank, number, text};
+use crate::block::ProgressUnit;
 use crate::block::{BlockContext, BlockError, Inputs, Outputs, Warning};
-use crate::blocks::cancelled;
 use crate::blocks::kit::numbers::num_json;
+use crate::blocks::kit::steps::Steps;
 use crate::jp::parse_date;
 use crate::value::Row;
 use chrono::{Datelike, NaiveDate, Weekday};
@@ -117,8 +118,11 @@ fn journal_check(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Blo
             .collect();
         issues.push(json!({"voucher": voucher, "check": check, "severity": sev, "message": message, "rows": rows}));
     };
+    let mut steps = Steps::new(ctx, ProgressUnit::Rows, Some(entries.len()));
+    let mut checked = 0;
     for (voucher, idx) in &vouchers {
-        cancelled(ctx)?;
+        steps.advance_to(checked)?;
+        checked += idx.len() as u64;
         let debit: f64 = idx
             .iter()
             .filter_map(|&i| number(entries[i].get(&debit_field)))

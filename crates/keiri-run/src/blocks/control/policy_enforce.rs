@@ -1,9 +1,11 @@
 //! `control.policy_enforce`: its inputs and outputs are in `block_specs/control/control.policy_enforce.yaml`.
 
 use super::{count_by, objects, severity};
+use crate::block::ProgressUnit;
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
+use crate::blocks::invalid;
+use crate::blocks::kit::steps::Steps;
 use crate::blocks::transforms::expr;
-use crate::blocks::{cancelled, invalid};
 use serde_json::{Value as Json, json};
 use std::collections::BTreeMap;
 
@@ -61,8 +63,9 @@ fn policy_enforce(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Bl
     let (mut by_rule, mut by_severity) = (BTreeMap::new(), BTreeMap::new());
     // Per rule: the rows it applied to and the rows that violated it.
     let mut tally = vec![(0usize, 0usize); rules.len()];
+    let mut steps = Steps::new(ctx, ProgressUnit::Rows, Some(rows.len()));
     for (i, row) in rows.iter().enumerate() {
-        cancelled(ctx)?;
+        steps.next()?;
         let get = |c: &str| row.get(c).cloned().unwrap_or(Json::Null);
         let eval = |e: &expr::Expr, id: &str| {
             expr::eval(e, &get).map_err(|m| {

@@ -13,6 +13,8 @@
 //! Roles and names are compared after folding full-width characters and trimming, so
 //! `経理　花子` and `経理 花子`, or `ＡＰ承認` and `AP承認`, are the same.
 
+use crate::block::ProgressUnit;
+use crate::blocks::kit::steps::Steps;
 use std::collections::BTreeSet;
 
 use indexmap::IndexMap;
@@ -162,10 +164,9 @@ pub(super) fn sod_check(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outpu
     }
     let mut self_approval_count = 0;
     let mut unsigned = 0;
-    for (i, t) in transactions.iter().enumerate() {
-        if i % 4096 == 0 {
-            cancelled(ctx)?;
-        }
+    let mut steps = Steps::new(ctx, ProgressUnit::Rows, Some(transactions.len()));
+    for t in &transactions {
+        steps.next()?;
         let (preparer, approver) = (t.get(preparer_field), t.get(approver_field));
         if is_blank(preparer) || is_blank(approver) {
             unsigned += 1;

@@ -1,9 +1,10 @@
 //! `control.variance_check`: its inputs and outputs are in `block_specs/control/control.variance_check.yaml`.
 
 use super::{number, text};
+use crate::block::ProgressUnit;
 use crate::block::{BlockContext, BlockError, Inputs, Outputs, Warning};
-use crate::blocks::cancelled;
 use crate::blocks::kit::numbers::num_json;
+use crate::blocks::kit::steps::Steps;
 use serde_json::{Value as Json, json};
 
 // ---------------------------------------------------------------------------------------
@@ -41,8 +42,9 @@ fn variance_check(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Bl
         (current_field.as_str(), 0, String::new()),
         (comparison_field.as_str(), 0, String::new()),
     ];
+    let mut steps = Steps::new(ctx, ProgressUnit::Rows, Some(rows.len()));
     for row in &rows {
-        cancelled(ctx)?;
+        steps.next()?;
         for (field, count, example) in unreadable.iter_mut() {
             let value = row.get(*field);
             if number(value).is_none() && !text(value).trim().is_empty() {

@@ -1,8 +1,9 @@
 //! `csv.read`: its inputs and outputs are in `block_specs/input/csv.read.yaml`.
 
-use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Warning};
+use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, ProgressUnit, Warning};
 use crate::blocks::kit::decode::{encoding_choice, undecodable, undetectable};
 use crate::blocks::kit::files::{MAX_FILE_BYTES, not_found, resolve};
+use crate::blocks::kit::steps::Steps;
 use crate::value::{column_names, table_error};
 use polars::prelude::*;
 use serde_json::json;
@@ -85,7 +86,7 @@ fn read_csv_table(
     for &candidate in &list {
         file.seek(SeekFrom::Start(0))
             .map_err(|e| not_found(&full, &e))?;
-        match parse_pieces(ctx, &mut file, candidate, shape, sizes) {
+        match parse_pieces(ctx, (&mut file, size), candidate, shape, sizes) {
             Ok(parsed) => {
                 return Ok(CsvRead {
                     table: parsed.table,
@@ -114,9 +115,10 @@ fn read_csv_table(
 /// `sizes.piece` bytes have accumulated, cut after the first complete record past that size;
 /// the pieces' tables are stacked (their chunks are kept, not copied). Returns the table, the
 /// delimiter (detected on the first piece when `auto`) and the header's trailing blank names.
+/// The bytes read of the file's `size` are the node's progress.
 fn parse_pieces(
     ctx: &BlockContext<'_>,
-    file: &mut impl Read,
+    (file, size): (&mut impl Read, u64),
     encoding: keiri_docs::TextEncoding,
     shape: CsvShape,
     sizes: PieceSizes,
@@ -132,6 +134,8 @@ fn parse_pieces(
     let mut width = 0;
     let mut seen = 0;
     let mut short = ShortRows::default();
+    let mut steps = Steps::new(ctx, ProgressUnit::Bytes, usize::try_from(size).ok());
+    let mut read = 0;
     loop {
         let n = read_block(file, &mut block).map_err(|e| {
             PieceError::Failed(BlockError::failed(
@@ -139,6 +143,8 @@ fn parse_pieces(
                 format!("cannot read the file: {e}"),
             ))
         })?;
+        read += n as u64;
+        steps.advance_to(read).map_err(PieceError::Failed)?;
         let last = n == 0;
         decoder
             .decode(&block[..n], last, &mut text)
@@ -633,6 +639,17 @@ mod tests {
         shape: CsvShape,
         sizes: PieceSizes,
     ) -> Result<Read, BlockError> {
+        read_reporting(bytes, encoding, shape, sizes, &CallSink::none())
+    }
+
+    /// [`read`], its progress reported to `calls`.
+    fn read_reporting(
+        bytes: &[u8],
+        encoding: &str,
+        shape: CsvShape,
+        sizes: PieceSizes,
+        calls: &CallSink,
+    ) -> Result<Read, BlockError> {
         let dir = tempfile::tempdir().unwrap();
         // Test setup only; product writes go through keiri-fs.
         #[allow(clippy::disallowed_methods)]
@@ -650,7 +667,7 @@ mod tests {
             limits: &Default::default(),
             now: chrono::Utc::now(),
             llm: None,
-            calls: &CallSink::none(),
+            calls,
             lang: keiri_plan::Lang::Ja,
         };
         let read = read_csv_table(&ctx, "t.csv", encoding, shape, sizes)?;
@@ -703,6 +720,26 @@ mod tests {
                 assert_eq!(used, "cp932");
             }
         }
+    }
+
+    #[test]
+    fn reading_reports_the_bytes_read_of_the_file() {
+        let bytes = sjis(JOURNAL);
+        let (calls, _notes) = CallSink::channel();
+        let small = PieceSizes {
+            block: 7,
+            piece: 16,
+        };
+        read_reporting(&bytes, "shift_jis", shape(true, 0), small, &calls).unwrap();
+        let size = bytes.len() as u64;
+        assert_eq!(
+            calls.latest_progress(),
+            Some(crate::block::Progress {
+                done: size,
+                total: Some(size),
+                unit: ProgressUnit::Bytes,
+            })
+        );
     }
 
     #[test]

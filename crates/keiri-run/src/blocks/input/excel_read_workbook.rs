@@ -1,7 +1,9 @@
 //! `excel.read_workbook`: its inputs and outputs are in `block_specs/input/excel.read_workbook.yaml`.
 
 use super::{column_letter, read_bytes};
-use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs};
+use crate::block::ProgressUnit;
+use crate::block::{BlockContext, BlockError, Inputs, Outputs};
+use crate::blocks::kit::steps::Steps;
 use crate::jp;
 use crate::value::Row;
 use serde_json::{Value as J, json};
@@ -125,14 +127,13 @@ fn excel_read_workbook(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
     };
     let mut rows: Vec<Row> = Vec::new();
     if !cells.is_empty() {
+        let mut steps = Steps::new(
+            ctx,
+            ProgressUnit::Rows,
+            usize::try_from(r1.saturating_sub(first_data) + 1).ok(),
+        );
         for r in first_data..=r1 {
-            if ctx.cancel.is_cancelled() {
-                return Err(BlockError::new(
-                    ErrorCode::Cancelled,
-                    "取り消されました",
-                    "cancelled",
-                ));
-            }
+            steps.next()?;
             let mut row = Row::new();
             let mut any = false;
             for (i, c) in (c0..=c1).enumerate() {

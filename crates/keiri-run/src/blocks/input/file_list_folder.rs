@@ -1,7 +1,9 @@
 //! `file.list_folder`: its inputs and outputs are in `block_specs/input/file.list_folder.yaml`.
 
 use super::{ext_of, normalize_ext, resolve};
+use crate::block::ProgressUnit;
 use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs};
+use crate::blocks::kit::steps::Steps;
 use serde_json::{Value as J, json};
 
 fn modified_iso(meta: &std::fs::Metadata) -> String {
@@ -49,14 +51,9 @@ fn file_list_folder(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, 
         .max_depth(if recursive { usize::MAX } else { 1 })
         .sort_by_file_name();
     let mut files: Vec<(J, String, std::time::SystemTime, u64)> = Vec::new();
+    let mut steps = Steps::new(ctx, ProgressUnit::Files, None);
     for entry in walker {
-        if ctx.cancel.is_cancelled() {
-            return Err(BlockError::new(
-                ErrorCode::Cancelled,
-                "取り消されました",
-                "cancelled",
-            ));
-        }
+        steps.next()?;
         let Ok(entry) = entry else { continue };
         // A file the run's policy denies (`.env`, key files) is not listed either.
         if !entry.file_type().is_file() || ctx.paths.check(entry.path()).is_err() {

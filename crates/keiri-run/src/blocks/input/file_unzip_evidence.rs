@@ -1,7 +1,9 @@
 //! `file.unzip_evidence`: its inputs and outputs are in `block_specs/input/file.unzip_evidence.yaml`.
 
 use super::{excerpt, ext_of, normalize_ext, read_bytes};
-use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs};
+use crate::block::ProgressUnit;
+use crate::block::{BlockContext, BlockError, Inputs, Outputs};
+use crate::blocks::kit::steps::Steps;
 use serde_json::{Value as J, json};
 use std::collections::BTreeMap;
 use std::io::{Cursor, Read};
@@ -68,14 +70,9 @@ fn file_unzip_evidence(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
     let mut unreadable: Vec<J> = Vec::new();
     let mut skipped: Vec<String> = Vec::new();
     let mut total: u64 = 0;
+    let mut steps = Steps::new(ctx, ProgressUnit::Files, Some(archive.len()));
     for i in 0..archive.len() {
-        if ctx.cancel.is_cancelled() {
-            return Err(BlockError::new(
-                ErrorCode::Cancelled,
-                "取り消されました",
-                "cancelled",
-            ));
-        }
+        steps.next()?;
         let mut entry = archive.by_index(i).map_err(|e| bad_zip(e.to_string()))?;
         if entry.is_dir() {
             continue;

@@ -16,6 +16,8 @@
 //! ([`crate::blocks::kit::outputs::write_path`]): inside the node's folder unless `--write`.
 //! Retention runs from the archive date (`retention_until` = that date + `retention_years`).
 
+use crate::block::ProgressUnit;
+use crate::blocks::kit::steps::Steps;
 use std::collections::BTreeSet;
 use std::io::{Cursor, Write};
 
@@ -218,8 +220,9 @@ pub(super) fn evidence_archive(
     let mut used: BTreeSet<String> = BTreeSet::from([MANIFEST.to_string()]);
     let mut entries = Vec::new();
     let mut total: u64 = 0;
+    let mut steps = Steps::new(ctx, ProgressUnit::Files, Some(files.len()));
     for evidence in files {
-        super::cancelled(ctx)?;
+        steps.next()?;
         let (full, bytes) = read_bytes(ctx, &evidence.path)?;
         total += bytes.len() as u64;
         if total > MAX_ARCHIVE_BYTES {

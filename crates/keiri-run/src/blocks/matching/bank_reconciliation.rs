@@ -2,8 +2,9 @@
 
 use super::blocking::Names;
 use super::{cell_text, date, num_json, number, outputs, round4, rows_json};
+use crate::block::ProgressUnit;
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
-use crate::blocks::cancelled;
+use crate::blocks::kit::steps::Steps;
 use crate::value::Row;
 use chrono::NaiveDate;
 use serde_json::{Value as Json, json};
@@ -102,8 +103,9 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
     let mut unmatched = Vec::new();
     let (mut deposit_total, mut cleared_count, mut cleared_amount, mut fee_total) =
         (0.0, 0usize, 0.0, 0.0);
+    let mut steps = Steps::new(ctx, ProgressUnit::Rows, Some(deposits.len()));
     for dep in &deposits {
-        cancelled(ctx)?;
+        steps.next()?;
         let Some(amount) = number(dep.get("amount")) else {
             unmatched.push(dep.clone());
             continue;

@@ -87,13 +87,14 @@ pub(super) struct Point {
 /// the four neighbours after it in its own group, and with the nine around it in a related
 /// group. The pairs are exactly those a loop over every pair keeps (the exact test is made
 /// on each), at the cost of the rows that share a neighbourhood instead of every pair.
-/// `stop` is asked between cells (a cancelled run ends there).
+/// `stop` is asked between cells with the rows of the cells done so far (a cancelled run
+/// ends there).
 pub(super) fn close_pairs(
     points: &[Point],
     related: &[(u32, u32)],
     amount_tolerance: f64,
     window: i64,
-    stop: impl Fn() -> Result<(), BlockError>,
+    mut stop: impl FnMut(usize) -> Result<(), BlockError>,
     mut each: impl FnMut(usize, usize),
 ) -> Result<(), BlockError> {
     if window < 0 {
@@ -133,8 +134,10 @@ pub(super) fn close_pairs(
     }
     let neighbour =
         |x: i64, y: i64, dx: i64, dy: i64| Some((x.checked_add(dx)?, y.checked_add(dy)?));
+    let mut done = 0;
     for (&(group, x, y), members) in &cells {
-        stop()?;
+        stop(done)?;
+        done += members.len();
         for (n, &a) in members.iter().enumerate() {
             for &b in &members[n + 1..] {
                 pair(&points[a], &points[b]);
@@ -153,7 +156,7 @@ pub(super) fn close_pairs(
         if g == h || !seen.insert((g.min(h), g.max(h))) {
             continue;
         }
-        stop()?;
+        stop(done)?;
         for &(x, y) in cells_of.get(&g).map_or(&[][..], Vec::as_slice) {
             let members = &cells[&(g, x, y)];
             for dx in -1..=1 {
@@ -273,7 +276,7 @@ mod tests {
             related,
             tolerance,
             window,
-            || Ok(()),
+            |_| Ok(()),
             |i, j| {
                 assert!(i < j, "({i}, {j}) is not ordered");
                 assert!(found.insert((i, j)), "({i}, {j}) was given twice");

@@ -2,8 +2,10 @@
 
 use super::blocking::{Names, Point, close, close_pairs, similar_names};
 use super::{cell_text, date, key_text, num_json, number, outputs, round4, rows_json};
+use crate::block::ProgressUnit;
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::blocks::cancelled;
+use crate::blocks::kit::steps::Steps;
 use crate::value::Row;
 use chrono::{Datelike, NaiveDate};
 use serde_json::{Value as Json, json};
@@ -230,7 +232,8 @@ fn duplicate_invoices(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs
             parent[ri.max(rj)] = ri.min(rj);
         }
     };
-    let stop = || cancelled(ctx);
+    let mut steps = Steps::new(ctx, ProgressUnit::Rows, Some(points.len()));
+    let stop = |done: usize| steps.advance_to(done as u64);
     close_pairs(
         &points,
         &related,
@@ -250,7 +253,7 @@ fn duplicate_invoices(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs
             }
         }
         for same in by_number.values() {
-            stop()?;
+            cancelled(ctx)?;
             for (n, p) in same.iter().enumerate() {
                 for q in &same[n + 1..] {
                     let groups = (p.group.min(q.group), p.group.max(q.group));

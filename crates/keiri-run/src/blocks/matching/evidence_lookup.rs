@@ -11,8 +11,9 @@
 //! can hold no number: such files are counted in the summary.
 
 use super::{number, rows_json};
+use crate::block::ProgressUnit;
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
-use crate::blocks::cancelled;
+use crate::blocks::kit::steps::Steps;
 use crate::blocks::kit::text::text;
 use crate::value::Row;
 use serde_json::{Value as Json, json};
@@ -54,8 +55,9 @@ fn evidence_lookup(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, B
     let mut used = vec![false; files.len()];
     let (mut found, mut missing, mut disagree) = (Vec::new(), Vec::new(), Vec::new());
     let mut too_short = 0;
+    let mut steps = Steps::new(ctx, ProgressUnit::Rows, Some(rows.len()));
     for row in &rows {
-        cancelled(ctx)?;
+        steps.next()?;
         let key = fold(&text(row.get(&number_field)));
         if key.chars().count() < MIN_NUMBER_CHARS {
             too_short += usize::from(!key.is_empty());

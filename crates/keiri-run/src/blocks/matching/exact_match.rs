@@ -1,8 +1,10 @@
 //! `matching.exact_match`: its inputs and outputs are in `block_specs/matching/matching.exact_match.yaml`.
 
 use super::{column_pairs, key_text, num_json, number, outputs, rows_json};
+use crate::block::ProgressUnit;
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
-use crate::blocks::{cancelled, invalid};
+use crate::blocks::invalid;
+use crate::blocks::kit::steps::Steps;
 use crate::value::Row;
 use serde_json::{Value as Json, json};
 use std::collections::HashMap;
@@ -40,8 +42,9 @@ fn exact_match(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Block
     let mut unmatched_left = Vec::new();
     let mut difference_count = 0usize;
     let mut amount_difference = 0.0;
+    let mut steps = Steps::new(ctx, ProgressUnit::Rows, Some(left.len()));
     for row in &left {
-        cancelled(ctx)?;
+        steps.next()?;
         let found = key_of(row, true).and_then(|k| {
             by_key
                 .get(&k)

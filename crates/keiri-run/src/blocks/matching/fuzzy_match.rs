@@ -4,8 +4,10 @@ use super::{
     cell_text, column_pairs, date, key_text, name_similarity, num_json, number, outputs, round4,
     rows_json,
 };
+use crate::block::ProgressUnit;
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
-use crate::blocks::{cancelled, invalid};
+use crate::blocks::invalid;
+use crate::blocks::kit::steps::Steps;
 use crate::value::Row;
 use serde_json::{Map, Value as Json, json};
 
@@ -112,8 +114,9 @@ fn fuzzy_match(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Block
     };
 
     let mut candidates: Vec<(usize, usize, f64, Map<String, Json>)> = Vec::new();
+    let mut steps = Steps::new(ctx, ProgressUnit::Rows, Some(left.len()));
     for (i, l) in left.iter().enumerate() {
-        cancelled(ctx)?;
+        steps.next()?;
         let lk = block_key(l, true);
         for (j, r) in right.iter().enumerate() {
             if !block_on.is_empty() && (lk.is_none() || lk != block_key(r, false)) {

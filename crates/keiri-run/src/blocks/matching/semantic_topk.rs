@@ -1,8 +1,9 @@
 //! `matching.semantic_topk`: its inputs and outputs are in `block_specs/matching/matching.semantic_topk.yaml`.
 
 use super::{cell_text, items, num_json, outputs, round4};
+use crate::block::ProgressUnit;
 use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, Warning};
-use crate::blocks::cancelled;
+use crate::blocks::kit::steps::Steps;
 use serde_json::{Value as Json, json};
 
 // ---------------------------------------------------------------------------------------
@@ -87,8 +88,9 @@ fn semantic_topk(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Blo
     })?;
     let mut matches = Vec::new();
     let mut unmatched = Vec::new();
+    let mut steps = Steps::new(ctx, ProgressUnit::Rows, Some(queries.len()));
     for q in &queries {
-        cancelled(ctx)?;
+        steps.next()?;
         let text = item_text(q, &query_fields);
         let mut query = Query::new(text).with_mode(mode);
         query.clauses = false;

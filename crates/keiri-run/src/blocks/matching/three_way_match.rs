@@ -1,8 +1,9 @@
 //! `matching.three_way_match`: its inputs and outputs are in `block_specs/matching/matching.three_way_match.yaml`.
 
 use super::{cell_text, key_text, num_json, number, outputs};
+use crate::block::ProgressUnit;
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
-use crate::blocks::cancelled;
+use crate::blocks::kit::steps::Steps;
 use crate::value::Row;
 use serde_json::{Value as Json, json};
 use std::collections::{BTreeMap, HashMap};
@@ -95,8 +96,9 @@ fn three_way_match(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, B
             "amount": num_json(amount), "rows": rows,
         }));
     };
+    let mut steps = Steps::new(ctx, ProgressUnit::Rows, Some(invoices.len()));
     for inv in &invoices {
-        cancelled(ctx)?;
+        steps.next()?;
         let po_no = inv.get(&f_po).cloned().unwrap_or(Json::Null);
         let item = inv.get(&f_item).cloned().unwrap_or(Json::Null);
         let inv_qty = number(inv.get(&f_qty)).unwrap_or(0.0);

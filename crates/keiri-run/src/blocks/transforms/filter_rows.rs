@@ -2,8 +2,9 @@
 
 use super::expr;
 use super::{R, expr_columns, one_of, parse_expr, pe};
+use crate::block::ProgressUnit;
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
-use crate::blocks::cancelled;
+use crate::blocks::kit::steps::Steps;
 use polars::prelude::*;
 use serde_json::{Value as J, json};
 
@@ -14,9 +15,10 @@ fn filter_rows(ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
     let e = parse_expr("condition", src)?;
     let data = expr_columns(&df, &e)?;
     let mut mask = Vec::with_capacity(df.height());
+    let mut steps = Steps::new(ctx, ProgressUnit::Rows, Some(df.height()));
     for i in 0..df.height() {
         if i % 65_536 == 0 {
-            cancelled(ctx)?;
+            steps.advance_to(i as u64)?;
         }
         let get = |c: &str| {
             data.get(c)
