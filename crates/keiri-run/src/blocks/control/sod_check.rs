@@ -165,8 +165,10 @@ pub(super) fn sod_check(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outpu
     let mut self_approval_count = 0;
     let mut unsigned = 0;
     let mut steps = Steps::new(ctx, ProgressUnit::Rows, Some(transactions.len()));
-    for t in &transactions {
-        steps.next()?;
+    for (i, t) in transactions.iter().enumerate() {
+        if i % 4096 == 0 {
+            steps.advance_to(i as u64)?;
+        }
         let (preparer, approver) = (t.get(preparer_field), t.get(approver_field));
         if is_blank(preparer) || is_blank(approver) {
             unsigned += 1;
