@@ -3,7 +3,9 @@
 //! the three-way match of orders, receipts and invoices, and semantic top-K.
 //!
 //! Every block reads rows (a table or a JSON array of objects) and returns JSON: the
-//! results are pairs and groups of rows, which are not tables.
+//! results are pairs and groups of rows, which are not tables. `duplicate_invoices` and
+//! `bank_reconciliation` read a table column by column ([`RowSource`]): only the columns
+//! they compare, each distinct text parsed once, and only the rows they return become JSON.
 //!
 //! Names are compared after [`normalize_party_name`] (in `kit/text.rs`, which the row
 //! expressions' `name_key` uses too): NFKC (full-width letters and digits
@@ -27,7 +29,10 @@ mod fuzzy_match;
 mod semantic_topk;
 mod three_way_match;
 
+use std::collections::HashMap;
+
 use chrono::NaiveDate;
+use polars::prelude::{DataFrame, IdxCa, IdxSize};
 use serde_json::{Map, Value as Json};
 use unicode_normalization::UnicodeNormalization;
 
@@ -36,7 +41,7 @@ use crate::block::{BlockError, Inputs, Outputs};
 use crate::blocks::kit::numbers::num_json;
 pub(crate) use crate::blocks::kit::text::normalize_party_name;
 use crate::jp::{NegativeMarkers, parse_amount, parse_date};
-use crate::value::Row;
+use crate::value::{Row, Value, column_to_json, table_error, table_to_rows};
 
 // ---------------------------------------------------------------------------------------
 // Shared helpers
@@ -103,6 +108,89 @@ fn date(v: Option<&Json>) -> Option<NaiveDate> {
             parse_date(&n.to_string()).or_else(|| n.as_f64().and_then(crate::jp::excel_serial_date))
         }
         _ => None,
+    }
+}
+
+/// The rows a matching block reads, in the form they came: a table is read column by column
+/// — only the columns the block compares, each distinct text once — and only the rows the
+/// block returns become JSON. Turning a million-row table into JSON rows first cost most of a
+/// run's time and memory. What the block sees of a cell is what it saw of the row's cell
+/// (the cell as [`table_to_rows`] gives it), so the two forms give the same results.
+enum RowSource<'a> {
+    Table(&'a DataFrame),
+    Rows(Vec<Row>),
+}
+
+impl<'a> RowSource<'a> {
+    /// The required input `key`: a table as it is, anything else as rows (with the errors of
+    /// [`Inputs::rows`]).
+    fn of(inputs: &'a Inputs, key: &str) -> Result<RowSource<'a>, BlockError> {
+        match inputs.get(key) {
+            Some(Value::Table(df)) => Ok(RowSource::Table(df)),
+            _ => inputs.rows(key).map(RowSource::Rows),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            RowSource::Table(df) => df.height(),
+            RowSource::Rows(rows) => rows.len(),
+        }
+    }
+
+    /// `read(row.get(name))` for every row, in row order. A text column gives `read` each
+    /// distinct text once (in order of first appearance); a column the table lacks is
+    /// `read(None)` on every row, as a row without the key.
+    fn cells<T: Clone>(
+        &self,
+        name: &str,
+        mut read: impl FnMut(Option<&Json>) -> T,
+    ) -> Result<Vec<T>, BlockError> {
+        let df = match self {
+            RowSource::Rows(rows) => return Ok(rows.iter().map(|r| read(r.get(name))).collect()),
+            RowSource::Table(df) => df,
+        };
+        let Ok(column) = df.column(name) else {
+            return Ok(vec![read(None); df.height()]);
+        };
+        let Ok(texts) = column.str() else {
+            return Ok(column_to_json(column)?
+                .iter()
+                .map(|cell| read(Some(cell)))
+                .collect());
+        };
+        let null = read(Some(&Json::Null));
+        let mut seen: HashMap<&str, T> = HashMap::new();
+        Ok(texts
+            .iter()
+            .map(|text| match text {
+                None => null.clone(),
+                Some(text) => seen
+                    .entry(text)
+                    .or_insert_with(|| read(Some(&Json::String(text.to_owned()))))
+                    .clone(),
+            })
+            .collect())
+    }
+
+    /// Every row, as JSON rows.
+    fn into_rows(self) -> Result<Vec<Row>, BlockError> {
+        match self {
+            RowSource::Rows(rows) => Ok(rows),
+            RowSource::Table(df) => table_to_rows(df),
+        }
+    }
+
+    /// The rows at `indices` (ascending), as JSON rows.
+    fn rows_at(&self, indices: &[usize]) -> Result<Vec<Row>, BlockError> {
+        match self {
+            RowSource::Rows(rows) => Ok(indices.iter().map(|&i| rows[i].clone()).collect()),
+            RowSource::Table(df) => {
+                let at =
+                    IdxCa::from_vec("at".into(), indices.iter().map(|&i| i as IdxSize).collect());
+                table_to_rows(&df.take(&at).map_err(|e| table_error(&e))?)
+            }
+        }
     }
 }
 

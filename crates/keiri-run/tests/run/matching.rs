@@ -105,6 +105,36 @@ fn run_block_full(
     Result<Json, keiri_run::block::BlockError>,
     Vec<keiri_run::block::Note>,
 ) {
+    let Json::Object(map) = inputs else {
+        panic!("inputs must be an object")
+    };
+    let inputs = Inputs::from_pairs(map.into_iter().map(|(k, v)| (k, Value::Json(v))));
+    run_inputs(id, dir, inputs, write, answer, allow_hosts, llm)
+}
+
+/// [`run_block`] with inputs given as values (a table as a table).
+pub(crate) fn run_block_values(
+    id: &str,
+    dir: &std::path::Path,
+    inputs: Vec<(&str, Value)>,
+) -> Result<Json, keiri_run::block::BlockError> {
+    let inputs = Inputs::from_pairs(inputs);
+    run_inputs(id, dir, inputs, false, None, &[], None).0
+}
+
+#[allow(clippy::type_complexity)]
+fn run_inputs(
+    id: &str,
+    dir: &std::path::Path,
+    inputs: Inputs,
+    write: bool,
+    answer: Option<&Json>,
+    allow_hosts: &[String],
+    llm: Option<&keiri_llm::Llm>,
+) -> (
+    Result<Json, keiri_run::block::BlockError>,
+    Vec<keiri_run::block::Note>,
+) {
     let registry = Registry::builtins();
     let block = registry
         .get(id)
@@ -128,10 +158,6 @@ fn run_block_full(
         calls: &calls,
         lang: keiri_plan::Lang::Ja,
     };
-    let Json::Object(map) = inputs else {
-        panic!("inputs must be an object")
-    };
-    let inputs = Inputs::from_pairs(map.into_iter().map(|(k, v)| (k, Value::Json(v))));
     let result = block(&ctx, &inputs).map(|outputs| {
         Json::Object(
             outputs
@@ -358,6 +384,180 @@ fn duplicate_invoices_clusters_vendor_variants_and_mistyped_numbers() {
     );
 }
 
+/// An invoice list as `csv.read` or a workbook hands it on: a table with typed columns —
+/// numbers, a date column, text with gaps. The block reads such a table column by column
+/// (each distinct text once) and turns only the flagged rows into JSON; what it finds must be
+/// exactly what it found when it first turned the whole table into rows.
+fn invoice_table(dates_as_text: bool) -> polars::prelude::DataFrame {
+    use polars::prelude::{Column, DataFrame, DataType};
+    let day = |d: u32| {
+        let date = chrono::NaiveDate::from_ymd_opt(2025, 3, d).unwrap();
+        (date - chrono::NaiveDate::from_ymd_opt(1970, 1, 1).unwrap()).num_days() as i32
+    };
+    let numbers = [
+        Some("INV-2025-0301"),
+        Some("INV-2025-0301"),
+        None,
+        Some("H-77"),
+        Some("K-12"),
+        Some("TJ-2025-08812"),
+        Some("TJ-2025-08821"),
+        None,
+    ];
+    let vendors = [
+        Some("株式会社山田商事"),
+        Some("(株)山田商事"),
+        Some("北海道物産"),
+        Some("北海道物産"),
+        Some("九州食品"),
+        Some("東京事務機株式会社"),
+        Some("東京事務機(株)"),
+        None,
+    ];
+    let days = [
+        Some(5),
+        Some(5),
+        Some(3),
+        Some(3),
+        Some(3),
+        Some(10),
+        Some(14),
+        None,
+    ];
+    let amounts = [
+        Some(110_000i64),
+        Some(110_000),
+        None,
+        Some(33_000),
+        Some(33_000),
+        Some(48_400),
+        Some(48_400),
+        Some(5_000),
+    ];
+    let dates = if dates_as_text {
+        // The same days as a 弥生 export writes them, 和暦 and all.
+        let text = [
+            Some("2025/03/05"),
+            Some("令和7年3月5日"),
+            Some("2025/3/3"),
+            Some("R7.3.3"),
+            Some("2025-03-03"),
+            Some("2025/03/10"),
+            Some("２０２５/０３/１４"),
+            None,
+        ];
+        Column::new("請求日".into(), text.to_vec())
+    } else {
+        Column::new("請求日".into(), days.map(|d| d.map(day)).to_vec())
+            .cast(&DataType::Date)
+            .unwrap()
+    };
+    let amounts = if dates_as_text {
+        let text = [
+            Some("¥110,000"),
+            Some("110,000円"),
+            None,
+            Some("33,000"),
+            Some("３３，０００"),
+            Some("￥48,400"),
+            Some("48400"),
+            Some("5,000"),
+        ];
+        Column::new("金額".into(), text.to_vec())
+    } else {
+        Column::new("金額".into(), amounts.to_vec())
+    };
+    DataFrame::new(
+        8,
+        vec![
+            Column::new("請求番号".into(), numbers.to_vec()),
+            Column::new("取引先".into(), vendors.to_vec()),
+            dates,
+            amounts,
+        ],
+    )
+    .unwrap()
+}
+
+#[test]
+fn duplicate_invoices_read_from_a_table_find_what_its_rows_find() {
+    for dates_as_text in [false, true] {
+        let table = invoice_table(dates_as_text);
+        let rows = Value::Table(table.clone()).to_json();
+        for number_field in ["請求番号", "伝票番号"] {
+            let options = [
+                ("vendor_field", json!("取引先")),
+                ("amount_field", json!("金額")),
+                ("date_field", json!("請求日")),
+                ("invoice_no_field", json!(number_field)),
+            ];
+            let dir = tempfile::tempdir().unwrap();
+            let with = |rows: Value| {
+                let mut inputs: Vec<(&str, Value)> = vec![("rows", rows)];
+                inputs.extend(options.iter().map(|(k, v)| (*k, Value::Json(v.clone()))));
+                run_block_values("matching.duplicate_invoices", dir.path(), inputs).unwrap()
+            };
+            let from_table = with(Value::Table(table.clone()));
+            let from_rows = with(Value::Json(rows.clone()));
+            assert_eq!(
+                from_table, from_rows,
+                "dates as text: {dates_as_text}, numbers in {number_field}"
+            );
+            // By hand: 山田商事's invoice keyed twice (株式会社/(株) fold away, the same day) and
+            // 東京事務機's 08812/08821 four days apart; 北海道物産 and 九州食品 share an amount and
+            // a day but not a vendor; a row without an amount or a date is never paired.
+            // At risk: 110,000 + 48,400.
+            assert_eq!(
+                from_table["summary"],
+                json!({"cluster_count": 2, "row_count": 4, "amount_at_risk": 158400}),
+                "dates as text: {dates_as_text}, numbers in {number_field}"
+            );
+            let flagged: Vec<(&Json, &Json, &Json)> = from_table["duplicates"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| (&r["取引先"], &r["cluster_id"], &r["reason"]))
+                .collect();
+            let (first, second, scores) = if number_field == "請求番号" {
+                // (1 + 1 + 26/30 + 9/11) / 4 = 0.9212
+                ("exact_duplicate", "similar_invoice_no", json!([1, 0.9212]))
+            } else {
+                // No such column: no numbers to compare; (1 + 1 + 26/30) / 3 = 0.9556
+                (
+                    "same_vendor_amount",
+                    "same_vendor_amount",
+                    json!([1, 0.9556]),
+                )
+            };
+            let (one, two) = (json!(1), json!(2));
+            let (first, second) = (json!(first), json!(second));
+            let vendors = [
+                json!("株式会社山田商事"),
+                json!("(株)山田商事"),
+                json!("東京事務機株式会社"),
+                json!("東京事務機(株)"),
+            ];
+            assert_eq!(
+                flagged,
+                vec![
+                    (&vendors[0], &one, &first),
+                    (&vendors[1], &one, &first),
+                    (&vendors[2], &two, &second),
+                    (&vendors[3], &two, &second),
+                ],
+                "dates as text: {dates_as_text}, numbers in {number_field}"
+            );
+            let got: Vec<&Json> = from_table["clusters"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| &c["score"])
+                .collect();
+            assert_eq!(json!(got), scores);
+        }
+    }
+}
+
 fn deposit(date: &str, amount: u64, description: &str) -> Json {
     json!({"date": date, "amount": amount, "direction": "deposit", "description": description, "balance": null})
 }
@@ -366,8 +566,10 @@ fn receivable(no: &str, customer: &str, kana: &str, amount: u64, due: &str) -> J
     json!({"invoice_no": no, "customer": customer, "customer_kana": kana, "amount": amount, "due_date": due})
 }
 
-#[test]
-fn bank_reconciliation_clears_exact_fee_short_and_combined_payments() {
+/// Five March deposits and seven open receivables: 山田 paid exactly, 佐藤 short by a 660-yen
+/// fee, 鈴木's two invoices in one transfer, 田中 paid 200,000 of 220,000, and 松本 with no
+/// receivable at all.
+fn march_statement() -> (Json, Json) {
     let deposits = json!([
         deposit("2025-03-05", 330000, "振込 ｶ)ﾔﾏﾀﾞｼﾖｳｼﾞ"),
         deposit("2025-03-25", 131340, "振込 ﾕ)ｻﾄｳｺｳｷﾞﾖｳ"),
@@ -426,6 +628,12 @@ fn bank_reconciliation_clears_exact_fee_short_and_combined_payments() {
             "2025-03-31"
         ),
     ]);
+    (deposits, receivables)
+}
+
+#[test]
+fn bank_reconciliation_clears_exact_fee_short_and_combined_payments() {
+    let (deposits, receivables) = march_statement();
     // ｶ)ﾔﾏﾀﾞｼﾖｳｼﾞ = ヤマダショウジ once ｶ) and small kana fold: exact, confidence 1.
     // 佐藤: 132,000 − 131,340 = 660 ≤ 880 → transfer fee, confidence 0.9.
     // 鈴木: 88,000 + 44,000 = 132,000 in one deposit → combined, confidence 1 × 0.9.
@@ -475,6 +683,69 @@ fn bank_reconciliation_clears_exact_fee_short_and_combined_payments() {
         json!({"deposits": [deposits[1]], "receivables": receivables, "fee_tolerance": 440}),
         json!({"matches": [], "unmatched_deposits": [deposits[1]]}),
     );
+}
+
+/// The deposits and receivables of the test above as tables, as `bank.read_statement` and
+/// `csv.read` hand them on: read column by column, with the customers found by the name
+/// join, the block clears what it cleared from the rows — at the default threshold and at
+/// 0.5, where every pair of names is scored.
+#[test]
+fn bank_reconciliation_of_tables_clears_what_the_rows_clear() {
+    let (deposits, receivables) = march_statement();
+    let table = |rows: &Json| Value::Json(rows.clone()).to_table().unwrap();
+    let (deposit_table, receivable_table) = (table(&deposits), table(&receivables));
+    let as_rows = |t: &polars::prelude::DataFrame| Value::Table(t.clone()).to_json();
+    for threshold in [0.8, 0.5] {
+        let dir = tempfile::tempdir().unwrap();
+        let run = |deposits: Value, receivables: Value| {
+            let inputs = vec![
+                ("deposits", deposits),
+                ("receivables", receivables),
+                ("name_threshold", Value::Json(json!(threshold))),
+            ];
+            run_block_values("matching.bank_reconciliation", dir.path(), inputs).unwrap()
+        };
+        let from_tables = run(
+            Value::Table(deposit_table.clone()),
+            Value::Table(receivable_table.clone()),
+        );
+        let from_rows = run(
+            Value::Json(as_rows(&deposit_table)),
+            Value::Json(as_rows(&receivable_table)),
+        );
+        assert_eq!(from_tables, from_rows, "name_threshold {threshold}");
+        if threshold == 0.8 {
+            // As worked out in the test above: 山田 exact, 佐藤 660 short, 鈴木 88,000 + 44,000
+            // combined; 田中 and 松本 unmatched; 田中, 高橋 and 伊藤 open (847,000).
+            assert_eq!(
+                from_tables["summary"],
+                json!({
+                    "deposit_count": 5, "deposit_amount": 843340,
+                    "cleared_count": 3, "cleared_amount": 593340,
+                    "unmatched_deposit_count": 2, "unmatched_deposit_amount": 250000,
+                    "open_receivable_count": 3, "open_receivable_amount": 847000,
+                    "fee_difference_total": 660,
+                })
+            );
+            let cleared: Vec<Vec<&Json>> = from_tables["matches"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| {
+                    m["receivables"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|r| &r["invoice_no"])
+                        .collect()
+                })
+                .collect();
+            assert_eq!(
+                json!(cleared),
+                json!([["AR-1001"], ["AR-1002"], ["AR-1003", "AR-1004"]])
+            );
+        }
+    }
 }
 
 #[test]

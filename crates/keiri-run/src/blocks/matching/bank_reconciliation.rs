@@ -1,14 +1,13 @@
 //! `matching.bank_reconciliation`: its inputs and outputs are in `block_specs/matching/matching.bank_reconciliation.yaml`.
 
-use super::blocking::Names;
-use super::{cell_text, date, num_json, number, outputs, round4, rows_json};
+use super::blocking::{Names, Shape};
+use super::{RowSource, cell_text, date, num_json, number, outputs, round4, rows_json};
 use crate::block::ProgressUnit;
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::blocks::kit::steps::Steps;
 use crate::value::Row;
-use chrono::NaiveDate;
 use serde_json::{Value as Json, json};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use unicode_normalization::UnicodeNormalization;
 
 // ---------------------------------------------------------------------------------------
@@ -20,6 +19,10 @@ const TRANSFER_PREFIXES: &[&str] = &["振込入金", "振込", "フリコミ", "
 /// Largest number of one customer's open invoices searched for a combined payment; 2^12
 /// subsets is instant, and a customer with more open invoices pays them one by one.
 const MAX_COMBINED: usize = 12;
+
+/// A payer's names that may reach the threshold are kept for its next deposit when there
+/// are at most this many (a low threshold lets most names through).
+const MAX_KEPT_NAMES: usize = 1_024;
 
 fn payer_name(description: &str) -> String {
     let folded: String = description.nfkc().collect();
@@ -48,18 +51,16 @@ fn fit_range(amount: f64, fee_tolerance: f64) -> (f64, f64) {
 }
 
 fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockError> {
-    let deposits = inputs.rows("deposits")?;
-    let receivables = inputs.rows("receivables")?;
+    let deposits = RowSource::of(inputs, "deposits")?;
+    let receivables = RowSource::of(inputs, "receivables")?;
     let customer_field = inputs
         .str("customer_field")?
         .unwrap_or("customer")
         .to_string();
-    let kana_field = Some(
-        inputs
-            .str("customer_kana_field")?
-            .unwrap_or("customer_kana")
-            .to_string(),
-    );
+    let kana_field = inputs
+        .str("customer_kana_field")?
+        .unwrap_or("customer_kana")
+        .to_string();
     let amount_field = inputs.str("amount_field")?.unwrap_or("amount").to_string();
     let due_field = inputs
         .str("due_date_field")?
@@ -70,25 +71,32 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
     let name_threshold = inputs.f64("name_threshold")?.unwrap_or(0.8);
     let window = inputs.i64("date_window_days")?.unwrap_or(60);
 
-    let rec_amount: Vec<Option<f64>> = receivables
-        .iter()
-        .map(|r| number(r.get(&amount_field)))
-        .collect();
-    let rec_due: Vec<Option<NaiveDate>> = receivables
-        .iter()
-        .map(|r| date(r.get(&due_field)))
-        .collect();
-    let mut open = vec![true; receivables.len()];
-    // Customer names normalised once, not once per deposit.
+    // The columns compared, each distinct text read once (`RowSource::cells`); customer and
+    // payer names normalised once each (`Names`).
     let mut names = Names::default();
-    let rec_name: Vec<u32> = receivables
-        .iter()
-        .map(|r| names.id(&cell_text(r.get(&customer_field))))
-        .collect();
-    let rec_kana: Vec<Option<u32>> = receivables
-        .iter()
-        .map(|r| kana_field.as_ref().map(|f| names.id(&cell_text(r.get(f)))))
-        .collect();
+    let rec_amount = receivables.cells(&amount_field, number)?;
+    let rec_due = receivables.cells(&due_field, date)?;
+    let rec_name = receivables.cells(&customer_field, |v| names.id(&cell_text(v)))?;
+    let rec_kana = receivables.cells(&kana_field, |v| names.id(&cell_text(v)))?;
+    let dep_amounts = deposits.cells("amount", number)?;
+    let dep_dates = deposits.cells("date", date)?;
+    let dep_payers = deposits.cells("description", |v| names.id(&payer_name(&cell_text(v))))?;
+    // Receivables by customer name and by kana, for the combined search: it looks only at
+    // those under a name that may be the payer's (`Shape::may_reach`, a test on the names'
+    // characters that never turns away a name at the threshold), not at every receivable.
+    let mut by_name: HashMap<u32, Vec<usize>> = HashMap::new();
+    for (k, (&name, &kana)) in rec_name.iter().zip(&rec_kana).enumerate() {
+        by_name.entry(name).or_default().push(k);
+        if kana != name {
+            by_name.entry(kana).or_default().push(k);
+        }
+    }
+    let mut receivable_names: Vec<u32> = by_name.keys().copied().collect();
+    receivable_names.sort_unstable();
+    let shapes: Vec<Shape> = names.texts().iter().map(|t| Shape::of(t)).collect();
+    // Per payer, the names of receivables that may reach the threshold.
+    let mut reachable: HashMap<u32, Vec<u32>> = HashMap::new();
+    let mut open = vec![true; receivables.len()];
     // The payer's similarity to each candidate of the deposit at hand.
     let mut sims = vec![0.0; receivables.len()];
     // Receivables with a finite amount, by amount (then row), for the single-invoice search.
@@ -99,40 +107,40 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
         .collect();
     by_amount.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
 
-    let mut matches = Vec::new();
-    let mut unmatched = Vec::new();
-    let (mut deposit_total, mut cleared_count, mut cleared_amount, mut fee_total) =
-        (0.0, 0usize, 0.0, 0.0);
+    // Each cleared deposit: its row, the receivables, the difference (none when exact) and
+    // the confidence.
+    let mut cleared: Vec<(usize, Vec<usize>, Option<f64>, f64)> = Vec::new();
+    let mut unmatched: Vec<usize> = Vec::new();
+    let (mut deposit_total, mut cleared_amount, mut fee_total) = (0.0, 0.0, 0.0);
     let mut steps = Steps::new(ctx, ProgressUnit::Rows, Some(deposits.len()));
-    for dep in &deposits {
+    for d in 0..deposits.len() {
         steps.next()?;
-        let Some(amount) = number(dep.get("amount")) else {
-            unmatched.push(dep.clone());
+        let Some(amount) = dep_amounts[d] else {
+            unmatched.push(d);
             continue;
         };
         deposit_total += amount;
-        let dep_date = date(dep.get("date"));
-        let payer = payer_name(&cell_text(dep.get("description")));
+        let dep_date = dep_dates[d];
+        let payer = dep_payers[d];
         let within_window = |k: usize| match (dep_date, rec_due[k]) {
-            (Some(d), Some(due)) => (d - due).num_days().abs() <= window,
+            (Some(day), Some(due)) => (day - due).num_days().abs() <= window,
             // Without dates on either side the window cannot exclude the invoice.
             _ => true,
         };
         // Name similarity of the payer to a receivable (best of name and kana), kept in
         // `sims` for the confidence; each pair of distinct names is scored once per call.
-        let payer = names.id(&payer);
         let mut candidate = |k: usize| {
             if !(open[k] && rec_amount[k].is_some() && within_window(k)) {
                 return false;
             }
             let by_name = names.similarity(payer, rec_name[k]);
-            let by_kana = rec_kana[k].map_or(0.0, |kana| names.similarity(payer, kana));
+            let by_kana = names.similarity(payer, rec_kana[k]);
             sims[k] = by_name.max(by_kana);
             sims[k] + 1e-9 >= name_threshold
         };
         let fits = |total: f64| fits(total, amount, fee_tolerance);
         let closeness = |k: usize| match (dep_date, rec_due[k]) {
-            (Some(d), Some(due)) => (d - due).num_days().abs(),
+            (Some(day), Some(due)) => (day - due).num_days().abs(),
             _ => i64::MAX,
         };
         // 1. One invoice: exact before fee-short, then the closest due date. Only the
@@ -161,11 +169,33 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
         }
         // 2. Several invoices of one customer paid together.
         if best.is_none() && allow_combined {
-            let candidates: Vec<usize> = (0..receivables.len()).filter(|&k| candidate(k)).collect();
-            let mut by_customer: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+            let ids = match reachable.get(&payer) {
+                Some(ids) => ids.clone(),
+                None => {
+                    let shape = shapes[payer as usize];
+                    let ids: Vec<u32> = receivable_names
+                        .iter()
+                        .copied()
+                        .filter(|&id| shape.may_reach(shapes[id as usize], name_threshold))
+                        .collect();
+                    // A low threshold lets most names through: those lists are not kept.
+                    if ids.len() <= MAX_KEPT_NAMES {
+                        reachable.insert(payer, ids.clone());
+                    }
+                    ids
+                }
+            };
+            let mut under: Vec<usize> = ids
+                .iter()
+                .flat_map(|id| by_name[id].iter().copied())
+                .collect();
+            under.sort_unstable();
+            under.dedup();
+            let candidates: Vec<usize> = under.into_iter().filter(|&k| candidate(k)).collect();
+            let mut by_customer: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
             for &k in &candidates {
                 by_customer
-                    .entry(names.texts()[rec_name[k] as usize].clone())
+                    .entry(names.texts()[rec_name[k] as usize].as_str())
                     .or_default()
                     .push(k);
             }
@@ -199,7 +229,7 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
             best = found;
         }
         let Some((ks, diff)) = best else {
-            unmatched.push(dep.clone());
+            unmatched.push(d);
             continue;
         };
         let name_sim = ks.iter().map(|&k| sims[k]).fold(1.0, f64::min);
@@ -211,46 +241,24 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
         for &k in &ks {
             open[k] = false;
         }
-        cleared_count += 1;
         cleared_amount += amount;
         if !exact {
             fee_total += diff;
         }
-        let recs: Vec<Json> = ks
-            .iter()
-            .map(|&k| Json::Object(receivables[k].clone()))
-            .collect();
-        matches.push(json!({
-            "deposit": dep,
-            "receivables": recs,
-            "difference": num_json(if exact { 0.0 } else { diff }),
-            "difference_reason": if exact { "none" } else { "transfer_fee" },
-            "confidence": num_json(confidence),
-        }));
+        cleared.push((d, ks, (!exact).then_some(diff), confidence));
     }
-    let open_rows: Vec<Row> = receivables
+    let open_amount: f64 = rec_amount
         .iter()
         .zip(&open)
         .filter(|(_, o)| **o)
-        .map(|(r, _)| r.clone())
-        .collect();
-    let open_amount: f64 = receivables
-        .iter()
-        .zip(&open)
-        .filter(|(_, o)| **o)
-        .filter_map(|(r, _)| number(r.get(&amount_field)))
+        .filter_map(|(a, _)| *a)
         .sum();
-    let unmatched_amount: f64 = unmatched
-        .iter()
-        .filter_map(|d| number(d.get("amount")))
-        .sum();
-    let no_amount = deposits
-        .iter()
-        .filter(|d| number(d.get("amount")).is_none())
-        .count();
+    let unmatched_amount: f64 = unmatched.iter().filter_map(|&d| dep_amounts[d]).sum();
+    let no_amount = dep_amounts.iter().filter(|a| a.is_none()).count();
+    let deposit_count = deposits.len();
     ctx.calls.warn_rows_skipped(
         no_amount,
-        deposits.len(),
+        deposit_count,
         (
             "入金額（amount）が空か読めないため照合していません",
             "were not reconciled: their amount is empty or unreadable",
@@ -258,15 +266,43 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
     );
     ctx.calls.warn_if_mostly_flagged(
         unmatched.len(),
-        deposits.len(),
+        deposit_count,
         ("消込できない入金", "unmatched deposits"),
     );
+    // Every row goes out once (a deposit is cleared or not, a receivable cleared once or
+    // open), so the rows are moved into the outputs, not copied.
+    let mut dep_rows = deposits.into_rows()?;
+    let mut rec_rows = receivables.into_rows()?;
+    fn take(rows: &mut [Row], i: usize) -> Row {
+        std::mem::take(&mut rows[i])
+    }
+    let matches: Vec<Json> = cleared
+        .iter()
+        .map(|(d, ks, difference, confidence)| {
+            let recs: Vec<Json> = ks
+                .iter()
+                .map(|&k| Json::Object(take(&mut rec_rows, k)))
+                .collect();
+            json!({
+                "deposit": Json::Object(take(&mut dep_rows, *d)),
+                "receivables": recs,
+                "difference": num_json(difference.unwrap_or(0.0)),
+                "difference_reason": if difference.is_some() { "transfer_fee" } else { "none" },
+                "confidence": num_json(*confidence),
+            })
+        })
+        .collect();
+    let unmatched_rows: Vec<Row> = unmatched.iter().map(|&d| take(&mut dep_rows, d)).collect();
+    let open_rows: Vec<Row> = (0..rec_rows.len())
+        .filter(|&k| open[k])
+        .map(|k| take(&mut rec_rows, k))
+        .collect();
     let summary = json!({
-        "deposit_count": deposits.len(),
+        "deposit_count": deposit_count,
         "deposit_amount": num_json(deposit_total),
-        "cleared_count": cleared_count,
+        "cleared_count": cleared.len(),
         "cleared_amount": num_json(cleared_amount),
-        "unmatched_deposit_count": unmatched.len(),
+        "unmatched_deposit_count": unmatched_rows.len(),
         "unmatched_deposit_amount": num_json(unmatched_amount),
         "open_receivable_count": open_rows.len(),
         "open_receivable_amount": num_json(open_amount),
@@ -274,7 +310,7 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
     });
     Ok(outputs(vec![
         ("matches", Json::Array(matches)),
-        ("unmatched_deposits", rows_json(unmatched)),
+        ("unmatched_deposits", rows_json(unmatched_rows)),
         ("open_receivables", rows_json(open_rows)),
         ("summary", summary),
     ]))

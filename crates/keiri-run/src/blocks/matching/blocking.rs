@@ -63,6 +63,57 @@ impl Names {
     }
 }
 
+/// A name's characters as a set of 128 bits (each character hashed to one) and its length
+/// in characters: enough to tell most pairs of names apart as dissimilar without scoring them.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Shape {
+    bits: u128,
+    len: u32,
+}
+
+impl Shape {
+    /// The shape of a name already through [`normalize_party_name`].
+    pub fn of(name: &str) -> Shape {
+        let mut shape = Shape { bits: 0, len: 0 };
+        for c in name.chars() {
+            // A multiplicative hash of the code point; any spread works, collisions only
+            // make the test below let more pairs through.
+            let bit = (u32::from(c).wrapping_mul(0x9E37_79B1) >> 25) & 127;
+            shape.bits |= 1u128 << bit;
+            shape.len += 1;
+        }
+        shape
+    }
+
+    /// Whether the two names may reach `threshold` by [`normalized_name_similarity`] (less
+    /// 1e-9, as the blocks compare): false only when they cannot, so a caller that scores the
+    /// names it lets through finds every pair at the threshold.
+    ///
+    /// Jaro–Winkler is at most 0.6 × Jaro + 0.4 (a 4-character prefix, 0.1 each), and Jaro at
+    /// most (m/|a| + m/|b| + 1) / 3 with m the characters the two share. Each distinct
+    /// character of one name missing from the other (its bit not set there; a collision only
+    /// hides a missing one) takes at least one occurrence out of m.
+    pub fn may_reach(self, other: Shape, threshold: f64) -> bool {
+        let jaro = (threshold - 1e-9 - 0.4) / 0.6;
+        if jaro <= 0.0 {
+            return true;
+        }
+        let (a, b) = (f64::from(self.len), f64::from(other.len));
+        if self.len == 0 || other.len == 0 {
+            // Similarity 0: reached only by a threshold at or under 0.
+            return false;
+        }
+        let missing_here = (self.bits & !other.bits).count_ones();
+        let missing_there = (other.bits & !self.bits).count_ones();
+        let shared = f64::from(
+            self.len
+                .saturating_sub(missing_here)
+                .min(other.len.saturating_sub(missing_there)),
+        );
+        (shared / a + shared / b + 1.0) / 3.0 + 1e-12 >= jaro
+    }
+}
+
 /// Amounts this close are equal (the tolerance is added to it).
 pub(super) const AMOUNT_EPSILON: f64 = 1e-9;
 
@@ -378,6 +429,34 @@ mod tests {
             found.sort_by_key(|&(a, b, _)| (a, b));
             prop_assert_eq!(found, expected);
         }
+    }
+
+    proptest! {
+        /// Names from a small alphabet with repeats, near spellings of each other and not:
+        /// the shape test never turns away a pair that reaches the threshold.
+        #[test]
+        fn the_shape_test_never_turns_away_a_pair_at_the_threshold(
+            a in "[アイウエオカキシヨーa-c山田]{0,9}",
+            b in "[アイウエオカキシヨーa-c山田]{0,9}",
+            threshold in prop_oneof![Just(0.8), Just(0.9), Just(1.0), Just(0.5), 0.0f64..1.0],
+        ) {
+            let score = normalized_name_similarity(&a, &b);
+            if score + 1e-9 >= threshold {
+                prop_assert!(
+                    Shape::of(&a).may_reach(Shape::of(&b), threshold),
+                    "{a} / {b} score {score}, threshold {threshold}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_shape_test_turns_away_names_without_characters_in_common() {
+        let (yamada, sato) = (Shape::of("ヤマダシヨウジ"), Shape::of("サトウコウギヨウ"));
+        assert!(!yamada.may_reach(sato, 0.8));
+        assert!(yamada.may_reach(Shape::of("ヤマダシヨウシ"), 0.8));
+        // At a threshold the bound cannot use, every pair goes through.
+        assert!(yamada.may_reach(sato, 0.4));
     }
 
     #[test]

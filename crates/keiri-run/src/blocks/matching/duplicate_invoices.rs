@@ -1,7 +1,7 @@
 //! `matching.duplicate_invoices`: its inputs and outputs are in `block_specs/matching/matching.duplicate_invoices.yaml`.
 
 use super::blocking::{Names, Point, close, close_pairs, similar_names};
-use super::{cell_text, date, key_text, num_json, number, outputs, round4, rows_json};
+use super::{RowSource, cell_text, date, key_text, num_json, number, outputs, round4, rows_json};
 use crate::block::ProgressUnit;
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::blocks::cancelled;
@@ -59,14 +59,13 @@ fn invoice_no_key(v: Option<&Json>) -> Option<String> {
 
 /// One invoice as compared.
 struct Invoice {
-    vendor: String,
     amount: Option<f64>,
     date: Option<NaiveDate>,
     number: Option<String>,
 }
 
 fn duplicate_invoices(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockError> {
-    let rows = inputs.rows("rows")?;
+    let source = RowSource::of(inputs, "rows")?;
     let vendor_field = inputs.str("vendor_field")?.unwrap_or("vendor").to_string();
     let amount_field = inputs.str("amount_field")?.unwrap_or("amount").to_string();
     let date_field = inputs
@@ -82,17 +81,29 @@ fn duplicate_invoices(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs
     let amount_tolerance = inputs.f64("amount_tolerance")?.unwrap_or(0.0);
     let vendor_threshold = inputs.f64("vendor_similarity")?.unwrap_or(0.9);
 
-    let invs: Vec<Invoice> = rows
-        .iter()
-        .map(|r| Invoice {
-            vendor: cell_text(r.get(&vendor_field)),
-            amount: number(r.get(&amount_field)).filter(|x| x.is_finite()),
-            date: if dated {
-                date(r.get(&date_field))
-            } else {
-                None
-            },
-            number: number_field.as_ref().and_then(|f| invoice_no_key(r.get(f))),
+    let n = source.len();
+    // A vendor's name is normalised once (`Names`) and each pair of distinct names scored
+    // once; amounts, dates and numbers are read once per distinct text (`RowSource::cells`).
+    let mut vendors = Names::default();
+    let vendor_ids = source.cells(&vendor_field, |v| vendors.id(&cell_text(v)))?;
+    let amounts = source.cells(&amount_field, |v| number(v).filter(|x| x.is_finite()))?;
+    let dates = if dated {
+        source.cells(&date_field, date)?
+    } else {
+        vec![None; n]
+    };
+    let numbers = match &number_field {
+        Some(field) => source.cells(field, invoice_no_key)?,
+        None => vec![None; n],
+    };
+    let invs: Vec<Invoice> = amounts
+        .into_iter()
+        .zip(dates)
+        .zip(numbers)
+        .map(|((amount, date), number)| Invoice {
+            amount,
+            date,
+            number,
         })
         .collect();
 
@@ -128,11 +139,8 @@ fn duplicate_invoices(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs
 
     // Only invoices close in amount and date whose vendors count as the same (or, with
     // numbers, whose numbers are equal) are compared: `blocking` finds them without
-    // comparing every pair. A vendor's name is normalised once and each pair of distinct
-    // names scored once. Spelling variants are still caught: similar names are found by a
+    // comparing every pair. Spelling variants are still caught: similar names are found by a
     // join on their characters, not keyed on.
-    let mut vendors = Names::default();
-    let vendor_ids: Vec<u32> = invs.iter().map(|inv| vendors.id(&inv.vendor)).collect();
     let similar = similar_names(vendors.texts(), vendor_threshold);
     let related: Vec<(u32, u32)> = similar
         .iter()
@@ -160,7 +168,6 @@ fn duplicate_invoices(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs
             })
         })
         .collect();
-    let n = invs.len();
     let mut parent: Vec<usize> = (0..n).collect();
     fn find(parent: &mut [usize], mut x: usize) -> usize {
         while parent[x] != x {
@@ -271,6 +278,9 @@ fn duplicate_invoices(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs
     // Clusters in order of their first row; a cluster's reason and score are its best pair's.
     let mut cluster_of_root: BTreeMap<usize, usize> = BTreeMap::new();
     let mut members: Vec<Vec<usize>> = Vec::new();
+    // The rows in a cluster, ascending, and the cluster of each.
+    let mut flagged: Vec<usize> = Vec::new();
+    let mut cluster_ids: Vec<usize> = Vec::new();
     for (i, best) in pair_best.iter().enumerate() {
         if best.is_none() {
             continue;
@@ -281,9 +291,14 @@ fn duplicate_invoices(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs
             members.len()
         });
         members[id - 1].push(i);
+        flagged.push(i);
+        cluster_ids.push(id);
     }
+    // Only these rows become JSON.
+    let picked = source.rows_at(&flagged)?;
+    let row_of = |i: usize| &picked[flagged.partition_point(|&f| f < i)];
     let mut clusters = Vec::new();
-    let mut duplicates = Vec::new();
+    let mut reasons = Vec::new();
     let mut at_risk = 0.0;
     for (k, idx) in members.iter().enumerate() {
         let id = k + 1;
@@ -303,33 +318,25 @@ fn duplicate_invoices(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs
                 // The first invoice of a cluster is the one to pay; the rest are at risk.
                 at_risk += invs[i].amount.unwrap_or(0.0);
             }
-            let mut row = rows[i].clone();
-            row.insert("cluster_id".into(), json!(id));
-            row.insert("reason".into(), json!(reason.as_str()));
-            cluster_rows.push(Json::Object(rows[i].clone()));
-            duplicates.push(row);
+            cluster_rows.push(Json::Object(row_of(i).clone()));
         }
+        reasons.push(reason);
         clusters.push(json!({
             "cluster_id": id, "reason": reason.as_str(), "score": num_json(score), "rows": cluster_rows,
         }));
     }
     // Duplicates in input order, like the invoice list they came from.
-    let mut order: Vec<(usize, Row)> = Vec::new();
-    let mut it = duplicates.into_iter();
-    for idx in &members {
-        for &i in idx {
-            if let Some(row) = it.next() {
-                order.push((i, row));
-            }
-        }
-    }
-    order.sort_by_key(|(i, _)| *i);
-    let duplicates: Vec<Row> = order.into_iter().map(|(_, r)| r).collect();
-    ctx.calls.warn_if_mostly_flagged(
-        duplicates.len(),
-        rows.len(),
-        ("重複の疑い", "suspected duplicates"),
-    );
+    let duplicates: Vec<Row> = picked
+        .into_iter()
+        .zip(cluster_ids)
+        .map(|(mut row, id)| {
+            row.insert("cluster_id".into(), json!(id));
+            row.insert("reason".into(), json!(reasons[id - 1].as_str()));
+            row
+        })
+        .collect();
+    ctx.calls
+        .warn_if_mostly_flagged(duplicates.len(), n, ("重複の疑い", "suspected duplicates"));
     let summary = json!({
         "cluster_count": clusters.len(),
         "row_count": duplicates.len(),
