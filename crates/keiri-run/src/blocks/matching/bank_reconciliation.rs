@@ -1,7 +1,10 @@
 //! `matching.bank_reconciliation`: its inputs and outputs are in `block_specs/matching/matching.bank_reconciliation.yaml`.
 
 use super::blocking::{Names, Shape};
-use super::{RowSource, cell_text, date, num_json, number, outputs, round4, rows_json};
+use super::{
+    RowSource, cell_text, date, normalized_name_similarity, num_json, number, outputs, round4,
+    rows_json,
+};
 use crate::block::ProgressUnit;
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::blocks::kit::steps::Steps;
@@ -82,8 +85,9 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
     let dep_dates = deposits.cells("date", date)?;
     let dep_payers = deposits.cells("description", |v| names.id(&payer_name(&cell_text(v))))?;
     // Receivables by customer name and by kana, for the combined search: it looks only at
-    // those under a name that may be the payer's (`Shape::may_reach`, a test on the names'
-    // characters that never turns away a name at the threshold), not at every receivable.
+    // those under a name at the threshold for the payer, found among the distinct names (most
+    // turned away unscored by `Shape::may_reach`, a test on the names' characters that never
+    // turns away a name at the threshold), not at every receivable.
     let mut by_name: HashMap<u32, Vec<usize>> = HashMap::new();
     for (k, (&name, &kana)) in rec_name.iter().zip(&rec_kana).enumerate() {
         by_name.entry(name).or_default().push(k);
@@ -93,7 +97,8 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
     }
     let mut receivable_names: Vec<u32> = by_name.keys().copied().collect();
     receivable_names.sort_unstable();
-    let shapes: Vec<Shape> = names.texts().iter().map(|t| Shape::of(t)).collect();
+    let texts: Vec<String> = names.texts().to_vec();
+    let shapes: Vec<Shape> = texts.iter().map(|t| Shape::of(t)).collect();
     // Per payer, the names of receivables that may reach the threshold.
     let mut reachable: HashMap<u32, Vec<u32>> = HashMap::new();
     let mut open = vec![true; receivables.len()];
@@ -172,11 +177,20 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
             let ids = match reachable.get(&payer) {
                 Some(ids) => ids.clone(),
                 None => {
+                    // The names at the threshold: scored here, once per payer and name
+                    // (not kept: most are below it), after the shape test.
                     let shape = shapes[payer as usize];
                     let ids: Vec<u32> = receivable_names
                         .iter()
                         .copied()
-                        .filter(|&id| shape.may_reach(shapes[id as usize], name_threshold))
+                        .filter(|&id| {
+                            shape.may_reach(shapes[id as usize], name_threshold)
+                                && normalized_name_similarity(
+                                    &texts[payer as usize],
+                                    &texts[id as usize],
+                                ) + 1e-9
+                                    >= name_threshold
+                        })
                         .collect();
                     // A low threshold lets most names through: those lists are not kept.
                     if ids.len() <= MAX_KEPT_NAMES {
