@@ -239,9 +239,16 @@ fn prepare(ctx: &Context, req: &PlanGenerateRequest) -> Result<Prepared, ApiErro
         .map(|i| unloaded_note(i, &ctx.workspace, lang))
         .collect();
     // The retriever the Candidates panel, the chat and MCP search too, so the model gets the
-    // candidates the user sees; compose ranks only templates, lexically, and loads no model.
+    // candidates the user sees. Compose ranks only templates, lexically: it loads the
+    // embedding model only to propose the attached files' columns by meaning, and a window
+    // does not wait for it (until it has loaded, those proposals come from the dictionary and
+    // the values alone).
     let embedding = if apply_mode == ApplyMode::Compose {
-        crate::retrieve::Embedding::Off
+        if file_schemas.is_empty() {
+            crate::retrieve::Embedding::Off
+        } else {
+            crate::retrieve::Embedding::Background
+        }
     } else {
         crate::retrieve::Embedding::Wait
     };

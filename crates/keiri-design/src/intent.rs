@@ -230,13 +230,20 @@ static FILE_NAME: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLoc
     .ok()
 });
 
+/// Names of documents a job reads that hold a part's word: an "expense report" is the claim
+/// an employee files (経費精算書), not a report the instruction asks for.
+const DOCUMENT_NAMES: &[&str] = &["expense report", "経費レポート"];
+
 /// The parts `instruction` asks for.
 pub fn asked(instruction: &str) -> Vec<&'static Part> {
     let text = normalized(instruction);
-    let text = match FILE_NAME.as_ref() {
+    let mut text = match FILE_NAME.as_ref() {
         Some(names) => names.replace_all(&text, "$1").into_owned(),
         None => text,
     };
+    for name in DOCUMENT_NAMES {
+        text = text.replace(name, " ");
+    }
     PARTS
         .iter()
         .filter(|p| p.words.iter().any(|w| text.contains(w)))
@@ -521,6 +528,23 @@ mod tests {
         assert_eq!(
             ids("重複を探して月次報告を作り、Excelにする"),
             ["excel", "report"]
+        );
+    }
+
+    #[test]
+    fn an_expense_report_is_what_the_job_reads_not_a_report_it_asks_for() {
+        let ids = |text: &str| -> Vec<&str> { asked(text).iter().map(|p| p.id).collect() };
+        assert_eq!(
+            ids("Check employee expense reports against the policy limits"),
+            Vec::<&str>::new()
+        );
+        assert_eq!(
+            ids("経費レポートを規程と照らし合わせる"),
+            Vec::<&str>::new()
+        );
+        assert_eq!(
+            ids("Check expense reports and send a report of the breaches"),
+            ["report"]
         );
     }
 

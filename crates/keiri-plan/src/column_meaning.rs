@@ -239,9 +239,37 @@ pub fn same_meaning<'c>(wanted: &str, columns: &'c [String]) -> Vec<&'c String> 
         .collect()
 }
 
+/// `wanted` said in both languages, for comparing it by meaning with headers the groups do
+/// not hold: its group's first English name (`_` read as a space) and first Japanese one
+/// (`customer 得意先`, `invoice date 請求日`); `wanted` alone, `_` read as a space, when it
+/// is in no group. A bilingual text is what lets a multilingual model place a short header
+/// such as お客様名 near `customer`.
+pub fn gloss(wanted: &str) -> String {
+    let spaced = |name: &str| name.replace('_', " ");
+    let Some(group) = group_of(wanted) else {
+        return spaced(wanted);
+    };
+    let english = group.iter().find(|n| n.is_ascii()).copied();
+    let japanese = group.iter().find(|n| !n.is_ascii()).copied();
+    [english, japanese]
+        .into_iter()
+        .flatten()
+        .map(spaced)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_column_is_glossed_in_both_languages() {
+        assert_eq!(gloss("customer_name"), "customer 得意先");
+        assert_eq!(gloss("請求日"), "invoice date 請求日");
+        assert_eq!(gloss("gross_pay"), "gross pay 総支給額");
+        assert_eq!(gloss("bonus_amount"), "bonus amount");
+    }
 
     fn headers(names: &[&str]) -> Vec<String> {
         names.iter().map(|n| n.to_string()).collect()

@@ -370,6 +370,12 @@ impl Index {
         self.embedder.as_deref().map(Embedder::name)
     }
 
+    /// The embedder of the dense side, when it is ready (not while the model still loads):
+    /// what else needs text similarity in the same process (a column's meaning) uses it too.
+    pub fn embedder(&self) -> Option<&Arc<dyn Embedder>> {
+        self.embedder.as_ref().filter(|_| !self.pending)
+    }
+
     /// Notes from building the index (a failed catalog embedding).
     pub fn notes(&self) -> &[String] {
         &self.notes

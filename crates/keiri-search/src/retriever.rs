@@ -82,6 +82,11 @@ impl Retriever {
         &self.templates
     }
 
+    /// The block index's embedder when it is ready ([`Index::embedder`]).
+    pub fn embedder(&self) -> Option<&Arc<dyn Embedder>> {
+        self.blocks.embedder()
+    }
+
     /// The Top-K block candidates for `request`, `doc_texts` being the attached documents'
     /// text ([`top_k`] over the blocks).
     pub fn retrieve(

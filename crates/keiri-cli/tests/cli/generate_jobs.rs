@@ -667,3 +667,77 @@ fn columns_no_dictionary_knows_are_proposed_from_the_files_values() {
     assert_eq!(summary["row_count"], 2, "{summary}");
     assert_eq!(summary["amount_at_risk"], 110000, "{summary}");
 }
+
+/// A receivables export whose customer column is headed お客様名: no dictionary entry, no
+/// party word (…先, 社名, 会社), and two other text columns (請求書No, 担当者). The local
+/// embedding model proposes it for the template's `customer` (the nearest header in meaning,
+/// ahead of 担当者 by more than the margin), saying so; the other columns are fitted by the
+/// dictionary. Accepted as proposed, as of 2025-03-31 by due date, the aging is the one
+/// worked out by hand: R-501 (due 2/28, 31 days) 31〜60日, R-505 (due 3/10, 21 days) 30日以内,
+/// R-504 (due 12/20, 101 days) 90日超, R-502 and R-503 not yet due, R-506 paid and left out.
+#[test]
+fn a_column_no_rule_knows_is_proposed_by_its_meaning_and_the_aging_adds_up() {
+    if super::retrieve::no_model_here() {
+        return;
+    }
+    let ws = workspace_with(
+        "evals/offline/receivables_unknown_headers.csv",
+        "売掛金一覧.csv",
+    );
+    let instruction = "売掛金の年齢表を作って";
+    let asked = compose(
+        &ws,
+        "aging_meaning",
+        instruction,
+        "inputs/売掛金一覧.csv",
+        None,
+    );
+    assert_eq!(asked["status"], "needs_answers", "{asked:#}");
+    let customer = asked["requirements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|q| q["description"].as_str().unwrap().contains("「customer」"))
+        .unwrap_or_else(|| panic!("no question for the customer column: {asked:#}"));
+    assert_eq!(customer["default"], "お客様名", "{customer:#}");
+    let why = customer["description"].as_str().unwrap();
+    assert!(
+        why.contains("見出しの意味が「customer」に最も近い列として「お客様名」")
+            && why.contains("次は「担当者」"),
+        "{why}"
+    );
+    let mut answers: serde_json::Map<String, Value> = asked["requirements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|q| !q["default"].is_null())
+        .map(|q| (q["id"].as_str().unwrap().to_string(), q["default"].clone()))
+        .collect();
+    answers.insert("as_of_date".into(), Value::from("2025-03-31"));
+    let composed = compose(
+        &ws,
+        "aging_meaning",
+        instruction,
+        "inputs/売掛金一覧.csv",
+        Some(&Value::Object(answers).to_string()),
+    );
+    assert_eq!(composed["status"], "valid", "{composed:#}");
+    let (_, run_dir) = run_plan(&ws);
+    // 得意先, 件数, 合計, 期日未到来, 30日以内, 31〜60日, 61〜90日, 90日超, 区分不能.
+    let table: [(&str, [i64; 8]); 4] = [
+        (
+            "東海精機株式会社",
+            [2, 451_000, 121_000, 0, 330_000, 0, 0, 0],
+        ),
+        (
+            "株式会社みなと物産",
+            [2, 132_000, 88_000, 44_000, 0, 0, 0, 0],
+        ),
+        ("北斗商会", [1, 55_000, 0, 0, 0, 0, 55_000, 0]),
+        ("合計", [5, 638_000, 209_000, 44_000, 330_000, 0, 55_000, 0]),
+    ];
+    assert_eq!(
+        aging_workbook(&ws, &run_dir),
+        table.map(|(c, v)| (c.to_string(), v))
+    );
+}

@@ -515,6 +515,15 @@ pub fn compose_plan(
     }
     ask_each_column_once(&mut plan, &mut requirements);
     super::sniff::propose_by_values(&plan, &mut requirements, &ctx.file_schemas, asked_column);
+    if let Some(embedder) = ctx.retriever.and_then(|r| r.embedder()) {
+        super::sniff::propose_by_meaning(
+            &plan,
+            &mut requirements,
+            &ctx.file_schemas,
+            asked_column,
+            embedder.as_ref(),
+        );
+    }
     state_policy_and_layout(&mut plan);
     notes.extend(
         composition
