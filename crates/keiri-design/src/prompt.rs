@@ -173,7 +173,7 @@ that will hold the answer."
 pub fn wiring_task(
     skeleton: &Skeleton,
     answered: &[(String, String)],
-    options: &crate::GenerateOptions,
+    options: &crate::generate::GenerateOptions,
 ) -> String {
     let mut s = String::from(
         "## Task (stage 2: wiring)\nThe skeleton below is fixed: keep its nodes and blocks. \

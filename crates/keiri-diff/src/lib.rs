@@ -44,6 +44,7 @@
 //! tool contract's JSON and schemas; `keiri-fs` the path policy and atomic writes.
 
 mod apply;
+mod backend_kind;
 mod error;
 pub mod git;
 pub mod hash;
@@ -52,13 +53,11 @@ pub mod patch;
 mod tool;
 mod whitespace;
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
 pub use apply::{
     Applied, Backend, MAX_FILE_BYTES, MAX_PATCH_BYTES, Mode, NativeBackend, Options, Run,
     TargetFile, apply_patch, backend, commit,
 };
+pub use backend_kind::BackendKind;
 pub use error::Error;
 pub use git::{GitBackend, Invocation, ProcessOutput, Spawner, SystemSpawner};
 pub use hash::{ContentHasher, Sha256Hasher};
@@ -66,37 +65,3 @@ pub use tool::{
     ApplyPatchInput, ApplyPatchRequest, ApplyPatchResult, TOOL_DESCRIPTION, TOOL_NAME,
     ToolDefinition, tool_definition, tool_parameters,
 };
-
-/// Which backend applies a patch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum BackendKind {
-    /// The built-in applier (no git needed).
-    #[default]
-    Native,
-    /// `git apply`.
-    Git,
-}
-
-impl BackendKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            BackendKind::Native => "native",
-            BackendKind::Git => "git",
-        }
-    }
-}
-
-impl std::str::FromStr for BackendKind {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "native" => Ok(BackendKind::Native),
-            "git" => Ok(BackendKind::Git),
-            other => Err(format!(
-                "unknown backend {other:?} (expected native or git)"
-            )),
-        }
-    }
-}

@@ -16,7 +16,7 @@ use crate::log::{Event, EventLog};
 use crate::provider::{OpenAiProvider, Provider, ProviderError, Settings};
 use crate::redact::Redactor;
 use crate::retry::RetryPolicy;
-use crate::structured::Strategy;
+use crate::strategy::Strategy;
 use crate::time::{BoxFuture, Clock, Jitter, RandomJitter, SystemClock};
 
 /// Per-call options: cancellation, the stage name for the log, and the log.

@@ -2,7 +2,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::config::ProviderKind;
-use crate::structured::StrategyFailure;
+use crate::strategy::StrategyFailure;
 
 /// Every way an LLM call, its configuration or its event log can fail.
 ///

@@ -55,6 +55,7 @@ mod provider;
 pub mod redact;
 mod retry;
 pub mod schema;
+mod strategy;
 mod structured;
 mod time;
 
@@ -76,6 +77,7 @@ pub use log::{AGENT_LOG, Event, EventLog, RUNS_DIR, check_run_id, new_run_id};
 pub use provider::{OpenAiProvider, Provider, ProviderError, Settings};
 pub use redact::Redactor;
 pub use retry::{RetryAfter, RetryPolicy};
-pub use structured::{OutputSchema, Strategy, StrategyFailure, Structured, StructuredRequest};
+pub use strategy::{Strategy, StrategyFailure};
+pub use structured::{OutputSchema, Structured, StructuredRequest};
 pub use time::{BoxFuture, Clock, Jitter, NoJitter, RandomJitter, SystemClock};
 pub use tokio_util::sync::CancellationToken;

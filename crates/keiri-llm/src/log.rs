@@ -28,7 +28,7 @@ use crate::Error;
 use crate::chat::Usage;
 use crate::config::ProviderKind;
 use crate::redact::Redactor;
-use crate::structured::Strategy;
+use crate::strategy::Strategy;
 use crate::time::{Clock, random_hex6};
 
 /// The log of all runs, inside the logs directory.

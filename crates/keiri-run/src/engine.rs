@@ -37,10 +37,8 @@ use std::time::{Duration, Instant};
 
 use indexmap::IndexMap;
 use keiri_plan::model::{Node, NodeKind, Plan, Policy};
-use keiri_plan::refs::Target;
-use keiri_plan::resolve::{self, Lookup, ResolveError};
+use keiri_plan::resolve;
 use keiri_plan::{Catalog, ValueType};
-use polars::prelude::DataFrame;
 use serde_json::Value as Json;
 use sha2::{Digest, Sha256};
 
@@ -58,6 +56,7 @@ mod levels;
 mod options;
 mod policy;
 mod recorder;
+mod scope;
 mod shapes;
 mod tables;
 mod warnings;
@@ -65,6 +64,7 @@ use checks::{check_columns, check_inputs};
 use failures::{cancelled, failure, invalid, nested_failure};
 use levels::{last_uses, levels, parallel};
 use policy::merge;
+use scope::{RefLookup, Scope, Shapes, resolve_error};
 use tables::{table_json, value_json};
 
 pub use options::RunOptions;
@@ -258,160 +258,6 @@ fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
-/// A loop's output lists' shapes, by alias (`empty.rs`, `shapes.rs`).
-type Shapes = IndexMap<String, DataFrame>;
-
-/// Values visible at one plan level: node outputs by alias and vars, plus the outer level.
-struct Scope<'p> {
-    outputs: HashMap<String, IndexMap<String, Value>>,
-    /// The columns of the tables a loop's output lists hold, by node and alias (`empty.rs`).
-    shapes: HashMap<String, Shapes>,
-    vars: IndexMap<String, Value>,
-    parent: Option<&'p Scope<'p>>,
-}
-
-impl<'p> Scope<'p> {
-    fn root(plan: &Plan, overrides: &IndexMap<String, Json>) -> Scope<'p> {
-        let mut vars: IndexMap<String, Value> = plan
-            .vars
-            .iter()
-            .map(|(k, v)| (k.clone(), Value::Json(v.clone())))
-            .collect();
-        for (k, v) in overrides {
-            vars.insert(k.clone(), Value::Json(v.clone()));
-        }
-        Scope {
-            outputs: HashMap::new(),
-            shapes: HashMap::new(),
-            vars,
-            parent: None,
-        }
-    }
-
-    fn output(&self, node: &str, alias: &str) -> Option<&Value> {
-        match self.outputs.get(node) {
-            Some(aliases) => aliases.get(alias),
-            None => self.parent.and_then(|p| p.output(node, alias)),
-        }
-    }
-
-    fn shape(&self, node: &str, alias: &str) -> Option<&DataFrame> {
-        match self.shapes.get(node) {
-            Some(shapes) => shapes.get(alias),
-            None => self.parent.and_then(|p| p.shape(node, alias)),
-        }
-    }
-
-    fn var(&self, name: &str) -> Option<&Value> {
-        self.vars
-            .get(name)
-            .or_else(|| self.parent.and_then(|p| p.var(name)))
-    }
-
-    /// Publishes a node's outputs under its `out` aliases.
-    fn publish(&mut self, node: &Node, outputs: &Outputs) {
-        let aliases = node
-            .aliases()
-            .filter_map(|(local, alias)| {
-                outputs.0.get(local).map(|v| (alias.to_string(), v.clone()))
-            })
-            .collect();
-        self.outputs.insert(node.id.clone(), aliases);
-    }
-}
-
-/// The runtime's side of the one resolver.
-struct RefLookup<'a> {
-    scope: &'a Scope<'a>,
-    runner: &'a Runner<'a>,
-    /// In conditions, a missing output or var reads as null.
-    lenient: bool,
-}
-
-impl Lookup for RefLookup<'_> {
-    type Value = Value;
-
-    fn lookup(&self, raw: &str, target: &Target) -> Result<Value, ResolveError> {
-        let unresolved = || ResolveError::Unresolved {
-            raw: raw.to_string(),
-        };
-        let (base, path) = match target {
-            Target::Node { node, alias, path } => (self.scope.output(node, alias).cloned(), path),
-            Target::Var { name, path } => (self.scope.var(name).cloned(), path),
-            Target::Config { name, path } => (
-                self.runner
-                    .options
-                    .config
-                    .get(name)
-                    .cloned()
-                    .map(Value::Json),
-                path,
-            ),
-            Target::Env { name } => {
-                if !self.runner.env_allow.contains(name) {
-                    return Err(ResolveError::EnvNotAllowed { name: name.clone() });
-                }
-                return match self.runner.options.env.get(name) {
-                    Some(v) => Ok(Value::Json(Json::String(v.clone()))),
-                    None if self.lenient => Ok(Value::Json(Json::Null)),
-                    None => Err(unresolved()),
-                };
-            }
-        };
-        let found = match (base, path) {
-            (Some(v), None) => Some(v),
-            (Some(v), Some(path)) => {
-                let json = value_json(&v).map_err(|e| ResolveError::Unusable {
-                    raw: raw.to_string(),
-                    reason: e.message_en,
-                })?;
-                resolve::descend(&json, path).cloned().map(Value::Json)
-            }
-            (None, _) => None,
-        };
-        match found {
-            Some(v) => Ok(v),
-            None if self.lenient => Ok(Value::Json(Json::Null)),
-            None => Err(unresolved()),
-        }
-    }
-
-    fn literal(&self, value: Json) -> Value {
-        Value::Json(value)
-    }
-
-    fn to_json(&self, raw: &str, value: Value) -> Result<Json, ResolveError> {
-        value_json(&value).map_err(|e| ResolveError::Unusable {
-            raw: raw.to_string(),
-            reason: e.message_en,
-        })
-    }
-}
-
-fn resolve_error(node: &str, err: &ResolveError) -> BlockError {
-    let code = match err {
-        ResolveError::EnvNotAllowed { .. } => ErrorCode::EnvNotAllowed,
-        _ => ErrorCode::RefUnresolved,
-    };
-    let ja = match err {
-        ResolveError::EnvNotAllowed { name } => {
-            format!("ノード {node}: 環境変数 {name} は許可リストにありません")
-        }
-        ResolveError::Unresolved { raw } => {
-            format!("ノード {node}: 参照 ${{{raw}}} の値がありません")
-        }
-        other => format!("ノード {node}: 参照を解決できません（{other}）"),
-    };
-    let error = BlockError::new(code, ja, format!("node {node}: {err}"));
-    match err {
-        ResolveError::EnvNotAllowed { name } => error.with_hint(
-            format!("実行時に --allow-env {name} を指定してください"),
-            format!("pass --allow-env {name} to the run"),
-        ),
-        _ => error,
-    }
-}
-
 /// Where a graph runs: its node id prefix, the subflow call stack, and (top level only) the
 /// finished nodes of the run being resumed.
 struct Frame<'f> {
@@ -477,6 +323,18 @@ struct Runner<'a> {
 
 /// The effective policy of a node: its own fields, else the plan's.
 impl<'a> Runner<'a> {
+    /// The resolver's view of `scope` with this run's `${config.x}` and allowed `${env.X}`;
+    /// `lenient` (conditions) reads a missing output or var as null.
+    fn lookup<'s>(&'s self, scope: &'s Scope<'s>, lenient: bool) -> RefLookup<'s> {
+        RefLookup {
+            scope,
+            config: &self.options.config,
+            env: &self.options.env,
+            env_allow: &self.env_allow,
+            lenient,
+        }
+    }
+
     fn lock_state(&self) -> std::sync::MutexGuard<'_, RunState> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -586,11 +444,7 @@ impl<'a> Runner<'a> {
                     continue;
                 }
                 if let Some(when) = &node.when {
-                    let lookup = RefLookup {
-                        scope,
-                        runner: self,
-                        lenient: true,
-                    };
+                    let lookup = self.lookup(scope, true);
                     match keiri_plan::expr::evaluate(&when.expr(), &lookup) {
                         Ok(true) => {}
                         Ok(false) => {
@@ -877,11 +731,7 @@ impl<'a> Runner<'a> {
         qid: &str,
         scope: &Scope<'_>,
     ) -> Result<IndexMap<String, Value>, BlockError> {
-        let lookup = RefLookup {
-            scope,
-            runner: self,
-            lenient: false,
-        };
+        let lookup = self.lookup(scope, false);
         entries
             .iter()
             .map(|(k, v)| {
@@ -964,11 +814,7 @@ impl<'a> Runner<'a> {
                 .or(f.items.as_ref())
                 .cloned()
                 .unwrap_or(Json::Null);
-            let lookup = RefLookup {
-                scope,
-                runner: self,
-                lenient: false,
-            };
+            let lookup = self.lookup(scope, false);
             let items =
                 match resolve::resolve(&source, &lookup).map_err(|e| resolve_error(qid, &e))? {
                     Value::Json(Json::Array(items)) => {
@@ -1045,11 +891,7 @@ impl<'a> Runner<'a> {
                         view.outputs.insert(body_node.id.clone(), aliases);
                     }
                 }
-                let lookup = RefLookup {
-                    scope: &view,
-                    runner: self,
-                    lenient: true,
-                };
+                let lookup = self.lookup(&view, true);
                 let go = keiri_plan::expr::evaluate(&condition, &lookup).map_err(|e| {
                     BlockError::new(
                         ErrorCode::ExprInvalid,

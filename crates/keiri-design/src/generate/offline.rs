@@ -1,7 +1,20 @@
 //! Compose: the offline path (templates composed without an LLM) and the fallback when
 //! the repair loop gives up.
 
-use super::*;
+use std::collections::HashSet;
+
+use indexmap::IndexMap;
+use keiri_llm::{Event, Usage};
+use keiri_plan::{
+    ComposeOptions, Lang, Plan, Requirement, RequirementKind, TemplateSpec, apply_answers,
+    build_requirements, compose, validate,
+};
+use serde_json::{Map, Value};
+
+use crate::Error;
+
+use super::context::*;
+use super::{repair::*, retrieve::*};
 
 /// The note every offline composition ends with, in the request's language (the Japanese one
 /// names no environment variable: it is also what the window shows).

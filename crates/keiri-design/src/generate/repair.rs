@@ -1,7 +1,16 @@
 //! Validating and repair: each attempt's findings, which the user must answer and which
 //! the model may repair, the dry-run record, and what changed between attempts.
 
-use super::*;
+use std::collections::HashSet;
+
+use keiri_llm::Event;
+use keiri_plan::{Node, Plan, Requirement, Templates, apply_answers, build_requirements, validate};
+use serde_json::Value;
+
+use crate::Error;
+use crate::schema::{self, ContractProblem, Skeleton, Wiring};
+
+use super::context::*;
 
 pub(super) struct Evaluated {
     pub(super) plan: Plan,

@@ -1,7 +1,12 @@
 //! Retrieving: the candidate blocks and templates a plan may use, from the instruction
 //! and the documents (BM25 + embeddings through keiri-search).
 
-use super::*;
+use keiri_plan::{TemplateSpec, Templates};
+use keiri_search::Retriever;
+
+use crate::Error;
+
+use super::context::*;
 
 pub(super) fn truncate_chars(text: &str, max: usize) -> String {
     if text.chars().count() <= max {

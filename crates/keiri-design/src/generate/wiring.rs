@@ -1,7 +1,12 @@
 //! Skeleton and wiring: the planner's structured answers turned into a plan (nodes,
 //! inputs, outputs, policies), and its open questions into requirements.
 
-use super::*;
+use indexmap::IndexMap;
+use keiri_plan::model::{Policy, When};
+use keiri_plan::{Node, Plan, Requirement, RequirementKind, RequirementTarget};
+use serde_json::Value;
+
+use crate::schema::{self, Skeleton, Wiring, parse_value};
 
 pub(super) fn question_requirement(q: &schema::Question) -> Requirement {
     let kind = match q.kind.as_str() {

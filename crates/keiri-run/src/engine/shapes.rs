@@ -10,7 +10,7 @@ use keiri_plan::resolve;
 use serde_json::Value as Json;
 
 use super::empty::Published;
-use super::{RefLookup, Runner, Scope, Shapes};
+use super::{Runner, Scope, Shapes};
 use crate::value::Value;
 
 impl Runner<'_> {
@@ -31,11 +31,7 @@ impl Runner<'_> {
             vars: IndexMap::new(),
             parent: Some(scope),
         };
-        let lookup = RefLookup {
-            scope: &view,
-            runner: self,
-            lenient: true,
-        };
+        let lookup = self.lookup(&view, true);
         let resolved =
             |(k, v): (&String, &Json)| Some((k.clone(), resolve::resolve(v, &lookup).ok()?));
         inner.inputs.iter().filter_map(resolved).collect()
