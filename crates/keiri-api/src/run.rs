@@ -6,9 +6,7 @@
 //! lists each failed node with its code. Events are passed to the caller's sink as the JSON
 //! lines of `events.jsonl`.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
 
 use indexmap::IndexMap;
 use keiri_llm::CancellationToken;
@@ -20,6 +18,9 @@ use crate::plan::{invalid, load_catalog};
 use crate::{ApiError, Context, ErrorCode, Lang};
 
 mod files;
+mod running;
+
+pub use running::Running;
 pub(crate) mod verify;
 
 pub use files::RunFile;
@@ -282,31 +283,6 @@ pub struct RunOutputResponse {
     pub apply_replaces: bool,
     /// The node's file is applied now (`run_undo_apply` puts back what was there).
     pub applied: bool,
-}
-
-/// The runs in progress in one process, by run id (see [`Context::running`]).
-#[derive(Debug, Clone, Default)]
-pub struct Running(Arc<Mutex<HashMap<String, CancellationToken>>>);
-
-impl Running {
-    fn start(&self, run_id: &str, token: CancellationToken) {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(run_id.to_string(), token);
-    }
-
-    fn finish(&self, run_id: &str) {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(run_id);
-    }
-
-    fn cancel(&self, run_id: &str) -> bool {
-        let running = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        running.get(run_id).map(CancellationToken::cancel).is_some()
-    }
 }
 
 fn runs_dir(ctx: &Context) -> PathBuf {
@@ -1091,7 +1067,7 @@ mod tests {
             .running
             .0
             .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .contains_key(&run_id)
         {
             assert!(

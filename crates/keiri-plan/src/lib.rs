@@ -34,6 +34,7 @@ pub mod expr;
 pub mod finding_code;
 pub mod graph;
 pub mod io;
+mod lang;
 pub mod model;
 pub mod refs;
 pub mod register;
@@ -61,6 +62,7 @@ pub use dry_run::{DryRun, DryRunNode, dry_run};
 pub use finding_code::{FindingCode, UnknownFindingCode};
 pub use graph::{EdgeKind, GraphEdge, GraphNode, PlanGraph, VarUse, plan_graph};
 pub use io::{LoadError, LoadedPlan, load_plan, save_plan};
+pub use lang::Lang;
 pub use model::{Node, NodeKind, Plan};
 pub use register::{RegisterError, STAMP_FORMAT, designs_index, parse_stamp, register};
 pub use requirements::{
@@ -78,34 +80,3 @@ pub use template::{
 pub use v0::{ImportItem, Imported, import_v0, v0_successors};
 pub use validate::{Finding, Options, Severity, has_errors, validate};
 pub use workspace::{Loaded, Workspace};
-
-/// The language of user-facing messages.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Default,
-    serde::Serialize,
-    serde::Deserialize,
-    schemars::JsonSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Lang {
-    /// Japanese, the default.
-    #[default]
-    Ja,
-    En,
-}
-
-impl std::str::FromStr for Lang {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "ja" | "jp" | "japanese" => Ok(Lang::Ja),
-            "en" | "english" => Ok(Lang::En),
-            other => Err(format!("unknown language {other:?} (expected ja or en)")),
-        }
-    }
-}

@@ -4,7 +4,7 @@
 use super::*;
 use serde_json::{Value, json};
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 const KEY: &str = "sk-test-SECRET-0123456789";
 
