@@ -56,16 +56,7 @@ pub async fn llm_connection_test(
 ) -> Result<LlmConnectionTestResponse, ApiError> {
     let lang = req.lang.unwrap_or(ctx.lang);
     let failed = |code: &str, detail: String, status: Option<keiri_llm::StatusResponse>| {
-        let status = status.unwrap_or_else(|| keiri_llm::StatusResponse {
-            configured: false,
-            provider: None,
-            model: keiri_llm::DEFAULT_MODEL.to_string(),
-            base_url: None,
-            deployment: None,
-            api_version: None,
-            api_key_set: false,
-            problem: None,
-        });
+        let status = status.unwrap_or_else(|| keiri_llm::StatusResponse::unconfigured(None));
         LlmConnectionTestResponse {
             ok: false,
             provider: status.provider,

@@ -21,27 +21,8 @@ pub use keiri_llm::{
 pub fn llm_status(ctx: &Context, _req: LlmStatusRequest) -> Result<LlmStatusResponse, ApiError> {
     match crate::llm_env(ctx) {
         Ok(env) => Ok(keiri_llm::status(&env)),
-        Err(e) => {
-            let code = e
-                .details
-                .as_ref()
-                .and_then(|d| d.get("code"))
-                .and_then(|c| c.as_str())
-                .map_or_else(|| e.code.as_str().to_string(), str::to_string);
-            Ok(LlmStatusResponse {
-                configured: false,
-                provider: None,
-                model: keiri_llm::DEFAULT_MODEL.to_string(),
-                base_url: None,
-                deployment: None,
-                api_version: None,
-                api_key_set: false,
-                problem: Some(LlmStatusProblem {
-                    code,
-                    message: e.message,
-                }),
-            })
-        }
+        // A settings file or keychain that cannot be read: a configuration problem too.
+        Err(e) => Ok(crate::settings::problem_status(e)),
     }
 }
 crate::surface::function!(plain llm_status(crate::LlmStatusRequest) -> crate::LlmStatusResponse);

@@ -857,26 +857,17 @@ impl Layers {
 
 /// The status of a configuration that could not be read: not configured, with the error as
 /// its problem (keiri-llm's code when the error carries one).
-fn problem_status(e: ApiError) -> keiri_llm::StatusResponse {
+pub(crate) fn problem_status(e: ApiError) -> keiri_llm::StatusResponse {
     let code = e
         .details
         .as_ref()
         .and_then(|d| d.get("code"))
         .and_then(|c| c.as_str())
         .map_or_else(|| e.code.as_str().to_string(), str::to_string);
-    keiri_llm::StatusResponse {
-        configured: false,
-        provider: None,
-        model: keiri_llm::DEFAULT_MODEL.to_string(),
-        base_url: None,
-        deployment: None,
-        api_version: None,
-        api_key_set: false,
-        problem: Some(keiri_llm::StatusProblem {
-            code,
-            message: e.message,
-        }),
-    }
+    keiri_llm::StatusResponse::unconfigured(Some(keiri_llm::StatusProblem {
+        code,
+        message: e.message,
+    }))
 }
 
 /// keiri-search's embedding variables (see `EmbedConfig::from_env`): one set in the process

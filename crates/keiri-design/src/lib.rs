@@ -21,6 +21,8 @@
 //!   candidates the Candidates panel shows. The attached documents fit files and columns,
 //!   never choose a template. When no template does the job, the status is
 //!   [`Status::NoFit`] with the nearest templates and blocks, and nothing is composed.
+//! * [`sample_run`]: what the repair loop is told when a drafted plan fails on the sample
+//!   files (verify-by-running): findings built from the plan and column names, not the data.
 //! * [`eval`]: the planner eval harness behind `keiri eval planner` (case file, first-pass
 //!   validity, validity after repair, unknown ids / keys, consistency over runs).
 //!
@@ -48,6 +50,7 @@ mod generate;
 pub mod intent;
 pub mod offline_eval;
 pub mod prompt;
+pub mod sample_run;
 pub mod schema;
 pub mod values;
 
@@ -61,6 +64,7 @@ pub use generate::{
     VerifyRun, compose_plan, fallback_allowed, generate_plan, node_diff, offline_note,
     select_templates, to_plan,
 };
+pub use sample_run::sample_run_issues;
 
 /// The document digest for the prompt, and the files that could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]

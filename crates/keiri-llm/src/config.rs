@@ -498,6 +498,22 @@ pub struct StatusResponse {
     pub problem: Option<StatusProblem>,
 }
 
+impl StatusResponse {
+    /// Nothing configured: the default model, no provider, no key, and why when it is known.
+    pub fn unconfigured(problem: Option<StatusProblem>) -> StatusResponse {
+        StatusResponse {
+            configured: false,
+            provider: None,
+            model: DEFAULT_MODEL.to_string(),
+            base_url: None,
+            deployment: None,
+            api_version: None,
+            api_key_set: false,
+            problem,
+        }
+    }
+}
+
 /// A configuration problem.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct StatusProblem {
@@ -523,19 +539,13 @@ pub fn status_for_workspace(workspace: &Path) -> StatusResponse {
 
 fn not_configured(env: &Env, err: &Error) -> StatusResponse {
     StatusResponse {
-        configured: false,
-        provider: None,
         model: env
             .get("KEIRI_LLM_MODEL")
             .unwrap_or(DEFAULT_MODEL)
             .to_string(),
-        base_url: None,
-        deployment: None,
-        api_version: None,
-        api_key_set: false,
-        problem: Some(StatusProblem {
+        ..StatusResponse::unconfigured(Some(StatusProblem {
             code: err.code().to_string(),
             message: err.to_string(),
-        }),
+        }))
     }
 }

@@ -11,6 +11,9 @@
 //! * [`engine`]: runs a plan (levels, policy, conditions, loops, subflows, cancellation);
 //!   [`records`] and [`state`]: what a run leaves under `runs/<plan_id>/<run_id>/` and how
 //!   it is resumed. See the crate README for the layout and the error codes.
+//! * [`verify()`]: a sample run of a drafted plan (the planner's verify-by-running), within a
+//!   budget and bounds the plan cannot raise, keeping the failures and the column names of
+//!   the tables the nodes produced.
 //!
 //! This crate must not know about transport (JSON DTOs, serving HTTP, Tauri) and must never
 //! modify a run's inputs: everything a run writes goes under its run directory unless the
@@ -47,7 +50,9 @@ pub mod records;
 pub mod secrets;
 pub mod state;
 pub mod value;
+pub mod verify;
 
 pub use engine::{EventSink, RunOptions, RunOutcome, plan_sha256, run};
 pub use records::{Event, RunDir, RunError};
 pub use state::{NodeFailure, NodeStatus, NodeWarning, RunState, RunStatus};
+pub use verify::{Verification, verify};

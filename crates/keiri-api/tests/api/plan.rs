@@ -47,6 +47,47 @@ fn validation_sends_the_plan_graph() {
     assert!(!broken.valid);
 }
 
+/// The catalog is read once per context (and its clones), and again only after a spec file
+/// changes: a spec the user adds is in the next validation.
+#[test]
+fn the_catalog_is_loaded_once_and_reloaded_on_change() {
+    let ws = tempfile::tempdir().unwrap();
+    let own = ws.path().join("block_specs");
+    let ctx = Context::new(ws.path()).with_catalog_dirs(vec![own.clone()]);
+    let (first, _) = load_catalog(&ctx);
+    let (again, _) = load_catalog(&ctx.clone());
+    assert!(
+        std::sync::Arc::ptr_eq(&first, &again),
+        "the catalog was read again"
+    );
+    let codes = |ctx: &Context| -> Vec<String> {
+        let res = plan_validate(
+            ctx,
+            json::PlanValidateRequest {
+                yaml: "id: p\ngraph:\n  - id: a\n    block: my.block\n".into(),
+                lang: Some(Lang::En),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        res.findings.iter().map(|f| f.code.to_string()).collect()
+    };
+    assert!(codes(&ctx).contains(&"block.unknown".to_string()));
+    std::fs::create_dir_all(own.join("my")).unwrap();
+    keiri_fs::write_atomic(
+        &own.join("my/my.block.yaml"),
+        "id: my.block\nversion: 1.0.0\nentrypoint: builtin:my.block\ntitle_ja: 私の\n\
+         title_en: mine\ndescription: mine\ninputs: {}\noutputs: {}\n"
+            .as_bytes(),
+    )
+    .unwrap();
+    assert!(
+        !codes(&ctx).contains(&"block.unknown".to_string()),
+        "{:?}",
+        codes(&ctx)
+    );
+}
+
 /// A third-party fixture workbook copied into the test workspace (see keiri-testkit).
 fn workbook(ws: &std::path::Path) -> std::path::PathBuf {
     let src = keiri_testkit::shared_fixture("accounting/multi_sheet_ja.xlsx");

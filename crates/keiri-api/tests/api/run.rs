@@ -963,6 +963,61 @@ fn run_cancel_stops_a_run_in_progress() {
     assert!(!again.cancelled);
 }
 
+/// A front-end that stops awaiting a run (an HTTP client gone, a plain call dropped) stops
+/// the run itself, not only its own wait: the blocks do not go on in the background, and nobody
+/// calls `run_cancel`.
+#[test]
+fn dropping_a_run_call_stops_the_run() {
+    let ws = tempfile::tempdir().unwrap();
+    with_invoices(ws.path());
+    let ctx = ctx(ws.path());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let run_id = runtime.block_on(async {
+        let (tx, mut started) = tokio::sync::mpsc::unbounded_channel::<String>();
+        let sink = EventSink::new(move |e: keiri_run::Event| {
+            let e = serde_json::to_value(e).unwrap_or_default();
+            if e["event"] == "run_start" {
+                let _ = tx.send(e["run_id"].as_str().unwrap_or_default().to_string());
+            }
+        });
+        let req = PlanRunRequest {
+            yaml: Some(LONG_PLAN.into()),
+            ..Default::default()
+        };
+        let cancel = CancellationToken::new();
+        tokio::select! {
+            res = plan_run(&ctx, req, &sink, &cancel) => panic!("the run ended first: {res:?}"),
+            id = started.recv() => id.unwrap(),
+        }
+    });
+    // The call is dropped. Bounded, so a regression fails here instead of waiting out 100,000
+    // iterations.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let got = run_get(
+            &ctx,
+            RunGetRequest {
+                plan_id: "api_long".into(),
+                run_id: run_id.clone(),
+            },
+        )
+        .unwrap();
+        if got.status != keiri_run::RunStatus::Running {
+            assert_eq!(got.status, keiri_run::RunStatus::Cancelled);
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the run went on after its call was dropped"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 #[test]
 fn errors_have_codes() {
     let ws = tempfile::tempdir().unwrap();

@@ -18,5 +18,6 @@ mod templates;
 mod traced;
 mod transforms;
 mod ui;
+mod verify;
 mod warnings;
 mod zengin;
