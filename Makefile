@@ -122,18 +122,20 @@ TEST_STATE := $(TARGET_DIR)/test-state
 # (RUSTC_WORKSPACE_WRAPPER, as `cargo clippy` itself sets it; CLIPPY_ARGS is how cargo-clippy
 # hands it `-D warnings`). clippy-driver is a full rustc, so the test binaries it compiles are
 # the ones nextest runs, and the dependencies are compiled once instead of once for a check build
-# and again for the test build (the separate clippy stage took 13 of a cold CI run's 50 min).
+# and again for the test build (cold, on 2 cores: 37 min for the one build against 13 + 27 for
+# the two; most of it is compiling the workspace's own crates, which both did).
 # `--all-targets` lints what `make lint` lints: libraries with and without cfg(test), binaries,
 # tests, examples, and the benches (compiled in test mode, not run). Plain `cargo` builds after
 # this recompile the workspace's crates (the wrapper is part of their fingerprint), never the
-# dependencies; `make lint` is still there for a quick look on its own.
+# dependencies; `make lint` is still there for a quick look on its own. `--timings` leaves the
+# build's timeline in target/cargo-timings/ (where a cold build's minutes go, crate by crate).
 CLIPPY_DRIVER = $(shell rustup which clippy-driver 2>/dev/null || command -v clippy-driver)
 CLIPPY_IN_BUILD = RUSTC_WORKSPACE_WRAPPER="$(CLIPPY_DRIVER)" \
   CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 test-rust: ui
 	@[ -x "$(CLIPPY_DRIVER)" ] || { echo "clippy-driver not found: rustup component add clippy" >&2; exit 1; }
 	rm -rf "$(TEST_STATE)" && mkdir -p "$(TEST_STATE)"
-	$(CLIPPY_IN_BUILD) $(CARGO) test --workspace --all-targets --no-run
+	$(CLIPPY_IN_BUILD) $(CARGO) test --workspace --all-targets --no-run --timings
 	$(CLIPPY_IN_BUILD) KEIRI_CONFIG_DIR="$(TEST_STATE)/config" \
 	  KEIRI_EMBED_CACHE_DIR="$(TEST_STATE)/embeddings" \
 	  XDG_CONFIG_HOME="$(TEST_STATE)/xdg-config" XDG_CACHE_HOME="$(TEST_STATE)/xdg-cache" \

@@ -393,7 +393,7 @@ pub async fn tool_calling_loop(
                 messages.push(Message::tool_result(&call.id, skipped.to_string()));
                 continue;
             }
-            let result = execute_tool_call(agent, scope, ctx, call, on_event);
+            let result = execute_tool_call(agent, scope, ctx, call, on_event).await;
             let content = match &result {
                 Ok(v) => truncate(v, agent.limits.max_tool_result_chars),
                 Err(e) => e.to_model_json(&call.name).to_string(),
@@ -441,22 +441,9 @@ fn truncate(value: &Value, limit: usize) -> String {
         .to_string()
 }
 
-/// Runs a tool's blocking work (file reads, a dry-run's workbook previews, a search) without
-/// holding up the runtime: on a multi-thread runtime (the server's, the desktop shell's, the
-/// CLI's) the worker hands its other tasks to the others first; on a current-thread one there
-/// is nothing to hand over and it simply runs.
-fn off_the_workers<T>(f: impl FnOnce() -> T) -> T {
-    match tokio::runtime::Handle::try_current() {
-        Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
-            tokio::task::block_in_place(f)
-        }
-        _ => f(),
-    }
-}
-
 /// Runs one tool call: arguments parsed, the registry called with the skill's scope, events
 /// emitted (`tool_call_start`, `tool_call_end`, then `approval_required` per proposal).
-pub fn execute_tool_call(
+pub async fn execute_tool_call(
     agent: &Agent<'_>,
     scope: &Scope,
     ctx: &ToolContext,
@@ -477,7 +464,7 @@ pub fn execute_tool_call(
             .unwrap_or_else(|_| Value::String(call.arguments.clone())),
     });
     let result = match parsed {
-        Ok(args) => off_the_workers(|| agent.registry.call(&call.name, &args, scope, ctx)),
+        Ok(args) => agent.registry.call(&call.name, &args, scope, ctx).await,
         Err(e) => Err(ToolError::invalid(format!(
             "the arguments are not JSON: {e}"
         ))),

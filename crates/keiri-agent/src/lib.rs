@@ -53,7 +53,7 @@ pub use router::{Route, RouteReason, SkillScore, route};
 pub use session::{Session, SessionStore, check_session_id};
 pub use skillpack::{Frontmatter, GENERAL_SKILL, Skill, SkillIssue};
 pub use tool::{
-    DryRun, Retrieve, Scope, Tool, ToolContext, ToolError, ToolRegistry, TypedTool, Writes,
-    output_schema_of, parse_args, schema_of,
+    DryRun, Front, Fronts, Retrieve, Scope, Tool, ToolContext, ToolError, ToolFuture, ToolRegistry,
+    TypedTool, Writes, blocking, output_schema_of, parse_args, schema_of,
 };
 pub use tools::builtin_registry;

@@ -1,7 +1,8 @@
 //! Tools, the registry and scopes.
 //!
-//! A [`Tool`] has a name, a description, a JSON Schema of its arguments and a `call` that
-//! takes the model's (untrusted) JSON arguments. [`ToolRegistry::call`] is the only place that
+//! A [`Tool`] has a name, a description, a JSON Schema of its arguments, the front-ends that
+//! offer it ([`Fronts`]) and an `async` `call` that takes the model's (untrusted) JSON
+//! arguments. [`ToolRegistry::call`] is the only place that
 //! decides whether a call is allowed: a tool outside the skill's [`Scope`] fails with
 //! [`ToolError::NotAllowed`] before anything runs. Every failure becomes a JSON object the
 //! model reads as the tool's result ([`ToolError::to_model_json`]), so the conversation goes on.
@@ -178,6 +179,47 @@ pub enum Writes {
     Direct,
 }
 
+/// A front-end that offers tools: the studio's chat or `keiri mcp`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Front {
+    Chat,
+    Mcp,
+}
+
+/// The front-ends a tool is offered on, declared with the tool: each front-end's share of the
+/// one registry is derived from it ([`ToolRegistry::offered_on`]), never kept as a list of
+/// names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fronts {
+    pub chat: bool,
+    pub mcp: bool,
+}
+
+impl Fronts {
+    /// The chat only (a tool an MCP client has its own way to do, such as reading a file).
+    pub const CHAT: Fronts = Fronts {
+        chat: true,
+        mcp: false,
+    };
+    /// MCP only (a tool that can only write directly, or that the chat's skills do not use).
+    pub const MCP: Fronts = Fronts {
+        chat: false,
+        mcp: true,
+    };
+    /// Both front-ends.
+    pub const BOTH: Fronts = Fronts {
+        chat: true,
+        mcp: true,
+    };
+
+    pub fn offers(self, front: Front) -> bool {
+        match front {
+            Front::Chat => self.chat,
+            Front::Mcp => self.mcp,
+        }
+    }
+}
+
 /// One tool the model can call.
 pub trait Tool: Send + Sync {
     /// `[a-zA-Z0-9_-]{1,64}`, unique in a registry.
@@ -195,8 +237,30 @@ pub trait Tool: Send + Sync {
     }
     /// Whether the tool only reads (the fallback skill gets only these).
     fn read_only(&self) -> bool;
-    /// Runs the tool. `args` come from the model: parse them, never trust them.
-    fn call(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError>;
+    /// The front-ends that offer the tool.
+    fn fronts(&self) -> Fronts;
+    /// Runs the tool. `args` come from the model: parse them, never trust them. A tool with
+    /// blocking work (file reads, a workbook engine) does it through [`blocking`], so the
+    /// runtime's other tasks go on meanwhile; an `async` API function is awaited.
+    fn call<'a>(&'a self, args: &'a Value, ctx: &'a ToolContext) -> ToolFuture<'a>;
+}
+
+/// What [`Tool::call`] returns: the call's future, awaited on the front-end's runtime (the
+/// chat's turn, MCP's request).
+pub type ToolFuture<'a> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<Value, ToolError>> + Send + 'a>>;
+
+/// Runs a tool's blocking work (file reads, a dry-run's workbook previews, a search) without
+/// holding up the runtime: on a multi-thread runtime (the server's, the desktop shell's, the
+/// CLI's) the worker hands its other tasks to the others first; on a current-thread one, or
+/// outside a runtime, there is nothing to hand over and it simply runs.
+pub fn blocking<T>(f: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(f)
+        }
+        _ => f(),
+    }
 }
 
 /// A tool whose arguments are a Rust type, as rig's `Tool` trait has them: the JSON Schema
@@ -213,6 +277,8 @@ pub trait TypedTool: Send + Sync {
     const DESCRIPTION: &'static str;
     /// Whether the tool only reads (the fallback skill gets only these).
     const READ_ONLY: bool;
+    /// The front-ends that offer the tool.
+    const FRONTS: Fronts;
     type Args: DeserializeOwned + schemars::JsonSchema;
 
     /// The JSON Schema of a successful result (see [`output_schema_of`]), where it is one type.
@@ -220,7 +286,8 @@ pub trait TypedTool: Send + Sync {
         None
     }
 
-    /// Runs the tool on arguments already parsed.
+    /// Runs the tool on arguments already parsed (blocking work: [`Tool::call`] runs it
+    /// through [`blocking`]).
     fn run(&self, args: Self::Args, ctx: &ToolContext) -> Result<Value, ToolError>;
 }
 
@@ -243,8 +310,11 @@ impl<T: TypedTool> Tool for T {
     fn read_only(&self) -> bool {
         T::READ_ONLY
     }
-    fn call(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        self.run(parse_args(args)?, ctx)
+    fn fronts(&self) -> Fronts {
+        T::FRONTS
+    }
+    fn call<'a>(&'a self, args: &'a Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
+        Box::pin(async move { blocking(|| self.run(parse_args(args)?, ctx)) })
     }
 }
 
@@ -298,11 +368,25 @@ impl ToolRegistry {
         self
     }
 
-    /// The registry with only the tools named in `names` (a front-end's share of the one
-    /// registry).
+    /// The registry with only the tools named in `names`.
     pub fn only(mut self, names: &[&str]) -> ToolRegistry {
         self.tools.retain(|name, _| names.contains(&name.as_str()));
         self
+    }
+
+    /// A front-end's share of the one registry: the tools that declare it ([`Tool::fronts`]).
+    pub fn offered_on(mut self, front: Front) -> ToolRegistry {
+        self.tools.retain(|_, tool| tool.fronts().offers(front));
+        self
+    }
+
+    /// The names of the tools `front` offers, in order.
+    pub fn names_on(&self, front: Front) -> Vec<String> {
+        self.tools
+            .values()
+            .filter(|t| t.fronts().offers(front))
+            .map(|t| t.name().to_string())
+            .collect()
     }
 
     pub fn get(&self, name: &str) -> Option<&dyn Tool> {
@@ -338,7 +422,7 @@ impl ToolRegistry {
     }
 
     /// Calls `name` with `args` if `scope` allows it. This is the only authorization check.
-    pub fn call(
+    pub async fn call(
         &self,
         name: &str,
         args: &Value,
@@ -358,7 +442,7 @@ impl ToolRegistry {
                 allowed_tools: scope.allowed.clone(),
             });
         }
-        tool.call(args, ctx)
+        tool.call(args, ctx).await
     }
 }
 

@@ -28,7 +28,8 @@ use serde_json::{Value, json};
 
 use crate::approval::{ChangeKind, PendingChange, sha256, unified_diff};
 use crate::tool::{
-    Tool, ToolContext, ToolError, ToolRegistry, TypedTool, Writes, output_schema_of,
+    Fronts, Tool, ToolContext, ToolError, ToolFuture, ToolRegistry, TypedTool, Writes, blocking,
+    output_schema_of,
 };
 
 /// Files no tool may touch, whatever the skill: `.env` files hold API keys, and what a tool
@@ -115,6 +116,7 @@ impl TypedTool for ReadFile {
     const TITLE: &'static str = "Read a text file";
     const DESCRIPTION: &'static str = "Reads a text file of the workspace (UTF-8, Shift_JIS, …), optionally only lines start_line..end_line. Shows a pending change's text when the file has one.";
     const READ_ONLY: bool = true;
+    const FRONTS: Fronts = Fronts::CHAT;
     type Args = ReadFileArgs;
 
     fn run(&self, args: ReadFileArgs, ctx: &ToolContext) -> Result<Value, ToolError> {
@@ -188,6 +190,7 @@ failing file. format: text | json (numbered lines) | raw (original line endings)
 toon (the default, compact) or json. A file that cannot be read is reported in errors[] with a \
 stable code.";
     const READ_ONLY: bool = true;
+    const FRONTS: Fronts = Fronts::BOTH;
     type Args = keiri_docs::SectionsRequest;
 
     fn run(&self, req: keiri_docs::SectionsRequest, ctx: &ToolContext) -> Result<Value, ToolError> {
@@ -237,6 +240,7 @@ and workbook sheets. Give file_paths (at most 200) with metrics_only: true. outp
 (the default) or json. A file that cannot be measured is reported in errors[] with a stable code \
 (e.g. PATH_DENIED, NOT_FOUND).";
     const READ_ONLY: bool = true;
+    const FRONTS: Fronts = Fronts::BOTH;
     type Args = CheckCodeScaleArgs;
 
     fn run(&self, args: CheckCodeScaleArgs, ctx: &ToolContext) -> Result<Value, ToolError> {
@@ -275,6 +279,7 @@ similarity when an embedder is configured (mode: bm25 | dense | hybrid; without 
 runs as bm25 and says so in notes). Each candidate has its id, kind, category, title, scores and \
 matched terms; pinned ids are always included. k: 5 to 8 per category (default 6).";
     const READ_ONLY: bool = true;
+    const FRONTS: Fronts = Fronts::BOTH;
     type Args = keiri_search::RetrieveRequest;
 
     fn output_schema() -> Option<Value> {
@@ -318,6 +323,7 @@ impl TypedTool for DescribeBlock {
     const TITLE: &'static str = "Describe a catalog block";
     const DESCRIPTION: &'static str = "Returns one block of the catalog by id: titles, description, inputs and outputs with types.";
     const READ_ONLY: bool = true;
+    const FRONTS: Fronts = Fronts::CHAT;
     type Args = DescribeBlockArgs;
 
     fn run(&self, args: DescribeBlockArgs, ctx: &ToolContext) -> Result<Value, ToolError> {
@@ -401,6 +407,7 @@ error_count, warning_count, graph and findings, each with a stable code, severit
 path, line/column, message and hint. A YAML syntax error is a finding, not a tool error. In the \
 studio's chat it defaults to the current plan, including a pending change.";
     const READ_ONLY: bool = true;
+    const FRONTS: Fronts = Fronts::BOTH;
     type Args = PlanArgs;
 
     fn run(&self, args: PlanArgs, ctx: &ToolContext) -> Result<Value, ToolError> {
@@ -432,6 +439,7 @@ and resolved inputs and outputs (references such as ${node.alias} shown symbolic
 with errors is a tool error with code PLAN_INVALID (or YAML_PARSE) whose details carry the \
 findings. In the studio's chat it defaults to the current plan.";
     const READ_ONLY: bool = true;
+    const FRONTS: Fronts = Fronts::BOTH;
     type Args = PlanArgs;
 
     fn run(&self, args: PlanArgs, ctx: &ToolContext) -> Result<Value, ToolError> {
@@ -489,6 +497,7 @@ relative to the server's first root and must stay inside its roots. In the studi
 patch is not saved by the call: it is proposed to the user with its diff (status \
 pending_approval, change_id) and saved only after approval.";
     const READ_ONLY: bool = false;
+    const FRONTS: Fronts = Fronts::BOTH;
     type Args = keiri_xlsx::PatchRequest;
 
     fn output_schema() -> Option<Value> {
@@ -651,26 +660,9 @@ fn diff_error(e: keiri_diff::Error) -> ToolError {
     }
 }
 
-impl Tool for ApplyPatch {
-    fn name(&self) -> &str {
-        keiri_diff::TOOL_NAME
-    }
-    fn description(&self) -> &str {
-        keiri_diff::TOOL_DESCRIPTION
-    }
-    fn parameters(&self) -> Value {
-        keiri_diff::tool_parameters()
-    }
-    fn title(&self) -> &str {
-        "Apply a unified diff to a file"
-    }
-    fn output_schema(&self) -> Option<Value> {
-        Some(output_schema_of::<keiri_diff::ApplyPatchResult>())
-    }
-    fn read_only(&self) -> bool {
-        false
-    }
-    fn call(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+impl ApplyPatch {
+    /// Applies the diff (MCP) or proposes it on the file's pending text (the chat).
+    fn apply(&self, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
         let input = keiri_diff::ApplyPatchInput::from_json(args)
             .map_err(|e| ToolError::from_code(e.code(), e.to_string()))?;
         if ctx.writes == Writes::Direct {
@@ -740,5 +732,32 @@ impl Tool for ApplyPatch {
             "messages": applied.result.messages,
             "note": "the change is shown to the user as a diff and written only after approval",
         }))
+    }
+}
+
+impl Tool for ApplyPatch {
+    fn name(&self) -> &str {
+        keiri_diff::TOOL_NAME
+    }
+    fn description(&self) -> &str {
+        keiri_diff::TOOL_DESCRIPTION
+    }
+    fn parameters(&self) -> Value {
+        keiri_diff::tool_parameters()
+    }
+    fn title(&self) -> &str {
+        "Apply a unified diff to a file"
+    }
+    fn output_schema(&self) -> Option<Value> {
+        Some(output_schema_of::<keiri_diff::ApplyPatchResult>())
+    }
+    fn read_only(&self) -> bool {
+        false
+    }
+    fn fronts(&self) -> Fronts {
+        Fronts::BOTH
+    }
+    fn call<'a>(&'a self, args: &'a Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
+        Box::pin(async move { blocking(|| self.apply(args, ctx)) })
     }
 }

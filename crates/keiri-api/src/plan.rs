@@ -290,7 +290,7 @@ fn workbook_preview(
             context: ctx
                 .path_policy()
                 .resolve_existing(&request.xlsx_path)
-                .map(|path| crate::workbook::grid_context(&path, &response.patch_diff))
+                .map(|path| keiri_docs::grid_context(&path, &response.patch_diff))
                 .unwrap_or_default(),
             request: Some(request),
             response: Some(response),

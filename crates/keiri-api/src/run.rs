@@ -818,7 +818,7 @@ fn written_workbook(
         }
     };
     Ok(Some(crate::WorkbookCompareResponse {
-        context: crate::workbook::grid_context(path, &patch_diff),
+        context: keiri_docs::grid_context(path, &patch_diff),
         before,
         after: shown,
         patch_diff,

@@ -538,7 +538,7 @@ fn checked_settings(req: &SettingsSaveRequest) -> Result<Settings, ApiError> {
         ));
     }
     if let Some(dir) = &settings.workspace
-        && let Some(what) = forbidden_workspace(dir, dirs::home_dir().as_deref())
+        && let Some(what) = keiri_fs::unfit_root(dir, dirs::home_dir().as_deref())
     {
         return Err(ApiError::new(
             ErrorCode::WorkspaceNotAllowed,
@@ -550,91 +550,6 @@ fn checked_settings(req: &SettingsSaveRequest) -> Result<Settings, ApiError> {
         .with_details(serde_json::json!({ "field": "workspace" })));
     }
     Ok(settings)
-}
-
-/// Folders that hold the operating system: a workspace there would put system files in reach
-/// of every tool. Compared without regard to case (Windows, macOS).
-const SYSTEM_DIRS: &[&str] = &[
-    "/etc",
-    "/usr",
-    "/bin",
-    "/sbin",
-    "/lib",
-    "/lib32",
-    "/lib64",
-    "/libx32",
-    "/boot",
-    "/proc",
-    "/sys",
-    "/dev",
-    "/run",
-    "/var/lib",
-    "/var/run",
-    "/System",
-    "/Library",
-    "/private/etc",
-    "/private/var/db",
-    "C:\\Windows",
-    "C:\\Program Files",
-    "C:\\Program Files (x86)",
-    "C:\\ProgramData",
-];
-
-/// Folders that hold everyone's (or the system's) files, refused as the workspace themselves
-/// though a project folder inside one is fine (`/tmp/book-closing`, `/home/sato/keiri`).
-const SHARED_DIRS: &[&str] = &[
-    "/var",
-    "/tmp",
-    "/var/tmp",
-    "/root",
-    "/home",
-    "/Users",
-    "/opt",
-    "/srv",
-    "/mnt",
-    "/media",
-    "/private",
-    "/private/tmp",
-    "/private/var",
-    "C:\\Users",
-];
-
-/// What makes `dir` unfit as the workspace, if anything: the file-system root, the home folder
-/// itself (every dotfile and key in reach), or a system folder or anything inside one. The
-/// workspace is the root every HTTP, MCP and agent path must stay inside, so it must be a
-/// project folder.
-fn forbidden_workspace(dir: &Path, home: Option<&Path>) -> Option<&'static str> {
-    let canonical = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
-    let lower = |p: &Path| -> Vec<String> {
-        p.components()
-            .map(|c| c.as_os_str().to_string_lossy().to_lowercase())
-            .collect()
-    };
-    let same = |a: &Path, b: &Path| lower(a) == lower(b);
-    let inside = |p: &Path, prefix: &Path| {
-        let (p, prefix) = (lower(p), lower(prefix));
-        p.len() >= prefix.len() && p[..prefix.len()] == prefix[..]
-    };
-    for candidate in [dir, canonical.as_path()] {
-        if candidate.parent().is_none() {
-            return Some("the file-system root");
-        }
-        if let Some(home) = home
-            && (same(candidate, home) || home.canonicalize().is_ok_and(|h| same(candidate, &h)))
-        {
-            return Some("the home folder itself");
-        }
-        if SYSTEM_DIRS
-            .iter()
-            .any(|sys| inside(candidate, Path::new(sys)))
-            || SHARED_DIRS
-                .iter()
-                .any(|shared| same(candidate, Path::new(shared)))
-        {
-            return Some("a system folder");
-        }
-    }
-    None
 }
 
 /// The variables the saved settings stand for, with the provider's stored `key`.

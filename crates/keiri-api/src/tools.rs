@@ -5,19 +5,22 @@
 //! creation, the planner, runs). Each tool has one name, one argument type (its JSON Schema is
 //! derived from it) and one implementation. Each front-end serves the registry through a
 //! [`Scope`] and a [`ToolContext`] from [`tool_context`]:
-//! - `keiri mcp` serves [`MCP_TOOLS`] under [`Writes::Direct`]: a write happens, as the MCP
-//!   client asked;
-//! - the studio's chat ([`crate::chat_send`]) serves [`CHAT_TOOLS`] (of which each skill allows
-//!   some, and the fallback skill the read-only ones) under [`Writes::Propose`]: a write is
-//!   proposed with its diff and happens only on approval. A tool that can only write directly
-//!   (creating a workbook, a run) refuses to run there.
+//! - `keiri mcp` serves the tools that declare MCP ([`mcp_scope`]) under [`Writes::Direct`]: a
+//!   write happens, as the MCP client asked;
+//! - the studio's chat ([`crate::chat_send`]) serves the tools that declare the chat
+//!   ([`chat_registry`]; each skill allows some, and the fallback skill the read-only ones)
+//!   under [`Writes::Propose`]: a write is proposed with its diff and happens only on approval.
+//!   A tool that can only write directly (creating a workbook, a run) refuses to run there.
 //!
-//! Adding a tool is adding an entry to `api_tools` (or a `TypedTool` to keiri-agent) and its
-//! name to the front-ends that offer it.
+//! Each tool declares the front-ends that offer it ([`Fronts`], with its name and whether it
+//! only reads), so no front-end keeps a list of names: adding a tool is adding an entry to
+//! `api_tools` (or a `TypedTool` to keiri-agent), and nothing else.
 
 use std::sync::Arc;
 
-pub use keiri_agent::{Scope, Tool, ToolContext, ToolError, ToolRegistry, Writes};
+pub use keiri_agent::{
+    Front, Fronts, Scope, Tool, ToolContext, ToolError, ToolFuture, ToolRegistry, Writes,
+};
 pub use keiri_fs::PathPolicy;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -25,52 +28,16 @@ use serde_json::Value;
 
 use crate::{ApiError, Context, ErrorCode, Lang};
 
-/// The tools `keiri mcp` offers, in the order `tools/list` shows them.
-pub const MCP_TOOLS: &[&str] = &[
-    "exstruct_patch",
-    "exstruct_list_ops",
-    "exstruct_describe_op",
-    "exstruct_validate_input",
-    "exstruct_get_runtime_info",
-    "exstruct_read_range",
-    "exstruct_read_cells",
-    "exstruct_read_formulas",
-    "exstruct_extract",
-    "exstruct_make",
-    "extract_code_section",
-    "check_code_scale",
-    "apply_patch",
-    "validate_plan",
-    "retrieve_blocks",
-    "dry_run_plan",
-    "templates_list",
-    "plan_generate",
-    "requirements_answer",
-    "run_plan",
-];
-
-/// The tools the studio's chat offers: its skills name them, and its fallback skill gets the
-/// read-only ones.
-pub const CHAT_TOOLS: &[&str] = &[
-    "read_file",
-    "extract_code_section",
-    "check_code_scale",
-    "retrieve_blocks",
-    "describe_block",
-    "validate_plan",
-    "dry_run_plan",
-    "exstruct_patch",
-    "apply_patch",
-];
-
-/// The chat's share of the registry.
+/// The chat's share of the registry: the tools that declare the chat ([`Fronts`]); its skills
+/// name them, and its fallback skill gets the read-only ones.
 pub fn chat_registry(ctx: &Context) -> ToolRegistry {
-    registry(ctx).only(CHAT_TOOLS)
+    registry(ctx).offered_on(Front::Chat)
 }
 
-/// MCP's scope of the registry.
-pub fn mcp_scope() -> Scope {
-    Scope::new("mcp", MCP_TOOLS.iter().map(ToString::to_string).collect())
+/// MCP's scope of `registry`: the tools that declare MCP, by name (the order `tools/list`
+/// shows them).
+pub fn mcp_scope(registry: &ToolRegistry) -> Scope {
+    Scope::new("mcp", registry.names_on(Front::Mcp))
 }
 
 /// Every tool: keiri-agent's built-in ones and the API-backed ones, which run on `ctx`.
@@ -152,6 +119,7 @@ struct ApiTool {
     /// Whether it only reads; a writing one writes directly and refuses to run where writes
     /// are proposed.
     read_only: bool,
+    fronts: Fronts,
     parameters: fn() -> Value,
     output_schema: Option<fn() -> Value>,
     call: Call,
@@ -194,49 +162,31 @@ impl Tool for ApiTool {
     fn read_only(&self) -> bool {
         self.read_only
     }
-    fn call(&self, args: &Value, tools: &ToolContext) -> Result<Value, ToolError> {
-        if !self.read_only && tools.writes == Writes::Propose {
-            return Err(ToolError::failed(
-                "WRITES_DIRECTLY",
-                format!(
-                    "{} writes its files directly and cannot propose them for approval, so it \
-                     is not available here",
-                    self.name
-                ),
-            ));
-        }
-        let args = if args.is_null() {
-            serde_json::json!({})
-        } else {
-            args.clone()
-        };
-        match self.call {
-            Call::Plain(f) => f(&self.ctx, args).map_err(tool_error),
-            Call::Awaited(f) => await_api(f(&self.ctx, args, &tools.cancel)).map_err(tool_error),
-        }
+    fn fronts(&self) -> Fronts {
+        self.fronts
     }
-}
-
-/// Runs an `async` API function from a tool call, which is synchronous: on the caller's
-/// multi-thread runtime with its worker handed off (`block_in_place`; off a worker, as on the
-/// blocking pool where MCP runs its tools, that is a plain call), else on a runtime of its own.
-fn await_api(call: crate::surface::Call<'_>) -> Result<Value, ApiError> {
-    match tokio::runtime::Handle::try_current() {
-        Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
-            tokio::task::block_in_place(|| handle.block_on(call))
-        }
-        _ => std::thread::scope(|s| {
-            s.spawn(|| {
-                tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(1)
-                    .enable_all()
-                    .build()
-                    .map_err(|e| ApiError::new(ErrorCode::Internal, format!("runtime: {e}")))?
-                    .block_on(call)
-            })
-            .join()
-            .unwrap_or_else(|_| Err(ApiError::new(ErrorCode::Internal, "the tool panicked")))
-        }),
+    fn call<'a>(&'a self, args: &'a Value, tools: &'a ToolContext) -> ToolFuture<'a> {
+        Box::pin(async move {
+            if !self.read_only && tools.writes == Writes::Propose {
+                return Err(ToolError::failed(
+                    "WRITES_DIRECTLY",
+                    format!(
+                        "{} writes its files directly and cannot propose them for approval, so \
+                         it is not available here",
+                        self.name
+                    ),
+                ));
+            }
+            let args = if args.is_null() {
+                serde_json::json!({})
+            } else {
+                args.clone()
+            };
+            match self.call {
+                Call::Plain(f) => keiri_agent::blocking(|| f(&self.ctx, args)).map_err(tool_error),
+                Call::Awaited(f) => f(&self.ctx, args, &tools.cancel).await.map_err(tool_error),
+            }
+        })
     }
 }
 
@@ -290,25 +240,30 @@ fn parse<Req: DeserializeOwned>(args: Value) -> Result<Req, ApiError> {
 
 use keiri_agent::{output_schema_of as output, schema_of as input};
 
-/// The API-backed tools.
+/// The API-backed tools, each with its name, title, description, whether it only reads, the
+/// front-ends that offer it, its argument and result schemas and its function. Today every one
+/// is offered over MCP only: the chat's skills work with keiri-agent's built-in tools.
 fn api_tools(ctx: &Arc<Context>) -> Vec<ApiTool> {
     use crate::xlsx;
-    let tool = |name, title, description, read_only, parameters, output_schema, call| ApiTool {
-        name,
-        title,
-        description,
-        read_only,
-        parameters,
-        output_schema,
-        call,
-        ctx: Arc::clone(ctx),
-    };
+    let tool =
+        |name, title, description, read_only, fronts, parameters, output_schema, call| ApiTool {
+            name,
+            title,
+            description,
+            read_only,
+            fronts,
+            parameters,
+            output_schema,
+            call,
+            ctx: Arc::clone(ctx),
+        };
     vec![
         tool(
             "exstruct_list_ops",
             "List the workbook patch ops",
             EXSTRUCT_LIST_OPS,
             true,
+            Fronts::MCP,
             input::<crate::ListOpsRequest>,
             Some(output::<crate::ListOpsResponse>),
             Call::Plain(|ctx, args| run(ctx, args, crate::workbook_list_ops)),
@@ -318,6 +273,7 @@ fn api_tools(ctx: &Arc<Context>) -> Vec<ApiTool> {
             "Describe a workbook patch op",
             EXSTRUCT_DESCRIBE_OP,
             true,
+            Fronts::MCP,
             input::<crate::DescribeOpRequest>,
             Some(output::<xlsx::OpSchema>),
             Call::Plain(|ctx, args| run(ctx, args, crate::workbook_describe_op)),
@@ -327,6 +283,7 @@ fn api_tools(ctx: &Arc<Context>) -> Vec<ApiTool> {
             "Check a workbook and patch ops",
             EXSTRUCT_VALIDATE_INPUT,
             true,
+            Fronts::MCP,
             input::<xlsx::ValidateInputRequest>,
             Some(output::<xlsx::ValidateInputResponse>),
             Call::Plain(|ctx, args| run(ctx, args, crate::workbook_validate_input)),
@@ -336,6 +293,7 @@ fn api_tools(ctx: &Arc<Context>) -> Vec<ApiTool> {
             "Show the server's roots, version, ops and limits",
             EXSTRUCT_GET_RUNTIME_INFO,
             true,
+            Fronts::MCP,
             input::<crate::RuntimeInfoRequest>,
             Some(output::<crate::RuntimeInfo>),
             Call::Plain(|ctx, args| run(ctx, args, crate::runtime_info)),
@@ -345,6 +303,7 @@ fn api_tools(ctx: &Arc<Context>) -> Vec<ApiTool> {
             "Read a range of workbook cells",
             EXSTRUCT_READ_RANGE,
             true,
+            Fronts::MCP,
             input::<xlsx::ReadRangeRequest>,
             Some(output::<xlsx::ReadRangeResponse>),
             Call::Plain(|ctx, args| run(ctx, args, crate::workbook_read_range)),
@@ -354,6 +313,7 @@ fn api_tools(ctx: &Arc<Context>) -> Vec<ApiTool> {
             "Read workbook cells by address",
             EXSTRUCT_READ_CELLS,
             true,
+            Fronts::MCP,
             input::<xlsx::ReadCellsRequest>,
             Some(output::<xlsx::ReadCellsResponse>),
             Call::Plain(|ctx, args| run(ctx, args, crate::workbook_read_cells)),
@@ -363,6 +323,7 @@ fn api_tools(ctx: &Arc<Context>) -> Vec<ApiTool> {
             "List a sheet's formulas",
             EXSTRUCT_READ_FORMULAS,
             true,
+            Fronts::MCP,
             input::<xlsx::ReadFormulasRequest>,
             Some(output::<xlsx::ReadFormulasResponse>),
             Call::Plain(|ctx, args| run(ctx, args, crate::workbook_read_formulas)),
@@ -372,6 +333,7 @@ fn api_tools(ctx: &Arc<Context>) -> Vec<ApiTool> {
             "Extract an Excel workbook's structure",
             EXSTRUCT_EXTRACT,
             false,
+            Fronts::MCP,
             input::<xlsx::ExtractRequest>,
             Some(output::<xlsx::ExtractResponse>),
             Call::Plain(|ctx, args| run(ctx, args, crate::workbook_extract)),
@@ -381,6 +343,7 @@ fn api_tools(ctx: &Arc<Context>) -> Vec<ApiTool> {
             "Create an Excel workbook",
             EXSTRUCT_MAKE,
             false,
+            Fronts::MCP,
             input::<xlsx::MakeRequest>,
             Some(output::<xlsx::PatchResponse>),
             Call::Plain(|ctx, args| run(ctx, args, crate::workbook_make)),
@@ -393,6 +356,7 @@ fn api_tools(ctx: &Arc<Context>) -> Vec<ApiTool> {
             "List plan templates",
             TEMPLATES_LIST,
             true,
+            Fronts::MCP,
             input::<crate::TemplatesListRequest>,
             None,
             Call::Plain(|ctx, args| run(ctx, args, crate::templates_list)),
@@ -402,6 +366,7 @@ fn api_tools(ctx: &Arc<Context>) -> Vec<ApiTool> {
             "Generate a plan",
             PLAN_GENERATE,
             true,
+            Fronts::MCP,
             input::<crate::PlanGenerateRequest>,
             None,
             Call::Awaited(plan_generate),
@@ -411,6 +376,7 @@ fn api_tools(ctx: &Arc<Context>) -> Vec<ApiTool> {
             "Answer a plan's questions",
             REQUIREMENTS_ANSWER,
             true,
+            Fronts::MCP,
             input::<crate::RequirementsAnswerRequest>,
             None,
             Call::Plain(|ctx, args| run(ctx, args, crate::requirements_answer)),
@@ -422,6 +388,7 @@ fn api_tools(ctx: &Arc<Context>) -> Vec<ApiTool> {
             "Run a plan",
             RUN_PLAN,
             false,
+            Fronts::MCP,
             input::<crate::PlanRunRequest>,
             None,
             Call::Awaited(plan_run),

@@ -29,6 +29,9 @@ pub mod xlsx {
 
 use xlsx::{PatchRequest, PatchResponse};
 
+/// The cells around a change a preview grid draws (keiri-docs builds them).
+pub use keiri_docs::{ContextCell, SheetContext};
+
 /// Where a workbook call runs: the request's paths inside the context's roots, its
 /// `--on-conflict` default, and stopped (writing nothing) when the caller goes away.
 fn patch_env(ctx: &Context) -> keiri_xlsx::PatchEnv {
@@ -255,114 +258,6 @@ pub struct WorkbookCompareResponse {
 /// Cells read from each workbook of a comparison.
 pub const MAX_COMPARE_CELLS: usize = 200_000;
 
-/// A cell around a change as the workbook holds it, so a preview grid draws the real header
-/// labels and neighbouring amounts instead of blanks: its value (for a formula, the value its
-/// writer cached, `None` when none was cached) and its formula (`=B2-B3`), if any.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
-pub struct ContextCell {
-    /// `B4`.
-    pub cell: String,
-    pub value: Option<xlsx::CellValue>,
-    pub formula: Option<String>,
-}
-
-/// The non-empty cells of one sheet inside the window a preview grid draws around its changes.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
-pub struct SheetContext {
-    pub sheet: String,
-    pub cells: Vec<ContextCell>,
-}
-
-/// The window a preview grid draws around a sheet's changed cells: this many rows and columns
-/// either side, at most [`GRID_MAX_ROWS`] × [`GRID_MAX_COLS`] from the first change. The UI
-/// (`ui/src/workbookGrid.ts`, `DEFAULT_GRID`) draws the same window, so every cell it shows
-/// that the workbook has is here.
-pub const GRID_CONTEXT: u32 = 1;
-pub const GRID_MAX_ROWS: u32 = 40;
-pub const GRID_MAX_COLS: u32 = 16;
-
-/// The windows (0-based, inclusive) around the changed cells of `diff`, one per sheet, in the
-/// order sheets first appear.
-fn grid_windows(diff: &[xlsx::PatchDiffItem]) -> Vec<keiri_docs::CellWindow> {
-    let mut spans: Vec<(String, keiri_xlsx::CellRef, keiri_xlsx::CellRef)> = Vec::new();
-    for item in diff {
-        let Some(cell) = item.cell.as_deref().and_then(keiri_xlsx::CellRef::parse) else {
-            continue;
-        };
-        match spans.iter_mut().find(|(sheet, _, _)| *sheet == item.sheet) {
-            Some((_, low, high)) => {
-                low.row = low.row.min(cell.row);
-                low.col = low.col.min(cell.col);
-                high.row = high.row.max(cell.row);
-                high.col = high.col.max(cell.col);
-            }
-            None => spans.push((item.sheet.clone(), cell, cell)),
-        }
-    }
-    spans
-        .into_iter()
-        .map(|(sheet, low, high)| {
-            // 1-based bounds as the UI computes them, then 0-based for the reader.
-            let first_row = low.row.saturating_sub(GRID_CONTEXT).max(1);
-            let first_col = low.col.saturating_sub(GRID_CONTEXT).max(1);
-            let last_row = (high.row + GRID_CONTEXT)
-                .min(first_row + GRID_MAX_ROWS - 1)
-                .min(keiri_xlsx::MAX_ROW);
-            let last_col = (high.col + GRID_CONTEXT)
-                .min(first_col + GRID_MAX_COLS - 1)
-                .min(keiri_xlsx::MAX_COL);
-            keiri_docs::CellWindow {
-                sheet,
-                rows: (first_row - 1, last_row - 1),
-                cols: (first_col - 1, last_col - 1),
-            }
-        })
-        .collect()
-}
-
-fn cell_value(value: &keiri_docs::CellData) -> xlsx::CellValue {
-    match value {
-        keiri_docs::CellData::Int(i) => xlsx::CellValue::Int(*i),
-        keiri_docs::CellData::Float(f) => xlsx::CellValue::Float(*f),
-        keiri_docs::CellData::Bool(b) => xlsx::CellValue::Bool(*b),
-        keiri_docs::CellData::Text(t) => xlsx::CellValue::Text(t.clone()),
-    }
-}
-
-/// The cells of the workbook at `path` inside the windows a preview grid draws around the
-/// changes of `diff`. The context only decorates a preview, so a workbook that cannot be read
-/// (a new one, or one the patch itself reported) gives none rather than failing the preview.
-pub(crate) fn grid_context(
-    path: &std::path::Path,
-    diff: &[xlsx::PatchDiffItem],
-) -> Vec<SheetContext> {
-    let windows = grid_windows(diff);
-    if windows.is_empty() {
-        return Vec::new();
-    }
-    let Ok(bytes) = std::fs::read(path) else {
-        return Vec::new();
-    };
-    let Ok(sheets) = keiri_docs::workbook_window(&bytes, &windows) else {
-        return Vec::new();
-    };
-    sheets
-        .into_iter()
-        .filter(|(_, cells)| !cells.is_empty())
-        .map(|(sheet, cells)| SheetContext {
-            sheet,
-            cells: cells
-                .into_iter()
-                .map(|c| ContextCell {
-                    cell: format!("{}{}", keiri_xlsx::column_name(c.col + 1), c.row + 1),
-                    value: c.value.as_ref().map(cell_value),
-                    formula: c.formula.map(|f| format!("={f}")),
-                })
-                .collect(),
-        })
-        .collect()
-}
-
 /// Reads a workbook's cells for a comparison.
 fn cells(path: &std::path::Path) -> Result<keiri_docs::WorkbookCells, ApiError> {
     let bytes = std::fs::read(path).map_err(|e| {
@@ -375,93 +270,6 @@ fn cells(path: &std::path::Path) -> Result<keiri_docs::WorkbookCells, ApiError> 
     })?;
     keiri_docs::workbook_cells(&bytes, MAX_COMPARE_CELLS)
         .map_err(|e| ApiError::new(ErrorCode::WorkbookUnreadable, e.to_string()))
-}
-
-fn patch_value(value: &keiri_docs::CellData) -> xlsx::PatchValue {
-    xlsx::PatchValue {
-        kind: xlsx::ValueKind::Value,
-        value: Some(cell_value(value)),
-    }
-}
-
-fn sheet_value(name: &str) -> Option<xlsx::PatchValue> {
-    Some(xlsx::PatchValue {
-        kind: xlsx::ValueKind::Sheet,
-        value: Some(xlsx::CellValue::Text(name.to_string())),
-    })
-}
-
-/// A cell's value before and after (`None`: empty).
-type BeforeAfter<'a> = (
-    Option<&'a keiri_docs::CellData>,
-    Option<&'a keiri_docs::CellData>,
-);
-
-/// The cell-level difference between two workbooks' cells; `before: None` is a new workbook.
-pub(crate) fn compare_cells(
-    before: Option<&keiri_docs::WorkbookCells>,
-    after: &keiri_docs::WorkbookCells,
-) -> Vec<xlsx::PatchDiffItem> {
-    use std::collections::BTreeMap;
-    let empty = keiri_docs::WorkbookCells::default();
-    let before_book = before.unwrap_or(&empty);
-    let item = |op, sheet: &str, cell: Option<String>, before, after| xlsx::PatchDiffItem {
-        op,
-        op_index: 0,
-        sheet: sheet.to_string(),
-        cell,
-        before,
-        after,
-        status: xlsx::DiffStatus::Applied,
-        // A comparison of two files has no formula engine; a patch's own diff has the values.
-        computed: None,
-    };
-    let mut diff = Vec::new();
-    for (name, _) in &before_book.sheets {
-        if !after.sheets.iter().any(|(n, _)| n == name) {
-            diff.push(item(
-                xlsx::OpKind::DeleteSheet,
-                name,
-                None,
-                sheet_value(name),
-                None,
-            ));
-        }
-    }
-    for (name, cells) in &after.sheets {
-        let old = before_book.sheets.iter().find(|(n, _)| n == name);
-        if old.is_none() {
-            diff.push(item(
-                xlsx::OpKind::AddSheet,
-                name,
-                None,
-                None,
-                sheet_value(name),
-            ));
-        }
-        // Row-major order, so the grid and any list read top to bottom.
-        let mut by_cell: BTreeMap<(u32, u32), BeforeAfter<'_>> = BTreeMap::new();
-        for (r, c, v) in old.map(|(_, cells)| cells.as_slice()).unwrap_or_default() {
-            by_cell.entry((*r, *c)).or_default().0 = Some(v);
-        }
-        for (r, c, v) in cells {
-            by_cell.entry((*r, *c)).or_default().1 = Some(v);
-        }
-        for ((r, c), (was, now)) in by_cell {
-            if was == now {
-                continue;
-            }
-            let a1 = format!("{}{}", keiri_xlsx::column_name(c + 1), r + 1);
-            diff.push(item(
-                xlsx::OpKind::SetValue,
-                name,
-                Some(a1),
-                was.map(patch_value),
-                now.map(patch_value),
-            ));
-        }
-    }
-    diff
 }
 
 /// Compares two workbooks inside the allowed roots cell by cell (values; formulas by the values
@@ -483,9 +291,9 @@ pub fn workbook_compare(
     };
     let after = cells(&after_path)?;
     let truncated = after.truncated || before.as_ref().is_some_and(|b| b.truncated);
-    let patch_diff = compare_cells(before.as_ref(), &after);
+    let patch_diff = keiri_docs::compare_cells(before.as_ref(), &after);
     Ok(WorkbookCompareResponse {
-        context: grid_context(&after_path, &patch_diff),
+        context: keiri_docs::grid_context(&after_path, &patch_diff),
         patch_diff,
         before: req.before,
         after: req.after,

@@ -18,6 +18,8 @@
 //! * [`workbook_cells`] reads every worksheet's cell values (to compare two workbooks) and
 //!   [`workbook_window`] the cells of a few small rectangles with their formulas and the values
 //!   cached for them (the neighbours a preview grid draws around a change).
+//! * [`compare_cells`] turns two workbooks' cells into a per-cell diff (a patch's shape), and
+//!   [`grid_context`] reads the cells around a diff's changes for a preview grid.
 //! * [`schema::tables`] gives a CSV's or workbook's header rows (per sheet) with the type
 //!   their first values suggest, for checking plans against the files they read.
 //! * [`text`] is the one text decoder of the workspace ([`EncodingChoice`], [`text::candidates`],
@@ -79,6 +81,7 @@ mod pdf;
 pub mod schema;
 mod sections;
 pub mod text;
+mod workbook_diff;
 mod xlsx;
 mod zipguard;
 
@@ -93,6 +96,10 @@ pub use model::*;
 pub use output::to_toon;
 pub use sections::{extract_sections, reading_options};
 pub use text::{DecodedText, EncodingChoice, TextEncoding, decode as decode_text};
+pub use workbook_diff::{
+    ContextCell, GRID_CONTEXT, GRID_MAX_COLS, GRID_MAX_ROWS, SheetContext, compare_cells,
+    grid_context,
+};
 pub use xlsx::{
     CellData, CellWindow, SheetCells, WindowCell, WorkbookCells, workbook_cells, workbook_window,
 };

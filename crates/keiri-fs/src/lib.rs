@@ -15,6 +15,8 @@
 //! * [`PathPolicy`] resolves a path that came from outside (UI, HTTP, MCP, an LLM tool call)
 //!   and refuses it unless it lies inside one of the allowed roots after canonicalisation,
 //!   so `..` and symlinks cannot escape.
+//! * [`unfit_root`] says why a folder cannot be the workspace (the root every path from outside
+//!   must stay inside): the file-system root, the home folder itself, a system folder.
 //! * [`catch_panic`] turns a panic in code that reads an untrusted file into an error, so one
 //!   bad file cannot take a server down (keiri-docs' parsers and keiri-xlsx's patches use it).
 //!
@@ -26,9 +28,11 @@ use std::io;
 use std::path::{Component, Path, PathBuf};
 
 mod panic;
+mod roots;
 mod write;
 
 pub use panic::catch_panic;
+pub use roots::unfit_root;
 pub use write::{
     LOCK_SUFFIX, Lock, TEMP_MARK, lock, sweep, try_lock, write_atomic, write_new, write_unique,
 };

@@ -7,7 +7,7 @@ import type { Lang, RunPaused } from '../api/types';
 import { t } from '../i18n';
 import { buildSheetGrids, diffItemsOf } from '../workbookGrid';
 import { cellDisplay, columnHeader, formatAmount, readLabels, tableColumns, valueAt, type QuestionLabels, type Row } from '../questionTable';
-import { DesignChangesView, SheetGridView } from './DryRunPanel';
+import { DesignChangesView, SheetGridView } from './WorkbookDiff';
 
 interface Props {
   lang: Lang;

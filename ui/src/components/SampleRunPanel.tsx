@@ -10,7 +10,7 @@ import type { Lang, OutputPreview, RunOutputResponse, RunSummary } from '../api/
 import { errorText, t, type MessageKey } from '../i18n';
 import { warningCount, type NodeRun, type SampleRun } from '../sampleRun';
 import { baseName, buildSheetGrids } from '../workbookGrid';
-import { DesignChangesView, SheetGridView } from './DryRunPanel';
+import { DesignChangesView, SheetGridView } from './WorkbookDiff';
 import { cellDisplay, columnHeader, readLabels } from '../questionTable';
 import { RunQuestion } from './RunQuestion';
 import { TechnicalDetails } from './TechnicalDetails';

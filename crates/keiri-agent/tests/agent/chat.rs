@@ -376,22 +376,19 @@ fn a_tool_call_does_not_hold_up_the_runtime_s_other_tasks() {
         started: Mutex<mpsc::Sender<()>>,
         go: Mutex<mpsc::Receiver<()>>,
     }
-    impl keiri_agent::Tool for WaitsForAnotherTask {
-        fn name(&self) -> &str {
-            "wait"
-        }
-        fn description(&self) -> &str {
-            "waits"
-        }
-        fn parameters(&self) -> serde_json::Value {
-            json!({"type": "object"})
-        }
-        fn read_only(&self) -> bool {
-            true
-        }
-        fn call(
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct NoArgs {}
+    // Blocking work in a typed tool's `run`, as the built-in tools have it.
+    impl keiri_agent::TypedTool for WaitsForAnotherTask {
+        const NAME: &'static str = "wait";
+        const TITLE: &'static str = "Wait";
+        const DESCRIPTION: &'static str = "waits";
+        const READ_ONLY: bool = true;
+        const FRONTS: keiri_agent::Fronts = keiri_agent::Fronts::CHAT;
+        type Args = NoArgs;
+        fn run(
             &self,
-            _: &serde_json::Value,
+            _: NoArgs,
             _: &keiri_agent::ToolContext,
         ) -> Result<serde_json::Value, keiri_agent::ToolError> {
             self.started.lock().unwrap().send(()).unwrap();
@@ -434,7 +431,7 @@ fn a_tool_call_does_not_hold_up_the_runtime_s_other_tasks() {
                 arguments: "{}".into(),
             };
             let ctx = tool_ctx(ws.path());
-            keiri_agent::execute_tool_call(&agent, &scope, &ctx, &call, &mut |_| {})
+            keiri_agent::execute_tool_call(&agent, &scope, &ctx, &call, &mut |_| {}).await
         });
         // The tool is now waiting on the only worker (this thread is not one of them).
         started.recv().unwrap();

@@ -22,6 +22,15 @@ use keiri_llm::testkit::{FakeServer, RecordedRequest, Reply, TestClock};
 use keiri_llm::{Env, Llm, NoJitter};
 use serde_json::Value;
 
+/// Awaits a tool call (tools are `async`) on a runtime of its own.
+pub fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(future)
+}
+
 pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }

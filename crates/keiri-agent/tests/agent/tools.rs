@@ -1,37 +1,54 @@
 use keiri_agent::{Scope, ToolError};
 use serde_json::{Value, json};
 
-use super::{tool_ctx, workspace};
+use super::{block_on, tool_ctx, workspace};
 
 /// Calls a built-in tool with every tool in scope.
 fn call(ws: &std::path::Path, tool: &str, args: Value) -> Result<Value, ToolError> {
     let registry = keiri_agent::builtin_registry();
     let scope = Scope::new("test", registry.names());
-    registry.call(tool, &args, &scope, &tool_ctx(ws))
+    block_on(registry.call(tool, &args, &scope, &tool_ctx(ws)))
 }
 
+/// Every built-in tool has an object schema for its arguments and is offered on a front-end
+/// (a tool no front-end offers could never be called); the chat and MCP shares are derived
+/// from what each tool declares.
 #[test]
 fn the_registry_has_the_builtin_tools_with_schemas() {
+    use keiri_agent::Front;
     let registry = keiri_agent::builtin_registry();
-    assert_eq!(
-        registry.names(),
-        [
-            "apply_patch",
-            "check_code_scale",
-            "describe_block",
-            "dry_run_plan",
-            "exstruct_patch",
-            "extract_code_section",
-            "read_file",
-            "retrieve_blocks",
-            "validate_plan",
-        ]
-    );
     let specs = registry.specs(&Scope::new("t", registry.names()));
+    assert_eq!(specs.len(), registry.names().len());
+    assert!(specs.len() >= 2, "{:?}", registry.names());
     for spec in &specs {
         assert_eq!(spec.parameters["type"], "object", "{}", spec.name);
         assert!(spec.parameters.get("$schema").is_none());
+        let fronts = registry.get(&spec.name).unwrap().fronts();
+        assert!(
+            fronts.chat || fronts.mcp,
+            "{} is offered nowhere",
+            spec.name
+        );
     }
+    let chat = registry.names_on(Front::Chat);
+    assert_eq!(
+        keiri_agent::builtin_registry()
+            .offered_on(Front::Chat)
+            .names(),
+        chat
+    );
+    // Both front-ends apply a unified diff; only the chat reads a file through a tool.
+    assert!(chat.contains(&"apply_patch".to_string()));
+    assert!(
+        registry
+            .names_on(Front::Mcp)
+            .contains(&"apply_patch".to_string())
+    );
+    assert!(
+        !registry
+            .names_on(Front::Mcp)
+            .contains(&"read_file".to_string())
+    );
     let apply = specs.iter().find(|s| s.name == "apply_patch").unwrap();
     assert_eq!(
         apply.description.as_deref(),
@@ -215,18 +232,14 @@ fn apply_patch_writes_when_writes_are_direct() {
     let scope = Scope::new("test", registry.names());
     let direct = tool_ctx(ws.path()).with_writes(keiri_agent::Writes::Direct);
     let args = json!({"filePath": "plan.yaml", "patch": super::PLAN_PATCH});
-    let r = registry
-        .call("apply_patch", &args, &scope, &direct)
-        .unwrap();
+    let r = block_on(registry.call("apply_patch", &args, &scope, &direct)).unwrap();
     assert_eq!(r["changed"], true, "{r}");
     assert_eq!(
         std::fs::read_to_string(ws.path().join("plan.yaml")).unwrap(),
         super::PLAN_AFTER
     );
     assert!(direct.take_pending().0.is_empty(), "nothing is proposed");
-    let err = registry
-        .call("apply_patch", &args, &scope, &direct)
-        .unwrap_err();
+    let err = block_on(registry.call("apply_patch", &args, &scope, &direct)).unwrap_err();
     assert_eq!(err.cause(), "APPLY_FAILED", "{err}");
     assert_eq!(err.details().unwrap()["backend"], "native", "{err:?}");
 }
@@ -316,24 +329,22 @@ fn exstruct_patch_proposes_unless_it_is_a_dry_run() {
     let registry = keiri_agent::builtin_registry();
     let scope = Scope::new("test", registry.names());
     let ops = json!([{"op": "set_value", "sheet": "Sheet1", "cell": "B1", "value": 5}]);
-    let preview = registry
-        .call(
-            "exstruct_patch",
-            &json!({"xlsx_path": "book.xlsx", "ops": ops, "dry_run": true}),
-            &scope,
-            &ctx,
-        )
-        .unwrap();
+    let preview = block_on(registry.call(
+        "exstruct_patch",
+        &json!({"xlsx_path": "book.xlsx", "ops": ops, "dry_run": true}),
+        &scope,
+        &ctx,
+    ))
+    .unwrap();
     assert_eq!(preview["status"], "preview");
     assert_eq!(preview["patch_diff"][0]["cell"], "B1", "{preview}");
-    let proposed = registry
-        .call(
-            "exstruct_patch",
-            &json!({"xlsx_path": "book.xlsx", "ops": ops}),
-            &scope,
-            &ctx,
-        )
-        .unwrap();
+    let proposed = block_on(registry.call(
+        "exstruct_patch",
+        &json!({"xlsx_path": "book.xlsx", "ops": ops}),
+        &scope,
+        &ctx,
+    ))
+    .unwrap();
     assert_eq!(proposed["status"], "pending_approval");
     assert!(!ws.path().join("book_patched.xlsx").exists());
     let (pending, next_change) = ctx.take_pending();
@@ -343,14 +354,13 @@ fn exstruct_patch_proposes_unless_it_is_a_dry_run() {
         pending[0].diff,
         "--- a/book.xlsx\n+++ b/book_patched.xlsx\n@@ Sheet1!B1 (set_value) @@\n+5\n"
     );
-    let err = registry
-        .call(
-            "exstruct_patch",
-            &json!({"xlsx_path": "book.xlsx", "ops": ops, "dry_run": "yes"}),
-            &scope,
-            &ctx,
-        )
-        .unwrap_err();
+    let err = block_on(registry.call(
+        "exstruct_patch",
+        &json!({"xlsx_path": "book.xlsx", "ops": ops, "dry_run": "yes"}),
+        &scope,
+        &ctx,
+    ))
+    .unwrap_err();
     assert_eq!(err.code(), "INVALID_ARGUMENT");
 
     let store = SessionStore::new(ws.path());

@@ -10,33 +10,44 @@ fn context(ws: &std::path::Path) -> Context {
     Context::new(ws)
 }
 
+/// Awaits a tool call (tools are `async`) on a runtime of its own, as a front-end does on its.
+fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(future)
+}
+
 fn tools(ctx: &Context, writes: Writes) -> ToolContext {
     tool_context(ctx, ctx.path_policy(), Lang::En, writes)
 }
 
-/// One registry: every MCP tool is in it, and so is every tool a chat skill may name.
+/// One registry: the chat's and MCP's shares are the tools that declare each front-end, every
+/// tool is offered somewhere, and a tool that writes directly (it cannot propose its files for
+/// approval) is never offered in the chat, where writes are proposed.
 #[test]
 fn mcp_and_the_chat_serve_one_registry() {
     let ws = tempfile::tempdir().unwrap();
     let registry = registry(&context(ws.path()));
-    let names = registry.names();
-    for name in MCP_TOOLS {
-        assert!(
-            names.contains(&name.to_string()),
-            "{name} is not in {names:?}"
-        );
+    let chat = chat_registry(&context(ws.path()));
+    assert_eq!(chat.names(), registry.names_on(Front::Chat));
+    let mcp = mcp_scope(&registry);
+    assert_eq!(mcp.allowed, registry.names_on(Front::Mcp));
+    for name in registry.names() {
+        let tool = registry.get(&name).unwrap();
+        let fronts = tool.fronts();
+        assert!(fronts.chat || fronts.mcp, "{name} is offered nowhere");
+        assert_eq!(chat.get(&name).is_some(), fronts.chat, "{name}");
+        assert_eq!(mcp.allows(&name), fronts.mcp, "{name}");
     }
-    for name in CHAT_TOOLS {
-        assert!(names.contains(&name.to_string()), "{name}");
+    // The API-backed tools that write directly stay out of the chat.
+    for name in ["exstruct_make", "run_plan"] {
+        assert!(!registry.get(name).unwrap().read_only(), "{name}");
+        assert!(chat.get(name).is_none(), "{name}");
+        assert!(mcp.allows(name), "{name}");
     }
-    assert_eq!(
-        chat_registry(&context(ws.path())).names().len(),
-        CHAT_TOOLS.len()
-    );
-    let mut unique = MCP_TOOLS.to_vec();
-    unique.sort_unstable();
-    unique.dedup();
-    assert_eq!(unique.len(), MCP_TOOLS.len());
 }
 
 /// The same `exstruct_patch` writes over MCP and only proposes in the chat.
@@ -45,30 +56,25 @@ fn a_write_is_direct_over_mcp_and_proposed_in_the_chat() {
     let ws = tempfile::tempdir().unwrap();
     let ctx = context(ws.path());
     let registry = registry(&ctx);
-    let scope = mcp_scope();
+    let scope = mcp_scope(&registry);
     let make = json!({"out_path": "book.xlsx", "ops": [
         {"op": "set_value", "sheet": "Sheet1", "cell": "A1", "value": 1}]});
-    registry
-        .call("exstruct_make", &make, &scope, &tools(&ctx, Writes::Direct))
-        .unwrap();
+    block_on(registry.call("exstruct_make", &make, &scope, &tools(&ctx, Writes::Direct))).unwrap();
     let patch = json!({"xlsx_path": "book.xlsx", "ops": [
         {"op": "set_value", "sheet": "Sheet1", "cell": "A1", "value": 2}]});
     let chat = tools(&ctx, Writes::Propose);
-    let proposed = registry
-        .call("exstruct_patch", &patch, &scope, &chat)
-        .unwrap();
+    let proposed = block_on(registry.call("exstruct_patch", &patch, &scope, &chat)).unwrap();
     assert_eq!(proposed["status"], "pending_approval", "{proposed}");
     assert!(!ws.path().join("book_patched.xlsx").exists());
     assert_eq!(chat.take_pending().0.len(), 1);
 
-    let written = registry
-        .call(
-            "exstruct_patch",
-            &patch,
-            &scope,
-            &tools(&ctx, Writes::Direct),
-        )
-        .unwrap();
+    let written = block_on(registry.call(
+        "exstruct_patch",
+        &patch,
+        &scope,
+        &tools(&ctx, Writes::Direct),
+    ))
+    .unwrap();
     assert!(written.get("status").is_none(), "{written}");
     assert!(ws.path().join("book_patched.xlsx").is_file(), "{written}");
 }
@@ -83,23 +89,18 @@ fn a_direct_only_write_refuses_to_run_in_the_chat() {
     let scope = Scope::new("t", registry.names());
     let chat = tools(&ctx, Writes::Propose);
     let make = json!({"out_path": "book.xlsx", "ops": []});
-    let err = registry
-        .call("exstruct_make", &make, &scope, &chat)
-        .unwrap_err();
+    let err = block_on(registry.call("exstruct_make", &make, &scope, &chat)).unwrap_err();
     assert_eq!(err.cause(), "WRITES_DIRECTLY", "{err}");
     assert!(!ws.path().join("book.xlsx").exists());
 
-    registry
-        .call("exstruct_make", &make, &scope, &tools(&ctx, Writes::Direct))
-        .unwrap();
-    let cells = registry
-        .call(
-            "exstruct_read_cells",
-            &json!({"xlsx_path": "book.xlsx", "addresses": ["A1"]}),
-            &scope,
-            &chat,
-        )
-        .unwrap();
+    block_on(registry.call("exstruct_make", &make, &scope, &tools(&ctx, Writes::Direct))).unwrap();
+    let cells = block_on(registry.call(
+        "exstruct_read_cells",
+        &json!({"xlsx_path": "book.xlsx", "addresses": ["A1"]}),
+        &scope,
+        &chat,
+    ))
+    .unwrap();
     assert_eq!(cells["missing_cells"], json!(["A1"]), "{cells}");
 }
 
@@ -110,20 +111,18 @@ fn api_errors_keep_their_code_and_details() {
     let ws = tempfile::tempdir().unwrap();
     let ctx = context(ws.path());
     let registry = registry(&ctx);
-    let scope = mcp_scope();
+    let scope = mcp_scope(&registry);
     let direct = tools(&ctx, Writes::Direct);
-    let err = registry
-        .call(
-            "dry_run_plan",
-            &json!({"yaml": "id: p\ngraph:\n  - id: a\n    block: no.such\n"}),
-            &scope,
-            &direct,
-        )
-        .unwrap_err();
+    let err = block_on(registry.call(
+        "dry_run_plan",
+        &json!({"yaml": "id: p\ngraph:\n  - id: a\n    block: no.such\n"}),
+        &scope,
+        &direct,
+    ))
+    .unwrap_err();
     assert_eq!(err.cause(), "PLAN_INVALID", "{err}");
     assert!(err.details().unwrap()["findings"][0]["code"].is_string());
-    let err = registry
-        .call("exstruct_read_cells", &json!({"nope": 1}), &scope, &direct)
+    let err = block_on(registry.call("exstruct_read_cells", &json!({"nope": 1}), &scope, &direct))
         .unwrap_err();
     assert_eq!(err.cause(), "INVALID_REQUEST", "{err}");
     assert!(err.message().contains("nope"), "{err}");

@@ -129,7 +129,7 @@ impl Server {
     /// Builds the server; fails if a tool's schema cannot be generated.
     pub fn new(ctx: Context) -> anyhow::Result<Server> {
         let registry = keiri_api::tools::registry(&ctx);
-        let scope = keiri_api::tools::mcp_scope();
+        let scope = keiri_api::tools::mcp_scope(&registry);
         let tools = scope
             .allowed
             .iter()
@@ -149,7 +149,7 @@ impl Server {
         })
     }
 
-    /// The MCP definitions of every tool, in [`keiri_api::tools::MCP_TOOLS`] order.
+    /// The MCP definitions of every tool MCP offers ([`keiri_api::tools::mcp_scope`]), by name.
     pub fn tools(&self) -> Vec<Tool> {
         self.tools.as_ref().clone()
     }
@@ -180,11 +180,11 @@ impl Server {
         .with_cancel(cancel);
         let (registry, scope) = (Arc::clone(&self.registry), Arc::clone(&self.scope));
         let name = name.to_string();
-        // Blocking file I/O (and the workbook engine evaluates formulas), or an async API
-        // function awaited from the blocking pool: off the async workers that read and write
-        // the protocol.
+        // A task of its own, so a tool that fails badly fails its call and not the server; its
+        // blocking work (file I/O, the workbook engine's formulas) hands the worker's other
+        // tasks — the protocol's reads and writes — to the others (`keiri_agent::blocking`).
         let result =
-            tokio::task::spawn_blocking(move || registry.call(&name, &args, &scope, &tools_ctx))
+            tokio::spawn(async move { registry.call(&name, &args, &scope, &tools_ctx).await })
                 .await
                 .unwrap_or_else(|e| {
                     Err(ToolError::failed(

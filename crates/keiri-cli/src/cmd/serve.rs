@@ -1,7 +1,7 @@
 //! `keiri serve`: the studio UI and `POST /api/<function>` on 127.0.0.1 only.
 //!
-//! Loopback is not a boundary against the browser the user is running: any web page can send
-//! requests to 127.0.0.1, and a DNS-rebinding page can even read the answers. So every request
+//! Cross-site request forgery (CSRF) and DNS rebinding: loopback is not a boundary against the
+//! browser the user is running: any web page can send requests to 127.0.0.1, and a DNS-rebinding page can even read the answers. So every request
 //! passes [`guard`] before anything is read or done:
 //!
 //! * `Host` must be this server's own loopback address (`127.0.0.1:<port>`, `localhost:<port>`
@@ -189,7 +189,8 @@ pub fn new_token() -> anyhow::Result<String> {
 }
 
 /// The middleware in front of every route: refuses what [`Guard::refuse`] refuses, before the
-/// body is read or a function runs.
+/// body is read or a function runs — the studio's defence against cross-site request forgery
+/// (CSRF) and DNS rebinding (see the module docs).
 async fn guard(State(guard): State<Arc<Guard>>, req: Request, next: Next) -> Response {
     match guard.refuse(&req) {
         Some(err) => error_response(err),
