@@ -196,12 +196,12 @@ pub struct Fronts {
 }
 
 impl Fronts {
-    /// The chat only (a tool an MCP client has its own way to do, such as reading a file).
+    /// The studio's chat only.
     pub const CHAT: Fronts = Fronts {
         chat: true,
         mcp: false,
     };
-    /// MCP only (a tool that can only write directly, or that the chat's skills do not use).
+    /// `keiri mcp` only.
     pub const MCP: Fronts = Fronts {
         chat: false,
         mcp: true,
@@ -365,12 +365,6 @@ impl ToolRegistry {
 
     pub fn with(mut self, tool: impl Tool + 'static) -> ToolRegistry {
         self.register(Box::new(tool));
-        self
-    }
-
-    /// The registry with only the tools named in `names`.
-    pub fn only(mut self, names: &[&str]) -> ToolRegistry {
-        self.tools.retain(|name, _| names.contains(&name.as_str()));
         self
     }
 
