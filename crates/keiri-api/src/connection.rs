@@ -188,8 +188,5 @@ fn failure_message(lang: Lang, code: &str) -> String {
         ),
         _ => ("接続テストに失敗しました", "The connection test failed"),
     };
-    match lang {
-        Lang::Ja => ja.to_string(),
-        Lang::En => en.to_string(),
-    }
+    lang.pick(ja, en).to_string()
 }

@@ -430,19 +430,15 @@ pub async fn plan_generate(
         result.notes.retain(|n| *n != offline);
         result.notes.insert(
             0,
-            crate::run::pick(
-                verify_lang,
-                "AIが設定されていないため、テンプレート合成で作りました。設定でAIをつなぐと、指示に合わせてAIが組み立てます",
+            verify_lang.pick("AIが設定されていないため、テンプレート合成で作りました。設定でAIをつなぐと、指示に合わせてAIが組み立てます",
                 "no AI model is configured, so the plan was composed from templates; connect a model in the settings to have it built for your instruction",
-            ),
+            ).to_string(),
         );
     }
     if req.verify_by_running && prepared.samples.is_empty() {
-        result.notes.push(crate::run::pick(
-            verify_lang,
-            "試行実行による確認は行っていません: 添付されたファイルがありません（確認の実行は添付ファイルだけを読みます）",
+        result.notes.push(verify_lang.pick("試行実行による確認は行っていません: 添付されたファイルがありません（確認の実行は添付ファイルだけを読みます）",
             "verify-by-running ran nothing: no file is attached (a verification run reads only the attached files)",
-        ));
+        ).to_string());
     }
     let yaml = keiri_plan::save_plan(&result.plan)
         .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;

@@ -104,7 +104,7 @@ impl RunFailure {
         RunFailure {
             node: f.node.clone(),
             code: f.code.clone(),
-            message: pick(lang, &f.message_ja, &f.message_en),
+            message: lang.pick(&f.message_ja, &f.message_en).to_string(),
             hint: match lang {
                 Lang::Ja => f.hint_ja.clone(),
                 Lang::En => f.hint_en.clone(),
@@ -130,7 +130,7 @@ impl RunWarning {
         RunWarning {
             node: w.node.clone(),
             code: w.code.clone(),
-            message: pick(lang, &w.message_ja, &w.message_en),
+            message: lang.pick(&w.message_ja, &w.message_en).to_string(),
         }
     }
 }
@@ -329,13 +329,6 @@ fn run_error(err: &RunError) -> ApiError {
     ApiError::new(code, format!("{err}"))
 }
 
-pub(crate) fn pick(lang: Lang, ja: &str, en: &str) -> String {
-    match lang {
-        Lang::Ja => ja.to_string(),
-        Lang::En => en.to_string(),
-    }
-}
-
 /// Reads the plan text from a path or the request.
 fn plan_text(ctx: &Context, path: Option<&str>, yaml: Option<&str>) -> Result<String, ApiError> {
     match (path, yaml) {
@@ -442,11 +435,11 @@ fn ask_open_vars(
             })
             .collect();
     let message = |vars: &[&str]| {
-        pick(
-            lang,
+        lang.pick(
             &format!("この実行に必要な値を入力してください: {}", vars.join(", ")),
             &format!("Values this run needs: {}", vars.join(", ")),
         )
+        .to_string()
     };
     let Some(asked) = keiri_plan::ask_at_run_start(&prepared.plan, &open, message) else {
         return Ok(());
@@ -522,15 +515,13 @@ fn allowed_env(
         let list = refused.join(", ");
         return Err(ApiError::new(
             ErrorCode::EnvNotAllowed,
-            pick(
-                lang,
-                &format!(
+            lang.pick(&format!(
                     "環境変数 {list} は利用者が許可していません。設定の allow_env か、コマンドラインの --allow-env で許可してください"
                 ),
                 &format!(
                     "environment variable {list} is not allowed by the user: allow it in the settings' allow_env or with --allow-env on the command line"
                 ),
-            ),
+            ).to_string(),
         )
         .with_details(serde_json::json!({ "names": refused })));
     }
@@ -677,7 +668,7 @@ fn paused(lang: Lang, p: &keiri_run::NodeFailure) -> RunPaused {
             Some(Json::Object(question)) => question.clone(),
             _ => serde_json::Map::new(),
         },
-        message: pick(lang, &p.message_ja, &p.message_en),
+        message: lang.pick(&p.message_ja, &p.message_en).to_string(),
     }
 }
 

@@ -51,19 +51,11 @@ pub fn print_findings(findings: &[keiri_api::json::Finding], source: &str) {
     }
 }
 
-/// The text in the user's language (`--lang`): one place for the CLI's bilingual lines.
-pub fn pick<T>(lang: keiri_api::Lang, ja: T, en: T) -> T {
-    match lang {
-        keiri_api::Lang::Ja => ja,
-        keiri_api::Lang::En => en,
-    }
-}
-
 /// A catalog text in the user's language: the English one when English is asked for and the
 /// catalog gives one, else the Japanese (the catalog's own language).
 pub fn pick_given<'a>(lang: keiri_api::Lang, ja: &'a str, en: Option<&'a str>) -> &'a str {
     match en {
-        Some(en) if !en.trim().is_empty() => pick(lang, ja, en),
+        Some(en) if !en.trim().is_empty() => lang.pick(ja, en),
         _ => ja,
     }
 }

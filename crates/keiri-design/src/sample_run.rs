@@ -47,23 +47,16 @@ pub fn sample_run_issues<'f>(
                 severity: "error".into(),
                 node_id: Some(node.to_string()),
                 path: format!("/graph/{index}"),
-                message: pick(
-                    lang,
-                    &format!("試行実行で失敗しました: {finding}"),
-                    &format!("failed when run on the sample files: {finding}"),
-                ),
+                message: lang
+                    .pick(
+                        &format!("試行実行で失敗しました: {finding}"),
+                        &format!("failed when run on the sample files: {finding}"),
+                    )
+                    .to_string(),
                 hint: None,
             })
         })
         .collect()
-}
-
-/// `ja` or `en`, as `lang` says.
-fn pick(lang: Lang, ja: &str, en: &str) -> String {
-    match lang {
-        Lang::Ja => ja.to_string(),
-        Lang::En => en.to_string(),
-    }
 }
 
 /// What the model is told of a node's run-time failure: built from the plan and the column
@@ -115,36 +108,24 @@ fn finding(
     if what.is_empty() {
         what.push(
             match code {
-                "COLUMN_NOT_FOUND" => pick(
-                    lang,
-                    "ノードが読む列が入力の行にありません",
+                "COLUMN_NOT_FOUND" => lang.pick("ノードが読む列が入力の行にありません",
                     "a column the node reads is not in its input rows",
-                ),
-                "INPUT_INVALID" => pick(
-                    lang,
-                    "入力がブロックの仕様に合いません（型、使える値、必須入力）",
+                ).to_string(),
+                "INPUT_INVALID" => lang.pick("入力がブロックの仕様に合いません（型、使える値、必須入力）",
                     "an input does not fit the block's spec (its type, its allowed values, or a required input)",
-                ),
-                "REF_UNRESOLVED" => pick(
-                    lang,
-                    "参照がどの出力にも変数にも解決されません",
+                ).to_string(),
+                "REF_UNRESOLVED" => lang.pick("参照がどの出力にも変数にも解決されません",
                     "a reference resolves to no output or var",
-                ),
-                "EXPR_INVALID" => pick(
-                    lang,
-                    "式または条件が評価できません",
+                ).to_string(),
+                "EXPR_INVALID" => lang.pick("式または条件が評価できません",
                     "an expression or a condition does not evaluate",
-                ),
-                "LIMIT_EXCEEDED" => pick(
-                    lang,
-                    "サンプルでの処理量が上限を超えました（行ごとの foreach、キーが重複する結合、大きすぎる表）。行は表のまま transforms.* で処理し、一意のキーで結合してください",
+                ).to_string(),
+                "LIMIT_EXCEEDED" => lang.pick("サンプルでの処理量が上限を超えました（行ごとの foreach、キーが重複する結合、大きすぎる表）。行は表のまま transforms.* で処理し、一意のキーで結合してください",
                     "the work on the sample files passed the run's bounds (a foreach over every row, a join whose keys repeat, a table too large): work on the rows as a table with transforms.* and join on a unique key",
-                ),
-                _ => pick(
-                    lang,
-                    "ブロックがサンプルのデータで失敗しました",
+                ).to_string(),
+                _ => lang.pick("ブロックがサンプルのデータで失敗しました",
                     "the block failed on the sample data",
-                ),
+                ).to_string(),
             }
             .to_string(),
         );
@@ -184,13 +165,11 @@ fn missing_columns(
             continue;
         }
         let (input, column) = (&read.input, &read.column);
-        let line = pick(
-            lang,
-            &format!("入力 {input} が読む列「{column}」は {table} の行にありません"),
+        let line = lang.pick(&format!("入力 {input} が読む列「{column}」は {table} の行にありません"),
             &format!(
                 "input {input} reads the column {column:?}, which the rows of {table} do not have"
             ),
-        );
+        ).to_string();
         if !out.contains(&line) {
             out.push(line);
         }

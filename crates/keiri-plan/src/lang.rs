@@ -21,6 +21,16 @@ pub enum Lang {
     En,
 }
 
+impl Lang {
+    /// `ja` or `en`, as the language says: the one place a bilingual text is chosen.
+    pub fn pick<T>(self, ja: T, en: T) -> T {
+        match self {
+            Lang::Ja => ja,
+            Lang::En => en,
+        }
+    }
+}
+
 impl std::str::FromStr for Lang {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {

@@ -192,10 +192,7 @@ struct Validator<'a> {
 }
 
 fn pick<'s>(lang: Lang, text: (&'s str, &'s str)) -> &'s str {
-    match lang {
-        Lang::Ja => text.0,
-        Lang::En => text.1,
-    }
+    lang.pick(text.0, text.1)
 }
 
 impl<'a> Validator<'a> {

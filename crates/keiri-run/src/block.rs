@@ -191,10 +191,7 @@ impl BlockContext<'_> {
     /// `ja` or `en`, in the run's language: the one place a block picks the words it writes
     /// into its rows (warnings and errors carry both).
     pub fn say<T>(&self, ja: T, en: T) -> T {
-        match self.lang {
-            keiri_plan::Lang::Ja => ja,
-            keiri_plan::Lang::En => en,
-        }
+        self.lang.pick(ja, en)
     }
 }
 

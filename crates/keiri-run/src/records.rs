@@ -566,7 +566,7 @@ pub fn table_digest(df: &DataFrame) -> String {
 
 /// Writes one output: a table as Arrow IPC, LZ4-compressed (run records of million-row
 /// tables are a third of their plain size, and LZ4 writes faster than a disk takes the
-/// difference; [`RunDir::load_outputs`] reads both), anything else as JSON. Written straight
+/// difference; [`RunDir::load_outputs`] reads both), anything else as compact JSON. Written straight
 /// to `out`: no second copy of the table in memory.
 fn encode(value: &Value, out: &mut impl Write) -> Result<(), RunError> {
     match value {
@@ -577,7 +577,9 @@ fn encode(value: &Value, out: &mut impl Write) -> Result<(), RunError> {
                 .finish(&mut df)
                 .map_err(|e| RunError::StateInvalid(format!("encoding a table: {e}")))
         }
-        Value::Json(json) => serde_json::to_writer_pretty(out, json)
+        // Compact: a match's hundred thousand rows pretty-printed were twice the bytes and
+        // the time, for a file that is read back by programs, not people.
+        Value::Json(json) => serde_json::to_writer(out, json)
             .map_err(|e| RunError::StateInvalid(format!("encoding JSON: {e}"))),
     }
 }

@@ -19,7 +19,7 @@
 
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { diffLineCounts } from '../diffCounts';
-import { ApiError, chatApprove, chatSend, chatUndo, skillsList } from '../api';
+import { ApiError, asApiError, chatApprove, chatSend, chatUndo, skillsList } from '../api';
 import type { ChatEvent, Lang, PendingChangeSummary, SkillSummary } from '../api/types';
 import { errorText, t } from '../i18n';
 import { sideBySide } from '../sideBySide';
@@ -157,10 +157,6 @@ export function skillCommand(text: string): string | null {
   if (match === null) return null;
   const name = match[1] ?? '';
   return name === 'auto' ? '' : name;
-}
-
-function asApiError(err: unknown): ApiError {
-  return err instanceof ApiError ? err : new ApiError('INTERNAL', String(err));
 }
 
 function pretty(value: unknown): string {

@@ -6,7 +6,7 @@
 // closed disclosure for administrators.
 
 import { useState } from 'react';
-import { ApiError, planDryRun, workbookPatch } from '../api';
+import { asApiError, planDryRun, workbookPatch } from '../api';
 import type {
   DryRunNode,
   Lang,
@@ -29,10 +29,6 @@ type RunState =
   | { kind: 'running' }
   | { kind: 'done'; run: number; yaml: string; response: PlanDryRunResponse }
   | { kind: 'failed'; code: string; message: string; findings: number | null };
-
-function asApiError(err: unknown): ApiError {
-  return err instanceof ApiError ? err : new ApiError('INTERNAL', String(err));
-}
 
 function findingCount(details: unknown): number | null {
   if (typeof details !== 'object' || details === null) return null;

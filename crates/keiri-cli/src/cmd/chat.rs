@@ -44,10 +44,7 @@ pub struct Args {
 
 /// Text of the REPL in both languages.
 fn text(lang: Lang, ja: &'static str, en: &'static str) -> &'static str {
-    match lang {
-        Lang::Ja => ja,
-        Lang::En => en,
-    }
+    lang.pick(ja, en)
 }
 
 /// One line for an event, or `None` for events shown otherwise (the reply).

@@ -176,7 +176,7 @@ fn progress_text(
 fn describe(event: &RunEvent, lang: Lang) -> (&str, String, Line) {
     use RunEvent as E;
     let ja = lang == Lang::Ja;
-    let pick = |j: String, e: String| crate::output::pick(lang, j, e);
+    let pick = |j: String, e: String| lang.pick(j, e);
     match event {
         E::RunStart {
             run_id, plan_id, ..
@@ -527,8 +527,7 @@ fn cancel_on_ctrl_c(runtime: &tokio::runtime::Runtime, cancel: &CancellationToke
         if next().await {
             eprintln!(
                 "{}",
-                crate::output::pick(
-                    lang,
+                lang.pick(
                     "中断しています…（もう一度 Ctrl-C で即終了）",
                     "cancelling… (Ctrl-C again to quit now)"
                 )
@@ -569,8 +568,7 @@ fn report(res: &PlanRunResponse, json: bool, lang: Lang) -> anyhow::Result<ExitC
             let dir = &res.run_dir;
             println!(
                 "wrote: {}",
-                crate::output::pick(
-                    lang,
+                lang.pick(
                     format!("…ほか {more} 件（{dir} の下。すべては --json で一覧できます）"),
                     format!("… {more} more under {dir} (--json lists them all)"),
                 )
@@ -583,8 +581,7 @@ fn report(res: &PlanRunResponse, json: bool, lang: Lang) -> anyhow::Result<ExitC
             println!(
                 "resume: keiri run PLAN --resume {} --answers FILE   {}",
                 res.run_id,
-                crate::output::pick(
-                    lang,
+                lang.pick(
                     "（FILE: ノードIDごとの回答を書いたファイル）",
                     "(FILE: node id → answer)"
                 )

@@ -18,7 +18,8 @@
 //!
 //! Dependencies and why: `strsim` (string similarity, see above), `unicode-normalization`
 //! (NFKC), `keiri-search` (the BM25 index and, when configured, the embedder behind
-//! `matching.semantic_topk`, so the runtime ranks text the same way the planner does).
+//! `matching.semantic_topk`, so the runtime ranks text the same way the planner does),
+//! `foldhash` (the matching loops' hash maps, see [`FastMap`]).
 
 mod bank_reconciliation;
 mod blocking;
@@ -29,7 +30,7 @@ mod fuzzy_match;
 mod semantic_topk;
 mod three_way_match;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use chrono::NaiveDate;
 use polars::prelude::{DataFrame, IdxCa, IdxSize};
@@ -42,6 +43,12 @@ use crate::blocks::kit::numbers::num_json;
 pub(crate) use crate::blocks::kit::text::normalize_party_name;
 use crate::jp::{NegativeMarkers, parse_amount, parse_date};
 use crate::value::{Row, Value, column_to_json, table_error, table_to_rows};
+
+/// The hash maps of the matching loops, keyed by ids, cells and short texts of the user's own
+/// files: foldhash (already built for hashbrown) hashes such keys several times faster than
+/// the standard SipHash, whose resistance to crafted keys buys nothing here.
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+type FastSet<T> = HashSet<T, foldhash::fast::RandomState>;
 
 // ---------------------------------------------------------------------------------------
 // Shared helpers

@@ -156,6 +156,98 @@ fn csv_encoding(name: &str) -> Result<CsvEncoding, BlockError> {
     }
 }
 
+/// Encodes CSV text. Characters CP932 cannot hold become `?`, each reported once with the
+/// line it was on (encoding_rs would write an HTML character reference instead, which no
+/// accounting software reads). The warnings are in `lang`, the run's.
+fn encode(
+    text: &str,
+    encoding: CsvEncoding,
+    warnings: &mut Vec<String>,
+    lang: keiri_plan::Lang,
+) -> Vec<u8> {
+    match encoding {
+        CsvEncoding::Utf8 => text.as_bytes().to_vec(),
+        CsvEncoding::Utf8Bom => {
+            let mut out = vec![0xEF, 0xBB, 0xBF];
+            out.extend_from_slice(text.as_bytes());
+            out
+        }
+        CsvEncoding::ShiftJis => {
+            let (bytes, _, had_errors) = encoding_rs::SHIFT_JIS.encode(text);
+            if !had_errors {
+                return bytes.into_owned();
+            }
+            let mut out = Vec::with_capacity(text.len() * 2);
+            for (line_no, line) in text.split_inclusive('\n').enumerate() {
+                for c in line.chars() {
+                    let mut buf = [0u8; 4];
+                    let (b, _, bad) = encoding_rs::SHIFT_JIS.encode(c.encode_utf8(&mut buf));
+                    if bad {
+                        let (n, code) = (line_no + 1, c as u32);
+                        warnings.push(lang.pick(
+                            format!("{n}行目: 文字 '{c}' (U+{code:04X}) は CP932 で表せないため ? に置き換えました"),
+                            format!("line {n}: '{c}' (U+{code:04X}) is not in CP932 and was replaced with ?"),
+                        ));
+                        out.push(b'?');
+                    } else {
+                        out.extend_from_slice(&b);
+                    }
+                }
+            }
+            out
+        }
+    }
+}
+
+/// CSV text built line by line: fields quoted when they hold the delimiter, a quote or a line
+/// break (RFC 4180), lines ended by CRLF (what Excel and Japanese accounting and banking
+/// software expect).
+struct CsvText<'d> {
+    out: String,
+    delimiter: &'d str,
+}
+
+impl<'d> CsvText<'d> {
+    fn new(delimiter: &'d str) -> CsvText<'d> {
+        CsvText {
+            out: String::new(),
+            delimiter,
+        }
+    }
+
+    fn line<'s>(&mut self, fields: impl IntoIterator<Item = &'s str>) {
+        for (i, field) in fields.into_iter().enumerate() {
+            if i > 0 {
+                self.out.push_str(self.delimiter);
+            }
+            self.field(field);
+        }
+        self.out.push_str("\r\n");
+    }
+
+    fn field(&mut self, s: &str) {
+        if s.contains(self.delimiter) || s.contains(['"', '\n', '\r']) {
+            self.out.push('"');
+            self.out.push_str(&s.replace('"', "\"\""));
+            self.out.push('"');
+        } else {
+            self.out.push_str(s);
+        }
+    }
+}
+
+/// The CSV text of `lines`, after a header line when one is given.
+fn csv_text(header: Option<&[String]>, lines: &[Vec<String>], delimiter: &str) -> String {
+    let mut csv = CsvText::new(delimiter);
+    if let Some(h) = header {
+        csv.line(h.iter().map(String::as_str));
+    }
+    for l in lines {
+        csv.line(l.iter().map(String::as_str));
+    }
+    csv.out
+}
+
 // ---------------------------------------------------------------------------------------
 // report.markdown and report.summary
 

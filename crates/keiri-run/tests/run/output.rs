@@ -577,6 +577,130 @@ fn csv_write_encodes_utf8_bom_and_cp932() {
     );
 }
 
+/// A table as `csv.read` or a transform hands it on: text with delimiters, quotes, a line
+/// break and gaps; integers, floats (a whole one, NaN), dates and booleans. The table is written
+/// column by column, without turning it into JSON rows; the bytes must be what its rows give.
+#[test]
+fn csv_write_writes_a_typed_table_as_its_rows_would_be() {
+    use keiri_run::value::Value;
+    use polars::prelude::{Column, DataFrame, DataType};
+    let day = |y, m, d| {
+        let date = chrono::NaiveDate::from_ymd_opt(y, m, d).unwrap();
+        (date - chrono::NaiveDate::from_ymd_opt(1970, 1, 1).unwrap()).num_days() as i32
+    };
+    let table = DataFrame::new(
+        4,
+        vec![
+            Column::new(
+                "摘要".into(),
+                [
+                    Some("タクシー代, 渋谷"),
+                    Some("\"特価\"品"),
+                    None,
+                    Some("二行\n目"),
+                ]
+                .to_vec(),
+            ),
+            Column::new(
+                "金額".into(),
+                [Some(3480i64), None, Some(-12000), Some(0)].to_vec(),
+            ),
+            Column::new(
+                "率".into(),
+                [Some(0.1f64), Some(2.0), Some(f64::NAN), None].to_vec(),
+            ),
+            Column::new(
+                "日付".into(),
+                [
+                    Some(day(2025, 3, 5)),
+                    Some(day(2024, 12, 31)),
+                    None,
+                    Some(day(2025, 1, 1)),
+                ]
+                .to_vec(),
+            )
+            .cast(&DataType::Date)
+            .unwrap(),
+            Column::new(
+                "確認".into(),
+                [Some(true), Some(false), None, Some(true)].to_vec(),
+            ),
+        ],
+    )
+    .unwrap();
+    // By hand: a comma or a quote or a line break quotes the field (quotes doubled); a gap, a
+    // NaN and a null are empty; a whole float keeps its ".0"; dates are YYYY-MM-DD.
+    let expected = "摘要,金額,率,日付,確認\r\n\
+                    \"タクシー代, 渋谷\",3480,0.1,2025-03-05,true\r\n\
+                    \"\"\"特価\"\"品\",,2.0,2024-12-31,false\r\n\
+                    ,-12000,,,\r\n\
+                    \"二行\n目\",0,,2025-01-01,true\r\n";
+    let dir = tempfile::tempdir().unwrap();
+    let write = |rows: Value, name: &str, columns: Option<Json>| {
+        let mut inputs = vec![
+            ("rows", rows),
+            ("encoding", Value::Json(json!("utf-8"))),
+            ("out_name", Value::Json(json!(name))),
+        ];
+        if let Some(c) = columns {
+            inputs.push(("columns", Value::Json(c)));
+        }
+        let out = crate::matching::run_block_values("csv.write", dir.path(), inputs).unwrap();
+        assert_eq!(out["row_count"], 4);
+        String::from_utf8(std::fs::read(out_path(&out)).unwrap()).unwrap()
+    };
+    assert_eq!(write(Value::Table(table.clone()), "t.csv", None), expected);
+    let rows = Value::Table(table.clone()).to_json();
+    assert_eq!(write(Value::Json(rows.clone()), "r.csv", None), expected);
+    // Chosen columns, in the chosen order.
+    let picked = "日付,摘要\r\n2025-03-05,\"タクシー代, 渋谷\"\r\n2024-12-31,\"\"\"特価\"\"品\"\r\n,\r\n2025-01-01,\"二行\n目\"\r\n";
+    let columns = Some(json!(["日付", "摘要"]));
+    assert_eq!(
+        write(Value::Table(table), "tc.csv", columns.clone()),
+        picked
+    );
+    assert_eq!(write(Value::Json(rows), "rc.csv", columns), picked);
+}
+
+/// A table longer than the block turns into text at a time (65,536 rows): every row once, in
+/// order, across the pieces.
+#[test]
+fn csv_write_writes_every_row_of_a_long_table_in_order() {
+    use keiri_run::value::Value;
+    use polars::prelude::{Column, DataFrame};
+    let n = 150_001usize;
+    let ids: Vec<i64> = (0..n as i64).collect();
+    let names: Vec<String> = (0..n).map(|i| format!("行{i}")).collect();
+    let table = DataFrame::new(
+        n,
+        vec![
+            Column::new("番号".into(), ids),
+            Column::new("名前".into(), names),
+        ],
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = vec![
+        ("rows", Value::Table(table)),
+        ("encoding", Value::Json(json!("utf-8"))),
+        ("include_header", Value::Json(json!(false))),
+    ];
+    let out = crate::matching::run_block_values("csv.write", dir.path(), inputs).unwrap();
+    assert_eq!(out["row_count"], n);
+    let text = String::from_utf8(std::fs::read(out_path(&out)).unwrap()).unwrap();
+    let lines: Vec<&str> = text.split_terminator("\r\n").collect();
+    assert_eq!(lines.len(), n);
+    for (i, line) in [0usize, 65_535, 65_536, 131_072, 150_000].map(|i| (i, lines[i])) {
+        assert_eq!(line, format!("{i},行{i}"));
+    }
+    assert!(
+        lines
+            .iter()
+            .enumerate()
+            .all(|(i, l)| *l == format!("{i},行{i}"))
+    );
+}
+
 fn journal_rows() -> Json {
     json!([
         {"voucher_no": "J-0301", "date": "2025-03-03", "借方科目": "旅費交通費", "credit_account": "現金",

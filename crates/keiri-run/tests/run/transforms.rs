@@ -488,6 +488,55 @@ fn join() {
     );
 }
 
+/// The summary counts what the join pairs, by two keys at once: a day and an amount repeated
+/// on both sides multiply, a row with a null in either key pairs with nothing, and the same
+/// day with another amount is no match.
+#[test]
+fn join_summary_counts_pairs_by_every_key() {
+    let bank = json!([
+        {"日付": "2025-04-01", "金額": 1000, "摘要": "a"},
+        {"日付": "2025-04-01", "金額": 1000, "摘要": "b"},
+        {"日付": "2025-04-01", "金額": 2000, "摘要": "c"},
+        {"日付": null, "金額": 1000, "摘要": "d"},
+        {"日付": "2025-04-02", "金額": 3000, "摘要": "e"}
+    ]);
+    let ledger = json!([
+        {"伝票日付": "2025-04-01", "金額": 1000, "伝票": 1},
+        {"伝票日付": "2025-04-01", "金額": 1000, "伝票": 2},
+        {"伝票日付": "2025-04-01", "金額": 1000, "伝票": 3},
+        {"伝票日付": "2025-04-02", "金額": 2000, "伝票": 4},
+        {"伝票日付": "2025-04-02", "金額": null, "伝票": 5}
+    ]);
+    let keys = json!([{"left": "日付", "right": "伝票日付"}, "金額"]);
+    // By hand: (04-01, 1000) is 2 rows × 3 rows = 6 pairs; nothing else pairs (04-01 2000,
+    // 04-02 3000 and 04-02 2000 have no partner; the nulls never match). Matched: 2 bank rows,
+    // 3 ledger rows.
+    let out = crate::matching::run_block(
+        "transforms.join",
+        tempfile::tempdir().unwrap().path(),
+        json!({"left": bank, "right": ledger, "keys": keys, "how": "inner"}),
+    )
+    .unwrap();
+    assert_eq!(
+        out["summary"],
+        json!({"left_rows": 5, "right_rows": 5, "rows": 6, "matched_left_rows": 2,
+               "unmatched_left_rows": 3, "matched_right_rows": 3, "unmatched_right_rows": 2})
+    );
+    let pairs: Vec<(String, i64)> = out["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["摘要"].as_str().unwrap().to_string(),
+                r["伝票"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    let expected = [("a", 1), ("a", 2), ("a", 3), ("b", 1), ("b", 2), ("b", 3)];
+    assert_eq!(pairs, expected.map(|(a, b)| (a.to_string(), b)));
+}
+
 #[test]
 fn normalize_amounts() {
     check(

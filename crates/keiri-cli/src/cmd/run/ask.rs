@@ -6,8 +6,6 @@ use dialoguer::theme::ColorfulTheme;
 use keiri_api::{Lang, RunPaused};
 use serde_json::{Map, Value, json};
 
-use crate::output::pick;
-
 fn text<'a>(q: &'a Value, key: &str) -> &'a str {
     q.get(key).and_then(Value::as_str).unwrap_or_default()
 }
@@ -36,13 +34,9 @@ pub fn answer(paused: &RunPaused, lang: Lang) -> anyhow::Result<Option<Value>> {
                 .map_or(0, Vec::len);
             eprintln!(
                 "{}",
-                pick(
-                    lang,
-                    &format!("変更 {count} 件"),
-                    &format!("{count} changes")
-                )
+                lang.pick(&format!("変更 {count} 件"), &format!("{count} changes"))
             );
-            let prompt = pick(lang, "この変更を承認しますか", "Approve these changes?");
+            let prompt = lang.pick("この変更を承認しますか", "Approve these changes?");
             Ok(yes_no(prompt.to_string())?.map(|b| json!({"approved": b})))
         }
         "table_review" => {
@@ -57,7 +51,7 @@ pub fn answer(paused: &RunPaused, lang: Lang) -> anyhow::Result<Option<Value>> {
             if rows.len() > 20 {
                 eprintln!("      … {}", rows.len() - 20);
             }
-            let prompt = pick(lang, "この表で進めますか", "Go on with this table?");
+            let prompt = lang.pick("この表で進めますか", "Go on with this table?");
             Ok(yes_no(prompt.to_string())?.map(|b| json!({"approved": b})))
         }
         "approval" => {
@@ -73,12 +67,12 @@ pub fn answer(paused: &RunPaused, lang: Lang) -> anyhow::Result<Option<Value>> {
             let signed = q.get("require_signature").and_then(Value::as_bool) == Some(true);
             let mut decisions = Vec::new();
             for name in route {
-                let prompt = pick(
-                    lang,
-                    &format!("{name} は承認しますか"),
-                    &format!("Does {name} approve?"),
-                )
-                .to_string();
+                let prompt = lang
+                    .pick(
+                        &format!("{name} は承認しますか"),
+                        &format!("Does {name} approve?"),
+                    )
+                    .to_string();
                 let Some(ok) = yes_no(prompt)? else {
                     return Ok(None);
                 };
@@ -88,8 +82,7 @@ pub fn answer(paused: &RunPaused, lang: Lang) -> anyhow::Result<Option<Value>> {
                     // The plan asks each approver to sign with their own name; the block
                     // refuses another name.
                     let signature: String = dialoguer::Input::with_theme(&theme)
-                        .with_prompt(pick(
-                            lang,
+                        .with_prompt(lang.pick(
                             &format!("{name} の署名（本人の名前）"),
                             &format!("{name}'s signature (their own name)"),
                         ))
@@ -143,7 +136,7 @@ pub fn answer(paused: &RunPaused, lang: Lang) -> anyhow::Result<Option<Value>> {
                                     && !s.trim().is_empty()
                                     && s.trim().parse::<f64>().is_err()
                                 {
-                                    Err(pick(lang, "数値を入力してください", "enter a number"))
+                                    Err(lang.pick("数値を入力してください", "enter a number"))
                                 } else {
                                     Ok(())
                                 }
@@ -171,9 +164,7 @@ pub fn answer(paused: &RunPaused, lang: Lang) -> anyhow::Result<Option<Value>> {
         other => {
             eprintln!(
                 "{}",
-                pick(
-                    lang,
-                    &format!(
+                lang.pick(&format!(
                         "この種類の質問（{other}）は端末では答えられません。--answers で渡してください"
                     ),
                     &format!(

@@ -1,6 +1,7 @@
 //! `matching.duplicate_invoices`: its inputs and outputs are in `block_specs/matching/matching.duplicate_invoices.yaml`.
 
 use super::blocking::{Names, Point, close, close_pairs, similar_names};
+use super::{FastMap as HashMap, FastSet as HashSet};
 use super::{RowSource, cell_text, date, key_text, num_json, number, outputs, round4, rows_json};
 use crate::block::ProgressUnit;
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
@@ -9,7 +10,7 @@ use crate::blocks::kit::steps::Steps;
 use crate::value::Row;
 use chrono::{Datelike, NaiveDate};
 use serde_json::{Value as Json, json};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
 
 // ---------------------------------------------------------------------------------------
 // matching.duplicate_invoices
@@ -253,7 +254,7 @@ fn duplicate_invoices(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs
     // invoices sharing a number, close in amount and date, not paired above.
     if by_vendor && number_field.is_some() {
         let related: HashSet<(u32, u32)> = related.iter().copied().collect();
-        let mut by_number: HashMap<&str, Vec<&Point>> = HashMap::new();
+        let mut by_number: HashMap<&str, Vec<&Point>> = HashMap::default();
         for p in &points {
             if let Some(number) = &invs[p.index].number {
                 by_number.entry(number.as_str()).or_default().push(p);

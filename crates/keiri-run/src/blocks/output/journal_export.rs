@@ -1,91 +1,14 @@
 //! `journal.export`: its inputs and outputs are in `block_specs/output/journal.export.yaml`.
 
 use super::{
-    CsvEncoding, DEFAULT_OUT_DIR, csv_encoding, on_conflict, out_file, path_text, save, target_dir,
-    text,
+    DEFAULT_OUT_DIR, csv_encoding, csv_text, encode, on_conflict, out_file, path_text, save,
+    target_dir, text,
 };
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::jp::parse_date;
 use crate::value::Row;
 use serde_json::{Value as Json, json};
 use unicode_width::UnicodeWidthStr;
-
-/// One CSV field, quoted when it holds the delimiter, a quote or a line break (RFC 4180).
-fn csv_field(s: &str, delimiter: &str) -> String {
-    if s.contains(delimiter) || s.contains('"') || s.contains('\n') || s.contains('\r') {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
-/// Encodes CSV text. Characters CP932 cannot hold become `?`, each reported once with the
-/// line it was on (encoding_rs would write an HTML character reference instead, which no
-/// accounting software reads). The warnings are in `lang`, the run's.
-pub(super) fn encode(
-    text: &str,
-    encoding: CsvEncoding,
-    warnings: &mut Vec<String>,
-    lang: keiri_plan::Lang,
-) -> Vec<u8> {
-    let say = |ja: String, en: String| match lang {
-        keiri_plan::Lang::Ja => ja,
-        keiri_plan::Lang::En => en,
-    };
-    match encoding {
-        CsvEncoding::Utf8 => text.as_bytes().to_vec(),
-        CsvEncoding::Utf8Bom => {
-            let mut out = vec![0xEF, 0xBB, 0xBF];
-            out.extend_from_slice(text.as_bytes());
-            out
-        }
-        CsvEncoding::ShiftJis => {
-            let (bytes, _, had_errors) = encoding_rs::SHIFT_JIS.encode(text);
-            if !had_errors {
-                return bytes.into_owned();
-            }
-            let mut out = Vec::with_capacity(text.len() * 2);
-            for (line_no, line) in text.split_inclusive('\n').enumerate() {
-                for c in line.chars() {
-                    let mut buf = [0u8; 4];
-                    let (b, _, bad) = encoding_rs::SHIFT_JIS.encode(c.encode_utf8(&mut buf));
-                    if bad {
-                        let (n, code) = (line_no + 1, c as u32);
-                        warnings.push(say(
-                            format!("{n}行目: 文字 '{c}' (U+{code:04X}) は CP932 で表せないため ? に置き換えました"),
-                            format!("line {n}: '{c}' (U+{code:04X}) is not in CP932 and was replaced with ?"),
-                        ));
-                        out.push(b'?');
-                    } else {
-                        out.extend_from_slice(&b);
-                    }
-                }
-            }
-            out
-        }
-    }
-}
-
-pub(super) fn csv_text(
-    header: Option<&[String]>,
-    lines: &[Vec<String>],
-    delimiter: &str,
-) -> String {
-    let mut out = String::new();
-    let mut push = |fields: &[String]| {
-        let line: Vec<String> = fields.iter().map(|f| csv_field(f, delimiter)).collect();
-        out.push_str(&line.join(delimiter));
-        // CRLF: what Excel and Japanese accounting and banking software expect.
-        out.push_str("\r\n");
-    };
-    if let Some(h) = header {
-        push(h);
-    }
-    for l in lines {
-        push(l);
-    }
-    out
-}
 
 /// Yayoi's 摘要 holds 64 bytes (32 full-width characters).
 const YAYOI_DESCRIPTION_WIDTH: usize = 64;

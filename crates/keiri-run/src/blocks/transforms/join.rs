@@ -1,13 +1,12 @@
 //! `transforms.join`: its inputs and outputs are in `block_specs/transforms/transforms.join.yaml`.
 
-use super::expr;
-use super::{R, cells, field, one_of, pe, require_columns, set_column};
+use super::{R, field, one_of, pe, require_columns, set_column};
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::limits;
 use crate::value::column_names;
 use polars::prelude::*;
 use serde_json::{Value as J, json};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 // ---------------------------------------------------------------------------------------
 // join, pick_value
@@ -87,34 +86,12 @@ fn join(ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
         }
     }
     let (left_rows, right_rows) = (left.height(), right.height());
-    let key_text = |df: &DataFrame, names: Vec<&String>| -> R<Vec<Option<String>>> {
-        let cols: Vec<Vec<J>> = names.iter().map(|n| cells(df, n)).collect::<R<_>>()?;
-        Ok((0..df.height())
-            .map(|i| {
-                // A null key never matches (as in SQL and Polars).
-                if cols.iter().any(|c| c[i].is_null()) {
-                    None
-                } else {
-                    Some(
-                        cols.iter()
-                            .map(|c| expr::to_text(&c[i]))
-                            .collect::<Vec<_>>()
-                            .join("\u{1f}"),
-                    )
-                }
-            })
-            .collect())
-    };
-    let lk = key_text(&left, keys.iter().map(|k| &k.0).collect())?;
-    let rk = key_text(&right, keys.iter().map(|k| &k.1).collect())?;
-    let rset: HashSet<&String> = rk.iter().flatten().collect();
-    let lset: HashSet<&String> = lk.iter().flatten().collect();
-    let matched_left = lk.iter().flatten().filter(|k| rset.contains(k)).count();
-    let matched_right = rk.iter().flatten().filter(|k| lset.contains(k)).count();
+    let counts = KeyCounts::of(&left, &right, &keys, ctx)?;
+    let (matched_left, matched_right) = (counts.matched_left, counts.matched_right);
     check_size(
         &how,
-        &lk,
-        &rk,
+        counts.pairs,
+        (left_rows, right_rows),
         &keys,
         (left_rows - matched_left, right_rows - matched_right),
         ctx.limits.join_rows,
@@ -168,27 +145,75 @@ fn join(ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
     Ok(Outputs::new().with("rows", out).with("summary", summary))
 }
 
-/// The rows the join will produce, counted from the keys before Polars builds them: a key
-/// repeated on both sides multiplies (a join on 部門 where 伝票番号 was meant, or on a column
-/// that is nearly always the same), and past [`crate::limits::Limits::join_rows`] the node stops with
-/// `LIMIT_EXCEEDED` instead of taking the machine's memory.
+/// What the join will pair, counted by key before Polars builds its rows: the pairs (the
+/// rows an inner join gives) and the rows of each side that find a partner. Each side's keys
+/// are grouped and counted by Polars, and the two counts joined, so the keys match exactly as
+/// the join itself matches them; a row with a null key never matches (as in SQL and Polars).
+struct KeyCounts {
+    pairs: u128,
+    matched_left: usize,
+    matched_right: usize,
+}
+
+impl KeyCounts {
+    fn of(
+        left: &DataFrame,
+        right: &DataFrame,
+        keys: &[(String, String)],
+        ctx: &BlockContext<'_>,
+    ) -> R<KeyCounts> {
+        let key_names: Vec<String> = (0..keys.len()).map(|i| format!("__key{i}")).collect();
+        let counted = |df: &DataFrame, side: fn(&(String, String)) -> &String, n: &str| {
+            let renamed: Vec<Expr> = keys
+                .iter()
+                .zip(&key_names)
+                .map(|(k, name)| col(side(k).as_str()).alias(name.as_str()))
+                .collect();
+            let by: Vec<Expr> = key_names.iter().map(|k| col(k.as_str())).collect();
+            df.clone()
+                .lazy()
+                .select(renamed)
+                .drop_nulls(None)
+                .group_by(by)
+                .agg([len().cast(DataType::UInt64).alias(n)])
+        };
+        let on: Vec<Expr> = key_names.iter().map(|k| col(k.as_str())).collect();
+        let query = counted(left, |k| &k.0, "__left").join(
+            counted(right, |k| &k.1, "__right"),
+            on.clone(),
+            on,
+            JoinArgs::new(JoinType::Inner),
+        );
+        let totals = query.select([
+            (col("__left") * col("__right")).sum().alias("pairs"),
+            col("__left").sum().alias("left"),
+            col("__right").sum().alias("right"),
+        ]);
+        let totals = crate::blocks::collect(totals, ctx.cancel).map_err(pe)?;
+        let total = |name: &str| -> R<u64> {
+            let column = totals.column(name).map_err(pe)?;
+            let values = column.cast(&DataType::UInt64).map_err(pe)?;
+            Ok(values.u64().map_err(pe)?.get(0).unwrap_or(0))
+        };
+        Ok(KeyCounts {
+            pairs: u128::from(total("pairs")?),
+            matched_left: total("left")? as usize,
+            matched_right: total("right")? as usize,
+        })
+    }
+}
+
+/// Past [`crate::limits::Limits::join_rows`] rows the node stops with `LIMIT_EXCEEDED` instead
+/// of taking the machine's memory: a key repeated on both sides multiplies (a join on 部門
+/// where 伝票番号 was meant, or on a column that is nearly always the same).
 fn check_size(
     how: &JoinType,
-    lk: &[Option<String>],
-    rk: &[Option<String>],
+    pairs: u128,
+    (left_rows, right_rows): (usize, usize),
     keys: &[(String, String)],
     (unmatched_left, unmatched_right): (usize, usize),
     max: u128,
 ) -> R<()> {
-    let mut right_count: HashMap<&str, u128> = HashMap::new();
-    for k in rk.iter().flatten() {
-        *right_count.entry(k.as_str()).or_insert(0) += 1;
-    }
-    let pairs: u128 = lk
-        .iter()
-        .flatten()
-        .map(|k| right_count.get(k.as_str()).copied().unwrap_or(0))
-        .sum();
     let rows = pairs
         + match how {
             JoinType::Inner => 0,
@@ -205,13 +230,11 @@ fn check_size(
         (
             format!(
                 "キー（{names}）で結合すると {rows} 行になり、上限の {max} 行を超えます（左 {} 行 × 右 {} 行）",
-                lk.len(),
-                rk.len()
+                left_rows, right_rows
             ),
             format!(
                 "joining on {names} would give {rows} rows, past the limit of {max} (left {} rows, right {} rows)",
-                lk.len(),
-                rk.len()
+                left_rows, right_rows
             ),
         ),
         (
