@@ -1,5 +1,6 @@
 // Vite builds the UI into dist/ (served by `keiri serve --ui-dir ui/dist` and embedded by the
-// Tauri shell); Vitest runs the unit tests in jsdom.
+// Tauri shell); Vitest runs the unit tests in jsdom. The tests live beside the code they test
+// (`src/**/*.test.ts[x]`); nothing the app imports reaches them, so the build leaves them out.
 //
 // In `npm run dev` the browser has no Tauri IPC, so /api is proxied to a running
 // `keiri serve` (KEIRI_API_URL, default http://127.0.0.1:8710).
@@ -26,6 +27,6 @@ export default defineConfig({
   },
   test: {
     environment: 'jsdom',
-    include: ['tests/unit/**/*.test.ts', 'tests/unit/**/*.test.tsx'],
+    include: ['src/**/*.test.ts', 'src/**/*.test.tsx'],
   },
 });

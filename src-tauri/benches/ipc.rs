@@ -18,7 +18,7 @@ use tauri::webview::InvokeRequest;
 const ITERATIONS: usize = 200;
 const WARMUP: usize = 20;
 
-// The same plan the UI opens with (ui/src/samplePlan.ts).
+// The plan the UI's tests use (ui/tests/fixtures/sample-plan.yaml).
 const SAMPLE_PLAN: &str = "apiVersion: v1
 id: invoice_review
 version: 0.1.0

@@ -1,45 +1,46 @@
 // The studio window: header (tabs, settings, language) and the Design tab in three columns:
 // inputs, generation and candidates | the plan as YAML or graph | questions and chat, findings,
-// missing items, attempts and dry-run. Each concern's state lives in its hook (src/hooks/);
-// this component lays the window out and wires the hooks together.
+// missing items, attempts and dry-run. Each concern's state lives in its hook, beside its
+// panels in its feature's folder (src/features/); this component lays the window out and wires
+// the hooks together.
 
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { isTauri } from './api';
 import type { ApplyMode, BlockSummary, PlanGenerateResponse } from './api/types';
-import { insertNode, wireFrom } from './catalog';
-import { AttemptsPanel } from './components/AttemptsPanel';
-import { CandidatesPanel } from './components/CandidatesPanel';
-import { ChatPanel } from './components/ChatPanel';
-import { CatalogPanel } from './components/CatalogPanel';
-import { DryRunPanel } from './components/DryRunPanel';
-import { PlansView } from './components/PlansView';
-import { SampleRunPanel } from './components/SampleRunPanel';
-import { FindingsPanel } from './components/FindingsPanel';
-import { GeneratePanel } from './components/GeneratePanel';
-import { GenerationSettings } from './components/GenerationSettings';
-import { FirstSteps } from './components/FirstSteps';
-import { GraphView } from './components/GraphView';
-import { InputsPanel, openTemplatePicker } from './components/InputsPanel';
-import { MissingItemsPanel } from './components/MissingItemsPanel';
-import { QuestionsPanel } from './components/QuestionsPanel';
-import { RegisterDialog } from './components/RegisterDialog';
-import { SettingsDialog } from './components/SettingsDialog';
-import { YamlEditor, type YamlEditorHandle } from './components/YamlEditor';
-import { useCandidates } from './hooks/useCandidates';
-import { useCatalog } from './hooks/useCatalog';
-import { useDocuments } from './hooks/useDocuments';
-import { useGeneration } from './hooks/useGeneration';
-import { replacesEditor } from './generation';
-import { useLang } from './hooks/useLang';
-import { usePlanText } from './hooks/usePlanText';
-import { useQuestions } from './hooks/useQuestions';
-import { useRegistration } from './hooks/useRegistration';
-import { useValidation } from './hooks/useValidation';
-import { LANGS, errorText, messageParts, t, type MessageKey } from './i18n';
-import { planIdOf, proposedName } from './register';
-import { EMPTY_PLAN_GRAPH, topLevelNodeIds } from './graph';
-import { runFailureFindings, runStates, useSampleRun } from './sampleRun';
-import { isMac, shortcutFor, shortcutLabel, type ShortcutAction } from './shortcuts';
+import { insertNode, wireFrom } from './features/catalog/catalog';
+import { AttemptsPanel } from './features/generate/AttemptsPanel';
+import { CandidatesPanel } from './features/design/CandidatesPanel';
+import { ChatPanel } from './features/chat/ChatPanel';
+import { CatalogPanel } from './features/catalog/CatalogPanel';
+import { DryRunPanel } from './features/run/DryRunPanel';
+import { PlansView } from './features/plans/PlansView';
+import { SampleRunPanel } from './features/run/SampleRunPanel';
+import { FindingsPanel } from './features/design/FindingsPanel';
+import { GeneratePanel } from './features/generate/GeneratePanel';
+import { GenerationSettings } from './features/generate/GenerationSettings';
+import { FirstSteps } from './features/design/FirstSteps';
+import { GraphView } from './features/design/GraphView';
+import { InputsPanel, openTemplatePicker } from './features/design/InputsPanel';
+import { MissingItemsPanel } from './features/design/MissingItemsPanel';
+import { QuestionsPanel } from './features/design/QuestionsPanel';
+import { RegisterDialog } from './features/register/RegisterDialog';
+import { SettingsDialog } from './features/settings/SettingsDialog';
+import { YamlEditor } from './features/design/YamlEditor';
+import { useCandidates } from './features/design/useCandidates';
+import { useCatalog } from './features/catalog/useCatalog';
+import { useDocuments } from './features/design/useDocuments';
+import { useGeneration } from './features/generate/useGeneration';
+import { replacesEditor } from './features/generate/generation';
+import { useLang } from './shared/useLang';
+import { usePlanText, type YamlEditorHandle } from './features/design/usePlanText';
+import { useQuestions } from './features/design/useQuestions';
+import { useRegistration } from './features/register/useRegistration';
+import { useValidation } from './features/design/useValidation';
+import { LANGS, errorText, messageParts, t, type MessageKey } from './shared/i18n';
+import { planIdOf, proposedName } from './features/register/register';
+import { EMPTY_PLAN_GRAPH, topLevelNodeIds } from './features/design/graph';
+import { runFailureFindings, runStates, useSampleRun } from './features/run/sampleRun';
+import { isMac, shortcutFor, shortcutLabel, type ShortcutAction } from './shared/shortcuts';
 
 type TopTab = 'design' | 'plans';
 type LeftTab = 'candidates' | 'catalog';

@@ -24,8 +24,8 @@ pub struct SheetContext {
 
 /// The window a preview grid draws around a sheet's changed cells: this many rows and columns
 /// either side, at most [`GRID_MAX_ROWS`] × [`GRID_MAX_COLS`] from the first change. The UI
-/// (`ui/src/workbookGrid.ts`, `DEFAULT_GRID`) draws the same window, so every cell it shows
-/// that the workbook has is here.
+/// (`ui/src/features/workbook/workbookGrid.ts`, `DEFAULT_GRID`) draws the same window, so
+/// every cell it shows that the workbook has is here.
 pub const GRID_CONTEXT: u32 = 1;
 pub const GRID_MAX_ROWS: u32 = 40;
 pub const GRID_MAX_COLS: u32 = 16;
