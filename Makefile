@@ -215,8 +215,9 @@ clean:
 # A Rust test fails while the first two or the block spec is stale, a UI unit test while the
 # API types are.
 .PHONY: generated
+# The whole workspace with the test build's wrapper, filtered to the three tests: `-p` alone
+# would resolve the dependencies' features for one package and rebuild Polars and the rest.
 generated: setup-npm
-	KEIRI_UPDATE_GENERATED=1 $(CARGO) nextest run -p keiri-api \
-	  -E 'test(the_generated_typescript_is_current) | test(the_generated_schema_is_current)'
-	KEIRI_UPDATE_GENERATED=1 $(CARGO) nextest run -p keiri-xlsx -E 'test(the_block_spec_lists_every_op)'
+	$(CLIPPY_IN_BUILD) KEIRI_UPDATE_GENERATED=1 $(CARGO) nextest run --workspace \
+	  -E 'test(the_generated_typescript_is_current) | test(the_generated_schema_is_current) | test(the_block_spec_lists_every_op)'
 	cd ui && node scripts/api-types.mjs

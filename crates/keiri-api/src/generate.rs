@@ -89,6 +89,23 @@ pub fn templates_list(
     Ok(TemplatesListResponse { templates, issues })
 }
 crate::surface::function!(plain templates_list(crate::TemplatesListRequest) -> crate::TemplatesListResponse);
+// The planner tools return the plan as YAML plus the planner's own types, which have no
+// schema: no output schema. Nothing is written (a plan is registered only by the user), so
+// they are read-only.
+crate::surface::tool!(plain templates_list(crate::TemplatesListRequest) -> crate::TemplatesListResponse {
+    name: "templates_list",
+    title: "List plan templates",
+    read_only: true,
+    fronts: keiri_agent::Fronts::MCP,
+    output_schema: false,
+    description: TEMPLATES_LIST,
+});
+
+const TEMPLATES_LIST: &str = "\
+List the plan templates (reusable accounting subflows: invoice duplicate detection, bank \
+reconciliation, PO policy compliance, 3-way match, payroll anomalies, monthly close, exception \
+report, ...) with id, category, titles, descriptions, tags and their import/export names. \
+query filters by text.";
 
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -449,6 +466,26 @@ pub async fn plan_generate(
     })
 }
 crate::surface::function!(streaming plan_generate(crate::PlanGenerateRequest) -> crate::PlanGenerateResponse, events crate::GenerationEvent);
+crate::surface::tool!(streaming plan_generate(crate::PlanGenerateRequest) -> crate::PlanGenerateResponse {
+    name: "plan_generate",
+    title: "Generate a plan",
+    read_only: true,
+    fronts: keiri_agent::Fronts::MCP,
+    output_schema: false,
+    description: PLAN_GENERATE,
+});
+
+const PLAN_GENERATE: &str = "\
+Generate a Keiri Studio plan (a YAML DAG of catalog blocks) from an instruction in Japanese or \
+English, optionally with reference documents (paths) and templates. apply_mode compose merges \
+templates offline without an LLM (only templates whose job the instruction names; no_fit when \
+none does); hint and llm-only need an LLM provider configured on the server (else \
+LLM_NOT_CONFIGURED naming the variables). Left out, apply_mode is hint when a provider is \
+configured and compose (with a note saying so) when none is. Returns status (valid | needs_answers | invalid | \
+fallback | no_fit), composition (the templates used, in one line), yaml, requirements (typed \
+questions: answer them with answers in a new call or with requirements_answer), errors, \
+suggestions (with no_fit: the nearest templates and blocks), attempts and usage. \
+Nothing is written; the plan is not registered.";
 
 fn cancelled() -> ApiError {
     ApiError::new(ErrorCode::Cancelled, "the generation was cancelled")
@@ -534,6 +571,20 @@ pub fn requirements_answer(
     })
 }
 crate::surface::function!(plain requirements_answer(crate::RequirementsAnswerRequest) -> crate::RequirementsAnswerResponse);
+crate::surface::tool!(plain requirements_answer(crate::RequirementsAnswerRequest) -> crate::RequirementsAnswerResponse {
+    name: "requirements_answer",
+    title: "Answer a plan's questions",
+    read_only: true,
+    fronts: keiri_agent::Fronts::MCP,
+    output_schema: false,
+    description: REQUIREMENTS_ANSWER,
+});
+
+const REQUIREMENTS_ANSWER: &str = "\
+Apply answers (by requirement id) to the open questions of a plan's YAML: undefined \
+${vars.*}, Excel reads without path or sheet, an ai.process_llm without an output schema. Each \
+answer is checked against its requirement (type, options, pattern); returns the updated yaml, \
+valid, findings and the requirements still open. A bad answer is an INVALID_REQUEST tool error.";
 
 /// Ids of the plans registered in `designs/`, sorted: what a generated plan may call.
 /// The registered plans (the latest of each id in `designs/`) a generated plan may call, with

@@ -238,18 +238,7 @@ fn workbook_preview(
     inputs: &serde_json::Value,
     vars: &HashSet<&str>,
 ) -> json::WorkbookPreview {
-    let (mut found, mut malformed) = (Vec::new(), Vec::new());
-    for value in source.inputs.values() {
-        keiri_plan::refs::scan(value, "", &mut found, &mut malformed);
-    }
-    let pending: Vec<String> = found
-        .iter()
-        .filter(|r| match &r.target {
-            keiri_plan::refs::Target::Var { name, .. } => !vars.contains(name.as_str()),
-            _ => true,
-        })
-        .map(|r| format!("${{{}}}", r.raw))
-        .collect();
+    let pending = keiri_plan::refs::known_only_at_run(source.inputs.values(), vars);
     if !pending.is_empty() {
         let list = pending.join(", ");
         return preview_without(
@@ -263,7 +252,7 @@ fn workbook_preview(
             },
         );
     }
-    let request = match patch_request(inputs) {
+    let request = match keiri_run::blocks::output::patch_workbook_request(inputs) {
         Ok(r) => r,
         Err(e) => {
             return preview_without(
@@ -312,35 +301,6 @@ fn preview_without(
         response: None,
         context: Vec::new(),
     }
-}
-
-/// The `workbook_patch` request that applies a workbook patch node for real, from its resolved
-/// inputs (the block's `operations` are the contract's `ops`). Inverse ops and the formula
-/// check are always on: the studio offers Undo, and a formula error should block the save.
-fn patch_request(inputs: &serde_json::Value) -> Result<keiri_xlsx::PatchRequest, String> {
-    let empty = serde_json::Map::new();
-    let inputs = inputs.as_object().unwrap_or(&empty);
-    let mut body = serde_json::Map::new();
-    for (from, to) in [
-        ("xlsx_path", "xlsx_path"),
-        ("operations", "ops"),
-        ("out_dir", "out_dir"),
-        ("out_name", "out_name"),
-        ("on_conflict", "on_conflict"),
-        ("auto_formula", "auto_formula"),
-    ] {
-        if let Some(value) = inputs.get(from).filter(|v| !v.is_null()) {
-            body.insert(to.to_string(), value.clone());
-        }
-    }
-    // Without an out_dir the patched copy goes to the workspace's outputs folder, as a run
-    // writes it, never beside the source workbook (keiri-xlsx's own default for a bare
-    // workbook_patch call, which would put results among the attached inputs).
-    body.entry("out_dir")
-        .or_insert_with(|| keiri_run::blocks::DEFAULT_OUT_DIR.into());
-    body.insert("return_inverse_ops".into(), true.into());
-    body.insert("preflight_formula_check".into(), true.into());
-    serde_json::from_value(serde_json::Value::Object(body)).map_err(|e| e.to_string())
 }
 
 /// Registers a valid plan to the designs directory, under the stamp the client previewed or

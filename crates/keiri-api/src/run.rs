@@ -842,6 +842,25 @@ pub async fn plan_run(
     .await
 }
 crate::surface::function!(streaming plan_run(crate::PlanRunRequest) -> crate::PlanRunResponse, events keiri_run::Event);
+// A run writes only its own records under runs/ (`write: true` is refused there), and its
+// result is the run's status, failures and node states.
+crate::surface::tool!(streaming plan_run(crate::PlanRunRequest) -> crate::PlanRunResponse {
+    name: "run_plan",
+    title: "Run a plan",
+    read_only: false,
+    fronts: keiri_agent::Fronts::MCP,
+    output_schema: false,
+    description: RUN_PLAN,
+});
+
+const RUN_PLAN: &str = "\
+Run a Keiri Studio plan (yaml, or plan_path inside the workspace) on the workspace's files: \
+every node executes its builtin block. vars override the plan's vars; inputs maps a name to a \
+file path and sets vars.<name> to it. Input files are only read; every file the run writes \
+goes under runs/<plan_id>/<run_id>/ (write: true is refused). Returns run_id, status \
+(finished | failed | cancelled), failures (node, code, message, hint), warnings (node, code, \
+message: a file with no data rows, a check that flagged nearly every row, rows left out: read \
+them before trusting a finished run) and each node's status. PLAN_INVALID with the findings when the plan does not validate.";
 
 /// A run of the plan text and launch `prepare` reads, on the blocking pool. The run stops
 /// when `cancel` fires or when this call is dropped (a client gone).

@@ -19,7 +19,8 @@
 //! the user or CI always beats what the dialog saved. A keychain that cannot be read only
 //! matters when nothing else configures a model: a server that needs no key (a local
 //! llama.cpp or Ollama) works without any keychain. [`EffectiveSettings`] says which
-//! provider, model and URL are in effect and where each came from.
+//! provider, model and URL are in effect and where each came from (keiri-llm's `effective`
+//! decides; this module reads the layers).
 //!
 //! Embeddings stay on this machine unless cloud embeddings are chosen here (`embedding:
 //! "openai" | "azure"`, i.e. `KEIRI_EMBEDDER`): an LLM key alone never sends text to an
@@ -33,6 +34,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+
+use keiri_llm::effective::Layers;
 
 use crate::{ApiError, Context, ErrorCode, Lang};
 
@@ -65,6 +68,16 @@ impl ProviderChoice {
             ProviderChoice::Openai => Some("openai-api-key"),
             ProviderChoice::Azure => Some("azure-openai-api-key"),
             ProviderChoice::Compatible => Some("compatible-api-key"),
+        }
+    }
+
+    /// The provider this choice configures (`None`: none chosen).
+    fn kind(self) -> Option<keiri_llm::ProviderKind> {
+        match self {
+            ProviderChoice::None => None,
+            ProviderChoice::Openai => Some(keiri_llm::ProviderKind::Openai),
+            ProviderChoice::Azure => Some(keiri_llm::ProviderKind::Azure),
+            ProviderChoice::Compatible => Some(keiri_llm::ProviderKind::OpenaiCompatible),
         }
     }
 }
@@ -167,59 +180,7 @@ pub enum KeyStorage {
     Session,
 }
 
-/// Where an effective value came from, highest precedence first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Source {
-    /// The process environment (set by the user, a launcher or CI).
-    Environment,
-    /// The workspace's `.env` file.
-    EnvFile,
-    /// The settings dialog (`settings.json`, the key from the keychain).
-    Settings,
-    /// A key kept for this session only.
-    Session,
-    /// Nothing set: the built-in default.
-    Default,
-}
-
-/// A value and where it came from.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
-#[schemars(rename = "Sourced{T}")]
-pub struct Sourced<T> {
-    pub value: T,
-    pub source: Source,
-}
-
-/// The LLM and embedding configuration actually in effect — the environment layered over the
-/// saved settings — and where each part came from, so the dialog never claims "not set" while
-/// a variable configures a model. No key, only where it comes from.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct EffectiveSettings {
-    /// A model can be called.
-    pub configured: bool,
-    pub provider: Option<Sourced<keiri_llm::ProviderKind>>,
-    pub model: Sourced<String>,
-    /// Where requests go (user info and query removed).
-    pub base_url: Option<Sourced<String>>,
-    /// The Azure deployment.
-    pub deployment: Option<Sourced<String>>,
-    /// Where the key comes from; `None`: no key is sent (a server that needs none).
-    pub api_key: Option<Source>,
-    /// Retrieval's embeddings: `auto` (the local model when installed), `local`, `openai`,
-    /// `azure` or `bm25-only`.
-    pub embedding: Sourced<String>,
-    /// Retrieval sends the instruction and the catalog's texts to a cloud embeddings endpoint.
-    pub cloud_embeddings: bool,
-    /// The saved provider is not the one in effect: the environment or `.env` configures
-    /// another, and wins.
-    pub settings_overridden: bool,
-    /// The names (never the values) of the LLM and embedding variables set in the environment
-    /// or `.env`, for an administrator.
-    pub variables: Vec<String>,
-    /// Why no model can be called, when none can.
-    pub problem: Option<keiri_llm::StatusProblem>,
-}
+pub use keiri_llm::effective::{EMBED_VARS, EffectiveSettings, Source, Sourced, layer_env};
 
 /// Request of `settings_save`: the settings, and optionally a new API key.
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -588,186 +549,59 @@ pub fn settings_vars(settings: &Settings, key: Option<&str>) -> keiri_llm::Env {
     env
 }
 
-/// `process` over `dotenv` over `saved`: the precedence of [`llm_env`], as a pure function.
-pub fn layer_env(
-    saved: keiri_llm::Env,
-    dotenv: keiri_llm::Env,
-    process: keiri_llm::Env,
-) -> keiri_llm::Env {
-    saved.overlay(dotenv).overlay(process)
-}
-
-/// The three places the configuration comes from, kept apart so that each value's source
-/// can be told.
-struct Layers {
-    process: keiri_llm::Env,
-    dotenv: keiri_llm::Env,
-    saved: keiri_llm::Env,
-    settings: Settings,
-    key: KeyLookup,
-}
-
-impl Layers {
-    fn read(ctx: &Context) -> Result<Layers, ApiError> {
-        let dotenv = keiri_llm::Env::from_dotenv(&ctx.workspace).map_err(|e| {
-            ApiError::new(ErrorCode::InvalidRequest, e.to_string())
-                .with_details(serde_json::json!({"code": e.code()}))
-        })?;
-        let (settings, key) = match ctx.config_dir {
-            Some(_) => {
-                let settings = load_settings(ctx)?;
-                // The keychain is only asked when a provider is selected, so a machine that
-                // never saved settings never touches it.
-                let key = match settings.provider.account() {
-                    Some(account) => lookup_key(ctx.secrets.as_ref(), account),
-                    None => KeyLookup::default(),
-                };
-                (settings, key)
-            }
-            None => (Settings::default(), KeyLookup::default()),
-        };
-        Ok(Layers {
-            process: keiri_llm::Env::process(),
-            dotenv,
-            saved: settings_vars(&settings, key.key.as_deref()),
-            settings,
-            key,
-        })
-    }
-
-    fn layered(&self) -> keiri_llm::Env {
-        layer_env(
-            self.saved.clone(),
-            self.dotenv.clone(),
-            self.process.clone(),
-        )
-    }
-
-    /// The environment, or why the saved provider cannot be used: its key is in a keychain
-    /// that cannot be read and nothing else configures a model. A configuration that works
-    /// without that key (a server that needs none, a key from the environment) is used as is.
-    fn env(&self) -> Result<keiri_llm::Env, ApiError> {
-        let env = self.layered();
-        if let Some(e) = &self.key.keychain_error
-            && keiri_llm::LlmConfig::from_env(&env).is_err()
-        {
-            let code = match e {
-                SecretError::Unavailable(_) => ErrorCode::KeychainUnavailable,
-                SecretError::Failed(_) => ErrorCode::Internal,
+/// The configuration's layers for `ctx` (the saved settings with the stored key among
+/// them), and why the keychain could not be asked, if it could not.
+fn read_layers(ctx: &Context) -> Result<(Layers, Option<SecretError>), ApiError> {
+    let dotenv = keiri_llm::Env::from_dotenv(&ctx.workspace).map_err(|e| {
+        ApiError::new(ErrorCode::InvalidRequest, e.to_string())
+            .with_details(serde_json::json!({"code": e.code()}))
+    })?;
+    let (settings, key) = match ctx.config_dir {
+        Some(_) => {
+            let settings = load_settings(ctx)?;
+            // The keychain is only asked when a provider is selected, so a machine that
+            // never saved settings never touches it.
+            let key = match settings.provider.account() {
+                Some(account) => lookup_key(ctx.secrets.as_ref(), account),
+                None => KeyLookup::default(),
             };
-            return Err(ApiError::new(
-                code,
-                format!(
-                    "the saved API key cannot be read ({e}); enter it again in the settings and keep it for this session"
-                ),
-            ));
+            (settings, key)
         }
-        Ok(env)
-    }
+        None => (Settings::default(), KeyLookup::default()),
+    };
+    let layers = Layers {
+        process: keiri_llm::Env::process(),
+        dotenv,
+        saved: settings_vars(&settings, key.key.as_deref()),
+        saved_provider: settings.provider.kind(),
+        session_key: key.storage == Some(KeyStorage::Session),
+    };
+    Ok((layers, key.keychain_error))
+}
 
-    /// Where variable `name` comes from, if it is set.
-    fn source(&self, name: &str) -> Option<Source> {
-        if self.process.get(name).is_some() {
-            Some(Source::Environment)
-        } else if self.dotenv.get(name).is_some() {
-            Some(Source::EnvFile)
-        } else if self.saved.get(name).is_some() {
-            let is_key = name.ends_with("_API_KEY");
-            if is_key && self.key.storage == Some(KeyStorage::Session) {
-                Some(Source::Session)
-            } else {
-                Some(Source::Settings)
-            }
-        } else {
-            None
-        }
-    }
-
-    fn sourced(&self, name: &str, value: String) -> Sourced<String> {
-        Sourced {
-            value,
-            source: self.source(name).unwrap_or(Source::Default),
-        }
-    }
-
-    fn effective(&self) -> EffectiveSettings {
-        use keiri_llm::ProviderKind;
-        let env = self.layered();
-        let status = match self.env() {
-            Ok(env) => keiri_llm::status(&env),
-            Err(e) => problem_status(e),
+/// The environment, or why the saved provider cannot be used: its key is in a keychain that
+/// cannot be read and nothing else configures a model. A configuration that works without
+/// that key (a server that needs none, a key from the environment) is used as is.
+fn checked_env(
+    layers: &Layers,
+    keychain_error: Option<&SecretError>,
+) -> Result<keiri_llm::Env, ApiError> {
+    let env = layers.layered();
+    if let Some(e) = keychain_error
+        && keiri_llm::LlmConfig::from_env(&env).is_err()
+    {
+        let code = match e {
+            SecretError::Unavailable(_) => ErrorCode::KeychainUnavailable,
+            SecretError::Failed(_) => ErrorCode::Internal,
         };
-        // The variable that decided each part, per provider (keiri-llm's precedence).
-        let (provider_var, url_var, key_var) = match status.provider {
-            Some(ProviderKind::OpenaiCompatible) => (
-                "KEIRI_LLM_BASE_URL",
-                "KEIRI_LLM_BASE_URL",
-                "KEIRI_LLM_API_KEY",
+        return Err(ApiError::new(
+            code,
+            format!(
+                "the saved API key cannot be read ({e}); enter it again in the settings and keep it for this session"
             ),
-            Some(ProviderKind::Azure) => (
-                "AZURE_OPENAI_ENDPOINT",
-                "AZURE_OPENAI_ENDPOINT",
-                "AZURE_OPENAI_API_KEY",
-            ),
-            Some(ProviderKind::Openai) | None => {
-                ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_KEY")
-            }
-        };
-        let provider = status.provider.map(|kind| Sourced {
-            value: kind,
-            source: self.source(provider_var).unwrap_or(Source::Default),
-        });
-        let embedding = match env.get("KEIRI_EMBEDDER").map(str::to_ascii_lowercase) {
-            Some(v) if v == "local" => "local",
-            Some(v) if v == "openai" => "openai",
-            Some(v) if v == "azure" => "azure",
-            Some(v) if matches!(v.as_str(), "none" | "off" | "bm25") => "bm25-only",
-            _ => "auto",
-        };
-        let saved_kind = match self.settings.provider {
-            ProviderChoice::None => None,
-            ProviderChoice::Openai => Some(ProviderKind::Openai),
-            ProviderChoice::Azure => Some(ProviderKind::Azure),
-            ProviderChoice::Compatible => Some(ProviderKind::OpenaiCompatible),
-        };
-        let settings_overridden = match (saved_kind, &provider) {
-            (Some(saved), Some(p)) => {
-                p.value != saved || matches!(p.source, Source::Environment | Source::EnvFile)
-            }
-            _ => false,
-        };
-        let mut variables: Vec<String> = keiri_llm::config::ENV_VARS
-            .iter()
-            .chain(EMBED_VARS)
-            .filter(|v| self.process.get(v).is_some() || self.dotenv.get(v).is_some())
-            .map(|v| v.to_string())
-            .collect();
-        variables.sort();
-        EffectiveSettings {
-            configured: status.configured,
-            model: self.sourced("KEIRI_LLM_MODEL", status.model.clone()),
-            base_url: status
-                .base_url
-                .clone()
-                .filter(|_| status.configured)
-                .map(|url| self.sourced(url_var, url)),
-            deployment: status
-                .deployment
-                .clone()
-                .map(|d| self.sourced("AZURE_OPENAI_DEPLOYMENT", d)),
-            api_key: if status.api_key_set {
-                self.source(key_var)
-            } else {
-                None
-            },
-            provider,
-            cloud_embeddings: matches!(embedding, "openai" | "azure"),
-            embedding: self.sourced("KEIRI_EMBEDDER", embedding.to_string()),
-            settings_overridden,
-            variables,
-            problem: status.problem,
-        }
+        ));
     }
+    Ok(env)
 }
 
 /// The status of a configuration that could not be read: not configured, with the error as
@@ -785,42 +619,18 @@ pub(crate) fn problem_status(e: ApiError) -> keiri_llm::StatusResponse {
     }))
 }
 
-/// keiri-search's embedding variables (see `EmbedConfig::from_env`): one set in the process
-/// environment wins over the saved settings.
-pub const EMBED_VARS: &[&str] = &[
-    "KEIRI_EMBEDDER",
-    "KEIRI_EMBED_MODEL",
-    "KEIRI_EMBED_BASE_URL",
-    "AZURE_OPENAI_EMBED_DEPLOYMENT",
-];
-
 /// What is in effect for `ctx` and where each part came from; a configuration that cannot be
 /// read is reported as its problem.
 pub fn effective_settings(ctx: &Context) -> EffectiveSettings {
-    match Layers::read(ctx) {
-        Ok(layers) => layers.effective(),
-        Err(e) => {
-            let status = problem_status(e);
-            EffectiveSettings {
-                configured: false,
-                provider: None,
-                model: Sourced {
-                    value: status.model,
-                    source: Source::Default,
-                },
-                base_url: None,
-                deployment: None,
-                api_key: None,
-                embedding: Sourced {
-                    value: "auto".into(),
-                    source: Source::Default,
-                },
-                cloud_embeddings: false,
-                settings_overridden: false,
-                variables: Vec::new(),
-                problem: status.problem,
-            }
+    match read_layers(ctx) {
+        Ok((layers, keychain_error)) => {
+            let status = match checked_env(&layers, keychain_error.as_ref()) {
+                Ok(env) => keiri_llm::status(&env),
+                Err(e) => problem_status(e),
+            };
+            layers.effective(status)
         }
+        Err(e) => EffectiveSettings::unreadable(problem_status(e)),
     }
 }
 
@@ -833,7 +643,8 @@ pub fn effective_settings(ctx: &Context) -> EffectiveSettings {
 /// the keychain cannot give it and nothing else configures a model. A keychain that cannot be
 /// read is no error for a configuration that needs no key from it.
 pub fn llm_env(ctx: &Context) -> Result<keiri_llm::Env, ApiError> {
-    Layers::read(ctx)?.env()
+    let (layers, keychain_error) = read_layers(ctx)?;
+    checked_env(&layers, keychain_error.as_ref())
 }
 
 /// The workspace folder of the saved settings in `config_dir`, if one was saved and still

@@ -35,6 +35,12 @@
 //! ```
 //!
 //! The generated files and docs/api.md (prose a test keeps complete) follow.
+//!
+//! A function that is also a tool (MCP's, the chat's) says so beside it with [`tool!`]: its
+//! tool name, title, description, whether it only reads and the front-ends that offer it.
+//! `crate::tools` builds the registry from those entries, so no list of tools is kept
+//! anywhere else. (The workbook read and describe tools are tools only, not API functions:
+//! the window has no use for them.)
 
 use keiri_llm::CancellationToken;
 use serde_json::Value;
@@ -293,6 +299,111 @@ macro_rules! function {
     };
 }
 pub(crate) use function;
+
+/// An API function's face as a tool, as [`tool!`] declares it beside the function.
+#[doc(hidden)]
+pub struct ToolEntry {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub description: &'static str,
+    /// Whether it only reads; a writing one writes directly and refuses to run where writes
+    /// are proposed.
+    pub read_only: bool,
+    pub fronts: keiri_agent::Fronts,
+    pub parameters: fn() -> Value,
+    pub output_schema: Option<fn() -> Value>,
+    pub call: ToolCall,
+}
+
+inventory::collect!(ToolEntry);
+
+/// How a [`ToolEntry`] runs.
+#[doc(hidden)]
+#[derive(Clone, Copy)]
+pub enum ToolCall {
+    /// A plain (blocking) API function: arguments in, JSON out.
+    Plain(fn(&Context, Value) -> Result<Value, ApiError>),
+    /// An `async` API function (a streaming one with its events dropped): arguments and the
+    /// call's cancellation token in, the future of its JSON out, awaited on the caller's
+    /// runtime.
+    Awaited(for<'a> fn(&'a Context, Value, &'a keiri_llm::CancellationToken) -> Call<'a>),
+}
+
+/// Declares an API function's face as a tool, beside the function: `plain f(Req) -> Res` (a
+/// blocking function) or `streaming f(Req) -> Res` (its events dropped, the tool call's
+/// cancellation passed on), then its name, title, whether it only reads, the front-ends that
+/// offer it, whether its result has a schema (`output_schema`), and its description. The
+/// argument schema is `Req`'s; arguments that do not match it are an `INVALID_REQUEST` naming
+/// the offending field.
+macro_rules! tool {
+    (
+        $kind:ident $function:ident ( $req:ty ) -> $res:ty {
+            name: $name:literal,
+            title: $title:literal,
+            read_only: $read_only:literal,
+            fronts: $fronts:expr,
+            output_schema: $output:literal,
+            description: $description:expr $(,)?
+        }
+    ) => {
+        const _: () = {
+    $crate::surface::tool!(@call $kind $function($req) -> $res);
+            inventory::submit! {
+                $crate::surface::ToolEntry {
+                    name: $name,
+                    title: $title,
+                    description: $description,
+                    read_only: $read_only,
+                    fronts: $fronts,
+                    parameters: keiri_agent::schema_of::<$req>,
+                    output_schema: if $output {
+                        Some(keiri_agent::output_schema_of::<$res>)
+                    } else {
+                        None
+                    },
+                    call: $crate::surface::tool!(@kind $kind),
+                }
+            }
+        };
+    };
+    (@call plain $function:ident ( $req:ty ) -> $res:ty) => {
+        fn call(
+            ctx: &$crate::Context,
+            args: serde_json::Value,
+        ) -> Result<serde_json::Value, $crate::ApiError> {
+            let res: $res = $function(ctx, $crate::surface::tool_args::<$req>(args)?)?;
+            $crate::surface::to_json(res)
+        }
+    };
+    (@call streaming $function:ident ( $req:ty ) -> $res:ty) => {
+        fn call<'a>(
+            ctx: &'a $crate::Context,
+            args: serde_json::Value,
+            cancel: &'a keiri_llm::CancellationToken,
+        ) -> $crate::surface::Call<'a> {
+            Box::pin(async move {
+                let req = $crate::surface::tool_args::<$req>(args)?;
+                let res: $res = $function(ctx, req, &$crate::EventSink::none(), cancel).await?;
+                $crate::surface::to_json(res)
+            })
+        }
+    };
+    (@kind plain) => {
+        $crate::surface::ToolCall::Plain(call)
+    };
+    (@kind streaming) => {
+        $crate::surface::ToolCall::Awaited(call)
+    };
+}
+pub(crate) use tool;
+
+/// The arguments as the API's request type; a mismatch is an `INVALID_REQUEST` naming the
+/// offending field.
+#[doc(hidden)]
+pub fn tool_args<Req: serde::de::DeserializeOwned>(args: Value) -> Result<Req, ApiError> {
+    serde_json::from_value(args)
+        .map_err(|e| ApiError::new(ErrorCode::InvalidRequest, format!("invalid arguments: {e}")))
+}
 
 /// Every registered function, in [`FUNCTIONS`] order.
 static REGISTRY: std::sync::LazyLock<Vec<&'static Function>> = std::sync::LazyLock::new(|| {

@@ -13,9 +13,10 @@
 //! The shell imports them first with [`documents_import`]; that function trusts its paths, so
 //! it is deliberately not reachable through [`crate::dispatch`] (see its docs).
 //!
-//! The name is untrusted: only its last path component is kept, characters that are not safe
-//! in a file name on any platform are replaced, and the file is created with
-//! [`keiri_fs::write_unique`], so an existing file is never replaced (`a.pdf`, `a_2.pdf`, …).
+//! The name is untrusted: only its last path component is kept and characters that are not
+//! safe in a file name on any platform are replaced ([`keiri_fs::safe_file_name`]); the file
+//! is created with [`keiri_fs::write_unique`], so an existing file is never replaced (`a.pdf`,
+//! `a_2.pdf`, …).
 
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
@@ -29,8 +30,6 @@ use crate::{ApiError, Context, ErrorCode};
 pub const MAX_UPLOAD_BYTES: usize = 50 * 1024 * 1024;
 /// The directory, inside the workspace, that receives uploads and imports.
 pub const UPLOAD_DIR: &str = "inputs";
-/// Longest kept file stem, in characters.
-const MAX_STEM_CHARS: usize = 120;
 
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -286,30 +285,10 @@ fn too_large(size: usize) -> ApiError {
 
 /// The stem and extension (with its dot, or empty) of a safe file name for `name`.
 fn sanitise_name(name: &str) -> Result<(String, String), ApiError> {
-    // Both separators: a Windows browser may send `C:\Users\me\a.pdf`.
-    let last = name.rsplit(['/', '\\']).next().unwrap_or_default();
-    let cleaned: String = last
-        .chars()
-        .map(|c| {
-            if c.is_control() || matches!(c, '<' | '>' | ':' | '"' | '|' | '?' | '*') {
-                '_'
-            } else {
-                c
-            }
-        })
-        .collect();
-    let cleaned = cleaned.trim().trim_start_matches('.').trim();
-    if cleaned.is_empty() {
-        return Err(ApiError::new(
+    keiri_fs::safe_file_name(name).ok_or_else(|| {
+        ApiError::new(
             ErrorCode::InvalidRequest,
             format!("{name:?} is not a usable file name"),
-        ));
-    }
-    let (stem, ext) = match cleaned.rfind('.') {
-        Some(dot) if dot > 0 => (&cleaned[..dot], &cleaned[dot..]),
-        _ => (cleaned, ""),
-    };
-    let stem: String = stem.chars().take(MAX_STEM_CHARS).collect();
-    let ext: String = ext.chars().take(16).collect();
-    Ok((stem, ext))
+        )
+    })
 }

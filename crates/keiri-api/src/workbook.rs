@@ -86,6 +86,18 @@ pub fn workbook_list_ops(
             .collect(),
     })
 }
+crate::surface::tool!(plain workbook_list_ops(ListOpsRequest) -> ListOpsResponse {
+    name: "exstruct_list_ops",
+    title: "List the workbook patch ops",
+    read_only: true,
+    fronts: keiri_agent::Fronts::MCP,
+    output_schema: true,
+    description: EXSTRUCT_LIST_OPS,
+});
+
+const EXSTRUCT_LIST_OPS: &str = "\
+List every exstruct_patch op with a one-line description: {ops: [{op, description}]}. The list \
+is generated from the op definitions the patch parser uses.";
 
 #[derive(Debug, Clone, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -108,6 +120,20 @@ pub fn workbook_describe_op(
         )
     })
 }
+crate::surface::tool!(plain workbook_describe_op(DescribeOpRequest) -> xlsx::OpSchema {
+    name: "exstruct_describe_op",
+    title: "Describe a workbook patch op",
+    read_only: true,
+    fronts: keiri_agent::Fronts::MCP,
+    output_schema: true,
+    description: EXSTRUCT_DESCRIBE_OP,
+});
+
+const EXSTRUCT_DESCRIBE_OP: &str = "\
+Describe one exstruct_patch op (op: its name): required and optional fields (sheet may come \
+from the request's top-level sheet), constraints, a minimal example that passes the request \
+checks, field aliases (e.g. color -> fill_color), and the op's JSON Schema. An unknown op is an \
+INVALID_REQUEST error naming the known ones.";
 
 /// Whether a workbook can be read and, with `ops`, whether they would apply — a dry run that
 /// writes nothing. Problems are listed in the answer; a path outside the roots is an error.
@@ -118,6 +144,21 @@ pub fn workbook_validate_input(
     let env = patch_env(ctx);
     keiri_xlsx::validate_input(&req, &env).map_err(api_error)
 }
+crate::surface::tool!(plain workbook_validate_input(xlsx::ValidateInputRequest) -> xlsx::ValidateInputResponse {
+    name: "exstruct_validate_input",
+    title: "Check a workbook and patch ops",
+    read_only: true,
+    fronts: keiri_agent::Fronts::MCP,
+    output_schema: true,
+    description: EXSTRUCT_VALIDATE_INPUT,
+});
+
+const EXSTRUCT_VALIDATE_INPUT: &str = "\
+Check that a workbook (xlsx_path) can be read: is_readable, warnings, errors, plus its \
+sheet_names. Give ops (and optionally the top-level sheet and auto_formula) to also check a \
+patch request against the workbook exactly as exstruct_patch would, as a dry run: nothing is \
+written. valid is true when the file is readable and every op would apply; error_codes gives \
+each error's stable code and patch_error the op that would fail.";
 
 /// Reads a rectangle of a workbook's cells (values, cached results, formulas).
 pub fn workbook_read_range(
@@ -126,6 +167,21 @@ pub fn workbook_read_range(
 ) -> Result<xlsx::ReadRangeResponse, ApiError> {
     keiri_xlsx::read_range(&req, &ctx.path_policy()).map_err(api_error)
 }
+crate::surface::tool!(plain workbook_read_range(xlsx::ReadRangeRequest) -> xlsx::ReadRangeResponse {
+    name: "exstruct_read_range",
+    title: "Read a range of workbook cells",
+    read_only: true,
+    fronts: keiri_agent::Fronts::MCP,
+    output_schema: true,
+    description: EXSTRUCT_READ_RANGE,
+});
+
+const EXSTRUCT_READ_RANGE: &str = "\
+Read a rectangle of cells straight from a workbook (xlsx_path, sheet, range such as A1:G10): \
+each cell's value (for a formula, the value cached in the file) and, with include_formulas, \
+its formula. include_empty (default true) lists empty cells too. A range larger than \
+max_cells (default 10000) is a LIMIT_EXCEEDED error; an unknown sheet SHEET_NOT_FOUND; a bad \
+range INVALID_REQUEST. sheet may be left out when the workbook has one worksheet.";
 
 /// Reads a workbook's cells by address.
 pub fn workbook_read_cells(
@@ -134,6 +190,19 @@ pub fn workbook_read_cells(
 ) -> Result<xlsx::ReadCellsResponse, ApiError> {
     keiri_xlsx::read_cells(&req, &ctx.path_policy()).map_err(api_error)
 }
+crate::surface::tool!(plain workbook_read_cells(xlsx::ReadCellsRequest) -> xlsx::ReadCellsResponse {
+    name: "exstruct_read_cells",
+    title: "Read workbook cells by address",
+    read_only: true,
+    fronts: keiri_agent::Fronts::MCP,
+    output_schema: true,
+    description: EXSTRUCT_READ_CELLS,
+});
+
+const EXSTRUCT_READ_CELLS: &str = "\
+Read specific cells straight from a workbook (xlsx_path, sheet, addresses such as [\"J98\", \
+\"J124\"]): each one's value and (by default) its formula, in the order given; missing_cells \
+lists the addresses that hold nothing.";
 
 /// Lists a sheet's formulas.
 pub fn workbook_read_formulas(
@@ -142,6 +211,19 @@ pub fn workbook_read_formulas(
 ) -> Result<xlsx::ReadFormulasResponse, ApiError> {
     keiri_xlsx::read_formulas(&req, &ctx.path_policy()).map_err(api_error)
 }
+crate::surface::tool!(plain workbook_read_formulas(xlsx::ReadFormulasRequest) -> xlsx::ReadFormulasResponse {
+    name: "exstruct_read_formulas",
+    title: "List a sheet's formulas",
+    read_only: true,
+    fronts: keiri_agent::Fronts::MCP,
+    output_schema: true,
+    description: EXSTRUCT_READ_FORMULAS,
+});
+
+const EXSTRUCT_READ_FORMULAS: &str = "\
+List the formulas of a sheet straight from a workbook (xlsx_path, sheet, optional range), row \
+by row, each with its cell and, with include_values, the value cached in the file. At most \
+max_cells (default 10000) formulas are listed; truncated says when more matched.";
 
 /// `runtime_info` takes no arguments.
 #[derive(Debug, Clone, Default, serde::Deserialize, schemars::JsonSchema)]
@@ -210,6 +292,20 @@ pub fn runtime_info(ctx: &Context, _req: RuntimeInfoRequest) -> Result<RuntimeIn
         limits: keiri_xlsx::limits(),
     })
 }
+crate::surface::tool!(plain runtime_info(RuntimeInfoRequest) -> RuntimeInfo {
+    name: "exstruct_get_runtime_info",
+    title: "Show the server's roots, version, ops and limits",
+    read_only: true,
+    fronts: keiri_agent::Fronts::MCP,
+    output_schema: true,
+    description: EXSTRUCT_GET_RUNTIME_INFO,
+});
+
+const EXSTRUCT_GET_RUNTIME_INFO: &str = "\
+Show how this server resolves paths and what it supports: root (relative paths resolve \
+against it), cwd, platform, path_examples, every allowed root, the version, the supported \
+patch ops, the default on_conflict and the limits (recommended ops per request, cells per \
+request and per styling op, workbook size, read max_cells).";
 
 /// Extracts a workbook's structure (`exstruct_extract`): cells, merged ranges, print areas,
 /// tables, charts, shapes, connectors and SmartArt read from its OOXML parts, written as JSON or
@@ -222,6 +318,27 @@ pub fn workbook_extract(
     let env = patch_env(ctx);
     keiri_xlsx::workbook_extract(&req, &env).map_err(api_error)
 }
+crate::surface::tool!(plain workbook_extract(xlsx::ExtractRequest) -> xlsx::ExtractResponse {
+    name: "exstruct_extract",
+    title: "Extract an Excel workbook's structure",
+    read_only: false,
+    fronts: keiri_agent::Fronts::MCP,
+    output_schema: true,
+    description: EXSTRUCT_EXTRACT,
+});
+
+const EXSTRUCT_EXTRACT: &str = "\
+Read an Excel workbook's structure (.xlsx/.xlsm) straight from its file, no Excel needed, and \
+write it as JSON or TOON (format: json | toon) next to the workbook ({stem}.json) unless \
+out_dir/out_name say otherwise. mode: light (cells, table candidates, print areas), standard \
+(the default: also shapes with text, connectors with begin_id/end_id, SmartArt node trees, \
+charts with type, title and series ranges, merged ranges), verbose (also every shape with its \
+size, hyperlinks, formulas_map). Per sheet: rows [{r, c: {A: value}}] (options.alpha_col=false \
+for 0-based numeric keys), print_areas and merged_cells with 0-based columns. options: pretty, \
+indent, alpha_col, max_cells (cells read, 1,000,000 by default). on_conflict (overwrite | skip \
+| rename) decides what happens when the output exists; when left out, the server's \
+--on-conflict default applies. Returns out_path, workbook_meta {sheet_names, sheet_count}, \
+warnings and engine.";
 
 /// Creates a workbook and applies `req.ops` to it in one call (`exstruct_make`); the response
 /// is a patch's. `ctx.on_conflict_default` applies when the request leaves `on_conflict` out.
@@ -229,6 +346,23 @@ pub fn workbook_make(ctx: &Context, req: xlsx::MakeRequest) -> Result<PatchRespo
     let env = patch_env(ctx);
     keiri_xlsx::workbook_make(&req, &env).map_err(api_error)
 }
+crate::surface::tool!(plain workbook_make(xlsx::MakeRequest) -> PatchResponse {
+    name: "exstruct_make",
+    title: "Create an Excel workbook",
+    read_only: false,
+    fronts: keiri_agent::Fronts::MCP,
+    output_schema: true,
+    description: EXSTRUCT_MAKE,
+});
+
+const EXSTRUCT_MAKE: &str = "\
+Create a new Excel workbook (.xlsx/.xlsm) at out_path and apply ops to it in one call; ops \
+are exstruct_patch's (add_sheet, set_value, set_formula, set_range_values, styling, tables, \
+…) and may be left out. The first sheet is Sheet1, or the top-level sheet's name unless an \
+add_sheet op creates that sheet; sheet is also the default of ops that name none. Takes \
+on_conflict, auto_formula, dry_run, return_inverse_ops and preflight_formula_check like \
+exstruct_patch and returns the same fields (out_path, patch_diff, warnings, error, \
+inverse_ops, formula_issues).";
 
 /// Compare two workbooks cell by cell (or list every cell of a new one).
 #[derive(Debug, Clone, Default, serde::Deserialize, schemars::JsonSchema)]

@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 
 use keiri_llm::Usage;
-use keiri_plan::{Catalog, Node, Plan};
+use keiri_plan::{Catalog, FindingCode, Node, Plan};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -472,13 +472,13 @@ pub struct RunOutcome {
 }
 
 /// Codes of the wiring check's removals (see [`crate::schema::check_wiring`]).
-const GUARD_CODES: &[&str] = &[
-    "design.unknown_block",
-    "design.unknown_input",
-    "design.unknown_output",
-    "design.process_llm_contract",
-    "design.unknown_plan",
-    "design.unknown_node_type",
+const GUARD_CODES: &[FindingCode] = &[
+    FindingCode::DesignUnknownBlock,
+    FindingCode::DesignUnknownInput,
+    FindingCode::DesignUnknownOutput,
+    FindingCode::DesignProcessLlmContract,
+    FindingCode::DesignUnknownPlan,
+    FindingCode::DesignUnknownNodeType,
 ];
 
 /// The outcome of run `run` of a case expecting `expect_blocks` (block ids, and shapes as
@@ -514,7 +514,7 @@ pub fn run_outcome(
                 rejected += attempt
                     .issues
                     .iter()
-                    .filter(|i| GUARD_CODES.contains(&i.code.as_str()))
+                    .filter(|i| GUARD_CODES.contains(&i.code))
                     .count();
             }
             // The final plan is the last attempt's, except a fallback plan: count that too.
@@ -964,11 +964,12 @@ mod tests {
 
     #[test]
     fn a_run_counts_unknowns_in_every_attempt_once_and_the_guards_removals() {
-        use crate::generate::{Attempt, Issue};
+        use crate::generate::Attempt;
+        use keiri_plan::Finding;
         let bad =
             plan("id: p\ngraph:\n  - id: a\n    block: csv.read\n    in: {path: x.csv, typo: 1}\n");
         let good = plan("id: p\ngraph:\n  - id: a\n    block: csv.read\n    in: {path: x.csv}\n");
-        let attempt = |n: u32, plan: &Plan, errors: usize, issues: Vec<Issue>| Attempt {
+        let attempt = |n: u32, plan: &Plan, errors: usize, issues: Vec<Finding>| Attempt {
             n,
             stage: if n == 1 { "wiring" } else { "repair" }.into(),
             plan: plan.clone(),
@@ -977,14 +978,12 @@ mod tests {
             strategy: "json_schema".into(),
             usage: Usage::new(3, 1),
         };
-        let removed = Issue {
-            code: "design.unknown_block".into(),
-            severity: "error".into(),
-            node_id: Some("b".into()),
-            path: "/nodes/1/block".into(),
-            message: "unknown block".into(),
-            hint: None,
-        };
+        let removed = Finding::error(
+            FindingCode::DesignUnknownBlock,
+            Some("b".into()),
+            "/nodes/1/block",
+            "unknown block",
+        );
         let generated = GeneratedPlan {
             plan: good.clone(),
             status: Status::Valid,

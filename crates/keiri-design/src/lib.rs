@@ -60,9 +60,9 @@ pub use files::{
 };
 pub use generate::{
     ApplyMode, Attempt, Context, DEFAULT_MAX_DOCS_CHARS, DEFAULT_MAX_REPAIR_ATTEMPTS,
-    GenerateOptions, GeneratedPlan, Issue, Progress, RepairRound, Stage, Status, Verifier,
-    VerifyRun, compose_plan, fallback_allowed, generate_plan, node_diff, offline_note,
-    select_templates, to_plan,
+    GenerateOptions, GeneratedPlan, Progress, RepairRound, Stage, Status, Verifier, VerifyRun,
+    compose_plan, fallback_allowed, generate_plan, node_diff, offline_note, select_templates,
+    to_plan,
 };
 pub use sample_run::sample_run_issues;
 

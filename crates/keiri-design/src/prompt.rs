@@ -255,7 +255,7 @@ pub struct RepairFinding {
 impl From<&ContractProblem> for RepairFinding {
     fn from(p: &ContractProblem) -> Self {
         RepairFinding {
-            code: p.code.clone(),
+            code: p.code.to_string(),
             node: Some(p.node_id.clone()),
             path: p.path.clone(),
             message: p.message.clone(),

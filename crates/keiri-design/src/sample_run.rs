@@ -1,6 +1,6 @@
 //! What the repair loop is told when a drafted plan fails on the user's sample files
 //! (verify-by-running, [`Context::verify`](crate::Context)): each failure the model can act on
-//! becomes an error [`Issue`] `run.<code>` on its node, built from the plan and the column names
+//! becomes an error [`Finding`] `run.<code>` on its node, built from the plan and the column names
 //! of the tables the node read — never from the block's message, which may quote the data (a
 //! value that is not a date, a cell of the file). The run itself is keiri-run's
 //! ([`keiri_run::verify`] there; this crate does not depend on it), so the caller passes the
@@ -8,9 +8,7 @@
 
 use std::collections::HashMap;
 
-use keiri_plan::{Catalog, Lang, Plan};
-
-use crate::Issue;
+use keiri_plan::{Catalog, Finding, FindingCode, Lang, Plan};
 
 /// Run-time errors the model can act on (a wrong column, an input a block cannot use, a
 /// condition that does not evaluate, work past the sample run's bounds); not a missing
@@ -25,7 +23,7 @@ pub const REPAIRABLE_AT_RUN_TIME: &[&str] = &[
     "LIMIT_EXCEEDED",
 ];
 
-/// The issues of a sample run of `plan`: one per failure (`(node id, code)`) whose code the
+/// The findings of a sample run of `plan`: one per failure (`(node id, code)`) whose code the
 /// model can act on ([`REPAIRABLE_AT_RUN_TIME`]) at a top-level node of the plan, in the
 /// failures' order. `columns` holds the column names of each table a finished node produced,
 /// by `node.key` (the output's key).
@@ -35,28 +33,30 @@ pub fn sample_run_issues<'f>(
     failures: impl IntoIterator<Item = (&'f str, &'f str)>,
     columns: &HashMap<String, Vec<String>>,
     lang: Lang,
-) -> Vec<Issue> {
+) -> Vec<Finding> {
     failures
         .into_iter()
         .filter(|(_, code)| REPAIRABLE_AT_RUN_TIME.contains(code))
         .filter_map(|(node, code)| {
             let index = plan.graph.iter().position(|n| n.id == node)?;
-            let finding = finding(plan, catalog, index, code, columns, lang);
-            Some(Issue {
-                code: format!("run.{}", code.to_ascii_lowercase()),
-                severity: "error".into(),
-                node_id: Some(node.to_string()),
-                path: format!("/graph/{index}"),
-                message: lang
-                    .pick(
-                        &format!("試行実行で失敗しました: {finding}"),
-                        &format!("failed when run on the sample files: {finding}"),
-                    )
-                    .to_string(),
-                hint: None,
-            })
+            let what = finding(plan, catalog, index, code, columns, lang);
+            Some(Finding::error(
+                run_code(code)?,
+                Some(node.to_string()),
+                format!("/graph/{index}"),
+                lang.pick(
+                    format!("試行実行で失敗しました: {what}"),
+                    format!("failed when run on the sample files: {what}"),
+                ),
+            ))
         })
         .collect()
+}
+
+/// The finding code of a run error's `code`: `run.` and the code in lower case
+/// (`COLUMN_NOT_FOUND` → `run.column_not_found`); `None` for a code plans have no finding for.
+fn run_code(code: &str) -> Option<FindingCode> {
+    format!("run.{}", code.to_ascii_lowercase()).parse().ok()
 }
 
 /// What the model is told of a node's run-time failure: built from the plan and the column
@@ -229,7 +229,7 @@ mod tests {
                 ("each", "run.limit_exceeded", "/graph/3"),
             ]
         );
-        assert!(issues.iter().all(|i| i.severity == "error"));
+        assert!(issues.iter().all(Finding::is_error));
         assert_eq!(
             issues[0].message,
             "failed when run on the sample files: BLOCK_FAILED: the block failed on the sample data — input columns read.invoices: [請求書番号, 取引先, 金額]"
@@ -261,5 +261,17 @@ mod tests {
             issues[0].message,
             "試行実行で失敗しました: COLUMN_NOT_FOUND: 入力 columns が読む列「vendor」は read.invoices の行にありません — input columns read.invoices: [請求書番号, 取引先, 金額]"
         );
+    }
+
+    #[test]
+    fn every_repairable_run_code_has_its_finding_code() {
+        for code in REPAIRABLE_AT_RUN_TIME {
+            let finding = run_code(code).unwrap_or_else(|| panic!("{code} has no run.* code"));
+            assert_eq!(
+                finding.as_str(),
+                format!("run.{}", code.to_ascii_lowercase())
+            );
+        }
+        assert_eq!(run_code("PATH_DENIED"), None);
     }
 }

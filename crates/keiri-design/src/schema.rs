@@ -18,7 +18,7 @@
 //! and policies cannot carry an invented key either.
 
 use indexmap::IndexMap;
-use keiri_plan::{BlockSpec, Catalog};
+use keiri_plan::{BlockSpec, Catalog, FindingCode};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -515,7 +515,7 @@ pub struct ContractProblem {
     /// `design.unknown_block`, `design.unknown_input`, `design.unknown_output`,
     /// `design.process_llm_contract`, `design.unknown_plan` (a subflow of a plan that is not
     /// registered), `design.unknown_node_type`.
-    pub code: String,
+    pub code: FindingCode,
     pub node_id: String,
     pub path: String,
     pub message: String,
@@ -586,7 +586,7 @@ fn keep_ports(
             kept.inputs.push(input.clone());
         } else {
             problems.push(problem(
-                "design.unknown_input",
+                FindingCode::DesignUnknownInput,
                 node,
                 format!("{path}/inputs/{j}/key"),
                 format!(
@@ -602,7 +602,7 @@ fn keep_ports(
             kept.outputs.push(output.clone());
         } else {
             problems.push(problem(
-                "design.unknown_output",
+                FindingCode::DesignUnknownOutput,
                 node,
                 format!("{path}/outputs/{j}/key"),
                 format!(
@@ -616,9 +616,9 @@ fn keep_ports(
     kept
 }
 
-fn problem(code: &str, node: &WiredNode, path: String, message: String) -> ContractProblem {
+fn problem(code: FindingCode, node: &WiredNode, path: String, message: String) -> ContractProblem {
     ContractProblem {
-        code: code.into(),
+        code,
         node_id: node.id.clone(),
         path,
         message,
@@ -656,7 +656,7 @@ impl WiringChecker<'_> {
                         kept.outputs.push(output.clone());
                     } else {
                         problems.push(problem(
-                            "design.unknown_output",
+                            FindingCode::DesignUnknownOutput,
                             node,
                             format!("{path}/outputs/{j}/key"),
                             format!(
@@ -681,7 +681,7 @@ impl WiringChecker<'_> {
                     ))
                 } else {
                     problems.push(problem(
-                        "design.unknown_plan",
+                        FindingCode::DesignUnknownPlan,
                         node,
                         format!("{path}/plan_id"),
                         format!(
@@ -698,7 +698,7 @@ impl WiringChecker<'_> {
             }
             Some(other) => {
                 problems.push(problem(
-                    "design.unknown_node_type",
+                    FindingCode::DesignUnknownNodeType,
                     node,
                     format!("{path}/type"),
                     format!("node type {other:?} is not one of block, loop, subflow"),
@@ -716,7 +716,7 @@ impl WiringChecker<'_> {
     ) -> Option<WiredNode> {
         let Some(spec) = self.by_id.get(node.block.as_str()) else {
             problems.push(problem(
-                "design.unknown_block",
+                FindingCode::DesignUnknownBlock,
                 node,
                 format!("{path}/block"),
                 format!(
@@ -745,7 +745,7 @@ impl WiringChecker<'_> {
                 .any(|k| value(k).is_some_and(|v| non_empty(&v)));
             if !has_schema || !has_prompt {
                 problems.push(problem(
-                    "design.process_llm_contract",
+                    FindingCode::DesignProcessLlmContract,
                     node,
                     format!("{path}/inputs"),
                     "ai.process_llm needs a non-empty output_schema and a prompt or instruction"

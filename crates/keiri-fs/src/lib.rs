@@ -17,6 +17,8 @@
 //!   so `..` and symlinks cannot escape.
 //! * [`unfit_root`] says why a folder cannot be the workspace (the root every path from outside
 //!   must stay inside): the file-system root, the home folder itself, a system folder.
+//! * [`safe_file_name`] makes a file name safe on every platform from untrusted text (an
+//!   upload's name).
 //! * [`catch_panic`] turns a panic in code that reads an untrusted file into an error, so one
 //!   bad file cannot take a server down (keiri-docs' parsers and keiri-xlsx's patches use it).
 //!
@@ -27,10 +29,12 @@
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
+mod names;
 mod panic;
 mod roots;
 mod write;
 
+pub use names::safe_file_name;
 pub use panic::catch_panic;
 pub use roots::unfit_root;
 pub use write::{

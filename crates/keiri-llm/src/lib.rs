@@ -6,6 +6,8 @@
 //!   optional `KEIRI_LLM_API_KEY`); model `KEIRI_LLM_MODEL` (default `gpt-4.1`), temperature 0.
 //!   Variables come from an [`Env`] value (the process environment over the workspace's
 //!   `.env`), so tests pass their own. With none set, [`Error::NotConfigured`] names them.
+//! * [`effective`]: the configuration in effect when the process environment, `.env` and the
+//!   saved settings each set some of it, and where each part came from.
 //! * [`Llm::chat`]: one chat completion, with tools and tool calls for agent round trips;
 //!   per-attempt timeout, retries with backoff on 429/5xx/connection errors honouring
 //!   `Retry-After`, cancellation through a [`CancellationToken`], token usage per call.
@@ -47,6 +49,7 @@
 mod chat;
 mod client;
 pub mod config;
+pub mod effective;
 mod embed;
 mod error;
 pub mod extract;

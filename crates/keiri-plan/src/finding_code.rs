@@ -91,6 +91,34 @@ finding_codes! {
     PolicyLimitZero = "policy.limit_zero",
     /// `policy.limits` on a node or a loop body, where it is not used.
     PolicyLimitsNotPlan = "policy.limits_not_plan",
+    // The planner's own: a drafted wiring that names what the catalog does not have
+    // (keiri-design's stage-2 contract check).
+    /// A node names a block the catalog does not have.
+    DesignUnknownBlock = "design.unknown_block",
+    /// A node sets an input its block does not have.
+    DesignUnknownInput = "design.unknown_input",
+    /// A node reads an output its block does not have.
+    DesignUnknownOutput = "design.unknown_output",
+    /// An `ai.process_llm` node without the contract it needs.
+    DesignProcessLlmContract = "design.process_llm_contract",
+    /// A subflow of a plan that is not registered.
+    DesignUnknownPlan = "design.unknown_plan",
+    /// A node of a type plans do not have.
+    DesignUnknownNodeType = "design.unknown_node_type",
+    // A verification run's failures the planner can repair (keiri-design's
+    // `REPAIRABLE_AT_RUN_TIME`): `run.` and the run error's code.
+    /// A block failed on the attached files.
+    RunBlockFailed = "run.block_failed",
+    /// A block refused an input's value.
+    RunInputInvalid = "run.input_invalid",
+    /// A node read a column the attached file does not have.
+    RunColumnNotFound = "run.column_not_found",
+    /// A reference could not be resolved at run time.
+    RunRefUnresolved = "run.ref_unresolved",
+    /// An expression could not be evaluated.
+    RunExprInvalid = "run.expr_invalid",
+    /// A node went past a run limit.
+    RunLimitExceeded = "run.limit_exceeded",
 }
 
 /// A string that is not a finding code.

@@ -133,6 +133,26 @@ pub fn scan(value: &Value, base: &str, refs: &mut Vec<Reference>, bad: &mut Vec<
     }
 }
 
+/// The references in `values` whose values only a run knows — everything but a var named in
+/// `known` — as written (`${…}`), in order: what keeps a dry-run from previewing them.
+pub fn known_only_at_run<'a>(
+    values: impl IntoIterator<Item = &'a Value>,
+    known: &std::collections::HashSet<&str>,
+) -> Vec<String> {
+    let (mut found, mut malformed) = (Vec::new(), Vec::new());
+    for value in values {
+        scan(value, "", &mut found, &mut malformed);
+    }
+    found
+        .iter()
+        .filter(|r| match &r.target {
+            Target::Var { name, .. } => !known.contains(name.as_str()),
+            _ => true,
+        })
+        .map(|r| format!("${{{}}}", r.raw))
+        .collect()
+}
+
 /// True when `value` holds any reference.
 pub fn contains_reference(value: &Value) -> bool {
     match value {
@@ -208,5 +228,26 @@ mod tests {
         scan(&json!("${a.b"), "", &mut refs, &mut bad);
         assert_eq!(bad.len(), 1);
         assert_eq!(bad[0].reason, "unclosed ${");
+    }
+
+    #[test]
+    fn only_vars_a_dry_run_knows_are_known_before_the_run() {
+        let known = std::collections::HashSet::from(["period"]);
+        let inputs = [
+            json!("${vars.period}"),
+            json!({"path": "${read.rows}"}),
+            json!("支払先: ${vars.payee}"),
+            json!(["${env.HOME}", "${config.bank.code}", "月末"]),
+        ];
+        assert_eq!(
+            known_only_at_run(&inputs, &known),
+            [
+                "${read.rows}",
+                "${vars.payee}",
+                "${env.HOME}",
+                "${config.bank.code}"
+            ]
+        );
+        assert!(known_only_at_run(&[json!("${vars.period}")], &known).is_empty());
     }
 }

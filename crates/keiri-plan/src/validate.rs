@@ -10,7 +10,6 @@
 
 use std::collections::{HashMap, HashSet};
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::Lang;
@@ -23,45 +22,11 @@ use crate::refs::{self, Reference, Target};
 use crate::yaml::escape_pointer;
 
 mod contract;
+mod finding;
 mod items;
 mod limits;
 
-/// How bad a finding is.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    Error,
-    Warning,
-}
-
-/// One problem found in a plan: the one finding type of the validator, the API, the CLI and
-/// the UI.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Finding {
-    pub code: FindingCode,
-    pub severity: Severity,
-    pub node_id: Option<String>,
-    /// JSON pointer into the plan.
-    pub path: String,
-    pub message: String,
-    pub hint: Option<String>,
-    /// The values that would fix it, when there is a closed set (a file's real columns for
-    /// `column.unknown`): what a question offers the user to pick from.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub choices: Vec<String>,
-    /// The column a `column.unknown` is about: named by the plan, absent from the rows. The
-    /// value at `path` may be an expression that reads it among other columns.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub missing_column: Option<String>,
-    /// 1-based line and column of the part `path` points at, when the plan was read from text
-    /// ([`crate::check`] fills them; [`validate`] has no text).
-    #[serde(default)]
-    pub line: Option<usize>,
-    #[serde(default)]
-    pub column: Option<usize>,
-}
+pub use finding::{Finding, Severity};
 
 /// What the validator needs besides the plan and the catalog.
 #[derive(Debug, Clone, Default)]
@@ -191,10 +156,6 @@ struct Validator<'a> {
     used: HashSet<(String, String)>,
 }
 
-fn pick<'s>(lang: Lang, text: (&'s str, &'s str)) -> &'s str {
-    lang.pick(text.0, text.1)
-}
-
 impl<'a> Validator<'a> {
     fn push(
         &mut self,
@@ -211,8 +172,8 @@ impl<'a> Validator<'a> {
             severity,
             node_id: node_id.map(str::to_string),
             path,
-            message: pick(lang, message).to_string(),
-            hint: hint.map(|h| pick(lang, h).to_string()),
+            message: lang.pick(message.0, message.1).to_string(),
+            hint: hint.map(|(ja, en)| lang.pick(ja, en).to_string()),
             choices: Vec::new(),
             missing_column: None,
             line: None,

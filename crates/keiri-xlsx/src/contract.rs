@@ -893,6 +893,28 @@ pub struct PatchResponse {
     pub formula_issues: Vec<FormulaIssue>,
 }
 
+/// What a patch did with its output file. In process only: on the wire a response says the
+/// same with `out_path`, `error` and `warnings`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PatchOutcome {
+    /// The patched workbook was saved to `out_path`.
+    Written,
+    /// The output file existed, or appeared while the patch ran, and `on_conflict` is `skip`:
+    /// nothing was written (a dry run answers the same).
+    Skipped,
+    /// A dry run: nothing was written; the response is what a run would do.
+    DryRun,
+    /// An op or the formula check failed (`error` says which): nothing was written.
+    Failed,
+}
+
+/// A patch's response, and what it did with the file ([`crate::apply`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Patched {
+    pub outcome: PatchOutcome,
+    pub response: PatchResponse,
+}
+
 /// The schema of a cell value that may be `null` (clears the cell). `#[schemars(required)]`
 /// on an `Option` alone would drop the null branch, and inverse ops carry null.
 fn nullable_cell(g: &mut schemars::SchemaGenerator) -> schemars::Schema {

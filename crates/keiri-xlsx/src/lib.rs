@@ -50,7 +50,8 @@
 //! permissions. A bad path, cell, range or formula is an
 //! [`Error`] (nothing touched); a missing sheet or an op that cannot apply is reported in
 //! [`PatchResponse::error`] with its `op_index`. `dry_run` reads only. See [`patch`] for the
-//! output path and conflict rules and [`PatchOp`] for each op.
+//! output path and conflict rules and [`PatchOp`] for each op. In process, [`apply`] also says
+//! what became of the output file ([`PatchOutcome`]: written, skipped, a dry run, failed).
 //!
 //! The preflight check evaluates the patched workbook with IronCalc (see the `engine` module)
 //! and compares it with the original: only problems the patch introduces are errors (which
@@ -72,8 +73,9 @@
 //! [`patch_workbook_items_yaml`] (the same, as the `operations` items of the
 //! `excel.patch_workbook` block spec; a test keeps the spec current),
 //! [`validate_input`] (can the workbook be read, and would these ops apply — a dry run), the
-//! [`limits`], and three reads of a workbook's cells ([`read_range`], [`read_cells`],
-//! [`read_formulas`]) that open the package read-only.
+//! [`limits`], three reads of a workbook's cells ([`read_range`], [`read_cells`],
+//! [`read_formulas`]) that open the package read-only, and [`free_sheet_name`] (the name a new
+//! sheet can take: `name`, `name_2`, …).
 //!
 //! # What this crate must not do
 //!
@@ -121,7 +123,8 @@ pub use a1::{Area, CellRef, MAX_COL, MAX_ROW, column_name, column_number};
 pub use block_spec::{GENERATED_BEGIN, GENERATED_END, patch_workbook_items_yaml};
 pub use contract::{
     CellValue, DiffStatus, FormulaIssue, IssueCode, IssueLevel, OnConflict, OpKind, PatchDiffItem,
-    PatchErrorDetail, PatchOp, PatchRequest, PatchResponse, PatchValue, TypedValue, ValueKind,
+    PatchErrorDetail, PatchOp, PatchOutcome, PatchRequest, PatchResponse, PatchValue, Patched,
+    TypedValue, ValueKind,
 };
 pub use error::Error;
 pub use extract::{
@@ -213,10 +216,36 @@ pub fn read_formulas(
     read::read_formulas(req, policy)
 }
 
+/// The first name a new sheet can take in the workbook at `xlsx_path`: `wanted`, else
+/// `wanted_2`, `wanted_3`, … `wanted_99` — the first that Excel accepts as a name and that no
+/// sheet of the workbook has (ignoring case, as Excel does); `None` when none is free. Reads
+/// the workbook's sheet list only, with a patch's path, extension and size checks.
+pub fn free_sheet_name(
+    xlsx_path: &str,
+    wanted: &str,
+    policy: &keiri_fs::PathPolicy,
+) -> Result<Option<String>, Error> {
+    guard::guarded(xlsx_path, || {
+        let (_, book) = patch::open_for_reading(xlsx_path, policy)?;
+        Ok((1..100)
+            .map(|n| match n {
+                1 => wanted.to_string(),
+                n => format!("{wanted}_{n}"),
+            })
+            .find(|name| book::check_sheet_name(name).is_ok() && book.find_sheet(name).is_none()))
+    })
+}
+
 /// Applies a patch request; see the crate documentation for the semantics and
 /// [`PatchEnv`] for the roots and defaults. A panic while processing the workbook is
 /// `WORKBOOK_UNREADABLE`, never the end of the process.
 pub fn patch(req: &PatchRequest, env: &PatchEnv) -> Result<PatchResponse, Error> {
+    apply(req, env).map(|patched| patched.response)
+}
+
+/// [`patch`], saying what it did with the output file ([`PatchOutcome`]): the in-process
+/// callers (the run's output blocks) branch on it instead of guessing from the file system.
+pub fn apply(req: &PatchRequest, env: &PatchEnv) -> Result<Patched, Error> {
     guard::guarded(&req.xlsx_path, || patch::patch(req, env))
 }
 

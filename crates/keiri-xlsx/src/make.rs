@@ -144,7 +144,7 @@ pub fn make(req: &MakeRequest, env: &PatchEnv) -> Result<PatchResponse, Error> {
         return_inverse_ops: req.return_inverse_ops,
         preflight_formula_check: req.preflight_formula_check,
     };
-    crate::patch::patch(&patch_req, &patch_env)
+    crate::patch::patch(&patch_req, &patch_env).map(|patched| patched.response)
 }
 
 /// A minimal workbook with one empty sheet.

@@ -11,7 +11,7 @@ use crate::a1::{self, Area, CellRef};
 use crate::book::{self, Book, SheetKind};
 use crate::contract::{
     CellValue, DiffStatus, IssueLevel, OnConflict, OpKind, PatchDiffItem, PatchErrorDetail,
-    PatchOp, PatchRequest, PatchResponse, PatchValue, TypedValue, ValueKind,
+    PatchOp, PatchOutcome, PatchRequest, PatchResponse, PatchValue, Patched, TypedValue, ValueKind,
 };
 use crate::error::Error;
 use crate::formula;
@@ -340,7 +340,7 @@ fn check_dates(i: usize, op: &PatchOp, planned: &Planned) -> Result<(), Error> {
 }
 
 /// Applies a patch request. See the crate documentation for the semantics.
-pub fn patch(req: &PatchRequest, env: &PatchEnv) -> Result<PatchResponse, Error> {
+pub fn patch(req: &PatchRequest, env: &PatchEnv) -> Result<Patched, Error> {
     env.stop.check()?;
     check_extension(&req.xlsx_path)?;
     let resolved = req.with_default_sheet().map_err(Error::InvalidRequest)?;
@@ -387,13 +387,16 @@ pub fn patch(req: &PatchRequest, env: &PatchEnv) -> Result<PatchResponse, Error>
                     target.display(),
                     if req.dry_run { "would be" } else { "was" }
                 ));
-                return Ok(PatchResponse {
-                    out_path: target.display().to_string(),
-                    patch_diff: Vec::new(),
-                    warnings,
-                    error: None,
-                    inverse_ops: Vec::new(),
-                    formula_issues: Vec::new(),
+                return Ok(Patched {
+                    outcome: PatchOutcome::Skipped,
+                    response: PatchResponse {
+                        out_path: target.display().to_string(),
+                        patch_diff: Vec::new(),
+                        warnings,
+                        error: None,
+                        inverse_ops: Vec::new(),
+                        formula_issues: Vec::new(),
+                    },
                 });
             }
             OnConflict::Rename => {
@@ -441,19 +444,22 @@ pub fn patch(req: &PatchRequest, env: &PatchEnv) -> Result<PatchResponse, Error>
         env.stop.check()?;
         if let Err(message) = run.apply(i, op, p)? {
             let Run { warnings, .. } = run;
-            return Ok(PatchResponse {
-                out_path: out_path.display().to_string(),
-                patch_diff: Vec::new(),
-                warnings,
-                error: Some(PatchErrorDetail {
-                    op_index: i as i64,
-                    op: op.kind(),
-                    sheet: op.sheet().to_string(),
-                    cell: op.cell().or(op.range()).map(str::to_string),
-                    message,
-                }),
-                inverse_ops: Vec::new(),
-                formula_issues: Vec::new(),
+            return Ok(Patched {
+                outcome: PatchOutcome::Failed,
+                response: PatchResponse {
+                    out_path: out_path.display().to_string(),
+                    patch_diff: Vec::new(),
+                    warnings,
+                    error: Some(PatchErrorDetail {
+                        op_index: i as i64,
+                        op: op.kind(),
+                        sheet: op.sheet().to_string(),
+                        cell: op.cell().or(op.range()).map(str::to_string),
+                        message,
+                    }),
+                    inverse_ops: Vec::new(),
+                    formula_issues: Vec::new(),
+                },
             });
         }
     }
@@ -486,22 +492,25 @@ pub fn patch(req: &PatchRequest, env: &PatchEnv) -> Result<PatchResponse, Error>
                 ),
                 None => (-1, req.ops.last().map_or(OpKind::SetValue, PatchOp::kind)),
             };
-            return Ok(PatchResponse {
-                out_path: out_path.display().to_string(),
-                patch_diff: Vec::new(),
-                warnings,
-                error: Some(PatchErrorDetail {
-                    op_index,
-                    op,
-                    sheet: issue.sheet.clone(),
-                    cell: Some(issue.cell.clone()),
-                    message: format!(
-                        "formula check failed at {}!{}: {}",
-                        issue.sheet, issue.cell, issue.message
-                    ),
-                }),
-                inverse_ops: Vec::new(),
-                formula_issues,
+            return Ok(Patched {
+                outcome: PatchOutcome::Failed,
+                response: PatchResponse {
+                    out_path: out_path.display().to_string(),
+                    patch_diff: Vec::new(),
+                    warnings,
+                    error: Some(PatchErrorDetail {
+                        op_index,
+                        op,
+                        sheet: issue.sheet.clone(),
+                        cell: Some(issue.cell.clone()),
+                        message: format!(
+                            "formula check failed at {}!{}: {}",
+                            issue.sheet, issue.cell, issue.message
+                        ),
+                    }),
+                    inverse_ops: Vec::new(),
+                    formula_issues,
+                },
             });
         }
     }
@@ -518,13 +527,16 @@ pub fn patch(req: &PatchRequest, env: &PatchEnv) -> Result<PatchResponse, Error>
     }
 
     if req.dry_run {
-        return Ok(PatchResponse {
-            out_path: out_path.display().to_string(),
-            patch_diff: diff,
-            warnings,
-            error: None,
-            inverse_ops,
-            formula_issues,
+        return Ok(Patched {
+            outcome: PatchOutcome::DryRun,
+            response: PatchResponse {
+                out_path: out_path.display().to_string(),
+                patch_diff: diff,
+                warnings,
+                error: None,
+                inverse_ops,
+                formula_issues,
+            },
         });
     }
 
@@ -559,28 +571,34 @@ pub fn patch(req: &PatchRequest, env: &PatchEnv) -> Result<PatchResponse, Error>
         OnConflict::Skip => match keiri_fs::write_new(&target, &new_bytes) {
             Ok(()) => Ok(target.clone()),
             Err(keiri_fs::Error::AlreadyExists { .. }) => {
-                return Ok(PatchResponse {
-                    out_path: target.display().to_string(),
-                    patch_diff: Vec::new(),
-                    warnings: vec![format!(
-                        "{} appeared while the patch ran and on_conflict is skip; nothing was written",
-                        target.display()
-                    )],
-                    error: None,
-                    inverse_ops: Vec::new(),
-                    formula_issues,
+                return Ok(Patched {
+                    outcome: PatchOutcome::Skipped,
+                    response: PatchResponse {
+                        out_path: target.display().to_string(),
+                        patch_diff: Vec::new(),
+                        warnings: vec![format!(
+                            "{} appeared while the patch ran and on_conflict is skip; nothing was written",
+                            target.display()
+                        )],
+                        error: None,
+                        inverse_ops: Vec::new(),
+                        formula_issues,
+                    },
                 });
             }
             Err(e) => Err(e),
         },
     }?;
-    Ok(PatchResponse {
-        out_path: saved.display().to_string(),
-        patch_diff: diff,
-        warnings,
-        error: None,
-        inverse_ops,
-        formula_issues,
+    Ok(Patched {
+        outcome: PatchOutcome::Written,
+        response: PatchResponse {
+            out_path: saved.display().to_string(),
+            patch_diff: diff,
+            warnings,
+            error: None,
+            inverse_ops,
+            formula_issues,
+        },
     })
 }
 

@@ -570,7 +570,19 @@ export type FindingCode =
   | 'column.unknown'
   | 'graph.cycle'
   | 'policy.limit_zero'
-  | 'policy.limits_not_plan';
+  | 'policy.limits_not_plan'
+  | 'design.unknown_block'
+  | 'design.unknown_input'
+  | 'design.unknown_output'
+  | 'design.process_llm_contract'
+  | 'design.unknown_plan'
+  | 'design.unknown_node_type'
+  | 'run.block_failed'
+  | 'run.input_invalid'
+  | 'run.column_not_found'
+  | 'run.ref_unresolved'
+  | 'run.expr_invalid'
+  | 'run.limit_exceeded';
 /**
  * How bad a finding is.
  *
@@ -2540,8 +2552,8 @@ export interface ContextCell {
   formula: string | null;
 }
 /**
- * One problem found in a plan: the one finding type of the validator, the API, the CLI and
- * the UI.
+ * One problem found in a plan: the one finding type of the validator, the planner, the API,
+ * the CLI and the UI.
  *
  * This interface was referenced by `ApiFunctions`'s JSON-Schema
  * via the `definition` "Finding".
@@ -2568,7 +2580,7 @@ export interface Finding {
   missing_column?: string | null;
   /**
    * 1-based line and column of the part `path` points at, when the plan was read from text
-   * ([`crate::check`] fills them; [`validate`] has no text).
+   * ([`crate::check`] fills them; [`super::validate`] has no text).
    */
   line: number | null;
   column: number | null;
@@ -3945,7 +3957,7 @@ export interface PlanGenerateResponse {
   /**
    * Remaining errors of the final plan.
    */
-  errors: Issue[];
+  errors: Finding[];
   suggestions: string[];
   notes: string[];
   usage: Usage;
@@ -4104,30 +4116,16 @@ export interface Attempt {
    */
   stage: string;
   plan: Plan;
-  issues: Issue[];
+  /**
+   * The validator's findings and the wiring check's (`design.*`) on this attempt's plan.
+   */
+  issues: Finding[];
   errors: number;
   /**
    * How the structured output was obtained (`json_schema`, `function_call`, `free_form`).
    */
   strategy: string;
   usage: Usage;
-}
-/**
- * A finding or a contract problem, as returned.
- *
- * This interface was referenced by `ApiFunctions`'s JSON-Schema
- * via the `definition` "Issue".
- */
-export interface Issue {
-  code: string;
-  /**
-   * `error` or `warning`.
-   */
-  severity: string;
-  node_id: string | null;
-  path: string;
-  message: string;
-  hint: string | null;
 }
 /**
  * Tokens used; adds up over calls.

@@ -33,7 +33,7 @@ pub(crate) fn verify_plan(
     lang: Lang,
     cancel: &CancellationToken,
     budget: std::time::Duration,
-) -> Vec<keiri_design::Issue> {
+) -> Vec<keiri_plan::Finding> {
     let Ok(text) = keiri_plan::save_plan(plan) else {
         return Vec::new();
     };

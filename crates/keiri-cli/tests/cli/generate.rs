@@ -457,7 +457,13 @@ fn an_unseen_invoice_export_is_fitted_by_meaning_and_its_duplicates_are_found() 
     assert_eq!(summary["cluster_count"], 2, "{summary}");
     assert_eq!(summary["row_count"], 4, "{summary}");
     assert_eq!(summary["amount_at_risk"], 198000, "{summary}");
-    let duplicates = read("outputs/invoice_duplicate_detection__detect/duplicates.json");
+    // A table (Arrow) in the run: read through the API.
+    let duplicates = shown_rows(
+        ws.path(),
+        &run_dir,
+        "invoice_duplicate_detection__detect",
+        "duplicates",
+    );
     let mut numbers: Vec<&str> = duplicates
         .as_array()
         .unwrap()
@@ -535,7 +541,13 @@ fn an_invoice_export_without_dates_is_checked_without_them_and_says_so() {
     assert_eq!(summary["cluster_count"], 2, "{summary}");
     assert_eq!(summary["row_count"], 4, "{summary}");
     assert_eq!(summary["amount_at_risk"], 198000, "{summary}");
-    let duplicates = read("outputs/invoice_duplicate_detection__detect/duplicates.json");
+    // A table (Arrow) in the run: read through the API.
+    let duplicates = shown_rows(
+        ws.path(),
+        &run_dir,
+        "invoice_duplicate_detection__detect",
+        "duplicates",
+    );
     let found: Vec<(&str, &str)> = duplicates
         .as_array()
         .unwrap()
@@ -619,6 +631,25 @@ pub(super) fn run_plan(ws: &tempfile::TempDir) -> (Value, std::path::PathBuf) {
     assert_eq!(res["status"], "finished", "{res:#}");
     let run_dir = ws.path().join(res["run_dir"].as_str().unwrap());
     (res, run_dir)
+}
+
+/// The rows of table output `key` of `node` in the run at `run_dir` (`runs/<plan_id>/<run_id>`
+/// of the workspace `ws`), read through the API as the window reads them.
+fn shown_rows(ws: &std::path::Path, run_dir: &std::path::Path, node: &str, key: &str) -> Value {
+    let name = |p: &std::path::Path| p.file_name().unwrap().to_string_lossy().into_owned();
+    let shown = keiri_api::run_output(
+        &keiri_api::Context::new(ws),
+        keiri_api::RunOutputRequest {
+            plan_id: name(run_dir.parent().unwrap()),
+            run_id: name(run_dir),
+            node: node.into(),
+            limit: Some(1000),
+        },
+    )
+    .unwrap();
+    let rows = shown.outputs[key]["rows"].clone();
+    assert!(rows.is_array(), "{node}.{key}: {:#}", shown.outputs[key]);
+    rows
 }
 
 /// A workspace whose `inputs/<name>` is the messy export `evals/offline/<export>`.

@@ -5,7 +5,7 @@
 //! stage depends on these and not on the pipeline.
 
 use keiri_llm::{CallOptions, Event, EventLog, Llm, StructuredRequest, Usage};
-use keiri_plan::{Catalog, Finding, Lang, Plan, Requirement, Severity, Templates};
+use keiri_plan::{Catalog, Finding, Lang, Plan, Requirement, Templates};
 use keiri_search::Retriever;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -148,7 +148,7 @@ pub struct Context<'a> {
 pub type Verifier<'a> = &'a (dyn Fn(Plan) -> VerifyRun + Sync);
 
 /// What a [`Verifier`] returns: the run's repairable failures, as issues.
-pub type VerifyRun = std::pin::Pin<Box<dyn std::future::Future<Output = Vec<Issue>> + Send>>;
+pub type VerifyRun = std::pin::Pin<Box<dyn std::future::Future<Output = Vec<Finding>> + Send>>;
 
 impl<'a> Context<'a> {
     pub fn new(catalog: &'a Catalog, templates: &'a Templates) -> Context<'a> {
@@ -282,51 +282,15 @@ pub enum Status {
     NoFit,
 }
 
-/// A finding or a contract problem, as returned.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Issue {
-    pub code: String,
-    /// `error` or `warning`.
-    pub severity: String,
-    pub node_id: Option<String>,
-    pub path: String,
-    pub message: String,
-    pub hint: Option<String>,
-}
-
-impl Issue {
-    pub(super) fn is_error(&self) -> bool {
-        self.severity == "error"
-    }
-}
-
-impl From<&Finding> for Issue {
-    fn from(f: &Finding) -> Self {
-        Issue {
-            code: f.code.to_string(),
-            severity: match f.severity {
-                Severity::Error => "error",
-                Severity::Warning => "warning",
-            }
-            .into(),
-            node_id: f.node_id.clone(),
-            path: f.path.clone(),
-            message: f.message.clone(),
-            hint: f.hint.clone(),
-        }
-    }
-}
-
-impl From<&ContractProblem> for Issue {
-    fn from(p: &ContractProblem) -> Self {
-        Issue {
-            code: p.code.clone(),
-            severity: "error".into(),
-            node_id: Some(p.node_id.clone()),
-            path: p.path.clone(),
-            message: p.message.clone(),
-            hint: None,
-        }
+impl ContractProblem {
+    /// The problem as the finding it is: an error of its node (a `design.*` code).
+    pub fn finding(&self) -> Finding {
+        Finding::error(
+            self.code,
+            Some(self.node_id.clone()),
+            self.path.clone(),
+            self.message.clone(),
+        )
     }
 }
 
@@ -337,7 +301,8 @@ pub struct Attempt {
     /// `wiring` or `repair`.
     pub stage: String,
     pub plan: Plan,
-    pub issues: Vec<Issue>,
+    /// The validator's findings and the wiring check's (`design.*`) on this attempt's plan.
+    pub issues: Vec<Finding>,
     pub errors: usize,
     /// How the structured output was obtained (`json_schema`, `function_call`, `free_form`).
     pub strategy: String,
@@ -365,7 +330,7 @@ pub struct GeneratedPlan {
     /// Questions for the user; answer them through `GenerateOptions::answers`.
     pub requirements: Vec<Requirement>,
     /// Remaining errors of the final plan.
-    pub errors: Vec<Issue>,
+    pub errors: Vec<Finding>,
     pub suggestions: Vec<String>,
     pub notes: Vec<String>,
     pub usage: Usage,

@@ -2,7 +2,7 @@
 //! validating → repair n/N, or the offline compose path.
 
 use keiri_llm::{Event, Message, OutputSchema, StructuredRequest, Usage};
-use keiri_plan::{Requirement, TemplateSpec};
+use keiri_plan::{Finding, Requirement, TemplateSpec};
 use serde_json::Value;
 
 use crate::Error;
@@ -258,7 +258,7 @@ async fn generate_with_llm(
             usage: attempt_usage,
         });
         let json = plan_json(&evaluated.plan);
-        let repairable: Vec<&Issue> = evaluated
+        let repairable: Vec<&Finding> = evaluated
             .errors()
             .filter(|i| !answerable(i, &json, &evaluated.plan, &evaluated.requirements))
             .collect();
@@ -323,7 +323,7 @@ async fn generate_with_llm(
         let findings: Vec<RepairFinding> = repairable
             .iter()
             .map(|i| RepairFinding {
-                code: i.code.clone(),
+                code: i.code.to_string(),
                 node: i.node_id.clone(),
                 path: i.path.clone(),
                 message: i.message.clone(),
@@ -389,7 +389,7 @@ mod tests {
             let issue = findings
                 .iter()
                 .find(|f| f.code == keiri_plan::FindingCode::RefUndefinedVar)
-                .map(Issue::from)
+                .cloned()
                 .unwrap();
             assert_eq!(
                 answerable(&issue, &plan_json(&plan), &plan, &requirements),
@@ -423,14 +423,12 @@ mod tests {
         )
         .unwrap()
         .plan;
-        let issue = Issue {
-            code: "ref.unknown_node".into(),
-            severity: "error".into(),
-            node_id: Some("read".into()),
-            path: "/graph/0/in/path".into(),
-            message: "src".into(),
-            hint: None,
-        };
+        let issue = keiri_plan::Finding::error(
+            keiri_plan::FindingCode::RefUnknownNode,
+            Some("read".into()),
+            "/graph/0/in/path",
+            "src",
+        );
         let catalog = catalog();
         let findings = validate(&plan, &catalog, &keiri_plan::Options::default());
         let requirements = build_requirements(&plan, &findings, &catalog);

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use indexmap::IndexMap;
 use keiri_llm::{Event, Usage};
 use keiri_plan::{
-    ComposeOptions, Lang, Plan, Requirement, RequirementKind, TemplateSpec, apply_answers,
+    ComposeOptions, Finding, Lang, Plan, Requirement, RequirementKind, TemplateSpec, apply_answers,
     build_requirements, compose, validate,
 };
 use serde_json::{Map, Value};
@@ -550,8 +550,8 @@ pub fn compose_plan(
         &plan,
         options.lang,
     ));
-    let issues: Vec<Issue> = findings.iter().map(Issue::from).collect();
-    let errors: Vec<Issue> = issues.iter().filter(|i| i.is_error()).cloned().collect();
+    let issues = findings;
+    let errors: Vec<Finding> = issues.iter().filter(|i| i.is_error()).cloned().collect();
     let json = plan_json(&plan);
     let status = if errors.is_empty() {
         Status::Valid

@@ -4,7 +4,10 @@
 use std::collections::HashSet;
 
 use keiri_llm::Event;
-use keiri_plan::{Node, Plan, Requirement, Templates, apply_answers, build_requirements, validate};
+use keiri_plan::{
+    Finding, FindingCode, Node, Plan, Requirement, Templates, apply_answers, build_requirements,
+    validate,
+};
 use serde_json::Value;
 
 use crate::Error;
@@ -14,12 +17,12 @@ use super::context::*;
 
 pub(super) struct Evaluated {
     pub(super) plan: Plan,
-    pub(super) issues: Vec<Issue>,
+    pub(super) issues: Vec<Finding>,
     pub(super) requirements: Vec<Requirement>,
 }
 
 impl Evaluated {
-    pub(super) fn errors(&self) -> impl Iterator<Item = &Issue> {
+    pub(super) fn errors(&self) -> impl Iterator<Item = &Finding> {
         self.issues.iter().filter(|i| i.is_error())
     }
 }
@@ -62,8 +65,8 @@ pub(super) async fn evaluate(
             requirements.push(r);
         }
     }
-    let mut issues: Vec<Issue> = problems.iter().map(Issue::from).collect();
-    issues.extend(findings.iter().map(Issue::from));
+    let mut issues: Vec<Finding> = problems.iter().map(ContractProblem::finding).collect();
+    issues.extend(findings);
     // A plan with no static error and nothing left to ask is run on the sample files: what
     // fails there is an error like any other.
     let open = requirements.iter().any(|r| {
@@ -75,7 +78,7 @@ pub(super) async fn evaluate(
     });
     if let Some(verify) = ctx.verify
         && !open
-        && !issues.iter().any(Issue::is_error)
+        && !issues.iter().any(Finding::is_error)
     {
         ctx.report(
             Stage::Validating,
@@ -96,20 +99,20 @@ pub(super) async fn evaluate(
 /// pointer, never its (translated) message: the value at `issue.path` is scanned for its
 /// `${vars.*}` references, and one of them that is undefined must be asked by a requirement.
 pub(super) fn answerable(
-    issue: &Issue,
+    issue: &Finding,
     plan_json: &Value,
     plan: &Plan,
     requirements: &[Requirement],
 ) -> bool {
     // A column the attached file lacks is answered by picking one of its headers.
-    if issue.code == keiri_plan::FindingCode::ColumnUnknown.as_str() {
+    if issue.code == FindingCode::ColumnUnknown {
         return requirements.iter().any(|q| {
             q.answer_use == keiri_plan::AnswerUse::Column
                 && q.target.node_id.is_some()
                 && q.target.node_id == issue.node_id
         });
     }
-    if issue.code != "ref.undefined_var" {
+    if issue.code != FindingCode::RefUndefinedVar {
         return false;
     }
     let Some(value) = plan_json.pointer(&issue.path) else {
@@ -206,7 +209,7 @@ pub(super) fn plan_json(plan: &Plan) -> Value {
     serde_json::to_value(plan).unwrap_or(Value::Null)
 }
 
-pub(super) fn involved_blocks(issues: &[&Issue], plan: &Plan, wiring: &Wiring) -> Vec<String> {
+pub(super) fn involved_blocks(issues: &[&Finding], plan: &Plan, wiring: &Wiring) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for issue in issues {
         let Some(node_id) = &issue.node_id else {
@@ -309,7 +312,7 @@ fn graph_diff(before: &[Node], after: &[Node], prefix: &str, lines: &mut Vec<Str
 }
 
 pub(super) fn suggestions(
-    errors: &[Issue],
+    errors: &[Finding],
     plan: &Plan,
     requirements: &[Requirement],
     templates: &Templates,

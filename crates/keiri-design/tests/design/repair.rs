@@ -28,7 +28,7 @@ async fn an_invalid_plan_is_repaired_on_attempt_2() {
         result.attempts[0]
             .issues
             .iter()
-            .any(|i| i.code == "ref.unknown_node")
+            .any(|i| i.code == keiri_plan::FindingCode::RefUnknownNode)
     );
     assert_eq!(result.attempts[1].errors, 0);
     assert_eq!(result.plan.graph[1].inputs["rows"], json!("${read.rows}"));
@@ -92,7 +92,12 @@ async fn still_invalid_after_n_attempts_gives_errors_and_suggestions_without_fal
     assert!(!result.fallback);
     assert_eq!(result.attempts.len(), 3, "1 wiring + 2 repairs");
     assert_eq!(requests.len(), 4);
-    assert!(result.errors.iter().any(|e| e.code == "ref.unknown_node"));
+    assert!(
+        result
+            .errors
+            .iter()
+            .any(|e| e.code == keiri_plan::FindingCode::RefUnknownNode)
+    );
     // The template that already wires the failing block is suggested.
     assert!(
         result

@@ -2,6 +2,7 @@
 //! keiri-llm against the fake OpenAI-compatible server: no key, no network.
 
 mod config;
+mod effective;
 mod embed;
 mod extract;
 mod log;

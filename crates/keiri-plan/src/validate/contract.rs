@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use super::{Finding, Severity, Validator, pick};
+use super::{Finding, Severity, Validator};
 use crate::FindingCode;
 use crate::columns;
 use crate::model::{Node, Plan};
@@ -27,14 +27,10 @@ impl Validator<'_> {
                     let from: Vec<&str> = std::iter::once(file.as_str())
                         .chain(others.iter().map(String::as_str))
                         .collect();
-                    pick(
-                        lang,
-                        (
-                            &format!("{via} の出力（{} から）", from.join("、")),
-                            &format!("the output of {via} (from {})", from.join(", ")),
-                        ),
+                    lang.pick(
+                        format!("{via} の出力（{} から）", from.join("、")),
+                        format!("the output of {via} (from {})", from.join(", ")),
                     )
-                    .to_string()
                 }
             };
             let list = m.columns.join(", ");
@@ -69,8 +65,8 @@ impl Validator<'_> {
                 severity: Severity::Error,
                 node_id: Some(m.node_id.clone()),
                 path: m.path.clone(),
-                message: pick(lang, (&ja, &en)).to_string(),
-                hint: Some(pick(lang, (&hint_ja, &hint_en)).to_string()),
+                message: lang.pick(&ja, &en).to_string(),
+                hint: Some(lang.pick(&hint_ja, &hint_en).to_string()),
                 choices: m.columns.clone(),
                 missing_column: Some(m.wanted.clone()),
                 line: None,

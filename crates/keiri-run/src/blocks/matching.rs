@@ -192,13 +192,15 @@ impl<'a> RowSource<'a> {
     fn rows_at(&self, indices: &[usize]) -> Result<Vec<Row>, BlockError> {
         match self {
             RowSource::Rows(rows) => Ok(indices.iter().map(|&i| rows[i].clone()).collect()),
-            RowSource::Table(df) => {
-                let at =
-                    IdxCa::from_vec("at".into(), indices.iter().map(|&i| i as IdxSize).collect());
-                table_to_rows(&df.take(&at).map_err(|e| table_error(&e))?)
-            }
+            RowSource::Table(df) => table_to_rows(&take_rows(df, indices)?),
         }
     }
+}
+
+/// The rows of `df` at `indices`, as a table.
+fn take_rows(df: &DataFrame, indices: &[usize]) -> Result<DataFrame, BlockError> {
+    let at = IdxCa::from_vec("at".into(), indices.iter().map(|&i| i as IdxSize).collect());
+    df.take(&at).map_err(|e| table_error(&e))
 }
 
 fn round4(x: f64) -> f64 {

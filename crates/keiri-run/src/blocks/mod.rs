@@ -14,7 +14,7 @@ mod input;
 mod integration;
 pub(crate) mod kit;
 mod matching;
-mod output;
+pub mod output;
 mod transforms;
 mod ui;
 

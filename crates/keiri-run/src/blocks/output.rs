@@ -29,6 +29,8 @@ mod journal_export;
 mod report_markdown;
 mod report_summary;
 
+pub use excel_patch_workbook::patch_workbook_request;
+
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value as Json, json};

@@ -135,6 +135,33 @@ fn run_inputs(
     Result<Json, keiri_run::block::BlockError>,
     Vec<keiri_run::block::Note>,
 ) {
+    let (result, notes) = run_outputs(id, dir, inputs, write, answer, allow_hosts, llm);
+    let json = result.map(|outputs| {
+        Json::Object(
+            outputs
+                .0
+                .into_iter()
+                .map(|(k, v)| (k, v.to_json()))
+                .collect(),
+        )
+    });
+    (json, notes)
+}
+
+/// The block's outputs as it gives them (a table as a table).
+#[allow(clippy::type_complexity)]
+fn run_outputs(
+    id: &str,
+    dir: &std::path::Path,
+    inputs: Inputs,
+    write: bool,
+    answer: Option<&Json>,
+    allow_hosts: &[String],
+    llm: Option<&keiri_llm::Llm>,
+) -> (
+    Result<keiri_run::block::Outputs, keiri_run::block::BlockError>,
+    Vec<keiri_run::block::Note>,
+) {
     let registry = Registry::builtins();
     let block = registry
         .get(id)
@@ -158,15 +185,7 @@ fn run_inputs(
         calls: &calls,
         lang: keiri_plan::Lang::Ja,
     };
-    let result = block(&ctx, &inputs).map(|outputs| {
-        Json::Object(
-            outputs
-                .0
-                .into_iter()
-                .map(|(k, v)| (k, v.to_json()))
-                .collect(),
-        )
-    });
+    let result = block(&ctx, &inputs);
     drop(calls);
     (result, call_rx.into_iter().collect())
 }
@@ -477,6 +496,65 @@ fn invoice_table(dates_as_text: bool) -> polars::prelude::DataFrame {
         ],
     )
     .unwrap()
+}
+
+#[test]
+fn duplicate_invoices_from_a_table_give_a_table_with_the_input_types() {
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = Inputs::from_pairs(vec![
+        ("rows".to_string(), Value::Table(invoice_table(false))),
+        ("vendor_field".to_string(), Value::Json(json!("取引先"))),
+        ("amount_field".to_string(), Value::Json(json!("金額"))),
+        ("date_field".to_string(), Value::Json(json!("請求日"))),
+        (
+            "invoice_no_field".to_string(),
+            Value::Json(json!("請求番号")),
+        ),
+    ]);
+    let (out, _) = run_outputs(
+        "matching.duplicate_invoices",
+        dir.path(),
+        inputs,
+        false,
+        None,
+        &[],
+        None,
+    );
+    let out = out.unwrap();
+    let Some(Value::Table(duplicates)) = out.0.get("duplicates") else {
+        panic!("a table in, a table out: {:?}", out.0.get("duplicates"));
+    };
+    // The four rows worked out by hand in the test below, with their cluster and reason
+    // added after the input's columns, which keep their types (a date stays a date).
+    let names: Vec<&str> = duplicates
+        .get_column_names()
+        .into_iter()
+        .map(|n| n.as_str())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "請求番号",
+            "取引先",
+            "請求日",
+            "金額",
+            "cluster_id",
+            "reason"
+        ]
+    );
+    assert_eq!(duplicates.height(), 4);
+    assert_eq!(
+        duplicates.column("請求日").unwrap().dtype(),
+        &polars::prelude::DataType::Date
+    );
+    let ids: Vec<Option<i64>> = duplicates
+        .column("cluster_id")
+        .unwrap()
+        .i64()
+        .unwrap()
+        .iter()
+        .collect();
+    assert_eq!(ids, [Some(1), Some(1), Some(2), Some(2)]);
 }
 
 #[test]

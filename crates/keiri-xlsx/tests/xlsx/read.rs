@@ -300,3 +300,39 @@ fn bad_reads_are_coded_errors_and_touch_nothing() {
     assert_eq!(err.code(), "INVALID_REQUEST");
     assert_eq!(std::fs::read(ws.path(&name)).unwrap(), before);
 }
+
+#[test]
+fn a_free_sheet_name_skips_the_names_taken_ignoring_case_and_reads_nothing_else() {
+    let ws = Workspace::new();
+    let book = ws.add_file(
+        "names.xlsx",
+        &super::support::build_xlsx(&[("Report", vec![]), ("report_2", vec![]), ("集計", vec![])]),
+    );
+    let before = std::fs::read(ws.path(&book)).unwrap();
+    let free = |wanted: &str| keiri_xlsx::free_sheet_name(&book, wanted, &ws.env.policy).unwrap();
+    assert_eq!(free("明細").as_deref(), Some("明細"));
+    // `REPORT` is `Report` for Excel, and `report_2` is taken too.
+    assert_eq!(free("REPORT").as_deref(), Some("REPORT_3"));
+    assert_eq!(free("集計").as_deref(), Some("集計_2"));
+    // A name Excel refuses is never offered, nor are its numbered forms.
+    assert_eq!(free("a/b"), None);
+    // 31 UTF-16 units at most: a wanted name of 30 leaves no room for `_2`.
+    let long = "あ".repeat(30);
+    assert_eq!(free(&long).as_deref(), Some(long.as_str()));
+    assert_eq!(
+        std::fs::read(ws.path(&book)).unwrap(),
+        before,
+        "nothing written"
+    );
+
+    // A missing workbook or a path outside the roots is the error a patch would give.
+    let missing = keiri_xlsx::free_sheet_name("nope.xlsx", "明細", &ws.env.policy).unwrap_err();
+    assert_eq!(missing.code(), "NOT_FOUND", "{missing}");
+    let other = tempfile::tempdir().unwrap();
+    let outside = other.path().join("names.xlsx");
+    keiri_fs::write_atomic(&outside, &before).unwrap();
+    let refused =
+        keiri_xlsx::free_sheet_name(&outside.display().to_string(), "明細", &ws.env.policy)
+            .unwrap_err();
+    assert_eq!(refused.code(), "PATH_DENIED", "{refused}");
+}

@@ -855,3 +855,28 @@ fn overwriting_a_workbook_keeps_its_mode() {
         & 0o777;
     assert_eq!(mode, 0o644);
 }
+
+#[test]
+fn apply_says_what_it_did_with_the_file() {
+    use keiri_xlsx::{PatchOutcome, PatchRequest};
+    let (ws, name) = ws_with_ledger();
+    let apply = |request: Value| {
+        let req: PatchRequest = serde_json::from_value(request).unwrap();
+        keiri_xlsx::apply(&req, &ws.env).unwrap()
+    };
+    let op = json!([{"op": "set_value", "sheet": "明細", "cell": "A1", "value": "一回目"}]);
+    let dry = apply(json!({"xlsx_path": name, "ops": op, "out_name": "a.xlsx", "dry_run": true}));
+    assert_eq!(dry.outcome, PatchOutcome::DryRun);
+    let written = apply(json!({"xlsx_path": name, "ops": op, "out_name": "b.xlsx"}));
+    assert_eq!(written.outcome, PatchOutcome::Written);
+    assert!(Path::new(&written.response.out_path).is_file());
+    let skipped =
+        apply(json!({"xlsx_path": name, "ops": op, "out_name": "b.xlsx", "on_conflict": "skip"}));
+    assert_eq!(skipped.outcome, PatchOutcome::Skipped);
+    // An op that cannot apply (the sheet exists already): nothing written.
+    let bad = json!([{"op": "add_sheet", "sheet": "明細"}]);
+    let failed = apply(json!({"xlsx_path": name, "ops": bad, "out_name": "c.xlsx"}));
+    assert_eq!(failed.outcome, PatchOutcome::Failed);
+    assert!(failed.response.error.is_some());
+    assert!(!ws.path("c.xlsx").exists());
+}

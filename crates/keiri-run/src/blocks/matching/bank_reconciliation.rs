@@ -1,6 +1,6 @@
 //! `matching.bank_reconciliation`: its inputs and outputs are in `block_specs/matching/matching.bank_reconciliation.yaml`.
 
-use super::FastMap as HashMap;
+use super::FastMap;
 use super::blocking::{Names, Shape};
 use super::{
     RowSource, cell_text, date, normalized_name_similarity, num_json, number, outputs, round4,
@@ -89,7 +89,7 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
     // those under a name at the threshold for the payer, found among the distinct names (most
     // turned away unscored by `Shape::may_reach`, a test on the names' characters that never
     // turns away a name at the threshold), not at every receivable.
-    let mut by_name: HashMap<u32, Vec<usize>> = HashMap::default();
+    let mut by_name: FastMap<u32, Vec<usize>> = FastMap::default();
     for (k, (&name, &kana)) in rec_name.iter().zip(&rec_kana).enumerate() {
         by_name.entry(name).or_default().push(k);
         if kana != name {
@@ -101,7 +101,7 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
     let texts: Vec<String> = names.texts().to_vec();
     let shapes: Vec<Shape> = texts.iter().map(|t| Shape::of(t)).collect();
     // Per payer, the names of receivables that may reach the threshold.
-    let mut reachable: HashMap<u32, Vec<u32>> = HashMap::default();
+    let mut reachable: FastMap<u32, Vec<u32>> = FastMap::default();
     let mut open = vec![true; receivables.len()];
     // The payer's similarity to each candidate of the deposit at hand.
     let mut sims = vec![0.0; receivables.len()];

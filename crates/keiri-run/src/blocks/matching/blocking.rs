@@ -7,9 +7,7 @@
 //! - [`similar_names`]: the pairs of distinct names whose [`super::name_similarity`] reaches
 //!   a threshold (a prefix-filtered join on their characters, exact for Jaro–Winkler).
 
-use super::{
-    FastMap as HashMap, FastSet as HashSet, normalize_party_name, normalized_name_similarity,
-};
+use super::{FastMap, FastSet, normalize_party_name, normalized_name_similarity};
 use crate::block::BlockError;
 
 /// Party names (vendors, customers, payers) by id: each distinct text normalised once
@@ -17,10 +15,10 @@ use crate::block::BlockError;
 /// of each pair of ids computed once.
 #[derive(Default)]
 pub(super) struct Names {
-    by_raw: HashMap<String, u32>,
-    by_normalized: HashMap<String, u32>,
+    by_raw: FastMap<String, u32>,
+    by_normalized: FastMap<String, u32>,
     texts: Vec<String>,
-    scores: HashMap<(u32, u32), f64>,
+    scores: FastMap<(u32, u32), f64>,
 }
 
 impl Names {
@@ -155,8 +153,8 @@ pub(super) fn close_pairs(
     // amounts. The margin keeps rounding from putting two close amounts two cells apart.
     let width = (amount_tolerance.max(0.0) + AMOUNT_EPSILON).max(1.0) * (1.0 + 1e-6);
     let span = window.saturating_add(1);
-    let mut cells: HashMap<(u32, i64, i64), Vec<usize>> = HashMap::default();
-    let mut cells_of: HashMap<u32, Vec<(i64, i64)>> = HashMap::default();
+    let mut cells: FastMap<(u32, i64, i64), Vec<usize>> = FastMap::default();
+    let mut cells_of: FastMap<u32, Vec<(i64, i64)>> = FastMap::default();
     for (k, p) in points.iter().enumerate() {
         // `as` saturates: an amount past the last cell lands in it and is still compared.
         let (x, y) = ((p.amount / width).floor() as i64, p.day.div_euclid(span));
@@ -202,7 +200,7 @@ pub(super) fn close_pairs(
             }
         }
     }
-    let mut seen: HashSet<(u32, u32)> = HashSet::default();
+    let mut seen: FastSet<(u32, u32)> = FastSet::default();
     for &(g, h) in related {
         if g == h || !seen.insert((g.min(h), g.max(h))) {
             continue;
@@ -253,7 +251,7 @@ pub(super) fn similar_names(names: &[String], threshold: f64) -> Option<Vec<(u32
     let tokens: Vec<Vec<(char, u16)>> = names
         .iter()
         .map(|name| {
-            let mut count: HashMap<char, u16> = HashMap::default();
+            let mut count: FastMap<char, u16> = FastMap::default();
             name.chars()
                 .map(|c| {
                     let n = count.entry(c).or_insert(0);
@@ -263,18 +261,18 @@ pub(super) fn similar_names(names: &[String], threshold: f64) -> Option<Vec<(u32
                 .collect()
         })
         .collect();
-    let mut frequency: HashMap<(char, u16), u32> = HashMap::default();
+    let mut frequency: FastMap<(char, u16), u32> = FastMap::default();
     for t in tokens.iter().flatten() {
         *frequency.entry(*t).or_insert(0) += 1;
     }
-    let mut index: HashMap<(char, u16), Vec<u32>> = HashMap::default();
+    let mut index: FastMap<(char, u16), Vec<u32>> = FastMap::default();
     for (id, ts) in tokens.iter().enumerate() {
         for t in ts {
             index.entry(*t).or_default().push(id as u32);
         }
     }
     let mut found = Vec::new();
-    let mut probed: HashSet<u32> = HashSet::default();
+    let mut probed: FastSet<u32> = FastSet::default();
     for (a, ts) in tokens.iter().enumerate() {
         let len_a = ts.len();
         if len_a == 0 {

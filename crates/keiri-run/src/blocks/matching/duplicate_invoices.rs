@@ -1,14 +1,15 @@
 //! `matching.duplicate_invoices`: its inputs and outputs are in `block_specs/matching/matching.duplicate_invoices.yaml`.
 
 use super::blocking::{Names, Point, close, close_pairs, similar_names};
-use super::{FastMap as HashMap, FastSet as HashSet};
-use super::{RowSource, cell_text, date, key_text, num_json, number, outputs, round4, rows_json};
+use super::{FastMap, FastSet};
+use super::{RowSource, cell_text, date, key_text, num_json, number, round4, rows_json, take_rows};
 use crate::block::ProgressUnit;
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::blocks::cancelled;
 use crate::blocks::kit::steps::Steps;
-use crate::value::Row;
+use crate::value::{Row, Value, table_error};
 use chrono::{Datelike, NaiveDate};
+use polars::prelude::Column;
 use serde_json::{Value as Json, json};
 use std::collections::BTreeMap;
 
@@ -253,8 +254,8 @@ fn duplicate_invoices(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs
     // The same invoice number under vendors that do not count as one (`same_invoice_no`):
     // invoices sharing a number, close in amount and date, not paired above.
     if by_vendor && number_field.is_some() {
-        let related: HashSet<(u32, u32)> = related.iter().copied().collect();
-        let mut by_number: HashMap<&str, Vec<&Point>> = HashMap::default();
+        let related: FastSet<(u32, u32)> = related.iter().copied().collect();
+        let mut by_number: FastMap<&str, Vec<&Point>> = FastMap::default();
         for p in &points {
             if let Some(number) = &invs[p.index].number {
                 by_number.entry(number.as_str()).or_default().push(p);
@@ -326,28 +327,49 @@ fn duplicate_invoices(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs
             "cluster_id": id, "reason": reason.as_str(), "score": num_json(score), "rows": cluster_rows,
         }));
     }
-    // Duplicates in input order, like the invoice list they came from.
-    let duplicates: Vec<Row> = picked
-        .into_iter()
-        .zip(cluster_ids)
-        .map(|(mut row, id)| {
-            row.insert("cluster_id".into(), json!(id));
-            row.insert("reason".into(), json!(reasons[id - 1].as_str()));
-            row
-        })
+    // Duplicates in input order, like the invoice list they came from, each with its cluster
+    // and the cluster's reason: a table stays a table (the flagged rows are not turned into
+    // JSON a second time), rows stay rows.
+    let row_count = flagged.len();
+    let reason_of: Vec<&str> = cluster_ids
+        .iter()
+        .map(|&id| reasons[id - 1].as_str())
         .collect();
+    let duplicates: Value = match &source {
+        RowSource::Table(df) => {
+            let mut table = take_rows(df, &flagged)?;
+            let ids: Vec<i64> = cluster_ids.iter().map(|&id| id as i64).collect();
+            table
+                .with_column(Column::new("cluster_id".into(), ids))
+                .and_then(|t| t.with_column(Column::new("reason".into(), reason_of)))
+                .map_err(|e| table_error(&e))?;
+            Value::Table(table)
+        }
+        RowSource::Rows(_) => {
+            let rows: Vec<Row> = picked
+                .into_iter()
+                .zip(cluster_ids)
+                .zip(reason_of)
+                .map(|((mut row, id), reason)| {
+                    row.insert("cluster_id".into(), json!(id));
+                    row.insert("reason".into(), json!(reason));
+                    row
+                })
+                .collect();
+            rows_json(rows).into()
+        }
+    };
     ctx.calls
-        .warn_if_mostly_flagged(duplicates.len(), n, ("重複の疑い", "suspected duplicates"));
+        .warn_if_mostly_flagged(row_count, n, ("重複の疑い", "suspected duplicates"));
     let summary = json!({
         "cluster_count": clusters.len(),
-        "row_count": duplicates.len(),
+        "row_count": row_count,
         "amount_at_risk": num_json(at_risk),
     });
-    Ok(outputs(vec![
-        ("clusters", Json::Array(clusters)),
-        ("duplicates", rows_json(duplicates)),
-        ("summary", summary),
-    ]))
+    Ok(Outputs::new()
+        .with("clusters", Json::Array(clusters))
+        .with("duplicates", duplicates)
+        .with("summary", summary))
 }
 
 builtin!("matching.duplicate_invoices", duplicate_invoices);

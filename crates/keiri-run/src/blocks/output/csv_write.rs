@@ -4,7 +4,7 @@ use super::{CsvText, columns, csv_encoding, encode, on_conflict, out_file, path_
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::blocks::kit::outputs::{DEFAULT_OUT_DIR, save, target_dir};
 use crate::value::{Value, column_to_json, table_error};
-use polars::prelude::{DataFrame, DataType};
+use polars::prelude::{DataFrame, DataType, StringChunked};
 use serde_json::json;
 
 /// Rows of a table turned into text at a time: bounds the text held besides the CSV itself.
@@ -74,36 +74,47 @@ fn csv_write(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockEr
 /// Writes the lines of `df`'s `cols` (a column it lacks is written empty, as a JSON row's
 /// missing key is; the run-time input check refuses an unknown column before this runs).
 /// Text columns are written as they are; other cells as their JSON text ([`column_to_json`]).
+/// One column of a chunk, as its cells are written.
+enum Cells {
+    /// A text column, read in place (one chunk, so that reading cell `i` is an index, not a
+    /// search).
+    Text(StringChunked),
+    /// Any other column, each cell already rendered as its text.
+    Rendered(Vec<String>),
+    /// A column the table does not have: empty cells.
+    Missing,
+}
+
+impl Cells {
+    fn get(&self, i: usize) -> &str {
+        match self {
+            Cells::Text(column) => column.get(i).unwrap_or(""),
+            Cells::Rendered(texts) => &texts[i],
+            Cells::Missing => "",
+        }
+    }
+}
+
 fn write_table(csv: &mut CsvText<'_>, df: &DataFrame, cols: &[String]) -> Result<(), BlockError> {
     let mut offset = 0;
     while offset < df.height() {
         let part = df.slice(offset as i64, CHUNK_ROWS);
-        let mut texts: Vec<Vec<String>> = Vec::with_capacity(cols.len());
-        let mut strings = Vec::with_capacity(cols.len());
+        let mut columns = Vec::with_capacity(cols.len());
         for name in cols {
-            match part.column(name) {
+            columns.push(match part.column(name) {
                 Ok(c) if c.dtype() == &DataType::String => {
-                    // One chunk, so that reading cell `i` is an index, not a search.
                     let column = c.str().map_err(|e| table_error(&e))?;
-                    strings.push(Some(column.rechunk().into_owned()));
-                    texts.push(Vec::new());
+                    Cells::Text(column.rechunk().into_owned())
                 }
                 Ok(c) => {
                     let cells = column_to_json(c)?;
-                    texts.push(cells.iter().map(|v| text(Some(v))).collect());
-                    strings.push(None);
+                    Cells::Rendered(cells.iter().map(|v| text(Some(v))).collect())
                 }
-                Err(_) => {
-                    texts.push(vec![String::new(); part.height()]);
-                    strings.push(None);
-                }
-            }
+                Err(_) => Cells::Missing,
+            });
         }
         for i in 0..part.height() {
-            csv.line(strings.iter().zip(&texts).map(|(s, t)| match s {
-                Some(s) => s.get(i).unwrap_or(""),
-                None => t[i].as_str(),
-            }));
+            csv.line(columns.iter().map(|c| c.get(i)));
         }
         offset += part.height();
     }

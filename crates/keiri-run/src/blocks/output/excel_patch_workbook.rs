@@ -3,8 +3,37 @@
 use super::{DEFAULT_OUT_DIR, failed, file_name, on_conflict, patch_env, patch_error, target_dir};
 use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs};
 use crate::blocks::invalid;
-use keiri_xlsx::{OnConflict, PatchOp, PatchRequest};
+use keiri_xlsx::{PatchOp, PatchOutcome, PatchRequest};
 use serde_json::{Value as Json, json};
+
+/// The `workbook_patch` request that applies an `excel.patch_workbook` node for real, from its
+/// inputs as a dry-run resolves them (paths as the plan writes them; the block's `operations`
+/// are the request's `ops`). Without an `out_dir` the patched copy goes to the workspace's
+/// outputs folder, as a run writes it, never beside the source workbook (keiri-xlsx's own
+/// default, which would put results among the attached inputs). Inverse ops and the formula
+/// check are always on: the studio offers Undo, and a formula error should block the save.
+pub fn patch_workbook_request(inputs: &Json) -> Result<PatchRequest, String> {
+    let empty = serde_json::Map::new();
+    let inputs = inputs.as_object().unwrap_or(&empty);
+    let mut body = serde_json::Map::new();
+    for (from, to) in [
+        ("xlsx_path", "xlsx_path"),
+        ("operations", "ops"),
+        ("out_dir", "out_dir"),
+        ("out_name", "out_name"),
+        ("on_conflict", "on_conflict"),
+        ("auto_formula", "auto_formula"),
+    ] {
+        if let Some(value) = inputs.get(from).filter(|v| !v.is_null()) {
+            body.insert(to.to_string(), value.clone());
+        }
+    }
+    body.entry("out_dir")
+        .or_insert_with(|| DEFAULT_OUT_DIR.into());
+    body.insert("return_inverse_ops".into(), true.into());
+    body.insert("preflight_formula_check".into(), true.into());
+    serde_json::from_value(Json::Object(body)).map_err(|e| e.to_string())
+}
 
 // ---------------------------------------------------------------------------------------
 // excel.patch_workbook
@@ -62,12 +91,12 @@ fn patch_workbook(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Bl
     req.preflight_formula_check = inputs.bool("preflight_formula_check")?.unwrap_or(false);
     req.return_inverse_ops = true;
     let env = patch_env(ctx);
-    // The file keiri-xlsx will write (its own naming rule); a skip is seen as "existed before".
+    // The file keiri-xlsx will write (its own naming rule), checked against the run's policy.
     let target_name =
         keiri_xlsx::output_name(&source, req.out_name.as_deref()).map_err(patch_error)?;
     crate::paths::check_new_file(ctx, &dir, &target_name)?;
-    let existed = dir.join(&target_name).exists();
-    let response = keiri_xlsx::patch(&req, &env).map_err(patch_error)?;
+    let patched = keiri_xlsx::apply(&req, &env).map_err(patch_error)?;
+    let response = patched.response;
     if let Some(e) = &response.error {
         return Err(failed(
             format!(
@@ -80,7 +109,7 @@ fn patch_workbook(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Bl
             ),
         ));
     }
-    let written = !(dry_run || existed && conflict == OnConflict::Skip);
+    let written = patched.outcome == PatchOutcome::Written;
     let diff: Vec<Json> = response
         .patch_diff
         .iter()

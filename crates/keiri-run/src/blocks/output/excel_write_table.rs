@@ -9,7 +9,7 @@ use crate::blocks::invalid;
 use crate::codes::{self, Lang};
 use crate::jp::parse_date;
 use crate::value::Row;
-use keiri_xlsx::{OnConflict, PatchOp, PatchRequest};
+use keiri_xlsx::{OnConflict, PatchOp, PatchOutcome, PatchRequest};
 use rust_xlsxwriter::{Color, ExcelDateTime, Format, FormatBorder, Workbook};
 use serde_json::{Value as Json, json};
 use std::path::Path;
@@ -367,33 +367,16 @@ fn write_into_copy(
 ) -> Result<Outputs, BlockError> {
     let base_path = crate::paths::resolve_read(ctx, base)?;
     let env = patch_env(ctx);
-    // A free sheet name: the requested one, else name_2, name_3, … (found with dry runs).
-    let mut chosen = None;
-    for n in 1..100 {
-        let candidate = if n == 1 {
-            sheet_name.to_string()
-        } else {
-            format!("{sheet_name}_{n}")
-        };
-        let mut probe = PatchRequest::new(
-            base_path.display().to_string(),
-            vec![PatchOp::AddSheet {
-                sheet: candidate.clone(),
-            }],
-        );
-        probe.dry_run = true;
-        let response = keiri_xlsx::patch(&probe, &env).map_err(patch_error)?;
-        if response.error.is_none() {
-            chosen = Some(candidate);
-            break;
-        }
-    }
-    let sheet = chosen.ok_or_else(|| {
-        failed(
-            "空いているシート名が見つかりません",
-            "no free sheet name found",
-        )
-    })?;
+    // A free sheet name: the requested one, else name_2, name_3, …
+    let sheet =
+        keiri_xlsx::free_sheet_name(&base_path.display().to_string(), sheet_name, &env.policy)
+            .map_err(patch_error)?
+            .ok_or_else(|| {
+                failed(
+                    "空いているシート名が見つかりません",
+                    "no free sheet name found",
+                )
+            })?;
     let mut start_row = 1;
     let mut ops = vec![PatchOp::AddSheet {
         sheet: sheet.clone(),
@@ -461,15 +444,15 @@ fn write_into_copy(
     req.out_dir = Some(dir.display().to_string());
     req.out_name = Some(name.to_string());
     req.on_conflict = Some(conflict);
-    let existed = dir.join(name).exists();
-    let response = keiri_xlsx::patch(&req, &env).map_err(patch_error)?;
+    let patched = keiri_xlsx::apply(&req, &env).map_err(patch_error)?;
+    let response = patched.response;
     if let Some(e) = response.error {
         return Err(failed(
             format!("シートを追加できませんでした: {}", e.message),
             format!("could not add the sheet: {}", e.message),
         ));
     }
-    let skipped = existed && conflict == OnConflict::Skip;
+    let skipped = patched.outcome == PatchOutcome::Skipped;
     Ok(Outputs::new()
         .with(
             "out_path",
