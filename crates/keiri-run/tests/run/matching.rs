@@ -558,6 +558,57 @@ fn duplicate_invoices_from_a_table_give_a_table_with_the_input_types() {
 }
 
 #[test]
+fn duplicate_invoices_from_an_empty_or_clean_table_give_an_empty_table_and_say_so() {
+    let full = invoice_table(false);
+    // No rows at all, and two rows that are no one's duplicate (rows 0 and 3 of the table:
+    // 山田商事 and 東京事務機, different vendors and amounts).
+    for (label, table) in [
+        ("empty", full.slice(0, 0)),
+        (
+            "clean",
+            full.take(&polars::prelude::IdxCa::from_vec("at".into(), vec![0, 3]))
+                .unwrap(),
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let inputs = Inputs::from_pairs(vec![
+            ("rows".to_string(), Value::Table(table)),
+            ("vendor_field".to_string(), Value::Json(json!("取引先"))),
+            ("amount_field".to_string(), Value::Json(json!("金額"))),
+            ("date_field".to_string(), Value::Json(json!("請求日"))),
+            (
+                "invoice_no_field".to_string(),
+                Value::Json(json!("請求番号")),
+            ),
+        ]);
+        let (out, _) = run_outputs(
+            "matching.duplicate_invoices",
+            dir.path(),
+            inputs,
+            false,
+            None,
+            &[],
+            None,
+        );
+        let out = out.unwrap();
+        let Some(Value::Table(duplicates)) = out.0.get("duplicates") else {
+            panic!(
+                "{label}: a table in, a table out: {:?}",
+                out.0.get("duplicates")
+            );
+        };
+        assert_eq!(duplicates.height(), 0, "{label}");
+        assert!(duplicates.column("cluster_id").is_ok(), "{label}");
+        assert!(duplicates.column("reason").is_ok(), "{label}");
+        assert_eq!(
+            out.0.get("summary").map(Value::to_json),
+            Some(json!({"cluster_count": 0, "row_count": 0, "amount_at_risk": 0})),
+            "{label}"
+        );
+    }
+}
+
+#[test]
 fn duplicate_invoices_read_from_a_table_find_what_its_rows_find() {
     for dates_as_text in [false, true] {
         let table = invoice_table(dates_as_text);
