@@ -4,7 +4,10 @@
 //!   directory, fsyncs it and renames it over the target, so an interrupted save leaves the old
 //!   file intact; an existing file keeps its permissions (0644 stays 0644).
 //! * [`write_new`] does the same but never replaces an existing file; [`write_unique`] picks
-//!   the first free `name`, `name_2`, `name_3`, … and reserves it atomically.
+//!   the first free `name`, `name_2`, `name_3`, … and reserves it atomically ([`first_free`]
+//!   previews the name it would pick).
+//! * [`save`] is the one rule for a file that exists already ([`Existing`]: overwrite, skip or
+//!   rename), used by every block that writes a file and by keiri-xlsx's patches.
 //! * [`lock`] takes a target's write lock (per path in this process, a `.<name>.keiri-lock`
 //!   file across processes) so a read-modify-write can end in
 //!   [`Lock::write_if_unchanged`]: compare-and-swap, refused with `CHANGE_CONFLICT` when the
@@ -18,7 +21,7 @@
 //! * [`unfit_root`] says why a folder cannot be the workspace (the root every path from outside
 //!   must stay inside): the file-system root, the home folder itself, a system folder.
 //! * [`safe_file_name`] makes a file name safe on every platform from untrusted text (an
-//!   upload's name).
+//!   upload's name); [`stem_and_ext`] splits a name where a suffix goes (`報告_2.xlsx`).
 //! * [`catch_panic`] turns a panic in code that reads an untrusted file into an error, so one
 //!   bad file cannot take a server down (keiri-docs' parsers and keiri-xlsx's patches use it).
 //!
@@ -34,11 +37,12 @@ mod panic;
 mod roots;
 mod write;
 
-pub use names::safe_file_name;
+pub use names::{safe_file_name, stem_and_ext};
 pub use panic::catch_panic;
 pub use roots::unfit_root;
 pub use write::{
-    LOCK_SUFFIX, Lock, TEMP_MARK, lock, sweep, try_lock, write_atomic, write_new, write_unique,
+    Existing, LOCK_SUFFIX, Lock, TEMP_MARK, first_free, lock, save, sweep, try_lock, write_atomic,
+    write_new, write_unique,
 };
 
 /// Errors of this crate.

@@ -1,4 +1,7 @@
-//! File names made from untrusted text (a browser's upload name, a dropped file's name).
+//! File names made from untrusted text (a browser's upload name, a dropped file's name), and
+//! a name's stem and extension.
+
+use std::path::Path;
 
 /// Longest kept file stem, in characters.
 const MAX_STEM_CHARS: usize = 120;
@@ -33,6 +36,21 @@ pub fn safe_file_name(name: &str) -> Option<(String, String)> {
     let stem: String = stem.chars().take(MAX_STEM_CHARS).collect();
     let ext: String = ext.chars().take(MAX_EXT_CHARS).collect();
     Some((stem, ext))
+}
+
+/// A file name's stem and its extension with the dot: `("報告", ".xlsx")`, `("README", "")`.
+/// Used wherever a name gets a suffix (`報告_2.xlsx`), so the suffix goes before the extension
+/// the same way everywhere.
+pub fn stem_and_ext(name: &Path) -> (String, String) {
+    let stem = name
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let ext = name
+        .extension()
+        .map(|e| format!(".{}", e.to_string_lossy()))
+        .unwrap_or_default();
+    (stem, ext)
 }
 
 #[cfg(test)]

@@ -403,6 +403,64 @@ pub fn write_new(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     lock(path)?.write_new(bytes)
 }
 
+/// How many names [`write_unique`] tries before it gives up.
+const MAX_UNIQUE_TRIES: u32 = 10_000;
+
+/// The `n`th name [`write_unique`] tries: `stem.ext` first, then `stem_{first_suffix}.ext`,
+/// `stem_{first_suffix + 1}.ext`, … The one naming rule for "rename when it exists".
+fn unique_name(dir: &Path, stem: &str, ext: &str, first_suffix: u32, n: u32) -> PathBuf {
+    if n == 0 {
+        dir.join(format!("{stem}{ext}"))
+    } else {
+        dir.join(format!("{stem}_{}{ext}", first_suffix + n - 1))
+    }
+}
+
+/// The name [`write_unique`] with the same arguments would write now: the first of its
+/// names that does not exist. A preview (a dry run names the file it would write); a
+/// concurrent writer can take the name first, and `write_unique` then goes on to the next.
+pub fn first_free(dir: &Path, stem: &str, ext: &str, first_suffix: u32) -> PathBuf {
+    (0..MAX_UNIQUE_TRIES)
+        .map(|n| unique_name(dir, stem, ext, first_suffix, n))
+        .find(|p| p.symlink_metadata().is_err())
+        .unwrap_or_else(|| unique_name(dir, stem, ext, first_suffix, MAX_UNIQUE_TRIES))
+}
+
+/// What a write does when its file already exists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Existing {
+    /// Replace it atomically.
+    Overwrite,
+    /// Write nothing.
+    Skip,
+    /// Write to the first free name, `stem_1.ext`, `stem_2.ext`, … ([`write_unique`]).
+    Rename,
+}
+
+/// Writes `bytes` as `dir/name` atomically by the rule for an existing file, and returns
+/// where it went: `None` when the file exists and the rule is [`Existing::Skip`] (checked and
+/// created in one step, so a file that appears meanwhile is not replaced either).
+pub fn save(
+    dir: &Path,
+    name: &str,
+    bytes: &[u8],
+    rule: Existing,
+) -> Result<Option<PathBuf>, Error> {
+    let path = dir.join(name);
+    match rule {
+        Existing::Overwrite => write_atomic(&path, bytes).map(|()| Some(path)),
+        Existing::Skip => match write_new(&path, bytes) {
+            Ok(()) => Ok(Some(path)),
+            Err(Error::AlreadyExists { .. }) => Ok(None),
+            Err(e) => Err(e),
+        },
+        Existing::Rename => {
+            let (stem, ext) = crate::stem_and_ext(Path::new(name));
+            write_unique(dir, &stem, &ext, 1, bytes).map(Some)
+        }
+    }
+}
+
 /// Writes `bytes` to the first free name among `stem.ext`, `stem{sep}2.ext`, `stem{sep}3.ext`, …
 /// in `dir` (`first_suffix` sets the number tried after the bare name) and returns the path.
 /// Never overwrites anything, even with a concurrent writer. One temp file (named after
@@ -414,16 +472,11 @@ pub fn write_unique(
     first_suffix: u32,
     bytes: &[u8],
 ) -> Result<PathBuf, Error> {
-    const MAX_TRIES: u32 = 10_000;
-    let first = dir.join(format!("{stem}{ext}"));
+    let first = unique_name(dir, stem, ext, first_suffix, 0);
     let _lock = lock(&first)?;
     let mut tmp = write_temp(&first, bytes)?;
-    for n in 0..MAX_TRIES {
-        let path = if n == 0 {
-            first.clone()
-        } else {
-            dir.join(format!("{stem}_{}{ext}", first_suffix + n - 1))
-        };
+    for n in 0..MAX_UNIQUE_TRIES {
+        let path = unique_name(dir, stem, ext, first_suffix, n);
         match tmp.persist_noclobber(&path) {
             Ok(_) => {
                 sync_dir(dir);
@@ -544,6 +597,41 @@ mod tests {
         assert_eq!(err.code(), "ALREADY_EXISTS");
         assert_eq!(std::fs::read(&p).unwrap(), b"one");
         assert_eq!(names(dir.path()), ["a.txt"]);
+    }
+
+    /// Each rule for an existing file, and a preview of the renamed file that names the
+    /// file the write then makes.
+    #[test]
+    fn save_follows_the_rule_for_an_existing_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        assert_eq!(
+            save(d, "報告.csv", b"1", Existing::Skip).unwrap(),
+            Some(d.join("報告.csv"))
+        );
+        assert_eq!(save(d, "報告.csv", b"2", Existing::Skip).unwrap(), None);
+        assert_eq!(std::fs::read(d.join("報告.csv")).unwrap(), b"1");
+        assert_eq!(first_free(d, "報告", ".csv", 1), d.join("報告_1.csv"));
+        assert_eq!(
+            save(d, "報告.csv", b"3", Existing::Rename).unwrap(),
+            Some(d.join("報告_1.csv"))
+        );
+        assert_eq!(first_free(d, "報告", ".csv", 1), d.join("報告_2.csv"));
+        assert_eq!(
+            save(d, "報告.csv", b"4", Existing::Overwrite).unwrap(),
+            Some(d.join("報告.csv"))
+        );
+        assert_eq!(std::fs::read(d.join("報告.csv")).unwrap(), b"4");
+        assert_eq!(std::fs::read(d.join("報告_1.csv")).unwrap(), b"3");
+        assert_eq!(names(d), ["報告.csv", "報告_1.csv"]);
+        assert_eq!(
+            crate::stem_and_ext(Path::new("a.b.xlsx")),
+            ("a.b".to_string(), ".xlsx".to_string())
+        );
+        assert_eq!(
+            crate::stem_and_ext(Path::new("README")),
+            ("README".to_string(), String::new())
+        );
     }
 
     #[test]

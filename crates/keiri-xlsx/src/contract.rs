@@ -99,6 +99,18 @@ impl OnConflict {
     }
 }
 
+/// The file system's rule for the same choice: every write by keiri-xlsx goes through
+/// [`keiri_fs::save`] (or, to overwrite a workbook it read, its compare-and-swap lock).
+impl From<OnConflict> for keiri_fs::Existing {
+    fn from(c: OnConflict) -> Self {
+        match c {
+            OnConflict::Overwrite => keiri_fs::Existing::Overwrite,
+            OnConflict::Skip => keiri_fs::Existing::Skip,
+            OnConflict::Rename => keiri_fs::Existing::Rename,
+        }
+    }
+}
+
 impl std::str::FromStr for OnConflict {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {

@@ -29,11 +29,8 @@ mod rows;
 mod values;
 mod writes;
 
-use paths::first_free;
 pub use paths::output_name;
-pub(crate) use paths::{
-    check_extension, io_error, open_for_reading, resolve_input, stem_and_suffix,
-};
+pub(crate) use paths::{check_extension, io_error, open_for_reading, resolve_input};
 
 use preflight::preflight;
 use values::{describe, inverse_value, matches_expected, patch_value, show};
@@ -367,7 +364,7 @@ pub fn patch(req: &PatchRequest, env: &PatchEnv) -> Result<Patched, Error> {
         .or(env.on_conflict_default)
         .unwrap_or(OnConflict::FALLBACK);
     let exists = target.symlink_metadata().is_ok();
-    let (stem, ext) = stem_and_suffix(Path::new(&name));
+    let (stem, ext) = keiri_fs::stem_and_ext(Path::new(&name));
     let mut warnings = Vec::new();
     if req.ops.len() > SOFT_MAX_OPS {
         warnings.push(format!(
@@ -400,7 +397,7 @@ pub fn patch(req: &PatchRequest, env: &PatchEnv) -> Result<Patched, Error> {
                 });
             }
             OnConflict::Rename => {
-                out_path = first_free(&dir, &stem, &ext);
+                out_path = keiri_fs::first_free(&dir, &stem, &ext, 1);
                 warnings.push(format!(
                     "{} already exists; the result goes to {}",
                     target.display(),
@@ -567,10 +564,10 @@ pub fn patch(req: &PatchRequest, env: &PatchEnv) -> Result<Patched, Error> {
             };
             written.map(|()| target.clone())
         }
-        OnConflict::Rename => keiri_fs::write_unique(&dir, &stem, &ext, 1, &new_bytes),
-        OnConflict::Skip => match keiri_fs::write_new(&target, &new_bytes) {
-            Ok(()) => Ok(target.clone()),
-            Err(keiri_fs::Error::AlreadyExists { .. }) => {
+        other => match keiri_fs::save(&dir, &name, &new_bytes, other.into()) {
+            Ok(Some(saved)) => Ok(saved),
+            // Skip: the target appeared while the patch ran.
+            Ok(None) => {
                 return Ok(Patched {
                     outcome: PatchOutcome::Skipped,
                     response: PatchResponse {

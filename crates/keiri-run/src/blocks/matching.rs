@@ -27,6 +27,7 @@ mod duplicate_invoices;
 mod evidence_lookup;
 mod exact_match;
 mod fuzzy_match;
+mod jaro;
 mod semantic_topk;
 mod three_way_match;
 
@@ -67,7 +68,7 @@ pub(crate) fn normalized_name_similarity(a: &str, b: &str) -> f64 {
     if a == b {
         return 1.0;
     }
-    strsim::jaro_winkler(a, b)
+    jaro::jaro_winkler(a, b)
 }
 
 /// A key as compared: surrounding spaces trimmed and, when asked, NFKC and lowercase.

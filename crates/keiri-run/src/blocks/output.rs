@@ -122,10 +122,23 @@ fn patch_env(ctx: &BlockContext<'_>) -> keiri_xlsx::PatchEnv {
     env
 }
 
+/// A keiri-xlsx error as the block's error, by its variant (never by its code's text): a
+/// missing file is `FILE_NOT_FOUND`, a refused path `PATH_DENIED`, a stopped patch
+/// `CANCELLED`, anything else `BLOCK_FAILED`.
 fn patch_error(e: keiri_xlsx::Error) -> BlockError {
-    let code = match e.code() {
-        "FILE_NOT_FOUND" | "NOT_FOUND" => ErrorCode::FileNotFound,
-        "CANCELLED" => ErrorCode::Cancelled,
+    use keiri_xlsx::Error as X;
+    let code = match &e {
+        X::Io { source, .. } | X::Path(keiri_fs::Error::Io { source, .. })
+            if source.kind() == std::io::ErrorKind::NotFound =>
+        {
+            ErrorCode::FileNotFound
+        }
+        X::Path(
+            keiri_fs::Error::OutsideRoots { .. }
+            | keiri_fs::Error::Denied { .. }
+            | keiri_fs::Error::Refused { .. },
+        ) => ErrorCode::PathDenied,
+        X::Cancelled => ErrorCode::Cancelled,
         _ => ErrorCode::BlockFailed,
     };
     BlockError::new(
@@ -286,4 +299,59 @@ fn md_table(ctx: &BlockContext<'_>, rows: &[Row], max: usize) -> String {
         out.push_str(&format!("\n（ほか {more} 行 / {more} more rows）\n"));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io;
+    use std::path::PathBuf;
+
+    /// The block's code follows the variant keiri-xlsx failed with, wherever the not-found
+    /// or the refusal came from (its own read, or the path policy underneath).
+    #[test]
+    fn a_workbook_error_keeps_its_kind_as_the_blocks_code() {
+        let missing = || io::Error::from(io::ErrorKind::NotFound);
+        let cases = [
+            (
+                keiri_xlsx::Error::Io {
+                    action: "reading",
+                    path: PathBuf::from("a.xlsx"),
+                    source: missing(),
+                },
+                ErrorCode::FileNotFound,
+            ),
+            (
+                keiri_xlsx::Error::Path(keiri_fs::Error::Io {
+                    action: "resolving",
+                    path: PathBuf::from("a.xlsx"),
+                    source: missing(),
+                }),
+                ErrorCode::FileNotFound,
+            ),
+            (
+                keiri_xlsx::Error::Path(keiri_fs::Error::OutsideRoots {
+                    path: PathBuf::from("/elsewhere/a.xlsx"),
+                }),
+                ErrorCode::PathDenied,
+            ),
+            (keiri_xlsx::Error::Cancelled, ErrorCode::Cancelled),
+            (
+                keiri_xlsx::Error::Io {
+                    action: "writing",
+                    path: PathBuf::from("a.xlsx"),
+                    source: io::Error::from(io::ErrorKind::PermissionDenied),
+                },
+                ErrorCode::BlockFailed,
+            ),
+            (
+                keiri_xlsx::Error::Backend("zip".into()),
+                ErrorCode::BlockFailed,
+            ),
+        ];
+        for (error, code) in cases {
+            let shown = error.to_string();
+            assert_eq!(patch_error(error).code, code, "{shown}");
+        }
+    }
 }

@@ -32,7 +32,7 @@ use crate::contract::OnConflict;
 use crate::error::Error;
 use crate::package::{self, Package};
 use crate::patch::PatchEnv;
-use crate::patch::{check_extension, io_error, resolve_input, stem_and_suffix};
+use crate::patch::{check_extension, io_error, resolve_input};
 use crate::sheet::{Cached, Content};
 use crate::xml;
 
@@ -795,9 +795,10 @@ pub fn extract(req: &ExtractRequest, env: &PatchEnv) -> Result<ExtractResponse, 
         sheet_count: data.sheets.len(),
         sheet_names: data.sheets.iter().map(|(n, _)| n.clone()).collect(),
     };
-    let exists = target.symlink_metadata().is_ok();
-    let saved = match conflict {
-        OnConflict::Skip if exists => {
+    // Written by the one rule for an existing file; a skip (the file exists, or appeared
+    // meanwhile) writes nothing and says so.
+    let saved = match keiri_fs::save(&dir, &name, text.as_bytes(), conflict.into())? {
+        None => {
             warnings.push(format!("Output exists; skipping write: {name}"));
             return Ok(ExtractResponse {
                 out_path: target.display().to_string(),
@@ -806,17 +807,7 @@ pub fn extract(req: &ExtractRequest, env: &PatchEnv) -> Result<ExtractResponse, 
                 engine: "internal_api".to_string(),
             });
         }
-        OnConflict::Skip => {
-            keiri_fs::write_new(&target, text.as_bytes())?;
-            target
-        }
-        OnConflict::Overwrite => {
-            keiri_fs::write_atomic(&target, text.as_bytes())?;
-            target
-        }
-        OnConflict::Rename => {
-            let (stem, ext) = stem_and_suffix(Path::new(&name));
-            let path = keiri_fs::write_unique(&dir, &stem, &ext, 1, text.as_bytes())?;
+        Some(path) => {
             if path != target {
                 let shown = path
                     .file_name()

@@ -64,19 +64,6 @@ pub(crate) fn resolve_input(
     Ok(input)
 }
 
-/// A file name's stem and its extension with the dot (`""` when it has none).
-pub(crate) fn stem_and_suffix(name: &Path) -> (String, String) {
-    let stem = name
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let suffix = name
-        .extension()
-        .map(|e| format!(".{}", e.to_string_lossy()))
-        .unwrap_or_default();
-    (stem, suffix)
-}
-
 fn extension_of(path: &str) -> Option<String> {
     Path::new(path)
         .extension()
@@ -87,7 +74,7 @@ fn extension_of(path: &str) -> Option<String> {
 /// extension added when it has none) or `{stem}_patched{suffix}`. Public so a caller can tell
 /// beforehand which file a patch will replace.
 pub fn output_name(input: &Path, out_name: Option<&str>) -> Result<String, Error> {
-    let (stem, suffix) = stem_and_suffix(input);
+    let (stem, suffix) = keiri_fs::stem_and_ext(input);
     let Some(name) = out_name else {
         return Ok(format!("{stem}_patched{suffix}"));
     };
@@ -108,13 +95,6 @@ pub fn output_name(input: &Path, out_name: Option<&str>) -> Result<String, Error
              a file whose extension does not match its format"
         ))),
     }
-}
-
-pub(super) fn first_free(dir: &Path, stem: &str, ext: &str) -> PathBuf {
-    (1..10_000u32)
-        .map(|n| dir.join(format!("{stem}_{n}{ext}")))
-        .find(|p| p.symlink_metadata().is_err())
-        .unwrap_or_else(|| dir.join(format!("{stem}_10000{ext}")))
 }
 
 pub(crate) fn io_error<'a>(

@@ -172,7 +172,7 @@ fn unique_name(name: &str, used: &mut BTreeSet<String>) -> String {
     if used.insert(lower(name)) {
         return name.to_string();
     }
-    let (stem, ext) = crate::blocks::kit::outputs::stem_and_ext(name);
+    let (stem, ext) = keiri_fs::stem_and_ext(std::path::Path::new(name));
     let mut n = 2;
     loop {
         let candidate = format!("{stem}_{n}{ext}");

@@ -95,48 +95,19 @@ pub(crate) fn on_conflict(inputs: &Inputs) -> Result<OnConflict, BlockError> {
     }
 }
 
-/// Writes `bytes` as `dir/name` by the conflict rule; `None` when skipped.
+/// Writes `bytes` as `dir/name` by the conflict rule ([`keiri_fs::save`], the rule every
+/// writer shares); `None` when skipped.
 pub(crate) fn save(
     dir: &Path,
     name: &str,
     bytes: &[u8],
     conflict: OnConflict,
 ) -> Result<Option<PathBuf>, BlockError> {
-    let path = dir.join(name);
-    let io = |e: keiri_fs::Error| {
+    keiri_fs::save(dir, name, bytes, conflict.into()).map_err(|e| {
+        let path = dir.join(name);
         failed(
             format!("{} を保存できませんでした: {e}", path.display()),
             format!("could not save {}: {e}", path.display()),
         )
-    };
-    match conflict {
-        OnConflict::Overwrite => keiri_fs::write_atomic(&path, bytes)
-            .map(|()| Some(path.clone()))
-            .map_err(io),
-        OnConflict::Skip => match keiri_fs::write_new(&path, bytes) {
-            Ok(()) => Ok(Some(path.clone())),
-            Err(keiri_fs::Error::AlreadyExists { .. }) => Ok(None),
-            Err(e) => Err(io(e)),
-        },
-        OnConflict::Rename => {
-            let (stem, ext) = stem_and_ext(name);
-            keiri_fs::write_unique(dir, &stem, &ext, 1, bytes)
-                .map(Some)
-                .map_err(io)
-        }
-    }
-}
-
-/// A file name's stem and its extension with the dot (`("報告", ".xlsx")`; `""` without one).
-pub(crate) fn stem_and_ext(name: &str) -> (String, String) {
-    let p = Path::new(name);
-    let stem = p
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let ext = p
-        .extension()
-        .map(|e| format!(".{}", e.to_string_lossy()))
-        .unwrap_or_default();
-    (stem, ext)
+    })
 }
