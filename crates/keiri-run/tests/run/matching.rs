@@ -498,11 +498,15 @@ fn invoice_table(dates_as_text: bool) -> polars::prelude::DataFrame {
     .unwrap()
 }
 
-#[test]
-fn duplicate_invoices_from_a_table_give_a_table_with_the_input_types() {
+/// `matching.duplicate_invoices` on an invoice table keyed by its Japanese columns: the
+/// `duplicates` table it gives (a table in must give a table out) and all its outputs.
+fn duplicates_of_table(
+    table: polars::prelude::DataFrame,
+    label: &str,
+) -> (polars::prelude::DataFrame, keiri_run::block::Outputs) {
     let dir = tempfile::tempdir().unwrap();
     let inputs = Inputs::from_pairs(vec![
-        ("rows".to_string(), Value::Table(invoice_table(false))),
+        ("rows".to_string(), Value::Table(table)),
         ("vendor_field".to_string(), Value::Json(json!("取引先"))),
         ("amount_field".to_string(), Value::Json(json!("金額"))),
         ("date_field".to_string(), Value::Json(json!("請求日"))),
@@ -522,8 +526,17 @@ fn duplicate_invoices_from_a_table_give_a_table_with_the_input_types() {
     );
     let out = out.unwrap();
     let Some(Value::Table(duplicates)) = out.0.get("duplicates") else {
-        panic!("a table in, a table out: {:?}", out.0.get("duplicates"));
+        panic!(
+            "{label}: a table in, a table out: {:?}",
+            out.0.get("duplicates")
+        );
     };
+    (duplicates.clone(), out)
+}
+
+#[test]
+fn duplicate_invoices_from_a_table_give_a_table_with_the_input_types() {
+    let (duplicates, _) = duplicates_of_table(invoice_table(false), "typed");
     // The four rows worked out by hand in the test below, with their cluster and reason
     // added after the input's columns, which keep their types (a date stays a date).
     let names: Vec<&str> = duplicates
@@ -570,33 +583,7 @@ fn duplicate_invoices_from_an_empty_or_clean_table_give_an_empty_table_and_say_s
                 .unwrap(),
         ),
     ] {
-        let dir = tempfile::tempdir().unwrap();
-        let inputs = Inputs::from_pairs(vec![
-            ("rows".to_string(), Value::Table(table)),
-            ("vendor_field".to_string(), Value::Json(json!("取引先"))),
-            ("amount_field".to_string(), Value::Json(json!("金額"))),
-            ("date_field".to_string(), Value::Json(json!("請求日"))),
-            (
-                "invoice_no_field".to_string(),
-                Value::Json(json!("請求番号")),
-            ),
-        ]);
-        let (out, _) = run_outputs(
-            "matching.duplicate_invoices",
-            dir.path(),
-            inputs,
-            false,
-            None,
-            &[],
-            None,
-        );
-        let out = out.unwrap();
-        let Some(Value::Table(duplicates)) = out.0.get("duplicates") else {
-            panic!(
-                "{label}: a table in, a table out: {:?}",
-                out.0.get("duplicates")
-            );
-        };
+        let (duplicates, out) = duplicates_of_table(table, label);
         assert_eq!(duplicates.height(), 0, "{label}");
         assert!(duplicates.column("cluster_id").is_ok(), "{label}");
         assert!(duplicates.column("reason").is_ok(), "{label}");
