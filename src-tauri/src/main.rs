@@ -3,6 +3,12 @@
 
 use std::process::ExitCode;
 
+// The runtime's allocator, as in `keiri` (crates/keiri-cli/src/main.rs says why): the window
+// runs the same plans (試行実行).
+#[cfg(not(target_env = "msvc"))]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 fn main() -> ExitCode {
     match keiri_studio::run() {
         Ok(()) => ExitCode::SUCCESS,

@@ -12,6 +12,13 @@
 //! generate` asks open questions with `dialoguer` (select lists, yes/no, validated input;
 //! console-rs, well kept) and shows a spinner line per stage with `indicatif`; `regex` checks
 //! typed answers against a requirement's pattern before they are sent.
+//!
+//! The global allocator is jemalloc (`tikv-jemallocator`, TiKV's well-kept crate, which builds
+//! the bundled jemalloc with a C compiler and make), the allocator Python Polars ships on
+//! Linux. A run allocates many small rows, strings and hash maps, and glibc's malloc spent
+//! about a fifth of a bank reconciliation in malloc, free and heap consolidation; the figures
+//! with each allocator are in crates/keiri-run/README.md. MSVC has no jemalloc build: Windows
+//! keeps the system allocator.
 
 mod cmd;
 mod output;
@@ -20,6 +27,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+
+#[cfg(not(target_env = "msvc"))]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 /// Keiri Studio: design, validate and register accounting job plans.
 #[derive(Debug, Parser)]

@@ -801,6 +801,67 @@ fn bank_reconciliation_clears_exact_fee_short_and_combined_payments() {
     );
 }
 
+/// One invoice per deposit, among several of the same amount: the closest due date of those
+/// whose name is at the threshold, passing over a closer invoice of another customer. Two
+/// deposits of 110,000 from ﾀﾅｶﾃﾞｻﾞｲﾝ; open at 110,000 each: 伊藤電機 due 03-31, 田中デザイン
+/// due 03-20 and the same customer with its kana mistyped (タナカデザイソ) due 03-10.
+#[test]
+fn bank_reconciliation_takes_the_closest_invoice_whose_name_is_at_the_threshold() {
+    let deposits = json!([
+        deposit("2025-03-31", 110000, "振込 ﾀﾅｶﾃﾞｻﾞｲﾝ"),
+        deposit("2025-04-30", 110000, "振込 ﾀﾅｶﾃﾞｻﾞｲﾝ"),
+    ]);
+    let receivables = json!([
+        receivable(
+            "AR-2001",
+            "株式会社伊藤電機",
+            "イトウデンキ",
+            110000,
+            "2025-03-31"
+        ),
+        receivable(
+            "AR-2002",
+            "合同会社田中デザイン",
+            "タナカデザイン",
+            110000,
+            "2025-03-20"
+        ),
+        receivable(
+            "AR-2003",
+            "合同会社田中デザイン",
+            "タナカデザイソ",
+            110000,
+            "2025-03-10"
+        ),
+    ]);
+    // 03-31: 伊藤 is 0 days off but another name; 田中デザイン, 11 days off, is the same
+    // name (confidence 1). 04-30: 伊藤 (30 days) again not; AR-2003 (51 days, inside the
+    // 60-day window) by its kana: 6 of 7 characters in place, Jaro (6/7 + 6/7 + 1) / 3 =
+    // 0.904762, a 4-character prefix: 0.904762 + 0.4 × 0.095238 = 0.942857 → 0.9429.
+    check(
+        "matching.bank_reconciliation",
+        json!({"deposits": deposits, "receivables": receivables}),
+        json!({
+            "matches": [
+                {"deposit": deposits[0], "receivables": [receivables[1]], "difference": 0, "difference_reason": "none", "confidence": 1},
+                {"deposit": deposits[1], "receivables": [receivables[2]], "difference": 0, "difference_reason": "none", "confidence": 0.9429},
+            ],
+            "unmatched_deposits": [],
+            "open_receivables": [receivables[0]],
+        }),
+    );
+    // At 0.95 the mistyped kana is under the threshold: the second deposit stays unmatched
+    // and 伊藤's invoice, still the closest, is not taken for it.
+    check(
+        "matching.bank_reconciliation",
+        json!({"deposits": deposits, "receivables": receivables, "name_threshold": 0.95}),
+        json!({
+            "unmatched_deposits": [deposits[1]],
+            "open_receivables": [receivables[0], receivables[2]],
+        }),
+    );
+}
+
 /// The deposits and receivables of the test above as tables, as `bank.read_statement` and
 /// `csv.read` hand them on: read column by column, with the customers found by the name
 /// join, the block clears what it cleared from the rows — at the default threshold and at

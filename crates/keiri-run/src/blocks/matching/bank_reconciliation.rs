@@ -133,24 +133,32 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
             // Without dates on either side the window cannot exclude the invoice.
             _ => true,
         };
-        // Name similarity of the payer to a receivable (best of name and kana), kept in
-        // `sims` for the confidence; each pair of distinct names is scored once per call.
-        let mut candidate = |k: usize| {
-            if !(open[k] && rec_amount[k].is_some() && within_window(k)) {
-                return false;
+        let eligible = |k: usize| open[k] && rec_amount[k].is_some() && within_window(k);
+        // Whether the payer's name is at the threshold for a receivable's (the best of its
+        // name and kana), its similarity kept in `sims` for the confidence; each pair of
+        // distinct names is scored once per call, and not at all when the shape test tells
+        // it cannot reach the threshold (only a receivable at the threshold has its `sims`
+        // read).
+        let payer_shape = shapes[payer as usize];
+        let mut named = |k: usize| {
+            let mut best = 0.0_f64;
+            for name in [rec_name[k], rec_kana[k]] {
+                if payer_shape.may_reach(shapes[name as usize], name_threshold) {
+                    best = best.max(names.similarity(payer, name));
+                }
             }
-            let by_name = names.similarity(payer, rec_name[k]);
-            let by_kana = names.similarity(payer, rec_kana[k]);
-            sims[k] = by_name.max(by_kana);
-            sims[k] + 1e-9 >= name_threshold
+            sims[k] = best;
+            best + 1e-9 >= name_threshold
         };
         let fits = |total: f64| fits(total, amount, fee_tolerance);
         let closeness = |k: usize| match (dep_date, rec_due[k]) {
             (Some(day), Some(due)) => (day - due).num_days().abs(),
             _ => i64::MAX,
         };
-        // 1. One invoice: exact before fee-short, then the closest due date. Only the
-        // receivables whose amount can fit are looked at (`by_amount`), not every one.
+        // 1. One invoice: exact before fee-short, then the closest due date, of those whose
+        // name is at the threshold. Only the receivables whose amount can fit are looked at
+        // (`by_amount`), not every one, and their names in that order until one is at the
+        // threshold (the order is total, so this is the first of those at the threshold).
         let mut best: Option<(Vec<usize>, f64)> = None;
         let mut singles: Vec<(usize, f64)> = Vec::new();
         if amount.is_finite() {
@@ -158,7 +166,7 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
             let start = by_amount.partition_point(|&(a, _)| a < low);
             for &(a, k) in by_amount[start..].iter().take_while(|&&(a, _)| a <= high) {
                 if let Some(d) = fits(a)
-                    && candidate(k)
+                    && eligible(k)
                 {
                     singles.push((k, d));
                 }
@@ -170,7 +178,7 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
                 .then(closeness(a.0).cmp(&closeness(b.0)))
                 .then(a.0.cmp(&b.0))
         });
-        if let Some(&(k, d)) = singles.first() {
+        if let Some(&(k, d)) = singles.iter().find(|&&(k, _)| named(k)) {
             best = Some((vec![k], d));
         }
         // 2. Several invoices of one customer paid together.
@@ -180,12 +188,11 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
                 None => {
                     // The names at the threshold: scored here, once per payer and name
                     // (not kept: most are below it), after the shape test.
-                    let shape = shapes[payer as usize];
                     let ids: Vec<u32> = receivable_names
                         .iter()
                         .copied()
                         .filter(|&id| {
-                            shape.may_reach(shapes[id as usize], name_threshold)
+                            payer_shape.may_reach(shapes[id as usize], name_threshold)
                                 && normalized_name_similarity(
                                     &texts[payer as usize],
                                     &texts[id as usize],
@@ -206,7 +213,10 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
                 .collect();
             under.sort_unstable();
             under.dedup();
-            let candidates: Vec<usize> = under.into_iter().filter(|&k| candidate(k)).collect();
+            let candidates: Vec<usize> = under
+                .into_iter()
+                .filter(|&k| eligible(k) && named(k))
+                .collect();
             let mut by_customer: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
             for &k in &candidates {
                 by_customer
