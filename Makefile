@@ -123,8 +123,9 @@ TEST_STATE := $(TARGET_DIR)/test-state
 # hands it `-D warnings`). clippy-driver is a full rustc, so the test binaries it compiles are
 # the ones nextest runs, and the dependencies are compiled once instead of once for a check build
 # and again for the test build (cold, on 2 cores: 35-37 min for the one build against 13 + 27
-# for the two). Most of what is left is the dependencies (Polars alone about 30 %, the Tauri
-# chain 12 %, the workspace's own crates under 9 %: see the --timings report below).
+# for the two). Most of what is left is the dependencies: Polars was a third of it until its
+# crates were left unoptimised in debug builds (Cargo.toml, [profile.dev.package.polars*]);
+# the workspace's own crates are under a tenth (see the --timings report below).
 # `--all-targets` lints what `make lint` lints: libraries with and without cfg(test), binaries,
 # tests, examples, and the benches (compiled in test mode, not run). Plain `cargo` builds after
 # this recompile the workspace's crates (the wrapper is part of their fingerprint), never the

@@ -255,6 +255,24 @@ fn one_department(rows: usize) -> String {
     text
 }
 
+/// `rows` rows of one department with ten numbers each, in columns `<prefix>1` to
+/// `<prefix>10`.
+fn wide_department(rows: usize, prefix: &str) -> String {
+    let mut text = String::from("部門");
+    for c in 1..=10 {
+        text.push_str(&format!(",{prefix}{c}"));
+    }
+    text.push('\n');
+    for i in 0..rows {
+        text.push_str("営業");
+        for c in 1..=10 {
+            text.push_str(&format!(",{}", i * 10 + c));
+        }
+        text.push('\n');
+    }
+    text
+}
+
 /// Reads staff.csv and pay.csv and joins them on 部門 (`how`).
 fn join_on_department(how: &str) -> String {
     format!(
@@ -279,13 +297,15 @@ graph:
 #[test]
 fn a_node_that_grows_the_memory_past_the_budget_fails_and_its_rows_are_dropped() {
     // 2,000 × 2,000 = 4,000,000 joined rows (under the row bound) of two texts and two
-    // numbers each: well over 16 MB.
+    // numbers each: about 190 MB, well over 64 MB. The two reading nodes grow the process by
+    // what the engine's start-up costs (under 16 MB with Polars optimised, 19 MB without),
+    // well under it.
     let (a, b) = (one_department(2_000), one_department(2_000));
     let files = [("staff.csv", a.as_str()), ("pay.csv", b.as_str())];
     let yaml = join_on_department("inner");
     let (outcome, events, _ws) = run_builtins(&files, &yaml, |o| {
         o.limits = Limits {
-            memory_bytes: 16 * 1024 * 1024,
+            memory_bytes: 64 * 1024 * 1024,
             ..Limits::default()
         };
     });
@@ -296,10 +316,10 @@ fn a_node_that_grows_the_memory_past_the_budget_fails_and_its_rows_are_dropped()
         "{ja}"
     );
     assert!(
-        ja.ends_with(" MB 増え、上限の 16 MB を超えたため止めました"),
+        ja.ends_with(" MB 増え、上限の 64 MB を超えたため止めました"),
         "{ja}"
     );
-    assert!(en.ends_with("past the limit of 16 MB"), "{en}");
+    assert!(en.ends_with("past the limit of 64 MB"), "{en}");
     let hint = outcome.failures[0].hint_ja.clone().unwrap_or_default();
     assert!(hint.contains("policy.limits.memory_mb"), "{hint}");
     assert!(
@@ -353,17 +373,18 @@ graph:
 
 #[test]
 fn the_memory_budget_is_the_runs_so_tables_kept_node_after_node_add_up() {
-    // Each join is 2,000 × 1,500 = 3,000,000 rows: measured alone (the first, with the
-    // engine's start-up) it grows the process by about 145 MB, and each later one by 55–90 MB.
-    // Under a 220 MB budget each node alone passes, as it did when the budget was a node's;
-    // the run keeps all three (about 290 MB by j3), so it stops at j2 or j3, never at j1.
+    // Each join is 1,000 × 1,000 = 1,000,000 rows of 21 columns (the key and ten numbers from
+    // each side): it keeps a table of about 180 MB. Measured alone, with the engine's start-up,
+    // the first grows the process by about 350 MB, and the second takes it past 700 MB. Under
+    // a 500 MB budget each node alone passes, as it did when the budget was a node's; the run
+    // keeps them all, so it stops at j2 or j3, never at j1.
     // (One run per test process: nextest's; a second run in one process starts from what the
     // allocator kept of the first.)
-    let (a, b) = (one_department(2_000), one_department(1_500));
+    let (a, b) = (wide_department(1_000, "a"), wide_department(1_000, "b"));
     let files = [("staff.csv", a.as_str()), ("pay.csv", b.as_str())];
     let (outcome, events, _ws) = run_builtins(&files, THREE_JOINS, |o| {
         o.limits = Limits {
-            memory_bytes: 220 * 1024 * 1024,
+            memory_bytes: 500 * 1024 * 1024,
             ..Limits::default()
         };
     });
@@ -383,7 +404,7 @@ fn the_memory_budget_is_the_runs_so_tables_kept_node_after_node_add_up() {
     assert_eq!(failure.code, "LIMIT_EXCEEDED");
     assert!(
         failure.message_en.contains("the run's memory grew by")
-            && failure.message_en.ends_with("past the limit of 220 MB"),
+            && failure.message_en.ends_with("past the limit of 500 MB"),
         "{}",
         failure.message_en
     );
