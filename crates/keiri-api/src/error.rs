@@ -128,7 +128,7 @@ impl From<&keiri_fs::Error> for ErrorCode {
     fn from(e: &keiri_fs::Error) -> ErrorCode {
         use keiri_fs::Error as E;
         match e {
-            E::OutsideRoots { .. } | E::Denied { .. } | E::Refused { .. } => ErrorCode::PathDenied,
+            e if e.is_refused() => ErrorCode::PathDenied,
             E::InvalidPath { .. } | E::InvalidPattern { .. } => ErrorCode::InvalidRequest,
             E::AlreadyExists { .. } => ErrorCode::AlreadyExists,
             E::Changed { .. } => ErrorCode::ChangeConflict,

@@ -99,6 +99,21 @@ impl Error {
             Error::Io { .. } => "IO_ERROR",
         }
     }
+
+    /// Whether the path was refused by the policy (outside the roots, denied, or refused as
+    /// written): `PATH_DENIED` in every front-end, whatever the file system holds. For the
+    /// front-ends that map errors to their own codes by variant (as [`Error::code`] does).
+    pub fn is_refused(&self) -> bool {
+        matches!(
+            self,
+            Error::OutsideRoots { .. } | Error::Denied { .. } | Error::Refused { .. }
+        )
+    }
+
+    /// Whether the file (or a folder on its way) does not exist: `NOT_FOUND`.
+    pub fn is_missing(&self) -> bool {
+        matches!(self, Error::Io { source, .. } if source.kind() == io::ErrorKind::NotFound)
+    }
 }
 
 /// Whether a write failed because the file (or its folder) cannot be written now: open in

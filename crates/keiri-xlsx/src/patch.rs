@@ -10,8 +10,9 @@ use unicode_normalization::UnicodeNormalization;
 use crate::a1::{self, Area, CellRef};
 use crate::book::{self, Book, SheetKind};
 use crate::contract::{
-    CellValue, DiffStatus, IssueLevel, OnConflict, OpKind, PatchDiffItem, PatchErrorDetail,
-    PatchOp, PatchOutcome, PatchRequest, PatchResponse, PatchValue, Patched, TypedValue, ValueKind,
+    CellValue, DiffStatus, FormulaIssue, IssueLevel, OnConflict, OpKind, PatchDiffItem,
+    PatchErrorDetail, PatchOp, PatchOutcome, PatchRequest, PatchResponse, PatchValue, Patched,
+    TypedValue, ValueKind,
 };
 use crate::error::Error;
 use crate::formula;
@@ -384,17 +385,13 @@ pub fn patch(req: &PatchRequest, env: &PatchEnv) -> Result<Patched, Error> {
                     target.display(),
                     if req.dry_run { "would be" } else { "was" }
                 ));
-                return Ok(Patched {
-                    outcome: PatchOutcome::Skipped,
-                    response: PatchResponse {
-                        out_path: target.display().to_string(),
-                        patch_diff: Vec::new(),
-                        warnings,
-                        error: None,
-                        inverse_ops: Vec::new(),
-                        formula_issues: Vec::new(),
-                    },
-                });
+                return Ok(Patched::unchanged(
+                    PatchOutcome::Skipped,
+                    &target,
+                    warnings,
+                    None,
+                    Vec::new(),
+                ));
             }
             OnConflict::Rename => {
                 out_path = keiri_fs::first_free(&dir, &stem, &ext, 1);
@@ -441,23 +438,20 @@ pub fn patch(req: &PatchRequest, env: &PatchEnv) -> Result<Patched, Error> {
         env.stop.check()?;
         if let Err(message) = run.apply(i, op, p)? {
             let Run { warnings, .. } = run;
-            return Ok(Patched {
-                outcome: PatchOutcome::Failed,
-                response: PatchResponse {
-                    out_path: out_path.display().to_string(),
-                    patch_diff: Vec::new(),
-                    warnings,
-                    error: Some(PatchErrorDetail {
-                        op_index: i as i64,
-                        op: op.kind(),
-                        sheet: op.sheet().to_string(),
-                        cell: op.cell().or(op.range()).map(str::to_string),
-                        message,
-                    }),
-                    inverse_ops: Vec::new(),
-                    formula_issues: Vec::new(),
-                },
-            });
+            let error = PatchErrorDetail {
+                op_index: i as i64,
+                op: op.kind(),
+                sheet: op.sheet().to_string(),
+                cell: op.cell().or(op.range()).map(str::to_string),
+                message,
+            };
+            return Ok(Patched::unchanged(
+                PatchOutcome::Failed,
+                &out_path,
+                warnings,
+                Some(error),
+                Vec::new(),
+            ));
         }
     }
     let Run {
@@ -489,26 +483,23 @@ pub fn patch(req: &PatchRequest, env: &PatchEnv) -> Result<Patched, Error> {
                 ),
                 None => (-1, req.ops.last().map_or(OpKind::SetValue, PatchOp::kind)),
             };
-            return Ok(Patched {
-                outcome: PatchOutcome::Failed,
-                response: PatchResponse {
-                    out_path: out_path.display().to_string(),
-                    patch_diff: Vec::new(),
-                    warnings,
-                    error: Some(PatchErrorDetail {
-                        op_index,
-                        op,
-                        sheet: issue.sheet.clone(),
-                        cell: Some(issue.cell.clone()),
-                        message: format!(
-                            "formula check failed at {}!{}: {}",
-                            issue.sheet, issue.cell, issue.message
-                        ),
-                    }),
-                    inverse_ops: Vec::new(),
-                    formula_issues,
-                },
-            });
+            let error = PatchErrorDetail {
+                op_index,
+                op,
+                sheet: issue.sheet.clone(),
+                cell: Some(issue.cell.clone()),
+                message: format!(
+                    "formula check failed at {}!{}: {}",
+                    issue.sheet, issue.cell, issue.message
+                ),
+            };
+            return Ok(Patched::unchanged(
+                PatchOutcome::Failed,
+                &out_path,
+                warnings,
+                Some(error),
+                formula_issues,
+            ));
         }
     }
 
@@ -524,17 +515,14 @@ pub fn patch(req: &PatchRequest, env: &PatchEnv) -> Result<Patched, Error> {
     }
 
     if req.dry_run {
-        return Ok(Patched {
-            outcome: PatchOutcome::DryRun,
-            response: PatchResponse {
-                out_path: out_path.display().to_string(),
-                patch_diff: diff,
-                warnings,
-                error: None,
-                inverse_ops,
-                formula_issues,
-            },
-        });
+        return Ok(Patched::changed(
+            PatchOutcome::DryRun,
+            &out_path,
+            diff,
+            warnings,
+            inverse_ops,
+            formula_issues,
+        ));
     }
 
     // The last look at the stop: past it the save is one atomic rename.
@@ -568,35 +556,74 @@ pub fn patch(req: &PatchRequest, env: &PatchEnv) -> Result<Patched, Error> {
             Ok(Some(saved)) => Ok(saved),
             // Skip: the target appeared while the patch ran.
             Ok(None) => {
-                return Ok(Patched {
-                    outcome: PatchOutcome::Skipped,
-                    response: PatchResponse {
-                        out_path: target.display().to_string(),
-                        patch_diff: Vec::new(),
-                        warnings: vec![format!(
-                            "{} appeared while the patch ran and on_conflict is skip; nothing was written",
-                            target.display()
-                        )],
-                        error: None,
-                        inverse_ops: Vec::new(),
-                        formula_issues,
-                    },
-                });
+                let warning = format!(
+                    "{} appeared while the patch ran and on_conflict is skip; nothing was written",
+                    target.display()
+                );
+                return Ok(Patched::unchanged(
+                    PatchOutcome::Skipped,
+                    &target,
+                    vec![warning],
+                    None,
+                    formula_issues,
+                ));
             }
             Err(e) => Err(e),
         },
     }?;
-    Ok(Patched {
-        outcome: PatchOutcome::Written,
-        response: PatchResponse {
-            out_path: saved.display().to_string(),
-            patch_diff: diff,
-            warnings,
-            error: None,
-            inverse_ops,
-            formula_issues,
-        },
-    })
+    Ok(Patched::changed(
+        PatchOutcome::Written,
+        &saved,
+        diff,
+        warnings,
+        inverse_ops,
+        formula_issues,
+    ))
+}
+
+impl Patched {
+    /// Nothing written and no diff to show: a skip, or a failed op or formula check (`error`).
+    fn unchanged(
+        outcome: PatchOutcome,
+        out_path: &Path,
+        warnings: Vec<String>,
+        error: Option<PatchErrorDetail>,
+        formula_issues: Vec<FormulaIssue>,
+    ) -> Patched {
+        Patched {
+            outcome,
+            response: PatchResponse {
+                out_path: out_path.display().to_string(),
+                patch_diff: Vec::new(),
+                warnings,
+                error,
+                inverse_ops: Vec::new(),
+                formula_issues,
+            },
+        }
+    }
+
+    /// A dry run's preview or a saved patch: the diff and the ops that undo it.
+    fn changed(
+        outcome: PatchOutcome,
+        out_path: &Path,
+        patch_diff: Vec<PatchDiffItem>,
+        warnings: Vec<String>,
+        inverse_ops: Vec<PatchOp>,
+        formula_issues: Vec<FormulaIssue>,
+    ) -> Patched {
+        Patched {
+            outcome,
+            response: PatchResponse {
+                out_path: out_path.display().to_string(),
+                patch_diff,
+                warnings,
+                error: None,
+                inverse_ops,
+                formula_issues,
+            },
+        }
+    }
 }
 
 fn normalise(name: &str) -> String {

@@ -128,16 +128,11 @@ fn patch_env(ctx: &BlockContext<'_>) -> keiri_xlsx::PatchEnv {
 fn patch_error(e: keiri_xlsx::Error) -> BlockError {
     use keiri_xlsx::Error as X;
     let code = match &e {
-        X::Io { source, .. } | X::Path(keiri_fs::Error::Io { source, .. })
-            if source.kind() == std::io::ErrorKind::NotFound =>
-        {
+        X::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
             ErrorCode::FileNotFound
         }
-        X::Path(
-            keiri_fs::Error::OutsideRoots { .. }
-            | keiri_fs::Error::Denied { .. }
-            | keiri_fs::Error::Refused { .. },
-        ) => ErrorCode::PathDenied,
+        X::Path(p) if p.is_missing() => ErrorCode::FileNotFound,
+        X::Path(p) if p.is_refused() => ErrorCode::PathDenied,
         X::Cancelled => ErrorCode::Cancelled,
         _ => ErrorCode::BlockFailed,
     };

@@ -296,11 +296,11 @@ graph:
 
 #[test]
 fn a_node_that_grows_the_memory_past_the_budget_fails_and_its_rows_are_dropped() {
-    // 2,000 × 2,000 = 4,000,000 joined rows (under the row bound) of two texts and two
-    // numbers each: about 190 MB, well over 64 MB. The two reading nodes grow the process by
-    // what the engine's start-up costs (under 16 MB with Polars optimised, 19 MB without),
+    // 2,000 × 1,000 = 2,000,000 joined rows (under the row bound) of two texts and two
+    // numbers each: about 95 MB kept, well over 64 MB. The two reading nodes grow the process
+    // by what the engine's start-up costs (under 16 MB with Polars optimised, 19 MB without),
     // well under it.
-    let (a, b) = (one_department(2_000), one_department(2_000));
+    let (a, b) = (one_department(2_000), one_department(1_000));
     let files = [("staff.csv", a.as_str()), ("pay.csv", b.as_str())];
     let yaml = join_on_department("inner");
     let (outcome, events, _ws) = run_builtins(&files, &yaml, |o| {
@@ -329,7 +329,7 @@ fn a_node_that_grows_the_memory_past_the_budget_fails_and_its_rows_are_dropped()
         "the node's rows must not be kept"
     );
     // The reading nodes, small, finished under the same budget; with the default budget the
-    // join finishes with its 4,000,000 rows.
+    // join finishes with its 2,000,000 rows.
     let (outcome, events, _ws) = run_builtins(&files, &yaml, |_| {});
     assert_eq!(
         outcome.status,
@@ -341,7 +341,7 @@ fn a_node_that_grows_the_memory_past_the_budget_fails_and_its_rows_are_dropped()
         Event::NodeFinish { node, rows, .. } if node == "joined" => *rows,
         _ => None,
     });
-    assert_eq!(rows, Some(4_000_000));
+    assert_eq!(rows, Some(2_000_000));
 }
 
 /// Reads staff.csv and pay.csv and joins them on 部門 three times (j1, j2, j3, one after the
