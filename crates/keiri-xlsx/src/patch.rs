@@ -590,17 +590,16 @@ impl Patched {
         error: Option<PatchErrorDetail>,
         formula_issues: Vec<FormulaIssue>,
     ) -> Patched {
-        Patched {
+        let mut patched = Patched::changed(
             outcome,
-            response: PatchResponse {
-                out_path: out_path.display().to_string(),
-                patch_diff: Vec::new(),
-                warnings,
-                error,
-                inverse_ops: Vec::new(),
-                formula_issues,
-            },
-        }
+            out_path,
+            Vec::new(),
+            warnings,
+            Vec::new(),
+            formula_issues,
+        );
+        patched.response.error = error;
+        patched
     }
 
     /// A dry run's preview or a saved patch: the diff and the ops that undo it.

@@ -2,7 +2,6 @@
 //! catalog's and templates' passages, and with it a first search embeds only the query.
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use keiri_plan::Templates;
@@ -13,11 +12,7 @@ use keiri_search::{
     passages_of, top_k,
 };
 
-use crate::support::{catalog, manifest_dir, model_dir};
-
-fn pack_path() -> PathBuf {
-    Pack::path_in(&manifest_dir().join("../../block_specs"), LOCAL_MODEL_NAME)
-}
+use crate::support::{catalog, manifest_dir, model_dir, pack_path};
 
 fn shipped_passages() -> Vec<String> {
     let (templates, issues) = Templates::load(&[manifest_dir().join("../../templates")]);

@@ -5,16 +5,28 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 use keiri_plan::Catalog;
-use keiri_search::embed::{CachedEmbedder, DiskCache, E5Embedder, Pack, PackedEmbedder};
+use keiri_search::embed::{
+    CachedEmbedder, DiskCache, E5Embedder, LOCAL_MODEL_NAME, Pack, PackedEmbedder,
+};
 use keiri_search::{Embedder, Index};
 
 pub fn manifest_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// The repository's block catalog directory (`block_specs/`).
+fn catalog_dir() -> PathBuf {
+    manifest_dir().join("../../block_specs")
+}
+
+/// The bundled embedding pack of the local model, beside the catalog.
+pub fn pack_path() -> PathBuf {
+    Pack::path_in(&catalog_dir(), LOCAL_MODEL_NAME)
+}
+
 /// The repository's block catalog (`block_specs/`).
 pub fn catalog() -> Catalog {
-    let dir = manifest_dir().join("../../block_specs");
+    let dir = catalog_dir();
     let (catalog, issues) = Catalog::load(std::slice::from_ref(&dir));
     assert!(issues.is_empty(), "catalog issues: {issues:?}");
     assert!(
@@ -75,11 +87,7 @@ pub fn hybrid_index() -> Option<&'static Index> {
     INDEX
         .get_or_init(|| {
             let model = local_embedder()?;
-            let pack = Pack::load(&Pack::path_in(
-                &manifest_dir().join("../../block_specs"),
-                model.name(),
-            ))
-            .unwrap();
+            let pack = Pack::load(&pack_path()).unwrap();
             let embedder: Arc<dyn Embedder> =
                 Arc::new(PackedEmbedder::new(model, vec![Arc::new(pack)]));
             Some(Index::from_catalog(&catalog(), Some(embedder)).unwrap())
