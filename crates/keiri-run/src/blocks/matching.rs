@@ -168,7 +168,7 @@ impl<'a> RowSource<'a> {
                 .collect());
         };
         let null = read(Some(&Json::Null));
-        let mut seen: HashMap<&str, T> = HashMap::new();
+        let mut seen: FastMap<&str, T> = FastMap::default();
         Ok(texts
             .iter()
             .map(|text| match text {
@@ -181,19 +181,21 @@ impl<'a> RowSource<'a> {
             .collect())
     }
 
-    /// Every row, as JSON rows.
-    fn into_rows(self) -> Result<Vec<Row>, BlockError> {
-        match self {
-            RowSource::Rows(rows) => Ok(rows),
-            RowSource::Table(df) => table_to_rows(df),
-        }
-    }
-
-    /// The rows at `indices` (ascending), as JSON rows.
+    /// The rows at `indices`, in that order, as JSON rows.
     fn rows_at(&self, indices: &[usize]) -> Result<Vec<Row>, BlockError> {
         match self {
             RowSource::Rows(rows) => Ok(indices.iter().map(|&i| rows[i].clone()).collect()),
             RowSource::Table(df) => table_to_rows(&take_rows(df, indices)?),
+        }
+    }
+
+    /// The rows at `indices`, in that order, as the source holds rows: a table's are a table
+    /// (its columns and their types kept, and its columns even when no row is taken), JSON
+    /// rows' are JSON rows.
+    fn take(&self, indices: &[usize]) -> Result<Value, BlockError> {
+        match self {
+            RowSource::Rows(_) => Ok(rows_json(self.rows_at(indices)?).into()),
+            RowSource::Table(df) => Ok(Value::Table(take_rows(df, indices)?)),
         }
     }
 }

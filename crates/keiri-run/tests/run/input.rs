@@ -624,6 +624,32 @@ fn bank_statement_csv_layouts() {
     assert!(e.message_en.contains("日付"));
 }
 
+/// A foreign-currency account's statement has cents: its amounts are one float column (the
+/// whole fee reads 500.0, as every block after the reader saw it when the rows were made a
+/// table), and a statement without balances has an empty balance column.
+#[test]
+fn bank_statement_amounts_with_cents_are_one_float_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let statement =
+        "日付,摘要,お引出し,お預入れ\r\n2024/04/01,利息,,12.34\r\n2024/04/02,送金手数料,500,\r\n";
+    write(dir.path(), "外貨.csv", &sjis(statement));
+    let out = run(
+        "bank.read_statement",
+        dir.path(),
+        json!({"path": "外貨.csv"}),
+    )
+    .unwrap();
+    assert_eq!(
+        out["rows"],
+        json!([
+            {"date": "2024-04-01", "amount": 12.34, "direction": "deposit", "description": "利息", "balance": null},
+            {"date": "2024-04-02", "amount": 500.0, "direction": "withdrawal", "description": "送金手数料", "balance": null}
+        ])
+    );
+    assert_eq!(out["summary"]["deposit_total"], json!(12.34));
+    assert_eq!(out["summary"]["withdrawal_total"], json!(500));
+}
+
 fn field(text: &str, width: usize) -> Vec<u8> {
     let mut b = sjis(text);
     assert!(b.len() <= width, "{text} is longer than {width}");

@@ -148,6 +148,13 @@ fn run_inputs(
     (json, notes)
 }
 
+/// Builtin `id`'s outputs as it gives them (a table as a table), for inputs given as
+/// values; the block must succeed.
+fn outputs_of(id: &str, dir: &std::path::Path, inputs: Inputs) -> keiri_run::block::Outputs {
+    let (out, _) = run_outputs(id, dir, inputs, false, None, &[], None);
+    out.unwrap_or_else(|e| panic!("{id} failed: {e:?}"))
+}
+
 /// The block's outputs as it gives them (a table as a table).
 #[allow(clippy::type_complexity)]
 fn run_outputs(
@@ -515,16 +522,7 @@ fn duplicates_of_table(
             Value::Json(json!("請求番号")),
         ),
     ]);
-    let (out, _) = run_outputs(
-        "matching.duplicate_invoices",
-        dir.path(),
-        inputs,
-        false,
-        None,
-        &[],
-        None,
-    );
-    let out = out.unwrap();
+    let out = outputs_of("matching.duplicate_invoices", dir.path(), inputs);
     let Some(Value::Table(duplicates)) = out.0.get("duplicates") else {
         panic!(
             "{label}: a table in, a table out: {:?}",
@@ -923,6 +921,59 @@ fn bank_reconciliation_of_tables_clears_what_the_rows_clear() {
             );
         }
     }
+}
+
+/// Tables in give tables out: the unmatched deposits and the open receivables are the
+/// inputs' own rows, their columns and column types kept (an amount stays a whole number),
+/// also when no row is left; `matches` nests the cleared rows as JSON.
+#[test]
+fn bank_reconciliation_of_tables_gives_the_rows_left_as_tables() {
+    let (deposits, receivables) = march_statement();
+    let table = |rows: &Json| Value::Json(rows.clone()).to_table().unwrap();
+    let (deposit_table, receivable_table) = (table(&deposits), table(&receivables));
+    let dir = tempfile::tempdir().unwrap();
+    let left = |deposits: polars::prelude::DataFrame| {
+        let inputs = Inputs::from_pairs(vec![
+            ("deposits".to_string(), Value::Table(deposits)),
+            (
+                "receivables".to_string(),
+                Value::Table(receivable_table.clone()),
+            ),
+        ]);
+        let out = outputs_of("matching.bank_reconciliation", dir.path(), inputs);
+        let as_table = |key: &str| match out.0.get(key) {
+            Some(Value::Table(t)) => t.clone(),
+            other => panic!("{key}: a table in, a table out: {other:?}"),
+        };
+        let matches = out.0.get("matches").cloned();
+        (
+            as_table("unmatched_deposits"),
+            as_table("open_receivables"),
+            matches,
+        )
+    };
+    let (unmatched, open, matches) = left(deposit_table.clone());
+    // 田中 (200,000) and 松本 (50,000) unmatched; 田中, 高橋 and 伊藤 open.
+    assert_eq!(unmatched.schema(), deposit_table.schema());
+    assert_eq!(open.schema(), receivable_table.schema());
+    let column = |t: &polars::prelude::DataFrame, name: &str| {
+        Value::Table(t.select([name]).unwrap()).to_json()
+    };
+    assert_eq!(
+        column(&unmatched, "amount"),
+        json!([{"amount": 200000}, {"amount": 50000}])
+    );
+    assert_eq!(open.height(), 3);
+    let Some(Value::Json(Json::Array(matches))) = matches else {
+        panic!("matches are JSON")
+    };
+    assert_eq!(matches[0]["deposit"]["amount"], json!(330000));
+    assert_eq!(matches[2]["receivables"][1]["invoice_no"], json!("AR-1004"));
+    // No deposit: nothing unmatched, with the deposits' columns; every receivable open.
+    let (unmatched, open, _) = left(deposit_table.head(Some(0)));
+    assert_eq!(unmatched.height(), 0);
+    assert_eq!(unmatched.schema(), deposit_table.schema());
+    assert_eq!(open.height(), receivable_table.height());
 }
 
 #[test]

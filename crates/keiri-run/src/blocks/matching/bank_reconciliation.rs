@@ -1,15 +1,11 @@
 //! `matching.bank_reconciliation`: its inputs and outputs are in `block_specs/matching/matching.bank_reconciliation.yaml`.
 
 use super::FastMap;
-use super::blocking::{Names, Shape};
-use super::{
-    RowSource, cell_text, date, normalized_name_similarity, num_json, number, outputs, round4,
-    rows_json,
-};
+use super::blocking::{Names, Shape, ShapeIndex};
+use super::{RowSource, cell_text, date, normalized_name_similarity, num_json, number, round4};
 use crate::block::ProgressUnit;
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::blocks::kit::steps::Steps;
-use crate::value::Row;
 use serde_json::{Value as Json, json};
 use std::collections::BTreeMap;
 use unicode_normalization::UnicodeNormalization;
@@ -96,10 +92,11 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
             by_name.entry(kana).or_default().push(k);
         }
     }
-    let mut receivable_names: Vec<u32> = by_name.keys().copied().collect();
-    receivable_names.sort_unstable();
     let texts: Vec<String> = names.texts().to_vec();
     let shapes: Vec<Shape> = texts.iter().map(|t| Shape::of(t)).collect();
+    // The receivables' names by length and character, so that a payer's combined search
+    // tests only the names that share enough of its characters (`ShapeIndex`), not all.
+    let name_index = ShapeIndex::new(by_name.keys().map(|&id| (id, shapes[id as usize])));
     // Per payer, the names of receivables that may reach the threshold.
     let mut reachable: FastMap<u32, Vec<u32>> = FastMap::default();
     let mut open = vec![true; receivables.len()];
@@ -188,16 +185,13 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
                 None => {
                     // The names at the threshold: scored here, once per payer and name
                     // (not kept: most are below it), after the shape test.
-                    let ids: Vec<u32> = receivable_names
-                        .iter()
-                        .copied()
+                    let ids: Vec<u32> = name_index
+                        .may_reach(payer_shape, name_threshold)
+                        .into_iter()
                         .filter(|&id| {
-                            payer_shape.may_reach(shapes[id as usize], name_threshold)
-                                && normalized_name_similarity(
-                                    &texts[payer as usize],
-                                    &texts[id as usize],
-                                ) + 1e-9
-                                    >= name_threshold
+                            normalized_name_similarity(&texts[payer as usize], &texts[id as usize])
+                                + 1e-9
+                                >= name_threshold
                         })
                         .collect();
                     // A low threshold lets most names through: those lists are not kept.
@@ -294,22 +288,24 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
         deposit_count,
         ("消込できない入金", "unmatched deposits"),
     );
-    // Every row goes out once (a deposit is cleared or not, a receivable cleared once or
-    // open), so the rows are moved into the outputs, not copied.
-    let mut dep_rows = deposits.into_rows()?;
-    let mut rec_rows = receivables.into_rows()?;
-    fn take(rows: &mut [Row], i: usize) -> Row {
-        std::mem::take(&mut rows[i])
-    }
+    // Every row goes out once: a deposit is cleared or not, a receivable cleared once or
+    // open. The unmatched deposits and the open receivables are taken from their input as it
+    // is (a table stays a table, its column types kept); only the cleared rows, which
+    // `matches` nests, become JSON.
+    let open_rows: Vec<usize> = (0..receivables.len()).filter(|&k| open[k]).collect();
+    let cleared_deposits: Vec<usize> = cleared.iter().map(|c| c.0).collect();
+    let cleared_receivables: Vec<usize> = cleared.iter().flat_map(|c| c.1.clone()).collect();
+    let mut dep_rows = deposits.rows_at(&cleared_deposits)?.into_iter();
+    let mut rec_rows = receivables.rows_at(&cleared_receivables)?.into_iter();
     let matches: Vec<Json> = cleared
         .iter()
-        .map(|(d, ks, difference, confidence)| {
+        .map(|(_, ks, difference, confidence)| {
             let recs: Vec<Json> = ks
                 .iter()
-                .map(|&k| Json::Object(take(&mut rec_rows, k)))
+                .map(|_| Json::Object(rec_rows.next().unwrap_or_default()))
                 .collect();
             json!({
-                "deposit": Json::Object(take(&mut dep_rows, *d)),
+                "deposit": Json::Object(dep_rows.next().unwrap_or_default()),
                 "receivables": recs,
                 "difference": num_json(difference.unwrap_or(0.0)),
                 "difference_reason": if difference.is_some() { "transfer_fee" } else { "none" },
@@ -317,28 +313,22 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
             })
         })
         .collect();
-    let unmatched_rows: Vec<Row> = unmatched.iter().map(|&d| take(&mut dep_rows, d)).collect();
-    let open_rows: Vec<Row> = (0..rec_rows.len())
-        .filter(|&k| open[k])
-        .map(|k| take(&mut rec_rows, k))
-        .collect();
     let summary = json!({
         "deposit_count": deposit_count,
         "deposit_amount": num_json(deposit_total),
         "cleared_count": cleared.len(),
         "cleared_amount": num_json(cleared_amount),
-        "unmatched_deposit_count": unmatched_rows.len(),
+        "unmatched_deposit_count": unmatched.len(),
         "unmatched_deposit_amount": num_json(unmatched_amount),
         "open_receivable_count": open_rows.len(),
         "open_receivable_amount": num_json(open_amount),
         "fee_difference_total": num_json(fee_total),
     });
-    Ok(outputs(vec![
-        ("matches", Json::Array(matches)),
-        ("unmatched_deposits", rows_json(unmatched_rows)),
-        ("open_receivables", rows_json(open_rows)),
-        ("summary", summary),
-    ]))
+    Ok(Outputs::new()
+        .with("matches", Json::Array(matches))
+        .with("unmatched_deposits", deposits.take(&unmatched)?)
+        .with("open_receivables", receivables.take(&open_rows)?)
+        .with("summary", summary))
 }
 
 builtin!("matching.bank_reconciliation", bank_reconciliation);

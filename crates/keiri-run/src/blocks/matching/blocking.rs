@@ -6,6 +6,9 @@
 //!   groups (a grid of amount × date cells per group).
 //! - [`similar_names`]: the pairs of distinct names whose [`super::name_similarity`] reaches
 //!   a threshold (a prefix-filtered join on their characters, exact for Jaro–Winkler).
+//! - [`ShapeIndex`]: the names of a list that may reach a threshold with one name
+//!   ([`Shape::may_reach`]), looked up by length and rarer characters instead of tested one
+//!   by one.
 
 use super::{FastMap, FastSet, normalize_party_name, normalized_name_similarity};
 use crate::block::BlockError;
@@ -130,9 +133,7 @@ impl Shape {
     /// one occurrence out of m. Names that do not begin alike (most pairs) get no bonus, so
     /// they need the threshold itself.
     pub fn may_reach(self, other: Shape, threshold: f64) -> bool {
-        let target = threshold - 1e-9;
-        let bonus = 0.1 * self.prefix_with(other) as f64;
-        let jaro = target.min(((target - bonus) / (1.0 - bonus)).max(0.7));
+        let jaro = jaro_needed(self.prefix_with(other), threshold);
         if jaro <= 0.0 {
             return true;
         }
@@ -142,19 +143,168 @@ impl Shape {
         }
         let common = (self.bits & other.bits).count_ones();
         let (missing_here, missing_there) = (self.distinct - common, other.distinct - common);
-        let shared = f64::from(
-            self.len
-                .saturating_sub(missing_here)
-                .min(other.len.saturating_sub(missing_there)),
-        );
-        // (shared / a + shared / b + 1) / 3, with reciprocals: a rounding apart (1e-16), far
-        // under the 1e-12 margin that keeps a pair at the bound in.
-        (shared * self.inverse_len + shared * other.inverse_len + 1.0) * (1.0 / 3.0) + 1e-12 >= jaro
+        let shared = self
+            .len
+            .saturating_sub(missing_here)
+            .min(other.len.saturating_sub(missing_there));
+        jaro_at_most(shared, self.inverse_len, other.inverse_len) >= jaro
     }
+}
+
+/// The Jaro two names need to reach `threshold` (less 1e-9, as the blocks compare) by
+/// Jaro–Winkler when they begin alike for `prefix` characters (up to four).
+fn jaro_needed(prefix: usize, threshold: f64) -> f64 {
+    let target = threshold - 1e-9;
+    let bonus = 0.1 * prefix.min(4) as f64;
+    target.min(((target - bonus) / (1.0 - bonus)).max(0.7))
+}
+
+/// The most Jaro can be for two names of lengths `1 / inverse_a` and `1 / inverse_b` that
+/// share at most `shared` characters: (shared / a + shared / b + 1) / 3, with reciprocals (a
+/// rounding apart, 1e-16, far under the 1e-12 margin added to keep a pair at the bound in).
+fn jaro_at_most(shared: u32, inverse_a: f64, inverse_b: f64) -> f64 {
+    let shared = f64::from(shared);
+    (shared * inverse_a + shared * inverse_b + 1.0) * (1.0 / 3.0) + 1e-12
+}
+
+/// Names' shapes indexed by length and by character bit, to find the names that pass
+/// [`Shape::may_reach`] for one name without testing every name: the same names, in far
+/// fewer tests when the names are many.
+///
+/// Of two names of lengths a and b sharing at most s characters, Jaro is at most
+/// (s/a + s/b + 1) / 3, so for each length b there is a least s a pair needs (the Jaro
+/// needed is least with a four-character prefix). The query name counts its shared
+/// characters by its bits: it shares at most `len − distinct + common` of them, so a name of
+/// length b needs at least k of the query's bits, and therefore has one of any
+/// `distinct − k + 1` of them. The index looks up the query's rarest ones among the names of
+/// that length and tests only the names holding one; kanji company names never reach a
+/// katakana payer, and most katakana names lack its rarer sounds.
+pub(super) struct ShapeIndex {
+    /// Per length in characters (the index), the names of that length.
+    by_length: Vec<LengthBucket>,
+}
+
+#[derive(Default)]
+struct LengthBucket {
+    ids: Vec<u32>,
+    shapes: Vec<Shape>,
+    /// Per bit, the positions in `ids` of the names that have it, ascending.
+    postings: Vec<Vec<u32>>,
+}
+
+impl ShapeIndex {
+    /// The index of these names (an id and its shape each).
+    pub fn new(names: impl IntoIterator<Item = (u32, Shape)>) -> ShapeIndex {
+        let mut by_length: Vec<LengthBucket> = Vec::new();
+        for (id, shape) in names {
+            let len = shape.len as usize;
+            if by_length.len() <= len {
+                by_length.resize_with(len + 1, LengthBucket::default);
+            }
+            let bucket = &mut by_length[len];
+            if bucket.postings.is_empty() {
+                bucket.postings = vec![Vec::new(); 128];
+            }
+            let position = bucket.ids.len() as u32;
+            bucket.ids.push(id);
+            bucket.shapes.push(shape);
+            for bit in set_bits(shape.bits) {
+                bucket.postings[bit].push(position);
+            }
+        }
+        ShapeIndex { by_length }
+    }
+
+    /// The ids of the names `shape.may_reach(name, threshold)` lets through, ascending.
+    pub fn may_reach(&self, shape: Shape, threshold: f64) -> Vec<u32> {
+        // The least Jaro any pair needs, whatever its prefix.
+        let jaro = (0..=4)
+            .map(|prefix| jaro_needed(prefix, threshold))
+            .fold(f64::INFINITY, f64::min);
+        let mut found = Vec::new();
+        let mut candidates = Vec::new();
+        for (len, bucket) in self.by_length.iter().enumerate() {
+            bucket.candidates(shape, len as u32, jaro, &mut candidates);
+            found.extend(
+                candidates
+                    .iter()
+                    .filter(|&&at| shape.may_reach(bucket.shapes[at as usize], threshold))
+                    .map(|&at| bucket.ids[at as usize]),
+            );
+        }
+        found.sort_unstable();
+        found
+    }
+}
+
+impl LengthBucket {
+    /// Into `candidates`, the positions of this bucket's names (of `len` characters) that
+    /// may reach a Jaro of `jaro` with `shape`: those holding one of its rarest bits here.
+    fn candidates(&self, shape: Shape, len: u32, jaro: f64, candidates: &mut Vec<u32>) {
+        candidates.clear();
+        if self.ids.is_empty() {
+            return;
+        }
+        match shared_needed(shape, len, jaro) {
+            // No pair of these lengths can reach it.
+            None => {}
+            // Every name of this length may.
+            Some(0) => candidates.extend(0..self.ids.len() as u32),
+            Some(k) => {
+                let mut bits: Vec<usize> = set_bits(shape.bits).collect();
+                bits.sort_by_key(|&bit| self.postings[bit].len());
+                let rarest = (shape.distinct - k + 1) as usize;
+                // The union of their postings, each name once and in order, as bits.
+                let mut marks = vec![0u64; self.ids.len().div_ceil(64)];
+                for &bit in &bits[..rarest] {
+                    for &at in &self.postings[bit] {
+                        marks[at as usize / 64] |= 1 << (at % 64);
+                    }
+                }
+                for (word, &mark) in marks.iter().enumerate() {
+                    let base = (word * 64) as u32;
+                    candidates.extend(set_bits(u128::from(mark)).map(|bit| base + bit as u32));
+                }
+            }
+        }
+    }
+}
+
+/// How many of `shape`'s bits a name of `len` characters must share with it to reach a
+/// Jaro of `jaro` by [`Shape::may_reach`]'s bound: `None` when none can, 0 when every one
+/// may (the bound does not filter, or `jaro` is at or under 0).
+fn shared_needed(shape: Shape, len: u32, jaro: f64) -> Option<u32> {
+    if jaro <= 0.0 {
+        return Some(0);
+    }
+    if shape.len == 0 || len == 0 {
+        return None;
+    }
+    let inverse = 1.0 / f64::from(len);
+    // The least number of characters shared that the bound allows: the bound grows with it.
+    let least = (0..=shape.len.min(len))
+        .find(|&shared| jaro_at_most(shared, shape.inverse_len, inverse) >= jaro)?;
+    // Shared characters are at most `len − distinct + common` (each missing bit is at least
+    // one character missing).
+    Some(least.saturating_sub(shape.len - shape.distinct))
+}
+
+/// The positions of the bits set in `bits`, lowest first.
+fn set_bits(mut bits: u128) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (bits != 0).then(|| {
+            let bit = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            bit
+        })
+    })
 }
 
 /// Amounts this close are equal (the tolerance is added to it).
 pub(super) const AMOUNT_EPSILON: f64 = 1e-9;
+
+/// A cell of [`close_pairs`]' grid: the group, the amount's cell and the date's.
+type Cell = (u32, i64, i64);
 
 /// A row with an amount and a date, on the grid of [`close_pairs`].
 pub(super) struct Point {
@@ -194,16 +344,35 @@ pub(super) fn close_pairs(
     // amounts. The margin keeps rounding from putting two close amounts two cells apart.
     let width = (amount_tolerance.max(0.0) + AMOUNT_EPSILON).max(1.0) * (1.0 + 1e-6);
     let span = window.saturating_add(1);
-    let mut cells: FastMap<(u32, i64, i64), Vec<usize>> = FastMap::default();
-    let mut cells_of: FastMap<u32, Vec<(i64, i64)>> = FastMap::default();
-    for (k, p) in points.iter().enumerate() {
+    // The rows sorted by cell, each cell a run of that order: one sort and a map of runs
+    // instead of a list allocated per cell (most cells hold one or two rows).
+    let mut placed: Vec<(Cell, usize)> = points
+        .iter()
+        .enumerate()
         // `as` saturates: an amount past the last cell lands in it and is still compared.
-        let (x, y) = ((p.amount / width).floor() as i64, p.day.div_euclid(span));
-        let members = cells.entry((p.group, x, y)).or_default();
-        if members.is_empty() {
-            cells_of.entry(p.group).or_default().push((x, y));
-        }
-        members.push(k);
+        .map(|(k, p)| {
+            let cell = (
+                p.group,
+                (p.amount / width).floor() as i64,
+                p.day.div_euclid(span),
+            );
+            (cell, k)
+        })
+        .collect();
+    placed.sort_unstable();
+    let order: Vec<usize> = placed.iter().map(|&(_, k)| k).collect();
+    let mut runs: Vec<(Cell, &[usize])> = Vec::new();
+    let mut start = 0;
+    while start < placed.len() {
+        let cell = placed[start].0;
+        let end = start + placed[start..].partition_point(|&(c, _)| c == cell);
+        runs.push((cell, &order[start..end]));
+        start = end;
+    }
+    let cells: FastMap<Cell, &[usize]> = runs.iter().copied().collect();
+    let mut cells_of: FastMap<u32, Vec<(i64, i64)>> = FastMap::default();
+    for &((group, x, y), _) in &runs {
+        cells_of.entry(group).or_default().push((x, y));
     }
     let mut pair = |a: &Point, b: &Point| {
         if close(a, b, amount_tolerance, window) {
@@ -225,7 +394,7 @@ pub(super) fn close_pairs(
     let neighbour =
         |x: i64, y: i64, dx: i64, dy: i64| Some((x.checked_add(dx)?, y.checked_add(dy)?));
     let mut done = 0;
-    for (&(group, x, y), members) in &cells {
+    for &((group, x, y), members) in &runs {
         stop(done)?;
         done += members.len();
         for (n, &a) in members.iter().enumerate() {
@@ -248,7 +417,7 @@ pub(super) fn close_pairs(
         }
         stop(done)?;
         for &(x, y) in cells_of.get(&g).map_or(&[][..], Vec::as_slice) {
-            let members = &cells[&(g, x, y)];
+            let members = cells[&(g, x, y)];
             for dx in -1..=1 {
                 for dy in -1..=1 {
                     if let Some((nx, ny)) = neighbour(x, y, dx, dy)
@@ -312,6 +481,7 @@ pub(super) fn similar_names(names: &[String], threshold: f64) -> Option<Vec<(u32
             index.entry(*t).or_default().push(id as u32);
         }
     }
+    let shapes: Vec<Shape> = names.iter().map(|n| Shape::of(n)).collect();
     let mut found = Vec::new();
     let mut probed: FastSet<u32> = FastSet::default();
     for (a, ts) in tokens.iter().enumerate() {
@@ -335,6 +505,11 @@ pub(super) fn similar_names(names: &[String], threshold: f64) -> Option<Vec<(u32
                 // The pair is probed from its shorter name (the lower id between equals).
                 let from_shorter = len_b > len_a || (len_b == len_a && b as usize > a);
                 if !from_shorter || len_b > longest || !probed.insert(b) {
+                    continue;
+                }
+                // Most pairs met on a rare character are still far apart: the shape test
+                // turns them away unscored (it never turns away a pair at the threshold).
+                if !shapes[a].may_reach(shapes[b as usize], threshold) {
                     continue;
                 }
                 let (x, y) = ((a as u32).min(b), (a as u32).max(b));
@@ -494,6 +669,73 @@ mod tests {
                 );
             }
         }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1024))]
+        /// Names of every length from 0 to 14 out of a small alphabet (katakana with
+        /// repeats, a few kanji and letters, so most share characters and many share none),
+        /// half of them beginning like the query, and thresholds from under 0 to 1: the index
+        /// gives exactly the names the shape test lets through, none missed, none added.
+        #[test]
+        fn the_shape_index_finds_exactly_the_names_the_shape_test_lets_through(
+            query in "[アイウエオカキシヨーa山田]{0,10}",
+            names in prop::collection::vec(
+                ("[アイウエオカキシヨーa山田商事]{0,14}", prop_oneof![Just(0usize), 0usize..=5]),
+                0..40,
+            ),
+            threshold in prop_oneof![
+                Just(0.8), Just(0.9), Just(1.0), Just(0.5), Just(0.7), Just(0.0),
+                0.69f64..0.72, -0.5f64..1.0
+            ],
+        ) {
+            let names: Vec<String> = names
+                .into_iter()
+                .map(|(name, head)| query.chars().take(head).chain(name.chars()).collect())
+                .collect();
+            let shape = Shape::of(&query);
+            let index = ShapeIndex::new(
+                names.iter().enumerate().map(|(id, n)| (id as u32, Shape::of(n))),
+            );
+            let expected: Vec<u32> = (0..names.len() as u32)
+                .filter(|&id| shape.may_reach(Shape::of(&names[id as usize]), threshold))
+                .collect();
+            prop_assert_eq!(index.may_reach(shape, threshold), expected);
+        }
+    }
+
+    /// The index looks at few names: a katakana payer is never tested against a kanji name,
+    /// nor against a katakana name of its length holding none of its rarer sounds.
+    #[test]
+    fn the_shape_index_tests_only_names_holding_the_rarer_characters() {
+        let names = [
+            "ヤマダシヨウジ",
+            "山田商事株式会社",
+            "タナカシヨウジ",
+            "ヤマダシヨウシ",
+            "スズキセイサク",
+        ];
+        let index = ShapeIndex::new(
+            names
+                .iter()
+                .enumerate()
+                .map(|(id, n)| (id as u32, Shape::of(n))),
+        );
+        let payer = Shape::of("ヤマダシヨウジ");
+        assert_eq!(index.may_reach(payer, 0.8), vec![0, 3]);
+        // At 0.8 a pair needs a Jaro of 0.7 (with Winkler's largest bonus). Two names of 7
+        // characters sharing s of them have at most (s/7 + s/7 + 1) / 3, which is 0.714 at
+        // s = 4 and 0.619 at s = 3: a name must hold 4 of the payer's 7 distinct
+        // characters, so one of its 7 − 4 + 1 = 4 rarest. In the bucket of 7 (ヤマダシヨウジ,
+        // タナカシヨウジ, ヤマダシヨウシ, スズキセイサク) ヤ, マ, ダ and ジ are in two names each,
+        // シ, ヨ and ウ in three: スズキセイサク, which has none of them, is never tested.
+        assert_eq!(shared_needed(payer, 7, 0.7), Some(4));
+        let mut candidates = Vec::new();
+        index.by_length[7].candidates(payer, 7, 0.7, &mut candidates);
+        assert_eq!(candidates, vec![0, 1, 2]);
+        // The kanji name, 8 characters long, shares none of the payer's characters.
+        index.by_length[8].candidates(payer, 8, 0.7, &mut candidates);
+        assert!(candidates.is_empty());
     }
 
     #[test]
