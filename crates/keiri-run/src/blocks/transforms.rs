@@ -188,6 +188,34 @@ fn cell_date(v: &J, format: Option<&str>) -> Option<NaiveDate> {
 }
 
 /// A text cell as a date (see [`cell_date`]).
+/// How many distinct values a [`Memo`] keeps.
+const MEMO_ENTRIES: usize = 1 << 16;
+
+/// The values a pure function gave for the keys met so far, up to [`MEMO_ENTRIES`] of them:
+/// a column's per-row work done once per distinct value.
+struct Memo<K, V>(HashMap<K, V, foldhash::fast::RandomState>);
+
+impl<K, V> Default for Memo<K, V> {
+    fn default() -> Self {
+        Memo(HashMap::default())
+    }
+}
+
+impl<K: std::hash::Hash + Eq, V: Clone> Memo<K, V> {
+    /// The value for `key`: remembered, or computed by `compute` (and remembered while there
+    /// is room).
+    fn get_or(&mut self, key: K, compute: impl FnOnce() -> V) -> V {
+        if let Some(value) = self.0.get(&key) {
+            return value.clone();
+        }
+        let value = compute();
+        if self.0.len() < MEMO_ENTRIES {
+            self.0.insert(key, value.clone());
+        }
+        value
+    }
+}
+
 fn text_date(s: &str, format: Option<&str>) -> Option<NaiveDate> {
     match format {
         Some(f) => NaiveDate::parse_from_str(jp::fold_width(s).trim(), f).ok(),
@@ -291,15 +319,23 @@ fn column_dates(column: &Column, format: Option<&str>) -> R<Vec<(Option<NaiveDat
                 })
                 .collect())
         }
-        DataType::String => Ok(column
-            .str()
-            .map_err(pe)?
-            .iter()
-            .map(|t| match t {
-                Some(t) if !t.trim().is_empty() => (text_date(t, format), true),
-                _ => (None, false),
-            })
-            .collect()),
+        DataType::String => {
+            // Each distinct text is read once: a journal of a million rows holds a few
+            // thousand distinct dates. The memo stops growing at `MEMO_ENTRIES` (a column of
+            // timestamps would be all distinct); texts past that are read each time.
+            let mut memo: Memo<&str, Option<NaiveDate>> = Memo::default();
+            Ok(column
+                .str()
+                .map_err(pe)?
+                .iter()
+                .map(|t| match t {
+                    Some(t) if !t.trim().is_empty() => {
+                        (memo.get_or(t, || text_date(t, format)), true)
+                    }
+                    _ => (None, false),
+                })
+                .collect())
+        }
         _ => Ok(column_to_json(column)?
             .iter()
             .map(|v| (cell_date(v, format), !is_blank(v)))
@@ -423,4 +459,60 @@ fn number_values<T: std::hash::Hash + Eq>(values: impl Iterator<Item = T>) -> (V
         })
         .collect();
     (codes, seen.len() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Past its room the memo still gives each key its own value, computed afresh, and keeps
+    /// no more entries.
+    #[test]
+    fn a_full_memo_still_computes_every_value() {
+        let mut memo: Memo<u32, u32> = Memo::default();
+        let mut computed = 0;
+        for round in 0..2 {
+            for key in 0..(MEMO_ENTRIES as u32 + 10) {
+                let value = memo.get_or(key, || {
+                    computed += 1;
+                    key * 3
+                });
+                assert_eq!(value, key * 3, "round {round}, key {key}");
+            }
+        }
+        assert_eq!(memo.0.len(), MEMO_ENTRIES);
+        // Every key once, then again only the 10 that found no room.
+        assert_eq!(computed, MEMO_ENTRIES + 10 + 10);
+    }
+
+    /// Text dates read through the memo are the dates each text reads as, repeats included.
+    #[test]
+    fn repeated_text_dates_read_as_each_text_reads() {
+        let texts = [
+            Some("令和6年4月5日"),
+            Some("2024/4/5"),
+            None,
+            Some("  "),
+            Some("R6.4.5"),
+            Some("2024/4/5"),
+            Some("不明"),
+            Some("令和6年4月5日"),
+        ];
+        let column = Column::new("伝票日付".into(), texts.to_vec());
+        let april_5 = NaiveDate::from_ymd_opt(2024, 4, 5);
+        let read = column_dates(&column, None).unwrap();
+        assert_eq!(
+            read,
+            vec![
+                (april_5, true),
+                (april_5, true),
+                (None, false),
+                (None, false),
+                (april_5, true),
+                (april_5, true),
+                (None, true),
+                (april_5, true),
+            ]
+        );
+    }
 }

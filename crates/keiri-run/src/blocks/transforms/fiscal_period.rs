@@ -1,11 +1,15 @@
 //! `transforms.fiscal_period`: its inputs and outputs are in `block_specs/transforms/transforms.fiscal_period.yaml`.
 
-use super::{R, column_dates, one_of, pe, require_columns, set_column};
+use super::{Memo, R, column_dates, one_of, pe, require_columns, set_column};
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::jp;
 use chrono::NaiveDate;
 use polars::prelude::*;
 use serde_json::{Value as J, json};
+use std::rc::Rc;
+
+/// A date's fiscal year, quarter and month, and its `YYYY-MM` (shared, not copied per row).
+type Period = (Option<i32>, Option<i32>, Option<i32>, Rc<str>);
 
 fn iso(d: NaiveDate) -> String {
     d.format("%Y-%m-%d").to_string()
@@ -72,21 +76,29 @@ fn fiscal_period(_ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
         let mut quarters: Vec<Option<i32>> = Vec::with_capacity(dates.len());
         let mut months: Vec<Option<i32>> = Vec::with_capacity(dates.len());
         let mut ym = StringChunkedBuilder::new("year_month".into(), dates.len());
-        let mut text = String::new();
+        // Each distinct date's period and month worked out once (a year has 366 days).
+        let mut memo: Memo<NaiveDate, Period> = Memo::default();
         for (d, _) in &dates {
-            let p = d.and_then(|d| jp::fiscal_period(d, start, label));
-            years.push(p.map(|p| p.fiscal_year));
-            quarters.push(p.and_then(|p| i32::try_from(p.quarter).ok()));
-            months.push(p.and_then(|p| i32::try_from(p.month).ok()));
-            match d {
-                Some(d) => {
-                    use std::fmt::Write;
-                    text.clear();
-                    let _ = write!(text, "{}", d.format("%Y-%m"));
-                    ym.append_value(&text);
-                }
-                None => ym.append_null(),
-            }
+            let Some(d) = *d else {
+                years.push(None);
+                quarters.push(None);
+                months.push(None);
+                ym.append_null();
+                continue;
+            };
+            let (year, quarter, month, text) = memo.get_or(d, || {
+                let p = jp::fiscal_period(d, start, label);
+                (
+                    p.map(|p| p.fiscal_year),
+                    p.and_then(|p| i32::try_from(p.quarter).ok()),
+                    p.and_then(|p| i32::try_from(p.month).ok()),
+                    Rc::from(d.format("%Y-%m").to_string()),
+                )
+            });
+            years.push(year);
+            quarters.push(quarter);
+            months.push(month);
+            ym.append_value(&text);
         }
         drop(dates);
         set_column(&mut df, Column::new("fiscal_year".into(), years))?;
