@@ -40,6 +40,7 @@ use unicode_normalization::UnicodeNormalization;
 
 use super::invalid;
 use crate::block::{BlockError, Inputs, Outputs};
+use crate::blocks::kit::memo::Memo;
 use crate::blocks::kit::numbers::num_json;
 pub(crate) use crate::blocks::kit::text::normalize_party_name;
 use crate::jp::{NegativeMarkers, parse_amount, parse_date};
@@ -168,15 +169,14 @@ impl<'a> RowSource<'a> {
                 .collect());
         };
         let null = read(Some(&Json::Null));
-        let mut seen: FastMap<&str, T> = FastMap::default();
+        // `read` gives a text the same value each time (`Names::id` is idempotent), so the
+        // bounded memo gives every row its value.
+        let mut seen: Memo<&str, T> = Memo::default();
         Ok(texts
             .iter()
             .map(|text| match text {
                 None => null.clone(),
-                Some(text) => seen
-                    .entry(text)
-                    .or_insert_with(|| read(Some(&Json::String(text.to_owned()))))
-                    .clone(),
+                Some(text) => seen.get_or(text, || read(Some(&Json::String(text.to_owned())))),
             })
             .collect())
     }

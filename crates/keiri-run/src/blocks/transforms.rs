@@ -32,6 +32,7 @@ use polars::prelude::*;
 use serde_json::{Value as J, json};
 
 use crate::block::{BlockError, Inputs};
+use crate::blocks::kit::memo::Memo;
 use crate::jp;
 use crate::value::{column_names, column_to_json, table_error};
 
@@ -188,34 +189,6 @@ fn cell_date(v: &J, format: Option<&str>) -> Option<NaiveDate> {
 }
 
 /// A text cell as a date (see [`cell_date`]).
-/// How many distinct values a [`Memo`] keeps.
-const MEMO_ENTRIES: usize = 1 << 16;
-
-/// The values a pure function gave for the keys met so far, up to [`MEMO_ENTRIES`] of them:
-/// a column's per-row work done once per distinct value.
-struct Memo<K, V>(HashMap<K, V, foldhash::fast::RandomState>);
-
-impl<K, V> Default for Memo<K, V> {
-    fn default() -> Self {
-        Memo(HashMap::default())
-    }
-}
-
-impl<K: std::hash::Hash + Eq, V: Clone> Memo<K, V> {
-    /// The value for `key`: remembered, or computed by `compute` (and remembered while there
-    /// is room).
-    fn get_or(&mut self, key: K, compute: impl FnOnce() -> V) -> V {
-        if let Some(value) = self.0.get(&key) {
-            return value.clone();
-        }
-        let value = compute();
-        if self.0.len() < MEMO_ENTRIES {
-            self.0.insert(key, value.clone());
-        }
-        value
-    }
-}
-
 fn text_date(s: &str, format: Option<&str>) -> Option<NaiveDate> {
     match format {
         Some(f) => NaiveDate::parse_from_str(jp::fold_width(s).trim(), f).ok(),
@@ -321,7 +294,7 @@ fn column_dates(column: &Column, format: Option<&str>) -> R<Vec<(Option<NaiveDat
         }
         DataType::String => {
             // Each distinct text is read once: a journal of a million rows holds a few
-            // thousand distinct dates. The memo stops growing at `MEMO_ENTRIES` (a column of
+            // thousand distinct dates. The memo stops growing at its bound (a column of
             // timestamps would be all distinct); texts past that are read each time.
             let mut memo: Memo<&str, Option<NaiveDate>> = Memo::default();
             Ok(column
@@ -464,26 +437,6 @@ fn number_values<T: std::hash::Hash + Eq>(values: impl Iterator<Item = T>) -> (V
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Past its room the memo still gives each key its own value, computed afresh, and keeps
-    /// no more entries.
-    #[test]
-    fn a_full_memo_still_computes_every_value() {
-        let mut memo: Memo<u32, u32> = Memo::default();
-        let mut computed = 0;
-        for round in 0..2 {
-            for key in 0..(MEMO_ENTRIES as u32 + 10) {
-                let value = memo.get_or(key, || {
-                    computed += 1;
-                    key * 3
-                });
-                assert_eq!(value, key * 3, "round {round}, key {key}");
-            }
-        }
-        assert_eq!(memo.0.len(), MEMO_ENTRIES);
-        // Every key once, then again only the 10 that found no room.
-        assert_eq!(computed, MEMO_ENTRIES + 10 + 10);
-    }
 
     /// Text dates read through the memo are the dates each text reads as, repeats included.
     #[test]

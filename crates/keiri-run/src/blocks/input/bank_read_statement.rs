@@ -3,7 +3,7 @@
 use super::{decode, number, read_bytes};
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::jp;
-use crate::value::table_error;
+use crate::value::{json_column, table_error};
 use chrono::NaiveDate;
 use polars::prelude::{Column, DataFrame};
 use serde_json::{Value as J, json};
@@ -171,31 +171,18 @@ fn bank_read_statement(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
 
 builtin!("bank.read_statement", bank_read_statement);
 
-/// The lines as a table, its columns typed as `value::rows_to_table` types the rows the block
-/// gave before (so every later block, the run record and `csv.write` see the same values):
-/// `date` (`YYYY-MM-DD`), `direction` and `description` as text; `amount` and `balance` as
-/// whole numbers when each finite one is whole and under 9e15 (as [`number`] writes it), as
-/// floats otherwise, non-finite ones empty; a `balance` no line has is an empty text
-/// column. A table and not rows: a statement is read to be filtered and matched column by
-/// column, and a hundred thousand lines as JSON objects were a second copy in memory and
-/// 15 MB of JSON in the run record.
+/// The lines as a table. `amount` and `balance` are the JSON numbers [`number`] writes, typed
+/// by `value::json_column` (the rule `rows_to_table` applies), so every later block, the run
+/// record and `csv.write` see the values the rows gave once a block made them a table: whole
+/// amounts as integers, amounts with sen as floats. A table and not rows: a statement is read
+/// to be filtered and matched column by column, and a hundred thousand lines as JSON objects
+/// were a second copy in memory and 15 MB of JSON in the run record.
 fn lines_table(lines: &[StatementLine]) -> Result<DataFrame, BlockError> {
-    let number_column = |name: &str, values: Vec<Option<f64>>| -> Column {
-        let mut finite = values.iter().flatten().filter(|x| x.is_finite()).peekable();
-        if finite.peek().is_none() {
-            return Column::new(name.into(), vec![None::<String>; values.len()]);
-        }
-        if finite.all(|x| x.fract() == 0.0 && x.abs() < 9e15) {
-            let whole: Vec<Option<i64>> = values
-                .iter()
-                .map(|v| v.filter(|x| x.is_finite()).map(|x| x as i64))
-                .collect();
-            Column::new(name.into(), whole)
-        } else {
-            let floats: Vec<Option<f64>> =
-                values.iter().map(|v| v.filter(|x| x.is_finite())).collect();
-            Column::new(name.into(), floats)
-        }
+    let numbers = |value: fn(&StatementLine) -> Option<f64>| -> Vec<J> {
+        lines
+            .iter()
+            .map(|l| value(l).map_or(J::Null, number))
+            .collect()
     };
     let columns = vec![
         Column::new(
@@ -205,7 +192,7 @@ fn lines_table(lines: &[StatementLine]) -> Result<DataFrame, BlockError> {
                 .map(|l| l.date.format("%Y-%m-%d").to_string())
                 .collect::<Vec<_>>(),
         ),
-        number_column("amount", lines.iter().map(|l| Some(l.amount)).collect()),
+        json_column("amount", &numbers(|l| Some(l.amount))),
         Column::new(
             "direction".into(),
             lines
@@ -220,7 +207,7 @@ fn lines_table(lines: &[StatementLine]) -> Result<DataFrame, BlockError> {
                 .map(|l| l.description.as_str())
                 .collect::<Vec<_>>(),
         ),
-        number_column("balance", lines.iter().map(|l| l.balance).collect()),
+        json_column("balance", &numbers(|l| l.balance)),
     ];
     DataFrame::new(lines.len(), columns).map_err(|e| table_error(&e))
 }

@@ -1,7 +1,8 @@
 //! `transforms.fiscal_period`: its inputs and outputs are in `block_specs/transforms/transforms.fiscal_period.yaml`.
 
-use super::{Memo, R, column_dates, one_of, pe, require_columns, set_column};
+use super::{R, column_dates, one_of, pe, require_columns, set_column};
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
+use crate::blocks::kit::memo::Memo;
 use crate::jp;
 use chrono::NaiveDate;
 use polars::prelude::*;
