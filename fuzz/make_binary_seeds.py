@@ -50,6 +50,16 @@ write_zip('fuzz/corpus/xlsx/unique-count-2147483647.xlsx',
           xlsx(SHEET1, SST.replace('uniqueCount="4"', 'uniqueCount="2147483647"')))
 write_zip('fuzz/corpus/xlsx/calamine-overflow-dimension.xlsx',
           xlsx(SHEET1.replace('<dimension ref="A1:D4"/>', '<dimension ref="A1:D99999999999"/>'), SST))
+# An end tag that closes nothing it names: calamine's reader reads on (no end-name check).
+write_zip('fuzz/corpus/xlsx/calamine-overflow-after-stray-end-tag.xlsx',
+          xlsx(SHEET1.replace('<dimension ref="A1:D4"/>', '<x></y><dimension ref="A1:D99999999999"/>'), SST))
+# A first <sst> in text before the real one: calamine reserves by the first it meets.
+write_zip('fuzz/corpus/xlsx/unique-count-in-a-first-sst.xlsx',
+          xlsx(SHEET1, SST.replace('<?xml', '\x0f?xml <sst uniqueCount="2147483647">', 1)))
+# The worksheet under a name that does not end in .xml: calamine follows the relationship.
+write_zip('fuzz/corpus/xlsx/calamine-overflow-sheet-not-named-xml.xlsx',
+          [(n.replace('sheet1.xml', 'sheet1.dat'), d.replace('sheet1.xml', 'sheet1.dat'))
+           for n, d in xlsx(SHEET1.replace('<dimension ref="A1:D4"/>', '<dimension ref="A1:D99999999999"/>'), SST)])
 
 # docx
 W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'

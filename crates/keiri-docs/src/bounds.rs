@@ -19,8 +19,11 @@
 //! checked against the part's size: a sparse sheet with `A1` and `XFD1048576` legitimately
 //! declares the whole grid in a few hundred bytes, and our reader never allocates by it.
 //! A part that is not well-formed XML is left to calamine, except the shared-string part: its
-//! counts must be readable, or the file is refused.
+//! counts must be readable, or the file is refused. The scan reads XML with calamine's reader
+//! settings (no end-name or comment checks), so it gives up on a part only where calamine's
+//! own parse of it fails: everything calamine reads, we have checked.
 
+use std::collections::HashSet;
 use std::io::BufRead;
 
 use quick_xml::Reader;
@@ -41,6 +44,11 @@ const FORMAT: &str = "xlsx";
 pub(crate) struct Declared {
     /// The largest `count` of any shared-string table.
     string_references: u64,
+    /// The file names (lowercase, the last path component) of the parts the package's
+    /// relationships point at, except images and external targets. calamine follows
+    /// relationships to any part name, so a worksheet stored as `sheet1.dat` is parsed as XML
+    /// all the same and must be scanned too.
+    targets: HashSet<String>,
 }
 
 impl Declared {
@@ -49,6 +57,14 @@ impl Declared {
     pub(crate) fn scan(&mut self, name: &str, part: &mut dyn BufRead) -> Result<Part> {
         let strings_part = name.to_ascii_lowercase().ends_with("sharedstrings.xml");
         let mut xml = Reader::from_reader(part);
+        // calamine's own reader settings (`xlsx::xml_reader`), so this scan stops at an XML
+        // error only where calamine's parse stops too: with quick-xml's default end-name check,
+        // a stray `</>` ended our scan while calamine read on to an overflowing reference.
+        let config = xml.config_mut();
+        config.check_end_names = false;
+        config.check_comments = false;
+        config.expand_empty_elements = true;
+        config.trim_text(false);
         let mut buf = Vec::with_capacity(1024);
         let mut out = Part::default();
         loop {
@@ -86,7 +102,9 @@ impl Declared {
                 let unique = attr("uniqueCount")?
                     .map(|v| count(part, "uniqueCount", &v))
                     .transpose()?;
-                out.unique_strings = Some(unique.unwrap_or(0));
+                // calamine reserves by the first `<sst>` it meets, so a later one must not
+                // hide a bigger count: keep the largest.
+                out.unique_strings = out.unique_strings.max(Some(unique.unwrap_or(0)));
                 if let Some(total) = attr("count")? {
                     let total = count(part, "count", &total)?;
                     self.string_references = self.string_references.max(total);
@@ -116,9 +134,33 @@ impl Declared {
                     range(part, "formula range", &r)?;
                 }
             }
+            "Relationship" => {
+                let external = attr("TargetMode")?.is_some_and(|m| m == "External");
+                let image = attr("Type")?.is_some_and(|t| t.ends_with("/image"));
+                if !external
+                    && !image
+                    && let Some(target) = attr("Target")?
+                {
+                    // Both the raw and the unescaped name: over-scanning costs an inflate.
+                    let unescaped = quick_xml::escape::unescape(&target)
+                        .map(|u| u.into_owned())
+                        .unwrap_or_default();
+                    for t in [target, unescaped] {
+                        if let Some(name) = file_name(&t) {
+                            self.targets.insert(name);
+                        }
+                    }
+                }
+            }
             _ => {}
         }
         Ok(())
+    }
+
+    /// Whether a relationship points at a part with `name`'s file name (see
+    /// [`Declared::targets`]).
+    pub(crate) fn is_target(&self, name: &str) -> bool {
+        file_name(name).is_some_and(|n| self.targets.contains(&n))
     }
 
     /// Checks what a part declared against its inflated size.
@@ -158,6 +200,13 @@ impl Declared {
 pub(crate) struct Part {
     /// `uniqueCount` of a `<sst>` in this part (0 when absent).
     unique_strings: Option<u64>,
+}
+
+/// The last component of a part name or relationship target, lowercase (zip paths are
+/// matched without case, as calamine does).
+fn file_name(path: &str) -> Option<String> {
+    let name = path.rsplit(['/', '\\']).next()?;
+    (!name.is_empty()).then(|| name.to_ascii_lowercase())
 }
 
 fn count(part: &str, what: &str, value: &str) -> Result<u64> {
@@ -226,6 +275,25 @@ mod tests {
     }
 
     #[test]
+    fn relationship_targets_are_parts_to_scan() {
+        let mut declared = Declared::default();
+        let rels = "<Relationships>\
+            <Relationship Id=\"rId1\" Type=\"x/worksheet\" Target=\"worksheets/Sheet1.DAT\"/>\
+            <Relationship Id=\"rId2\" Type=\"x/worksheet\" Target=\"/xl/s&#50;.bin\"/>\
+            <Relationship Id=\"rId3\" Type=\"x/image\" Target=\"../media/image1.png\"/>\
+            <Relationship Id=\"rId4\" Type=\"x/hyperlink\" Target=\"http://e/a.xml\" TargetMode=\"External\"/>\
+            </Relationships>";
+        declared
+            .scan("xl/_rels/workbook.xml.rels", &mut rels.as_bytes())
+            .unwrap();
+        assert!(declared.is_target("xl/worksheets/sheet1.dat"));
+        assert!(declared.is_target("xl/s2.bin"));
+        assert!(!declared.is_target("xl/media/image1.png"));
+        assert!(!declared.is_target("a.xml"));
+        assert!(!declared.is_target("xl/worksheets/"));
+    }
+
+    #[test]
     fn declared_numbers() {
         let sheet = |inner: &str| {
             format!(
@@ -256,6 +324,16 @@ mod tests {
             "s.xml",
             "<worksheet><dimension ref=\"A1:B99999999999\"/></worksheet>",
         );
+        // A mismatched or nameless end tag does not stop calamine's reader, so it must not
+        // stop the scan (found by fuzz_xlsx_extract).
+        bad(
+            "s.xml",
+            "<worksheet><c r=\"C1\"><v>9</></c></y><dimension ref=\"A1:D99999999999\"/></worksheet>",
+        );
+        bad(
+            "s.xml",
+            "<worksheet><!-- a -- b --><c r=\"A99999999999\"/></worksheet>",
+        );
         bad("s.xml", "<worksheet><dimension ref=\"B2:A1\"/></worksheet>");
         bad(
             "s.xml",
@@ -280,5 +358,14 @@ mod tests {
         );
         bad("xl/sharedStrings.xml", &sst("uniqueCount=\"-1\""));
         bad("xl/sharedStrings.xml", "<sst uniqueCount=\"1\"");
+        // calamine reserves by the first `<sst>`; a second, modest one must not hide it (found
+        // by fuzz_xlsx_extract: the process aborted asking for 51 GB).
+        bad(
+            "xl/sharedStrings.xml",
+            &format!(
+                "\u{f}?xml <sst uniqueCount=\"2147483647\">?>{}",
+                sst("count=\"2\" uniqueCount=\"2\"")
+            ),
+        );
     }
 }

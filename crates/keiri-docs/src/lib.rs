@@ -101,5 +101,6 @@ pub use workbook_diff::{
     grid_context,
 };
 pub use xlsx::{
-    CellData, CellWindow, SheetCells, WindowCell, WorkbookCells, workbook_cells, workbook_window,
+    CellData, CellWindow, SheetCells, WindowCell, WorkbookCells, open_workbook, workbook_cells,
+    workbook_window,
 };

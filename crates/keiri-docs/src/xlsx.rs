@@ -45,7 +45,12 @@ pub(crate) struct SheetText {
     pub cut: Option<String>,
 }
 
-fn open(bytes: &[u8]) -> Result<Xlsx<Cursor<&[u8]>>> {
+/// Opens a workbook with calamine once the package has passed our checks: every part calamine
+/// may parse inflated through the zip-bomb counter, and the counts and cell references it
+/// declares inside Excel's limits ([`crate::bounds`]). Every caller of calamine on untrusted
+/// bytes opens through here (the runtime's `excel.read_workbook` too); calamine's own parsing
+/// should still run behind a panic guard.
+pub fn open_workbook(bytes: &[u8]) -> Result<Xlsx<Cursor<&[u8]>>> {
     let limits = ZipLimits::default();
     let mut archive = zipguard::open(bytes, FORMAT, &limits)?;
     zipguard::verify_entries(
@@ -71,7 +76,7 @@ fn xlsx_error(e: XlsxError) -> Error {
 
 /// Renders one sheet of the workbook in `bytes`.
 pub(crate) fn extract(bytes: &[u8], opts: &SheetOptions<'_>) -> Result<SheetText> {
-    let mut workbook = open(bytes)?;
+    let mut workbook = open_workbook(bytes)?;
     let names = workbook.sheet_names();
     let window = opts.range.map(parse_range).transpose()?;
     let candidates: Vec<String> = match opts.sheet {
@@ -136,7 +141,7 @@ pub struct WorkbookCells {
 /// the values their writer cached.
 pub fn workbook_cells(bytes: &[u8], max_cells: usize) -> Result<WorkbookCells> {
     crate::guard::parse(FORMAT, || {
-        let mut workbook = open(bytes)?;
+        let mut workbook = open_workbook(bytes)?;
         let is_1904 = workbook.has_1904_epoch();
         let mut out = WorkbookCells::default();
         let mut count = 0usize;
@@ -202,7 +207,7 @@ pub fn workbook_window(
     windows: &[CellWindow],
 ) -> Result<Vec<(String, Vec<WindowCell>)>> {
     crate::guard::parse(FORMAT, || {
-        let mut workbook = open(bytes)?;
+        let mut workbook = open_workbook(bytes)?;
         let is_1904 = workbook.has_1904_epoch();
         let names = workbook.sheet_names();
         let mut out = Vec::with_capacity(windows.len());

@@ -95,7 +95,9 @@ pub(crate) fn read_entry(
 /// entries (calamine) cannot be made to allocate more than the caps. Decompression is
 /// deterministic, so the sizes measured here are the sizes that reader will see. While an entry
 /// inflates, `declared` reads the numbers it declares (see [`crate::bounds`]) and checks them
-/// against the entry's real size.
+/// against the entry's real size. Then the entries `wanted` passed over that a relationship
+/// points at are checked the same way: a reader that follows relationships parses them too,
+/// whatever their names.
 pub(crate) fn verify_entries(
     archive: &mut ZipArchive<Cursor<&[u8]>>,
     format: &'static str,
@@ -104,44 +106,80 @@ pub(crate) fn verify_entries(
     declared: &mut Declared,
 ) -> Result<()> {
     let mut total: u64 = 0;
+    let mut skipped = Vec::new();
     for i in 0..archive.len() {
-        let entry = match archive.by_index(i) {
-            Ok(e) => e,
-            Err(e) => return Err(zip_error(format, e)),
-        };
-        let name = entry.name().map(|n| n.into_owned()).unwrap_or_default();
-        if entry.is_dir() || !wanted(&name) {
-            continue;
-        }
-        if entry.size() > limits.max_entry_bytes {
-            return Err(bomb(limits.max_entry_bytes, &name));
-        }
-        let mut counted = Counted {
-            inner: entry,
-            size: 0,
-            before: total,
+        if !verify_entry(
+            archive,
+            i,
+            format,
             limits,
-            over: None,
-        };
-        let mut reader = BufReader::with_capacity(64 * 1024, &mut counted);
-        let scanned = declared.scan(&name, &mut reader);
-        // The scan stops early on broken XML; the rest of the entry still counts.
-        let drained = scanned
-            .as_ref()
-            .map_or(Ok(0), |_| std::io::copy(&mut reader, &mut std::io::sink()));
-        drop(reader);
-        if let Some(limit) = counted.over {
-            return Err(match limit {
-                Over::Entry => bomb(limits.max_entry_bytes, &name),
-                Over::Total => bomb(limits.max_total_bytes, "all entries together"),
-            });
+            |n, _| wanted(n),
+            declared,
+            &mut total,
+        )? {
+            skipped.push(i);
         }
-        let part = scanned?;
-        drained.map_err(|e| io_corrupt(format, &e))?;
-        total += counted.size;
-        declared.finish_part(&name, &part, counted.size)?;
+    }
+    for i in skipped {
+        verify_entry(
+            archive,
+            i,
+            format,
+            limits,
+            |name, declared| declared.is_target(name),
+            declared,
+            &mut total,
+        )?;
     }
     declared.finish(total)
+}
+
+/// Inflates and scans entry `i` if it is a file and `wanted` selects it; `Ok(false)` if not.
+fn verify_entry(
+    archive: &mut ZipArchive<Cursor<&[u8]>>,
+    i: usize,
+    format: &'static str,
+    limits: &ZipLimits,
+    wanted: impl Fn(&str, &Declared) -> bool,
+    declared: &mut Declared,
+    total: &mut u64,
+) -> Result<bool> {
+    let entry = match archive.by_index(i) {
+        Ok(e) => e,
+        Err(e) => return Err(zip_error(format, e)),
+    };
+    let name = entry.name().map(|n| n.into_owned()).unwrap_or_default();
+    if entry.is_dir() || !wanted(&name, declared) {
+        return Ok(false);
+    }
+    if entry.size() > limits.max_entry_bytes {
+        return Err(bomb(limits.max_entry_bytes, &name));
+    }
+    let mut counted = Counted {
+        inner: entry,
+        size: 0,
+        before: *total,
+        limits,
+        over: None,
+    };
+    let mut reader = BufReader::with_capacity(64 * 1024, &mut counted);
+    let scanned = declared.scan(&name, &mut reader);
+    // The scan stops early on broken XML; the rest of the entry still counts.
+    let drained = scanned
+        .as_ref()
+        .map_or(Ok(0), |_| std::io::copy(&mut reader, &mut std::io::sink()));
+    drop(reader);
+    if let Some(limit) = counted.over {
+        return Err(match limit {
+            Over::Entry => bomb(limits.max_entry_bytes, &name),
+            Over::Total => bomb(limits.max_total_bytes, "all entries together"),
+        });
+    }
+    let part = scanned?;
+    drained.map_err(|e| io_corrupt(format, &e))?;
+    *total += counted.size;
+    declared.finish_part(&name, &part, counted.size)?;
+    Ok(true)
 }
 
 /// Which cap an entry went over.

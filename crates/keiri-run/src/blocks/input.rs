@@ -10,9 +10,11 @@
 //!   is streamed: decoded block by block and parsed in pieces of a few MiB cut at record
 //!   ends, so a large export never sits in memory as raw bytes or as one decoded string.
 //! * Bank statements are small, so they go through the `csv` crate row by row.
-//! * Workbooks are read with calamine's streaming cell reader (a sparse sheet never
-//!   becomes a dense grid) behind `catch_unwind`, so a parser panic on a hostile file is
-//!   `BLOCK_FAILED` with `CORRUPT_FILE` in the message, not the end of the run.
+//! * Workbooks are opened through keiri-docs' checked open (`open_workbook`: zip bombs,
+//!   impossible shared-string counts and references outside Excel's grid are refused before
+//!   calamine reads them) and read with calamine's streaming cell reader (a sparse sheet
+//!   never becomes a dense grid) behind `catch_unwind`, so a hostile file is `BLOCK_FAILED`
+//!   with `CORRUPT_FILE` in the message, not the end of the run.
 //! * PDF and Word text comes from keiri-docs, which has its own limits and panic guard.
 
 mod bank_read_statement;

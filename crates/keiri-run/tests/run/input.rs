@@ -278,6 +278,41 @@ fn excel_read_workbook() {
     assert!(e.message_en.contains("CORRUPT_FILE"), "{e:?}");
 }
 
+/// The crafted workbooks of the fuzz corpus (impossible shared-string counts, cell references
+/// past Excel's grid where calamine's arithmetic overflows) are refused by the checked open
+/// before calamine reads them, not by the panic guard after it panicked (debug builds) or read
+/// wrapped coordinates (release builds).
+#[test]
+fn excel_read_workbook_refuses_crafted_workbooks_before_calamine() {
+    let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/xlsx");
+    let dir = tempfile::tempdir().unwrap();
+    for name in [
+        "unique-count-2147483647.xlsx",
+        "unique-count-in-a-first-sst.xlsx",
+        "calamine-overflow-dimension.xlsx",
+        "calamine-overflow-after-stray-end-tag.xlsx",
+        "calamine-overflow-sheet-not-named-xml.xlsx",
+    ] {
+        write(dir.path(), name, &std::fs::read(corpus.join(name)).unwrap());
+        let e = run("excel.read_workbook", dir.path(), json!({"path": name})).unwrap_err();
+        assert_eq!(e.code, ErrorCode::BlockFailed, "{name}");
+        assert!(e.message_en.contains("CORRUPT_FILE"), "{name}: {e:?}");
+        assert!(!e.message_en.contains("panicked"), "{name}: {e:?}");
+    }
+    write(
+        dir.path(),
+        "invoice.xlsx",
+        &std::fs::read(corpus.join("invoice.xlsx")).unwrap(),
+    );
+    let out = run(
+        "excel.read_workbook",
+        dir.path(),
+        json!({"path": "invoice.xlsx"}),
+    )
+    .unwrap();
+    assert_eq!(out["columns"][0], json!("品目"));
+}
+
 /// A two-page PDF with a standard font, xref offsets computed.
 fn pdf() -> Vec<u8> {
     let page = |contents: u32| {

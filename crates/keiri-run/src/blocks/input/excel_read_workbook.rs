@@ -8,7 +8,6 @@ use crate::jp;
 use crate::value::Row;
 use serde_json::{Value as J, json};
 use std::collections::BTreeMap;
-use std::io::Cursor;
 
 /// Zero-based (row, column) of an A1 cell, by keiri-xlsx's parser.
 fn parse_cell(s: &str) -> Option<(u32, u32)> {
@@ -176,9 +175,12 @@ fn read_sheet(
     wanted: Option<&J>,
     formula_mode: bool,
 ) -> Result<SheetCells, SheetError> {
-    use calamine::{DataRef, Reader, Xlsx};
+    use calamine::{DataRef, Reader};
     let corrupt = |e: calamine::XlsxError| SheetError::Corrupt(e.to_string());
-    let mut workbook: Xlsx<_> = Xlsx::new(Cursor::new(bytes)).map_err(corrupt)?;
+    // The checked open: zip bombs, impossible counts and references outside the grid are
+    // refused before calamine reads them (it reserves and converts without checks).
+    let mut workbook =
+        keiri_docs::open_workbook(bytes).map_err(|e| SheetError::Corrupt(e.to_string()))?;
     let names = workbook.sheet_names();
     let sheet = match wanted {
         None => names.first().cloned(),
