@@ -102,6 +102,7 @@ fn call(registry: &Registry, dir: &Path, id: &str, inputs: Inputs) -> Result<Out
         llm: None,
         calls: &CallSink::none(),
         lang: keiri_plan::Lang::Ja,
+        columns_used: None,
     };
     let block = registry.get(id).ok_or(format!("{id} is not registered"))?;
     Ok(block(&ctx, &inputs)?)

@@ -185,6 +185,9 @@ pub struct BlockContext<'a> {
     pub calls: &'a CallSink,
     /// The language of the words a block writes into its rows ([`crate::RunOptions::lang`]).
     pub lang: keiri_plan::Lang,
+    /// The columns the rest of the plan reads of this node's table, when the engine knows
+    /// them all (`engine/projection.rs`): a reader may parse only these. `None`: all.
+    pub columns_used: Option<&'a [String]>,
 }
 
 impl BlockContext<'_> {

@@ -55,6 +55,7 @@ mod invoke;
 mod levels;
 mod options;
 mod policy;
+mod projection;
 mod recorder;
 mod scope;
 mod shapes;
@@ -111,6 +112,11 @@ pub fn run(
 ) -> Result<RunOutcome, RunError> {
     let started = Instant::now();
     let sha = plan_sha256(plan_text);
+    let used_columns = if options.read_used_columns {
+        projection::used_columns(plan, catalog)
+    } else {
+        HashMap::new()
+    };
     let (dir, state, resumed) = match &options.resume {
         Some(run_id) => {
             let dir = RunDir::open(&options.runs_dir, &plan.id, run_id)?;
@@ -119,6 +125,11 @@ pub fn run(
             dir.clean_staging()?;
             // Only finished nodes are kept; failed and skipped ones run again (and warn again).
             state.nodes.retain(|_, n| n.status == NodeStatus::Finished);
+            // A reader that parsed other columns than the plan now reads runs again, and so
+            // does every node after it (their tables hold the columns it gave them).
+            for id in projection::stale(plan, &state.nodes, &used_columns) {
+                state.nodes.remove(&id);
+            }
             let kept = &state.nodes;
             state.warnings.retain(|w| kept.contains_key(w.top_node()));
             for (k, v) in &options.vars {
@@ -185,6 +196,7 @@ pub fn run(
         loop_shapes: Mutex::new(HashMap::new()),
         memory_at_start: limits::resident_bytes(),
         recorder: Default::default(),
+        used_columns,
     };
     let run_id = runner.lock_state().run_id.clone();
     runner.emit(Event::RunStart {
@@ -319,6 +331,9 @@ struct Runner<'a> {
     memory_at_start: Option<u64>,
     /// Where finished nodes' outputs go to be saved off the critical path (`recorder.rs`).
     recorder: recorder::Recorder,
+    /// The columns the rest of the plan reads of each top-level reader's table, where all
+    /// are known (`projection.rs`).
+    used_columns: HashMap<String, Vec<String>>,
 }
 
 /// The effective policy of a node: its own fields, else the plan's.
@@ -548,6 +563,7 @@ impl<'a> Runner<'a> {
                     status: NodeStatus::Skipped,
                     outputs: Vec::new(),
                     error: None,
+                    read_columns: None,
                 },
             );
         }
@@ -616,6 +632,7 @@ impl<'a> Runner<'a> {
                     status: NodeStatus::Finished,
                     outputs: files,
                     error: None,
+                    read_columns: self.used_columns.get(&job.node).cloned(),
                 },
             ),
             Err(e) => self.note_record_error(e),
@@ -629,6 +646,7 @@ impl<'a> Runner<'a> {
                 status: NodeStatus::Failed,
                 outputs: Vec::new(),
                 error: Some(failure(qid, error)),
+                read_columns: None,
             },
         );
     }
@@ -703,6 +721,7 @@ impl<'a> Runner<'a> {
                                 status: NodeStatus::Paused,
                                 outputs: Vec::new(),
                                 error: Some(failure(&qid, &error)),
+                                read_columns: None,
                             },
                         );
                     }
@@ -780,7 +799,18 @@ impl<'a> Runner<'a> {
         let shapes = empty::shapes(spec, &inputs, &|key| empty::loop_shape(node, key, &shape));
         let columnless = empty::columnless(node, &inputs);
         let mut outputs = self
-            .invoke(f, qid, Inputs(inputs), out_dir, policy.timeout_ms)
+            .invoke(
+                f,
+                qid,
+                Inputs(inputs),
+                out_dir,
+                policy.timeout_ms,
+                frame
+                    .prefix
+                    .is_empty()
+                    .then(|| self.used_columns.get(&node.id).cloned())
+                    .flatten(),
+            )
             .map_err(|e| empty::explain_missing(e, &columnless))?;
         empty::keep_columns(&mut outputs, shapes);
         if let Some(warning) = warnings::empty_result(spec, node, input_rows, &outputs) {

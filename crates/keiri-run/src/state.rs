@@ -101,6 +101,11 @@ pub struct NodeState {
     pub outputs: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<NodeFailure>,
+    /// The columns a reader parsed when the engine told it which the plan reads
+    /// (`engine/projection.rs`); absent when it read them all. A resume reuses the node only
+    /// while the plan, as it is then, reads the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_columns: Option<Vec<String>>,
 }
 
 /// The content of `state.json`.

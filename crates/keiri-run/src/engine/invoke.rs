@@ -32,6 +32,7 @@ impl Runner<'_> {
         inputs: Inputs,
         out_dir: PathBuf,
         timeout_ms: Option<u64>,
+        columns_used: Option<Vec<String>>,
     ) -> Result<Outputs, BlockError> {
         std::fs::create_dir_all(&out_dir).map_err(|e| {
             BlockError::new(
@@ -76,6 +77,7 @@ impl Runner<'_> {
                     llm: llm.as_ref(),
                     calls: &calls,
                     lang,
+                    columns_used: columns_used.as_deref(),
                 };
                 let _ = tx.send(f(&ctx, &inputs));
             });

@@ -64,6 +64,10 @@ pub struct RunOptions {
     /// How often a long node's progress becomes a `node_progress` event (the first one only
     /// once the node has run this long, so quick nodes have none): one second.
     pub progress_every: std::time::Duration,
+    /// A `csv.read` whose later uses are all known parses only the columns they read
+    /// (`engine/projection.rs`); off, every read keeps every column (the planner's sample
+    /// runs, [`crate::verify`], whose failure reports list the file's columns). On by default.
+    pub read_used_columns: bool,
 }
 
 impl RunOptions {
@@ -91,6 +95,7 @@ impl RunOptions {
             ceiling: limits::Limits::ceiling(),
             lang: keiri_plan::Lang::Ja,
             progress_every: std::time::Duration::from_secs(1),
+            read_used_columns: true,
         }
     }
 }

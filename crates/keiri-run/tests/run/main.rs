@@ -12,6 +12,7 @@ mod jp;
 mod limits;
 mod matching;
 mod output;
+mod projection;
 mod roll_forward;
 mod support;
 mod templates;

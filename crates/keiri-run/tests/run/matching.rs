@@ -191,6 +191,7 @@ fn run_outputs(
         llm,
         calls: &calls,
         lang: keiri_plan::Lang::Ja,
+        columns_used: None,
     };
     let result = block(&ctx, &inputs);
     drop(calls);

@@ -8,6 +8,7 @@ use crate::value::{column_names, table_error};
 use polars::prelude::*;
 use serde_json::json;
 use std::io::{Cursor, Read};
+use std::sync::Arc;
 
 /// How much decoded text one Polars parse of `csv.read` gets. The file is decoded and parsed
 /// piece by piece, so neither the raw bytes nor the whole decoded text of a large export is
@@ -50,17 +51,24 @@ struct CsvRead {
     /// The values of a full row, and the rows with fewer.
     width: usize,
     short: ShortRows,
+    /// The data records of the text that are not blank (see [`count_short`]).
+    records: usize,
+    /// The columns left out when only the `wanted` ones were parsed; `None` when all were.
+    unread: Option<Vec<String>>,
 }
 
 /// Reads the CSV at `path` into a table of text columns, decoding and parsing it in pieces
 /// of about `sizes.piece` bytes of text. The encodings tried are keiri-docs' candidates (the
-/// rule design time uses), each over the whole file from its start.
+/// rule design time uses), each over the whole file from its start. With `wanted` (header
+/// names, as the header spells them), only those columns are parsed after the first piece
+/// when the header has every one of them, once each (see [`Projection`]).
 fn read_csv_table(
     ctx: &BlockContext<'_>,
     path: &str,
     encoding: &str,
     shape: CsvShape,
     sizes: PieceSizes,
+    wanted: Option<Wanted<'_>>,
 ) -> Result<CsvRead, BlockError> {
     use std::io::{Seek, SeekFrom};
     let choice = encoding_choice(encoding)?;
@@ -86,7 +94,7 @@ fn read_csv_table(
     for &candidate in &list {
         file.seek(SeekFrom::Start(0))
             .map_err(|e| not_found(&full, &e))?;
-        match parse_pieces(ctx, (&mut file, size), candidate, shape, sizes) {
+        match parse_pieces(ctx, (&mut file, size), candidate, shape, sizes, wanted) {
             Ok(parsed) => {
                 return Ok(CsvRead {
                     table: parsed.table,
@@ -95,6 +103,8 @@ fn read_csv_table(
                     blank_header_suffix: parsed.blank_suffix,
                     width: parsed.width,
                     short: parsed.short,
+                    records: parsed.records,
+                    unread: parsed.unread,
                 });
             }
             Err(PieceError::Undecodable) => continue,
@@ -115,13 +125,15 @@ fn read_csv_table(
 /// `sizes.piece` bytes have accumulated, cut after the first complete record past that size;
 /// the pieces' tables are stacked (their chunks are kept, not copied). Returns the table, the
 /// delimiter (detected on the first piece when `auto`) and the header's trailing blank names.
-/// The bytes read of the file's `size` are the node's progress.
+/// The bytes read of the file's `size` are the node's progress. The first piece is parsed
+/// whole; with `wanted`, the later ones only in the columns it picks (see [`Projection`]).
 fn parse_pieces(
     ctx: &BlockContext<'_>,
     (file, size): (&mut impl Read, u64),
     encoding: keiri_docs::TextEncoding,
     shape: CsvShape,
     sizes: PieceSizes,
+    wanted: Option<Wanted<'_>>,
 ) -> Result<Parsed, PieceError> {
     let mut decoder = keiri_docs::text::StreamDecoder::new(encoding);
     let mut block = vec![0u8; sizes.block.max(1)];
@@ -134,6 +146,7 @@ fn parse_pieces(
     let mut width = 0;
     let mut seen = 0;
     let mut short = ShortRows::default();
+    let mut projection: Option<Projection> = None;
     let mut steps = Steps::new(ctx, ProgressUnit::Bytes, usize::try_from(size).ok());
     let mut read = 0;
     loop {
@@ -189,12 +202,21 @@ fn parse_pieces(
                         &mut seen,
                         &mut short,
                     );
-                    table = Some(parse_checked(chunk, shape, delimiter, None, 0)?);
+                    let whole = parse_checked(chunk, shape, delimiter, None, None, 0)?;
+                    projection = wanted.and_then(|w| Projection::of(&whole, &w));
+                    table = Some(match &projection {
+                        Some(p) => p.pick(&whole)?,
+                        None => whole,
+                    });
                 }
                 Some(df) => {
                     count_short(chunk, delimiter, 0, false, width, &mut seen, &mut short);
-                    let schema = Some(df.schema().clone());
-                    let more = parse_checked(chunk, shape, delimiter, schema, df.height())?;
+                    let (schema, picked) = match &projection {
+                        Some(p) => (p.schema.clone(), Some(p.indices.clone())),
+                        None => (df.schema().clone(), None),
+                    };
+                    let more =
+                        parse_checked(chunk, shape, delimiter, Some(schema), picked, df.height())?;
                     df.vstack_mut_owned(more)
                         .map_err(|e| PieceError::Failed(csv_error(&e)))?;
                 }
@@ -215,17 +237,93 @@ fn parse_pieces(
         blank_suffix,
         width,
         short,
+        records: seen,
+        unread: projection.map(|p| p.unread()),
     })
 }
 
 /// What [`parse_pieces`] read: the table, the delimiter (detected on the first piece when
-/// `auto`), the header's trailing blank names, the values of a full row and the short rows.
+/// `auto`), the header's trailing blank names, the values of a full row, the short rows, the
+/// non-blank data records and the columns left out, if any were.
 struct Parsed {
     table: DataFrame,
     delimiter: u8,
     blank_suffix: usize,
     width: usize,
     short: ShortRows,
+    records: usize,
+    unread: Option<Vec<String>>,
+}
+
+/// The names a read is asked to keep: `csv.read`'s `columns` (all must be in the header), or
+/// the columns the rest of the plan reads (`BlockContext::columns_used`, some may not be).
+#[derive(Clone, Copy)]
+struct Wanted<'a> {
+    names: &'a [String],
+    all_there: bool,
+}
+
+/// The columns a read keeps when it is given names to keep (`csv.read`'s `columns` with a
+/// header): the first piece is parsed whole, and the later pieces parse only these columns
+/// of the file's full schema, so the text of the others is never stored. Polars returns
+/// projected columns in file order; the caller orders them as asked.
+struct Projection {
+    /// The file's columns, as the first piece was parsed.
+    schema: SchemaRef,
+    /// The positions of the wanted columns, ascending.
+    indices: Arc<Vec<usize>>,
+}
+
+impl Projection {
+    /// The projection of `wanted` on the first piece's columns, or `None` (read every column)
+    /// when a name is blank or named twice, or missing from the header when the names must
+    /// all be there (`columns`: the read then keeps every column and reports it as before).
+    /// The engine's list of used names may hold names the file lacks (a column a later block
+    /// adds): those are passed over, and a list naming none of the file's reads them all.
+    fn of(first: &DataFrame, wanted: &Wanted<'_>) -> Option<Projection> {
+        let header = column_names(first);
+        let mut indices = Vec::with_capacity(wanted.names.len());
+        for name in wanted.names {
+            if name.trim().is_empty() {
+                return None;
+            }
+            let Some(i) = header.iter().position(|h| h == name) else {
+                if wanted.all_there {
+                    return None;
+                }
+                continue;
+            };
+            if indices.contains(&i) {
+                return None;
+            }
+            indices.push(i);
+        }
+        if indices.is_empty() {
+            return None;
+        }
+        indices.sort_unstable();
+        Some(Projection {
+            schema: first.schema().clone(),
+            indices: Arc::new(indices),
+        })
+    }
+
+    /// The file's columns left out, in file order.
+    fn unread(&self) -> Vec<String> {
+        self.schema
+            .iter_names()
+            .enumerate()
+            .filter(|(i, _)| !self.indices.contains(i))
+            .map(|(_, name)| name.to_string())
+            .collect()
+    }
+
+    /// The wanted columns of the first piece, in file order.
+    fn pick(&self, whole: &DataFrame) -> Result<DataFrame, PieceError> {
+        let columns = self.indices.iter().map(|&i| whole.columns()[i].clone());
+        DataFrame::new_infer_height(columns.collect())
+            .map_err(|e| PieceError::Failed(csv_error(&e)))
+    }
 }
 
 /// Drops blank records (every field empty or whitespace, e.g. Excel's `,,,,` rows), as
@@ -440,11 +538,19 @@ fn parse_checked(
     shape: CsvShape,
     delimiter: u8,
     schema: Option<SchemaRef>,
+    projection: Option<Arc<Vec<usize>>>,
     rows_before: usize,
 ) -> Result<DataFrame, PieceError> {
     let first = schema.is_none();
     let width = schema.as_ref().map(|s| s.len());
-    match parse_piece(text, shape, delimiter, schema.clone(), false) {
+    match parse_piece(
+        text,
+        shape,
+        delimiter,
+        schema.clone(),
+        projection.clone(),
+        false,
+    ) {
         Ok(df) => Ok(df),
         Err(refused) => {
             let mut records = keiri_docs::csv::records(text, delimiter)
@@ -469,7 +575,7 @@ fn parse_checked(
                     )));
                 }
             }
-            parse_piece(text, shape, delimiter, schema, true)
+            parse_piece(text, shape, delimiter, schema, projection, true)
         }
     }
 }
@@ -495,12 +601,14 @@ fn row_too_long(row: usize, record: &[String], width: usize) -> BlockError {
 
 /// Parses one piece of CSV text with every column as text. The first piece (`schema` None)
 /// carries the skipped rows and the header; later pieces are rows only, parsed with the
-/// first piece's columns. `truncate` lets Polars drop values past the last column.
+/// first piece's columns, all of them or those at `projection`. `truncate` lets Polars drop
+/// values past the last column.
 fn parse_piece(
     text: &str,
     shape: CsvShape,
     delimiter: u8,
     schema: Option<SchemaRef>,
+    projection: Option<Arc<Vec<usize>>>,
     truncate: bool,
 ) -> Result<DataFrame, PieceError> {
     let first = schema.is_none();
@@ -510,6 +618,7 @@ fn parse_piece(
         // Every column stays text (the spec says so; coerce_types converts).
         .with_infer_schema_length(Some(0))
         .with_schema(schema)
+        .with_projection(projection)
         .with_raise_if_empty(false)
         .map_parse_options(|o| {
             o.with_separator(delimiter)
@@ -526,6 +635,24 @@ fn csv_error(e: &PolarsError) -> BlockError {
         format!("CSVを解析できません: {e}"),
         format!("cannot parse the CSV: {e}"),
     )
+}
+
+/// A read (`read_table`: [`read_csv_table`] of one file) with its blank records dropped;
+/// returns how many were. A projected read drops the rows blank in its columns; when it
+/// keeps fewer rows than the non-blank records the text pass counted — a row with values
+/// only in columns left out looked blank — the file is read again with every column, so that
+/// row is kept as a whole read keeps it (rare; the file is then read twice).
+fn read_without_blank_rows<'w>(
+    wanted: Option<Wanted<'w>>,
+    read_table: impl Fn(Option<Wanted<'w>>) -> Result<CsvRead, BlockError>,
+) -> Result<(CsvRead, usize), BlockError> {
+    let mut read = read_table(wanted)?;
+    let mut blank_rows = drop_blank_rows(&mut read.table)?;
+    if read.unread.is_some() && read.table.height() != read.records {
+        read = read_table(None)?;
+        blank_rows = drop_blank_rows(&mut read.table)?;
+    }
+    Ok((read, blank_rows))
 }
 
 fn csv_read(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockError> {
@@ -553,11 +680,31 @@ fn csv_read(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockErr
         block: CSV_READ_BLOCK,
         piece: CSV_PIECE_BYTES,
     };
-    let read = read_csv_table(ctx, path, encoding, shape, sizes)?;
+    // With a header, `columns` is a projection: the other columns' text is never stored. So
+    // are the columns the rest of the plan reads, when the engine knows them all (the table
+    // then keeps the file's order; `summary.unread_columns` names the others).
+    let wanted = match names.as_deref() {
+        Some(names) => Some(Wanted {
+            names,
+            all_there: true,
+        }),
+        None => ctx.columns_used.map(|names| Wanted {
+            names,
+            all_there: false,
+        }),
+    }
+    .filter(|_| header);
+    let (read, blank_rows) = read_without_blank_rows(wanted, |w| {
+        read_csv_table(ctx, path, encoding, shape, sizes, w)
+    })?;
     let (mut df, used) = (read.table, read.encoding);
     // Blank records and trailing empty columns are left out, as design time reads the file.
-    let blank_rows = drop_blank_rows(&mut df)?;
-    let dropped_columns = drop_empty_trailing_columns(&mut df, read.blank_header_suffix)?;
+    // A projection holds only named columns, so it has no trailing unnamed ones to drop.
+    let dropped_columns = if read.unread.is_some() {
+        0
+    } else {
+        drop_empty_trailing_columns(&mut df, read.blank_header_suffix)?
+    };
     let width = df.width();
     match (&names, header) {
         (Some(names), false) => {
@@ -602,7 +749,7 @@ fn csv_read(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockErr
     df.set_column_names(&trimmed).map_err(|e| table_error(&e))?;
     warn_short_rows(ctx, &read.short, read.width);
     let columns = column_names(&df);
-    let summary = json!({
+    let mut summary = json!({
         "rows": df.height(),
         "columns": columns.len(),
         "skipped_rows": skip_rows,
@@ -612,6 +759,9 @@ fn csv_read(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockErr
         "encoding": used,
         "header": header,
     });
+    if let Some(unread) = &read.unread {
+        summary["unread_columns"] = json!(unread);
+    }
     Ok(Outputs::new()
         .with("rows", df)
         .with("columns", json!(columns))
@@ -650,6 +800,18 @@ mod tests {
         sizes: PieceSizes,
         calls: &CallSink,
     ) -> Result<Read, BlockError> {
+        with_file(bytes, calls, |ctx| {
+            let read = read_csv_table(ctx, "t.csv", encoding, shape, sizes, None)?;
+            Ok((
+                table_to_rows(&read.table)?,
+                column_names(&read.table),
+                read.encoding,
+            ))
+        })
+    }
+
+    /// `f` on a block context whose workspace holds `bytes` as `t.csv`.
+    fn with_file<T>(bytes: &[u8], calls: &CallSink, f: impl FnOnce(&BlockContext<'_>) -> T) -> T {
         let dir = tempfile::tempdir().unwrap();
         // Test setup only; product writes go through keiri-fs.
         #[allow(clippy::disallowed_methods)]
@@ -669,13 +831,27 @@ mod tests {
             llm: None,
             calls,
             lang: keiri_plan::Lang::Ja,
+            columns_used: None,
         };
-        let read = read_csv_table(&ctx, "t.csv", encoding, shape, sizes)?;
-        Ok((
-            table_to_rows(&read.table)?,
-            column_names(&read.table),
-            read.encoding,
-        ))
+        f(&ctx)
+    }
+
+    /// `bytes` read by [`read_without_blank_rows`] with `wanted` columns.
+    fn read_with(
+        bytes: &[u8],
+        shape: CsvShape,
+        sizes: PieceSizes,
+        wanted: Option<&[String]>,
+    ) -> Result<(CsvRead, usize), BlockError> {
+        let wanted = wanted.map(|names| Wanted {
+            names,
+            all_there: true,
+        });
+        with_file(bytes, &CallSink::none(), |ctx| {
+            read_without_blank_rows(wanted, |w| {
+                read_csv_table(ctx, "t.csv", "auto", shape, sizes, w)
+            })
+        })
     }
 
     /// The whole test file in one block and one piece.
@@ -740,6 +916,94 @@ mod tests {
                 unit: ProgressUnit::Bytes,
             })
         );
+    }
+
+    /// `columns` with a header reads only those columns (after the first piece), in the order
+    /// asked, with blank records dropped as a whole read drops them. Expected rows by hand.
+    #[test]
+    fn columns_are_a_projection_with_the_rows_a_whole_read_keeps() {
+        let text = "伝票日付,伝票番号,勘定科目,摘要,金額,メモ\r\n\
+                    2024/04/01,1,旅費交通費,\"新幹線, 東京\r\n往復\",\"12,800\",\r\n\
+                    ,,,,,\r\n\
+                    \r\n\
+                    R6.4.2,2,会議費,打合せ,△3000,済\r\n\
+                    2024/04/03,3,通信費,電話代,\"5,500\",\r\n\
+                    \u{3000},,,,,\r\n\
+                    2024/04/04,4,消耗品費,\"\"\"A4\"\" 用紙\",\"￥1,200\",\r\n\
+                    \r\n\r\n";
+        let bytes = sjis(text);
+        let wanted = ["金額".to_string(), "勘定科目".to_string()];
+        let expected = json!([
+            {"金額": "12,800", "勘定科目": "旅費交通費"},
+            {"金額": "△3000", "勘定科目": "会議費"},
+            {"金額": "5,500", "勘定科目": "通信費"},
+            {"金額": "￥1,200", "勘定科目": "消耗品費"},
+        ]);
+        for (block, piece) in [(4 << 20, usize::MAX), (7, 1), (16, 40), (64, 100)] {
+            let sizes = PieceSizes { block, piece };
+            let (read, blank) = read_with(&bytes, shape(true, 0), sizes, Some(&wanted)).unwrap();
+            // Blank records: `,,,,,`, the full-width space one and the three empty lines.
+            assert_eq!(blank, 5, "piece {piece}");
+            assert_eq!(read.table.height(), read.records, "piece {piece}");
+            let table = read.table.select(["金額", "勘定科目"]).unwrap();
+            assert_eq!(json!(table_to_rows(&table).unwrap()), expected, "{piece}");
+            assert_eq!(
+                read.table.width(),
+                2,
+                "piece {piece}: only the wanted columns"
+            );
+            assert_eq!(
+                read.unread.as_deref(),
+                Some(&["伝票日付", "伝票番号", "摘要", "メモ"].map(String::from)[..]),
+                "piece {piece}"
+            );
+        }
+        // A row with a value only in a column left out (メモ) is not blank: it is kept with
+        // its wanted columns empty, as a read of every column keeps it.
+        let memo_only = sjis(&text.replacen(",,,,,\r\n", ",,,,,確認中\r\n", 1));
+        for piece in [1, 40, usize::MAX] {
+            let sizes = PieceSizes { block: 16, piece };
+            let (read, _) = read_with(&memo_only, shape(true, 0), sizes, Some(&wanted)).unwrap();
+            let table = read.table.select(["金額", "勘定科目"]).unwrap();
+            let rows = json!(table_to_rows(&table).unwrap());
+            assert_eq!(
+                rows[1],
+                json!({"金額": "", "勘定科目": ""}),
+                "piece {piece}"
+            );
+            assert_eq!(rows.as_array().unwrap().len(), 5, "piece {piece}: {rows}");
+        }
+        // A name the header lacks reads every column (the block then reports it).
+        let (read, _) = read_with(
+            &bytes,
+            shape(true, 0),
+            PieceSizes {
+                block: 16,
+                piece: 40,
+            },
+            Some(&["残高".to_string()]),
+        )
+        .unwrap();
+        assert!(read.unread.is_none());
+        assert_eq!(read.table.width(), 6);
+        // The engine's list may name columns a later block adds: those are passed over, and a
+        // list naming none of the file's columns reads them all.
+        let first = with_file(&bytes, &CallSink::none(), |ctx| {
+            read_csv_table(ctx, "t.csv", "auto", shape(true, 0), WHOLE, None).unwrap()
+        });
+        let used = ["year_month".to_string(), "金額".to_string()];
+        let lenient = |names| Wanted {
+            names,
+            all_there: false,
+        };
+        let p = Projection::of(&first.table, &lenient(&used)).unwrap();
+        assert_eq!(*p.indices, [4]);
+        assert!(Projection::of(&first.table, &lenient(&used[..1])).is_none());
+        let strict = Wanted {
+            names: &used,
+            all_there: true,
+        };
+        assert!(Projection::of(&first.table, &strict).is_none());
     }
 
     #[test]
