@@ -38,8 +38,11 @@ use crate::state::NodeState;
 /// Builtins that read of their rows input only the columns their spec's `column_of` inputs
 /// name, and pass every other column on unchanged to the outputs whose `columns_from` is that
 /// input (or keep only named ones, `keeps_columns_from`). A block joins this list only once
-/// its code is checked to read nothing else.
+/// its code is checked to read nothing else (`transforms.deduplicate` without `keys` compares
+/// every column, `transforms.compute_columns`' expressions are not checked yet: neither is
+/// here).
 const READS_ONLY_NAMED: &[&str] = &[
+    "transforms.coerce_types",
     "transforms.normalize_dates",
     "transforms.normalize_amounts",
     "transforms.fiscal_period",
@@ -71,6 +74,11 @@ pub(super) fn used_columns(plan: &Plan, catalog: &Catalog) -> HashMap<String, Ve
         let Some(alias) = alias_of(node, "rows") else {
             continue;
         };
+        // Its other outputs name or count its columns (`columns`, `summary`): none may be
+        // used, or they would tell of the columns read, not the file's.
+        if uses.count(&node.id, None) != uses.count(&node.id, Some(alias)) {
+            continue;
+        }
         if let Some(columns) = uses.demand(catalog, &node.id, alias, 0) {
             out.insert(node.id.clone(), columns.into_iter().collect());
         }
@@ -128,18 +136,19 @@ fn alias_of<'n>(node: &'n Node, local: &str) -> Option<&'n str> {
     node.out.get(local).and_then(Value::as_str)
 }
 
-/// Every reference to a node in the plan: how many there are in all, and those that are a
-/// whole input value of a top-level node (`(consumer, input, alias)`).
+/// Every reference to a node in the plan: how many there are in all, by node and by output,
+/// and those that are a whole input value of a top-level node (`(consumer, input, alias)`).
 struct Uses<'p> {
     /// The plan holds a `${…}` that does not parse, or could not be read whole.
     malformed: bool,
-    all: HashMap<String, usize>,
+    /// By `(node, Some(alias))`, and by `(node, None)` for all of a node's outputs.
+    all: HashMap<(String, Option<String>), usize>,
     inputs: HashMap<String, Vec<(&'p Node, &'p str, String)>>,
 }
 
 impl<'p> Uses<'p> {
     fn of(plan: &'p Plan) -> Uses<'p> {
-        let mut all: HashMap<String, usize> = HashMap::new();
+        let mut all: HashMap<(String, Option<String>), usize> = HashMap::new();
         let (mut found, mut bad) = (Vec::new(), Vec::new());
         // The whole plan: inputs, conditions, loops, bodies, calls, outputs.
         let malformed = match serde_json::to_value(plan) {
@@ -150,8 +159,9 @@ impl<'p> Uses<'p> {
             Err(_) => true,
         };
         for r in &found {
-            if let Target::Node { node, .. } = &r.target {
-                *all.entry(node.clone()).or_default() += 1;
+            if let Target::Node { node, alias, .. } = &r.target {
+                *all.entry((node.clone(), None)).or_default() += 1;
+                *all.entry((node.clone(), Some(alias.clone()))).or_default() += 1;
             }
         }
         let mut inputs: HashMap<String, Vec<(&Node, &str, String)>> = HashMap::new();
@@ -181,6 +191,13 @@ impl<'p> Uses<'p> {
         }
     }
 
+    /// How many references the plan makes to `node`'s output `alias`, or to any of its
+    /// outputs.
+    fn count(&self, node: &str, alias: Option<&str>) -> usize {
+        let key = (node.to_string(), alias.map(str::to_string));
+        self.all.get(&key).copied().unwrap_or(0)
+    }
+
     /// The columns the uses of `node`'s output `alias` read, or `None` when one is not known.
     fn demand(
         &self,
@@ -192,15 +209,19 @@ impl<'p> Uses<'p> {
         if depth > MAX_DEPTH {
             return None;
         }
-        let whole = self.inputs.get(node).map_or(&[][..], Vec::as_slice);
-        // Every reference to the node must be a whole input value naming this output.
-        if self.all.get(node).copied().unwrap_or(0) != whole.len()
-            || whole.iter().any(|(_, _, a)| a != alias)
-        {
+        let whole: Vec<_> = self
+            .inputs
+            .get(node)
+            .into_iter()
+            .flatten()
+            .filter(|(_, _, a)| a == alias)
+            .collect();
+        // Every reference to this output must be a whole input value.
+        if self.count(node, Some(alias)) != whole.len() {
             return None;
         }
         let mut columns = BTreeSet::new();
-        for &(consumer, input, _) in whole {
+        for &&(consumer, input, _) in &whole {
             let spec = catalog.get(consumer.block.as_deref()?)?;
             if !READS_ONLY_NAMED.contains(&builtin(consumer, catalog)?) {
                 return None;

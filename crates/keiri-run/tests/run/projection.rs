@@ -125,6 +125,43 @@ fn a_read_keeps_only_the_columns_the_plan_reads_and_the_totals_are_the_same() {
     );
 }
 
+/// Every whitelisted block's way of naming columns is read: sort keys as objects, a filter's
+/// expression, a selection (include and exclude), an aggregation's fields. Each plan runs
+/// and its read keeps exactly the columns named (the file's, in its order).
+#[test]
+fn each_way_a_block_names_columns_keeps_those_columns() {
+    let cases = [
+        (
+            "  - {id: s, block: transforms.sort_rows, in: {rows: \"${read.rows}\", by: [{field: 伝票番号, order: desc}]}, out: {rows: rows}}\n  - {id: g, block: transforms.group_aggregate, in: {rows: \"${s.rows}\", by: [勘定科目], aggregations: [{field: 勘定科目, op: count, as: n}]}, out: {rows: rows}}\n",
+            vec!["伝票番号", "勘定科目"],
+        ),
+        (
+            "  - {id: f, block: transforms.filter_rows, in: {rows: \"${read.rows}\", condition: \"補助科目 == '文具' or メモ != ''\"}, out: {rows: kept, excluded: out}}\n  - {id: g, block: transforms.group_aggregate, in: {rows: \"${f.kept}\", by: [摘要], aggregations: [{field: 摘要, op: count, as: n}]}, out: {rows: rows}}\n  - {id: h, block: transforms.group_aggregate, in: {rows: \"${f.out}\", by: [伝票番号], aggregations: [{field: 伝票番号, op: count, as: n}]}, out: {rows: rows}}\n",
+            vec!["伝票番号", "補助科目", "摘要", "メモ"],
+        ),
+        (
+            "  - {id: c, block: transforms.coerce_types, in: {rows: \"${read.rows}\", columns: [{field: 伝票番号, to: integer}]}, out: {rows: rows}}\n  - {id: g, block: transforms.group_aggregate, in: {rows: \"${c.rows}\", by: [勘定科目], aggregations: [{field: 伝票番号, op: sum, as: n}]}, out: {rows: rows}}\n",
+            vec!["伝票番号", "勘定科目"],
+        ),
+        (
+            "  - {id: k, block: transforms.select_columns, in: {rows: \"${read.rows}\", columns: [金額, 摘要]}, out: {rows: rows}}\n",
+            vec!["摘要", "金額"],
+        ),
+        (
+            "  - {id: x, block: transforms.select_columns, in: {rows: \"${read.rows}\", columns: [メモ], mode: exclude}, out: {rows: rows}}\n  - {id: g, block: transforms.group_aggregate, in: {rows: \"${x.rows}\", by: [補助科目], aggregations: [{field: 伝票番号, op: count, as: n}]}, out: {rows: rows}}\n",
+            vec!["伝票番号", "補助科目", "メモ"],
+        ),
+    ];
+    for (graph, kept) in cases {
+        let plan = format!(
+            "id: named\ngraph:\n  - {{id: read, block: csv.read, in: {{path: journal.csv}}, out: {{rows: rows, summary: summary}}}}\n{graph}"
+        );
+        let ws = workspace();
+        let (dir, _) = run(ws.path(), &plan, true);
+        assert_eq!(columns(&dir, "read"), kept, "{graph}");
+    }
+}
+
 /// Each of these uses of the table is not one whose columns are known before the run, so the
 /// read keeps every column.
 #[test]
