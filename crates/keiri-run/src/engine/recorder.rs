@@ -72,8 +72,10 @@ fn recomputable(node: &Node) -> bool {
             .is_some_and(|b| b == "csv.read" || b.starts_with("transforms."))
 }
 
-/// Runs `work` with a writer thread that gives what [`Recorder::send`] queues to `save`;
-/// returns once the writer has saved all of it, with whether the writer failed (panicked).
+/// Runs `work` with a writer thread (`keiri-recorder`, so a profile names its work) that gives
+/// what [`Recorder::send`] queues to `save`; returns once the writer has saved all of it,
+/// with whether the writer failed (panicked). When no thread can be started, nothing is
+/// queued and each node's outputs are saved where it finished, as before the writer existed.
 pub(super) fn with_writer<R>(
     recorder: &Recorder,
     save: impl Fn(Job) + Sync,
@@ -81,13 +83,18 @@ pub(super) fn with_writer<R>(
 ) -> (R, bool) {
     std::thread::scope(|s| {
         let (queue, jobs) = sync_channel::<Job>(1);
-        *recorder.queue() = Some(queue);
         let save = &save;
-        let writer = s.spawn(move || {
-            for job in jobs {
-                save(job);
-            }
-        });
+        let spawned = std::thread::Builder::new()
+            .name("keiri-recorder".into())
+            .spawn_scoped(s, move || {
+                for job in jobs {
+                    save(job);
+                }
+            });
+        let Ok(writer) = spawned else {
+            return (work(), false);
+        };
+        *recorder.queue() = Some(queue);
         let result = work();
         // Dropping the last sender ends the writer's loop once the queue is empty.
         recorder.queue().take();
