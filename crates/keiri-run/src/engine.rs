@@ -145,8 +145,7 @@ pub fn run(
             (dir, state, true)
         }
         None => {
-            let run_id = records::new_run_id(options.now, options.random);
-            let dir = RunDir::create(&options.runs_dir, &plan.id, &run_id)?;
+            let (run_id, dir) = new_run_dir(options, &plan.id)?;
             dir.claim();
             records::clean_killed_runs(&options.runs_dir, &plan.id);
             let state = RunState {
@@ -264,6 +263,24 @@ pub fn run(
         paused: runner.secrets.redact_failures(result.paused),
         warnings: state.warnings,
     })
+}
+
+/// A new run's id and folder. Two runs started in the same millisecond with the same random
+/// part would get the same id: the second takes the next one instead of writing into the
+/// first's folder (at most 256 tries, then the folder's `AlreadyExists` error).
+fn new_run_dir(options: &RunOptions, plan_id: &str) -> Result<(String, RunDir), RunError> {
+    let mut step = 0u64;
+    loop {
+        let run_id = records::new_run_id(options.now, options.random.wrapping_add(step));
+        match RunDir::create(&options.runs_dir, plan_id, &run_id) {
+            Err(RunError::Io { source, .. })
+                if source.kind() == std::io::ErrorKind::AlreadyExists && step < 255 =>
+            {
+                step += 1;
+            }
+            created => return created.map(|dir| (run_id, dir)),
+        }
+    }
 }
 
 fn millis(d: Duration) -> u64 {

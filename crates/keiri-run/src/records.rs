@@ -233,11 +233,17 @@ pub fn clean_killed_runs(runs_dir: &Path, plan_id: &str) {
 }
 
 impl RunDir {
-    /// `runs_dir/<plan_id>/<run_id>`, created (with its parents) if missing.
+    /// `runs_dir/<plan_id>/<run_id>`, a new folder (its parents are created if missing). Two
+    /// runs never share one: when the folder exists already (two runs given the same id),
+    /// this fails with an [`RunError::Io`] whose kind is `AlreadyExists`, and nothing of the
+    /// other run is touched; the engine then takes the next id ([`new_run_id`]).
     pub fn create(runs_dir: &Path, plan_id: &str, run_id: &str) -> Result<RunDir, RunError> {
         check_run_id(run_id)?;
-        let root = runs_dir.join(file_stem(plan_id)).join(run_id);
-        std::fs::create_dir_all(root.join("outputs")).map_err(io("creating", &root))?;
+        let plan_dir = runs_dir.join(file_stem(plan_id));
+        std::fs::create_dir_all(&plan_dir).map_err(io("creating", &plan_dir))?;
+        let root = plan_dir.join(run_id);
+        std::fs::create_dir(&root).map_err(io("creating", &root))?;
+        std::fs::create_dir(root.join("outputs")).map_err(io("creating", &root))?;
         Ok(RunDir {
             root,
             events: Mutex::new(()),

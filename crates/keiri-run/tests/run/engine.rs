@@ -818,6 +818,42 @@ graph:
     );
 }
 
+/// Two runs given the same id (the same millisecond, the same random part) never share a
+/// folder: the second takes the next id, and the first's record stays as it left it (its plan
+/// text, its one `run_start`, its output).
+#[test]
+fn two_runs_given_the_same_id_keep_their_own_records() {
+    let ws = ws();
+    let plan = |v: u32| {
+        format!(
+            "id: twice\ngraph:\n  - {{id: a, block: t.const, in: {{value: {v}}}, out: {{value: v}}}}\n"
+        )
+    };
+    let first = run(ws.path(), &plan(1));
+    let second = run(ws.path(), &plan(2));
+    let third = run(ws.path(), &plan(3));
+    assert_eq!(first.outcome.run_id, "20261125T090000000Z-abcdef");
+    assert_eq!(second.outcome.run_id, "20261125T090000000Z-abcdf0");
+    assert_eq!(third.outcome.run_id, "20261125T090000000Z-abcdf1");
+    let runs = ws.path().join("runs");
+    for (run, value) in [(&first, 1), (&second, 2), (&third, 3)] {
+        assert_eq!(run.outcome.status, RunStatus::Finished);
+        let dir = keiri_run::RunDir::open(&runs, "twice", &run.outcome.run_id).unwrap();
+        assert_eq!(
+            dir.load_outputs("a")
+                .unwrap()
+                .get("value")
+                .unwrap()
+                .to_json(),
+            json!(value)
+        );
+        let text = std::fs::read_to_string(dir.path().join("plan.yaml")).unwrap();
+        assert_eq!(text, plan(value));
+        let events = std::fs::read_to_string(dir.path().join("events.jsonl")).unwrap();
+        assert_eq!(events.matches("\"run_start\"").count(), 1, "{events}");
+    }
+}
+
 #[test]
 fn resume_of_an_unknown_run_is_an_error() {
     let ws = ws();
