@@ -173,6 +173,9 @@ fn any_other_use_of_the_table_reads_every_column() {
         "  - {id: names, block: transforms.pick_value, in: {source: \"${read.columns}\", path: \"0\"}, out: {value: first}}\n",
         // Columns named by a var only the run resolves.
         "  - {id: more, block: transforms.sort_rows, in: {rows: \"${read.rows}\", by: [{field: \"${vars.key}\"}]}, out: {rows: rows}}\n",
+        // A block whose expressions may name any column: not on the list until its code is
+        // checked to read only the columns they name.
+        "  - {id: cc, block: transforms.compute_columns, in: {rows: \"${read.rows}\", columns: [{name: 件名, expr: \"concat(摘要, メモ)\"}]}, out: {rows: rows}}\n",
         // Rows passed through to a use of every column.
         "  - {id: sorted, block: transforms.sort_rows, in: {rows: \"${dates.rows}\", by: [{field: 伝票番号}]}, out: {rows: rows}}\n  - {id: out, block: csv.write, in: {rows: \"${sorted.rows}\", out_name: sorted.csv}, out: {out_path: written}}\n",
     ];
