@@ -170,19 +170,21 @@ fn csv_encoding(name: &str) -> Result<CsvEncoding, BlockError> {
 /// line it was on (encoding_rs would write an HTML character reference instead, which no
 /// accounting software reads). The warnings are in `lang`, the run's.
 fn encode(
-    text: &str,
+    text: String,
     encoding: CsvEncoding,
     warnings: &mut Vec<String>,
     lang: keiri_plan::Lang,
 ) -> Vec<u8> {
     match encoding {
-        CsvEncoding::Utf8 => text.as_bytes().to_vec(),
+        // UTF-8 text is its bytes: no copy of what may be a hundred megabytes.
+        CsvEncoding::Utf8 => text.into_bytes(),
         CsvEncoding::Utf8Bom => {
-            let mut out = vec![0xEF, 0xBB, 0xBF];
-            out.extend_from_slice(text.as_bytes());
+            let mut out = text.into_bytes();
+            out.splice(0..0, [0xEF, 0xBB, 0xBF]);
             out
         }
         CsvEncoding::ShiftJis => {
+            let text = text.as_str();
             let (bytes, _, had_errors) = encoding_rs::SHIFT_JIS.encode(text);
             if !had_errors {
                 return bytes.into_owned();
@@ -236,12 +238,24 @@ impl<'d> CsvText<'d> {
     }
 
     fn field(&mut self, s: &str) {
-        if s.contains(self.delimiter) || s.contains(['"', '\n', '\r']) {
+        if self.needs_quotes(s) {
             self.out.push('"');
             self.out.push_str(&s.replace('"', "\"\""));
             self.out.push('"');
         } else {
             self.out.push_str(s);
+        }
+    }
+
+    /// Whether `s` holds the delimiter, a quote or a line break. A one-byte delimiter (every
+    /// usual one) is looked for in the same pass over the bytes as the others: they are all
+    /// ASCII, which never occurs inside a UTF-8 sequence of another character.
+    fn needs_quotes(&self, s: &str) -> bool {
+        match self.delimiter.as_bytes() {
+            &[d] => s
+                .bytes()
+                .any(|b| b == d || b == b'"' || b == b'\n' || b == b'\r'),
+            _ => s.contains(self.delimiter) || s.contains(['"', '\n', '\r']),
         }
     }
 }

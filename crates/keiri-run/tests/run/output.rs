@@ -662,6 +662,90 @@ fn csv_write_writes_a_typed_table_as_its_rows_would_be() {
     assert_eq!(write(Value::Json(rows), "rc.csv", columns), picked);
 }
 
+/// Numbers at the edges of their text (exponents, a negative zero, the largest integers, a
+/// float32, an infinity) and the delimiters that change what is quoted: a table is written as
+/// its JSON rows are (the rows' text is serde_json's), and as worked out by hand.
+#[test]
+fn csv_write_writes_edge_numbers_and_any_delimiter_as_rows_would_be() {
+    use keiri_run::value::Value;
+    use polars::prelude::{Column, DataFrame};
+    let table = DataFrame::new(
+        5,
+        vec![
+            Column::new(
+                "f".into(),
+                [
+                    Some(1e21f64),
+                    Some(-0.0),
+                    Some(1.5e-7),
+                    Some(f64::INFINITY),
+                    Some(123456.789),
+                ]
+                .to_vec(),
+            ),
+            Column::new(
+                "g".into(),
+                [Some(0.5f32), None, Some(-2.0), Some(1e10), Some(f32::NAN)].to_vec(),
+            ),
+            Column::new(
+                "u".into(),
+                [Some(u64::MAX), Some(0), None, Some(7), Some(10)].to_vec(),
+            ),
+            Column::new(
+                "i".into(),
+                [Some(i64::MIN), Some(-1), Some(0), None, Some(i64::MAX)].to_vec(),
+            ),
+            Column::new(
+                "t".into(),
+                [
+                    Some("a;b"),
+                    Some("a\tb"),
+                    Some("a | b"),
+                    Some("a,b"),
+                    Some(""),
+                ]
+                .to_vec(),
+            ),
+        ],
+    )
+    .unwrap();
+    let rows = Value::Table(table.clone()).to_json();
+    let dir = tempfile::tempdir().unwrap();
+    let write = |rows: Value, name: &str, delimiter: &str| {
+        let inputs = vec![
+            ("rows", rows),
+            ("encoding", Value::Json(json!("utf-8"))),
+            ("delimiter", Value::Json(json!(delimiter))),
+            ("out_name", Value::Json(json!(name))),
+        ];
+        let out = crate::matching::run_block_values("csv.write", dir.path(), inputs).unwrap();
+        String::from_utf8(std::fs::read(out_path(&out)).unwrap()).unwrap()
+    };
+    // By hand, with a comma: serde_json writes 1e21 and 1.5e-7 with exponents (`1e+21`),
+    // keeps the sign of -0.0 and a whole float's ".0"; an infinity and a NaN are JSON's null,
+    // so empty; the float32 0.5 and 1e10 are widened exactly.
+    let expected = "f,g,u,i,t\r\n\
+                    1e+21,0.5,18446744073709551615,-9223372036854775808,a;b\r\n\
+                    -0.0,,0,-1,a\tb\r\n\
+                    1.5e-7,-2.0,,0,a | b\r\n\
+                    ,10000000000.0,7,,\"a,b\"\r\n\
+                    123456.789,,10,9223372036854775807,\r\n";
+    assert_eq!(write(Value::Table(table.clone()), "c.csv", ","), expected);
+    for (n, delimiter) in [";", "\\t", " | "].into_iter().enumerate() {
+        let from_table = write(Value::Table(table.clone()), &format!("t{n}.csv"), delimiter);
+        let from_rows = write(Value::Json(rows.clone()), &format!("r{n}.csv"), delimiter);
+        assert_eq!(from_table, from_rows, "{delimiter}");
+    }
+    let semicolon = write(Value::Table(table.clone()), "s.csv", ";");
+    assert!(semicolon.contains("\"a;b\""), "{semicolon}");
+    assert!(semicolon.contains(";a,b\r\n"), "{semicolon}");
+    let tab = write(Value::Table(table.clone()), "tab.csv", "\\t");
+    assert!(tab.contains("\t\"a\tb\"\r\n"), "{tab}");
+    let bar = write(Value::Table(table), "bar.csv", " | ");
+    assert!(bar.contains(" | \"a | b\"\r\n"), "{bar}");
+    assert!(bar.contains(" | a;b\r\n"), "{bar}");
+}
+
 /// A table longer than the block turns into text at a time (65,536 rows): every row once, in
 /// order, across the pieces.
 #[test]

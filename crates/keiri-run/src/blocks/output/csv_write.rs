@@ -57,7 +57,7 @@ fn csv_write(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockEr
     };
     let body = csv.out;
     let mut warnings = Vec::new();
-    let bytes = encode(&body, encoding, &mut warnings, ctx.lang);
+    let bytes = encode(body, encoding, &mut warnings, ctx.lang);
     let saved = save(&dir, &name, &bytes, conflict)?;
     if saved.is_none() {
         warnings.push(format!("{name} は既にあり on_conflict が skip のため書きませんでした / {name} exists and on_conflict is skip; nothing was written"));

@@ -246,7 +246,7 @@ fn journal_export(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Bl
         ),
     };
     let body = csv_text(header.as_deref(), &lines, ",");
-    let bytes = encode(&body, encoding, &mut warnings, ctx.lang);
+    let bytes = encode(body, encoding, &mut warnings, ctx.lang);
     let saved = save(&dir, &name, &bytes, conflict)?;
     Ok(Outputs::new()
         .with("out_path", path_text(&saved))
