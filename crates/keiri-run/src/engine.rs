@@ -451,7 +451,7 @@ impl<'a> Runner<'a> {
                     && let Ok(outputs) = self.dir.load_outputs(&node.id)
                 {
                     self.emit(Event::NodeReused { node: qid });
-                    scope.publish(node, &outputs);
+                    scope.publish(node, outputs);
                     result
                         .statuses
                         .insert(node.id.clone(), NodeStatus::Finished);
@@ -516,7 +516,7 @@ impl<'a> Runner<'a> {
                 let node = &plan.graph[i];
                 match outcome {
                     NodeResult::Done(outputs) => {
-                        scope.publish(node, &outputs);
+                        scope.publish(node, outputs);
                         let qid = frame.qualified(&node.id);
                         if let Some(shapes) = self.lock_loop_shapes().remove(&qid) {
                             scope.shapes.insert(node.id.clone(), shapes);
@@ -635,14 +635,20 @@ impl<'a> Runner<'a> {
     /// Saves `node`'s outputs (secrets redacted) and records it finished: on the record
     /// writer's thread while the run goes (`recorder.rs`), else here.
     fn record_finished(&self, node: &Node, outputs: &Outputs) {
+        let outputs = match records::ToSave::new(&self.secrets.redact_outputs(outputs)) {
+            Ok(outputs) => outputs,
+            Err(e) => return self.note_record_error(e),
+        };
         if let Some(job) = self.recorder.send(recorder::Job::new(node, outputs)) {
             self.save_finished(job);
         }
     }
 
     fn save_finished(&self, job: recorder::Job) {
-        let outputs = self.secrets.redact_outputs(&job.outputs);
-        match self.dir.save_outputs(&job.node, &outputs, job.recomputable) {
+        match self
+            .dir
+            .save_encoded(&job.node, &job.outputs, job.recomputable)
+        {
             Ok(files) => self.record_state(
                 &job.node,
                 NodeState {

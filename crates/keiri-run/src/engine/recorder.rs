@@ -15,22 +15,23 @@ use std::sync::mpsc::{SendError, SyncSender, sync_channel};
 use keiri_plan::model::{Node, NodeKind, Plan};
 
 use crate::block::{BlockError, ErrorCode, Outputs};
-use crate::records::{Kept, RunDir, table_digest};
+use crate::records::{Kept, RunDir, ToSave, table_digest};
 use crate::value::Value;
 
-/// A finished node's outputs to save.
+/// A finished node's outputs to save, their secrets redacted and their JSON encoded where
+/// the node finished ([`ToSave`]): the writer never holds a second copy of a JSON tree.
 pub(super) struct Job {
     pub node: String,
-    pub outputs: Outputs,
+    pub outputs: ToSave,
     /// Whether the node can run again from what it read ([`recomputable`]).
     pub recomputable: bool,
 }
 
 impl Job {
-    pub fn new(node: &Node, outputs: &Outputs) -> Job {
+    pub fn new(node: &Node, outputs: ToSave) -> Job {
         Job {
             node: node.id.clone(),
-            outputs: outputs.clone(),
+            outputs,
             recomputable: recomputable(node),
         }
     }

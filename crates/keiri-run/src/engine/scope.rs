@@ -65,13 +65,14 @@ impl<'p> Scope<'p> {
             .or_else(|| self.parent.and_then(|p| p.var(name)))
     }
 
-    /// Publishes a node's outputs under its `out` aliases.
-    pub(super) fn publish(&mut self, node: &Node, outputs: &Outputs) {
+    /// Publishes a node's outputs under its `out` aliases (`out` names each output once).
+    /// They are moved, not copied: a node's JSON can be hundreds of megabytes of
+    /// `serde_json` values.
+    pub(super) fn publish(&mut self, node: &Node, outputs: Outputs) {
+        let mut outputs = outputs.0;
         let aliases = node
             .aliases()
-            .filter_map(|(local, alias)| {
-                outputs.0.get(local).map(|v| (alias.to_string(), v.clone()))
-            })
+            .filter_map(|(local, alias)| outputs.swap_remove(local).map(|v| (alias.to_string(), v)))
             .collect();
         self.outputs.insert(node.id.clone(), aliases);
     }
