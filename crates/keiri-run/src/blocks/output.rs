@@ -249,12 +249,14 @@ impl<'d> CsvText<'d> {
 
     /// Whether `s` holds the delimiter, a quote or a line break. A one-byte delimiter (every
     /// usual one) is looked for in the same pass over the bytes as the others: they are all
-    /// ASCII, which never occurs inside a UTF-8 sequence of another character.
+    /// ASCII, which never occurs inside a UTF-8 sequence of another character. The pass has no
+    /// early exit, so the compiler checks many bytes at a time (most fields need no quotes and
+    /// are read to the end either way).
     fn needs_quotes(&self, s: &str) -> bool {
         match self.delimiter.as_bytes() {
-            &[d] => s
-                .bytes()
-                .any(|b| b == d || b == b'"' || b == b'\n' || b == b'\r'),
+            &[d] => s.bytes().fold(false, |hit, b| {
+                hit | (b == d) | (b == b'"') | (b == b'\n') | (b == b'\r')
+            }),
             _ => s.contains(self.delimiter) || s.contains(['"', '\n', '\r']),
         }
     }

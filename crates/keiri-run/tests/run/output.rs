@@ -746,6 +746,118 @@ fn csv_write_writes_edge_numbers_and_any_delimiter_as_rows_would_be() {
     assert!(bar.contains(" | a;b\r\n"), "{bar}");
 }
 
+/// Dates, booleans and the small integer types are rendered column by column without JSON:
+/// the same text as the rows they make, from year 1 to 9999 (by hand), past it (Polars' own
+/// text, as before), with a delimiter that occurs inside numbers and dates, and across the
+/// pieces of a long table.
+#[test]
+fn csv_write_renders_dates_and_small_numbers_as_rows_would_be() {
+    use keiri_run::value::Value;
+    use polars::prelude::{Column, DataFrame, DataType};
+    let day = |y, m, d| {
+        let date = chrono::NaiveDate::from_ymd_opt(y, m, d).unwrap();
+        (date - chrono::NaiveDate::from_ymd_opt(1970, 1, 1).unwrap()).num_days() as i32
+    };
+    let dates = |days: Vec<Option<i32>>| {
+        Column::new("日付".into(), days)
+            .cast(&DataType::Date)
+            .unwrap()
+    };
+    let table = DataFrame::new(
+        6,
+        vec![
+            dates(vec![
+                Some(day(1, 1, 1)),
+                Some(day(999, 12, 31)),
+                None,
+                Some(day(1969, 12, 31)),
+                Some(day(2024, 2, 29)),
+                Some(day(9999, 12, 31)),
+            ]),
+            Column::new(
+                "i8".into(),
+                [Some(-128i8), Some(127), None, Some(0), Some(-1), Some(5)].to_vec(),
+            ),
+            Column::new(
+                "u32".into(),
+                [Some(u32::MAX), Some(0), Some(10), None, Some(1), Some(2)].to_vec(),
+            ),
+            Column::new(
+                "b".into(),
+                [None, Some(true), Some(false), Some(true), None, Some(false)].to_vec(),
+            ),
+        ],
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let write = |rows: Value, name: &str, delimiter: &str| {
+        let inputs = vec![
+            ("rows", rows),
+            ("encoding", Value::Json(json!("utf-8"))),
+            ("delimiter", Value::Json(json!(delimiter))),
+            ("out_name", Value::Json(json!(name))),
+        ];
+        let out = crate::matching::run_block_values("csv.write", dir.path(), inputs).unwrap();
+        String::from_utf8(std::fs::read(out_path(&out)).unwrap()).unwrap()
+    };
+    let expected = "日付,i8,u32,b\r\n\
+                    0001-01-01,-128,4294967295,\r\n\
+                    0999-12-31,127,0,true\r\n\
+                    ,,10,false\r\n\
+                    1969-12-31,0,,true\r\n\
+                    2024-02-29,-1,1,\r\n\
+                    9999-12-31,5,2,false\r\n";
+    assert_eq!(write(Value::Table(table.clone()), "c.csv", ","), expected);
+    // A delimiter inside the numbers' and dates' text quotes them, as it does the rows'.
+    let rows = Value::Table(table.clone()).to_json();
+    for (n, delimiter) in ["-", "0", "9", "t"].into_iter().enumerate() {
+        let from_table = write(Value::Table(table.clone()), &format!("t{n}.csv"), delimiter);
+        let from_rows = write(Value::Json(rows.clone()), &format!("r{n}.csv"), delimiter);
+        assert_eq!(from_table, from_rows, "{delimiter}");
+    }
+    assert!(write(Value::Table(table), "dash.csv", "-").contains("\"0001-01-01\"-\"-128\""));
+    // Years past 9999 and before 1 are Polars' text, the same from the table and its rows.
+    let far = DataFrame::new(
+        3,
+        vec![dates(vec![
+            Some(day(10000, 1, 1)),
+            Some(day(-5, 6, 7)),
+            Some(day(2025, 4, 1)),
+        ])],
+    )
+    .unwrap();
+    let far_rows = Value::Table(far.clone()).to_json();
+    let from_table = write(Value::Table(far), "far.csv", ",");
+    assert_eq!(
+        from_table,
+        write(Value::Json(far_rows), "far_rows.csv", ",")
+    );
+    assert!(from_table.ends_with("\r\n2025-04-01\r\n"), "{from_table}");
+    // Across the pieces of a long table: each date once, in order, its weekday's boolean beside it.
+    let n = 140_000usize;
+    let start = day(2020, 1, 1);
+    let long = DataFrame::new(
+        n,
+        vec![
+            dates((0..n).map(|i| Some(start + (i % 3000) as i32)).collect()),
+            Column::new("b".into(), (0..n).map(|i| i % 7 == 0).collect::<Vec<_>>()),
+        ],
+    )
+    .unwrap();
+    let text = write(Value::Table(long), "long.csv", ",");
+    let lines: Vec<&str> = text.split("\r\n").collect();
+    assert_eq!(lines.len(), n + 2, "a header, the rows and the empty end");
+    for i in [0usize, 2_999, 3_000, 65_535, 65_536, 131_072, n - 1] {
+        let date = chrono::NaiveDate::from_ymd_opt(2020, 1, 1).unwrap()
+            + chrono::Duration::days((i % 3000) as i64);
+        assert_eq!(
+            lines[i + 1],
+            format!("{},{}", date.format("%Y-%m-%d"), i % 7 == 0),
+            "row {i}"
+        );
+    }
+}
+
 /// A table longer than the block turns into text at a time (65,536 rows): every row once, in
 /// order, across the pieces.
 #[test]

@@ -1,10 +1,10 @@
 //! `csv.write`: its inputs and outputs are in `block_specs/output/csv.write.yaml`.
 
 use super::{CsvText, columns, csv_encoding, encode, on_conflict, out_file, path_text, text};
-use crate::block::{BlockContext, BlockError, Inputs, Outputs};
+use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs};
 use crate::blocks::kit::outputs::{DEFAULT_OUT_DIR, save, target_dir};
-use crate::value::{Value, column_to_json, table_error};
-use polars::prelude::{DataFrame, DataType, StringChunked};
+use crate::value::{Value, table_error};
+use polars::prelude::{ChunkAgg, Column, DataFrame, DataType};
 use serde_json::json;
 
 /// Rows of a table turned into text at a time: bounds the text held besides the CSV itself.
@@ -71,30 +71,36 @@ fn csv_write(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockEr
         .with("warnings", json!(warnings)))
 }
 
-/// Writes the lines of `df`'s `cols` (a column it lacks is written empty, as a JSON row's
-/// missing key is; the run-time input check refuses an unknown column before this runs).
-/// Text columns are written as they are; other cells as their JSON text ([`column_to_json`]).
 /// One column of a chunk, as its cells are written.
-enum Cells {
-    /// A text column, read in place (one chunk, so that reading cell `i` is an index, not a
-    /// search).
-    Text(StringChunked),
-    /// Any other column, each cell already rendered as its text.
-    Rendered(Vec<String>),
+enum Cells<'a> {
+    /// A text column's cells, read in place.
+    Text(Vec<&'a str>),
+    /// Any other column's cells, rendered one after another into one text: cell `i` ends at
+    /// `ends[i]` and begins where cell `i - 1` ended.
+    Rendered { text: String, ends: Vec<usize> },
     /// A column the table does not have: empty cells.
     Missing,
 }
 
-impl Cells {
+impl Cells<'_> {
     fn get(&self, i: usize) -> &str {
         match self {
-            Cells::Text(column) => column.get(i).unwrap_or(""),
-            Cells::Rendered(texts) => &texts[i],
+            Cells::Text(cells) => cells[i],
+            Cells::Rendered { text, ends } => {
+                let start = if i == 0 { 0 } else { ends[i - 1] };
+                &text[start..ends[i]]
+            }
             Cells::Missing => "",
         }
     }
 }
 
+/// Writes the lines of `df`'s `cols` (a column it lacks is written empty, as a JSON row's
+/// missing key is; the run-time input check refuses an unknown column before this runs),
+/// [`CHUNK_ROWS`] rows at a time. Text columns are written as they are; other cells as their
+/// JSON text would be ([`crate::value::column_to_json`]), rendered column by column without
+/// building JSON values ([`render`]). The text is reserved at the size the first chunk's
+/// lines suggest, so a hundred-megabyte CSV is not copied each time it outgrows its buffer.
 fn write_table(csv: &mut CsvText<'_>, df: &DataFrame, cols: &[String]) -> Result<(), BlockError> {
     let mut offset = 0;
     while offset < df.height() {
@@ -103,22 +109,153 @@ fn write_table(csv: &mut CsvText<'_>, df: &DataFrame, cols: &[String]) -> Result
         for name in cols {
             columns.push(match part.column(name) {
                 Ok(c) if c.dtype() == &DataType::String => {
-                    let column = c.str().map_err(|e| table_error(&e))?;
-                    Cells::Text(column.rechunk().into_owned())
+                    let cells = c.str().map_err(|e| table_error(&e))?;
+                    Cells::Text(cells.iter().map(|v| v.unwrap_or("")).collect())
                 }
-                Ok(c) => {
-                    let cells = column_to_json(c)?;
-                    Cells::Rendered(cells.iter().map(|v| text(Some(v))).collect())
-                }
+                Ok(c) => render(c)?,
                 Err(_) => Cells::Missing,
             });
         }
+        let before = csv.out.len();
         for i in 0..part.height() {
             csv.line(columns.iter().map(|c| c.get(i)));
+        }
+        if offset == 0 && part.height() < df.height() {
+            let per_row = (csv.out.len() - before).div_ceil(part.height());
+            let rest = per_row * (df.height() - part.height());
+            csv.out.reserve(rest + rest / 8);
         }
         offset += part.height();
     }
     Ok(())
+}
+
+/// A column that is not text, each cell as [`crate::value::column_to_json`] and `text` would
+/// write it (serde_json's number text; dates as `YYYY-MM-DD`; an empty cell for a null, a NaN
+/// or an infinity), rendered into one text instead of a JSON value and a string per cell.
+fn render(column: &Column) -> Result<Cells<'static>, BlockError> {
+    let err = |e: polars::prelude::PolarsError| table_error(&e);
+    let mut text: Vec<u8> = Vec::with_capacity(column.len() * 8);
+    let mut ends = Vec::with_capacity(column.len());
+    match column.dtype() {
+        DataType::Boolean => {
+            for v in column.bool().map_err(err)?.iter() {
+                match v {
+                    Some(true) => text.extend_from_slice(b"true"),
+                    Some(false) => text.extend_from_slice(b"false"),
+                    None => {}
+                }
+                ends.push(text.len());
+            }
+        }
+        DataType::Int8
+        | DataType::Int16
+        | DataType::Int32
+        | DataType::Int64
+        | DataType::UInt8
+        | DataType::UInt16
+        | DataType::UInt32 => {
+            let c = column.cast(&DataType::Int64).map_err(err)?;
+            for v in c.i64().map_err(err)?.iter() {
+                if let Some(v) = v {
+                    json_number(&mut text, &v)?;
+                }
+                ends.push(text.len());
+            }
+        }
+        DataType::UInt64 => {
+            for v in column.u64().map_err(err)?.iter() {
+                if let Some(v) = v {
+                    json_number(&mut text, &v)?;
+                }
+                ends.push(text.len());
+            }
+        }
+        DataType::Float32 | DataType::Float64 => {
+            let c = column.cast(&DataType::Float64).map_err(err)?;
+            for v in c.f64().map_err(err)?.iter() {
+                // NaN and the infinities are JSON's null: an empty cell (`float_json`).
+                if let Some(v) = v.filter(|v| v.is_finite()) {
+                    json_number(&mut text, &v)?;
+                }
+                ends.push(text.len());
+            }
+        }
+        DataType::Date if iso_dates(column)? => {
+            let days = column.cast(&DataType::Int32).map_err(err)?;
+            for v in days.i32().map_err(err)?.iter() {
+                if let Some(date) = v.and_then(date_of) {
+                    iso_date(&mut text, date);
+                }
+                ends.push(text.len());
+            }
+        }
+        // Dates outside years 0–9999, datetimes and anything else: their text (Polars').
+        _ => {
+            let c = column.cast(&DataType::String).map_err(err)?;
+            for v in c.str().map_err(err)?.iter() {
+                text.extend_from_slice(v.unwrap_or("").as_bytes());
+                ends.push(text.len());
+            }
+        }
+    }
+    let text = String::from_utf8(text).map_err(|e| {
+        BlockError::new(
+            ErrorCode::BlockFailed,
+            format!("表の値を文字にできませんでした（{e}）"),
+            format!("could not turn the table's values into text ({e})"),
+        )
+    })?;
+    Ok(Cells::Rendered { text, ends })
+}
+
+/// A number as serde_json writes it, so that a cell reads as its JSON text would.
+fn json_number<T: serde::Serialize>(out: &mut Vec<u8>, n: &T) -> Result<(), BlockError> {
+    serde_json::to_writer(out, n).map_err(|e| {
+        BlockError::new(
+            ErrorCode::BlockFailed,
+            format!("数値を文字にできませんでした（{e}）"),
+            format!("could not write a number ({e})"),
+        )
+    })
+}
+
+/// Days from 1970-01-01 to 0001-01-01's day number in chrono's count (`from_num_days_from_ce`).
+const UNIX_EPOCH_DAYS_FROM_CE: i32 = 719_163;
+
+fn date_of(days: i32) -> Option<chrono::NaiveDate> {
+    chrono::NaiveDate::from_num_days_from_ce_opt(days.checked_add(UNIX_EPOCH_DAYS_FROM_CE)?)
+}
+
+/// Whether every date of a date column is in years 0–9999, which Polars writes as
+/// `YYYY-MM-DD` and [`iso_date`] writes the same way without a format string per cell.
+fn iso_dates(column: &Column) -> Result<bool, BlockError> {
+    use chrono::Datelike;
+    let days = column.cast(&DataType::Int32).map_err(|e| table_error(&e))?;
+    let days = days.i32().map_err(|e| table_error(&e))?;
+    let in_range = |d: Option<i32>| {
+        d.and_then(date_of)
+            .is_some_and(|d| (0..=9999).contains(&d.year()))
+    };
+    Ok(days.null_count() == days.len() || (in_range(days.min()) && in_range(days.max())))
+}
+
+/// `YYYY-MM-DD` of a date in years 0–9999.
+fn iso_date(out: &mut Vec<u8>, date: chrono::NaiveDate) {
+    use chrono::Datelike;
+    let (y, m, d) = (date.year() as u32, date.month(), date.day());
+    out.extend_from_slice(&[
+        b'0' + (y / 1000) as u8,
+        b'0' + (y / 100 % 10) as u8,
+        b'0' + (y / 10 % 10) as u8,
+        b'0' + (y % 10) as u8,
+        b'-',
+        b'0' + (m / 10) as u8,
+        b'0' + (m % 10) as u8,
+        b'-',
+        b'0' + (d / 10) as u8,
+        b'0' + (d % 10) as u8,
+    ]);
 }
 
 builtin!("csv.write", csv_write);
