@@ -18,6 +18,7 @@
 //! * PDF and Word text comes from keiri-docs, which has its own limits and panic guard.
 
 mod bank_read_statement;
+mod csv_decode;
 mod csv_read;
 mod docx_extract_text;
 mod excel_lookup_rows;

@@ -1,5 +1,6 @@
 //! `csv.read`: its inputs and outputs are in `block_specs/input/csv.read.yaml`.
 
+use super::csv_decode::{DecodeError, Decoded, DecodedBlocks, Decoding};
 use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, ProgressUnit, Warning};
 use crate::blocks::kit::decode::{encoding_choice, undecodable, undetectable};
 use crate::blocks::kit::files::{MAX_FILE_BYTES, not_found, resolve};
@@ -172,7 +173,13 @@ fn parse_decoded<R: Read>(
             text: decoded,
             bytes,
             last,
-        } = blocks.next()?;
+        } = blocks.next().map_err(|e| match e {
+            DecodeError::Undecodable => PieceError::Undecodable,
+            DecodeError::Read(e) => PieceError::Failed(BlockError::failed(
+                format!("ファイルを読めません: {e}"),
+                format!("cannot read the file: {e}"),
+            )),
+        })?;
         read += bytes as u64;
         steps.advance_to(read).map_err(PieceError::Failed)?;
         text.push_str(&decoded);
@@ -493,119 +500,6 @@ fn warn_short_rows(ctx: &BlockContext<'_>, short: &ShortRows, width: usize) {
             "{count} rows have fewer values than the header's {width} columns; their missing columns were read as empty. First: data row {row} ({values} values): {shown:?}. Check that no value shifted columns"
         ),
     ));
-}
-
-/// Decoded blocks waiting for the parse at most: a few megabytes of text.
-const DECODED_AHEAD: usize = 4;
-
-/// Reads a file block by block and decodes each.
-struct Decoding<'f, R> {
-    file: &'f mut R,
-    decoder: keiri_docs::text::StreamDecoder,
-    block: Vec<u8>,
-}
-
-/// One block of the file decoded: its text, how many of the file's bytes it came from, and
-/// whether it was the last (the file's end, `bytes` 0).
-struct Decoded {
-    text: String,
-    bytes: usize,
-    last: bool,
-}
-
-impl<R: Read> Decoding<'_, R> {
-    fn next(&mut self) -> Result<Decoded, PieceError> {
-        let n = read_block(self.file, &mut self.block).map_err(|e| {
-            PieceError::Failed(BlockError::failed(
-                format!("ファイルを読めません: {e}"),
-                format!("cannot read the file: {e}"),
-            ))
-        })?;
-        let last = n == 0;
-        let mut text = String::with_capacity(n + n / 2);
-        self.decoder
-            .decode(&self.block[..n], last, &mut text)
-            .map_err(|_| PieceError::Undecodable)?;
-        Ok(Decoded {
-            text,
-            bytes: n,
-            last,
-        })
-    }
-}
-
-/// The decoded blocks of a file, read and decoded ahead on their own thread (`keiri-decode`)
-/// while the pieces before them are parsed: decoding CP932 and Polars' parse, each about half
-/// of a read, then overlap instead of taking turns. The thread stops at the file's end, at an
-/// error (sent as the next block), or when the parse stops taking blocks (a failed or
-/// cancelled read drops them). When no thread can be started, the blocks are read here, as
-/// they were before.
-enum DecodedBlocks<'f, R> {
-    Ahead(std::sync::mpsc::Receiver<Result<Decoded, PieceError>>),
-    Here(Decoding<'f, R>),
-}
-
-impl<'f, R: Read + Send> DecodedBlocks<'f, R> {
-    fn start<'s>(
-        scope: &'s std::thread::Scope<'s, '_>,
-        decoding: Decoding<'f, R>,
-    ) -> DecodedBlocks<'f, R>
-    where
-        'f: 's,
-    {
-        use std::sync::mpsc::sync_channel;
-        // The decoding is handed over once the thread runs, so that it stays here if none can.
-        let (hand, handed) = sync_channel::<Decoding<'f, R>>(1);
-        let (ahead, blocks) = sync_channel(DECODED_AHEAD);
-        let spawned = std::thread::Builder::new()
-            .name("keiri-decode".into())
-            .spawn_scoped(scope, move || {
-                let Ok(mut decoding) = handed.recv() else {
-                    return;
-                };
-                loop {
-                    let next = decoding.next();
-                    let end = !matches!(next, Ok(Decoded { last: false, .. }));
-                    if ahead.send(next).is_err() || end {
-                        return;
-                    }
-                }
-            });
-        match spawned {
-            Ok(_) => match hand.send(decoding) {
-                Ok(()) => DecodedBlocks::Ahead(blocks),
-                Err(back) => DecodedBlocks::Here(back.0),
-            },
-            Err(_) => DecodedBlocks::Here(decoding),
-        }
-    }
-}
-
-impl<R: Read> DecodedBlocks<'_, R> {
-    fn next(&mut self) -> Result<Decoded, PieceError> {
-        match self {
-            DecodedBlocks::Ahead(blocks) => blocks.recv().unwrap_or_else(|_| {
-                Err(PieceError::Failed(BlockError::failed(
-                    "ファイルを読むスレッドが止まりました",
-                    "the thread reading the file stopped",
-                )))
-            }),
-            DecodedBlocks::Here(decoding) => decoding.next(),
-        }
-    }
-}
-
-fn read_block(file: &mut impl Read, block: &mut [u8]) -> std::io::Result<usize> {
-    let mut filled = 0;
-    while filled < block.len() {
-        match file.read(&mut block[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(filled)
 }
 
 /// The byte offset just after the first line end at or past `from` that closes a non-blank
@@ -1011,86 +905,6 @@ mod tests {
                 assert_eq!(used, "cp932");
             }
         }
-    }
-
-    /// Lines of `a,b` for ever.
-    struct Endless;
-
-    impl std::io::Read for Endless {
-        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-            let n = buf.len() / 5 * 5;
-            for line in buf[..n].chunks_mut(5) {
-                line.copy_from_slice(b"a,b\r\n");
-            }
-            Ok(n)
-        }
-    }
-
-    /// Two lines, then a read error.
-    struct Broken(bool);
-
-    impl std::io::Read for Broken {
-        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-            if std::mem::replace(&mut self.0, true) {
-                return Err(std::io::Error::other("the disk went away"));
-            }
-            let lines = b"a,b\r\n1,2\r\n";
-            buf[..lines.len()].copy_from_slice(lines);
-            Ok(lines.len())
-        }
-    }
-
-    /// The thread decoding ahead stops with the read: a read error is the node's error (after
-    /// the rows before it were decoded), and a cancelled read of an endless file returns
-    /// instead of waiting for a decoder that would never finish. Bounded by a minute, so a
-    /// decoder left running fails the test instead of hanging it.
-    #[test]
-    fn the_thread_decoding_ahead_stops_with_the_read() {
-        let (done, finished) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let sizes = PieceSizes {
-                block: 64,
-                piece: 256,
-            };
-            let utf8 = keiri_docs::TextEncoding::Utf8;
-            let error = |r: Result<Parsed, PieceError>| match r {
-                Ok(_) => "read".to_string(),
-                Err(PieceError::Undecodable) => "undecodable".to_string(),
-                Err(PieceError::Failed(e)) => format!("{:?}: {}", e.code, e.message_en),
-            };
-            let broken = with_file(b"", &CallSink::none(), |ctx| {
-                let file = &mut Broken(false);
-                error(parse_pieces(
-                    ctx,
-                    (file, 100),
-                    utf8,
-                    shape(true, 0),
-                    sizes,
-                    None,
-                ))
-            });
-            let cancelled = with_file(b"", &CallSink::none(), |ctx| {
-                ctx.cancel.cancel();
-                let file = &mut Endless;
-                error(parse_pieces(
-                    ctx,
-                    (file, 1 << 40),
-                    utf8,
-                    shape(true, 0),
-                    sizes,
-                    None,
-                ))
-            });
-            let _ = done.send((broken, cancelled));
-        });
-        let (broken, cancelled) = finished
-            .recv_timeout(std::time::Duration::from_secs(60))
-            .expect("both reads returned");
-        assert_eq!(
-            broken,
-            "BlockFailed: cannot read the file: the disk went away"
-        );
-        assert!(cancelled.starts_with("Cancelled"), "{cancelled}");
     }
 
     #[test]
