@@ -738,13 +738,24 @@ fn preview_rows(value: &Value, limit: usize) -> Json {
     }
 }
 
-/// The number of rows of the first table or list among `outputs`.
+/// The number of rows a node gave, as its finish line shows them: those of its first table or
+/// list of rows (objects); else, for a writer, the `row_count` it wrote. A list of text (such
+/// as a writer's `warnings`) is not rows: counted, it made a million-row CSV read "0 行".
 pub fn rows(outputs: &Outputs) -> Option<usize> {
-    outputs.0.values().find_map(|v| match v {
+    let listed = outputs.0.iter().find_map(|(key, v)| match v {
         Value::Table(df) => Some(df.height()),
-        Value::Json(Json::Array(items)) => Some(items.len()),
+        Value::Json(Json::Array(items))
+            if key != "warnings" && items.iter().all(Json::is_object) =>
+        {
+            Some(items.len())
+        }
         Value::Json(_) => None,
-    })
+    });
+    let written = || match outputs.0.get("row_count") {
+        Some(Value::Json(n)) => n.as_u64().and_then(|n| usize::try_from(n).ok()),
+        _ => None,
+    };
+    listed.or_else(written)
 }
 
 /// The events of a run; a torn last line (a killed run) is skipped.
@@ -765,6 +776,35 @@ pub fn read_events(run_dir: &Path) -> Result<Vec<Event>, RunError> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A writer's finish line counts the rows it wrote, not its empty list of warnings; a
+    /// check's empty findings are zero rows; a list of text is no rows at all.
+    #[test]
+    fn rows_are_what_a_node_gave_or_wrote() {
+        let outputs = |pairs: Vec<(&str, Value)>| {
+            Outputs(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+        };
+        let written = outputs(vec![
+            ("out_path", Value::Json(json!("outputs/pairs.csv"))),
+            ("row_count", Value::Json(json!(1_000_000))),
+            ("warnings", Value::Json(json!([]))),
+        ]);
+        assert_eq!(rows(&written), Some(1_000_000));
+        let found = outputs(vec![
+            ("warnings", Value::Json(json!(["a note"]))),
+            ("findings", Value::Json(json!([]))),
+        ]);
+        assert_eq!(rows(&found), Some(0));
+        let listed = outputs(vec![(
+            "rows",
+            Value::Json(json!([{"科目": "現金"}, {"科目": "売掛金"}])),
+        )]);
+        assert_eq!(rows(&listed), Some(2));
+        let names = outputs(vec![("sheets", Value::Json(json!(["月次", "年次"])))]);
+        assert_eq!(rows(&names), None);
+        let table = polars::prelude::df!("金額" => [1i64, 2, 3]).unwrap();
+        assert_eq!(rows(&outputs(vec![("rows", Value::Table(table))])), Some(3));
+    }
 
     /// A table of findings carries what the window needs to show it in words; a table of the
     /// user's own columns carries nothing extra.
