@@ -391,8 +391,9 @@ pub fn detect_stream<R: Read + Seek>(reader: &mut R) -> std::io::Result<Option<T
     Ok(None)
 }
 
-/// Reads until `buffer` is full or the stream ends; the number of bytes read.
-pub(crate) fn read_full(reader: &mut impl Read, buffer: &mut [u8]) -> std::io::Result<usize> {
+/// Reads until `buffer` is full or the stream ends; the number of bytes read (fewer than
+/// `buffer.len()` only at the end). A read `Interrupted` by a signal is retried.
+pub fn read_full(reader: &mut impl Read, buffer: &mut [u8]) -> std::io::Result<usize> {
     let mut filled = 0;
     while filled < buffer.len() {
         match reader.read(&mut buffer[filled..]) {

@@ -235,25 +235,54 @@ pub(crate) fn table_error(e: &polars::prelude::PolarsError) -> BlockError {
     )
 }
 
+/// What a column's cells are as JSON, by its type: one list shared by [`column_to_json`] and
+/// `csv.write`'s rendering (whose text must be the cells' JSON text), so the two cannot drift.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum JsonCells {
+    Bool,
+    /// Integers that fit in `i64`, read widened to it.
+    Int,
+    UInt64,
+    /// Floats, read widened to `f64`; NaN and the infinities are null ([`float_json`]).
+    Float,
+    Text,
+    Null,
+    /// Dates (`YYYY-MM-DD`), datetimes and anything else: their text.
+    Other,
+}
+
+impl JsonCells {
+    pub(crate) fn of(dtype: &DataType) -> Self {
+        match dtype {
+            DataType::Boolean => JsonCells::Bool,
+            DataType::Int8
+            | DataType::Int16
+            | DataType::Int32
+            | DataType::Int64
+            | DataType::UInt8
+            | DataType::UInt16
+            | DataType::UInt32 => JsonCells::Int,
+            DataType::UInt64 => JsonCells::UInt64,
+            DataType::Float32 | DataType::Float64 => JsonCells::Float,
+            DataType::String => JsonCells::Text,
+            DataType::Null => JsonCells::Null,
+            _ => JsonCells::Other,
+        }
+    }
+}
+
 /// The cells of one column as JSON scalars (dates as `YYYY-MM-DD`, other types as text).
 pub(crate) fn column_to_json(column: &Column) -> Result<Vec<serde_json::Value>, BlockError> {
     use serde_json::Value as J;
     let err = |e: polars::prelude::PolarsError| table_error(&e);
-    let dtype = column.dtype();
-    let cells: Vec<J> = match dtype {
-        DataType::Boolean => column
+    let cells: Vec<J> = match JsonCells::of(column.dtype()) {
+        JsonCells::Bool => column
             .bool()
             .map_err(err)?
             .iter()
             .map(|v| v.map_or(J::Null, J::Bool))
             .collect(),
-        DataType::Int8
-        | DataType::Int16
-        | DataType::Int32
-        | DataType::Int64
-        | DataType::UInt8
-        | DataType::UInt16
-        | DataType::UInt32 => {
+        JsonCells::Int => {
             let c = column.cast(&DataType::Int64).map_err(err)?;
             c.i64()
                 .map_err(err)?
@@ -261,13 +290,13 @@ pub(crate) fn column_to_json(column: &Column) -> Result<Vec<serde_json::Value>, 
                 .map(|v| v.map_or(J::Null, J::from))
                 .collect()
         }
-        DataType::UInt64 => column
+        JsonCells::UInt64 => column
             .u64()
             .map_err(err)?
             .iter()
             .map(|v| v.map_or(J::Null, J::from))
             .collect(),
-        DataType::Float32 | DataType::Float64 => {
+        JsonCells::Float => {
             let c = column.cast(&DataType::Float64).map_err(err)?;
             c.f64()
                 .map_err(err)?
@@ -275,15 +304,15 @@ pub(crate) fn column_to_json(column: &Column) -> Result<Vec<serde_json::Value>, 
                 .map(|v| v.map_or(J::Null, float_json))
                 .collect()
         }
-        DataType::String => column
+        JsonCells::Text => column
             .str()
             .map_err(err)?
             .iter()
             .map(|v| v.map_or(J::Null, J::from))
             .collect(),
-        DataType::Null => vec![J::Null; column.len()],
+        JsonCells::Null => vec![J::Null; column.len()],
         // Dates cast to ISO text (`YYYY-MM-DD`); datetimes and anything else to their text.
-        _ => {
+        JsonCells::Other => {
             let c = column.cast(&DataType::String).map_err(err)?;
             c.str()
                 .map_err(err)?

@@ -662,6 +662,25 @@ fn csv_write_writes_a_typed_table_as_its_rows_would_be() {
     assert_eq!(write(Value::Json(rows), "rc.csv", columns), picked);
 }
 
+/// The text `csv.write` writes to `dir/name` from `rows` (a table or JSON rows), UTF-8 with
+/// `delimiter`.
+fn write_utf8_csv(
+    dir: &Path,
+    rows: keiri_run::value::Value,
+    name: &str,
+    delimiter: &str,
+) -> String {
+    use keiri_run::value::Value;
+    let inputs = vec![
+        ("rows", rows),
+        ("encoding", Value::Json(json!("utf-8"))),
+        ("delimiter", Value::Json(json!(delimiter))),
+        ("out_name", Value::Json(json!(name))),
+    ];
+    let out = crate::matching::run_block_values("csv.write", dir, inputs).unwrap();
+    String::from_utf8(std::fs::read(out_path(&out)).unwrap()).unwrap()
+}
+
 /// Numbers at the edges of their text (exponents, a negative zero, the largest integers, a
 /// float32, an infinity) and the delimiters that change what is quoted: a table is written as
 /// its JSON rows are (the rows' text is serde_json's), and as worked out by hand.
@@ -712,14 +731,7 @@ fn csv_write_writes_edge_numbers_and_any_delimiter_as_rows_would_be() {
     let rows = Value::Table(table.clone()).to_json();
     let dir = tempfile::tempdir().unwrap();
     let write = |rows: Value, name: &str, delimiter: &str| {
-        let inputs = vec![
-            ("rows", rows),
-            ("encoding", Value::Json(json!("utf-8"))),
-            ("delimiter", Value::Json(json!(delimiter))),
-            ("out_name", Value::Json(json!(name))),
-        ];
-        let out = crate::matching::run_block_values("csv.write", dir.path(), inputs).unwrap();
-        String::from_utf8(std::fs::read(out_path(&out)).unwrap()).unwrap()
+        write_utf8_csv(dir.path(), rows, name, delimiter)
     };
     // By hand, with a comma: serde_json writes 1e21 and 1.5e-7 with exponents (`1e+21`),
     // keeps the sign of -0.0 and a whole float's ".0"; an infinity and a NaN are JSON's null,
@@ -791,14 +803,7 @@ fn csv_write_renders_dates_and_small_numbers_as_rows_would_be() {
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let write = |rows: Value, name: &str, delimiter: &str| {
-        let inputs = vec![
-            ("rows", rows),
-            ("encoding", Value::Json(json!("utf-8"))),
-            ("delimiter", Value::Json(json!(delimiter))),
-            ("out_name", Value::Json(json!(name))),
-        ];
-        let out = crate::matching::run_block_values("csv.write", dir.path(), inputs).unwrap();
-        String::from_utf8(std::fs::read(out_path(&out)).unwrap()).unwrap()
+        write_utf8_csv(dir.path(), rows, name, delimiter)
     };
     let expected = "日付,i8,u32,b\r\n\
                     0001-01-01,-128,4294967295,\r\n\

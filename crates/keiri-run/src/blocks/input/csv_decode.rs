@@ -31,7 +31,8 @@ pub(super) struct Decoded {
 
 impl<R: Read> Decoding<'_, R> {
     fn next(&mut self) -> Result<Decoded, DecodeError> {
-        let n = read_block(self.file, &mut self.block).map_err(DecodeError::Read)?;
+        let n =
+            keiri_docs::text::read_full(self.file, &mut self.block).map_err(DecodeError::Read)?;
         let last = n == 0;
         let mut text = String::with_capacity(n + n / 2);
         self.decoder
@@ -103,19 +104,6 @@ impl<R: Read> DecodedBlocks<'_, R> {
             DecodedBlocks::Here(decoding) => decoding.next(),
         }
     }
-}
-
-fn read_block(file: &mut impl Read, block: &mut [u8]) -> std::io::Result<usize> {
-    let mut filled = 0;
-    while filled < block.len() {
-        match file.read(&mut block[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(filled)
 }
 
 #[cfg(test)]

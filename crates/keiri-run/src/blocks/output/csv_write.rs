@@ -3,7 +3,7 @@
 use super::{CsvText, columns, csv_encoding, encode, on_conflict, out_file, path_text, text};
 use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs};
 use crate::blocks::kit::outputs::{DEFAULT_OUT_DIR, save, target_dir};
-use crate::value::{Value, table_error};
+use crate::value::{JsonCells, Value, table_error};
 use polars::prelude::{ChunkAgg, Column, DataFrame, DataType};
 use serde_json::json;
 
@@ -137,8 +137,8 @@ fn render(column: &Column) -> Result<Cells<'static>, BlockError> {
     let err = |e: polars::prelude::PolarsError| table_error(&e);
     let mut text: Vec<u8> = Vec::with_capacity(column.len() * 8);
     let mut ends = Vec::with_capacity(column.len());
-    match column.dtype() {
-        DataType::Boolean => {
+    match JsonCells::of(column.dtype()) {
+        JsonCells::Bool => {
             for v in column.bool().map_err(err)?.iter() {
                 match v {
                     Some(true) => text.extend_from_slice(b"true"),
@@ -148,13 +148,7 @@ fn render(column: &Column) -> Result<Cells<'static>, BlockError> {
                 ends.push(text.len());
             }
         }
-        DataType::Int8
-        | DataType::Int16
-        | DataType::Int32
-        | DataType::Int64
-        | DataType::UInt8
-        | DataType::UInt16
-        | DataType::UInt32 => {
+        JsonCells::Int => {
             let c = column.cast(&DataType::Int64).map_err(err)?;
             for v in c.i64().map_err(err)?.iter() {
                 if let Some(v) = v {
@@ -163,7 +157,7 @@ fn render(column: &Column) -> Result<Cells<'static>, BlockError> {
                 ends.push(text.len());
             }
         }
-        DataType::UInt64 => {
+        JsonCells::UInt64 => {
             for v in column.u64().map_err(err)?.iter() {
                 if let Some(v) = v {
                     json_number(&mut text, &v)?;
@@ -171,7 +165,7 @@ fn render(column: &Column) -> Result<Cells<'static>, BlockError> {
                 ends.push(text.len());
             }
         }
-        DataType::Float32 | DataType::Float64 => {
+        JsonCells::Float => {
             let c = column.cast(&DataType::Float64).map_err(err)?;
             for v in c.f64().map_err(err)?.iter() {
                 // NaN and the infinities are JSON's null: an empty cell (`float_json`).
@@ -181,7 +175,7 @@ fn render(column: &Column) -> Result<Cells<'static>, BlockError> {
                 ends.push(text.len());
             }
         }
-        DataType::Date if iso_dates(column)? => {
+        JsonCells::Other if column.dtype() == &DataType::Date && iso_dates(column)? => {
             let days = column.cast(&DataType::Int32).map_err(err)?;
             for v in days.i32().map_err(err)?.iter() {
                 if let Some(date) = v.and_then(date_of) {
@@ -190,8 +184,9 @@ fn render(column: &Column) -> Result<Cells<'static>, BlockError> {
                 ends.push(text.len());
             }
         }
-        // Dates outside years 0–9999, datetimes and anything else: their text (Polars').
-        _ => {
+        // Text (the table's own cells, when not read in place), nulls, dates outside years
+        // 0–9999, datetimes and anything else: their text (Polars').
+        JsonCells::Text | JsonCells::Null | JsonCells::Other => {
             let c = column.cast(&DataType::String).map_err(err)?;
             for v in c.str().map_err(err)?.iter() {
                 text.extend_from_slice(v.unwrap_or("").as_bytes());
