@@ -154,22 +154,21 @@ fn duplicate_invoices(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs
         .collect();
     // A threshold so low that any two names may count as one vendor: one group.
     let by_vendor = similar.is_some();
-    let points: Vec<Point> = invs
-        .iter()
-        .enumerate()
-        .filter_map(|(index, inv)| {
-            Some(Point {
-                index,
-                amount: inv.amount?,
-                day: if dated {
-                    i64::from(inv.date?.num_days_from_ce())
-                } else {
-                    0
-                },
-                group: if by_vendor { vendor_ids[index] } else { 0 },
-            })
+    // Room for every invoice at once: a vector grown by doubling copies its rows into fresh
+    // memory each time.
+    let mut points: Vec<Point> = Vec::with_capacity(n);
+    points.extend(invs.iter().enumerate().filter_map(|(index, inv)| {
+        Some(Point {
+            index,
+            amount: inv.amount?,
+            day: if dated {
+                i64::from(inv.date?.num_days_from_ce())
+            } else {
+                0
+            },
+            group: if by_vendor { vendor_ids[index] } else { 0 },
         })
-        .collect();
+    }));
     let mut parent: Vec<usize> = (0..n).collect();
     fn find(parent: &mut [usize], mut x: usize) -> usize {
         while parent[x] != x {
@@ -296,9 +295,11 @@ fn duplicate_invoices(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs
         flagged.push(i);
         cluster_ids.push(id);
     }
-    // Only these rows become JSON.
-    let picked = source.rows_at(&flagged)?;
-    let row_of = |i: usize| &picked[flagged.partition_point(|&f| f < i)];
+    // Only these rows become JSON. A table's are JSON only for the clusters, so each row
+    // moves into its cluster (one copy of 170,000 rows fewer on a million invoices); JSON
+    // rows are the duplicates' rows as well, so they are copied.
+    let mut picked = source.rows_at(&flagged)?;
+    let copied = matches!(source, RowSource::Rows(_));
     let mut clusters = Vec::new();
     let mut reasons = Vec::new();
     let mut at_risk = 0.0;
@@ -320,7 +321,12 @@ fn duplicate_invoices(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs
                 // The first invoice of a cluster is the one to pay; the rest are at risk.
                 at_risk += invs[i].amount.unwrap_or(0.0);
             }
-            cluster_rows.push(Json::Object(row_of(i).clone()));
+            let row = &mut picked[flagged.partition_point(|&f| f < i)];
+            cluster_rows.push(Json::Object(if copied {
+                row.clone()
+            } else {
+                std::mem::take(row)
+            }));
         }
         reasons.push(reason);
         clusters.push(json!({
