@@ -210,6 +210,19 @@ fn round4(x: f64) -> f64 {
     (x * 10_000.0).round() / 10_000.0
 }
 
+/// A JSON object of these keys and values, in this order, the values moved in. `json!` is not
+/// used for objects holding rows: it turns each value expression into a value with
+/// `serde_json::to_value`, a deep copy of every row (the whole of `clusters` or `matches` once
+/// more in memory, and most of the time spent building them).
+fn object<const N: usize>(fields: [(&str, Json); N]) -> Json {
+    Json::Object(
+        fields
+            .into_iter()
+            .map(|(key, value)| (key.to_string(), value))
+            .collect(),
+    )
+}
+
 fn rows_json(rows: Vec<Row>) -> Json {
     Json::Array(rows.into_iter().map(Json::Object).collect())
 }

@@ -2,7 +2,9 @@
 
 use super::FastMap;
 use super::blocking::{Names, Shape, ShapeIndex};
-use super::{RowSource, cell_text, date, normalized_name_similarity, num_json, number, round4};
+use super::{
+    RowSource, cell_text, date, normalized_name_similarity, num_json, number, object, round4,
+};
 use crate::block::ProgressUnit;
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::blocks::kit::steps::Steps;
@@ -304,13 +306,20 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
                 .iter()
                 .map(|_| Json::Object(rec_rows.next().unwrap_or_default()))
                 .collect();
-            json!({
-                "deposit": Json::Object(dep_rows.next().unwrap_or_default()),
-                "receivables": recs,
-                "difference": num_json(difference.unwrap_or(0.0)),
-                "difference_reason": if difference.is_some() { "transfer_fee" } else { "none" },
-                "confidence": num_json(*confidence),
-            })
+            object([
+                ("deposit", Json::Object(dep_rows.next().unwrap_or_default())),
+                ("receivables", Json::Array(recs)),
+                ("difference", num_json(difference.unwrap_or(0.0))),
+                (
+                    "difference_reason",
+                    json!(if difference.is_some() {
+                        "transfer_fee"
+                    } else {
+                        "none"
+                    }),
+                ),
+                ("confidence", num_json(*confidence)),
+            ])
         })
         .collect();
     let summary = json!({

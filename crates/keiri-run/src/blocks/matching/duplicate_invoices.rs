@@ -2,7 +2,9 @@
 
 use super::blocking::{Names, Point, close, close_pairs, similar_names};
 use super::{FastMap, FastSet};
-use super::{RowSource, cell_text, date, key_text, num_json, number, round4, rows_json, take_rows};
+use super::{
+    RowSource, cell_text, date, key_text, num_json, number, object, round4, rows_json, take_rows,
+};
 use crate::block::ProgressUnit;
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::blocks::cancelled;
@@ -329,9 +331,12 @@ fn duplicate_invoices(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs
             }));
         }
         reasons.push(reason);
-        clusters.push(json!({
-            "cluster_id": id, "reason": reason.as_str(), "score": num_json(score), "rows": cluster_rows,
-        }));
+        clusters.push(object([
+            ("cluster_id", json!(id)),
+            ("reason", json!(reason.as_str())),
+            ("score", num_json(score)),
+            ("rows", Json::Array(cluster_rows)),
+        ]));
     }
     // Duplicates in input order, like the invoice list they came from, each with its cluster
     // and the cluster's reason: a table stays a table (the flagged rows are not turned into

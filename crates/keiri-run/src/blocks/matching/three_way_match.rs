@@ -1,6 +1,6 @@
 //! `matching.three_way_match`: its inputs and outputs are in `block_specs/matching/matching.three_way_match.yaml`.
 
-use super::{cell_text, key_text, num_json, number, outputs};
+use super::{cell_text, key_text, num_json, number, object, outputs};
 use crate::block::ProgressUnit;
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::blocks::kit::steps::Steps;
@@ -91,10 +91,14 @@ fn three_way_match(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, B
                     detail: String,
                     rows: Json| {
         *by_type.entry(kind).or_default() += 1;
-        exceptions.push(json!({
-            "po_no": po_no, "item": item, "type": kind, "detail": detail,
-            "amount": num_json(amount), "rows": rows,
-        }));
+        exceptions.push(object([
+            ("po_no", po_no.clone()),
+            ("item", item.clone()),
+            ("type", json!(kind)),
+            ("detail", Json::String(detail)),
+            ("amount", num_json(amount)),
+            ("rows", rows),
+        ]));
     };
     let mut steps = Steps::new(ctx, ProgressUnit::Rows, Some(invoices.len()));
     for inv in &invoices {
