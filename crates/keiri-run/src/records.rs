@@ -738,24 +738,24 @@ fn preview_rows(value: &Value, limit: usize) -> Json {
     }
 }
 
-/// The number of rows a node gave, as its finish line shows them: those of its first table or
-/// list of rows (objects); else, for a writer, the `row_count` it wrote. A list of text (such
-/// as a writer's `warnings`) is not rows: counted, it made a million-row CSV read "0 行".
+/// The number of rows a node gave, as its finish line shows them: for a writer, the
+/// `row_count` it wrote (only writers give one at the top level; checks nest theirs in a
+/// summary); else those of its first table or list of rows (objects). A list of text (such as
+/// a writer's `warnings`) is not rows: counted, it made a million-row CSV read "0 行".
 pub fn rows(outputs: &Outputs) -> Option<usize> {
-    let listed = outputs.0.iter().find_map(|(key, v)| match v {
-        Value::Table(df) => Some(df.height()),
-        Value::Json(Json::Array(items))
-            if key != "warnings" && items.iter().all(Json::is_object) =>
-        {
-            Some(items.len())
-        }
-        Value::Json(_) => None,
-    });
-    let written = || match outputs.0.get("row_count") {
+    let written = match outputs.0.get("row_count") {
         Some(Value::Json(n)) => n.as_u64().and_then(|n| usize::try_from(n).ok()),
         _ => None,
     };
-    listed.or_else(written)
+    written.or_else(|| {
+        outputs.0.values().find_map(|v| match v {
+            Value::Table(df) => Some(df.height()),
+            Value::Json(Json::Array(items)) if items.iter().all(Json::is_object) => {
+                Some(items.len())
+            }
+            Value::Json(_) => None,
+        })
+    })
 }
 
 /// The events of a run; a torn last line (a killed run) is skipped.
