@@ -247,7 +247,9 @@ pub(crate) enum JsonCells {
     Float,
     Text,
     Null,
-    /// Dates (`YYYY-MM-DD`), datetimes and anything else: their text.
+    /// Dates: their text, `YYYY-MM-DD` in years 0–9999.
+    Date,
+    /// Datetimes and anything else: their text.
     Other,
 }
 
@@ -266,6 +268,7 @@ impl JsonCells {
             DataType::Float32 | DataType::Float64 => JsonCells::Float,
             DataType::String => JsonCells::Text,
             DataType::Null => JsonCells::Null,
+            DataType::Date => JsonCells::Date,
             _ => JsonCells::Other,
         }
     }
@@ -312,7 +315,7 @@ pub(crate) fn column_to_json(column: &Column) -> Result<Vec<serde_json::Value>, 
             .collect(),
         JsonCells::Null => vec![J::Null; column.len()],
         // Dates cast to ISO text (`YYYY-MM-DD`); datetimes and anything else to their text.
-        JsonCells::Other => {
+        JsonCells::Date | JsonCells::Other => {
             let c = column.cast(&DataType::String).map_err(err)?;
             c.str()
                 .map_err(err)?

@@ -175,7 +175,7 @@ fn render(column: &Column) -> Result<Cells<'static>, BlockError> {
                 ends.push(text.len());
             }
         }
-        JsonCells::Other if column.dtype() == &DataType::Date && iso_dates(column)? => {
+        JsonCells::Date if iso_dates(column)? => {
             let days = column.cast(&DataType::Int32).map_err(err)?;
             for v in days.i32().map_err(err)?.iter() {
                 if let Some(date) = v.and_then(date_of) {
@@ -186,7 +186,7 @@ fn render(column: &Column) -> Result<Cells<'static>, BlockError> {
         }
         // Text (the table's own cells, when not read in place), nulls, dates outside years
         // 0–9999, datetimes and anything else: their text (Polars').
-        JsonCells::Text | JsonCells::Null | JsonCells::Other => {
+        JsonCells::Text | JsonCells::Null | JsonCells::Date | JsonCells::Other => {
             let c = column.cast(&DataType::String).map_err(err)?;
             for v in c.str().map_err(err)?.iter() {
                 text.extend_from_slice(v.unwrap_or("").as_bytes());
