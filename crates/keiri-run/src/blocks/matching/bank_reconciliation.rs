@@ -99,8 +99,8 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
     // The receivables' names by length and character, so that a payer's combined search
     // tests only the names that share enough of its characters (`ShapeIndex`), not all.
     let name_index = ShapeIndex::new(by_name.keys().map(|&id| (id, shapes[id as usize])));
-    // Per payer, the names of receivables that may reach the threshold.
-    let mut reachable: FastMap<u32, Vec<u32>> = FastMap::default();
+    // Per payer, the names of receivables at the threshold, each with its similarity.
+    let mut reachable: FastMap<u32, Vec<(u32, f64)>> = FastMap::default();
     let mut open = vec![true; receivables.len()];
     // The payer's similarity to each candidate of the deposit at hand.
     let mut sims = vec![0.0; receivables.len()];
@@ -182,36 +182,48 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
         }
         // 2. Several invoices of one customer paid together.
         if best.is_none() && allow_combined {
-            let ids = match reachable.get(&payer) {
-                Some(ids) => ids.clone(),
+            let computed;
+            let ids: &[(u32, f64)] = match reachable.get(&payer) {
+                Some(ids) => ids,
                 None => {
                     // The names at the threshold: scored here, once per payer and name
-                    // (not kept: most are below it), after the shape test.
-                    let ids: Vec<u32> = name_index
+                    // (only those at the threshold are kept), after the shape test.
+                    let ids: Vec<(u32, f64)> = name_index
                         .may_reach(payer_shape, name_threshold)
                         .into_iter()
-                        .filter(|&id| {
-                            normalized_name_similarity(&texts[payer as usize], &texts[id as usize])
-                                + 1e-9
-                                >= name_threshold
+                        .filter_map(|id| {
+                            let sim = normalized_name_similarity(
+                                &texts[payer as usize],
+                                &texts[id as usize],
+                            );
+                            (sim + 1e-9 >= name_threshold).then_some((id, sim))
                         })
                         .collect();
                     // A low threshold lets most names through: those lists are not kept.
                     if ids.len() <= MAX_KEPT_NAMES {
-                        reachable.insert(payer, ids.clone());
+                        reachable.entry(payer).or_insert(ids)
+                    } else {
+                        computed = ids;
+                        &computed
                     }
-                    ids
                 }
             };
-            let mut under: Vec<usize> = ids
+            // The receivables under those names are those at the threshold (`named`): a
+            // receivable's similarity is the best of its name's and its kana's, and a name not
+            // in the list is below the threshold, so under both it is the larger of the two.
+            let mut under: Vec<(usize, f64)> = ids
                 .iter()
-                .flat_map(|id| by_name[id].iter().copied())
+                .flat_map(|&(id, sim)| by_name[&id].iter().map(move |&k| (k, sim)))
                 .collect();
-            under.sort_unstable();
-            under.dedup();
+            under.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)));
+            under.dedup_by_key(|c| c.0);
             let candidates: Vec<usize> = under
                 .into_iter()
-                .filter(|&k| eligible(k) && named(k))
+                .filter(|&(k, _)| eligible(k))
+                .map(|(k, sim)| {
+                    sims[k] = sim;
+                    k
+                })
                 .collect();
             let mut by_customer: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
             for &k in &candidates {

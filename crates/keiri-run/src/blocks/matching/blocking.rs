@@ -172,8 +172,9 @@ fn jaro_at_most(shared: u32, inverse_a: f64, inverse_b: f64) -> f64 {
 /// fewer tests when the names are many.
 ///
 /// Of two names of lengths a and b sharing at most s characters, Jaro is at most
-/// (s/a + s/b + 1) / 3, so for each length b there is a least s a pair needs (the Jaro
-/// needed is least with a four-character prefix). The query name counts its shared
+/// (s/a + s/b + 1) / 3, so for each length b there is a least s a pair needs (for names
+/// that do not begin alike, the Jaro of the threshold itself; the names that begin like the
+/// query, which may need less, are kept by first character and tested one by one). The query name counts its shared
 /// characters by its bits: it shares at most `len − distinct + common` of them, so a name of
 /// length b needs at least k of the query's bits, and therefore has one of any
 /// `distinct − k + 1` of them. The index looks up the query's rarest ones among the names of
@@ -182,6 +183,11 @@ fn jaro_at_most(shared: u32, inverse_a: f64, inverse_b: f64) -> f64 {
 pub(super) struct ShapeIndex {
     /// Per length in characters (the index), the names of that length.
     by_length: Vec<LengthBucket>,
+    /// Per first character, the names that begin with it. Only a name beginning like the
+    /// query gets Winkler's bonus and so may need less Jaro than the threshold: these few are
+    /// tested one by one, and the postings are asked for the Jaro of a name without the bonus
+    /// (at 0.8, a name of 9 characters must then share 7 of them instead of 5).
+    by_head: FastMap<char, Vec<(u32, Shape)>>,
 }
 
 #[derive(Default)]
@@ -196,7 +202,11 @@ impl ShapeIndex {
     /// The index of these names (an id and its shape each).
     pub fn new(names: impl IntoIterator<Item = (u32, Shape)>) -> ShapeIndex {
         let mut by_length: Vec<LengthBucket> = Vec::new();
+        let mut by_head: FastMap<char, Vec<(u32, Shape)>> = FastMap::default();
         for (id, shape) in names {
+            if shape.len > 0 {
+                by_head.entry(shape.head[0]).or_default().push((id, shape));
+            }
             let len = shape.len as usize;
             if by_length.len() <= len {
                 by_length.resize_with(len + 1, LengthBucket::default);
@@ -212,15 +222,14 @@ impl ShapeIndex {
                 bucket.postings[bit].push(position);
             }
         }
-        ShapeIndex { by_length }
+        ShapeIndex { by_length, by_head }
     }
 
     /// The ids of the names `shape.may_reach(name, threshold)` lets through, ascending.
     pub fn may_reach(&self, shape: Shape, threshold: f64) -> Vec<u32> {
-        // The least Jaro any pair needs, whatever its prefix.
-        let jaro = (0..=4)
-            .map(|prefix| jaro_needed(prefix, threshold))
-            .fold(f64::INFINITY, f64::min);
+        // A name that does not begin like the query gets no bonus: it needs the Jaro of no
+        // prefix. Those that do begin alike are all tested (below).
+        let jaro = jaro_needed(0, threshold);
         let mut found = Vec::new();
         let mut candidates = Vec::new();
         for (len, bucket) in self.by_length.iter().enumerate() {
@@ -232,7 +241,18 @@ impl ShapeIndex {
                     .map(|&at| bucket.ids[at as usize]),
             );
         }
+        if shape.len > 0
+            && let Some(alike) = self.by_head.get(&shape.head[0])
+        {
+            found.extend(
+                alike
+                    .iter()
+                    .filter(|(_, other)| shape.may_reach(*other, threshold))
+                    .map(|&(id, _)| id),
+            );
+        }
         found.sort_unstable();
+        found.dedup();
         found
     }
 }
@@ -751,7 +771,11 @@ mod tests {
         );
         let payer = Shape::of("ヤマダシヨウジ");
         assert_eq!(index.may_reach(payer, 0.8), vec![0, 3]);
-        // At 0.8 a pair needs a Jaro of 0.7 (with Winkler's largest bonus). Two names of 7
+        // A name beginning differently needs a Jaro of 0.8: of 7 characters, at most
+        // (s/7 + s/7 + 1) / 3, 0.81 at s = 5 and 0.71 at s = 4: it must hold 5 of the
+        // payer's 7 characters, so one of its 7 − 5 + 1 = 3 rarest.
+        assert_eq!(shared_needed(payer, 7, 0.8 - 1e-9), Some(5));
+        // With Winkler's largest bonus, a Jaro of 0.7 would do. Two names of 7
         // characters sharing s of them have at most (s/7 + s/7 + 1) / 3, which is 0.714 at
         // s = 4 and 0.619 at s = 3: a name must hold 4 of the payer's 7 distinct
         // characters, so one of its 7 − 4 + 1 = 4 rarest. In the bucket of 7 (ヤマダシヨウジ,
