@@ -174,12 +174,13 @@ fn jaro_at_most(shared: u32, inverse_a: f64, inverse_b: f64) -> f64 {
 /// Of two names of lengths a and b sharing at most s characters, Jaro is at most
 /// (s/a + s/b + 1) / 3, so for each length b there is a least s a pair needs (for names
 /// that do not begin alike, the Jaro of the threshold itself; the names that begin like the
-/// query, which may need less, are kept by first character and tested one by one). The query name counts its shared
-/// characters by its bits: it shares at most `len − distinct + common` of them, so a name of
-/// length b needs at least k of the query's bits, and therefore has one of any
-/// `distinct − k + 1` of them. The index looks up the query's rarest ones among the names of
-/// that length and tests only the names holding one; kanji company names never reach a
-/// katakana payer, and most katakana names lack its rarer sounds.
+/// query, which may need less, are kept by first character and tested one by one). The
+/// query name counts its shared characters by its bits: it shares at most
+/// `len − distinct + common` of them, so a name of length b needs at least k of the query's
+/// bits, and therefore has one of any `distinct − k + 1` of them. The index looks up the
+/// query's rarest ones among the names of that length and tests only the names holding one;
+/// kanji company names never reach a katakana payer, and most katakana names lack its rarer
+/// sounds.
 pub(super) struct ShapeIndex {
     /// Per length in characters (the index), the names of that length.
     by_length: Vec<LengthBucket>,
