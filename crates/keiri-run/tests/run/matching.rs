@@ -861,6 +861,87 @@ fn bank_reconciliation_takes_the_closest_invoice_whose_name_is_at_the_threshold(
     );
 }
 
+/// A payer's own invoices before a near name's: among many customers, names near one
+/// another are common, and an invoice of the same amount under a near name is another
+/// customer's. 山田商事 (ヤマダショウジ, the payer ｶ)ﾔﾏﾀﾞｼﾖｳｼﾞ once normalised) and 山田商会
+/// (ヤマダショウカイ: 6 of 7 and 8 characters in place, Jaro (6/7 + 6/8 + 1) / 3 = 0.869048, a
+/// 4-character prefix: 0.869048 + 0.4 × 0.130952 = 0.921429, over 0.8) each have an invoice
+/// that could pay each deposit.
+#[test]
+fn bank_reconciliation_clears_the_payers_own_invoices_before_a_near_names() {
+    let deposits = json!([
+        deposit("2025-03-20", 110000, "振込 ｶ)ﾔﾏﾀﾞｼﾖｳｼﾞ"),
+        deposit("2025-04-30", 220000, "振込 ｶ)ﾔﾏﾀﾞｼﾖｳｼﾞ"),
+    ]);
+    let receivables = json!([
+        receivable(
+            "AR-3001",
+            "株式会社山田商事",
+            "ヤマダショウジ",
+            110660,
+            "2025-03-31"
+        ),
+        receivable(
+            "AR-3002",
+            "株式会社山田商会",
+            "ヤマダショウカイ",
+            110000,
+            "2025-03-20"
+        ),
+        receivable(
+            "AR-3003",
+            "株式会社山田商事",
+            "ヤマダショウジ",
+            100000,
+            "2025-03-31"
+        ),
+        receivable(
+            "AR-3004",
+            "株式会社山田商事",
+            "ヤマダショウジ",
+            120000,
+            "2025-04-30"
+        ),
+        receivable(
+            "AR-3005",
+            "株式会社山田商会",
+            "ヤマダショウカイ",
+            220000,
+            "2025-04-30"
+        ),
+    ]);
+    // 03-20, 110,000: 山田商会's AR-3002 is exact and due that day; 山田商事's own AR-3001 is
+    // 660 yen more (a transfer fee) and due 11 days later. The payer's own invoice: confidence
+    // 1 × 0.9 for the fee. 04-30, 220,000: 山田商会's AR-3005 is exact and due that day; no
+    // single invoice of 山田商事 is, but its AR-3003 and AR-3004 are together (100,000 +
+    // 120,000): confidence 1 × 0.9 for the combined payment. 山田商会's invoices stay open.
+    check(
+        "matching.bank_reconciliation",
+        json!({"deposits": deposits, "receivables": receivables}),
+        json!({
+            "matches": [
+                {"deposit": deposits[0], "receivables": [receivables[0]], "difference": 660, "difference_reason": "transfer_fee", "confidence": 0.9},
+                {"deposit": deposits[1], "receivables": [receivables[2], receivables[3]], "difference": 0, "difference_reason": "none", "confidence": 0.9},
+            ],
+            "unmatched_deposits": [],
+            "open_receivables": [receivables[1], receivables[4]],
+        }),
+    );
+    // Without the payer's own invoices, the near name's are cleared, at its similarity.
+    let others = json!([receivables[1], receivables[4]]);
+    check(
+        "matching.bank_reconciliation",
+        json!({"deposits": deposits, "receivables": others}),
+        json!({
+            "matches": [
+                {"deposit": deposits[0], "receivables": [others[0]], "difference": 0, "difference_reason": "none", "confidence": 0.9214},
+                {"deposit": deposits[1], "receivables": [others[1]], "difference": 0, "difference_reason": "none", "confidence": 0.9214},
+            ],
+            "unmatched_deposits": [],
+        }),
+    );
+}
+
 /// The deposits and receivables of the test above as tables, as `bank.read_statement` and
 /// `csv.read` hand them on: read column by column, with the customers found by the name
 /// join, the block clears what it cleared from the rows — at the default threshold and at

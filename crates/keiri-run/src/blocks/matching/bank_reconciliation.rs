@@ -154,11 +154,18 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
             (Some(day), Some(due)) => (day - due).num_days().abs(),
             _ => i64::MAX,
         };
+        // The payer's own customers come first: those whose name or kana is the payer's name
+        // once normalised (similarity 1). A customer whose name is only near it (at the
+        // threshold) is searched when none of the payer's own invoices can be paid: among a
+        // hundred thousand customers many names are near one another, and a near name's
+        // invoice of the same amount and a closer date is another customer's invoice.
+        let own = |k: usize| {
+            !texts[payer as usize].is_empty() && (rec_name[k] == payer || rec_kana[k] == payer)
+        };
         // 1. One invoice: exact before fee-short, then the closest due date, of those whose
         // name is at the threshold. Only the receivables whose amount can fit are looked at
         // (`by_amount`), not every one, and their names in that order until one is at the
         // threshold (the order is total, so this is the first of those at the threshold).
-        let mut best: Option<(Vec<usize>, f64)> = None;
         let mut singles: Vec<(usize, f64)> = Vec::new();
         if amount.is_finite() {
             let (low, high) = fit_range(amount, fee_tolerance);
@@ -177,10 +184,29 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
                 .then(closeness(a.0).cmp(&closeness(b.0)))
                 .then(a.0.cmp(&b.0))
         });
-        if let Some(&(k, d)) = singles.iter().find(|&&(k, _)| named(k)) {
-            best = Some((vec![k], d));
+        let mut best: Option<(Vec<usize>, f64)> = singles
+            .iter()
+            .find(|&&(k, _)| own(k) && named(k))
+            .map(|&(k, d)| (vec![k], d));
+        // 2. Several of the payer's own invoices paid together.
+        if best.is_none() && allow_combined {
+            let candidates: Vec<usize> = by_name
+                .get(&payer)
+                .into_iter()
+                .flatten()
+                .copied()
+                .filter(|&k| own(k) && eligible(k) && named(k))
+                .collect();
+            best = combined(&candidates, &texts, &rec_name, &rec_due, &rec_amount, &fits);
         }
-        // 2. Several invoices of one customer paid together.
+        // 3. One invoice of a customer whose name is near the payer's.
+        if best.is_none() {
+            best = singles
+                .iter()
+                .find(|&&(k, _)| !own(k) && named(k))
+                .map(|&(k, d)| (vec![k], d));
+        }
+        // 4. Several invoices of one customer whose name is at the threshold.
         if best.is_none() && allow_combined {
             let computed;
             let ids: &[(u32, f64)] = match reachable.get(&payer) {
@@ -225,41 +251,7 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
                     k
                 })
                 .collect();
-            let mut by_customer: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-            for &k in &candidates {
-                by_customer
-                    .entry(names.texts()[rec_name[k] as usize].as_str())
-                    .or_default()
-                    .push(k);
-            }
-            let mut found: Option<(Vec<usize>, f64)> = None;
-            for group in by_customer.values() {
-                let mut group = group.clone();
-                group.sort_by_key(|&k| (rec_due[k], k));
-                group.truncate(MAX_COMBINED);
-                for size in 2..=group.len() {
-                    for subset in subsets(group.len(), size) {
-                        let ks: Vec<usize> = subset.iter().map(|&p| group[p]).collect();
-                        let total: f64 = ks.iter().map(|&k| rec_amount[k].unwrap_or(0.0)).sum();
-                        if let Some(d) = fits(total) {
-                            let better = match &found {
-                                None => true,
-                                Some((_, fd)) => fd.abs() >= 0.005 && d.abs() < 0.005,
-                            };
-                            if better {
-                                found = Some((ks, d));
-                            }
-                        }
-                    }
-                    if found.as_ref().is_some_and(|(_, d)| d.abs() < 0.005) {
-                        break;
-                    }
-                }
-                if found.is_some() {
-                    break;
-                }
-            }
-            best = found;
+            best = combined(&candidates, &texts, &rec_name, &rec_due, &rec_amount, &fits);
         }
         let Some((ks, diff)) = best else {
             unmatched.push(d);
@@ -353,6 +345,55 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
 }
 
 builtin!("matching.bank_reconciliation", bank_reconciliation);
+
+/// Several invoices of one customer that pay a deposit together (`fits` gives the difference
+/// of a total): the candidates grouped by customer name, in the order of the names; of each
+/// customer, the first twelve by due date, and of those the subsets from two invoices up, in
+/// order, an exact total before one short by a fee. The first customer with a subset wins.
+fn combined(
+    candidates: &[usize],
+    texts: &[String],
+    rec_name: &[u32],
+    rec_due: &[Option<chrono::NaiveDate>],
+    rec_amount: &[Option<f64>],
+    fits: &impl Fn(f64) -> Option<f64>,
+) -> Option<(Vec<usize>, f64)> {
+    let mut by_customer: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for &k in candidates {
+        by_customer
+            .entry(texts[rec_name[k] as usize].as_str())
+            .or_default()
+            .push(k);
+    }
+    for group in by_customer.values() {
+        let mut group = group.clone();
+        group.sort_by_key(|&k| (rec_due[k], k));
+        group.truncate(MAX_COMBINED);
+        let mut found: Option<(Vec<usize>, f64)> = None;
+        for size in 2..=group.len() {
+            for subset in subsets(group.len(), size) {
+                let ks: Vec<usize> = subset.iter().map(|&p| group[p]).collect();
+                let total: f64 = ks.iter().map(|&k| rec_amount[k].unwrap_or(0.0)).sum();
+                if let Some(d) = fits(total) {
+                    let better = match &found {
+                        None => true,
+                        Some((_, fd)) => fd.abs() >= 0.005 && d.abs() < 0.005,
+                    };
+                    if better {
+                        found = Some((ks, d));
+                    }
+                }
+            }
+            if found.as_ref().is_some_and(|(_, d)| d.abs() < 0.005) {
+                break;
+            }
+        }
+        if found.is_some() {
+            return found;
+        }
+    }
+    None
+}
 
 /// All `size`-element subsets of `0..n` as sorted index lists, in lexicographic order.
 fn subsets(n: usize, size: usize) -> Vec<Vec<usize>> {
