@@ -162,10 +162,11 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
         let own = |k: usize| {
             !texts[payer as usize].is_empty() && (rec_name[k] == payer || rec_kana[k] == payer)
         };
-        // 1. One invoice: exact before fee-short, then the closest due date, of those whose
-        // name is at the threshold. Only the receivables whose amount can fit are looked at
-        // (`by_amount`), not every one, and their names in that order until one is at the
-        // threshold (the order is total, so this is the first of those at the threshold).
+        // The single invoices that can pay the deposit, once for steps 1 and 3: only the
+        // receivables whose amount can fit (`by_amount`), not every one, exact before
+        // fee-short, then the closest due date (a total order, so each step takes the first
+        // of its own in it).
+        // 1. One of the payer's own invoices.
         let mut singles: Vec<(usize, f64)> = Vec::new();
         if amount.is_finite() {
             let (low, high) = fit_range(amount, fee_tolerance);
