@@ -245,7 +245,8 @@ pub struct Warning {
     /// its rows), `ROWS_SKIPPED` (rows a block left out, and why), `VALUES_UNREADABLE`
     /// (values a block could not read and left empty), `FALLBACK` (a block used a weaker
     /// method than the one asked for), `KEYS_NOT_FOUND` (keys `excel.lookup_rows` found no
-    /// row for).
+    /// row for), `NAMES_DIFFER` (deposits cleared against a customer whose name is only near
+    /// the payer's); the crate README lists them all.
     pub code: String,
     pub message_ja: String,
     pub message_en: String,

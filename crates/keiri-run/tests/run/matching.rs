@@ -927,7 +927,27 @@ fn bank_reconciliation_clears_the_payers_own_invoices_before_a_near_names() {
             "open_receivables": [receivables[1], receivables[4]],
         }),
     );
-    // Without the payer's own invoices, the near name's are cleared, at its similarity.
+    // Every deposit went to the payer's own invoices: nothing to warn about.
+    let reconcile = |receivables: &Json| {
+        let dir = tempfile::tempdir().unwrap();
+        let (result, notes) = run_block_noted(
+            "matching.bank_reconciliation",
+            dir.path(),
+            json!({"deposits": deposits, "receivables": receivables}),
+            &[],
+        );
+        let warnings: Vec<keiri_run::block::Warning> = notes
+            .into_iter()
+            .filter_map(|n| match n {
+                keiri_run::block::Note::Warning(w) => Some(w),
+                _ => None,
+            })
+            .collect();
+        (result.unwrap(), warnings)
+    };
+    assert_eq!(reconcile(&receivables).1, []);
+    // Without the payer's own invoices, the near name's are cleared, at its similarity, and
+    // the run says so: they may be another customer's.
     let others = json!([receivables[1], receivables[4]]);
     check(
         "matching.bank_reconciliation",
@@ -939,6 +959,34 @@ fn bank_reconciliation_clears_the_payers_own_invoices_before_a_near_names() {
             ],
             "unmatched_deposits": [],
         }),
+    );
+    let (_, warnings) = reconcile(&others);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert_eq!(warnings[0].code, "NAMES_DIFFER");
+    assert_eq!(
+        warnings[0].message_en,
+        "2 deposits were cleared against invoices of a customer whose name is not the payer's \
+         (a near name, similarity 0.8 or more): they may be another customer's invoices, check \
+         them by their confidence: 振込 ｶ)ﾔﾏﾀﾞｼﾖｳｼﾞ → 株式会社山田商会 (0.9214), \
+         振込 ｶ)ﾔﾏﾀﾞｼﾖｳｼﾞ → 株式会社山田商会 (0.9214)"
+    );
+    assert!(
+        warnings[0]
+            .message_ja
+            .starts_with("2 件の入金を、振込依頼人名と名前が一致しない得意先"),
+        "{}",
+        warnings[0].message_ja
+    );
+    // One own invoice and one near name's: only the near one is counted.
+    let (_, warnings) = reconcile(&json!([receivables[0], receivables[4]]));
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].message_en.starts_with("1 deposit was cleared")
+            && warnings[0]
+                .message_en
+                .ends_with("振込 ｶ)ﾔﾏﾀﾞｼﾖｳｼﾞ → 株式会社山田商会 (0.9214)"),
+        "{}",
+        warnings[0].message_en
     );
 }
 

@@ -116,6 +116,9 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
     // the confidence.
     let mut cleared: Vec<(usize, Vec<usize>, Option<f64>, f64)> = Vec::new();
     let mut unmatched: Vec<usize> = Vec::new();
+    // Cleared deposits with an invoice of a customer whose name is only near the payer's
+    // (the deposit's index in `cleared`, the first such receivable): a person checks them.
+    let mut near: Vec<(usize, usize)> = Vec::new();
     let (mut deposit_total, mut cleared_amount, mut fee_total) = (0.0, 0.0, 0.0);
     let mut steps = Steps::new(ctx, ProgressUnit::Rows, Some(deposits.len()));
     for d in 0..deposits.len() {
@@ -267,6 +270,9 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
         for &k in &ks {
             open[k] = false;
         }
+        if let Some(&k) = ks.iter().find(|&&k| !own(k)) {
+            near.push((cleared.len(), k));
+        }
         cleared_amount += amount;
         if !exact {
             fee_total += diff;
@@ -295,6 +301,14 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
         deposit_count,
         ("消込できない入金", "unmatched deposits"),
     );
+    warn_near_names(
+        ctx,
+        &near,
+        &cleared,
+        (&deposits, &receivables),
+        &customer_field,
+        name_threshold,
+    )?;
     // Every row goes out once: a deposit is cleared or not, a receivable cleared once or
     // open. The unmatched deposits and the open receivables are taken from their input as it
     // is (a table stays a table, its column types kept); only the cleared rows, which
@@ -346,6 +360,62 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
 }
 
 builtin!("matching.bank_reconciliation", bank_reconciliation);
+
+/// Warns `NAMES_DIFFER` when deposits were cleared against an invoice of a customer whose
+/// name is only near the payer's (`near`: the index in `cleared`, that receivable): a near
+/// spelling is how banks write names, but among many customers it may be another customer's
+/// invoice, and the run would otherwise look the same. The count and the first three, the
+/// payer as the statement writes it and the customer as the receivables do.
+fn warn_near_names(
+    ctx: &BlockContext<'_>,
+    near: &[(usize, usize)],
+    cleared: &[(usize, Vec<usize>, Option<f64>, f64)],
+    (deposits, receivables): (&RowSource<'_>, &RowSource<'_>),
+    customer_field: &str,
+    threshold: f64,
+) -> Result<(), BlockError> {
+    if near.is_empty() {
+        return Ok(());
+    }
+    let first = &near[..near.len().min(3)];
+    let dep_rows =
+        deposits.rows_at(&first.iter().map(|&(c, _)| cleared[c].0).collect::<Vec<_>>())?;
+    let rec_rows = receivables.rows_at(&first.iter().map(|&(_, k)| k).collect::<Vec<_>>())?;
+    let text = |row: &serde_json::Map<String, Json>, field: &str| cell_text(row.get(field));
+    let examples: Vec<String> = first
+        .iter()
+        .zip(dep_rows.iter().zip(&rec_rows))
+        .map(|(&(c, _), (dep, rec))| {
+            format!(
+                "{} → {} ({})",
+                text(dep, "description"),
+                text(rec, customer_field),
+                cleared[c].3
+            )
+        })
+        .collect();
+    let (more_ja, more_en) = match near.len().saturating_sub(first.len()) {
+        0 => (String::new(), String::new()),
+        more => (format!(" ほか {more} 件"), format!(" and {more} more")),
+    };
+    ctx.calls.warn(crate::block::Warning::new(
+        "NAMES_DIFFER",
+        format!(
+            "{} 件の入金を、振込依頼人名と名前が一致しない得意先（類似度 {threshold} 以上の近い名前）の請求に消し込みました。別の得意先の請求かもしれません。確信度（confidence）を見て確認してください: {}{more_ja}",
+            near.len(),
+            examples.join("、"),
+        ),
+        format!(
+            "{} cleared against invoices of a customer whose name is not the payer's (a near name, similarity {threshold} or more): they may be another customer's invoices, check them by their confidence: {}{more_en}",
+            match near.len() {
+                1 => "1 deposit was".to_string(),
+                n => format!("{n} deposits were"),
+            },
+            examples.join(", "),
+        ),
+    ));
+    Ok(())
+}
 
 /// Several invoices of one customer that pay a deposit together (`fits` gives the difference
 /// of a total): the candidates grouped by customer name, in the order of the names; of each
