@@ -165,32 +165,30 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
         let own = |k: usize| {
             !texts[payer as usize].is_empty() && (rec_name[k] == payer || rec_kana[k] == payer)
         };
-        // The single invoices that can pay the deposit, once for steps 1 and 3: only the
-        // receivables whose amount can fit (`by_amount`), not every one, exact before
-        // fee-short, then the closest due date (a total order, so each step takes the first
-        // of its own in it).
-        // 1. One of the payer's own invoices.
-        let mut singles: Vec<(usize, f64)> = Vec::new();
-        if amount.is_finite() {
-            let (low, high) = fit_range(amount, fee_tolerance);
-            let start = by_amount.partition_point(|&(a, _)| a < low);
-            for &(a, k) in by_amount[start..].iter().take_while(|&&(a, _)| a <= high) {
-                if let Some(d) = fits(a)
-                    && eligible(k)
-                {
-                    singles.push((k, d));
-                }
-            }
-        }
-        singles.sort_by(|a, b| {
+        // The single invoices that can pay the deposit: exact before fee-short, then the
+        // closest due date, then the row (a total order, so each step takes the first of its
+        // own in it).
+        let order = |a: &(usize, f64), b: &(usize, f64)| {
             (a.1.abs() >= 0.005)
                 .cmp(&(b.1.abs() >= 0.005))
                 .then(closeness(a.0).cmp(&closeness(b.0)))
                 .then(a.0.cmp(&b.0))
-        });
-        let mut best: Option<(Vec<usize>, f64)> = singles
+        };
+        // 1. One of the payer's own invoices: those under the payer's name (`by_name`, a
+        // dozen where the receivables under an amount are hundreds at a million rows).
+        let mut own_singles: Vec<(usize, f64)> = by_name
+            .get(&payer)
+            .into_iter()
+            .flatten()
+            .filter_map(|&k| {
+                let d = fits(rec_amount[k].filter(|a| a.is_finite())?)?;
+                (own(k) && eligible(k)).then_some((k, d))
+            })
+            .collect();
+        own_singles.sort_by(order);
+        let mut best: Option<(Vec<usize>, f64)> = own_singles
             .iter()
-            .find(|&&(k, _)| own(k) && named(k))
+            .find(|&&(k, _)| named(k))
             .map(|&(k, d)| (vec![k], d));
         // 2. Several of the payer's own invoices paid together.
         if best.is_none() && allow_combined {
@@ -203,8 +201,22 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
                 .collect();
             best = combined(&candidates, &texts, &rec_name, &rec_due, &rec_amount, &fits);
         }
-        // 3. One invoice of a customer whose name is near the payer's.
+        // 3. One invoice of a customer whose name is near the payer's: among the receivables
+        // whose amount can fit (`by_amount`), not every one.
         if best.is_none() {
+            let mut singles: Vec<(usize, f64)> = Vec::new();
+            if amount.is_finite() {
+                let (low, high) = fit_range(amount, fee_tolerance);
+                let start = by_amount.partition_point(|&(a, _)| a < low);
+                for &(a, k) in by_amount[start..].iter().take_while(|&&(a, _)| a <= high) {
+                    if let Some(d) = fits(a)
+                        && eligible(k)
+                    {
+                        singles.push((k, d));
+                    }
+                }
+            }
+            singles.sort_by(order);
             best = singles
                 .iter()
                 .find(|&&(k, _)| !own(k) && named(k))
