@@ -7,7 +7,9 @@
 //!   the first free `name`, `name_2`, `name_3`, … and reserves it atomically ([`first_free`]
 //!   previews the name it would pick).
 //! * [`save`] is the one rule for a file that exists already ([`Existing`]: overwrite, skip or
-//!   rename), used by every block that writes a file and by keiri-xlsx's patches.
+//!   rename), used by every block that writes a file and by keiri-xlsx's patches;
+//!   [`save_with`] is the same for content written in pieces into the temp file (a CSV of
+//!   millions of rows is never whole in memory; a fill that fails leaves no file).
 //! * [`lock`] takes a target's write lock (per path in this process, a `.<name>.keiri-lock`
 //!   file across processes) so a read-modify-write can end in
 //!   [`Lock::write_if_unchanged`]: compare-and-swap, refused with `CHANGE_CONFLICT` when the
@@ -41,8 +43,8 @@ pub use names::{safe_file_name, stem_and_ext};
 pub use panic::catch_panic;
 pub use roots::unfit_root;
 pub use write::{
-    Existing, LOCK_SUFFIX, Lock, TEMP_MARK, first_free, lock, save, sweep, try_lock, write_atomic,
-    write_new, write_unique,
+    Existing, LOCK_SUFFIX, Lock, TEMP_MARK, first_free, lock, save, save_with, sweep, try_lock,
+    write_atomic, write_new, write_unique,
 };
 
 /// Errors of this crate.

@@ -273,20 +273,35 @@ impl Lock {
 
     /// Atomically replaces (or creates) the target with `bytes`, keeping its permissions.
     pub fn write(&self, bytes: &[u8]) -> Result<(), Error> {
-        self.replace(None, bytes)
+        self.replace(None, |out| out.write_all(bytes))
+    }
+
+    /// [`Lock::write`] of what `fill` writes (in pieces, so a large file is never whole in
+    /// memory); an error from `fill` leaves the target as it was.
+    pub fn write_with(&self, fill: impl FnOnce(&mut File) -> io::Result<()>) -> Result<(), Error> {
+        self.replace(None, fill)
     }
 
     /// Like [`Lock::write`], but only if the target still holds exactly `expected` (the content
     /// the new one was computed from); otherwise nothing is written and the error is
     /// [`Error::Changed`] (`CHANGE_CONFLICT`). The comparison is the last step before the rename.
     pub fn write_if_unchanged(&self, expected: &[u8], bytes: &[u8]) -> Result<(), Error> {
-        self.replace(Some(expected), bytes)
+        self.replace(Some(expected), |out| out.write_all(bytes))
     }
 
     /// Atomically creates the target with `bytes`; [`Error::AlreadyExists`] if it exists. The
     /// check and the creation are one operation (a hard link or `RENAME_NOREPLACE`).
     pub fn write_new(&self, bytes: &[u8]) -> Result<(), Error> {
-        let tmp = write_temp(&self.path, bytes)?;
+        self.write_new_with(|out| out.write_all(bytes))
+    }
+
+    /// [`Lock::write_new`] of what `fill` writes (in pieces, so a large file is never whole in
+    /// memory); an error from `fill` leaves no file.
+    pub fn write_new_with(
+        &self,
+        fill: impl FnOnce(&mut File) -> io::Result<()>,
+    ) -> Result<(), Error> {
+        let tmp = write_temp(&self.path, fill)?;
         match tmp.persist_noclobber(&self.path) {
             Ok(_) => {
                 sync_dir(parent_dir(&self.path));
@@ -303,9 +318,13 @@ impl Lock {
         }
     }
 
-    fn replace(&self, expected: Option<&[u8]>, bytes: &[u8]) -> Result<(), Error> {
+    fn replace(
+        &self,
+        expected: Option<&[u8]>,
+        fill: impl FnOnce(&mut File) -> io::Result<()>,
+    ) -> Result<(), Error> {
         let path = &self.path;
-        let tmp = write_temp(path, bytes)?;
+        let tmp = write_temp(path, fill)?;
         keep_permissions(path, tmp.as_file())?;
         if let Some(expected) = expected
             && !holds(path, expected)?
@@ -365,8 +384,12 @@ fn holds(path: &Path, expected: &[u8]) -> Result<bool, Error> {
     Ok(current == expected)
 }
 
-/// Writes a fully flushed temp file beside `path` and returns it, not yet renamed.
-fn write_temp(path: &Path, bytes: &[u8]) -> Result<tempfile::NamedTempFile, Error> {
+/// Writes a fully flushed temp file beside `path` with what `fill` writes and returns it, not
+/// yet renamed (an error from `fill` removes it).
+fn write_temp(
+    path: &Path,
+    fill: impl FnOnce(&mut File) -> io::Result<()>,
+) -> Result<tempfile::NamedTempFile, Error> {
     let dir = parent_dir(path);
     let prefix = format!(".{}{TEMP_MARK}", owner_name(path)?);
     let mut tmp = tempfile::Builder::new()
@@ -375,8 +398,8 @@ fn write_temp(path: &Path, bytes: &[u8]) -> Result<tempfile::NamedTempFile, Erro
         .rand_bytes(8)
         .tempfile_in(dir)
         .map_err(io_err("creating a temp file in", dir))?;
-    tmp.write_all(bytes)
-        .map_err(io_err("writing", tmp.path()))?;
+    let written = fill(tmp.as_file_mut());
+    written.map_err(io_err("writing", tmp.path()))?;
     tmp.as_file()
         .sync_all()
         .map_err(io_err("syncing", tmp.path()))?;
@@ -446,17 +469,30 @@ pub fn save(
     bytes: &[u8],
     rule: Existing,
 ) -> Result<Option<PathBuf>, Error> {
+    save_with(dir, name, rule, |out| out.write_all(bytes))
+}
+
+/// [`save`] of what `fill` writes into the temp file, in pieces: a file of hundreds of
+/// megabytes (a CSV of millions of rows) is never whole in memory. An error from `fill`
+/// leaves no file and the target as it was. Under [`Existing::Skip`] the content is written
+/// before the target is found to exist (the check and the creation are one step).
+pub fn save_with(
+    dir: &Path,
+    name: &str,
+    rule: Existing,
+    fill: impl FnOnce(&mut File) -> io::Result<()>,
+) -> Result<Option<PathBuf>, Error> {
     let path = dir.join(name);
     match rule {
-        Existing::Overwrite => write_atomic(&path, bytes).map(|()| Some(path)),
-        Existing::Skip => match write_new(&path, bytes) {
+        Existing::Overwrite => lock(&path)?.write_with(fill).map(|()| Some(path)),
+        Existing::Skip => match lock(&path)?.write_new_with(fill) {
             Ok(()) => Ok(Some(path)),
             Err(Error::AlreadyExists { .. }) => Ok(None),
             Err(e) => Err(e),
         },
         Existing::Rename => {
             let (stem, ext) = crate::stem_and_ext(Path::new(name));
-            write_unique(dir, &stem, &ext, 1, bytes).map(Some)
+            write_unique_with(dir, &stem, &ext, 1, fill).map(Some)
         }
     }
 }
@@ -472,9 +508,20 @@ pub fn write_unique(
     first_suffix: u32,
     bytes: &[u8],
 ) -> Result<PathBuf, Error> {
+    write_unique_with(dir, stem, ext, first_suffix, |out| out.write_all(bytes))
+}
+
+/// [`write_unique`] of what `fill` writes (see [`save_with`]).
+fn write_unique_with(
+    dir: &Path,
+    stem: &str,
+    ext: &str,
+    first_suffix: u32,
+    fill: impl FnOnce(&mut File) -> io::Result<()>,
+) -> Result<PathBuf, Error> {
     let first = unique_name(dir, stem, ext, first_suffix, 0);
     let _lock = lock(&first)?;
-    let mut tmp = write_temp(&first, bytes)?;
+    let mut tmp = write_temp(&first, fill)?;
     for n in 0..MAX_UNIQUE_TRIES {
         let path = unique_name(dir, stem, ext, first_suffix, n);
         match tmp.persist_noclobber(&path) {
@@ -588,6 +635,53 @@ mod tests {
         assert_eq!(names(dir.path()), ["a.txt"]);
     }
 
+    /// A file written in pieces is the pieces in order, by every rule; a fill that fails
+    /// half-way leaves the target as it was and no temp file, by every rule.
+    #[test]
+    fn save_with_writes_pieces_and_a_failed_fill_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let fill = |out: &mut File| {
+            for piece in [&b"one,"[..], b"two,", b"three"] {
+                out.write_all(piece)?;
+            }
+            Ok(())
+        };
+        // Overwrite creates a.csv; Skip then finds it and writes nothing; Rename takes a_1.csv.
+        for (rule, expect) in [
+            (Existing::Overwrite, Some("a.csv")),
+            (Existing::Skip, None),
+            (Existing::Rename, Some("a_1.csv")),
+        ] {
+            let saved = save_with(dir.path(), "a.csv", rule, fill).unwrap();
+            assert_eq!(saved, expect.map(|n| dir.path().join(n)), "{rule:?}");
+        }
+        for name in ["a.csv", "a_1.csv"] {
+            assert_eq!(
+                std::fs::read(dir.path().join(name)).unwrap(),
+                b"one,two,three"
+            );
+        }
+        write_atomic(&dir.path().join("a.csv"), b"before").unwrap();
+        for rule in [Existing::Overwrite, Existing::Skip, Existing::Rename] {
+            let err = save_with(dir.path(), "a.csv", rule, |out| {
+                out.write_all(b"half")?;
+                Err(io::Error::other("the rows ran out"))
+            })
+            .unwrap_err();
+            match err {
+                Error::Io { action, source, .. } => {
+                    assert_eq!(
+                        (action, source.to_string()),
+                        ("writing", "the rows ran out".into())
+                    )
+                }
+                other => panic!("{other:?}"),
+            }
+            assert_eq!(std::fs::read(dir.path().join("a.csv")).unwrap(), b"before");
+            assert_eq!(names(dir.path()), ["a.csv", "a_1.csv"], "{rule:?}");
+        }
+    }
+
     #[test]
     fn write_new_never_overwrites() {
         let dir = tempfile::tempdir().unwrap();
@@ -670,7 +764,10 @@ mod tests {
     #[test]
     fn the_temp_file_is_named_after_its_target() {
         let dir = tempfile::tempdir().unwrap();
-        let tmp = write_temp(&dir.path().join("請求書.xlsx"), b"x").unwrap();
+        let tmp = write_temp(&dir.path().join("請求書.xlsx"), |out| {
+            out.write_all(b"x")
+        })
+        .unwrap();
         let name = tmp
             .path()
             .file_name()
@@ -680,7 +777,7 @@ mod tests {
         assert!(name.starts_with(".請求書.xlsx.keiri-tmp-"), "{name}");
         assert_eq!(leftover_owner(&name), Some("請求書.xlsx"));
         let long = "x".repeat(300);
-        let tmp = write_temp(&dir.path().join(&long), b"x").unwrap();
+        let tmp = write_temp(&dir.path().join(&long), |out| out.write_all(b"x")).unwrap();
         let name = tmp
             .path()
             .file_name()

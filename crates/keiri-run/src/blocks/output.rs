@@ -180,35 +180,52 @@ fn encode(
         CsvEncoding::Utf8 => text.into_bytes(),
         CsvEncoding::Utf8Bom => {
             let mut out = text.into_bytes();
-            out.splice(0..0, [0xEF, 0xBB, 0xBF]);
+            out.splice(0..0, BOM);
             out
         }
-        CsvEncoding::ShiftJis => {
-            let text = text.as_str();
-            let (bytes, _, had_errors) = encoding_rs::SHIFT_JIS.encode(text);
-            if !had_errors {
-                return bytes.into_owned();
+        CsvEncoding::ShiftJis => encode_piece(&text, encoding, 1, warnings, lang).into_owned(),
+    }
+}
+
+/// What begins a UTF-8 file with a byte order mark (`utf-8-sig`, what Excel needs to read
+/// UTF-8 CSV as UTF-8).
+const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
+
+/// The bytes of a piece of CSV text, whole lines, as [`encode`] gives them but without a byte
+/// order mark: `first_line` is the number of the piece's first line in its file, for the
+/// warnings. UTF-8 text is its own bytes, not copied.
+fn encode_piece<'t>(
+    text: &'t str,
+    encoding: CsvEncoding,
+    first_line: usize,
+    warnings: &mut Vec<String>,
+    lang: keiri_plan::Lang,
+) -> std::borrow::Cow<'t, [u8]> {
+    if encoding != CsvEncoding::ShiftJis {
+        return std::borrow::Cow::Borrowed(text.as_bytes());
+    }
+    let (bytes, _, had_errors) = encoding_rs::SHIFT_JIS.encode(text);
+    if !had_errors {
+        return bytes;
+    }
+    let mut out = Vec::with_capacity(text.len() * 2);
+    for (line_no, line) in text.split_inclusive('\n').enumerate() {
+        for c in line.chars() {
+            let mut buf = [0u8; 4];
+            let (b, _, bad) = encoding_rs::SHIFT_JIS.encode(c.encode_utf8(&mut buf));
+            if bad {
+                let (n, code) = (first_line + line_no, c as u32);
+                warnings.push(lang.pick(
+                    format!("{n}行目: 文字 '{c}' (U+{code:04X}) は CP932 で表せないため ? に置き換えました"),
+                    format!("line {n}: '{c}' (U+{code:04X}) is not in CP932 and was replaced with ?"),
+                ));
+                out.push(b'?');
+            } else {
+                out.extend_from_slice(&b);
             }
-            let mut out = Vec::with_capacity(text.len() * 2);
-            for (line_no, line) in text.split_inclusive('\n').enumerate() {
-                for c in line.chars() {
-                    let mut buf = [0u8; 4];
-                    let (b, _, bad) = encoding_rs::SHIFT_JIS.encode(c.encode_utf8(&mut buf));
-                    if bad {
-                        let (n, code) = (line_no + 1, c as u32);
-                        warnings.push(lang.pick(
-                            format!("{n}行目: 文字 '{c}' (U+{code:04X}) は CP932 で表せないため ? に置き換えました"),
-                            format!("line {n}: '{c}' (U+{code:04X}) is not in CP932 and was replaced with ?"),
-                        ));
-                        out.push(b'?');
-                    } else {
-                        out.extend_from_slice(&b);
-                    }
-                }
-            }
-            out
         }
     }
+    std::borrow::Cow::Owned(out)
 }
 
 /// CSV text built line by line: fields quoted when they hold the delimiter, a quote or a line

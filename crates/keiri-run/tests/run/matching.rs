@@ -135,7 +135,7 @@ fn run_inputs(
     Result<Json, keiri_run::block::BlockError>,
     Vec<keiri_run::block::Note>,
 ) {
-    let (result, notes) = run_outputs(id, dir, inputs, write, answer, allow_hosts, llm);
+    let (result, notes) = run_outputs(id, dir, inputs, write, answer, allow_hosts, llm, false);
     let json = result.map(|outputs| {
         Json::Object(
             outputs
@@ -151,12 +151,22 @@ fn run_inputs(
 /// Builtin `id`'s outputs as it gives them (a table as a table), for inputs given as
 /// values; the block must succeed.
 fn outputs_of(id: &str, dir: &std::path::Path, inputs: Inputs) -> keiri_run::block::Outputs {
-    let (out, _) = run_outputs(id, dir, inputs, false, None, &[], None);
+    let (out, _) = run_outputs(id, dir, inputs, false, None, &[], None, false);
     out.unwrap_or_else(|e| panic!("{id} failed: {e:?}"))
 }
 
+/// [`run_block_values`] in a run cancelled before the block starts.
+pub(crate) fn run_block_cancelled(
+    id: &str,
+    dir: &std::path::Path,
+    inputs: Vec<(&str, Value)>,
+) -> Result<keiri_run::block::Outputs, keiri_run::block::BlockError> {
+    let inputs = Inputs::from_pairs(inputs);
+    run_outputs(id, dir, inputs, false, None, &[], None, true).0
+}
+
 /// The block's outputs as it gives them (a table as a table).
-#[allow(clippy::type_complexity)]
+#[allow(clippy::type_complexity, clippy::too_many_arguments)]
 fn run_outputs(
     id: &str,
     dir: &std::path::Path,
@@ -165,6 +175,7 @@ fn run_outputs(
     answer: Option<&Json>,
     allow_hosts: &[String],
     llm: Option<&keiri_llm::Llm>,
+    cancelled: bool,
 ) -> (
     Result<keiri_run::block::Outputs, keiri_run::block::BlockError>,
     Vec<keiri_run::block::Note>,
@@ -174,6 +185,9 @@ fn run_outputs(
         .get(id)
         .unwrap_or_else(|| panic!("{id} is not registered"));
     let cancel = CancellationToken::new();
+    if cancelled {
+        cancel.cancel();
+    }
     let out_dir = dir.join("out");
     std::fs::create_dir_all(&out_dir).unwrap();
     let (calls, call_rx) = CallSink::channel();

@@ -902,6 +902,106 @@ fn csv_write_writes_every_row_of_a_long_table_in_order() {
     );
 }
 
+/// A long table and long JSON rows go to the file a piece at a time (65,536 rows): the byte
+/// order mark once at the start, and each character CP932 cannot hold reported with its line
+/// in the file (the header is line 1, row `i` line `i + 2`), whichever piece it is in.
+#[test]
+fn csv_write_in_pieces_marks_the_file_once_and_numbers_the_lines_of_its_warnings() {
+    use keiri_run::value::Value;
+    use polars::prelude::{Column, DataFrame};
+    let n = 140_000usize;
+    let bad = [3usize, 70_000, 131_073];
+    let name = |i: usize| {
+        if bad.contains(&i) {
+            format!("𠮷野家{i}")
+        } else {
+            format!("吉野家{i}")
+        }
+    };
+    let table = || {
+        DataFrame::new(
+            n,
+            vec![
+                Column::new("番号".into(), (0..n as i64).collect::<Vec<_>>()),
+                Column::new("店名".into(), (0..n).map(name).collect::<Vec<_>>()),
+            ],
+        )
+        .unwrap()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = vec![
+        ("rows", Value::Table(table())),
+        ("encoding", Value::Json(json!("cp932"))),
+    ];
+    let out = crate::matching::run_block_values("csv.write", dir.path(), inputs).unwrap();
+    assert_eq!(out["row_count"], n);
+    let lines_warned: Vec<String> = out["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap().split('行').next().unwrap().to_string())
+        .collect();
+    assert_eq!(lines_warned, ["5", "70002", "131075"]);
+    let bytes = std::fs::read(out_path(&out)).unwrap();
+    let (text, _, _) = encoding_rs::SHIFT_JIS.decode(&bytes);
+    let lines: Vec<&str> = text.split_terminator("\r\n").collect();
+    assert_eq!(lines.len(), n + 1);
+    assert_eq!(lines[0], "番号,店名");
+    assert_eq!(lines[70_001], "70000,?野家70000");
+    assert_eq!(lines[70_002], "70001,吉野家70001");
+
+    // utf-8-sig, the default: the mark once, then every row.
+    let inputs = vec![
+        ("rows", Value::Table(table())),
+        ("out_name", Value::Json(json!("bom.csv"))),
+    ];
+    let out = crate::matching::run_block_values("csv.write", dir.path(), inputs).unwrap();
+    let bytes = std::fs::read(out_path(&out)).unwrap();
+    assert_eq!(&bytes[..3], &[0xEF, 0xBB, 0xBF]);
+    let text = std::str::from_utf8(&bytes[3..]).unwrap();
+    assert!(!text.contains('\u{feff}'));
+    let lines: Vec<&str> = text.split_terminator("\r\n").collect();
+    assert_eq!(lines.len(), n + 1);
+    assert!(
+        lines[1..]
+            .iter()
+            .enumerate()
+            .all(|(i, l)| *l == format!("{i},{}", name(i)))
+    );
+
+    // A run cancelled while the block writes: it stops at the end of a piece, and neither
+    // the file nor a temp file is left.
+    let inputs = vec![
+        ("rows", Value::Table(table())),
+        ("out_name", Value::Json(json!("cancelled.csv"))),
+    ];
+    let err = crate::matching::run_block_cancelled("csv.write", dir.path(), inputs).unwrap_err();
+    assert_eq!(err.code, keiri_run::block::ErrorCode::Cancelled);
+    let left: Vec<String> = std::fs::read_dir(dir.path().join("out/outputs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("cancelled"))
+        .collect();
+    assert_eq!(left, Vec::<String>::new());
+
+    // JSON rows, 70,000 of them: the row in the second piece is line 70,001.
+    let rows: Vec<Json> = (0..70_000)
+        .map(|i| json!({"店名": if i == 69_999 { "𠮷".to_string() } else { format!("吉野家{i}") }}))
+        .collect();
+    let out = run(
+        "csv.write",
+        dir.path(),
+        json!({"rows": rows, "encoding": "shift_jis", "out_name": "rows.csv"}),
+    );
+    assert_eq!(out["row_count"], 70_000);
+    let warnings = out["warnings"].as_array().unwrap();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].as_str().unwrap().starts_with("70001行目"),
+        "{warnings:?}"
+    );
+}
+
 fn journal_rows() -> Json {
     json!([
         {"voucher_no": "J-0301", "date": "2025-03-03", "借方科目": "旅費交通費", "credit_account": "現金",

@@ -103,11 +103,52 @@ pub(crate) fn save(
     bytes: &[u8],
     conflict: OnConflict,
 ) -> Result<Option<PathBuf>, BlockError> {
-    keiri_fs::save(dir, name, bytes, conflict.into()).map_err(|e| {
-        let path = dir.join(name);
-        failed(
-            format!("{} を保存できませんでした: {e}", path.display()),
-            format!("could not save {}: {e}", path.display()),
-        )
-    })
+    keiri_fs::save(dir, name, bytes, conflict.into()).map_err(|e| not_saved(dir, name, e))
+}
+
+/// [`save`] of what `fill` writes, in pieces (`keiri_fs::save_with`): a file of millions of
+/// rows is never whole in memory. `fill` fails with the block's own error, which comes back
+/// as it is (nothing is written then); a failure of the disk is this block's save error.
+pub(crate) fn save_with(
+    dir: &Path,
+    name: &str,
+    conflict: OnConflict,
+    fill: impl FnOnce(&mut std::fs::File) -> Result<(), Filling>,
+) -> Result<Option<PathBuf>, BlockError> {
+    let mut failure = None;
+    let saved = keiri_fs::save_with(dir, name, conflict.into(), |file| match fill(file) {
+        Ok(()) => Ok(()),
+        Err(Filling::Io(e)) => Err(e),
+        Err(Filling::Block(e)) => {
+            failure = Some(e);
+            Err(std::io::Error::other("the block stopped writing"))
+        }
+    });
+    saved.map_err(|e| failure.unwrap_or_else(|| not_saved(dir, name, e)))
+}
+
+/// Why a [`save_with`] fill stopped: the disk, or the block's own error.
+pub(crate) enum Filling {
+    Io(std::io::Error),
+    Block(BlockError),
+}
+
+impl From<std::io::Error> for Filling {
+    fn from(e: std::io::Error) -> Filling {
+        Filling::Io(e)
+    }
+}
+
+impl From<BlockError> for Filling {
+    fn from(e: BlockError) -> Filling {
+        Filling::Block(e)
+    }
+}
+
+fn not_saved(dir: &Path, name: &str, e: keiri_fs::Error) -> BlockError {
+    let path = dir.join(name);
+    failed(
+        format!("{} を保存できませんでした: {e}", path.display()),
+        format!("could not save {}: {e}", path.display()),
+    )
 }

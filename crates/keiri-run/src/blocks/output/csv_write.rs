@@ -1,13 +1,19 @@
 //! `csv.write`: its inputs and outputs are in `block_specs/output/csv.write.yaml`.
 
-use super::{CsvText, columns, csv_encoding, encode, on_conflict, out_file, path_text, text};
+use super::{
+    BOM, CsvEncoding, CsvText, columns, csv_encoding, encode_piece, on_conflict, out_file,
+    path_text, text,
+};
+use crate::block::ProgressUnit;
 use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs};
-use crate::blocks::kit::outputs::{DEFAULT_OUT_DIR, save, target_dir};
+use crate::blocks::kit::outputs::{DEFAULT_OUT_DIR, Filling, save_with, target_dir};
+use crate::blocks::kit::steps::Steps;
 use crate::value::{JsonCells, Value, table_error};
 use polars::prelude::{ChunkAgg, Column, DataFrame, DataType};
 use serde_json::json;
+use std::io::Write;
 
-/// Rows of a table turned into text at a time: bounds the text held besides the CSV itself.
+/// Rows turned into text and written to the file at a time: bounds the text held.
 const CHUNK_ROWS: usize = 65_536;
 
 fn csv_write(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockError> {
@@ -27,38 +33,64 @@ fn csv_write(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockEr
     let dir = target_dir(ctx, inputs, Some(DEFAULT_OUT_DIR))?;
     let name = out_file(ctx, inputs, &dir, "output.csv")?;
     let conflict = on_conflict(inputs)?;
-    let mut csv = CsvText::new(&delimiter);
     // A table is written column by column, never turned into JSON rows (a million rows as
     // maps took seconds); JSON rows are written as they are. The cells' text is the same.
-    let row_count = match inputs.get("rows") {
+    let rows = match inputs.get("rows") {
         Some(Value::Table(df)) => {
             let cols = match inputs.strings("columns")? {
                 Some(c) if !c.is_empty() => c,
                 _ => crate::value::column_names(df),
             };
-            if header {
-                csv.line(cols.iter().map(String::as_str));
-            }
-            write_table(&mut csv, df, &cols)?;
-            df.height()
+            Source::Table(df, cols)
         }
         _ => {
             let rows = inputs.rows("rows")?;
             let cols = columns(inputs, &rows)?;
-            if header {
-                csv.line(cols.iter().map(String::as_str));
-            }
-            for r in &rows {
-                let cells: Vec<String> = cols.iter().map(|c| text(r.get(c))).collect();
-                csv.line(cells.iter().map(String::as_str));
-            }
-            rows.len()
+            Source::Rows(rows, cols)
         }
     };
-    let body = csv.out;
+    let row_count = match &rows {
+        Source::Table(df, _) => df.height(),
+        Source::Rows(rows, _) => rows.len(),
+    };
+    // Written to the file a chunk of rows at a time, each encoded on its way: the CSV of
+    // five million rows (790 MB) is never whole in memory.
     let mut warnings = Vec::new();
-    let bytes = encode(body, encoding, &mut warnings, ctx.lang);
-    let saved = save(&dir, &name, &bytes, conflict)?;
+    let saved = save_with(&dir, &name, conflict, |file| {
+        let mut sink = Sink {
+            csv: CsvText::new(&delimiter),
+            file,
+            encoding,
+            next_line: 1,
+            warnings: &mut warnings,
+            lang: ctx.lang,
+            steps: Steps::new(ctx, ProgressUnit::Rows, Some(row_count)),
+        };
+        if encoding == CsvEncoding::Utf8Bom {
+            sink.file.write_all(&BOM)?;
+        }
+        let cols = match &rows {
+            Source::Table(_, cols) | Source::Rows(_, cols) => cols,
+        };
+        if header {
+            sink.csv.line(cols.iter().map(String::as_str));
+        }
+        match &rows {
+            Source::Table(df, cols) => write_table(&mut sink, df, cols)?,
+            Source::Rows(rows, cols) => {
+                for (k, chunk) in rows.chunks(CHUNK_ROWS).enumerate() {
+                    for r in chunk {
+                        let cells: Vec<String> = cols.iter().map(|c| text(r.get(c))).collect();
+                        sink.csv.line(cells.iter().map(String::as_str));
+                    }
+                    sink.written(k * CHUNK_ROWS + chunk.len())?;
+                }
+            }
+        }
+        // The header of a table without rows.
+        sink.flush()?;
+        Ok(())
+    })?;
     if saved.is_none() {
         warnings.push(format!("{name} は既にあり on_conflict が skip のため書きませんでした / {name} exists and on_conflict is skip; nothing was written"));
     }
@@ -69,6 +101,53 @@ fn csv_write(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockEr
             json!(if saved.is_some() { row_count } else { 0 }),
         )
         .with("warnings", json!(warnings)))
+}
+
+/// The rows to write and the columns to write of them.
+enum Source<'a> {
+    Table(&'a DataFrame, Vec<String>),
+    Rows(Vec<crate::value::Row>, Vec<String>),
+}
+
+/// CSV text on its way to the file: lines gather in `csv` and go out encoded at each
+/// [`Sink::flush`], the text's buffer kept for the next chunk.
+struct Sink<'s, 'd> {
+    csv: CsvText<'d>,
+    file: &'s mut std::fs::File,
+    encoding: CsvEncoding,
+    /// The number, in the file, of the first line `csv` holds (for the warnings).
+    next_line: usize,
+    warnings: &'s mut Vec<String>,
+    lang: keiri_plan::Lang,
+    /// The rows written so far, for the node's progress; a cancelled run stops the write
+    /// between two chunks (and no file is left).
+    steps: Steps<'s, 's>,
+}
+
+impl Sink<'_, '_> {
+    /// The lines so far go to the file, and `rows` rows are written.
+    fn written(&mut self, rows: usize) -> Result<(), Filling> {
+        self.flush()?;
+        self.steps.advance_to(rows as u64)?;
+        Ok(())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let text = self.csv.out.as_str();
+        let bytes = encode_piece(
+            text,
+            self.encoding,
+            self.next_line,
+            self.warnings,
+            self.lang,
+        );
+        self.file.write_all(&bytes)?;
+        if self.encoding == CsvEncoding::ShiftJis {
+            self.next_line += text.bytes().filter(|&b| b == b'\n').count();
+        }
+        self.csv.out.clear();
+        Ok(())
+    }
 }
 
 /// One column of a chunk, as its cells are written.
@@ -97,11 +176,11 @@ impl Cells<'_> {
 
 /// Writes the lines of `df`'s `cols` (a column it lacks is written empty, as a JSON row's
 /// missing key is; the run-time input check refuses an unknown column before this runs),
-/// [`CHUNK_ROWS`] rows at a time. Text columns are written as they are; other cells as their
-/// JSON text would be ([`crate::value::column_to_json`]), rendered column by column without
-/// building JSON values ([`render`]). The text is reserved at the size the first chunk's
-/// lines suggest, so a hundred-megabyte CSV is not copied each time it outgrows its buffer.
-fn write_table(csv: &mut CsvText<'_>, df: &DataFrame, cols: &[String]) -> Result<(), BlockError> {
+/// [`CHUNK_ROWS`] rows at a time, each chunk to the file before the next. Text columns are
+/// written as they are; other cells as their JSON text would be
+/// ([`crate::value::column_to_json`]), rendered column by column without building JSON values
+/// ([`render`]).
+fn write_table(sink: &mut Sink<'_, '_>, df: &DataFrame, cols: &[String]) -> Result<(), Filling> {
     let mut offset = 0;
     while offset < df.height() {
         let part = df.slice(offset as i64, CHUNK_ROWS);
@@ -116,16 +195,11 @@ fn write_table(csv: &mut CsvText<'_>, df: &DataFrame, cols: &[String]) -> Result
                 Err(_) => Cells::Missing,
             });
         }
-        let before = csv.out.len();
         for i in 0..part.height() {
-            csv.line(columns.iter().map(|c| c.get(i)));
-        }
-        if offset == 0 && part.height() < df.height() {
-            let per_row = (csv.out.len() - before).div_ceil(part.height());
-            let rest = per_row * (df.height() - part.height());
-            csv.out.reserve(rest + rest / 8);
+            sink.csv.line(columns.iter().map(|c| c.get(i)));
         }
         offset += part.height();
+        sink.written(offset)?;
     }
     Ok(())
 }
