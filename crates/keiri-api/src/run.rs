@@ -116,7 +116,9 @@ impl RunFailure {
 /// Something a person must see about a node that ran (the run still finished): a file with
 /// no data rows (`NO_ROWS`), a check that flagged nearly every row (`MOSTLY_FLAGGED`), rows
 /// left out and why (`ROWS_SKIPPED`), values that could not be read (`VALUES_UNREADABLE`), a
-/// weaker method used than the one asked for (`FALLBACK`).
+/// weaker method used than the one asked for (`FALLBACK`), a file written with characters its
+/// encoding cannot hold replaced (`CHARACTERS_REPLACED`). `code` is stable; the keiri-run
+/// crate README lists every code.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunWarning {
     /// The node (`loop/child` inside a loop body or subflow).

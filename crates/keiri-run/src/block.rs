@@ -246,7 +246,8 @@ pub struct Warning {
     /// (values a block could not read and left empty), `FALLBACK` (a block used a weaker
     /// method than the one asked for), `KEYS_NOT_FOUND` (keys `excel.lookup_rows` found no
     /// row for), `NAMES_DIFFER` (deposits cleared against a customer whose name is only near
-    /// the payer's); the crate README lists them all.
+    /// the payer's), `CHARACTERS_REPLACED` (a file written with `?` for characters its
+    /// encoding cannot hold); the crate README lists them all.
     pub code: String,
     pub message_ja: String,
     pub message_en: String,

@@ -166,15 +166,10 @@ fn csv_encoding(name: &str) -> Result<CsvEncoding, BlockError> {
     }
 }
 
-/// Encodes CSV text. Characters CP932 cannot hold become `?`, each reported once with the
-/// line it was on (encoding_rs would write an HTML character reference instead, which no
-/// accounting software reads). The warnings are in `lang`, the run's.
-fn encode(
-    text: String,
-    encoding: CsvEncoding,
-    warnings: &mut Vec<String>,
-    lang: keiri_plan::Lang,
-) -> Vec<u8> {
+/// Encodes CSV text. Characters CP932 cannot hold become `?`, each kept in `replaced` with
+/// the line it was on (encoding_rs would write an HTML character reference instead, which no
+/// accounting software reads).
+fn encode(text: String, encoding: CsvEncoding, replaced: &mut Vec<Replaced>) -> Vec<u8> {
     match encoding {
         // UTF-8 text is its bytes: no copy of what may be a hundred megabytes.
         CsvEncoding::Utf8 => text.into_bytes(),
@@ -183,7 +178,7 @@ fn encode(
             out.splice(0..0, BOM);
             out
         }
-        CsvEncoding::ShiftJis => encode_piece(&text, encoding, 1, warnings, lang).into_owned(),
+        CsvEncoding::ShiftJis => encode_piece(&text, encoding, 1, replaced).into_owned(),
     }
 }
 
@@ -192,14 +187,13 @@ fn encode(
 const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
 
 /// The bytes of a piece of CSV text, whole lines, as [`encode`] gives them but without a byte
-/// order mark: `first_line` is the number of the piece's first line in its file, for the
-/// warnings. UTF-8 text is its own bytes, not copied.
+/// order mark: `first_line` is the number of the piece's first line in its file, for
+/// `replaced`. UTF-8 text is its own bytes, not copied.
 fn encode_piece<'t>(
     text: &'t str,
     encoding: CsvEncoding,
     first_line: usize,
-    warnings: &mut Vec<String>,
-    lang: keiri_plan::Lang,
+    replaced: &mut Vec<Replaced>,
 ) -> std::borrow::Cow<'t, [u8]> {
     if encoding != CsvEncoding::ShiftJis {
         return std::borrow::Cow::Borrowed(text.as_bytes());
@@ -214,11 +208,10 @@ fn encode_piece<'t>(
             let mut buf = [0u8; 4];
             let (b, _, bad) = encoding_rs::SHIFT_JIS.encode(c.encode_utf8(&mut buf));
             if bad {
-                let (n, code) = (first_line + line_no, c as u32);
-                warnings.push(lang.pick(
-                    format!("{n}行目: 文字 '{c}' (U+{code:04X}) は CP932 で表せないため ? に置き換えました"),
-                    format!("line {n}: '{c}' (U+{code:04X}) is not in CP932 and was replaced with ?"),
-                ));
+                replaced.push(Replaced {
+                    line: first_line + line_no,
+                    c,
+                });
                 out.push(b'?');
             } else {
                 out.extend_from_slice(&b);
@@ -226,6 +219,93 @@ fn encode_piece<'t>(
         }
     }
     std::borrow::Cow::Owned(out)
+}
+
+/// A character CP932 cannot hold, written as `?`, and the line of the file it was on.
+#[derive(Debug, Clone, Copy)]
+struct Replaced {
+    line: usize,
+    c: char,
+}
+
+impl Replaced {
+    /// The line of the block's `warnings` output for this character, in the run's language.
+    fn warning(self, lang: keiri_plan::Lang) -> String {
+        let (n, c, code) = (self.line, self.c, self.c as u32);
+        lang.pick(
+            format!(
+                "{n}行目: 文字 '{c}' (U+{code:04X}) は CP932 で表せないため ? に置き換えました"
+            ),
+            format!("line {n}: '{c}' (U+{code:04X}) is not in CP932 and was replaced with ?"),
+        )
+    }
+}
+
+/// Warns `CHARACTERS_REPLACED` when the file `name` was written with characters CP932 cannot
+/// hold as `?` (a customer's name in a 弥生 import file that reads `?田商事`): the block's
+/// `warnings` output lists each one, but a run that changed what it wrote must not look like
+/// any other finished run.
+fn warn_replaced(ctx: &BlockContext<'_>, name: &str, replaced: &[Replaced]) {
+    let examples: Vec<(String, String)> = replaced
+        .iter()
+        .map(|r| {
+            let (n, c, code) = (r.line, r.c, r.c as u32);
+            (
+                format!("{n}行目 '{c}' (U+{code:04X})"),
+                format!("line {n} '{c}' (U+{code:04X})"),
+            )
+        })
+        .take(3)
+        .collect();
+    let n = replaced.len();
+    warn_lines(
+        ctx,
+        "CHARACTERS_REPLACED",
+        n,
+        &examples,
+        (
+            format!(
+                "{name} の {n} 文字は CP932（Shift_JIS）で表せないため ? に置き換えて書き出しました。UTF-8（utf-8-sig）で書き出すか、元の文字を直してください"
+            ),
+            format!(
+                "{} CP932 (Shift_JIS) cannot hold {} written as ? in {name}: write it as UTF-8 (utf-8-sig), or change them at the source",
+                counted(n, "character", "characters"),
+                if n == 1 { "was" } else { "were" },
+            ),
+        ),
+    );
+}
+
+/// `n` and the noun for it, one or many (`1 line`, `3 lines`).
+fn counted(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// Warns `code` about `count` lines of a file a block wrote: `lead` (which says how many), then
+/// the first examples, each in both languages; nothing when `count` is 0.
+fn warn_lines(
+    ctx: &BlockContext<'_>,
+    code: &str,
+    count: usize,
+    examples: &[(String, String)],
+    (lead_ja, lead_en): (String, String),
+) {
+    if count == 0 {
+        return;
+    }
+    let (ja, en): (Vec<&str>, Vec<&str>) = examples
+        .iter()
+        .map(|(ja, en)| (ja.as_str(), en.as_str()))
+        .unzip();
+    let (more_ja, more_en) = match count.saturating_sub(examples.len()) {
+        0 => (String::new(), String::new()),
+        more => (format!(" ほか {more} 件"), format!(" and {more} more")),
+    };
+    ctx.calls.warn(crate::block::Warning::new(
+        code,
+        format!("{lead_ja}（{}{more_ja}）", ja.join("、")),
+        format!("{lead_en} ({}{more_en})", en.join("; ")),
+    ));
 }
 
 /// CSV text built line by line: fields quoted when they hold the delimiter, a quote or a line

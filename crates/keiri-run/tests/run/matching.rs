@@ -92,6 +92,17 @@ pub(crate) fn run_block_noted(
     run_block_full(id, dir, inputs, false, None, allow_hosts, None)
 }
 
+/// The warnings among a block's notes, in order.
+pub(crate) fn warnings_of(notes: Vec<keiri_run::block::Note>) -> Vec<keiri_run::block::Warning> {
+    notes
+        .into_iter()
+        .filter_map(|n| match n {
+            keiri_run::block::Note::Warning(w) => Some(w),
+            _ => None,
+        })
+        .collect()
+}
+
 #[allow(clippy::type_complexity)]
 fn run_block_full(
     id: &str,
@@ -950,13 +961,7 @@ fn bank_reconciliation_clears_the_payers_own_invoices_before_a_near_names() {
             json!({"deposits": deposits, "receivables": receivables}),
             &[],
         );
-        let warnings: Vec<keiri_run::block::Warning> = notes
-            .into_iter()
-            .filter_map(|n| match n {
-                keiri_run::block::Note::Warning(w) => Some(w),
-                _ => None,
-            })
-            .collect();
+        let warnings = warnings_of(notes);
         (result.unwrap(), warnings)
     };
     assert_eq!(reconcile(&receivables).1, []);

@@ -1236,3 +1236,177 @@ fn report_summary_groups_findings_by_severity_and_rule() {
         ])
     );
 }
+
+/// What a written file changed or holds that the receiving software will refuse is a warning
+/// of the run, not only a line of the block's `warnings` output: a CP932 file with `?` for a
+/// character it cannot hold, and a 弥生 journal with a date and an amount written as they
+/// were given, a side with an amount but no account and a description cut short.
+#[test]
+fn writers_warn_the_run_of_what_their_files_changed_or_cannot_carry() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |id: &str, inputs: Json| {
+        let (result, notes) = crate::matching::run_block_noted(id, dir.path(), inputs, &[]);
+        let warnings = crate::matching::warnings_of(notes);
+        (result.unwrap(), warnings)
+    };
+    // Lines 2, 4 and 5 (after the header) hold characters CP932 lacks: 𠮷 (U+20BB7) and 🍣
+    // (U+1F363); 髙 (an IBM extension) is in CP932.
+    let shops =
+        json!([{"店名": "𠮷野家"}, {"店名": "髙島屋"}, {"店名": "🍣屋"}, {"店名": "𠮷田と𠮷川"}]);
+    let (out, warnings) = write(
+        "csv.write",
+        json!({"rows": shops, "encoding": "cp932", "out_name": "shops.csv"}),
+    );
+    let bytes = std::fs::read(out_path(&out)).unwrap();
+    let (text, _, _) = encoding_rs::SHIFT_JIS.decode(&bytes);
+    assert_eq!(text, "店名\r\n?野家\r\n髙島屋\r\n?屋\r\n?田と?川\r\n");
+    assert_eq!(out["warnings"].as_array().unwrap().len(), 4);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert_eq!(warnings[0].code, "CHARACTERS_REPLACED");
+    assert_eq!(
+        warnings[0].message_en,
+        "4 characters CP932 (Shift_JIS) cannot hold were written as ? in shops.csv: write it as \
+         UTF-8 (utf-8-sig), or change them at the source (line 2 '𠮷' (U+20BB7); line 4 '🍣' \
+         (U+1F363); line 5 '𠮷' (U+20BB7) and 1 more)"
+    );
+    assert_eq!(
+        warnings[0].message_ja,
+        "shops.csv の 4 文字は CP932（Shift_JIS）で表せないため ? に置き換えて書き出しました。\
+         UTF-8（utf-8-sig）で書き出すか、元の文字を直してください\
+         （2行目 '𠮷' (U+20BB7)、4行目 '🍣' (U+1F363)、5行目 '𠮷' (U+20BB7) ほか 1 件）"
+    );
+    // The same rows as UTF-8 lose nothing and warn nothing.
+    let (_, warnings) = write(
+        "csv.write",
+        json!({"rows": shops, "encoding": "utf-8-sig", "out_name": "shops_utf8.csv"}),
+    );
+    assert_eq!(warnings, []);
+
+    // A 弥生 journal (CP932, no header: entry n is line n).
+    let long = "東京都千代田区丸の内一丁目九番二号グラントウキョウサウスタワー会議室利用料";
+    let entries = json!([
+        {"voucher_no": "J-1", "date": "R6.13.45", "debit_account": "会議費", "debit_amount": 1000,
+         "credit_account": "現金", "credit_amount": 1000, "description": "𠮷野家 会食"},
+        {"voucher_no": "J-2", "date": "2025/03/05", "debit_account": "", "debit_amount": "2,000",
+         "credit_account": "現金", "credit_amount": "二千円"},
+        {"voucher_no": "J-3", "date": "2025/03/06", "debit_account": "地代家賃", "debit_amount": 500,
+         "credit_account": "現金", "credit_amount": 500, "description": long},
+    ]);
+    let (out, warnings) = write(
+        "journal.export",
+        json!({"entries": entries, "format": "yayoi", "out_name": "yayoi.csv"}),
+    );
+    let bytes = std::fs::read(out_path(&out)).unwrap();
+    let (text, _, _) = encoding_rs::SHIFT_JIS.decode(&bytes);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("2000,J-1,,R6.13.45,会議費,"), "{text}");
+    assert!(lines[0].contains(",?野家 会食,"), "{text}");
+    assert!(lines[1].contains(",,2000,,現金,,,,二千円,"), "{text}");
+    // 32 full-width characters of the 37 (17 of the address, 14 of the tower, 会).
+    assert!(
+        lines[2].contains(",東京都千代田区丸の内一丁目九番二号グラントウキョウサウスタワー会,"),
+        "{text}"
+    );
+    let codes: Vec<&str> = warnings.iter().map(|w| w.code.as_str()).collect();
+    assert_eq!(
+        codes,
+        [
+            "VALUES_UNREADABLE",
+            "VALUES_UNREADABLE",
+            "VALUES_MISSING",
+            "VALUE_TRUNCATED",
+            "CHARACTERS_REPLACED"
+        ]
+    );
+    let en: Vec<&str> = warnings.iter().map(|w| w.message_en.as_str()).collect();
+    assert_eq!(
+        en[0],
+        "yayoi.csv: 1 date could not be read and was written as it was given: the accounting \
+         software will refuse it or read another date (line 1 \"R6.13.45\")"
+    );
+    assert_eq!(
+        en[1],
+        "yayoi.csv: 1 amount could not be read and was written as it was given: the accounting \
+         software will refuse it (line 2 \"二千円\")"
+    );
+    assert_eq!(
+        en[2],
+        "yayoi.csv: 1 side has an amount but no account: the accounting software will refuse \
+         those lines (line 2 debit)"
+    );
+    assert_eq!(
+        en[3],
+        "yayoi.csv: 1 description was cut to Yayoi's 32 full-width characters (line 3)"
+    );
+    assert!(
+        en[4]
+            .starts_with("1 character CP932 (Shift_JIS) cannot hold was written as ? in yayoi.csv"),
+        "{}",
+        en[4]
+    );
+    assert!(en[4].ends_with("(line 1 '𠮷' (U+20BB7))"), "{}", en[4]);
+    assert_eq!(
+        warnings[1].message_ja,
+        "yayoi.csv の 1 行は金額を読めないため、書かれたままの値を書き出しました。\
+         会計ソフトは取り込めません（2行目 \"二千円\"）"
+    );
+    assert_eq!(
+        warnings[2].message_ja,
+        "yayoi.csv の 1 か所は金額があるのに勘定科目が空です。会計ソフトはその行を取り込めません（2行目 借方）"
+    );
+    // The block's own list says the same, line by line, in the run's language.
+    assert_eq!(out["warnings"].as_array().unwrap().len(), 5);
+}
+
+/// A guarded change whose cell no longer holds what the plan expected is skipped and the
+/// workbook saved with the others: the run says which cells kept their value.
+#[test]
+fn patch_workbook_warns_the_run_of_changes_it_did_not_apply() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut book = rust_xlsxwriter::Workbook::new();
+    let sheet = book.add_worksheet().set_name("試算表").unwrap();
+    sheet.write_string(0, 0, "現金").unwrap();
+    sheet.write_number(0, 1, 520000).unwrap();
+    sheet.write_string(1, 0, "預金").unwrap();
+    sheet.write_number(1, 1, 1200000).unwrap();
+    book.save(dir.path().join("試算表.xlsx")).unwrap();
+    // Someone already changed B1 from 500,000 to 520,000: the plan's guarded write of B1 is
+    // skipped; B2 (as expected) and C1 (unguarded) are written.
+    let ops = json!([
+        {"op": "set_value_if", "sheet": "試算表", "cell": "B1", "expected": 500000, "value": 530000},
+        {"op": "set_value_if", "sheet": "試算表", "cell": "B2", "expected": 1200000, "value": 1250000},
+        {"op": "set_value", "sheet": "試算表", "cell": "C1", "value": "確認済"},
+    ]);
+    let (out, notes) = crate::matching::run_block_noted(
+        "excel.patch_workbook",
+        dir.path(),
+        json!({"xlsx_path": "試算表.xlsx", "operations": ops}),
+        &[],
+    );
+    let out = out.unwrap();
+    let grid = cells(&out_path(&out), "試算表");
+    assert_eq!(grid[0][1], Data::Float(520000.0));
+    assert_eq!(grid[1][1], Data::Float(1250000.0));
+    assert_eq!(grid[0][2], s("確認済"));
+    let warnings = crate::matching::warnings_of(notes);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert_eq!(warnings[0].code, "OPS_SKIPPED");
+    assert_eq!(
+        warnings[0].message_en,
+        "the workbook was saved without 1 of the plan's changes: the cell did not hold what the \
+         plan expected (試算表!B1); warnings gives what each expected and found"
+    );
+    assert!(
+        warnings[0]
+            .message_ja
+            .starts_with("1 件の変更は、セルの値が計画の想定と違うため"),
+        "{}",
+        warnings[0].message_ja
+    );
+    let listed = out["warnings"].as_array().unwrap();
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert!(
+        listed[0].as_str().unwrap().contains("skipped at 試算表!B1"),
+        "{listed:?}"
+    );
+}

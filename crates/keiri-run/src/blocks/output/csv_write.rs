@@ -1,8 +1,8 @@
 //! `csv.write`: its inputs and outputs are in `block_specs/output/csv.write.yaml`.
 
 use super::{
-    BOM, CsvEncoding, CsvText, columns, csv_encoding, encode_piece, on_conflict, out_file,
-    path_text, text,
+    BOM, CsvEncoding, CsvText, Replaced, columns, csv_encoding, encode_piece, on_conflict,
+    out_file, path_text, text, warn_replaced,
 };
 use crate::block::ProgressUnit;
 use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs};
@@ -57,16 +57,15 @@ fn csv_write(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockEr
     // its own while the next is rendered: the CSV of five million rows (790 MB) is never
     // whole in memory, and the kernel's copy of each piece into the file (half the node's
     // time at that size) runs beside the rendering of the next.
-    let mut warnings = Vec::new();
+    let mut replaced = Vec::new();
     let saved = save_with(&dir, &name, conflict, |file| {
         let (pieces, to_write) = std::sync::mpsc::sync_channel::<String>(1);
         let (give_back, spare) = std::sync::mpsc::channel::<String>();
         std::thread::scope(|scope| {
-            let lang = ctx.lang;
             let writer = std::thread::Builder::new()
                 .name("keiri-csv-write".into())
                 .spawn_scoped(scope, move || {
-                    write_pieces(file, encoding, lang, to_write, give_back)
+                    write_pieces(file, encoding, to_write, give_back)
                 })?;
             let mut sink = Sink {
                 csv: CsvText::new(&delimiter),
@@ -81,11 +80,18 @@ fn csv_write(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockEr
                 .join()
                 .map_err(|_| std::io::Error::other("the thread writing the CSV stopped"))?;
             // A disk that failed is why the rendering stopped, if it did: its error first.
-            warnings = written?;
+            replaced = written?;
             rendered
         })
     })?;
-    if saved.is_none() {
+    let mut warnings: Vec<String> = replaced.iter().map(|r| r.warning(ctx.lang)).collect();
+    if let Some(path) = &saved {
+        // The name it was saved under (`on_conflict: rename` may have numbered it).
+        let file = path
+            .file_name()
+            .map_or_else(|| name.clone(), |n| n.to_string_lossy().into_owned());
+        warn_replaced(ctx, &file, &replaced);
+    } else {
         warnings.push(format!("{name} は既にあり on_conflict が skip のため書きませんでした / {name} exists and on_conflict is skip; nothing was written"));
     }
     Ok(Outputs::new()
@@ -155,22 +161,21 @@ impl Sink<'_, '_> {
 }
 
 /// The writer's side of [`Sink`]: each piece of text encoded and written to `file`, in order
-/// (after the byte order mark of `utf-8-sig`), then handed back. The warnings of the encoding,
-/// with each line's number in the file.
+/// (after the byte order mark of `utf-8-sig`), then handed back. The characters CP932 could
+/// not hold, with each one's line in the file.
 fn write_pieces(
     file: &mut std::fs::File,
     encoding: CsvEncoding,
-    lang: keiri_plan::Lang,
     pieces: std::sync::mpsc::Receiver<String>,
     give_back: std::sync::mpsc::Sender<String>,
-) -> std::io::Result<Vec<String>> {
-    let mut warnings = Vec::new();
+) -> std::io::Result<Vec<Replaced>> {
+    let mut replaced = Vec::new();
     if encoding == CsvEncoding::Utf8Bom {
         file.write_all(&BOM)?;
     }
     let mut next_line = 1;
     for mut text in pieces {
-        let bytes = encode_piece(&text, encoding, next_line, &mut warnings, lang);
+        let bytes = encode_piece(&text, encoding, next_line, &mut replaced);
         file.write_all(&bytes)?;
         if encoding == CsvEncoding::ShiftJis {
             next_line += text.bytes().filter(|&b| b == b'\n').count();
@@ -179,7 +184,7 @@ fn write_pieces(
         // The renderer may be done and gone: the text is then simply dropped.
         let _ = give_back.send(text);
     }
-    Ok(warnings)
+    Ok(replaced)
 }
 
 /// One column of a chunk, as its cells are written.

@@ -110,6 +110,9 @@ fn patch_workbook(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Bl
         ));
     }
     let written = patched.outcome == PatchOutcome::Written;
+    if written {
+        warn_skipped_ops(ctx, &response);
+    }
     let diff: Vec<Json> = response
         .patch_diff
         .iter()
@@ -148,6 +151,39 @@ fn patch_workbook(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Bl
             "formula_issues",
             serde_json::to_value(&response.formula_issues).unwrap_or(Json::Null),
         ))
+}
+
+/// Warns `OPS_SKIPPED` when the saved workbook lacks some of the plan's changes: a
+/// `set_value_if` or `set_formula_if` whose cell did not hold what the plan expected is
+/// skipped (keiri-xlsx's guard against writing over a value someone changed), and the
+/// workbook is saved with the other changes. The cells, the first three; `warnings` says what
+/// each expected and found.
+fn warn_skipped_ops(ctx: &BlockContext<'_>, response: &keiri_xlsx::PatchResponse) {
+    let skipped: Vec<String> = response
+        .patch_diff
+        .iter()
+        .filter(|d| d.status == keiri_xlsx::DiffStatus::Skipped)
+        .map(|d| format!("{}!{}", d.sheet, d.cell.as_deref().unwrap_or("")))
+        .collect();
+    let n = skipped.len();
+    if n == 0 {
+        return;
+    }
+    let first = skipped[..n.min(3)].join(", ");
+    let (more_ja, more_en) = match n.saturating_sub(3) {
+        0 => (String::new(), String::new()),
+        more => (format!(" ほか {more} 件"), format!(" and {more} more")),
+    };
+    ctx.calls.warn(crate::block::Warning::new(
+        "OPS_SKIPPED",
+        format!(
+            "{n} 件の変更は、セルの値が計画の想定と違うため適用せずにブックを保存しました（{first}{more_ja}）。warnings に想定した値と実際の値があります"
+        ),
+        format!(
+            "the workbook was saved without {n} of the plan's changes: the {} not hold what the plan expected ({first}{more_en}); warnings gives what each expected and found",
+            if n == 1 { "cell did" } else { "cells did" },
+        ),
+    ));
 }
 
 builtin!("excel.patch_workbook", patch_workbook);

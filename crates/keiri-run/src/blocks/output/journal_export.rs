@@ -1,8 +1,8 @@
 //! `journal.export`: its inputs and outputs are in `block_specs/output/journal.export.yaml`.
 
 use super::{
-    DEFAULT_OUT_DIR, csv_encoding, csv_text, encode, on_conflict, out_file, path_text, save,
-    target_dir, text,
+    DEFAULT_OUT_DIR, counted, csv_encoding, csv_text, encode, on_conflict, out_file, path_text,
+    save, target_dir, text, warn_lines, warn_replaced,
 };
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::jp::parse_date;
@@ -44,6 +44,12 @@ fn journal_export(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Bl
     let conflict = on_conflict(inputs)?;
 
     let mut warnings = Vec::new();
+    // What the file holds that the accounting software will refuse or read otherwise, by
+    // line, for the run's warnings (`warnings` above lists each in the run's language).
+    let mut unreadable_dates: Vec<(usize, String)> = Vec::new();
+    let mut unreadable_amounts: Vec<(usize, String)> = Vec::new();
+    let mut no_account: Vec<(usize, &str, &str)> = Vec::new();
+    let mut truncated: Vec<usize> = Vec::new();
     let field = |row: &Row, f: &str| -> String {
         let column = mapping.get(f).and_then(Json::as_str).unwrap_or(f);
         text(row.get(column))
@@ -59,6 +65,7 @@ fn journal_export(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Bl
                     format!("{n}行目: 日付 {raw:?} を読めません"),
                     format!("line {n}: date {raw:?} is not a date"),
                 ));
+                unreadable_dates.push((n, raw));
                 get("date")
             }
         };
@@ -74,6 +81,7 @@ fn journal_export(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Bl
                         format!("{n}行目: 金額 {raw:?} を読めません"),
                         format!("line {n}: amount {raw:?} is not a number"),
                     ));
+                    unreadable_amounts.push((n, raw.clone()));
                     raw
                 }
             }
@@ -90,6 +98,7 @@ fn journal_export(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Bl
                     format!("{n}行目: {side_ja}勘定科目がありません"),
                     format!("line {n}: no {side_en} account"),
                 ));
+                no_account.push((n, side_ja, side_en));
             }
         }
         let mut description = get("description");
@@ -108,6 +117,7 @@ fn journal_export(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Bl
                 format!("{n}行目: 摘要を弥生の上限（全角32文字）で切り詰めました"),
                 format!("line {n}: description truncated to Yayoi's 32 full-width characters"),
             ));
+            truncated.push(n);
             description = cut;
         }
         let line: Vec<String> = match format.as_str() {
@@ -246,8 +256,102 @@ fn journal_export(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, Bl
         ),
     };
     let body = csv_text(header.as_deref(), &lines, ",");
-    let bytes = encode(body, encoding, &mut warnings, ctx.lang);
+    let mut replaced = Vec::new();
+    let bytes = encode(body, encoding, &mut replaced);
+    warnings.extend(replaced.iter().map(|r| r.warning(ctx.lang)));
     let saved = save(&dir, &name, &bytes, conflict)?;
+    if let Some(path) = &saved {
+        let file = path
+            .file_name()
+            .map_or_else(|| name.clone(), |n| n.to_string_lossy().into_owned());
+        // A date or an amount written as it was given: the accounting software refuses it
+        // (a date it may read as another day).
+        let unreadable = |lines: &[(usize, String)],
+                          (ja, one, many): (&str, &str, &str),
+                          or: (&str, &str)| {
+            let n = lines.len();
+            let examples: Vec<(String, String)> = lines
+                .iter()
+                .take(3)
+                .map(|(n, raw)| (format!("{n}行目 {raw:?}"), format!("line {n} {raw:?}")))
+                .collect();
+            let (was, them) = if n == 1 {
+                ("was written as it was", "it")
+            } else {
+                ("were written as they were", "them")
+            };
+            warn_lines(
+                ctx,
+                "VALUES_UNREADABLE",
+                n,
+                &examples,
+                (
+                    format!(
+                        "{file} の {n} 行は{ja}を読めないため、書かれたままの値を書き出しました。会計ソフトは取り込め{}",
+                        or.0
+                    ),
+                    format!(
+                        "{file}: {} could not be read and {was} given: the accounting software will refuse {them}{}",
+                        counted(n, one, many),
+                        or.1,
+                    ),
+                ),
+            );
+        };
+        unreadable(
+            &unreadable_dates,
+            ("日付", "date", "dates"),
+            ("ないか、別の日付に読みます", " or read another date"),
+        );
+        unreadable(
+            &unreadable_amounts,
+            ("金額", "amount", "amounts"),
+            ("ません", ""),
+        );
+        let sides: Vec<(String, String)> = no_account
+            .iter()
+            .take(3)
+            .map(|(n, ja, en)| (format!("{n}行目 {ja}"), format!("line {n} {en}")))
+            .collect();
+        let n = no_account.len();
+        warn_lines(
+            ctx,
+            "VALUES_MISSING",
+            n,
+            &sides,
+            (
+                format!(
+                    "{file} の {n} か所は金額があるのに勘定科目が空です。会計ソフトはその行を取り込めません"
+                ),
+                format!(
+                    "{file}: {} an amount but no account: the accounting software will refuse those lines",
+                    counted(n, "side has", "sides have"),
+                ),
+            ),
+        );
+        let cut: Vec<(String, String)> = truncated
+            .iter()
+            .take(3)
+            .map(|n| (format!("{n}行目"), format!("line {n}")))
+            .collect();
+        let n = truncated.len();
+        warn_lines(
+            ctx,
+            "VALUE_TRUNCATED",
+            n,
+            &cut,
+            (
+                format!(
+                    "{file} の {n} 行は摘要が弥生の上限（全角32文字）を超えるため切り詰めました"
+                ),
+                format!(
+                    "{file}: {} cut to Yayoi's 32 full-width characters",
+                    counted(n, "description was", "descriptions were"),
+                ),
+            ),
+        );
+        warn_replaced(ctx, &file, &replaced);
+    }
     Ok(Outputs::new()
         .with("out_path", path_text(&saved))
         .with(
