@@ -162,6 +162,31 @@ export async function newSession(driver, application = APP) {
         await sleep(pollMs);
       }
     },
+    /**
+     * Waits until the first element matching `css` has text matching `pattern` and returns that
+     * text. The element is found again at each try: a page that reloads or an editor that
+     * mounts again replaces it, and the one found a moment ago is then stale.
+     */
+    async waitForText(css, pattern, timeoutMs = 30_000, pollMs = 50) {
+      const deadline = Date.now() + timeoutMs;
+      let last = '(no element)';
+      for (;;) {
+        try {
+          const [element] = await session.findAll(css);
+          if (element !== undefined) {
+            last = await session.text(element);
+            if (pattern.test(last)) return last;
+          }
+        } catch (err) {
+          if (err.webdriverError !== 'stale element reference') throw err;
+          last = '(stale element)';
+        }
+        if (Date.now() > deadline) {
+          throw new Error(`timed out after ${timeoutMs} ms waiting for ${css} to match ${pattern}; last: ${last.slice(0, 200)}`);
+        }
+        await sleep(pollMs);
+      }
+    },
     click: (element) => session.call('POST', `/element/${element}/click`, {}),
     type: (element, text) => session.call('POST', `/element/${element}/value`, { text }),
     text: (element) => session.call('GET', `/element/${element}/text`),

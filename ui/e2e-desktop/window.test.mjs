@@ -74,7 +74,9 @@ describe('desktop window', () => {
       SAMPLE_PLAN,
     ]);
     await session.waitFor('[data-testid="catalog-block"][data-block-id="csv.read"]');
-    assert.match(await session.text(await session.waitFor('.cm-content')), /save_large/);
+    // The editor mounts again once the reloaded page has read the draft: its element is found
+    // again until it shows the plan.
+    assert.match(await session.waitForText('.cm-content', /save_large/), /save_large/);
   });
 
   it('runs the sample plan for real through IPC and shows a node\'s output grid', async () => {
