@@ -297,10 +297,7 @@ fn warn_lines(
         .iter()
         .map(|(ja, en)| (ja.as_str(), en.as_str()))
         .unzip();
-    let (more_ja, more_en) = match count.saturating_sub(examples.len()) {
-        0 => (String::new(), String::new()),
-        more => (format!(" ほか {more} 件"), format!(" and {more} more")),
-    };
+    let (more_ja, more_en) = crate::blocks::kit::text::and_more(count, examples.len());
     ctx.calls.warn(crate::block::Warning::new(
         code,
         format!("{lead_ja}（{}{more_ja}）", ja.join("、")),

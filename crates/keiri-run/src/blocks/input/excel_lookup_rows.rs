@@ -99,16 +99,7 @@ fn excel_lookup_rows(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs,
             .take(5)
             .map(|r| r.get(&key_field).map(J::to_string).unwrap_or_default())
             .collect();
-        let more = if missing.len() > 5 {
-            format!(" ほか {} 件", missing.len() - 5)
-        } else {
-            String::new()
-        };
-        let more_en = if missing.len() > 5 {
-            format!(" and {} more", missing.len() - 5)
-        } else {
-            String::new()
-        };
+        let (more, more_en) = crate::blocks::kit::text::and_more(missing.len(), 5);
         ctx.calls.warn(Warning::new(
             "KEYS_NOT_FOUND",
             format!(

@@ -5,6 +5,15 @@ use std::path::Path;
 use serde_json::Value as Json;
 use unicode_normalization::UnicodeNormalization;
 
+/// What a warning says after the examples it shows (`shown` of `count` items): ` ほか N 件`
+/// and ` and N more`, or nothing when it showed them all.
+pub(crate) fn and_more(count: usize, shown: usize) -> (String, String) {
+    match count.saturating_sub(shown) {
+        0 => (String::new(), String::new()),
+        more => (format!(" ほか {more} 件"), format!(" and {more} more")),
+    }
+}
+
 /// The text excerpt of an extracted evidence file, or the reason it has none.
 pub(crate) fn excerpt(
     path: &Path,

@@ -406,10 +406,7 @@ fn warn_near_names(
             )
         })
         .collect();
-    let (more_ja, more_en) = match near.len().saturating_sub(first.len()) {
-        0 => (String::new(), String::new()),
-        more => (format!(" ほか {more} 件"), format!(" and {more} more")),
-    };
+    let (more_ja, more_en) = crate::blocks::kit::text::and_more(near.len(), first.len());
     ctx.calls.warn(crate::block::Warning::new(
         "NAMES_DIFFER",
         format!(

@@ -170,10 +170,7 @@ fn warn_skipped_ops(ctx: &BlockContext<'_>, response: &keiri_xlsx::PatchResponse
         return;
     }
     let first = skipped[..n.min(3)].join(", ");
-    let (more_ja, more_en) = match n.saturating_sub(3) {
-        0 => (String::new(), String::new()),
-        more => (format!(" ほか {more} 件"), format!(" and {more} more")),
-    };
+    let (more_ja, more_en) = crate::blocks::kit::text::and_more(n, 3);
     ctx.calls.warn(crate::block::Warning::new(
         "OPS_SKIPPED",
         format!(
