@@ -103,6 +103,7 @@ fn call(registry: &Registry, dir: &Path, id: &str, inputs: Inputs) -> Result<Out
         calls: &CallSink::none(),
         lang: keiri_plan::Lang::Ja,
         columns_used: None,
+        outputs_taken: None,
     };
     let block = registry.get(id).ok_or(format!("{id} is not registered"))?;
     Ok(block(&ctx, &inputs)?)

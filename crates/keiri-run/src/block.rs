@@ -188,6 +188,11 @@ pub struct BlockContext<'a> {
     /// The columns the rest of the plan reads of this node's table, when the engine knows
     /// them all (`engine/projection.rs`): a reader may parse only these. `None`: all.
     pub columns_used: Option<&'a [String]>,
+    /// The outputs the plan takes of this node (the keys of its `out`), when the engine runs
+    /// only what is used ([`crate::RunOptions::only_what_is_used`]): no node can read the
+    /// others, so a block may build one of them only as far as the window shows it
+    /// ([`BlockContext::items_to_build`]). `None`: all are taken.
+    pub outputs_taken: Option<&'a [String]>,
 }
 
 impl BlockContext<'_> {
@@ -195,6 +200,27 @@ impl BlockContext<'_> {
     /// into its rows (warnings and errors carry both).
     pub fn say<T>(&self, ja: T, en: T) -> T {
         self.lang.pick(ja, en)
+    }
+
+    /// Whether the plan takes `output` of this node (names it in its `out`), so that a later
+    /// node may read it whole.
+    pub fn takes(&self, output: &str) -> bool {
+        self.outputs_taken
+            .is_none_or(|taken| taken.iter().any(|t| t == output))
+    }
+
+    /// How many of the `total` items of a list output the block should build: all of them
+    /// when the plan takes it, else at most the first [`SHOWN_ROWS`](crate::records::SHOWN_ROWS),
+    /// which is what the window and the run record show of any output. A block that builds
+    /// fewer than `total` says so with [`Outputs::with_shown`], so the record keeps the real
+    /// count. For outputs that are costly to build and that plans often leave out (a million
+    /// reconciliation matches as nested JSON rows are 2 GB of memory).
+    pub fn items_to_build(&self, output: &str, total: usize) -> usize {
+        if self.takes(output) {
+            total
+        } else {
+            total.min(crate::records::SHOWN_ROWS)
+        }
     }
 }
 
@@ -433,9 +459,11 @@ impl CallSink {
 #[derive(Debug, Clone, Default)]
 pub struct Inputs(pub IndexMap<String, Value>);
 
-/// The outputs of one node, keyed by the spec's output names.
+/// The outputs of one node, keyed by the spec's output names; then the outputs the block built
+/// only in part because the plan does not take them ([`BlockContext::items_to_build`]), each
+/// with the number of items it has in full.
 #[derive(Debug, Clone, Default)]
-pub struct Outputs(pub IndexMap<String, Value>);
+pub struct Outputs(pub IndexMap<String, Value>, pub BTreeMap<String, usize>);
 
 /// A builtin block implementation.
 pub type BlockFn = fn(&BlockContext<'_>, &Inputs) -> Result<Outputs, BlockError>;
@@ -676,6 +704,22 @@ impl Outputs {
 
     pub fn insert(&mut self, key: &str, value: impl Into<Value>) {
         self.0.insert(key.to_owned(), value.into());
+    }
+
+    /// Adds output `key`, a list built as far as [`BlockContext::items_to_build`] said, of
+    /// `total` items in full: recorded as shown in part when it holds fewer.
+    pub fn with_shown(mut self, key: &str, items: Vec<serde_json::Value>, total: usize) -> Outputs {
+        if items.len() < total {
+            self.1.insert(key.to_owned(), total);
+        }
+        self.0
+            .insert(key.to_owned(), Value::Json(serde_json::Value::Array(items)));
+        self
+    }
+
+    /// The outputs built only in part, with their full number of items.
+    pub fn in_part(&self) -> &BTreeMap<String, usize> {
+        &self.1
     }
 
     pub fn get(&self, key: &str) -> Option<&Value> {

@@ -30,7 +30,7 @@
 //!   outputs and the state are saved as soon as it finishes; a resume reloads finished nodes
 //!   from disk and runs the rest.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -112,7 +112,7 @@ pub fn run(
 ) -> Result<RunOutcome, RunError> {
     let started = Instant::now();
     let sha = plan_sha256(plan_text);
-    let used_columns = if options.read_used_columns {
+    let used_columns = if options.only_what_is_used {
         projection::used_columns(plan, catalog)
     } else {
         HashMap::new()
@@ -127,7 +127,7 @@ pub fn run(
             state.nodes.retain(|_, n| n.status == NodeStatus::Finished);
             // A reader that parsed other columns than the plan now reads runs again, and so
             // does every node after it (their tables hold the columns it gave them).
-            for id in projection::stale(plan, &state.nodes, &used_columns) {
+            for id in projection::stale(plan, &state.nodes, &used_columns, &dir) {
                 state.nodes.remove(&id);
             }
             let kept = &state.nodes;
@@ -355,6 +355,18 @@ struct Runner<'a> {
 
 /// The effective policy of a node: its own fields, else the plan's.
 impl<'a> Runner<'a> {
+    /// What the rest of the plan uses of `node`: known for top-level nodes of a run that
+    /// reads and builds only what is used, else all.
+    fn used(&self, node: &Node, frame: &Frame<'_>) -> invoke::Used {
+        if !frame.prefix.is_empty() || !self.options.only_what_is_used {
+            return invoke::Used::default();
+        }
+        invoke::Used {
+            columns: self.used_columns.get(&node.id).cloned(),
+            outputs: Some(node.aliases().map(|(local, _)| local.to_string()).collect()),
+        }
+    }
+
     /// The resolver's view of `scope` with this run's `${config.x}` and allowed `${env.X}`;
     /// `lenient` (conditions) reads a missing output or var as null.
     fn lookup<'s>(&'s self, scope: &'s Scope<'s>, lenient: bool) -> RefLookup<'s> {
@@ -717,7 +729,7 @@ impl<'a> Runner<'a> {
                     let summary = outputs
                         .0
                         .iter()
-                        .map(|(k, v)| (k.clone(), records::summarize(v)))
+                        .map(|(k, v)| (k.clone(), records::summarize(v, outputs.in_part().get(k))))
                         .collect();
                     if frame.top.is_some() {
                         self.record_finished(node, &outputs);
@@ -828,11 +840,7 @@ impl<'a> Runner<'a> {
                 Inputs(inputs),
                 out_dir,
                 policy.timeout_ms,
-                frame
-                    .prefix
-                    .is_empty()
-                    .then(|| self.used_columns.get(&node.id).cloned())
-                    .flatten(),
+                self.used(node, frame),
             )
             .map_err(|e| empty::explain_missing(e, &columnless))?;
         empty::keep_columns(&mut outputs, shapes);
@@ -1120,7 +1128,7 @@ impl<'a> Runner<'a> {
         if result.cancelled {
             return Err(cancelled(qid));
         }
-        Ok(Outputs(flatten(called, inner.outputs)))
+        Ok(Outputs(flatten(called, inner.outputs), BTreeMap::new()))
     }
 }
 

@@ -97,7 +97,9 @@ pub enum Event {
         duration_ms: u64,
         /// Rows of the first table (or list) output, when there is one.
         rows: Option<usize>,
-        /// Output key → a short description (`{kind, rows, columns}` or `{kind, type}`).
+        /// Output key → a short description (`{kind, rows, columns}` or `{kind, type}`; a list
+        /// built in part because the plan does not take it also says how many it holds,
+        /// `shown`, its `rows` being all of them).
         outputs: serde_json::Map<String, Json>,
     },
     NodeError {
@@ -344,7 +346,18 @@ impl RunDir {
         }
         std::fs::create_dir_all(&staging).map_err(io("creating", &staging))?;
         let mut names = Vec::new();
-        let mut kept = BTreeMap::new();
+        let mut kept: BTreeMap<String, Kept> = outputs
+            .1
+            .iter()
+            .map(|(key, &rows)| {
+                let kept = Kept {
+                    rows,
+                    digest: String::new(),
+                    untaken: true,
+                };
+                (key.clone(), kept)
+            })
+            .collect();
         for (key, part) in &outputs.0 {
             let head;
             let part = match part {
@@ -354,6 +367,7 @@ impl RunDir {
                         Kept {
                             rows: df.height(),
                             digest: table_digest(df),
+                            untaken: false,
                         },
                     );
                     head = Part::Table(df.head(Some(SHOWN_ROWS)));
@@ -406,9 +420,11 @@ impl RunDir {
     }
 
     /// Loads a node's outputs saved by [`RunDir::save_outputs`], whole:
-    /// [`RunError::KeptInPart`] when a table was kept as its first rows only.
+    /// [`RunError::KeptInPart`] when a table was kept as its first rows only. An output the
+    /// plan did not take, built in part, is loaded as it is (no node reads it; a resume whose
+    /// plan takes it now runs the node again, `engine/projection.rs`).
     pub fn load_outputs(&self, node: &str) -> Result<Outputs, RunError> {
-        if !self.kept_in_part(node)?.is_empty() {
+        if self.kept_in_part(node)?.values().any(Kept::needed) {
             return Err(RunError::KeptInPart(node.to_string()));
         }
         self.load_shown(node)
@@ -500,11 +516,28 @@ pub const WHOLE_ROWS: usize = 10_000;
 /// The rows kept of a table saved in part: what `run_output` shows at most.
 pub const SHOWN_ROWS: usize = 1_000;
 
-/// A table kept as its first rows only: how many rows it had and a digest of all of them.
+/// An output kept as its first rows only: how many rows it had and, for a table of a step that
+/// can run again, a digest of all of them; or a list the block built only that far because
+/// the plan does not take it (`untaken`, no digest).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Kept {
     pub rows: usize,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub digest: String,
+    /// Built in part because the plan does not take it ([`BlockContext::items_to_build`]):
+    /// no later node reads it, so a resume never needs it whole.
+    ///
+    /// [`BlockContext::items_to_build`]: crate::block::BlockContext::items_to_build
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub untaken: bool,
+}
+
+impl Kept {
+    /// Whether a resume needs the node to run again to have this output whole: a table kept
+    /// in part, not an output no node takes.
+    pub fn needed(&self) -> bool {
+        !self.untaken
+    }
 }
 
 /// An XXH3-128 of a table's column names, types and every value in order: equal for tables
@@ -593,7 +626,7 @@ pub fn table_digest(df: &DataFrame) -> String {
 /// finished: encoding the JSON there costs about what a deep copy of it did, and the bytes
 /// (33 MB for 80,000 reconciliation matches) are a sixth of the memory of a second tree of
 /// `serde_json` values beside the one the run keeps.
-pub struct ToSave(Vec<(String, Part)>);
+pub struct ToSave(Vec<(String, Part)>, BTreeMap<String, usize>);
 
 enum Part {
     Table(DataFrame),
@@ -667,7 +700,7 @@ impl ToSave {
                 Ok((key.clone(), part))
             })
             .collect::<Result<_, RunError>>()?;
-        Ok(ToSave(parts))
+        Ok(ToSave(parts, outputs.1.clone()))
     }
 }
 
@@ -684,7 +717,18 @@ fn encode_table(df: &DataFrame, out: &mut impl Write) -> Result<(), RunError> {
 }
 
 /// A short description of one output for `node_finish`.
-pub fn summarize(value: &Value) -> Json {
+/// `in_part`: the output is a list built only in part (the plan does not take it) of this
+/// many items in full, which its `rows` say; `shown` says how many it holds.
+pub fn summarize(value: &Value, in_part: Option<&usize>) -> Json {
+    let mut summary = summarize_whole(value);
+    if let Some(&rows) = in_part {
+        summary["shown"] = summary["rows"].clone();
+        summary["rows"] = rows.into();
+    }
+    summary
+}
+
+fn summarize_whole(value: &Value) -> Json {
     match value {
         Value::Table(df) => serde_json::json!({
             "kind": "table",
@@ -800,10 +844,10 @@ pub fn rows(outputs: &Outputs) -> Option<usize> {
         _ => None,
     };
     written.or_else(|| {
-        outputs.0.values().find_map(|v| match v {
+        outputs.0.iter().find_map(|(key, v)| match v {
             Value::Table(df) => Some(df.height()),
             Value::Json(Json::Array(items)) if items.iter().all(Json::is_object) => {
-                Some(items.len())
+                Some(outputs.in_part().get(key).copied().unwrap_or(items.len()))
             }
             Value::Json(_) => None,
         })
@@ -859,7 +903,10 @@ mod tests {
     #[test]
     fn rows_are_what_a_node_gave_or_wrote() {
         let outputs = |pairs: Vec<(&str, Value)>| {
-            Outputs(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+            Outputs(
+                pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+                Default::default(),
+            )
         };
         let written = outputs(vec![
             ("out_path", Value::Json(json!("outputs/pairs.csv"))),

@@ -139,6 +139,7 @@ impl Secrets {
                 .iter()
                 .map(|(k, v)| (k.clone(), self.redact_value(v)))
                 .collect(),
+            outputs.1.clone(),
         ))
     }
 

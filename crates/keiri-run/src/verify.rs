@@ -45,7 +45,7 @@ pub fn verify(
     options.limits = Limits::sample_run();
     options.ceiling = Limits::sample_run();
     // Every column read, so a failure's report lists the file's columns for the repair.
-    options.read_used_columns = false;
+    options.only_what_is_used = false;
     // The budget: a timer that ends early when the run does (its sender is dropped).
     let (done, finished) = std::sync::mpsc::channel::<()>();
     let stop = options.cancel.clone();

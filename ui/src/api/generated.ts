@@ -1003,7 +1003,9 @@ export type RunEvent =
        */
       rows: number | null;
       /**
-       * Output key → a short description (`{kind, rows, columns}` or `{kind, type}`).
+       * Output key → a short description (`{kind, rows, columns}` or `{kind, type}`; a list
+       * built in part because the plan does not take it also says how many it holds,
+       * `shown`, its `rows` being all of them).
        */
       outputs: {
         [k: string]: unknown | undefined;

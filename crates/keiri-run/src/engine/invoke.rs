@@ -23,6 +23,16 @@ use crate::block::{
 use crate::limits;
 use crate::records::Event;
 
+/// What the rest of the plan uses of a node, when the engine knows it (top-level nodes of a run
+/// that reads and builds only what is used): `None` is all.
+#[derive(Debug, Default)]
+pub(super) struct Used {
+    /// The columns later nodes read of a reader's table ([`BlockContext::columns_used`]).
+    pub columns: Option<Vec<String>>,
+    /// The outputs the node's `out` takes ([`BlockContext::outputs_taken`]).
+    pub outputs: Option<Vec<String>>,
+}
+
 impl Runner<'_> {
     /// Calls a block on its own thread, returning early on timeout or cancellation.
     pub(super) fn invoke(
@@ -32,7 +42,7 @@ impl Runner<'_> {
         inputs: Inputs,
         out_dir: PathBuf,
         timeout_ms: Option<u64>,
-        columns_used: Option<Vec<String>>,
+        used: Used,
     ) -> Result<Outputs, BlockError> {
         std::fs::create_dir_all(&out_dir).map_err(|e| {
             BlockError::new(
@@ -54,6 +64,7 @@ impl Runner<'_> {
         let limits = self.limits;
         let llm = self.options.llm.clone();
         let lang = self.options.lang;
+        let taken = used.outputs.clone();
         let (calls, call_rx) = CallSink::channel();
         let progress = calls.clone();
         // The run's clock: the start time the caller passed in, advanced by real elapsed time,
@@ -77,7 +88,8 @@ impl Runner<'_> {
                     llm: llm.as_ref(),
                     calls: &calls,
                     lang,
-                    columns_used: columns_used.as_deref(),
+                    columns_used: used.columns.as_deref(),
+                    outputs_taken: used.outputs.as_deref(),
                 };
                 let _ = tx.send(f(&ctx, &inputs));
             });
@@ -140,7 +152,9 @@ impl Runner<'_> {
             }
             match received {
                 Ok(result) => {
-                    let result = result.and_then(|outputs| memory_check().map(|()| outputs));
+                    let result = result
+                        .and_then(|outputs| built_whole(qid, taken.as_deref(), outputs))
+                        .and_then(|outputs| memory_check().map(|()| outputs));
                     if answered && result.is_ok() {
                         self.record_answer(qid, now);
                     }
@@ -190,4 +204,25 @@ impl Runner<'_> {
             }
         }
     }
+}
+
+/// A block may build in part only an output the plan does not take: one built in part that a
+/// later node reads would give it a wrong answer, so that is the block's bug, and fails it.
+fn built_whole(
+    qid: &str,
+    taken: Option<&[String]>,
+    outputs: Outputs,
+) -> Result<Outputs, BlockError> {
+    let Some(key) = outputs
+        .in_part()
+        .keys()
+        .find(|k| taken.is_none_or(|t| t.contains(k)))
+    else {
+        return Ok(outputs);
+    };
+    Err(BlockError::new(
+        ErrorCode::BlockFailed,
+        format!("ノード {qid}: 出力 {key} を一部しか作りませんでしたが、計画はこの出力を使います"),
+        format!("node {qid}: built its output {key} only in part, but the plan takes it"),
+    ))
 }

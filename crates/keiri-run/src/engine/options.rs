@@ -64,10 +64,14 @@ pub struct RunOptions {
     /// How often a long node's progress becomes a `node_progress` event (the first one only
     /// once the node has run this long, so quick nodes have none): one second.
     pub progress_every: std::time::Duration,
-    /// A `csv.read` whose later uses are all known parses only the columns they read
-    /// (`engine/projection.rs`); off, every read keeps every column (the planner's sample
-    /// runs, [`crate::verify`], whose failure reports list the file's columns). On by default.
-    pub read_used_columns: bool,
+    /// The run reads and builds only what the plan uses. A `csv.read` whose later uses are all
+    /// known parses only the columns they read (`engine/projection.rs`), and a top-level block
+    /// builds an output the plan does not take (not in the node's `out`, so no node can read
+    /// it) only as far as the window shows it (`BlockContext::outputs_taken`: a million
+    /// reconciliation matches nobody reads are not built as JSON). Off, every read keeps every
+    /// column and every output is built whole (the planner's sample runs, [`crate::verify`],
+    /// whose failure reports list the file's columns). On by default.
+    pub only_what_is_used: bool,
 }
 
 impl RunOptions {
@@ -95,7 +99,7 @@ impl RunOptions {
             ceiling: limits::Limits::ceiling(),
             lang: keiri_plan::Lang::Ja,
             progress_every: std::time::Duration::from_secs(1),
-            read_used_columns: true,
+            only_what_is_used: true,
         }
     }
 }

@@ -19,7 +19,7 @@
 //!
 //! A read that leaves columns out says so in its `summary` (`unread_columns`), and the run
 //! record and the window show its table as read. The planner's sample runs
-//! ([`crate::RunOptions::read_used_columns`] off) read every column, so a failure report
+//! ([`crate::RunOptions::only_what_is_used`] off) read every column, so a failure report
 //! lists the file's columns.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -33,6 +33,7 @@ use keiri_plan::refs::{Target, contains_reference, scan};
 use keiri_plan::{BlockSpec, Catalog};
 use serde_json::Value;
 
+use crate::records::RunDir;
 use crate::state::NodeState;
 
 /// Builtins that read of their rows input only the columns their spec's `column_of` inputs
@@ -87,15 +88,27 @@ pub(super) fn used_columns(plan: &Plan, catalog: &Catalog) -> HashMap<String, Ve
 }
 
 /// The finished nodes a resume must run again: each reader whose recorded columns are not
-/// the ones the plan reads now (`used`), and every node that depends on one, directly or not.
+/// the ones the plan reads now (`used`), each node that built an output in part because the
+/// plan did not take it and whose `out` takes it now (the plan was edited between the two
+/// attempts), and every node that depends on one, directly or not.
 pub(super) fn stale(
     plan: &Plan,
     finished: &BTreeMap<String, NodeState>,
     used: &HashMap<String, Vec<String>>,
+    dir: &RunDir,
 ) -> BTreeSet<String> {
+    let taken_now = |id: &str| {
+        let Some(node) = plan.graph.iter().find(|n| n.id == id) else {
+            return false;
+        };
+        dir.kept_in_part(id).is_ok_and(|kept| {
+            kept.iter()
+                .any(|(key, k)| k.untaken && node.aliases().any(|(local, _)| local == key))
+        })
+    };
     let mut stale: BTreeSet<String> = finished
         .iter()
-        .filter(|(id, n)| n.read_columns.as_ref() != used.get(*id))
+        .filter(|(id, n)| n.read_columns.as_ref() != used.get(*id) || taken_now(id))
         .map(|(id, _)| id.clone())
         .collect();
     if stale.is_empty() {

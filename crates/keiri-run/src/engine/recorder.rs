@@ -112,7 +112,7 @@ pub(super) fn same_rows(
     kept: &BTreeMap<String, Kept>,
     outputs: Outputs,
 ) -> Result<Outputs, BlockError> {
-    for (key, was) in kept {
+    for (key, was) in kept.iter().filter(|(_, k)| k.needed()) {
         let now = match outputs.get(key) {
             Some(Value::Table(df)) => Some((df.height(), table_digest(df))),
             _ => None,
@@ -157,7 +157,10 @@ pub(super) fn not_needed(
     for node in &plan.graph {
         if !top.contains_key(&node.id) || !dir.has_outputs(&node.id) {
             runs.insert(&node.id);
-        } else if dir.kept_in_part(&node.id).map_or(true, |k| !k.is_empty()) {
+        } else if dir
+            .kept_in_part(&node.id)
+            .map_or(true, |k| k.values().any(Kept::needed))
+        {
             in_part.insert(&node.id);
         }
     }

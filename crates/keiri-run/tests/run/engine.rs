@@ -51,6 +51,7 @@ fn out(pairs: &[(&str, Value)]) -> Outputs {
             .iter()
             .map(|(k, v)| (k.to_string(), v.clone()))
             .collect(),
+        Default::default(),
     )
 }
 
@@ -167,8 +168,16 @@ fn t_table(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockErro
     Ok(out(&[("rows", Value::Table(df))]))
 }
 
+/// A block with a bug: it builds its `items` in part (one of `n`) even when the plan takes them.
+fn t_in_part(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockError> {
+    log_call(ctx);
+    let n = json_in(inputs, "n").as_u64().unwrap_or(0) as usize;
+    Ok(Outputs::new().with_shown("items", vec![json!({"i": 0})], n))
+}
+
 fn registry() -> Registry {
     let mut r = Registry::default();
+    r.insert("t.in_part", t_in_part);
     r.insert("t.const", t_const);
     r.insert("t.add", t_add);
     r.insert("t.fail", t_fail);
@@ -214,6 +223,7 @@ fn catalog() -> Catalog {
             &["text"],
         ),
         spec("t.table", json!({"values": {"type": "array"}}), &["rows"]),
+        spec("t.in_part", json!({"n": {"type": "integer"}}), &["items"]),
     ])
 }
 
@@ -890,4 +900,27 @@ fn cancellation_stops_the_running_node_and_the_rest() {
     assert_eq!(outcome.status, RunStatus::Cancelled);
     assert_eq!(outcome.failures[0].code, "CANCELLED");
     assert_eq!(calls(ws.path(), "next"), 0);
+}
+
+/// Only an output the plan does not take may be built in part: a block that builds a taken one
+/// in part fails rather than hand a later node a list cut short.
+#[test]
+fn a_block_that_builds_an_output_the_plan_takes_in_part_fails() {
+    let ws = tempfile::tempdir().expect("tempdir");
+    let taken = run(
+        ws.path(),
+        "id: p\ngraph:\n  - {id: a, block: t.in_part, in: {n: 5}, out: {items: items}}\n",
+    );
+    assert_eq!(taken.failure("a"), Some("BLOCK_FAILED"));
+    let message = &taken.outcome.failures[0].message_en;
+    assert!(message.contains("items only in part"), "{message}");
+    // Not taken: the block may, and the run keeps the real count.
+    let untaken = run(
+        ws.path(),
+        "id: p\ngraph:\n  - {id: a, block: t.in_part, in: {n: 5}}\n",
+    );
+    assert_eq!(untaken.status("a"), Some(NodeStatus::Finished));
+    let dir = keiri_run::RunDir::open(&ws.path().join("runs"), "p", &untaken.outcome.run_id)
+        .expect("run dir");
+    assert_eq!(dir.kept_in_part("a").expect("kept")["items"].rows, 5);
 }

@@ -19,6 +19,7 @@ mod templates;
 mod traced;
 mod transforms;
 mod ui;
+mod untaken;
 mod verify;
 mod warnings;
 mod zengin;

@@ -217,6 +217,7 @@ fn run_outputs(
         calls: &calls,
         lang: keiri_plan::Lang::Ja,
         columns_used: None,
+        outputs_taken: None,
     };
     let result = block(&ctx, &inputs);
     drop(calls);

@@ -57,7 +57,7 @@ fn workspace() -> tempfile::TempDir {
 /// Runs `plan` in `ws`, reading only the used columns or not; returns the run's folder (a new
 /// one each time, though every run here starts at the same instant).
 fn run(ws: &std::path::Path, plan: &str, used_only: bool) -> (RunDir, Vec<Event>) {
-    let (outcome, events) = run_in(ws, plan, |o| o.read_used_columns = used_only);
+    let (outcome, events) = run_in(ws, plan, |o| o.only_what_is_used = used_only);
     assert_eq!(
         outcome.status,
         RunStatus::Finished,

@@ -841,6 +841,7 @@ mod tests {
             calls,
             lang: keiri_plan::Lang::Ja,
             columns_used: None,
+            outputs_taken: None,
         };
         f(&ctx)
     }

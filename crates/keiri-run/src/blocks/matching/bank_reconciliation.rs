@@ -324,13 +324,15 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
     // Every row goes out once: a deposit is cleared or not, a receivable cleared once or
     // open. The unmatched deposits and the open receivables are taken from their input as it
     // is (a table stays a table, its column types kept); only the cleared rows, which
-    // `matches` nests, become JSON.
+    // `matches` nests, become JSON — when the plan takes `matches`; else only those the window
+    // shows (a million matches nobody reads are 2 GB of JSON).
     let open_rows: Vec<usize> = (0..receivables.len()).filter(|&k| open[k]).collect();
-    let cleared_deposits: Vec<usize> = cleared.iter().map(|c| c.0).collect();
-    let cleared_receivables: Vec<usize> = cleared.iter().flat_map(|c| c.1.clone()).collect();
+    let built = &cleared[..ctx.items_to_build("matches", cleared.len())];
+    let cleared_deposits: Vec<usize> = built.iter().map(|c| c.0).collect();
+    let cleared_receivables: Vec<usize> = built.iter().flat_map(|c| c.1.clone()).collect();
     let mut dep_rows = deposits.rows_at(&cleared_deposits)?.into_iter();
     let mut rec_rows = receivables.rows_at(&cleared_receivables)?.into_iter();
-    let matches: Vec<Json> = cleared
+    let matches: Vec<Json> = built
         .iter()
         .map(|(_, ks, difference, confidence)| {
             let recs: Vec<Json> = ks
@@ -365,7 +367,7 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
         "fee_difference_total": num_json(fee_total),
     });
     Ok(Outputs::new()
-        .with("matches", Json::Array(matches))
+        .with_shown("matches", matches, cleared.len())
         .with("unmatched_deposits", deposits.take(&unmatched)?)
         .with("open_receivables", receivables.take(&open_rows)?)
         .with("summary", summary))
