@@ -659,6 +659,56 @@ fn bank_statement_csv_layouts() {
     assert!(e.message_en.contains("日付"));
 }
 
+/// A month's statement repeats its days: each line gets its own day however the bank wrote
+/// it (`2024/04/01`, `2024/4/1`, `R6.4.1`), a footer without a date is left out, and a date
+/// that cannot be read stops the read at its line even after the same day read well.
+#[test]
+fn bank_statement_days_repeated_and_written_several_ways() {
+    let dir = tempfile::tempdir().unwrap();
+    let statement = "日付,摘要,お引出し,お預入れ,残高\r\n\
+        2024/04/01,振込 カ）アサヒ,,\"1,000\",\"101,000\"\r\n\
+        2024/4/1,振込 カ）イロハ,,\"2,000\",\"103,000\"\r\n\
+        R6.4.1,手数料,440,,\"102,560\"\r\n\
+        2024/04/01,振込 カ）アサヒ,,\"1,000\",\"103,560\"\r\n\
+        2024/04/02,振込 ユ）ニホ,,\"3,000\",\"106,560\"\r\n\
+        合計,,440,\"7,000\",\r\n";
+    write(dir.path(), "月次.csv", &sjis(statement));
+    let out = run(
+        "bank.read_statement",
+        dir.path(),
+        json!({"path": "月次.csv"}),
+    )
+    .unwrap();
+    let days: Vec<&str> = out["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["date"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        days,
+        [
+            "2024-04-01",
+            "2024-04-01",
+            "2024-04-01",
+            "2024-04-01",
+            "2024-04-02"
+        ]
+    );
+    // By hand: deposits 1,000 + 2,000 + 1,000 + 3,000 = 7,000, the fee 440.
+    assert_eq!(out["summary"]["deposit_total"], json!(7000));
+    assert_eq!(out["summary"]["withdrawal_total"], json!(440));
+    let bad = statement.replacen("2024/04/02", "2024/04/32", 1);
+    write(dir.path(), "誤り.csv", &sjis(&bad));
+    let e = run(
+        "bank.read_statement",
+        dir.path(),
+        json!({"path": "誤り.csv"}),
+    )
+    .unwrap_err();
+    assert!(e.message_en.contains("line 6"), "{}", e.message_en);
+}
+
 /// A foreign-currency account's statement has cents: its amounts are one float column (the
 /// whole fee reads 500.0, as every block after the reader saw it when the rows were made a
 /// table), and a statement without balances has an empty balance column.

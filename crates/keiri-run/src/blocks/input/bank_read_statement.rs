@@ -2,12 +2,14 @@
 
 use super::{decode, number, read_bytes};
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
+use crate::blocks::kit::memo::Memo;
 use crate::jp;
 use crate::value::{json_column, table_error};
 use chrono::NaiveDate;
 use polars::prelude::{Column, DataFrame};
 use serde_json::{Value as J, json};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// One normalised statement line.
 struct StatementLine {
@@ -184,13 +186,16 @@ fn lines_table(lines: &[StatementLine]) -> Result<DataFrame, BlockError> {
             .map(|l| value(l).map_or(J::Null, number))
             .collect()
     };
+    // Each distinct day written once: a statement has a few hundred days over its lines.
+    let mut days: Memo<NaiveDate, Arc<str>> = Memo::default();
+    let dates: Vec<Arc<str>> = lines
+        .iter()
+        .map(|l| days.get_or(l.date, || l.date.format("%Y-%m-%d").to_string().into()))
+        .collect();
     let columns = vec![
         Column::new(
             "date".into(),
-            lines
-                .iter()
-                .map(|l| l.date.format("%Y-%m-%d").to_string())
-                .collect::<Vec<_>>(),
+            dates.iter().map(|d| &**d).collect::<Vec<&str>>(),
         ),
         json_column("amount", &numbers(|l| Some(l.amount))),
         Column::new(
@@ -222,11 +227,9 @@ fn parse_bank_csv(
         .has_headers(false)
         .flexible(true)
         .from_reader(text.as_bytes());
-    let records: Vec<Vec<String>> = reader
-        .records()
-        .map(|r| r.map(|rec| rec.iter().map(str::to_owned).collect()))
-        .collect::<Result<_, _>>()
-        .map_err(|e| {
+    // One buffer per line, not a string per cell (a million lines are five million cells).
+    let records: Vec<csv::StringRecord> =
+        reader.records().collect::<Result<_, _>>().map_err(|e| {
             BlockError::failed(
                 format!("CSVを解析できません: {e}"),
                 format!("cannot parse the CSV: {e}"),
@@ -241,7 +244,10 @@ fn parse_bank_csv(
             .iter()
             .enumerate()
             .take(30)
-            .find_map(|(i, r)| detect_mapping(r).map(|m| (i, m)))
+            .find_map(|(i, r)| {
+                let names: Vec<String> = r.iter().map(str::to_owned).collect();
+                detect_mapping(&names).map(|m| (i, m))
+            })
             .ok_or_else(|| {
                 BlockError::failed("明細の見出し行を判別できません", "cannot recognise the statement's header line").with_hint(
                     "mapping で列名を指定してください（例 {date: 取引日, deposit: お預入金額, withdrawal: お引出金額, description: 摘要}）",
@@ -278,6 +284,8 @@ fn parse_bank_csv(
     let description_i = index("description")?;
     let balance_i = index("balance")?;
     let markers = jp::NegativeMarkers::default();
+    // Each distinct date text read once: a statement's lines share a few hundred days.
+    let mut days: Memo<&str, Option<NaiveDate>> = Memo::default();
     let mut out = Vec::new();
     for (n, record) in records.iter().enumerate().skip(header_at + 1) {
         let cell = |i: Option<usize>| {
@@ -290,10 +298,10 @@ fn parse_bank_csv(
             continue;
         }
         let line_no = n + skip_rows + 1;
-        let date = match date_format {
+        let date = days.get_or(date_text, || match date_format {
             Some(f) => NaiveDate::parse_from_str(&jp::fold_width(date_text), f).ok(),
             None => jp::parse_date(date_text),
-        };
+        });
         let Some(date) = date else {
             // Totals and footers (「合計」) have no date; anything else is a real error.
             if date_text.contains("合計") || date_text.contains('計') {
