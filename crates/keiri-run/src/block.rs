@@ -210,7 +210,7 @@ impl BlockContext<'_> {
     }
 
     /// How many of the `total` items of a list output the block should build: all of them
-    /// when the plan takes it, else at most the first [`SHOWN_ROWS`](crate::records::SHOWN_ROWS),
+    /// when the plan takes it, else at most the first [`SHOWN_ROWS`],
     /// which is what the window and the run record show of any output. A block that builds
     /// fewer than `total` says so with [`Outputs::with_shown`], so the record keeps the real
     /// count. For outputs that are costly to build and that plans often leave out (a million
@@ -219,7 +219,7 @@ impl BlockContext<'_> {
         if self.takes(output) {
             total
         } else {
-            total.min(crate::records::SHOWN_ROWS)
+            total.min(SHOWN_ROWS)
         }
     }
 }
@@ -458,6 +458,10 @@ impl CallSink {
 /// The resolved inputs of one node, spec defaults already applied by the engine.
 #[derive(Debug, Clone, Default)]
 pub struct Inputs(pub IndexMap<String, Value>);
+
+/// The rows of an output the window and the run record show at most (`run_output`): what a
+/// table kept in part keeps, and what a block builds of an output the plan does not take.
+pub const SHOWN_ROWS: usize = 1_000;
 
 /// The outputs of one node, keyed by the spec's output names; then the outputs the block built
 /// only in part because the plan does not take them ([`BlockContext::items_to_build`]), each

@@ -357,11 +357,11 @@ struct Runner<'a> {
 impl<'a> Runner<'a> {
     /// What the rest of the plan uses of `node`: known for top-level nodes of a run that
     /// reads and builds only what is used, else all.
-    fn used(&self, node: &Node, frame: &Frame<'_>) -> invoke::Used {
+    fn used(&self, node: &Node, frame: &Frame<'_>) -> projection::Used {
         if !frame.prefix.is_empty() || !self.options.only_what_is_used {
-            return invoke::Used::default();
+            return projection::Used::default();
         }
-        invoke::Used {
+        projection::Used {
             columns: self.used_columns.get(&node.id).cloned(),
             outputs: Some(node.aliases().map(|(local, _)| local.to_string()).collect()),
         }

@@ -16,22 +16,13 @@ use std::path::PathBuf;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use super::projection::Used;
 use super::{Runner, cancelled};
 use crate::block::{
     BlockContext, BlockError, BlockFn, CallSink, ErrorCode, Inputs, Note, Outputs, Progress,
 };
 use crate::limits;
 use crate::records::Event;
-
-/// What the rest of the plan uses of a node, when the engine knows it (top-level nodes of a run
-/// that reads and builds only what is used): `None` is all.
-#[derive(Debug, Default)]
-pub(super) struct Used {
-    /// The columns later nodes read of a reader's table ([`BlockContext::columns_used`]).
-    pub columns: Option<Vec<String>>,
-    /// The outputs the node's `out` takes ([`BlockContext::outputs_taken`]).
-    pub outputs: Option<Vec<String>>,
-}
 
 impl Runner<'_> {
     /// Calls a block on its own thread, returning early on timeout or cancellation.

@@ -87,6 +87,16 @@ pub(super) fn used_columns(plan: &Plan, catalog: &Catalog) -> HashMap<String, Ve
     out
 }
 
+/// What the rest of the plan uses of a node, when the engine knows it (top-level nodes of a run
+/// that reads and builds only what is used): `None` is all.
+#[derive(Debug, Default)]
+pub(super) struct Used {
+    /// The columns later nodes read of a reader's table (`BlockContext::columns_used`).
+    pub columns: Option<Vec<String>>,
+    /// The outputs the node's `out` takes (`BlockContext::outputs_taken`).
+    pub outputs: Option<Vec<String>>,
+}
+
 /// The finished nodes a resume must run again: each reader whose recorded columns are not
 /// the ones the plan reads now (`used`), each node that built an output in part because the
 /// plan did not take it and whose `out` takes it now (the plan was edited between the two
