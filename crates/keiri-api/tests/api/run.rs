@@ -281,6 +281,53 @@ fn plan_run_streams_through_the_surface_and_run_output_previews_each_node() {
     assert_eq!(err.code, ErrorCode::NotFound);
 }
 
+/// A list the plan does not take is built only as far as the window shows it: run_output gives
+/// its first rows with the real count, as it does for a big table kept in part.
+#[test]
+fn run_output_counts_every_item_of_a_list_the_plan_does_not_take() {
+    let ws = tempfile::tempdir().unwrap();
+    // 1,100 invoices each entered twice, five days apart: 1,100 clusters of two.
+    let mut csv = String::from("請求書番号,取引先,金額,請求日\n");
+    for i in 0..1100 {
+        for (day, copy) in [(1, "a"), (6, "b")] {
+            csv.push_str(&format!(
+                "INV-{i}-{copy},株式会社取引先{i:04},{},2025-04-{day:02}\n",
+                1000 + 13 * i
+            ));
+        }
+    }
+    std::fs::create_dir_all(ws.path().join("inputs")).unwrap();
+    keiri_fs::write_atomic(&ws.path().join("inputs/請求書.csv"), csv.as_bytes()).unwrap();
+    let ctx = ctx(ws.path());
+    let yaml = "id: api_untaken
+graph:
+  - {id: read, block: csv.read, in: {path: inputs/請求書.csv}, out: {rows: rows}}
+  - {id: detect, block: matching.duplicate_invoices, in: {rows: \"${read.rows}\", vendor_field: 取引先, amount_field: 金額, date_field: 請求日}, out: {duplicates: duplicates}}
+";
+    let res = crate::support::call_stream(
+        &ctx,
+        "plan_run",
+        serde_json::json!({"yaml": yaml}),
+        &mut |_| {},
+        &CancellationToken::new(),
+    )
+    .unwrap();
+    assert_eq!(res["status"], "finished", "{res:#}");
+    let out = crate::support::call(
+        &ctx,
+        "run_output",
+        serde_json::json!({"plan_id": "api_untaken", "run_id": res["run_id"], "node": "detect"}),
+    )
+    .unwrap();
+    let clusters = &out["outputs"]["clusters"];
+    assert_eq!(clusters["row_count"], 1100, "{clusters:#}");
+    assert_eq!(clusters["truncated"], true);
+    assert_eq!(clusters["rows"].as_array().unwrap().len(), 200);
+    assert_eq!(clusters["rows"][0]["rows"][1]["請求書番号"], "INV-0-b");
+    assert_eq!(out["outputs"]["duplicates"]["row_count"], 2200);
+    assert_eq!(out["outputs"]["summary"]["value"]["cluster_count"], 1100);
+}
+
 #[test]
 fn a_patched_workbook_shows_the_patch_s_own_change_among_its_neighbours() {
     if keiri_testkit::skip_without_shared("fixtures/accounting/multi_sheet_ja.xlsx") {
