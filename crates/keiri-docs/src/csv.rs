@@ -254,6 +254,20 @@ pub fn shape(text: &str) -> crate::model::TableShape {
 /// text is read to count blank records and to check the values of trailing columns with a
 /// blank header.
 pub fn read_table(text: &str, layout: &Layout, max_rows: usize) -> Table {
+    read(text, layout, max_rows, true)
+}
+
+/// The columns and the first `max_rows` rows of `text`, as [`read_table`] gives them, reading
+/// no further than they need: the rest of the text is read only when the header ends in blank
+/// names (whether those columns are dropped depends on every row's values) or there is no
+/// header (the widest record names the columns). `data_rows` and `blank_rows` count only
+/// what was read. What a plan is checked against before it runs (`crate::schema`): a file
+/// of 100,000 lines took a quarter of a reconciliation's run to be read whole for 20 rows.
+pub fn read_sample(text: &str, layout: &Layout, max_rows: usize) -> Table {
+    read(text, layout, max_rows, false)
+}
+
+fn read(text: &str, layout: &Layout, max_rows: usize, whole: bool) -> Table {
     let delimiter = layout.delimiter.resolve(text, layout.skip_rows);
     let mut all = records(text, delimiter).skip(layout.skip_rows);
     let mut header: Option<Vec<String>> = None;
@@ -287,6 +301,9 @@ pub fn read_table(text: &str, layout: &Layout, max_rows: usize) -> Table {
         data_rows += 1;
         if rows.len() < max_rows {
             rows.push(record);
+        }
+        if !whole && layout.header && suffix.is_empty() && rows.len() >= max_rows {
+            break;
         }
     }
     let mut columns: Vec<String> = match header {
@@ -390,6 +407,45 @@ mod tests {
         let table = read_table(text, &Layout::default(), 10);
         assert_eq!(table.columns, ["日付", ""]);
         assert_eq!(table.dropped_columns, 1);
+    }
+
+    /// A sample reads no further than the columns and its rows need, and gives what the whole
+    /// read gives: it stops after its rows under a named header, and reads on when a
+    /// blank-header column may hold a value further down or there is no header.
+    #[test]
+    fn a_sample_gives_the_columns_and_rows_of_the_whole_read() {
+        let mut text = String::from("伝票番号,金額,摘要\r\n");
+        for i in 0..100 {
+            text.push_str(&format!("{i},\"1,{i:03}\",文具\r\n\r\n"));
+        }
+        let (sample, whole) = (
+            read_sample(&text, &Layout::default(), 20),
+            read_table(&text, &Layout::default(), 20),
+        );
+        assert_eq!(
+            (&sample.columns, &sample.rows),
+            (&whole.columns, &whole.rows)
+        );
+        assert_eq!(sample.rows[19], ["19", "1,019", "文具"]);
+        assert_eq!((sample.data_rows, whole.data_rows), (20, 100));
+        // A value under the blank header at row 60 keeps the column: read to the end.
+        let mut text = String::from("日付,金額,\n");
+        for i in 0..100 {
+            let memo = if i == 60 { "要確認" } else { "" };
+            text.push_str(&format!("2024/04/01,{i},{memo}\n"));
+        }
+        let sample = read_sample(&text, &Layout::default(), 20);
+        assert_eq!(sample.columns, ["日付", "金額", ""]);
+        assert_eq!(sample.data_rows, 100);
+        // Without a header the widest record names the columns, wherever it is.
+        let no_header = Layout {
+            header: false,
+            ..Layout::default()
+        };
+        let text = "a,1\nb,2\nc,3\nd,4,5\n";
+        let sample = read_sample(text, &no_header, 2);
+        assert_eq!(sample.columns, ["col1", "col2", "col3"]);
+        assert_eq!(sample.rows, [["a", "1", ""], ["b", "2", ""]]);
     }
 
     #[test]

@@ -68,7 +68,7 @@ pub fn tables_with(
 /// [`crate::csv`] (the ones `csv.read` applies): blank records skipped, trailing empty
 /// columns dropped.
 fn csv_table(text: &str, layout: &Layout) -> Table {
-    let table = crate::csv::read_table(text, layout, SAMPLE_ROWS);
+    let table = crate::csv::read_sample(text, layout, SAMPLE_ROWS);
     let columns = table
         .columns
         .iter()

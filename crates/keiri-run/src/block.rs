@@ -210,11 +210,11 @@ impl BlockContext<'_> {
     }
 
     /// How many of the `total` items of a list output the block should build: all of them
-    /// when the plan takes it, else at most the first [`SHOWN_ROWS`],
-    /// which is what the window and the run record show of any output. A block that builds
-    /// fewer than `total` says so with [`Outputs::with_shown`], so the record keeps the real
-    /// count. For outputs that are costly to build and that plans often leave out (a million
-    /// reconciliation matches as nested JSON rows are 2 GB of memory).
+    /// when the plan takes it, else at most the first [`SHOWN_ROWS`] (what the window and the
+    /// run record show of any output). A block that builds fewer than `total` says so with
+    /// [`Outputs::with_shown`], so the record keeps the real count. For outputs that are
+    /// costly to build and that plans often leave out (a million reconciliation matches as
+    /// nested JSON rows are 2 GB of memory).
     pub fn items_to_build(&self, output: &str, total: usize) -> usize {
         if self.takes(output) {
             total
