@@ -6,7 +6,7 @@
 use keiri_run::{Event, RunDir, RunStatus};
 use serde_json::{Value as Json, json};
 
-use crate::support::run_in;
+use crate::support::{reused, run_in};
 
 /// A 弥生-style export in CP932: 和暦 and ISO dates, `￥`, `△`, full-width digits, a quoted
 /// comma and quote, a blank `,,,,,,` line and trailing empty lines.
@@ -240,14 +240,4 @@ fn a_resume_whose_plan_reads_more_columns_runs_the_reader_again() {
     assert_eq!(columns(&dir, "copy").len(), 7);
     assert_eq!(columns(&dir, "read").len(), 7);
     assert_eq!(totals(&dir), expected_totals());
-}
-
-fn reused(events: &[Event]) -> Vec<&str> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            Event::NodeReused { node } => Some(node.as_str()),
-            _ => None,
-        })
-        .collect()
 }

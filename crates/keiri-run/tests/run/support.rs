@@ -54,3 +54,14 @@ pub fn run_in(
     .unwrap();
     (outcome, events.into_inner().unwrap())
 }
+
+/// The nodes a resume reused, in the order it reused them.
+pub fn reused(events: &[Event]) -> Vec<&str> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::NodeReused { node } => Some(node.as_str()),
+            _ => None,
+        })
+        .collect()
+}

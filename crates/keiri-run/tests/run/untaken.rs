@@ -10,7 +10,7 @@ use keiri_run::value::Value;
 use keiri_run::{Event, RunDir, RunOutcome, RunStatus};
 use serde_json::{Value as Json, json};
 
-use crate::support::{run_builtins, run_in};
+use crate::support::{reused, run_builtins, run_in};
 
 const SOUNDS: [&str; 30] = [
     "ア", "イ", "ウ", "エ", "オ", "カ", "キ", "ク", "ケ", "コ", "サ", "シ", "ス", "セ", "ソ", "タ",
@@ -92,6 +92,22 @@ fn dir_of(ws: &std::path::Path, outcome: &RunOutcome) -> RunDir {
     RunDir::open(&ws.join("runs"), &outcome.plan_id, &outcome.run_id).unwrap()
 }
 
+/// Runs `plan` on `files`, building every output whole or only what is used; it must finish.
+fn run(
+    files: &[(&str, &str)],
+    plan: &str,
+    only_used: bool,
+) -> (RunDir, Vec<Event>, tempfile::TempDir) {
+    let (outcome, events, ws) = run_builtins(files, plan, |o| o.only_what_is_used = only_used);
+    assert_eq!(
+        outcome.status,
+        RunStatus::Finished,
+        "{:?}",
+        outcome.failures
+    );
+    (dir_of(ws.path(), &outcome), events, ws)
+}
+
 fn recorded(dir: &RunDir, node: &str, key: &str) -> Json {
     dir.load_shown(node)
         .unwrap()
@@ -124,19 +140,8 @@ fn a_reconciliation_whose_matches_no_node_takes_builds_only_what_is_shown() {
         ("deposits.csv", deposits.as_str()),
         ("receivables.csv", receivables.as_str()),
     ];
-    let run = |only_used: bool| {
-        let (outcome, events, ws) =
-            run_builtins(&files, RECONCILE, |o| o.only_what_is_used = only_used);
-        assert_eq!(
-            outcome.status,
-            RunStatus::Finished,
-            "{:?}",
-            outcome.failures
-        );
-        (dir_of(ws.path(), &outcome), events, ws)
-    };
-    let (whole, whole_events, _w) = run(false);
-    let (shown, shown_events, _s) = run(true);
+    let (whole, whole_events, _w) = run(&files, RECONCILE, false);
+    let (shown, shown_events, _s) = run(&files, RECONCILE, true);
 
     // What the plan takes is the same, and as worked out by hand.
     assert_eq!(recorded(&shown, "reconcile", "summary"), expected_summary());
@@ -238,16 +243,6 @@ fn a_resume_whose_plan_now_takes_the_matches_runs_the_reconciliation_again() {
     assert_eq!(recorded(&dir, "last", "value"), json!("18393"));
 }
 
-fn reused(events: &[Event]) -> Vec<&str> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            Event::NodeReused { node } => Some(node.as_str()),
-            _ => None,
-        })
-        .collect()
-}
-
 const VENDORS: usize = 1_100;
 
 /// 1,100 vendors, each with one invoice of 1,000 + 13i yen entered twice, five days apart
@@ -285,20 +280,9 @@ graph:
 fn duplicates_whose_clusters_no_node_takes_are_the_same_and_the_clusters_shown_in_part() {
     const { assert!(VENDORS > SHOWN_ROWS) };
     let text = invoices();
-    let run = |only_used: bool| {
-        let (outcome, events, ws) = run_builtins(&[("invoices.csv", &text)], DUPLICATES, |o| {
-            o.only_what_is_used = only_used
-        });
-        assert_eq!(
-            outcome.status,
-            RunStatus::Finished,
-            "{:?}",
-            outcome.failures
-        );
-        (dir_of(ws.path(), &outcome), events, ws)
-    };
-    let (whole, _, _w) = run(false);
-    let (shown, events, _s) = run(true);
+    let files = [("invoices.csv", text.as_str())];
+    let (whole, _, _w) = run(&files, DUPLICATES, false);
+    let (shown, events, _s) = run(&files, DUPLICATES, true);
 
     // By hand: 1,100 clusters of two; at risk, the second copy of each:
     // Σ (1,000 + 13i) = 1,100,000 + 13 × 604,450 = 8,957,850.
