@@ -887,6 +887,73 @@ fn bank_reconciliation_takes_the_closest_invoice_whose_name_is_at_the_threshold(
     );
 }
 
+/// A payer with no invoice under its own name (its customer's kana was keyed タナカデザイソ):
+/// each of its deposits is cleared by that near name alone, one invoice or two together, and
+/// a payer near no customer stays unmatched. 伊藤電機's invoice fits the first deposit's
+/// amount and date but not its name. タナカデザイン / タナカデザイソ: 6 of 7 characters in place,
+/// Jaro (6/7 + 6/7 + 1) / 3 = 0.904762, a 4-character prefix: 0.942857; two invoices paid
+/// together: 0.942857 × 0.9 = 0.848571 → 0.8486.
+#[test]
+fn bank_reconciliation_clears_a_payer_without_invoices_of_its_own_by_a_near_name() {
+    let deposits = json!([
+        deposit("2025-04-25", 121000, "振込 ﾀﾅｶﾃﾞｻﾞｲﾝ"),
+        deposit("2025-05-30", 77000, "振込 ﾀﾅｶﾃﾞｻﾞｲﾝ"),
+        deposit("2025-06-20", 143000, "振込 ﾀﾅｶﾃﾞｻﾞｲﾝ"),
+        deposit("2025-04-01", 33000, "振込 ﾜﾀﾅﾍﾞｺｳｷﾞﾖｳ"),
+    ]);
+    let tanaka = |no: &str, amount: u64, due: &str| {
+        receivable(no, "株式会社田中デザイン", "タナカデザイソ", amount, due)
+    };
+    let receivables = json!([
+        tanaka("AR-3001", 55000, "2025-03-31"),
+        tanaka("AR-3002", 66000, "2025-04-30"),
+        tanaka("AR-3003", 77000, "2025-05-31"),
+        receivable(
+            "AR-3004",
+            "株式会社伊藤電機",
+            "イトウデンキ",
+            121000,
+            "2025-03-31"
+        ),
+        tanaka("AR-3005", 66000, "2025-06-30"),
+        tanaka("AR-3006", 77000, "2025-07-31"),
+    ]);
+    // 04-25, 121,000: no single invoice of a near name fits (伊藤's is another name); AR-3001
+    // and AR-3002 (55,000 + 66,000) do, the first two in due order. 05-30, 77,000: AR-3003
+    // alone. 06-20, 143,000: AR-3005 and AR-3006 (66,000 + 77,000; 41 days, in the window).
+    check(
+        "matching.bank_reconciliation",
+        json!({"deposits": deposits, "receivables": receivables}),
+        json!({
+            "matches": [
+                {"deposit": deposits[0], "receivables": [receivables[0], receivables[1]], "difference": 0, "difference_reason": "none", "confidence": 0.8486},
+                {"deposit": deposits[1], "receivables": [receivables[2]], "difference": 0, "difference_reason": "none", "confidence": 0.9429},
+                {"deposit": deposits[2], "receivables": [receivables[4], receivables[5]], "difference": 0, "difference_reason": "none", "confidence": 0.8486},
+            ],
+            "unmatched_deposits": [deposits[3]],
+            "open_receivables": [receivables[3]],
+            "summary": {
+                "deposit_count": 4, "deposit_amount": 374000,
+                "cleared_count": 3, "cleared_amount": 341000,
+                "unmatched_deposit_count": 1, "unmatched_deposit_amount": 33000,
+                "open_receivable_count": 1, "open_receivable_amount": 121000,
+                "fee_difference_total": 0,
+            },
+        }),
+    );
+    // Without combined payments only the single invoice clears.
+    check(
+        "matching.bank_reconciliation",
+        json!({"deposits": deposits, "receivables": receivables, "allow_combined": false}),
+        json!({
+            "matches": [
+                {"deposit": deposits[1], "receivables": [receivables[2]], "difference": 0, "difference_reason": "none", "confidence": 0.9429},
+            ],
+            "unmatched_deposits": [deposits[0], deposits[2], deposits[3]],
+        }),
+    );
+}
+
 /// A payer's own invoices before a near name's: among many customers, names near one
 /// another are common, and an invoice of the same amount under a near name is another
 /// customer's. 山田商事 (ヤマダショウジ, the payer ｶ)ﾔﾏﾀﾞｼﾖｳｼﾞ once normalised) and 山田商会

@@ -7,7 +7,9 @@ use super::{
 };
 use crate::block::ProgressUnit;
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
+use crate::blocks::cancelled;
 use crate::blocks::kit::steps::Steps;
+use rayon::prelude::*;
 use serde_json::{Value as Json, json};
 use std::collections::BTreeMap;
 use unicode_normalization::UnicodeNormalization;
@@ -99,8 +101,47 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
     // The receivables' names by length and character, so that a payer's combined search
     // tests only the names that share enough of its characters (`ShapeIndex`), not all.
     let name_index = ShapeIndex::new(by_name.keys().map(|&id| (id, shapes[id as usize])));
-    // Per payer, the names of receivables at the threshold, each with its similarity.
+    // The names of receivables at the threshold for a payer, each with its similarity: scored
+    // once per payer and name (only those at the threshold are kept), after the shape test.
+    let at_threshold = |payer: u32| -> Vec<(u32, f64)> {
+        name_index
+            .may_reach(shapes[payer as usize], name_threshold)
+            .into_iter()
+            .filter_map(|id| {
+                let sim = normalized_name_similarity(&texts[payer as usize], &texts[id as usize]);
+                (sim + 1e-9 >= name_threshold).then_some((id, sim))
+            })
+            .collect()
+    };
+    // Per payer, those names (step 4 below). A payer with no invoice under its own name can
+    // only be cleared by a near name's invoice (steps 3 and 4), and most such deposits reach
+    // step 4: their lists are found first, on every core (each reads only what is built
+    // above), the same lists the loop would find one by one. A low threshold lets most names
+    // through: those lists are not kept, and found again when needed.
     let mut reachable: FastMap<u32, Vec<(u32, f64)>> = FastMap::default();
+    if allow_combined {
+        let mut strangers: Vec<u32> = dep_payers
+            .iter()
+            .zip(&dep_amounts)
+            .filter(|&(p, a)| a.is_some() && !by_name.contains_key(p))
+            .map(|(&p, _)| p)
+            .collect();
+        strangers.sort_unstable();
+        strangers.dedup();
+        let cancel = ctx.cancel;
+        let lists: Vec<(u32, Vec<(u32, f64)>)> = strangers
+            .into_par_iter()
+            .filter_map(|payer| {
+                if cancel.is_cancelled() {
+                    return None;
+                }
+                let ids = at_threshold(payer);
+                (ids.len() <= MAX_KEPT_NAMES).then_some((payer, ids))
+            })
+            .collect();
+        cancelled(ctx)?;
+        reachable.extend(lists);
+    }
     let mut open = vec![true; receivables.len()];
     // The payer's similarity to each candidate of the deposit at hand.
     let mut sims = vec![0.0; receivables.len()];
@@ -228,19 +269,7 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
             let ids: &[(u32, f64)] = match reachable.get(&payer) {
                 Some(ids) => ids,
                 None => {
-                    // The names at the threshold: scored here, once per payer and name
-                    // (only those at the threshold are kept), after the shape test.
-                    let ids: Vec<(u32, f64)> = name_index
-                        .may_reach(payer_shape, name_threshold)
-                        .into_iter()
-                        .filter_map(|id| {
-                            let sim = normalized_name_similarity(
-                                &texts[payer as usize],
-                                &texts[id as usize],
-                            );
-                            (sim + 1e-9 >= name_threshold).then_some((id, sim))
-                        })
-                        .collect();
+                    let ids = at_threshold(payer);
                     // A low threshold lets most names through: those lists are not kept.
                     if ids.len() <= MAX_KEPT_NAMES {
                         reachable.entry(payer).or_insert(ids)

@@ -12,6 +12,7 @@ use crate::blocks::kit::steps::Steps;
 use crate::value::{Row, Value, table_error, table_to_rows};
 use chrono::{Datelike, NaiveDate};
 use polars::prelude::Column;
+use rayon::prelude::*;
 use serde_json::{Value as Json, json};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -146,7 +147,7 @@ fn duplicate_invoices(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs
     // numbers, whose numbers are equal) are compared: `blocking` finds them without
     // comparing every pair. Spelling variants are still caught: similar names are found by a
     // join on their characters, not keyed on.
-    let similar = similar_names(vendors.texts(), vendor_threshold);
+    let similar = similar_names(vendors.texts(), vendor_threshold, |_| cancelled(ctx))?;
     let related: Vec<(u32, u32)> = similar
         .iter()
         .flatten()
@@ -181,18 +182,17 @@ fn duplicate_invoices(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs
         x
     }
     let mut pair_best: Vec<Option<(DuplicateReason, f64)>> = vec![None; n];
-    let mut compare = |i: usize, j: usize| {
+    // Whether two invoices are duplicates, and why and how alike (`None`: not duplicates).
+    // It reads only the invoices, so the pairs are judged on every core, a batch at a time.
+    let judge = |i: usize, j: usize, vendor_sim: f64| -> Option<(DuplicateReason, f64)> {
         let (a, b) = (&invs[i], &invs[j]);
-        let (Some(x), Some(y)) = (a.amount, b.amount) else {
-            return;
-        };
+        let (x, y) = (a.amount?, b.amount?);
         let days = match (a.date, b.date) {
             (Some(d1), Some(d2)) => (d1 - d2).num_days().abs(),
             _ if !dated => 0,
-            _ => return,
+            _ => return None,
         };
         let amount_diff = (x - y).abs();
-        let vendor_sim = vendors.similarity(vendor_ids[i], vendor_ids[j]);
         let same_vendor = vendor_sim + 1e-9 >= vendor_threshold;
         let number_sim = match (&a.number, &b.number) {
             (Some(p), Some(q)) => Some(strsim::normalized_levenshtein(p, q)),
@@ -211,9 +211,9 @@ fn duplicate_invoices(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs
             Some(s) if s + 1e-9 >= INVOICE_NO_SIMILARITY && typo && same_vendor => {
                 DuplicateReason::SimilarInvoiceNo
             }
-            Some(_) => return,
+            Some(_) => return None,
             None if same_vendor => DuplicateReason::SameVendorAmount,
-            None => return,
+            None => return None,
         };
         let amount_sim = if x.abs().max(y.abs()) > 0.0 {
             1.0 - amount_diff / x.abs().max(y.abs())
@@ -228,19 +228,54 @@ fn duplicate_invoices(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs
         let mut parts = vec![vendor_sim, amount_sim];
         parts.extend(date_sim);
         parts.extend(number_sim);
-        let score = round4(parts.iter().sum::<f64>() / parts.len() as f64);
-        for k in [i, j] {
-            let better = match pair_best[k] {
-                None => true,
-                Some((r, s)) => reason < r || (reason == r && score > s),
+        Some((
+            reason,
+            round4(parts.iter().sum::<f64>() / parts.len() as f64),
+        ))
+    };
+    // The pairs to compare, as the searches below give them, a batch at a time: the vendors'
+    // similarities looked up in order (each pair of names scored once), the pairs judged in
+    // parallel, then taken in their order (each row's best pair, the clusters joined), the
+    // same as judging each pair as it comes.
+    const BATCH: usize = 1 << 16;
+    let mut vendor_sims: Vec<f64> = Vec::with_capacity(BATCH);
+    let mut judge_all = |pending: &mut Vec<(usize, usize)>| {
+        vendor_sims.clear();
+        vendor_sims.extend(
+            pending
+                .iter()
+                .map(|&(i, j)| vendors.similarity(vendor_ids[i], vendor_ids[j])),
+        );
+        let judged: Vec<Option<(DuplicateReason, f64)>> = pending
+            .par_iter()
+            .zip(&vendor_sims)
+            .map(|(&(i, j), &vendor_sim)| judge(i, j, vendor_sim))
+            .collect();
+        for (&(i, j), judged) in pending.iter().zip(judged) {
+            let Some((reason, score)) = judged else {
+                continue;
             };
-            if better {
-                pair_best[k] = Some((reason, score));
+            for k in [i, j] {
+                let better = match pair_best[k] {
+                    None => true,
+                    Some((r, s)) => reason < r || (reason == r && score > s),
+                };
+                if better {
+                    pair_best[k] = Some((reason, score));
+                }
+            }
+            let (ri, rj) = (find(&mut parent, i), find(&mut parent, j));
+            if ri != rj {
+                parent[ri.max(rj)] = ri.min(rj);
             }
         }
-        let (ri, rj) = (find(&mut parent, i), find(&mut parent, j));
-        if ri != rj {
-            parent[ri.max(rj)] = ri.min(rj);
+        pending.clear();
+    };
+    let mut pending: Vec<(usize, usize)> = Vec::with_capacity(BATCH);
+    let mut compare = |i: usize, j: usize| {
+        pending.push((i, j));
+        if pending.len() == BATCH {
+            judge_all(&mut pending);
         }
     };
     let mut steps = Steps::new(ctx, ProgressUnit::Rows, Some(points.len()));
@@ -278,6 +313,8 @@ fn duplicate_invoices(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs
             }
         }
     }
+
+    judge_all(&mut pending);
 
     // Clusters in order of their first row; a cluster's reason and score are its best pair's.
     let mut cluster_of_root: BTreeMap<usize, usize> = BTreeMap::new();
