@@ -751,29 +751,35 @@ mod tests {
         }
     }
 
-    /// More names than one run of the join's probes (1,024), so they are probed in pieces on
-    /// several threads: the pairs are exactly those scoring every pair finds, and two calls
-    /// give the same list in the same order (the vendors' pairs feed the clusters).
-    #[test]
-    fn names_probed_in_pieces_give_every_pair_once_and_in_one_order() {
-        // 2,600 names of 3 to 7 katakana out of 12, from a fixed linear congruential
-        // sequence: many near spellings, in every piece.
+    /// `count` names (sorted, repeats dropped) of `lengths` katakana out of 12, from a fixed
+    /// linear congruential sequence started at `seed`.
+    fn katakana_names(seed: u64, count: usize, lengths: std::ops::Range<u64>) -> Vec<String> {
         let kana: Vec<char> = "アイウエオカキクサシタチ".chars().collect();
-        let mut state: u64 = 7;
+        let mut state = seed;
         let mut next = |n: u64| {
             state = state
                 .wrapping_mul(6_364_136_223_846_793_005)
                 .wrapping_add(1);
             (state >> 33) % n
         };
-        let mut names: Vec<String> = (0..2_600)
+        let mut names: Vec<String> = (0..count)
             .map(|_| {
-                let len = 3 + next(5);
+                let len = lengths.start + next(lengths.end - lengths.start);
                 (0..len).map(|_| kana[next(12) as usize]).collect()
             })
             .collect();
         names.sort();
         names.dedup();
+        names
+    }
+
+    /// More names than one run of the join's probes (1,024), so they are probed in pieces on
+    /// several threads: the pairs are exactly those scoring every pair finds, and two calls
+    /// give the same list in the same order (the vendors' pairs feed the clusters).
+    #[test]
+    fn names_probed_in_pieces_give_every_pair_once_and_in_one_order() {
+        // 2,600 names of 3 to 7 katakana: many near spellings, in every piece.
+        let names = katakana_names(7, 2_600, 3..8);
         assert!(names.len() > 2 * 1_024, "{} names", names.len());
         let threshold = 0.9;
         let mut expected = Vec::new();
@@ -803,22 +809,7 @@ mod tests {
     /// pairs are the same, in the same order, on one thread as on all of them.
     #[test]
     fn the_name_search_stops_between_rounds_and_gives_one_order_on_any_threads() {
-        let kana: Vec<char> = "アイウエオカキクサシタチ".chars().collect();
-        let mut state: u64 = 11;
-        let mut next = |n: u64| {
-            state = state
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1);
-            (state >> 33) % n
-        };
-        let mut names: Vec<String> = (0..9_500)
-            .map(|_| {
-                let len = 4 + next(4);
-                (0..len).map(|_| kana[next(12) as usize]).collect()
-            })
-            .collect();
-        names.sort();
-        names.dedup();
+        let names = katakana_names(11, 9_500, 4..8);
         assert!(
             (8_193..12_288).contains(&names.len()),
             "{} names",
