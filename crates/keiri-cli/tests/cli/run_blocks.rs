@@ -1,6 +1,7 @@
 //! `keiri run` with the real builtins (csv.read, transforms.select_columns): `--resume`
 //! continues from the failed node, inputs stay byte-identical, `--input`/`--out-dir`, and
-//! SIGKILL at random moments leaves a resumable run with no partial output file.
+//! SIGKILL at random moments leaves a resumable run with no partial output file, and a
+//! pipeline killed half-way resumes to the totals an uninterrupted run writes.
 
 use std::path::{Path, PathBuf};
 
@@ -463,6 +464,16 @@ mod kill {
         cmd
     }
 
+    /// Starts the plan and kills it (SIGKILL) at a moment within `full` drawn from `seed`,
+    /// then waits for it to end.
+    fn kill_at_some_moment(ws: &Path, seed: &mut u64, full: Duration) {
+        let delay = Duration::from_micros(next(seed) % (full.as_micros() as u64 + 1));
+        let mut child = keiri_process(ws, &[]).spawn().unwrap();
+        std::thread::sleep(delay);
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+
     /// xorshift64: reproducible kill moments without a dependency.
     fn next(seed: &mut u64) -> u64 {
         *seed ^= *seed << 13;
@@ -555,6 +566,93 @@ mod kill {
         assert_eq!(state["status"], "cancelled", "{state}");
     }
 
+    /// A journal of 12,000 lines (more than the run record keeps whole, so a resume after
+    /// the amounts may run them again): each account 4,000 times, each amount form 1,000 times
+    /// per account. 旅費交通費 totals 1,000 × (1,000 + 2,000 − 500 + 100) = 2,600,000; 消耗品費
+    /// twice that, 5,200,000; 売上高 three times, 7,800,000.
+    fn journal() -> String {
+        const FORMS: [[&str; 4]; 3] = [
+            ["1,000", "￥2,000", "△500", "１００"],
+            ["2,000", "￥4,000", "△1,000", "２００"],
+            ["3,000", "￥6,000", "△1,500", "３００"],
+        ];
+        const ACCOUNTS: [&str; 3] = ["旅費交通費", "消耗品費", "売上高"];
+        let mut text = String::from("勘定科目,摘要,金額\n");
+        for i in 0..12_000 {
+            let account = i % 3;
+            text.push_str(&format!(
+                "{},取引{i},\"{}\"\n",
+                ACCOUNTS[account],
+                FORMS[account][(i / 3) % 4]
+            ));
+        }
+        text
+    }
+
+    /// Read, amounts, totals by account, the totals sorted and written: a pipeline of steps
+    /// each reading the one before.
+    const PIPELINE: &str = r#"
+id: killed
+graph:
+  - {id: read, block: csv.read, in: {path: journal.csv}, out: {rows: rows}}
+  - {id: amounts, block: transforms.normalize_amounts, in: {rows: "${read.rows}", fields: [金額]}, out: {rows: rows}}
+  - id: totals
+    block: transforms.group_aggregate
+    in: {rows: "${amounts.rows}", by: [勘定科目], aggregations: [{field: 金額, op: sum, as: 金額}]}
+    out: {rows: rows}
+  - {id: sorted, block: transforms.sort_rows, in: {rows: "${totals.rows}", by: [{field: 金額, order: desc}]}, out: {rows: rows}}
+  - {id: write, block: csv.write, in: {rows: "${sorted.rows}", out_name: totals.csv}, out: {out_path: path}}
+"#;
+
+    /// The file the pipeline wrote in a run's folder.
+    fn totals(run_dir: &Path) -> String {
+        std::fs::read_to_string(run_dir.join("files/write/outputs/totals.csv"))
+            .unwrap_or_else(|e| panic!("{}: {e}", run_dir.display()))
+    }
+
+    #[test]
+    fn a_pipeline_killed_at_any_moment_resumes_to_the_same_totals() {
+        let ws = tempfile::tempdir().unwrap();
+        put(&ws.path().join("journal.csv"), &journal());
+        put(&ws.path().join("plan.yaml"), PIPELINE);
+        let started = Instant::now();
+        assert!(keiri_process(ws.path(), &[]).status().unwrap().success());
+        let full = started.elapsed().max(Duration::from_millis(50));
+        let whole = run_dirs(ws.path(), "killed");
+        // The totals worked out by hand (see `journal`), largest first, as `csv.write` writes
+        // by default for Excel: a byte-order mark and CRLF line ends.
+        let expected =
+            "\u{feff}勘定科目,金額\r\n売上高,7800000\r\n消耗品費,5200000\r\n旅費交通費,2600000\r\n";
+        assert_eq!(totals(&whole[0]), expected);
+        std::fs::remove_dir_all(ws.path().join("runs")).unwrap();
+
+        let mut seed = 0x5eed_9abc_u64;
+        // Runs killed before they finished, each resumed.
+        let mut resumed = 0;
+        for trial in 0..TRIALS {
+            kill_at_some_moment(ws.path(), &mut seed, full);
+            for dir in run_dirs(ws.path(), "killed") {
+                if !dir.join("state.json").is_file() {
+                    continue;
+                }
+                let state: serde_json::Value =
+                    serde_json::from_slice(&std::fs::read(dir.join("state.json")).unwrap())
+                        .unwrap();
+                let run_id = dir.file_name().unwrap().to_string_lossy().into_owned();
+                let status = keiri_process(ws.path(), &["--resume", &run_id])
+                    .status()
+                    .unwrap();
+                assert!(status.success(), "trial {trial}: resume of {run_id} failed");
+                assert_eq!(totals(&dir), expected, "trial {trial}: {run_id}");
+                resumed += usize::from(state["status"] != "finished");
+            }
+            let _ = std::fs::remove_dir_all(ws.path().join("runs"));
+        }
+        // Not a proof of the resume, only of the test: kills did stop runs half-way.
+        eprintln!("{resumed} of {TRIALS} kills stopped a run before it finished");
+        assert!(resumed > 0);
+    }
+
     #[test]
     fn a_new_run_removes_the_staging_folder_a_killed_run_left() {
         let ws = tempfile::tempdir().unwrap();
@@ -571,11 +669,7 @@ mod kill {
         let mut seed = 0x5eed_5678_u64;
         let mut left = 0;
         for trial in 0..TRIALS {
-            let delay = Duration::from_micros(next(&mut seed) % (full.as_micros() as u64 + 1));
-            let mut child = keiri_process(ws.path(), &[]).spawn().unwrap();
-            std::thread::sleep(delay);
-            let _ = child.kill();
-            let _ = child.wait();
+            kill_at_some_moment(ws.path(), &mut seed, full);
             left += run_dirs(ws.path(), "killed")
                 .iter()
                 .filter(|d| d.join("staging").exists())
@@ -612,11 +706,7 @@ mod kill {
 
         let mut seed = 0x5eed_1234_u64;
         for trial in 0..TRIALS {
-            let delay = Duration::from_micros(next(&mut seed) % (full.as_micros() as u64 + 1));
-            let mut child = keiri_process(ws.path(), &[]).spawn().unwrap();
-            std::thread::sleep(delay);
-            let _ = child.kill();
-            let _ = child.wait();
+            kill_at_some_moment(ws.path(), &mut seed, full);
             let dirs = run_dirs(ws.path(), "killed");
             for dir in &dirs {
                 assert_no_partial_output(dir);

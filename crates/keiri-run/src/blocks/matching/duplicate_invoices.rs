@@ -89,19 +89,30 @@ fn duplicate_invoices(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs
 
     let n = source.len();
     // A vendor's name is normalised once (`Names`) and each pair of distinct names scored
-    // once; amounts, dates and numbers are read once per distinct text (`RowSource::cells`).
-    let mut vendors = Names::default();
-    let vendor_ids = source.cells(&vendor_field, |v| vendors.id(&cell_text(v)))?;
-    let amounts = source.cells(&amount_field, |v| number(v).filter(|x| x.is_finite()))?;
-    let dates = if dated {
-        source.cells(&date_field, date)?
-    } else {
-        vec![None; n]
-    };
-    let numbers = match &number_field {
-        Some(field) => source.cells(field, invoice_no_key)?,
-        None => vec![None; n],
-    };
+    // once; amounts, dates and numbers are read once per distinct text (`RowSource::cells`),
+    // on one core while the vendors are read on the other; an error is the first the reads
+    // would meet one after another.
+    let ((mut vendors, vendor_ids), (amounts, dates, numbers)) = rayon::join(
+        || {
+            let mut vendors = Names::default();
+            let ids = source.cells(&vendor_field, |v| vendors.id(&cell_text(v)));
+            (vendors, ids)
+        },
+        || {
+            (
+                source.cells(&amount_field, |v| number(v).filter(|x| x.is_finite())),
+                match dated {
+                    true => source.cells(&date_field, date),
+                    false => Ok(vec![None; n]),
+                },
+                match &number_field {
+                    Some(field) => source.cells(field, invoice_no_key),
+                    None => Ok(vec![None; n]),
+                },
+            )
+        },
+    );
+    let (vendor_ids, amounts, dates, numbers) = (vendor_ids?, amounts?, dates?, numbers?);
     let invs: Vec<Invoice> = amounts
         .into_iter()
         .zip(dates)
