@@ -664,13 +664,23 @@ pub(super) fn similar_names(
     const RUN: usize = 1024;
     let runs = names.len().div_ceil(RUN);
     let per_round = 4 * rayon::current_num_threads().max(1);
+    // One array of marks per thread, kept from round to round (a mark is its name's own, so
+    // none is ever cleared): one per run of names would zero the whole array each time, work
+    // that grows with the square of the names.
+    let marks: Vec<std::sync::Mutex<Vec<u32>>> = (0..rayon::current_num_threads().max(1))
+        .map(|_| std::sync::Mutex::default())
+        .collect();
     let mut found = Vec::new();
     for first in (0..runs).step_by(per_round) {
         stop(first * RUN)?;
         let pieces: Vec<Vec<(u32, u32, f64)>> = (first..runs.min(first + per_round))
             .into_par_iter()
             .map(|piece| {
-                let mut probed = vec![0u32; names.len()];
+                let slot = rayon::current_thread_index().unwrap_or(0) % marks.len();
+                let mut probed = marks[slot]
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                probed.resize(names.len(), 0);
                 let mut found = Vec::new();
                 for a in piece * RUN..names.len().min((piece + 1) * RUN) {
                     probe(a, &mut probed, &mut found);
