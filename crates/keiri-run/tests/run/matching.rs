@@ -826,6 +826,55 @@ fn bank_reconciliation_clears_exact_fee_short_and_combined_payments() {
     );
 }
 
+/// Three transfers of 110,000 from ｶ)ﾔﾏﾀﾞｼﾖｳｼﾞ and two open invoices of 110,000 of 山田商事,
+/// due 04-30 and 05-31. The first transfer, on 05-30, takes the one due 05-31 (1 day away,
+/// against 30). The second, on 05-31, would take that one too (0 days) were it open: it
+/// takes the one due 04-30 (31 days, within the 60). The third, on 06-01, finds both
+/// cleared and no other invoice: unmatched.
+#[test]
+fn bank_reconciliation_passes_over_an_invoice_an_earlier_deposit_cleared() {
+    let deposits = json!([
+        deposit("2025-05-30", 110000, "振込 ｶ)ﾔﾏﾀﾞｼﾖｳｼﾞ"),
+        deposit("2025-05-31", 110000, "振込 ｶ)ﾔﾏﾀﾞｼﾖｳｼﾞ"),
+        deposit("2025-06-01", 110000, "振込 ｶ)ﾔﾏﾀﾞｼﾖｳｼﾞ"),
+    ]);
+    let receivables = json!([
+        receivable(
+            "AR-2001",
+            "株式会社山田商事",
+            "ヤマダショウジ",
+            110000,
+            "2025-04-30"
+        ),
+        receivable(
+            "AR-2002",
+            "株式会社山田商事",
+            "ヤマダショウジ",
+            110000,
+            "2025-05-31"
+        ),
+    ]);
+    check(
+        "matching.bank_reconciliation",
+        json!({"deposits": deposits, "receivables": receivables}),
+        json!({
+            "matches": [
+                {"deposit": deposits[0], "receivables": [receivables[1]], "difference": 0, "difference_reason": "none", "confidence": 1},
+                {"deposit": deposits[1], "receivables": [receivables[0]], "difference": 0, "difference_reason": "none", "confidence": 1},
+            ],
+            "unmatched_deposits": [deposits[2]],
+            "open_receivables": [],
+            "summary": {
+                "deposit_count": 3, "deposit_amount": 330000,
+                "cleared_count": 2, "cleared_amount": 220000,
+                "unmatched_deposit_count": 1, "unmatched_deposit_amount": 110000,
+                "open_receivable_count": 0, "open_receivable_amount": 0,
+                "fee_difference_total": 0,
+            },
+        }),
+    );
+}
+
 /// One invoice per deposit, among several of the same amount: the closest due date of those
 /// whose name is at the threshold, passing over a closer invoice of another customer. Two
 /// deposits of 110,000 from ﾀﾅｶﾃﾞｻﾞｲﾝ; open at 110,000 each: 伊藤電機 due 03-31, 田中デザイン

@@ -158,6 +158,76 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
         cancelled(ctx)?;
         reachable.extend(lists);
     }
+    // Step 1 of the loop below (one of the payer's own invoices): the invoice it takes among
+    // those `open` leaves (all, for `None`), with its difference and the payer's similarity
+    // to it. The own invoices that can pay the deposit in step 1's order (exact before
+    // fee-short, then the closest due date, then the row: a total order), the first whose
+    // name is at the threshold (the best of its name and kana, each scored only when the
+    // shape test lets it through).
+    let own_invoice = |d: usize, open: Option<&[bool]>| -> Option<(usize, f64, f64)> {
+        let amount = dep_amounts[d]?;
+        let payer = dep_payers[d];
+        if texts[payer as usize].is_empty() {
+            return None;
+        }
+        let closeness = |k: usize| match (dep_dates[d], rec_due[k]) {
+            (Some(day), Some(due)) => (day - due).num_days().abs(),
+            _ => i64::MAX,
+        };
+        let mut singles: Vec<(usize, f64, i64)> = by_name
+            .get(&payer)
+            .into_iter()
+            .flatten()
+            .filter_map(|&k| {
+                let diff = fits(
+                    rec_amount[k].filter(|a| a.is_finite())?,
+                    amount,
+                    fee_tolerance,
+                )?;
+                let own = rec_name[k] == payer || rec_kana[k] == payer;
+                let days = closeness(k);
+                // Without dates on either side the window cannot exclude the invoice.
+                let in_window = days == i64::MAX || days <= window;
+                (own && in_window && open.is_none_or(|o| o[k])).then_some((k, diff, days))
+            })
+            .collect();
+        singles.sort_by(|a, b| {
+            (a.1.abs() >= 0.005)
+                .cmp(&(b.1.abs() >= 0.005))
+                .then(a.2.cmp(&b.2))
+                .then(a.0.cmp(&b.0))
+        });
+        let payer_shape = shapes[payer as usize];
+        singles.into_iter().find_map(|(k, diff, _)| {
+            let mut best = 0.0_f64;
+            for name in [rec_name[k], rec_kana[k]] {
+                if payer_shape.may_reach(shapes[name as usize], name_threshold) {
+                    best = best.max(normalized_name_similarity(
+                        &texts[payer as usize],
+                        &texts[name as usize],
+                    ));
+                }
+            }
+            (best + 1e-9 >= name_threshold).then_some((k, diff, best))
+        })
+    };
+    // Step 1 for every deposit as if every receivable were open, on every core (each reads
+    // only what is built above). The loop only closes receivables, so at a deposit's turn its
+    // candidates are these less the closed ones, in the same order: when the invoice found
+    // here is still open, each invoice before it was turned away by its name, not by being
+    // closed, and it is the one step 1 takes; when it was closed, step 1 searches again; when
+    // none was found, none is found among fewer.
+    let cancel = ctx.cancel;
+    let first_own: Vec<Option<(usize, f64, f64)>> = (0..deposits.len())
+        .into_par_iter()
+        .map(|d| {
+            if cancel.is_cancelled() {
+                return None;
+            }
+            own_invoice(d, None)
+        })
+        .collect();
+    cancelled(ctx)?;
     let mut open = vec![true; receivables.len()];
     // The payer's similarity to each candidate of the deposit at hand.
     let mut sims = vec![0.0; receivables.len()];
@@ -193,6 +263,17 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
             _ => true,
         };
         let eligible = |k: usize| open[k] && rec_amount[k].is_some() && within_window(k);
+        // 1. One of the payer's own invoices: those under the payer's name (`by_name`, a
+        // dozen where the receivables under an amount are hundreds at a million rows), found
+        // before the loop as if all were open (`first_own`), searched again if it was closed.
+        let taken = match first_own[d] {
+            Some((k, _, _)) if !open[k] => own_invoice(d, Some(&open)),
+            found => found,
+        };
+        let mut best: Option<(Vec<usize>, f64)> = taken.map(|(k, diff, sim)| {
+            sims[k] = sim;
+            (vec![k], diff)
+        });
         // Whether the payer's name is at the threshold for a receivable's (the best of its
         // name and kana), its similarity kept in `sims` for the confidence; each pair of
         // distinct names is scored once per call, and not at all when the shape test tells
@@ -231,22 +312,6 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
                 .then(closeness(a.0).cmp(&closeness(b.0)))
                 .then(a.0.cmp(&b.0))
         };
-        // 1. One of the payer's own invoices: those under the payer's name (`by_name`, a
-        // dozen where the receivables under an amount are hundreds at a million rows).
-        let mut own_singles: Vec<(usize, f64)> = by_name
-            .get(&payer)
-            .into_iter()
-            .flatten()
-            .filter_map(|&k| {
-                let d = fits(rec_amount[k].filter(|a| a.is_finite())?)?;
-                (own(k) && eligible(k)).then_some((k, d))
-            })
-            .collect();
-        own_singles.sort_by(order);
-        let mut best: Option<(Vec<usize>, f64)> = own_singles
-            .iter()
-            .find(|&&(k, _)| named(k))
-            .map(|&(k, d)| (vec![k], d));
         // 2. Several of the payer's own invoices paid together.
         if best.is_none() && allow_combined {
             let candidates: Vec<usize> = by_name
