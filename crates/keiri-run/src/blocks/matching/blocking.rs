@@ -800,21 +800,28 @@ mod tests {
             threshold in prop_oneof![Just(0.9), Just(1.0), Just(0.61), 0.601f64..1.0],
         ) {
             let names: Vec<String> = names.into_iter().collect();
-            let mut expected = Vec::new();
-            for a in 0..names.len() {
-                for b in a + 1..names.len() {
-                    let score = normalized_name_similarity(&names[a], &names[b]);
-                    if score + 1e-9 >= threshold {
-                        expected.push((a as u32, b as u32, score));
-                    }
-                }
-            }
+            let expected = all_pairs_at(&names, threshold);
             let mut found = similar_names(&names, threshold, |_| Ok(()))
                 .unwrap()
                 .expect("above 0.6 the filter applies");
             found.sort_by_key(|&(a, b, _)| (a, b));
             prop_assert_eq!(found, expected);
         }
+    }
+
+    /// The loop the name join replaced: every pair of names scored, those at `threshold`
+    /// (less 1e-9, as the blocks compare), in order.
+    fn all_pairs_at(names: &[String], threshold: f64) -> NamePairs {
+        let mut pairs = Vec::new();
+        for a in 0..names.len() {
+            for b in a + 1..names.len() {
+                let score = normalized_name_similarity(&names[a], &names[b]);
+                if score + 1e-9 >= threshold {
+                    pairs.push((a as u32, b as u32, score));
+                }
+            }
+        }
+        pairs
     }
 
     /// `count` names (sorted, repeats dropped) of `lengths` katakana out of 12, from a fixed
@@ -848,15 +855,7 @@ mod tests {
         let names = katakana_names(7, 2_600, 3..8);
         assert!(names.len() > 2 * 1_024, "{} names", names.len());
         let threshold = 0.9;
-        let mut expected = Vec::new();
-        for a in 0..names.len() {
-            for b in a + 1..names.len() {
-                let score = normalized_name_similarity(&names[a], &names[b]);
-                if score + 1e-9 >= threshold {
-                    expected.push((a as u32, b as u32, score));
-                }
-            }
-        }
+        let expected = all_pairs_at(&names, threshold);
         assert!(expected.len() > 500, "{} pairs", expected.len());
         let first = similar_names(&names, threshold, |_| Ok(()))
             .unwrap()
