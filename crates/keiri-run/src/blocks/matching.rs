@@ -147,6 +147,36 @@ impl<'a> RowSource<'a> {
         }
     }
 
+    /// `read` of every row's cell as text ([`cell_text`]: empty for a missing or null cell),
+    /// in row order; as `self.cells(name, |v| read(&cell_text(v)))`, `read` given the empty
+    /// text first. A text column gives `read` each distinct text once, remembered without
+    /// bound and by reference into the column: for a `read` that keeps every distinct text
+    /// itself (`Names::id`), past the bounded memo of [`RowSource::cells`] each row's text
+    /// was copied twice and looked up twice (a million customer names are more than its
+    /// 65,536).
+    fn texts<T: Copy>(
+        &self,
+        name: &str,
+        mut read: impl FnMut(&str) -> T,
+    ) -> Result<Vec<T>, BlockError> {
+        let column = match self {
+            RowSource::Table(df) => df.column(name).ok().and_then(|c| c.str().ok()),
+            RowSource::Rows(_) => None,
+        };
+        let Some(column) = column else {
+            return self.cells(name, |v| read(&cell_text(v)));
+        };
+        let null = read("");
+        let mut seen: FastMap<&str, T> = FastMap::default();
+        Ok(column
+            .iter()
+            .map(|text| match text {
+                None => null,
+                Some(text) => *seen.entry(text).or_insert_with(|| read(text)),
+            })
+            .collect())
+    }
+
     /// `read(row.get(name))` for every row, in row order. A text column gives `read` each
     /// distinct text once (in order of first appearance); a column the table lacks is
     /// `read(None)` on every row, as a row without the key.

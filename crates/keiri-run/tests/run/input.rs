@@ -659,6 +659,12 @@ fn bank_statement_csv_layouts() {
     assert!(e.message_en.contains("日付"));
 }
 
+/// The error `bank.read_statement` gives for `statement`, written in Shift_JIS.
+fn statement_error(dir: &Path, statement: &str) -> keiri_run::block::BlockError {
+    write(dir, "誤り.csv", &sjis(statement));
+    run("bank.read_statement", dir, json!({"path": "誤り.csv"})).unwrap_err()
+}
+
 /// A month's statement repeats its days: each line gets its own day however the bank wrote
 /// it (`2024/04/01`, `2024/4/1`, `R6.4.1`), a footer without a date is left out, and a date
 /// that cannot be read stops the read at its line even after the same day read well.
@@ -698,15 +704,96 @@ fn bank_statement_days_repeated_and_written_several_ways() {
     // By hand: deposits 1,000 + 2,000 + 1,000 + 3,000 = 7,000, the fee 440.
     assert_eq!(out["summary"]["deposit_total"], json!(7000));
     assert_eq!(out["summary"]["withdrawal_total"], json!(440));
-    let bad = statement.replacen("2024/04/02", "2024/04/32", 1);
-    write(dir.path(), "誤り.csv", &sjis(&bad));
-    let e = run(
+    let e = statement_error(
+        dir.path(),
+        &statement.replacen("2024/04/02", "2024/04/32", 1),
+    );
+    assert!(e.message_en.contains("line 6"), "{}", e.message_en);
+}
+
+/// A statement large enough to be read in pieces (one per core) gives every line once, in
+/// order, with the sums worked out below; quoted descriptions hold commas and line breaks (a
+/// piece is never cut inside one), blank lines and the totals line are left out. A date that
+/// cannot be read in the second half stops the read at its line as an editor counts lines.
+///
+/// 50,000 lines: line i is a 440-yen fee withdrawal when i % 4 == 3, else a deposit of
+/// (i % 7 + 1) × 1,000 whose description is over two lines; the day is 2024-04-01 plus
+/// i / 1,000 days; a blank line follows every 8,000th.
+#[test]
+fn bank_statement_read_in_pieces_gives_every_line_in_order() {
+    let count = 50_000;
+    let mut statement =
+        String::from("口座番号,普通 7654321\r\n日付,摘要,お引出し,お預入れ,残高\r\n");
+    let day = |i: usize| {
+        let d = chrono::NaiveDate::from_ymd_opt(2024, 4, 1).unwrap()
+            + chrono::Duration::days((i / 1_000) as i64);
+        d.format("%Y/%m/%d").to_string()
+    };
+    let line = |i: usize, date: &str| {
+        let description = if i % 4 == 3 {
+            format!("振込手数料 {i}")
+        } else {
+            format!("\"振込 カ）アサヒ,{i}\r\n本店\"")
+        };
+        if i % 4 == 3 {
+            format!("{date},{description},440,,\r\n")
+        } else {
+            format!("{date},{description},,\"{},000\",\r\n", i % 7 + 1)
+        }
+    };
+    for i in 0..count {
+        statement.push_str(&line(i, &day(i)));
+        if (i + 1) % 8_000 == 0 {
+            statement.push_str("\r\n");
+        }
+    }
+    statement.push_str("合計,,\"5,500,000\",,\r\n");
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "大きな明細.csv", &sjis(&statement));
+    // Over the 1 MiB under which a statement is read on one core.
+    assert!(statement.len() > 3 << 19, "{} bytes", statement.len());
+    let out = run(
         "bank.read_statement",
         dir.path(),
-        json!({"path": "誤り.csv"}),
+        json!({"path": "大きな明細.csv"}),
     )
-    .unwrap_err();
-    assert!(e.message_en.contains("line 6"), "{}", e.message_en);
+    .unwrap();
+    let rows = out["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), count);
+    // 12,500 fees of 440; the deposits' (i % 7 + 1) × 1,000 summed over the other lines.
+    let deposits: u64 = (0..count)
+        .filter(|i| i % 4 != 3)
+        .map(|i| (i as u64 % 7 + 1) * 1_000)
+        .sum();
+    assert_eq!(out["summary"]["withdrawal_total"], json!(5_500_000));
+    assert_eq!(out["summary"]["deposit_total"], json!(deposits));
+    assert_eq!(out["summary"]["withdrawal_count"], json!(12_500));
+    assert_eq!(out["summary"]["period_end"], json!("2024-05-20"));
+    for i in [0, 1, 3, 24_990, 25_000, 25_001, 49_999] {
+        let (amount, direction) = if i % 4 == 3 {
+            (440, "withdrawal")
+        } else {
+            ((i % 7 + 1) * 1_000, "deposit")
+        };
+        let description = if i % 4 == 3 {
+            format!("振込手数料 {i}")
+        } else {
+            format!("振込 カ）アサヒ,{i}\r\n本店")
+        };
+        assert_eq!(
+            rows[i],
+            json!({"date": day(i).replace('/', "-"), "amount": amount, "direction": direction,
+                   "description": description, "balance": null}),
+            "line {i}"
+        );
+    }
+    // Line 35,001 is on line 3 + 35,001 of the file, plus the 26,251 descriptions over two
+    // lines before it (35,001 lines less the 8,750 fees i = 3, 7, …, 34,999) and the 4 blank
+    // lines: line 61,259.
+    let bad = statement.replacen(&line(35_001, &day(35_001)), &line(35_001, "2024/05/32"), 1);
+    let e = statement_error(dir.path(), &bad);
+    assert!(e.message_en.contains("line 61259:"), "{}", e.message_en);
+    assert!(e.message_en.contains("2024/05/32"), "{}", e.message_en);
 }
 
 /// A foreign-currency account's statement has cents: its amounts are one float column (the

@@ -1003,6 +1003,97 @@ fn bank_reconciliation_clears_a_payer_without_invoices_of_its_own_by_a_near_name
     );
 }
 
+/// A near name's single invoice, in order, among many of the deposit's amount: ﾀﾅｶﾃﾞｻﾞｲﾝ
+/// (タナカデザイン once normalised) has no invoice of its own; its customer's kana was keyed
+/// タナカデザイソ (Jaro (6/7 + 6/7 + 1) / 3 = 0.904762, a 4-character prefix: 0.942857 →
+/// 0.9429; fee-short: × 0.9 = 0.848571 → 0.8486). Ten invoices of 伊藤電機 at 110,000 due on
+/// the deposit's day are another name. Four deposits of 110,000, 04-25 to 04-28:
+/// - 04-25: AR-4002 (exact, 03-31, 25 days) and AR-4003 (exact, 05-20, 25 days) before
+///   AR-4001 (110,660 due 04-25: short by a 660-yen fee); the earlier row, AR-4002.
+/// - 04-26: AR-4003 (exact, 24 days).
+/// - 04-27: AR-4001 (fee-short, 2 days); AR-4004 (01-31) is 86 days off, outside the window.
+/// - 04-28: nothing left in the window: unmatched.
+///
+/// The same when the payer has an invoice of its own (500,000, due in September, outside
+/// the window) and a first deposit (990 on 04-01) that nothing pays: its names at the
+/// threshold are then found by the search for a combined payment and kept, and the next
+/// deposits search the invoices under them instead of those of their amount.
+#[test]
+fn bank_reconciliation_takes_a_near_names_invoice_in_order_among_many_of_its_amount() {
+    let payer = "振込 ﾀﾅｶﾃﾞｻﾞｲﾝ";
+    let tanaka = |no: &str, amount: u64, due: &str| {
+        receivable(no, "株式会社田中デザイン", "タナカデザイソ", amount, due)
+    };
+    let mut receivables: Vec<Json> = (0..10)
+        .map(|i| {
+            receivable(
+                &format!("AR-30{i:02}"),
+                "株式会社伊藤電機",
+                "イトウデンキ",
+                110000,
+                "2025-04-25",
+            )
+        })
+        .collect();
+    receivables.extend([
+        tanaka("AR-4001", 110660, "2025-04-25"),
+        tanaka("AR-4002", 110000, "2025-03-31"),
+        tanaka("AR-4003", 110000, "2025-05-20"),
+        tanaka("AR-4004", 110000, "2025-01-31"),
+    ]);
+    let april: Vec<Json> = ["2025-04-25", "2025-04-26", "2025-04-27", "2025-04-28"]
+        .iter()
+        .map(|day| deposit(day, 110000, payer))
+        .collect();
+    let cleared = |deposit: &Json, receivable: &Json, difference: u64, confidence: f64| {
+        json!({
+            "deposit": deposit,
+            "receivables": [receivable],
+            "difference": difference,
+            "difference_reason": if difference == 0 { "none" } else { "transfer_fee" },
+            "confidence": confidence,
+        })
+    };
+    let ito: Vec<Json> = receivables[..10].to_vec();
+    let matches = json!([
+        cleared(&april[0], &receivables[11], 0, 0.9429),
+        cleared(&april[1], &receivables[12], 0, 0.9429),
+        cleared(&april[2], &receivables[10], 660, 0.8486),
+    ]);
+    let mut open = ito.clone();
+    open.push(receivables[13].clone());
+    check(
+        "matching.bank_reconciliation",
+        json!({"deposits": april, "receivables": receivables}),
+        json!({
+            "matches": matches,
+            "unmatched_deposits": [april[3]],
+            "open_receivables": open,
+        }),
+    );
+
+    let mut deposits = vec![deposit("2025-04-01", 990, payer)];
+    deposits.extend(april.iter().cloned());
+    let own = receivable(
+        "AR-4010",
+        "田中デザイン事務所",
+        "タナカデザイン",
+        500000,
+        "2025-09-30",
+    );
+    receivables.push(own.clone());
+    open.push(own);
+    check(
+        "matching.bank_reconciliation",
+        json!({"deposits": deposits, "receivables": receivables}),
+        json!({
+            "matches": matches,
+            "unmatched_deposits": [deposits[0], deposits[4]],
+            "open_receivables": open,
+        }),
+    );
+}
+
 /// A payer's own invoices before a near name's: among many customers, names near one
 /// another are common, and an invoice of the same amount under a near name is another
 /// customer's. 山田商事 (ヤマダショウジ, the payer ｶ)ﾔﾏﾀﾞｼﾖｳｼﾞ once normalised) and 山田商会

@@ -325,6 +325,45 @@ fn filter_rows() {
     );
 }
 
+/// A condition on one text column is a function of that cell: a statement's 区分 column of
+/// repeated values (and an empty cell, read as null) is filtered as the rows say, and the
+/// first row whose value cannot be evaluated (the 0-based row 3's 「不明」, not row 4's
+/// second one) is the row the error names.
+#[test]
+fn filter_rows_on_one_text_column_of_repeated_values() {
+    let rows = json!([
+        {"区分": "入金", "金額": "1,000"},
+        {"区分": "出金", "金額": "2,500"},
+        {"区分": "入金", "金額": "1,000"},
+        {"区分": null, "金額": "不明"},
+        {"区分": "入金", "金額": "不明"},
+        {"区分": "振替", "金額": "300"},
+    ]);
+    let pick = |idx: &[usize]| Json::Array(idx.iter().map(|&i| rows[i].clone()).collect());
+    for (condition, kept, excluded) in [
+        ("区分 == '入金'", vec![0, 2, 4], vec![1, 3, 5]),
+        ("区分 != '入金'", vec![1, 3, 5], vec![0, 2, 4]),
+        (
+            "is_empty(区分) or 区分 == '振替'",
+            vec![3, 5],
+            vec![0, 1, 2, 4],
+        ),
+        ("金額 == 1000", vec![0, 2], vec![1, 3, 4, 5]),
+    ] {
+        check(
+            "transforms.filter_rows",
+            json!({"rows": rows, "condition": condition}),
+            json!({"rows": pick(&kept), "excluded": pick(&excluded), "count": kept.len()}),
+        );
+    }
+    check_error(
+        "transforms.filter_rows",
+        json!({"rows": rows, "condition": "金額 * 2 > 1000"}),
+        ErrorCode::BlockFailed,
+        "row 3: cannot evaluate",
+    );
+}
+
 #[test]
 fn fiscal_period() {
     check(

@@ -1,5 +1,6 @@
 //! `bank.read_statement`: its inputs and outputs are in `block_specs/input/bank.read_statement.yaml`.
 
+use super::csv_read::record_end;
 use super::{decode, number, read_bytes};
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::blocks::kit::memo::Memo;
@@ -7,6 +8,7 @@ use crate::jp;
 use crate::value::{json_column, table_error};
 use chrono::NaiveDate;
 use polars::prelude::{Column, DataFrame};
+use rayon::prelude::*;
 use serde_json::{Value as J, json};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -180,11 +182,8 @@ builtin!("bank.read_statement", bank_read_statement);
 /// to be filtered and matched column by column, and a hundred thousand lines as JSON objects
 /// were a second copy in memory and 15 MB of JSON in the run record.
 fn lines_table(lines: &[StatementLine]) -> Result<DataFrame, BlockError> {
-    let numbers = |value: fn(&StatementLine) -> Option<f64>| -> Vec<J> {
-        lines
-            .iter()
-            .map(|l| value(l).map_or(J::Null, number))
-            .collect()
+    let numbers = |name: &str, value: fn(&StatementLine) -> Option<f64>| {
+        number_column(name, lines.iter().map(value).collect())
     };
     // Each distinct day written once: a statement has a few hundred days over its lines.
     let mut days: Memo<NaiveDate, Arc<str>> = Memo::default();
@@ -197,7 +196,7 @@ fn lines_table(lines: &[StatementLine]) -> Result<DataFrame, BlockError> {
             "date".into(),
             dates.iter().map(|d| &**d).collect::<Vec<&str>>(),
         ),
-        json_column("amount", &numbers(|l| Some(l.amount))),
+        numbers("amount", |l| Some(l.amount)),
         Column::new(
             "direction".into(),
             lines
@@ -212,10 +211,48 @@ fn lines_table(lines: &[StatementLine]) -> Result<DataFrame, BlockError> {
                 .map(|l| l.description.as_str())
                 .collect::<Vec<_>>(),
         ),
-        json_column("balance", &numbers(|l| l.balance)),
+        numbers("balance", |l| l.balance),
     ];
     DataFrame::new(lines.len(), columns).map_err(|e| table_error(&e))
 }
+
+/// A column of amounts, typed as `json_column` types the JSON numbers [`number`] writes:
+/// integers when every amount is whole (and under 9e15), else floats. Built from the numbers
+/// themselves; an empty column or one with a value that is not finite goes through the JSON.
+fn number_column(name: &str, values: Vec<Option<f64>>) -> Column {
+    let mut present = values.iter().flatten();
+    if present.clone().next().is_none() || present.any(|x| !x.is_finite()) {
+        let cells: Vec<J> = values.iter().map(|v| v.map_or(J::Null, number)).collect();
+        return json_column(name, &cells);
+    }
+    if values
+        .iter()
+        .flatten()
+        .all(|x| x.fract() == 0.0 && x.abs() < 9e15)
+    {
+        let whole: Vec<Option<i64>> = values.iter().map(|v| v.map(|x| x as i64)).collect();
+        Column::new(name.into(), whole)
+    } else {
+        Column::new(name.into(), values)
+    }
+}
+
+/// Where the lines of a statement are found in its CSV: the columns of each field (by
+/// position), the date format, the line number of the first data record and the negative
+/// markers amounts may carry.
+struct Columns<'a> {
+    date: usize,
+    amount: Option<usize>,
+    deposit: Option<usize>,
+    withdrawal: Option<usize>,
+    description: Option<usize>,
+    balance: Option<usize>,
+    date_format: Option<&'a str>,
+    markers: jp::NegativeMarkers,
+}
+
+/// Below this much text a statement's lines are read on one core.
+const PARALLEL_TEXT: usize = 1 << 20;
 
 fn parse_bank_csv(
     text: &str,
@@ -223,28 +260,35 @@ fn parse_bank_csv(
     mapping: Option<BTreeMap<String, String>>,
     date_format: Option<&str>,
 ) -> Result<Vec<StatementLine>, BlockError> {
+    let parse_error = |e: csv::Error| {
+        BlockError::failed(
+            format!("CSVを解析できません: {e}"),
+            format!("cannot parse the CSV: {e}"),
+        )
+    };
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
         .from_reader(text.as_bytes());
-    // One buffer per line, not a string per cell (a million lines are five million cells).
-    let records: Vec<csv::StringRecord> =
-        reader.records().collect::<Result<_, _>>().map_err(|e| {
-            BlockError::failed(
-                format!("CSVを解析できません: {e}"),
-                format!("cannot parse the CSV: {e}"),
-            )
-        })?;
-    let records = records.get(skip_rows..).unwrap_or(&[]);
-    // Statements often start with account lines; without a mapping the header is the first
-    // line whose names are a known layout.
+    // The records up to the header, each with the byte offset where the next starts: the
+    // skipped ones, then up to 30 searched for a known layout (statements often start with
+    // account lines; without a mapping the header is the first line whose names are one).
+    let mut head: Vec<(csv::StringRecord, usize)> = Vec::new();
+    while head.len() < skip_rows + 30 {
+        let mut record = csv::StringRecord::new();
+        if !reader.read_record(&mut record).map_err(parse_error)? {
+            break;
+        }
+        let end = usize::try_from(reader.position().byte()).unwrap_or(text.len());
+        head.push((record, end));
+    }
+    let records = head.get(skip_rows..).unwrap_or(&[]);
     let (header_at, mapping) = match mapping {
         Some(m) => (0, m),
         None => records
             .iter()
             .enumerate()
-            .take(30)
-            .find_map(|(i, r)| {
+            .find_map(|(i, (r, _))| {
                 let names: Vec<String> = r.iter().map(str::to_owned).collect();
                 detect_mapping(&names).map(|m| (i, m))
             })
@@ -257,7 +301,7 @@ fn parse_bank_csv(
     };
     let header: Vec<String> = records
         .get(header_at)
-        .map(|r| r.iter().map(|h| h.trim().to_owned()).collect())
+        .map(|(r, _)| r.iter().map(|h| h.trim().to_owned()).collect())
         .unwrap_or_default();
     let index = |field: &str| -> Result<Option<usize>, BlockError> {
         match mapping.get(field) {
@@ -269,80 +313,204 @@ fn parse_bank_csv(
                 .ok_or_else(|| BlockError::missing_column(name, &header)),
         }
     };
-    let date_i = index("date")?.ok_or_else(|| {
+    let date = index("date")?.ok_or_else(|| {
         BlockError::input_invalid("mapping", "date が必要です", "date is required")
     })?;
-    let (amount_i, deposit_i, withdrawal_i) =
-        (index("amount")?, index("deposit")?, index("withdrawal")?);
-    if amount_i.is_none() && (deposit_i.is_none() || withdrawal_i.is_none()) {
+    let (amount, deposit, withdrawal) = (index("amount")?, index("deposit")?, index("withdrawal")?);
+    if amount.is_none() && (deposit.is_none() || withdrawal.is_none()) {
         return Err(BlockError::input_invalid(
             "mapping",
             "amount か deposit と withdrawal の両方が必要です",
             "either amount or both deposit and withdrawal are required",
         ));
     }
-    let description_i = index("description")?;
-    let balance_i = index("balance")?;
-    let markers = jp::NegativeMarkers::default();
-    // Each distinct date text read once: a statement's lines share a few hundred days.
-    let mut days: Memo<&str, Option<NaiveDate>> = Memo::default();
-    let mut out = Vec::new();
-    for (n, record) in records.iter().enumerate().skip(header_at + 1) {
-        let cell = |i: Option<usize>| {
-            i.and_then(|i| record.get(i))
-                .map(|s| s.trim())
-                .unwrap_or("")
-        };
-        let date_text = cell(Some(date_i));
-        if date_text.is_empty() {
-            continue;
-        }
-        let line_no = n + skip_rows + 1;
-        let date = days.get_or(date_text, || match date_format {
-            Some(f) => NaiveDate::parse_from_str(&jp::fold_width(date_text), f).ok(),
-            None => jp::parse_date(date_text),
-        });
-        let Some(date) = date else {
-            // Totals and footers (「合計」) have no date; anything else is a real error.
-            if date_text.contains("合計") || date_text.contains('計') {
-                continue;
-            }
-            return Err(BlockError::failed(
-                format!("{line_no}行目の日付「{date_text}」を解釈できません"),
-                format!("line {line_no}: cannot parse the date {date_text:?}"),
-            ));
-        };
-        let amount = |i: Option<usize>| -> Result<Option<f64>, BlockError> {
-            jp::parse_amount(cell(i), &markers).map_err(|e| {
-                BlockError::failed(
-                    format!("{line_no}行目の金額「{}」を解釈できません", e.text),
-                    format!("line {line_no}: cannot parse the amount {:?}", e.text),
-                )
+    let columns = Columns {
+        date,
+        amount,
+        deposit,
+        withdrawal,
+        description: index("description")?,
+        balance: index("balance")?,
+        date_format,
+        markers: jp::NegativeMarkers::default(),
+    };
+    // The data records follow the header.
+    let Some(&(_, data_start)) = records.get(header_at) else {
+        return Ok(Vec::new());
+    };
+    let data_start = data_start.min(text.len());
+    let data = &text[data_start..];
+    // A large statement is read in pieces cut between records, one per core, and the pieces'
+    // lines joined in order: the lines one reading gives. A piece that meets a line it cannot
+    // read gives up, and the statement is read again on one core for the error, with its
+    // line number.
+    let cuts = piece_starts(data, rayon::current_num_threads());
+    if cuts.len() > 1 {
+        let pieces: Vec<Option<Vec<StatementLine>>> = (0..cuts.len())
+            .into_par_iter()
+            .map(|p| {
+                let end = cuts.get(p + 1).copied().unwrap_or(data.len());
+                read_lines(&data[cuts[p]..end], &columns, 0).ok()
             })
+            .collect();
+        if let Some(pieces) = pieces.into_iter().collect::<Option<Vec<_>>>() {
+            return Ok(pieces.into_iter().flatten().collect());
+        }
+    }
+    // The file's line where the data start, for the errors' line numbers (lines as an editor
+    // counts them: blank lines and line breaks inside quoted values included).
+    let first_line = text.as_bytes()[..data_start]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1;
+    read_lines(data, &columns, first_line)
+}
+
+/// Where the pieces of `data` start when it is read on `cores` cores: after a record's line
+/// end (outside quotes, see `csv_read::record_end`), about evenly; one piece for a short text.
+fn piece_starts(data: &str, cores: usize) -> Vec<usize> {
+    let mut starts = vec![0];
+    if data.len() < PARALLEL_TEXT || cores < 2 {
+        return starts;
+    }
+    let size = data.len().div_ceil(cores);
+    let mut start = 0;
+    while let Some(cut) = record_end(&data.as_bytes()[start..], size, 1) {
+        start += cut;
+        if data.len() - start < size / 2 {
+            break;
+        }
+        starts.push(start);
+    }
+    starts
+}
+
+/// The statement lines of `data` (records only, from a record's start), whose first line is
+/// line `first_line` of the file (for the errors' line numbers).
+fn read_lines(
+    data: &str,
+    columns: &Columns<'_>,
+    first_line: usize,
+) -> Result<Vec<StatementLine>, BlockError> {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(data.as_bytes());
+    // One record reused for every line (a million lines are five million cells).
+    let mut record = csv::StringRecord::new();
+    let mut days = Days::default();
+    let mut out = Vec::new();
+    while reader.read_record(&mut record).map_err(|e| {
+        BlockError::failed(
+            format!("CSVを解析できません: {e}"),
+            format!("cannot parse the CSV: {e}"),
+        )
+    })? {
+        // Counted only for an error: the line breaks before the record's first byte (past
+        // the line end the reader may leave before it).
+        let line_no = || {
+            let at = record
+                .position()
+                .and_then(|p| usize::try_from(p.byte()).ok())
+                .unwrap_or(0)
+                .min(data.len());
+            let at = at
+                + data.as_bytes()[at..]
+                    .iter()
+                    .take_while(|&&b| b == b'\r' || b == b'\n')
+                    .count();
+            first_line
+                + data.as_bytes()[..at]
+                    .iter()
+                    .filter(|&&b| b == b'\n')
+                    .count()
         };
-        let (value, deposit) = match amount_i {
-            Some(i) => match amount(Some(i))? {
-                Some(a) => (a.abs(), a >= 0.0),
-                None => continue,
-            },
-            None => match (
-                amount(deposit_i)?.filter(|a| *a != 0.0),
-                amount(withdrawal_i)?.filter(|a| *a != 0.0),
-            ) {
-                (Some(d), _) => (d, true),
-                (None, Some(w)) => (w, false),
-                (None, None) => continue,
-            },
-        };
-        out.push(StatementLine {
-            date,
-            amount: value,
-            deposit,
-            description: cell(description_i).to_owned(),
-            balance: amount(balance_i)?,
-        });
+        if let Some(line) = statement_line(&record, columns, &mut days, &line_no)? {
+            out.push(line);
+        }
     }
     Ok(out)
+}
+
+/// The dates of a statement's date texts, each distinct text read once: its lines share a
+/// few hundred days, in runs (a statement is in date order), so the last text is kept beside
+/// the memo and a line of the same day as the one before costs a comparison.
+#[derive(Default)]
+struct Days {
+    last: Option<(String, Option<NaiveDate>)>,
+    memo: Memo<String, Option<NaiveDate>>,
+}
+
+impl Days {
+    fn of(&mut self, text: &str, format: Option<&str>) -> Option<NaiveDate> {
+        if let Some((last, date)) = &self.last
+            && last == text
+        {
+            return *date;
+        }
+        let date = self.memo.get_or(text.to_owned(), || match format {
+            Some(f) => NaiveDate::parse_from_str(&jp::fold_width(text), f).ok(),
+            None => jp::parse_date(text),
+        });
+        self.last = Some((text.to_owned(), date));
+        date
+    }
+}
+
+/// The statement line of one record, on the file's line `line_no()`; `None` for a record without a date
+/// (a blank line) or an amount, and for a totals line (「合計」).
+fn statement_line(
+    record: &csv::StringRecord,
+    columns: &Columns<'_>,
+    days: &mut Days,
+    line_no: &dyn Fn() -> usize,
+) -> Result<Option<StatementLine>, BlockError> {
+    let cell = |i: Option<usize>| i.and_then(|i| record.get(i)).map_or("", str::trim);
+    let date_text = cell(Some(columns.date));
+    if date_text.is_empty() {
+        return Ok(None);
+    }
+    let date = days.of(date_text, columns.date_format);
+    let Some(date) = date else {
+        // Totals and footers (「合計」) have no date; anything else is a real error.
+        if date_text.contains("合計") || date_text.contains('計') {
+            return Ok(None);
+        }
+        return Err(BlockError::failed(
+            format!("{}行目の日付「{date_text}」を解釈できません", line_no()),
+            format!("line {}: cannot parse the date {date_text:?}", line_no()),
+        ));
+    };
+    let amount = |i: Option<usize>| -> Result<Option<f64>, BlockError> {
+        jp::parse_amount(cell(i), &columns.markers).map_err(|e| {
+            BlockError::failed(
+                format!("{}行目の金額「{}」を解釈できません", line_no(), e.text),
+                format!("line {}: cannot parse the amount {:?}", line_no(), e.text),
+            )
+        })
+    };
+    let (value, deposit) = match columns.amount {
+        Some(i) => match amount(Some(i))? {
+            Some(a) => (a.abs(), a >= 0.0),
+            None => return Ok(None),
+        },
+        None => match (
+            amount(columns.deposit)?.filter(|a| *a != 0.0),
+            amount(columns.withdrawal)?.filter(|a| *a != 0.0),
+        ) {
+            (Some(d), _) => (d, true),
+            (None, Some(w)) => (w, false),
+            (None, None) => return Ok(None),
+        },
+    };
+    Ok(Some(StatementLine {
+        date,
+        amount: value,
+        deposit,
+        description: cell(columns.description).to_owned(),
+        balance: amount(columns.balance)?,
+    }))
 }
 
 /// The 200-byte records of a Zengin (全銀協) fixed-width file, if `bytes` is one: every
@@ -446,4 +614,37 @@ fn parse_zengin(records: &[&[u8]]) -> Result<Vec<StatementLine>, BlockError> {
         out.push(line);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The amounts' column is the one `json_column` makes of the JSON numbers `number`
+    /// writes: its type and every value, for whole amounts, sen, a mix, nulls, values past
+    /// 9e15, negative balances, no value at all and a value that is not finite.
+    #[test]
+    fn amounts_are_typed_as_their_json_would_be() {
+        let cases: Vec<Vec<Option<f64>>> = vec![
+            vec![Some(110_000.0), Some(440.0), None],
+            vec![Some(12.34), Some(500.0)],
+            vec![Some(-1_000.0), None, Some(0.5)],
+            vec![Some(-0.0), Some(3.0)],
+            vec![Some(9e15), Some(1.0)],
+            vec![None, None],
+            vec![],
+            vec![Some(f64::INFINITY), Some(1.0)],
+        ];
+        for values in cases {
+            let cells: Vec<J> = values.iter().map(|v| v.map_or(J::Null, number)).collect();
+            let expected = json_column("amount", &cells);
+            let got = number_column("amount", values.clone());
+            assert_eq!(got.dtype(), expected.dtype(), "{values:?}");
+            assert!(
+                got.as_materialized_series()
+                    .equals_missing(expected.as_materialized_series()),
+                "{values:?}: {got:?} against {expected:?}"
+            );
+        }
+    }
 }

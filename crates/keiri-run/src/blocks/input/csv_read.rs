@@ -506,7 +506,7 @@ fn warn_short_rows(ctx: &BlockContext<'_>, short: &ShortRows, width: usize) {
 /// record (a `\n` outside double quotes) before another non-blank line, once at least
 /// `records` non-blank records have ended, if `text` has one. `text` starts at a record
 /// boundary, so the quote state starts closed.
-fn record_end(text: &[u8], from: usize, records: usize) -> Option<usize> {
+pub(super) fn record_end(text: &[u8], from: usize, records: usize) -> Option<usize> {
     let mut quoted = false;
     let mut content = false;
     let mut ended = 0;

@@ -9,6 +9,7 @@ use crate::block::ProgressUnit;
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::blocks::cancelled;
 use crate::blocks::kit::steps::Steps;
+use chrono::NaiveDate;
 use rayon::prelude::*;
 use serde_json::{Value as Json, json};
 use std::collections::BTreeMap;
@@ -75,11 +76,23 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
     let name_threshold = inputs.f64("name_threshold")?.unwrap_or(0.8);
     let window = inputs.i64("date_window_days")?.unwrap_or(60);
 
-    // The columns compared, each distinct text read once (`RowSource::cells`); customer and
-    // payer names normalised once each (`Names`). The amounts and dates are read on one core
-    // while the names are read on the other (the seven columns took 2 s on one core at a
-    // million receivables); an error is the first the reads would meet one after another.
-    let (numbers, named) = rayon::join(
+    // The columns compared, each distinct text read once (`RowSource::cells`, `texts`);
+    // customer and payer names normalised once each (`Names`). Four reads on the cores there
+    // are (the seven columns took 2 s on one core at a million receivables): the amounts and
+    // dates, the customers' names, their kana and the payers' names, each name column into
+    // a list of its own, the later lists taken over by the first in that order (each name
+    // gets the id one list reading the columns one after another gives). An error is the
+    // first the reads would meet one after another.
+    let read_names = |rows: &RowSource<'_>, field: &str, payers: bool| {
+        let mut names = Names::default();
+        let ids = if payers {
+            rows.texts(field, |text| names.id(&payer_name(text)))
+        } else {
+            rows.texts(field, |text| names.id(text))
+        };
+        (names, ids)
+    };
+    let (numbers, ((named, kana), payers)) = rayon::join(
         || {
             (
                 receivables.cells(&amount_field, number),
@@ -89,18 +102,33 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
             )
         },
         || {
-            let mut names = Names::default();
-            let rec_name = receivables.cells(&customer_field, |v| names.id(&cell_text(v)));
-            let rec_kana = receivables.cells(&kana_field, |v| names.id(&cell_text(v)));
-            let dep_payers =
-                deposits.cells("description", |v| names.id(&payer_name(&cell_text(v))));
-            (names, rec_name, rec_kana, dep_payers)
+            rayon::join(
+                || {
+                    rayon::join(
+                        || read_names(&receivables, &customer_field, false),
+                        || read_names(&receivables, &kana_field, false),
+                    )
+                },
+                || read_names(&deposits, "description", true),
+            )
         },
     );
     let (rec_amount, rec_due, dep_amounts, dep_dates) = numbers;
-    let (mut names, rec_name, rec_kana, dep_payers) = named;
-    let (rec_amount, rec_due, rec_name, rec_kana) = (rec_amount?, rec_due?, rec_name?, rec_kana?);
-    let (dep_amounts, dep_dates, dep_payers) = (dep_amounts?, dep_dates?, dep_payers?);
+    let (mut names, rec_name) = named;
+    // The ids a later list's names have in `names`.
+    let mut take_over = |(list, ids): (Names, Result<Vec<u32>, BlockError>)| {
+        let ids = ids?;
+        let here = names.take_over(&list);
+        Ok::<_, BlockError>(
+            ids.into_iter()
+                .map(|id| here[id as usize])
+                .collect::<Vec<u32>>(),
+        )
+    };
+    let (rec_amount, rec_due, rec_name) = (rec_amount?, rec_due?, rec_name?);
+    let rec_kana = take_over(kana)?;
+    let (dep_amounts, dep_dates) = (dep_amounts?, dep_dates?);
+    let dep_payers = take_over(payers)?;
     // Receivables by customer name and by kana, for the combined search: it looks only at
     // those under a name at the threshold for the payer, found among the distinct names (most
     // turned away unscored by `Shape::may_reach`, a test on the names' characters that never
@@ -160,56 +188,30 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
     }
     // Step 1 of the loop below (one of the payer's own invoices): the invoice it takes among
     // those `open` leaves (all, for `None`), with its difference and the payer's similarity
-    // to it. The own invoices that can pay the deposit in step 1's order (exact before
-    // fee-short, then the closest due date, then the row: a total order), the first whose
-    // name is at the threshold (the best of its name and kana, each scored only when the
-    // shape test lets it through).
+    // to it. The payer's own invoices are those under its name (`by_name`: their name or
+    // kana is the payer's once normalised), so the payer's similarity to each, the better of
+    // its two names, is 1: each is at the threshold (unless the threshold is over 1), and
+    // the one taken is the first that can pay the deposit in `single_order`.
     let own_invoice = |d: usize, open: Option<&[bool]>| -> Option<(usize, f64, f64)> {
         let amount = dep_amounts[d]?;
         let payer = dep_payers[d];
-        if texts[payer as usize].is_empty() {
+        if texts[payer as usize].is_empty() || 1.0 + 1e-9 < name_threshold {
             return None;
         }
-        let closeness = |k: usize| match (dep_dates[d], rec_due[k]) {
-            (Some(day), Some(due)) => (day - due).num_days().abs(),
-            _ => i64::MAX,
-        };
-        let mut singles: Vec<(usize, f64, i64)> = by_name
-            .get(&payer)
-            .into_iter()
-            .flatten()
+        by_name
+            .get(&payer)?
+            .iter()
             .filter_map(|&k| {
                 let diff = fits(
                     rec_amount[k].filter(|a| a.is_finite())?,
                     amount,
                     fee_tolerance,
                 )?;
-                let own = rec_name[k] == payer || rec_kana[k] == payer;
-                let days = closeness(k);
-                // Without dates on either side the window cannot exclude the invoice.
-                let in_window = days == i64::MAX || days <= window;
-                (own && in_window && open.is_none_or(|o| o[k])).then_some((k, diff, days))
+                let days = days_off(dep_dates[d], rec_due[k]);
+                (in_window(days, window) && open.is_none_or(|o| o[k])).then_some((k, diff, days))
             })
-            .collect();
-        singles.sort_by(|a, b| {
-            (a.1.abs() >= 0.005)
-                .cmp(&(b.1.abs() >= 0.005))
-                .then(a.2.cmp(&b.2))
-                .then(a.0.cmp(&b.0))
-        });
-        let payer_shape = shapes[payer as usize];
-        singles.into_iter().find_map(|(k, diff, _)| {
-            let mut best = 0.0_f64;
-            for name in [rec_name[k], rec_kana[k]] {
-                if payer_shape.may_reach(shapes[name as usize], name_threshold) {
-                    best = best.max(normalized_name_similarity(
-                        &texts[payer as usize],
-                        &texts[name as usize],
-                    ));
-                }
-            }
-            (best + 1e-9 >= name_threshold).then_some((k, diff, best))
-        })
+            .min_by(single_order)
+            .map(|(k, diff, _)| (k, diff, 1.0))
     };
     // Step 1 for every deposit as if every receivable were open, on every core (each reads
     // only what is built above). The loop only closes receivables, so at a deposit's turn its
@@ -232,10 +234,14 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
     // The payer's similarity to each candidate of the deposit at hand.
     let mut sims = vec![0.0; receivables.len()];
     // Receivables with a finite amount, by amount (then row), for the single-invoice search.
-    let mut by_amount: Vec<(f64, usize)> = rec_amount
+    // Each with its due date beside it: step 3 reads a run of this list for every deposit it
+    // searches (a few hundred receivables at a million rows), and the amount and the date
+    // side by side are one read of memory where the receivables' own columns are three far
+    // apart.
+    let mut by_amount: Vec<(f64, usize, Option<NaiveDate>)> = rec_amount
         .iter()
         .enumerate()
-        .filter_map(|(k, a)| a.filter(|x| x.is_finite()).map(|x| (x, k)))
+        .filter_map(|(k, a)| a.filter(|x| x.is_finite()).map(|x| (x, k, rec_due[k])))
         .collect();
     by_amount.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
 
@@ -257,12 +263,9 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
         deposit_total += amount;
         let dep_date = dep_dates[d];
         let payer = dep_payers[d];
-        let within_window = |k: usize| match (dep_date, rec_due[k]) {
-            (Some(day), Some(due)) => (day - due).num_days().abs() <= window,
-            // Without dates on either side the window cannot exclude the invoice.
-            _ => true,
+        let eligible = |k: usize| {
+            open[k] && rec_amount[k].is_some() && in_window(days_off(dep_date, rec_due[k]), window)
         };
-        let eligible = |k: usize| open[k] && rec_amount[k].is_some() && within_window(k);
         // 1. One of the payer's own invoices: those under the payer's name (`by_name`, a
         // dozen where the receivables under an amount are hundreds at a million rows), found
         // before the loop as if all were open (`first_own`), searched again if it was closed.
@@ -291,10 +294,6 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
             best + 1e-9 >= name_threshold
         };
         let fits = |total: f64| fits(total, amount, fee_tolerance);
-        let closeness = |k: usize| match (dep_date, rec_due[k]) {
-            (Some(day), Some(due)) => (day - due).num_days().abs(),
-            _ => i64::MAX,
-        };
         // The payer's own customers come first: those whose name or kana is the payer's name
         // once normalised (similarity 1). A customer whose name is only near it (at the
         // threshold) is searched when none of the payer's own invoices can be paid: among a
@@ -302,15 +301,6 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
         // invoice of the same amount and a closer date is another customer's invoice.
         let own = |k: usize| {
             !texts[payer as usize].is_empty() && (rec_name[k] == payer || rec_kana[k] == payer)
-        };
-        // The single invoices that can pay the deposit: exact before fee-short, then the
-        // closest due date, then the row (a total order, so each step takes the first of its
-        // own in it).
-        let order = |a: &(usize, f64), b: &(usize, f64)| {
-            (a.1.abs() >= 0.005)
-                .cmp(&(b.1.abs() >= 0.005))
-                .then(closeness(a.0).cmp(&closeness(b.0)))
-                .then(a.0.cmp(&b.0))
         };
         // 2. Several of the payer's own invoices paid together.
         if best.is_none() && allow_combined {
@@ -323,26 +313,50 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
                 .collect();
             best = combined(&candidates, &texts, &rec_name, &rec_due, &rec_amount, &fits);
         }
-        // 3. One invoice of a customer whose name is near the payer's: among the receivables
-        // whose amount can fit (`by_amount`), not every one.
-        if best.is_none() {
-            let mut singles: Vec<(usize, f64)> = Vec::new();
-            if amount.is_finite() {
-                let (low, high) = fit_range(amount, fee_tolerance);
-                let start = by_amount.partition_point(|&(a, _)| a < low);
-                for &(a, k) in by_amount[start..].iter().take_while(|&&(a, _)| a <= high) {
-                    if let Some(d) = fits(a)
-                        && eligible(k)
-                    {
-                        singles.push((k, d));
+        // 3. One invoice of a customer whose name is near the payer's, the first in
+        // `single_order`. The candidates are the receivables whose amount can fit (a run of
+        // `by_amount`), or, when the payer's names at the threshold are known (`reachable`:
+        // a payer without invoices of its own, or one whose step 4 found them) and hold fewer
+        // receivables than that run, the receivables under those names: the same invoice
+        // either way, for a receivable is at the threshold (`named`) exactly when its name or
+        // its kana is in the list, its similarity the better of theirs.
+        if best.is_none() && amount.is_finite() {
+            let (low, high) = fit_range(amount, fee_tolerance);
+            let start = by_amount.partition_point(|c| c.0 < low);
+            let run = &by_amount[start..];
+            let run = &run[..run.partition_point(|c| c.0 <= high)];
+            let listed = reachable.get(&payer).filter(|ids| {
+                ids.iter().map(|(id, _)| by_name[id].len()).sum::<usize>() < run.len()
+            });
+            let mut singles: Vec<(usize, f64, i64)> = Vec::new();
+            if let Some(ids) = listed {
+                for (k, sim) in receivables_under(ids, &by_name) {
+                    let Some(diff) = rec_amount[k].filter(|a| a.is_finite()).and_then(fits) else {
+                        continue;
+                    };
+                    if eligible(k) && !own(k) {
+                        sims[k] = sim;
+                        singles.push((k, diff, days_off(dep_date, rec_due[k])));
                     }
                 }
+                singles.sort_by(single_order);
+                best = singles.first().map(|&(k, diff, _)| (vec![k], diff));
+            } else {
+                for &(a, k, due) in run {
+                    let days = days_off(dep_date, due);
+                    if let Some(diff) = fits(a)
+                        && open[k]
+                        && in_window(days, window)
+                    {
+                        singles.push((k, diff, days));
+                    }
+                }
+                singles.sort_by(single_order);
+                best = singles
+                    .iter()
+                    .find(|&&(k, _, _)| !own(k) && named(k))
+                    .map(|&(k, diff, _)| (vec![k], diff));
             }
-            singles.sort_by(order);
-            best = singles
-                .iter()
-                .find(|&&(k, _)| !own(k) && named(k))
-                .map(|&(k, d)| (vec![k], d));
         }
         // 4. Several invoices of one customer whose name is at the threshold.
         if best.is_none() && allow_combined {
@@ -363,13 +377,7 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
             // The receivables under those names are those at the threshold (`named`): a
             // receivable's similarity is the best of its name's and its kana's, and a name not
             // in the list is below the threshold, so under both it is the larger of the two.
-            let mut under: Vec<(usize, f64)> = ids
-                .iter()
-                .flat_map(|&(id, sim)| by_name[&id].iter().map(move |&k| (k, sim)))
-                .collect();
-            under.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)));
-            under.dedup_by_key(|c| c.0);
-            let candidates: Vec<usize> = under
+            let candidates: Vec<usize> = receivables_under(ids, &by_name)
                 .into_iter()
                 .filter(|&(k, _)| eligible(k))
                 .map(|(k, sim)| {
@@ -542,11 +550,47 @@ fn warn_near_names(
 /// of a total): the candidates grouped by customer name, in the order of the names; of each
 /// customer, the first twelve by due date, and of those the subsets from two invoices up, in
 /// order, an exact total before one short by a fee. The first customer with a subset wins.
+/// The receivables under these names (as customer or as kana, each name with its similarity
+/// to the payer), each once with the better similarity of its two names, by row.
+fn receivables_under(ids: &[(u32, f64)], by_name: &FastMap<u32, Vec<usize>>) -> Vec<(usize, f64)> {
+    let mut under: Vec<(usize, f64)> = ids
+        .iter()
+        .flat_map(|&(id, sim)| by_name[&id].iter().map(move |&k| (k, sim)))
+        .collect();
+    under.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)));
+    under.dedup_by_key(|c| c.0);
+    under
+}
+
+/// How many days a deposit is from a due date; `i64::MAX` when either date is missing.
+fn days_off(day: Option<NaiveDate>, due: Option<NaiveDate>) -> i64 {
+    match (day, due) {
+        (Some(day), Some(due)) => (day - due).num_days().abs(),
+        _ => i64::MAX,
+    }
+}
+
+/// Whether an invoice `days` off (by [`days_off`]) is inside the date window: without dates
+/// on either side the window cannot exclude it.
+fn in_window(days: i64, window: i64) -> bool {
+    days == i64::MAX || days <= window
+}
+
+/// The order a deposit's single invoices `(row, difference, days off)` are tried in: exact
+/// before fee-short, then the closest due date, then the row (a total order, so each step
+/// takes the first of its own in it).
+fn single_order(a: &(usize, f64, i64), b: &(usize, f64, i64)) -> std::cmp::Ordering {
+    (a.1.abs() >= 0.005)
+        .cmp(&(b.1.abs() >= 0.005))
+        .then(a.2.cmp(&b.2))
+        .then(a.0.cmp(&b.0))
+}
+
 fn combined(
     candidates: &[usize],
     texts: &[String],
     rec_name: &[u32],
-    rec_due: &[Option<chrono::NaiveDate>],
+    rec_due: &[Option<NaiveDate>],
     rec_amount: &[Option<f64>],
     fits: &impl Fn(f64) -> Option<f64>,
 ) -> Option<(Vec<usize>, f64)> {

@@ -45,6 +45,25 @@ impl Names {
         id
     }
 
+    /// The ids `other`'s names have here, by `other`'s id: a name this list lacks is added,
+    /// in `other`'s order, so that reading some names into `other` and then taking them over
+    /// gives each the id reading them here would have given.
+    pub fn take_over(&mut self, other: &Names) -> Vec<u32> {
+        other
+            .texts
+            .iter()
+            .map(|normalized| match self.by_normalized.get(normalized) {
+                Some(&id) => id,
+                None => {
+                    let id = self.texts.len() as u32;
+                    self.texts.push(normalized.clone());
+                    self.by_normalized.insert(normalized.clone(), id);
+                    id
+                }
+            })
+            .collect()
+    }
+
     /// Each distinct name, normalised, by id.
     pub fn texts(&self) -> &[String] {
         &self.texts
@@ -207,6 +226,19 @@ struct LengthBucket {
     distinct: Vec<u32>,
     /// Per bit, the positions in `ids` of the names that have it, ascending.
     postings: Vec<Vec<u32>>,
+    /// The same as bitmaps, 128 words (one per bit) per 64 positions: word `w × 128 + bit`
+    /// marks the names among positions `64w..64w + 64` that have `bit`. Where the query's
+    /// bits are common among the names of a length (katakana sounds in katakana names), a
+    /// word of 64 names is read per bit instead of a posting per name.
+    bitmaps: Vec<u64>,
+}
+
+/// How [`LengthBucket::candidates`] counts the names holding the query's rarest bits: by
+/// reading each bit's postings, or its bitmaps word by word. The same names either way.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Counting {
+    Postings,
+    Words,
 }
 
 impl ShapeIndex {
@@ -227,11 +259,16 @@ impl ShapeIndex {
                 bucket.postings = vec![Vec::new(); 128];
             }
             let position = bucket.ids.len() as u32;
+            if position.is_multiple_of(64) {
+                bucket.bitmaps.resize(bucket.bitmaps.len() + 128, 0);
+            }
+            let row = (position / 64) as usize * 128;
             bucket.ids.push(id);
             bucket.bits.push(shape.bits);
             bucket.distinct.push(shape.distinct);
             for bit in set_bits(shape.bits) {
                 bucket.postings[bit].push(position);
+                bucket.bitmaps[row + bit] |= 1 << (position % 64);
             }
         }
         ShapeIndex { by_length, by_head }
@@ -293,8 +330,19 @@ impl LengthBucket {
     /// `distinct` bits, and lacks at most `distinct − k` of them: of any `distinct − k + t`
     /// of them it holds `t` or more. The postings of the query's rarest `distinct − k + t`
     /// bits here are counted up to `t` (a bitmap per count) and the names counted `t` times
-    /// are marked, `t` being `k` up to [`MOST_HELD`].
+    /// are marked, `t` being `k` up to [`MOST_HELD`]. The bits are counted by their postings
+    /// or by their bitmaps (`counting`; `None`: whichever reads less).
     fn candidates(&self, shape: Shape, least: u32, marks: &mut Vec<u64>) {
+        self.candidates_by(shape, least, marks, None);
+    }
+
+    fn candidates_by(
+        &self,
+        shape: Shape,
+        least: u32,
+        marks: &mut Vec<u64>,
+        counting: Option<Counting>,
+    ) {
         marks.clear();
         if self.ids.is_empty() {
             return;
@@ -316,9 +364,33 @@ impl LengthBucket {
                 let mut bits: Vec<usize> = set_bits(shape.bits).collect();
                 bits.sort_by_key(|&bit| self.postings[bit].len());
                 let rarest = (shape.distinct - k) as usize + held;
+                let bits = &bits[..rarest];
+                // A posting is a write at a word of the counts in no order; a bitmap word is
+                // read in order and counts 64 names.
+                let postings: usize = bits.iter().map(|&bit| self.postings[bit].len()).sum();
+                let counting = counting.unwrap_or(if rarest * words <= postings {
+                    Counting::Words
+                } else {
+                    Counting::Postings
+                });
+                if counting == Counting::Words {
+                    for row in self.bitmaps.chunks_exact(128) {
+                        // `counted[c]`: the names of these 64 holding more than `c` of the bits.
+                        let mut counted = [0u64; MOST_HELD as usize];
+                        for &bit in bits {
+                            let word = row[bit];
+                            for c in (1..held).rev() {
+                                counted[c] |= counted[c - 1] & word;
+                            }
+                            counted[0] |= word;
+                        }
+                        marks.push(counted[held - 1]);
+                    }
+                    return;
+                }
                 // `counted[c]`: the names found in more than `c` of the postings read so far.
                 let mut counted = vec![0u64; words * held];
-                for &bit in &bits[..rarest] {
+                for &bit in bits {
                     for &at in &self.postings[bit] {
                         let (word, mark) = (at as usize / 64, 1u64 << (at % 64));
                         for c in (1..held).rev() {
@@ -699,6 +771,27 @@ mod tests {
     use proptest::prelude::*;
     use std::collections::BTreeSet;
 
+    /// Names read into a list of their own and taken over get the ids one list read in that
+    /// order gives: ｶ)ﾔﾏﾀﾞｼﾖｳｼﾞ is ヤマダショウジ once normalised (its id), ﾏﾂﾓﾄ and ｻﾄｳｺｳｷﾞﾖｳ
+    /// are new (the next ids, in the payers' order), and the empty name is not added twice.
+    #[test]
+    fn names_taken_over_get_the_ids_of_one_reading() {
+        let customers = ["", "株式会社山田商事", "ヤマダショウジ", "有限会社佐藤工業"];
+        let payers = ["", "ﾏﾂﾓﾄ", "ｶ)ﾔﾏﾀﾞｼﾖｳｼﾞ", "ﾏﾂﾓﾄ", "ｻﾄｳｺｳｷﾞﾖｳ"];
+        let mut one = Names::default();
+        let expected: Vec<u32> = customers.iter().chain(&payers).map(|n| one.id(n)).collect();
+        let mut names = Names::default();
+        let mut ids: Vec<u32> = customers.iter().map(|n| names.id(n)).collect();
+        let mut other = Names::default();
+        let theirs: Vec<u32> = payers.iter().map(|n| other.id(n)).collect();
+        let here = names.take_over(&other);
+        ids.extend(theirs.iter().map(|&id| here[id as usize]));
+        assert_eq!(ids, expected);
+        assert_eq!(names.texts(), one.texts());
+        assert_eq!((ids[4], ids[6], ids[2]), (ids[0], ids[2], 2));
+        assert_eq!((ids[5], ids[7], ids[8]), (4, 4, 5));
+    }
+
     fn pairs_of(
         points: &[Point],
         related: &[(u32, u32)],
@@ -971,6 +1064,15 @@ mod tests {
                 .filter(|&id| shape.may_reach(Shape::of(&names[id as usize]), threshold))
                 .collect();
             prop_assert_eq!(index.may_reach(shape, threshold), expected);
+            // Each bucket counts the same names by postings and by bitmap words.
+            let (mut by_postings, mut by_words) = (Vec::new(), Vec::new());
+            for bucket in &index.by_length {
+                for least in 0..=shape.len {
+                    bucket.candidates_by(shape, least, &mut by_postings, Some(Counting::Postings));
+                    bucket.candidates_by(shape, least, &mut by_words, Some(Counting::Words));
+                    prop_assert_eq!(&by_postings, &by_words, "least {}", least);
+                }
+            }
         }
     }
 

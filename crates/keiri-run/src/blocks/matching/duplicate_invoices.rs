@@ -2,9 +2,7 @@
 
 use super::blocking::{Names, Point, close, close_pairs, similar_names};
 use super::{FastMap, FastSet};
-use super::{
-    RowSource, cell_text, date, key_text, num_json, number, object, round4, rows_json, take_rows,
-};
+use super::{RowSource, date, key_text, num_json, number, object, round4, rows_json, take_rows};
 use crate::block::ProgressUnit;
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::blocks::cancelled;
@@ -89,13 +87,13 @@ fn duplicate_invoices(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs
 
     let n = source.len();
     // A vendor's name is normalised once (`Names`) and each pair of distinct names scored
-    // once; amounts, dates and numbers are read once per distinct text (`RowSource::cells`),
-    // on one core while the vendors are read on the other; an error is the first the reads
-    // would meet one after another.
+    // once (`RowSource::texts`); amounts, dates and numbers are read once per distinct text
+    // (`RowSource::cells`), on one core while the vendors are read on the other; an error is
+    // the first the reads would meet one after another.
     let ((mut vendors, vendor_ids), (amounts, dates, numbers)) = rayon::join(
         || {
             let mut vendors = Names::default();
-            let ids = source.cells(&vendor_field, |v| vendors.id(&cell_text(v)));
+            let ids = source.texts(&vendor_field, |text| vendors.id(text));
             (vendors, ids)
         },
         || {
