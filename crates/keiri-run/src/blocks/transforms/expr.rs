@@ -125,6 +125,17 @@ pub(crate) fn eval(e: &Expr, get: &dyn Fn(&str) -> J) -> Result<J, String> {
                     if is_empty(&x) || is_empty(&y) {
                         return Ok(J::Bool(false));
                     }
+                    // A number has no order with text that does not read as one: 「不明」 >=
+                    // 1000 is an error at its row, as 「不明」 + 1 is, not true because the
+                    // text sorts after "1000".
+                    for (v, other) in [(&x, &y), (&y, &x)] {
+                        if matches!(other, J::Number(_))
+                            && matches!(v, J::String(_))
+                            && to_number(v).is_none()
+                        {
+                            return Err(format!("{} is not a number", to_text(v)));
+                        }
+                    }
                     let o = compare(&x, &y);
                     J::Bool(match op {
                         BinOp::Gt => o.is_gt(),
@@ -287,5 +298,20 @@ mod tests {
         assert!(parse("system('x')").is_err());
         assert!(parse("round(1, 2, 3)").is_err());
         assert!(run("1 / 0", json!({})).is_err());
+        // A number against text that is no number: an error, either way round; text against
+        // text and numbers written as text still compare.
+        let row = json!({"金額": "不明", "科目": "旅費", "件数": "1,200"});
+        assert_eq!(
+            run("金額 >= 1000", row.clone()),
+            Err("不明 is not a number".into())
+        );
+        assert_eq!(
+            run("1000 < 金額", row.clone()),
+            Err("不明 is not a number".into())
+        );
+        // 旅 (U+65C5) after 交 (U+4EA4).
+        assert_eq!(run("科目 > '交際費'", row.clone()), Ok(json!(true)));
+        assert_eq!(run("件数 > 1000", row.clone()), Ok(json!(true)));
+        assert_eq!(run("金額 == 1000", row), Ok(json!(false)));
     }
 }
