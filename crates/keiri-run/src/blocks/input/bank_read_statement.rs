@@ -237,9 +237,8 @@ fn number_column(name: &str, values: Vec<Option<f64>>) -> Column {
     }
 }
 
-/// Where the lines of a statement are found in its CSV: the columns of each field (by
-/// position), the date format, the line number of the first data record and the negative
-/// markers amounts may carry.
+/// How a statement's lines are read from its CSV records: the column of each field (by
+/// position), the date format and the negative markers amounts may carry.
 struct Columns<'a> {
     date: usize,
     amount: Option<usize>,

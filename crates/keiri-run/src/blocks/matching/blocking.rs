@@ -202,7 +202,8 @@ fn jaro_at_most(shared: u32, inverse_a: f64, inverse_b: f64) -> f64 {
 /// query name counts its shared characters by its bits: it shares at most
 /// `len − distinct + common` of them, so a name of length b needs at least k of the query's
 /// bits, and therefore holds `t` of any `distinct − k + t` of them. The index counts the
-/// postings of the query's rarest ones among the names of that length and tests only the
+/// query's rarest ones among the names of that length (by their postings or, where they are
+/// common, by bitmap words of 64 names) and tests only the
 /// names holding `t` of them (up to three); kanji company names never reach a katakana
 /// payer, and most katakana names lack its rarer sounds.
 pub(super) struct ShapeIndex {
