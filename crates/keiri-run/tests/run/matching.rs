@@ -707,6 +707,16 @@ fn receivable(no: &str, customer: &str, kana: &str, amount: u64, due: &str) -> J
     json!({"invoice_no": no, "customer": customer, "customer_kana": kana, "amount": amount, "due_date": due})
 }
 
+/// An invoice of 株式会社山田商事 (ヤマダショウジ: the payer ｶ)ﾔﾏﾀﾞｼﾖｳｼﾞ once normalised).
+fn yamada(no: &str, amount: u64, due: &str) -> Json {
+    receivable(no, "株式会社山田商事", "ヤマダショウジ", amount, due)
+}
+
+/// An invoice of 株式会社伊藤電機 (イトウデンキ), a name near none of the tests' payers.
+fn ito(no: &str, amount: u64, due: &str) -> Json {
+    receivable(no, "株式会社伊藤電機", "イトウデンキ", amount, due)
+}
+
 /// Five March deposits and seven open receivables: 山田 paid exactly, 佐藤 short by a 660-yen
 /// fee, 鈴木's two invoices in one transfer, 田中 paid 200,000 of 220,000, and 松本 with no
 /// receivable at all.
@@ -719,13 +729,7 @@ fn march_statement() -> (Json, Json) {
         deposit("2025-03-31", 50000, "振込 ﾏﾂﾓﾄｼﾖｳｶｲ"),
     ]);
     let receivables = json!([
-        receivable(
-            "AR-1001",
-            "株式会社山田商事",
-            "ヤマダショウジ",
-            330000,
-            "2025-03-31"
-        ),
+        yamada("AR-1001", 330000, "2025-03-31"),
         receivable(
             "AR-1002",
             "有限会社佐藤工業",
@@ -761,13 +765,7 @@ fn march_statement() -> (Json, Json) {
             550000,
             "2025-04-30"
         ),
-        receivable(
-            "AR-1007",
-            "株式会社伊藤電機",
-            "イトウデンキ",
-            77000,
-            "2025-03-31"
-        ),
+        ito("AR-1007", 77000, "2025-03-31"),
     ]);
     (deposits, receivables)
 }
@@ -839,20 +837,8 @@ fn bank_reconciliation_passes_over_an_invoice_an_earlier_deposit_cleared() {
         deposit("2025-06-01", 110000, "振込 ｶ)ﾔﾏﾀﾞｼﾖｳｼﾞ"),
     ]);
     let receivables = json!([
-        receivable(
-            "AR-2001",
-            "株式会社山田商事",
-            "ヤマダショウジ",
-            110000,
-            "2025-04-30"
-        ),
-        receivable(
-            "AR-2002",
-            "株式会社山田商事",
-            "ヤマダショウジ",
-            110000,
-            "2025-05-31"
-        ),
+        yamada("AR-2001", 110000, "2025-04-30"),
+        yamada("AR-2002", 110000, "2025-05-31"),
     ]);
     check(
         "matching.bank_reconciliation",
@@ -886,13 +872,7 @@ fn bank_reconciliation_takes_the_closest_invoice_whose_name_is_at_the_threshold(
         deposit("2025-04-30", 110000, "振込 ﾀﾅｶﾃﾞｻﾞｲﾝ"),
     ]);
     let receivables = json!([
-        receivable(
-            "AR-2001",
-            "株式会社伊藤電機",
-            "イトウデンキ",
-            110000,
-            "2025-03-31"
-        ),
+        ito("AR-2001", 110000, "2025-03-31"),
         receivable(
             "AR-2002",
             "合同会社田中デザイン",
@@ -957,13 +937,7 @@ fn bank_reconciliation_clears_a_payer_without_invoices_of_its_own_by_a_near_name
         tanaka("AR-3001", 55000, "2025-03-31"),
         tanaka("AR-3002", 66000, "2025-04-30"),
         tanaka("AR-3003", 77000, "2025-05-31"),
-        receivable(
-            "AR-3004",
-            "株式会社伊藤電機",
-            "イトウデンキ",
-            121000,
-            "2025-03-31"
-        ),
+        ito("AR-3004", 121000, "2025-03-31"),
         tanaka("AR-3005", 66000, "2025-06-30"),
         tanaka("AR-3006", 77000, "2025-07-31"),
     ]);
@@ -1025,15 +999,7 @@ fn bank_reconciliation_takes_a_near_names_invoice_in_order_among_many_of_its_amo
         receivable(no, "株式会社田中デザイン", "タナカデザイソ", amount, due)
     };
     let mut receivables: Vec<Json> = (0..10)
-        .map(|i| {
-            receivable(
-                &format!("AR-30{i:02}"),
-                "株式会社伊藤電機",
-                "イトウデンキ",
-                110000,
-                "2025-04-25",
-            )
-        })
+        .map(|i| ito(&format!("AR-30{i:02}"), 110000, "2025-04-25"))
         .collect();
     receivables.extend([
         tanaka("AR-4001", 110660, "2025-04-25"),
@@ -1107,13 +1073,7 @@ fn bank_reconciliation_clears_the_payers_own_invoices_before_a_near_names() {
         deposit("2025-04-30", 220000, "振込 ｶ)ﾔﾏﾀﾞｼﾖｳｼﾞ"),
     ]);
     let receivables = json!([
-        receivable(
-            "AR-3001",
-            "株式会社山田商事",
-            "ヤマダショウジ",
-            110660,
-            "2025-03-31"
-        ),
+        yamada("AR-3001", 110660, "2025-03-31"),
         receivable(
             "AR-3002",
             "株式会社山田商会",
@@ -1121,20 +1081,8 @@ fn bank_reconciliation_clears_the_payers_own_invoices_before_a_near_names() {
             110000,
             "2025-03-20"
         ),
-        receivable(
-            "AR-3003",
-            "株式会社山田商事",
-            "ヤマダショウジ",
-            100000,
-            "2025-03-31"
-        ),
-        receivable(
-            "AR-3004",
-            "株式会社山田商事",
-            "ヤマダショウジ",
-            120000,
-            "2025-04-30"
-        ),
+        yamada("AR-3003", 100000, "2025-03-31"),
+        yamada("AR-3004", 120000, "2025-04-30"),
         receivable(
             "AR-3005",
             "株式会社山田商会",
