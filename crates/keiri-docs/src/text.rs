@@ -352,12 +352,84 @@ pub fn decode_as(bytes: &[u8], choice: EncodingChoice) -> Result<(String, TextEn
 
 /// The text of `bytes` in the first of `list` that decodes them strictly.
 fn decode_first(bytes: &[u8], list: &[TextEncoding]) -> Option<(String, TextEncoding)> {
-    list.iter().find_map(|&encoding| {
-        let mut decoder = StreamDecoder::new(encoding);
+    list.iter()
+        .find_map(|&encoding| Some((decode_whole(bytes, encoding)?, encoding)))
+}
+
+/// Texts from this size up are decoded in pieces on every core ([`decode_whole`]).
+const PARALLEL_BYTES: usize = 1 << 20;
+
+/// The text of `bytes` in `encoding`, strictly (`None` at the first byte sequence invalid in
+/// it). A large text in an encoding whose line feed byte is never part of another character
+/// (UTF-8, CP932, EUC-JP: their multi-byte characters' bytes are all above `0x3F`) is
+/// decoded in pieces cut after a line feed, one per core, and the pieces joined: every
+/// character ends at a cut, so each piece decodes on its own to the text its bytes give in
+/// the whole, and a piece that is invalid is a whole that is (a character cut short before
+/// a line feed is invalid either way). Only the first piece may start with a BOM to drop.
+/// A CP932 bank statement of 60 MB took 0.35 s on one core.
+fn decode_whole(bytes: &[u8], encoding: TextEncoding) -> Option<String> {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    decode_on(bytes, encoding, cores)
+}
+
+/// [`decode_whole`] on `cores` cores.
+fn decode_on(bytes: &[u8], encoding: TextEncoding, cores: usize) -> Option<String> {
+    let cuts = line_cuts(bytes, encoding, cores);
+    if cuts.len() < 2 {
         let mut text = String::new();
-        decoder.decode(bytes, true, &mut text).ok()?;
-        Some((text, encoding))
-    })
+        StreamDecoder::new(encoding)
+            .decode(bytes, true, &mut text)
+            .ok()?;
+        return Some(text);
+    }
+    let pieces: Vec<(usize, usize)> = cuts
+        .iter()
+        .zip(cuts.iter().skip(1).chain([&bytes.len()]))
+        .map(|(&start, &end)| (start, end))
+        .collect();
+    let texts = crate::parallel::map(&pieces, pieces.len(), |&(start, end)| {
+        let mut decoder = if start == 0 {
+            StreamDecoder::new(encoding)
+        } else {
+            StreamDecoder {
+                decoder: encoding.encoding().new_decoder_without_bom_handling(),
+                encoding,
+            }
+        };
+        let mut text = String::new();
+        decoder.decode(&bytes[start..end], true, &mut text).ok()?;
+        Some(text)
+    });
+    let texts: Vec<String> = texts.into_iter().collect::<Option<_>>()?;
+    let mut text = String::with_capacity(texts.iter().map(String::len).sum());
+    for piece in &texts {
+        text.push_str(piece);
+    }
+    Some(text)
+}
+
+/// Where the pieces of `bytes` start when decoded on `cores` cores: just after a line feed,
+/// about evenly; only the start for a short text, one on one core, or an encoding whose
+/// line feed byte may be part of a character (UTF-16).
+fn line_cuts(bytes: &[u8], encoding: TextEncoding, cores: usize) -> Vec<usize> {
+    let mut cuts = vec![0];
+    let cut_safe = !matches!(encoding, TextEncoding::Utf16Le | TextEncoding::Utf16Be);
+    if bytes.len() < PARALLEL_BYTES || cores < 2 || !cut_safe {
+        return cuts;
+    }
+    let size = bytes.len().div_ceil(cores);
+    let mut start = 0;
+    while start + size < bytes.len() {
+        let Some(feed) = bytes[start + size..].iter().position(|&b| b == b'\n') else {
+            break;
+        };
+        start += size + feed + 1;
+        if start >= bytes.len() {
+            break;
+        }
+        cuts.push(start);
+    }
+    cuts
 }
 
 /// The encoding `auto` reads a stream in: the first candidate (judged from its head) that
@@ -530,6 +602,103 @@ fn is_suspicious_control(b: u8) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// About 2.4 MB of journal lines made of `words`, lines of every length from 1 to 96
+    /// words so the cuts fall after lines of every kind.
+    fn journal_lines(words: &[&str]) -> String {
+        let mut text = String::new();
+        let mut i = 0usize;
+        while text.len() < 2_400_000 {
+            for j in 0..(i % 96 + 1) {
+                text.push_str(words[(i + j * 7) % words.len()]);
+            }
+            text.push_str(if i.is_multiple_of(3) { "\r\n" } else { "\n" });
+            i += 1;
+        }
+        text
+    }
+
+    /// Words of a CP932 export: NEC and IBM extensions (①, 髙), half-width kana, and the
+    /// characters CP932 maps apart from Shift_JIS (－, ～).
+    const CP932_WORDS: [&str; 8] = [
+        "旅費交通費",
+        "ｶﾌﾞｼｷｶﾞｲｼｬ",
+        "①②",
+        "髙橋",
+        "－",
+        "～",
+        "a",
+        "1,000",
+    ];
+
+    #[test]
+    fn a_large_text_decodes_in_pieces_to_the_text_it_decodes_to_whole() {
+        let text = journal_lines(&CP932_WORDS);
+        let (cp932, _, lossy) = SHIFT_JIS.encode(&text);
+        assert!(!lossy);
+        // EUC-JP has no NEC or IBM extensions.
+        let euc_text = journal_lines(&["売掛金", "ｶﾌﾞｼｷｶﾞｲｼｬ", "高橋", "※", "a", "1,000"]);
+        let (euc, _, lossy) = EUC_JP.encode(&euc_text);
+        assert!(!lossy);
+        // UTF-8 with a U+FEFF opening a line now and then: text, not a BOM, past the start.
+        let utf8_text = journal_lines(&["売掛金", "\u{FEFF}", "①", "😀", "¥", "a"]);
+        let utf8_sig = [b"\xEF\xBB\xBF".as_slice(), utf8_text.as_bytes()].concat();
+        let cases: [(&[u8], TextEncoding, &str); 4] = [
+            (&cp932, TextEncoding::Cp932, &text),
+            (&euc, TextEncoding::EucJp, &euc_text),
+            (utf8_text.as_bytes(), TextEncoding::Utf8, &utf8_text),
+            (&utf8_sig, TextEncoding::Utf8Sig, &utf8_text),
+        ];
+        for (bytes, encoding, text) in cases {
+            for cores in [2, 3, 5, 16] {
+                let cuts = line_cuts(bytes, encoding, cores);
+                assert_eq!(cuts.len(), cores, "{encoding} on {cores}");
+                assert!(cuts[1..].iter().all(|&c| bytes[c - 1] == b'\n'));
+                // Every U+FEFF of the text is kept; only the leading BOM is dropped.
+                assert!(
+                    decode_on(bytes, encoding, cores).as_deref() == Some(text),
+                    "{encoding} on {cores}"
+                );
+            }
+        }
+        // UTF-16 is never cut: its line feed is two bytes, and 0x0A may be half of another.
+        let utf16: Vec<u8> = text.encode_utf16().flat_map(u16::to_le_bytes).collect();
+        assert_eq!(line_cuts(&utf16, TextEncoding::Utf16Le, 4), [0]);
+        // Too short to cut.
+        assert_eq!(line_cuts(&cp932[..1000], TextEncoding::Cp932, 4), [0]);
+    }
+
+    #[test]
+    fn a_piece_that_does_not_decode_fails_the_whole() {
+        let text = journal_lines(&CP932_WORDS);
+        let (cp932, _, _) = SHIFT_JIS.encode(&text);
+        // A CP932 lead byte before a line feed (a character cut short) just before the
+        // second piece, where each piece alone would end on a complete character but for it;
+        // then a byte CP932 does not define (0xA0) in the last piece.
+        let cuts = line_cuts(&cp932, TextEncoding::Cp932, 2);
+        let mut cut_short = cp932.to_vec();
+        cut_short.insert(cuts[1] - 1, 0x88);
+        let mut undefined = cp932.to_vec();
+        let line_start = undefined[..undefined.len() - 10]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .unwrap()
+            + 1;
+        undefined.insert(line_start, 0xA0);
+        for bytes in [cut_short, undefined] {
+            for cores in [1, 2, 4] {
+                assert_eq!(
+                    decode_on(&bytes, TextEncoding::Cp932, cores),
+                    None,
+                    "{cores}"
+                );
+            }
+            assert!(matches!(
+                decode_as(&bytes, EncodingChoice::Cp932),
+                Err(Error::EncodingMismatch { .. })
+            ));
+        }
+    }
 
     fn check(bytes: &[u8], expect: std::result::Result<(&str, &str), &str>) {
         match (decode(bytes), expect) {

@@ -27,6 +27,7 @@ mod duplicate_invoices;
 mod evidence_lookup;
 mod exact_match;
 mod fuzzy_match;
+mod grid;
 mod jaro;
 mod semantic_topk;
 mod three_way_match;

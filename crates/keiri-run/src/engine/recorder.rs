@@ -62,15 +62,16 @@ impl Recorder {
     }
 }
 
-/// Whether a node can run again from what it read, giving the same rows: reading a CSV and
-/// the table transforms. Its big tables are then kept in part ([`RunDir::save_outputs`]).
-/// Matching, checks, people's answers, model calls, hosts and written files are kept whole.
+/// Whether a node can run again from what it read, giving the same rows: reading a CSV or a
+/// bank statement, and the table transforms. Its big tables are then kept in part
+/// ([`RunDir::save_outputs`]); a resume that needs them reads the file again, and a file
+/// that changed stops it (`DATA_CHANGED`). Matching, checks, people's answers, model calls,
+/// hosts and written files are kept whole.
 fn recomputable(node: &Node) -> bool {
     node.kind() == NodeKind::Block
-        && node
-            .block
-            .as_deref()
-            .is_some_and(|b| b == "csv.read" || b.starts_with("transforms."))
+        && node.block.as_deref().is_some_and(|b| {
+            matches!(b, "csv.read" | "bank.read_statement") || b.starts_with("transforms.")
+        })
 }
 
 /// Runs `work` with a writer thread (`keiri-recorder`, so a profile names its work) that gives

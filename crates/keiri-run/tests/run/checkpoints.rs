@@ -136,11 +136,47 @@ graph:
   - {id: pick, block: transforms.select_columns, in: {rows: "${amounts.rows}", columns: ["${vars.column}", 金額]}, out: {rows: rows}}
 "#;
 
-fn pick_resume(ws: &std::path::Path, run_id: &str) -> (keiri_run::RunOutcome, Vec<Event>) {
-    run_in(ws, PICK, |o| {
+/// A resume of `plan`'s run `run_id` with the var `column` set to `column`.
+fn resume_with_column(
+    ws: &std::path::Path,
+    plan: &str,
+    run_id: &str,
+    column: &str,
+) -> (keiri_run::RunOutcome, Vec<Event>) {
+    run_in(ws, plan, |o| {
         o.resume = Some(run_id.to_string());
-        o.vars.insert("column".into(), json!("勘定科目"));
+        o.vars.insert("column".into(), json!(column));
     })
+}
+
+fn pick_resume(ws: &std::path::Path, run_id: &str) -> (keiri_run::RunOutcome, Vec<Event>) {
+    resume_with_column(ws, PICK, run_id, "勘定科目")
+}
+
+/// The rows `pick` shows in run `run_id`, once checked to be kept in part, all `ROWS` counted.
+fn picked_rows_shown(ws: &std::path::Path, run_id: &str) -> serde_json::Value {
+    let dir = RunDir::open(&ws.join("runs"), "checkpoints", run_id).unwrap();
+    assert_eq!(dir.kept_in_part("pick").unwrap()["rows"].rows, ROWS);
+    dir.load_shown("pick")
+        .unwrap()
+        .get("rows")
+        .unwrap()
+        .to_json()
+}
+
+/// A resume that stopped at `read` because its file changed, before `pick` ran on the
+/// changed rows.
+fn assert_data_changed(outcome: &keiri_run::RunOutcome, read: &str) {
+    assert_eq!(outcome.status, RunStatus::Failed);
+    let failure = &outcome.failures[0];
+    assert_eq!(
+        (failure.node.as_str(), failure.code.as_str()),
+        (read, "DATA_CHANGED")
+    );
+    assert_ne!(
+        outcome.nodes.get("pick"),
+        Some(&keiri_run::NodeStatus::Finished)
+    );
 }
 
 #[test]
@@ -149,15 +185,8 @@ fn a_resume_that_needs_the_rows_kept_in_part_computes_them_again() {
     let (second, events) = pick_resume(ws.path(), &first.run_id);
     assert_eq!(second.status, RunStatus::Finished, "{:?}", second.failures);
     assert!(!events.iter().any(|e| matches!(e, Event::NodeReused { .. })));
-    let dir = RunDir::open(&ws.path().join("runs"), "checkpoints", &second.run_id).unwrap();
     // The picked rows are kept in part too; their count and the first rows are the journal's.
-    assert_eq!(dir.kept_in_part("pick").unwrap()["rows"].rows, ROWS);
-    let shown = dir
-        .load_shown("pick")
-        .unwrap()
-        .get("rows")
-        .unwrap()
-        .to_json();
+    let shown = picked_rows_shown(ws.path(), &second.run_id);
     assert_eq!(shown[0], json!({"勘定科目": "旅費交通費", "金額": 1000}));
     assert_eq!(shown[3], json!({"勘定科目": "旅費交通費", "金額": 2000}));
     assert_eq!(shown[7], json!({"勘定科目": "消耗品費", "金額": -500}));
@@ -170,20 +199,87 @@ fn a_resume_whose_file_changed_stops_rather_than_mix_two_attempts() {
     let changed = journal().replacen("\"1,000\"", "\"1,001\"", 1);
     keiri_fs::write_atomic(&ws.path().join("journal.csv"), changed.as_bytes()).unwrap();
     let (second, _) = pick_resume(ws.path(), &first.run_id);
-    assert_eq!(second.status, RunStatus::Failed);
+    assert_data_changed(&second, "read");
     let failure = &second.failures[0];
-    assert_eq!(
-        (failure.node.as_str(), failure.code.as_str()),
-        ("read", "DATA_CHANGED")
-    );
     assert!(
         failure.message_en.contains("12000 rows, now 12000"),
         "{}",
         failure.message_en
     );
-    // Nothing after it ran on the changed rows.
-    assert_ne!(
-        second.nodes.get("pick"),
-        Some(&keiri_run::NodeStatus::Finished)
+}
+
+/// 12,000 statement lines, every fourth a deposit of 1,500, the others withdrawals of 300,
+/// dated 2025/04/01 to 2025/04/28 in turn.
+fn statement() -> String {
+    let mut text = String::from("取引日,お預入金額,お引出金額,摘要,残高\n");
+    for i in 0..ROWS {
+        let (deposit, withdrawal) = if i.is_multiple_of(4) {
+            ("\"1,500\"", "")
+        } else {
+            ("", "300")
+        };
+        text.push_str(&format!(
+            "2025/04/{:02},{deposit},{withdrawal},ﾌﾘｺﾐ ﾔﾏﾀﾞｼﾖｳｼﾞ,\n",
+            i % 28 + 1
+        ));
+    }
+    text
+}
+
+/// A statement read and a step after it that fails the first time (a column that is not
+/// there, from a var) and is given the right column on resume.
+const STATEMENT: &str = r#"
+id: checkpoints
+vars: {column: 日付}
+graph:
+  - id: read_bank
+    block: bank.read_statement
+    in: {path: statement.csv, mapping: {date: 取引日, deposit: お預入金額, withdrawal: お引出金額, description: 摘要, balance: 残高}}
+    out: {rows: lines}
+  - {id: pick, block: transforms.select_columns, in: {rows: "${read_bank.lines}", columns: ["${vars.column}", direction, amount]}, out: {rows: rows}}
+"#;
+
+fn statement_resume(ws: &std::path::Path, run_id: &str) -> (keiri_run::RunOutcome, Vec<Event>) {
+    resume_with_column(ws, STATEMENT, run_id, "date")
+}
+
+#[test]
+fn a_big_statement_is_kept_in_part_and_read_again_for_a_resume() {
+    let (first, _, ws) = run_builtins(&[("statement.csv", &statement())], STATEMENT, |_| {});
+    assert_eq!(first.status, RunStatus::Failed, "{:?}", first.failures);
+    assert_eq!(first.failures[0].node, "pick");
+    let dir = RunDir::open(&ws.path().join("runs"), "checkpoints", &first.run_id).unwrap();
+    // The statement's lines are kept as their first rows with the real count, not whole.
+    assert_eq!(dir.kept_in_part("read_bank").unwrap()["rows"].rows, ROWS);
+    assert_eq!(
+        dir.load_outputs("read_bank").unwrap_err().code(),
+        "KEPT_IN_PART"
     );
+    let (second, events) = statement_resume(ws.path(), &first.run_id);
+    assert_eq!(second.status, RunStatus::Finished, "{:?}", second.failures);
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::NodeStart { node, .. } if node == "read_bank"))
+    );
+    let shown = picked_rows_shown(ws.path(), &second.run_id);
+    assert_eq!(
+        shown[0],
+        json!({"date": "2025-04-01", "direction": "deposit", "amount": 1500})
+    );
+    assert_eq!(
+        shown[1],
+        json!({"date": "2025-04-02", "direction": "withdrawal", "amount": 300})
+    );
+}
+
+#[test]
+fn a_resume_whose_statement_changed_stops_at_its_read() {
+    let (first, _, ws) = run_builtins(&[("statement.csv", &statement())], STATEMENT, |_| {});
+    assert_eq!(first.failures[0].node, "pick");
+    // One deposit changes between the attempts: 1,500 becomes 1,501.
+    let changed = statement().replacen("\"1,500\"", "\"1,501\"", 1);
+    keiri_fs::write_atomic(&ws.path().join("statement.csv"), changed.as_bytes()).unwrap();
+    let (second, _) = statement_resume(ws.path(), &first.run_id);
+    assert_data_changed(&second, "read_bank");
 }

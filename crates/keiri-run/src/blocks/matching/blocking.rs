@@ -2,15 +2,15 @@
 //! found without comparing every pair of the list, and without missing a pair the full
 //! comparison would keep.
 //!
-//! - [`close_pairs`]: rows close in amount and date, within a group or between related
-//!   groups (a grid of amount × date cells per group).
+//! - [`super::grid::close_pairs`] (its own file): rows close in amount and date, within a
+//!   group or between related groups (a grid of amount × date cells per group).
 //! - [`similar_names`]: the pairs of distinct names whose [`super::name_similarity`] reaches
 //!   a threshold (a prefix-filtered join on their characters, exact for Jaro–Winkler).
 //! - [`ShapeIndex`]: the names of a list that may reach a threshold with one name
 //!   ([`Shape::may_reach`]), looked up by length and rarer characters instead of tested one
 //!   by one.
 
-use super::{FastMap, FastSet, normalize_party_name, normalized_name_similarity};
+use super::{FastMap, normalize_party_name, normalized_name_similarity};
 use crate::block::BlockError;
 use rayon::prelude::*;
 
@@ -442,189 +442,6 @@ fn set_bits(mut bits: u128) -> impl Iterator<Item = usize> {
     })
 }
 
-/// Amounts this close are equal (the tolerance is added to it).
-pub(super) const AMOUNT_EPSILON: f64 = 1e-9;
-
-/// A cell of [`close_pairs`]' grid: the group, the amount's cell and the date's.
-type Cell = (u32, i64, i64);
-
-/// A row with an amount and a date, on the grid of [`close_pairs`].
-pub(super) struct Point {
-    /// Its row.
-    pub index: usize,
-    pub amount: f64,
-    /// Days since the common era.
-    pub day: i64,
-    /// Its group (a vendor): only rows of one group or of related groups are paired.
-    pub group: u32,
-}
-
-/// The pairs of rows close enough to compare: amounts within `amount_tolerance` and dates
-/// within `window` days, both in one group or in two groups `related` names (each pair of
-/// groups once, in either order), given to `each` as `(i, j)` rows with `i < j`, each once.
-///
-/// Each group's rows are put on a grid: one axis the amount, in cells at least as wide as
-/// the tolerance, the other the date, in cells of `window + 1` days. Two rows close enough
-/// are then in the same cell or in neighbouring ones, so a cell is compared with itself and
-/// the four neighbours after it in its own group, and with the nine around it in a related
-/// group. The pairs are exactly those a loop over every pair keeps (the exact test is made
-/// on each), at the cost of the rows that share a neighbourhood instead of every pair.
-/// `stop` is asked between cells with the rows of the cells done so far (a cancelled run
-/// ends there).
-pub(super) fn close_pairs(
-    points: &[Point],
-    related: &[(u32, u32)],
-    amount_tolerance: f64,
-    window: i64,
-    mut stop: impl FnMut(usize) -> Result<(), BlockError>,
-    mut each: impl FnMut(usize, usize),
-) -> Result<(), BlockError> {
-    if window < 0 {
-        return Ok(());
-    }
-    // At least 1 (a yen): a cell of 1e-9 would be finer than an f64 tells apart at large
-    // amounts. The margin keeps rounding from putting two close amounts two cells apart.
-    let width = (amount_tolerance.max(0.0) + AMOUNT_EPSILON).max(1.0) * (1.0 + 1e-6);
-    let span = window.saturating_add(1);
-    // The rows sorted by cell, each cell a run of that order. A cell's neighbours are found
-    // in that order itself (a pointer that only moves forward, or a binary search for related
-    // groups) instead of a hash map of up to a million cells: on a million invoices the
-    // process's peak fell by about 150 MB without it.
-    let mut placed: Vec<(Cell, usize)> = points
-        .iter()
-        .enumerate()
-        // `as` saturates: an amount past the last cell lands in it and is still compared.
-        .map(|(k, p)| {
-            let cell = (
-                p.group,
-                (p.amount / width).floor() as i64,
-                p.day.div_euclid(span),
-            );
-            (cell, k)
-        })
-        .collect();
-    placed.sort_unstable();
-    let order: Vec<usize> = placed.iter().map(|&(_, k)| k).collect();
-    let mut runs: Vec<(Cell, &[usize])> = Vec::new();
-    let mut start = 0;
-    while start < placed.len() {
-        let cell = placed[start].0;
-        let end = start + placed[start..].partition_point(|&(c, _)| c == cell);
-        runs.push((cell, &order[start..end]));
-        start = end;
-    }
-    drop(placed);
-    let mut pair = |a: &Point, b: &Point| {
-        if close(a, b, amount_tolerance, window) {
-            each(a.index.min(b.index), a.index.max(b.index));
-        }
-    };
-    fn across(
-        pair: &mut impl FnMut(&Point, &Point),
-        points: &[Point],
-        members: &[usize],
-        others: &[usize],
-    ) {
-        for &a in members {
-            for &b in others {
-                pair(&points[a], &points[b]);
-            }
-        }
-    }
-    // The runs from `from` on whose cells are in group `group`, amount cell `x` and date
-    // cells `y - 1` to `y + 1`, in order (each cell is one run).
-    fn row_of_three<'r>(
-        runs: &'r [(Cell, &'r [usize])],
-        from: usize,
-        (group, x, y): Cell,
-    ) -> impl Iterator<Item = &'r [usize]> {
-        runs[from.min(runs.len())..]
-            .iter()
-            .take_while(move |&&((g, cx, cy), _)| {
-                (g, cx) == (group, x) && cy.saturating_sub(y) <= 1
-            })
-            .filter(move |&&((_, _, cy), _)| cy.abs_diff(y) <= 1)
-            .map(|&(_, others)| others)
-    }
-    let mut done = 0;
-    // The first run at or after the current cell's row of neighbours in the next amount cell.
-    let mut next_row = 0;
-    for (at, &((group, x, y), members)) in runs.iter().enumerate() {
-        stop(done)?;
-        done += members.len();
-        for (n, &a) in members.iter().enumerate() {
-            for &b in &members[n + 1..] {
-                pair(&points[a], &points[b]);
-            }
-        }
-        // The cell after it in date, then the three after it in amount: (x, y + 1),
-        // (x + 1, y - 1), (x + 1, y), (x + 1, y + 1), each later in the order.
-        if let Some(&((g, cx, cy), others)) = runs.get(at + 1)
-            && (g, cx) == (group, x)
-            && y.checked_add(1) == Some(cy)
-        {
-            across(&mut pair, points, members, others);
-        }
-        let Some(x1) = x.checked_add(1) else {
-            continue;
-        };
-        let first = (group, x1, y.saturating_sub(1));
-        next_row = next_row.max(at + 1);
-        while next_row < runs.len() && runs[next_row].0 < first {
-            next_row += 1;
-        }
-        for others in row_of_three(&runs, next_row, (group, x1, y)) {
-            across(&mut pair, points, members, others);
-        }
-    }
-    // Related groups: each cell of one against the nine around it in the other. A group's
-    // cells are found by its span of runs, and a neighbour searched for in its group's span
-    // only: searching all the runs for each (three searches per cell of every related
-    // group, over millions of runs) was half of this function's time on 5M invoices.
-    if related.is_empty() {
-        return Ok(());
-    }
-    let mut spans: FastMap<u32, (usize, usize)> = FastMap::default();
-    let mut start = 0;
-    while start < runs.len() {
-        let group = runs[start].0.0;
-        let end = start + runs[start..].partition_point(|((g, _, _), _)| *g == group);
-        spans.insert(group, (start, end));
-        start = end;
-    }
-    let mut seen: FastSet<(u32, u32)> = FastSet::default();
-    for &(g, h) in related {
-        if g == h || !seen.insert((g.min(h), g.max(h))) {
-            continue;
-        }
-        stop(done)?;
-        let (Some(&(from, to)), Some(&(h_from, h_to))) = (spans.get(&g), spans.get(&h)) else {
-            continue;
-        };
-        let theirs = &runs[h_from..h_to];
-        for &((_, x, y), members) in &runs[from..to] {
-            for dx in -1..=1 {
-                let Some(nx) = x.checked_add(dx) else {
-                    continue;
-                };
-                let first = (h, nx, y.saturating_sub(1));
-                let at = theirs.partition_point(|(cell, _)| *cell < first);
-                for others in row_of_three(theirs, at, (h, nx, y)) {
-                    across(&mut pair, points, members, others);
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Whether two rows are close enough to compare: amounts within the tolerance, dates within
-/// the window.
-pub(super) fn close(a: &Point, b: &Point, amount_tolerance: f64, window: i64) -> bool {
-    (a.amount - b.amount).abs() <= amount_tolerance + AMOUNT_EPSILON
-        && (a.day - b.day).abs() <= window
-}
-
 /// Pairs of names by their ids, `(a, b, similarity)` with `a < b`.
 pub(super) type NamePairs = Vec<(u32, u32, f64)>;
 
@@ -770,7 +587,6 @@ pub(super) fn similar_names(
 mod tests {
     use super::*;
     use proptest::prelude::*;
-    use std::collections::BTreeSet;
 
     /// Names read into a list of their own and taken over get the ids one list read in that
     /// order gives: ｶ)ﾔﾏﾀﾞｼﾖｳｼﾞ is ヤマダショウジ once normalised (its id), ﾏﾂﾓﾄ and ｻﾄｳｺｳｷﾞﾖｳ
@@ -793,98 +609,7 @@ mod tests {
         assert_eq!((ids[5], ids[7], ids[8]), (4, 4, 5));
     }
 
-    fn pairs_of(
-        points: &[Point],
-        related: &[(u32, u32)],
-        tolerance: f64,
-        window: i64,
-    ) -> BTreeSet<(usize, usize)> {
-        let mut found = BTreeSet::new();
-        close_pairs(
-            points,
-            related,
-            tolerance,
-            window,
-            |_| Ok(()),
-            |i, j| {
-                assert!(i < j, "({i}, {j}) is not ordered");
-                assert!(found.insert((i, j)), "({i}, {j}) was given twice");
-            },
-        )
-        .unwrap();
-        found
-    }
-
-    /// The loop the grid replaced: every pair, the same test.
-    fn all_pairs(
-        points: &[Point],
-        related: &[(u32, u32)],
-        tolerance: f64,
-        window: i64,
-    ) -> BTreeSet<(usize, usize)> {
-        let linked = |g: u32, h: u32| {
-            g == h
-                || related
-                    .iter()
-                    .any(|&(x, y)| (x, y) == (g, h) || (y, x) == (g, h))
-        };
-        let mut found = BTreeSet::new();
-        for (n, a) in points.iter().enumerate() {
-            for b in &points[n + 1..] {
-                if linked(a.group, b.group)
-                    && (a.amount - b.amount).abs() <= tolerance + AMOUNT_EPSILON
-                    && (a.day - b.day).abs() <= window
-                {
-                    found.insert((a.index.min(b.index), a.index.max(b.index)));
-                }
-            }
-        }
-        found
-    }
-
-    fn points(raw: &[(f64, i64, u32)]) -> Vec<Point> {
-        raw.iter()
-            .enumerate()
-            .map(|(index, &(amount, day, group))| Point {
-                index,
-                amount,
-                day,
-                group,
-            })
-            .collect()
-    }
-
     proptest! {
-        /// Amounts on and around cell edges (yen, half yen, quarters near 110,000, a hundred
-        /// billion, negative), days around window edges, a few groups some of them related
-        /// (twice, or to themselves): the grid gives every pair the all-pairs loop gives,
-        /// once, and no other.
-        #[test]
-        fn the_grid_gives_exactly_the_pairs_of_the_all_pairs_loop(
-            raw in prop::collection::vec(
-                (
-                    prop_oneof![
-                        (-20i64..20).prop_map(|k| k as f64),
-                        (-20i64..20).prop_map(|k| k as f64 * 0.5),
-                        (0i64..40).prop_map(|k| 110_000.0 + k as f64 * 0.25),
-                        (0i64..4).prop_map(|k| 1e11 + k as f64),
-                    ],
-                    -40i64..80,
-                    0u32..4,
-                ),
-                0..48,
-            ),
-            related in prop::collection::vec((0u32..4, 0u32..4), 0..4),
-            tolerance in prop_oneof![Just(0.0), Just(0.5), Just(1.0), Just(2.5), 0.0f64..30.0],
-            window in -1i64..35,
-        ) {
-            let points = points(&raw);
-            prop_assert_eq!(
-                pairs_of(&points, &related, tolerance, window),
-                all_pairs(&points, &related, tolerance, window)
-            );
-        }
-
         /// Names from a small alphabet (so many share characters, repeated ones too) and
         /// thresholds above 0.6: the filtered join finds exactly the pairs that scoring every
         /// pair finds, with the same scores.
@@ -1142,27 +867,6 @@ mod tests {
         // Beginning alike, a near spelling goes through, and it does reach the threshold.
         assert!(yamada.may_reach(Shape::of("ヤマダシヨジ"), 0.8));
         assert!(normalized_name_similarity("ヤマダシヨウジ", "ヤマダシヨジ") >= 0.8);
-    }
-
-    #[test]
-    fn amounts_a_tolerance_apart_are_a_pair_and_a_little_more_is_not() {
-        let points = points(&[
-            (100.0, 0, 0),
-            (150.0, 30, 0),
-            (150.01, 30, 0),
-            (100.0, 31, 0),
-        ]);
-        let found = pairs_of(&points, &[], 50.0, 30);
-        assert_eq!(found, BTreeSet::from([(0, 1), (1, 2), (1, 3)]));
-    }
-
-    #[test]
-    fn rows_of_unrelated_groups_are_never_paired() {
-        let points = points(&[(100.0, 0, 0), (100.0, 0, 1), (100.0, 0, 2)]);
-        assert_eq!(
-            pairs_of(&points, &[(0, 2)], 0.0, 30),
-            BTreeSet::from([(0, 2)])
-        );
     }
 
     #[test]

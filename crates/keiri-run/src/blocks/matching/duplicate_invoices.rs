@@ -1,6 +1,7 @@
 //! `matching.duplicate_invoices`: its inputs and outputs are in `block_specs/matching/matching.duplicate_invoices.yaml`.
 
-use super::blocking::{Names, Point, close, close_pairs, similar_names};
+use super::blocking::{Names, similar_names};
+use super::grid::{Point, close, close_pairs};
 use super::{FastMap, FastSet};
 use super::{RowSource, date, key_text, num_json, number, object, round4, rows_json, take_rows};
 use crate::block::ProgressUnit;
