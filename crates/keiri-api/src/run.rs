@@ -578,7 +578,20 @@ fn execute(
         .collect();
     vars.extend(named);
     let mut prepared = prepare(ctx, text, lang, &vars)?;
-    ask_open_vars(&mut prepared, &vars, lang)?;
+    // A resumed run keeps the vars its earlier attempts were given (the engine sets the ones
+    // given now over them): those are not asked again. A resume of a run killed mid-way,
+    // without its inputs named again, paused to ask for the files it was already reading.
+    let mut known = vars.clone();
+    if let Some(run_id) = &resume {
+        let earlier = keiri_run::RunDir::open(&runs_dir, &prepared.plan.id, run_id)
+            .and_then(|dir| keiri_run::RunState::load(dir.path()));
+        for (name, value) in earlier.map(|state| state.vars).unwrap_or_default() {
+            if !value.is_null() {
+                known.entry(name).or_insert(value);
+            }
+        }
+    }
+    ask_open_vars(&mut prepared, &known, lang)?;
     let (now, random) = now_and_random();
     let mut options = RunOptions::new(&ctx.workspace, now, random);
     options.designs_dir = ctx.designs_dir.clone();

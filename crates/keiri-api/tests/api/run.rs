@@ -85,6 +85,73 @@ fn run_list_get_and_resume() {
     assert_eq!(starts, [&Json::Bool(false), &Json::Bool(true)]);
 }
 
+/// A var without a value (asked at the run's start unless given) and a second file missing
+/// the first time.
+const OPEN_VAR_PLAN: &str = "id: api_resume_vars
+vars: {invoices: null}
+graph:
+  - {id: read, block: csv.read, in: {path: \"${vars.invoices}\"}, out: {rows: rows}}
+  - {id: extra, block: csv.read, in: {path: inputs/extra.csv}, out: {rows: rows}}
+";
+
+/// A run given its file as an input fails on the second; resumed by its ids alone (as after
+/// a kill), it is not asked for the file again: it reads the one the first attempt was given.
+#[test]
+fn a_resume_is_not_asked_again_for_the_inputs_its_run_was_given() {
+    let ws = tempfile::tempdir().unwrap();
+    let ctx = ctx(ws.path());
+    with_invoices(ws.path());
+    let req = PlanRunRequest {
+        yaml: Some(OPEN_VAR_PLAN.into()),
+        inputs: [("invoices".to_string(), "inputs/請求書.csv".to_string())]
+            .into_iter()
+            .collect(),
+        ..Default::default()
+    };
+    let first = crate::support::drive(&mut |_| {}, async |sink| {
+        plan_run(&ctx, req, sink, &CancellationToken::new()).await
+    })
+    .unwrap();
+    assert_eq!(first.status, keiri_run::RunStatus::Failed, "{first:?}");
+    assert_eq!(first.failures[0].node, "extra");
+    keiri_fs::write_atomic(
+        &ws.path().join("inputs/extra.csv"),
+        "請求書番号,金額\nINV-004,800\n".as_bytes(),
+    )
+    .unwrap();
+    let resumed = crate::support::drive(&mut |_| {}, async |sink| {
+        let req = RunResumeRequest {
+            run_id: first.run_id.clone(),
+            plan_id: Some("api_resume_vars".into()),
+            ..Default::default()
+        };
+        run_resume(&ctx, req, sink, &CancellationToken::new()).await
+    })
+    .unwrap();
+    assert_eq!(
+        resumed.status,
+        keiri_run::RunStatus::Finished,
+        "{resumed:?}"
+    );
+    assert!(resumed.paused.is_empty(), "{:?}", resumed.paused);
+    let got = run_get(
+        &ctx,
+        RunGetRequest {
+            plan_id: "api_resume_vars".into(),
+            run_id: first.run_id,
+        },
+    )
+    .unwrap();
+    // The invoices were read once, by the first attempt; the resume read only the new file.
+    let reads: Vec<&Json> = got
+        .events
+        .iter()
+        .filter(|e| e["event"] == "node_start")
+        .map(|e| &e["node"])
+        .collect();
+    assert_eq!(reads, ["read", "extra", "extra"]);
+}
+
 const CSV_PLAN: &str = "id: api_csv
 graph:
   - {id: read, block: csv.read, in: {path: inputs/請求書.csv}, out: {rows: rows}}
