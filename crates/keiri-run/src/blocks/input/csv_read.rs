@@ -519,15 +519,15 @@ pub(super) fn record_end(text: &[u8], from: usize, records: usize) -> Option<usi
         None
     };
     match from_line {
-        Some(start) => scan_record_end(text, start, 0, from, records).map(|cut| start + cut),
-        None => scan_record_end(text, 0, 0, from, records),
+        Some(start) => scan_record_end(text, start, from, records).map(|cut| start + cut),
+        None => scan_record_end(text, 0, from, records),
     }
 }
 
-/// The start of the last line that starts before `from - 1` outside double quotes (just after
-/// a line feed with an even count of quotes before it), if that is where the last line
-/// before it starts. A line feed at `from - 1` itself could be the end [`record_end`] looks
-/// for, so the line must start before.
+/// The start of the last line that begins before `from - 1`, when it begins outside double
+/// quotes (its line feed has an even count of quotes before it); none when it begins inside
+/// quotes or no line feed comes before. A line feed at `from - 1` itself could be the end
+/// [`record_end`] looks for, so the line must begin before it.
 fn line_outside_quotes(text: &[u8], from: usize) -> Option<usize> {
     let before = from.checked_sub(1)?.min(text.len());
     let feed = text[..before].iter().rposition(|&b| b == b'\n')?;
@@ -535,19 +535,14 @@ fn line_outside_quotes(text: &[u8], from: usize) -> Option<usize> {
     quotes.is_multiple_of(2).then_some(feed + 1)
 }
 
-/// [`record_end`]'s scan of `text` from `start` (a line's start outside quotes, `ended`
-/// non-blank records ended before it), the offset from `start`.
-fn scan_record_end(
-    text: &[u8],
-    start: usize,
-    mut ended: usize,
-    from: usize,
-    records: usize,
-) -> Option<usize> {
+/// [`record_end`]'s scan of `text` from `start` (a line's start outside quotes), the offset
+/// from `start`.
+fn scan_record_end(text: &[u8], start: usize, from: usize, records: usize) -> Option<usize> {
     let text_from = &text[start..];
     let from = from.saturating_sub(start);
     let mut quoted = false;
     let mut content = false;
+    let mut ended = 0;
     for (i, &b) in text_from.iter().enumerate() {
         match b {
             b'"' => {
@@ -843,7 +838,7 @@ mod tests {
         ) {
             prop_assert_eq!(
                 record_end(&bytes, from, records),
-                scan_record_end(&bytes, 0, 0, from, records)
+                scan_record_end(&bytes, 0, from, records)
             );
         }
     }
