@@ -315,11 +315,11 @@ impl RunDir {
     /// Returns the file names written.
     ///
     /// The checkpoint policy: a node that can run again from what it read (`recomputable`:
-    /// `csv.read` and the `transforms.*` steps) keeps a table of more than [`WHOLE_ROWS`] rows
-    /// as its first [`SHOWN_ROWS`] rows, with its row count and a digest of all its rows in
-    /// `shown.json` ([`Kept`]). Everything else — JSON, small tables, and the tables of
-    /// blocks that matched, checked, asked a person, called a model or reached a host — is
-    /// saved whole. A resume runs such a node again ([`RunDir::load_outputs`] says
+    /// `csv.read`, `bank.read_statement` and the `transforms.*` steps) keeps a table of more
+    /// than [`WHOLE_ROWS`] rows as its first [`SHOWN_ROWS`] rows, with its row count and a
+    /// digest of all its rows in `kept-in-part.json` ([`Kept`]). Everything else — JSON,
+    /// small tables, and the tables of blocks that matched, checked, asked a person, called
+    /// a model or reached a host — is saved whole. A resume runs such a node again ([`RunDir::load_outputs`] says
     /// [`RunError::KeptInPart`]) and the engine checks that its rows are the ones of the
     /// first attempt (the digest), so a resumed run never mixes rows of two attempts.
     pub fn save_outputs(
