@@ -9,6 +9,24 @@ fn ctx(dir: &Path) -> Context {
     Context::new(dir).with_catalog_dirs(vec![catalog])
 }
 
+/// `field` of each `event` the run recorded, in order (through run_get, as the window reads
+/// them).
+fn event_fields(ctx: &Context, plan_id: &str, run_id: &str, event: &str, field: &str) -> Vec<Json> {
+    let got = run_get(
+        ctx,
+        RunGetRequest {
+            plan_id: plan_id.into(),
+            run_id: run_id.into(),
+        },
+    )
+    .unwrap();
+    got.events
+        .iter()
+        .filter(|e| e["event"] == event)
+        .map(|e| e[field].clone())
+        .collect()
+}
+
 /// Reads a file that is not there: the run records a failed node.
 const PLAN: &str = "id: api_run\nvars: {m: missing.csv}\ngraph:\n  - {id: ask, block: csv.read, in: {path: \"${vars.m}\"}}\n";
 
@@ -68,21 +86,8 @@ fn run_list_get_and_resume() {
     .unwrap();
     assert_eq!(resumed.run_id, res.run_id);
     assert_eq!(resumed.status, keiri_run::RunStatus::Failed);
-    let got = run_get(
-        &ctx,
-        RunGetRequest {
-            plan_id: "api_run".into(),
-            run_id: res.run_id,
-        },
-    )
-    .unwrap();
-    let starts: Vec<&Json> = got
-        .events
-        .iter()
-        .filter(|e| e["event"] == "run_start")
-        .map(|e| &e["resumed"])
-        .collect();
-    assert_eq!(starts, [&Json::Bool(false), &Json::Bool(true)]);
+    let starts = event_fields(&ctx, "api_run", &res.run_id, "run_start", "resumed");
+    assert_eq!(starts, [Json::Bool(false), Json::Bool(true)]);
 }
 
 /// A var without a value (asked at the run's start unless given) and a second file missing
@@ -134,21 +139,8 @@ fn a_resume_is_not_asked_again_for_the_inputs_its_run_was_given() {
         "{resumed:?}"
     );
     assert!(resumed.paused.is_empty(), "{:?}", resumed.paused);
-    let got = run_get(
-        &ctx,
-        RunGetRequest {
-            plan_id: "api_resume_vars".into(),
-            run_id: first.run_id,
-        },
-    )
-    .unwrap();
     // The invoices were read once, by the first attempt; the resume read only the new file.
-    let reads: Vec<&Json> = got
-        .events
-        .iter()
-        .filter(|e| e["event"] == "node_start")
-        .map(|e| &e["node"])
-        .collect();
+    let reads = event_fields(&ctx, "api_resume_vars", &first.run_id, "node_start", "node");
     assert_eq!(reads, ["read", "extra", "extra"]);
 }
 

@@ -552,8 +552,7 @@ pub(super) fn similar_names(
         }
     };
     const RUN: usize = 1024;
-    let runs = names.len().div_ceil(RUN);
-    let per_round = 4 * rayon::current_num_threads().max(1);
+    let runs: Vec<usize> = (0..names.len().div_ceil(RUN)).collect();
     // One array of marks per thread, kept from round to round (a mark is its name's own, so
     // none is ever cleared): one per run of names would zero the whole array each time, work
     // that grows with the square of the names.
@@ -561,26 +560,44 @@ pub(super) fn similar_names(
         .map(|_| std::sync::Mutex::default())
         .collect();
     let mut found = Vec::new();
-    for first in (0..runs).step_by(per_round) {
-        stop(first * RUN)?;
-        let pieces: Vec<Vec<(u32, u32, f64)>> = (first..runs.min(first + per_round))
-            .into_par_iter()
-            .map(|piece| {
-                let slot = rayon::current_thread_index().unwrap_or(0) % marks.len();
-                let mut probed = marks[slot]
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner);
-                probed.resize(names.len(), 0);
-                let mut found = Vec::new();
-                for a in piece * RUN..names.len().min((piece + 1) * RUN) {
-                    probe(a, &mut probed, &mut found);
-                }
-                found
-            })
-            .collect();
-        found.extend(pieces.into_iter().flatten());
-    }
+    in_rounds(
+        &runs,
+        |&run| {
+            let slot = rayon::current_thread_index().unwrap_or(0) % marks.len();
+            let mut probed = marks[slot]
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            probed.resize(names.len(), 0);
+            let mut found = Vec::new();
+            for a in run * RUN..names.len().min((run + 1) * RUN) {
+                probe(a, &mut probed, &mut found);
+            }
+            found
+        },
+        |first| stop(first * RUN),
+        |pair| found.push(pair),
+    )?;
     Ok(Some(found))
+}
+
+/// Runs `work` on each of `pieces` on every core, a round of four pieces per thread at a
+/// time, and gives their results to `take` piece after piece: what one loop over the pieces
+/// gives, in its order. `before(first)` is asked on the calling thread before the round that
+/// starts at piece `first`; an error ends the work there (a cancelled run does not wait for
+/// every piece). The name join and the grid of [`super::grid::close_pairs`] run this way.
+pub(super) fn in_rounds<P: Sync, T: Send>(
+    pieces: &[P],
+    work: impl Fn(&P) -> Vec<T> + Sync,
+    mut before: impl FnMut(usize) -> Result<(), BlockError>,
+    mut take: impl FnMut(T),
+) -> Result<(), BlockError> {
+    let per_round = 4 * rayon::current_num_threads().max(1);
+    for (round, chunk) in pieces.chunks(per_round).enumerate() {
+        before(round * per_round)?;
+        let results: Vec<Vec<T>> = chunk.par_iter().map(&work).collect();
+        results.into_iter().flatten().for_each(&mut take);
+    }
+    Ok(())
 }
 
 #[cfg(test)]

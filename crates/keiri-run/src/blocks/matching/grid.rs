@@ -1,6 +1,7 @@
 //! The grid of [`close_pairs`]: rows close in amount and date, found without comparing every
 //! pair (duplicate invoices' candidate pairs).
 
+use super::blocking::in_rounds;
 use super::{FastMap, FastSet};
 use crate::block::BlockError;
 use rayon::prelude::*;
@@ -181,19 +182,24 @@ fn close_pairs_in(
         .step_by(per_piece)
         .map(|from| from..from.saturating_add(per_piece).min(runs.len()))
         .collect();
-    let mut done = 0;
-    for round in pieces.chunks(rayon::current_num_threads().max(1) * 4) {
-        stop(done)?;
-        let found: Vec<Vec<(usize, usize)>> = round.par_iter().cloned().map(walk).collect();
-        for (i, j) in found.into_iter().flatten() {
-            each(i, j);
-        }
-        done += round
-            .iter()
-            .flat_map(|cells| &runs[cells.clone()])
-            .map(|(_, members)| members.len())
-            .sum::<usize>();
-    }
+    // The rows of the cells before each piece, for `stop`.
+    let rows_before: Vec<usize> = pieces
+        .iter()
+        .scan(0, |done, cells| {
+            let before = *done;
+            *done += runs[cells.clone()]
+                .iter()
+                .map(|(_, m)| m.len())
+                .sum::<usize>();
+            Some(before)
+        })
+        .collect();
+    in_rounds(
+        &pieces,
+        |cells| walk(cells.clone()),
+        |first| stop(rows_before[first]),
+        |(i, j)| each(i, j),
+    )?;
     // Related groups: each cell of one against the nine around it in the other. A group's
     // cells are found by its span of runs, and a neighbour searched for in its group's span
     // only: searching all the runs for each (three searches per cell of every related
@@ -242,16 +248,12 @@ fn close_pairs_in(
     };
     // A pair of groups holds many cells: pieces of a 64th as many pairs.
     let pieces: Vec<&[(u32, u32)]> = linked.chunks((per_piece / 64).max(1)).collect();
-    for round in pieces.chunks(rayon::current_num_threads().max(1) * 4) {
-        stop(done)?;
-        let found: Vec<Vec<(usize, usize)>> = round
-            .par_iter()
-            .map(|groups| walk_related(groups))
-            .collect();
-        for (i, j) in found.into_iter().flatten() {
-            each(i, j);
-        }
-    }
+    in_rounds(
+        &pieces,
+        |groups| walk_related(groups),
+        |_| stop(points.len()),
+        |(i, j)| each(i, j),
+    )?;
     Ok(())
 }
 
