@@ -133,6 +133,14 @@ async function command(base, method, route, body) {
   return json.value;
 }
 
+/**
+ * Errors a wait polls past: an element replaced since it was found (a page that reloaded, an
+ * editor that mounted again) and a page still unloading.
+ */
+function passing(err) {
+  return err.webdriverError === 'stale element reference' || err.webdriverError === 'no such frame';
+}
+
 /** Opens the app (`application`) in a new session: this starts the process and its window. */
 export async function newSession(driver, application = APP) {
   const value = await command(driver.url, 'POST', '/session', {
@@ -152,12 +160,20 @@ export async function newSession(driver, application = APP) {
       const found = await session.call('POST', '/elements', { using: 'css selector', value: css });
       return found.map(elementId);
     },
-    /** Waits until `css` matches an element and returns it. */
+    /**
+     * Waits until `css` matches an element and returns it. A page that is reloading answers
+     * `no such frame` for a moment (WebKit's driver, while the old page unloads): that is
+     * "not yet", as no match is.
+     */
     async waitFor(css, timeoutMs = 30_000, pollMs = 50) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
-        const found = await session.findAll(css);
-        if (found.length > 0) return found[0];
+        try {
+          const found = await session.findAll(css);
+          if (found.length > 0) return found[0];
+        } catch (err) {
+          if (!passing(err)) throw err;
+        }
         if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${css}`);
         await sleep(pollMs);
       }
@@ -178,8 +194,8 @@ export async function newSession(driver, application = APP) {
             if (pattern.test(last)) return last;
           }
         } catch (err) {
-          if (err.webdriverError !== 'stale element reference') throw err;
-          last = '(stale element)';
+          if (!passing(err)) throw err;
+          last = `(${err.webdriverError})`;
         }
         if (Date.now() > deadline) {
           throw new Error(`timed out after ${timeoutMs} ms waiting for ${css} to match ${pattern}; last: ${last.slice(0, 200)}`);
