@@ -17,8 +17,10 @@
 //! the bundled jemalloc with a C compiler and make), the allocator Python Polars ships on
 //! Linux. A run allocates many small rows, strings and hash maps, and glibc's malloc spent
 //! about a fifth of a bank reconciliation in malloc, free and heap consolidation; the figures
-//! with each allocator are in crates/keiri-run/README.md. MSVC has no jemalloc build: Windows
-//! keeps the system allocator.
+//! with each allocator are in crates/keiri-run/README.md. Its options (freed pages returned
+//! to the system after about a second, from a thread of its own) are compiled in from
+//! `.cargo/config.toml`, with no code here. MSVC has no jemalloc build: Windows keeps the
+//! system allocator.
 
 mod cmd;
 mod output;
