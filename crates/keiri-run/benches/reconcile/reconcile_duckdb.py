@@ -7,6 +7,7 @@ CSV reader takes UTF-8 only without an extension, so the Shift_JIS bytes are dec
 `nfc_normalize` does not fold half-width kana, so the key is NFKC-folded while decoding.
 """
 
+import os
 import sys
 import tempfile
 import unicodedata
@@ -40,6 +41,8 @@ CREATE TEMP TABLE best AS
 
 def main():
     statement_csv, receivables_csv, out = sys.argv[1:4]
+    # The folder is made if missing, as keiri makes its outputs folder.
+    os.makedirs(out, exist_ok=True)
     with tempfile.TemporaryDirectory() as directory:
         statement = f"{directory}/statement.csv"
         with open(statement_csv, encoding="cp932") as f, open(statement, "w", encoding="utf-8") as t:

@@ -11,6 +11,7 @@ keiri's block, which also takes near spellings of a name and one transfer paying
 invoices (see the README).
 """
 
+import os
 import sys
 
 import pandas as pd
@@ -33,6 +34,8 @@ def yen(text):
 
 def main():
     statement_csv, receivables_csv, out = sys.argv[1:4]
+    # The folder is made if missing, as keiri makes its outputs folder.
+    os.makedirs(out, exist_ok=True)
     bank = pd.read_csv(statement_csv, encoding="cp932", dtype=str, keep_default_na=False)
     deposits = bank[bank["お預入金額"] != ""].reset_index(drop=True)
     deposits["d"] = deposits.index

@@ -7,6 +7,7 @@ reads UTF-8 only, so the Shift_JIS bytes are decoded first; Polars has no NFKC, 
 half-width kana of the statement are folded by a table, vectorised.
 """
 
+import os
 import sys
 import unicodedata
 
@@ -36,6 +37,8 @@ def scan(path):
 
 def main():
     statement_csv, receivables_csv, out = sys.argv[1:4]
+    # The folder is made if missing, as keiri makes its outputs folder.
+    os.makedirs(out, exist_ok=True)
     yen = lambda c: pl.col(c).str.replace_all(",", "").cast(pl.Int64)  # noqa: E731
     deposits = (scan(statement_csv).filter(pl.col("お預入金額").is_not_null()).with_row_index("d")
                 .with_columns(key("摘要"), amount=yen("お預入金額"),
