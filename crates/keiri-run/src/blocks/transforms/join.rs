@@ -89,7 +89,7 @@ fn join(ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
     let (left_rows, right_rows) = (left.height(), right.height());
     // Two or more keys that are whole numbers in a narrow range (a day and a yen amount) are
     // joined as one packed number: the same pairs, counted and found without Polars encoding
-    // each row's keys into bytes (half the join's time and memory at five million rows).
+    // each row's keys into bytes (the bench's 5M bank join: its join node 3.8 s -> 2.9 s).
     let packed = match how {
         JoinType::Inner | JoinType::Left if keys.len() > 1 => Packed::of(&left, &right, &keys)?,
         _ => None,
