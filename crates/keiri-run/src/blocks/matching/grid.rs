@@ -167,10 +167,7 @@ fn close_pairs_in(
                 continue;
             };
             let first = (group, x1, y.saturating_sub(1));
-            next_row = next_row.max(at + 1);
-            while next_row < runs.len() && runs[next_row].0 < first {
-                next_row += 1;
-            }
+            next_row = seek(&runs, next_row.max(at + 1), first);
             for others in row_of_three(&runs, next_row, (group, x1, y)) {
                 across(&mut pair, points, members, others);
             }
@@ -407,13 +404,13 @@ mod tests {
         /// or up to all the runs before it, answers at the end.
         #[test]
         fn seek_finds_what_a_binary_search_finds(
-            mut cells in prop::collection::btree_set((0u32..3, -6i64..6, -6i64..6), 0..80),
+            cells in prop::collection::btree_set((0u32..3, -6i64..6, -6i64..6), 0..80),
             cell in (0u32..3, -7i64..7, -7i64..7),
             back in 0usize..90,
         ) {
             let rows = [0usize];
             let runs: Vec<(Cell, &[usize])> =
-                std::mem::take(&mut cells).into_iter().map(|c| (c, &rows[..])).collect();
+                cells.into_iter().map(|c| (c, &rows[..])).collect();
             let answer = runs.partition_point(|(c, _)| *c < cell);
             let from = answer.saturating_sub(back);
             prop_assert_eq!(seek(&runs, from, cell), answer);
