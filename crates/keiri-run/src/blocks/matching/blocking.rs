@@ -227,10 +227,12 @@ struct LengthBucket {
     distinct: Vec<u32>,
     /// Per bit, the positions in `ids` of the names that have it, ascending.
     postings: Vec<Vec<u32>>,
-    /// The same as bitmaps, 128 words (one per bit) per 64 positions: word `w × 128 + bit`
-    /// marks the names among positions `64w..64w + 64` that have `bit`. Where the query's
-    /// bits are common among the names of a length (katakana sounds in katakana names), a
-    /// word of 64 names is read per bit instead of a posting per name.
+    /// The same as bitmaps, a row of `ids.len() / 64` words (rounded up) per bit, bit after
+    /// bit: word `bit × words + w` marks the names among positions `64w..64w + 64` that have
+    /// `bit`. Where the query's bits are common among the names of a length (katakana sounds
+    /// in katakana names), a word of 64 names is read per bit instead of a posting per name,
+    /// each bit's row in order (a cache line holds eight words of one bit; with the bits of
+    /// 64 names side by side, it held one word the count read).
     bitmaps: Vec<u64>,
 }
 
@@ -260,16 +262,21 @@ impl ShapeIndex {
                 bucket.postings = vec![Vec::new(); 128];
             }
             let position = bucket.ids.len() as u32;
-            if position.is_multiple_of(64) {
-                bucket.bitmaps.resize(bucket.bitmaps.len() + 128, 0);
-            }
-            let row = (position / 64) as usize * 128;
             bucket.ids.push(id);
             bucket.bits.push(shape.bits);
             bucket.distinct.push(shape.distinct);
             for bit in set_bits(shape.bits) {
                 bucket.postings[bit].push(position);
-                bucket.bitmaps[row + bit] |= 1 << (position % 64);
+            }
+        }
+        for bucket in &mut by_length {
+            let words = bucket.ids.len().div_ceil(64);
+            bucket.bitmaps = vec![0; 128 * words];
+            for (bit, postings) in bucket.postings.iter().enumerate() {
+                let row = &mut bucket.bitmaps[bit * words..][..words];
+                for &at in postings {
+                    row[at as usize / 64] |= 1 << (at % 64);
+                }
             }
         }
         ShapeIndex { by_length, by_head }
@@ -395,34 +402,42 @@ impl LengthBucket {
                 } else {
                     Counting::Postings
                 });
-                if counting == Counting::Words {
-                    for row in self.bitmaps.chunks_exact(128) {
-                        // `counted[c]`: the names of these 64 holding more than `c` of the bits.
-                        let mut counted = [0u64; MOST_HELD as usize];
-                        for &bit in bits {
-                            let word = row[bit];
-                            for c in (1..held).rev() {
-                                counted[c] |= counted[c - 1] & word;
-                            }
-                            counted[0] |= word;
-                        }
-                        marks.push(counted[held - 1]);
-                    }
-                    return;
-                }
-                // `counted[c]`: the names found in more than `c` of the postings read so far.
-                let mut counted = vec![0u64; words * held];
+                // The counts in `marks`, `held` rows of `words`: row `held − 1 − c` marks the
+                // names found in more than `c` of the bits read so far, so the names found in
+                // `held` of them are the first row, kept when the others are cut off.
+                marks.resize(words * held, 0);
+                let level = |c: usize| (held - 1 - c) * words;
                 for &bit in bits {
-                    for &at in &self.postings[bit] {
-                        let (word, mark) = (at as usize / 64, 1u64 << (at % 64));
-                        for c in (1..held).rev() {
-                            let below = counted[(c - 1) * words + word];
-                            counted[c * words + word] |= below & mark;
+                    match counting {
+                        // A bit's row at a time, word after word: the loops below are over
+                        // rows of words in order, which the compiler vectorises.
+                        Counting::Words => {
+                            let row = &self.bitmaps[bit * words..][..words];
+                            for c in (1..held).rev() {
+                                let (above, below) = marks.split_at_mut(level(c - 1));
+                                let above = &mut above[level(c)..][..words];
+                                for ((at, &under), &word) in above.iter_mut().zip(&*below).zip(row)
+                                {
+                                    *at |= under & word;
+                                }
+                            }
+                            for (at, &word) in marks[level(0)..].iter_mut().zip(row) {
+                                *at |= word;
+                            }
                         }
-                        counted[word] |= mark;
+                        Counting::Postings => {
+                            for &at in &self.postings[bit] {
+                                let (word, mark) = (at as usize / 64, 1u64 << (at % 64));
+                                for c in (1..held).rev() {
+                                    let below = marks[level(c - 1) + word];
+                                    marks[level(c) + word] |= below & mark;
+                                }
+                                marks[level(0) + word] |= mark;
+                            }
+                        }
                     }
                 }
-                marks.extend_from_slice(&counted[(held - 1) * words..]);
+                marks.truncate(words);
             }
         }
     }
