@@ -21,6 +21,11 @@ impl Builder<'_> {
         finding: &Finding,
         rel: &str,
     ) {
+        // A file without a header row has no column to pick: the finding's hint asks for a
+        // file with one, and a question offering nothing would only stall the person.
+        if finding.choices.is_empty() {
+            return;
+        }
         let mut parts = rel.strip_prefix("/in/").unwrap_or_default().split('/');
         let Some(key) = parts
             .next()

@@ -51,6 +51,16 @@ impl Validator<'_> {
                 ),
             );
             let (hint_ja, hint_en) = match &m.same_after_normalizing {
+                // A file without a header row (empty, or blank lines only): there is no column
+                // to pick, and a hint listing none would read as a plan at fault.
+                None if m.columns.is_empty() && m.via.is_none() => (
+                    format!(
+                        "{file} には列がありません（空のファイルか、見出し行のないファイルです）。見出し行のあるファイルを指定してください"
+                    ),
+                    format!(
+                        "{file} has no columns (the file is empty, or has no header row): attach a file with a header row"
+                    ),
+                ),
                 Some(real) => (
                     format!("「{real}」のことなら、その名前に直してください。{file} の列: {list}"),
                     format!("if you mean {real:?}, use that name; columns of {file}: {list}"),

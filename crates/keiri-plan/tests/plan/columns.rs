@@ -137,6 +137,62 @@ fn a_column_the_attached_csv_lacks_is_a_finding_with_the_real_columns_as_hint() 
     );
 }
 
+/// An attached file with no header row (a 0-byte export, or blank lines only) has no
+/// columns: each column the plan reads is still a finding, and the hint says the file is
+/// empty instead of asking to pick from an empty list.
+#[test]
+fn a_file_without_a_header_row_is_said_to_have_no_columns() {
+    let empty = FileSchema {
+        path: "inputs/invoices.csv".into(),
+        tables: vec![TableSchema {
+            sheet: None,
+            columns: Vec::new(),
+        }],
+    };
+    let findings = column_findings(&plan(PLAN), empty.clone());
+    assert_eq!(
+        places(&findings),
+        [
+            ("dates", "/graph/1/in/fields/0"),
+            ("detect", "/graph/2/in/vendor_field"),
+            ("detect", "/graph/2/in/amount_field"),
+            ("detect", "/graph/2/in/date_field"),
+            ("detect", "/graph/2/in/invoice_no_field"),
+        ]
+    );
+    for finding in &findings {
+        assert_eq!(
+            finding.hint.as_deref(),
+            Some(
+                "inputs/invoices.csv には列がありません（空のファイルか、見出し行のないファイルです）。見出し行のあるファイルを指定してください"
+            )
+        );
+        assert!(finding.choices.is_empty());
+    }
+    // No question offers a pick from nothing (the findings stay, and say why).
+    let p = plan(PLAN);
+    let questions = build_requirements(&p, &findings, &shipped_catalog());
+    assert!(
+        questions.iter().all(|q| q.answer_use != AnswerUse::Column),
+        "{questions:?}"
+    );
+    let english = validate(
+        &plan(PLAN),
+        &shipped_catalog(),
+        &options(Lang::En, vec![empty]),
+    );
+    let vendor = english
+        .iter()
+        .find(|f| f.path == "/graph/2/in/vendor_field")
+        .unwrap();
+    assert_eq!(
+        vendor.hint.as_deref(),
+        Some(
+            "inputs/invoices.csv has no columns (the file is empty, or has no header row): attach a file with a header row"
+        )
+    );
+}
+
 #[test]
 fn the_english_message_names_the_file_and_the_column() {
     let p = plan(PLAN);
