@@ -311,7 +311,7 @@ impl ShapeIndex {
     }
 
     /// Gives `found` the ids of the names of `lengths` characters whose characters allow a
-    /// Jaro of `jaro` with `shape` (the bound of [`Shape::may_reach`], with no prefix bonus):
+    /// Jaro of `jaro` with `shape` (the bound of [`Shape::may_reach`], prefixes not looked at):
     /// length after length, each length's in the order they were indexed. `marks` is room
     /// for the candidates' bitmaps, kept by a caller that asks again.
     fn within_reach(
@@ -491,7 +491,7 @@ pub(super) type NamePairs = Vec<(u32, u32, f64)>;
 /// a pair reaching `t` has a Jaro of at least the one [`jaro_needed`] gives with four
 /// characters alike; the names of the probe's length or longer whose characters allow that
 /// Jaro are found in a [`ShapeIndex`] of all the names (by length and the probe's rarer
-/// character bits, a bitmap word read per 64 names), then put to the exact shape test (the
+/// character bits), then put to the exact shape test (the
 /// prefix they really share) and scored. The index's arrays are read in order; a probe that
 /// looked up every name sharing one of its rarer characters waited on memory for most of
 /// them (a quarter of a 5M-invoice duplicate search, with 50,000 katakana vendor names).
