@@ -526,15 +526,23 @@ impl BlockError {
         BlockError::new(ErrorCode::BlockFailed, message_ja, message_en)
     }
 
-    /// `COLUMN_NOT_FOUND` for a column that does not exist; the hint lists the real columns.
+    /// `COLUMN_NOT_FOUND` for a column that does not exist; the hint lists the real columns,
+    /// or says there are none (a file read empty, or without a header row: no name, or only
+    /// blank ones) rather than list nothing.
     pub fn missing_column(column: &str, columns: &[String]) -> BlockError {
         let list = columns.join(", ");
-        BlockError::new(
+        let error = BlockError::new(
             ErrorCode::ColumnNotFound,
             format!("列 {column} がありません"),
             format!("column {column} does not exist"),
-        )
-        .with_hint(
+        );
+        if columns.iter().all(|c| c.trim().is_empty()) {
+            return error.with_hint(
+                "列がひとつもありません。空のファイルか、見出し行のないファイルを読んでいないか確かめてください",
+                "there are no columns at all: check that the file read is not empty and has a header row",
+            );
+        }
+        error.with_hint(
             format!("存在する列: {list}"),
             format!("existing columns: {list}"),
         )

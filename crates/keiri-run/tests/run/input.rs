@@ -659,6 +659,28 @@ fn bank_statement_csv_layouts() {
     assert!(e.message_en.contains("日付"));
 }
 
+/// A statement downloaded empty (0 bytes) or as blank lines only, read with a mapping: the
+/// column is missing, and the hint says there are no columns at all instead of listing none.
+#[test]
+fn an_empty_statement_says_it_has_no_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, bytes) in [("空.csv", &b""[..]), ("空行.csv", &b"\r\n\r\n  \r\n"[..])] {
+        write(dir.path(), name, bytes);
+        let e = run(
+            "bank.read_statement",
+            dir.path(),
+            json!({"path": name, "mapping": {"date": "取引日", "amount": "金額"}}),
+        )
+        .unwrap_err();
+        assert_eq!(e.code, ErrorCode::ColumnNotFound, "{name}: {e:?}");
+        assert_eq!(
+            e.hint.unwrap().1,
+            "there are no columns at all: check that the file read is not empty and has a header row",
+            "{name}"
+        );
+    }
+}
+
 /// The error `bank.read_statement` gives for `statement`, written in Shift_JIS.
 fn statement_error(dir: &Path, statement: &str) -> keiri_run::block::BlockError {
     write(dir, "誤り.csv", &sjis(statement));
