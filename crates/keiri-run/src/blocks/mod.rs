@@ -37,6 +37,42 @@ pub(crate) fn cancelled(ctx: &BlockContext<'_>) -> Result<(), BlockError> {
     Ok(())
 }
 
+/// The cancellation check of a parallel loop's items: [`StopCheck::now`] reads the token (which
+/// takes a lock) once every [`StopCheck::EVERY`] items, and once one item has seen the run
+/// cancelled every later item sees it without the lock. A check of the token itself on every
+/// item of a million-item loop on every core was 2 % of a reconciliation's samples.
+pub(crate) struct StopCheck<'a> {
+    token: &'a tokio_util::sync::CancellationToken,
+    seen: std::sync::atomic::AtomicBool,
+}
+
+impl<'a> StopCheck<'a> {
+    /// Items between two reads of the token: a few hundred microseconds of the loops that
+    /// use it.
+    pub(crate) const EVERY: usize = 1024;
+
+    /// The check of the run's (the node's) token, `ctx.cancel`.
+    pub(crate) fn new(token: &'a tokio_util::sync::CancellationToken) -> StopCheck<'a> {
+        StopCheck {
+            token,
+            seen: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// Whether the loop should stop at its item `i` (the run was cancelled).
+    pub(crate) fn now(&self, i: usize) -> bool {
+        use std::sync::atomic::Ordering::Relaxed;
+        if self.seen.load(Relaxed) {
+            return true;
+        }
+        if i.is_multiple_of(Self::EVERY) && self.token.is_cancelled() {
+            self.seen.store(true, Relaxed);
+            return true;
+        }
+        false
+    }
+}
+
 /// Runs a lazy query so that a cancelled run, a timed-out node or a node past its memory
 /// budget stops it: Polars checks the token between the steps of a query (before a join,
 /// after each sort, grouping or projection) and the block stops waiting at once. A single
@@ -101,6 +137,19 @@ mod tests {
                 );
         }
         query
+    }
+
+    /// A loop's check reads the token at every 1024th item, and an item after one that saw
+    /// it cancelled stops without reading it.
+    #[test]
+    fn a_loop_stops_at_the_next_read_of_the_token_and_then_at_every_item() {
+        let cancel = CancellationToken::new();
+        let stop = super::StopCheck::new(&cancel);
+        assert!((0..3000).all(|i| !stop.now(i)));
+        cancel.cancel();
+        assert!(!stop.now(1025));
+        assert!(stop.now(2048));
+        assert!(stop.now(2049) && stop.now(1));
     }
 
     #[test]

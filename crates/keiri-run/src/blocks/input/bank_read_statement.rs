@@ -1,6 +1,6 @@
 //! `bank.read_statement`: its inputs and outputs are in `block_specs/input/bank.read_statement.yaml`.
 
-use super::csv_read::record_end;
+use super::record_end;
 use super::{decode, number, read_bytes};
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::blocks::kit::memo::Memo;
@@ -382,7 +382,7 @@ fn parse_bank_csv(
 }
 
 /// Where the pieces of `data` start when it is read on `cores` cores: after a record's line
-/// end (outside quotes, see `csv_read::record_end`), about evenly; one piece for a short text.
+/// end (outside quotes, see `super::record_end`), about evenly; one piece for a short text.
 fn piece_starts(data: &str, cores: usize) -> Vec<usize> {
     let mut starts = vec![0];
     if data.len() < PARALLEL_TEXT || cores < 2 {

@@ -1,6 +1,7 @@
 //! `csv.read`: its inputs and outputs are in `block_specs/input/csv.read.yaml`.
 
 use super::csv_decode::{DecodeError, Decoded, DecodedBlocks, Decoding};
+use super::record_end;
 use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, ProgressUnit, Warning};
 use crate::blocks::kit::decode::{encoding_choice, undecodable, undetectable};
 use crate::blocks::kit::files::{MAX_FILE_BYTES, not_found, resolve};
@@ -502,75 +503,6 @@ fn warn_short_rows(ctx: &BlockContext<'_>, short: &ShortRows, width: usize) {
     ));
 }
 
-/// The byte offset just after the first line end at or past `from` that closes a non-blank
-/// record (a `\n` outside double quotes) before another non-blank line, once at least
-/// `records` non-blank records have ended, if `text` has one. `text` starts at a record
-/// boundary, so the quote state starts closed.
-///
-/// For one record or none (every piece after the first), the scan starts at the last line
-/// before `from` that starts outside quotes: the quotes before it are counted (a count the
-/// compiler vectorises, where the scan reads a byte at a time), and the records ended before
-/// it need not be: a cut closes a record, which is then one ended. A line that starts
-/// inside quotes, and more records, are scanned from the start.
-pub(super) fn record_end(text: &[u8], from: usize, records: usize) -> Option<usize> {
-    let from_line = if records <= 1 {
-        line_outside_quotes(text, from)
-    } else {
-        None
-    };
-    match from_line {
-        Some(start) => scan_record_end(text, start, from, records).map(|cut| start + cut),
-        None => scan_record_end(text, 0, from, records),
-    }
-}
-
-/// The start of the last line that begins before `from - 1`, when it begins outside double
-/// quotes (its line feed has an even count of quotes before it); none when it begins inside
-/// quotes or no line feed comes before. A line feed at `from - 1` itself could be the end
-/// [`record_end`] looks for, so the line must begin before it.
-fn line_outside_quotes(text: &[u8], from: usize) -> Option<usize> {
-    let before = from.checked_sub(1)?.min(text.len());
-    let feed = text[..before].iter().rposition(|&b| b == b'\n')?;
-    let quotes = text[..feed].iter().filter(|&&b| b == b'"').count();
-    quotes.is_multiple_of(2).then_some(feed + 1)
-}
-
-/// [`record_end`]'s scan of `text` from `start` (a line's start outside quotes), the offset
-/// from `start`.
-fn scan_record_end(text: &[u8], start: usize, from: usize, records: usize) -> Option<usize> {
-    let text_from = &text[start..];
-    let from = from.saturating_sub(start);
-    let mut quoted = false;
-    let mut content = false;
-    let mut ended = 0;
-    for (i, &b) in text_from.iter().enumerate() {
-        match b {
-            b'"' => {
-                quoted = !quoted;
-                content = true;
-            }
-            b'\n' if !quoted => {
-                let closes_content = content;
-                if content {
-                    ended += 1;
-                }
-                content = false;
-                // Cut only between two lines with content: a blank line then never sits at
-                // the edge of a piece, where Polars might treat it unlike one mid-file.
-                let next_has_content = text_from
-                    .get(i + 1)
-                    .is_some_and(|&c| c != b'\n' && c != b'\r');
-                if closes_content && next_has_content && i + 1 >= from && ended >= records {
-                    return Some(i + 1);
-                }
-            }
-            b' ' | b'\t' | b'\r' => {}
-            _ => content = true,
-        }
-    }
-    None
-}
-
 /// Parses one piece as [`parse_piece`] does, refusing a record with more values than the
 /// header: its values would sit under the wrong columns (an amount written `1,000` without
 /// quotes reads as 1, and the next column gets `000`). Polars is asked to refuse such lines;
@@ -821,27 +753,7 @@ mod tests {
     use super::*;
     use crate::block::CallSink;
     use crate::value::table_to_rows;
-    use proptest::prelude::*;
     use tokio_util::sync::CancellationToken;
-
-    proptest! {
-        /// `record_end` finds the cut a scan from the start finds, whatever the quotes, blank
-        /// lines and line breaks inside quotes before it.
-        #[test]
-        fn record_end_cuts_where_a_scan_from_the_start_cuts(
-            bytes in proptest::collection::vec(
-                prop_oneof![Just(b'"'), Just(b'\n'), Just(b'\r'), Just(b' '), Just(b','), Just(b'a')],
-                0..200,
-            ),
-            from in 0usize..220,
-            records in 0usize..4,
-        ) {
-            prop_assert_eq!(
-                record_end(&bytes, from, records),
-                scan_record_end(&bytes, 0, from, records)
-            );
-        }
-    }
 
     type Read = (Vec<crate::value::Row>, Vec<String>, &'static str);
 

@@ -7,8 +7,8 @@ use super::{
 };
 use crate::block::ProgressUnit;
 use crate::block::{BlockContext, BlockError, Inputs, Outputs};
-use crate::blocks::cancelled;
 use crate::blocks::kit::steps::Steps;
+use crate::blocks::{StopCheck, cancelled};
 use chrono::NaiveDate;
 use rayon::prelude::*;
 use serde_json::{Value as Json, json};
@@ -171,11 +171,12 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
             .collect();
         strangers.sort_unstable();
         strangers.dedup();
-        let cancel = ctx.cancel;
+        let stop = StopCheck::new(ctx.cancel);
         let lists: Vec<(u32, Vec<(u32, f64)>)> = strangers
             .into_par_iter()
-            .filter_map(|payer| {
-                if cancel.is_cancelled() {
+            .enumerate()
+            .filter_map(|(i, payer)| {
+                if stop.now(i) {
                     return None;
                 }
                 let ids = at_threshold(payer);
@@ -221,11 +222,11 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
     // here is still open, each invoice before it was turned away by its name, not by being
     // closed, and it is the one step 1 takes; when it was closed, step 1 searches again; when
     // none was found, none is found among fewer.
-    let cancel = ctx.cancel;
+    let stop = StopCheck::new(ctx.cancel);
     let first_own: Vec<Option<(usize, f64, f64)>> = (0..deposits.len())
         .into_par_iter()
         .map(|d| {
-            if cancel.is_cancelled() {
+            if stop.now(d) {
                 return None;
             }
             own_invoice(d, None)
@@ -245,7 +246,8 @@ fn bank_reconciliation(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Output
         .enumerate()
         .filter_map(|(k, a)| a.filter(|x| x.is_finite()).map(|x| (x, k, rec_due[k])))
         .collect();
-    by_amount.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    // Every row once, so no two are equal and any sort gives this order: on every core.
+    by_amount.par_sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
 
     // Each cleared deposit: its row, the receivables, the difference (none when exact) and
     // the confidence.
