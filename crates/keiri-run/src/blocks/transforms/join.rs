@@ -5,6 +5,7 @@ use crate::block::{BlockContext, BlockError, Inputs, Outputs};
 use crate::limits;
 use crate::value::column_names;
 use polars::prelude::*;
+use rayon::prelude::*;
 use serde_json::{Value as J, json};
 use std::collections::HashSet;
 use tokio_util::sync::CancellationToken;
@@ -88,21 +89,22 @@ fn join(ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
     }
     let (left_rows, right_rows) = (left.height(), right.height());
     // Two or more keys that are whole numbers in a narrow range (a day and a yen amount) are
-    // joined as one packed number: the same pairs, counted and found without Polars encoding
-    // each row's keys into bytes (the bench's 5M bank join: its join node 3.8 s -> 2.9 s).
-    let packed = match how {
-        JoinType::Inner | JoinType::Left if keys.len() > 1 => Packed::of(&left, &right, &keys)?,
+    // joined as one packed number, paired by keiri ([`Packed::pairing`]): the same pairs,
+    // counted and found without Polars encoding each row's keys into bytes, grouping them to
+    // count and hashing them again to join (the bench's 5M bank join: its join node
+    // 3.8 s -> 2.9 s when Polars joined on the packed number).
+    let pairing = match how {
+        JoinType::Inner | JoinType::Left if keys.len() > 1 => {
+            match Packed::of(&left, &right, &keys)? {
+                Some(packed) => Some(packed.pairing(ctx.cancel)?),
+                None => None,
+            }
+        }
         _ => None,
     };
-    let counts = match &packed {
-        Some(p) => {
-            let (mut l, mut r) = (left.clone(), right.clone());
-            set_column(&mut l, p.left.clone())?;
-            set_column(&mut r, p.right.clone())?;
-            let name = p.name.to_string();
-            KeyCounts::of(&l, &r, &[(name.clone(), name)], ctx)?
-        }
-        None => KeyCounts::of(&left, &right, &keys, ctx)?,
+    let counts = match &pairing {
+        Some(pairing) => pairing.counts,
+        None => KeyCounts::of(&left, &right, &keys, ctx.cancel)?,
     };
     let (matched_left, matched_right) = (counts.matched_left, counts.matched_right);
     check_size(
@@ -135,8 +137,8 @@ fn join(ctx: &BlockContext<'_>, inputs: &Inputs) -> R<Outputs> {
                 .map_err(pe)?;
         }
     }
-    let out = match packed {
-        Some(packed) => joined_packed(packed, (left, right), &keys, how, &suffixes[1], ctx.cancel)?,
+    let out = match pairing {
+        Some(pairing) => joined_packed(pairing, (left, right), &keys, how, &suffixes[1])?,
         None => joined(left, right, &keys, how, &suffixes[1], ctx.cancel)?,
     };
     let summary = json!({
@@ -186,9 +188,8 @@ type Part = (Int64Chunked, Int64Chunked, i64, u32);
 /// field of its own of a `u64`. Two rows have the same packed number exactly when every key
 /// is equal, and a row with a null key gets a null (which never matches, as before).
 struct Packed {
-    name: PlSmallStr,
-    left: Column,
-    right: Column,
+    left: UInt64Chunked,
+    right: UInt64Chunked,
 }
 
 impl Packed {
@@ -223,16 +224,8 @@ impl Packed {
         if bits > 64 {
             return Ok(None);
         }
-        let taken: HashSet<String> = column_names(left)
-            .into_iter()
-            .chain(column_names(right))
-            .collect();
-        let name = (0..)
-            .map(|i| format!("__keiri_join_key{i}"))
-            .find(|n| !taken.contains(n))
-            .unwrap_or_default();
-        let pack = |side: fn(&Part) -> &Int64Chunked| -> R<Column> {
-            let mut packed = UInt64Chunked::full(name.as_str().into(), 0, side(&parts[0]).len());
+        let pack = |side: fn(&Part) -> &Int64Chunked| -> R<UInt64Chunked> {
+            let mut packed = UInt64Chunked::full(PlSmallStr::EMPTY, 0, side(&parts[0]).len());
             // Each key's field added in: a row with a null key gets a null.
             for part in &parts {
                 let (values, min, shift) = (side(part), part.2, part.3);
@@ -241,46 +234,176 @@ impl Packed {
                 let field = field.u64().map_err(pe)? * 1u64.checked_shl(shift).unwrap_or(0);
                 packed = &packed + &field;
             }
-            Ok(packed.with_name(name.as_str().into()).into_column())
+            Ok(packed)
         };
         Ok(Some(Packed {
             left: pack(|p| &p.0)?,
             right: pack(|p| &p.1)?,
-            name: name.as_str().into(),
         }))
     }
 
-    /// The two sides to join on the packed keys, and the packed column's name: the right
-    /// side's key columns are dropped (the join would have coalesced them into the left's)
-    /// and the packed column added to both; dropped from the joined rows, it leaves the same
-    /// columns in the same order as the join on the keys.
-    fn sides(
-        self,
-        mut left: DataFrame,
-        right: DataFrame,
-        keys: &[(String, String)],
-    ) -> R<(DataFrame, DataFrame, String)> {
-        let mut right = right.drop_many(keys.iter().map(|k| k.1.as_str()));
-        set_column(&mut left, self.left)?;
-        set_column(&mut right, self.right)?;
-        Ok((left, right, self.name.to_string()))
+    /// The join's pairing of the rows: each side's rows sorted by their number (on every
+    /// core) and the two lists walked together once, which gives each left row its run of
+    /// partners (the right rows of the same number) and counts what they pair. (A binary
+    /// search of the sorted right side for each left row took twice Polars' time at 5M rows,
+    /// waiting on memory.) A row with a null key never pairs, as in SQL and Polars.
+    fn pairing(self, cancel: &CancellationToken) -> R<Pairing> {
+        let interrupted = || pe(polars_err!(ComputeError: "the run was cancelled"));
+        // A side's rows with a key, by key and then row.
+        let sorted = |keys: &UInt64Chunked| {
+            let numbered = keys.iter().zip(0 as IdxSize..);
+            let mut rows: Vec<(u64, IdxSize)> =
+                numbered.filter_map(|(k, j)| Some((k?, j))).collect();
+            rows.par_sort_unstable();
+            rows
+        };
+        let (left, right) = rayon::join(|| sorted(&self.left), || sorted(&self.right));
+        let rows = self.left.len();
+        drop(self);
+        if cancel.is_cancelled() {
+            return Err(interrupted());
+        }
+        let mut partners: Vec<(IdxSize, IdxSize)> = vec![(0, 0); rows];
+        let mut counts = KeyCounts::default();
+        // Both lists ascend, so the walk only moves forward through `right`, and meets each
+        // key once.
+        let (mut next, mut last, mut run) = (0, None, (0, 0));
+        for &(key, i) in &left {
+            if last != Some(key) {
+                while right.get(next).is_some_and(|e| e.0 < key) {
+                    next += 1;
+                }
+                let start = next;
+                while right.get(next).is_some_and(|e| e.0 == key) {
+                    next += 1;
+                }
+                (last, run) = (Some(key), (start as IdxSize, (next - start) as IdxSize));
+                counts.matched_right += next - start;
+            }
+            partners[i as usize] = run;
+            counts.pairs += u128::from(run.1);
+            counts.matched_left += usize::from(run.1 > 0);
+        }
+        Ok(Pairing {
+            right,
+            partners,
+            counts,
+        })
     }
 }
 
-/// [`joined`] on packed keys ([`Packed::sides`]), the packed column dropped after.
+/// [`Packed::pairing`]: the right side's rows by packed number, each left row's run of them
+/// (where it starts in `right`, and its length), and the counts.
+struct Pairing {
+    right: Vec<(u64, IdxSize)>,
+    partners: Vec<(IdxSize, IdxSize)>,
+    counts: KeyCounts,
+}
+
+impl Pairing {
+    /// The rows the join pairs, as two lists of row numbers, one per side: the left rows in
+    /// their order, each beside its partners in theirs, the order [`joined`] gives. With
+    /// `keep_unpaired` (a left join) a left row without a partner, or with a null key, comes
+    /// once beside a null. Written a run of left rows at a time on every core.
+    fn pairs(self, keep_unpaired: bool) -> (IdxCa, IdxCa) {
+        let Pairing {
+            right, partners, ..
+        } = self;
+        // A null partner: past every row, turned into a null below.
+        const NONE: IdxSize = IdxSize::MAX;
+        const RUN: usize = 1 << 16;
+        let runs: Vec<(Vec<IdxSize>, Vec<IdxSize>)> = partners
+            .par_chunks(RUN)
+            .enumerate()
+            .map(|(run, found)| {
+                let (mut lefts, mut rights) = (Vec::new(), Vec::new());
+                for (i, &(start, len)) in (run * RUN..).zip(found) {
+                    let (start, len) = (start as usize, len as usize);
+                    if len == 0 && keep_unpaired {
+                        lefts.push(i as IdxSize);
+                        rights.push(NONE);
+                    }
+                    lefts.extend(std::iter::repeat_n(i as IdxSize, len));
+                    rights.extend(right[start..start + len].iter().map(|e| e.1));
+                }
+                (lefts, rights)
+            })
+            .collect();
+        drop((partners, right));
+        let total = runs.iter().map(|r| r.0.len()).sum();
+        let (mut lefts, mut rights) = (Vec::with_capacity(total), Vec::with_capacity(total));
+        for (l, r) in runs {
+            lefts.extend(l);
+            rights.extend(r);
+        }
+        let lefts = IdxCa::from_vec(PlSmallStr::EMPTY, lefts);
+        let rights = if keep_unpaired {
+            let partner = rights.into_iter().map(|j| (j != NONE).then_some(j));
+            IdxCa::from_iter_options(PlSmallStr::EMPTY, partner)
+        } else {
+            IdxCa::from_vec(PlSmallStr::EMPTY, rights)
+        };
+        (lefts, rights)
+    }
+}
+
+/// [`joined`] on packed keys: the pairs of [`Pairing::pairs`], and each side's columns
+/// gathered at them, the right side's key columns left out (the join would have coalesced
+/// them into the left's). The same rows and columns in the same order as [`joined`] (the
+/// proptest below). Polars' join on the packed number held both sides with it added as a
+/// column and gathered it into the joined rows, to be dropped after: at the 5M bank join the
+/// node's peak, the run's, held about 120 MB more.
 fn joined_packed(
-    packed: Packed,
+    pairing: Pairing,
     (left, right): (DataFrame, DataFrame),
     keys: &[(String, String)],
     how: JoinType,
     suffix: &str,
-    cancel: &CancellationToken,
 ) -> R<DataFrame> {
-    let (left, right, name) = packed.sides(left, right, keys)?;
-    let on = [(name.clone(), name.clone())];
-    joined(left, right, &on, how, suffix, cancel)?
-        .drop(&name)
-        .map_err(pe)
+    let right = right.drop_many(keys.iter().map(|k| k.1.as_str()));
+    let (left_rows, right_rows) = pairing.pairs(matches!(how, JoinType::Left));
+    let mut out = gather(&left, &left_rows)?;
+    drop(left_rows);
+    let right = gather(&right, &right_rows)?;
+    drop(right_rows);
+    // A right column named like a left one (a left key's name: the others were suffixed on
+    // both sides above) takes the suffix, as the join gives it; a name still taken is
+    // Polars' duplicate error, as the join's.
+    let taken: HashSet<String> = column_names(&out).into_iter().collect();
+    let columns: Vec<Column> = right
+        .into_columns()
+        .into_iter()
+        .map(|c| match taken.contains(c.name().as_str()) {
+            true => {
+                let name = format!("{}{suffix}", c.name());
+                c.with_name(name.into())
+            }
+            false => c,
+        })
+        .collect();
+    out.hstack_mut(&columns).map_err(pe)?;
+    Ok(out)
+}
+
+/// The rows of `df` at `rows` (a null row number: a row of nulls), its columns gathered on
+/// every core. A text column in several pieces (as `csv.read` gives one) is made one piece
+/// first: Polars gathers a one-piece column's texts as references into its buffers, but
+/// copies each text, one at a time, out of a column in pieces (at the 1M bank join the
+/// copies made the join node 1.4x slower than Polars' own join).
+fn gather(df: &DataFrame, rows: &IdxCa) -> R<DataFrame> {
+    let columns = df
+        .columns()
+        .par_iter()
+        .map(|column| {
+            let text = matches!(column.dtype(), DataType::String | DataType::Binary);
+            match text && column.n_chunks() > 1 {
+                true => column.rechunk().take(rows),
+                false => column.take(rows),
+            }
+        })
+        .collect::<PolarsResult<Vec<Column>>>()
+        .map_err(pe)?;
+    DataFrame::new(rows.len(), columns).map_err(pe)
 }
 
 /// A key column's values as `i64` when every one is a whole number: integers (a `u64` past
@@ -316,6 +439,8 @@ fn whole_numbers(column: &Column) -> R<Option<Int64Chunked>> {
 /// rows an inner join gives) and the rows of each side that find a partner. Each side's keys
 /// are grouped and counted by Polars, and the two counts joined, so the keys match exactly as
 /// the join itself matches them; a row with a null key never matches (as in SQL and Polars).
+/// (Keys packed into one number are counted by [`Packed::pairing`].)
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
 struct KeyCounts {
     pairs: u128,
     matched_left: usize,
@@ -327,7 +452,7 @@ impl KeyCounts {
         left: &DataFrame,
         right: &DataFrame,
         keys: &[(String, String)],
-        ctx: &BlockContext<'_>,
+        cancel: &CancellationToken,
     ) -> R<KeyCounts> {
         let key_names: Vec<String> = (0..keys.len()).map(|i| format!("__key{i}")).collect();
         let counted = |df: &DataFrame, side: fn(&(String, String)) -> &String, n: &str| {
@@ -356,7 +481,7 @@ impl KeyCounts {
             col("__left").sum().alias("left"),
             col("__right").sum().alias("right"),
         ]);
-        let totals = crate::blocks::collect(totals, ctx.cancel).map_err(pe)?;
+        let totals = crate::blocks::collect(totals, cancel).map_err(pe)?;
         let total = |name: &str| -> R<u64> {
             let column = totals.column(name).map_err(pe)?;
             let values = column.cast(&DataType::UInt64).map_err(pe)?;
@@ -447,9 +572,12 @@ mod tests {
             );
             return None;
         };
+        // Counted as Polars counts the keys themselves.
+        let pairing = packed.pairing(&cancel).unwrap();
+        let counted = KeyCounts::of(left, right, &keys(), &cancel).unwrap();
+        assert_eq!(pairing.counts, counted);
         let sides = (left.clone(), right.clone());
-        let by_packed =
-            joined_packed(packed, sides, &keys(), how.clone(), "_right", &cancel).unwrap();
+        let by_packed = joined_packed(pairing, sides, &keys(), how.clone(), "_right").unwrap();
         let plain = joined(left.clone(), right.clone(), &keys(), how, "_right", &cancel).unwrap();
         Some((by_packed, plain))
     }
@@ -469,8 +597,14 @@ mod tests {
             Column::new("金額".into(), amounts),
             Column::new("部門".into(), departments),
             Column::new(id.into(), ids),
-            // A column of the same name on both sides: suffixed on the right.
-            Column::new("摘要".into(), vec!["x"; rows.len()]),
+            // A column of the same name on both sides: suffixed on the right. Texts past 12
+            // bytes, which Polars keeps in buffers, not beside each row.
+            Column::new(
+                "摘要".into(),
+                (0..rows.len())
+                    .map(|i| format!("{id} {i} の摘要"))
+                    .collect::<Vec<_>>(),
+            ),
         ])
     }
 
@@ -494,7 +628,15 @@ mod tests {
             right in prop::collection::vec(row(), 0..40),
         ) {
             let (left, right) = (side(&left, "日付", "行"), side(&right, "伝票日付", "伝票"));
+            // Each side also in two pieces (as `csv.read` gives a table), their texts
+            // gathered from both.
+            let twice = |df: &DataFrame| df.vstack(df).unwrap();
+            let (left_twice, right_twice) = (twice(&left), twice(&right));
+            prop_assume!(left_twice.first_col_n_chunks() == 2 || left.height() == 0);
             for how in [JoinType::Inner, JoinType::Left] {
+                if let Some((by_packed, plain)) = both(&left_twice, &right_twice, how.clone()) {
+                    prop_assert!(by_packed.equals_missing(&plain), "{by_packed}\n{plain}");
+                }
                 let Some((by_packed, plain)) = both(&left, &right, how) else {
                     continue;
                 };
@@ -545,6 +687,46 @@ mod tests {
         assert_eq!(pairs, [(0, 0), (0, 2), (1, 3)]);
     }
 
+    /// A right column named as a left key (the right's own key has another name) takes the
+    /// suffix, packed or not; the left join keeps the unpaired left row beside nulls.
+    #[test]
+    fn a_right_column_named_as_a_left_key_takes_the_suffix() {
+        let left = frame(vec![
+            Column::new("日付".into(), [19_813i32, 19_814])
+                .cast(&DataType::Date)
+                .unwrap(),
+            Column::new("金額".into(), [110i64, 220]),
+        ]);
+        let right = frame(vec![
+            Column::new("伝票日付".into(), [19_813i32])
+                .cast(&DataType::Date)
+                .unwrap(),
+            Column::new("金額".into(), [110i64]),
+            Column::new("日付".into(), ["4月1日入力"]),
+        ]);
+        let keys = [
+            ("日付".to_string(), "伝票日付".to_string()),
+            ("金額".to_string(), "金額".to_string()),
+        ];
+        let cancel = CancellationToken::new();
+        let packed = Packed::of(&left, &right, &keys).unwrap().unwrap();
+        let pairing = packed.pairing(&cancel).unwrap();
+        let sides = (left.clone(), right.clone());
+        let by_packed = joined_packed(pairing, sides, &keys, JoinType::Left, "_right").unwrap();
+        let plain = joined(left, right, &keys, JoinType::Left, "_right", &cancel).unwrap();
+        assert_eq!(column_names(&by_packed), ["日付", "金額", "日付_right"]);
+        assert_eq!(column_names(&plain), column_names(&by_packed));
+        assert!(by_packed.equals_missing(&plain), "{by_packed}\n{plain}");
+        let notes: Vec<Option<&str>> = by_packed
+            .column("日付_right")
+            .unwrap()
+            .str()
+            .unwrap()
+            .iter()
+            .collect();
+        assert_eq!(notes, [Some("4月1日入力"), None]);
+    }
+
     /// Keys that are not whole numbers, or too wide together, are joined as they are.
     #[test]
     fn keys_that_do_not_pack_are_left_alone() {
@@ -581,7 +763,8 @@ mod tests {
     }
 
     /// A row's several partners come in the right side's order (the order the block
-    /// promises; with `Left` alone Polars promises only the left rows' order).
+    /// promises; with `Left` alone Polars promises only the left rows' order), with the keys
+    /// packed or not.
     #[test]
     fn partners_come_in_the_right_sides_order() {
         let n = 200_000i64;
@@ -622,17 +805,32 @@ mod tests {
         }
         let pairs = rows_of.values().map(|c| c * c).sum::<usize>();
         let cancel = CancellationToken::new();
+        let packed = |how: JoinType| {
+            let packed = Packed::of(&left, &right, &keys).unwrap().unwrap();
+            let pairing = packed.pairing(&cancel).unwrap();
+            let sides = (left.clone(), right.clone());
+            joined_packed(pairing, sides, &keys, how, "_right").unwrap()
+        };
         for how in [JoinType::Inner, JoinType::Left] {
-            let out = joined(left.clone(), right.clone(), &keys, how, "_right", &cancel).unwrap();
-            assert_eq!(out.height(), pairs);
-            let rows = out.column("行").unwrap().i64().unwrap().clone();
-            let partners = out.column("伝票").unwrap().i64().unwrap().clone();
-            let order: Vec<(i64, i64)> = rows
-                .into_no_null_iter()
-                .zip(partners.into_no_null_iter())
-                .collect();
-            let out_of_order = order.windows(2).filter(|w| w[0] >= w[1]).count();
-            assert_eq!(out_of_order, 0, "pairs out of the sides' order");
+            let plain = joined(
+                left.clone(),
+                right.clone(),
+                &keys,
+                how.clone(),
+                "_right",
+                &cancel,
+            );
+            for out in [plain.unwrap(), packed(how)] {
+                assert_eq!(out.height(), pairs);
+                let rows = out.column("行").unwrap().i64().unwrap().clone();
+                let partners = out.column("伝票").unwrap().i64().unwrap().clone();
+                let order: Vec<(i64, i64)> = rows
+                    .into_no_null_iter()
+                    .zip(partners.into_no_null_iter())
+                    .collect();
+                let out_of_order = order.windows(2).filter(|w| w[0] >= w[1]).count();
+                assert_eq!(out_of_order, 0, "pairs out of the sides' order");
+            }
         }
     }
 }
