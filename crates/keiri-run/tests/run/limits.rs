@@ -172,6 +172,60 @@ fn a_join_whose_keys_repeat_on_both_sides_stops_before_it_builds_the_rows() {
     );
 }
 
+#[test]
+fn a_join_on_number_keys_that_repeat_stops_before_it_builds_the_rows() {
+    // Two keys read as numbers (a month and a department code), which the join packs into
+    // one number and pairs itself, counting before it builds a row: (4, 10) is 2 rows × 3
+    // rows = 6, (4, 20) 1 × 1 = 1, and the left join keeps (5, 10) (no match): 8 rows.
+    let staff = "月,部門コード,氏名\n4,10,佐藤\n4,10,鈴木\n4,20,高橋\n5,10,田中\n";
+    let pay = "月,部門コード,支給額\n4,10,300000\n4,10,280000\n4,10,1\n4,20,310000\n6,30,5\n";
+    let yaml = "id: t
+graph:
+  - id: staff
+    block: csv.read
+    in: {path: staff.csv}
+    out: {rows: rows}
+  - id: staff_numbers
+    block: transforms.normalize_amounts
+    in: {rows: '${staff.rows}', fields: [月, 部門コード], on_error: error}
+    out: {rows: rows}
+  - id: pay
+    block: csv.read
+    in: {path: pay.csv}
+    out: {rows: rows}
+  - id: pay_numbers
+    block: transforms.normalize_amounts
+    in: {rows: '${pay.rows}', fields: [月, 部門コード], on_error: error}
+    out: {rows: rows}
+  - id: joined
+    block: transforms.join
+    in: {left: '${staff_numbers.rows}', right: '${pay_numbers.rows}', keys: [月, 部門コード], how: left}
+    out: {rows: rows}
+";
+    let files = [("staff.csv", staff), ("pay.csv", pay)];
+    let limits = |join_rows| Limits {
+        join_rows,
+        ..Limits::default()
+    };
+    let (outcome, _) = run(&files, yaml, limits(7));
+    let (node, code, ja, _) = failure(&outcome);
+    assert_eq!((node.as_str(), code.as_str()), ("joined", "LIMIT_EXCEEDED"));
+    assert!(
+        ja.contains(
+            "キー（月, 部門コード）で結合すると 8 行になり、上限の 7 行を超えます（左 4 行 × 右 5 行）"
+        ),
+        "{ja}"
+    );
+    // Exactly at the limit the join runs, with its 8 rows.
+    let (outcome, _) = run(&files, yaml, limits(8));
+    assert_eq!(
+        outcome.status,
+        RunStatus::Finished,
+        "{:?}",
+        outcome.failures
+    );
+}
+
 /// `EACH_ROW` with `policy.limits` set to `limits` (a YAML mapping).
 fn each_row_with(limits: &str) -> String {
     EACH_ROW.replacen("graph:", &format!("policy:\n  limits: {limits}\ngraph:"), 1)
