@@ -141,13 +141,7 @@ fn a_join_whose_keys_repeat_on_both_sides_stops_before_it_builds_the_rows() {
     let pay = "社員番号,部門,支給額\n1,営業,300000\n2,営業,280000\n9,営業,1\n3,経理,310000\n";
     let yaml = &join_on_department("left");
     let files = [("staff.csv", staff), ("pay.csv", pay)];
-    let limits = |join_rows| Limits {
-        join_rows,
-        ..Limits::default()
-    };
-    let (outcome, _) = run(&files, yaml, limits(7));
-    let (node, code, ja, en) = failure(&outcome);
-    assert_eq!((node.as_str(), code.as_str()), ("joined", "LIMIT_EXCEEDED"));
+    let (outcome, ja, en) = join_limited(&files, yaml, 8);
     assert!(
         ja.contains(
             "キー（部門）で結合すると 8 行になり、上限の 7 行を超えます（左 4 行 × 右 4 行）"
@@ -162,14 +156,27 @@ fn a_join_whose_keys_repeat_on_both_sides_stops_before_it_builds_the_rows() {
     );
     let hint = outcome.failures[0].hint_ja.clone().unwrap_or_default();
     assert!(hint.contains("一意になるキー"), "{hint}");
-    // Exactly at the limit the join runs, with its 8 rows.
-    let (outcome, _) = run(&files, yaml, limits(8));
+}
+
+/// Runs `yaml` (its join node `joined`) on `files` with `join_rows` one under `rows`, where
+/// it must stop with `LIMIT_EXCEEDED` (that run and its Japanese and English messages are
+/// returned), and exactly at `rows`, where it must run.
+fn join_limited(files: &[(&str, &str)], yaml: &str, rows: u128) -> (RunOutcome, String, String) {
+    let limits = |join_rows| Limits {
+        join_rows,
+        ..Limits::default()
+    };
+    let (outcome, _) = run(files, yaml, limits(rows - 1));
+    let (node, code, ja, en) = failure(&outcome);
+    assert_eq!((node.as_str(), code.as_str()), ("joined", "LIMIT_EXCEEDED"));
+    let (at_limit, _) = run(files, yaml, limits(rows));
     assert_eq!(
-        outcome.status,
+        at_limit.status,
         RunStatus::Finished,
         "{:?}",
-        outcome.failures
+        at_limit.failures
     );
+    (outcome, ja, en)
 }
 
 #[test]
@@ -203,26 +210,12 @@ graph:
     out: {rows: rows}
 ";
     let files = [("staff.csv", staff), ("pay.csv", pay)];
-    let limits = |join_rows| Limits {
-        join_rows,
-        ..Limits::default()
-    };
-    let (outcome, _) = run(&files, yaml, limits(7));
-    let (node, code, ja, _) = failure(&outcome);
-    assert_eq!((node.as_str(), code.as_str()), ("joined", "LIMIT_EXCEEDED"));
+    let (_, ja, _) = join_limited(&files, yaml, 8);
     assert!(
         ja.contains(
             "キー（月, 部門コード）で結合すると 8 行になり、上限の 7 行を超えます（左 4 行 × 右 5 行）"
         ),
         "{ja}"
-    );
-    // Exactly at the limit the join runs, with its 8 rows.
-    let (outcome, _) = run(&files, yaml, limits(8));
-    assert_eq!(
-        outcome.status,
-        RunStatus::Finished,
-        "{:?}",
-        outcome.failures
     );
 }
 
