@@ -222,6 +222,28 @@ impl BlockContext<'_> {
             total.min(SHOWN_ROWS)
         }
     }
+
+    /// [`BlockContext::items_to_build`] for a list whose items each hold rows (clusters of
+    /// invoices), given each item's number of rows in order: all of them when the plan takes
+    /// it, else the first items as far as [`SHOWN_ROWS`] items holding at most
+    /// [`crate::records::WHOLE_ROWS`] rows in all, and always the first item whole. Items keep
+    /// every row they hold; a few items of thousands of rows each (invoices of one vendor and
+    /// amount chained month to month) would otherwise be hundreds of thousands of rows built
+    /// as JSON and recorded for a window that shows the first items.
+    pub fn groups_to_build(&self, output: &str, sizes: impl IntoIterator<Item = usize>) -> usize {
+        let mut built = 0;
+        let mut rows = 0;
+        for size in sizes {
+            if !self.takes(output) {
+                rows += size;
+                if built == SHOWN_ROWS || (built > 0 && rows > crate::records::WHOLE_ROWS) {
+                    break;
+                }
+            }
+            built += 1;
+        }
+        built
+    }
 }
 
 /// One model call of an `ai.*` block, as the run's events record it: what was asked for, the

@@ -321,3 +321,66 @@ fn duplicates_whose_clusters_no_node_takes_are_the_same_and_the_clusters_shown_i
     assert_eq!(rows, Some(VENDORS));
     assert_eq!(clusters["shown"], json!(SHOWN_ROWS));
 }
+
+/// Invoices of one vendor and amount each, `sizes[k]` of them a day apart (so each vendor's
+/// chain is one cluster, in the order of `sizes`), then one invoice entered twice.
+fn chained_invoices(sizes: &[usize]) -> String {
+    let start = chrono::NaiveDate::from_ymd_opt(2000, 1, 1).unwrap();
+    let mut text = String::from("請求書番号,取引先,金額,請求日\n");
+    for (k, &size) in sizes.iter().enumerate() {
+        for day in 0..size {
+            let date = start + chrono::Days::new(day as u64);
+            text.push_str(&format!(
+                "M-{k}-{day},株式会社月次{k:02},{},{date}\n",
+                10_000 * (k + 1)
+            ));
+        }
+    }
+    text.push_str("X-1,有限会社一回,\"777,777\",2024-06-01\nX-2,有限会社一回,777777,2024-06-05\n");
+    text
+}
+
+#[test]
+fn clusters_no_node_takes_are_recorded_as_far_as_ten_thousand_rows_each_cluster_whole() {
+    const { assert!(keiri_run::records::WHOLE_ROWS == 10_000) };
+    // By hand, sizes 6,000, 4,000 and the last invoice's 2: the first two clusters hold
+    // 10,000 rows, the third would pass them; 6,000 + 4,000 + 2 rows are flagged.
+    // 10,001 then 2: the first cluster alone passes 10,000 rows and is kept whole.
+    for (sizes, shown) in [(&[6_000, 4_000][..], 2), (&[10_001][..], 1)] {
+        let text = chained_invoices(sizes);
+        let clusters = sizes.len() + 1;
+        let flagged = sizes.iter().sum::<usize>() + 2;
+        let files = [("invoices.csv", text.as_str())];
+        let (whole, _, _w) = run(&files, DUPLICATES, false);
+        let (part, events, _p) = run(&files, DUPLICATES, true);
+        let summary = recorded(&part, "detect", "summary");
+        assert_eq!(summary["cluster_count"], json!(clusters), "{sizes:?}");
+        assert_eq!(summary["row_count"], json!(flagged), "{sizes:?}");
+        assert_eq!(summary, recorded(&whole, "detect", "summary"));
+        let all = recorded(&whole, "detect", "clusters");
+        let first = recorded(&part, "detect", "clusters");
+        let sizes_of = |list: &Json| -> Vec<usize> {
+            list.as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["rows"].as_array().unwrap().len())
+                .collect()
+        };
+        let mut all_sizes = sizes.to_vec();
+        all_sizes.push(2);
+        assert_eq!(sizes_of(&all), all_sizes);
+        assert_eq!(sizes_of(&first), all_sizes[..shown]);
+        assert_eq!(
+            first.as_array().unwrap()[..],
+            all.as_array().unwrap()[..shown]
+        );
+        let kept = part.kept_in_part("detect").unwrap();
+        assert_eq!(
+            (kept["clusters"].rows, kept["clusters"].untaken),
+            (clusters, true)
+        );
+        let (rows, recorded_clusters) = finished(&events, "detect", "clusters");
+        assert_eq!(rows, Some(clusters));
+        assert_eq!(recorded_clusters["shown"], json!(shown));
+    }
+}
