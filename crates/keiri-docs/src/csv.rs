@@ -8,7 +8,11 @@
 //!   ([`is_blank_record`]).
 //! * Trailing columns whose header is blank and whose every value is blank are dropped: some
 //!   exports end each line with extra delimiters ([`blank_header_suffix`]).
-//! * Quoted fields (RFC 4180) may hold the delimiter, doubled quotes and line breaks.
+//! * Quoted fields (RFC 4180) may hold the delimiter, doubled quotes and line breaks. A quote
+//!   opens a quoted field only at the field's start; elsewhere (`ボルト 1/2" 特注`, an inch
+//!   mark in an unquoted export) it is text, as Excel, pandas and DuckDB read it. keiri-run's
+//!   `csv.read` hands such records to Polars requoted ([`QuoteCheck`], [`requote`]), as
+//!   Polars alone fails the file ("CSV malformed").
 
 /// The delimiters [`sniff_delimiter`] chooses from, in the order that wins a tie.
 pub const DELIMITERS: [u8; 4] = [b',', b'\t', b';', b'|'];
@@ -64,14 +68,28 @@ pub fn sniff_delimiter(text: &str, skip_records: usize) -> u8 {
     let mut quoted = false;
     let mut skipped = 0;
     let mut finished = true;
-    for (i, c) in text.chars().enumerate() {
+    // Whether the character before is a line break or a delimiter (any of them, as this is
+    // what is being found out): only there does a quote open a quoted field, as [`records`]
+    // reads it; elsewhere (`1/2"`, an inch mark) it is a character.
+    let mut field_start = true;
+    let mut chars = text.chars().enumerate().peekable();
+    while let Some((i, c)) = chars.next() {
         if i >= SNIFF_CHARS || lines.len() >= SNIFF_RECORDS {
             finished = false;
             break;
         }
+        let starts = field_start;
+        field_start = c == '\n' || (c.is_ascii() && DELIMITERS.contains(&(c as u8)) && !quoted);
         match c {
+            '"' if quoted => {
+                if chars.peek().is_some_and(|&(_, next)| next == '"') {
+                    chars.next();
+                } else {
+                    quoted = false;
+                }
+            }
             '"' => {
-                quoted = !quoted;
+                quoted = starts;
                 content = true;
             }
             '\n' if !quoted => {
@@ -198,6 +216,190 @@ impl Iterator for Records<'_> {
         record.push(field);
         Some(record)
     }
+}
+
+/// Finds where a text's quotes stop being read alike by [`records`] and by a parser that
+/// takes every quote as opening or closing a quoted field (Polars' CSV reader counts rows
+/// so: a file with one inch mark fails with "CSV malformed"). [`records`] reads a quote as
+/// opening a quoted field only at the field's start, as Excel, pandas, DuckDB and Python's
+/// csv module do: `ボルト 1/2" 特注` is text. [`QuoteCheck::advance`] looks at the quotes
+/// only, so a clean file costs one search for `"`; [`requote`] writes the records it stops at
+/// so both read them alike.
+#[derive(Debug, Clone, Copy)]
+pub struct QuoteCheck {
+    delimiter: u8,
+    /// Where the next call goes on, and whether that is inside a quoted field.
+    pos: usize,
+    quoted: bool,
+}
+
+impl QuoteCheck {
+    /// A check of text that begins at a record's start (after a BOM, if any).
+    pub fn new(delimiter: u8) -> QuoteCheck {
+        QuoteCheck {
+            delimiter,
+            pos: 0,
+            quoted: false,
+        }
+    }
+
+    /// Reads the quotes of `text` from where the last call stopped (the same text, grown).
+    /// `Ok(end)`: no quote of `text[..end]` is read unlike (what follows waits for more text:
+    /// a quote whose next byte decides what it is); `Err(at)`: the quote at byte `at` is a
+    /// character inside a field that did not begin with one, or closes a quoted field that
+    /// goes on after it (`"abc"def`). `finished`: `text` is all there is.
+    pub fn advance(&mut self, text: &[u8], finished: bool) -> Result<usize, usize> {
+        let bom = if text.starts_with("\u{feff}".as_bytes()) {
+            3
+        } else {
+            0
+        };
+        while let Some(found) = memchr::memchr(b'"', &text[self.pos..]) {
+            let at = self.pos + found;
+            if !self.quoted {
+                let starts =
+                    at == bom || matches!(text[at - 1], b'\n') || text[at - 1] == self.delimiter;
+                if !starts {
+                    return Err(at);
+                }
+                self.quoted = true;
+                self.pos = at + 1;
+                continue;
+            }
+            let next = text.get(at + 1).copied();
+            let ends = match next {
+                Some(b'"') => {
+                    self.pos = at + 2;
+                    continue;
+                }
+                None if !finished => None,
+                None | Some(b'\n') => Some(true),
+                Some(b) if b == self.delimiter => Some(true),
+                Some(b'\r') => match text.get(at + 2) {
+                    None if !finished => None,
+                    next => Some(next == Some(&b'\n')),
+                },
+                Some(_) => Some(false),
+            };
+            match ends {
+                None => {
+                    self.pos = at;
+                    return Ok(at);
+                }
+                Some(false) => return Err(at),
+                Some(true) => {
+                    self.quoted = false;
+                    self.pos = at + 1;
+                }
+            }
+        }
+        self.pos = text.len();
+        Ok(text.len())
+    }
+
+    /// Goes on from `at`, a record's start, the text before it having been rewritten.
+    pub fn restart(&mut self, at: usize) {
+        self.pos = at;
+        self.quoted = false;
+    }
+
+    /// The first `n` bytes of the text were taken away (up to where the check has read).
+    pub fn drained(&mut self, n: usize) {
+        self.pos -= n;
+    }
+}
+
+/// The complete records of `text` (which begins at a record's start) written so that every
+/// RFC 4180 parser reads them as [`records`] does, and how many bytes of `text` they are. A
+/// record with a quote [`QuoteCheck`] stops at has each of its fields written quoted, its
+/// quotes doubled; the others are copied as they are, line ends too. The last record is
+/// complete only when `finished` (it may go on in text not read yet).
+pub fn requote(text: &str, delimiter: u8, finished: bool) -> (String, usize) {
+    let bytes = text.as_bytes();
+    let bom = if text.starts_with('\u{feff}') { 3 } else { 0 };
+    let mut out = String::with_capacity(text.len() + 64);
+    out.push_str(&text[..bom]);
+    let mut start = bom;
+    'records: while start < bytes.len() {
+        let mut fields: Vec<Vec<u8>> = Vec::new();
+        let mut field: Vec<u8> = Vec::new();
+        let mut quoted = false;
+        let mut clean = true;
+        let mut i = start;
+        let end = loop {
+            let Some(&b) = bytes.get(i) else {
+                if !finished {
+                    break 'records;
+                }
+                fields.push(std::mem::take(&mut field));
+                break i;
+            };
+            if quoted {
+                match (b, bytes.get(i + 1)) {
+                    (b'"', Some(b'"')) => {
+                        field.push(b'"');
+                        i += 2;
+                    }
+                    (b'"', None) if !finished => break 'records,
+                    (b'"', next) => {
+                        quoted = false;
+                        i += 1;
+                        let ends = match next {
+                            None | Some(b'\n') => true,
+                            Some(&c) if c == delimiter => true,
+                            Some(b'\r') => bytes.get(i + 1) == Some(&b'\n'),
+                            Some(_) => false,
+                        };
+                        clean &= ends;
+                    }
+                    _ => {
+                        field.push(b);
+                        i += 1;
+                    }
+                }
+                continue;
+            }
+            match b {
+                b'"' if field.is_empty() => quoted = true,
+                b'"' => {
+                    clean = false;
+                    field.push(b);
+                }
+                _ if b == delimiter => fields.push(std::mem::take(&mut field)),
+                b'\r' if bytes.get(i + 1) == Some(&b'\n') => {}
+                b'\n' => {
+                    fields.push(std::mem::take(&mut field));
+                    break i + 1;
+                }
+                _ => field.push(b),
+            }
+            i += 1;
+        };
+        if clean {
+            out.push_str(&text[start..end]);
+        } else {
+            let line_end = if text[start..end].ends_with("\r\n") {
+                "\r\n"
+            } else if text[start..end].ends_with('\n') {
+                "\n"
+            } else {
+                ""
+            };
+            for (k, value) in fields.iter().enumerate() {
+                if k > 0 {
+                    out.push(char::from(delimiter));
+                }
+                // Cut only at ASCII bytes, so each value is whole UTF-8.
+                let value = std::str::from_utf8(value).unwrap_or_default();
+                out.push('"');
+                out.push_str(&value.replace('"', "\"\""));
+                out.push('"');
+            }
+            out.push_str(line_end);
+        }
+        start = end;
+    }
+    (out, start)
 }
 
 /// How to read a delimited file's table.
@@ -459,5 +661,85 @@ mod tests {
                 vec!["x".to_string()],
             ]
         );
+    }
+
+    /// Item names with inch marks, as a parts list exports them unquoted: [`records`] reads
+    /// the quote as text; the check stops at it, not at the quoted amounts, the doubled quote
+    /// or the quoted line break; `requote` writes those records quoted, which every parser
+    /// then reads the same.
+    #[test]
+    fn an_inch_mark_in_an_unquoted_field_is_text_and_is_requoted() {
+        let text = "品番,品名,金額\r\nP1,\"ボルト \"\"M8\"\"\",\"1,100\"\r\nP2,ボルト 1/2\" 特注,\"2,200\"\r\nP3,\"座金\n丸\",300\r\nP4,板 5\" x 3\",\"400\"\r\n";
+        let rows: Vec<Vec<String>> = records(text, b',').collect();
+        assert_eq!(rows[1], ["P1", "ボルト \"M8\"", "1,100"]);
+        assert_eq!(rows[2], ["P2", "ボルト 1/2\" 特注", "2,200"]);
+        assert_eq!(rows[3], ["P3", "座金\n丸", "300"]);
+        assert_eq!(rows[4], ["P4", "板 5\" x 3\"", "400"]);
+        let at = text.find("2\" 特注").unwrap() + 1;
+        assert_eq!(
+            QuoteCheck::new(b',').advance(text.as_bytes(), true),
+            Err(at)
+        );
+        let (out, used) = requote(text, b',', true);
+        assert_eq!(used, text.len());
+        assert_eq!(
+            out,
+            "品番,品名,金額\r\nP1,\"ボルト \"\"M8\"\"\",\"1,100\"\r\n\"P2\",\"ボルト 1/2\"\" 特注\",\"2,200\"\r\nP3,\"座金\n丸\",300\r\n\"P4\",\"板 5\"\" x 3\"\"\",\"400\"\r\n"
+        );
+        assert_eq!(records(&out, b',').collect::<Vec<_>>(), rows);
+        assert_eq!(
+            QuoteCheck::new(b',').advance(out.as_bytes(), true),
+            Ok(out.len())
+        );
+        // Text after a closing quote is part of the field, and requoted too.
+        let (out, _) = requote("a,\"b\"c,d\n", b',', true);
+        assert_eq!(out, "\"a\",\"bc\",\"d\"\n");
+        // An unfinished record is left for later: a quote at the end may be doubled next.
+        assert_eq!(
+            requote("P1,a\"b,1\nP2,\"c", b',', false),
+            ("\"P1\",\"a\"\"b\",\"1\"\n".to_string(), 9)
+        );
+        assert_eq!(QuoteCheck::new(b',').advance(b"P1,\"c\"", false), Ok(5));
+        // Inch marks in the first records do not hide the delimiter.
+        assert_eq!(
+            sniff_delimiter(
+                "品番\t品名\t数\nP1\tボルト 1/2\"\t3\nP2\t座金\t4\nP3\t板 5\"\t5\n",
+                0
+            ),
+            b'\t'
+        );
+    }
+
+    proptest::proptest! {
+        /// Whatever its quotes, requoted text reads as the text does, holds no quote the check
+        /// stops at, and is the same requoted in two calls (the first unfinished) as in one.
+        #[test]
+        fn requoted_text_reads_the_same_and_passes_the_check(
+            chars in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::strategy::Just('"'), proptest::strategy::Just(','),
+                    proptest::strategy::Just('\n'), proptest::strategy::Just('\r'),
+                    proptest::strategy::Just('a'), proptest::strategy::Just('あ'),
+                ],
+                0..80,
+            ),
+            split in 0usize..90,
+        ) {
+            let text: String = chars.into_iter().collect();
+            let (out, used) = requote(&text, b',', true);
+            proptest::prop_assert_eq!(used, text.len());
+            if QuoteCheck::new(b',').advance(text.as_bytes(), true).is_ok() {
+                proptest::prop_assert_eq!(&out, &text);
+            }
+            proptest::prop_assert_eq!(
+                records(&out, b',').collect::<Vec<_>>(),
+                records(&text, b',').collect::<Vec<_>>()
+            );
+            proptest::prop_assert_eq!(QuoteCheck::new(b',').advance(out.as_bytes(), true), Ok(out.len()));
+            let split = text.char_indices().map(|(i, _)| i).chain([text.len()]).nth(split).unwrap_or(text.len());
+            let (first, used) = requote(&text[..split], b',', false);
+            let (rest, _) = requote(&text[used..], b',', true);
+            proptest::prop_assert_eq!(first + &rest, out);
+        }
     }
 }

@@ -169,6 +169,11 @@ fn parse_decoded<R: Read>(
     let mut projection: Option<Projection> = None;
     let mut steps = Steps::new(ctx, ProgressUnit::Bytes, usize::try_from(size).ok());
     let mut read = 0;
+    // Quotes checked as the text comes (`QuoteCheck`): a record with a quote inside an unquoted
+    // field (`1/2" 特注`) is requoted from `floor`, a record's start, before any cut, so Polars
+    // and the cut read `text[..clean]` as design time's `records` does.
+    let mut quotes: Option<keiri_docs::csv::QuoteCheck> = None;
+    let mut floor = 0;
     loop {
         let Decoded {
             text: decoded,
@@ -194,10 +199,32 @@ fn parse_decoded<R: Read>(
             } else {
                 1
             };
+            if quotes.is_none() {
+                // The layout rules design time applies (keiri-docs' csv module).
+                delimiter = shape.delimiter.resolve(&text, shape.skip_rows);
+            }
+            let check = quotes.get_or_insert_with(|| keiri_docs::csv::QuoteCheck::new(delimiter));
+            let clean = loop {
+                match check.advance(text.as_bytes(), last) {
+                    Ok(end) => break end,
+                    Err(at) => {
+                        let (fixed, used) =
+                            keiri_docs::csv::requote(&text[floor..], delimiter, last);
+                        let complete = floor + used;
+                        text.replace_range(floor..complete, &fixed);
+                        floor += fixed.len();
+                        check.restart(floor);
+                        // The record of that quote is not all here yet.
+                        if at >= complete {
+                            break floor;
+                        }
+                    }
+                }
+            };
             let cut = if last {
                 text.len()
             } else {
-                match record_end(text.as_bytes(), sizes.piece, records) {
+                match record_end(&text.as_bytes()[..clean], sizes.piece, records) {
                     Some(cut) => cut,
                     None => break,
                 }
@@ -206,8 +233,6 @@ fn parse_decoded<R: Read>(
             match &mut table {
                 None if chunk.trim().is_empty() => {}
                 None => {
-                    // The layout rules design time applies (keiri-docs' csv module).
-                    delimiter = shape.delimiter.resolve(chunk, shape.skip_rows);
                     let first = keiri_docs::csv::records(chunk, delimiter)
                         .skip(shape.skip_rows)
                         .find(|r| !keiri_docs::csv::is_blank_record(r))
@@ -245,6 +270,8 @@ fn parse_decoded<R: Read>(
                 }
             }
             text.drain(..cut);
+            floor = floor.saturating_sub(cut);
+            check.drained(cut);
             if last {
                 break;
             }
@@ -889,6 +916,34 @@ mod tests {
                 assert_eq!(columns, ["伝票日付", "勘定科目", "摘要"]);
                 assert_eq!(used, "cp932");
             }
+        }
+    }
+
+    /// Inch marks in unquoted fields (a parts list), as design time reads them (keiri-docs'
+    /// `records`: text, like Excel and pandas), at every cut: Polars alone fails the file.
+    #[test]
+    fn a_quote_inside_an_unquoted_field_is_read_as_design_time_reads_it() {
+        let text = "品番,品名,金額\r\nP1,ボルト 1/2\" 特注,\"1,100\"\r\nP2,\"座金 \"\"丸\"\"\",\"2,200\"\r\nP3,板 5\" x 3\",330\r\nP4,\"ナット\r\nM8\"x,\"440\"\r\n";
+        let expected: Vec<Vec<String>> = keiri_docs::csv::records(text, b',').skip(1).collect();
+        assert_eq!(expected[0], ["P1", "ボルト 1/2\" 特注", "1,100"]);
+        assert_eq!(expected[3], ["P4", "ナット\r\nM8x", "440"]);
+        for (block, piece) in [(1, 1), (3, 10), (7, 40), (64, 64), (4096, usize::MAX)] {
+            let (rows, _, _) = read(
+                &sjis(text),
+                "auto",
+                shape(true, 0),
+                PieceSizes { block, piece },
+            )
+            .unwrap_or_else(|e| panic!("block {block}, piece {piece}: {e:?}"));
+            let rows: Vec<Vec<String>> = rows
+                .iter()
+                .map(|r| {
+                    r.values()
+                        .map(|v| v.as_str().unwrap_or_default().to_string())
+                        .collect()
+                })
+                .collect();
+            assert_eq!(rows, expected, "block {block}, piece {piece}");
         }
     }
 
