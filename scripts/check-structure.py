@@ -95,6 +95,8 @@ def check_sizes() -> list[str]:
 
 # ---------------------------------------------------------------------------------------------
 def strip_comments_and_strings(text: str) -> str:
+    # Character literals first: a `'"'` or `b'"'` would otherwise open a string below.
+    text = re.sub(r"(?<!\w)b?'(?:\\u\{[0-9a-fA-F]+\}|\\.|[^'\\\n])'", "' '", text)
     text = re.sub(r'r(#+)"(.*?)"\1', '""', text, flags=re.S)
     text = re.sub(r'"(?:\\.|[^"\\])*"', '""', text, flags=re.S)
     text = re.sub(r"//[^\n]*", "", text)

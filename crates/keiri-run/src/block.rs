@@ -225,8 +225,8 @@ impl BlockContext<'_> {
 
     /// [`BlockContext::items_to_build`] for a list whose items each hold rows (clusters of
     /// invoices), given each item's number of rows in order: all of them when the plan takes
-    /// it, else the first items as far as [`SHOWN_ROWS`] items holding at most
-    /// [`crate::records::WHOLE_ROWS`] rows in all, and always the first item whole. Items keep
+    /// it, else the first items as far as [`SHOWN_ROWS`] items holding at most [`WHOLE_ROWS`]
+    /// rows in all, and always the first item whole. Items keep
     /// every row they hold; a few items of thousands of rows each (invoices of one vendor and
     /// amount chained month to month) would otherwise be hundreds of thousands of rows built
     /// as JSON and recorded for a window that shows the first items.
@@ -236,7 +236,7 @@ impl BlockContext<'_> {
         for size in sizes {
             if !self.takes(output) {
                 rows += size;
-                if built == SHOWN_ROWS || (built > 0 && rows > crate::records::WHOLE_ROWS) {
+                if built == SHOWN_ROWS || (built > 0 && rows > WHOLE_ROWS) {
                     break;
                 }
             }
@@ -484,6 +484,11 @@ pub struct Inputs(pub IndexMap<String, Value>);
 /// The rows of an output the window and the run record show at most (`run_output`): what a
 /// table kept in part keeps, and what a block builds of an output the plan does not take.
 pub const SHOWN_ROWS: usize = 1_000;
+
+/// Tables up to this many rows are always saved whole in the run record: they cost next to
+/// nothing. Also the most rows the items of a list no node takes hold in all
+/// ([`BlockContext::groups_to_build`]).
+pub const WHOLE_ROWS: usize = 10_000;
 
 /// The outputs of one node, keyed by the spec's output names; then the outputs the block built
 /// only in part because the plan does not take them ([`BlockContext::items_to_build`]), each

@@ -511,10 +511,9 @@ impl RunDir {
 /// The file of a node's outputs that lists the tables kept in part ([`RunDir::save_outputs`]).
 const KEPT: &str = "kept-in-part.json";
 const KEPT_STEM: &str = "kept-in-part";
-/// Tables up to this many rows are always saved whole: they cost next to nothing.
-pub const WHOLE_ROWS: usize = 10_000;
-/// The rows kept of a table saved in part: what `run_output` shows at most.
-pub use crate::block::SHOWN_ROWS;
+/// The rows kept of a table saved in part (what `run_output` shows at most), and the rows up
+/// to which a table is always saved whole.
+pub use crate::block::{SHOWN_ROWS, WHOLE_ROWS};
 
 /// An output kept as its first rows only: how many rows it had and, for a table of a step that
 /// can run again, a digest of all of them; or a list the block built only that far because
