@@ -226,19 +226,20 @@ impl BlockContext<'_> {
     /// [`BlockContext::items_to_build`] for a list whose items each hold rows (clusters of
     /// invoices), given each item's number of rows in order: all of them when the plan takes
     /// it, else the first items as far as [`SHOWN_ROWS`] items holding at most [`WHOLE_ROWS`]
-    /// rows in all, and always the first item whole. Items keep
-    /// every row they hold; a few items of thousands of rows each (invoices of one vendor and
-    /// amount chained month to month) would otherwise be hundreds of thousands of rows built
-    /// as JSON and recorded for a window that shows the first items.
+    /// rows in all, and always the first item whole. Items keep every row they hold; a few
+    /// items of thousands of rows each (invoices of one vendor and amount chained month to
+    /// month) would otherwise be hundreds of thousands of rows built as JSON and recorded for
+    /// a window that shows the first items.
     pub fn groups_to_build(&self, output: &str, sizes: impl IntoIterator<Item = usize>) -> usize {
-        let mut built = 0;
-        let mut rows = 0;
-        for size in sizes {
-            if !self.takes(output) {
-                rows += size;
-                if built == SHOWN_ROWS || (built > 0 && rows > WHOLE_ROWS) {
-                    break;
-                }
+        let sizes = sizes.into_iter();
+        if self.takes(output) {
+            return sizes.count();
+        }
+        let (mut built, mut rows) = (0, 0);
+        for size in sizes.take(SHOWN_ROWS) {
+            rows += size;
+            if built > 0 && rows > WHOLE_ROWS {
+                break;
             }
             built += 1;
         }
