@@ -320,9 +320,12 @@ pub fn requote(text: &str, delimiter: u8, finished: bool) -> (String, usize) {
     let mut out = String::with_capacity(text.len() + 64);
     out.push_str(&text[..bom]);
     let mut start = bom;
+    // One record's values one after another, and where each ends: kept from record to record.
+    let mut values: Vec<u8> = Vec::new();
+    let mut ends: Vec<usize> = Vec::new();
     'records: while start < bytes.len() {
-        let mut fields: Vec<Vec<u8>> = Vec::new();
-        let mut field: Vec<u8> = Vec::new();
+        values.clear();
+        ends.clear();
         let mut quoted = false;
         let mut clean = true;
         let mut i = start;
@@ -331,69 +334,77 @@ pub fn requote(text: &str, delimiter: u8, finished: bool) -> (String, usize) {
                 if !finished {
                     break 'records;
                 }
-                fields.push(std::mem::take(&mut field));
+                ends.push(values.len());
                 break i;
             };
             if quoted {
                 match (b, bytes.get(i + 1)) {
                     (b'"', Some(b'"')) => {
-                        field.push(b'"');
+                        values.push(b'"');
                         i += 2;
                     }
                     (b'"', None) if !finished => break 'records,
                     (b'"', next) => {
                         quoted = false;
                         i += 1;
-                        let ends = match next {
+                        clean &= match next {
                             None | Some(b'\n') => true,
                             Some(&c) if c == delimiter => true,
                             Some(b'\r') => bytes.get(i + 1) == Some(&b'\n'),
                             Some(_) => false,
                         };
-                        clean &= ends;
                     }
                     _ => {
-                        field.push(b);
+                        values.push(b);
                         i += 1;
                     }
                 }
                 continue;
             }
+            let field_empty = values.len() == ends.last().copied().unwrap_or(0);
             match b {
-                b'"' if field.is_empty() => quoted = true,
+                b'"' if field_empty => quoted = true,
                 b'"' => {
                     clean = false;
-                    field.push(b);
+                    values.push(b);
                 }
-                _ if b == delimiter => fields.push(std::mem::take(&mut field)),
+                _ if b == delimiter => ends.push(values.len()),
                 b'\r' if bytes.get(i + 1) == Some(&b'\n') => {}
                 b'\n' => {
-                    fields.push(std::mem::take(&mut field));
+                    ends.push(values.len());
                     break i + 1;
                 }
-                _ => field.push(b),
+                _ => values.push(b),
             }
             i += 1;
         };
         if clean {
             out.push_str(&text[start..end]);
         } else {
-            let line_end = if text[start..end].ends_with("\r\n") {
+            let record = &text[start..end];
+            let line_end = if record.ends_with("\r\n") {
                 "\r\n"
-            } else if text[start..end].ends_with('\n') {
+            } else if record.ends_with('\n') {
                 "\n"
             } else {
                 ""
             };
-            for (k, value) in fields.iter().enumerate() {
+            let mut from = 0;
+            for (k, &to) in ends.iter().enumerate() {
                 if k > 0 {
                     out.push(char::from(delimiter));
                 }
-                // Cut only at ASCII bytes, so each value is whole UTF-8.
-                let value = std::str::from_utf8(value).unwrap_or_default();
+                // Values end only at ASCII bytes, so each is whole UTF-8.
+                let value = std::str::from_utf8(&values[from..to]).unwrap_or_default();
                 out.push('"');
-                out.push_str(&value.replace('"', "\"\""));
+                for (n, piece) in value.split('"').enumerate() {
+                    if n > 0 {
+                        out.push_str("\"\"");
+                    }
+                    out.push_str(piece);
+                }
                 out.push('"');
+                from = to;
             }
             out.push_str(line_end);
         }
