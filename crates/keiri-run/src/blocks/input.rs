@@ -154,6 +154,71 @@ fn scan_record_end(text: &[u8], start: usize, from: usize, records: usize) -> Op
     None
 }
 
+/// The quotes of `csv.read`'s decoded text, checked as it comes (keiri-docs' `QuoteCheck`): a
+/// record with a quote inside an unquoted field (`1/2" 特注`) is requoted from `floor`, a
+/// record's start, before any cut, so Polars and [`record_end`] read the text as design
+/// time's `records` does.
+struct Requoting {
+    check: keiri_docs::csv::QuoteCheck,
+    delimiter: u8,
+    /// A record's start at or before every quote not checked yet.
+    floor: usize,
+    /// A requoted record that was not all here: tried again once a line end comes after this
+    /// (a record of megabytes is not read again for each block that adds to it).
+    waiting: Option<usize>,
+    /// The times the text was requoted.
+    passes: usize,
+}
+
+impl Requoting {
+    fn new(delimiter: u8) -> Requoting {
+        Requoting {
+            check: keiri_docs::csv::QuoteCheck::new(delimiter),
+            delimiter,
+            floor: 0,
+            waiting: None,
+            passes: 0,
+        }
+    }
+
+    /// How much of `text` (the same text, grown; it begins at a record's start) Polars and
+    /// [`record_end`] may read, once the records that need it are requoted. `last`: `text`
+    /// is all there is, and all of it is then returned.
+    fn clean_end(&mut self, text: &mut String, last: bool) -> usize {
+        loop {
+            match self.check.advance(text.as_bytes(), last) {
+                Ok(end) => return end,
+                Err(_) if !last && self.waiting.is_some_and(|w| !text[w..].contains('\n')) => {
+                    return self.floor;
+                }
+                Err(at) => {
+                    let floor = self.floor;
+                    let (fixed, used) =
+                        keiri_docs::csv::requote(&text[floor..], self.delimiter, last);
+                    self.passes += 1;
+                    let complete = floor + used;
+                    text.replace_range(floor..complete, &fixed);
+                    self.floor += fixed.len();
+                    self.check.restart(self.floor);
+                    self.waiting = None;
+                    // The record of that quote is not all here yet.
+                    if at >= complete {
+                        self.waiting = Some(text.len());
+                        return self.floor;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The first `cut` bytes of the text, at most its clean end, were taken away.
+    fn drained(&mut self, cut: usize) {
+        self.floor = self.floor.saturating_sub(cut);
+        self.waiting = self.waiting.map(|w| w - cut);
+        self.check.drained(cut);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -191,5 +256,38 @@ mod tests {
             );
             prop_assert_eq!(count_byte(&vec![b'"'; bytes.len()], b'"'), bytes.len());
         }
+    }
+
+    /// A record with an inch mark that grows block by block without a line end is requoted
+    /// once, not once per block, and the records before it are left for a cut; once its line
+    /// end comes, it is requoted whole.
+    #[test]
+    fn a_record_not_all_here_waits_for_a_line_end() {
+        let mut requoting = Requoting::new(b',');
+        let mut text = String::from("a,b\n1,\"x\"\nP2,5\" ");
+        assert_eq!(requoting.clean_end(&mut text, false), 10);
+        for _ in 0..100 {
+            text.push_str("yyyy");
+            assert_eq!(requoting.clean_end(&mut text, false), 10);
+        }
+        assert_eq!(requoting.passes, 1);
+        text.push_str(",7\nP3,8\n");
+        let end = requoting.clean_end(&mut text, false);
+        assert_eq!(requoting.passes, 2);
+        assert_eq!(end, text.len());
+        let rows: Vec<Vec<String>> = keiri_docs::csv::records(&text, b',').collect();
+        assert_eq!(rows[2], ["P2", &format!("5\" {}", "y".repeat(400)), "7"]);
+        assert_eq!(rows[3], ["P3", "8"]);
+        assert!(
+            text.starts_with("a,b\n1,\"x\"\n\"P2\",\"5\"\" yyyy"),
+            "{}",
+            &text[..30]
+        );
+        // A cut up to the clean end, then the same from the text left.
+        requoting.drained(10);
+        text.drain(..10);
+        text.push_str("P4,9\" x\n");
+        assert_eq!(requoting.clean_end(&mut text, true), text.len());
+        assert!(text.ends_with("\"P4\",\"9\"\" x\"\n"), "{text}");
     }
 }

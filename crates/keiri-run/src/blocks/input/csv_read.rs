@@ -1,7 +1,7 @@
 //! `csv.read`: its inputs and outputs are in `block_specs/input/csv.read.yaml`.
 
 use super::csv_decode::{DecodeError, Decoded, DecodedBlocks, Decoding};
-use super::record_end;
+use super::{Requoting, record_end};
 use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, ProgressUnit, Warning};
 use crate::blocks::kit::decode::{encoding_choice, undecodable, undetectable};
 use crate::blocks::kit::files::{MAX_FILE_BYTES, not_found, resolve};
@@ -169,11 +169,7 @@ fn parse_decoded<R: Read>(
     let mut projection: Option<Projection> = None;
     let mut steps = Steps::new(ctx, ProgressUnit::Bytes, usize::try_from(size).ok());
     let mut read = 0;
-    // Quotes checked as the text comes (`QuoteCheck`): a record with a quote inside an unquoted
-    // field (`1/2" 特注`) is requoted from `floor`, a record's start, before any cut, so Polars
-    // and the cut read `text[..clean]` as design time's `records` does.
-    let mut quotes: Option<keiri_docs::csv::QuoteCheck> = None;
-    let mut floor = 0;
+    let mut quotes: Option<Requoting> = None;
     loop {
         let Decoded {
             text: decoded,
@@ -203,24 +199,8 @@ fn parse_decoded<R: Read>(
                 // The layout rules design time applies (keiri-docs' csv module).
                 delimiter = shape.delimiter.resolve(&text, shape.skip_rows);
             }
-            let check = quotes.get_or_insert_with(|| keiri_docs::csv::QuoteCheck::new(delimiter));
-            let clean = loop {
-                match check.advance(text.as_bytes(), last) {
-                    Ok(end) => break end,
-                    Err(at) => {
-                        let (fixed, used) =
-                            keiri_docs::csv::requote(&text[floor..], delimiter, last);
-                        let complete = floor + used;
-                        text.replace_range(floor..complete, &fixed);
-                        floor += fixed.len();
-                        check.restart(floor);
-                        // The record of that quote is not all here yet.
-                        if at >= complete {
-                            break floor;
-                        }
-                    }
-                }
-            };
+            let requoting = quotes.get_or_insert_with(|| Requoting::new(delimiter));
+            let clean = requoting.clean_end(&mut text, last);
             let cut = if last {
                 text.len()
             } else {
@@ -270,8 +250,7 @@ fn parse_decoded<R: Read>(
                 }
             }
             text.drain(..cut);
-            floor = floor.saturating_sub(cut);
-            check.drained(cut);
+            requoting.drained(cut);
             if last {
                 break;
             }
