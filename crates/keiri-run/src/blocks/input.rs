@@ -4,13 +4,16 @@
 //! `file.unzip_evidence`, which extracts into `ctx.out_dir` (never beside the archive).
 //!
 //! * CSV text is decoded with keiri-docs' decoder and laid out by its csv rules (delimiter
-//!   detection, blank records skipped, trailing empty columns dropped), the ones design time
-//!   uses, so a file is read the same way when a plan is checked and when it runs; Polars' CSV
-//!   reader parses it (multi-threaded, all columns as text as the spec promises). The file
-//!   is streamed: decoded block by block and parsed in pieces of a few MiB cut at record
-//!   ends, so a large export never sits in memory as raw bytes or as one decoded string.
+//!   detection, blank records skipped, trailing empty columns dropped, a quote inside an
+//!   unquoted field read as text), the ones design time uses, so a file is read the same way
+//!   when a plan is checked and when it runs; records with such a quote are requoted
+//!   ([`Requoting`]) before Polars' CSV reader parses the text (multi-threaded, all columns
+//!   as text as the spec promises). The file is streamed: decoded block by block and parsed
+//!   in pieces of a few MiB cut at record ends, so a large export never sits in memory as raw
+//!   bytes or as one decoded string.
 //! * Bank statements go through the `csv` crate row by row; a large one is read in pieces,
-//!   one per core, cut at record ends found as CSV reading finds them ([`record_end`]).
+//!   one per core, cut at record ends found as CSV reading finds them ([`record_end`]), unless
+//!   a quote inside an unquoted field makes counting quotes wrong (then on one core).
 //! * Workbooks are opened through keiri-docs' checked open (`open_workbook`: zip bombs,
 //!   impossible shared-string counts and references outside Excel's grid are refused before
 //!   calamine reads them) and read with calamine's streaming cell reader (a sparse sheet
