@@ -312,14 +312,20 @@ fn duplicates_whose_clusters_no_node_takes_are_the_same_and_the_clusters_shown_i
         .map(|r| &r["請求書番号"])
         .collect();
     assert_eq!(numbers, [&json!("INV-999-a"), &json!("INV-999-b")]);
-    let kept = shown.kept_in_part("detect").unwrap();
+    clusters_in_part(&shown, &events, VENDORS, SHOWN_ROWS);
+}
+
+/// `detect`'s `clusters` recorded in part: `total` counted (the record's count and the finish
+/// line's rows), `shown` built.
+fn clusters_in_part(dir: &RunDir, events: &[Event], total: usize, shown: usize) {
+    let kept = dir.kept_in_part("detect").unwrap();
     assert_eq!(
         (kept["clusters"].rows, kept["clusters"].untaken),
-        (VENDORS, true)
+        (total, true)
     );
-    let (rows, clusters) = finished(&events, "detect", "clusters");
-    assert_eq!(rows, Some(VENDORS));
-    assert_eq!(clusters["shown"], json!(SHOWN_ROWS));
+    let (rows, clusters) = finished(events, "detect", "clusters");
+    assert_eq!(rows, Some(total));
+    assert_eq!(clusters["shown"], json!(shown));
 }
 
 /// Invoices of one vendor and amount each, `sizes[k]` of them a day apart (so each vendor's
@@ -374,13 +380,6 @@ fn clusters_no_node_takes_are_recorded_as_far_as_ten_thousand_rows_each_cluster_
             first.as_array().unwrap()[..],
             all.as_array().unwrap()[..shown]
         );
-        let kept = part.kept_in_part("detect").unwrap();
-        assert_eq!(
-            (kept["clusters"].rows, kept["clusters"].untaken),
-            (clusters, true)
-        );
-        let (rows, recorded_clusters) = finished(&events, "detect", "clusters");
-        assert_eq!(rows, Some(clusters));
-        assert_eq!(recorded_clusters["shown"], json!(shown));
+        clusters_in_part(&part, &events, clusters, shown);
     }
 }
