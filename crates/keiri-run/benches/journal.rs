@@ -104,6 +104,7 @@ fn call(registry: &Registry, dir: &Path, id: &str, inputs: Inputs) -> Result<Out
         lang: keiri_plan::Lang::Ja,
         columns_used: None,
         outputs_taken: None,
+        pieces: None,
     };
     let block = registry.get(id).ok_or(format!("{id} is not registered"))?;
     Ok(block(&ctx, &inputs)?)

@@ -193,6 +193,25 @@ pub struct BlockContext<'a> {
     /// others, so a block may build one of them only as far as the window shows it
     /// ([`BlockContext::items_to_build`]). `None`: all are taken.
     pub outputs_taken: Option<&'a [String]>,
+    /// Where a reader hands its table piece by piece when the engine runs the row-by-row
+    /// steps after it in the same pass (`engine/fused.rs`); `None`: the reader builds its
+    /// table whole, as every other block does.
+    pub pieces: Option<&'a dyn Pieces>,
+}
+
+/// The receiving end of a reader's rows when the engine runs the steps after it in one pass
+/// over the file (`engine/fused.rs`): the reader hands each piece of its table as its output
+/// would hold those rows, in file order, and itself keeps only its first rows.
+pub trait Pieces: Send + Sync + std::fmt::Debug {
+    /// The reader starts again from the file's first byte (it tries another encoding): what
+    /// it handed over so far is void.
+    fn restart(&self);
+    /// The next rows. `Ok(false)`: the pass stopped (the engine runs the steps one by one
+    /// after the reader has read the file whole), so the reader may stop reading.
+    fn take(&self, ctx: &BlockContext<'_>, rows: DataFrame) -> Result<bool, BlockError>;
+    /// The reader's table cannot be handed over piece by piece (it needs all of its rows
+    /// to decide what it holds): the reader builds it whole, and the steps run one by one.
+    fn refuse(&self);
 }
 
 impl BlockContext<'_> {

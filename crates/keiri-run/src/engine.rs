@@ -51,9 +51,11 @@ use crate::value::Value;
 mod checks;
 mod empty;
 mod failures;
+mod fused;
 mod invoke;
 mod levels;
 mod options;
+mod passes;
 mod policy;
 mod projection;
 mod recorder;
@@ -175,6 +177,14 @@ pub fn run(
         .iter()
         .map(|(k, v)| (k.clone(), v.outputs.clone()))
         .collect();
+    let mut chains = HashMap::new();
+    if options.fused && options.only_what_is_used {
+        chains = fused::chains(plan, catalog, &used_columns);
+        // A chain a resume finds begun runs one node at a time.
+        chains.retain(|reader, chain| {
+            !reused.contains_key(reader) && chain.steps.iter().all(|s| !reused.contains_key(&s.id))
+        });
+    }
     let runner = Runner {
         started,
         catalog,
@@ -196,6 +206,8 @@ pub fn run(
         memory_at_start: limits::resident_bytes(),
         recorder: Default::default(),
         used_columns,
+        chains,
+        fused: Mutex::new(HashMap::new()),
     };
     let run_id = runner.lock_state().run_id.clone();
     runner.emit(Event::RunStart {
@@ -351,6 +363,10 @@ struct Runner<'a> {
     /// The columns the rest of the plan reads of each top-level reader's table, where all
     /// are known (`projection.rs`).
     used_columns: HashMap<String, Vec<String>>,
+    /// The top-level readers that run the row-by-row steps after them in one pass, by id.
+    chains: HashMap<String, fused::Chain>,
+    /// The outputs of steps a pass ran and the time each took there, until their turn.
+    fused: Mutex<HashMap<String, (Outputs, Duration)>>,
 }
 
 /// The effective policy of a node: its own fields, else the plan's.
@@ -364,6 +380,7 @@ impl<'a> Runner<'a> {
         projection::Used {
             columns: self.used_columns.get(&node.id).cloned(),
             outputs: Some(node.aliases().map(|(local, _)| local.to_string()).collect()),
+            pieces: None,
         }
     }
 
@@ -704,6 +721,10 @@ impl<'a> Runner<'a> {
             }
             _ => Default::default(),
         };
+        let ran = frame.top.and_then(|_| self.lock_fused().remove(&node.id));
+        if let Some(ran) = ran {
+            return self.finish_fused(node, &qid, frame, ran);
+        }
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -725,23 +746,7 @@ impl<'a> Runner<'a> {
             let result = result.and_then(|outputs| recorder::same_rows(&qid, &kept, outputs));
             let duration_ms = millis(started.elapsed());
             match result {
-                Ok(outputs) => {
-                    let summary = outputs
-                        .0
-                        .iter()
-                        .map(|(k, v)| (k.clone(), records::summarize(v, outputs.in_part().get(k))))
-                        .collect();
-                    if frame.top.is_some() {
-                        self.record_finished(node, &outputs);
-                    }
-                    self.emit(Event::NodeFinish {
-                        node: qid.clone(),
-                        duration_ms,
-                        rows: records::rows(&outputs),
-                        outputs: summary,
-                    });
-                    return NodeResult::Done(outputs);
-                }
+                Ok(outputs) => return self.done(node, &qid, frame, outputs, duration_ms),
                 Err(error) if error.code == ErrorCode::AwaitingInput => {
                     self.emit(Event::NodePaused {
                         node: qid.clone(),
@@ -777,6 +782,32 @@ impl<'a> Runner<'a> {
                 }
             }
         }
+    }
+
+    /// Records `node` finished (top level) and reports it.
+    fn done(
+        &self,
+        node: &Node,
+        qid: &str,
+        frame: &Frame<'_>,
+        outputs: Outputs,
+        duration_ms: u64,
+    ) -> NodeResult {
+        let summary = outputs
+            .0
+            .iter()
+            .map(|(k, v)| (k.clone(), records::summarize(v, outputs.in_part().get(k))))
+            .collect();
+        if frame.top.is_some() {
+            self.record_finished(node, &outputs);
+        }
+        self.emit(Event::NodeFinish {
+            node: qid.to_string(),
+            duration_ms,
+            rows: records::rows(&outputs),
+            outputs: summary,
+        });
+        NodeResult::Done(outputs)
     }
 
     fn resolve_inputs(
@@ -833,16 +864,14 @@ impl<'a> Runner<'a> {
         let shape = |n: &str, a: &str| scope.shape(n, a).cloned();
         let shapes = empty::shapes(spec, &inputs, &|key| empty::loop_shape(node, key, &shape));
         let columnless = empty::columnless(node, &inputs);
+        let mut used = self.used(node, frame);
+        let pass = self.pass(node, frame, scope, &mut used);
         let mut outputs = self
-            .invoke(
-                f,
-                qid,
-                Inputs(inputs),
-                out_dir,
-                policy.timeout_ms,
-                self.used(node, frame),
-            )
+            .invoke(f, qid, Inputs(inputs), out_dir, policy.timeout_ms, used)
             .map_err(|e| empty::explain_missing(e, &columnless))?;
+        if let Some(pass) = pass {
+            self.take_pass(qid, &pass, &outputs)?;
+        }
         empty::keep_columns(&mut outputs, shapes);
         if let Some(warning) = warnings::empty_result(spec, node, input_rows, &outputs) {
             self.warn(qid, warning);

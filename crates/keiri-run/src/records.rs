@@ -346,14 +346,20 @@ impl RunDir {
         }
         std::fs::create_dir_all(&staging).map_err(io("creating", &staging))?;
         let mut names = Vec::new();
+        // Built in part: a list the plan does not take, or the first rows of a table a pass
+        // handed on piece by piece (`engine/fused.rs`), which a resume needs whole.
         let mut kept: BTreeMap<String, Kept> = outputs
             .1
             .iter()
             .map(|(key, &rows)| {
+                let table = outputs
+                    .0
+                    .iter()
+                    .any(|(k, part)| k == key && matches!(part, Part::Table(_)));
                 let kept = Kept {
                     rows,
                     digest: String::new(),
-                    untaken: true,
+                    untaken: !table,
                 };
                 (key.clone(), kept)
             })
@@ -361,7 +367,9 @@ impl RunDir {
         for (key, part) in &outputs.0 {
             let head;
             let part = match part {
-                Part::Table(df) if recomputable && df.height() > WHOLE_ROWS => {
+                Part::Table(df)
+                    if recomputable && df.height() > WHOLE_ROWS && !outputs.1.contains_key(key) =>
+                {
                     kept.insert(
                         key.clone(),
                         Kept {
@@ -517,7 +525,9 @@ pub use crate::block::{SHOWN_ROWS, WHOLE_ROWS};
 
 /// An output kept as its first rows only: how many rows it had and, for a table of a step that
 /// can run again, a digest of all of them; or a list the block built only that far because
-/// the plan does not take it (`untaken`, no digest).
+/// the plan does not take it (`untaken`, no digest). A table a pass handed on piece by piece
+/// (`engine/fused.rs`) has no digest: only the pass's last table, kept whole in memory, has
+/// one, and a resume that runs the pass again compares the others' row counts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Kept {
     pub rows: usize,
@@ -716,12 +726,16 @@ fn encode_table(df: &DataFrame, out: &mut impl Write) -> Result<(), RunError> {
 }
 
 /// A short description of one output for `node_finish`.
-/// `in_part`: the output is a list built only in part (the plan does not take it) of this
-/// many items in full, which its `rows` say; `shown` says how many it holds.
+/// `in_part`: the output is built only in part (a list the plan does not take, or the first
+/// rows of a table a pass handed on) of this many items in full, which its `rows` say; a
+/// list's `shown` says how many it holds.
 pub fn summarize(value: &Value, in_part: Option<&usize>) -> Json {
     let mut summary = summarize_whole(value);
     if let Some(&rows) = in_part {
-        summary["shown"] = summary["rows"].clone();
+        // A table a pass handed on reads as any table of a step kept in part: its rows.
+        if matches!(value, Value::Json(_)) {
+            summary["shown"] = summary["rows"].clone();
+        }
         summary["rows"] = rows.into();
     }
     summary
@@ -844,7 +858,7 @@ pub fn rows(outputs: &Outputs) -> Option<usize> {
     };
     written.or_else(|| {
         outputs.0.iter().find_map(|(key, v)| match v {
-            Value::Table(df) => Some(df.height()),
+            Value::Table(df) => Some(outputs.in_part().get(key).copied().unwrap_or(df.height())),
             Value::Json(Json::Array(items)) if items.iter().all(Json::is_object) => {
                 Some(outputs.in_part().get(key).copied().unwrap_or(items.len()))
             }

@@ -81,6 +81,7 @@ impl Runner<'_> {
                     lang,
                     columns_used: used.columns.as_deref(),
                     outputs_taken: used.outputs.as_deref(),
+                    pieces: used.pieces.as_deref(),
                 };
                 let _ = tx.send(f(&ctx, &inputs));
             });

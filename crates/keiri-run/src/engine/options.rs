@@ -72,6 +72,12 @@ pub struct RunOptions {
     /// column and every output is built whole (the planner's sample runs, [`crate::verify`],
     /// whose failure reports list the file's columns). On by default.
     pub only_what_is_used: bool,
+    /// A `csv.read` and the row-by-row steps after it that alone take its rows run as one
+    /// pass over the file, only the last step's table built whole (`engine/fused.rs`); the
+    /// record and every answer are those of running them one by one. Needs
+    /// [`RunOptions::only_what_is_used`]. Off, each node builds its table whole (the tests
+    /// that hold the pass to node-by-node execution). On by default.
+    pub fused: bool,
 }
 
 impl RunOptions {
@@ -100,6 +106,7 @@ impl RunOptions {
             lang: keiri_plan::Lang::Ja,
             progress_every: std::time::Duration::from_secs(1),
             only_what_is_used: true,
+            fused: true,
         }
     }
 }

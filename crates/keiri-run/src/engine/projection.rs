@@ -95,6 +95,9 @@ pub(super) struct Used {
     pub columns: Option<Vec<String>>,
     /// The outputs the node's `out` takes (`BlockContext::outputs_taken`).
     pub outputs: Option<Vec<String>>,
+    /// The steps that take a reader's rows piece by piece (`BlockContext::pieces`,
+    /// `fused.rs`).
+    pub pieces: Option<std::sync::Arc<dyn crate::block::Pieces>>,
 }
 
 /// The finished nodes a resume must run again: each reader whose recorded columns are not
@@ -144,7 +147,7 @@ pub(super) fn stale(
 }
 
 /// The builtin a node runs (its spec's `builtin:` entrypoint, else its block id).
-fn builtin<'c>(node: &Node, catalog: &'c Catalog) -> Option<&'c str> {
+pub(super) fn builtin<'c>(node: &Node, catalog: &'c Catalog) -> Option<&'c str> {
     let spec = catalog.get(node.block.as_deref()?)?;
     Some(
         spec.entrypoint
@@ -155,22 +158,23 @@ fn builtin<'c>(node: &Node, catalog: &'c Catalog) -> Option<&'c str> {
 }
 
 /// The alias a node gives its output `local` (`out: {rows: journal}`).
-fn alias_of<'n>(node: &'n Node, local: &str) -> Option<&'n str> {
+pub(super) fn alias_of<'n>(node: &'n Node, local: &str) -> Option<&'n str> {
     node.out.get(local).and_then(Value::as_str)
 }
 
 /// Every reference to a node in the plan: how many there are in all, by node and by output,
 /// and those that are a whole input value of a top-level node (`(consumer, input, alias)`).
-struct Uses<'p> {
+pub(super) struct Uses<'p> {
     /// The plan holds a `${…}` that does not parse, or could not be read whole.
-    malformed: bool,
+    pub malformed: bool,
     /// By `(node, Some(alias))`, and by `(node, None)` for all of a node's outputs.
     all: HashMap<(String, Option<String>), usize>,
-    inputs: HashMap<String, Vec<(&'p Node, &'p str, String)>>,
+    /// By node: `(consumer, input, alias)` for each whole input value referring to it.
+    pub inputs: HashMap<String, Vec<(&'p Node, &'p str, String)>>,
 }
 
 impl<'p> Uses<'p> {
-    fn of(plan: &'p Plan) -> Uses<'p> {
+    pub(super) fn of(plan: &'p Plan) -> Uses<'p> {
         let mut all: HashMap<(String, Option<String>), usize> = HashMap::new();
         let (mut found, mut bad) = (Vec::new(), Vec::new());
         // The whole plan: inputs, conditions, loops, bodies, calls, outputs.
@@ -216,7 +220,7 @@ impl<'p> Uses<'p> {
 
     /// How many references the plan makes to `node`'s output `alias`, or to any of its
     /// outputs.
-    fn count(&self, node: &str, alias: Option<&str>) -> usize {
+    pub(super) fn count(&self, node: &str, alias: Option<&str>) -> usize {
         let key = (node.to_string(), alias.map(str::to_string));
         self.all.get(&key).copied().unwrap_or(0)
     }

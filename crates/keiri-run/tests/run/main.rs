@@ -6,6 +6,7 @@ mod checkpoints;
 mod columns;
 mod control;
 mod engine;
+mod fused;
 mod input;
 mod integration;
 mod jp;

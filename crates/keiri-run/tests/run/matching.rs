@@ -218,6 +218,7 @@ fn run_outputs(
         lang: keiri_plan::Lang::Ja,
         columns_used: None,
         outputs_taken: None,
+        pieces: None,
     };
     let result = block(&ctx, &inputs);
     drop(calls);

@@ -85,7 +85,8 @@ fn columns(dir: &RunDir, node: &str) -> Vec<String> {
     names
 }
 
-fn totals(dir: &RunDir) -> Json {
+/// The totals node's rows as `[account, month, total, count]`, sorted.
+pub fn totals(dir: &RunDir) -> Json {
     let rows = output(dir, "totals", "rows");
     let mut rows: Vec<Json> = rows
         .as_array()

@@ -2,7 +2,9 @@
 
 use super::csv_decode::{DecodeError, Decoded, DecodedBlocks, Decoding};
 use super::{Requoting, record_end};
-use crate::block::{BlockContext, BlockError, ErrorCode, Inputs, Outputs, ProgressUnit, Warning};
+use crate::block::{
+    BlockContext, BlockError, ErrorCode, Inputs, Outputs, Pieces, ProgressUnit, SHOWN_ROWS, Warning,
+};
 use crate::blocks::kit::decode::{encoding_choice, undecodable, undetectable};
 use crate::blocks::kit::files::{MAX_FILE_BYTES, not_found, resolve};
 use crate::blocks::kit::steps::Steps;
@@ -57,6 +59,61 @@ struct CsvRead {
     records: usize,
     /// The columns left out when only the `wanted` ones were parsed; `None` when all were.
     unread: Option<Vec<String>>,
+    /// The table went to the steps after the read piece by piece (`BlockContext::pieces`):
+    /// `table` holds its first rows only.
+    handed: Option<Handed>,
+}
+
+/// What a read handed to the steps after it (`BlockContext::pieces`): its first rows (blank
+/// rows dropped, names trimmed, as its output holds them), how many rows it handed in all,
+/// and the blank ones it dropped. Each piece is shaped as the whole table would be: its
+/// columns were projected (a projected read drops no empty trailing columns) and blank rows
+/// are dropped row by row, so the pieces put together are the table a whole read builds.
+struct Handed {
+    rows: usize,
+    blank: usize,
+    /// The pass stopped before the end: the steps run one by one on a whole read.
+    stopped: bool,
+}
+
+/// A read handing its rows over piece by piece: what it keeps of them.
+struct Handing<'p> {
+    pass: &'p dyn Pieces,
+    head: Option<DataFrame>,
+    handed: Handed,
+}
+
+impl Handing<'_> {
+    /// Shapes `piece` as the read's output holds its rows, keeps its first rows, and hands it.
+    fn hand(&mut self, ctx: &BlockContext<'_>, mut piece: DataFrame) -> Result<(), PieceError> {
+        self.handed.blank += drop_blank_rows(&mut piece).map_err(PieceError::Failed)?;
+        trim_names(&mut piece).map_err(PieceError::Failed)?;
+        self.handed.rows += piece.height();
+        let kept = self.head.as_ref().map_or(0, DataFrame::height);
+        if kept < SHOWN_ROWS {
+            let more = piece.head(Some(SHOWN_ROWS - kept));
+            match &mut self.head {
+                Some(head) => {
+                    head.vstack_mut_owned(more)
+                        .map_err(|e| PieceError::Failed(csv_error(&e)))?;
+                }
+                None => self.head = Some(more),
+            }
+        }
+        if piece.height() > 0 && !self.handed.stopped {
+            self.handed.stopped = !self.pass.take(ctx, piece).map_err(PieceError::Failed)?;
+        }
+        Ok(())
+    }
+}
+
+/// Header names keep their text, but a BOM-less file written by Excel may pad them.
+fn trim_names(df: &mut DataFrame) -> Result<(), BlockError> {
+    let trimmed: Vec<String> = column_names(df)
+        .iter()
+        .map(|n| n.trim().to_owned())
+        .collect();
+    df.set_column_names(&trimmed).map_err(|e| table_error(&e))
 }
 
 /// Reads the CSV at `path` into a table of text columns, decoding and parsing it in pieces
@@ -71,6 +128,7 @@ fn read_csv_table(
     shape: CsvShape,
     sizes: PieceSizes,
     wanted: Option<Wanted<'_>>,
+    pieces: Option<&dyn Pieces>,
 ) -> Result<CsvRead, BlockError> {
     use std::io::{Seek, SeekFrom};
     let choice = encoding_choice(encoding)?;
@@ -96,7 +154,8 @@ fn read_csv_table(
     for &candidate in &list {
         file.seek(SeekFrom::Start(0))
             .map_err(|e| not_found(&full, &e))?;
-        match parse_pieces(ctx, (&mut file, size), candidate, shape, sizes, wanted) {
+        let read = (&mut file, size);
+        match parse_pieces(ctx, read, candidate, shape, sizes, (wanted, pieces)) {
             Ok(parsed) => {
                 return Ok(CsvRead {
                     table: parsed.table,
@@ -107,6 +166,7 @@ fn read_csv_table(
                     short: parsed.short,
                     records: parsed.records,
                     unread: parsed.unread,
+                    handed: parsed.handed,
                 });
             }
             Err(PieceError::Undecodable) => continue,
@@ -135,8 +195,11 @@ fn parse_pieces<R: Read + Send>(
     encoding: keiri_docs::TextEncoding,
     shape: CsvShape,
     sizes: PieceSizes,
-    wanted: Option<Wanted<'_>>,
+    (wanted, pieces): (Option<Wanted<'_>>, Option<&dyn Pieces>),
 ) -> Result<Parsed, PieceError> {
+    if let Some(pass) = pieces {
+        pass.restart();
+    }
     let decoding = Decoding {
         file,
         decoder: keiri_docs::text::StreamDecoder::new(encoding),
@@ -144,7 +207,7 @@ fn parse_pieces<R: Read + Send>(
     };
     std::thread::scope(|scope| {
         let mut blocks = DecodedBlocks::start(scope, decoding);
-        parse_decoded(ctx, &mut blocks, size, shape, sizes, wanted)
+        parse_decoded(ctx, &mut blocks, size, shape, sizes, (wanted, pieces))
     })
 }
 
@@ -155,10 +218,12 @@ fn parse_decoded<R: Read>(
     size: u64,
     shape: CsvShape,
     sizes: PieceSizes,
-    wanted: Option<Wanted<'_>>,
+    (wanted, pieces): (Option<Wanted<'_>>, Option<&dyn Pieces>),
 ) -> Result<Parsed, PieceError> {
     let mut text = String::new();
     let mut table: Option<DataFrame> = None;
+    // The rows parsed so far (blank ones too): where the next piece's rows start.
+    let mut parsed_rows = 0;
     let mut delimiter = b',';
     let mut blank_suffix = 0;
     // The values a full row has (the header's named columns), the data records seen so far
@@ -170,7 +235,9 @@ fn parse_decoded<R: Read>(
     let mut steps = Steps::new(ctx, ProgressUnit::Bytes, usize::try_from(size).ok());
     let mut read = 0;
     let mut quotes: Option<Requoting> = None;
-    loop {
+    // Handing the rows to the steps after the read, once the first piece shows the read can.
+    let mut handing: Option<Handing<'_>> = None;
+    'read: loop {
         let Decoded {
             text: decoded,
             bytes,
@@ -232,10 +299,30 @@ fn parse_decoded<R: Read>(
                     );
                     let whole = parse_checked(chunk, shape, delimiter, None, None, 0)?;
                     projection = wanted.and_then(|w| Projection::of(&whole, &w));
-                    table = Some(match &projection {
+                    let first = match &projection {
                         Some(p) => p.pick(&whole)?,
                         None => whole,
-                    });
+                    };
+                    parsed_rows = first.height();
+                    match (pieces, &projection) {
+                        // A read of every column may drop empty trailing columns, which only
+                        // its whole table tells: it is built whole.
+                        (Some(pass), None) => pass.refuse(),
+                        (Some(pass), Some(_)) => {
+                            let handing = handing.insert(Handing {
+                                pass,
+                                head: None,
+                                handed: Handed {
+                                    rows: 0,
+                                    blank: 0,
+                                    stopped: false,
+                                },
+                            });
+                            handing.hand(ctx, first.clone())?;
+                        }
+                        (None, _) => {}
+                    }
+                    table = Some(first);
                 }
                 Some(df) => {
                     count_short(chunk, delimiter, 0, false, width, &mut seen, &mut short);
@@ -244,9 +331,20 @@ fn parse_decoded<R: Read>(
                         None => (df.schema().clone(), None),
                     };
                     let more =
-                        parse_checked(chunk, shape, delimiter, Some(schema), picked, df.height())?;
-                    df.vstack_mut_owned(more)
-                        .map_err(|e| PieceError::Failed(csv_error(&e)))?;
+                        parse_checked(chunk, shape, delimiter, Some(schema), picked, parsed_rows)?;
+                    parsed_rows += more.height();
+                    match &mut handing {
+                        Some(handing) => {
+                            handing.hand(ctx, more)?;
+                            if handing.handed.stopped {
+                                break 'read;
+                            }
+                        }
+                        None => {
+                            df.vstack_mut_owned(more)
+                                .map_err(|e| PieceError::Failed(csv_error(&e)))?;
+                        }
+                    }
                 }
             }
             text.drain(..cut);
@@ -260,7 +358,12 @@ fn parse_decoded<R: Read>(
         }
     }
     // A file of nothing but blank lines is an empty table, not a parse error.
+    let (table, handed) = match handing {
+        Some(handing) => (handing.head, Some(handing.handed)),
+        None => (table, None),
+    };
     Ok(Parsed {
+        handed,
         table: table.unwrap_or_else(DataFrame::empty),
         delimiter,
         blank_suffix,
@@ -282,6 +385,7 @@ struct Parsed {
     short: ShortRows,
     records: usize,
     unread: Option<Vec<String>>,
+    handed: Option<Handed>,
 }
 
 /// The names a read is asked to keep: `csv.read`'s `columns` (all must be in the header), or
@@ -641,14 +745,29 @@ fn csv_error(e: &PolarsError) -> BlockError {
 /// keeps fewer rows than the non-blank records the text pass counted — a row with values
 /// only in columns left out looked blank — the file is read again with every column, so that
 /// row is kept as a whole read keeps it (rare; the file is then read twice).
+///
+/// A read that handed its rows to the steps after it (`pieces`) stands when it handed them all
+/// and as many as the text pass counted; else the pass is void (`Pieces::refuse`) and the
+/// file is read again whole, as without the pass.
 fn read_without_blank_rows<'w>(
     wanted: Option<Wanted<'w>>,
-    read_table: impl Fn(Option<Wanted<'w>>) -> Result<CsvRead, BlockError>,
+    pieces: Option<&dyn Pieces>,
+    read_table: impl Fn(Option<Wanted<'w>>, Option<&dyn Pieces>) -> Result<CsvRead, BlockError>,
 ) -> Result<(CsvRead, usize), BlockError> {
-    let mut read = read_table(wanted)?;
+    let mut read = read_table(wanted, pieces)?;
+    if let Some(handed) = &read.handed {
+        if !handed.stopped && handed.rows == read.records {
+            let blank = handed.blank;
+            return Ok((read, blank));
+        }
+        if let Some(pass) = pieces {
+            pass.refuse();
+        }
+        read = read_table(wanted, None)?;
+    }
     let mut blank_rows = drop_blank_rows(&mut read.table)?;
     if read.unread.is_some() && read.table.height() != read.records {
-        read = read_table(None)?;
+        read = read_table(None, None)?;
         blank_rows = drop_blank_rows(&mut read.table)?;
     }
     Ok((read, blank_rows))
@@ -693,9 +812,16 @@ fn csv_read(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockErr
         }),
     }
     .filter(|_| header);
-    let (read, blank_rows) = read_without_blank_rows(wanted, |w| {
-        read_csv_table(ctx, path, encoding, shape, sizes, w)
+    // The steps after the read take its rows piece by piece only when it parses the named
+    // columns of a file with a header (`engine/fused.rs` asks only then).
+    let pieces = ctx.pieces.filter(|_| header && names.is_none());
+    if let (Some(pass), None) = (ctx.pieces, pieces) {
+        pass.refuse();
+    }
+    let (read, blank_rows) = read_without_blank_rows(wanted, pieces, |w, p| {
+        read_csv_table(ctx, path, encoding, shape, sizes, w, p)
     })?;
+    let handed = read.handed.as_ref().map(|h| h.rows);
     let (mut df, used) = (read.table, read.encoding);
     // Blank records and trailing empty columns are left out, as design time reads the file.
     // A projection holds only named columns, so it has no trailing unnamed ones to drop.
@@ -740,16 +866,11 @@ fn csv_read(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockErr
         }
         (None, true) => {}
     }
-    // Header names keep their text, but a BOM-less file written by Excel may pad them.
-    let trimmed: Vec<String> = column_names(&df)
-        .iter()
-        .map(|n| n.trim().to_owned())
-        .collect();
-    df.set_column_names(&trimmed).map_err(|e| table_error(&e))?;
+    trim_names(&mut df)?;
     warn_short_rows(ctx, &read.short, read.width);
     let columns = column_names(&df);
     let mut summary = json!({
-        "rows": df.height(),
+        "rows": handed.unwrap_or(df.height()),
         "columns": columns.len(),
         "skipped_rows": skip_rows,
         "blank_rows": blank_rows,
@@ -761,418 +882,21 @@ fn csv_read(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockErr
     if let Some(unread) = &read.unread {
         summary["unread_columns"] = json!(unread);
     }
-    Ok(Outputs::new()
+    let outputs_height = df.height();
+    let mut outputs = Outputs::new()
         .with("rows", df)
         .with("columns", json!(columns))
         .with("encoding", json!(used))
-        .with("summary", summary))
+        .with("summary", summary);
+    if let Some(rows) = handed.filter(|&rows| rows > outputs_height) {
+        // Its first rows, of this many: the rest went to the steps after it. A table all
+        // shown is whole, and the steps run one by one on it (the engine lets the pass go).
+        outputs.1.insert("rows".to_owned(), rows);
+    }
+    Ok(outputs)
 }
 
 builtin!("csv.read", csv_read);
 
 #[cfg(test)]
-mod tests {
-
-    use super::*;
-    use crate::block::CallSink;
-    use crate::value::table_to_rows;
-    use tokio_util::sync::CancellationToken;
-
-    type Read = (Vec<crate::value::Row>, Vec<String>, &'static str);
-
-    /// `bytes` read as `csv.read` reads a file, decoded in blocks and parsed in pieces of the
-    /// given sizes.
-    fn read(
-        bytes: &[u8],
-        encoding: &str,
-        shape: CsvShape,
-        sizes: PieceSizes,
-    ) -> Result<Read, BlockError> {
-        read_reporting(bytes, encoding, shape, sizes, &CallSink::none())
-    }
-
-    /// [`read`], its progress reported to `calls`.
-    fn read_reporting(
-        bytes: &[u8],
-        encoding: &str,
-        shape: CsvShape,
-        sizes: PieceSizes,
-        calls: &CallSink,
-    ) -> Result<Read, BlockError> {
-        with_file(bytes, calls, |ctx| {
-            let read = read_csv_table(ctx, "t.csv", encoding, shape, sizes, None)?;
-            Ok((
-                table_to_rows(&read.table)?,
-                column_names(&read.table),
-                read.encoding,
-            ))
-        })
-    }
-
-    /// `f` on a block context whose workspace holds `bytes` as `t.csv`.
-    fn with_file<T>(bytes: &[u8], calls: &CallSink, f: impl FnOnce(&BlockContext<'_>) -> T) -> T {
-        let dir = tempfile::tempdir().unwrap();
-        // Test setup only; product writes go through keiri-fs.
-        #[allow(clippy::disallowed_methods)]
-        std::fs::write(dir.path().join("t.csv"), bytes).unwrap();
-        let cancel = CancellationToken::new();
-        let ctx = BlockContext {
-            node_id: "read",
-            base_dir: dir.path(),
-            paths: &keiri_fs::PathPolicy::trusted(dir.path()),
-            out_dir: dir.path(),
-            cancel: &cancel,
-            write: false,
-            answer: None,
-            allow_hosts: &[],
-            limits: &Default::default(),
-            now: chrono::Utc::now(),
-            llm: None,
-            calls,
-            lang: keiri_plan::Lang::Ja,
-            columns_used: None,
-            outputs_taken: None,
-        };
-        f(&ctx)
-    }
-
-    /// `bytes` read by [`read_without_blank_rows`] with `wanted` columns.
-    fn read_with(
-        bytes: &[u8],
-        shape: CsvShape,
-        sizes: PieceSizes,
-        wanted: Option<&[String]>,
-    ) -> Result<(CsvRead, usize), BlockError> {
-        let wanted = wanted.map(|names| Wanted {
-            names,
-            all_there: true,
-        });
-        with_file(bytes, &CallSink::none(), |ctx| {
-            read_without_blank_rows(wanted, |w| {
-                read_csv_table(ctx, "t.csv", "auto", shape, sizes, w)
-            })
-        })
-    }
-
-    /// The whole test file in one block and one piece.
-    const WHOLE: PieceSizes = PieceSizes {
-        block: 4 << 20,
-        piece: usize::MAX,
-    };
-
-    fn shape(header: bool, skip_rows: usize) -> CsvShape {
-        CsvShape {
-            delimiter: keiri_docs::csv::Delimiter::Byte(b','),
-            header,
-            skip_rows,
-        }
-    }
-
-    fn sjis(text: &str) -> Vec<u8> {
-        encoding_rs::SHIFT_JIS.encode(text).0.into_owned()
-    }
-
-    /// Quoted line ends, commas and doubled quotes, CRLF, multi-byte text split across blocks,
-    /// no line end at the end of the file.
-    const JOURNAL: &str = "伝票日付,勘定科目,摘要\r\n令和6年4月1日,旅費交通費,\"新幹線\r\n東京－大阪\"\r\n2024/04/02,会議費,\"打合せ, \"\"A社\"\"\"\r\nR6.4.3,通信費,電話";
-
-    #[test]
-    fn a_csv_read_in_small_pieces_gives_the_rows_written_in_it() {
-        let expected = serde_json::json!([
-            {"伝票日付": "令和6年4月1日", "勘定科目": "旅費交通費", "摘要": "新幹線\r\n東京－大阪"},
-            {"伝票日付": "2024/04/02", "勘定科目": "会議費", "摘要": "打合せ, \"A社\""},
-            {"伝票日付": "R6.4.3", "勘定科目": "通信費", "摘要": "電話"}
-        ]);
-        for block in [1, 2, 3, 7, 64] {
-            for piece in [1, 10, 40] {
-                let sizes = PieceSizes { block, piece };
-                let (rows, columns, used) =
-                    read(&sjis(JOURNAL), "auto", shape(true, 0), sizes).unwrap();
-                let rows = serde_json::Value::Array(
-                    rows.into_iter().map(serde_json::Value::Object).collect(),
-                );
-                assert_eq!(rows, expected, "block {block}, piece {piece}");
-                assert_eq!(columns, ["伝票日付", "勘定科目", "摘要"]);
-                assert_eq!(used, "cp932");
-            }
-        }
-    }
-
-    /// Inch marks in unquoted fields (a parts list), as design time reads them (keiri-docs'
-    /// `records`: text, like Excel and pandas), at every cut: Polars alone fails the file.
-    #[test]
-    fn a_quote_inside_an_unquoted_field_is_read_as_design_time_reads_it() {
-        let text = "品番,品名,金額\r\nP1,ボルト 1/2\" 特注,\"1,100\"\r\nP2,\"座金 \"\"丸\"\"\",\"2,200\"\r\nP3,板 5\" x 3\",330\r\nP4,\"ナット\r\nM8\"x,\"440\"\r\n";
-        let expected: Vec<Vec<String>> = keiri_docs::csv::records(text, b',').skip(1).collect();
-        assert_eq!(expected[0], ["P1", "ボルト 1/2\" 特注", "1,100"]);
-        assert_eq!(expected[3], ["P4", "ナット\r\nM8x", "440"]);
-        for (block, piece) in [(1, 1), (3, 10), (7, 40), (64, 64), (4096, usize::MAX)] {
-            let (rows, _, _) = read(
-                &sjis(text),
-                "auto",
-                shape(true, 0),
-                PieceSizes { block, piece },
-            )
-            .unwrap_or_else(|e| panic!("block {block}, piece {piece}: {e:?}"));
-            let rows: Vec<Vec<String>> = rows
-                .iter()
-                .map(|r| {
-                    r.values()
-                        .map(|v| v.as_str().unwrap_or_default().to_string())
-                        .collect()
-                })
-                .collect();
-            assert_eq!(rows, expected, "block {block}, piece {piece}");
-        }
-    }
-
-    #[test]
-    fn reading_reports_the_bytes_read_of_the_file() {
-        let bytes = sjis(JOURNAL);
-        let (calls, _notes) = CallSink::channel();
-        let small = PieceSizes {
-            block: 7,
-            piece: 16,
-        };
-        read_reporting(&bytes, "shift_jis", shape(true, 0), small, &calls).unwrap();
-        let size = bytes.len() as u64;
-        assert_eq!(
-            calls.latest_progress(),
-            Some(crate::block::Progress {
-                done: size,
-                total: Some(size),
-                unit: ProgressUnit::Bytes,
-            })
-        );
-    }
-
-    /// `columns` with a header reads only those columns (after the first piece), in the order
-    /// asked, with blank records dropped as a whole read drops them. Expected rows by hand.
-    #[test]
-    fn columns_are_a_projection_with_the_rows_a_whole_read_keeps() {
-        let text = "伝票日付,伝票番号,勘定科目,摘要,金額,メモ\r\n\
-                    2024/04/01,1,旅費交通費,\"新幹線, 東京\r\n往復\",\"12,800\",\r\n\
-                    ,,,,,\r\n\
-                    \r\n\
-                    R6.4.2,2,会議費,打合せ,△3000,済\r\n\
-                    2024/04/03,3,通信費,電話代,\"5,500\",\r\n\
-                    \u{3000},,,,,\r\n\
-                    2024/04/04,4,消耗品費,\"\"\"A4\"\" 用紙\",\"￥1,200\",\r\n\
-                    \r\n\r\n";
-        let bytes = sjis(text);
-        let wanted = ["金額".to_string(), "勘定科目".to_string()];
-        let expected = json!([
-            {"金額": "12,800", "勘定科目": "旅費交通費"},
-            {"金額": "△3000", "勘定科目": "会議費"},
-            {"金額": "5,500", "勘定科目": "通信費"},
-            {"金額": "￥1,200", "勘定科目": "消耗品費"},
-        ]);
-        for (block, piece) in [(4 << 20, usize::MAX), (7, 1), (16, 40), (64, 100)] {
-            let sizes = PieceSizes { block, piece };
-            let (read, blank) = read_with(&bytes, shape(true, 0), sizes, Some(&wanted)).unwrap();
-            // Blank records: `,,,,,`, the full-width space one and the three empty lines.
-            assert_eq!(blank, 5, "piece {piece}");
-            assert_eq!(read.table.height(), read.records, "piece {piece}");
-            let table = read.table.select(["金額", "勘定科目"]).unwrap();
-            assert_eq!(json!(table_to_rows(&table).unwrap()), expected, "{piece}");
-            assert_eq!(
-                read.table.width(),
-                2,
-                "piece {piece}: only the wanted columns"
-            );
-            assert_eq!(
-                read.unread.as_deref(),
-                Some(&["伝票日付", "伝票番号", "摘要", "メモ"].map(String::from)[..]),
-                "piece {piece}"
-            );
-        }
-        // A row with a value only in a column left out (メモ) is not blank: it is kept with
-        // its wanted columns empty, as a read of every column keeps it.
-        let memo_only = sjis(&text.replacen(",,,,,\r\n", ",,,,,確認中\r\n", 1));
-        for piece in [1, 40, usize::MAX] {
-            let sizes = PieceSizes { block: 16, piece };
-            let (read, _) = read_with(&memo_only, shape(true, 0), sizes, Some(&wanted)).unwrap();
-            let table = read.table.select(["金額", "勘定科目"]).unwrap();
-            let rows = json!(table_to_rows(&table).unwrap());
-            assert_eq!(
-                rows[1],
-                json!({"金額": "", "勘定科目": ""}),
-                "piece {piece}"
-            );
-            assert_eq!(rows.as_array().unwrap().len(), 5, "piece {piece}: {rows}");
-        }
-        // A name the header lacks reads every column (the block then reports it).
-        let (read, _) = read_with(
-            &bytes,
-            shape(true, 0),
-            PieceSizes {
-                block: 16,
-                piece: 40,
-            },
-            Some(&["残高".to_string()]),
-        )
-        .unwrap();
-        assert!(read.unread.is_none());
-        assert_eq!(read.table.width(), 6);
-        // The engine's list may name columns a later block adds: those are passed over, and a
-        // list naming none of the file's columns reads them all.
-        let first = with_file(&bytes, &CallSink::none(), |ctx| {
-            read_csv_table(ctx, "t.csv", "auto", shape(true, 0), WHOLE, None).unwrap()
-        });
-        let used = ["year_month".to_string(), "金額".to_string()];
-        let lenient = |names| Wanted {
-            names,
-            all_there: false,
-        };
-        let p = Projection::of(&first.table, &lenient(&used)).unwrap();
-        assert_eq!(*p.indices, [4]);
-        assert!(Projection::of(&first.table, &lenient(&used[..1])).is_none());
-        let strict = Wanted {
-            names: &used,
-            all_there: true,
-        };
-        assert!(Projection::of(&first.table, &strict).is_none());
-    }
-
-    #[test]
-    fn a_csv_read_in_pieces_is_the_table_read_in_one_piece() {
-        let with_bom = |t: &str| [b"\xEF\xBB\xBF".as_slice(), t.as_bytes()].concat();
-        let cases: Vec<(&str, Vec<u8>, CsvShape)> = vec![
-            ("journal, Shift_JIS", sjis(JOURNAL), shape(true, 0)),
-            ("journal, UTF-8 with BOM", with_bom(JOURNAL), shape(true, 0)),
-            (
-                "title lines skipped",
-                sjis(
-                    "売上明細\r\n出力日 2024/05/01\r\n得意先,金額\r\nあさひ商事,1000\r\nみなと物産,2000\r\n",
-                ),
-                shape(true, 2),
-            ),
-            (
-                "no header",
-                "A001,山田,300000\nA002,佐藤,280000\nA003,鈴木,250000\n"
-                    .as_bytes()
-                    .to_vec(),
-                shape(false, 0),
-            ),
-            (
-                "ragged lines",
-                "科目,金額,部門\n旅費,100\n会議費,200,営業,,\n通信費,300,総務\n"
-                    .as_bytes()
-                    .to_vec(),
-                shape(true, 0),
-            ),
-            (
-                "blank lines",
-                "科目,金額\n旅費,100\n\n会議費,200\n\r\n通信費,300\n\n\n"
-                    .as_bytes()
-                    .to_vec(),
-                shape(true, 0),
-            ),
-        ];
-        for (name, bytes, shape) in cases {
-            let whole = read(&bytes, "auto", shape, WHOLE).unwrap();
-            assert!(!whole.0.is_empty(), "{name}: no rows");
-            for block in [1, 2, 5, 16] {
-                for piece in [1, 9, 30] {
-                    let pieces = read(&bytes, "auto", shape, PieceSizes { block, piece }).unwrap();
-                    assert_eq!(pieces, whole, "{name}: block {block}, piece {piece}");
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn a_file_utf8_in_its_first_mib_and_shift_jis_later_is_read_as_cp932() {
-        let mut text = String::from("番号,科目\r\n");
-        let mut i = 0;
-        while text.len() < (1 << 20) + 1000 {
-            text.push_str(&format!("{i},a\r\n"));
-            i += 1;
-        }
-        text.push_str("最終,旅費交通費\r\n");
-        let (rows, _, used) = read(&sjis(&text), "auto", shape(true, 0), WHOLE).unwrap();
-        assert_eq!(used, "cp932");
-        assert_eq!(rows.len(), i + 1);
-        assert_eq!(rows[i]["科目"], serde_json::json!("旅費交通費"));
-    }
-
-    /// A row with more values than the header would put them under the wrong columns: an
-    /// error naming the row and its text, in whichever piece it falls; blank extra values
-    /// (a padded line) are read without them.
-    #[test]
-    fn a_row_with_more_values_than_the_header_is_refused() {
-        let text = "伝票番号,科目,金額,部門\r\n1,旅費,100,営業\r\n2,会議費,200,総務,\r\n\r\n3,通信費,1,000,総務\r\n4,消耗品費,50,営業\r\n";
-        for block in [1, 4, 64] {
-            for piece in [1, 20, usize::MAX] {
-                let sizes = PieceSizes { block, piece };
-                let e = read(&sjis(text), "auto", shape(true, 0), sizes).unwrap_err();
-                assert_eq!(
-                    e.code,
-                    ErrorCode::InputInvalid,
-                    "block {block}, piece {piece}"
-                );
-                assert!(
-                    e.message_ja
-                        .contains("データ 3 行目に値が 5 個あり、見出しの 4 列より多い")
-                        && e.message_ja.contains("3,通信費,1,000,総務"),
-                    "block {block}, piece {piece}: {}",
-                    e.message_ja
-                );
-            }
-        }
-        // Without a header the first row sets the width.
-        let e = read(b"a,1\nb,2,3\n", "auto", shape(false, 0), WHOLE).unwrap_err();
-        assert!(
-            e.message_en.contains("data row 2 of the CSV has 3 values"),
-            "{}",
-            e.message_en
-        );
-        // Padding is not data: the row is read under its columns.
-        let (rows, columns, _) = read(
-            "科目,金額\n旅費,100,,\n".as_bytes(),
-            "auto",
-            shape(true, 0),
-            WHOLE,
-        )
-        .unwrap();
-        assert_eq!(columns, ["科目", "金額"]);
-        assert_eq!(rows[0]["金額"], serde_json::json!("100"));
-    }
-
-    /// A record is dropped only when every field is blank (empty, whitespace, the
-    /// full-width space, missing): a row whose first fields are blank and a later one not
-    /// (a 摘要 continued on the next line) stays, in its place.
-    #[test]
-    fn a_record_is_dropped_only_when_every_field_is_blank() {
-        let column = |name: &str, values: &[Option<&str>]| Column::new(name.into(), values);
-        let mut df = DataFrame::new_infer_height(vec![
-            column(
-                "日付",
-                &[
-                    Some("2024/04/01"),
-                    Some(" "),
-                    None,
-                    Some("\u{3000}"),
-                    Some(""),
-                ],
-            ),
-            column("金額", &[Some("100"), None, Some(""), Some(" "), Some("")]),
-            column(
-                "摘要",
-                &[Some("会議費"), Some("続き"), Some(" "), None, Some("")],
-            ),
-        ])
-        .unwrap();
-        assert_eq!(drop_blank_rows(&mut df).unwrap(), 3);
-        let kept: Vec<Option<&str>> = df.column("摘要").unwrap().str().unwrap().iter().collect();
-        assert_eq!(kept, [Some("会議費"), Some("続き")]);
-        assert_eq!(df.height(), 2);
-    }
-
-    #[test]
-    fn a_file_of_blank_lines_is_an_empty_table() {
-        let (rows, columns, _) = read(b"\r\n\r\n", "auto", shape(true, 0), WHOLE).unwrap();
-        assert!(rows.is_empty());
-        assert!(columns.is_empty());
-    }
-}
+mod tests;

@@ -1,0 +1,389 @@
+//! One pass over a CSV for the row-by-row steps after it: a `csv.read` hands its table piece by
+//! piece ([`crate::block::Pieces`]) to the steps that take its rows in turn (normalising dates
+//! and amounts, a fiscal period, picking columns), and only the last step's table is built
+//! whole. A million-row journal read, its dates and amounts normalised and a month added, no
+//! longer holds the read's text columns beside each step's new ones: each piece goes through
+//! every step and only the last step's rows are kept.
+//!
+//! What the window shows of each node is what node-by-node execution shows: its first rows
+//! ([`SHOWN_ROWS`]), its row count, its columns, its other outputs. The steps before the last
+//! are recorded as their first rows of so many, needed whole on a resume (the node runs again,
+//! from the file, like any table kept in part; only its row count is compared, the last
+//! step's digest covers the rows).
+//!
+//! The pass is a fast path that never changes an answer. It is taken only where a step's rows
+//! are each computed from the same row alone (the [`ROW_BY_ROW`] builtins, each checked), and
+//! it stands only when every piece went through every step as cleanly as the whole table
+//! would: no error, no warning, no unreadable value listed, the same columns and types from
+//! piece to piece. Anything else — a date that is not one, an amount column that is whole
+//! numbers in one piece and not in the next, a blank-looking row the projection cannot judge —
+//! makes the pass void: the reader reads the file again whole and the steps run one by one,
+//! so the error, the warning, the row numbers and the types are the ones node-by-node gives.
+//! Chains are found only at the top level of a run that reads only what it uses
+//! ([`crate::RunOptions::only_what_is_used`]) with [`crate::RunOptions::fused`] on, with no
+//! timeout anywhere (a step's time would count against the reader's), and none of whose
+//! nodes finished in an earlier attempt of the run.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use indexmap::IndexMap;
+use keiri_plan::model::{Node, NodeKind, Plan};
+use keiri_plan::refs::{Target, scan};
+use keiri_plan::{BlockSpec, Catalog};
+use polars::prelude::{DataFrame, SchemaRef};
+use serde_json::Value as Json;
+
+use super::projection::{Uses, alias_of, builtin};
+use crate::block::{
+    BlockContext, BlockError, BlockFn, CallSink, Inputs, Note, Outputs, Pieces, SHOWN_ROWS,
+};
+use crate::value::Value;
+
+/// What a step's outputs other than its rows must be in every piece for the pass to stand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Must {
+    /// An empty list (the unreadable values: any makes the pass void, as their row numbers
+    /// and warnings are the whole table's).
+    BeEmpty,
+    /// The same in every piece (made of the step's other inputs, not of its rows).
+    BeSame,
+}
+
+/// The builtins whose rows are each computed from the same row alone, in order, one row out
+/// for each row in, with the types of their columns decided per value (a piece of the table
+/// gives those rows of the whole table's output); and what their other outputs must be. A
+/// block joins only once its code is checked for this: `normalize_dates` and `fiscal_period`
+/// read each date alone, `normalize_amounts` each amount alone (its column is whole numbers
+/// or not per piece: the pass compares the types), `select_columns` only picks columns.
+const ROW_BY_ROW: &[(&str, &[(&str, Must)])] = &[
+    ("transforms.normalize_dates", &[("errors", Must::BeEmpty)]),
+    ("transforms.normalize_amounts", &[("errors", Must::BeEmpty)]),
+    ("transforms.fiscal_period", &[("period", Must::BeSame)]),
+    ("transforms.select_columns", &[]),
+];
+
+/// The rows input of every [`ROW_BY_ROW`] block, and the output its rows come out of.
+pub(super) const ROWS: &str = "rows";
+
+/// The steps that take a reader's rows one after the other, in order.
+#[derive(Debug, Clone)]
+pub(super) struct Chain {
+    pub steps: Vec<Node>,
+}
+
+/// Each top-level reader that a pass may run with the steps after it, by its node id: a
+/// `csv.read` whose columns read are all known (`used`, from `projection.rs`: a header, no
+/// `columns`, every use known), whose rows only the first step takes (`${read.rows}` as its
+/// `rows`, once in the whole plan, no other output used), and so on from step to step while
+/// the next is a [`ROW_BY_ROW`] block with no condition, no policy and no input that refers
+/// to another node. The chain ends at the step whose rows something else takes.
+pub(super) fn chains(
+    plan: &Plan,
+    catalog: &Catalog,
+    used: &HashMap<String, Vec<String>>,
+) -> HashMap<String, Chain> {
+    let mut out = HashMap::new();
+    if plan.policy.as_ref().is_some_and(|p| p.timeout_ms.is_some()) {
+        return out;
+    }
+    let uses = Uses::of(plan);
+    if uses.malformed {
+        return out;
+    }
+    for reader in &plan.graph {
+        if !used.contains_key(&reader.id)
+            || builtin(reader, catalog) != Some("csv.read")
+            || reader
+                .policy
+                .as_ref()
+                .is_some_and(|p| p.timeout_ms.is_some())
+        {
+            continue;
+        }
+        let mut steps = Vec::new();
+        let mut from = reader;
+        while let Some(step) = only_taker(plan, catalog, &uses, from) {
+            steps.push(step.clone());
+            from = step;
+        }
+        if !steps.is_empty() {
+            out.insert(reader.id.clone(), Chain { steps });
+        }
+    }
+    out
+}
+
+/// The node that alone takes `from`'s rows, when it can be a step of a pass.
+fn only_taker<'p>(
+    plan: &'p Plan,
+    catalog: &Catalog,
+    uses: &Uses<'p>,
+    from: &Node,
+) -> Option<&'p Node> {
+    let alias = alias_of(from, ROWS)?;
+    if uses.count(&from.id, None) != 1 || uses.count(&from.id, Some(alias)) != 1 {
+        return None;
+    }
+    let &(step, input, _) = uses
+        .inputs
+        .get(&from.id)?
+        .iter()
+        .find(|(_, _, a)| a == alias)?;
+    let known = ROW_BY_ROW
+        .iter()
+        .any(|(id, _)| builtin(step, catalog) == Some(id));
+    let plain = step.kind() == NodeKind::Block && step.when.is_none() && step.policy.is_none();
+    let fixed = step
+        .inputs
+        .iter()
+        .filter(|(key, _)| *key != ROWS)
+        .all(|(_, value)| refers_to_no_node(value));
+    (input == ROWS && known && plain && fixed && plan.graph.iter().any(|n| n.id == step.id))
+        .then_some(step)
+}
+
+/// Whether `value` holds no `${node.…}` reference (vars, config and env are known at the
+/// reader's start).
+fn refers_to_no_node(value: &Json) -> bool {
+    let (mut found, mut bad) = (Vec::new(), Vec::new());
+    scan(value, "", &mut found, &mut bad);
+    bad.is_empty()
+        && found
+            .iter()
+            .all(|r| !matches!(r.target, Target::Node { .. }))
+}
+
+/// The engine's checks of a node's resolved inputs just before its block runs (`checks.rs`).
+pub(super) type Check =
+    fn(&BlockSpec, &Node, &mut IndexMap<String, Value>, &str) -> Result<(), BlockError>;
+
+/// One step of a pass, ready to run on a piece: its block, its other inputs resolved.
+#[derive(Debug)]
+pub(super) struct Step {
+    pub node: Node,
+    pub qid: String,
+    pub spec: BlockSpec,
+    pub f: BlockFn,
+    pub inputs: IndexMap<String, Value>,
+    pub out_dir: PathBuf,
+    pub check: Check,
+    pub must: &'static [(&'static str, Must)],
+}
+
+/// What a step's other outputs must be for a pass to stand, when `builtin` can be a step.
+pub(super) fn must_of(builtin: &str) -> Option<&'static [(&'static str, Must)]> {
+    ROW_BY_ROW
+        .iter()
+        .find(|(b, _)| *b == builtin)
+        .map(|(_, must)| *must)
+}
+
+/// What a pass has seen of one step's output so far.
+#[derive(Debug, Default)]
+struct Seen {
+    head: Option<DataFrame>,
+    rows: usize,
+    schema: Option<SchemaRef>,
+    /// The step's other outputs, from the first piece, and where its rows were among them.
+    others: Option<Outputs>,
+    rows_at: usize,
+    spent: Duration,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// The pass cannot stand (a step failed, warned or listed a value; types differed).
+    void: bool,
+    /// The reader builds its table whole: nothing more is taken, even after a restart.
+    refused: bool,
+    seen: Vec<Seen>,
+    /// The last step's rows so far.
+    last: Option<DataFrame>,
+}
+
+/// The steps of one chain run on each piece the reader hands over ([`Pieces`]).
+#[derive(Debug)]
+pub(super) struct Pass {
+    steps: Vec<Step>,
+    state: Mutex<State>,
+}
+
+impl Pass {
+    /// The pass of `steps`, in order.
+    pub(super) fn new(steps: Vec<Step>) -> Arc<Pass> {
+        let seen = steps.iter().map(|_| Seen::default()).collect();
+        Arc::new(Pass {
+            steps,
+            state: Mutex::new(State {
+                seen,
+                ..State::default()
+            }),
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Each step's outputs and the time it took in the pass, in order, once the reader handed
+    /// `rows` rows in all (the count its output records): the last step's rows whole, the
+    /// others' first rows of so many. `None` when the pass is void or did not see them all.
+    pub(super) fn finish(&self, rows: usize) -> Option<Vec<(String, Outputs, Duration)>> {
+        let mut state = self.lock();
+        if state.void || state.refused || state.seen.iter().any(|s| s.rows != rows) {
+            return None;
+        }
+        let last = state.last.take()?;
+        let count = self.steps.len();
+        let mut out = Vec::with_capacity(count);
+        for (i, (step, seen)) in self.steps.iter().zip(state.seen.iter_mut()).enumerate() {
+            let mut outputs = seen.others.take()?;
+            let rows = if i + 1 == count {
+                last.clone()
+            } else {
+                let head = seen.head.take()?;
+                if head.height() < seen.rows {
+                    outputs.1.insert(ROWS.to_owned(), seen.rows);
+                }
+                head
+            };
+            // In its place among the outputs, as the block returned them.
+            let at = seen.rows_at.min(outputs.0.len());
+            outputs
+                .0
+                .shift_insert(at, ROWS.to_owned(), Value::Table(rows));
+            out.push((step.node.id.clone(), outputs, seen.spent));
+        }
+        Some(out)
+    }
+
+    /// Runs every step on `rows`; `Ok(None)` when the pass became void.
+    fn run_steps(
+        &self,
+        ctx: &BlockContext<'_>,
+        state: &mut State,
+        mut rows: DataFrame,
+    ) -> Result<Option<DataFrame>, BlockError> {
+        for (step, seen) in self.steps.iter().zip(state.seen.iter_mut()) {
+            let started = Instant::now();
+            let mut inputs = step.inputs.clone();
+            inputs.insert(ROWS.to_owned(), Value::Table(rows));
+            if (step.check)(&step.spec, &step.node, &mut inputs, &step.qid).is_err() {
+                return Ok(None);
+            }
+            let (calls, notes) = CallSink::channel();
+            let step_ctx = BlockContext {
+                node_id: &step.qid,
+                out_dir: &step.out_dir,
+                calls: &calls,
+                columns_used: None,
+                outputs_taken: None,
+                pieces: None,
+                ..*ctx
+            };
+            let result = (step.f)(&step_ctx, &Inputs(inputs));
+            drop(calls);
+            let mut outputs = match result {
+                Ok(outputs) => outputs,
+                // A cancelled run, a timed-out reader or one past its memory stops the read.
+                Err(e) if ctx.cancel.is_cancelled() => return Err(e),
+                Err(_) => return Ok(None),
+            };
+            if notes.try_iter().any(|n| matches!(n, Note::Warning(_))) {
+                return Ok(None);
+            }
+            let Some((rows_at, _, Value::Table(out))) = outputs.0.shift_remove_full(ROWS) else {
+                return Ok(None);
+            };
+            seen.rows_at = rows_at;
+            if !outputs.in_part().is_empty() || !others_stand(step.must, &outputs, seen) {
+                return Ok(None);
+            }
+            match &seen.schema {
+                Some(schema) if **schema != **out.schema() => return Ok(None),
+                Some(_) => {}
+                None => seen.schema = Some(out.schema().clone()),
+            }
+            seen.others.get_or_insert(outputs);
+            seen.rows += out.height();
+            let kept = seen.head.as_ref().map_or(0, DataFrame::height);
+            if kept < SHOWN_ROWS {
+                let more = out.head(Some(SHOWN_ROWS - kept));
+                match &mut seen.head {
+                    Some(head) => {
+                        if head.vstack_mut_owned(more).is_err() {
+                            return Ok(None);
+                        }
+                    }
+                    None => seen.head = Some(more),
+                }
+            }
+            seen.spent += started.elapsed();
+            rows = out;
+        }
+        Ok(Some(rows))
+    }
+}
+
+/// Whether a step's outputs other than its rows (`outputs`, rows taken out) are what `must`
+/// asks of each, and nothing else.
+fn others_stand(must: &[(&str, Must)], outputs: &Outputs, seen: &Seen) -> bool {
+    outputs.0.iter().all(|(key, value)| {
+        match must.iter().find(|(k, _)| k == key).map(|(_, m)| *m) {
+            Some(Must::BeEmpty) => matches!(value, Value::Json(Json::Array(a)) if a.is_empty()),
+            Some(Must::BeSame) => {
+                seen.others
+                    .as_ref()
+                    .is_none_or(|first| match (first.get(key), value) {
+                        (Some(Value::Json(a)), Value::Json(b)) => a == b,
+                        _ => false,
+                    })
+            }
+            None => false,
+        }
+    })
+}
+
+impl Pieces for Pass {
+    fn restart(&self) {
+        let mut state = self.lock();
+        state.void = false;
+        state.last = None;
+        for seen in &mut state.seen {
+            *seen = Seen::default();
+        }
+    }
+
+    fn take(&self, ctx: &BlockContext<'_>, rows: DataFrame) -> Result<bool, BlockError> {
+        let mut state = self.lock();
+        if state.void || state.refused {
+            return Ok(false);
+        }
+        let Some(out) = self.run_steps(ctx, &mut state, rows)? else {
+            state.void = true;
+            state.last = None;
+            return Ok(false);
+        };
+        let stacked = match &mut state.last {
+            Some(last) => last.vstack_mut_owned(out).is_ok(),
+            None => {
+                state.last = Some(out);
+                true
+            }
+        };
+        if !stacked {
+            state.void = true;
+            state.last = None;
+        }
+        Ok(stacked)
+    }
+
+    fn refuse(&self) {
+        let mut state = self.lock();
+        state.refused = true;
+        state.last = None;
+    }
+}
