@@ -15,7 +15,7 @@ mod integration;
 pub(crate) mod kit;
 mod matching;
 pub mod output;
-mod transforms;
+pub(crate) mod transforms;
 mod ui;
 
 pub use kit::outputs::DEFAULT_OUT_DIR;

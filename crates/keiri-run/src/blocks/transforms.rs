@@ -14,7 +14,7 @@ mod deduplicate;
 pub(crate) mod expr;
 mod filter_rows;
 mod fiscal_period;
-mod group_aggregate;
+pub(crate) mod group_aggregate;
 mod join;
 mod normalize_amounts;
 mod normalize_dates;

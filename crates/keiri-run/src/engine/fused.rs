@@ -1,25 +1,29 @@
 //! One pass over a CSV for the row-by-row steps after it: a `csv.read` hands its table piece by
 //! piece ([`crate::block::Pieces`]) to the steps that take its rows in turn (normalising dates
-//! and amounts, a fiscal period, picking columns), and only the last step's table is built
-//! whole. A million-row journal read, its dates and amounts normalised and a month added, no
-//! longer holds the read's text columns beside each step's new ones: each piece goes through
-//! every step and only the last step's rows are kept.
+//! and amounts, a fiscal period, picking columns), and a `group_aggregate` that takes the last
+//! step's rows groups each piece as it comes and then the pieces' groups
+//! (`GroupsByPiece`). No table of all the rows is built: a journal read, its dates and
+//! amounts normalised, a month added and totalled by account and month holds a few pieces
+//! and the groups, however many rows it has. Without a group at the end, the last step's
+//! table is the only one built whole.
 //!
 //! What the window shows of each node is what node-by-node execution shows: its first rows
-//! ([`SHOWN_ROWS`]), its row count, its columns, its other outputs. The steps before the last
-//! are recorded as their first rows of so many, needed whole on a resume (the node runs again,
-//! from the file, like any table kept in part; only its row count is compared, the last
-//! step's digest covers the rows).
+//! ([`SHOWN_ROWS`]), its row count, its columns, its other outputs, its groups. The read and
+//! the steps are recorded as their first rows of so many, needed whole on a resume (the node
+//! runs again, from the file, like any table kept in part; only its row count is compared:
+//! the digest of what the pass built whole, the last step's rows or the groups, covers the
+//! rows).
 //!
 //! The pass is a fast path that never changes an answer. It is taken only where a step's rows
 //! are each computed from the same row alone (the [`ROW_BY_ROW`] builtins, each checked), and
 //! it stands only when every piece went through every step as cleanly as the whole table
 //! would: no error, no warning, no unreadable value listed, the same columns and types from
-//! piece to piece. Anything else — a date that is not one, an amount column that is whole
-//! numbers in one piece and not in the next, a blank-looking row the projection cannot judge —
-//! makes the pass void: the reader reads the file again whole and the steps run one by one,
-//! so the error, the warning, the row numbers and the types are the ones node-by-node gives.
-//! Chains are found only at the top level of a run that reads only what it uses
+//! piece to piece, summed and averaged columns whole numbers (a sum of sums is then exact).
+//! Anything else — a date that is not one, an amount column that is whole numbers in one
+//! piece and not in the next, amounts with sen, a blank-looking row the projection cannot
+//! judge — makes the pass void: the reader reads the file again whole and the steps run one
+//! by one, so the error, the warning, the row numbers and the types are the ones node-by-node
+//! gives. Chains are found only at the top level of a run that reads only what it uses
 //! ([`crate::RunOptions::only_what_is_used`]) with [`crate::RunOptions::fused`] on, with no
 //! timeout anywhere (a step's time would count against the reader's), and none of whose
 //! nodes finished in an earlier attempt of the run.
@@ -40,6 +44,7 @@ use super::projection::{Uses, alias_of, builtin};
 use crate::block::{
     BlockContext, BlockError, BlockFn, CallSink, Inputs, Note, Outputs, Pieces, SHOWN_ROWS,
 };
+use crate::blocks::transforms::group_aggregate::GroupsByPiece;
 use crate::value::Value;
 
 /// What a step's outputs other than its rows must be in every piece for the pass to stand.
@@ -68,11 +73,17 @@ const ROW_BY_ROW: &[(&str, &[(&str, Must)])] = &[
 /// The rows input of every [`ROW_BY_ROW`] block, and the output its rows come out of.
 pub(super) const ROWS: &str = "rows";
 
-/// The steps that take a reader's rows one after the other, in order.
+/// The steps that take a reader's rows one after the other, in order, and the
+/// `group_aggregate` that takes the last one's rows, if one does ([`GROUPS`]).
 #[derive(Debug, Clone)]
 pub(super) struct Chain {
     pub steps: Vec<Node>,
+    pub group: Option<Node>,
 }
+
+/// The block a pass may end with: it groups each piece's rows, then the pieces' groups
+/// (`GroupsByPiece`), so no table of all the rows is ever built.
+pub(super) const GROUPS: &str = "transforms.group_aggregate";
 
 /// Each top-level reader that a pass may run with the steps after it, by its node id: a
 /// `csv.read` whose columns read are all known (`used`, from `projection.rs`: a header, no
@@ -103,14 +114,18 @@ pub(super) fn chains(
         {
             continue;
         }
-        let mut steps = Vec::new();
+        let (mut steps, mut group) = (Vec::new(), None);
         let mut from = reader;
         while let Some(step) = only_taker(plan, catalog, &uses, from) {
+            if builtin(step, catalog) == Some(GROUPS) {
+                group = Some(step.clone());
+                break;
+            }
             steps.push(step.clone());
             from = step;
         }
-        if !steps.is_empty() {
-            out.insert(reader.id.clone(), Chain { steps });
+        if !steps.is_empty() || group.is_some() {
+            out.insert(reader.id.clone(), Chain { steps, group });
         }
     }
     out
@@ -134,7 +149,9 @@ fn only_taker<'p>(
         .find(|(_, _, a)| a == alias)?;
     let known = ROW_BY_ROW
         .iter()
-        .any(|(id, _)| builtin(step, catalog) == Some(id));
+        .map(|(id, _)| *id)
+        .chain([GROUPS])
+        .any(|id| builtin(step, catalog) == Some(id));
     let plain = step.kind() == NodeKind::Block && step.when.is_none() && step.policy.is_none();
     let fixed = step
         .inputs
@@ -181,6 +198,9 @@ pub(super) fn must_of(builtin: &str) -> Option<&'static [(&'static str, Must)]> 
         .map(|(_, must)| *must)
 }
 
+/// A step a pass ran: its node id, its outputs and the time it took in the pass.
+pub(super) type Ran = (String, Outputs, Duration);
+
 /// What a pass has seen of one step's output so far.
 #[derive(Debug, Default)]
 struct Seen {
@@ -200,23 +220,30 @@ struct State {
     /// The reader builds its table whole: nothing more is taken, even after a restart.
     refused: bool,
     seen: Vec<Seen>,
-    /// The last step's rows so far.
+    /// The last step's rows so far (no group at the end).
     last: Option<DataFrame>,
+    /// The groups of the pieces so far, the rows they hold and the time they took.
+    groups: Option<GroupsByPiece>,
+    grouped: usize,
+    grouping: Duration,
 }
 
 /// The steps of one chain run on each piece the reader hands over ([`Pieces`]).
 #[derive(Debug)]
 pub(super) struct Pass {
     steps: Vec<Step>,
+    /// The `group_aggregate` the pass ends with (its `must` unused).
+    group: Option<Step>,
     state: Mutex<State>,
 }
 
 impl Pass {
-    /// The pass of `steps`, in order.
-    pub(super) fn new(steps: Vec<Step>) -> Arc<Pass> {
+    /// The pass of `steps`, in order, then `group`.
+    pub(super) fn new(steps: Vec<Step>, group: Option<Step>) -> Arc<Pass> {
         let seen = steps.iter().map(|_| Seen::default()).collect();
         Arc::new(Pass {
             steps,
+            group,
             state: Mutex::new(State {
                 seen,
                 ..State::default()
@@ -229,35 +256,100 @@ impl Pass {
     }
 
     /// Each step's outputs and the time it took in the pass, in order, once the reader handed
-    /// `rows` rows in all (the count its output records): the last step's rows whole, the
-    /// others' first rows of so many. `None` when the pass is void or did not see them all.
-    pub(super) fn finish(&self, rows: usize) -> Option<Vec<(String, Outputs, Duration)>> {
+    /// `rows` rows in all (the count its output records): the last step's rows whole (or the
+    /// groups of a `group_aggregate` at the end), the others' first rows of so many. `Ok(None)`
+    /// when the pass is void or did not see them all.
+    pub(super) fn finish(
+        &self,
+        rows: usize,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Result<Option<Vec<Ran>>, BlockError> {
         let mut state = self.lock();
-        if state.void || state.refused || state.seen.iter().any(|s| s.rows != rows) {
-            return None;
+        let grouped = self.group.is_none() || state.grouped == rows;
+        if state.void || state.refused || !grouped || state.seen.iter().any(|s| s.rows != rows) {
+            return Ok(None);
         }
-        let last = state.last.take()?;
         let count = self.steps.len();
-        let mut out = Vec::with_capacity(count);
+        let mut out = Vec::with_capacity(count + 1);
+        let last = match (&self.group, state.groups.take()) {
+            (Some(step), Some(groups)) => {
+                let started = Instant::now();
+                let outputs = groups.finish(cancel)?;
+                let spent = state.grouping + started.elapsed();
+                out.push((step.node.id.clone(), outputs, spent));
+                None
+            }
+            (None, _) => state.last.take(),
+            (Some(_), None) => return Ok(None),
+        };
         for (i, (step, seen)) in self.steps.iter().zip(state.seen.iter_mut()).enumerate() {
-            let mut outputs = seen.others.take()?;
-            let rows = if i + 1 == count {
-                last.clone()
-            } else {
-                let head = seen.head.take()?;
-                if head.height() < seen.rows {
-                    outputs.1.insert(ROWS.to_owned(), seen.rows);
+            let Some(mut outputs) = seen.others.take() else {
+                return Ok(None);
+            };
+            let rows = match (&last, i + 1 == count) {
+                (Some(last), true) => last.clone(),
+                _ => {
+                    let Some(head) = seen.head.take() else {
+                        return Ok(None);
+                    };
+                    if head.height() < seen.rows {
+                        outputs.1.insert(ROWS.to_owned(), seen.rows);
+                    }
+                    head
                 }
-                head
             };
             // In its place among the outputs, as the block returned them.
             let at = seen.rows_at.min(outputs.0.len());
             outputs
                 .0
                 .shift_insert(at, ROWS.to_owned(), Value::Table(rows));
-            out.push((step.node.id.clone(), outputs, seen.spent));
+            out.insert(i, (step.node.id.clone(), outputs, seen.spent));
         }
-        Some(out)
+        Ok(Some(out))
+    }
+
+    /// Groups `rows` (the last step's, or the reader's) with the pass's `group_aggregate`;
+    /// `Ok(false)` when the pass became void.
+    fn group(
+        &self,
+        ctx: &BlockContext<'_>,
+        state: &mut State,
+        step: &Step,
+        rows: DataFrame,
+    ) -> Result<bool, BlockError> {
+        let started = Instant::now();
+        let height = rows.height();
+        let mut inputs = step.inputs.clone();
+        inputs.insert(ROWS.to_owned(), Value::Table(rows));
+        if (step.check)(&step.spec, &step.node, &mut inputs, &step.qid).is_err() {
+            return Ok(false);
+        }
+        let Some(Value::Table(rows)) = inputs.shift_remove(ROWS) else {
+            return Ok(false);
+        };
+        let step_ctx = BlockContext {
+            node_id: &step.qid,
+            out_dir: &step.out_dir,
+            columns_used: None,
+            outputs_taken: None,
+            pieces: None,
+            ..*ctx
+        };
+        let groups = match &mut state.groups {
+            Some(groups) => groups,
+            None => match GroupsByPiece::new(&Inputs(inputs)) {
+                Ok(groups) => state.groups.insert(groups),
+                Err(_) => return Ok(false),
+            },
+        };
+        match groups.add(&step_ctx, rows) {
+            Ok(true) => {}
+            Err(e) if ctx.cancel.is_cancelled() => return Err(e),
+            Ok(false) | Err(_) => return Ok(false),
+        }
+        state.grouped += height;
+        state.grouping += started.elapsed();
+        Ok(true)
     }
 
     /// Runs every step on `rows`; `Ok(None)` when the pass became void.
@@ -352,6 +444,9 @@ impl Pieces for Pass {
         let mut state = self.lock();
         state.void = false;
         state.last = None;
+        state.groups = None;
+        state.grouped = 0;
+        state.grouping = Duration::ZERO;
         for seen in &mut state.seen {
             *seen = Seen::default();
         }
@@ -367,6 +462,11 @@ impl Pieces for Pass {
             state.last = None;
             return Ok(false);
         };
+        if let Some(step) = &self.group {
+            let grouped = self.group(ctx, &mut state, step, out)?;
+            state.void = !grouped;
+            return Ok(grouped);
+        }
         let stacked = match &mut state.last {
             Some(last) => last.vstack_mut_owned(out).is_ok(),
             None => {
@@ -385,5 +485,6 @@ impl Pieces for Pass {
         let mut state = self.lock();
         state.refused = true;
         state.last = None;
+        state.groups = None;
     }
 }

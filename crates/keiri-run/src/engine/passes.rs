@@ -11,7 +11,7 @@ use keiri_plan::model::Node;
 use serde_json::Value as Json;
 
 use super::checks::{check_columns, check_inputs};
-use super::fused::{Chain, Pass, ROWS, Step, must_of};
+use super::fused::{GROUPS, Pass, ROWS, Step, must_of};
 use super::projection::{Used, alias_of, builtin};
 use super::scope::Scope;
 use super::{Frame, NodeResult, Runner, millis};
@@ -39,7 +39,16 @@ impl Runner<'_> {
             return None;
         }
         let chain = self.chains.get(&node.id)?;
-        let pass = Pass::new(self.steps(chain, scope, frame)?);
+        let steps = chain
+            .steps
+            .iter()
+            .map(|node| self.step(node, scope, frame))
+            .collect::<Option<Vec<_>>>()?;
+        let group = match &chain.group {
+            Some(node) => Some(self.step(node, scope, frame)?),
+            None => None,
+        };
+        let pass = Pass::new(steps, group);
         let rows = alias_of(node, ROWS)?;
         if let Some(taken) = &mut used.outputs {
             taken.retain(|local| {
@@ -50,35 +59,35 @@ impl Runner<'_> {
         Some(pass)
     }
 
-    /// The steps of `chain`, their other inputs resolved in `scope`; `None` when one does not
+    /// One step of a pass, its other inputs resolved in `scope`; `None` when one does not
     /// resolve or its block is unknown (the steps then run one by one and say why).
-    fn steps(&self, chain: &Chain, scope: &Scope<'_>, frame: &Frame<'_>) -> Option<Vec<Step>> {
-        let mut steps = Vec::new();
-        for node in &chain.steps {
-            let spec = self.catalog.get(node.block.as_deref()?)?;
-            let entry = builtin(node, self.catalog)?;
-            let others: IndexMap<String, Json> = node
-                .inputs
-                .iter()
-                .filter(|(key, _)| *key != ROWS)
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
-            let qid = frame.qualified(&node.id);
-            let inputs = self.resolve_inputs(&others, &qid, scope).ok()?;
-            let mut parts = frame.prefix.clone();
-            parts.push(node.id.clone());
-            steps.push(Step {
-                node: node.clone(),
-                out_dir: self.dir.files_dir(&parts),
-                qid,
-                spec: spec.clone(),
-                f: self.registry.get(entry)?,
-                inputs,
-                check,
-                must: must_of(entry)?,
-            });
-        }
-        Some(steps)
+    fn step(&self, node: &Node, scope: &Scope<'_>, frame: &Frame<'_>) -> Option<Step> {
+        let spec = self.catalog.get(node.block.as_deref()?)?;
+        let entry = builtin(node, self.catalog)?;
+        let others: IndexMap<String, Json> = node
+            .inputs
+            .iter()
+            .filter(|(key, _)| *key != ROWS)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let qid = frame.qualified(&node.id);
+        let inputs = self.resolve_inputs(&others, &qid, scope).ok()?;
+        let mut parts = frame.prefix.clone();
+        parts.push(node.id.clone());
+        Some(Step {
+            node: node.clone(),
+            out_dir: self.dir.files_dir(&parts),
+            qid,
+            spec: spec.clone(),
+            f: self.registry.get(entry)?,
+            inputs,
+            check,
+            must: if entry == GROUPS {
+                &[]
+            } else {
+                must_of(entry)?
+            },
+        })
     }
 
     /// After the reader of a pass: when it kept its rows in part, the pass ran every step
@@ -92,7 +101,9 @@ impl Runner<'_> {
         let Some(&rows) = outputs.in_part().get(ROWS) else {
             return Ok(());
         };
-        let steps = pass.finish(rows).ok_or_else(|| unfinished(qid))?;
+        let steps = pass
+            .finish(rows, &self.options.cancel)?
+            .ok_or_else(|| unfinished(qid))?;
         let mut fused = self.lock_fused();
         for (id, outputs, spent) in steps {
             fused.insert(id, (outputs, spent));
