@@ -3,7 +3,8 @@
 use super::csv_decode::{DecodeError, Decoded, DecodedBlocks, Decoding};
 use super::{Requoting, record_end};
 use crate::block::{
-    BlockContext, BlockError, ErrorCode, Inputs, Outputs, Pieces, ProgressUnit, SHOWN_ROWS, Warning,
+    BlockContext, BlockError, ErrorCode, Inputs, Outputs, Pieces, ProgressUnit, SHOWN_ROWS,
+    WHOLE_ROWS, Warning,
 };
 use crate::blocks::kit::decode::{encoding_choice, undecodable, undetectable};
 use crate::blocks::kit::files::{MAX_FILE_BYTES, not_found, resolve};
@@ -60,12 +61,13 @@ struct CsvRead {
     /// The columns left out when only the `wanted` ones were parsed; `None` when all were.
     unread: Option<Vec<String>>,
     /// The table went to the steps after the read piece by piece (`BlockContext::pieces`):
-    /// `table` holds its first rows only.
+    /// `table` holds its first rows only (one more than [`WHOLE_ROWS`] at most, so a table a
+    /// run record keeps whole is whole).
     handed: Option<Handed>,
 }
 
-/// What a read handed to the steps after it (`BlockContext::pieces`): its first rows (blank
-/// rows dropped, names trimmed, as its output holds them), how many rows it handed in all,
+/// What a read handed to the steps after it (`BlockContext::pieces`): how many rows it handed
+/// in all (blank rows dropped, names trimmed, as its output holds them),
 /// and the blank ones it dropped. Each piece is shaped as the whole table would be: its
 /// columns were projected (a projected read drops no empty trailing columns) and blank rows
 /// are dropped row by row, so the pieces put together are the table a whole read builds.
@@ -90,8 +92,8 @@ impl Handing<'_> {
         trim_names(&mut piece).map_err(PieceError::Failed)?;
         self.handed.rows += piece.height();
         let kept = self.head.as_ref().map_or(0, DataFrame::height);
-        if kept < SHOWN_ROWS {
-            let more = piece.head(Some(SHOWN_ROWS - kept));
+        if kept <= WHOLE_ROWS {
+            let more = piece.head(Some(WHOLE_ROWS + 1 - kept));
             match &mut self.head {
                 Some(head) => {
                     head.vstack_mut_owned(more)
@@ -322,7 +324,12 @@ fn parse_decoded<R: Read>(
                         }
                         (None, _) => {}
                     }
-                    table = Some(first);
+                    // Handing over, the read keeps of its pieces only their first rows.
+                    table = Some(if handing.is_some() {
+                        first.clear()
+                    } else {
+                        first
+                    });
                 }
                 Some(df) => {
                     count_short(chunk, delimiter, 0, false, width, &mut seen, &mut short);
@@ -882,15 +889,19 @@ fn csv_read(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockErr
     if let Some(unread) = &read.unread {
         summary["unread_columns"] = json!(unread);
     }
-    let outputs_height = df.height();
+    // A table of more rows than a run record keeps whole: its first rows, of this many (the
+    // rest went to the steps after it). One the record keeps whole is whole, and the steps
+    // run one by one on it (the engine lets the pass go), so its record is as before.
+    let handed = handed.filter(|&rows| rows > WHOLE_ROWS);
+    if handed.is_some() {
+        df = df.head(Some(SHOWN_ROWS));
+    }
     let mut outputs = Outputs::new()
         .with("rows", df)
         .with("columns", json!(columns))
         .with("encoding", json!(used))
         .with("summary", summary);
-    if let Some(rows) = handed.filter(|&rows| rows > outputs_height) {
-        // Its first rows, of this many: the rest went to the steps after it. A table all
-        // shown is whole, and the steps run one by one on it (the engine lets the pass go).
+    if let Some(rows) = handed {
         outputs.1.insert("rows".to_owned(), rows);
     }
     Ok(outputs)

@@ -483,7 +483,7 @@ fn the_pieces_a_read_hands_over_are_the_table_a_whole_read_builds() {
     assert_eq!(handed, expected);
     assert_eq!(blank, whole.1);
     assert_eq!(read.handed.as_ref().unwrap().rows, expected.height());
-    assert_eq!(read.table, expected.head(Some(SHOWN_ROWS)));
+    assert_eq!(read.table, expected.head(Some(WHOLE_ROWS + 1)));
     assert!(!taken.refused.load(std::sync::atomic::Ordering::SeqCst));
 
     // A pass that stops: the read is made again whole (and the pass told it is void).
