@@ -327,9 +327,11 @@ impl Pass {
         let Some(Value::Table(rows)) = inputs.shift_remove(ROWS) else {
             return Ok(false);
         };
+        let (calls, notes) = CallSink::channel();
         let step_ctx = BlockContext {
             node_id: &step.qid,
             out_dir: &step.out_dir,
+            calls: &calls,
             columns_used: None,
             outputs_taken: None,
             pieces: None,
@@ -346,6 +348,10 @@ impl Pass {
             Ok(true) => {}
             Err(e) if ctx.cancel.is_cancelled() => return Err(e),
             Ok(false) | Err(_) => return Ok(false),
+        }
+        drop(calls);
+        if notes.try_iter().any(|n| matches!(n, Note::Warning(_))) {
+            return Ok(false);
         }
         state.grouped += height;
         state.grouping += started.elapsed();
