@@ -590,7 +590,8 @@ mod kill {
     }
 
     /// Read, amounts, totals by account, the totals sorted and written: a pipeline of steps
-    /// each reading the one before.
+    /// each reading the one before. The read, the amounts and the totals run as one pass over
+    /// the file (keiri-run's `engine/fused.rs`), so kills land inside it too.
     const PIPELINE: &str = r#"
 id: killed
 graph:
@@ -624,6 +625,10 @@ graph:
         let expected =
             "\u{feff}勘定科目,金額\r\n売上高,7800000\r\n消耗品費,5200000\r\n旅費交通費,2600000\r\n";
         assert_eq!(totals(&whole[0]), expected);
+        // The pass was taken: a table it handed on is kept without a digest.
+        let kept = std::fs::read_to_string(whole[0].join("outputs/read/kept-in-part.json"));
+        let kept: serde_json::Value = serde_json::from_str(&kept.unwrap()).unwrap();
+        assert_eq!(kept["rows"], serde_json::json!({"rows": 12_000}));
         std::fs::remove_dir_all(ws.path().join("runs")).unwrap();
 
         let mut seed = 0x5eed_9abc_u64;
