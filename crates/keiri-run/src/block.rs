@@ -212,6 +212,9 @@ pub trait Pieces: Send + Sync + std::fmt::Debug {
     /// The reader's table cannot be handed over piece by piece (it needs all of its rows
     /// to decide what it holds): the reader builds it whole, and the steps run one by one.
     fn refuse(&self);
+    /// Asked once every piece was handed over: whether the steps' outputs are the ones they
+    /// give on the whole table. `false`: the reader builds it whole after all (`refuse`).
+    fn stands(&self) -> bool;
 }
 
 impl BlockContext<'_> {

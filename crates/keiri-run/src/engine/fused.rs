@@ -1,7 +1,7 @@
 //! One pass over a CSV for the row-by-row steps after it: a `csv.read` hands its table piece by
 //! piece ([`crate::block::Pieces`]) to the steps that take its rows in turn (normalising dates
-//! and amounts, a fiscal period, picking columns), and a `group_aggregate` that takes the last
-//! step's rows groups each piece as it comes and then the pieces' groups
+//! and amounts, a fiscal period, picking columns, filtering), and a `group_aggregate` that
+//! takes the last step's rows groups each piece as it comes and then the pieces' groups
 //! (`GroupsByPiece`). No table of all the rows is built: a journal read, its dates and
 //! amounts normalised, a month added and totalled by account and month holds a few pieces
 //! and the groups, however many rows it has. Without a group at the end, the last step's
@@ -18,15 +18,15 @@
 //! are each computed from the same row alone (the [`ROW_BY_ROW`] builtins, each checked), and
 //! it stands only when every piece went through every step as cleanly as the whole table
 //! would: no error, no warning, no unreadable value listed, the same columns and types from
-//! piece to piece, summed and averaged columns whole numbers (a sum of sums is then exact).
-//! Anything else — a date that is not one, an amount column that is whole numbers in one
-//! piece and not in the next, amounts with sen, a blank-looking row the projection cannot
-//! judge — makes the pass void: the reader reads the file again whole and the steps run one
-//! by one, so the error, the warning, the row numbers and the types are the ones node-by-node
-//! gives. Chains are found only at the top level of a run that reads only what it uses
-//! ([`crate::RunOptions::only_what_is_used`]) with [`crate::RunOptions::fused`] on, with no
-//! timeout anywhere (a step's time would count against the reader's), and none of whose
-//! nodes finished in an earlier attempt of the run.
+//! piece to piece, summed and averaged columns whole numbers (a sum of sums is then exact),
+//! no step left without rows. Anything else — a date that is not one, an amount column that
+//! is whole numbers in one piece and not in the next, amounts with sen, a blank-looking row
+//! the projection cannot judge, a filter that keeps no row — makes the pass void: the reader
+//! reads the file again whole and the steps run one by one, so the error, the warning, the
+//! row numbers and the types are the ones node-by-node gives. Chains are found only at the
+//! top level of a run that reads only what it uses ([`crate::RunOptions::only_what_is_used`])
+//! with [`crate::RunOptions::fused`] on, with no timeout anywhere (a step's time would count
+//! against the reader's), and none of whose nodes finished in an earlier attempt of the run.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -43,6 +43,7 @@ use serde_json::Value as Json;
 use super::projection::{Uses, alias_of, builtin};
 use crate::block::{
     BlockContext, BlockError, BlockFn, CallSink, Inputs, Note, Outputs, Pieces, SHOWN_ROWS,
+    WHOLE_ROWS,
 };
 use crate::blocks::transforms::group_aggregate::GroupsByPiece;
 use crate::value::Value;
@@ -55,19 +56,30 @@ pub(super) enum Must {
     BeEmpty,
     /// The same in every piece (made of the step's other inputs, not of its rows).
     BeSame,
+    /// A count of rows in each piece: the whole table's is their sum.
+    Sum,
+    /// A table of some of each piece's rows (a filter's `excluded`): kept as a run record
+    /// keeps a table handed on. No later node may take it (`chains` ends a chain before a
+    /// step whose such output the plan uses).
+    Part,
 }
 
-/// The builtins whose rows are each computed from the same row alone, in order, one row out
-/// for each row in, with the types of their columns decided per value (a piece of the table
-/// gives those rows of the whole table's output); and what their other outputs must be. A
-/// block joins only once its code is checked for this: `normalize_dates` and `fiscal_period`
-/// read each date alone, `normalize_amounts` each amount alone (its column is whole numbers
-/// or not per piece: the pass compares the types), `select_columns` only picks columns.
+/// The builtins whose rows are each computed from the same row alone, in order (one row out
+/// for each row in, or none), with the types of their columns decided per value (a piece of
+/// the table gives those rows of the whole table's output); and what their other outputs
+/// must be. A block joins only once its code is checked for this: `normalize_dates` and
+/// `fiscal_period` read each date alone, `normalize_amounts` each amount alone (its column
+/// is whole numbers or not per piece: the pass compares the types), `select_columns` only
+/// picks columns, `filter_rows` judges each row alone (its condition reads that row's cells).
 const ROW_BY_ROW: &[(&str, &[(&str, Must)])] = &[
     ("transforms.normalize_dates", &[("errors", Must::BeEmpty)]),
     ("transforms.normalize_amounts", &[("errors", Must::BeEmpty)]),
     ("transforms.fiscal_period", &[("period", Must::BeSame)]),
     ("transforms.select_columns", &[]),
+    (
+        "transforms.filter_rows",
+        &[("excluded", Must::Part), ("count", Must::Sum)],
+    ),
 ];
 
 /// The rows input of every [`ROW_BY_ROW`] block, and the output its rows come out of.
@@ -124,11 +136,28 @@ pub(super) fn chains(
             steps.push(step.clone());
             from = step;
         }
+        // A table the last step hands on only in part (a filter's `excluded`) must be one no
+        // later node takes.
+        while group.is_none()
+            && steps
+                .last()
+                .is_some_and(|last| hands_on_in_part(last, catalog, &uses))
+        {
+            steps.pop();
+        }
         if !steps.is_empty() || group.is_some() {
             out.insert(reader.id.clone(), Chain { steps, group });
         }
     }
     out
+}
+
+/// Whether the plan takes an output of `step` that a pass keeps only in part ([`Must::Part`]).
+fn hands_on_in_part(step: &Node, catalog: &Catalog, uses: &Uses<'_>) -> bool {
+    let must = builtin(step, catalog).and_then(must_of).unwrap_or_default();
+    must.iter()
+        .filter(|(_, m)| *m == Must::Part)
+        .any(|(key, _)| alias_of(step, key).is_some_and(|a| uses.count(&step.id, Some(a)) > 0))
 }
 
 /// The node that alone takes `from`'s rows, when it can be a step of a pass.
@@ -201,15 +230,58 @@ pub(super) fn must_of(builtin: &str) -> Option<&'static [(&'static str, Must)]> 
 /// A step a pass ran: its node id, its outputs and the time it took in the pass.
 pub(super) type Ran = (String, Outputs, Duration);
 
-/// What a pass has seen of one step's output so far.
+/// The first rows of a table a pass hands on and how many it has: as many as a run record
+/// keeps whole, and one more, so a table of that size or less comes out whole, as node by
+/// node.
 #[derive(Debug, Default)]
-struct Seen {
+struct Kept {
     head: Option<DataFrame>,
     rows: usize,
+}
+
+impl Kept {
+    /// Adds `table`'s rows; `false` when its columns are not the ones before.
+    fn add(&mut self, table: &DataFrame) -> bool {
+        self.rows += table.height();
+        let kept = self.head.as_ref().map_or(0, DataFrame::height);
+        if kept > WHOLE_ROWS {
+            return true;
+        }
+        let more = table.head(Some(WHOLE_ROWS + 1 - kept));
+        match &mut self.head {
+            Some(head) => head.vstack_mut_owned(more).is_ok(),
+            None => {
+                self.head = Some(more);
+                true
+            }
+        }
+    }
+
+    /// The table as the step's output: whole when it is all here, else its first
+    /// [`SHOWN_ROWS`] and its row count (`in_part`).
+    fn output(&mut self, key: &str, outputs: &mut Outputs) -> Option<Value> {
+        let head = self.head.take()?;
+        if self.rows <= WHOLE_ROWS {
+            return Some(Value::Table(head));
+        }
+        outputs.1.insert(key.to_owned(), self.rows);
+        Some(Value::Table(head.head(Some(SHOWN_ROWS))))
+    }
+}
+
+/// What a pass has seen of one step so far.
+#[derive(Debug, Default)]
+struct Seen {
+    /// The rows it was given, and its rows' first ones and count.
+    rows_in: usize,
+    rows: Kept,
     schema: Option<SchemaRef>,
-    /// The step's other outputs, from the first piece, and where its rows were among them.
+    /// Its other outputs from the first piece (rows taken out), and where its rows were.
     others: Option<Outputs>,
     rows_at: usize,
+    /// Its other outputs that are tables ([`Must::Part`]) and counts ([`Must::Sum`]).
+    parts: HashMap<String, Kept>,
+    sums: HashMap<String, u64>,
     spent: Duration,
 }
 
@@ -255,18 +327,31 @@ impl Pass {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Whether every step saw every one of the `rows` the reader handed over: the first step
+    /// was given them all, each later one the rows of the one before, and the group the last
+    /// one's.
+    fn saw_all(&self, state: &State, rows: usize) -> bool {
+        let given = std::iter::once(rows).chain(state.seen.iter().map(|s| s.rows.rows));
+        let steps = state
+            .seen
+            .iter()
+            .zip(given.clone())
+            .all(|(s, g)| s.rows_in == g);
+        let grouped = self.group.is_none() || Some(state.grouped) == given.last();
+        steps && grouped
+    }
+
     /// Each step's outputs and the time it took in the pass, in order, once the reader handed
     /// `rows` rows in all (the count its output records): the last step's rows whole (or the
-    /// groups of a `group_aggregate` at the end), the others' first rows of so many. `Ok(None)`
-    /// when the pass is void or did not see them all.
+    /// groups of a `group_aggregate` at the end), the others' as a run record keeps them.
+    /// `Ok(None)` when the pass is void or did not see them all.
     pub(super) fn finish(
         &self,
         rows: usize,
         cancel: &tokio_util::sync::CancellationToken,
     ) -> Result<Option<Vec<Ran>>, BlockError> {
         let mut state = self.lock();
-        let grouped = self.group.is_none() || state.grouped == rows;
-        if state.void || state.refused || !grouped || state.seen.iter().any(|s| s.rows != rows) {
+        if state.void || state.refused || !self.saw_all(&state, rows) {
             return Ok(None);
         }
         let count = self.steps.len();
@@ -286,23 +371,30 @@ impl Pass {
             let Some(mut outputs) = seen.others.take() else {
                 return Ok(None);
             };
+            for (key, must) in step.must {
+                let value = match must {
+                    Must::Part => seen
+                        .parts
+                        .get_mut(*key)
+                        .and_then(|kept| kept.output(key, &mut outputs)),
+                    Must::Sum => seen.sums.get(*key).map(|n| Value::Json(Json::from(*n))),
+                    Must::BeEmpty | Must::BeSame => continue,
+                };
+                let Some(value) = value else {
+                    return Ok(None);
+                };
+                outputs.0.insert((*key).to_owned(), value);
+            }
             let rows = match (&last, i + 1 == count) {
-                (Some(last), true) => last.clone(),
-                _ => {
-                    let Some(head) = seen.head.take() else {
-                        return Ok(None);
-                    };
-                    if head.height() < seen.rows {
-                        outputs.1.insert(ROWS.to_owned(), seen.rows);
-                    }
-                    head
-                }
+                (Some(last), true) => Value::Table(last.clone()),
+                _ => match seen.rows.output(ROWS, &mut outputs) {
+                    Some(rows) => rows,
+                    None => return Ok(None),
+                },
             };
             // In its place among the outputs, as the block returned them.
             let at = seen.rows_at.min(outputs.0.len());
-            outputs
-                .0
-                .shift_insert(at, ROWS.to_owned(), Value::Table(rows));
+            outputs.0.shift_insert(at, ROWS.to_owned(), rows);
             out.insert(i, (step.node.id.clone(), outputs, seen.spent));
         }
         Ok(Some(out))
@@ -367,6 +459,7 @@ impl Pass {
     ) -> Result<Option<DataFrame>, BlockError> {
         for (step, seen) in self.steps.iter().zip(state.seen.iter_mut()) {
             let started = Instant::now();
+            seen.rows_in += rows.height();
             let mut inputs = step.inputs.clone();
             inputs.insert(ROWS.to_owned(), Value::Table(rows));
             if (step.check)(&step.spec, &step.node, &mut inputs, &step.qid).is_err() {
@@ -405,20 +498,10 @@ impl Pass {
                 Some(_) => {}
                 None => seen.schema = Some(out.schema().clone()),
             }
-            seen.others.get_or_insert(outputs);
-            seen.rows += out.height();
-            let kept = seen.head.as_ref().map_or(0, DataFrame::height);
-            if kept < SHOWN_ROWS {
-                let more = out.head(Some(SHOWN_ROWS - kept));
-                match &mut seen.head {
-                    Some(head) => {
-                        if head.vstack_mut_owned(more).is_err() {
-                            return Ok(None);
-                        }
-                    }
-                    None => seen.head = Some(more),
-                }
+            if !seen.rows.add(&out) {
+                return Ok(None);
             }
+            seen.others.get_or_insert(outputs);
             seen.spent += started.elapsed();
             rows = out;
         }
@@ -427,8 +510,8 @@ impl Pass {
 }
 
 /// Whether a step's outputs other than its rows (`outputs`, rows taken out) are what `must`
-/// asks of each, and nothing else.
-fn others_stand(must: &[(&str, Must)], outputs: &Outputs, seen: &Seen) -> bool {
+/// asks of each, and nothing else; adds the tables and counts among them to `seen`.
+fn others_stand(must: &[(&str, Must)], outputs: &Outputs, seen: &mut Seen) -> bool {
     outputs.0.iter().all(|(key, value)| {
         match must.iter().find(|(k, _)| k == key).map(|(_, m)| *m) {
             Some(Must::BeEmpty) => matches!(value, Value::Json(Json::Array(a)) if a.is_empty()),
@@ -440,6 +523,17 @@ fn others_stand(must: &[(&str, Must)], outputs: &Outputs, seen: &Seen) -> bool {
                         _ => false,
                     })
             }
+            Some(Must::Sum) => match value {
+                Value::Json(Json::Number(n)) => n.as_u64().is_some_and(|n| {
+                    *seen.sums.entry(key.clone()).or_default() += n;
+                    true
+                }),
+                _ => false,
+            },
+            Some(Must::Part) => match value {
+                Value::Table(table) => seen.parts.entry(key.clone()).or_default().add(table),
+                Value::Json(_) => false,
+            },
             None => false,
         }
     })
@@ -485,6 +579,13 @@ impl Pieces for Pass {
             state.last = None;
         }
         Ok(stacked)
+    }
+
+    /// A step that gave no rows (a filter that kept none) is warned about node by node
+    /// (`NO_ROWS`): the pass gives way to it.
+    fn stands(&self) -> bool {
+        let state = self.lock();
+        !state.void && !state.refused && state.seen.iter().all(|s| s.rows.rows > 0)
     }
 
     fn refuse(&self) {

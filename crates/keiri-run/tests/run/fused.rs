@@ -68,7 +68,8 @@ vars: {by: 勘定科目, on_error: error}
 graph:
   - {id: read, block: csv.read, in: {path: journal.csv}, out: {rows: rows}}
   - {id: dates, block: transforms.normalize_dates, in: {rows: "${read.rows}", fields: [伝票日付], on_error: "${vars.on_error}"}, out: {rows: rows}}
-  - {id: month, block: transforms.fiscal_period, in: {rows: "${dates.rows}", date_field: 伝票日付}, out: {rows: rows}}
+  - {id: keep, block: transforms.filter_rows, in: {rows: "${dates.rows}", condition: '{condition}'}, out: {rows: rows}}
+  - {id: month, block: transforms.fiscal_period, in: {rows: "${keep.rows}", date_field: 伝票日付}, out: {rows: rows}}
   - {id: amounts, block: transforms.normalize_amounts, in: {rows: "${month.rows}", fields: [金額]}, out: {rows: rows}}
   - {id: pick, block: transforms.select_columns, in: {rows: "${amounts.rows}", columns: [勘定科目, year_month, 金額, 伝票日付]}, out: {rows: rows}}
   - id: totals
@@ -87,15 +88,29 @@ graph:
     out: {rows: rows}
 "#;
 
-const NODES: [&str; 6] = ["read", "dates", "month", "amounts", "pick", "totals"];
+const NODES: [&str; 7] = [
+    "read", "dates", "keep", "month", "amounts", "pick", "totals",
+];
 
-/// A run of `PLAN` on `file` with the pass on or off and the vars given.
+/// A run of `PLAN` (its filter leaving out nothing) with the pass on or off and the vars
+/// given.
 fn run(
     ws: &std::path::Path,
     fused: bool,
     vars: &[(&str, &str)],
 ) -> (keiri_run::RunOutcome, Vec<Event>) {
-    run_in(ws, PLAN, |o| {
+    run_filtered(ws, fused, vars, r#"勘定科目 != "雑費""#)
+}
+
+/// [`run`] with the filter's condition `condition` (written into the plan: a condition
+/// from a var is read only at run time, so the read would parse every column, and no pass).
+fn run_filtered(
+    ws: &std::path::Path,
+    fused: bool,
+    vars: &[(&str, &str)],
+    condition: &str,
+) -> (keiri_run::RunOutcome, Vec<Event>) {
+    run_in(ws, &PLAN.replace("{condition}", condition), |o| {
         o.fused = fused;
         for (k, v) in vars {
             o.vars.insert((*k).into(), json!(v));
@@ -205,7 +220,7 @@ fn a_pass_over_the_file_records_what_node_by_node_execution_records() {
     );
     // Every row read, each step's count the read's, the first rows shown as read.
     let rows = record(ws.path(), &fused, &fused_events);
-    for node in ["read", "dates", "month", "amounts", "pick"] {
+    for node in ["read", "dates", "keep", "month", "amounts", "pick"] {
         assert_eq!(rows[node]["finish"]["rows"], json!(6 * BLOCKS), "{node}");
     }
     assert_eq!(
@@ -347,4 +362,82 @@ fn a_resume_after_a_failure_past_the_pass_gives_the_same_totals() {
             &json!({"伝票番号": n.to_string(), "金額合計": 1_118_220, "件数": 6})
         );
     }
+}
+
+#[test]
+fn a_filter_in_the_pass_counts_and_keeps_its_excluded_rows_as_node_by_node() {
+    let ws = workspace(&journal(None));
+    // 売上高 (one row in six) left out: the totals without it, the excluded rows counted.
+    let condition = r#"勘定科目 != "売上高""#;
+    let (fused, fused_events) = run_filtered(ws.path(), true, &[], condition);
+    let (plain, plain_events) = run_filtered(ws.path(), false, &[], condition);
+    assert_eq!(fused.status, RunStatus::Finished, "{:?}", fused.failures);
+    assert!(passed(ws.path(), &fused));
+    same(
+        &record(ws.path(), &fused, &fused_events),
+        &record(ws.path(), &plain, &plain_events),
+    );
+    let mut want = expected();
+    want.as_array_mut().unwrap().remove(0);
+    assert_eq!(totals(ws.path(), &fused), want);
+    let rows = record(ws.path(), &fused, &fused_events);
+    assert_eq!(rows["keep"]["finish"]["rows"], json!(5 * BLOCKS));
+    assert_eq!(rows["keep"]["shown"]["count"], json!(5 * BLOCKS));
+    assert_eq!(rows["keep"]["kept"]["excluded"], json!(BLOCKS));
+
+    // A filter that keeps no row: node by node warns NO_ROWS there, and so does the run
+    // with the pass (which gives way).
+    let condition = r#"勘定科目 == "雑収入""#;
+    let (fused, _) = run_filtered(ws.path(), true, &[], condition);
+    let (plain, _) = run_filtered(ws.path(), false, &[], condition);
+    assert_eq!(fused.status, plain.status);
+    assert_eq!(fused.failures, plain.failures);
+    assert_eq!(fused.warnings, plain.warnings);
+    assert!(
+        fused.warnings.iter().any(|w| w.code == "NO_ROWS"),
+        "{:?}",
+        fused.warnings
+    );
+    assert!(!passed(ws.path(), &fused));
+}
+
+/// A plan that counts the rows its filter left out: the filter cannot be in the pass (it
+/// would hand `excluded` on in part, and the count would be of its first rows), which ends
+/// before it.
+const EXCLUDED_TAKEN: &str = r#"
+id: fused
+graph:
+  - {id: read, block: csv.read, in: {path: journal.csv}, out: {rows: rows}}
+  - {id: dates, block: transforms.normalize_dates, in: {rows: "${read.rows}", fields: [伝票日付], on_error: error}, out: {rows: rows}}
+  - {id: keep, block: transforms.filter_rows, in: {rows: "${dates.rows}", condition: '勘定科目 != "売上高"'}, out: {rows: rows, excluded: sales}}
+  - {id: count, block: transforms.group_aggregate, in: {rows: "${keep.rows}", by: [], aggregations: [{field: 金額, op: count, as: 件数}]}, out: {rows: rows}}
+  - {id: sales, block: transforms.group_aggregate, in: {rows: "${keep.sales}", by: [], aggregations: [{field: 金額, op: count, as: 件数}]}, out: {rows: rows}}
+"#;
+
+#[test]
+fn a_filter_whose_excluded_rows_a_later_node_takes_ends_the_pass_before_it() {
+    let ws = workspace(&journal(None));
+    let (outcome, _) = run_in(ws.path(), EXCLUDED_TAKEN, |_| {});
+    assert_eq!(
+        outcome.status,
+        RunStatus::Finished,
+        "{:?}",
+        outcome.failures
+    );
+    assert!(passed(ws.path(), &outcome));
+    let dir = RunDir::open(&ws.path().join("runs"), "fused", &outcome.run_id).unwrap();
+    // The filter ran node by node: its rows and excluded rows kept with a digest.
+    let kept = dir.kept_in_part("keep").unwrap();
+    assert!(!kept["excluded"].digest.is_empty());
+    assert_eq!(kept["excluded"].rows, BLOCKS);
+    let count = |node: &str| {
+        dir.load_outputs(node)
+            .unwrap()
+            .get("rows")
+            .unwrap()
+            .to_json()
+    };
+    // One 売上高 row in six: every one of them counted.
+    assert_eq!(count("sales"), json!([{"件数": BLOCKS}]));
+    assert_eq!(count("count"), json!([{"件数": 5 * BLOCKS}]));
 }

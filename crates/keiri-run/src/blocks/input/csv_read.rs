@@ -763,7 +763,7 @@ fn read_without_blank_rows<'w>(
 ) -> Result<(CsvRead, usize), BlockError> {
     let mut read = read_table(wanted, pieces)?;
     if let Some(handed) = &read.handed {
-        if !handed.stopped && handed.rows == read.records {
+        if !handed.stopped && handed.rows == read.records && pieces.is_some_and(|p| p.stands()) {
             let blank = handed.blank;
             return Ok((read, blank));
         }

@@ -425,6 +425,9 @@ impl Pieces for Taken {
         self.refused
             .store(true, std::sync::atomic::Ordering::SeqCst);
     }
+    fn stands(&self) -> bool {
+        true
+    }
 }
 
 /// `bytes` read with `wanted` columns, handing its rows to `taken`.
