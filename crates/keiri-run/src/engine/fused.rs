@@ -219,6 +219,43 @@ pub(super) struct Step {
     pub must: &'static [(&'static str, Must)],
 }
 
+impl Step {
+    /// Calls `f` with this step's inputs for `rows` (checked as the engine checks a node's)
+    /// and a context whose notes are its own. `Ok(None)` when the pass cannot stand on what
+    /// came back: a check or the call failed, or the step warned; a cancelled run's error
+    /// (a cancel, a timed-out reader, one past its memory) stops the read.
+    fn call<T>(
+        &self,
+        ctx: &BlockContext<'_>,
+        rows: DataFrame,
+        f: impl FnOnce(&BlockContext<'_>, IndexMap<String, Value>) -> Result<Option<T>, BlockError>,
+    ) -> Result<Option<T>, BlockError> {
+        let mut inputs = self.inputs.clone();
+        inputs.insert(ROWS.to_owned(), Value::Table(rows));
+        if (self.check)(&self.spec, &self.node, &mut inputs, &self.qid).is_err() {
+            return Ok(None);
+        }
+        let (calls, notes) = CallSink::channel();
+        let step_ctx = BlockContext {
+            node_id: &self.qid,
+            out_dir: &self.out_dir,
+            calls: &calls,
+            columns_used: None,
+            outputs_taken: None,
+            pieces: None,
+            ..*ctx
+        };
+        let result = f(&step_ctx, inputs);
+        drop(calls);
+        match result {
+            Err(e) if ctx.cancel.is_cancelled() => Err(e),
+            Err(_) => Ok(None),
+            Ok(_) if notes.try_iter().any(|n| matches!(n, Note::Warning(_))) => Ok(None),
+            Ok(answer) => Ok(answer),
+        }
+    }
+}
+
 /// What a step's other outputs must be for a pass to stand, when `builtin` can be a step.
 pub(super) fn must_of(builtin: &str) -> Option<&'static [(&'static str, Must)]> {
     ROW_BY_ROW
@@ -234,12 +271,12 @@ pub(super) type Ran = (String, Outputs, Duration);
 /// keeps whole, and one more, so a table of that size or less comes out whole, as node by
 /// node.
 #[derive(Debug, Default)]
-struct Kept {
+struct FirstRows {
     head: Option<DataFrame>,
     rows: usize,
 }
 
-impl Kept {
+impl FirstRows {
     /// Adds `table`'s rows; `false` when its columns are not the ones before.
     fn add(&mut self, table: &DataFrame) -> bool {
         self.rows += table.height();
@@ -274,13 +311,13 @@ impl Kept {
 struct Seen {
     /// The rows it was given, and its rows' first ones and count.
     rows_in: usize,
-    rows: Kept,
+    rows: FirstRows,
     schema: Option<SchemaRef>,
     /// Its other outputs from the first piece (rows taken out), and where its rows were.
     others: Option<Outputs>,
     rows_at: usize,
     /// Its other outputs that are tables ([`Must::Part`]) and counts ([`Must::Sum`]).
-    parts: HashMap<String, Kept>,
+    parts: HashMap<String, FirstRows>,
     sums: HashMap<String, u64>,
     spent: Duration,
 }
@@ -411,38 +448,17 @@ impl Pass {
     ) -> Result<bool, BlockError> {
         let started = Instant::now();
         let height = rows.height();
-        let mut inputs = step.inputs.clone();
-        inputs.insert(ROWS.to_owned(), Value::Table(rows));
-        if (step.check)(&step.spec, &step.node, &mut inputs, &step.qid).is_err() {
-            return Ok(false);
-        }
-        let Some(Value::Table(rows)) = inputs.shift_remove(ROWS) else {
-            return Ok(false);
-        };
-        let (calls, notes) = CallSink::channel();
-        let step_ctx = BlockContext {
-            node_id: &step.qid,
-            out_dir: &step.out_dir,
-            calls: &calls,
-            columns_used: None,
-            outputs_taken: None,
-            pieces: None,
-            ..*ctx
-        };
-        let groups = match &mut state.groups {
-            Some(groups) => groups,
-            None => match GroupsByPiece::new(&Inputs(inputs)) {
-                Ok(groups) => state.groups.insert(groups),
-                Err(_) => return Ok(false),
-            },
-        };
-        match groups.add(&step_ctx, rows) {
-            Ok(true) => {}
-            Err(e) if ctx.cancel.is_cancelled() => return Err(e),
-            Ok(false) | Err(_) => return Ok(false),
-        }
-        drop(calls);
-        if notes.try_iter().any(|n| matches!(n, Note::Warning(_))) {
+        let added = step.call(ctx, rows, |step_ctx, mut inputs| {
+            let Some(Value::Table(rows)) = inputs.shift_remove(ROWS) else {
+                return Ok(None);
+            };
+            let groups = match &mut state.groups {
+                Some(groups) => groups,
+                None => state.groups.insert(GroupsByPiece::new(&Inputs(inputs))?),
+            };
+            Ok(groups.add(step_ctx, rows)?.then_some(()))
+        })?;
+        if added.is_none() {
             return Ok(false);
         }
         state.grouped += height;
@@ -460,32 +476,12 @@ impl Pass {
         for (step, seen) in self.steps.iter().zip(state.seen.iter_mut()) {
             let started = Instant::now();
             seen.rows_in += rows.height();
-            let mut inputs = step.inputs.clone();
-            inputs.insert(ROWS.to_owned(), Value::Table(rows));
-            if (step.check)(&step.spec, &step.node, &mut inputs, &step.qid).is_err() {
+            let called = step.call(ctx, rows, |step_ctx, inputs| {
+                (step.f)(step_ctx, &Inputs(inputs)).map(Some)
+            })?;
+            let Some(mut outputs) = called else {
                 return Ok(None);
-            }
-            let (calls, notes) = CallSink::channel();
-            let step_ctx = BlockContext {
-                node_id: &step.qid,
-                out_dir: &step.out_dir,
-                calls: &calls,
-                columns_used: None,
-                outputs_taken: None,
-                pieces: None,
-                ..*ctx
             };
-            let result = (step.f)(&step_ctx, &Inputs(inputs));
-            drop(calls);
-            let mut outputs = match result {
-                Ok(outputs) => outputs,
-                // A cancelled run, a timed-out reader or one past its memory stops the read.
-                Err(e) if ctx.cancel.is_cancelled() => return Err(e),
-                Err(_) => return Ok(None),
-            };
-            if notes.try_iter().any(|n| matches!(n, Note::Warning(_))) {
-                return Ok(None);
-            }
             let Some((rows_at, _, Value::Table(out))) = outputs.0.shift_remove_full(ROWS) else {
                 return Ok(None);
             };
