@@ -526,8 +526,9 @@ pub use crate::block::{SHOWN_ROWS, WHOLE_ROWS};
 /// An output kept as its first rows only: how many rows it had and, for a table of a step that
 /// can run again, a digest of all of them; or a list the block built only that far because
 /// the plan does not take it (`untaken`, no digest). A table a pass handed on piece by piece
-/// (`engine/fused.rs`) has no digest: only the pass's last table, kept whole in memory, has
-/// one, and a resume that runs the pass again compares the others' row counts.
+/// (`engine/fused.rs`) has no digest: a resume that runs its node again (one by one, from the
+/// file) compares its row count, and the digest of what the pass built whole (the last
+/// step's table, or the groups) covers the rows.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Kept {
     pub rows: usize,

@@ -73,8 +73,9 @@ pub struct RunOptions {
     /// whose failure reports list the file's columns). On by default.
     pub only_what_is_used: bool,
     /// A `csv.read` and the row-by-row steps after it that alone take its rows run as one
-    /// pass over the file, only the last step's table built whole (`engine/fused.rs`); the
-    /// record and every answer are those of running them one by one. Needs
+    /// pass over the file, building only the last step's table whole, or only the groups of
+    /// a `group_aggregate` that ends the pass (`engine/fused.rs`); the record and every
+    /// answer are those of running them one by one. Needs
     /// [`RunOptions::only_what_is_used`]. Off, each node builds its table whole (the tests
     /// that hold the pass to node-by-node execution). On by default.
     pub fused: bool,
