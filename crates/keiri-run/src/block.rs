@@ -513,6 +513,62 @@ pub const SHOWN_ROWS: usize = 1_000;
 /// ([`BlockContext::groups_to_build`]).
 pub const WHOLE_ROWS: usize = 10_000;
 
+/// The first rows of a table that comes piece by piece, and how many rows it has: a reader
+/// handing its rows to the steps of a pass, and each step's outputs (`engine/fused.rs`). It
+/// keeps one row more than a run record keeps whole ([`WHOLE_ROWS`]), so a table of that
+/// size or less comes out whole, as a table built whole would be recorded.
+#[derive(Debug, Default)]
+pub struct FirstRows {
+    head: Option<DataFrame>,
+    rows: usize,
+}
+
+impl FirstRows {
+    /// Adds the next rows; an error when their columns are not the ones before.
+    pub fn add(&mut self, table: &DataFrame) -> polars::prelude::PolarsResult<()> {
+        self.rows += table.height();
+        let kept = self.head.as_ref().map_or(0, DataFrame::height);
+        if kept > WHOLE_ROWS {
+            return Ok(());
+        }
+        let more = table.head(Some(WHOLE_ROWS + 1 - kept));
+        match &mut self.head {
+            Some(head) => head.vstack_mut_owned(more).map(|_| ()),
+            None => {
+                self.head = Some(more);
+                Ok(())
+            }
+        }
+    }
+
+    /// The rows added so far.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// The first rows kept (at most one more than [`WHOLE_ROWS`]); `None` when none came.
+    pub fn into_head(self) -> Option<DataFrame> {
+        self.head
+    }
+
+    /// The table as an output ([`shown_part`]); `None` when no rows came.
+    pub fn into_output(self) -> Option<(DataFrame, Option<usize>)> {
+        let rows = self.rows;
+        self.head.map(|head| shown_part(head, rows))
+    }
+}
+
+/// A table of `rows` rows given by its first ones (`head`, at least [`WHOLE_ROWS`] + 1 of
+/// them when there are more) as an output: whole when it has at most [`WHOLE_ROWS`], else its
+/// first [`SHOWN_ROWS`] and its row count (an output built in part, [`Outputs::in_part`]).
+pub fn shown_part(head: DataFrame, rows: usize) -> (DataFrame, Option<usize>) {
+    if rows <= WHOLE_ROWS {
+        (head, None)
+    } else {
+        (head.head(Some(SHOWN_ROWS)), Some(rows))
+    }
+}
+
 /// The outputs of one node, keyed by the spec's output names; then the outputs the block built
 /// only in part because the plan does not take them ([`BlockContext::items_to_build`]), each
 /// with the number of items it has in full.

@@ -8,11 +8,11 @@
 //! table is the only one built whole.
 //!
 //! What the window shows of each node is what node-by-node execution shows: its first rows
-//! ([`SHOWN_ROWS`]), its row count, its columns, its other outputs, its groups. The read and
-//! the steps are recorded as their first rows of so many, needed whole on a resume (the node
-//! runs again, from the file, like any table kept in part; only its row count is compared:
-//! the digest of what the pass built whole, the last step's rows or the groups, covers the
-//! rows).
+//! ([`crate::block::SHOWN_ROWS`]), its row count, its columns, its other outputs, its
+//! groups. The read and the steps are recorded as their first rows of so many, needed whole
+//! on a resume (the node runs again, from the file, like any table kept in part; only its
+//! row count is compared: the digest of what the pass built whole, the last step's rows or
+//! the groups, covers the rows).
 //!
 //! The pass is a fast path that never changes an answer. It is taken only where a step's rows
 //! are each computed from the same row alone (the [`ROW_BY_ROW`] builtins, each checked), and
@@ -42,8 +42,7 @@ use serde_json::Value as Json;
 
 use super::projection::{Uses, alias_of, builtin};
 use crate::block::{
-    BlockContext, BlockError, BlockFn, CallSink, Inputs, Note, Outputs, Pieces, SHOWN_ROWS,
-    WHOLE_ROWS,
+    BlockContext, BlockError, BlockFn, CallSink, FirstRows, Inputs, Note, Outputs, Pieces,
 };
 use crate::blocks::transforms::group_aggregate::GroupsByPiece;
 use crate::value::Value;
@@ -267,45 +266,6 @@ pub(super) fn must_of(builtin: &str) -> Option<&'static [(&'static str, Must)]> 
 /// A step a pass ran: its node id, its outputs and the time it took in the pass.
 pub(super) type Ran = (String, Outputs, Duration);
 
-/// The first rows of a table a pass hands on and how many it has: as many as a run record
-/// keeps whole, and one more, so a table of that size or less comes out whole, as node by
-/// node.
-#[derive(Debug, Default)]
-struct FirstRows {
-    head: Option<DataFrame>,
-    rows: usize,
-}
-
-impl FirstRows {
-    /// Adds `table`'s rows; `false` when its columns are not the ones before.
-    fn add(&mut self, table: &DataFrame) -> bool {
-        self.rows += table.height();
-        let kept = self.head.as_ref().map_or(0, DataFrame::height);
-        if kept > WHOLE_ROWS {
-            return true;
-        }
-        let more = table.head(Some(WHOLE_ROWS + 1 - kept));
-        match &mut self.head {
-            Some(head) => head.vstack_mut_owned(more).is_ok(),
-            None => {
-                self.head = Some(more);
-                true
-            }
-        }
-    }
-
-    /// The table as the step's output: whole when it is all here, else its first
-    /// [`SHOWN_ROWS`] and its row count (`in_part`).
-    fn output(&mut self, key: &str, outputs: &mut Outputs) -> Option<Value> {
-        let head = self.head.take()?;
-        if self.rows <= WHOLE_ROWS {
-            return Some(Value::Table(head));
-        }
-        outputs.1.insert(key.to_owned(), self.rows);
-        Some(Value::Table(head.head(Some(SHOWN_ROWS))))
-    }
-}
-
 /// What a pass has seen of one step so far.
 #[derive(Debug, Default)]
 struct Seen {
@@ -368,7 +328,7 @@ impl Pass {
     /// was given them all, each later one the rows of the one before, and the group the last
     /// one's.
     fn saw_all(&self, state: &State, rows: usize) -> bool {
-        let given = std::iter::once(rows).chain(state.seen.iter().map(|s| s.rows.rows));
+        let given = std::iter::once(rows).chain(state.seen.iter().map(|s| s.rows.rows()));
         let steps = state
             .seen
             .iter()
@@ -412,8 +372,8 @@ impl Pass {
                 let value = match must {
                     Must::Part => seen
                         .parts
-                        .get_mut(*key)
-                        .and_then(|kept| kept.output(key, &mut outputs)),
+                        .remove(*key)
+                        .and_then(|first| shown(first, key, &mut outputs)),
                     Must::Sum => seen.sums.get(*key).map(|n| Value::Json(Json::from(*n))),
                     Must::BeEmpty | Must::BeSame => continue,
                 };
@@ -424,7 +384,7 @@ impl Pass {
             }
             let rows = match (&last, i + 1 == count) {
                 (Some(last), true) => Value::Table(last.clone()),
-                _ => match seen.rows.output(ROWS, &mut outputs) {
+                _ => match shown(std::mem::take(&mut seen.rows), ROWS, &mut outputs) {
                     Some(rows) => rows,
                     None => return Ok(None),
                 },
@@ -494,7 +454,7 @@ impl Pass {
                 Some(_) => {}
                 None => seen.schema = Some(out.schema().clone()),
             }
-            if !seen.rows.add(&out) {
+            if seen.rows.add(&out).is_err() {
                 return Ok(None);
             }
             seen.others.get_or_insert(outputs);
@@ -503,6 +463,16 @@ impl Pass {
         }
         Ok(Some(rows))
     }
+}
+
+/// A table a pass handed on, as a step's output `key`: whole, or its first rows with its
+/// row count recorded in `outputs` (built in part); `None` when no rows came.
+fn shown(first: FirstRows, key: &str, outputs: &mut Outputs) -> Option<Value> {
+    let (table, in_part) = first.into_output()?;
+    if let Some(rows) = in_part {
+        outputs.1.insert(key.to_owned(), rows);
+    }
+    Some(Value::Table(table))
 }
 
 /// Whether a step's outputs other than its rows (`outputs`, rows taken out) are what `must`
@@ -527,7 +497,12 @@ fn others_stand(must: &[(&str, Must)], outputs: &Outputs, seen: &mut Seen) -> bo
                 _ => false,
             },
             Some(Must::Part) => match value {
-                Value::Table(table) => seen.parts.entry(key.clone()).or_default().add(table),
+                Value::Table(table) => seen
+                    .parts
+                    .entry(key.clone())
+                    .or_default()
+                    .add(table)
+                    .is_ok(),
                 Value::Json(_) => false,
             },
             None => false,
@@ -581,7 +556,7 @@ impl Pieces for Pass {
     /// (`NO_ROWS`): the pass gives way to it.
     fn stands(&self) -> bool {
         let state = self.lock();
-        !state.void && !state.refused && state.seen.iter().all(|s| s.rows.rows > 0)
+        !state.void && !state.refused && state.seen.iter().all(|s| s.rows.rows() > 0)
     }
 
     fn refuse(&self) {

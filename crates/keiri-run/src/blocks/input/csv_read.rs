@@ -3,8 +3,8 @@
 use super::csv_decode::{DecodeError, Decoded, DecodedBlocks, Decoding};
 use super::{Requoting, record_end};
 use crate::block::{
-    BlockContext, BlockError, ErrorCode, Inputs, Outputs, Pieces, ProgressUnit, SHOWN_ROWS,
-    WHOLE_ROWS, Warning,
+    BlockContext, BlockError, ErrorCode, FirstRows, Inputs, Outputs, Pieces, ProgressUnit, Warning,
+    shown_part,
 };
 use crate::blocks::kit::decode::{encoding_choice, undecodable, undetectable};
 use crate::blocks::kit::files::{MAX_FILE_BYTES, not_found, resolve};
@@ -61,8 +61,8 @@ struct CsvRead {
     /// The columns left out when only the `wanted` ones were parsed; `None` when all were.
     unread: Option<Vec<String>>,
     /// The table went to the steps after the read piece by piece (`BlockContext::pieces`):
-    /// `table` holds its first rows only (one more than [`WHOLE_ROWS`] at most, so a table a
-    /// run record keeps whole is whole).
+    /// `table` holds its first rows only ([`FirstRows`]: a table a run record keeps whole is
+    /// whole).
     handed: Option<Handed>,
 }
 
@@ -81,29 +81,21 @@ struct Handed {
 /// A read handing its rows over piece by piece: what it keeps of them.
 struct Handing<'p> {
     pass: &'p dyn Pieces,
-    head: Option<DataFrame>,
-    handed: Handed,
+    first: FirstRows,
+    blank: usize,
+    stopped: bool,
 }
 
 impl Handing<'_> {
     /// Shapes `piece` as the read's output holds its rows, keeps its first rows, and hands it.
     fn hand(&mut self, ctx: &BlockContext<'_>, mut piece: DataFrame) -> Result<(), PieceError> {
-        self.handed.blank += drop_blank_rows(&mut piece).map_err(PieceError::Failed)?;
+        self.blank += drop_blank_rows(&mut piece).map_err(PieceError::Failed)?;
         trim_names(&mut piece).map_err(PieceError::Failed)?;
-        self.handed.rows += piece.height();
-        let kept = self.head.as_ref().map_or(0, DataFrame::height);
-        if kept <= WHOLE_ROWS {
-            let more = piece.head(Some(WHOLE_ROWS + 1 - kept));
-            match &mut self.head {
-                Some(head) => {
-                    head.vstack_mut_owned(more)
-                        .map_err(|e| PieceError::Failed(csv_error(&e)))?;
-                }
-                None => self.head = Some(more),
-            }
-        }
-        if piece.height() > 0 && !self.handed.stopped {
-            self.handed.stopped = !self.pass.take(ctx, piece).map_err(PieceError::Failed)?;
+        self.first
+            .add(&piece)
+            .map_err(|e| PieceError::Failed(csv_error(&e)))?;
+        if piece.height() > 0 && !self.stopped {
+            self.stopped = !self.pass.take(ctx, piece).map_err(PieceError::Failed)?;
         }
         Ok(())
     }
@@ -313,12 +305,9 @@ fn parse_decoded<R: Read>(
                         (Some(pass), Some(_)) => {
                             let handing = handing.insert(Handing {
                                 pass,
-                                head: None,
-                                handed: Handed {
-                                    rows: 0,
-                                    blank: 0,
-                                    stopped: false,
-                                },
+                                first: FirstRows::default(),
+                                blank: 0,
+                                stopped: false,
                             });
                             handing.hand(ctx, first.clone())?;
                         }
@@ -343,7 +332,7 @@ fn parse_decoded<R: Read>(
                     match &mut handing {
                         Some(handing) => {
                             handing.hand(ctx, more)?;
-                            if handing.handed.stopped {
+                            if handing.stopped {
                                 break 'read;
                             }
                         }
@@ -366,7 +355,14 @@ fn parse_decoded<R: Read>(
     }
     // A file of nothing but blank lines is an empty table, not a parse error.
     let (table, handed) = match handing {
-        Some(handing) => (handing.head, Some(handing.handed)),
+        Some(handing) => {
+            let handed = Handed {
+                rows: handing.first.rows(),
+                blank: handing.blank,
+                stopped: handing.stopped,
+            };
+            (handing.first.into_head(), Some(handed))
+        }
         None => (table, None),
     };
     Ok(Parsed {
@@ -892,16 +888,20 @@ fn csv_read(ctx: &BlockContext<'_>, inputs: &Inputs) -> Result<Outputs, BlockErr
     // A table of more rows than a run record keeps whole: its first rows, of this many (the
     // rest went to the steps after it). One the record keeps whole is whole, and the steps
     // run one by one on it (the engine lets the pass go), so its record is as before.
-    let handed = handed.filter(|&rows| rows > WHOLE_ROWS);
-    if handed.is_some() {
-        df = df.head(Some(SHOWN_ROWS));
-    }
+    let in_part = match handed {
+        Some(rows) => {
+            let (head, in_part) = shown_part(df, rows);
+            df = head;
+            in_part
+        }
+        None => None,
+    };
     let mut outputs = Outputs::new()
         .with("rows", df)
         .with("columns", json!(columns))
         .with("encoding", json!(used))
         .with("summary", summary);
-    if let Some(rows) = handed {
+    if let Some(rows) = in_part {
         outputs.1.insert("rows".to_owned(), rows);
     }
     Ok(outputs)

@@ -1,5 +1,5 @@
 use super::*;
-use crate::block::CallSink;
+use crate::block::{CallSink, WHOLE_ROWS};
 use crate::value::table_to_rows;
 use tokio_util::sync::CancellationToken;
 
